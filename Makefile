@@ -1,0 +1,42 @@
+# govlab: `make demo` to see it, `make test` to check it.
+# Everything is installed into $(VENV); nothing is installed globally.
+
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+DEMO_RUN := $(VENV)/bin/govlab run --platform skylake-e3-1240v5 \
+	--workload periodic:tasks=4,run_us=2000,period_us=10000 --cpuidle ladder --duration 5s
+
+.PHONY: all venv build test demo bench clean
+
+all: build
+
+# The virtualenv and the build/test tools, redone when pyproject.toml changes.
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "maturin>=1.5,<2" pandas tqdm pytest simpy
+	touch $@
+
+# Compile the engine and the bindings, install govlab into the venv (editable).
+build: venv
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
+
+test: build
+	cargo test --release -p govlab-core
+	$(PY) -m pytest -q
+
+demo: build
+	$(DEMO_RUN) --cpufreq powersave
+	@echo
+	$(DEMO_RUN) --cpufreq performance
+
+bench: build
+	$(PY) bench/run.py
+
+clean:
+	rm -rf target $(VENV) .pytest_cache python/govlab/_core*.so
+	find python -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,188 @@
+//! The engine's whole outward surface, in plain data: a run configuration
+//! in, a result out (as structs, or as JSON text for the bindings), and the
+//! registries for `govlab list`.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::metrics::RunResult;
+use crate::params::{parse_duration_ns, Spec};
+use crate::sim::engine::RunParts;
+use crate::{cpufreq, cpuidle, platform, sim, workload};
+
+/// The library version, recorded in every result.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// One run, as the user names it.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub platform: Spec,
+    pub workload: Spec,
+    pub cpufreq: Spec,
+    pub cpuidle: Spec,
+    pub duration_ns: u64,
+    pub seed: u64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            platform: Spec::new("skylake-e3-1240v5"),
+            workload: Spec::new("cpu-bound"),
+            cpufreq: Spec::new("performance"),
+            cpuidle: Spec::new("ladder"),
+            duration_ns: 10_000_000_000,
+            seed: 1,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    platform: Option<String>,
+    workload: Option<String>,
+    cpufreq: Option<String>,
+    cpuidle: Option<String>,
+    duration: Option<String>,
+    duration_ns: Option<u64>,
+    seed: Option<u64>,
+}
+
+/// Longest run accepted (a guard against a typo such as `10000h`).
+const MAX_DURATION_NS: u64 = 7 * 24 * 3600 * 1_000_000_000;
+
+impl RunConfig {
+    /// Parse the JSON form the bindings send.
+    pub fn from_json(text: &str) -> Result<RunConfig> {
+        let raw: RawConfig = serde_json::from_str(text)
+            .map_err(|e| Error::invalid("run configuration", "json", e, "the fields platform, workload, cpufreq, cpuidle, duration, seed"))?;
+        let d = RunConfig::default();
+        let spec = |v: Option<String>, what: &str, def: Spec| v.map_or(Ok(def), |s| Spec::parse(&s, what));
+        let duration_ns = match (raw.duration, raw.duration_ns) {
+            (Some(s), _) => parse_duration_ns(&s, 1_000_000_000)
+                .filter(|&ns| ns > 0 && ns <= MAX_DURATION_NS)
+                .ok_or_else(|| Error::invalid("run", "duration", &s, "a positive duration up to 7 days such as 10s, 250ms, 500us"))?,
+            (None, Some(ns)) if ns > 0 && ns <= MAX_DURATION_NS => ns,
+            (None, Some(ns)) => return Err(Error::invalid("run", "duration", format!("{ns}ns"), "a positive duration up to 7 days")),
+            (None, None) => d.duration_ns,
+        };
+        Ok(RunConfig {
+            platform: spec(raw.platform, "--platform", d.platform)?,
+            workload: spec(raw.workload, "--workload", d.workload)?,
+            cpufreq: spec(raw.cpufreq, "--cpufreq", d.cpufreq)?,
+            cpuidle: spec(raw.cpuidle, "--cpuidle", d.cpuidle)?,
+            duration_ns,
+            seed: raw.seed.unwrap_or(d.seed),
+        })
+    }
+
+    /// Resolve names into a ready engine.
+    pub fn build(&self, trace: Option<&Path>) -> Result<sim::Engine> {
+        let parts = self.parts()?;
+        sim::build(parts, trace)
+    }
+
+    fn parts(&self) -> Result<RunParts> {
+        let platform = platform::load_named(&self.platform)?;
+        let workload = workload::build(&self.workload)?;
+        let cpufreq = cpufreq::build(&self.cpufreq, &platform)?;
+        let cpuidle = cpuidle::build(&self.cpuidle, &platform)?;
+        Ok(RunParts { platform, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed })
+    }
+
+    /// Run to the end.
+    pub fn run(&self, trace: Option<&Path>, progress: Option<&mut dyn FnMut(u64, u64) -> bool>) -> Result<RunResult> {
+        let mut engine = self.build(trace)?;
+        let mut r = engine.run(progress)?;
+        r.platform = self.platform.to_text();
+        r.workload = self.workload.to_text();
+        r.cpufreq = self.cpufreq.to_text();
+        r.cpuidle = self.cpuidle.to_text();
+        Ok(r)
+    }
+
+    /// Everything resolved: governors' tunables, workload parameters and
+    /// platform overrides (for `--show-config`).
+    pub fn show(&self) -> Result<Value> {
+        let p = self.parts()?;
+        let kv = |v: Vec<(String, String)>| Value::Object(v.into_iter().map(|(k, v)| (k, Value::String(v))).collect());
+        Ok(json!({
+            "platform": {"name": p.platform.name, "cpus": p.platform.nr_cpus(), "driver": p.platform.driver,
+                          "hwp": p.platform.hwp, "hz": p.platform.hz},
+            "workload": {"name": self.workload.name, "params": kv(p.workload.resolved())},
+            "cpufreq": {"name": p.cpufreq.name(), "tunables": kv(p.cpufreq.tunables())},
+            "cpuidle": {"name": p.cpuidle.name(), "tunables": kv(p.cpuidle.tunables())},
+            "duration_ns": self.duration_ns,
+            "seed": self.seed,
+        }))
+    }
+}
+
+/// Run from the JSON configuration; the result as JSON text.
+pub fn run_json(config_json: &str, trace_path: Option<&Path>, progress: Option<&mut dyn FnMut(u64, u64) -> bool>) -> Result<String> {
+    let cfg = RunConfig::from_json(config_json)?;
+    let r = cfg.run(trace_path, progress)?;
+    Ok(serde_json::to_string(&r).unwrap_or_default())
+}
+
+/// `--show-config` as JSON text.
+pub fn show_config_json(config_json: &str) -> Result<String> {
+    let cfg = RunConfig::from_json(config_json)?;
+    Ok(serde_json::to_string_pretty(&cfg.show()?).unwrap_or_default())
+}
+
+fn params_json(params: &[workload::ParamInfo]) -> Value {
+    Value::Array(
+        params
+            .iter()
+            .map(|p| json!({"name": p.name, "default": p.default, "help": p.help}))
+            .collect(),
+    )
+}
+
+/// The registries as JSON text: `platforms`, `workloads` or `governors`.
+pub fn list_json(kind: &str) -> Result<String> {
+    let v = match kind {
+        "platforms" => Value::Array(
+            platform::platform_names()
+                .into_iter()
+                .map(|n| match platform::load_named(&Spec::new(n)) {
+                    Ok(p) => json!({"name": n, "description": p.description, "cpus": p.nr_cpus(), "driver": p.driver,
+                                    "hwp": p.hwp,
+                                    "params": [{"name": "hz", "default": p.hz.to_string(), "help": "tick rate (CONFIG_HZ)"},
+                                               {"name": "turbo", "default": "on", "help": "off drops turbo OPPs"},
+                                               {"name": "smt", "default": "on", "help": "off keeps one thread per core"},
+                                               {"name": "hwp", "default": if p.hwp {"on"} else {"off"}, "help": "hardware P-states"}]}),
+                    Err(e) => json!({"name": n, "description": format!("(cannot load: {e})")}),
+                })
+                .collect(),
+        ),
+        "workloads" => Value::Array(
+            workload::registry()
+                .iter()
+                .map(|w| json!({"name": w.name, "description": w.description, "metric": w.metric, "params": params_json(w.params)}))
+                .collect(),
+        ),
+        "governors" => Value::Array(
+            cpufreq::registry()
+                .iter()
+                .map(|g| json!({"name": g.name, "kind": "cpufreq", "description": g.description, "models": g.models, "params": params_json(g.params)}))
+                .chain(cpuidle::registry().iter().map(|g| {
+                    json!({"name": g.name, "kind": "cpuidle", "description": g.description, "models": g.models, "params": params_json(g.params)})
+                }))
+                .collect(),
+        ),
+        other => {
+            return Err(Error::UnknownName {
+                kind: "list",
+                name: other.to_string(),
+                choices: vec!["platforms".into(), "workloads".into(), "governors".into()],
+            })
+        }
+    };
+    Ok(serde_json::to_string(&v).unwrap_or_default())
+}

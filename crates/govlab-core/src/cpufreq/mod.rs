@@ -1,0 +1,154 @@
+//! cpufreq: the governor interface, its view of a policy, and the registry.
+//!
+//! As in the kernel, a governor drives *policies* (one per frequency domain:
+//! the CPUs that share a clock). It may install the scheduler's utilisation
+//! hook ([`CpufreqGovernor::update_util`], called like
+//! `cpufreq_update_util()`: on PELT period boundaries, attach/detach, and
+//! with [`SCHED_CPUFREQ_IOWAIT`] when a task that waited for IO is enqueued)
+//! and/or a sampling timer of its own ([`CpufreqGovernor::timer`], armed
+//! through [`Policy::arm_timer`], deferrable or not). It answers with a
+//! target frequency and a relation; the driver resolves it to an OPP.
+//!
+//! Glossary (kernel abbreviations kept so a grep finds both trees): dbs =
+//! demand-based switching (ondemand/conservative's shared machinery), od =
+//! ondemand, cs = conservative, sugov = schedutil, hwp = hardware P-states,
+//! epp = energy-performance preference.
+
+pub mod performance;
+pub mod policy;
+pub mod powersave;
+pub mod userspace;
+
+use crate::error::{Error, Result};
+use crate::params::Spec;
+use crate::platform::{CpuId, Opp, Platform};
+use crate::workload::ParamInfo;
+
+/// `cpufreq_update_util()` flag: the enqueued task waited for IO.
+pub const SCHED_CPUFREQ_IOWAIT: u32 = 1 << 0;
+
+/// How a target frequency maps to a table frequency (cpufreq's relations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relation {
+    /// Lowest frequency at or above the target (CPUFREQ_RELATION_L).
+    L,
+    /// Highest frequency at or below the target (CPUFREQ_RELATION_H).
+    H,
+    /// Closest frequency (CPUFREQ_RELATION_C).
+    C,
+}
+
+/// What the engine lets a governor see of the scheduler, per CPU.
+pub trait SchedView {
+    /// CFS utilisation as schedutil reads it: min(capacity, max(util_avg, util_est)).
+    fn cpu_util(&self, cpu: CpuId) -> u64;
+    /// arch_scale_cpu_capacity of the CPU.
+    fn capacity(&self, cpu: CpuId) -> u64;
+    /// Cumulative idle time of the CPU up to `now_ns` (get_cpu_idle_time).
+    fn idle_ns(&self, cpu: CpuId, now_ns: u64) -> u64;
+    /// Cumulative time the CPU was idle with a task in iowait on it.
+    fn iowait_ns(&self, cpu: CpuId, now_ns: u64) -> u64;
+    /// Tasks on the runqueue, the running one included.
+    fn nr_running(&self, cpu: CpuId) -> u32;
+}
+
+/// What a governor asked for during one call; applied by the engine after.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PolicyRequests {
+    pub target: Option<(u32, Relation)>,
+    /// (delay from now, deferrable)
+    pub timer: Option<(u64, bool)>,
+    pub cancel_timer: bool,
+}
+
+/// A governor's view of one policy during a call.
+pub struct Policy<'a> {
+    /// Index of the policy (= frequency domain).
+    pub id: usize,
+    pub cpus: &'a [CpuId],
+    /// The driver's frequency table, ascending.
+    pub opps: &'a [Opp],
+    /// Frequency the policy last set (policy->cur), kHz.
+    pub cur_khz: u32,
+    /// Policy limits (scaling_min_freq / scaling_max_freq), kHz.
+    pub min_khz: u32,
+    pub max_khz: u32,
+    /// Hardware limits (cpuinfo_min_freq / cpuinfo_max_freq), kHz.
+    pub cpuinfo_min_khz: u32,
+    pub cpuinfo_max_khz: u32,
+    /// cpuinfo.transition_latency, ns.
+    pub transition_latency_ns: u64,
+    /// TICK_NSEC of the simulated kernel.
+    pub tick_ns: u64,
+    pub sched: &'a dyn SchedView,
+    pub out: &'a mut PolicyRequests,
+}
+
+impl Policy<'_> {
+    /// Ask the driver for `khz`, resolved with `relation` and clamped to the
+    /// policy limits (__cpufreq_driver_target).
+    pub fn set_target(&mut self, khz: u32, relation: Relation) {
+        self.out.target = Some((khz.clamp(self.min_khz, self.max_khz), relation));
+    }
+
+    /// Arm (or re-arm) the governor's timer `delay_ns` from now. A
+    /// deferrable timer does not wake an idle CPU: it fires at the first
+    /// wakeup of any CPU of the policy after it expired.
+    pub fn arm_timer(&mut self, delay_ns: u64, deferrable: bool) {
+        self.out.timer = Some((delay_ns, deferrable));
+        self.out.cancel_timer = false;
+    }
+
+    pub fn cancel_timer(&mut self) {
+        self.out.timer = None;
+        self.out.cancel_timer = true;
+    }
+}
+
+/// A cpufreq governor (one instance drives every policy of the machine;
+/// per-policy state lives inside it, indexed by [`Policy::id`]).
+pub trait CpufreqGovernor: Send {
+    fn name(&self) -> &'static str;
+
+    /// Whether the engine must call [`CpufreqGovernor::update_util`].
+    fn uses_util_hook(&self) -> bool {
+        false
+    }
+
+    /// The governor takes over a policy (cpufreq_governor->start / limits).
+    fn start(&mut self, policy: &mut Policy<'_>);
+
+    /// The scheduler's utilisation hook for `cpu` of this policy.
+    fn update_util(&mut self, _policy: &mut Policy<'_>, _cpu: CpuId, _time_ns: u64, _flags: u32) {}
+
+    /// The governor's own timer fired.
+    fn timer(&mut self, _policy: &mut Policy<'_>, _time_ns: u64) {}
+
+    /// Resolved tunables, sysfs names and units.
+    fn tunables(&self) -> Vec<(String, String)>;
+}
+
+/// A registry entry, for `govlab list governors`.
+pub struct GovernorInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Kernel behaviour and version it models.
+    pub models: &'static str,
+    pub params: &'static [ParamInfo],
+    pub build: fn(&Spec, &Platform) -> Result<Box<dyn CpufreqGovernor>>,
+}
+
+pub fn registry() -> &'static [GovernorInfo] {
+    &[performance::INFO, powersave::INFO, userspace::INFO]
+}
+
+pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
+    match registry().iter().find(|g| g.name == spec.name) {
+        Some(info) => (info.build)(spec, platform),
+        None => Err(Error::UnknownName {
+            kind: "cpufreq governor",
+            name: spec.name.clone(),
+            choices: registry().iter().map(|g| g.name.to_string()).collect(),
+        }),
+    }
+}

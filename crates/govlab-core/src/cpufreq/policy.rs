@@ -1,0 +1,139 @@
+//! The cpufreq core (cpufreq.c): starts governors on policies, forwards the scheduler's
+//! utilisation hook and the governors' timers, and turns their requests
+//! into driver targets (a plain frequency-table driver, like acpi-cpufreq:
+//! the target is resolved to an OPP with the requested relation).
+
+use super::{Policy, PolicyRequests, Relation, SchedView};
+use crate::platform::CpuId;
+use crate::sched::pelt;
+use crate::sim::{Engine, Event};
+
+/// The scheduler state a governor may read.
+struct View<'a> {
+    e: &'a Engine,
+}
+
+impl SchedView for View<'_> {
+    fn cpu_util(&self, cpu: CpuId) -> u64 {
+        pelt::cpu_util(&self.e.rqs[cpu].cfs, self.capacity(cpu))
+    }
+
+    fn capacity(&self, cpu: CpuId) -> u64 {
+        u64::from(self.e.plat.cpu_type_of(cpu).capacity)
+    }
+
+    fn idle_ns(&self, cpu: CpuId, now_ns: u64) -> u64 {
+        self.e.rqs[cpu].idle_time_until(now_ns)
+    }
+
+    fn iowait_ns(&self, cpu: CpuId, now_ns: u64) -> u64 {
+        self.e.rqs[cpu].iowait_time_until(now_ns)
+    }
+
+    fn nr_running(&self, cpu: CpuId) -> u32 {
+        self.e.rqs[cpu].nr_running
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Call {
+    Start,
+    Update { cpu: CpuId, flags: u32 },
+    Timer,
+}
+
+impl Engine {
+    /// Call the governor for policy `d` and apply what it asked for.
+    fn call_governor(&mut self, d: usize, call: Call) {
+        let mut out = PolicyRequests::default();
+        let mut gov = std::mem::replace(&mut self.cpufreq, Box::new(super::performance::Performance));
+        {
+            let fd = &self.plat.freq_domains[d];
+            let ct = &self.plat.cpu_types[fd.cpu_type];
+            let dom = &self.domains[d];
+            let view = View { e: self };
+            let mut policy = Policy {
+                id: d,
+                cpus: &fd.cpus,
+                opps: &ct.opps,
+                cur_khz: dom.policy_cur_khz,
+                min_khz: dom.min_khz,
+                max_khz: dom.max_khz,
+                cpuinfo_min_khz: ct.min_khz(),
+                cpuinfo_max_khz: ct.max_khz(),
+                transition_latency_ns: ct.transition_latency_ns,
+                tick_ns: self.tun.tick_ns,
+                sched: &view,
+                out: &mut out,
+            };
+            match call {
+                Call::Start => gov.start(&mut policy),
+                Call::Update { cpu, flags } => gov.update_util(&mut policy, cpu, self.now, flags),
+                Call::Timer => gov.timer(&mut policy, self.now),
+            }
+        }
+        self.cpufreq = gov;
+        self.apply_policy_requests(d, out);
+    }
+
+    fn apply_policy_requests(&mut self, d: usize, out: PolicyRequests) {
+        if let Some((khz, relation)) = out.target {
+            let ct = self.plat.domain_type(d);
+            let opp = match relation {
+                Relation::L => ct.opp_at_least(khz),
+                Relation::H => ct.opp_at_most(khz),
+                Relation::C => ct.opp_closest(khz),
+            };
+            self.domains[d].policy_cur_khz = ct.opps[opp].khz;
+            self.request_opp(d, opp);
+        }
+        if out.cancel_timer {
+            let dom = &mut self.domains[d];
+            dom.timer_gen = dom.timer_gen.wrapping_add(1);
+            dom.timer_deferred = false;
+        }
+        if let Some((delay, deferrable)) = out.timer {
+            let dom = &mut self.domains[d];
+            dom.timer_gen = dom.timer_gen.wrapping_add(1);
+            dom.timer_deferrable = deferrable;
+            dom.timer_deferred = false;
+            let gen = dom.timer_gen;
+            self.q.schedule(self.now + delay, Event::GovTimer { domain: d as u32, gen });
+        }
+    }
+
+    pub(crate) fn governor_start(&mut self, d: usize) {
+        self.call_governor(d, Call::Start);
+    }
+
+    /// cpufreq_update_util(): the scheduler's hook on `cpu`.
+    pub(crate) fn cpufreq_update_util(&mut self, cpu: CpuId, flags: u32) {
+        if self.cpufreq_hook {
+            let d = self.plat.cpus[cpu].freq_domain;
+            self.call_governor(d, Call::Update { cpu, flags });
+        }
+    }
+
+    /// A governor timer expired. A deferrable one waits while every CPU of
+    /// the policy is idle and fires at the first wakeup.
+    pub(crate) fn governor_timer_fired(&mut self, d: usize) {
+        let all_idle = self.plat.freq_domains[d]
+            .cpus
+            .iter()
+            .all(|&c| self.rqs[c].idle_state().is_some());
+        if self.domains[d].timer_deferrable && all_idle {
+            self.domains[d].timer_deferred = true;
+            return;
+        }
+        self.call_governor(d, Call::Timer);
+    }
+
+    /// A CPU of policy `d` woke: run a deferred governor timer.
+    pub(crate) fn run_deferred_timer(&mut self, cpu: CpuId) {
+        let d = self.plat.cpus[cpu].freq_domain;
+        if self.domains[d].timer_deferred {
+            self.domains[d].timer_deferred = false;
+            self.call_governor(d, Call::Timer);
+        }
+    }
+}

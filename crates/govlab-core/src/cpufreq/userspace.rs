@@ -1,0 +1,66 @@
+//! `userspace`: run at the frequency user space wrote to scaling_setspeed.
+//!
+//! Models: Linux v6.8 mainline, drivers/cpufreq/cpufreq_userspace.c. The
+//! value (kHz) goes to the driver with RELATION_L after being clamped to the
+//! policy limits, as __cpufreq_driver_target does; a value that is not a
+//! number is rejected, as the sysfs store rejects it. Unset, the governor
+//! keeps the frequency the policy had when it started (policy->cur), which
+//! for govlab is the highest non-turbo frequency (the boot frequency of most
+//! firmware; assumed).
+
+use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
+use crate::error::Result;
+use crate::params::{Params, Spec};
+use crate::platform::Platform;
+use crate::workload::ParamInfo;
+
+pub const INFO: GovernorInfo = GovernorInfo {
+    name: "userspace",
+    description: "a fixed frequency chosen by the user",
+    models: "Linux v6.8 drivers/cpufreq/cpufreq_userspace.c",
+    params: &[ParamInfo {
+        name: "scaling_setspeed",
+        default: "policy->cur at start (base frequency)",
+        help: "frequency in kHz; clamped to the policy limits, resolved to the lowest OPP at or above it",
+    }],
+    build,
+};
+
+/// Tunables of the userspace governor (sysfs names and units).
+#[derive(Debug, Clone, Copy)]
+pub struct UserspaceTunables {
+    /// scaling_setspeed, kHz; None = keep policy->cur.
+    pub scaling_setspeed: Option<u32>,
+}
+
+pub struct Userspace {
+    tunables: UserspaceTunables,
+}
+
+fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
+    let mut p = Params::new("cpufreq governor userspace", spec);
+    let scaling_setspeed = p.opt_u64("scaling_setspeed", 0, u64::from(u32::MAX))?.map(|v| v as u32);
+    p.finish()?;
+    Ok(Box::new(Userspace {
+        tunables: UserspaceTunables { scaling_setspeed },
+    }))
+}
+
+impl CpufreqGovernor for Userspace {
+    fn name(&self) -> &'static str {
+        "userspace"
+    }
+
+    fn start(&mut self, policy: &mut Policy<'_>) {
+        let khz = self.tunables.scaling_setspeed.unwrap_or(policy.cur_khz);
+        policy.set_target(khz, Relation::L);
+    }
+
+    fn tunables(&self) -> Vec<(String, String)> {
+        let v = self
+            .tunables
+            .scaling_setspeed
+            .map_or_else(|| "<policy->cur>".to_string(), |k| k.to_string());
+        vec![("scaling_setspeed".into(), v)]
+    }
+}

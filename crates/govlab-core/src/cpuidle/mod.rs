@@ -1,0 +1,97 @@
+//! cpuidle: the idle-governor interface and the registry.
+//!
+//! When a CPU has nothing to run, the idle loop asks the governor to
+//! [`select`](CpuidleGovernor::select) a state from what it knows: the time
+//! to the next timer event (the sleep length, assuming the tick is stopped),
+//! the time to the next tick, the latency limit, and whether the tick is
+//! already stopped. The governor answers with a state and whether to stop
+//! the tick. After the CPU wakes, the governor is told what happened
+//! ([`reflect`](CpuidleGovernor::reflect)); as in the kernel, reflect only
+//! records, and the learning happens at the start of the next select.
+//!
+//! Glossary: teo = timer events oriented; wtteo = teo with the 2020 RFC's
+//! weighted history; QoS = the PM QoS CPU latency limit.
+
+pub mod ladder;
+
+use crate::error::{Error, Result};
+use crate::params::Spec;
+use crate::platform::{CpuId, IdleState, Platform};
+use crate::workload::ParamInfo;
+
+/// A CPU's idle states as the governor sees them.
+pub struct IdleDevice<'a> {
+    pub cpu: CpuId,
+    pub states: &'a [IdleState],
+    /// Per-state `disable` (sysfs); a governor must not pick a disabled state.
+    pub disabled: &'a [bool],
+}
+
+/// What the governor is told at idle entry.
+#[derive(Debug, Clone, Copy)]
+pub struct SelectArgs {
+    pub now_ns: u64,
+    /// Time to the next timer event if the tick were stopped
+    /// (tick_nohz_get_sleep_length).
+    pub sleep_length_ns: u64,
+    /// Time to the next tick if it is kept (delta_tick).
+    pub delta_tick_ns: u64,
+    /// Latency limit (PM QoS), ns; 0 means "poll only".
+    pub latency_req_ns: u64,
+    pub tick_stopped: bool,
+    pub tick_ns: u64,
+}
+
+/// The governor's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Selection {
+    pub state: usize,
+    pub stop_tick: bool,
+}
+
+/// What happened, told after the wakeup.
+#[derive(Debug, Clone, Copy)]
+pub struct Reflection {
+    /// The state actually entered.
+    pub state: usize,
+    /// Measured residency (dev->last_residency_ns): exit time − entry time,
+    /// exit latency included.
+    pub residency_ns: u64,
+    /// The polling state left on its time limit (dev->poll_time_limit).
+    pub poll_time_limit: bool,
+    /// The wakeup was the scheduler tick (tick_nohz_idle_got_tick).
+    pub got_tick: bool,
+}
+
+/// A cpuidle governor (one instance for the machine; per-CPU state inside).
+pub trait CpuidleGovernor: Send {
+    fn name(&self) -> &'static str;
+    /// Set up per-CPU state (cpuidle_governor->enable), once per CPU.
+    fn enable(&mut self, dev: &IdleDevice<'_>);
+    fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection;
+    fn reflect(&mut self, dev: &IdleDevice<'_>, r: &Reflection);
+    fn tunables(&self) -> Vec<(String, String)>;
+}
+
+pub struct GovernorInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub models: &'static str,
+    pub params: &'static [ParamInfo],
+    pub build: fn(&Spec, &Platform) -> Result<Box<dyn CpuidleGovernor>>,
+}
+
+pub fn registry() -> &'static [GovernorInfo] {
+    &[ladder::INFO]
+}
+
+pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
+    match registry().iter().find(|g| g.name == spec.name) {
+        Some(info) => (info.build)(spec, platform),
+        None => Err(Error::UnknownName {
+            kind: "cpuidle governor",
+            name: spec.name.clone(),
+            choices: registry().iter().map(|g| g.name.to_string()).collect(),
+        }),
+    }
+}

@@ -1,0 +1,112 @@
+//! govlab's one error type.
+//!
+//! Every variant is bad *input* found while a run is being built (a file, a
+//! name, a value): the run never starts, nothing is written. A broken engine
+//! invariant during a run is a bug and panics instead, naming the simulated
+//! time and the CPU.
+
+use std::path::PathBuf;
+
+/// Shorthand for results carrying [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A name that is not one of the known ones (platform, workload,
+    /// governor, device, ...). The run cannot start.
+    #[error("unknown {kind} '{name}'; valid choices: {}", .choices.join(", "))]
+    UnknownName {
+        kind: &'static str,
+        name: String,
+        choices: Vec<String>,
+    },
+
+    /// A tunable or parameter outside what it accepts. The run cannot start.
+    #[error("{owner}: invalid value '{value}' for '{key}': {expected}")]
+    InvalidValue {
+        /// Who owns the key: `governor ondemand`, `workload periodic`, ...
+        owner: String,
+        key: String,
+        value: String,
+        /// What is accepted, with the range and the default where there is one.
+        expected: String,
+    },
+
+    /// A key that the owner does not have. The run cannot start.
+    #[error("{owner}: unknown key '{key}'; valid keys: {}", .choices.join(", "))]
+    UnknownKey {
+        owner: String,
+        key: String,
+        choices: Vec<String>,
+    },
+
+    /// A description file (platform, workload) that cannot be used: syntax
+    /// error or inconsistent content. `line` is 1-based when known.
+    #[error("{}{}: {message}", .path.display(), .line.map(|l| format!(":{l}")).unwrap_or_default())]
+    File {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+
+    /// A trace that cannot be read, with where (line or byte offset).
+    #[error("{}: {location}: {message}", .path.display())]
+    Trace {
+        path: PathBuf,
+        location: String,
+        message: String,
+    },
+
+    /// The operating system refused a file operation.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A governor's requirement that this platform's driver cannot meet.
+    #[error("{0}")]
+    Unsupported(String),
+
+    /// The run was interrupted from outside (Ctrl-C); no result exists.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl Error {
+    pub fn invalid(
+        owner: impl Into<String>,
+        key: impl Into<String>,
+        value: impl ToString,
+        expected: impl Into<String>,
+    ) -> Self {
+        Error::InvalidValue {
+            owner: owner.into(),
+            key: key.into(),
+            value: value.to_string(),
+            expected: expected.into(),
+        }
+    }
+
+    pub fn file(path: impl Into<PathBuf>, line: Option<usize>, message: impl Into<String>) -> Self {
+        Error::File {
+            path: path.into(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// 1-based line of byte `offset` in `text`.
+pub fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}

@@ -1,0 +1,36 @@
+//! govlab-core: a laboratory for Linux CPU power-management governors.
+//!
+//! The engine simulates a machine (cores, SMT, frequency and voltage
+//! domains, idle states, energy), a Linux-like scheduler with PELT, and
+//! workloads, and runs the kernel's cpufreq and cpuidle governors on it,
+//! deterministically for a given seed.
+//!
+//! ```
+//! use govlab_core::api::RunConfig;
+//! use govlab_core::params::Spec;
+//!
+//! let cfg = RunConfig {
+//!     workload: Spec::parse("periodic:tasks=2,run_us=500,period_us=4000", "--workload").unwrap(),
+//!     cpufreq: Spec::new("powersave"),
+//!     duration_ns: 200_000_000,
+//!     ..RunConfig::default()
+//! };
+//! let result = cfg.run(None, None).unwrap();
+//! assert_eq!(result.primary_metric.name, "response_p99_us");
+//! assert!(result.energy_j > 0.0);
+//! ```
+
+pub mod api;
+pub mod cpufreq;
+pub mod cpuidle;
+pub mod error;
+pub mod metrics;
+pub mod params;
+pub mod platform;
+pub mod sched;
+pub mod sim;
+pub mod trace;
+pub mod workload;
+
+pub use api::VERSION;
+pub use error::{Error, Result};

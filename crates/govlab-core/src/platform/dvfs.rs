@@ -1,0 +1,240 @@
+//! Clock and voltage hardware: how a requested OPP becomes the running
+//! frequency.
+//!
+//! A frequency domain runs at one OPP at a time. A change takes the
+//! transition latency once the voltage is in place; when the new OPP needs
+//! more voltage than its voltage domain has, the regulator first slews up at
+//! `slew_mv_per_us`, and the frequency switches only after that. Lowering
+//! the frequency is never held up: the clock drops after the transition
+//! latency and the rail then falls to the highest voltage any domain on it
+//! still needs. One transition is in flight per domain; a request that
+//! arrives meanwhile is applied when it completes.
+//!
+//! Turbo OPPs are granted by the package's power controller (PCU) only up to
+//! the limit for the number of active cores, re-evaluated every
+//! [`PCU_INTERVAL_NS`] while some domain of the package asks for turbo.
+
+use crate::platform::{FreqDomain, Platform};
+use crate::sim::{Engine, Event, Time};
+
+/// How often the package power controller re-evaluates turbo limits
+/// (assumed: Intel's PCU works on a ~1 ms control loop).
+pub const PCU_INTERVAL_NS: Time = 1_000_000;
+
+/// Runtime state of a frequency domain (one cpufreq policy).
+#[derive(Debug, Clone)]
+pub struct DomainRt {
+    /// OPP the clock runs at now (index into the cpu type's table).
+    pub cur_opp: usize,
+    pub cur_khz: u32,
+    /// OPP the driver was asked for (before the turbo grant).
+    pub req_opp: usize,
+    /// Transition in flight: target OPP.
+    pub in_flight: Option<usize>,
+    /// Generation of the in-flight transition's event.
+    pub gen: u32,
+    /// Policy limits, kHz.
+    pub min_khz: u32,
+    pub max_khz: u32,
+    /// Frequency the governor last set (policy->cur), kHz.
+    pub policy_cur_khz: u32,
+    /// Governor timer: generation, and whether it is deferrable and waiting
+    /// for a CPU of the policy to wake.
+    pub timer_gen: u32,
+    pub timer_deferrable: bool,
+    pub timer_deferred: bool,
+    /// Accounting: ns per OPP and number of frequency changes.
+    pub time_in_opp_ns: Vec<u64>,
+    pub since_ns: Time,
+    pub transitions: u64,
+}
+
+impl DomainRt {
+    pub fn new(plat: &Platform, d: &FreqDomain) -> Self {
+        let ct = &plat.cpu_types[d.cpu_type];
+        // Boot frequency: the highest non-turbo OPP (assumed: what most
+        // firmware leaves the clock at when the kernel takes over).
+        let boot = ct.opp_index(ct.base_khz).unwrap_or(0);
+        DomainRt {
+            cur_opp: boot,
+            cur_khz: ct.opps[boot].khz,
+            req_opp: boot,
+            in_flight: None,
+            gen: 0,
+            min_khz: ct.min_khz(),
+            max_khz: ct.max_khz(),
+            policy_cur_khz: ct.opps[boot].khz,
+            timer_gen: 0,
+            timer_deferrable: false,
+            timer_deferred: false,
+            time_in_opp_ns: vec![0; ct.opps.len()],
+            since_ns: 0,
+            transitions: 0,
+        }
+    }
+}
+
+/// Runtime state of a voltage rail.
+#[derive(Debug, Clone, Default)]
+pub struct VoltageRt {
+    pub mv: u32,
+}
+
+impl Engine {
+    pub(crate) fn init_domain_voltage(&mut self, d: usize) {
+        let vd = self.plat.freq_domains[d].voltage_domain;
+        let mv = self.plat.domain_type(d).opps[self.domains[d].cur_opp].mv;
+        self.vdomains[vd].mv = self.vdomains[vd].mv.max(mv);
+    }
+
+    /// The driver was asked for OPP `opp`.
+    pub(crate) fn request_opp(&mut self, d: usize, opp: usize) {
+        self.domains[d].req_opp = opp;
+        let ct = self.plat.domain_type(d);
+        if ct.opps[opp].turbo {
+            let pkg = self.plat.freq_domains[d].package;
+            if !self.packages[pkg].pcu_armed {
+                self.packages[pkg].pcu_armed = true;
+                self.q.schedule(self.now + PCU_INTERVAL_NS, Event::PcuTick { package: pkg as u32 });
+            }
+        }
+        self.kick_transition(d);
+    }
+
+    /// The OPP the hardware grants for the current request.
+    fn granted_opp(&self, d: usize) -> usize {
+        let ct = self.plat.domain_type(d);
+        let req = self.domains[d].req_opp;
+        if !ct.opps[req].turbo {
+            return req;
+        }
+        let pkg = self.plat.freq_domains[d].package;
+        let limit = ct.turbo_limit_khz(self.active_cores(pkg));
+        req.min(ct.opp_at_most(limit))
+    }
+
+    /// Cores of a package that count as active for the turbo budget.
+    fn active_cores(&self, pkg: usize) -> usize {
+        self.plat.packages[pkg]
+            .cores
+            .iter()
+            .filter(|&&core| {
+                let pc = &self.plat.cores[core];
+                let states = &self.plat.cpu_types[pc.cpu_type].idle_states;
+                pc.cpus.iter().any(|&cpu| match self.rqs[cpu].idle_state() {
+                    None => true,
+                    Some(s) => states[s].turbo_active,
+                })
+            })
+            .count()
+    }
+
+    /// Start a transition towards the granted OPP if none is in flight.
+    fn kick_transition(&mut self, d: usize) {
+        if self.domains[d].in_flight.is_some() {
+            return;
+        }
+        let target = self.granted_opp(d);
+        if target == self.domains[d].cur_opp {
+            return;
+        }
+        let ct = self.plat.domain_type(d);
+        let vd = self.plat.freq_domains[d].voltage_domain;
+        let need_mv = ct.opps[target].mv;
+        let have_mv = self.vdomains[vd].mv;
+        let mut delay = ct.transition_latency_ns;
+        if need_mv > have_mv {
+            let slew = self.plat.voltage_domains[vd].slew_mv_per_us;
+            delay += (f64::from(need_mv - have_mv) / slew * 1000.0).ceil() as u64;
+        }
+        let dom = &mut self.domains[d];
+        dom.in_flight = Some(target);
+        dom.gen = dom.gen.wrapping_add(1);
+        self.q.schedule(self.now + delay, Event::FreqDone { domain: d as u32, gen: dom.gen });
+    }
+
+    /// The clock of domain `d` switches now.
+    pub(crate) fn freq_transition_done(&mut self, d: usize) {
+        let Some(target) = self.domains[d].in_flight.take() else { return };
+        let cpus = self.plat.freq_domains[d].cpus.clone();
+        // PELT clocks advance at the old frequency up to now.
+        for &cpu in &cpus {
+            self.update_rq_clock(cpu);
+            self.pause_segment(cpu);
+        }
+        let ct = self.plat.domain_type(d);
+        let khz = ct.opps[target].khz;
+        let need_mv = ct.opps[target].mv;
+        let vd = self.plat.freq_domains[d].voltage_domain;
+        let now = self.now;
+        let dom = &mut self.domains[d];
+        dom.time_in_opp_ns[dom.cur_opp] += now - dom.since_ns;
+        dom.since_ns = now;
+        dom.cur_opp = target;
+        dom.cur_khz = khz;
+        dom.transitions += 1;
+        // The rail rose before the switch, or falls to what is still needed.
+        let rail = self.plat.voltage_domains[vd]
+            .freq_domains
+            .iter()
+            .map(|&fd| self.plat.domain_type(fd).opps[self.domains[fd].cur_opp].mv)
+            .max()
+            .unwrap_or(need_mv);
+        let old_mv = self.vdomains[vd].mv;
+        self.vdomains[vd].mv = rail;
+        if rail != old_mv {
+            for i in 0..self.plat.voltage_domains[vd].freq_domains.len() {
+                let fd = self.plat.voltage_domains[vd].freq_domains[i];
+                self.refresh_domain_power(fd);
+            }
+        } else {
+            self.refresh_domain_power(d);
+        }
+        if let Some(t) = self.trace.as_mut() {
+            for &cpu in &cpus {
+                t.cpu_frequency(now, cpu, khz);
+            }
+        }
+        for &cpu in &cpus {
+            self.start_segment(cpu);
+        }
+        self.kick_transition(d);
+    }
+
+    /// The package's power controller re-evaluates turbo grants.
+    pub(crate) fn pcu_tick(&mut self, pkg: usize) {
+        let mut any_turbo = false;
+        for d in 0..self.domains.len() {
+            if self.plat.freq_domains[d].package != pkg {
+                continue;
+            }
+            let ct = self.plat.domain_type(d);
+            if ct.opps[self.domains[d].req_opp].turbo {
+                any_turbo = true;
+                self.kick_transition(d);
+            }
+        }
+        if any_turbo {
+            self.q.schedule(self.now + PCU_INTERVAL_NS, Event::PcuTick { package: pkg as u32 });
+        } else {
+            self.packages[pkg].pcu_armed = false;
+        }
+    }
+
+    /// Scheduler frequency-invariance factor of a CPU (arch_scale_freq_capacity):
+    /// current frequency over the highest, ×1024.
+    pub(crate) fn freq_scale(&self, cpu: usize) -> u64 {
+        let d = self.plat.cpus[cpu].freq_domain;
+        let max = u64::from(self.plat.domain_type(d).max_khz());
+        (u64::from(self.domains[d].cur_khz) << 10) / max
+    }
+
+    /// Close time_in_state accounting at now.
+    pub(crate) fn close_time_in_state(&mut self) {
+        let now = self.now;
+        for dom in &mut self.domains {
+            dom.time_in_opp_ns[dom.cur_opp] += now - dom.since_ns;
+            dom.since_ns = now;
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! The simulated machine: topology, clock and voltage domains, operating
+//! points, idle states and the energy model.
+//!
+//! A platform is described once in `data/platforms/NAME.toml` and loaded by
+//! [`load`]. Everything here is plain data, resolved and validated at load
+//! time: the engine never re-checks it. CPU ids are Linux's logical CPU
+//! numbers; every other id (core, package, LLC, domain) is an index into the
+//! vector of that name.
+//!
+//! Units: frequencies in kHz (as cpufreq), voltages in mV, times in ns
+//! (converted from the file's µs once, at load), power in mW.
+
+pub mod dvfs;
+pub mod energy;
+pub mod load;
+
+pub use load::{load_named, load_path, load_str, platform_names, PlatformOverrides};
+
+/// Index of a logical CPU (Linux's cpu number).
+pub type CpuId = usize;
+
+/// The whole machine.
+#[derive(Debug, Clone)]
+pub struct Platform {
+    /// Name as given in the file (`skylake-e3-1240v5`).
+    pub name: String,
+    /// One line for `govlab list platforms`.
+    pub description: String,
+    /// The cpufreq driver this machine uses: how a frequency request becomes a
+    /// frequency (`acpi-cpufreq`, `intel_pstate`, `powernv`, `cpufreq-dt`).
+    pub driver: String,
+    /// Whether the CPU has hardware-managed P-states (Intel HWP).
+    pub hwp: bool,
+    /// Kernel tick rate (CONFIG_HZ) of the distribution kernel assumed.
+    pub hz: u32,
+    /// Logical CPUs, indexed by CPU id.
+    pub cpus: Vec<Cpu>,
+    /// Physical cores.
+    pub cores: Vec<Core>,
+    /// Sockets (chips).
+    pub packages: Vec<Package>,
+    /// Last-level-cache groups; each a list of CPU ids.
+    pub llcs: Vec<Vec<CpuId>>,
+    /// Groups of cores sharing one clock (a cpufreq policy each).
+    pub freq_domains: Vec<FreqDomain>,
+    /// Groups of frequency domains sharing one voltage rail.
+    pub voltage_domains: Vec<VoltageDomain>,
+    /// Kinds of core (one on SMP machines, two on big.LITTLE).
+    pub cpu_types: Vec<CpuType>,
+    /// Storage devices, the first one is the default for `io` operations.
+    pub devices: Vec<Device>,
+}
+
+/// A logical CPU (an SMT thread).
+#[derive(Debug, Clone)]
+pub struct Cpu {
+    pub core: usize,
+    pub package: usize,
+    pub llc: usize,
+    pub freq_domain: usize,
+    /// Other threads of the same core (empty without SMT).
+    pub siblings: Vec<CpuId>,
+}
+
+/// A physical core: its threads share its clock, pipeline and power.
+#[derive(Debug, Clone)]
+pub struct Core {
+    pub cpus: Vec<CpuId>,
+    pub package: usize,
+    pub cpu_type: usize,
+    pub freq_domain: usize,
+}
+
+/// A socket: owns the uncore power and the turbo budget.
+#[derive(Debug, Clone)]
+pub struct Package {
+    pub cores: Vec<usize>,
+    /// Uncore power (LLC, ring, memory controller share) drawn all the time.
+    pub uncore_mw: f64,
+}
+
+/// CPUs that share one clock: one cpufreq policy.
+#[derive(Debug, Clone)]
+pub struct FreqDomain {
+    pub cpus: Vec<CpuId>,
+    pub cores: Vec<usize>,
+    pub package: usize,
+    pub voltage_domain: usize,
+    pub cpu_type: usize,
+}
+
+/// Frequency domains that share one voltage rail: the rail sits at the
+/// highest voltage any of them needs.
+#[derive(Debug, Clone)]
+pub struct VoltageDomain {
+    pub freq_domains: Vec<usize>,
+    /// How fast the regulator raises the voltage, mV per µs.
+    pub slew_mv_per_us: f64,
+}
+
+/// One kind of core: its operating points, idle states and power figures.
+#[derive(Debug, Clone)]
+pub struct CpuType {
+    pub name: String,
+    /// Capacity of this core at its highest frequency, 1024 for the biggest.
+    pub capacity: u32,
+    /// Operating points sorted by frequency, turbo ones last.
+    pub opps: Vec<Opp>,
+    /// Guaranteed (base, P1) frequency: the highest non-turbo OPP.
+    pub base_khz: u32,
+    /// Highest frequency allowed with n active cores in the package:
+    /// `turbo_max_khz[n - 1]`; the last entry holds for more cores. Empty when
+    /// the part has no turbo.
+    pub turbo_max_khz: Vec<u32>,
+    /// Time for the clock to switch once the voltage is in place
+    /// (cpuinfo.transition_latency).
+    pub transition_latency_ns: u64,
+    /// Idle states in increasing depth; state 0 is the polling state.
+    pub idle_states: Vec<IdleState>,
+    /// Dynamic power coefficient: busy power = `ceff_nf` · V² · f(MHz) mW.
+    pub ceff_nf: f64,
+    /// Leakage of a powered core: `leakage_mw_per_v` · V mW, drawn while the
+    /// core is not power-gated.
+    pub leakage_mw_per_v: f64,
+    /// Combined throughput of a core when all its SMT threads are busy, as a
+    /// multiple of one thread alone (each thread then runs at this / threads).
+    pub smt_throughput: f64,
+    /// Extra dynamic power when more than one thread of a core is busy, as a
+    /// multiple of the single-thread figure.
+    pub smt_power: f64,
+}
+
+/// An operating performance point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Opp {
+    pub khz: u32,
+    pub mv: u32,
+    pub turbo: bool,
+}
+
+/// A cpuidle state as the kernel's driver table describes it.
+#[derive(Debug, Clone)]
+pub struct IdleState {
+    pub name: String,
+    pub desc: String,
+    pub exit_latency_ns: u64,
+    pub target_residency_ns: u64,
+    /// Power of the core in this state beyond leakage (or instead of it when
+    /// `power_gated`), mW.
+    pub power_mw: f64,
+    /// State 0: spins on need_resched, wakes without latency.
+    pub polling: bool,
+    /// The core's power is cut: no leakage, only `power_mw`.
+    pub power_gated: bool,
+    /// A core in this state still counts as active for the turbo budget
+    /// (Intel counts C0 and C1/C1E cores as active).
+    pub turbo_active: bool,
+}
+
+/// A storage device for `io` operations.
+#[derive(Debug, Clone)]
+pub struct Device {
+    pub name: String,
+    /// Requests the device serves in parallel.
+    pub queue_depth: u32,
+    /// Mean service time of a read of `block_bytes`.
+    pub read_ns: u64,
+    /// Mean service time of a write of `block_bytes`.
+    pub write_ns: u64,
+    /// Mean service time of a cache flush (fsync).
+    pub flush_ns: u64,
+    /// Reference request size for the service times.
+    pub block_bytes: u64,
+    /// Sustained transfer rate beyond the reference size, bytes per µs.
+    pub bytes_per_us: f64,
+    /// Coefficient of variation of the service time (0 = fixed; gamma
+    /// distribution otherwise).
+    pub service_cv: f64,
+}
+
+impl Platform {
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    pub fn cpu_type_of(&self, cpu: CpuId) -> &CpuType {
+        &self.cpu_types[self.cores[self.cpus[cpu].core].cpu_type]
+    }
+
+    pub fn domain_type(&self, domain: usize) -> &CpuType {
+        &self.cpu_types[self.freq_domains[domain].cpu_type]
+    }
+
+    /// Tick period in ns (TICK_NSEC).
+    pub fn tick_ns(&self) -> u64 {
+        1_000_000_000 / u64::from(self.hz)
+    }
+
+    pub fn device_index(&self, name: &str) -> Option<usize> {
+        self.devices.iter().position(|d| d.name == name)
+    }
+}
+
+impl CpuType {
+    pub fn min_khz(&self) -> u32 {
+        self.opps[0].khz
+    }
+
+    /// Highest frequency, turbo included.
+    pub fn max_khz(&self) -> u32 {
+        self.opps[self.opps.len() - 1].khz
+    }
+
+    /// Lowest OPP at or above `khz` (cpufreq RELATION_L), the highest if none.
+    pub fn opp_at_least(&self, khz: u32) -> usize {
+        self.opps
+            .iter()
+            .position(|o| o.khz >= khz)
+            .unwrap_or(self.opps.len() - 1)
+    }
+
+    /// Highest OPP at or below `khz` (cpufreq RELATION_H), the lowest if none.
+    pub fn opp_at_most(&self, khz: u32) -> usize {
+        self.opps.iter().rposition(|o| o.khz <= khz).unwrap_or(0)
+    }
+
+    /// OPP closest to `khz` (cpufreq RELATION_C); ties go to the higher one.
+    pub fn opp_closest(&self, khz: u32) -> usize {
+        let hi = self.opp_at_least(khz);
+        let lo = self.opp_at_most(khz);
+        let dist = |i: usize| self.opps[i].khz.abs_diff(khz);
+        if dist(lo) < dist(hi) {
+            lo
+        } else {
+            hi
+        }
+    }
+
+    /// Index of an OPP with exactly this frequency.
+    pub fn opp_index(&self, khz: u32) -> Option<usize> {
+        self.opps.iter().position(|o| o.khz == khz)
+    }
+
+    /// Turbo ceiling with `active_cores` active in the package.
+    pub fn turbo_limit_khz(&self, active_cores: usize) -> u32 {
+        if self.turbo_max_khz.is_empty() {
+            return self.max_khz();
+        }
+        let i = active_cores.clamp(1, self.turbo_max_khz.len()) - 1;
+        self.turbo_max_khz[i]
+    }
+}

@@ -1,0 +1,100 @@
+//! A fixed-size CPU bitmap (struct cpumask), up to [`MAX_CPUS`] CPUs.
+
+use crate::platform::CpuId;
+
+pub const MAX_CPUS: usize = 256;
+const WORDS: usize = MAX_CPUS / 64;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuMask([u64; WORDS]);
+
+impl CpuMask {
+    pub fn from_cpus(cpus: impl IntoIterator<Item = CpuId>) -> Self {
+        let mut m = CpuMask::default();
+        for c in cpus {
+            m.set(c);
+        }
+        m
+    }
+
+    #[inline]
+    pub fn set(&mut self, cpu: CpuId) {
+        self.0[cpu / 64] |= 1 << (cpu % 64);
+    }
+
+    #[inline]
+    pub fn clear(&mut self, cpu: CpuId) {
+        self.0[cpu / 64] &= !(1 << (cpu % 64));
+    }
+
+    #[inline]
+    pub fn test(&self, cpu: CpuId) -> bool {
+        self.0[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+
+    #[inline]
+    pub fn and(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.0.iter_mut().zip(other.0) {
+            *a &= b;
+        }
+        m
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+
+    pub fn weight(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// Lowest set CPU at or after `start`, wrapping around (for_each_cpu_wrap).
+    pub fn next_wrap(&self, start: CpuId) -> Option<CpuId> {
+        self.next_from(start).or_else(|| self.next_from(0))
+    }
+
+    /// Lowest set CPU at or after `start`.
+    pub fn next_from(&self, start: CpuId) -> Option<CpuId> {
+        if start >= MAX_CPUS {
+            return None;
+        }
+        let mut w = start / 64;
+        let mut bits = self.0[w] & (!0u64 << (start % 64));
+        loop {
+            if bits != 0 {
+                return Some(w * 64 + bits.trailing_zeros() as usize);
+            }
+            w += 1;
+            if w == WORDS {
+                return None;
+            }
+            bits = self.0[w];
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
+        let mut next = self.next_from(0);
+        std::iter::from_fn(move || {
+            let c = next?;
+            next = self.next_from(c + 1);
+            Some(c)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_iterate_wrap() {
+        let m = CpuMask::from_cpus([3, 70, 200]);
+        assert_eq!(m.iter().collect::<Vec<_>>(), vec![3, 70, 200]);
+        assert_eq!(m.next_wrap(71), Some(200));
+        assert_eq!(m.next_wrap(201), Some(3));
+        assert_eq!(m.weight(), 3);
+        assert!(m.and(&CpuMask::from_cpus([70])).test(70));
+    }
+}

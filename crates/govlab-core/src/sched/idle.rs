@@ -1,0 +1,205 @@
+//! The idle loop: asking the cpuidle governor, entering and leaving idle
+//! states, the tick decision, and the kernel's per-state counters.
+//!
+//! Models: Linux v6.8 kernel/sched/idle.c (cpuidle_idle_call) and
+//! drivers/cpuidle/cpuidle.c (cpuidle_enter_state) with poll_state.c's time
+//! limit. A CPU with nothing to run asks the governor for a state and a tick
+//! decision; the tick is stopped if the governor says so or it was already
+//! stopped. Any interrupt (a wakeup IPI, a timer, an IO completion, a kept
+//! tick) ends the idle period; the CPU is back in C0 after the state's exit
+//! latency. The residency is measured from entry to that moment, so it
+//! includes the exit latency, as `last_residency_ns` does. Then:
+//!
+//! * `usage` and `time` grow;
+//! * `above` counts a residency shorter than the state's target residency
+//!   (too deep), if some shallower state is enabled;
+//! * `below` counts a residency beyond the exit latency long enough
+//!   (residency − exit latency ≥ target) for the first enabled deeper state
+//!   (too shallow);
+//! * the governor's `reflect` is told; it learns at the next `select`.
+
+use crate::cpuidle::{IdleDevice, Reflection, SelectArgs};
+use crate::platform::CpuId;
+use crate::sched::CpuMode;
+use crate::sim::{Engine, Event};
+
+/// poll_state.c: the polling state gives up after the target residency of
+/// the first enabled deeper state of at least CPUIDLE_POLL_MIN...
+pub const CPUIDLE_POLL_MIN_NS: u64 = 10_000;
+
+impl Engine {
+    /// cpuidle_poll_time(): how long the polling state may spin.
+    fn poll_time_ns(&self, cpu: CpuId) -> u64 {
+        let states = &self.plat.cpu_type_of(cpu).idle_states;
+        // ...capped at TICK_NSEC / 16 (CPUIDLE_POLL_MAX).
+        let max = self.tun.tick_ns / 16;
+        for (i, s) in states.iter().enumerate().skip(1) {
+            if self.idle_disabled[cpu][i] || s.target_residency_ns < CPUIDLE_POLL_MIN_NS {
+                continue;
+            }
+            return s.target_residency_ns.min(max);
+        }
+        max
+    }
+
+    /// The CPU has nothing to run: select a state and enter it.
+    pub(crate) fn enter_idle(&mut self, cpu: CpuId) {
+        self.update_rq_clock(cpu);
+        let util_sum = self.rqs[cpu].cfs.avg.util_sum;
+        self.rqs[cpu].clock.update_idle(util_sum);
+        let now = self.now;
+        let tick = self.tun.tick_ns;
+        let rq = &self.rqs[cpu];
+        let sleep_length_ns = rq.timers.first().map_or(u64::MAX, |&(t, _)| t.saturating_sub(now));
+        let args = SelectArgs {
+            now_ns: now,
+            sleep_length_ns,
+            delta_tick_ns: (now / tick + 1) * tick - now,
+            latency_req_ns: self.tun.latency_req_ns,
+            tick_stopped: rq.tick_stopped,
+            tick_ns: tick,
+        };
+        let states = &self.plat.cpu_type_of(cpu).idle_states;
+        let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
+        let sel = self.cpuidle.select(&dev, &args);
+        assert!(
+            sel.state < states.len() && !self.idle_disabled[cpu][sel.state],
+            "cpuidle governor {} chose state {} on CPU {cpu} at {now} ns: not an enabled state",
+            self.cpuidle.name(),
+            sel.state
+        );
+        let polling = states[sel.state].polling;
+        if sel.stop_tick || self.rqs[cpu].tick_stopped {
+            self.cancel_tick(cpu);
+            self.rqs[cpu].tick_stopped = true;
+        } else {
+            self.arm_tick(cpu);
+        }
+        let poll_limit = polling.then(|| self.poll_time_ns(cpu));
+        let rq = &mut self.rqs[cpu];
+        rq.mode = CpuMode::Idle { state: sel.state, entry_ns: now };
+        rq.idle_gen = rq.idle_gen.wrapping_add(1);
+        let gen = rq.idle_gen;
+        if let Some(limit) = poll_limit {
+            self.q.schedule(now + limit, Event::PollLimit { cpu: cpu as u32, gen });
+        }
+        if let Some(t) = self.trace.as_mut() {
+            t.cpu_idle(now, cpu, sel.state as u32);
+        }
+        self.refresh_core_power(self.plat.cpus[cpu].core);
+    }
+
+    /// Something interrupts an idle CPU (IPI, timer, IO completion, tick).
+    pub(crate) fn idle_wakeup(&mut self, cpu: CpuId, got_tick: bool) {
+        self.leave_idle(cpu, got_tick, false);
+    }
+
+    /// The polling state hit its time limit.
+    pub(crate) fn poll_time_limit(&mut self, cpu: CpuId) {
+        self.leave_idle(cpu, false, true);
+    }
+
+    fn leave_idle(&mut self, cpu: CpuId, got_tick: bool, poll_limit: bool) {
+        let CpuMode::Idle { state, entry_ns } = self.rqs[cpu].mode else { return };
+        let exit = self.plat.cpu_type_of(cpu).idle_states[state].exit_latency_ns;
+        let until_ns = self.now + exit;
+        let rq = &mut self.rqs[cpu];
+        rq.mode = CpuMode::Exiting { state, entry_ns, until_ns, got_tick, poll_limit };
+        rq.idle_gen = rq.idle_gen.wrapping_add(1);
+        let gen = rq.idle_gen;
+        self.refresh_core_power(self.plat.cpus[cpu].core);
+        if exit == 0 {
+            self.idle_exit_done(cpu);
+        } else {
+            self.q.schedule(until_ns, Event::IdleExitDone { cpu: cpu as u32, gen });
+        }
+    }
+
+    /// The CPU is back in C0: account, tell the governor, run what is there.
+    pub(crate) fn idle_exit_done(&mut self, cpu: CpuId) {
+        let CpuMode::Exiting { state, entry_ns, got_tick, poll_limit, .. } = self.rqs[cpu].mode else { return };
+        let now = self.now;
+        let residency = now - entry_ns;
+        self.account_idle(cpu, state, residency);
+        {
+            let states = &self.plat.cpu_type_of(cpu).idle_states;
+            let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
+            let r = Reflection { state, residency_ns: residency, poll_time_limit: poll_limit, got_tick };
+            self.cpuidle.reflect(&dev, &r);
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.mode = CpuMode::Active;
+        rq.idle_ns += residency;
+        if rq.nr_iowait > 0 {
+            rq.iowait_idle_ns += residency;
+        }
+        if let Some(t) = self.trace.as_mut() {
+            t.cpu_idle(now, cpu, u32::MAX);
+        }
+        self.refresh_core_power(self.plat.cpus[cpu].core);
+        self.run_deferred_timer(cpu);
+        if got_tick {
+            // The kept tick's work on an idle CPU: blocked-load decay, which
+            // may call the cpufreq hook.
+            self.update_rq_clock(cpu);
+            self.update_blocked_averages(cpu);
+        }
+        if self.rqs[cpu].nr_running > 0 {
+            self.rqs[cpu].tick_stopped = false;
+            self.arm_tick(cpu);
+        }
+        self.schedule(cpu);
+    }
+
+    /// update_blocked_averages(): decay an idle runqueue's signal.
+    pub(crate) fn update_blocked_averages(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu];
+        let now = rq.clock.now();
+        let decayed = crate::sched::pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.nr_running), rq.curr.is_some());
+        if decayed {
+            self.cpufreq_update_util(cpu, 0);
+        }
+    }
+
+    /// The kernel's per-state counters for one idle period.
+    fn account_idle(&mut self, cpu: CpuId, state: usize, residency: u64) {
+        let states = &self.plat.cpu_type_of(cpu).idle_states;
+        let disabled = &self.idle_disabled[cpu];
+        let c = &mut self.idle_counters[cpu].states[state];
+        c.usage += 1;
+        c.time_ns += residency;
+        let st = &states[state];
+        if residency < st.target_residency_ns {
+            if (0..state).any(|i| !disabled[i]) {
+                c.above += 1;
+            }
+        } else if residency > st.exit_latency_ns {
+            if let Some(i) = (state + 1..states.len()).find(|&i| !disabled[i]) {
+                if residency - st.exit_latency_ns >= states[i].target_residency_ns {
+                    c.below += 1;
+                }
+            }
+        }
+    }
+
+    /// An interrupt arrives at `cpu` (a timer or a device): an idle CPU wakes.
+    pub(crate) fn interrupt(&mut self, cpu: CpuId) {
+        if self.rqs[cpu].idle_state().is_some() {
+            self.idle_wakeup(cpu, false);
+        }
+    }
+
+    /// Close open idle periods at the end of the run (time, not usage).
+    pub(crate) fn close_idle(&mut self) {
+        let now = self.now;
+        for cpu in 0..self.rqs.len() {
+            let rq = &mut self.rqs[cpu];
+            if let CpuMode::Idle { state, entry_ns } | CpuMode::Exiting { state, entry_ns, .. } = rq.mode {
+                let residency = now - entry_ns;
+                rq.idle_ns += residency;
+                self.idle_counters[cpu].states[state].time_ns += residency;
+                rq.mode = CpuMode::Idle { state, entry_ns: now };
+            }
+        }
+    }
+}

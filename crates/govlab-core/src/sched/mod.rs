@@ -1,0 +1,643 @@
+//! The scheduler: tasks, per-CPU runqueues with CFS-like fairness, wakeup
+//! placement, load balancing, the tick, idle entry and exit, and PELT.
+//!
+//! Models the shape of Linux's CFS before EEVDF (v6.5 and earlier,
+//! kernel/sched/fair.c): each runqueue orders its runnable tasks by virtual
+//! runtime; the running task is preempted at the tick when it has used its
+//! slice of the scheduling period (`sched_latency`, stretched to
+//! `nr_running × min_granularity` when crowded) and at wakeup when the woken
+//! task's vruntime is more than `wakeup_granularity` behind. A waking task's
+//! vruntime is placed no further back than half a latency period behind the
+//! runqueue's min_vruntime (GENTLE_FAIR_SLEEPERS); a new task starts one
+//! slice ahead (START_DEBIT). The three tunables scale with
+//! 1 + log2(min(CPUs, 8)) as the kernel's default SCHED_TUNABLESCALING_LOG
+//! does. Left out: cgroups and group scheduling, RT/DL classes, NUMA
+//! balancing, EAS.
+//!
+//! Files: `mod.rs` (tasks, runqueues, enqueue/dequeue, schedule, the tick),
+//! `placement.rs` (select_task_rq, balancing), `idle.rs` (the idle loop and
+//! cpuidle accounting), `pelt.rs` (the PELT arithmetic), `cpumask.rs`.
+
+pub mod cpumask;
+pub mod idle;
+pub mod pelt;
+pub mod placement;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use cpumask::CpuMask;
+use pelt::{CfsRqAvg, RqClockPelt, SchedAvg, NICE_0_LOAD};
+
+use crate::cpufreq::SCHED_CPUFREQ_IOWAIT;
+use crate::platform::CpuId;
+use crate::sim::rng::Rng;
+use crate::sim::{Engine, Event, Time};
+use crate::workload::Program;
+
+/// Default sysctl_sched_latency before scaling (fair.c, v6.5).
+pub const SCHED_LATENCY_NS: u64 = 6_000_000;
+/// Default sysctl_sched_min_granularity before scaling (fair.c, v6.5).
+pub const SCHED_MIN_GRANULARITY_NS: u64 = 750_000;
+/// Default sysctl_sched_wakeup_granularity before scaling (fair.c, v6.5).
+pub const SCHED_WAKEUP_GRANULARITY_NS: u64 = 1_000_000;
+
+/// Index into the engine's task table.
+pub type TaskId = usize;
+
+/// Scheduler tunables, already scaled for the machine.
+#[derive(Debug, Clone, Copy)]
+pub struct SchedTunables {
+    pub sched_latency_ns: u64,
+    pub min_granularity_ns: u64,
+    pub wakeup_granularity_ns: u64,
+    /// sched_nr_latency: tasks beyond which the period stretches.
+    pub nr_latency: u64,
+    pub tick_ns: u64,
+    /// Interval of the periodic balancer on a busy CPU (assumed: the kernel's
+    /// MC-domain balance interval starts at the domain weight in ms; one tick
+    /// per pass keeps the model simple).
+    pub balance_interval_ns: u64,
+    /// PM QoS CPU latency limit (no limit by default).
+    pub latency_req_ns: u64,
+}
+
+impl SchedTunables {
+    pub fn for_cpus(nr_cpus: usize, tick_ns: u64) -> Self {
+        // get_update_sysctl_factor(): 1 + ilog2(min(ncpus, 8)).
+        let factor = 1 + u64::from((nr_cpus.clamp(1, 8) as u32).ilog2());
+        let lat = SCHED_LATENCY_NS * factor;
+        let min = SCHED_MIN_GRANULARITY_NS * factor;
+        SchedTunables {
+            sched_latency_ns: lat,
+            min_granularity_ns: min,
+            wakeup_granularity_ns: SCHED_WAKEUP_GRANULARITY_NS * factor,
+            nr_latency: lat.div_ceil(min),
+            tick_ns,
+            balance_interval_ns: tick_ns,
+            latency_req_ns: u64::MAX,
+        }
+    }
+}
+
+/// Where a task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskState {
+    /// On a runqueue, waiting for the CPU.
+    Runnable,
+    /// On a CPU.
+    Running,
+    /// Off the runqueue: sleeping, waiting for IO, a message, a lock or children.
+    Blocked,
+    /// Not yet started.
+    New,
+    Dead,
+}
+
+/// A simulated task (a thread).
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub pid: u32,
+    pub comm: Arc<str>,
+    pub state: TaskState,
+    /// CPU it runs or last ran on (task_cpu).
+    pub cpu: CpuId,
+    pub affinity: Option<CpuMask>,
+    pub weight: u64,
+
+    // Program state.
+    pub program: Arc<Program>,
+    pub pc: usize,
+    /// Remaining iterations of the loops being executed, innermost last.
+    pub loops: Vec<(usize, Option<u64>)>,
+    /// Cycles left in the current `run` op, and its memory-bound share.
+    pub remaining_cycles: f64,
+    pub mem: f64,
+    pub rng: Rng,
+
+    // Times.
+    pub start_ns: Time,
+    pub next_period_ns: Time,
+    pub wake_ns: Time,
+    pub mark_ns: Time,
+    pub request_ns: Time,
+    /// A wakeup whose latency is recorded when the task next runs.
+    pub wake_pending: bool,
+    pub timer_gen: u32,
+    /// CPU whose timer wheel holds the task's pending timer.
+    pub timer_cpu: CpuId,
+    pub timer_expiry_ns: Time,
+
+    // CFS.
+    pub vruntime: u64,
+    pub sum_exec_ns: u64,
+    pub prev_sum_exec_ns: u64,
+    pub exec_start_ns: Time,
+
+    // PELT.
+    pub avg: SchedAvg,
+    /// The task's PELT state must be attached on its next enqueue
+    /// (it is new or it migrated).
+    pub needs_attach: bool,
+    pub in_iowait: bool,
+
+    // Family.
+    pub parent: Option<TaskId>,
+    pub live_children: u32,
+    pub joining: bool,
+}
+
+/// What a CPU is doing, as far as power and idle accounting care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuMode {
+    /// In C0 (running a task, or in the scheduler about to).
+    Active,
+    /// In idle state `state` since `entry_ns`.
+    Idle { state: usize, entry_ns: Time },
+    /// Leaving idle state `state`; back in C0 at `until_ns`.
+    Exiting { state: usize, entry_ns: Time, until_ns: Time, got_tick: bool, poll_limit: bool },
+}
+
+/// A CPU's runqueue and its idle/tick state.
+#[derive(Debug, Clone)]
+pub struct CpuRq {
+    pub curr: Option<TaskId>,
+    /// Runnable tasks that are not running, by (vruntime, task).
+    pub tree: BTreeSet<(u64, TaskId)>,
+    /// Runnable tasks including the running one.
+    pub nr_running: u32,
+    pub load_weight: u64,
+    pub min_vruntime: u64,
+    pub cfs: CfsRqAvg,
+    pub clock: RqClockPelt,
+
+    /// The running task's current segment: generation of its RunDone event,
+    /// start time and speed (cycles per ns).
+    pub run_gen: u32,
+    pub seg_start_ns: Time,
+    pub seg_speed: f64,
+    pub seg_active: bool,
+
+    pub mode: CpuMode,
+    pub idle_gen: u32,
+    pub tick_gen: u32,
+    pub tick_armed: bool,
+    pub tick_stopped: bool,
+    /// Pending timers on this CPU: (expiry, task).
+    pub timers: BTreeSet<(Time, TaskId)>,
+    pub nr_iowait: u32,
+    pub last_balance_ns: Time,
+
+    // Accounting.
+    pub idle_ns: u64,
+    pub iowait_idle_ns: u64,
+}
+
+impl Default for CpuRq {
+    fn default() -> Self {
+        CpuRq {
+            curr: None,
+            tree: BTreeSet::new(),
+            nr_running: 0,
+            load_weight: 0,
+            min_vruntime: 0,
+            cfs: CfsRqAvg::default(),
+            clock: RqClockPelt::default(),
+            run_gen: 0,
+            seg_start_ns: 0,
+            seg_speed: 0.0,
+            seg_active: false,
+            mode: CpuMode::Active,
+            idle_gen: 0,
+            tick_gen: 0,
+            tick_armed: false,
+            tick_stopped: false,
+            timers: BTreeSet::new(),
+            nr_iowait: 0,
+            last_balance_ns: 0,
+            idle_ns: 0,
+            iowait_idle_ns: 0,
+        }
+    }
+}
+
+impl CpuRq {
+    /// The idle state the CPU sits in, None while in C0 (or leaving idle).
+    #[inline]
+    pub fn idle_state(&self) -> Option<usize> {
+        match self.mode {
+            CpuMode::Idle { state, .. } => Some(state),
+            _ => None,
+        }
+    }
+
+    /// Cumulative idle time up to `now`, the open idle period included.
+    pub fn idle_time_until(&self, now: Time) -> u64 {
+        match self.mode {
+            CpuMode::Idle { entry_ns, .. } | CpuMode::Exiting { entry_ns, .. } => {
+                self.idle_ns + now.saturating_sub(entry_ns)
+            }
+            CpuMode::Active => self.idle_ns,
+        }
+    }
+
+    /// Cumulative idle-with-iowait time up to `now`.
+    pub fn iowait_time_until(&self, now: Time) -> u64 {
+        match self.mode {
+            CpuMode::Idle { entry_ns, .. } | CpuMode::Exiting { entry_ns, .. } if self.nr_iowait > 0 => {
+                self.iowait_idle_ns + now.saturating_sub(entry_ns)
+            }
+            _ => self.iowait_idle_ns,
+        }
+    }
+}
+
+/// Flags for enqueue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnqueueKind {
+    Wakeup,
+    New,
+    Migrate,
+}
+
+impl Engine {
+    // ---- rq clock and PELT ---------------------------------------------
+
+    /// update_rq_clock(): advance the PELT clock to now.
+    pub(crate) fn update_rq_clock(&mut self, cpu: CpuId) {
+        let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
+        let fs = self.freq_scale(cpu);
+        let rq = &mut self.rqs[cpu];
+        let idle = rq.curr.is_none();
+        rq.clock.update(self.now, idle, cap, fs);
+    }
+
+    /// update_load_avg() for the runqueue and, if given, a task on it; calls
+    /// the cpufreq hook when the CPU's signal crossed a period boundary.
+    fn update_load_avg(&mut self, cpu: CpuId, task: Option<TaskId>) {
+        let rq = &mut self.rqs[cpu];
+        let now = rq.clock.now();
+        if let Some(t) = task {
+            let running = rq.curr == Some(t);
+            let tk = &mut self.tasks[t];
+            let on_rq = matches!(tk.state, TaskState::Runnable | TaskState::Running);
+            pelt::update_entity(now, &mut tk.avg, on_rq, running, tk.weight);
+        }
+        let decayed = pelt::update_cfs_rq(
+            now,
+            &mut rq.cfs,
+            rq.load_weight,
+            u64::from(rq.nr_running),
+            rq.curr.is_some(),
+        );
+        if decayed {
+            self.cpufreq_update_util(cpu, 0);
+        }
+    }
+
+    // ---- enqueue / dequeue ---------------------------------------------
+
+    /// enqueue_task_fair(): put a runnable task on `cpu`'s runqueue.
+    pub(crate) fn enqueue_task(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
+        self.update_rq_clock(cpu);
+        if self.tasks[t].in_iowait {
+            self.tasks[t].in_iowait = false;
+            self.cpufreq_update_util(cpu, SCHED_CPUFREQ_IOWAIT);
+        }
+        // The task's own signal decays to now (it was not on a runqueue),
+        // then the runqueue's; a new or migrated task is attached.
+        {
+            let rq = &mut self.rqs[cpu];
+            let now = rq.clock.now();
+            pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.nr_running), rq.curr.is_some());
+            let tk = &mut self.tasks[t];
+            if tk.needs_attach {
+                pelt::attach_entity(&mut rq.cfs, &mut tk.avg, tk.weight);
+                tk.needs_attach = false;
+            } else {
+                pelt::update_blocked_entity(now, &mut tk.avg, tk.weight);
+            }
+            pelt::util_est_enqueue(&mut rq.cfs, &tk.avg);
+        }
+        self.place_entity(cpu, t, kind);
+        let rq = &mut self.rqs[cpu];
+        let tk = &mut self.tasks[t];
+        tk.state = TaskState::Runnable;
+        tk.cpu = cpu;
+        rq.tree.insert((tk.vruntime, t));
+        rq.nr_running += 1;
+        rq.load_weight += tk.weight;
+        self.idle_mask.clear(cpu);
+        if rq.nr_running > 1 {
+            self.overloaded.set(cpu);
+        }
+        self.update_load_avg(cpu, None);
+    }
+
+    /// place_entity(): where a waking, new or migrating task's vruntime goes.
+    fn place_entity(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
+        let rq = &self.rqs[cpu];
+        let min_v = rq.min_vruntime;
+        let v = match kind {
+            EnqueueKind::New => min_v + self.sched_slice(cpu, t),
+            EnqueueKind::Wakeup => {
+                let floor = min_v.saturating_sub(self.tun.sched_latency_ns / 2);
+                self.tasks[t].vruntime.max(floor)
+            }
+            // Migrations arrive already renormalised (vruntime relative to
+            // the old queue's min_vruntime, made absolute here).
+            EnqueueKind::Migrate => self.tasks[t].vruntime + min_v,
+        };
+        self.tasks[t].vruntime = v;
+    }
+
+    /// The task's share of the scheduling period (sched_slice).
+    fn sched_slice(&self, cpu: CpuId, t: TaskId) -> u64 {
+        let rq = &self.rqs[cpu];
+        let nr = u64::from(rq.nr_running) + u64::from(!matches!(self.tasks[t].state, TaskState::Runnable | TaskState::Running));
+        let period = if nr > self.tun.nr_latency {
+            nr * self.tun.min_granularity_ns
+        } else {
+            self.tun.sched_latency_ns
+        };
+        let total = (rq.load_weight + self.tasks[t].weight).max(1);
+        period * self.tasks[t].weight / total
+    }
+
+    /// dequeue_task_fair(): take task `t` off `cpu` (to sleep if `sleep`).
+    pub(crate) fn dequeue_task(&mut self, cpu: CpuId, t: TaskId, sleep: bool) {
+        self.update_rq_clock(cpu);
+        if self.rqs[cpu].curr == Some(t) {
+            self.update_curr(cpu);
+        }
+        self.update_load_avg(cpu, Some(t));
+        let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
+        let rq = &mut self.rqs[cpu];
+        let tk = &mut self.tasks[t];
+        pelt::util_est_dequeue(&mut rq.cfs, &tk.avg);
+        if sleep {
+            pelt::util_est_update(&mut tk.avg, true, cap);
+        }
+        if rq.curr != Some(t) {
+            rq.tree.remove(&(tk.vruntime, t));
+        }
+        rq.nr_running -= 1;
+        rq.load_weight -= tk.weight;
+        if rq.nr_running == 0 {
+            self.idle_mask.set(cpu);
+        }
+        if rq.nr_running < 2 {
+            self.overloaded.clear(cpu);
+        }
+        tk.state = if sleep { TaskState::Blocked } else { TaskState::Runnable };
+    }
+
+    /// update_curr(): charge the running task for its time since exec_start.
+    pub(crate) fn update_curr(&mut self, cpu: CpuId) {
+        let Some(t) = self.rqs[cpu].curr else { return };
+        let now = self.now;
+        let tk = &mut self.tasks[t];
+        let delta = now.saturating_sub(tk.exec_start_ns);
+        tk.exec_start_ns = now;
+        tk.sum_exec_ns += delta;
+        tk.vruntime += delta * NICE_0_LOAD / tk.weight;
+        let v = tk.vruntime;
+        let rq = &mut self.rqs[cpu];
+        let leftmost = rq.tree.first().map_or(v, |&(lv, _)| lv);
+        rq.min_vruntime = rq.min_vruntime.max(v.min(leftmost));
+    }
+
+    // ---- the running task's work segment --------------------------------
+
+    /// Cycles per ns a task with memory-bound share `mem` retires on `cpu`.
+    fn cpu_speed(&self, cpu: CpuId, mem: f64) -> f64 {
+        let pc = &self.plat.cores[self.plat.cpus[cpu].core];
+        let ct = &self.plat.cpu_types[pc.cpu_type];
+        let f = f64::from(self.domains[pc.freq_domain].cur_khz);
+        let f_ref = f64::from(ct.base_khz);
+        // time per reference cycle at f, in reference-cycle times:
+        // mem + (1 − mem)·f_ref/f
+        let per_cycle = mem + (1.0 - mem) * f_ref / f;
+        let mut speed = f_ref / 1e6 / per_cycle;
+        let busy_siblings = pc.cpus.iter().filter(|&&c| c != cpu && self.rqs[c].curr.is_some()).count();
+        if busy_siblings > 0 {
+            speed *= ct.smt_throughput / (busy_siblings + 1) as f64;
+        }
+        speed * f64::from(ct.capacity) / 1024.0
+    }
+
+    /// Start (or restart) the running task's work segment on `cpu`.
+    pub(crate) fn start_segment(&mut self, cpu: CpuId) {
+        let Some(t) = self.rqs[cpu].curr else { return };
+        if self.tasks[t].remaining_cycles <= 0.0 || self.rqs[cpu].mode != CpuMode::Active {
+            return;
+        }
+        let speed = self.cpu_speed(cpu, self.tasks[t].mem);
+        let dur = (self.tasks[t].remaining_cycles / speed).ceil().max(1.0) as u64;
+        let rq = &mut self.rqs[cpu];
+        rq.run_gen = rq.run_gen.wrapping_add(1);
+        rq.seg_start_ns = self.now;
+        rq.seg_speed = speed;
+        rq.seg_active = true;
+        let gen = rq.run_gen;
+        self.q.schedule(self.now + dur, Event::RunDone { cpu: cpu as u32, gen });
+    }
+
+    /// Stop the running task's segment, crediting the work done so far.
+    pub(crate) fn pause_segment(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu];
+        if !rq.seg_active {
+            return;
+        }
+        rq.seg_active = false;
+        rq.run_gen = rq.run_gen.wrapping_add(1);
+        let Some(t) = rq.curr else { return };
+        let done = (self.now - rq.seg_start_ns) as f64 * rq.seg_speed;
+        let tk = &mut self.tasks[t];
+        let done = done.min(tk.remaining_cycles);
+        tk.remaining_cycles -= done;
+        self.record.cycles_retired += done;
+    }
+
+    /// Re-time the segments of `cpu`'s SMT siblings (their speed changed).
+    pub(crate) fn retime_siblings(&mut self, cpu: CpuId) {
+        for i in 0..self.plat.cpus[cpu].siblings.len() {
+            let s = self.plat.cpus[cpu].siblings[i];
+            if self.rqs[s].seg_active {
+                self.pause_segment(s);
+                self.start_segment(s);
+            }
+        }
+    }
+
+    /// The running task on `cpu` finished its segment.
+    pub(crate) fn run_segment_done(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu];
+        rq.seg_active = false;
+        let Some(t) = rq.curr else { return };
+        let left = self.tasks[t].remaining_cycles;
+        self.record.cycles_retired += left;
+        self.tasks[t].remaining_cycles = 0.0;
+        self.continue_task(cpu, t);
+    }
+
+    // ---- schedule ------------------------------------------------------
+
+    /// __schedule(): pick the next task on `cpu` and switch to it; when the
+    /// queue is empty, try to pull work, then go idle.
+    pub(crate) fn schedule(&mut self, cpu: CpuId) {
+        loop {
+            self.update_rq_clock(cpu);
+            let prev = self.rqs[cpu].curr;
+            if let Some(p) = prev {
+                self.update_curr(cpu);
+                self.pause_segment(cpu);
+                if self.tasks[p].state == TaskState::Running {
+                    // Preempted: back into the tree (put_prev_entity).
+                    self.update_load_avg(cpu, Some(p));
+                    self.tasks[p].state = TaskState::Runnable;
+                    let v = self.tasks[p].vruntime;
+                    self.rqs[cpu].tree.insert((v, p));
+                }
+            }
+            if self.rqs[cpu].tree.is_empty() {
+                self.newidle_balance(cpu);
+            }
+            let next = self.rqs[cpu].tree.first().map(|&(_, t)| t);
+            if let Some(n) = next {
+                let v = self.tasks[n].vruntime;
+                self.rqs[cpu].tree.remove(&(v, n));
+            }
+            if prev != next {
+                self.context_switch(cpu, prev, next);
+            } else if let Some(n) = next {
+                self.tasks[n].state = TaskState::Running;
+                self.tasks[n].exec_start_ns = self.now;
+            }
+            let Some(n) = next else {
+                self.enter_idle(cpu);
+                return;
+            };
+            if self.tasks[n].remaining_cycles > 0.0 {
+                self.start_segment(cpu);
+                return;
+            }
+            // Zero-time ops until the task computes, blocks or exits.
+            if self.continue_task_inline(cpu, n) {
+                return;
+            }
+        }
+    }
+
+    fn context_switch(&mut self, cpu: CpuId, prev: Option<TaskId>, next: Option<TaskId>) {
+        if let Some(t) = self.trace.as_mut() {
+            let p = prev.map(|p| &self.tasks[p]);
+            let n = next.map(|n| &self.tasks[n]);
+            t.sched_switch(self.now, cpu, p.map(|p| (&*p.comm, p.pid, p.state)), n.map(|n| (&*n.comm, n.pid)));
+        }
+        let was_busy = prev.is_some();
+        let rq = &mut self.rqs[cpu];
+        rq.curr = next;
+        if let Some(n) = next {
+            let now = self.now;
+            let tk = &mut self.tasks[n];
+            tk.state = TaskState::Running;
+            tk.exec_start_ns = now;
+            tk.prev_sum_exec_ns = tk.sum_exec_ns;
+            tk.cpu = cpu;
+            if tk.wake_pending {
+                tk.wake_pending = false;
+                self.record.wakeup_latency.record(now - tk.wake_ns);
+            }
+            self.update_load_avg(cpu, Some(n));
+        }
+        if was_busy != next.is_some() {
+            // A sibling's speed depends on whether this thread runs.
+            self.retime_siblings(cpu);
+            self.refresh_core_power(self.plat.cpus[cpu].core);
+        }
+    }
+
+    /// check_preempt_wakeup(): should woken task `t` preempt `cpu`'s current?
+    pub(crate) fn check_preempt_wakeup(&mut self, cpu: CpuId, t: TaskId) {
+        let Some(curr) = self.rqs[cpu].curr else { return };
+        if self.rqs[cpu].mode != CpuMode::Active {
+            return;
+        }
+        self.update_curr(cpu);
+        let gran = self.tun.wakeup_granularity_ns * NICE_0_LOAD / self.tasks[t].weight;
+        if self.tasks[curr].vruntime > self.tasks[t].vruntime + gran {
+            self.schedule(cpu);
+        }
+    }
+
+    // ---- the tick -------------------------------------------------------
+
+    /// Arm the tick at the next tick boundary if it is not armed.
+    pub(crate) fn arm_tick(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu];
+        if rq.tick_armed {
+            return;
+        }
+        rq.tick_armed = true;
+        rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        let tick = self.tun.tick_ns;
+        let next = (self.now / tick + 1) * tick;
+        self.q.schedule(next, Event::Tick { cpu: cpu as u32, gen: rq.tick_gen });
+    }
+
+    pub(crate) fn cancel_tick(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu];
+        if rq.tick_armed {
+            rq.tick_armed = false;
+            rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        }
+    }
+
+    /// scheduler_tick(): account the running task, update PELT (which may
+    /// call cpufreq), preempt on slice expiry, balance.
+    pub(crate) fn scheduler_tick(&mut self, cpu: CpuId) {
+        self.rqs[cpu].tick_armed = false;
+        match self.rqs[cpu].mode {
+            CpuMode::Idle { .. } => {
+                // The tick was kept across idle: it wakes the CPU.
+                self.idle_wakeup(cpu, true);
+                self.arm_tick(cpu);
+                return;
+            }
+            CpuMode::Exiting { .. } => {
+                self.arm_tick(cpu);
+                return;
+            }
+            CpuMode::Active => {}
+        }
+        self.arm_tick(cpu);
+        self.update_rq_clock(cpu);
+        let Some(curr) = self.rqs[cpu].curr else {
+            self.update_load_avg(cpu, None);
+            return;
+        };
+        self.update_curr(cpu);
+        self.update_load_avg(cpu, Some(curr));
+        if self.rqs[cpu].curr != Some(curr) {
+            return;
+        }
+        // check_preempt_tick()
+        let tk = &self.tasks[curr];
+        let ran = tk.sum_exec_ns - tk.prev_sum_exec_ns;
+        let ideal = self.sched_slice(cpu, curr);
+        let mut resched = ran > ideal;
+        if !resched && ran >= self.tun.min_granularity_ns {
+            if let Some(&(lv, _)) = self.rqs[cpu].tree.first() {
+                resched = tk.vruntime > lv && tk.vruntime - lv > ideal;
+            }
+        }
+        if resched && !self.rqs[cpu].tree.is_empty() {
+            self.schedule(cpu);
+        }
+        if self.now - self.rqs[cpu].last_balance_ns >= self.tun.balance_interval_ns {
+            self.rqs[cpu].last_balance_ns = self.now;
+            self.periodic_balance(cpu);
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Where tasks go: wakeup placement, fork placement, and load balancing.
+//!
+//! Wakeup (select_idle_sibling, kernel/sched/fair.c v6.5, simplified): the
+//! previous CPU if it is idle; else an idle core (all SMT threads idle) in
+//! the previous CPU's LLC, scanning from the CPU after it; else an idle SMT
+//! sibling of the previous CPU; else any idle CPU of that LLC; else the
+//! previous CPU. wake_affine (pulling towards the waker's LLC) and SIS_UTIL's
+//! scan-depth limit are left out.
+//!
+//! Fork (find_idlest_cpu): an idle core anywhere, starting in the parent's
+//! LLC; else an idle CPU; else the least loaded allowed CPU.
+//!
+//! Balancing: a CPU about to go idle pulls a queued task from the busiest
+//! overloaded CPU, its own LLC first (newidle balance). A busy CPU's tick
+//! with more than one task hands a queued task to an idle CPU of its LLC and
+//! wakes it (the nohz idle-balance kick), and a CPU running one task pulls
+//! from an LLC sibling with two more than it has.
+
+use super::cpumask::CpuMask;
+use super::{pelt, EnqueueKind, TaskId, TaskState};
+use crate::platform::CpuId;
+use crate::sched::CpuMode;
+use crate::sim::Engine;
+
+impl Engine {
+    fn allowed(&self, t: TaskId) -> CpuMask {
+        self.tasks[t].affinity.unwrap_or(self.all_cpus)
+    }
+
+    fn is_idle_core(&self, cpu: CpuId) -> bool {
+        self.plat.cpus[cpu].siblings.iter().all(|&s| self.idle_mask.test(s))
+    }
+
+    /// select_task_rq_fair() for a wakeup.
+    pub(crate) fn select_task_rq(&self, t: TaskId, prev: CpuId) -> CpuId {
+        let allowed = self.allowed(t);
+        if allowed.test(prev) && self.idle_mask.test(prev) {
+            return prev;
+        }
+        let llc = &self.llc_masks[self.plat.cpus[prev].llc];
+        let cand = allowed.and(llc).and(&self.idle_mask);
+        if !cand.is_empty() {
+            let mut c = cand.next_wrap(prev + 1);
+            let first = c;
+            while let Some(cpu) = c {
+                if self.is_idle_core(cpu) {
+                    return cpu;
+                }
+                c = cand.next_wrap(cpu + 1).filter(|&n| Some(n) != first);
+            }
+            if let Some(&s) = self.plat.cpus[prev].siblings.iter().find(|&&s| cand.test(s)) {
+                return s;
+            }
+            if let Some(cpu) = cand.next_wrap(prev) {
+                return cpu;
+            }
+        }
+        if allowed.test(prev) {
+            return prev;
+        }
+        allowed
+            .and(&self.idle_mask)
+            .next_from(0)
+            .or_else(|| allowed.next_from(0))
+            .unwrap_or(prev)
+    }
+
+    /// find_idlest_cpu() for a new task.
+    pub(crate) fn select_task_rq_fork(&self, t: TaskId, parent_cpu: CpuId) -> CpuId {
+        let allowed = self.allowed(t);
+        let idle = allowed.and(&self.idle_mask);
+        let llc = self.llc_masks[self.plat.cpus[parent_cpu].llc];
+        for scope in [idle.and(&llc), idle] {
+            if let Some(c) = scope.iter().find(|&c| self.is_idle_core(c)) {
+                return c;
+            }
+        }
+        if let Some(c) = idle.and(&llc).next_from(0).or_else(|| idle.next_from(0)) {
+            return c;
+        }
+        allowed
+            .iter()
+            .min_by_key(|&c| self.rqs[c].nr_running)
+            .unwrap_or(parent_cpu)
+    }
+
+    /// Move a sleeping task's PELT and vruntime from `from` to `to`
+    /// (migrate_task_rq_fair for a wakeup migration).
+    pub(crate) fn migrate_sleeping(&mut self, t: TaskId, from: CpuId, to: CpuId) {
+        if self.tasks[t].needs_attach {
+            return;
+        }
+        let rq = &mut self.rqs[from];
+        let tk = &mut self.tasks[t];
+        pelt::sync_entity(&rq.cfs, &mut tk.avg, tk.weight);
+        pelt::remove_entity(&mut rq.cfs, &tk.avg);
+        tk.needs_attach = true;
+        tk.vruntime = tk.vruntime.saturating_sub(rq.min_vruntime) + self.rqs[to].min_vruntime;
+    }
+
+    /// Wake a blocked task from `waker_cpu` (try_to_wake_up).
+    pub(crate) fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: CpuId) {
+        debug_assert_eq!(self.tasks[t].state, TaskState::Blocked);
+        let prev = self.tasks[t].cpu;
+        let target = self.select_task_rq(t, prev);
+        self.tasks[t].wake_ns = self.now;
+        self.tasks[t].wake_pending = true;
+        if let Some(tr) = self.trace.as_mut() {
+            let tk = &self.tasks[t];
+            tr.sched_wakeup(self.now, waker_cpu, &tk.comm, tk.pid, target, false);
+        }
+        if target != prev {
+            self.migrate_sleeping(t, prev, target);
+        }
+        self.enqueue_task(target, t, EnqueueKind::Wakeup);
+        self.kick_cpu(target, t);
+    }
+
+    /// After enqueueing `t` on `cpu`: wake the CPU or consider preemption.
+    pub(crate) fn kick_cpu(&mut self, cpu: CpuId, t: TaskId) {
+        match self.rqs[cpu].mode {
+            CpuMode::Idle { .. } => self.idle_wakeup(cpu, false),
+            CpuMode::Active => {
+                if self.rqs[cpu].curr.is_none() {
+                    self.schedule(cpu);
+                } else {
+                    self.check_preempt_wakeup(cpu, t);
+                }
+            }
+            CpuMode::Exiting { .. } => {}
+        }
+    }
+
+    /// Migrate a queued (not running) task between runqueues.
+    fn migrate_queued(&mut self, t: TaskId, from: CpuId, to: CpuId) {
+        self.dequeue_task(from, t, false);
+        let w = self.tasks[t].weight;
+        pelt::detach_entity(&mut self.rqs[from].cfs, &self.tasks[t].avg, w);
+        self.tasks[t].needs_attach = true;
+        self.tasks[t].vruntime = self.tasks[t].vruntime.saturating_sub(self.rqs[from].min_vruntime);
+        if let Some(tr) = self.trace.as_mut() {
+            let tk = &self.tasks[t];
+            tr.sched_migrate_task(self.now, from, &tk.comm, tk.pid, from, to);
+        }
+        self.enqueue_task(to, t, EnqueueKind::Migrate);
+    }
+
+    /// The last queued task of `src` that may run on `dst`.
+    fn pick_migratable(&self, src: CpuId, dst: CpuId) -> Option<TaskId> {
+        self.rqs[src]
+            .tree
+            .iter()
+            .rev()
+            .map(|&(_, t)| t)
+            .find(|&t| self.allowed(t).test(dst))
+    }
+
+    fn busiest_in(&self, mask: CpuMask, dst: CpuId) -> Option<CpuId> {
+        mask.iter()
+            .filter(|&c| c != dst)
+            .max_by_key(|&c| (self.rqs[c].nr_running, std::cmp::Reverse(c)))
+    }
+
+    /// newidle_balance(): `cpu` is about to idle; pull one queued task.
+    pub(crate) fn newidle_balance(&mut self, cpu: CpuId) {
+        if self.overloaded.is_empty() {
+            return;
+        }
+        let llc = self.llc_masks[self.plat.cpus[cpu].llc];
+        for scope in [self.overloaded.and(&llc), self.overloaded] {
+            let mut tried = scope;
+            while let Some(src) = self.busiest_in(tried, cpu) {
+                if let Some(t) = self.pick_migratable(src, cpu) {
+                    self.migrate_queued(t, src, cpu);
+                    return;
+                }
+                tried.clear(src);
+            }
+        }
+    }
+
+    /// The periodic balancer on a busy CPU's tick.
+    pub(crate) fn periodic_balance(&mut self, cpu: CpuId) {
+        let llc = self.llc_masks[self.plat.cpus[cpu].llc];
+        let nr = self.rqs[cpu].nr_running;
+        if nr >= 2 {
+            // nohz kick: give a queued task to an idle CPU and wake it.
+            let idle = self.idle_mask.and(&llc);
+            let target = idle
+                .iter()
+                .find(|&c| self.is_idle_core(c))
+                .or_else(|| idle.next_wrap(cpu));
+            if let Some(dst) = target {
+                if let Some(t) = self.pick_migratable(cpu, dst) {
+                    self.migrate_queued(t, cpu, dst);
+                    self.kick_cpu(dst, t);
+                }
+            }
+        } else if let Some(src) = self.busiest_in(self.overloaded.and(&llc), cpu) {
+            if self.rqs[src].nr_running >= nr + 2 {
+                if let Some(t) = self.pick_migratable(src, cpu) {
+                    self.migrate_queued(t, src, cpu);
+                    self.check_preempt_wakeup(cpu, t);
+                }
+            }
+        }
+    }
+}

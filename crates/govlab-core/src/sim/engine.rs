@@ -1,0 +1,293 @@
+//! The engine: machine state, the run loop and event dispatch.
+//!
+//! [`Engine`] owns everything a run touches. The scheduler (`sched`), the
+//! clock and voltage hardware (`platform::dvfs`), energy accounting
+//! (`platform::energy`), idle handling (`sched::idle`) and the workload
+//! interpreter (`workload::exec`) each add an `impl Engine` block in their
+//! own module; this file only wires a run together and dispatches events.
+
+use std::path::Path;
+
+use super::queue::EventQueue;
+use super::rng::{Rng, Stream};
+use super::{Event, Time};
+use crate::cpufreq::CpufreqGovernor;
+use crate::cpuidle::{CpuidleGovernor, IdleDevice};
+use crate::error::Result;
+use crate::metrics::{CpuIdleCounters, RunResult};
+use crate::platform::dvfs::{DomainRt, VoltageRt};
+use crate::platform::energy::CoreEnergy;
+use crate::platform::Platform;
+use crate::sched::cpumask::CpuMask;
+use crate::sched::{CpuRq, SchedTunables, Task};
+use crate::trace::TraceWriter;
+use crate::workload::exec::{ChannelRt, DeviceRt, MutexRt, SourceRt};
+use crate::workload::{Record, TaskSpec, Workload};
+
+/// Everything needed to start a run, already resolved and validated.
+pub struct RunParts {
+    pub platform: Platform,
+    pub workload: Box<dyn Workload>,
+    pub cpufreq: Box<dyn CpufreqGovernor>,
+    pub cpuidle: Box<dyn CpuidleGovernor>,
+    pub duration_ns: Time,
+    pub seed: u64,
+}
+
+/// Per-package runtime state.
+#[derive(Debug, Clone, Default)]
+pub struct PackageRt {
+    /// A PCU tick is queued.
+    pub pcu_armed: bool,
+}
+
+/// A simulation in progress.
+pub struct Engine {
+    pub(crate) plat: Platform,
+    pub(crate) now: Time,
+    pub(crate) end_ns: Time,
+    pub(crate) seed: u64,
+    pub(crate) q: EventQueue,
+    pub(crate) events: u64,
+    pub(crate) tun: SchedTunables,
+
+    pub(crate) rqs: Vec<CpuRq>,
+    pub(crate) idle_counters: Vec<CpuIdleCounters>,
+    pub(crate) idle_disabled: Vec<Vec<bool>>,
+    /// CPUs with nothing on their runqueue (available_idle_cpu).
+    pub(crate) idle_mask: CpuMask,
+    /// CPUs with more than one runnable task (candidates for pulling).
+    pub(crate) overloaded: CpuMask,
+    pub(crate) all_cpus: CpuMask,
+    pub(crate) llc_masks: Vec<CpuMask>,
+
+    pub(crate) cores: Vec<CoreEnergy>,
+    pub(crate) domains: Vec<DomainRt>,
+    pub(crate) vdomains: Vec<VoltageRt>,
+    pub(crate) packages: Vec<PackageRt>,
+    /// ∫ total power dt, kept independently of the per-core ledgers (mJ).
+    pub(crate) energy_check_mj: f64,
+    pub(crate) total_power_mw: f64,
+    pub(crate) energy_check_ns: Time,
+
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) templates: Vec<TaskSpec>,
+    pub(crate) chans: Vec<ChannelRt>,
+    pub(crate) mutexes: Vec<MutexRt>,
+    pub(crate) devices: Vec<DeviceRt>,
+    pub(crate) sources: Vec<SourceRt>,
+    pub(crate) live_tasks: usize,
+    pub(crate) next_pid: u32,
+
+    pub(crate) cpufreq: Box<dyn CpufreqGovernor>,
+    pub(crate) cpufreq_hook: bool,
+    pub(crate) cpuidle: Box<dyn CpuidleGovernor>,
+    pub(crate) workload: Box<dyn Workload>,
+    pub(crate) record: Record,
+    pub(crate) trace: Option<TraceWriter>,
+    pub(crate) stopped_early: bool,
+}
+
+/// Build an engine from resolved parts; `trace` streams ftrace text there.
+pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
+    let RunParts {
+        platform,
+        workload,
+        cpufreq,
+        cpuidle,
+        duration_ns,
+        seed,
+    } = parts;
+    let mut wl_rng = Rng::new(seed, Stream::Workload);
+    let setup = workload.setup(&platform, &mut wl_rng)?;
+    let trace = match trace {
+        Some(p) => Some(TraceWriter::create(p, platform.nr_cpus())?),
+        None => None,
+    };
+    let n = platform.nr_cpus();
+    let tun = SchedTunables::for_cpus(n, platform.tick_ns());
+    let rqs = (0..n).map(|_| CpuRq::default()).collect();
+    let idle_counters = (0..n)
+        .map(|c| CpuIdleCounters::new(platform.cpu_type_of(c).idle_states.len()))
+        .collect();
+    let idle_disabled = (0..n)
+        .map(|c| vec![false; platform.cpu_type_of(c).idle_states.len()])
+        .collect();
+    let llc_masks = platform
+        .llcs
+        .iter()
+        .map(|l| CpuMask::from_cpus(l.iter().copied()))
+        .collect();
+    let all_cpus = CpuMask::from_cpus(0..n);
+    let domains = platform.freq_domains.iter().map(|d| DomainRt::new(&platform, d)).collect();
+    let vdomains = platform.voltage_domains.iter().map(|_| VoltageRt::default()).collect();
+    let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
+    let packages = platform.packages.iter().map(|_| PackageRt::default()).collect();
+    let record = Record {
+        series: vec![Default::default(); setup.series.len()],
+        deadline_misses: vec![0; setup.series.len()],
+        counters: vec![0; setup.counters.len()],
+        ..Record::default()
+    };
+    let cpufreq_hook = cpufreq.uses_util_hook();
+    let mut e = Engine {
+        plat: platform,
+        now: 0,
+        end_ns: duration_ns,
+        seed,
+        q: EventQueue::with_capacity(4 * n + 64),
+        events: 0,
+        tun,
+        rqs,
+        idle_counters,
+        idle_disabled,
+        idle_mask: all_cpus,
+        overloaded: CpuMask::default(),
+        all_cpus,
+        llc_masks,
+        cores,
+        domains,
+        vdomains,
+        packages,
+        energy_check_mj: 0.0,
+        total_power_mw: 0.0,
+        energy_check_ns: 0,
+        tasks: Vec::new(),
+        templates: setup.templates.clone(),
+        chans: Vec::new(),
+        mutexes: Vec::new(),
+        devices: Vec::new(),
+        sources: Vec::new(),
+        live_tasks: 0,
+        next_pid: 1000,
+        cpufreq,
+        cpufreq_hook,
+        cpuidle,
+        workload,
+        record,
+        trace,
+        stopped_early: false,
+    };
+    e.init_hardware();
+    e.init_workload(&setup)?;
+    e.q.schedule(duration_ns, Event::End);
+    Ok(e)
+}
+
+impl Engine {
+    /// Bring the hardware to its boot state and start both governors.
+    fn init_hardware(&mut self) {
+        for d in 0..self.domains.len() {
+            self.init_domain_voltage(d);
+        }
+        for core in 0..self.cores.len() {
+            self.refresh_core_power(core);
+        }
+        for cpu in 0..self.plat.nr_cpus() {
+            let states = &self.plat.cpu_type_of(cpu).idle_states;
+            let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
+            self.cpuidle.enable(&dev);
+        }
+        for d in 0..self.domains.len() {
+            self.governor_start(d);
+        }
+        // Every CPU starts idle.
+        for cpu in 0..self.plat.nr_cpus() {
+            self.enter_idle(cpu);
+        }
+    }
+
+    /// Run to the end. `progress` is called every few thousand events with
+    /// (simulated ns done, total); returning false stops the run.
+    pub fn run(&mut self, progress: Option<&mut dyn FnMut(u64, u64) -> bool>) -> Result<RunResult> {
+        let mut progress = progress;
+        let mut countdown: u32 = 1 << 14;
+        while let Some((t, ev)) = self.q.pop() {
+            debug_assert!(t >= self.now, "time went backwards at {t} ns: {ev:?}");
+            self.now = t;
+            self.events += 1;
+            if ev == Event::End {
+                break;
+            }
+            self.dispatch(ev);
+            if self.live_tasks == 0 && !self.tasks.is_empty() && self.sources.is_empty() {
+                self.record.finished = true;
+                break;
+            }
+            countdown -= 1;
+            if countdown == 0 {
+                countdown = 1 << 14;
+                if let Some(p) = progress.as_deref_mut() {
+                    if !p(self.now, self.end_ns) {
+                        self.stopped_early = true;
+                        return Err(crate::error::Error::Interrupted);
+                    }
+                }
+            }
+        }
+        if let Some(p) = progress.as_deref_mut() {
+            p(self.now, self.end_ns);
+        }
+        self.finish()
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::RunDone { cpu, gen } => {
+                let cpu = cpu as usize;
+                if self.rqs[cpu].run_gen == gen {
+                    self.run_segment_done(cpu);
+                }
+            }
+            Event::TaskTimer { task, gen } => {
+                let task = task as usize;
+                if self.tasks[task].timer_gen == gen {
+                    self.task_timer_fired(task);
+                }
+            }
+            Event::IdleExitDone { cpu, gen } => {
+                let cpu = cpu as usize;
+                if self.rqs[cpu].idle_gen == gen {
+                    self.idle_exit_done(cpu);
+                }
+            }
+            Event::PollLimit { cpu, gen } => {
+                let cpu = cpu as usize;
+                if self.rqs[cpu].idle_gen == gen {
+                    self.poll_time_limit(cpu);
+                }
+            }
+            Event::Tick { cpu, gen } => {
+                let cpu = cpu as usize;
+                if self.rqs[cpu].tick_gen == gen {
+                    self.scheduler_tick(cpu);
+                }
+            }
+            Event::IoDone { device, slot } => self.io_done(device as usize, slot as usize),
+            Event::Arrival { source } => self.source_arrival(source as usize),
+            Event::FreqDone { domain, gen } => {
+                let d = domain as usize;
+                if self.domains[d].gen == gen {
+                    self.freq_transition_done(d);
+                }
+            }
+            Event::GovTimer { domain, gen } => {
+                let d = domain as usize;
+                if self.domains[d].timer_gen == gen {
+                    self.governor_timer_fired(d);
+                }
+            }
+            Event::PcuTick { package } => self.pcu_tick(package as usize),
+            Event::End => {}
+        }
+    }
+
+    /// Current simulated time, ns.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    pub fn platform(&self) -> &Platform {
+        &self.plat
+    }
+}

@@ -1,0 +1,147 @@
+//! Streaming ftrace text writer.
+//!
+//! Lines go through a buffer straight to a temporary file beside the target
+//! and the file is renamed into place when the run finishes, so memory stays
+//! flat however long the run, and an interrupted or failed run leaves no
+//! half-written trace behind.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::sched::TaskState;
+
+pub struct TraceWriter {
+    out: Option<BufWriter<File>>,
+    tmp: PathBuf,
+    path: PathBuf,
+    /// The task current on each CPU: (comm, pid).
+    current: Vec<(String, u32)>,
+    error: Option<std::io::Error>,
+    line: String,
+}
+
+const IDLE: (&str, u32) = ("<idle>", 0);
+
+impl TraceWriter {
+    pub fn create(path: &Path, nr_cpus: usize) -> Result<Self> {
+        let name = path
+            .file_name()
+            .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+        let tmp = path.with_file_name(format!(".{name}.govlab-tmp"));
+        let file = File::create(&tmp).map_err(|e| Error::io(path, e))?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let header = format!("version = 6\ncpus={nr_cpus}\n");
+        out.write_all(header.as_bytes()).map_err(|e| Error::io(path, e))?;
+        Ok(TraceWriter {
+            out: Some(out),
+            tmp,
+            path: path.to_path_buf(),
+            current: vec![(IDLE.0.to_string(), IDLE.1); nr_cpus],
+            error: None,
+            line: String::with_capacity(256),
+        })
+    }
+
+    fn emit(&mut self, ts_ns: u64, cpu: usize, event: &str, fields: std::fmt::Arguments<'_>) {
+        use std::fmt::Write as _;
+        let (comm, pid) = &self.current[cpu];
+        self.line.clear();
+        let _ = writeln!(
+            self.line,
+            "{:>16}-{:<5} [{:03}] {:>5}.{:06}: {:<21} {}",
+            comm,
+            pid,
+            cpu,
+            ts_ns / 1_000_000_000,
+            (ts_ns % 1_000_000_000) / 1000,
+            format_args!("{event}:"),
+            fields
+        );
+        if let Some(out) = self.out.as_mut() {
+            if let Err(e) = out.write_all(self.line.as_bytes()) {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+
+    pub fn sched_switch(&mut self, ts: u64, cpu: usize, prev: Option<(&str, u32, TaskState)>, next: Option<(&str, u32)>) {
+        let idle_name = format!("swapper/{cpu}");
+        let (pc, pp, state) = match prev {
+            Some((c, p, s)) => (c, p, prev_state(s)),
+            None => (idle_name.as_str(), 0, "R"),
+        };
+        let (nc, np) = next.unwrap_or((idle_name.as_str(), 0));
+        self.emit(
+            ts,
+            cpu,
+            "sched_switch",
+            format_args!(
+                "prev_comm={pc} prev_pid={pp} prev_prio=120 prev_state={state} ==> next_comm={nc} next_pid={np} next_prio=120"
+            ),
+        );
+        self.current[cpu] = match next {
+            Some((c, p)) => (c.to_string(), p),
+            None => (IDLE.0.to_string(), IDLE.1),
+        };
+    }
+
+    pub fn sched_wakeup(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32, target: usize, new: bool) {
+        let ev = if new { "sched_wakeup_new" } else { "sched_wakeup" };
+        self.emit(ts, cpu, ev, format_args!("comm={comm} pid={pid} prio=120 target_cpu={target:03}"));
+    }
+
+    pub fn sched_migrate_task(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32, from: usize, to: usize) {
+        self.emit(
+            ts,
+            cpu,
+            "sched_migrate_task",
+            format_args!("comm={comm} pid={pid} prio=120 orig_cpu={from} dest_cpu={to}"),
+        );
+    }
+
+    pub fn sched_process_exit(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32) {
+        self.emit(ts, cpu, "sched_process_exit", format_args!("comm={comm} pid={pid} prio=120"));
+    }
+
+    pub fn cpu_frequency(&mut self, ts: u64, cpu: usize, khz: u32) {
+        self.emit(ts, cpu, "cpu_frequency", format_args!("state={khz} cpu_id={cpu}"));
+    }
+
+    /// `state` u32::MAX (4294967295) marks the exit from idle, as in ftrace.
+    pub fn cpu_idle(&mut self, ts: u64, cpu: usize, state: u32) {
+        self.emit(ts, cpu, "cpu_idle", format_args!("state={state} cpu_id={cpu}"));
+    }
+
+    /// Flush and move the file into place.
+    pub fn flush(&mut self) -> Result<()> {
+        if let Some(mut out) = self.out.take() {
+            if let Err(e) = out.flush() {
+                self.error.get_or_insert(e);
+            }
+        }
+        if let Some(e) = self.error.take() {
+            let _ = std::fs::remove_file(&self.tmp);
+            return Err(Error::io(&self.path, e));
+        }
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+impl Drop for TraceWriter {
+    fn drop(&mut self) {
+        if self.out.is_some() {
+            self.out = None;
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn prev_state(s: TaskState) -> &'static str {
+    match s {
+        TaskState::Running | TaskState::Runnable => "R+",
+        TaskState::Blocked | TaskState::New => "S",
+        TaskState::Dead => "X",
+    }
+}

@@ -1,0 +1,531 @@
+//! The interpreter: runs task programs on the simulated machine, and the
+//! objects they use (channels, locks, devices, request sources).
+//!
+//! A task executes ops while it is on a CPU: zero-time ops (marks, records,
+//! counters, sends that fit, loop jumps) run back to back; `run` starts a
+//! work segment; blocking ops take the task off its runqueue until whoever
+//! it waits for wakes it.
+//!
+//! Devices serve `queue_depth` requests at once, FIFO beyond that, with
+//! gamma-distributed service times (mean from the platform file scaled by
+//! size, coefficient of variation `service_cv`); the completion interrupt
+//! goes to the CPU that submitted the request (blk-mq with rq_affinity=1),
+//! and the waiting task wakes with the IOWAIT flag.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::{Arrivals, IoKind, Op, Setup, Since, TaskSpec};
+use crate::error::{Error, Result};
+use crate::platform::CpuId;
+use crate::sched::cpumask::CpuMask;
+use crate::sched::pelt::{SchedAvg, NICE_0_LOAD};
+use crate::sched::{EnqueueKind, Task, TaskId, TaskState};
+use crate::sim::rng::{Rng, Stream};
+use crate::sim::{Engine, Event, Time};
+
+/// A pipe or socket at run time.
+#[derive(Debug, Clone, Default)]
+pub struct ChannelRt {
+    pub capacity_bytes: u64,
+    pub used_bytes: u64,
+    /// Messages: (bytes, request arrival time if it came from a source).
+    pub messages: VecDeque<(u64, Time)>,
+    pub receivers: VecDeque<TaskId>,
+    /// Senders blocked on a full channel, with the size they want to send.
+    pub senders: VecDeque<(TaskId, u64)>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct MutexRt {
+    pub owner: Option<TaskId>,
+    pub waiters: VecDeque<TaskId>,
+}
+
+/// A storage device at run time.
+#[derive(Debug, Clone)]
+pub struct DeviceRt {
+    pub busy: u32,
+    pub queue: VecDeque<(TaskId, IoKind, u64, CpuId)>,
+    /// In-flight requests: (task, submitting CPU); None = free slot.
+    pub slots: Vec<Option<(TaskId, CpuId)>>,
+    pub rng: Rng,
+}
+
+#[derive(Debug, Clone)]
+pub struct SourceRt {
+    pub rate_per_s: f64,
+    pub arrivals: Arrivals,
+    pub chan: u32,
+    pub rng: Rng,
+}
+
+/// What executing ops left the task doing.
+enum Outcome {
+    Computing,
+    Blocked,
+    Yielded,
+}
+
+/// Zero-time ops a task may execute in a row before the program is deemed
+/// to spin without doing anything (a bug in the workload).
+const MAX_ZERO_TIME_OPS: u32 = 1_000_000;
+
+impl Engine {
+    /// Create channels, devices, sources and the initial tasks.
+    pub(crate) fn init_workload(&mut self, setup: &Setup) -> Result<()> {
+        for c in &setup.channels {
+            self.chans.push(ChannelRt { capacity_bytes: c.capacity_bytes, ..ChannelRt::default() });
+        }
+        self.mutexes = vec![MutexRt::default(); setup.mutexes as usize];
+        for (i, d) in self.plat.devices.iter().enumerate() {
+            self.devices.push(DeviceRt {
+                busy: 0,
+                queue: VecDeque::new(),
+                slots: vec![None; d.queue_depth as usize],
+                rng: Rng::new(self.seed, Stream::Device(i as u32)),
+            });
+        }
+        for (i, s) in setup.sources.iter().enumerate() {
+            self.sources.push(SourceRt {
+                rate_per_s: s.rate_per_s,
+                arrivals: s.arrivals,
+                chan: s.chan,
+                rng: Rng::new(self.seed, Stream::Source(i as u32)),
+            });
+            self.schedule_arrival(i);
+        }
+        for spec in &setup.tasks {
+            let affinity = self.affinity_mask(spec)?;
+            for i in 0..spec.instances {
+                let start = spec.start_ns + u64::from(i) * spec.stagger_ns;
+                let t = self.new_task(spec, affinity, None, start);
+                if start == 0 {
+                    self.wake_up_new_task(t, 0);
+                } else {
+                    // Stays New until its start time.
+                    self.arm_task_timer(t, 0, start);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn affinity_mask(&self, spec: &TaskSpec) -> Result<Option<CpuMask>> {
+        let Some(cpus) = &spec.affinity else { return Ok(None) };
+        let n = self.plat.nr_cpus();
+        if let Some(&bad) = cpus.iter().find(|&&c| c >= n) {
+            return Err(Error::invalid(
+                format!("task {}", spec.comm),
+                "cpus",
+                bad,
+                format!("CPUs of {} (0 to {})", self.plat.name, n - 1),
+            ));
+        }
+        if cpus.is_empty() {
+            return Err(Error::invalid(format!("task {}", spec.comm), "cpus", "[]", "at least one CPU"));
+        }
+        Ok(Some(CpuMask::from_cpus(cpus.iter().copied())))
+    }
+
+    fn new_task(&mut self, spec: &TaskSpec, affinity: Option<CpuMask>, parent: Option<TaskId>, start_ns: Time) -> TaskId {
+        let id = self.tasks.len();
+        let pid = self.next_pid;
+        self.next_pid += 1;
+        // sched_prio_to_weight for nice 0 is 1024; other nice levels follow
+        // the kernel's ~1.25× per step.
+        let weight = ((NICE_0_LOAD as f64) / 1.25f64.powi(spec.nice)).round().max(15.0) as u64;
+        self.tasks.push(Task {
+            pid,
+            comm: Arc::from(spec.comm.as_str()),
+            state: TaskState::New,
+            cpu: 0,
+            affinity,
+            weight,
+            program: spec.program.clone(),
+            pc: 0,
+            loops: Vec::new(),
+            remaining_cycles: 0.0,
+            mem: 0.0,
+            rng: Rng::new(self.seed, Stream::Task(id as u32)),
+            start_ns,
+            next_period_ns: start_ns,
+            wake_ns: start_ns,
+            mark_ns: start_ns,
+            request_ns: start_ns,
+            wake_pending: false,
+            timer_gen: 0,
+            timer_cpu: 0,
+            timer_expiry_ns: 0,
+            vruntime: 0,
+            sum_exec_ns: 0,
+            prev_sum_exec_ns: 0,
+            exec_start_ns: 0,
+            avg: SchedAvg::default(),
+            needs_attach: true,
+            in_iowait: false,
+            parent,
+            live_children: 0,
+            joining: false,
+        });
+        self.live_tasks += 1;
+        id
+    }
+
+    /// wake_up_new_task(): place and enqueue a new task.
+    fn wake_up_new_task(&mut self, t: TaskId, parent_cpu: CpuId) {
+        let cpu = self.select_task_rq_fork(t, parent_cpu);
+        self.tasks[t].cpu = cpu;
+        self.tasks[t].wake_ns = self.now;
+        self.tasks[t].wake_pending = true;
+        if let Some(tr) = self.trace.as_mut() {
+            let tk = &self.tasks[t];
+            tr.sched_wakeup(self.now, parent_cpu, &tk.comm, tk.pid, cpu, true);
+        }
+        self.enqueue_task(cpu, t, EnqueueKind::New);
+        self.kick_cpu(cpu, t);
+    }
+
+    // ---- timers ----------------------------------------------------------
+
+    fn arm_task_timer(&mut self, t: TaskId, cpu: CpuId, expiry: Time) {
+        let tk = &mut self.tasks[t];
+        tk.timer_gen = tk.timer_gen.wrapping_add(1);
+        tk.timer_cpu = cpu;
+        tk.timer_expiry_ns = expiry;
+        self.rqs[cpu].timers.insert((expiry, t));
+        self.q.schedule(expiry, Event::TaskTimer { task: t as u32, gen: tk.timer_gen });
+    }
+
+    pub(crate) fn task_timer_fired(&mut self, t: TaskId) {
+        let cpu = self.tasks[t].timer_cpu;
+        let expiry = self.tasks[t].timer_expiry_ns;
+        self.rqs[cpu].timers.remove(&(expiry, t));
+        self.interrupt(cpu);
+        match self.tasks[t].state {
+            TaskState::New => self.wake_up_new_task(t, cpu),
+            TaskState::Blocked => self.try_to_wake_up(t, cpu),
+            _ => {}
+        }
+    }
+
+    // ---- running programs ------------------------------------------------
+
+    /// RunDone: continue the task's program after its segment.
+    pub(crate) fn continue_task(&mut self, cpu: CpuId, t: TaskId) {
+        match self.interpret(cpu, t) {
+            Outcome::Computing => self.start_segment(cpu),
+            Outcome::Blocked | Outcome::Yielded => self.schedule(cpu),
+        }
+    }
+
+    /// From schedule(): true if the task is now computing on `cpu`.
+    pub(crate) fn continue_task_inline(&mut self, cpu: CpuId, t: TaskId) -> bool {
+        match self.interpret(cpu, t) {
+            Outcome::Computing => {
+                self.start_segment(cpu);
+                true
+            }
+            Outcome::Blocked | Outcome::Yielded => false,
+        }
+    }
+
+    /// Execute ops of running task `t` until it computes or blocks.
+    fn interpret(&mut self, cpu: CpuId, t: TaskId) -> Outcome {
+        let program = self.tasks[t].program.clone();
+        let mut budget = MAX_ZERO_TIME_OPS;
+        loop {
+            budget -= 1;
+            assert!(
+                budget > 0,
+                "task {} ({}) executed {MAX_ZERO_TIME_OPS} ops without taking time at {} ns: its program spins",
+                self.tasks[t].comm,
+                self.tasks[t].pid,
+                self.now
+            );
+            let pc = self.tasks[t].pc;
+            let Some(op) = program.ops.get(pc) else {
+                self.task_exit(cpu, t);
+                return Outcome::Blocked;
+            };
+            self.tasks[t].pc = pc + 1;
+            match *op {
+                Op::Run { cycles, mem } => {
+                    let c = cycles.sample(&mut self.tasks[t].rng).max(0.0);
+                    if c > 0.0 {
+                        self.tasks[t].remaining_cycles = c;
+                        self.tasks[t].mem = mem;
+                        return Outcome::Computing;
+                    }
+                }
+                Op::Sleep { ns } => {
+                    let d = ns.sample(&mut self.tasks[t].rng).max(0.0) as u64;
+                    self.block(cpu, t);
+                    self.arm_task_timer(t, cpu, self.now + d.max(1));
+                    return Outcome::Blocked;
+                }
+                Op::Timer { period_ns } => {
+                    let tk = &mut self.tasks[t];
+                    let expiry = tk.next_period_ns + period_ns;
+                    tk.next_period_ns = expiry;
+                    if expiry > self.now {
+                        self.block(cpu, t);
+                        self.arm_task_timer(t, cpu, expiry);
+                        return Outcome::Blocked;
+                    }
+                    // Late: the period already started.
+                    tk.wake_ns = expiry;
+                }
+                Op::Io { device, kind, bytes } => {
+                    self.block(cpu, t);
+                    self.tasks[t].in_iowait = true;
+                    self.rqs[cpu].nr_iowait += 1;
+                    self.io_submit(device as usize, t, kind, bytes, cpu);
+                    return Outcome::Blocked;
+                }
+                Op::Send { chan, bytes } => {
+                    if !self.chan_send(cpu, chan as usize, t, bytes, self.now) {
+                        return Outcome::Blocked;
+                    }
+                }
+                Op::Recv { chan } => {
+                    if !self.chan_recv(cpu, chan as usize, t) {
+                        return Outcome::Blocked;
+                    }
+                }
+                Op::Lock { mutex } => {
+                    let m = &mut self.mutexes[mutex as usize];
+                    if m.owner.is_none() {
+                        m.owner = Some(t);
+                    } else {
+                        m.waiters.push_back(t);
+                        self.block(cpu, t);
+                        return Outcome::Blocked;
+                    }
+                }
+                Op::Unlock { mutex } => {
+                    let m = &mut self.mutexes[mutex as usize];
+                    if m.owner == Some(t) {
+                        m.owner = m.waiters.pop_front();
+                        if let Some(w) = m.owner {
+                            self.try_to_wake_up(w, cpu);
+                        }
+                    }
+                }
+                Op::Fork { template, count } => {
+                    let spec = self.templates[template as usize].clone();
+                    let affinity = self.affinity_mask(&spec).unwrap_or(None);
+                    for _ in 0..count {
+                        let c = self.new_task(&spec, affinity, Some(t), self.now);
+                        self.tasks[t].live_children += 1;
+                        self.wake_up_new_task(c, cpu);
+                    }
+                    if self.rqs[cpu].curr != Some(t) {
+                        return Outcome::Yielded;
+                    }
+                }
+                Op::Join => {
+                    if self.tasks[t].live_children > 0 {
+                        self.tasks[t].joining = true;
+                        self.block(cpu, t);
+                        return Outcome::Blocked;
+                    }
+                }
+                Op::Exit => {
+                    self.task_exit(cpu, t);
+                    return Outcome::Blocked;
+                }
+                Op::Loop { count, end } => {
+                    if count == Some(0) {
+                        self.tasks[t].pc = end as usize + 1;
+                    } else {
+                        self.tasks[t].loops.push((pc, count));
+                    }
+                }
+                Op::EndLoop { start } => {
+                    let tk = &mut self.tasks[t];
+                    if let Some(top) = tk.loops.last_mut() {
+                        debug_assert_eq!(top.0, start as usize);
+                        match &mut top.1 {
+                            None => tk.pc = start as usize + 1,
+                            Some(n) if *n > 1 => {
+                                *n -= 1;
+                                tk.pc = start as usize + 1;
+                            }
+                            Some(_) => {
+                                tk.loops.pop();
+                            }
+                        }
+                    }
+                }
+                Op::Mark => self.tasks[t].mark_ns = self.now,
+                Op::Record { series, since, deadline_ns } => {
+                    let tk = &self.tasks[t];
+                    let from = match since {
+                        Since::Wake => tk.wake_ns,
+                        Since::Mark => tk.mark_ns,
+                        Since::Request => tk.request_ns,
+                    };
+                    let v = self.now.saturating_sub(from);
+                    self.record.series[series as usize].record(v);
+                    if deadline_ns.is_some_and(|d| v > d) {
+                        self.record.deadline_misses[series as usize] += 1;
+                    }
+                }
+                Op::Count { counter, amount } => self.record.counters[counter as usize] += amount,
+                Op::Yield => {
+                    if !self.rqs[cpu].tree.is_empty() {
+                        // sched_yield: go behind everyone queued.
+                        let last = self.rqs[cpu].tree.last().map_or(0, |&(v, _)| v);
+                        self.update_curr(cpu);
+                        let tk = &mut self.tasks[t];
+                        tk.vruntime = tk.vruntime.max(last + 1);
+                        return Outcome::Yielded;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The running task blocks (sleep, IO, message, lock, join).
+    fn block(&mut self, cpu: CpuId, t: TaskId) {
+        self.dequeue_task(cpu, t, true);
+    }
+
+    fn task_exit(&mut self, cpu: CpuId, t: TaskId) {
+        self.dequeue_task(cpu, t, true);
+        self.tasks[t].state = TaskState::Dead;
+        if let Some(tr) = self.trace.as_mut() {
+            let tk = &self.tasks[t];
+            tr.sched_process_exit(self.now, cpu, &tk.comm, tk.pid);
+        }
+        self.live_tasks -= 1;
+        if let Some(p) = self.tasks[t].parent {
+            let pt = &mut self.tasks[p];
+            pt.live_children -= 1;
+            if pt.live_children == 0 && pt.joining {
+                pt.joining = false;
+                self.try_to_wake_up(p, cpu);
+            }
+        }
+    }
+
+    // ---- channels ----------------------------------------------------------
+
+    /// Returns false if the sender blocked.
+    fn chan_send(&mut self, cpu: CpuId, chan: usize, t: TaskId, bytes: u64, stamp: Time) -> bool {
+        let ch = &mut self.chans[chan];
+        if ch.used_bytes > 0 && ch.used_bytes + bytes > ch.capacity_bytes {
+            ch.senders.push_back((t, bytes));
+            self.block(cpu, t);
+            return false;
+        }
+        ch.used_bytes += bytes;
+        ch.messages.push_back((bytes, stamp));
+        if let Some(r) = ch.receivers.pop_front() {
+            self.deliver(chan, r);
+            self.try_to_wake_up(r, cpu);
+        }
+        true
+    }
+
+    /// Returns false if the receiver blocked.
+    fn chan_recv(&mut self, cpu: CpuId, chan: usize, t: TaskId) -> bool {
+        if self.chans[chan].messages.is_empty() {
+            self.chans[chan].receivers.push_back(t);
+            self.block(cpu, t);
+            return false;
+        }
+        self.deliver(chan, t);
+        // Room freed: let a blocked sender in.
+        if let Some(&(s, bytes)) = self.chans[chan].senders.front() {
+            let ch = &mut self.chans[chan];
+            if ch.used_bytes == 0 || ch.used_bytes + bytes <= ch.capacity_bytes {
+                ch.senders.pop_front();
+                ch.used_bytes += bytes;
+                ch.messages.push_back((bytes, self.now));
+                self.try_to_wake_up(s, cpu);
+            }
+        }
+        true
+    }
+
+    /// Hand the oldest message of `chan` to task `t`.
+    fn deliver(&mut self, chan: usize, t: TaskId) {
+        if let Some((bytes, stamp)) = self.chans[chan].messages.pop_front() {
+            self.chans[chan].used_bytes -= bytes;
+            self.tasks[t].request_ns = stamp;
+        }
+    }
+
+    // ---- devices -------------------------------------------------------------
+
+    fn io_submit(&mut self, dev: usize, t: TaskId, kind: IoKind, bytes: u64, cpu: CpuId) {
+        let d = &mut self.devices[dev];
+        if let Some(slot) = d.slots.iter().position(Option::is_none) {
+            d.slots[slot] = Some((t, cpu));
+            d.busy += 1;
+            let service = self.service_time(dev, kind, bytes);
+            self.q.schedule(self.now + service, Event::IoDone { device: dev as u32, slot: slot as u32 });
+        } else {
+            d.queue.push_back((t, kind, bytes, cpu));
+        }
+    }
+
+    fn service_time(&mut self, dev: usize, kind: IoKind, bytes: u64) -> u64 {
+        let spec = &self.plat.devices[dev];
+        let base = match kind {
+            IoKind::Read => spec.read_ns,
+            IoKind::Write => spec.write_ns,
+            IoKind::Flush => spec.flush_ns,
+        } as f64;
+        let extra = bytes.saturating_sub(spec.block_bytes) as f64 / spec.bytes_per_us * 1e3;
+        let mean = base + if kind == IoKind::Flush { 0.0 } else { extra };
+        let cv = spec.service_cv;
+        let d = &mut self.devices[dev];
+        d.rng.lognormal(mean, cv).max(1.0) as u64
+    }
+
+    pub(crate) fn io_done(&mut self, dev: usize, slot: usize) {
+        let Some((t, cpu)) = self.devices[dev].slots[slot].take() else { return };
+        self.devices[dev].busy -= 1;
+        if let Some((nt, kind, bytes, ncpu)) = self.devices[dev].queue.pop_front() {
+            self.devices[dev].slots[slot] = Some((nt, ncpu));
+            self.devices[dev].busy += 1;
+            let service = self.service_time(dev, kind, bytes);
+            self.q.schedule(self.now + service, Event::IoDone { device: dev as u32, slot: slot as u32 });
+        }
+        let prev = self.tasks[t].cpu;
+        self.rqs[prev].nr_iowait -= 1;
+        self.interrupt(cpu);
+        self.try_to_wake_up(t, cpu);
+    }
+
+    // ---- request sources -------------------------------------------------------
+
+    fn schedule_arrival(&mut self, src: usize) {
+        let s = &mut self.sources[src];
+        let mean_ns = 1e9 / s.rate_per_s;
+        let gap = match s.arrivals {
+            Arrivals::Constant => mean_ns,
+            Arrivals::Poisson => s.rng.exp(mean_ns),
+        };
+        self.q.schedule(self.now + gap.max(1.0) as u64, Event::Arrival { source: src as u32 });
+    }
+
+    pub(crate) fn source_arrival(&mut self, src: usize) {
+        let chan = self.sources[src].chan as usize;
+        let now = self.now;
+        let ch = &mut self.chans[chan];
+        ch.used_bytes += 1;
+        ch.messages.push_back((1, now));
+        if let Some(r) = ch.receivers.pop_front() {
+            self.deliver(chan, r);
+            // The request arrives by network interrupt on the receiver's CPU.
+            let cpu = self.tasks[r].cpu;
+            self.interrupt(cpu);
+            self.try_to_wake_up(r, cpu);
+        }
+        self.schedule_arrival(src);
+    }
+}

@@ -1,0 +1,173 @@
+//! The language tasks are written in.
+//!
+//! A task runs a [`Program`]: a flat list of [`Op`]s with loops compiled to
+//! jumps. The engine interprets it one op at a time (`workload::exec`). Work
+//! is counted in cycles at the CPU type's reference frequency (its base,
+//! P1, frequency) with a memory-bound fraction `mem` of the time that does
+//! not speed up with the clock:
+//!
+//! ```text
+//!   time(f) = cycles / f_ref · (mem + (1 − mem) · f_ref / f)
+//! ```
+//!
+//! so pure compute (`mem = 0`) takes time ∝ 1/f and fully memory-bound work
+//! (`mem = 1`) takes the same time at every frequency.
+
+use crate::sim::rng::Rng;
+
+/// A random or fixed quantity (cycles, ns, bytes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Dist {
+    Fixed(f64),
+    Uniform { lo: f64, hi: f64 },
+    Exp { mean: f64 },
+    LogNormal { mean: f64, cv: f64 },
+}
+
+impl Dist {
+    pub fn sample(&self, rng: &mut Rng) -> f64 {
+        match *self {
+            Dist::Fixed(v) => v,
+            Dist::Uniform { lo, hi } => lo + (hi - lo) * rng.f64(),
+            Dist::Exp { mean } => rng.exp(mean),
+            Dist::LogNormal { mean, cv } => rng.lognormal(mean, cv),
+        }
+    }
+
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Dist::Fixed(v) => v,
+            Dist::Uniform { lo, hi } => (lo + hi) / 2.0,
+            Dist::Exp { mean } | Dist::LogNormal { mean, .. } => mean,
+        }
+    }
+
+    pub fn scaled(self, k: f64) -> Dist {
+        match self {
+            Dist::Fixed(v) => Dist::Fixed(v * k),
+            Dist::Uniform { lo, hi } => Dist::Uniform { lo: lo * k, hi: hi * k },
+            Dist::Exp { mean } => Dist::Exp { mean: mean * k },
+            Dist::LogNormal { mean, cv } => Dist::LogNormal { mean: mean * k, cv },
+        }
+    }
+}
+
+/// Kinds of block IO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoKind {
+    Read,
+    Write,
+    /// A cache flush (fsync's barrier).
+    Flush,
+}
+
+/// What a recorded interval is measured from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Since {
+    /// The task's last wakeup (a timer expiry, a message, an IO completion).
+    Wake,
+    /// The task's last `Mark`.
+    Mark,
+    /// Arrival of the request the task last received from a source.
+    Request,
+}
+
+/// One instruction of a task program.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Compute for `cycles` (at the reference frequency), `mem` of it
+    /// memory-bound.
+    Run { cycles: Dist, mem: f64 },
+    /// Sleep for a relative time.
+    Sleep { ns: Dist },
+    /// Sleep until the next multiple of `period_ns` since the task started
+    /// (rt-app's `timer`: absolute periodic, no drift).
+    Timer { period_ns: u64 },
+    /// Submit a request to a device and wait for it in iowait.
+    Io { device: u32, kind: IoKind, bytes: u64 },
+    /// Put a message in a channel; blocks while the channel is full.
+    Send { chan: u32, bytes: u64 },
+    /// Take a message from a channel; blocks while it is empty.
+    Recv { chan: u32 },
+    Lock { mutex: u32 },
+    Unlock { mutex: u32 },
+    /// Start `count` tasks from template `template`.
+    Fork { template: u32, count: u32 },
+    /// Wait until every task this task forked has exited.
+    Join,
+    Exit,
+    /// Start of a loop body; `count` None loops forever. `end` is the index
+    /// of the matching `EndLoop`.
+    Loop { count: Option<u64>, end: u32 },
+    /// End of a loop body; jumps back to `start` + 1 while iterations remain.
+    EndLoop { start: u32 },
+    /// Remember now as the task's mark.
+    Mark,
+    /// Record now − `since` into latency series `series`; counts a miss when
+    /// the value exceeds `deadline_ns`.
+    Record { series: u16, since: Since, deadline_ns: Option<u64> },
+    /// Add `amount` to counter `counter`.
+    Count { counter: u16, amount: u64 },
+    /// Give up the CPU (sched_yield).
+    Yield,
+}
+
+/// A compiled task program.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Program {
+    pub ops: Vec<Op>,
+}
+
+/// Builds programs with structured loops.
+#[derive(Debug, Default)]
+pub struct ProgramBuilder {
+    ops: Vec<Op>,
+}
+
+impl ProgramBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn op(&mut self, op: Op) -> &mut Self {
+        self.ops.push(op);
+        self
+    }
+
+    pub fn run(&mut self, cycles: Dist, mem: f64) -> &mut Self {
+        self.op(Op::Run { cycles, mem })
+    }
+
+    pub fn sleep(&mut self, ns: Dist) -> &mut Self {
+        self.op(Op::Sleep { ns })
+    }
+
+    pub fn timer(&mut self, period_ns: u64) -> &mut Self {
+        self.op(Op::Timer { period_ns })
+    }
+
+    pub fn record(&mut self, series: u16, since: Since, deadline_ns: Option<u64>) -> &mut Self {
+        self.op(Op::Record { series, since, deadline_ns })
+    }
+
+    pub fn count(&mut self, counter: u16, amount: u64) -> &mut Self {
+        self.op(Op::Count { counter, amount })
+    }
+
+    /// `count` None repeats forever.
+    pub fn repeat(&mut self, count: Option<u64>, body: impl FnOnce(&mut Self)) -> &mut Self {
+        let start = self.ops.len();
+        self.ops.push(Op::Loop { count, end: 0 });
+        body(self);
+        let end = self.ops.len();
+        self.ops.push(Op::EndLoop { start: start as u32 });
+        self.ops[start] = Op::Loop { count, end: end as u32 };
+        self
+    }
+
+    pub fn build(&mut self) -> Program {
+        Program {
+            ops: std::mem::take(&mut self.ops),
+        }
+    }
+}

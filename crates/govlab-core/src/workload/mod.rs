@@ -1,0 +1,225 @@
+//! Workloads: what the simulated machine runs, and what it measures.
+//!
+//! A workload model turns its parameters into a [`Setup`] (task programs,
+//! channels, locks, request sources, named latency series and counters)
+//! and, after the run, turns the [`Record`] the engine kept into metrics
+//! with units and one primary metric with its direction.
+//!
+//! Built-in models live one per file (`cpu_bound.rs`, `periodic.rs`, ...);
+//! `file.rs` reads the same language from TOML.
+
+pub mod cpu_bound;
+pub mod exec;
+pub mod file;
+pub mod lang;
+pub mod periodic;
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::metrics::hist::Histogram;
+use crate::params::Spec;
+use crate::platform::{CpuId, Platform};
+use crate::sim::rng::Rng;
+
+pub use lang::{Dist, IoKind, Op, Program, ProgramBuilder, Since};
+
+/// A task to start at time 0, or (for templates) when forked.
+#[derive(Debug, Clone)]
+pub struct TaskSpec {
+    /// Command name, as `comm` in traces (at most 15 bytes shown by the kernel).
+    pub comm: String,
+    pub program: Arc<Program>,
+    /// Allowed CPUs; None = all.
+    pub affinity: Option<Vec<CpuId>>,
+    /// Nice value, -20..=19.
+    pub nice: i32,
+    /// Number of identical tasks.
+    pub instances: u32,
+    /// Delay before the first instance starts, ns; instance i starts at
+    /// `start_ns + i * stagger_ns`.
+    pub start_ns: u64,
+    pub stagger_ns: u64,
+}
+
+impl TaskSpec {
+    pub fn new(comm: impl Into<String>, program: Program) -> Self {
+        TaskSpec {
+            comm: comm.into(),
+            program: Arc::new(program),
+            affinity: None,
+            nice: 0,
+            instances: 1,
+            start_ns: 0,
+            stagger_ns: 0,
+        }
+    }
+}
+
+/// A pipe or socket between tasks.
+#[derive(Debug, Clone)]
+pub struct ChannelSpec {
+    pub name: String,
+    /// Bytes the channel buffers before senders block (a pipe holds 64 KiB).
+    pub capacity_bytes: u64,
+}
+
+/// How an open-loop source spaces its requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrivals {
+    Constant,
+    Poisson,
+}
+
+/// An open-loop request source feeding a channel at a target rate.
+#[derive(Debug, Clone)]
+pub struct SourceSpec {
+    pub name: String,
+    pub rate_per_s: f64,
+    pub arrivals: Arrivals,
+    pub chan: u32,
+}
+
+/// Everything the engine needs to start a workload.
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    pub tasks: Vec<TaskSpec>,
+    /// Programs started by `Fork`, by index.
+    pub templates: Vec<TaskSpec>,
+    pub channels: Vec<ChannelSpec>,
+    pub mutexes: u32,
+    pub sources: Vec<SourceSpec>,
+    /// Names of latency series (`Record` ops), by index.
+    pub series: Vec<String>,
+    /// Names of counters (`Count` ops), by index.
+    pub counters: Vec<String>,
+}
+
+/// What the engine kept about the workload during a run.
+#[derive(Debug, Clone, Default)]
+pub struct Record {
+    /// Simulated time the workload ran, ns.
+    pub elapsed_ns: u64,
+    /// Per latency series.
+    pub series: Vec<Histogram>,
+    pub deadline_misses: Vec<u64>,
+    pub counters: Vec<u64>,
+    /// Cycles retired by all tasks (reference-frequency cycles, including
+    /// segments cut short by the end of the run).
+    pub cycles_retired: f64,
+    /// Time from wakeup to running, every wakeup of every task.
+    pub wakeup_latency: Histogram,
+    /// Whether every task exited before the duration ran out.
+    pub finished: bool,
+}
+
+/// Whether a metric improves when it goes down or up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+impl Better {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Better::Lower => "lower",
+            Better::Higher => "higher",
+        }
+    }
+}
+
+/// One workload metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    pub name: String,
+    pub value: f64,
+    pub unit: &'static str,
+    pub better: Better,
+}
+
+impl Metric {
+    pub fn new(name: impl Into<String>, value: f64, unit: &'static str, better: Better) -> Self {
+        Metric {
+            name: name.into(),
+            value,
+            unit,
+            better,
+        }
+    }
+}
+
+/// A configured workload model.
+pub trait Workload: Send {
+    /// Tasks, channels and series to create on `platform`; `rng` is the
+    /// workload's own stream (start phases, sizes).
+    fn setup(&self, platform: &Platform, rng: &mut Rng) -> Result<Setup>;
+    /// Metrics from what happened; the primary one is named by
+    /// [`Workload::primary`].
+    fn metrics(&self, record: &Record) -> Vec<Metric>;
+    /// Name of the primary metric.
+    fn primary(&self) -> &str;
+    /// The resolved parameters, for `--show-config` and result keys.
+    fn resolved(&self) -> Vec<(String, String)>;
+}
+
+/// A parameter as `govlab list workloads` shows it.
+#[derive(Debug, Clone)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+/// A registry entry.
+pub struct WorkloadInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub metric: &'static str,
+    pub params: &'static [ParamInfo],
+    pub build: fn(&Spec) -> Result<Box<dyn Workload>>,
+}
+
+/// Every built-in workload model.
+pub fn registry() -> &'static [WorkloadInfo] {
+    &[cpu_bound::INFO, periodic::INFO]
+}
+
+/// Build a workload from its spec: a registry name, or a path to a TOML
+/// workload file (`path=FILE` or a name ending in `.toml`).
+pub fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
+    if std::path::Path::new(&spec.name)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+    {
+        return file::FileWorkload::load(spec);
+    }
+    match registry().iter().find(|w| w.name == spec.name) {
+        Some(info) => (info.build)(spec),
+        None => Err(Error::UnknownName {
+            kind: "workload",
+            name: spec.name.clone(),
+            choices: registry()
+                .iter()
+                .map(|w| w.name.to_string())
+                .chain(std::iter::once("PATH.toml (a workload file)".to_string()))
+                .collect(),
+        }),
+    }
+}
+
+/// Cycles at a CPU type's reference frequency that take `ns` at `khz`
+/// when purely compute-bound.
+pub fn cycles_for_ns_at(ns: f64, khz: u32) -> f64 {
+    ns * f64::from(khz) / 1e6
+}
+
+/// Standard latency metrics of one series, in µs.
+pub fn latency_metrics(prefix: &str, h: &Histogram, out: &mut Vec<Metric>) {
+    let us = |v: f64| v / 1e3;
+    out.push(Metric::new(format!("{prefix}_mean_us"), us(h.mean()), "us", Better::Lower));
+    out.push(Metric::new(format!("{prefix}_p50_us"), us(h.percentile(50.0)), "us", Better::Lower));
+    out.push(Metric::new(format!("{prefix}_p99_us"), us(h.percentile(99.0)), "us", Better::Lower));
+    out.push(Metric::new(format!("{prefix}_p99.9_us"), us(h.percentile(99.9)), "us", Better::Lower));
+    out.push(Metric::new(format!("{prefix}_max_us"), us(h.max as f64), "us", Better::Lower));
+}

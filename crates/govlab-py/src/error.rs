@@ -1,0 +1,143 @@
+//! The exception hierarchy, and the one mapping from [`govlab_core::Error`].
+//!
+//! ```text
+//! Exception
+//! └── GovlabError
+//!     ├── UnknownNameError                  Error::UnknownName
+//!     ├── InvalidValueError  (+ ValueError) Error::InvalidValue
+//!     ├── UnknownKeyError    (+ ValueError) Error::UnknownKey
+//!     ├── FileFormatError                   Error::File
+//!     ├── TraceError                        Error::Trace
+//!     └── UnsupportedError                  Error::Unsupported
+//! Error::Io          -> FileNotFoundError / PermissionError / OSError, by io::ErrorKind
+//! Error::Interrupted -> KeyboardInterrupt
+//! ```
+//!
+//! `UnknownKeyError` is a `ValueError`, not a `KeyError`: the key sits inside a
+//! spec string the caller wrote (`performance:foo=1`), and `str()` of a
+//! `KeyError` quotes its message, which would garble the CLI's error line.
+//!
+//! Every message is the engine's own `Display` text; nothing is reworded here.
+//! The classes' `__module__` is `govlab`, where `python/govlab` re-exports them.
+
+use std::io::ErrorKind;
+
+use govlab_core::Error;
+use pyo3::create_exception;
+use pyo3::exceptions::{
+    PyException, PyFileNotFoundError, PyKeyboardInterrupt, PyOSError, PyPermissionError,
+    PyValueError,
+};
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyDict, PyType};
+
+create_exception!(
+    govlab,
+    GovlabError,
+    PyException,
+    "Base class of every error govlab raises."
+);
+create_exception!(
+    govlab,
+    UnknownNameError,
+    GovlabError,
+    "A platform, workload, governor or other name that govlab does not know."
+);
+create_exception!(
+    govlab,
+    FileFormatError,
+    GovlabError,
+    "A platform or workload file that cannot be used (syntax or content)."
+);
+create_exception!(
+    govlab,
+    TraceError,
+    GovlabError,
+    "A trace that cannot be read."
+);
+create_exception!(
+    govlab,
+    UnsupportedError,
+    GovlabError,
+    "A governor requirement that the platform's cpufreq driver cannot meet."
+);
+
+/// Classes with two bases, which `create_exception!` cannot make: built once
+/// by calling `type(name, (GovlabError, ValueError), ns)`.
+static INVALID_VALUE_ERROR: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+static UNKNOWN_KEY_ERROR: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+
+fn value_error_class<'py>(
+    py: Python<'py>,
+    cell: &'static GILOnceCell<Py<PyType>>,
+    name: &str,
+    doc: &str,
+) -> PyResult<Bound<'py, PyType>> {
+    let class = cell.get_or_try_init(py, || {
+        let bases = (py.get_type::<GovlabError>(), py.get_type::<PyValueError>());
+        let ns = PyDict::new(py);
+        ns.set_item("__module__", "govlab")?;
+        ns.set_item("__doc__", doc)?;
+        let class = py.get_type::<PyType>().call1((name, bases, ns))?;
+        Ok::<_, PyErr>(class.downcast_into::<PyType>()?.unbind())
+    })?;
+    Ok(class.bind(py).clone())
+}
+
+fn invalid_value_error(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+    value_error_class(
+        py,
+        &INVALID_VALUE_ERROR,
+        "InvalidValueError",
+        "A tunable or parameter value outside what it accepts; also a ValueError.",
+    )
+}
+
+fn unknown_key_error(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+    value_error_class(
+        py,
+        &UNKNOWN_KEY_ERROR,
+        "UnknownKeyError",
+        "A tunable or parameter key that its owner does not have; also a ValueError.",
+    )
+}
+
+/// The Python exception for an engine error.
+pub(crate) fn to_py(err: Error) -> PyErr {
+    let msg = err.to_string();
+    match err {
+        Error::UnknownName { .. } => UnknownNameError::new_err(msg),
+        Error::InvalidValue { .. } => Python::with_gil(|py| match invalid_value_error(py) {
+            Ok(class) => PyErr::from_type(class, msg),
+            Err(e) => e,
+        }),
+        Error::UnknownKey { .. } => Python::with_gil(|py| match unknown_key_error(py) {
+            Ok(class) => PyErr::from_type(class, msg),
+            Err(e) => e,
+        }),
+        Error::File { .. } => FileFormatError::new_err(msg),
+        Error::Trace { .. } => TraceError::new_err(msg),
+        Error::Io { source, .. } => match source.kind() {
+            ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+            ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
+            _ => PyOSError::new_err(msg),
+        },
+        Error::Unsupported(_) => UnsupportedError::new_err(msg),
+        Error::Interrupted => PyKeyboardInterrupt::new_err(()),
+        _ => GovlabError::new_err(msg),
+    }
+}
+
+/// Add the exception classes to the module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("GovlabError", py.get_type::<GovlabError>())?;
+    m.add("UnknownNameError", py.get_type::<UnknownNameError>())?;
+    m.add("InvalidValueError", invalid_value_error(py)?)?;
+    m.add("UnknownKeyError", unknown_key_error(py)?)?;
+    m.add("FileFormatError", py.get_type::<FileFormatError>())?;
+    m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
+    Ok(())
+}

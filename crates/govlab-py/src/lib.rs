@@ -1,0 +1,108 @@
+//! `govlab._core`: the private native module behind `python/govlab`.
+//!
+//! Conversion only (design/STYLE.md, "Bindings only convert"): each function
+//! takes Python arguments, calls [`govlab_core::api`], and maps the error with
+//! [`error::to_py`]. Configs and results cross as JSON text, which the Python
+//! package builds and parses; defaults and validation live in the engine.
+//!
+//! `run` releases the GIL for the whole simulation. While it runs, the engine
+//! reports progress through a callback; at most every [`CHECK_EVERY`] of wall
+//! time that callback takes the GIL back, runs Python's signal handlers (so
+//! Ctrl-C works) and calls the caller's progress function. Wall time is read
+//! here, never in the engine.
+
+mod error;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use pyo3::prelude::*;
+
+/// How often, in wall time, a running simulation takes the GIL back.
+const CHECK_EVERY: Duration = Duration::from_millis(100);
+
+/// Run one simulation described by `config_json`; returns the result as JSON.
+///
+/// `progress(done_ns, total_ns)` is called with simulated nanoseconds. An
+/// exception from a signal handler (Ctrl-C) or from `progress` stops the run
+/// and is raised here.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
+#[pyo3(signature = (config_json, trace_path=None, progress=None))]
+fn run(
+    py: Python<'_>,
+    config_json: &str,
+    trace_path: Option<PathBuf>,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let mut check = Check::new(progress);
+    let result = py.allow_threads(|| {
+        govlab_core::api::run_json(
+            config_json,
+            trace_path.as_deref(),
+            Some(&mut |d, t| check.tick(d, t)),
+        )
+    });
+    match check.pending {
+        Some(err) => Err(err),
+        None => result.map_err(error::to_py),
+    }
+}
+
+/// The catalogue of `kind` ("platforms", "workloads", "governors") as JSON.
+#[pyfunction]
+#[pyo3(name = "list")]
+fn list_(kind: &str) -> PyResult<String> {
+    govlab_core::api::list_json(kind).map_err(error::to_py)
+}
+
+/// The resolved tunables and parameters of the run `config_json` describes, as JSON.
+#[pyfunction]
+fn show_config(config_json: &str) -> PyResult<String> {
+    govlab_core::api::show_config_json(config_json).map_err(error::to_py)
+}
+
+/// The engine's progress callback, throttled to [`CHECK_EVERY`].
+struct Check {
+    progress: Option<PyObject>,
+    last: Instant,
+    /// The first Python exception seen; once set, the engine is told to stop.
+    pending: Option<PyErr>,
+}
+
+impl Check {
+    fn new(progress: Option<PyObject>) -> Self {
+        Check {
+            progress,
+            last: Instant::now(),
+            pending: None,
+        }
+    }
+
+    /// Returns false to stop the run.
+    fn tick(&mut self, done_ns: u64, total_ns: u64) -> bool {
+        if self.pending.is_some() {
+            return false;
+        }
+        if self.last.elapsed() < CHECK_EVERY && done_ns < total_ns {
+            return true;
+        }
+        self.last = Instant::now();
+        let outcome = Python::with_gil(|py| {
+            py.check_signals()?;
+            self.progress
+                .as_ref()
+                .map_or(Ok(()), |f| f.call1(py, (done_ns, total_ns)).map(drop))
+        });
+        outcome.map_err(|e| self.pending = Some(e)).is_ok()
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", govlab_core::api::VERSION)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(list_, m)?)?;
+    m.add_function(wrap_pyfunction!(show_config, m)?)?;
+    error::register(m)
+}

@@ -1,0 +1,45 @@
+"""govlab: a laboratory for Linux cpufreq and cpuidle governors.
+
+Simulates a machine, a Linux-like scheduler and a workload under a cpufreq and
+a cpuidle governor, deterministically for a given seed::
+
+    import govlab
+
+    r = govlab.run(workload="periodic:tasks=4,run_us=2000,period_us=10000",
+                   cpufreq="powersave", duration="5s")
+    r.primary_metric, r.energy_j   # headline figures
+    r.cpus, r.idle_states          # pandas DataFrames
+    r.to_dict()                    # the engine's whole result
+
+The engine is Rust (``crates/govlab-core``), reached through the private
+module ``govlab._core``.
+"""
+
+from govlab._core import __version__
+from govlab.api import list_governors, list_platforms, list_workloads, run
+from govlab.exceptions import (
+    FileFormatError,
+    GovlabError,
+    InvalidValueError,
+    TraceError,
+    UnknownKeyError,
+    UnknownNameError,
+    UnsupportedError,
+)
+from govlab.result import Result
+
+__all__ = [
+    "run",
+    "Result",
+    "list_platforms",
+    "list_workloads",
+    "list_governors",
+    "GovlabError",
+    "UnknownNameError",
+    "InvalidValueError",
+    "UnknownKeyError",
+    "FileFormatError",
+    "TraceError",
+    "UnsupportedError",
+    "__version__",
+]

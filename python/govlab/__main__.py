@@ -1,0 +1,5 @@
+"""``python -m govlab``: the same as the ``govlab`` command."""
+
+from govlab.cli import main
+
+raise SystemExit(main())

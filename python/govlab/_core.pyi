@@ -1,0 +1,55 @@
+"""Type stub of govlab's native module (crates/govlab-py). Private: use ``govlab``.
+
+Configs and results cross as JSON text; ``govlab.api`` builds and parses them.
+"""
+
+from collections.abc import Callable
+from os import PathLike
+
+__version__: str
+
+def run(
+    config_json: str,
+    trace_path: str | PathLike[str] | None = None,
+    progress: Callable[[int, int], object] | None = None,
+) -> str:
+    """Run one simulation; return the result as JSON text.
+
+    ``config_json`` is an object with the keys platform, workload, cpufreq,
+    cpuidle (``NAME[:k=v,...]`` spec strings), duration (``"10s"``) and seed.
+    The GIL is released while the simulation runs. About every 100 ms of wall
+    time the binding runs Python's signal handlers and calls
+    ``progress(done_ns, total_ns)`` in simulated nanoseconds (also once when
+    the run is complete, if the engine reports it); its return value is
+    ignored. An exception from either stops the run and is raised here.
+    """
+
+def list(kind: str) -> str:
+    """The catalogue of ``kind`` (``"platforms"``, ``"workloads"`` or
+    ``"governors"``) as a JSON list of ``{"name", "description", "kind"?,
+    "params": [{"name", "default", "help"}]}``."""
+
+def show_config(config_json: str) -> str:
+    """The resolved tunables and parameters of the run ``config_json``
+    describes, as JSON, without running it."""
+
+class GovlabError(Exception):
+    """Base class of every error govlab raises."""
+
+class UnknownNameError(GovlabError):
+    """A platform, workload, governor or other name that govlab does not know."""
+
+class InvalidValueError(GovlabError, ValueError):
+    """A tunable or parameter value outside what it accepts."""
+
+class UnknownKeyError(GovlabError, ValueError):
+    """A tunable or parameter key that its owner does not have."""
+
+class FileFormatError(GovlabError):
+    """A platform or workload file that cannot be used (syntax or content)."""
+
+class TraceError(GovlabError):
+    """A trace that cannot be read."""
+
+class UnsupportedError(GovlabError):
+    """A governor requirement that the platform's cpufreq driver cannot meet."""

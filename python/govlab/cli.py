@@ -1,0 +1,325 @@
+"""The ``govlab`` command.
+
+    govlab run  [--platform SPEC] [--workload SPEC] [--cpufreq SPEC] [--cpuidle SPEC]
+                [--duration TIME] [--seed N] [--format text|json] [--trace FILE]
+                [--show-config]
+    govlab list platforms|workloads|governors
+
+Exit status: 0 on success; 2 on bad input (argparse's own message for a bad
+option, ``govlab: error: ...`` for anything the engine or our own checks
+reject); 130 when interrupted. Output is built completely before anything is
+written to stdout, so a failed run writes nothing there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from govlab import __version__, api
+from govlab.exceptions import GovlabError
+from govlab.result import Result, avg_khz
+
+__all__ = ["main", "format_text", "format_list"]
+
+#: Wall seconds a run must last before its progress bar appears.
+PROGRESS_DELAY_S = 2.0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse printed its message (or --help, --version)
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    try:
+        out = args.handler(args)
+    except KeyboardInterrupt:
+        print("govlab: interrupted", file=sys.stderr)
+        return 130
+    except (GovlabError, OSError, ValueError) as e:
+        print(f"govlab: error: {str(e) or type(e).__name__}", file=sys.stderr)
+        return 2
+    return _write(out)
+
+
+# --- commands ----------------------------------------------------------------
+
+
+def _cmd_run(args: argparse.Namespace) -> str:
+    config = {
+        "platform": args.platform,
+        "workload": args.workload,
+        "cpufreq": args.cpufreq,
+        "cpuidle": args.cpuidle,
+        "duration": args.duration,
+        "seed": args.seed,
+    }
+    if args.show_config:
+        return json.dumps(api.show_config(**config), indent=2) + "\n"
+    progress = _ProgressBar() if sys.stderr.isatty() else None
+    try:
+        result = api.run(**config, trace=args.trace, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    if args.format == "json":
+        return json.dumps(result.to_dict(), indent=2, sort_keys=False) + "\n"
+    return format_text(result)
+
+
+def _cmd_list(args: argparse.Namespace) -> str:
+    listing: dict[str, Callable[[], Any]] = {
+        "platforms": api.list_platforms,
+        "workloads": api.list_workloads,
+        "governors": api.list_governors,
+    }
+    return format_list(listing[args.kind]())
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="govlab",
+        description="A laboratory for Linux cpufreq and cpuidle governors.",
+    )
+    parser.add_argument("--version", action="version", version=f"govlab {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run",
+        help="simulate a workload on a platform under a cpufreq and a cpuidle governor",
+        description="Simulate a workload on a platform under a cpufreq and a cpuidle "
+        "governor. Each of --platform, --workload, --cpufreq and --cpuidle takes "
+        "NAME[:key=value,...]; `govlab list` shows the names, settings and defaults.",
+    )
+    spec = "NAME[:k=v,...]"
+    run.add_argument(
+        "--platform",
+        default=api.DEFAULT_PLATFORM,
+        metavar=spec,
+        help="a built-in platform, or the path of a platform TOML file (default: %(default)s)",
+    )
+    run.add_argument("--workload", default=api.DEFAULT_WORKLOAD, metavar=spec, help="(default: %(default)s)")
+    run.add_argument("--cpufreq", default=api.DEFAULT_CPUFREQ, metavar=spec, help="(default: %(default)s)")
+    run.add_argument("--cpuidle", default=api.DEFAULT_CPUIDLE, metavar=spec, help="(default: %(default)s)")
+    run.add_argument(
+        "--duration",
+        default=api.DEFAULT_DURATION,
+        metavar="TIME",
+        help="simulated time, such as 10s, 250ms, 500us, 100ns (default: %(default)s)",
+    )
+    run.add_argument("--seed", type=int, default=api.DEFAULT_SEED, metavar="N", help="(default: %(default)s)")
+    run.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
+    run.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="write every scheduler, frequency and idle event to FILE as ftrace text",
+    )
+    run.add_argument(
+        "--show-config",
+        action="store_true",
+        help="print the resolved configuration (every tunable and its value) and exit without running",
+    )
+    run.set_defaults(handler=_cmd_run)
+
+    listing = commands.add_parser(
+        "list",
+        help="list platforms, workloads or governors with their settings and defaults",
+    )
+    listing.add_argument("kind", choices=("platforms", "workloads", "governors"))
+    listing.set_defaults(handler=_cmd_list)
+    return parser
+
+
+def _write(text: str) -> int:
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `govlab ... | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    return 0
+
+
+class _ProgressBar:
+    """A tqdm bar on stderr, in simulated seconds, made at the first report.
+
+    tqdm's ``delay`` keeps it hidden for runs shorter than PROGRESS_DELAY_S.
+    The rate is simulated seconds per wall second (tqdm would invert it below 1).
+    """
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._start = time.monotonic()
+
+    def __call__(self, done_ns: int, total_ns: int) -> None:
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                total=total_ns / 1e9,
+                file=sys.stderr,
+                delay=PROGRESS_DELAY_S,
+                leave=False,
+                dynamic_ncols=True,
+                bar_format="{percentage:3.0f}%|{bar}| {n:.2f}/{total:.2f} sim s "
+                "[{elapsed}<{remaining}{postfix}]",
+            )
+        wall_s = time.monotonic() - self._start
+        if wall_s > 0:
+            self._bar.set_postfix_str(f"{done_ns / 1e9 / wall_s:.3g} sim s/s", refresh=False)
+        self._bar.update(done_ns / 1e9 - self._bar.n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+# --- text output -------------------------------------------------------------
+
+
+def format_text(result: Result) -> str:
+    """A compact human summary of a run."""
+    d = result.to_dict()
+    header = [
+        _label(d.get("platform")),
+        _label(d.get("workload")),
+        f"cpufreq {_label(d.get('cpufreq'))}, cpuidle {_label(d.get('cpuidle'))}",
+        f"seed {d.get('seed')}",
+        f"{_num(d.get('sim_time_s'))} s simulated",
+        f"{_num(d.get('events'))} events",
+    ]
+    lines = [" | ".join(header), ""]
+
+    pm = d.get("primary_metric") or {}
+    primary = f"{pm.get('name')} = {_num(pm.get('value'))}"
+    if pm.get("unit"):
+        primary += f" {pm['unit']}"
+    better = pm.get("better")
+    if better in ("lower", "higher"):
+        primary += f"  ({better} is better)"
+    elif better:
+        primary += f"  ({better})"
+    rows = [("primary metric", primary)]
+    others = [(k, v) for k, v in (d.get("metrics") or {}).items() if k != pm.get("name")]
+    for i, (name, value) in enumerate(others):
+        rows.append(("other metrics" if i == 0 else "", f"{name} = {_metric(value)}"))
+    rows.append(("energy", f"{d.get('energy_j', float('nan')):.3f} J"))
+    rows.append(("average power", f"{d.get('avg_power_w', float('nan')):.3f} W"))
+    width = max(len(label) for label, _ in rows)
+    lines += [f"{label:<{width}}  {text}" for label, text in rows]
+    lines += ["", *_cpu_table(d.get("cpus") or [])]
+    return "\n".join(lines) + "\n"
+
+
+def _cpu_table(cpus: list[dict[str, Any]]) -> list[str]:
+    """cpu, busy %, average MHz, transitions, then usage/time per idle state."""
+    states: list[str] = []
+    for cpu in cpus:
+        for s in cpu.get("idle_states", []):
+            if s["name"] not in states:
+                states.append(s["name"])
+    header = ["cpu", "busy", "avg MHz", "transitions", *(f"{s} usage/time" for s in states)]
+    table = [header]
+    for cpu in cpus:
+        total_s = cpu["busy_s"] + cpu["idle_s"]
+        khz = avg_khz(cpu.get("time_in_state", {}))
+        by_state = {s["name"]: s for s in cpu.get("idle_states", [])}
+        row = [
+            str(cpu["cpu"]),
+            f"{100 * cpu['busy_s'] / total_s:.1f}%" if total_s else "-",
+            f"{khz / 1000:.0f}" if khz is not None else "-",
+            str(cpu["transitions"]),
+        ]
+        for name in states:
+            s = by_state.get(name)
+            row.append(f"{s['usage']}/{_seconds(s['time_s'])}" if s else "-")
+        table.append(row)
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table]
+
+
+def format_list(entries: Any) -> str:
+    """One line per entry (name, description), its other keys and its
+    parameters with their defaults indented below; governors grouped by kind."""
+    if isinstance(entries, Mapping):  # {name: {...}} is accepted too
+        entries = [{"name": k, **v} for k, v in entries.items()]
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for entry in entries:
+        groups.setdefault(entry.get("kind"), []).append(entry)
+    lines: list[str] = []
+    for kind, group in groups.items():
+        indent = ""
+        if kind is not None:
+            lines.append(f"{kind}:")
+            indent = "  "
+        width = max(len(str(e.get("name", ""))) for e in group)
+        for entry in group:
+            name = str(entry.get("name", "?"))
+            lines.append(f"{indent}{name:<{width}}  {entry.get('description', '')}".rstrip())
+            for key, value in entry.items():
+                if key not in ("name", "description", "kind", "params"):
+                    lines.append(f"{indent}    {key}: {_compact(value)}")
+            lines += _param_lines(entry.get("params") or [], indent + "    ")
+    return "\n".join(lines) + "\n"
+
+
+def _param_lines(params: list[dict[str, Any]], indent: str) -> list[str]:
+    lefts = [
+        f"{p.get('name')} = {_compact(p['default'])}" if "default" in p else str(p.get("name"))
+        for p in params
+    ]
+    width = max((len(left) for left in lefts), default=0)
+    lines = []
+    for left, p in zip(lefts, params, strict=True):
+        extra = {k: v for k, v in p.items() if k not in ("name", "default", "help")}
+        text = f"{left:<{width}}  {p.get('help', '')}"
+        if extra:
+            text += " (" + ", ".join(f"{k}: {_compact(v)}" for k, v in extra.items()) + ")"
+        lines.append((indent + text).rstrip())
+    return lines
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, Mapping) and "name" in value:
+        return str(value["name"])
+    return _compact(value)
+
+
+def _compact(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return _compact(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if math.isfinite(value) and abs(value) >= 1e6:
+        return f"{value:,.0f}"
+    return f"{value:.6g}"
+
+
+def _metric(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return f"[{len(value)} values; see --format json]"
+    if isinstance(value, Mapping):
+        return f"{{{len(value)} entries; see --format json}}"
+    return _num(value)
+
+
+def _seconds(s: float) -> str:
+    if s >= 1:
+        return f"{s:.2f}s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.1f}ms"
+    if s > 0:
+        return f"{s * 1e6:.0f}us"
+    return "0"

@@ -1,0 +1,86 @@
+"""Bad input on the command line: one clear line on stderr, status 2, nothing on stdout."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+SHORT = ["--duration", "200ms"]
+
+# (arguments, strings stderr must contain)
+BAD_INPUT = {
+    "unknown platform": (["--platform", "nosuch-machine"], ["nosuch-machine", "skylake-e3-1240v5"]),
+    "unknown workload": (["--workload", "nosuch-load"], ["nosuch-load", "cpu-bound"]),
+    "unknown cpufreq governor": (["--cpufreq", "nosuch-gov"], ["nosuch-gov", "performance"]),
+    "unknown cpuidle governor": (["--cpuidle", "nosuch-gov"], ["nosuch-gov", "ladder"]),
+    "bad tunable value": (["--cpufreq", "userspace:scaling_setspeed=abc"], ["scaling_setspeed", "abc"]),
+    "unknown tunable key": (["--cpufreq", "performance:foo=1"], ["foo"]),
+    "malformed duration": (["--duration", "3parsecs"], ["3parsecs"]),
+    "missing platform file": (["--platform", "/nonexistent.toml"], ["/nonexistent.toml"]),
+    "trace in a missing directory": (["--trace", "/nonexistent-dir/x.txt"], ["/nonexistent-dir/x.txt"]),
+}
+
+
+def assert_clean_error(proc, *must_contain: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert proc.stderr.startswith("govlab: error:"), proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stdout == "", "nothing may reach stdout on error"
+    for text in must_contain:
+        assert text in proc.stderr, f"{text!r} not in {proc.stderr!r}"
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUT), ids=list(BAD_INPUT))
+def test_bad_input_is_one_clear_line(cli, case):
+    args, must_contain = BAD_INPUT[case]
+    proc = cli("run", *args, *(SHORT if "--duration" not in args else []))
+    assert_clean_error(proc, *must_contain)
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_trace_in_missing_directory_creates_nothing(cli):
+    proc = cli("run", *SHORT, "--trace", "/nonexistent-dir/x.txt")
+    assert_clean_error(proc)
+    assert not Path("/nonexistent-dir").exists()
+
+
+def test_bad_input_writes_no_trace(cli, tmp_path):
+    trace = tmp_path / "t.txt"
+    proc = cli("run", *SHORT, "--cpufreq", "performance:foo=1", "--trace", str(trace))
+    assert_clean_error(proc, "foo")
+    assert not trace.exists() or trace.stat().st_size == 0
+
+
+def test_malformed_platform_file_names_file_and_line(cli, tmp_path):
+    bad = tmp_path / "broken-platform.toml"
+    bad.write_text('name = "broken"\ndescription = "no closing quote\n[[cpu_types]]\n')
+    proc = cli("run", "--platform", str(bad), *SHORT)
+    assert_clean_error(proc, "broken-platform.toml")
+    assert re.search(r"broken-platform\.toml:\d+|line \d+", proc.stderr), proc.stderr
+
+
+def test_unreadable_platform_file_is_permission_error(cli, tmp_path):
+    import os
+
+    if os.geteuid() == 0:
+        pytest.skip("root can read any file")
+    locked = tmp_path / "locked.toml"
+    locked.write_text('name = "locked"\n')
+    locked.chmod(0)
+    proc = cli("run", "--platform", str(locked), *SHORT)
+    assert_clean_error(proc, "locked.toml")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["frobnicate"], ["run", "--bogus"], ["list", "nothing"], ["run", "--seed", "one"], []],
+    ids=["unknown command", "unknown option", "unknown list kind", "non-integer seed", "no command"],
+)
+def test_usage_errors_are_argparse_errors(cli, args):
+    proc = cli(*args)
+    assert proc.returncode == 2
+    assert "usage: govlab" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout == ""

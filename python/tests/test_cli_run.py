@@ -1,0 +1,118 @@
+"""`govlab run` and `govlab list` when the input is good."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+import govlab
+
+# trace-cmd report: "comm-pid [cpu] secs.usecs: event: fields", with an
+# optional flags column ("d..2.") as in the kernel's own trace file.
+TRACE_LINE = re.compile(
+    r"^\s*(?P<comm>.+)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?:[\w.]{4,5}\s+)?"
+    r"(?P<ts>\d+\.\d{6}):\s+(?P<event>\w+):\s*(?P<fields>.*)$"
+)
+
+
+def run_args(periodic: str, short: str, *extra: str) -> list[str]:
+    return ["run", "--workload", periodic, "--duration", short, "--seed", "3", *extra]
+
+
+def test_json_output_matches_api(cli, periodic, short):
+    proc = cli(*run_args(periodic, short, "--format", "json"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    from_cli = json.loads(proc.stdout)
+    from_api = govlab.run(workload=periodic, duration=short, seed=3).to_dict()
+    assert from_cli == from_api
+    assert list(from_cli) == list(from_api), "keys keep the engine's order"
+
+
+def test_text_output(cli, periodic, short, skylake_cpus):
+    proc = cli(*run_args(periodic, short))
+    assert proc.returncode == 0, proc.stderr
+    result = govlab.run(workload=periodic, duration=short, seed=3)
+    out = proc.stdout
+    header = out.splitlines()[0]
+    for text in ("skylake-e3-1240v5", "periodic", "performance", "ladder", "seed 3"):
+        assert text in header, (text, header)
+    pm = result.primary_metric
+    assert re.search(rf"{re.escape(pm['name'])} = \S+  \({pm['better']} is better\)", out), out
+    for name in result.metrics:
+        assert name in out, name
+    assert re.search(r"^energy\s+\d+\.\d{3} J$", out, re.M), out
+    assert re.search(r"^average power\s+\d+\.\d{3} W$", out, re.M), out
+    rows = re.findall(r"^\s*(\d+)\s+\d+\.\d%\s+(?:\d+|-)\s+\d+", out, re.M)
+    assert [int(cpu) for cpu in rows] == list(range(skylake_cpus)), out
+    states = {s["name"] for c in result.to_dict()["cpus"] for s in c["idle_states"]}
+    for state in states:
+        assert f"{state} usage/time" in out
+
+
+def test_list_governors_shows_tunables(cli):
+    proc = cli("list", "governors")
+    assert proc.returncode == 0, proc.stderr
+    names = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
+    assert {"performance", "powersave", "userspace", "ladder"} <= names, proc.stdout
+    setspeed = [line for line in proc.stdout.splitlines() if "scaling_setspeed" in line]
+    assert setspeed, proc.stdout
+    assert setspeed[0].startswith("    "), "tunables are indented under their governor"
+
+
+def test_list_platforms_and_workloads(cli):
+    platforms = cli("list", "platforms")
+    workloads = cli("list", "workloads")
+    assert platforms.returncode == workloads.returncode == 0
+    assert re.search(r"^skylake-e3-1240v5\s+\S", platforms.stdout, re.M), platforms.stdout
+    assert re.search(r"^periodic\s+\S", workloads.stdout, re.M), workloads.stdout
+    assert re.search(r"^\s+tasks = \S+", workloads.stdout, re.M), "parameters show their defaults"
+
+
+def test_show_config_does_not_run(cli, short, tmp_path):
+    trace = tmp_path / "never.txt"
+    proc = cli("run", "--cpufreq", "userspace", "--duration", short, "--show-config", "--trace", str(trace))
+    assert proc.returncode == 0, proc.stderr
+    config = json.loads(proc.stdout)
+    assert config, "the resolved configuration is not empty"
+    assert "scaling_setspeed" in proc.stdout
+    assert not trace.exists(), "--show-config must not run the simulation"
+
+
+def test_show_config_rejects_bad_input(cli):
+    proc = cli("run", "--cpufreq", "performance:foo=1", "--show-config")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("govlab: error:") and "foo" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_version(cli):
+    proc = cli("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"govlab {govlab.__version__}"
+
+
+@pytest.mark.slow
+def test_trace_is_trace_cmd_text(cli, periodic, short, tmp_path):
+    trace = tmp_path / "run.txt"
+    proc = cli(*run_args(periodic, short, "--cpufreq", "powersave", "--trace", str(trace)))
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in trace.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    matched = [m for m in map(TRACE_LINE.match, lines) if m]
+    assert len(matched) >= 0.99 * len(lines), [ln for ln in lines if not TRACE_LINE.match(ln)][:5]
+    events = {m["event"] for m in matched}
+    assert {"sched_switch", "cpu_frequency", "cpu_idle"} <= events, events
+    stamps = [float(m["ts"]) for m in matched]
+    assert stamps == sorted(stamps), "timestamps must not go backwards"
+    assert stamps[-1] <= 0.5 + 1e-6
+    assert all(int(m["cpu"]) < 8 for m in matched)
+
+
+@pytest.mark.slow
+def test_tracing_does_not_change_the_result(cli, periodic, short, tmp_path):
+    plain = cli(*run_args(periodic, short, "--format", "json"))
+    traced = cli(*run_args(periodic, short, "--format", "json", "--trace", str(tmp_path / "t.txt")))
+    assert plain.returncode == traced.returncode == 0
+    assert plain.stdout == traced.stdout
