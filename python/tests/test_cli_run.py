@@ -40,7 +40,7 @@ def test_text_output(cli, periodic, short, skylake_cpus):
     for text in ("skylake-e3-1240v5", "periodic", "performance", "ladder", "seed 3"):
         assert text in header, (text, header)
     pm = result.primary_metric
-    assert re.search(rf"{re.escape(pm['name'])} = \S+  \({pm['better']} is better\)", out), out
+    assert re.search(rf"{re.escape(pm['name'])} = \S+( \S+)?  \({pm['better']} is better\)", out), out
     for name in result.metrics:
         assert name in out, name
     assert re.search(r"^energy\s+\d+\.\d{3} J$", out, re.M), out

@@ -70,12 +70,15 @@ impl Engine {
         let allowed = self.allowed(t);
         let idle = allowed.and(&self.idle_mask);
         let llc = self.llc_masks[self.plat.cpus[parent_cpu].llc];
+        // Among equally idle candidates the one with the least (blocked)
+        // utilisation wins, as find_idlest_group's util comparison does.
+        let util = |c: CpuId| (self.rqs[c].cfs.avg.util_avg, c);
         for scope in [idle.and(&llc), idle] {
-            if let Some(c) = scope.iter().find(|&c| self.is_idle_core(c)) {
+            if let Some(c) = scope.iter().filter(|&c| self.is_idle_core(c)).min_by_key(|&c| util(c)) {
                 return c;
             }
         }
-        if let Some(c) = idle.and(&llc).next_from(0).or_else(|| idle.next_from(0)) {
+        if let Some(c) = idle.and(&llc).iter().min_by_key(|&c| util(c)).or_else(|| idle.iter().min_by_key(|&c| util(c))) {
             return c;
         }
         allowed
