@@ -50,8 +50,13 @@ pub struct IdleStateResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct CpuResult {
     pub cpu: usize,
+    /// Time a task was running on the CPU.
     pub busy_s: f64,
+    /// Time in idle states, exit latencies included.
     pub idle_s: f64,
+    /// The same two in integer ns: busy_ns + idle_ns = the run's duration.
+    pub busy_ns: u64,
+    pub idle_ns: u64,
     /// kHz → seconds, like cpufreq's stats/time_in_state of the CPU's policy.
     pub time_in_state: std::collections::BTreeMap<u32, f64>,
     /// Frequency changes of the CPU's policy (stats/total_trans).
@@ -89,6 +94,7 @@ pub struct RunResult {
     pub seed: u64,
     pub duration_s: f64,
     pub sim_time_s: f64,
+    pub sim_time_ns: u64,
     pub events: u64,
     pub finished: bool,
     pub metrics: serde_json::Map<String, serde_json::Value>,
@@ -119,6 +125,11 @@ impl Engine {
     pub(crate) fn finish(&mut self) -> crate::error::Result<crate::metrics::RunResult> {
         for cpu in 0..self.rqs.len() {
             self.pause_segment(cpu);
+            let rq = &mut self.rqs[cpu];
+            if rq.curr.is_some() {
+                rq.busy_ns += self.now - rq.busy_since_ns;
+                rq.busy_since_ns = self.now;
+            }
         }
         self.close_idle();
         self.close_time_in_state();
@@ -150,8 +161,10 @@ impl Engine {
                 let idle_ns = self.rqs[cpu].idle_ns;
                 CpuResult {
                     cpu,
-                    busy_s: (now - idle_ns) as f64 / 1e9,
+                    busy_s: self.rqs[cpu].busy_ns as f64 / 1e9,
+                    busy_ns: self.rqs[cpu].busy_ns,
                     idle_s: idle_ns as f64 / 1e9,
+                    idle_ns,
                     time_in_state: ct
                         .opps
                         .iter()
@@ -184,6 +197,7 @@ impl Engine {
             seed: self.seed,
             duration_s: self.end_ns as f64 / 1e9,
             sim_time_s: secs,
+            sim_time_ns: now,
             events: self.events,
             finished: self.record.finished,
             metrics: mmap,

@@ -191,6 +191,9 @@ pub struct CpuRq {
     // Accounting.
     pub idle_ns: u64,
     pub iowait_idle_ns: u64,
+    /// Time a task was current on this CPU, and since when the current one is.
+    pub busy_ns: u64,
+    pub busy_since_ns: Time,
 }
 
 impl Default for CpuRq {
@@ -217,6 +220,8 @@ impl Default for CpuRq {
             last_balance_ns: 0,
             idle_ns: 0,
             iowait_idle_ns: 0,
+            busy_ns: 0,
+            busy_since_ns: 0,
         }
     }
 }
@@ -537,6 +542,10 @@ impl Engine {
         }
         let was_busy = prev.is_some();
         let rq = &mut self.rqs[cpu];
+        if was_busy {
+            rq.busy_ns += self.now - rq.busy_since_ns;
+        }
+        rq.busy_since_ns = self.now;
         rq.curr = next;
         if let Some(n) = next {
             let now = self.now;

@@ -48,17 +48,18 @@ impl TraceWriter {
         use std::fmt::Write as _;
         let (comm, pid) = &self.current[cpu];
         self.line.clear();
-        let _ = writeln!(
+        let _ = write!(
             self.line,
-            "{:>16}-{:<5} [{:03}] {:>5}.{:06}: {:<21} {}",
+            "{:>16}-{:<5} [{:03}] {:>5}.{:06}: {event}:",
             comm,
             pid,
             cpu,
             ts_ns / 1_000_000_000,
             (ts_ns % 1_000_000_000) / 1000,
-            format_args!("{event}:"),
-            fields
         );
+        // trace-cmd pads "event:" to 21 columns, then one space.
+        let pad = 21usize.saturating_sub(event.len() + 1);
+        let _ = writeln!(self.line, "{:pad$} {fields}", "");
         if let Some(out) = self.out.as_mut() {
             if let Err(e) = out.write_all(self.line.as_bytes()) {
                 self.error.get_or_insert(e);

@@ -1,1 +1,5 @@
+//! Integration tests of the engine as a whole: determinism, conservation
+//! laws, frequency and voltage behaviour, and the kernel's idle counters.
 
+mod engine;
+mod fixtures;

@@ -1,0 +1,111 @@
+//! Helpers shared by the integration tests: test-only governors and small
+//! workload and platform files.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use govlab_core::cpufreq::{CpufreqGovernor, Policy, Relation};
+use govlab_core::cpuidle::{CpuidleGovernor, IdleDevice, Reflection, SelectArgs, Selection};
+
+/// Always the same idle state, tick stopped.
+pub struct FixedState(pub usize);
+
+impl CpuidleGovernor for FixedState {
+    fn name(&self) -> &'static str {
+        "fixed"
+    }
+    fn enable(&mut self, _dev: &IdleDevice<'_>) {}
+    fn select(&mut self, _dev: &IdleDevice<'_>, _args: &SelectArgs) -> Selection {
+        Selection { state: self.0, stop_tick: true }
+    }
+    fn reflect(&mut self, _dev: &IdleDevice<'_>, _r: &Reflection) {}
+    fn tunables(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// Lowest frequency at start, highest when its one timer fires at `at_ns`.
+pub struct StepUp {
+    pub at_ns: u64,
+}
+
+impl CpufreqGovernor for StepUp {
+    fn name(&self) -> &'static str {
+        "step-up"
+    }
+    fn start(&mut self, p: &mut Policy<'_>) {
+        p.set_target(p.min_khz, Relation::L);
+        p.arm_timer(self.at_ns, false);
+    }
+    fn timer(&mut self, p: &mut Policy<'_>, _time_ns: u64) {
+        p.set_target(p.max_khz, Relation::H);
+    }
+    fn tunables(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// Write `text` to a fresh file under the target directory and return its path.
+pub fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("it-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+    path
+}
+
+/// A one-core machine whose two OPPs are 500 mV apart, with a 1 mV/µs
+/// regulator: raising the clock waits 500 µs for the voltage.
+pub fn slow_rail_platform(high_mv: u32) -> String {
+    format!(
+        r#"
+name = "slow-rail"
+description = "test platform"
+driver = "acpi-cpufreq"
+hz = 250
+
+[topology]
+packages = 1
+cpu_numbering = "threads-last"
+[[topology.cluster]]
+cpu_type = "t"
+cores = 1
+threads_per_core = 1
+freq_domain = "core"
+llc = "package"
+
+[package]
+uncore_mw = 0.0
+
+[[cpu_type]]
+name = "t"
+capacity = 1024
+transition_latency_us = 10
+voltage_slew_mv_per_us = 1.0
+ceff_nf = 1.0
+leakage_mw_per_v = 0.0
+opps = [ {{ khz = 1000000, mv = 700 }}, {{ khz = 2000000, mv = {high_mv} }} ]
+[[cpu_type.idle_state]]
+name = "POLL"
+exit_latency_us = 0
+target_residency_us = 0
+power_mw = 1.0
+polling = true
+[[cpu_type.idle_state]]
+name = "C1"
+exit_latency_us = 2
+target_residency_us = 2
+power_mw = 0.5
+
+[[device]]
+name = "ssd"
+queue_depth = 1
+read_us = 100
+write_us = 100
+flush_us = 100
+block_kb = 4
+mb_per_s = 500
+"#
+    )
+}
