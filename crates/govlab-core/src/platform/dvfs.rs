@@ -160,7 +160,6 @@ impl Engine {
         // PELT clocks advance at the old frequency up to now.
         for &cpu in &cpus {
             self.update_rq_clock(cpu);
-            self.pause_segment(cpu);
         }
         let ct = self.plat.domain_type(d);
         let khz = ct.opps[target].khz;
@@ -196,7 +195,7 @@ impl Engine {
             }
         }
         for &cpu in &cpus {
-            self.start_segment(cpu);
+            self.retime_segment(cpu);
         }
         self.kick_transition(d);
     }

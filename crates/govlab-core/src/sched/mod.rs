@@ -177,11 +177,17 @@ pub struct CpuRq {
     pub seg_start_ns: Time,
     pub seg_speed: f64,
     pub seg_active: bool,
+    /// When the segment ends at the current speed, and when the queued
+    /// completion event for `run_gen` fires (no later than that).
+    pub seg_done_ns: Time,
+    pub run_event_ns: Time,
 
     pub mode: CpuMode,
     pub idle_gen: u32,
     pub tick_gen: u32,
     pub tick_armed: bool,
+    /// Boundary of the tick event queued for `tick_gen` (0: none).
+    pub tick_queued_ns: Time,
     pub tick_stopped: bool,
     /// Pending timers on this CPU: (expiry, task).
     pub timers: BTreeSet<(Time, TaskId)>,
@@ -194,6 +200,11 @@ pub struct CpuRq {
     /// Time a task was current on this CPU, and since when the current one is.
     pub busy_ns: u64,
     pub busy_since_ns: Time,
+
+    // Constants of the CPU, cached for the hot paths.
+    pub capacity: u64,
+    pub max_khz: u64,
+    pub domain: usize,
 }
 
 impl Default for CpuRq {
@@ -210,10 +221,13 @@ impl Default for CpuRq {
             seg_start_ns: 0,
             seg_speed: 0.0,
             seg_active: false,
+            seg_done_ns: 0,
+            run_event_ns: Time::MAX,
             mode: CpuMode::Active,
             idle_gen: 0,
             tick_gen: 0,
             tick_armed: false,
+            tick_queued_ns: 0,
             tick_stopped: false,
             timers: BTreeSet::new(),
             nr_iowait: 0,
@@ -222,6 +236,9 @@ impl Default for CpuRq {
             iowait_idle_ns: 0,
             busy_ns: 0,
             busy_since_ns: 0,
+            capacity: 1024,
+            max_khz: 1,
+            domain: 0,
         }
     }
 }
@@ -431,59 +448,99 @@ impl Engine {
         speed * f64::from(ct.capacity) / 1024.0
     }
 
-    /// Start (or restart) the running task's work segment on `cpu`.
+    /// Start the running task's work segment on `cpu`.
     pub(crate) fn start_segment(&mut self, cpu: CpuId) {
         let Some(t) = self.rqs[cpu].curr else { return };
         if self.tasks[t].remaining_cycles <= 0.0 || self.rqs[cpu].mode != CpuMode::Active {
             return;
         }
         let speed = self.cpu_speed(cpu, self.tasks[t].mem);
-        let dur = (self.tasks[t].remaining_cycles / speed).ceil().max(1.0) as u64;
+        let done = self.now + (self.tasks[t].remaining_cycles / speed).ceil().max(1.0) as u64;
         let rq = &mut self.rqs[cpu];
         rq.run_gen = rq.run_gen.wrapping_add(1);
         rq.seg_start_ns = self.now;
         rq.seg_speed = speed;
         rq.seg_active = true;
+        rq.seg_done_ns = done;
+        rq.run_event_ns = done;
         let gen = rq.run_gen;
-        self.q.schedule(self.now + dur, Event::RunDone { cpu: cpu as u32, gen });
+        self.q.schedule(done, Event::RunDone { cpu: cpu as u32, gen });
     }
 
-    /// Stop the running task's segment, crediting the work done so far.
-    pub(crate) fn pause_segment(&mut self, cpu: CpuId) {
+    /// Credit the running segment's progress so far.
+    fn credit_segment(&mut self, cpu: CpuId) {
         let rq = &mut self.rqs[cpu];
-        if !rq.seg_active {
-            return;
-        }
-        rq.seg_active = false;
-        rq.run_gen = rq.run_gen.wrapping_add(1);
         let Some(t) = rq.curr else { return };
         let done = (self.now - rq.seg_start_ns) as f64 * rq.seg_speed;
+        rq.seg_start_ns = self.now;
         let tk = &mut self.tasks[t];
         let done = done.min(tk.remaining_cycles);
         tk.remaining_cycles -= done;
         self.record.cycles_retired += done;
     }
 
+    /// Stop the running task's segment, crediting the work done so far.
+    pub(crate) fn pause_segment(&mut self, cpu: CpuId) {
+        if !self.rqs[cpu].seg_active {
+            return;
+        }
+        self.credit_segment(cpu);
+        let rq = &mut self.rqs[cpu];
+        rq.seg_active = false;
+        rq.run_gen = rq.run_gen.wrapping_add(1);
+    }
+
+    /// The running segment's speed changed (frequency, SMT sibling): credit
+    /// the work so far and recompute when it ends. A queued completion
+    /// event that comes no later than the new end is kept: when it fires
+    /// early it is simply queued again for the real end (see
+    /// `run_segment_done`), which saves an event per slowdown.
+    pub(crate) fn retime_segment(&mut self, cpu: CpuId) {
+        if !self.rqs[cpu].seg_active {
+            return;
+        }
+        self.credit_segment(cpu);
+        let Some(t) = self.rqs[cpu].curr else { return };
+        let speed = self.cpu_speed(cpu, self.tasks[t].mem);
+        let done = self.now + (self.tasks[t].remaining_cycles / speed).ceil().max(1.0) as u64;
+        let rq = &mut self.rqs[cpu];
+        rq.seg_speed = speed;
+        rq.seg_done_ns = done;
+        if rq.run_event_ns > done {
+            rq.run_gen = rq.run_gen.wrapping_add(1);
+            rq.run_event_ns = done;
+            let gen = rq.run_gen;
+            self.q.schedule(done, Event::RunDone { cpu: cpu as u32, gen });
+        }
+    }
+
     /// Re-time the segments of `cpu`'s SMT siblings (their speed changed).
     pub(crate) fn retime_siblings(&mut self, cpu: CpuId) {
         for i in 0..self.plat.cpus[cpu].siblings.len() {
             let s = self.plat.cpus[cpu].siblings[i];
-            if self.rqs[s].seg_active {
-                self.pause_segment(s);
-                self.start_segment(s);
-            }
+            self.retime_segment(s);
         }
     }
 
-    /// The running task on `cpu` finished its segment.
-    pub(crate) fn run_segment_done(&mut self, cpu: CpuId) {
+    /// The running task on `cpu` reached the end of its segment, or a
+    /// completion event kept across a slowdown fired early (returns false
+    /// then, after queueing it again for the real end).
+    pub(crate) fn run_segment_done(&mut self, cpu: CpuId) -> bool {
         let rq = &mut self.rqs[cpu];
+        if self.now < rq.seg_done_ns {
+            rq.run_event_ns = rq.seg_done_ns;
+            let gen = rq.run_gen;
+            self.q.schedule(rq.seg_done_ns, Event::RunDone { cpu: cpu as u32, gen });
+            return false;
+        }
         rq.seg_active = false;
-        let Some(t) = rq.curr else { return };
+        rq.run_event_ns = Time::MAX;
+        let Some(t) = rq.curr else { return true };
         let left = self.tasks[t].remaining_cycles;
         self.record.cycles_retired += left;
         self.tasks[t].remaining_cycles = 0.0;
         self.continue_task(cpu, t);
+        true
     }
 
     // ---- schedule ------------------------------------------------------
@@ -582,41 +639,47 @@ impl Engine {
 
     // ---- the tick -------------------------------------------------------
 
-    /// Arm the tick at the next tick boundary if it is not armed.
+    /// Arm the tick at the next tick boundary if it is not armed. A tick
+    /// event already queued for that boundary (left by a cancel) is reused.
     pub(crate) fn arm_tick(&mut self, cpu: CpuId) {
         let rq = &mut self.rqs[cpu];
         if rq.tick_armed {
             return;
         }
         rq.tick_armed = true;
-        rq.tick_gen = rq.tick_gen.wrapping_add(1);
         let tick = self.tun.tick_ns;
         let next = (self.now / tick + 1) * tick;
+        if rq.tick_queued_ns == next {
+            return;
+        }
+        rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        rq.tick_queued_ns = next;
         self.q.schedule(next, Event::Tick { cpu: cpu as u32, gen: rq.tick_gen });
     }
 
     pub(crate) fn cancel_tick(&mut self, cpu: CpuId) {
-        let rq = &mut self.rqs[cpu];
-        if rq.tick_armed {
-            rq.tick_armed = false;
-            rq.tick_gen = rq.tick_gen.wrapping_add(1);
-        }
+        self.rqs[cpu].tick_armed = false;
     }
 
     /// scheduler_tick(): account the running task, update PELT (which may
     /// call cpufreq), preempt on slice expiry, balance.
-    pub(crate) fn scheduler_tick(&mut self, cpu: CpuId) {
-        self.rqs[cpu].tick_armed = false;
+    pub(crate) fn scheduler_tick(&mut self, cpu: CpuId) -> bool {
+        let rq = &mut self.rqs[cpu];
+        rq.tick_queued_ns = 0;
+        if !rq.tick_armed {
+            return false;
+        }
+        rq.tick_armed = false;
         match self.rqs[cpu].mode {
             CpuMode::Idle { .. } => {
                 // The tick was kept across idle: it wakes the CPU.
                 self.idle_wakeup(cpu, true);
                 self.arm_tick(cpu);
-                return;
+                return true;
             }
             CpuMode::Exiting { .. } => {
                 self.arm_tick(cpu);
-                return;
+                return true;
             }
             CpuMode::Active => {}
         }
@@ -624,12 +687,12 @@ impl Engine {
         self.update_rq_clock(cpu);
         let Some(curr) = self.rqs[cpu].curr else {
             self.update_load_avg(cpu, None);
-            return;
+            return true;
         };
         self.update_curr(cpu);
         self.update_load_avg(cpu, Some(curr));
         if self.rqs[cpu].curr != Some(curr) {
-            return;
+            return true;
         }
         // check_preempt_tick()
         let tk = &self.tasks[curr];
@@ -648,5 +711,6 @@ impl Engine {
             self.rqs[cpu].last_balance_ns = self.now;
             self.periodic_balance(cpu);
         }
+        true
     }
 }

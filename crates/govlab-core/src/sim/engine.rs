@@ -106,7 +106,17 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
     };
     let n = platform.nr_cpus();
     let tun = SchedTunables::for_cpus(n, platform.tick_ns());
-    let rqs = (0..n).map(|_| CpuRq::default()).collect();
+    let rqs = (0..n)
+        .map(|c| {
+            let ct = platform.cpu_type_of(c);
+            CpuRq {
+                capacity: u64::from(ct.capacity),
+                max_khz: u64::from(ct.max_khz()),
+                domain: platform.cpus[c].freq_domain,
+                ..CpuRq::default()
+            }
+        })
+        .collect();
     let idle_counters = (0..n)
         .map(|c| CpuIdleCounters::new(platform.cpu_type_of(c).idle_states.len()))
         .collect();
@@ -205,11 +215,14 @@ impl Engine {
         while let Some((t, ev)) = self.q.pop() {
             debug_assert!(t >= self.now, "time went backwards at {t} ns: {ev:?}");
             self.now = t;
-            self.events += 1;
             if ev == Event::End {
+                self.events += 1;
                 break;
             }
-            self.dispatch(ev);
+            // Only events that still apply count; overtaken ones are dropped.
+            if self.dispatch(ev) {
+                self.events += 1;
+            }
             if self.live_tasks == 0 && !self.tasks.is_empty() && self.sources.is_empty() {
                 self.record.finished = true;
                 break;
@@ -231,54 +244,70 @@ impl Engine {
         self.finish()
     }
 
-    fn dispatch(&mut self, ev: Event) {
+    /// Apply one event; false if it had been overtaken.
+    fn dispatch(&mut self, ev: Event) -> bool {
         match ev {
             Event::RunDone { cpu, gen } => {
                 let cpu = cpu as usize;
-                if self.rqs[cpu].run_gen == gen {
-                    self.run_segment_done(cpu);
-                }
+                self.rqs[cpu].run_gen == gen && self.run_segment_done(cpu)
             }
             Event::TaskTimer { task, gen } => {
                 let task = task as usize;
-                if self.tasks[task].timer_gen == gen {
+                let live = self.tasks[task].timer_gen == gen;
+                if live {
                     self.task_timer_fired(task);
                 }
+                live
             }
             Event::IdleExitDone { cpu, gen } => {
                 let cpu = cpu as usize;
-                if self.rqs[cpu].idle_gen == gen {
+                let live = self.rqs[cpu].idle_gen == gen;
+                if live {
                     self.idle_exit_done(cpu);
                 }
+                live
             }
             Event::PollLimit { cpu, gen } => {
                 let cpu = cpu as usize;
-                if self.rqs[cpu].idle_gen == gen {
+                let live = self.rqs[cpu].idle_gen == gen;
+                if live {
                     self.poll_time_limit(cpu);
                 }
+                live
             }
             Event::Tick { cpu, gen } => {
                 let cpu = cpu as usize;
-                if self.rqs[cpu].tick_gen == gen {
-                    self.scheduler_tick(cpu);
-                }
+                self.rqs[cpu].tick_gen == gen && self.scheduler_tick(cpu)
             }
-            Event::IoDone { device, slot } => self.io_done(device as usize, slot as usize),
-            Event::Arrival { source } => self.source_arrival(source as usize),
+            Event::IoDone { device, slot } => {
+                self.io_done(device as usize, slot as usize);
+                true
+            }
+            Event::Arrival { source } => {
+                self.source_arrival(source as usize);
+                true
+            }
             Event::FreqDone { domain, gen } => {
                 let d = domain as usize;
-                if self.domains[d].gen == gen {
+                let live = self.domains[d].gen == gen;
+                if live {
                     self.freq_transition_done(d);
                 }
+                live
             }
             Event::GovTimer { domain, gen } => {
                 let d = domain as usize;
-                if self.domains[d].timer_gen == gen {
+                let live = self.domains[d].timer_gen == gen;
+                if live {
                     self.governor_timer_fired(d);
                 }
+                live
             }
-            Event::PcuTick { package } => self.pcu_tick(package as usize),
-            Event::End => {}
+            Event::PcuTick { package } => {
+                self.pcu_tick(package as usize);
+                true
+            }
+            Event::End => true,
         }
     }
 

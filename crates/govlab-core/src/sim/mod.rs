@@ -40,6 +40,7 @@ pub const NSEC_PER_SEC: u64 = 1_000_000_000;
 /// already changing settles first, then work that completes, then new
 /// wakeups, then periodic housekeeping, and the end of the run last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
 pub enum EventClass {
     Hardware,
     Completion,

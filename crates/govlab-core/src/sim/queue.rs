@@ -3,12 +3,13 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::{Event, EventClass, Time};
+use super::{Event, Time};
 
+/// The ordering key packs (time_ns, class, seq) into one u128 so the heap
+/// compares a single integer: time in the top 64 bits, the class in the
+/// next 3, the sequence number in the low 61.
 struct Entry {
-    time_ns: Time,
-    class: EventClass,
-    seq: u64,
+    key: u128,
     event: Event,
 }
 
@@ -30,10 +31,13 @@ impl Ord for Entry {
     }
 }
 impl Entry {
-    fn key(&self) -> (Time, EventClass, u64) {
-        (self.time_ns, self.class, self.seq)
+    #[inline]
+    fn key(&self) -> u128 {
+        self.key
     }
 }
+
+const SEQ_BITS: u32 = 61;
 
 /// Deterministic priority queue of future events.
 #[derive(Default)]
@@ -53,21 +57,18 @@ impl EventQueue {
     pub fn schedule(&mut self, time_ns: Time, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry {
-            time_ns,
-            class: event.class(),
-            seq,
-            event,
-        });
+        debug_assert!(seq < 1 << SEQ_BITS);
+        let key = (u128::from(time_ns) << 64) | (u128::from(event.class() as u8) << SEQ_BITS) | u128::from(seq);
+        self.heap.push(Entry { key, event });
     }
 
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time_ns)
+        self.heap.peek().map(|e| (e.key >> 64) as Time)
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        self.heap.pop().map(|e| (e.time_ns, e.event))
+        self.heap.pop().map(|e| ((e.key >> 64) as Time, e.event))
     }
 
     pub fn len(&self) -> usize {
