@@ -35,7 +35,7 @@ demo: build
 	$(DEMO_RUN) --cpufreq performance
 
 bench: build
-	$(PY) bench/run.py
+	$(PY) bench/run.py --write
 
 clean:
 	rm -rf target $(VENV) .pytest_cache python/govlab/_core*.so

@@ -1,0 +1,300 @@
+"""`make bench`: govlab's speed on a fixed scenario, and as a ratio to SimPy.
+
+Runs bench/mix.toml on the 80-CPU Broadwell platform under `performance` and
+`ladder` with govlab, then the same scenario written with SimPy
+(bench/simpy_mix.py), in this one process, one after the other. Each engine
+is first run once briefly to size its simulated duration (govlab: at least
+2 s of wall time; SimPy: at least 1 s), then three times at that duration;
+the best of the three counts. Prints a table, the ratios and the verdicts
+against the targets; with --write, also rewrites bench/RESULTS.md.
+See bench/README.md for how to read the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import govlab  # noqa: E402
+import simpy  # noqa: E402
+
+import simpy_mix  # noqa: E402
+
+PLATFORM = "broadwell-2s-e5-2698v4"
+WORKLOAD = os.path.join(HERE, "mix.toml")
+CPUFREQ = "performance"
+CPUIDLE = "ladder"
+SEED = 1
+
+GOVLAB_PROBE_S = 2.0  # simulated seconds of the sizing run
+GOVLAB_MIN_WALL_S = 2.0
+SIMPY_PROBE_S = 0.05
+SIMPY_MIN_WALL_S = 1.0
+REPEATS = 3
+MARGIN = 1.25  # aim this much above the minimum wall time
+
+TARGET_EVENTS_PER_S = 5e6
+TARGET_RATIO = 20.0
+
+COMMAND = "make bench"
+
+
+def run_govlab(sim_s: float) -> dict:
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    r = govlab.run(
+        platform=PLATFORM,
+        workload=WORKLOAD,
+        cpufreq=CPUFREQ,
+        cpuidle=CPUIDLE,
+        duration=sim_s,
+        seed=SEED,
+    )
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    cpus = r.to_dict()["cpus"]
+    busy = sum(c["busy_s"] for c in cpus)
+    return {
+        "events": r.events,
+        "sim_s": r.sim_time_s,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "busy_pct": 100.0 * busy / (len(cpus) * r.sim_time_s),
+        "work_gcps": r.primary_metric["value"],
+    }
+
+
+def run_simpy(sim_s: float) -> dict:
+    c0 = time.process_time()
+    r = simpy_mix.run(sim_s, SEED)
+    r["cpu_s"] = time.process_time() - c0
+    return r
+
+
+def sized_duration(probe: dict, min_wall_s: float, step: float) -> float:
+    """A simulated duration, a multiple of `step`, expected to take
+    MARGIN x min_wall_s of wall time at the probe's speed."""
+    per_wall = probe["sim_s"] / probe["wall_s"]
+    want = MARGIN * min_wall_s * per_wall
+    return max(step, math.ceil(want / step) * step)
+
+
+def best_of(fn, sim_s: float, min_wall_s: float, label: str) -> dict:
+    """REPEATS runs at sim_s; the fastest one, with all wall times attached.
+    If the runs turn out shorter than min_wall_s, the duration is doubled
+    and the measurement redone."""
+    while True:
+        runs = []
+        for i in range(REPEATS):
+            r = fn(sim_s)
+            print(f"  {label} run {i + 1}/{REPEATS}: {r['sim_s']:g} simulated s in {r['wall_s']:.3f} s",
+                  file=sys.stderr, flush=True)
+            runs.append(r)
+        best = min(runs, key=lambda r: r["wall_s"])
+        if best["wall_s"] >= min_wall_s:
+            best["walls"] = [r["wall_s"] for r in runs]
+            return best
+        sim_s *= 2
+
+
+def machine() -> dict:
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    cpu = f"{name} ({cpu})" if cpu and cpu not in name else name
+                    break
+    except OSError:
+        pass
+    try:
+        nproc = len(os.sched_getaffinity(0))
+    except AttributeError:
+        nproc = os.cpu_count()
+    try:
+        rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        rustc = ""
+    commit = ""
+    try:
+        repo = os.path.dirname(HERE)
+        git = lambda *a: subprocess.run(["git", "-C", repo, *a], capture_output=True, text=True, timeout=10)  # noqa: E731
+        head = git("rev-parse", "--short", "HEAD")
+        if head.returncode == 0:
+            commit = f"commit {head.stdout.strip()}"
+            if git("status", "--porcelain", "--", "crates", "python").stdout.strip():
+                commit += ", with uncommitted changes in crates/ or python/"
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {
+        "commit": commit,
+        "cpu": cpu or platform.machine(),
+        "nproc": nproc,
+        "os": f"{platform.system()} {platform.release()} {platform.machine()}",
+        "python": platform.python_version(),
+        "rustc": rustc or "(rustc not found)",
+        "govlab": govlab.__version__ if hasattr(govlab, "__version__") else "",
+        "simpy": simpy.__version__,
+    }
+
+
+def fmt_int(n: float) -> str:
+    return f"{n:,.0f}"
+
+
+def table_rows(g: dict, s: dict) -> list[list[str]]:
+    rows = []
+    for name, r in (("govlab", g), ("SimPy", s)):
+        rows.append([
+            name,
+            f"{r['sim_s']:g}",
+            fmt_int(r["events"]),
+            f"{r['wall_s']:.3f}",
+            fmt_int(r["events"] / r["wall_s"]),
+            f"{r['sim_s'] / r['wall_s']:.3f}",
+        ])
+    return rows
+
+
+HEADER = ["engine", "simulated s", "events", "wall s", "events/s", "sim s / wall s"]
+
+
+def text_table(rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADER)]
+    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
+    return "\n".join([line(HEADER), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def md_table(rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(HEADER) + " |", "|" + "|".join(["---"] + ["---:"] * (len(HEADER) - 1)) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def summarize(g: dict, s: dict) -> dict:
+    g_eps = g["events"] / g["wall_s"]
+    s_eps = s["events"] / s["wall_s"]
+    g_speed = g["sim_s"] / g["wall_s"]
+    s_speed = s["sim_s"] / s["wall_s"]
+    return {
+        "g_eps": g_eps,
+        "s_eps": s_eps,
+        "eps_ratio": g_eps / s_eps,
+        "speed_ratio": g_speed / s_speed,
+        "pass_eps": g_eps >= TARGET_EVENTS_PER_S,
+        "pass_ratio": g_eps / s_eps >= TARGET_RATIO,
+    }
+
+
+def verdict_lines(g: dict, s: dict, v: dict) -> list[str]:
+    ok = lambda b: "PASS" if b else "FAIL"  # noqa: E731
+    return [
+        f"govlab >= {TARGET_EVENTS_PER_S / 1e6:g} M events/s on one core: "
+        f"{ok(v['pass_eps'])} ({v['g_eps'] / 1e6:.2f} M events/s; "
+        f"process CPU time / wall time = {g['cpu_s'] / g['wall_s']:.2f})",
+        f"govlab >= {TARGET_RATIO:g}x SimPy in events/s: {ok(v['pass_ratio'])} ({v['eps_ratio']:.1f}x)",
+    ]
+
+
+def context_lines(g: dict, s: dict) -> list[str]:
+    return [
+        f"govlab: {g['events'] / g['sim_s']:,.0f} events per simulated s, CPUs {g['busy_pct']:.1f}% busy, "
+        f"work rate {g['work_gcps']:.1f} Gcycles/s",
+        f"SimPy:  {s['events'] / s['sim_s']:,.0f} events per simulated s, CPUs {s['busy_pct']:.1f}% busy, "
+        f"work rate {s['work_gcps']:.1f} Gcycles/s",
+        "wall times of the three runs: govlab "
+        + ", ".join(f"{w:.3f}" for w in g["walls"])
+        + " s; SimPy "
+        + ", ".join(f"{w:.3f}" for w in s["walls"])
+        + " s",
+    ]
+
+
+def write_results(path: str, m: dict, g: dict, s: dict, v: dict) -> None:
+    now = datetime.datetime.now().astimezone()
+    lines = [
+        "# Speed benchmark: results",
+        "",
+        "Written by `bench/run.py --write`, which `make bench` runs; do not edit by hand.",
+        "What is measured and how to read it: [README.md](README.md).",
+        "",
+        f"- Command: `{COMMAND}`",
+        f"- Date: {now:%Y-%m-%d %H:%M %Z}",
+        f"- Machine: {m['cpu']}, {m['nproc']} CPUs available (nproc), {m['os']}",
+        f"- Software: Python {m['python']}, {m['rustc']}, govlab {m['govlab']}"
+        + (f" ({m['commit']})" if m["commit"] else "")
+        + f", SimPy {m['simpy']}",
+        f"- Scenario: `bench/mix.toml` on `{PLATFORM}`, cpufreq `{CPUFREQ}`, cpuidle `{CPUIDLE}`, seed {SEED}; "
+        "the same scenario in SimPy: `bench/simpy_mix.py`",
+        f"- Each engine: best of {REPEATS} runs (govlab sized to at least {GOVLAB_MIN_WALL_S:g} s of wall time, "
+        f"SimPy to at least {SIMPY_MIN_WALL_S:g} s)",
+        "",
+        md_table(table_rows(g, s)),
+        "",
+        "Ratios, govlab / SimPy, measured in the same run:",
+        "",
+        f"- events per wall second: **{v['eps_ratio']:.1f}x**",
+        f"- simulated seconds per wall second: **{v['speed_ratio']:.1f}x**",
+        "",
+        "Verdicts against the targets (the issue's: at least 5 M events/s on one core, at least 20x SimPy):",
+        "",
+    ]
+    lines += [f"- {l}" for l in verdict_lines(g, s, v)]
+    lines += ["", "Context (not speed; see README.md):", ""]
+    lines += [f"- {l}" for l in context_lines(g, s)]
+    lines.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="rewrite bench/RESULTS.md with the figures")
+    args = ap.parse_args()
+
+    print(f"govlab: sizing with {GOVLAB_PROBE_S:g} simulated s", file=sys.stderr, flush=True)
+    probe = run_govlab(GOVLAB_PROBE_S)
+    g_dur = sized_duration(probe, GOVLAB_MIN_WALL_S, 1.0)
+    print(f"govlab: {g_dur:g} simulated s per run", file=sys.stderr, flush=True)
+    g = best_of(run_govlab, g_dur, GOVLAB_MIN_WALL_S, "govlab")
+
+    print(f"SimPy: sizing with {SIMPY_PROBE_S:g} simulated s", file=sys.stderr, flush=True)
+    probe = run_simpy(SIMPY_PROBE_S)
+    s_dur = sized_duration(probe, SIMPY_MIN_WALL_S, 0.05)
+    print(f"SimPy: {s_dur:g} simulated s per run", file=sys.stderr, flush=True)
+    s = best_of(run_simpy, s_dur, SIMPY_MIN_WALL_S, "SimPy")
+
+    v = summarize(g, s)
+    print()
+    print(f"bench/mix.toml on {PLATFORM}, {CPUFREQ} + {CPUIDLE}, best of {REPEATS}:")
+    print()
+    print(text_table(table_rows(g, s)))
+    print()
+    print("govlab / SimPy:")
+    print(f"  events per wall second:             {v['eps_ratio']:.1f}x")
+    print(f"  simulated seconds per wall second:  {v['speed_ratio']:.1f}x")
+    print()
+    for l in verdict_lines(g, s, v):
+        print(l)
+    print()
+    for l in context_lines(g, s):
+        print(l)
+    if args.write:
+        path = os.path.join(HERE, "RESULTS.md")
+        write_results(path, machine(), g, s, v)
+        print(f"\nwrote {os.path.relpath(path)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
