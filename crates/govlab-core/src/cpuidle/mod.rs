@@ -12,7 +12,10 @@
 //! Glossary: teo = timer events oriented; wtteo = teo with the 2020 RFC's
 //! weighted history; QoS = the PM QoS CPU latency limit.
 
+pub mod haltpoll;
 pub mod ladder;
+pub mod menu;
+pub mod teo;
 
 use crate::error::{Error, Result};
 use crate::params::Spec;
@@ -82,7 +85,7 @@ pub struct GovernorInfo {
 }
 
 pub fn registry() -> &'static [GovernorInfo] {
-    &[ladder::INFO]
+    &[ladder::INFO, menu::INFO, teo::INFO, haltpoll::INFO]
 }
 
 pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {

@@ -1,0 +1,411 @@
+//! `haltpoll`: in a KVM guest, poll before halting, and adapt how long to
+//! poll to how long the vCPU usually stays blocked.
+//!
+//! Models: Linux v6.8 mainline, drivers/cpuidle/governors/haltpoll.c (with
+//! the polling state of drivers/cpuidle/poll_state.c); see
+//! design/kernel-governors.md §10. The kernel registers it only inside a KVM
+//! guest (kvm_para_available); govlab offers it on any platform, where it
+//! treats state 0 as "poll" and state 1 as "halt", as the cpuidle-haltpoll
+//! driver's two-state table does.
+//!
+//! Era notes. v6.9 added "reset the limit to 0 when a shrink takes it below
+//! guest_halt_poll_grow_start"; v6.8 does not have it, so a shrinking limit
+//! keeps halving (200 → 100 → 50 → 25 µs …).
+//!
+//! Left out or approximated:
+//! * **The poll limit does not reach the engine yet.** In the kernel the
+//!   polling state spins for dev->poll_limit_ns once the governor has set
+//!   it; govlab's engine still stops polling at cpuidle_poll_time() (the
+//!   first deeper state's target residency, capped at TICK/16). The decision
+//!   logic here is complete; driving the engine's poll time from
+//!   `poll_limit_ns` is the engine's wiring, not done yet.
+//! * The kernel never looks at per-state `disable`; the engine forbids
+//!   disabled states, so govlab then takes the nearest enabled state.
+//! * Learning happens in `reflect`, as in the kernel (unlike menu and teo,
+//!   haltpoll has no deferred update).
+//!
+//! The idea. Halting a vCPU costs a VM exit and a wakeup through the host;
+//! spinning a little first avoids that when the wakeup comes soon. The
+//! per-CPU poll limit starts at 0 (halt at once) and follows the measured
+//! block time of each halt:
+//!
+//! 1. Latency limit 0: poll, keep the tick.
+//! 2. Poll limit 0: halt.
+//! 3. The last idle was a poll: if it ran out its time limit (nothing came
+//!    within the window), halt; otherwise poll again (keep the tick).
+//! 4. The last idle was a halt: poll (keep the tick).
+//!
+//! After every halt, with `block` its residency:
+//!
+//! * poll limit < block ≤ guest_halt_poll_ns: a longer poll would have
+//!   caught it; grow the limit ×guest_halt_poll_grow, at least to
+//!   guest_halt_poll_grow_start and at most guest_halt_poll_ns;
+//! * block > guest_halt_poll_ns (and shrinking allowed): polling that long
+//!   is not worth it; divide the limit by guest_halt_poll_shrink (0 resets
+//!   it to 0).
+
+use super::{CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
+use crate::error::Result;
+use crate::params::{Params, Spec};
+use crate::platform::Platform;
+use crate::workload::ParamInfo;
+
+/// Default of guest_halt_poll_ns: the most a vCPU polls, ns (haltpoll.c).
+pub const DEF_GUEST_HALT_POLL_NS: u32 = 200_000;
+/// Default of guest_halt_poll_shrink: divisor of the limit (haltpoll.c).
+pub const DEF_GUEST_HALT_POLL_SHRINK: u32 = 2;
+/// Default of guest_halt_poll_grow: multiplier of the limit (haltpoll.c).
+pub const DEF_GUEST_HALT_POLL_GROW: u32 = 2;
+/// Default of guest_halt_poll_grow_start: the first non-zero limit, ns
+/// (haltpoll.c; its comment says µs, the code uses it as ns).
+pub const DEF_GUEST_HALT_POLL_GROW_START: u32 = 50_000;
+/// Default of guest_halt_poll_allow_shrink (haltpoll.c).
+pub const DEF_GUEST_HALT_POLL_ALLOW_SHRINK: bool = true;
+/// haltpoll's rating in its ops table (haltpoll.c); govlab picks governors
+/// by name, so this is informative only.
+pub const RATING: u32 = 9;
+
+pub const INFO: GovernorInfo = GovernorInfo {
+    name: "haltpoll",
+    description: "KVM guest: poll, then halt; the poll window grows on short blocks and shrinks on long ones",
+    models: "Linux v6.8 drivers/cpuidle/governors/haltpoll.c",
+    params: &[
+        ParamInfo {
+            name: "guest_halt_poll_ns",
+            default: "200000",
+            help: "ceiling of the per-CPU poll limit, ns; also the block time beyond which the limit shrinks",
+        },
+        ParamInfo {
+            name: "guest_halt_poll_shrink",
+            default: "2",
+            help: "divisor applied to the poll limit after a long block; 0 resets the limit to 0",
+        },
+        ParamInfo {
+            name: "guest_halt_poll_grow",
+            default: "2",
+            help: "multiplier applied to the poll limit after a short block",
+        },
+        ParamInfo {
+            name: "guest_halt_poll_grow_start",
+            default: "50000",
+            help: "the smallest poll limit a grow step sets, ns",
+        },
+        ParamInfo {
+            name: "guest_halt_poll_allow_shrink",
+            default: "true",
+            help: "whether long blocks shrink the poll limit",
+        },
+    ],
+    build,
+};
+
+/// The module parameters (/sys/module/haltpoll/parameters/*), kernel names
+/// and units. All are `uint` (or `bool`) parameters: the kernel's store
+/// rejects what does not parse as one and checks no range, so neither does
+/// govlab; values may change at run time in the kernel and take effect at
+/// the next reflect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HaltpollTunables {
+    /// Most a vCPU polls, ns, and the block time beyond which the limit
+    /// shrinks. Default 200000; 0 … u32::MAX.
+    pub guest_halt_poll_ns: u32,
+    /// Divisor of the limit after a long block; 0 resets it to 0. Default 2;
+    /// 0 … u32::MAX.
+    pub guest_halt_poll_shrink: u32,
+    /// Multiplier of the limit after a short block. Default 2; 0 … u32::MAX
+    /// (0 or 1 leave the limit at guest_halt_poll_grow_start once reached).
+    pub guest_halt_poll_grow: u32,
+    /// Smallest limit a grow step sets, ns. Default 50000; 0 … u32::MAX.
+    pub guest_halt_poll_grow_start: u32,
+    /// Whether long blocks shrink the limit. Default true.
+    pub guest_halt_poll_allow_shrink: bool,
+}
+
+impl Default for HaltpollTunables {
+    fn default() -> Self {
+        HaltpollTunables {
+            guest_halt_poll_ns: DEF_GUEST_HALT_POLL_NS,
+            guest_halt_poll_shrink: DEF_GUEST_HALT_POLL_SHRINK,
+            guest_halt_poll_grow: DEF_GUEST_HALT_POLL_GROW,
+            guest_halt_poll_grow_start: DEF_GUEST_HALT_POLL_GROW_START,
+            guest_halt_poll_allow_shrink: DEF_GUEST_HALT_POLL_ALLOW_SHRINK,
+        }
+    }
+}
+
+impl HaltpollTunables {
+    /// Read the tunables from a spec (`haltpoll:guest_halt_poll_ns=100000`),
+    /// rejecting unknown keys.
+    pub fn from_spec(spec: &Spec) -> Result<Self> {
+        let mut p = Params::new("cpuidle governor haltpoll", spec);
+        let max = u64::from(u32::MAX);
+        let uint = |p: &mut Params<'_>, key: &'static str, default: u32| -> Result<u32> {
+            Ok(p.u64(key, u64::from(default), 0, max)? as u32)
+        };
+        let t = HaltpollTunables {
+            guest_halt_poll_ns: uint(&mut p, "guest_halt_poll_ns", DEF_GUEST_HALT_POLL_NS)?,
+            guest_halt_poll_shrink: uint(&mut p, "guest_halt_poll_shrink", DEF_GUEST_HALT_POLL_SHRINK)?,
+            guest_halt_poll_grow: uint(&mut p, "guest_halt_poll_grow", DEF_GUEST_HALT_POLL_GROW)?,
+            guest_halt_poll_grow_start: uint(&mut p, "guest_halt_poll_grow_start", DEF_GUEST_HALT_POLL_GROW_START)?,
+            guest_halt_poll_allow_shrink: p.bool("guest_halt_poll_allow_shrink", DEF_GUEST_HALT_POLL_ALLOW_SHRINK)?,
+        };
+        p.finish()?;
+        Ok(t)
+    }
+}
+
+/// The cpuidle_device fields haltpoll owns or reads.
+#[derive(Debug, Clone, Copy, Default)]
+struct HaltpollDevice {
+    /// dev->poll_limit_ns: how long the polling state may spin, ns.
+    poll_limit_ns: u64,
+    /// dev->last_state_idx: the state entered last.
+    last_state_idx: usize,
+    /// dev->poll_time_limit: the last poll ended on its time limit.
+    poll_time_limit: bool,
+}
+
+pub struct Haltpoll {
+    tunables: HaltpollTunables,
+    devices: Vec<HaltpollDevice>,
+}
+
+impl Haltpoll {
+    pub fn new(tunables: HaltpollTunables) -> Self {
+        Haltpoll { tunables, devices: Vec::new() }
+    }
+}
+
+fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
+    Ok(Box::new(Haltpoll::new(HaltpollTunables::from_spec(spec)?)))
+}
+
+/// Grow the poll limit after a block the poll window just missed, shrink it
+/// after one too long to be worth polling for.
+fn adjust_poll_limit(dev: &mut HaltpollDevice, t: &HaltpollTunables, block_ns: u64) {
+    let ceiling = u64::from(t.guest_halt_poll_ns);
+    if block_ns > dev.poll_limit_ns && block_ns <= ceiling {
+        // The kernel computes this into an unsigned int (truncating).
+        let mut val = dev.poll_limit_ns.wrapping_mul(u64::from(t.guest_halt_poll_grow)) as u32;
+        val = val.max(t.guest_halt_poll_grow_start);
+        val = val.min(t.guest_halt_poll_ns);
+        dev.poll_limit_ns = u64::from(val);
+    } else if block_ns > ceiling && t.guest_halt_poll_allow_shrink {
+        let val = dev.poll_limit_ns as u32;
+        dev.poll_limit_ns = match t.guest_halt_poll_shrink {
+            0 => 0,
+            shrink => u64::from(val / shrink),
+        };
+    }
+}
+
+/// govlab only: the engine forbids disabled states, which haltpoll never
+/// checks. Take the deepest enabled state not deeper than `idx`, else the
+/// shallowest enabled one.
+fn enabled_state(dev: &IdleDevice<'_>, idx: usize) -> usize {
+    if !dev.disabled[idx] {
+        return idx;
+    }
+    (0..idx)
+        .rev()
+        .chain(idx + 1..dev.states.len())
+        .find(|&i| !dev.disabled[i])
+        .unwrap_or(idx)
+}
+
+impl CpuidleGovernor for Haltpoll {
+    fn name(&self) -> &'static str {
+        "haltpoll"
+    }
+
+    /// haltpoll_enable_device: the poll limit starts at 0.
+    fn enable(&mut self, dev: &IdleDevice<'_>) {
+        if self.devices.len() <= dev.cpu {
+            self.devices.resize(dev.cpu + 1, HaltpollDevice::default());
+        }
+        self.devices[dev.cpu] = HaltpollDevice::default();
+    }
+
+    fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection {
+        let d = &self.devices[dev.cpu];
+        let poll = Selection { state: enabled_state(dev, 0), stop_tick: false };
+
+        // 1. Latency limit 0: poll only.
+        if dev.states.len() < 2 || args.latency_req_ns == 0 {
+            // (A one-state table, never so in the kernel, can only poll.)
+            return poll;
+        }
+        let halt = Selection { state: enabled_state(dev, 1), stop_tick: true };
+        // 2. No poll window yet: halt.
+        if d.poll_limit_ns == 0 {
+            return halt;
+        }
+        // 3. After a poll: halt if nothing came within the window, else
+        //    poll again.
+        if d.last_state_idx == 0 {
+            return if d.poll_time_limit { halt } else { poll };
+        }
+        // 4. After a halt: poll.
+        poll
+    }
+
+    /// haltpoll_reflect: record the state; after a halt, adapt the limit.
+    fn reflect(&mut self, dev: &IdleDevice<'_>, r: &Reflection) {
+        let d = &mut self.devices[dev.cpu];
+        d.last_state_idx = r.state;
+        d.poll_time_limit = r.poll_time_limit;
+        if r.state != 0 {
+            adjust_poll_limit(d, &self.tunables, r.residency_ns);
+        }
+    }
+
+    fn tunables(&self) -> Vec<(String, String)> {
+        let t = &self.tunables;
+        vec![
+            ("guest_halt_poll_ns".into(), t.guest_halt_poll_ns.to_string()),
+            ("guest_halt_poll_shrink".into(), t.guest_halt_poll_shrink.to_string()),
+            ("guest_halt_poll_grow".into(), t.guest_halt_poll_grow.to_string()),
+            ("guest_halt_poll_grow_start".into(), t.guest_halt_poll_grow_start.to_string()),
+            ("guest_halt_poll_allow_shrink".into(), t.guest_halt_poll_allow_shrink.to_string()),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::IdleState;
+
+    const US: u64 = 1000;
+
+    fn state(name: &str, exit_us: u64, res_us: u64, polling: bool) -> IdleState {
+        IdleState {
+            name: name.into(),
+            desc: String::new(),
+            exit_latency_ns: exit_us * US,
+            target_residency_ns: res_us * US,
+            power_mw: 0.0,
+            polling,
+            power_gated: false,
+            turbo_active: false,
+        }
+    }
+
+    /// The cpuidle-haltpoll driver's table: poll, then halt (C1-like).
+    fn haltpoll_states() -> Vec<IdleState> {
+        vec![state("POLL", 0, 0, true), state("C1", 2, 2, false)]
+    }
+
+    fn args() -> SelectArgs {
+        SelectArgs {
+            now_ns: 0,
+            sleep_length_ns: u64::MAX,
+            delta_tick_ns: 4_000_000,
+            latency_req_ns: u64::MAX,
+            tick_stopped: false,
+            tick_ns: 4_000_000,
+        }
+    }
+
+    fn halt(g: &mut Haltpoll, dev: &IdleDevice<'_>, block_ns: u64) -> u64 {
+        g.reflect(dev, &Reflection { state: 1, residency_ns: block_ns, poll_time_limit: false, got_tick: false });
+        g.devices[0].poll_limit_ns
+    }
+
+    #[test]
+    fn poll_limit_grows_on_short_blocks_and_shrinks_on_long_ones() {
+        let states = haltpoll_states();
+        let disabled = [false; 2];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let mut g = Haltpoll::new(HaltpollTunables::default());
+        g.enable(&dev);
+        assert_eq!(g.devices[0].poll_limit_ns, 0);
+        // Each block is longer than the current limit and ≤ 200 µs.
+        let grown: Vec<u64> = [30, 80, 150].iter().map(|&b| halt(&mut g, &dev, b * US)).collect();
+        assert_eq!(grown, vec![50 * US, 100 * US, 200 * US]);
+        // At the 200 µs ceiling: a 200 µs block is not beyond the limit.
+        assert_eq!(halt(&mut g, &dev, 200 * US), 200 * US);
+        // Blocks beyond 200 µs halve it, below grow_start too (v6.8).
+        let shrunk: Vec<u64> = (0..3).map(|_| halt(&mut g, &dev, 1_000 * US)).collect();
+        assert_eq!(shrunk, vec![100 * US, 50 * US, 25 * US]);
+        // Polls never adjust it.
+        g.reflect(&dev, &Reflection { state: 0, residency_ns: 1_000 * US, poll_time_limit: true, got_tick: false });
+        assert_eq!(g.devices[0].poll_limit_ns, 25 * US);
+    }
+
+    #[test]
+    fn grow_is_clamped_to_the_ceiling_and_shrink_can_be_disabled() {
+        let states = haltpoll_states();
+        let disabled = [false; 2];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let spec = Spec::parse("haltpoll:guest_halt_poll_grow=3,guest_halt_poll_allow_shrink=off", "--cpuidle").unwrap();
+        let mut g = Haltpoll::new(HaltpollTunables::from_spec(&spec).unwrap());
+        g.enable(&dev);
+        // 0 → 50 (grow_start) → 150 → 450, clamped to 200 µs.
+        let grown: Vec<u64> = [10, 60, 160].iter().map(|&b| halt(&mut g, &dev, b * US)).collect();
+        assert_eq!(grown, vec![50 * US, 150 * US, 200 * US]);
+        assert_eq!(halt(&mut g, &dev, 10_000 * US), 200 * US);
+        // shrink = 0 resets the limit.
+        let spec = Spec::parse("haltpoll:guest_halt_poll_shrink=0", "--cpuidle").unwrap();
+        let mut g = Haltpoll::new(HaltpollTunables::from_spec(&spec).unwrap());
+        g.enable(&dev);
+        halt(&mut g, &dev, 10 * US);
+        assert_eq!(halt(&mut g, &dev, 10_000 * US), 0);
+    }
+
+    #[test]
+    fn selection_follows_the_poll_window() {
+        let states = haltpoll_states();
+        let disabled = [false; 2];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let mut g = Haltpoll::new(HaltpollTunables::default());
+        g.enable(&dev);
+        let poll = Selection { state: 0, stop_tick: false };
+        let halt_sel = Selection { state: 1, stop_tick: true };
+        // No window yet: halt.
+        assert_eq!(g.select(&dev, &args()), halt_sel);
+        // A 30 µs block opens a 50 µs window; after a halt: poll.
+        halt(&mut g, &dev, 30 * US);
+        assert_eq!(g.select(&dev, &args()), poll);
+        // The poll caught the wakeup: poll again.
+        g.reflect(&dev, &Reflection { state: 0, residency_ns: 20 * US, poll_time_limit: false, got_tick: false });
+        assert_eq!(g.select(&dev, &args()), poll);
+        // The poll ran out its window: halt.
+        g.reflect(&dev, &Reflection { state: 0, residency_ns: 50 * US, poll_time_limit: true, got_tick: false });
+        assert_eq!(g.select(&dev, &args()), halt_sel);
+    }
+
+    #[test]
+    fn zero_latency_limit_polls() {
+        let states = haltpoll_states();
+        let disabled = [false; 2];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let mut g = Haltpoll::new(HaltpollTunables::default());
+        g.enable(&dev);
+        // Even with no poll window, which would otherwise halt.
+        let a = SelectArgs { latency_req_ns: 0, ..args() };
+        assert_eq!(g.select(&dev, &a), Selection { state: 0, stop_tick: false });
+    }
+
+    #[test]
+    fn tunables_parse_with_kernel_defaults_and_reject_unknown_keys() {
+        let platform = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        let g = (INFO.build)(&Spec::new("haltpoll"), &platform).unwrap();
+        assert_eq!(
+            g.tunables(),
+            vec![
+                ("guest_halt_poll_ns".to_string(), "200000".to_string()),
+                ("guest_halt_poll_shrink".to_string(), "2".to_string()),
+                ("guest_halt_poll_grow".to_string(), "2".to_string()),
+                ("guest_halt_poll_grow_start".to_string(), "50000".to_string()),
+                ("guest_halt_poll_allow_shrink".to_string(), "true".to_string()),
+            ]
+        );
+        let spec = Spec::parse("haltpoll:guest_halt_poll_us=1", "--cpuidle").unwrap();
+        assert!((INFO.build)(&spec, &platform).is_err());
+        let spec = Spec::parse("haltpoll:guest_halt_poll_ns=-1", "--cpuidle").unwrap();
+        assert!((INFO.build)(&spec, &platform).is_err());
+        let spec = Spec::parse("haltpoll:guest_halt_poll_ns=4294967296", "--cpuidle").unwrap();
+        assert!((INFO.build)(&spec, &platform).is_err());
+    }
+}
