@@ -14,9 +14,13 @@
 //! ondemand, cs = conservative, sugov = schedutil, hwp = hardware P-states,
 //! epp = energy-performance preference.
 
+pub mod conservative;
+pub mod dbs;
+pub mod ondemand;
 pub mod performance;
 pub mod policy;
 pub mod powersave;
+pub mod schedutil;
 pub mod userspace;
 
 use crate::error::{Error, Result};
@@ -50,6 +54,15 @@ pub trait SchedView {
     fn iowait_ns(&self, cpu: CpuId, now_ns: u64) -> u64;
     /// Tasks on the runqueue, the running one included.
     fn nr_running(&self, cpu: CpuId) -> u32;
+    /// How many times the CPU entered idle with the tick stopped
+    /// (tick_nohz_get_idle_calls_cpu), for schedutil's busy-CPU hold. None
+    /// (the default) when the engine does not count them; schedutil then
+    /// falls back to "cumulative idle time advanced". A constant default
+    /// such as 0 would read as "never idle" and freeze schedutil's
+    /// frequency decreases.
+    fn idle_calls(&self, _cpu: CpuId) -> Option<u64> {
+        None
+    }
 }
 
 /// What a governor asked for during one call; applied by the engine after.
@@ -139,7 +152,14 @@ pub struct GovernorInfo {
 }
 
 pub fn registry() -> &'static [GovernorInfo] {
-    &[performance::INFO, powersave::INFO, userspace::INFO]
+    &[
+        performance::INFO,
+        powersave::INFO,
+        userspace::INFO,
+        ondemand::INFO,
+        conservative::INFO,
+        schedutil::INFO,
+    ]
 }
 
 pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {

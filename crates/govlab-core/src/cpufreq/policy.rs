@@ -33,6 +33,10 @@ impl SchedView for View<'_> {
     fn nr_running(&self, cpu: CpuId) -> u32 {
         self.e.rqs[cpu].nr_running
     }
+
+    fn idle_calls(&self, cpu: CpuId) -> Option<u64> {
+        Some(self.e.rqs[cpu].idle_calls)
+    }
 }
 
 #[derive(Clone, Copy)]

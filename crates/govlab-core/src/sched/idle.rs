@@ -72,6 +72,7 @@ impl Engine {
         if sel.stop_tick || self.rqs[cpu].tick_stopped {
             self.cancel_tick(cpu);
             self.rqs[cpu].tick_stopped = true;
+            self.rqs[cpu].idle_calls += 1;
         } else {
             self.arm_tick(cpu);
         }

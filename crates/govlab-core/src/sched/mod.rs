@@ -193,6 +193,8 @@ pub struct CpuRq {
     pub timers: BTreeSet<(Time, TaskId)>,
     pub nr_iowait: u32,
     pub last_balance_ns: Time,
+    /// Idle entries that stopped the tick (tick_nohz's idle_calls).
+    pub idle_calls: u64,
 
     // Accounting.
     pub idle_ns: u64,
@@ -232,6 +234,7 @@ impl Default for CpuRq {
             timers: BTreeSet::new(),
             nr_iowait: 0,
             last_balance_ns: 0,
+            idle_calls: 0,
             idle_ns: 0,
             iowait_idle_ns: 0,
             busy_ns: 0,

@@ -1,0 +1,517 @@
+//! `ondemand`: sample the busiest CPU's load; above `up_threshold` jump to
+//! the top, otherwise ask for a frequency proportional to the load.
+//!
+//! Models: Linux v6.8 mainline, drivers/cpufreq/cpufreq_ondemand.c, on the
+//! shared sampling code of cpufreq_governor.c ([`super::dbs`]). See
+//! design/kernel-governors.md §3.1–3.2 and §0 items 1–2.
+//!
+//! Left out: the older decision rules — v3.11–v4.2 asked for
+//! `load × cpuinfo.max / 100` with RELATION_L, and up to v3.10 compared
+//! load × average frequency with `up_threshold × cur` and stepped down with a
+//! `down_differential` — and the powersave_bias handler that AMD's
+//! frequency-sensitivity driver registers (od_register_powersave_bias_handler).
+//! The sampling itself (a deferrable timer standing in for the v4.6+
+//! scheduler hook) and its limits are described in [`super::dbs`].
+//!
+//! # The idea
+//!
+//! ondemand does not predict; it reacts to the last window. Every
+//! `sampling_rate` (stretched while at the top, see step 2) it takes the
+//! policy load from [`super::dbs::dbs_update`] — the busiest CPU's busy
+//! share of the window, with the 2014 long-idle rule — and then:
+//!
+//! 1. If the load is above `up_threshold`, the policy is saturated: go to
+//!    policy->max (RELATION_H), skipped if already there.
+//! 2. Arriving at the top from below also sets `rate_mult` to
+//!    `sampling_down_factor`, so the next sample comes that many periods
+//!    later: the governor lingers at the top instead of dropping at the
+//!    first dip.
+//! 3. Otherwise ask for `cpuinfo.min + load × (cpuinfo.max − cpuinfo.min) / 100`
+//!    with RELATION_C (the closest table frequency), and reset `rate_mult`
+//!    to 1. (Since ~v4.3 the line runs from the hardware minimum: v4.2 and
+//!    before used `load × max / 100`, which left a dead band at low loads.)
+//! 4. With `powersave_bias` b (per mille), the target f is first resolved to
+//!    a table frequency, lowered to f_avg = f − f × b / 1000, and bracketed
+//!    by the table frequencies f_lo ≤ f_avg ≤ f_hi. If they differ, one
+//!    sampling period is split in two sub-samples: f_hi now for
+//!    `T × (f_avg − f_lo) / (f_hi − f_lo)` (rounded), then f_lo for the rest
+//!    of T = sampling_rate, so the time average is f_avg. The load is
+//!    measured only at the normal sample, over both halves.
+//!
+//! Machine-dependent defaults (od_init, cpufreq_dbs_governor_init):
+//! `up_threshold` is 95 on kernels with NOHZ idle micro-accounting (every
+//! modern x86 kernel; 80 without), `sampling_rate` is the larger of two ticks
+//! and the policy's transition delay, and `io_is_busy` is 1 on Intel family
+//! 6 model ≥ 15 (Core 2 and later). govlab platforms carry no CPU vendor or
+//! model: the Intel drivers (`intel_pstate`, `acpi-cpufreq`) stand for Intel
+//! family 6 here, every other driver for "not Intel". (acpi-cpufreq also
+//! drives older AMD parts, which would get 0 in the kernel.)
+
+use super::dbs::{self, DbsData, DbsGovernor, DbsGovernorCore, PolicyDbsInfo};
+use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
+use crate::error::Result;
+use crate::params::{Params, Spec};
+use crate::platform::Platform;
+use crate::workload::ParamInfo;
+
+/// up_threshold without NOHZ idle micro-accounting (DEF_FREQUENCY_UP_THRESHOLD).
+pub const DEF_FREQUENCY_UP_THRESHOLD: u32 = 80;
+/// up_threshold with NOHZ idle micro-accounting, the modern default
+/// (MICRO_FREQUENCY_UP_THRESHOLD).
+pub const MICRO_FREQUENCY_UP_THRESHOLD: u32 = 95;
+/// Lowest up_threshold store_up_threshold accepts (MIN_FREQUENCY_UP_THRESHOLD).
+pub const MIN_FREQUENCY_UP_THRESHOLD: u32 = 11;
+/// Highest up_threshold accepted (MAX_FREQUENCY_UP_THRESHOLD).
+pub const MAX_FREQUENCY_UP_THRESHOLD: u32 = 100;
+/// sampling_down_factor default (DEF_SAMPLING_DOWN_FACTOR).
+pub const DEF_SAMPLING_DOWN_FACTOR: u32 = 1;
+/// Highest sampling_down_factor accepted (MAX_SAMPLING_DOWN_FACTOR).
+pub const MAX_SAMPLING_DOWN_FACTOR: u32 = 100_000;
+/// store_powersave_bias clamps larger values to this (per mille).
+pub const MAX_POWERSAVE_BIAS: u32 = 1000;
+
+pub const INFO: GovernorInfo = GovernorInfo {
+    name: "ondemand",
+    description: "load above up_threshold: top frequency; else proportional to the busiest CPU's load",
+    models: "Linux v6.8 drivers/cpufreq/cpufreq_ondemand.c + cpufreq_governor.c",
+    params: &[
+        ParamInfo {
+            name: "sampling_rate",
+            default: "max(2 ticks, transition delay) µs",
+            help: "sampling period in µs; at least 2 ticks (smaller is rejected)",
+        },
+        ParamInfo {
+            name: "up_threshold",
+            default: "95",
+            help: "load (%) above which the top frequency is used; 11 to 100",
+        },
+        ParamInfo {
+            name: "sampling_down_factor",
+            default: "1",
+            help: "sampling period multiplier while at the top frequency; 1 to 100000",
+        },
+        ParamInfo {
+            name: "powersave_bias",
+            default: "0",
+            help: "per-mille frequency reduction, by alternating two OPPs; values above 1000 are clamped",
+        },
+        ParamInfo {
+            name: "io_is_busy",
+            default: "1 on the Intel drivers, else 0",
+            help: "count iowait time as busy; any non-zero value means 1",
+        },
+        ParamInfo {
+            name: "ignore_nice_load",
+            default: "0",
+            help: "leave nice time out of the load; clamped to 1 (no effect yet: no nice accounting)",
+        },
+        ParamInfo {
+            name: "copy_prev_load",
+            default: "on",
+            help: "govlab switch: reuse the previous load once after a long idle (2014 rule); off = before it",
+        },
+    ],
+    build,
+};
+
+/// ondemand's tunables (sysfs names and units, /sys/devices/system/cpu/cpufreq/ondemand/).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OndemandTunables {
+    /// sampling_rate, µs. Default max(2 ticks, transition delay); a value
+    /// below 2 ticks is rejected.
+    pub sampling_rate: u32,
+    /// up_threshold, %. Default 95 (80 without NOHZ micro-accounting);
+    /// 11..=100, anything else rejected.
+    pub up_threshold: u32,
+    /// sampling_down_factor. Default 1; 1..=100000, anything else rejected.
+    pub sampling_down_factor: u32,
+    /// ignore_nice_load, 0 or 1. Default 0; larger values are clamped to 1.
+    /// No effect in govlab yet (no nice accounting).
+    pub ignore_nice_load: u32,
+    /// powersave_bias, per mille. Default 0; values above 1000 are clamped.
+    pub powersave_bias: u32,
+    /// io_is_busy, 0 or 1. Default 1 on Intel family 6 (the Intel drivers
+    /// here), else 0; any non-zero value is stored as 1.
+    pub io_is_busy: u32,
+    /// govlab switch (not in sysfs): the 2014 copy-previous-load rule. On by
+    /// default; off reproduces the behaviour before the patch.
+    pub copy_prev_load: bool,
+}
+
+impl OndemandTunables {
+    /// The defaults a v6.8 kernel would pick on this machine.
+    pub fn for_platform(platform: &Platform) -> Self {
+        OndemandTunables {
+            sampling_rate: dbs::default_sampling_rate_us(platform),
+            up_threshold: MICRO_FREQUENCY_UP_THRESHOLD,
+            sampling_down_factor: DEF_SAMPLING_DOWN_FACTOR,
+            ignore_nice_load: 0,
+            powersave_bias: 0,
+            io_is_busy: u32::from(should_io_be_busy(platform)),
+            copy_prev_load: true,
+        }
+    }
+}
+
+/// should_io_be_busy: Intel family 6 model ≥ 15. govlab platforms have no
+/// vendor/model, so the Intel drivers stand for it (see the module doc).
+fn should_io_be_busy(platform: &Platform) -> bool {
+    matches!(platform.driver.as_str(), "intel_pstate" | "acpi-cpufreq")
+}
+
+/// Which half of a powersave_bias period the next sample is
+/// (OD_NORMAL_SAMPLE / OD_SUB_SAMPLE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OdSampleType {
+    Normal,
+    Sub,
+}
+
+/// ondemand's per-policy state (struct od_policy_dbs_info).
+#[derive(Debug, Clone)]
+pub struct OdPolicyDbsInfo {
+    /// The lower frequency of a powersave_bias split, kHz; 0 = no split.
+    freq_lo_khz: u32,
+    /// Time at freq_lo in a split period, µs.
+    freq_lo_delay_us: u64,
+    /// Time at freq_hi in a split period, µs.
+    freq_hi_delay_us: u64,
+    sample_type: OdSampleType,
+}
+
+/// The decision half of ondemand (the dbs skeleton does the rest).
+pub struct Ondemand {
+    tunables: OndemandTunables,
+}
+
+fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
+    let d = OndemandTunables::for_platform(platform);
+    let mut p = Params::new("cpufreq governor ondemand", spec);
+    let sampling_rate = dbs::sampling_rate_param(&mut p, platform)?;
+    let up_threshold = p.u64(
+        "up_threshold",
+        u64::from(d.up_threshold),
+        u64::from(MIN_FREQUENCY_UP_THRESHOLD),
+        u64::from(MAX_FREQUENCY_UP_THRESHOLD),
+    )? as u32;
+    let sampling_down_factor = p.u64(
+        "sampling_down_factor",
+        u64::from(d.sampling_down_factor),
+        1,
+        u64::from(MAX_SAMPLING_DOWN_FACTOR),
+    )? as u32;
+    let powersave_bias = dbs::clamped_param(&mut p, "powersave_bias", d.powersave_bias, MAX_POWERSAVE_BIAS)?;
+    let io_is_busy = dbs::clamped_param(&mut p, "io_is_busy", d.io_is_busy, 1)?;
+    let ignore_nice_load = dbs::clamped_param(&mut p, "ignore_nice_load", d.ignore_nice_load, 1)?;
+    let copy_prev_load = p.bool("copy_prev_load", d.copy_prev_load)?;
+    p.finish()?;
+    let tunables = OndemandTunables {
+        sampling_rate,
+        up_threshold,
+        sampling_down_factor,
+        ignore_nice_load,
+        powersave_bias,
+        io_is_busy,
+        copy_prev_load,
+    };
+    Ok(Box::new(DbsGovernorCore::new(Ondemand { tunables })))
+}
+
+impl Ondemand {
+    /// generic_powersave_bias_target (step 4): the frequency to run now;
+    /// records the split in `info`.
+    fn powersave_bias_target(
+        &self,
+        info: &mut OdPolicyDbsInfo,
+        policy: &Policy<'_>,
+        freq_next: u32,
+        relation: Relation,
+    ) -> u32 {
+        let freq_req = u64::from(dbs::frequency_table_target(policy, freq_next, relation));
+        let freq_reduc = freq_req * u64::from(self.tunables.powersave_bias) / 1000;
+        let freq_avg = (freq_req - freq_reduc) as u32;
+        let freq_lo = dbs::frequency_table_target(policy, freq_avg, Relation::H);
+        let freq_hi = dbs::frequency_table_target(policy, freq_avg, Relation::L);
+        if freq_hi == freq_lo {
+            info.freq_lo_khz = 0;
+            info.freq_lo_delay_us = 0;
+            return freq_lo;
+        }
+        let rate_us = u64::from(self.tunables.sampling_rate);
+        let span = u64::from(freq_hi - freq_lo);
+        // Time at freq_hi so the period averages freq_avg (rounded).
+        let delay_hi_us = (u64::from(freq_avg.saturating_sub(freq_lo)) * rate_us + span / 2) / span;
+        info.freq_hi_delay_us = delay_hi_us;
+        info.freq_lo_khz = freq_lo;
+        info.freq_lo_delay_us = rate_us.saturating_sub(delay_hi_us);
+        freq_hi
+    }
+
+    /// dbs_freq_increase: go to `freq` (policy->max), through the bias if set.
+    fn dbs_freq_increase(&self, info: &mut OdPolicyDbsInfo, policy: &mut Policy<'_>, freq: u32) {
+        let freq = if self.tunables.powersave_bias != 0 {
+            self.powersave_bias_target(info, policy, freq, Relation::H)
+        } else if policy.cur_khz == policy.max_khz {
+            return;
+        } else {
+            freq
+        };
+        let relation = if self.tunables.powersave_bias != 0 {
+            Relation::L
+        } else {
+            Relation::H
+        };
+        policy.set_target(freq, relation);
+    }
+
+    /// od_update: steps 1–4 of the module doc.
+    fn od_update(&self, dbs: &mut PolicyDbsInfo, info: &mut OdPolicyDbsInfo, policy: &mut Policy<'_>, now_ns: u64) {
+        let load = dbs::dbs_update(&self.dbs_data(), dbs, policy, now_ns);
+        info.freq_lo_khz = 0;
+
+        if load > self.tunables.up_threshold {
+            // Steps 1–2: saturated; stretch the samples if arriving at the top.
+            if policy.cur_khz < policy.max_khz {
+                dbs.rate_mult = self.tunables.sampling_down_factor;
+            }
+            self.dbs_freq_increase(info, policy, policy.max_khz);
+        } else {
+            // Step 3: proportional to the load over the hardware range.
+            let (min_f, max_f) = (u64::from(policy.cpuinfo_min_khz), u64::from(policy.cpuinfo_max_khz));
+            let mut freq_next = (min_f + u64::from(load) * max_f.saturating_sub(min_f) / 100) as u32;
+            dbs.rate_mult = 1;
+            if self.tunables.powersave_bias != 0 {
+                freq_next = self.powersave_bias_target(info, policy, freq_next, Relation::L);
+            }
+            policy.set_target(freq_next, Relation::C);
+        }
+    }
+}
+
+impl DbsGovernor for Ondemand {
+    type PolicyInfo = OdPolicyDbsInfo;
+
+    fn name(&self) -> &'static str {
+        "ondemand"
+    }
+
+    fn dbs_data(&self) -> DbsData {
+        DbsData {
+            sampling_rate_us: self.tunables.sampling_rate,
+            io_is_busy: self.tunables.io_is_busy != 0,
+            ignore_nice_load: self.tunables.ignore_nice_load != 0,
+            copy_prev_load: self.tunables.copy_prev_load,
+        }
+    }
+
+    /// od_start (with ondemand_powersave_bias_init).
+    fn start(&self, _policy: &Policy<'_>) -> OdPolicyDbsInfo {
+        OdPolicyDbsInfo {
+            freq_lo_khz: 0,
+            freq_lo_delay_us: 0,
+            freq_hi_delay_us: 0,
+            sample_type: OdSampleType::Normal,
+        }
+    }
+
+    /// od_dbs_update: the second half of a split period, or a full sample.
+    fn gov_dbs_update(
+        &self,
+        dbs: &mut PolicyDbsInfo,
+        info: &mut OdPolicyDbsInfo,
+        policy: &mut Policy<'_>,
+        now_ns: u64,
+    ) -> u64 {
+        let sample_type = info.sample_type;
+        info.sample_type = OdSampleType::Normal;
+        // A sub-sample makes no sense after a limits change reset the delay.
+        if sample_type == OdSampleType::Sub && dbs.sample_delay_ns > 0 {
+            policy.set_target(info.freq_lo_khz, Relation::H);
+            return info.freq_lo_delay_us;
+        }
+
+        self.od_update(dbs, info, policy, now_ns);
+
+        if info.freq_lo_khz != 0 {
+            info.sample_type = OdSampleType::Sub;
+            return info.freq_hi_delay_us;
+        }
+        u64::from(self.tunables.sampling_rate) * u64::from(dbs.rate_mult)
+    }
+
+    fn tunables(&self) -> Vec<(String, String)> {
+        let t = &self.tunables;
+        vec![
+            ("sampling_rate".into(), t.sampling_rate.to_string()),
+            ("up_threshold".into(), t.up_threshold.to_string()),
+            ("sampling_down_factor".into(), t.sampling_down_factor.to_string()),
+            ("ignore_nice_load".into(), t.ignore_nice_load.to_string()),
+            ("powersave_bias".into(), t.powersave_bias.to_string()),
+            ("io_is_busy".into(), t.io_is_busy.to_string()),
+            (
+                "copy_prev_load".into(),
+                if t.copy_prev_load { "on" } else { "off" }.into(),
+            ),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::dbs::testutil::Harness;
+    use super::*;
+    use crate::platform::load_named;
+
+    const MS: u64 = 1_000_000;
+    /// Table 0.8–3.2 GHz; cpuinfo min/max are its ends.
+    const MHZ: [u32; 4] = [800, 1600, 2400, 3200];
+
+    fn skylake() -> Platform {
+        load_named(&Spec::new("skylake-e3-1240v5")).unwrap()
+    }
+
+    fn ondemand(settings: &str) -> Box<dyn CpufreqGovernor> {
+        build(
+            &Spec::parse(&format!("ondemand:{settings}"), "test").unwrap(),
+            &skylake(),
+        )
+        .unwrap()
+    }
+
+    fn tunable(g: &dyn CpufreqGovernor, key: &str) -> String {
+        g.tunables().into_iter().find(|(k, _)| k == key).unwrap().1
+    }
+
+    /// Busy for one 10 ms period from boot, then a long idle (100 ms window,
+    /// 0.5 ms busy), then another. Returns the frequency after each sample.
+    fn busy_then_two_idle_windows(copy_prev_load: &str) -> Vec<u32> {
+        let mut g = ondemand(&format!("sampling_rate=10000,copy_prev_load={copy_prev_load}"));
+        let mut h = Harness::new(&MHZ, 1);
+        h.cur_khz = 1_600_000;
+        h.call(|p| g.start(p));
+        let mut freqs = Vec::new();
+        h.call(|p| g.timer(p, 10 * MS));
+        freqs.push(h.cur_khz);
+        h.sched.idle_ns[0] = 99 * MS + MS / 2;
+        h.call(|p| g.timer(p, 110 * MS));
+        freqs.push(h.cur_khz);
+        h.sched.idle_ns[0] = 2 * (99 * MS + MS / 2);
+        h.call(|p| g.timer(p, 210 * MS));
+        freqs.push(h.cur_khz);
+        freqs
+    }
+
+    /// Without the 2014 rule the first sample after a long idle sees ~0 %
+    /// and drops to the minimum.
+    #[test]
+    fn without_copy_prev_load_first_sample_after_idle_drops_to_min() {
+        assert_eq!(busy_then_two_idle_windows("off"), vec![3_200_000, 800_000, 800_000]);
+    }
+
+    /// With it the previous 100 % is reused once (frequency stays at the
+    /// top), and a second idle window in a row is measured and drops it.
+    #[test]
+    fn copy_prev_load_reuses_previous_load_once() {
+        assert_eq!(busy_then_two_idle_windows("on"), vec![3_200_000, 3_200_000, 800_000]);
+    }
+
+    /// Load above up_threshold goes to max with RELATION_H and stretches the
+    /// next delay by sampling_down_factor; a lower load goes back to
+    /// cpuinfo.min + load × range (closest OPP) and to the plain period.
+    #[test]
+    fn above_threshold_goes_to_max_and_sampling_down_factor_stretches_delay() {
+        let mut g = ondemand("sampling_rate=10000,sampling_down_factor=4,up_threshold=80");
+        let mut h = Harness::new(&MHZ, 1);
+        h.cur_khz = 800_000;
+        let out = h.call(|p| g.start(p));
+        assert_eq!(out.timer, Some((10 * MS, true)));
+        // 10 ms, 1 ms idle: 90 % > 80.
+        h.sched.idle_ns[0] = MS;
+        let out = h.call(|p| g.timer(p, 10 * MS));
+        assert_eq!(out.target, Some((3_200_000, Relation::H)));
+        assert_eq!(out.timer, Some((40 * MS, true)));
+        // 40 ms window, 16 ms idle: 60 % → 0.8 + 0.6 × 2.4 = 2.24 GHz → 2.4 GHz.
+        h.sched.idle_ns[0] = 17 * MS;
+        let out = h.call(|p| g.timer(p, 50 * MS));
+        assert_eq!(out.target, Some((2_240_000, Relation::C)));
+        assert_eq!(h.cur_khz, 2_400_000);
+        assert_eq!(out.timer, Some((10 * MS, true)));
+        // Load exactly at the threshold is not above it.
+        h.sched.idle_ns[0] = 19 * MS;
+        let out = h.call(|p| g.timer(p, 60 * MS));
+        assert_eq!(out.target, Some((2_720_000, Relation::C)));
+    }
+
+    /// Already at the top: no request, and rate_mult is left alone.
+    #[test]
+    fn at_max_above_threshold_requests_nothing() {
+        let mut g = ondemand("sampling_rate=10000,sampling_down_factor=3");
+        let mut h = Harness::new(&MHZ, 1);
+        h.call(|p| g.start(p));
+        let out = h.call(|p| g.timer(p, 10 * MS));
+        assert_eq!(out.target, None);
+        assert_eq!(out.timer, Some((10 * MS, true)));
+    }
+
+    /// powersave_bias 100 ‰ at max: f_avg = 2.88 GHz between 2.4 and
+    /// 3.2 GHz: 3.2 GHz for 60 % of the period, then 2.4 GHz for 40 %.
+    #[test]
+    fn powersave_bias_alternates_two_opps_within_a_period() {
+        let mut g = ondemand("sampling_rate=10000,powersave_bias=100");
+        let mut h = Harness::new(&MHZ, 1);
+        h.cur_khz = 800_000;
+        h.call(|p| g.start(p));
+        let out = h.call(|p| g.timer(p, 10 * MS));
+        assert_eq!(out.target, Some((3_200_000, Relation::L)));
+        assert_eq!(out.timer, Some((6 * MS, true)));
+        let out = h.call(|p| g.timer(p, 16 * MS));
+        assert_eq!(out.target, Some((2_400_000, Relation::H)));
+        assert_eq!(out.timer, Some((4 * MS, true)));
+        // The next normal sample measures the whole 10 ms (busy): split again.
+        let out = h.call(|p| g.timer(p, 20 * MS));
+        assert_eq!(out.target, Some((3_200_000, Relation::L)));
+    }
+
+    /// Stores: reject what the kernel rejects, naming key and range; clamp
+    /// what it clamps.
+    #[test]
+    fn tunable_validation_follows_the_sysfs_stores() {
+        let sky = skylake();
+        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &sky).err().unwrap().to_string();
+        let e = err("ondemand:up_threshold=10");
+        assert!(e.contains("up_threshold") && e.contains("from 11 to 100"), "{e}");
+        let e = err("ondemand:up_threshold=101");
+        assert!(e.contains("up_threshold") && e.contains("from 11 to 100"), "{e}");
+        let e = err("ondemand:sampling_down_factor=0");
+        assert!(
+            e.contains("sampling_down_factor") && e.contains("from 1 to 100000"),
+            "{e}"
+        );
+        // Two ticks at HZ=250 is 8000 µs.
+        let e = err("ondemand:sampling_rate=7999");
+        assert!(e.contains("sampling_rate") && e.contains("from 8000"), "{e}");
+        let e = err("ondemand:up_treshold=90");
+        assert!(e.contains("unknown key 'up_treshold'"), "{e}");
+
+        let g = ondemand("powersave_bias=5000,io_is_busy=7,ignore_nice_load=3");
+        assert_eq!(tunable(g.as_ref(), "powersave_bias"), "1000");
+        assert_eq!(tunable(g.as_ref(), "io_is_busy"), "1");
+        assert_eq!(tunable(g.as_ref(), "ignore_nice_load"), "1");
+    }
+
+    /// Machine defaults: 95, 8000 µs on Skylake/HZ=250 (HWP: 5 ms delay <
+    /// 2 ticks), io_is_busy on the Intel driver.
+    #[test]
+    fn defaults_derive_from_the_platform() {
+        let g = ondemand("");
+        assert_eq!(tunable(g.as_ref(), "up_threshold"), "95");
+        assert_eq!(tunable(g.as_ref(), "sampling_rate"), "8000");
+        assert_eq!(tunable(g.as_ref(), "io_is_busy"), "1");
+        assert_eq!(tunable(g.as_ref(), "copy_prev_load"), "on");
+        let mut other = skylake();
+        other.driver = "cpufreq-dt".into();
+        let t = OndemandTunables::for_platform(&other);
+        assert_eq!(t.io_is_busy, 0);
+        assert_eq!(t.sampling_rate, 10_000); // 1000 × 20 µs, capped at 10 ms
+    }
+}

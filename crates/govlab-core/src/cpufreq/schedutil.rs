@@ -1,0 +1,686 @@
+//! `schedutil`: pick the frequency the scheduler's utilisation asks for, with
+//! 25 % headroom, at most once per `rate_limit_us`.
+//!
+//! Models: Linux v6.8 mainline, kernel/sched/cpufreq_schedutil.c. See
+//! design/kernel-governors.md §1.3, §1.5, §2 and §0 items 1, 4, 5, 6.
+//!
+//! # The idea
+//!
+//! schedutil trusts the scheduler's estimate of how much CPU the runnable
+//! work needs (PELT utilisation, max'ed with util_est, 0..=capacity) and
+//! turns it into a frequency on every call of the scheduler's hook (about
+//! once per ms per busy CPU, plus one call with the IOWAIT flag when a task
+//! that waited for IO is enqueued). A call:
+//!
+//! 1. IO-wait boost bookkeeping for the calling CPU (below), then note the
+//!    call's time as that CPU's last update.
+//! 2. Rate limit: go on only if `rate_limit_us` has passed since the last
+//!    frequency **change** (evaluations that change nothing do not restart
+//!    the clock), or the policy limits changed.
+//! 3. Per CPU: util = max(utilisation, IO-wait boost), then the headroom:
+//!    perf = min(1.25 × util, capacity) (sugov_effective_cpu_perf).
+//!    A policy of several CPUs takes the largest perf of its CPUs.
+//! 4. f = f_ref × perf / capacity with f_ref = cpuinfo.max_freq (govlab's PELT
+//!    is frequency invariant), resolved to the lowest table frequency at or
+//!    above f within the policy limits (RELATION_L). So a CPU busy 80 % of
+//!    the time at the top frequency keeps it there: the "tipping point".
+//! 5. Busy-CPU hold (single-CPU policies): if the CPU has not been idle
+//!    since the previous evaluation, a lower f is ignored; decreases wait
+//!    until the CPU idles.
+//! 6. If f equals the current target, stop (the rate-limit clock is not
+//!    restarted); else request it and restart the clock.
+//!
+//! # IO-wait boost (`iowait_boost`, a govlab switch)
+//!
+//! A task that slept on IO has little utilisation but may be latency bound,
+//! so the CPU it wakes on gets a temporary floor on util:
+//!
+//! * `gradual` (v5.2 onwards, generations 3/4 of §2.4, the v6.8 behaviour):
+//!   the first IOWAIT call sets the boost to IOWAIT_BOOST_MIN = 128 (1/8 of
+//!   capacity); each further IOWAIT call doubles it (up to 1024), at most
+//!   once per evaluation (`iowait_boost_pending`). An evaluation without a
+//!   new request halves it, and drops it below 128. A CPU that went more
+//!   than one tick without any hook call (it was idle) loses its boost; an
+//!   IOWAIT call after such a gap restarts at 128. Consecutive IO wakeups
+//!   less than a tick apart thus ask for 12.5, 25, 50, 100 % of capacity.
+//! * `max` (generation 1, v4.9–v4.13, 21ca6d2c52f8): an IOWAIT call sets the
+//!   boost to the maximum; every evaluation uses it and then halves it; a
+//!   non-IOWAIT call more than a tick after the previous one clears it. Here
+//!   it is kept in capacity units inside the v6.8 flow (the kernel kept kHz
+//!   relative to cpuinfo.max_freq, which maps the same; the kHz value took a
+//!   few more halvings to reach 0, all far below any real utilisation).
+//!
+//! # The busy-CPU hold and the idle-calls counter
+//!
+//! The kernel reads tick_nohz_get_idle_calls_cpu(), which advances when the
+//! CPU enters idle with the tick stopped (since ~v4.17; idle periods where
+//! the idle governor kept the tick count as busy, §0 item 5). govlab reads
+//! it through [`SchedView::idle_calls`](super::SchedView::idle_calls). Until
+//! the engine provides that counter (None), this model falls back to "the
+//! CPU's cumulative idle time has advanced since the previous evaluation",
+//! which counts every idle period, as v4.12–v4.16 did.
+//!
+//! # Left out
+//!
+//! * The `adjust_perf` path (v5.13+; intel_cpufreq with HWP on single-CPU
+//!   policies), which passes performance levels instead of frequencies and
+//!   refreshes the rate-limit clock on every evaluation (§0 item 6).
+//! * Drivers flagged CPUFREQ_NEED_UPDATE_LIMITS (intel_cpufreq in v6.8),
+//!   for which the driver is called at every evaluation past the rate limit
+//!   even when the frequency is unchanged: govlab's cpufreq core is a plain
+//!   table driver.
+//! * RT, DL and IRQ utilisation, uclamp, the runnable boost (~v6.5) and the
+//!   DL rate-limit bypass: govlab's [`SchedView::cpu_util`](super::SchedView::cpu_util)
+//!   is the CFS utilisation (util_avg max util_est) only.
+//! * The non-invariant reference frequency (`cur + cur/4`, §0 item 4) and an
+//!   architecture reference frequency (arch_scale_freq_ref).
+//! * Remote hook calls and the slow-switch kthread: the engine calls the hook
+//!   for the CPU whose runqueue changed and applies requests at once, as
+//!   fast switching does.
+
+use super::dbs;
+use super::{CpufreqGovernor, GovernorInfo, Policy, Relation, SchedView, SCHED_CPUFREQ_IOWAIT};
+use crate::error::Result;
+use crate::params::{Params, Spec};
+use crate::platform::{CpuId, Platform};
+use crate::workload::ParamInfo;
+
+/// Utilisation scale shift (SCHED_CAPACITY_SHIFT).
+pub const SCHED_CAPACITY_SHIFT: u32 = 10;
+/// Utilisation scale: the capacity of the biggest CPU (SCHED_CAPACITY_SCALE).
+pub const SCHED_CAPACITY_SCALE: u64 = 1 << SCHED_CAPACITY_SHIFT;
+/// Start and floor of the gradual IO-wait boost, 1/8 of the scale
+/// (IOWAIT_BOOST_MIN, since v5.2 "Simplify iowait boosting").
+pub const IOWAIT_BOOST_MIN: u64 = SCHED_CAPACITY_SCALE / 8;
+
+pub const INFO: GovernorInfo = GovernorInfo {
+    name: "schedutil",
+    description: "frequency = 1.25 × max × util / capacity, rate limited, with IO-wait boost",
+    models: "Linux v6.8 kernel/sched/cpufreq_schedutil.c",
+    params: &[
+        ParamInfo {
+            name: "rate_limit_us",
+            default: "the policy's transition delay (µs)",
+            help: "minimum time between frequency changes, µs; 0 to 4294967295",
+        },
+        ParamInfo {
+            name: "iowait_boost",
+            default: "gradual",
+            help: "govlab switch: gradual (v5.2+: 128, doubling, halving) or max (v4.9: straight to max, halving)",
+        },
+    ],
+    build,
+};
+
+/// The IO-wait boost model (govlab switch, not in sysfs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IowaitBoostMode {
+    /// v5.2+ (and v6.8): 128, doubling per IO wakeup, halving per evaluation.
+    Gradual,
+    /// v4.9–v4.13: straight to the maximum, halving per evaluation.
+    Max,
+}
+
+impl IowaitBoostMode {
+    fn as_str(self) -> &'static str {
+        match self {
+            IowaitBoostMode::Gradual => "gradual",
+            IowaitBoostMode::Max => "max",
+        }
+    }
+}
+
+/// schedutil's tunables (sysfs: /sys/devices/system/cpu/cpufreq/schedutil/).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchedutilTunables {
+    /// rate_limit_us, µs: minimum time between frequency changes. Default
+    /// the policy's transition delay (v6.8: the driver's own, else
+    /// min(1000 × latency, 10 ms), 1 ms if unknown). Any unsigned 32-bit
+    /// value is accepted (0 included); anything else is rejected.
+    pub rate_limit_us: u32,
+    /// govlab switch: which IO-wait boost to model. Default gradual.
+    pub iowait_boost: IowaitBoostMode,
+}
+
+impl SchedutilTunables {
+    /// The defaults a v6.8 kernel would pick on this machine.
+    pub fn for_platform(platform: &Platform) -> Self {
+        SchedutilTunables {
+            rate_limit_us: dbs::policy_transition_delay_us(platform, 0),
+            iowait_boost: IowaitBoostMode::Gradual,
+        }
+    }
+}
+
+/// Per-CPU state (struct sugov_cpu).
+#[derive(Debug, Clone)]
+struct SugovCpu {
+    cpu: CpuId,
+    /// Time of the last hook call for this CPU, ns.
+    last_update_ns: u64,
+    /// Performance request after headroom, capacity units.
+    util: u64,
+    /// IO-wait boost, capacity units (0 = none).
+    iowait_boost: u64,
+    /// An IOWAIT call raised the boost since the last evaluation.
+    iowait_boost_pending: bool,
+    /// Idle-calls counter seen at the last evaluation (busy hold).
+    saved_idle_calls: u64,
+    /// Cumulative idle time seen at the last evaluation, ns (busy-hold
+    /// fallback when the engine has no idle-calls counter).
+    saved_idle_ns: u64,
+}
+
+/// Per-policy state (struct sugov_policy).
+#[derive(Debug, Clone)]
+struct SugovPolicy {
+    /// rate_limit_us in ns (freq_update_delay_ns).
+    freq_update_delay_ns: u64,
+    /// Time of the last frequency change, ns.
+    last_freq_update_time_ns: u64,
+    /// The current target, kHz (0 until the first evaluation).
+    next_freq_khz: u32,
+    /// The unresolved frequency behind next_freq, kHz.
+    cached_raw_freq_khz: u32,
+    /// The limits changed: the next call bypasses the rate limit.
+    limits_changed: bool,
+    /// Re-resolve and request even if unchanged (after a limits change).
+    need_freq_update: bool,
+    cpus: Vec<SugovCpu>,
+}
+
+/// The governor: one [`SugovPolicy`] per policy.
+pub struct Schedutil {
+    tunables: SchedutilTunables,
+    /// Indexed by policy id; None until started.
+    policies: Vec<Option<SugovPolicy>>,
+}
+
+fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
+    let d = SchedutilTunables::for_platform(platform);
+    let mut p = Params::new("cpufreq governor schedutil", spec);
+    let rate_limit_us = p.u64("rate_limit_us", u64::from(d.rate_limit_us), 0, u64::from(u32::MAX))? as u32;
+    let iowait_boost = match p.choice("iowait_boost", d.iowait_boost.as_str(), &["gradual", "max"])? {
+        "max" => IowaitBoostMode::Max,
+        _ => IowaitBoostMode::Gradual,
+    };
+    p.finish()?;
+    Ok(Box::new(Schedutil::new(SchedutilTunables {
+        rate_limit_us,
+        iowait_boost,
+    })))
+}
+
+impl SugovCpu {
+    fn new(cpu: CpuId) -> Self {
+        SugovCpu {
+            cpu,
+            last_update_ns: 0,
+            util: 0,
+            iowait_boost: 0,
+            iowait_boost_pending: false,
+            saved_idle_calls: 0,
+            saved_idle_ns: 0,
+        }
+    }
+
+    /// sugov_iowait_reset: after more than a tick without a call, the CPU
+    /// was idle: drop the boost, or restart it at the minimum for an IOWAIT
+    /// call. True if it reset.
+    fn iowait_reset(&mut self, time_ns: u64, tick_ns: u64, set_iowait_boost: bool) -> bool {
+        if time_ns.saturating_sub(self.last_update_ns) <= tick_ns {
+            return false;
+        }
+        self.iowait_boost = if set_iowait_boost { IOWAIT_BOOST_MIN } else { 0 };
+        self.iowait_boost_pending = set_iowait_boost;
+        true
+    }
+
+    /// sugov_iowait_boost: bookkeeping on every hook call (step 1).
+    fn iowait_boost(&mut self, time_ns: u64, tick_ns: u64, flags: u32, mode: IowaitBoostMode) {
+        let set_iowait_boost = flags & SCHED_CPUFREQ_IOWAIT != 0;
+        match mode {
+            IowaitBoostMode::Gradual => {
+                if self.iowait_boost != 0 && self.iowait_reset(time_ns, tick_ns, set_iowait_boost) {
+                    return;
+                }
+                // Only IO wakeups raise it, once per evaluation.
+                if !set_iowait_boost || self.iowait_boost_pending {
+                    return;
+                }
+                self.iowait_boost_pending = true;
+                self.iowait_boost = if self.iowait_boost == 0 {
+                    IOWAIT_BOOST_MIN
+                } else {
+                    (self.iowait_boost << 1).min(SCHED_CAPACITY_SCALE)
+                };
+            }
+            IowaitBoostMode::Max => {
+                if set_iowait_boost {
+                    self.iowait_boost = SCHED_CAPACITY_SCALE;
+                } else if self.iowait_boost != 0 && time_ns.saturating_sub(self.last_update_ns) > tick_ns {
+                    self.iowait_boost = 0;
+                }
+            }
+        }
+    }
+
+    /// sugov_iowait_apply: the boost this evaluation uses, scaled to
+    /// `max_cap`; decays it when no new request came.
+    fn iowait_apply(&mut self, time_ns: u64, tick_ns: u64, max_cap: u64, mode: IowaitBoostMode) -> u64 {
+        if self.iowait_boost == 0 {
+            return 0;
+        }
+        // A CPU of a shared policy that has not called for a while.
+        if self.iowait_reset(time_ns, tick_ns, false) {
+            return 0;
+        }
+        let boost = match mode {
+            IowaitBoostMode::Gradual => {
+                if !self.iowait_boost_pending {
+                    self.iowait_boost >>= 1;
+                    if self.iowait_boost < IOWAIT_BOOST_MIN {
+                        self.iowait_boost = 0;
+                        return 0;
+                    }
+                }
+                self.iowait_boost_pending = false;
+                self.iowait_boost
+            }
+            IowaitBoostMode::Max => {
+                let boost = self.iowait_boost;
+                self.iowait_boost >>= 1;
+                boost
+            }
+        };
+        (boost * max_cap) >> SCHED_CAPACITY_SHIFT
+    }
+
+    /// sugov_get_util: step 3 for this CPU.
+    fn get_util(&mut self, sched: &dyn SchedView, boost: u64) {
+        let cap = sched.capacity(self.cpu);
+        // effective_cpu_util with CFS only: min = 0, max = capacity.
+        let util = sched.cpu_util(self.cpu).min(cap).max(boost);
+        self.util = effective_cpu_perf(util, 0, cap);
+    }
+
+    /// sugov_cpu_is_busy (step 5): no idle since the previous evaluation.
+    fn cpu_is_busy(&mut self, sched: &dyn SchedView, time_ns: u64) -> bool {
+        if let Some(idle_calls) = sched.idle_calls(self.cpu) {
+            let busy = idle_calls == self.saved_idle_calls;
+            self.saved_idle_calls = idle_calls;
+            busy
+        } else {
+            let idle_ns = sched.idle_ns(self.cpu, time_ns);
+            let busy = idle_ns == self.saved_idle_ns;
+            self.saved_idle_ns = idle_ns;
+            busy
+        }
+    }
+}
+
+/// sugov_effective_cpu_perf: util plus 25 % headroom, no more than `max`,
+/// no less than `min`.
+fn effective_cpu_perf(actual: u64, min: u64, max: u64) -> u64 {
+    let actual = actual + (actual >> 2);
+    min.max(actual.min(max))
+}
+
+impl SugovPolicy {
+    fn new(policy: &Policy<'_>, tunables: SchedutilTunables) -> Self {
+        SugovPolicy {
+            freq_update_delay_ns: u64::from(tunables.rate_limit_us) * 1000,
+            last_freq_update_time_ns: 0,
+            next_freq_khz: 0,
+            cached_raw_freq_khz: 0,
+            limits_changed: false,
+            // A plain table driver: no CPUFREQ_NEED_UPDATE_LIMITS.
+            need_freq_update: false,
+            cpus: policy.cpus.iter().map(|&c| SugovCpu::new(c)).collect(),
+        }
+    }
+
+    /// sugov_should_update_freq (step 2).
+    fn should_update_freq(&mut self, time_ns: u64) -> bool {
+        if self.limits_changed {
+            self.limits_changed = false;
+            self.need_freq_update = true;
+            return true;
+        }
+        time_ns.saturating_sub(self.last_freq_update_time_ns) >= self.freq_update_delay_ns
+    }
+
+    /// get_next_freq (step 4).
+    fn get_next_freq(&mut self, policy: &Policy<'_>, util: u64, max_cap: u64) -> u32 {
+        // get_capacity_ref_freq: frequency invariant, so cpuinfo.max_freq.
+        let f_ref = u64::from(policy.cpuinfo_max_khz);
+        let freq = (f_ref * util / max_cap.max(1)) as u32;
+        if freq == self.cached_raw_freq_khz && !self.need_freq_update {
+            return self.next_freq_khz;
+        }
+        self.cached_raw_freq_khz = freq;
+        // cpufreq_driver_resolve_freq: RELATION_L within the limits.
+        dbs::frequency_table_target(policy, freq, Relation::L)
+    }
+
+    /// sugov_update_next_freq (step 6): false if nothing changes.
+    fn update_next_freq(&mut self, time_ns: u64, next_freq_khz: u32) -> bool {
+        if self.need_freq_update {
+            self.need_freq_update = false;
+        } else if self.next_freq_khz == next_freq_khz {
+            return false;
+        }
+        self.next_freq_khz = next_freq_khz;
+        self.last_freq_update_time_ns = time_ns;
+        true
+    }
+}
+
+impl Schedutil {
+    pub fn new(tunables: SchedutilTunables) -> Self {
+        Schedutil {
+            tunables,
+            policies: Vec::new(),
+        }
+    }
+
+    /// sugov_update_single_freq: a policy of one CPU.
+    fn update_single_freq(&self, sg: &mut SugovPolicy, policy: &mut Policy<'_>, time_ns: u64, flags: u32) {
+        let mode = self.tunables.iowait_boost;
+        let tick_ns = policy.tick_ns;
+        let cached_freq = sg.cached_raw_freq_khz;
+        let sg_cpu = &mut sg.cpus[0];
+        let max_cap = policy.sched.capacity(sg_cpu.cpu);
+
+        // Steps 1–3 (sugov_update_single_common).
+        sg_cpu.iowait_boost(time_ns, tick_ns, flags, mode);
+        sg_cpu.last_update_ns = time_ns;
+        if !sg.should_update_freq(time_ns) {
+            return;
+        }
+        let sg_cpu = &mut sg.cpus[0];
+        let boost = sg_cpu.iowait_apply(time_ns, tick_ns, max_cap, mode);
+        sg_cpu.get_util(policy.sched, boost);
+        let util = sg_cpu.util;
+
+        // Step 4.
+        let mut next_f = sg.get_next_freq(policy, util, max_cap);
+
+        // Step 5: no decrease while the CPU has not idled.
+        let busy = sg.cpus[0].cpu_is_busy(policy.sched, time_ns);
+        if busy && next_f < sg.next_freq_khz && !sg.need_freq_update {
+            next_f = sg.next_freq_khz;
+            sg.cached_raw_freq_khz = cached_freq;
+        }
+
+        // Step 6.
+        if sg.update_next_freq(time_ns, next_f) {
+            policy.set_target(next_f, Relation::L);
+        }
+    }
+
+    /// sugov_update_shared: a policy of several CPUs takes their maximum.
+    fn update_shared(&self, sg: &mut SugovPolicy, j: usize, policy: &mut Policy<'_>, time_ns: u64, flags: u32) {
+        let mode = self.tunables.iowait_boost;
+        let tick_ns = policy.tick_ns;
+        sg.cpus[j].iowait_boost(time_ns, tick_ns, flags, mode);
+        sg.cpus[j].last_update_ns = time_ns;
+        if !sg.should_update_freq(time_ns) {
+            return;
+        }
+        // sugov_next_freq_shared: every CPU's boost and perf, the largest wins.
+        let max_cap = policy.sched.capacity(sg.cpus[j].cpu);
+        let mut util = 0;
+        for c in &mut sg.cpus {
+            let boost = c.iowait_apply(time_ns, tick_ns, max_cap, mode);
+            c.get_util(policy.sched, boost);
+            util = util.max(c.util);
+        }
+        let next_f = sg.get_next_freq(policy, util, max_cap);
+        if sg.update_next_freq(time_ns, next_f) {
+            policy.set_target(next_f, Relation::L);
+        }
+    }
+}
+
+impl CpufreqGovernor for Schedutil {
+    fn name(&self) -> &'static str {
+        "schedutil"
+    }
+
+    fn uses_util_hook(&self) -> bool {
+        true
+    }
+
+    /// sugov_start the first time; sugov_limits after (the next call
+    /// bypasses the rate limit and re-resolves).
+    fn start(&mut self, policy: &mut Policy<'_>) {
+        let id = policy.id;
+        if self.policies.len() <= id {
+            self.policies.resize_with(id + 1, || None);
+        }
+        match self.policies[id].as_mut() {
+            Some(sg) => sg.limits_changed = true,
+            None => self.policies[id] = Some(SugovPolicy::new(policy, self.tunables)),
+        }
+    }
+
+    fn update_util(&mut self, policy: &mut Policy<'_>, cpu: CpuId, time_ns: u64, flags: u32) {
+        let Some(mut sg) = self.policies.get_mut(policy.id).and_then(Option::take) else {
+            panic!(
+                "schedutil: hook call for cpu {cpu} at {time_ns} ns before policy {} started",
+                policy.id
+            );
+        };
+        let Some(j) = sg.cpus.iter().position(|c| c.cpu == cpu) else {
+            panic!(
+                "schedutil: hook call at {time_ns} ns for cpu {cpu}, not in policy {}",
+                policy.id
+            );
+        };
+        if sg.cpus.len() > 1 {
+            self.update_shared(&mut sg, j, policy, time_ns, flags);
+        } else {
+            self.update_single_freq(&mut sg, policy, time_ns, flags);
+        }
+        self.policies[policy.id] = Some(sg);
+    }
+
+    fn tunables(&self) -> Vec<(String, String)> {
+        vec![
+            ("rate_limit_us".into(), self.tunables.rate_limit_us.to_string()),
+            ("iowait_boost".into(), self.tunables.iowait_boost.as_str().into()),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::dbs::testutil::Harness;
+    use super::*;
+    use crate::platform::load_named;
+
+    const US: u64 = 1000;
+    const MS: u64 = 1_000_000;
+    /// cpuinfo max 3.2 GHz; 1.25 × 3.2 GHz × {128, 256, 512}/1024 are 0.5,
+    /// 1.0, 2.0 GHz, all in the table.
+    const MHZ: [u32; 8] = [400, 500, 800, 1000, 1600, 2000, 2400, 3200];
+
+    fn skylake() -> Platform {
+        load_named(&Spec::new("skylake-e3-1240v5")).unwrap()
+    }
+
+    fn schedutil(settings: &str) -> Box<dyn CpufreqGovernor> {
+        build(
+            &Spec::parse(&format!("schedutil:{settings}"), "test").unwrap(),
+            &skylake(),
+        )
+        .unwrap()
+    }
+
+    /// A one-CPU policy (tick 4 ms) whose CPU idles between evaluations
+    /// (idle calls advance), so the busy hold never applies.
+    fn started(settings: &str) -> (Box<dyn CpufreqGovernor>, Harness) {
+        let mut g = schedutil(settings);
+        let mut h = Harness::new(&MHZ, 1);
+        h.sched.idle_calls = Some(vec![0]);
+        h.call(|p| g.start(p));
+        (g, h)
+    }
+
+    /// One hook call; the idle-calls counter advances first.
+    fn hook(g: &mut Box<dyn CpufreqGovernor>, h: &mut Harness, at_ns: u64, util: u64, flags: u32) -> Option<u32> {
+        h.sched.util[0] = util;
+        if let Some(c) = h.sched.idle_calls.as_mut() {
+            c[0] += 1;
+        }
+        h.call(|p| g.update_util(p, 0, at_ns, flags)).target.map(|(khz, rel)| {
+            assert_eq!(rel, Relation::L);
+            khz
+        })
+    }
+
+    /// 1.25 × 3.2 GHz × 400/1024 = 1.5625 GHz → the next OPP up, 1.6 GHz;
+    /// util at capacity asks for the top; util 0 for the bottom.
+    #[test]
+    fn frequency_is_headroom_times_max_times_util_resolved_up() {
+        let (mut g, mut h) = started("rate_limit_us=1000");
+        assert_eq!(hook(&mut g, &mut h, 2 * MS, 400, 0), Some(1_600_000));
+        assert_eq!(hook(&mut g, &mut h, 4 * MS, 1024, 0), Some(3_200_000));
+        // 1.25 × 700 = 875 → 2.734 GHz → 3.2 GHz.
+        assert_eq!(hook(&mut g, &mut h, 6 * MS, 700, 0), None);
+        assert_eq!(hook(&mut g, &mut h, 8 * MS, 0, 0), Some(400_000));
+        // 1.25 × 512 = 640 → exactly 2.0 GHz.
+        assert_eq!(hook(&mut g, &mut h, 10 * MS, 512, 0), Some(2_000_000));
+    }
+
+    /// Calls inside rate_limit_us of the last change do nothing; the clock
+    /// runs from the last change, not from the last evaluation.
+    #[test]
+    fn rate_limit_counts_from_the_last_change() {
+        let (mut g, mut h) = started("rate_limit_us=1000");
+        // Before boot + 1 ms: too early.
+        assert_eq!(hook(&mut g, &mut h, 500 * US, 400, 0), None);
+        assert_eq!(hook(&mut g, &mut h, 2 * MS, 400, 0), Some(1_600_000));
+        assert_eq!(hook(&mut g, &mut h, 2 * MS + 500 * US, 800, 0), None);
+        // 1 ms after the change: evaluated, unchanged, clock not restarted.
+        assert_eq!(hook(&mut g, &mut h, 3 * MS, 400, 0), None);
+        // 1.5 ms after the change (0.5 ms after that evaluation): changes.
+        assert_eq!(hook(&mut g, &mut h, 3 * MS + 500 * US, 800, 0), Some(3_200_000));
+    }
+
+    /// IO wakeups 1.5 ms apart (< 1 tick): 128, 256, 512, 1024; then plain
+    /// calls halve it: 512, 256, 128, gone.
+    #[test]
+    fn gradual_iowait_boost_doubles_then_halves() {
+        let (mut g, mut h) = started("rate_limit_us=1000");
+        let mut freqs = Vec::new();
+        let mut t = 2 * MS;
+        for flags in [SCHED_CPUFREQ_IOWAIT; 4].into_iter().chain([0; 4]) {
+            freqs.push(hook(&mut g, &mut h, t, 0, flags));
+            t += 1500 * US;
+        }
+        let khz = [
+            500_000, 1_000_000, 2_000_000, 3_200_000, 2_000_000, 1_000_000, 500_000, 400_000,
+        ];
+        assert_eq!(freqs, khz.map(Some).to_vec());
+    }
+
+    /// More than a tick (4 ms) without calls: the next IO wakeup restarts at
+    /// 128 instead of doubling to 512.
+    #[test]
+    fn gradual_iowait_boost_resets_after_more_than_a_tick_without_calls() {
+        let (mut g, mut h) = started("rate_limit_us=1000");
+        assert_eq!(hook(&mut g, &mut h, 2 * MS, 0, SCHED_CPUFREQ_IOWAIT), Some(500_000));
+        assert_eq!(
+            hook(&mut g, &mut h, 3_500 * US, 0, SCHED_CPUFREQ_IOWAIT),
+            Some(1_000_000)
+        );
+        assert_eq!(hook(&mut g, &mut h, 8 * MS, 0, SCHED_CPUFREQ_IOWAIT), Some(500_000));
+        // Exactly one tick later is not "more than a tick": it doubles.
+        assert_eq!(hook(&mut g, &mut h, 12 * MS, 0, SCHED_CPUFREQ_IOWAIT), Some(1_000_000));
+    }
+
+    /// iowait_boost=max: the first IO wakeup goes straight to the top, then
+    /// each evaluation halves (2.0 GHz = 1.25 × 512/1024 × 3.2 GHz).
+    #[test]
+    fn max_iowait_boost_jumps_to_max_then_halves() {
+        let (mut g, mut h) = started("rate_limit_us=1000,iowait_boost=max");
+        assert_eq!(hook(&mut g, &mut h, 2 * MS, 0, SCHED_CPUFREQ_IOWAIT), Some(3_200_000));
+        assert_eq!(hook(&mut g, &mut h, 3_500 * US, 0, 0), Some(2_000_000));
+        // A new IO wakeup: back to the top at once.
+        assert_eq!(hook(&mut g, &mut h, 5 * MS, 0, SCHED_CPUFREQ_IOWAIT), Some(3_200_000));
+    }
+
+    /// Single-CPU policy: no decrease while the CPU has not idled since the
+    /// last evaluation (idle-calls counter, or idle time as a fallback).
+    #[test]
+    fn busy_cpu_holds_its_frequency() {
+        for counter in [true, false] {
+            let mut g = schedutil("rate_limit_us=1000");
+            let mut h = Harness::new(&MHZ, 1);
+            h.sched.idle_calls = counter.then(|| vec![5]);
+            h.sched.idle_ns[0] = 3 * MS;
+            h.call(|p| g.start(p));
+            let mut at = |h: &mut Harness, t_ms: u64, util: u64| {
+                h.sched.util[0] = util;
+                h.call(|p| g.update_util(p, 0, t_ms * MS, 0)).target
+            };
+            assert_eq!(at(&mut h, 2, 800), Some((3_200_000, Relation::L)));
+            // Not idle since: the lower request is ignored.
+            assert_eq!(at(&mut h, 4, 100), None);
+            // The CPU idled: 1.25 × 100/1024 × 3.2 GHz = 0.39 GHz → 0.4 GHz.
+            match h.sched.idle_calls.as_mut() {
+                Some(c) => c[0] += 1,
+                None => h.sched.idle_ns[0] += MS,
+            }
+            assert_eq!(at(&mut h, 6, 100), Some((400_000, Relation::L)), "counter: {counter}");
+        }
+    }
+
+    /// A policy of two CPUs follows the busier one, without the busy hold.
+    #[test]
+    fn shared_policy_takes_the_max_over_cpus() {
+        let mut g = schedutil("rate_limit_us=1000");
+        let mut h = Harness::new(&MHZ, 2);
+        h.sched.idle_calls = Some(vec![0, 0]);
+        h.call(|p| g.start(p));
+        h.sched.util = vec![100, 600];
+        // 1.25 × 600 = 750 → 2.34 GHz → 2.4 GHz, from a call on CPU 0.
+        let out = h.call(|p| g.update_util(p, 0, 2 * MS, 0));
+        assert_eq!(out.target, Some((2_400_000, Relation::L)));
+        // The busy CPU quietens; no idle calls, but shared policies never hold.
+        h.sched.util = vec![100, 100];
+        let out = h.call(|p| g.update_util(p, 1, 4 * MS, 0));
+        assert_eq!(out.target, Some((400_000, Relation::L)));
+    }
+
+    /// A limits change (a second start) lets the next call through the rate
+    /// limit and re-resolve within the new limits.
+    #[test]
+    fn limits_change_bypasses_rate_limit() {
+        let (mut g, mut h) = started("rate_limit_us=1000");
+        assert_eq!(hook(&mut g, &mut h, 2 * MS, 1024, 0), Some(3_200_000));
+        h.max_khz = 2_000_000;
+        h.call(|p| g.start(p));
+        assert_eq!(hook(&mut g, &mut h, 2 * MS + 100 * US, 1024, 0), Some(2_000_000));
+    }
+
+    #[test]
+    fn tunables_default_from_platform_and_are_validated() {
+        let g = schedutil("");
+        let t: Vec<(String, String)> = g.tunables();
+        // Skylake runs intel_cpufreq with HWP: 5000 µs.
+        assert_eq!(t[0], ("rate_limit_us".to_string(), "5000".to_string()));
+        assert_eq!(t[1], ("iowait_boost".to_string(), "gradual".to_string()));
+        assert!(g.uses_util_hook());
+        let sky = skylake();
+        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &sky).err().unwrap().to_string();
+        let e = err("schedutil:rate_limit_us=-1");
+        assert!(e.contains("rate_limit_us") && e.contains("from 0 to 4294967295"), "{e}");
+        let e = err("schedutil:rate_limit_us=4294967296");
+        assert!(e.contains("rate_limit_us"), "{e}");
+        let e = err("schedutil:iowait_boost=sometimes");
+        assert!(e.contains("iowait_boost") && e.contains("gradual, max"), "{e}");
+    }
+}
