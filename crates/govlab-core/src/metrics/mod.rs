@@ -29,12 +29,41 @@ pub struct StateCounters {
 #[derive(Debug, Clone, Default)]
 pub struct CpuIdleCounters {
     pub states: Vec<StateCounters>,
+    pub accuracy: IdleAccuracy,
 }
 
 impl CpuIdleCounters {
     pub fn new(n: usize) -> Self {
-        CpuIdleCounters { states: vec![StateCounters::default(); n] }
+        CpuIdleCounters { states: vec![StateCounters::default(); n], accuracy: IdleAccuracy::default() }
     }
+}
+
+/// Idle-state prediction accuracy, as the 2020 weighted-TEO RFC measured it.
+///
+/// For every idle entry the *ideal* state is the deepest enabled state whose
+/// target residency fits the idle time that actually followed (from entry to
+/// the wakeup interrupt, exit latency excluded) and whose exit latency fits
+/// the latency limit. The chosen state is correct, too deep by k states
+/// (the RFC's "undershoot", US-k) or too shallow by k states (its
+/// "overshoot", OS-k). Every figure comes with the number of entries it
+/// rests on.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IdleAccuracy {
+    /// Idle entries judged.
+    pub samples: u64,
+    pub correct: u64,
+    /// k → entries whose chosen state was k states deeper than ideal (US-k).
+    pub too_deep: std::collections::BTreeMap<u32, u64>,
+    /// k → entries whose chosen state was k states shallower than ideal (OS-k).
+    pub too_shallow: std::collections::BTreeMap<u32, u64>,
+    /// Per chosen state: [samples, correct, too deep, too shallow].
+    pub by_state: Vec<[u64; 4]>,
+    /// Energy spent beyond the ideal state's by too-shallow choices, J
+    /// (difference of the two states' idle power over the idle time).
+    pub too_shallow_energy_j: f64,
+    /// Wakeup latency added by too-deep choices (exit latency beyond the
+    /// ideal state's), µs.
+    pub too_deep_latency_us: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -62,6 +91,7 @@ pub struct CpuResult {
     /// Frequency changes of the CPU's policy (stats/total_trans).
     pub transitions: u64,
     pub idle_states: Vec<IdleStateResult>,
+    pub idle_accuracy: IdleAccuracy,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -185,6 +215,7 @@ impl Engine {
                             rejected: c.rejected,
                         })
                         .collect(),
+                    idle_accuracy: self.idle_counters[cpu].accuracy.clone(),
                 }
             })
             .collect();

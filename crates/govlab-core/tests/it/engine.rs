@@ -189,3 +189,37 @@ fn above_and_below_match_hand_computed_counts() {
     assert_eq!(r.cpus[5].idle_states[3].usage, 0);
     assert!((r.cpus[5].idle_s - r.sim_time_s).abs() < 1e-12);
 }
+
+/// Prediction accuracy judges each entry against the deepest state the
+/// actual idle time (exit latency excluded) would have fitted.
+#[test]
+fn idle_accuracy_matches_hand_computed_distribution() {
+    // Same sequence as above, always C3. Idle times 0, 20, 50, 300, 20, 300,
+    // 300 µs. Ideal states (targets POLL 0, C1 2, C1E 20, C3 100, C6 200,
+    // C7s 800): POLL, C1E, C1E, C6, C1E, C6, C6. So C3 is 3 too deep once,
+    // 1 too deep three times, 1 too shallow three times, never correct.
+    let mut ops = String::new();
+    for us in [20, 50, 300, 20, 300, 300] {
+        ops.push_str(&format!("{{ run = \"10us\" }}, {{ sleep = \"{us}us\" }}, "));
+    }
+    let wl = temp_file("sleeps-acc.toml", &format!("[[task]]\ncomm = \"s\"\ncpus = [0]\nops = [ {ops}]\n"));
+    let plat = platform::load_named(&spec("skylake-e3-1240v5")).unwrap();
+    let parts = RunParts {
+        workload: workload::build(&Spec::new(wl.to_str().unwrap())).unwrap(),
+        cpufreq: cpufreq::build(&spec("performance"), &plat).unwrap(),
+        cpuidle: Box::new(FixedState(3)),
+        duration_ns: 100_000_000,
+        seed: 1,
+        platform: plat,
+    };
+    let r = build(parts, None).unwrap().run(None).unwrap();
+    let a = &r.cpus[0].idle_accuracy;
+    assert_eq!(a.samples, 7);
+    assert_eq!(a.correct, 0);
+    assert_eq!(a.too_deep.iter().map(|(&k, &n)| (k, n)).collect::<Vec<_>>(), vec![(1, 3), (3, 1)]);
+    assert_eq!(a.too_shallow.iter().map(|(&k, &n)| (k, n)).collect::<Vec<_>>(), vec![(1, 3)]);
+    assert_eq!(a.by_state[3], [7, 0, 4, 3]);
+    // Too deep costs exit latency: 3 × (70 − 10) + (70 − 0) µs.
+    assert!((a.too_deep_latency_us - 250.0).abs() < 1e-9, "{}", a.too_deep_latency_us);
+    assert!(a.too_shallow_energy_j > 0.0);
+}
