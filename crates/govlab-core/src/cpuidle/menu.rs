@@ -15,10 +15,8 @@
 //! test in the selection loop.
 //!
 //! Left out or approximated:
-//! * **nr_iowait is taken as 0.** [`SelectArgs`] does not carry the CPU's
-//!   number of tasks in iowait, so only the first six buckets are used and
-//!   the performance multiplier is 1 (the latency limit becomes
-//!   min(QoS, predicted) while the tick runs).
+//! * nr_iowait is the engine's count of tasks that went to sleep in iowait
+//!   on this CPU ([`SelectArgs::nr_iowait`]), as nr_iowait_cpu() counts them.
 //! * Entries the driver rejected are never reflected (the engine does not
 //!   report them), so they leave no trace, as in v6.8.
 //! * The kernel would return a disabled state in two corner cases (state 0
@@ -321,7 +319,7 @@ impl CpuidleGovernor for Menu {
         let tick_ns = args.tick_ns;
         let mut latency_req = args.latency_req_ns;
         // Not in SelectArgs (see the header).
-        let nr_iowaiters = 0;
+        let nr_iowaiters = args.nr_iowait;
 
         // 1. Learn from the previous idle period.
         if data.needs_update {
@@ -489,6 +487,9 @@ mod tests {
             now_ns: 0,
             sleep_length_ns,
             delta_tick_ns: 4 * MS,
+            nr_iowait: 0,
+            cpu_util: 0,
+            cpu_capacity: 1024,
             latency_req_ns: u64::MAX,
             tick_stopped: false,
             tick_ns: 4 * MS,

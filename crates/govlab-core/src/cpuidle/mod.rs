@@ -37,12 +37,19 @@ pub struct SelectArgs {
     /// Time to the next timer event if the tick were stopped
     /// (tick_nohz_get_sleep_length).
     pub sleep_length_ns: u64,
-    /// Time to the next tick if it is kept (delta_tick).
+    /// Time to the next event if the tick is kept: the next tick or the next
+    /// timer, whichever comes first (delta_tick).
     pub delta_tick_ns: u64,
     /// Latency limit (PM QoS), ns; 0 means "poll only".
     pub latency_req_ns: u64,
     pub tick_stopped: bool,
     pub tick_ns: u64,
+    /// Tasks that slept on this CPU waiting for IO (nr_iowait_cpu).
+    pub nr_iowait: u32,
+    /// CPU utilisation (cpu_util) and capacity, for utilisation-aware
+    /// governors.
+    pub cpu_util: u64,
+    pub cpu_capacity: u64,
 }
 
 /// The governor's answer.

@@ -54,10 +54,13 @@ impl Engine {
         let args = SelectArgs {
             now_ns: now,
             sleep_length_ns,
-            delta_tick_ns: (now / tick + 1) * tick - now,
+            delta_tick_ns: ((now / tick + 1) * tick - now).min(sleep_length_ns),
             latency_req_ns: self.tun.latency_req_ns,
             tick_stopped: rq.tick_stopped,
             tick_ns: tick,
+            nr_iowait: rq.nr_iowait,
+            cpu_util: crate::sched::pelt::cpu_util(&rq.cfs, rq.capacity),
+            cpu_capacity: rq.capacity,
         };
         let states = &self.plat.cpu_type_of(cpu).idle_states;
         let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
