@@ -76,6 +76,10 @@ pub struct Reflection {
 /// A cpuidle governor (one instance for the machine; per-CPU state inside).
 pub trait CpuidleGovernor: Send {
     fn name(&self) -> &'static str;
+    /// The run's seed, given once before `enable`, for governors that draw
+    /// random numbers (derive a stream with `sim::rng::Rng::new(seed,
+    /// Stream::Governor)`).
+    fn seed(&mut self, _seed: u64) {}
     /// Set up per-CPU state (cpuidle_governor->enable), once per CPU.
     fn enable(&mut self, dev: &IdleDevice<'_>);
     fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection;

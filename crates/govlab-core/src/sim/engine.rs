@@ -193,6 +193,7 @@ impl Engine {
         for core in 0..self.cores.len() {
             self.refresh_core_power(core);
         }
+        self.cpuidle.seed(self.seed);
         for cpu in 0..self.plat.nr_cpus() {
             let states = &self.plat.cpu_type_of(cpu).idle_states;
             let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
