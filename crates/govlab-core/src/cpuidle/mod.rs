@@ -16,6 +16,7 @@ pub mod haltpoll;
 pub mod ladder;
 pub mod menu;
 pub mod teo;
+pub mod wtteo;
 
 use crate::error::{Error, Result};
 use crate::params::Spec;
@@ -96,7 +97,7 @@ pub struct GovernorInfo {
 }
 
 pub fn registry() -> &'static [GovernorInfo] {
-    &[ladder::INFO, menu::INFO, teo::INFO, haltpoll::INFO]
+    &[ladder::INFO, menu::INFO, teo::INFO, haltpoll::INFO, wtteo::INFO]
 }
 
 pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
