@@ -1,0 +1,31 @@
+//! One snapshot of every governor's resolved default tunables on each
+//! shipped platform, so that any change of a default shows in review.
+//! Regenerate with `UPDATE_SNAPSHOTS=1 cargo test -p govlab-core --test it defaults`.
+
+use std::fmt::Write;
+
+use govlab_core::params::Spec;
+use govlab_core::{cpufreq, cpuidle, platform};
+
+#[test]
+fn governor_defaults_snapshot() {
+    let mut out = String::new();
+    for name in platform::platform_names() {
+        let plat = platform::load_named(&Spec::new(name)).unwrap();
+        writeln!(out, "[{name}]").unwrap();
+        for g in cpufreq::registry() {
+            let gov = (g.build)(&Spec::new(g.name), &plat).unwrap();
+            writeln!(out, "cpufreq {}: {:?}", g.name, gov.tunables()).unwrap();
+        }
+        for g in cpuidle::registry() {
+            let gov = (g.build)(&Spec::new(g.name), &plat).unwrap();
+            writeln!(out, "cpuidle {}: {:?}", g.name, gov.tunables()).unwrap();
+        }
+    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/snapshots/governor_defaults.txt");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(path, &out).unwrap();
+    }
+    let want = std::fs::read_to_string(path).unwrap_or_default();
+    assert_eq!(out, want, "governor defaults changed; review and regenerate the snapshot (see the file header)");
+}
