@@ -18,7 +18,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "maturin>=1.5,<2" pandas tqdm pytest simpy
+	$(PY) -m pip install --quiet "maturin>=1.5,<2" pandas tqdm pytest simpy scipy
 	touch $@
 
 # Compile the engine and the bindings, install govlab into the venv (editable).

@@ -11,6 +11,11 @@ a cpuidle governor, deterministically for a given seed::
     r.cpus, r.idle_states          # pandas DataFrames
     r.to_dict()                    # the engine's whole result
 
+Comparisons (``govlab compare``) are built from experiment files by
+``govlab.experiment``, run by ``govlab.sweep`` into the results database of
+``govlab.store``, and tabulated MMTests-style by ``govlab.compare`` with the
+statistics of ``govlab.stats``.
+
 The engine is Rust (``crates/govlab-core``), reached through the private
 module ``govlab._core``.
 """
@@ -27,6 +32,7 @@ from govlab.exceptions import (
     UnsupportedError,
 )
 from govlab.result import Result
+from govlab.experiment import ExperimentError, load as load_experiment
 
 __all__ = [
     "run",
@@ -41,5 +47,7 @@ __all__ = [
     "FileFormatError",
     "TraceError",
     "UnsupportedError",
+    "ExperimentError",
+    "load_experiment",
     "__version__",
 ]

@@ -4,6 +4,8 @@
                 [--duration TIME] [--seed N] [--format text|json] [--trace FILE]
                 [--show-config]
     govlab list platforms|workloads|governors
+    govlab compare EXPERIMENT.toml... [--db FILE] [--format text|markdown|csv|json] [--jobs N]
+    govlab report DB [--experiment NAME]... [--format text|markdown|csv|json]
 
 Exit status: 0 on success; 2 on bad input (argparse's own message for a bad
 option, ``govlab: error: ...`` for anything the engine or our own checks
@@ -84,6 +86,44 @@ def _cmd_list(args: argparse.Namespace) -> str:
     return format_list(listing[args.kind]())
 
 
+def _cmd_compare(args: argparse.Namespace) -> str:
+    from govlab import compare, experiment
+    from govlab.store import DEFAULT_DB_NAME, Store
+
+    experiments = [experiment.load(path) for path in args.experiments]
+    db = args.db or os.path.join(os.path.dirname(os.path.abspath(args.experiments[0])), DEFAULT_DB_NAME)
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    with Store(db) as store:
+        try:
+            analyses, report = compare.run_experiments(experiments, store, jobs=args.jobs)
+        except KeyboardInterrupt:
+            print(f"govlab: finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
+            raise
+    print(
+        f"govlab: {report.total} runs: {report.stored} found in {db}, {report.simulated} simulated "
+        f"({report.wall_s:.1f} s)",
+        file=sys.stderr,
+    )
+    return compare.render(analyses, args.format)
+
+
+def _cmd_report(args: argparse.Namespace) -> str:
+    from govlab import compare
+    from govlab.store import Store
+
+    with Store(args.db, create=False) as store:
+        analyses = compare.from_store(store, args.experiment)
+    for a in analyses:
+        if a["missing_runs"]:
+            print(
+                f"govlab: {a['name']}: {a['missing_runs']} of {a['runs']} runs are not in {args.db}; "
+                "`govlab compare` runs them",
+                file=sys.stderr,
+            )
+    return compare.render(analyses, args.format)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="govlab",
@@ -135,6 +175,42 @@ def _parser() -> argparse.ArgumentParser:
     )
     listing.add_argument("kind", choices=("platforms", "workloads", "governors"))
     listing.set_defaults(handler=_cmd_list)
+
+    formats = ("text", "markdown", "csv", "json")
+    comp = commands.add_parser(
+        "compare",
+        help="run experiments (configurations x parameter values x repeats) and print MMTests-style tables",
+        description="Run every configuration x parameter value x repeat of each experiment file "
+        "that the results database does not hold yet, on all local cores, then print the "
+        "comparison: MMTests-style tables against the baseline (positive percentages are "
+        "improvements, *x%%* marks a significant difference: Welch's t-test, p < 0.05), "
+        "energy, power and performance-per-watt, and a summary when there are several benchmarks.",
+    )
+    comp.add_argument("experiments", nargs="+", metavar="EXPERIMENT.toml", help="experiment files")
+    comp.add_argument(
+        "--db",
+        metavar="FILE",
+        help="results database (SQLite; default: govlab-results.sqlite beside the first experiment)",
+    )
+    comp.add_argument("--format", choices=formats, default="text", help="(default: %(default)s)")
+    comp.add_argument(
+        "--jobs", type=int, metavar="N", help="simulations in parallel (default: the number of CPUs)"
+    )
+    comp.set_defaults(handler=_cmd_compare)
+
+    rep = commands.add_parser(
+        "report",
+        help="print the comparison tables again from a results database, without simulating",
+    )
+    rep.add_argument("db", metavar="DB", help="a results database written by `govlab compare`")
+    rep.add_argument(
+        "--experiment",
+        action="append",
+        metavar="NAME",
+        help="only this experiment (repeatable; default: every experiment in the database)",
+    )
+    rep.add_argument("--format", choices=formats, default="text", help="(default: %(default)s)")
+    rep.set_defaults(handler=_cmd_report)
     return parser
 
 

@@ -1,0 +1,597 @@
+"""Experiments: the TOML files that ``govlab compare`` runs.
+
+An experiment asks one question: how do some configurations compare on one
+workload, over a range of one of its parameters? ::
+
+    [experiment]
+    name = "quick"                    # default: the file name without .toml
+    description = "..."               # optional
+    platform = "skylake-e3-1240v5"    # a spec: "NAME[:k=v,...]", a file path, or { name = ..., k = v }
+    workload = "periodic:run_us=1500,period_us=7000"   # a spec, as platform
+    duration = "2s"                   # simulated time of each run ("250ms", or seconds)
+    repeats = 3                       # runs per configuration and parameter value
+    seed = 1                          # the repeats use seeds seed, seed+1, ...
+    # seeds = [1, 7, 42]              # or name them (then repeats may be left out)
+    baseline = "ondemand"             # default: the first [[config]]
+    cpufreq = "..."                   # optional defaults for the configs below
+    cpuidle = "menu"
+
+    [axis]                            # optional: the workload parameter it varies
+    tasks = [1, 4]
+
+    [[config]]
+    name = "ondemand"
+    cpufreq = "ondemand"              # a spec; or { name = "ondemand", up_threshold = 80 }
+    # cpuidle = "menu"                # default: [experiment] cpuidle, else govlab's default
+    # platform_options = { hwp = "off" }   # merged into the platform spec
+
+    [[config]]
+    name = "schedutil"
+    cpufreq = "schedutil"
+
+Paths of platform and workload files are relative to the experiment file.
+
+Every mistake raises :class:`ExperimentError` (a :class:`govlab.GovlabError`
+and a ``ValueError``), whose message names the file, the line and the key::
+
+    experiments/quick.toml:14: config[2].cpufreq: unknown cpufreq governor 'schedutl' ...
+
+``config[N]`` counts the ``[[config]]`` tables from 1. Governor, tunable,
+platform and workload names and values are checked by the engine when the
+file is loaded (without simulating), so a typo fails before any run starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import numbers
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from govlab import __version__, api
+from govlab.exceptions import GovlabError
+
+__all__ = [
+    "ExperimentError",
+    "Experiment",
+    "Config",
+    "RunSpec",
+    "load",
+    "loads",
+    "run_key",
+]
+
+_EXPERIMENT_KEYS = {
+    "name", "description", "platform", "workload", "duration", "repeats", "seed", "seeds",
+    "baseline", "cpufreq", "cpuidle",
+}
+_CONFIG_KEYS = {"name", "description", "cpufreq", "cpuidle", "platform_options"}
+_TOP_KEYS = {"experiment", "axis", "config"}
+
+
+class ExperimentError(GovlabError, ValueError):
+    """A mistake in an experiment file: ``FILE:LINE: KEY: message``.
+
+    ``path``, ``line`` (1-based, or None when it cannot be told) and ``key``
+    (a dotted TOML path such as ``config[2].cpufreq``) are attributes too.
+    """
+
+    def __init__(self, path: str, line: int | None, key: str | None, message: str) -> None:
+        self.path, self.line, self.key, self.message = path, line, key, message
+        where = path if line is None else f"{path}:{line}"
+        super().__init__(f"{where}: {key}: {message}" if key else f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Config:
+    """One column of the comparison: a named pair of governors on the platform."""
+
+    name: str
+    cpufreq: str
+    cpuidle: str
+    platform: str
+    description: str = ""
+    platform_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One simulation of the experiment: a configuration at a parameter value, one repeat."""
+
+    config: str
+    axis_value: Any
+    repeat: int
+    seed: int
+    #: keyword arguments of :func:`govlab.run`
+    kwargs: dict[str, Any]
+    #: sha256 of :attr:`identity` (see :func:`run_key`)
+    key: str
+    #: everything that determines the run's result, canonical JSON-able
+    identity: dict[str, Any]
+
+
+@dataclass
+class Experiment:
+    """A loaded experiment. :meth:`runs` lists its simulations in a fixed order."""
+
+    name: str
+    path: str
+    platform: str
+    workload: str
+    duration: str
+    seeds: list[int]
+    baseline: str
+    configs: list[Config]
+    axis_name: str | None = None
+    axis_values: list[Any] = field(default_factory=lambda: [None])
+    description: str = ""
+
+    @property
+    def repeats(self) -> int:
+        return len(self.seeds)
+
+    def config(self, name: str) -> Config:
+        for c in self.configs:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def workload_at(self, value: Any) -> str:
+        """The workload spec at one value of the axis."""
+        if self.axis_name is None:
+            return self.workload
+        return api.spec_text((self.workload, {self.axis_name: value}), "workload")
+
+    def runs(self) -> list[RunSpec]:
+        """Every (configuration x parameter value x repeat), configurations outermost."""
+        out = []
+        for config, value, (repeat, seed) in itertools.product(
+            self.configs, self.axis_values, enumerate(self.seeds)
+        ):
+            kwargs = {
+                "platform": config.platform,
+                "workload": self.workload_at(value),
+                "cpufreq": config.cpufreq,
+                "cpuidle": config.cpuidle,
+                "duration": self.duration,
+                "seed": seed,
+            }
+            identity = run_identity(**kwargs)
+            out.append(
+                RunSpec(config.name, value, repeat, seed, kwargs, _sha256(identity), identity)
+            )
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The definition as stored in the results database (without the run list)."""
+        return {
+            "name": self.name,
+            "path": self.path,
+            "description": self.description,
+            "platform": self.platform,
+            "workload": self.workload,
+            "duration": self.duration,
+            "seeds": list(self.seeds),
+            "baseline": self.baseline,
+            "axis": None if self.axis_name is None else {"name": self.axis_name, "values": list(self.axis_values)},
+            "configs": [
+                {
+                    "name": c.name,
+                    "description": c.description,
+                    "cpufreq": c.cpufreq,
+                    "cpuidle": c.cpuidle,
+                    "platform": c.platform,
+                    "platform_options": dict(c.platform_options),
+                }
+                for c in self.configs
+            ],
+        }
+
+
+# --- run identity ----------------------------------------------------------------
+
+
+def run_identity(platform: str, workload: str, cpufreq: str, cpuidle: str, duration: str, seed: int) -> dict[str, Any]:
+    """Everything that determines a run's result, as canonical JSON-able data.
+
+    It holds each spec as written (name and settings, in sorted order), the
+    engine's resolved configuration (so defaults are explicit), the sha256 of
+    every platform or workload *file* in place of its path (a moved file keeps
+    its runs, an edited one does not), the duration in ns, the seed and the
+    govlab version.
+    """
+    resolved = api.show_config(platform, workload, cpufreq, cpuidle, duration, seed)
+    identity: dict[str, Any] = {
+        "govlab_version": __version__,
+        "platform": {"spec": _spec_parts(platform), "resolved": resolved.get("platform")},
+        "workload": {"spec": _spec_parts(workload), "resolved": resolved.get("workload")},
+        "cpufreq": {"spec": _spec_parts(cpufreq), "resolved": resolved.get("cpufreq")},
+        "cpuidle": {"spec": _spec_parts(cpuidle), "resolved": resolved.get("cpuidle")},
+        "duration_ns": resolved.get("duration_ns"),
+        "seed": int(seed),
+    }
+    for what in ("platform", "workload"):
+        name = identity[what]["spec"]["name"]
+        if _looks_like_file(name) and os.path.isfile(name):
+            digest = "sha256:" + hashlib.sha256(Path(name).read_bytes()).hexdigest()
+            identity[what] = _replace_string(identity[what], name, digest)
+    return identity
+
+
+def run_key(identity: Mapping[str, Any]) -> str:
+    """The sha256 of an identity's canonical JSON: the key of a run in the store."""
+    return _sha256(identity)
+
+
+def _sha256(data: Any) -> str:
+    return hashlib.sha256(canonical_json(data).encode()).hexdigest()
+
+
+def canonical_json(data: Any) -> str:
+    """Sorted keys, no whitespace: equal data, equal text."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _spec_parts(spec: str) -> dict[str, Any]:
+    """``"name:k=v,..."`` as ``{"name", "params": {k: v}}`` (settings sorted by the JSON dump)."""
+    name, _, rest = spec.partition(":")
+    params = {}
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        k, _, v = item.partition("=")
+        params[k.strip()] = v.strip()
+    return {"name": name.strip(), "params": params}
+
+
+def _looks_like_file(name: str) -> bool:
+    return "/" in name or name.endswith((".toml", ".json"))
+
+
+def _replace_string(data: Any, old: str, new: str) -> Any:
+    if isinstance(data, str):
+        return new if data == old else data
+    if isinstance(data, Mapping):
+        return {k: _replace_string(v, old, new) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_replace_string(v, old, new) for v in data]
+    return data
+
+
+# --- loading ---------------------------------------------------------------------
+
+
+def load(path: str | os.PathLike[str]) -> Experiment:
+    """Read and check the experiment file ``path``."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ExperimentError(path, None, None, f"not UTF-8 text ({e})") from None
+    return loads(text, path)
+
+
+def loads(text: str, path: str = "<experiment>") -> Experiment:
+    """Parse experiment TOML ``text``; ``path`` names it in errors and anchors relative paths."""
+    lines = _KeyLines(text)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"\(at line (\d+), column \d+\)", str(e))
+        line = int(m.group(1)) if m else None
+        key = lines.key_on(line) if line else None
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e)) or "invalid TOML"
+        raise ExperimentError(path, line, key, f"invalid TOML: {message}") from None
+    return _Loader(doc, lines, path).experiment()
+
+
+class _Loader:
+    """Checks a parsed document key by key; each error names the key and its line."""
+
+    def __init__(self, doc: dict[str, Any], lines: _KeyLines, path: str) -> None:
+        self.doc, self.lines, self.path = doc, lines, path
+        self.base_dir = os.path.dirname(os.path.abspath(path)) if path != "<experiment>" else os.getcwd()
+        self._checked: dict[str, None] = {}
+
+    def fail(self, key: Sequence[Any], message: str) -> ExperimentError:
+        return ExperimentError(self.path, self.lines.line_of(key), _key_text(key), message)
+
+    # -- the document ------------------------------------------------------------
+
+    def experiment(self) -> Experiment:
+        doc = self.doc
+        for k in doc:
+            if k not in _TOP_KEYS:
+                raise self.fail((k,), f"unknown key; expected {_choices(_TOP_KEYS)}")
+        exp = self.table(("experiment",), required=True)
+        for k in exp:
+            if k not in _EXPERIMENT_KEYS:
+                raise self.fail(("experiment", k), f"unknown key; expected {_choices(_EXPERIMENT_KEYS)}")
+
+        default_name = Path(self.path).stem if self.path != "<experiment>" else "experiment"
+        name = self.string(("experiment", "name"), exp.get("name", default_name))
+        description = self.string(("experiment", "description"), exp.get("description", ""), empty=True)
+        platform = self.spec(("experiment", "platform"), exp.get("platform", api.DEFAULT_PLATFORM), "platform")
+        workload = self.spec(("experiment", "workload"), self.require(exp, "experiment", "workload"), "workload")
+        duration = self.duration(("experiment", "duration"), exp.get("duration", api.DEFAULT_DURATION))
+        seeds = self.seeds(exp)
+        default_cpufreq = exp.get("cpufreq", api.DEFAULT_CPUFREQ)
+        default_cpuidle = exp.get("cpuidle", api.DEFAULT_CPUIDLE)
+        if "cpufreq" in exp:
+            default_cpufreq = self.spec(("experiment", "cpufreq"), default_cpufreq, "cpufreq")
+        if "cpuidle" in exp:
+            default_cpuidle = self.spec(("experiment", "cpuidle"), default_cpuidle, "cpuidle")
+
+        self.check(("experiment", "platform"), platform=platform)
+        self.check(("experiment", "workload"), platform=platform, workload=workload)
+        self.check(("experiment", "duration"), platform=platform, workload=workload, duration=duration)
+        axis_name, axis_values = self.axis(platform, workload)
+        configs = self.configs(platform, workload, axis_name, axis_values, default_cpufreq, default_cpuidle)
+
+        names = [c.name for c in configs]
+        if "baseline" in exp:
+            baseline = self.string(("experiment", "baseline"), exp["baseline"])
+            if baseline not in names:
+                raise self.fail(("experiment", "baseline"), f"no [[config]] is named {baseline!r}; the configs are {_choices(names)}")
+        else:
+            baseline = names[0]
+        return Experiment(
+            name=name,
+            path=self.path,
+            description=description,
+            platform=platform,
+            workload=workload,
+            duration=duration,
+            seeds=seeds,
+            baseline=baseline,
+            configs=configs,
+            axis_name=axis_name,
+            axis_values=axis_values,
+        )
+
+    def seeds(self, exp: Mapping[str, Any]) -> list[int]:
+        if "seeds" in exp:
+            key = ("experiment", "seeds")
+            seeds = exp["seeds"]
+            if not isinstance(seeds, list) or not seeds or not all(_is_int(s) for s in seeds):
+                raise self.fail(key, f"expected a non-empty list of integers, got {_show(seeds)}")
+            if len(set(seeds)) != len(seeds):
+                raise self.fail(key, f"seeds repeat: {_show(seeds)}")
+            if "seed" in exp:
+                raise self.fail(("experiment", "seed"), "give either seed (with repeats) or seeds, not both")
+            if "repeats" in exp and exp["repeats"] != len(seeds):
+                raise self.fail(("experiment", "repeats"), f"is {_show(exp['repeats'])} but seeds lists {len(seeds)}")
+            return [int(s) for s in seeds]
+        repeats = exp.get("repeats", 1)
+        if not _is_int(repeats) or repeats < 1:
+            raise self.fail(("experiment", "repeats"), f"expected an integer of at least 1, got {_show(repeats)}")
+        seed = exp.get("seed", api.DEFAULT_SEED)
+        if not _is_int(seed) or seed < 0:
+            raise self.fail(("experiment", "seed"), f"expected a non-negative integer, got {_show(seed)}")
+        return [seed + i for i in range(repeats)]
+
+    def axis(self, platform: str, workload: str) -> tuple[str | None, list[Any]]:
+        axis = self.table(("axis",), required=False)
+        if not axis:
+            return None, [None]
+        if len(axis) > 1:
+            second = list(axis)[1]
+            raise self.fail(("axis", second), f"an experiment varies one parameter; [axis] has {_choices(list(axis))}")
+        (name, values), = axis.items()
+        key = ("axis", name)
+        if not isinstance(values, list) or not values:
+            raise self.fail(key, f"expected a non-empty list of values, got {_show(values)}")
+        for v in values:
+            if isinstance(v, (dict, list)) or (isinstance(v, float) and not math.isfinite(v)):
+                raise self.fail(key, f"values must be numbers, strings or booleans, got {_show(v)}")
+        if name in _spec_parts(workload)["params"]:
+            raise self.fail(key, f"{name} is also set in experiment.workload ({workload}); set it in one place")
+        if len({json.dumps(v) for v in values}) != len(values):
+            raise self.fail(key, f"values repeat: {_show(values)}")
+        for v in values:
+            self.check(key, platform=platform, workload=api.spec_text((workload, {name: v}), "workload"))
+        return name, values
+
+    def configs(self, platform, workload, axis_name, axis_values, default_cpufreq, default_cpuidle) -> list[Config]:
+        raw = self.doc.get("config")
+        if raw is None:
+            raise ExperimentError(self.path, None, "config", "no [[config]] tables: an experiment compares at least one configuration")
+        if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
+            raise self.fail(("config",), "expected [[config]] tables")
+        workload0 = workload if axis_name is None else api.spec_text((workload, {axis_name: axis_values[0]}), "workload")
+        configs: list[Config] = []
+        for i, table in enumerate(raw):
+            at = ("config", i)
+            for k in table:
+                if k not in _CONFIG_KEYS:
+                    raise self.fail((*at, k), f"unknown key; expected {_choices(_CONFIG_KEYS)}")
+            name = self.string((*at, "name"), self.require(table, at, "name"))
+            if any(c.name == name for c in configs):
+                raise self.fail((*at, "name"), f"two configs are named {name!r}")
+            description = self.string((*at, "description"), table.get("description", ""), empty=True)
+            options = table.get("platform_options", {})
+            if not isinstance(options, dict) or any(isinstance(v, (dict, list)) for v in options.values()):
+                raise self.fail((*at, "platform_options"), f"expected a table of settings, got {_show(options)}")
+            config_platform = api.spec_text((platform, options), "platform") if options else platform
+            cpufreq_key = (*at, "cpufreq") if "cpufreq" in table else ("experiment", "cpufreq")
+            cpuidle_key = (*at, "cpuidle") if "cpuidle" in table else ("experiment", "cpuidle")
+            cpufreq = self.spec(cpufreq_key, table.get("cpufreq", default_cpufreq), "cpufreq")
+            cpuidle = self.spec(cpuidle_key, table.get("cpuidle", default_cpuidle), "cpuidle")
+            if options:
+                self.check((*at, "platform_options"), platform=config_platform)
+                self.check((*at, "platform_options"), platform=config_platform, workload=workload0)
+            self.check(cpufreq_key, platform=config_platform, workload=workload0, cpufreq=cpufreq)
+            self.check(cpuidle_key, platform=config_platform, workload=workload0, cpuidle=cpuidle)
+            configs.append(Config(name, cpufreq, cpuidle, config_platform, description, dict(options)))
+        if not configs:
+            raise self.fail(("config",), "no [[config]] tables")
+        return configs
+
+    # -- values ------------------------------------------------------------------
+
+    def table(self, key: tuple[str, ...], required: bool) -> dict[str, Any]:
+        value = self.doc.get(key[0])
+        if value is None:
+            if required:
+                raise ExperimentError(self.path, None, key[0], f"missing [{key[0]}] table")
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a [{key[0]}] table, got {_show(value)}")
+        return value
+
+    def require(self, table: Mapping[str, Any], at: Any, key: str) -> Any:
+        at = (at,) if isinstance(at, str) else tuple(at)
+        if key not in table:
+            raise ExperimentError(self.path, self.lines.line_of(at), _key_text((*at, key)), "missing (required)")
+        return table[key]
+
+    def string(self, key: Sequence[Any], value: Any, empty: bool = False) -> str:
+        if not isinstance(value, str) or (not empty and not value.strip()):
+            raise self.fail(key, f"expected a {'' if empty else 'non-empty '}string, got {_show(value)}")
+        return value.strip()
+
+    def spec(self, key: Sequence[Any], value: Any, what: str) -> str:
+        """A spec string from a string or an inline table with a name; file paths made absolute."""
+        if isinstance(value, dict):
+            if "name" not in value:
+                raise self.fail(key, f"a table {what} needs a name key, got {_show(value)}")
+            if any(isinstance(v, (dict, list)) for v in value.values()):
+                raise self.fail(key, f"settings must be numbers, strings or booleans, got {_show(value)}")
+        elif not isinstance(value, str):
+            raise self.fail(key, f"expected a {what} spec ('NAME[:k=v,...]' or {{ name = ..., k = v }}), got {_show(value)}")
+        try:
+            text = api.spec_text(value, what)
+        except (TypeError, ValueError) as e:
+            raise self.fail(key, str(e)) from None
+        if what in ("platform", "workload"):
+            name, colon, rest = text.partition(":")
+            if _looks_like_file(name) and not os.path.isabs(name):
+                candidate = os.path.normpath(os.path.join(self.base_dir, name))
+                if os.path.exists(candidate):
+                    text = candidate + colon + rest
+        return text
+
+    def duration(self, key: Sequence[Any], value: Any) -> str:
+        try:
+            text = api.duration_text(value)
+        except (TypeError, ValueError) as e:
+            raise self.fail(key, str(e)) from None
+        return text
+
+    def check(self, key: Sequence[Any], **spec: Any) -> None:
+        """Ask the engine to resolve a run built from ``spec`` (defaults elsewhere); blame ``key``."""
+        kwargs = {
+            "platform": api.DEFAULT_PLATFORM,
+            "workload": api.DEFAULT_WORKLOAD,
+            "cpufreq": "performance",
+            "cpuidle": api.DEFAULT_CPUIDLE,
+            "duration": "1s",
+            "seed": 1,
+            **spec,
+        }
+        memo = json.dumps(kwargs, sort_keys=True)
+        if memo in self._checked:
+            return
+        try:
+            api.show_config(**kwargs)
+        except (GovlabError, OSError, ValueError, TypeError) as e:
+            raise self.fail(key, str(e) or type(e).__name__) from None
+        self._checked[memo] = None
+
+
+# --- where keys are ------------------------------------------------------------------
+
+
+class _KeyLines:
+    """The line of each key of a TOML text, found by scanning it.
+
+    Tables and arrays of tables are tracked so that ``("config", 1, "cpufreq")``
+    (the second ``[[config]]``) finds the right line. The scan is deliberately
+    simple (it does not parse values), which is enough for error messages: a
+    key that cannot be found falls back to its table's header line.
+    """
+
+    _ARRAY = re.compile(r"^\s*\[\[\s*([^\]]+?)\s*\]\]")
+    _TABLE = re.compile(r"^\s*\[\s*([^\]\[]+?)\s*\]")
+    _KEY = re.compile(r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=""")
+
+    def __init__(self, text: str) -> None:
+        self.where: dict[tuple[Any, ...], int] = {}
+        self.keys_by_line: dict[int, tuple[Any, ...]] = {}
+        counts: dict[tuple[str, ...], int] = {}
+        current: tuple[Any, ...] = ()
+        for number, line in enumerate(text.splitlines(), start=1):
+            if m := self._ARRAY.match(line):
+                names = tuple(_split_key(m.group(1)))
+                counts[names] = counts.get(names, -1) + 1
+                current = (*self._resolve(names[:-1], counts), names[-1], counts[names])
+            elif m := self._TABLE.match(line):
+                names = tuple(_split_key(m.group(1)))
+                current = self._resolve(names, counts)
+            elif m := self._KEY.match(line):
+                path = (*current, *_split_key(m.group(1)))
+                self.where.setdefault(path, number)
+                self.keys_by_line[number] = path
+                continue
+            else:
+                continue
+            self.where.setdefault(current, number)
+            self.keys_by_line[number] = current
+
+    @staticmethod
+    def _resolve(names: tuple[str, ...], counts: Mapping[tuple[str, ...], int]) -> tuple[Any, ...]:
+        """``config.cpufreq`` under the latest ``[[config]]`` is ``("config", i, "cpufreq")``."""
+        out: list[Any] = []
+        for i, name in enumerate(names):
+            out.append(name)
+            if names[: i + 1] in counts:
+                out.append(counts[names[: i + 1]])
+        return tuple(out)
+
+    def line_of(self, key: Sequence[Any]) -> int | None:
+        key = tuple(key)
+        while key:
+            if key in self.where:
+                return self.where[key]
+            key = key[:-1]
+        return None
+
+    def key_on(self, line: int) -> str | None:
+        path = self.keys_by_line.get(line)
+        return _key_text(path) if path else None
+
+
+def _split_key(text: str) -> list[str]:
+    parts = re.findall(r"""\s*("[^"]*"|'[^']*'|[^.]+)\s*(?:\.|$)""", text)
+    return [p.strip().strip("\"'") for p in parts if p.strip()]
+
+
+def _key_text(key: Sequence[Any]) -> str:
+    """``("config", 1, "cpufreq")`` as ``config[2].cpufreq`` (tables counted from 1)."""
+    out = ""
+    for part in key:
+        if isinstance(part, int):
+            out += f"[{part + 1}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
+
+
+def _choices(names: Any) -> str:
+    return ", ".join(sorted(map(str, names))) if isinstance(names, set) else ", ".join(map(str, names))

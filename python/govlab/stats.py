@@ -1,0 +1,223 @@
+"""The statistics of MMTests' compare tables, and the significance test.
+
+Every function takes a sequence of numbers (the repeated runs of one
+configuration at one parameter value) and returns a float; an undefined
+figure is ``nan``, never an exception, so a table can always be printed.
+
+==========  ============================================================
+Amean       arithmetic mean
+Hmean       harmonic mean, ``n / sum(1/x)``: the mean of rates (MMTests
+            reports throughput this way); 0 if any value is 0, nan if any
+            is negative
+Gmean       geometric mean, ``exp(mean(log x))``; the same rules as Hmean
+Stddev      *sample* standard deviation (divides by n - 1, as MMTests'
+            ``calc_stddev``); nan for fewer than two values
+CoeffVar    coefficient of variation in percent, ``100 * Stddev / Amean``
+Min, Max    the extremes
+==========  ============================================================
+
+Differences against the baseline (:func:`pct_diff`) follow MMTests' sign
+convention: **a positive percentage is an improvement**. For a metric where
+higher is better (``pdiff``) it is ``(new - base) / base * 100``; where lower
+is better (``pndiff``: latency, time, energy, and the spread statistics Stddev
+and CoeffVar of any metric) it is ``(base - new) / base * 100``.
+
+Significance (:func:`welch`, :func:`significant`): Welch's unequal-variance
+two-sample t-test, two-sided, at ``p < 0.05`` (:data:`ALPHA`), on the per-run
+values of the configuration against those of the baseline. It needs at least
+two runs on each side. When both sides have zero variance (a deterministic
+simulation can repeat a value exactly) the t statistic is not defined; the
+difference then counts as significant exactly when the two means differ.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "ALPHA",
+    "amean",
+    "hmean",
+    "gmean",
+    "stddev",
+    "coeffvar",
+    "minimum",
+    "maximum",
+    "pct_diff",
+    "ratio",
+    "Welch",
+    "welch",
+    "significant",
+    "summarise",
+    "Summary",
+]
+
+#: Two-sided significance level of :func:`significant` (Welch's t-test).
+ALPHA = 0.05
+
+_NAN = float("nan")
+
+
+def _values(xs: Iterable[float]) -> list[float]:
+    return [float(x) for x in xs]
+
+
+def amean(xs: Iterable[float]) -> float:
+    """Arithmetic mean; nan for no values."""
+    v = _values(xs)
+    return math.fsum(v) / len(v) if v else _NAN
+
+
+def hmean(xs: Iterable[float]) -> float:
+    """Harmonic mean ``n / sum(1/x)``: 0 if a value is 0, nan if one is negative or none given."""
+    v = _values(xs)
+    if not v or any(x < 0 for x in v):
+        return _NAN
+    if any(x == 0 for x in v):
+        return 0.0
+    return len(v) / math.fsum(1.0 / x for x in v)
+
+
+def gmean(xs: Iterable[float]) -> float:
+    """Geometric mean ``exp(mean(log x))``: 0 if a value is 0, nan if one is negative or none given."""
+    v = _values(xs)
+    if not v or any(x < 0 for x in v):
+        return _NAN
+    if any(x == 0 for x in v):
+        return 0.0
+    return math.exp(math.fsum(math.log(x) for x in v) / len(v))
+
+
+def stddev(xs: Iterable[float]) -> float:
+    """Sample standard deviation (n - 1 in the denominator, as MMTests); nan below two values."""
+    v = _values(xs)
+    if len(v) < 2:
+        return _NAN
+    m = math.fsum(v) / len(v)
+    return math.sqrt(math.fsum((x - m) ** 2 for x in v) / (len(v) - 1))
+
+
+def coeffvar(xs: Iterable[float]) -> float:
+    """Coefficient of variation in percent, ``100 * stddev / amean``; nan when the mean is 0."""
+    v = _values(xs)
+    m = amean(v)
+    if not v or m == 0 or math.isnan(m):
+        return _NAN
+    return 100.0 * stddev(v) / abs(m)
+
+
+def minimum(xs: Iterable[float]) -> float:
+    v = _values(xs)
+    return min(v) if v else _NAN
+
+
+def maximum(xs: Iterable[float]) -> float:
+    v = _values(xs)
+    return max(v) if v else _NAN
+
+
+def pct_diff(new: float, base: float, better: str) -> float:
+    """The difference of ``new`` against ``base`` in percent, positive = improvement.
+
+    ``better`` is ``"higher"`` (MMTests' pdiff: ``(new - base) / base * 100``)
+    or ``"lower"`` (pndiff: ``(base - new) / base * 100``). Equal values give
+    0 (also when both are 0); a zero baseline with a different new value gives
+    ``+inf`` or ``-inf``, in the direction of the change; nan in gives nan.
+    """
+    if better not in ("higher", "lower"):
+        raise ValueError(f"better must be 'higher' or 'lower', not {better!r}")
+    if math.isnan(new) or math.isnan(base):
+        return _NAN
+    if new == base:
+        return 0.0
+    change = (new - base) if better == "higher" else (base - new)
+    if base == 0:
+        return math.copysign(math.inf, change)
+    return 100.0 * change / abs(base)
+
+
+def ratio(new: float, base: float, better: str) -> float:
+    """``new / base`` oriented so that above 1 is better: ``base / new`` when lower is better."""
+    if better not in ("higher", "lower"):
+        raise ValueError(f"better must be 'higher' or 'lower', not {better!r}")
+    num, den = (new, base) if better == "higher" else (base, new)
+    if math.isnan(num) or math.isnan(den):
+        return _NAN
+    if den == 0:
+        return 1.0 if num == 0 else math.inf
+    return num / den
+
+
+@dataclass(frozen=True)
+class Welch:
+    """The outcome of Welch's t-test: statistic, degrees of freedom, two-sided p-value.
+
+    All three are nan when the test could not be made (fewer than two runs on a
+    side). When both variances are zero, ``t`` is 0 or ±inf and ``p`` 1 or 0.
+    """
+
+    t: float
+    df: float
+    p: float
+
+    @property
+    def significant(self) -> bool:
+        """``p < ALPHA`` (nan is not significant)."""
+        return not math.isnan(self.p) and self.p < ALPHA
+
+
+def welch(a: Sequence[float], b: Sequence[float]) -> Welch:
+    """Welch's unequal-variance t-test of ``a`` against ``b``, two-sided."""
+    a, b = _values(a), _values(b)
+    na, nb = len(a), len(b)
+    if na < 2 or nb < 2:
+        return Welch(_NAN, _NAN, _NAN)
+    ma, mb = amean(a), amean(b)
+    va, vb = stddev(a) ** 2 / na, stddev(b) ** 2 / nb
+    se2 = va + vb
+    if se2 == 0:
+        if ma == mb:
+            return Welch(0.0, _NAN, 1.0)
+        return Welch(math.copysign(math.inf, ma - mb), _NAN, 0.0)
+    t = (ma - mb) / math.sqrt(se2)
+    df = se2**2 / ((va**2 / (na - 1) if va else 0.0) + (vb**2 / (nb - 1) if vb else 0.0))
+    from scipy.stats import t as student_t  # imported here: only tables need it
+
+    p = float(2.0 * student_t.sf(abs(t), df))
+    return Welch(t, df, min(p, 1.0))
+
+
+def significant(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Whether ``a`` and ``b`` differ by Welch's t-test at ``p < ALPHA`` (0.05)."""
+    return welch(a, b).significant
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Every statistic of one sample, as the rows of a compare table."""
+
+    n: int
+    amean: float
+    hmean: float
+    gmean: float
+    stddev: float
+    coeffvar: float
+    min: float
+    max: float
+
+
+def summarise(xs: Iterable[float]) -> Summary:
+    """All of the above for one sample."""
+    v = _values(xs)
+    return Summary(
+        n=len(v),
+        amean=amean(v),
+        hmean=hmean(v),
+        gmean=gmean(v),
+        stddev=stddev(v),
+        coeffvar=coeffvar(v),
+        min=minimum(v),
+        max=maximum(v),
+    )
