@@ -145,6 +145,9 @@ pub struct Task {
     pub parent: Option<TaskId>,
     pub live_children: u32,
     pub joining: bool,
+    /// Bumped each time the interpreter starts on this task, so an outer
+    /// interpretation can tell that a nested one took over.
+    pub interp_epoch: u32,
 }
 
 /// What a CPU is doing, as far as power and idle accounting care.

@@ -65,6 +65,8 @@ enum Outcome {
     Computing,
     Blocked,
     Yielded,
+    /// A task it woke preempted it; the CPU has already been rescheduled.
+    Preempted,
 }
 
 /// Zero-time ops a task may execute in a row before the program is deemed
@@ -167,6 +169,7 @@ impl Engine {
             parent,
             live_children: 0,
             joining: false,
+            interp_epoch: 0,
         });
         self.live_tasks += 1;
         id
@@ -216,6 +219,7 @@ impl Engine {
         match self.interpret(cpu, t) {
             Outcome::Computing => self.start_segment(cpu),
             Outcome::Blocked | Outcome::Yielded => self.schedule(cpu),
+            Outcome::Preempted => {}
         }
     }
 
@@ -226,6 +230,7 @@ impl Engine {
                 self.start_segment(cpu);
                 true
             }
+            Outcome::Preempted => true,
             Outcome::Blocked | Outcome::Yielded => false,
         }
     }
@@ -233,8 +238,16 @@ impl Engine {
     /// Execute ops of running task `t` until it computes or blocks.
     fn interpret(&mut self, cpu: CpuId, t: TaskId) -> Outcome {
         let program = self.tasks[t].program.clone();
+        self.tasks[t].interp_epoch = self.tasks[t].interp_epoch.wrapping_add(1);
+        let epoch = self.tasks[t].interp_epoch;
         let mut budget = MAX_ZERO_TIME_OPS;
         loop {
+            // An op that woke another task may have let it preempt this one;
+            // the CPU was rescheduled then, and this task possibly resumed
+            // (in a nested interpretation) before control came back here.
+            if self.rqs[cpu].curr != Some(t) || self.tasks[t].interp_epoch != epoch {
+                return Outcome::Preempted;
+            }
             budget -= 1;
             assert!(
                 budget > 0,
@@ -319,9 +332,6 @@ impl Engine {
                         let c = self.new_task(&spec, affinity, Some(t), self.now);
                         self.tasks[t].live_children += 1;
                         self.wake_up_new_task(c, cpu);
-                    }
-                    if self.rqs[cpu].curr != Some(t) {
-                        return Outcome::Yielded;
                     }
                 }
                 Op::Join => {

@@ -223,3 +223,51 @@ fn idle_accuracy_matches_hand_computed_distribution() {
     assert!((a.too_deep_latency_us - 250.0).abs() < 1e-9, "{}", a.too_deep_latency_us);
     assert!(a.too_shallow_energy_j > 0.0);
 }
+
+/// Regression: a task woken by a send that preempts the sender and blocks at
+/// once must not make the sender's program run twice (ops repeated or out
+/// of order). Found with schbench's message thread.
+#[test]
+fn preempting_wakee_does_not_replay_the_wakers_program() {
+    let wl = temp_file(
+        "pingpong.toml",
+        r#"
+[[channel]]
+name = "ping"
+[[channel]]
+name = "pong"
+[[series]]
+name = "rtt"
+[[task]]
+comm = "a"
+cpus = [0]
+ops = [ { loop = 200, ops = [
+  { run = "10ms" }, { mark = true }, { send = "ping" }, { recv = "pong" }, { record = "rtt", since = "mark" },
+  { count = "rounds" },
+] } ]
+[[task]]
+comm = "b"
+cpus = [0]
+nice = -5
+ops = [ { loop = 200, ops = [ { recv = "ping" }, { send = "pong" } ] } ]
+"#,
+    );
+    let cfg = RunConfig {
+        platform: spec("skylake-e3-1240v5"),
+        workload: Spec::new(wl.to_str().unwrap()),
+        cpufreq: spec("performance"),
+        cpuidle: spec("menu"),
+        duration_ns: 5_000_000_000,
+        seed: 1,
+    };
+    let r = cfg.run(None, None).unwrap();
+    assert!(r.finished, "both tasks exit after 200 rounds");
+    // 200 rounds of 10 ms at the reference frequency (3.5 GHz), run at the
+    // turbo frequency: between 3.7 (4 active cores) and 3.9 GHz (one).
+    let (lo, hi) = (200.0 * 0.010 * 3.5 / 3.9, 200.0 * 0.010 * 3.5 / 3.7);
+    assert!(r.sim_time_s >= lo - 1e-6 && r.sim_time_s <= hi, "{} s, expected {lo}..{hi} s", r.sim_time_s);
+    assert_eq!(r.metrics["rounds_per_s"].as_f64().unwrap() * r.sim_time_s, 200.0);
+    // No CPU time is spent between mark and record: the round trip is a
+    // pair of context switches at the same instant.
+    assert_eq!(r.metrics["rtt_max_us"].as_f64().unwrap(), 0.0);
+}
