@@ -9,10 +9,16 @@
 //! `file.rs` reads the same language from TOML.
 
 pub mod cpu_bound;
+pub mod dbench;
 pub mod exec;
 pub mod file;
+pub mod hackbench;
 pub mod lang;
 pub mod periodic;
+pub mod pgbench;
+pub mod schbench;
+pub mod sleeping_ebizzy;
+pub mod sqlite_insert;
 
 use std::sync::Arc;
 
@@ -182,7 +188,16 @@ pub struct WorkloadInfo {
 
 /// Every built-in workload model.
 pub fn registry() -> &'static [WorkloadInfo] {
-    &[cpu_bound::INFO, periodic::INFO]
+    &[
+        cpu_bound::INFO,
+        periodic::INFO,
+        hackbench::INFO,
+        schbench::INFO,
+        sleeping_ebizzy::INFO,
+        dbench::INFO,
+        sqlite_insert::INFO,
+        pgbench::INFO,
+    ]
 }
 
 /// Build a workload from its spec: a registry name, or a path to a TOML

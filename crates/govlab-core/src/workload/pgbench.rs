@@ -1,0 +1,274 @@
+//! `pgbench`: pgbench clients driving PostgreSQL backends with TPC-B-like
+//! read/write or select-only transactions; transactions per second.
+//!
+//! pgbench (shipped with PostgreSQL) opens `-c` connections, each served by
+//! its own backend process, and has every client loop over a script,
+//! sending one statement at a time and waiting for its result (simple
+//! query protocol). The default "tpcb-like" script is BEGIN; UPDATE
+//! pgbench_accounts; SELECT abalance; UPDATE pgbench_tellers; UPDATE
+//! pgbench_branches; INSERT INTO pgbench_history; END — seven round trips,
+//! and a commit that waits for the WAL to be flushed (synchronous_commit =
+//! on; wal_sync_method = fdatasync on Linux). The select-only script (`-S`)
+//! is one SELECT per transaction and never writes. MMTests
+//! (db-pgbench-timed-rw-small / -ro-small, used by the
+//! hwp-dynamic-boost-2018 mail: rw 2692 tps at 1 client up to 7462 at 8 on
+//! ext4 without the patch) varies the clients up to NUMCPUS (rw) or
+//! 2×NUMCPUS (ro), with a cache-hot database sized to 80 % of
+//! shared_buffers, so reads never touch the disk.
+//!
+//! Model: per client a pgbench task and a backend task joined by a request
+//! and a reply channel (a Unix socket). The client pays `CLIENT_NS` per
+//! statement (build, send, receive, parse the result), the backend
+//! `STMT_NS` of the statement's kind. In `rw` mode the END statement
+//! writes the transaction's WAL record and flushes it (a device write and
+//! a cache flush) before replying. Each completed transaction counts one
+//! and records its latency.
+//!
+//! All CPU costs are assumed (at the reference frequency), of the order of
+//! published pgbench profiles (tens of µs per statement on a cache-hot
+//! database). Backend work is partly memory-bound (buffer-pool and index
+//! lookups): `mem` 0.3 for select-only, 0.2 for the read/write mix whose
+//! extra work is WAL record assembly (assumed).
+//!
+//! Left out: group commit (each backend flushes its own WAL, concurrently
+//! with the others, where PostgreSQL lets one flush cover every commit
+//! waiting for WALWriteLock), row-lock contention on pgbench_branches
+//! (small at the scale factors MMTests uses), checkpoints, autovacuum, and
+//! the WAL writer and background writer processes.
+
+use super::{
+    Better, ChannelSpec, Dist, IoKind, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
+    WorkloadInfo,
+};
+use crate::error::{Error, Result};
+use crate::params::{Params, Spec};
+use crate::platform::Platform;
+use crate::sim::rng::Rng;
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "pgbench",
+    description: "pgbench clients and their PostgreSQL backends, TPC-B-like read/write or select-only; tps",
+    metric: "tps (transactions/s, higher is better)",
+    params: &[
+        ParamInfo {
+            name: "clients",
+            default: "1",
+            help: "client connections, one backend each (pgbench -c, MMTests uses -j = -c)",
+        },
+        ParamInfo {
+            name: "mode",
+            default: "rw",
+            help: "rw (tpcb-like, WAL flush at commit) or ro (select-only, pgbench -S)",
+        },
+    ],
+    build,
+};
+
+/// Client CPU per statement: substitute variables, send, wait, receive and
+/// parse the result (assumed).
+const CLIENT_NS: f64 = 8_000.0;
+/// Backend CPU per statement kind (assumed): BEGIN; an UPDATE by primary
+/// key; a SELECT by primary key; an INSERT; END (commit record assembly).
+const BEGIN_NS: f64 = 5_000.0;
+const UPDATE_NS: f64 = 35_000.0;
+const SELECT_NS: f64 = 25_000.0;
+const INSERT_NS: f64 = 30_000.0;
+const COMMIT_NS: f64 = 15_000.0;
+/// WAL written per read/write transaction (assumed: one 8 KiB WAL page).
+const WAL_BYTES: u64 = 8_192;
+/// Memory-bound share of backend work (assumed; see the header).
+const MEM_RO: f64 = 0.3;
+const MEM_RW: f64 = 0.2;
+/// Bytes of a statement or a result row (only channel accounting).
+const MSG_BYTES: u64 = 200;
+
+const TXN: u16 = 0;
+const TRANSACTIONS: u16 = 0;
+
+pub struct Pgbench {
+    clients: u64,
+    mode: &'static str,
+}
+
+fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
+    let mut p = Params::new("workload pgbench", spec);
+    let w = Pgbench {
+        clients: p.u64("clients", 1, 1, 10_000)?,
+        mode: p.choice("mode", "rw", &["rw", "ro"])?,
+    };
+    p.finish()?;
+    Ok(Box::new(w))
+}
+
+impl Workload for Pgbench {
+    fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
+        let rw = self.mode == "rw";
+        if rw && platform.devices.is_empty() {
+            return Err(Error::invalid(
+                "workload pgbench",
+                "platform",
+                &platform.name,
+                "a platform with a storage device ([[device]]) for mode=rw",
+            ));
+        }
+        let f_ref = platform.cpu_types[0].base_khz;
+        // Statement costs vary (cv 0.3, assumed) so that clients drift apart.
+        let cost = |ns: f64| Dist::LogNormal {
+            mean: super::cycles_for_ns_at(ns, f_ref),
+            cv: 0.3,
+        };
+        // (backend cost, ends with a WAL flush) per statement of the script.
+        let script: Vec<(f64, bool)> = if rw {
+            vec![
+                (BEGIN_NS, false),
+                (UPDATE_NS, false),
+                (SELECT_NS, false),
+                (UPDATE_NS, false),
+                (UPDATE_NS, false),
+                (INSERT_NS, false),
+                (COMMIT_NS, true),
+            ]
+        } else {
+            vec![(SELECT_NS, false)]
+        };
+        let mem = if rw { MEM_RW } else { MEM_RO };
+        let mut setup = Setup {
+            series: vec!["txn".into()],
+            counters: vec!["transactions".into()],
+            ..Setup::default()
+        };
+        for c in 0..self.clients as u32 {
+            let (req, resp) = (2 * c, 2 * c + 1);
+            setup.channels.push(ChannelSpec {
+                name: format!("c{c}.req"),
+                capacity_bytes: 65_536,
+            });
+            setup.channels.push(ChannelSpec {
+                name: format!("c{c}.resp"),
+                capacity_bytes: 65_536,
+            });
+            let client = ProgramBuilder::new()
+                .repeat(None, |b| {
+                    b.op(Op::Mark);
+                    for _ in &script {
+                        b.run(cost(CLIENT_NS / 2.0), 0.0)
+                            .op(Op::Send {
+                                chan: req,
+                                bytes: MSG_BYTES,
+                            })
+                            .op(Op::Recv { chan: resp })
+                            .run(cost(CLIENT_NS / 2.0), 0.0);
+                    }
+                    b.record(TXN, Since::Mark, None).count(TRANSACTIONS, 1);
+                })
+                .build();
+            let backend = ProgramBuilder::new()
+                .repeat(None, |b| {
+                    for &(ns, flush) in &script {
+                        b.op(Op::Recv { chan: req }).run(cost(ns), mem);
+                        if flush {
+                            b.op(Op::Io {
+                                device: 0,
+                                kind: IoKind::Write,
+                                bytes: WAL_BYTES,
+                            })
+                            .op(Op::Io {
+                                device: 0,
+                                kind: IoKind::Flush,
+                                bytes: 0,
+                            });
+                        }
+                        b.op(Op::Send {
+                            chan: resp,
+                            bytes: MSG_BYTES,
+                        });
+                    }
+                })
+                .build();
+            setup.tasks.push(TaskSpec::new("pgbench", client));
+            setup.tasks.push(TaskSpec::new("postgres", backend));
+        }
+        Ok(setup)
+    }
+
+    fn metrics(&self, r: &Record) -> Vec<Metric> {
+        let secs = r.elapsed_ns as f64 / 1e9;
+        let n = r.counters[TRANSACTIONS as usize] as f64;
+        let h = &r.series[TXN as usize];
+        vec![
+            Metric::new(
+                "tps",
+                if secs > 0.0 { n / secs } else { 0.0 },
+                "trans/s",
+                Better::Higher,
+            ),
+            Metric::new("latency_mean_ms", h.mean() / 1e6, "ms", Better::Lower),
+            Metric::new("latency_p99_ms", h.percentile(99.0) / 1e6, "ms", Better::Lower),
+            Metric::new("transactions", n, "count", Better::Higher),
+        ]
+    }
+
+    fn primary(&self) -> &'static str {
+        "tps"
+    }
+
+    fn resolved(&self) -> Vec<(String, String)> {
+        vec![
+            ("clients".into(), self.clients.to_string()),
+            ("mode".into(), self.mode.to_string()),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::RunConfig;
+    use crate::params::Spec;
+
+    fn tps(workload: &str, cpufreq: &str) -> f64 {
+        let r = RunConfig {
+            platform: Spec::new("skylake-e3-1240v5"),
+            workload: Spec::parse(workload, "test").unwrap(),
+            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
+            cpuidle: Spec::new("menu"),
+            duration_ns: 300_000_000,
+            seed: 1,
+        }
+        .run(None, None)
+        .unwrap();
+        assert_eq!(r.primary_metric.name, "tps");
+        r.metrics["tps"].as_f64().unwrap()
+    }
+
+    #[test]
+    fn read_only_tps_scales_with_clients_up_to_the_cpus() {
+        let one = tps("pgbench:mode=ro,clients=1", "performance");
+        let four = tps("pgbench:mode=ro,clients=4", "performance");
+        let eight = tps("pgbench:mode=ro,clients=8", "performance");
+        let sixteen = tps("pgbench:mode=ro,clients=16", "performance");
+        assert!(four > 3.0 * one, "1 client {one} tps, 4 clients {four} tps");
+        assert!(eight > four, "4 clients {four} tps, 8 clients {eight} tps");
+        // 8 pairs already keep the 8 CPUs busy: more clients only queue.
+        assert!(sixteen < 1.2 * eight, "8 clients {eight} tps, 16 clients {sixteen} tps");
+    }
+
+    #[test]
+    fn read_write_waits_for_the_wal_flush() {
+        let ro = tps("pgbench:mode=ro", "performance");
+        let rw = tps("pgbench:mode=rw", "performance");
+        assert!(ro > 5.0 * rw, "ro {ro} tps, rw {rw} tps");
+        let plat = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        assert!(
+            rw < 1e9 / plat.devices[0].flush_ns as f64,
+            "rw {rw} tps above one flush per transaction"
+        );
+    }
+
+    #[test]
+    fn saturated_read_only_is_faster_at_a_higher_frequency() {
+        // With the CPUs saturated tps follows the speed of the CPU work.
+        let slow = tps("pgbench:mode=ro,clients=8", "userspace:scaling_setspeed=800000");
+        let fast = tps("pgbench:mode=ro,clients=8", "performance");
+        assert!(fast > 2.5 * slow, "800 MHz {slow} tps, max {fast} tps");
+    }
+}
