@@ -5,9 +5,6 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-DEMO_RUN := $(VENV)/bin/govlab run --platform skylake-e3-1240v5 \
-	--workload periodic:tasks=4,run_us=2000,period_us=10000 --cpuidle ladder --duration 5s
-
 .PHONY: all venv build test demo bench clean
 
 all: build
@@ -30,9 +27,11 @@ test: build
 	$(PY) -m pytest -q
 
 demo: build
-	$(DEMO_RUN) --cpufreq powersave
+	@mkdir -p out
+	$(VENV)/bin/govlab compare experiments/quick.toml --db out/demo.sqlite
 	@echo
-	$(DEMO_RUN) --cpufreq performance
+	@echo "Runs are stored in out/demo.sqlite; 'govlab report out/demo.sqlite' prints the table again."
+	@echo "A single run: .venv/bin/govlab run --workload periodic:tasks=4 --cpufreq schedutil --cpuidle menu --duration 2s"
 
 bench: build
 	$(PY) bench/run.py --write
