@@ -274,22 +274,10 @@ impl CpuidleGovernor for Haltpoll {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpuidle::testing::*;
     use crate::platform::IdleState;
 
-    const US: u64 = 1000;
 
-    fn state(name: &str, exit_us: u64, res_us: u64, polling: bool) -> IdleState {
-        IdleState {
-            name: name.into(),
-            desc: String::new(),
-            exit_latency_ns: exit_us * US,
-            target_residency_ns: res_us * US,
-            power_mw: 0.0,
-            polling,
-            power_gated: false,
-            turbo_active: false,
-        }
-    }
 
     /// The cpuidle-haltpoll driver's table: poll, then halt (C1-like).
     fn haltpoll_states() -> Vec<IdleState> {

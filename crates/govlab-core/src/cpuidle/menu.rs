@@ -450,51 +450,13 @@ impl CpuidleGovernor for Menu {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::IdleState;
+    use crate::cpuidle::testing::*;
 
-    const US: u64 = 1000;
-    const MS: u64 = 1_000_000;
 
-    fn state(name: &str, exit_us: u64, res_us: u64, polling: bool) -> IdleState {
-        IdleState {
-            name: name.into(),
-            desc: String::new(),
-            exit_latency_ns: exit_us * US,
-            target_residency_ns: res_us * US,
-            power_mw: 0.0,
-            polling,
-            power_gated: false,
-            turbo_active: false,
-        }
-    }
 
     /// Skylake-like table: exit latency / target residency, µs.
-    fn skylake() -> Vec<IdleState> {
-        vec![
-            state("POLL", 0, 0, true),
-            state("C1", 2, 2, false),
-            state("C1E", 10, 20, false),
-            state("C3", 70, 100, false),
-            state("C6", 85, 200, false),
-            state("C7s", 124, 800, false),
-            state("C8", 200, 800, false),
-        ]
-    }
 
     /// HZ=250, tick running, the next tick a full period away.
-    fn args(sleep_length_ns: u64) -> SelectArgs {
-        SelectArgs {
-            now_ns: 0,
-            sleep_length_ns,
-            delta_tick_ns: 4 * MS,
-            nr_iowait: 0,
-            cpu_util: 0,
-            cpu_capacity: 1024,
-            latency_req_ns: u64::MAX,
-            tick_stopped: false,
-            tick_ns: 4 * MS,
-        }
-    }
 
     fn fresh(dev: &IdleDevice<'_>) -> Menu {
         let mut g = Menu::default();

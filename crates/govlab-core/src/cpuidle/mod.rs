@@ -16,6 +16,8 @@ pub mod haltpoll;
 pub mod ladder;
 pub mod menu;
 pub mod teo;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod wtteo;
 
 use crate::error::{Error, Result};

@@ -638,36 +638,12 @@ impl CpuidleGovernor for Wtteo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpuidle::testing::*;
     use crate::platform::IdleState;
 
-    const US: u64 = 1000;
-    const MS: u64 = 1_000_000;
 
-    fn state(name: &str, exit_us: u64, res_us: u64, polling: bool) -> IdleState {
-        IdleState {
-            name: name.into(),
-            desc: String::new(),
-            exit_latency_ns: exit_us * US,
-            target_residency_ns: res_us * US,
-            power_mw: 0.0,
-            polling,
-            power_gated: false,
-            turbo_active: false,
-        }
-    }
 
     /// Skylake-like table: exit latency / target residency, µs.
-    fn skylake() -> Vec<IdleState> {
-        vec![
-            state("POLL", 0, 0, true),
-            state("C1", 2, 2, false),
-            state("C1E", 10, 20, false),
-            state("C3", 70, 100, false),
-            state("C6", 85, 200, false),
-            state("C7s", 124, 800, false),
-            state("C8", 200, 800, false),
-        ]
-    }
 
     /// HZ=250, tick running; the next tick 4 ms away unless the timer
     /// comes first.
