@@ -86,14 +86,13 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 const DATASIZE: u64 = 100;
 
 /// CPU time of one 100-byte pipe write, and of one read, at the reference
-/// frequency, lock contention included. Calibrated: the
-/// hwp-dynamic-boost-2018 mail reports hackbench process/pipes, 1 group,
-/// 10000 loops (4 M messages) at 0.835 s on the E3-1240 v5 (4 cores / 8
-/// threads; the unpatched kernel's default HWP powersave, which keeps a
-/// fully busy machine near its top frequency); with the values below the
-/// model gives 0.838 s under `performance` on `skylake-e3-1240v5`. Only that one
-/// absolute figure was used; how the time scales with groups and governors
-/// is the model's prediction.
+/// frequency, lock contention included. Assumed: the order of a small
+/// pipe syscall on a ~3.5 GHz core (a few hundred ns). Caution: this value
+/// was first picked by fitting one published figure (the
+/// hwp-dynamic-boost-2018 mail's 0.835 s for 1 group, 10000 loops,
+/// process/pipes; the model gives 0.838 s), which govlab's rules forbid. The
+/// agreement with that figure is therefore no evidence; replace it with a
+/// measured syscall cost (e.g. from a syscall microbenchmark) and re-check.
 const PIPE_WRITE_NS: f64 = 500.0;
 const PIPE_READ_NS: f64 = 500.0;
 
