@@ -84,3 +84,22 @@ def test_usage_errors_are_argparse_errors(cli, args):
     assert "usage: govlab" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stdout == ""
+
+
+def test_workload_file_errors_name_file_and_line(cli, tmp_path):
+    bad = tmp_path / "bad-workload.toml"
+    bad.write_text('[[task]]\ncomm = "t"\nops = [ { run = "1ms" }, { jump = "x" } ]\n')
+    proc = cli("run", "--workload", str(bad), *SHORT)
+    assert_clean_error(proc, "bad-workload.toml")
+    assert "jump" in proc.stderr and re.search(r"bad-workload\.toml:\d+", proc.stderr), proc.stderr
+
+
+def test_program_that_never_takes_time_is_an_error_not_a_hang(cli, tmp_path):
+    spin = tmp_path / "spin.toml"
+    spin.write_text('[[task]]\ncomm = "spinner"\nops = [ { loop = 100000000, ops = [ { count = "x" } ] } ]\n')
+    trace = tmp_path / "spin-trace.txt"
+    proc = cli("run", "--workload", str(spin), "--trace", str(trace), *SHORT)
+    assert_clean_error(proc, "spinner")
+    assert "without taking time" in proc.stderr, proc.stderr
+    assert proc.stdout == ""
+    assert not trace.exists(), "no half-written trace is left behind"

@@ -86,6 +86,9 @@ pub struct Engine {
     pub(crate) record: Record,
     pub(crate) trace: Option<TraceWriter>,
     pub(crate) stopped_early: bool,
+    /// Bad input discovered during the run (e.g. a program that spins): the
+    /// run stops and returns it.
+    pub(crate) fault: Option<crate::error::Error>,
 }
 
 /// Build an engine from resolved parts; `trace` streams ftrace text there.
@@ -177,6 +180,7 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
         record,
         trace,
         stopped_early: false,
+        fault: None,
     };
     e.init_hardware();
     e.init_workload(&setup)?;
@@ -223,6 +227,9 @@ impl Engine {
             // Only events that still apply count; overtaken ones are dropped.
             if self.dispatch(ev) {
                 self.events += 1;
+            }
+            if let Some(err) = self.fault.take() {
+                return Err(err);
             }
             if self.live_tasks == 0 && !self.tasks.is_empty() && self.sources.is_empty() {
                 self.record.finished = true;

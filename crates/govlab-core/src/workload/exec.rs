@@ -249,13 +249,19 @@ impl Engine {
                 return Outcome::Preempted;
             }
             budget -= 1;
-            assert!(
-                budget > 0,
-                "task {} ({}) executed {MAX_ZERO_TIME_OPS} ops without taking time at {} ns: its program spins",
-                self.tasks[t].comm,
-                self.tasks[t].pid,
-                self.now
-            );
+            if budget == 0 {
+                // The workload's program spins without taking time: stop the
+                // run with an error naming the task (a user's file can do this).
+                let tk = &self.tasks[t];
+                self.fault.get_or_insert(Error::invalid(
+                    format!("task {} (pid {})", tk.comm, tk.pid),
+                    "ops",
+                    format!("{MAX_ZERO_TIME_OPS} ops at {} ns without taking time", self.now),
+                    "a program whose loops contain an op that takes time (run, sleep, timer, io, or a recv that waits)",
+                ));
+                self.task_exit(cpu, t);
+                return Outcome::Blocked;
+            }
             let pc = self.tasks[t].pc;
             let Some(op) = program.ops.get(pc) else {
                 self.task_exit(cpu, t);
