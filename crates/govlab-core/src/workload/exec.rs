@@ -97,6 +97,9 @@ impl Engine {
             });
             self.schedule_arrival(i);
         }
+        for spec in &setup.templates {
+            self.affinity_mask(spec)?;
+        }
         for spec in &setup.tasks {
             let affinity = self.affinity_mask(spec)?;
             for i in 0..spec.instances {
@@ -333,6 +336,7 @@ impl Engine {
                 }
                 Op::Fork { template, count } => {
                     let spec = self.templates[template as usize].clone();
+                    // Checked when the run was built (init_workload).
                     let affinity = self.affinity_mask(&spec).unwrap_or(None);
                     for _ in 0..count {
                         let c = self.new_task(&spec, affinity, Some(t), self.now);
