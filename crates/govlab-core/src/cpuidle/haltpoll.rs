@@ -277,8 +277,6 @@ mod tests {
     use crate::cpuidle::testing::*;
     use crate::platform::IdleState;
 
-
-
     /// The cpuidle-haltpoll driver's table: poll, then halt (C1-like).
     fn haltpoll_states() -> Vec<IdleState> {
         vec![state("POLL", 0, 0, true), state("C1", 2, 2, false)]

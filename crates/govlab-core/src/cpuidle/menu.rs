@@ -452,25 +452,10 @@ mod tests {
     use super::*;
     use crate::cpuidle::testing::*;
 
-
-
-    /// Skylake-like table: exit latency / target residency, µs.
-
-    /// HZ=250, tick running, the next tick a full period away.
-
     fn fresh(dev: &IdleDevice<'_>) -> Menu {
         let mut g = Menu::default();
         g.enable(dev);
         g
-    }
-
-    /// One idle period: select, then a wakeup `idle_ns` after entry (the
-    /// residency adds the entered state's exit latency, as the engine does).
-    fn cycle(g: &mut Menu, dev: &IdleDevice<'_>, a: &SelectArgs, idle_ns: u64) -> Selection {
-        let sel = g.select(dev, a);
-        let residency_ns = idle_ns + dev.states[sel.state].exit_latency_ns;
-        g.reflect(dev, &Reflection { state: sel.state, residency_ns, poll_time_limit: false, got_tick: false });
-        sel
     }
 
     #[test]

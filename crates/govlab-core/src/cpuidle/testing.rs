@@ -1,7 +1,7 @@
 //! Shared fixtures for the idle governors' unit tests: a Skylake-like state
 //! table and default select arguments.
 
-use super::SelectArgs;
+use super::{CpuidleGovernor, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::platform::IdleState;
 
 pub const US: u64 = 1000;
@@ -44,4 +44,13 @@ pub fn args(sleep_length_ns: u64) -> SelectArgs {
         tick_stopped: false,
         tick_ns: 4 * MS,
     }
+}
+
+/// One idle period: select, then a wakeup `idle_ns` after entry (the
+/// residency adds the entered state's exit latency, as the engine does).
+pub fn cycle(g: &mut impl CpuidleGovernor, dev: &IdleDevice<'_>, a: &SelectArgs, idle_ns: u64) -> Selection {
+    let sel = g.select(dev, a);
+    let residency_ns = idle_ns + dev.states[sel.state].exit_latency_ns;
+    g.reflect(dev, &Reflection { state: sel.state, residency_ns, poll_time_limit: false, got_tick: false });
+    sel
 }

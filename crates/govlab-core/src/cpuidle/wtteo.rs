@@ -641,10 +641,6 @@ mod tests {
     use crate::cpuidle::testing::*;
     use crate::platform::IdleState;
 
-
-
-    /// Skylake-like table: exit latency / target residency, µs.
-
     /// HZ=250, tick running; the next tick 4 ms away unless the timer
     /// comes first.
     fn args(sleep_length_ns: u64) -> SelectArgs {
@@ -670,15 +666,6 @@ mod tests {
         g.seed(seed);
         g.enable(dev);
         g
-    }
-
-    /// One idle period: select, then a wakeup `idle_ns` after entry (the
-    /// residency adds the entered state's exit latency, as the engine does).
-    fn cycle(g: &mut Wtteo, dev: &IdleDevice<'_>, a: &SelectArgs, idle_ns: u64) -> Selection {
-        let sel = g.select(dev, a);
-        let residency_ns = idle_ns + dev.states[sel.state].exit_latency_ns;
-        g.reflect(dev, &Reflection { state: sel.state, residency_ns, poll_time_limit: false, got_tick: false });
-        sel
     }
 
     /// The alternating pattern: a 2 ms timer that never fires, because the
