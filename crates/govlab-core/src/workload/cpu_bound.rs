@@ -60,8 +60,7 @@ impl Workload for CpuBound {
     }
 
     fn metrics(&self, r: &Record) -> Vec<Metric> {
-        let secs = r.elapsed_ns as f64 / 1e9;
-        let rate = if secs > 0.0 { r.cycles_retired / secs / 1e9 } else { 0.0 };
+        let rate = r.per_second(r.cycles_retired) / 1e9;
         vec![Metric::new("work_rate_gcps", rate, "Gcycles/s", Better::Higher)]
     }
 

@@ -231,9 +231,8 @@ impl Workload for Dbench {
 
     fn metrics(&self, r: &Record) -> Vec<Metric> {
         let h = &r.series[OP as usize];
-        let secs = r.elapsed_ns as f64 / 1e9;
         let ms = |ns: f64| ns / 1e6;
-        let ops_per_s = if secs > 0.0 { h.count as f64 / secs } else { 0.0 };
+        let ops_per_s = r.per_second(h.count as f64);
         let per_second_max = if ops_per_s > 1.0 {
             h.percentile(100.0 * (1.0 - 1.0 / ops_per_s))
         } else {
@@ -247,7 +246,7 @@ impl Workload for Dbench {
             Metric::new("op_max_ms", ms(h.max as f64), "ms", Better::Lower),
             Metric::new(
                 "throughput_mbs",
-                if secs > 0.0 { bytes / secs / 1e6 } else { 0.0 },
+                r.per_second(bytes) / 1e6,
                 "MB/s",
                 Better::Higher,
             ),

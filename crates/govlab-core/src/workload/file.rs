@@ -424,12 +424,11 @@ impl Workload for FileWorkload {
             latency_metrics(name, &r.series[i], &mut m);
             m.push(Metric::new(format!("{name}_deadline_misses"), r.deadline_misses[i] as f64, "count", Better::Lower));
         }
-        let secs = r.elapsed_ns as f64 / 1e9;
         for (i, name) in self.counters.iter().enumerate() {
             let v = r.counters.get(i).copied().unwrap_or(0) as f64;
-            m.push(Metric::new(format!("{name}_per_s"), if secs > 0.0 { v / secs } else { 0.0 }, "1/s", Better::Higher));
+            m.push(Metric::new(format!("{name}_per_s"), r.per_second(v), "1/s", Better::Higher));
         }
-        let rate = if secs > 0.0 { r.cycles_retired / secs / 1e9 } else { 0.0 };
+        let rate = r.per_second(r.cycles_retired) / 1e9;
         m.push(Metric::new("work_rate_gcps", rate, "Gcycles/s", Better::Higher));
         m
     }

@@ -119,6 +119,17 @@ pub struct Record {
     pub finished: bool,
 }
 
+impl Record {
+    /// `amount` per simulated second of the run (0 for an empty run).
+    pub fn per_second(&self, amount: f64) -> f64 {
+        if self.elapsed_ns == 0 {
+            0.0
+        } else {
+            amount * 1e9 / self.elapsed_ns as f64
+        }
+    }
+}
+
 /// Whether a metric improves when it goes down or up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Better {

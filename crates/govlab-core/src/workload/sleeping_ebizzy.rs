@@ -155,8 +155,7 @@ impl Workload for SleepingEbizzy {
 
     fn metrics(&self, r: &Record) -> Vec<Metric> {
         let records = r.counters[RECORDS as usize] as f64;
-        let secs = r.elapsed_ns as f64 / 1e9;
-        let rate = if secs > 0.0 { records / secs } else { 0.0 };
+        let rate = r.per_second(records);
         vec![
             Metric::new("records_per_s", rate, "records/s", Better::Higher),
             Metric::new("records", records, "count", Better::Higher),

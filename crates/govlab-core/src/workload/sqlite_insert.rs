@@ -152,13 +152,12 @@ impl Workload for SqliteInsert {
     }
 
     fn metrics(&self, r: &Record) -> Vec<Metric> {
-        let secs = r.elapsed_ns as f64 / 1e9;
         let n = r.counters[COMMITS as usize] as f64;
         let h = &r.series[TXN as usize];
         vec![
             Metric::new(
                 "tps",
-                if secs > 0.0 { n / secs } else { 0.0 },
+                r.per_second(n),
                 "trans/s",
                 Better::Higher,
             ),
