@@ -16,17 +16,19 @@
 //!
 //! Files: `mod.rs` (tasks, runqueues, enqueue/dequeue, schedule, the tick),
 //! `placement.rs` (select_task_rq, balancing), `idle.rs` (the idle loop and
-//! cpuidle accounting), `pelt.rs` (the PELT arithmetic), `cpumask.rs`.
+//! cpuidle accounting), `pelt.rs` (the PELT arithmetic), `cpumask.rs`,
+//! `sorted_set.rs` (the runqueue's ordered sets).
 
 pub mod cpumask;
 pub mod idle;
 pub mod pelt;
 pub mod placement;
+pub mod sorted_set;
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use cpumask::CpuMask;
+use sorted_set::SortedSet;
 use pelt::{CfsRqAvg, RqClockPelt, SchedAvg, NICE_0_LOAD};
 
 use crate::cpufreq::SCHED_CPUFREQ_IOWAIT;
@@ -166,7 +168,7 @@ pub enum CpuMode {
 pub struct CpuRq {
     pub curr: Option<TaskId>,
     /// Runnable tasks that are not running, by (vruntime, task).
-    pub tree: BTreeSet<(u64, TaskId)>,
+    pub tree: SortedSet<(u64, TaskId)>,
     /// Runnable tasks including the running one.
     pub nr_running: u32,
     pub load_weight: u64,
@@ -193,7 +195,7 @@ pub struct CpuRq {
     pub tick_queued_ns: Time,
     pub tick_stopped: bool,
     /// Pending timers on this CPU: (expiry, task).
-    pub timers: BTreeSet<(Time, TaskId)>,
+    pub timers: SortedSet<(Time, TaskId)>,
     pub nr_iowait: u32,
     pub last_balance_ns: Time,
     /// Idle entries that stopped the tick (tick_nohz's idle_calls).
@@ -216,7 +218,7 @@ impl Default for CpuRq {
     fn default() -> Self {
         CpuRq {
             curr: None,
-            tree: BTreeSet::new(),
+            tree: SortedSet::new(),
             nr_running: 0,
             load_weight: 0,
             min_vruntime: 0,
@@ -234,7 +236,7 @@ impl Default for CpuRq {
             tick_armed: false,
             tick_queued_ns: 0,
             tick_stopped: false,
-            timers: BTreeSet::new(),
+            timers: SortedSet::new(),
             nr_iowait: 0,
             last_balance_ns: 0,
             idle_calls: 0,
