@@ -295,6 +295,10 @@ impl Engine {
 
     /// update_rq_clock(): advance the PELT clock to now.
     pub(crate) fn update_rq_clock(&mut self, cpu: CpuId) {
+        let rq = &self.rqs[cpu];
+        if rq.clock.is_current(self.now, rq.curr.is_none()) {
+            return;
+        }
         let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
         let fs = self.freq_scale(cpu);
         let rq = &mut self.rqs[cpu];

@@ -626,6 +626,13 @@ impl RqClockPelt {
         self.clock_pelt = self.clock_pelt.wrapping_add(delta);
     }
 
+    /// True when [`Self::update`] at `now_ns` would change nothing: the task
+    /// clock is already there and, on an idle CPU, the PELT clock synced.
+    #[inline]
+    pub fn is_current(&self, now_ns: u64, idle: bool) -> bool {
+        now_ns == self.clock_task && (!idle || self.clock_pelt == self.clock_task)
+    }
+
     /// `update_idle_rq_clock_pelt`, called when CFS finds nothing to run and
     /// the CPU is about to idle: if the runqueue was saturated, book the gap
     /// between task clock and PELT clock as lost idle time; then sync the PELT

@@ -5,8 +5,10 @@
 //! run seed and a stable stream id, so adding a task does not shift another
 //! task's numbers, and a seed fixes a run on any machine.
 
+use rand::distributions::Distribution;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
+use rand_distr::{Exp1, StandardNormal};
 
 /// Purposes, kept apart in the stream id's top bits.
 #[derive(Debug, Clone, Copy)]
@@ -58,16 +60,16 @@ impl Rng {
         ((u128::from(self.0.next_u64()) * u128::from(n)) >> 64) as u64
     }
 
-    /// Exponential with the given mean.
+    /// Exponential with the given mean (rand_distr's ziggurat: a table
+    /// lookup and a multiply in the common case, no logarithm).
     pub fn exp(&mut self, mean: f64) -> f64 {
-        -mean * (1.0 - self.f64()).ln()
+        let x: f64 = Exp1.sample(&mut self.0);
+        mean * x
     }
 
-    /// Standard normal (Box-Muller; one value per call, deterministic).
+    /// Standard normal (rand_distr's ziggurat).
     pub fn normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.f64();
-        let u2 = self.f64();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+        StandardNormal.sample(&mut self.0)
     }
 
     /// Log-normal with the given mean and coefficient of variation.
