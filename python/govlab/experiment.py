@@ -31,6 +31,25 @@ workload, over a range of one of its parameters? ::
 
 Paths of platform and workload files are relative to the experiment file.
 
+**Several benchmarks in one file.** An evaluation such as the 2018 HWP
+boost post runs the same configurations over several workloads. Instead of
+``experiment.workload`` and ``[axis]``, such a file lists ``[[benchmark]]``
+tables; each becomes an experiment of its own named ``NAME/BENCHMARK``
+(what ``compare`` prints and stores), sharing the configurations::
+
+    [[benchmark]]
+    name = "dbench"                   # required, unique in the file
+    workload = "dbench"               # a spec, as experiment.workload
+    axis = { clients = [1, 2, 4, 8, 64] }   # optional, one parameter
+    duration = "4s"                   # optional, overrides experiment.duration
+    quick = [1, 8]                    # optional: the axis values of a --quick run
+
+**Quick runs.** ``load_all(path, quick=True)`` gives a reduced version of
+the same experiment: the ``quick`` axis values of each benchmark (default:
+the first and the last value), and the duration and repeats of an optional
+``[quick]`` table (``duration``, ``repeats``). Runs of a quick version are
+different runs (shorter), stored under their own keys.
+
 Every mistake raises :class:`ExperimentError` (a :class:`govlab.GovlabError`
 and a ``ValueError``), whose message names the file, the line and the key::
 
@@ -65,7 +84,9 @@ __all__ = [
     "Config",
     "RunSpec",
     "load",
+    "load_all",
     "loads",
+    "loads_all",
     "run_key",
 ]
 
@@ -74,7 +95,9 @@ _EXPERIMENT_KEYS = {
     "baseline", "cpufreq", "cpuidle",
 }
 _CONFIG_KEYS = {"name", "description", "cpufreq", "cpuidle", "platform_options"}
-_TOP_KEYS = {"experiment", "axis", "config"}
+_TOP_KEYS = {"experiment", "axis", "config", "benchmark", "quick"}
+_BENCHMARK_KEYS = {"name", "description", "workload", "axis", "duration", "quick"}
+_QUICK_KEYS = {"duration", "repeats"}
 
 
 class ExperimentError(GovlabError, ValueError):
@@ -268,19 +291,44 @@ def _replace_string(data: Any, old: str, new: str) -> Any:
 
 
 def load(path: str | os.PathLike[str]) -> Experiment:
-    """Read and check the experiment file ``path``."""
+    """Read and check the experiment file ``path`` (one benchmark: no ``[[benchmark]]``)."""
     path = os.fspath(path)
+    return loads(_read(path), path)
+
+
+def load_all(path: str | os.PathLike[str], quick: bool = False) -> list[Experiment]:
+    """Read and check ``path``: one experiment per ``[[benchmark]]``, or the one it defines."""
+    path = os.fspath(path)
+    return loads_all(_read(path), path, quick)
+
+
+def _read(path: str) -> str:
     with open(path, "rb") as f:
         raw = f.read()
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ExperimentError(path, None, None, f"not UTF-8 text ({e})") from None
-    return loads(text, path)
 
 
 def loads(text: str, path: str = "<experiment>") -> Experiment:
     """Parse experiment TOML ``text``; ``path`` names it in errors and anchors relative paths."""
+    doc, lines = _parse(text, path)
+    if "benchmark" in doc:
+        raise ExperimentError(
+            path, lines.line_of(("benchmark",)), "benchmark",
+            "this file defines several benchmarks; load it with load_all()",
+        )
+    return _Loader(doc, lines, path).experiment()
+
+
+def loads_all(text: str, path: str = "<experiment>", quick: bool = False) -> list[Experiment]:
+    """:func:`loads` for files with ``[[benchmark]]`` tables (or without: a list of one)."""
+    doc, lines = _parse(text, path)
+    return _Loader(doc, lines, path).experiments(quick)
+
+
+def _parse(text: str, path: str) -> tuple[dict[str, Any], _KeyLines]:
     lines = _KeyLines(text)
     try:
         doc = tomllib.loads(text)
@@ -290,7 +338,7 @@ def loads(text: str, path: str = "<experiment>") -> Experiment:
         key = lines.key_on(line) if line else None
         message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e)) or "invalid TOML"
         raise ExperimentError(path, line, key, f"invalid TOML: {message}") from None
-    return _Loader(doc, lines, path).experiment()
+    return doc, lines
 
 
 class _Loader:
@@ -302,15 +350,93 @@ class _Loader:
         self._checked: dict[str, None] = {}
 
     def fail(self, key: Sequence[Any], message: str) -> ExperimentError:
-        return ExperimentError(self.path, self.lines.line_of(key), _key_text(key), message)
+        name = self.lines.name_of(key) if isinstance(self.lines, _MovedKeys) else _key_text(key)
+        return ExperimentError(self.path, self.lines.line_of(key), name, message)
 
     # -- the document ------------------------------------------------------------
 
-    def experiment(self) -> Experiment:
+    def experiments(self, quick: bool) -> list[Experiment]:
+        """Every benchmark of the file as an experiment (the file's one without [[benchmark]])."""
         doc = self.doc
-        for k in doc:
+        self.top_keys()
+        quick_table = self.table(("quick",), required=False)
+        for k in quick_table:
+            if k not in _QUICK_KEYS:
+                raise self.fail(("quick", k), f"unknown key; expected {_choices(_QUICK_KEYS)}")
+        if "duration" in quick_table:
+            self.duration(("quick", "duration"), quick_table["duration"])
+        if "repeats" in quick_table and (not _is_int(quick_table["repeats"]) or quick_table["repeats"] < 1):
+            raise self.fail(("quick", "repeats"), f"expected an integer of at least 1, got {_show(quick_table['repeats'])}")
+        if "benchmark" not in doc:
+            return [self.experiment(quick_table if quick else None)]
+        benches = doc["benchmark"]
+        if not isinstance(benches, list) or not benches or not all(isinstance(b, dict) for b in benches):
+            raise self.fail(("benchmark",), "expected [[benchmark]] tables")
+        exp = self.table(("experiment",), required=True)
+        for k in ("workload",):
+            if k in exp:
+                raise self.fail(("experiment", k), "give the workload in each [[benchmark]], not in [experiment]")
+        if "axis" in doc:
+            raise self.fail(("axis",), "give the axis in each [[benchmark]] (axis = { name = [values] }), not in [axis]")
+        name = exp.get("name", Path(self.path).stem if self.path != "<experiment>" else "experiment")
+        out: list[Experiment] = []
+        seen: set[str] = set()
+        for i, bench in enumerate(benches):
+            at = ("benchmark", i)
+            for k in bench:
+                if k not in _BENCHMARK_KEYS:
+                    raise self.fail((*at, k), f"unknown key; expected {_choices(_BENCHMARK_KEYS)}")
+            bname = self.string((*at, "name"), self.require(bench, at, "name"))
+            if bname in seen:
+                raise self.fail((*at, "name"), f"two benchmarks are named {bname!r}")
+            seen.add(bname)
+            axis = bench.get("axis", {})
+            if not isinstance(axis, dict):
+                raise self.fail((*at, "axis"), f"expected a table {{ parameter = [values] }}, got {_show(axis)}")
+            sub = {
+                "experiment": {
+                    **exp,
+                    "name": f"{self.string(('experiment', 'name'), name)}/{bname}",
+                    "workload": self.require(bench, at, "workload"),
+                    **({"duration": bench["duration"]} if "duration" in bench else {}),
+                    **({"description": bench["description"]} if "description" in bench else {}),
+                },
+                "config": doc.get("config"),
+            }
+            if axis:
+                sub["axis"] = axis
+            moved = {
+                ("experiment", "workload"): (*at, "workload"),
+                ("experiment", "duration"): (*at, "duration") if "duration" in bench else ("experiment", "duration"),
+                ("experiment", "description"): (*at, "description") if "description" in bench else ("experiment", "description"),
+                ("axis",): (*at, "axis"),
+            }
+            loader = _Loader(sub, _MovedKeys(self.lines, moved), self.path)
+            loader._checked = self._checked
+            quick_values = bench.get("quick") if quick else None
+            if "quick" in bench:
+                self.quick_values((*at, "quick"), bench["quick"], axis)
+            out.append(loader.experiment(quick_table if quick else None, quick_values))
+        return out
+
+    def quick_values(self, key: tuple[Any, ...], values: Any, axis: Mapping[str, Any]) -> None:
+        if not axis:
+            raise self.fail(key, "quick lists axis values, but this benchmark has no axis")
+        full = next(iter(axis.values())) if len(axis) == 1 else []
+        if not isinstance(values, list) or not values or any(v not in full for v in values):
+            raise self.fail(key, f"expected a non-empty list of values from the axis {_show(full)}, got {_show(values)}")
+
+    def top_keys(self) -> None:
+        for k in self.doc:
             if k not in _TOP_KEYS:
                 raise self.fail((k,), f"unknown key; expected {_choices(_TOP_KEYS)}")
+
+    def experiment(self, quick: Mapping[str, Any] | None = None, quick_values: list[Any] | None = None) -> Experiment:
+        """The experiment; with ``quick`` (the [quick] table), its reduced version."""
+        doc = self.doc
+        self.top_keys()
+        if "benchmark" in doc:
+            raise self.fail(("benchmark",), "this file defines several benchmarks; load it with load_all()")
         exp = self.table(("experiment",), required=True)
         for k in exp:
             if k not in _EXPERIMENT_KEYS:
@@ -323,6 +449,12 @@ class _Loader:
         workload = self.spec(("experiment", "workload"), self.require(exp, "experiment", "workload"), "workload")
         duration = self.duration(("experiment", "duration"), exp.get("duration", api.DEFAULT_DURATION))
         seeds = self.seeds(exp)
+        if quick is not None:
+            if "duration" in quick:
+                duration = self.duration(("quick", "duration"), quick["duration"])
+            if "repeats" in quick:
+                repeats = quick["repeats"]
+                seeds = seeds[:repeats] if repeats <= len(seeds) else [seeds[0] + i for i in range(repeats)]
         default_cpufreq = exp.get("cpufreq", api.DEFAULT_CPUFREQ)
         default_cpuidle = exp.get("cpuidle", api.DEFAULT_CPUIDLE)
         if "cpufreq" in exp:
@@ -334,6 +466,10 @@ class _Loader:
         self.check(("experiment", "workload"), platform=platform, workload=workload)
         self.check(("experiment", "duration"), platform=platform, workload=workload, duration=duration)
         axis_name, axis_values = self.axis(platform, workload)
+        if quick is not None and axis_name is not None:
+            if quick_values is None:
+                quick_values = axis_values if len(axis_values) <= 2 else [axis_values[0], axis_values[-1]]
+            axis_values = [v for v in axis_values if v in quick_values]
         configs = self.configs(platform, workload, axis_name, axis_values, default_cpufreq, default_cpuidle)
 
         names = [c.name for c in configs]
@@ -450,7 +586,7 @@ class _Loader:
     def require(self, table: Mapping[str, Any], at: Any, key: str) -> Any:
         at = (at,) if isinstance(at, str) else tuple(at)
         if key not in table:
-            raise ExperimentError(self.path, self.lines.line_of(at), _key_text((*at, key)), "missing (required)")
+            raise self.fail((*at, key), "missing (required)")
         return table[key]
 
     def string(self, key: Sequence[Any], value: Any, empty: bool = False) -> str:
@@ -508,6 +644,34 @@ class _Loader:
 
 
 # --- where keys are ------------------------------------------------------------------
+
+
+class _MovedKeys:
+    """A benchmark's keys, looked up where they stand in the file.
+
+    A ``[[benchmark]]`` is checked as a one-benchmark experiment whose
+    ``experiment.workload`` and ``[axis]`` are really ``benchmark[N].workload``
+    and ``benchmark[N].axis``; errors must name the latter, with their lines.
+    """
+
+    def __init__(self, lines: _KeyLines, moved: Mapping[tuple[Any, ...], tuple[Any, ...]]) -> None:
+        self.lines, self.moved = lines, moved
+
+    def _map(self, key: Sequence[Any]) -> tuple[Any, ...]:
+        key = tuple(key)
+        for old, new in self.moved.items():
+            if key[: len(old)] == old:
+                return (*new, *key[len(old):])
+        return key
+
+    def line_of(self, key: Sequence[Any]) -> int | None:
+        return self.lines.line_of(self._map(key))
+
+    def key_on(self, line: int) -> str | None:
+        return self.lines.key_on(line)
+
+    def name_of(self, key: Sequence[Any]) -> str:
+        return _key_text(self._map(key))
 
 
 class _KeyLines:
