@@ -307,7 +307,7 @@ def _value_label(value: Any, metric_name: str) -> str:
 
 def category(pct: float, significant: bool | None) -> str:
     """Where an overall difference goes in the summary (see the module doc)."""
-    if not significant or math.isnan(pct) or abs(pct) < NEUTRAL_PCT:
+    if not significant or not math.isfinite(pct) or abs(pct) < NEUTRAL_PCT:
         return "neutral"
     size = "large" if abs(pct) >= LARGE_PCT else "moderate"
     return f"{size} {'wins' if pct > 0 else 'losses'}"
@@ -338,7 +338,7 @@ def summarise(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                     )
         if not entries:
             continue
-        entries.sort(key=lambda e: -e["pct"] if not math.isnan(e["pct"]) else math.inf)
+        entries.sort(key=lambda e: -e["pct"] if math.isfinite(e["pct"]) else math.inf)
         groups.append(
             {
                 "config": c,
@@ -437,10 +437,10 @@ def _num(v: float, decimals: int) -> str:
 
 
 def _pct_text(p: float | None) -> str:
-    if p is None or math.isnan(p):
+    """A difference in percent; ``n/a`` when undefined, including against a zero
+    baseline (a Stddev of 0 when every repeat gave the same value)."""
+    if p is None or not math.isfinite(p):
         return "n/a"
-    if math.isinf(p):
-        return "inf%" if p > 0 else "-inf%"
     return f"{p:.2f}%"
 
 
@@ -451,10 +451,8 @@ def _mark(p: float | None, significant: bool | None, width: int) -> str:
 
 
 def _signed_pct(p: float) -> str:
-    if math.isnan(p):
+    if not math.isfinite(p):
         return "n/a"
-    if math.isinf(p):
-        return "+inf%" if p > 0 else "-inf%"
     return f"{p:+.2f}%"
 
 
@@ -575,7 +573,7 @@ def _text_summary(summary: Mapping[str, Any], analyses: Sequence[Mapping[str, An
                 continue
             lines.append(f"  {name.capitalize()}:")
             for e in entries:
-                note = "" if e["significant"] or math.isnan(e["pct"]) else " (not significant)"
+                note = "" if e["significant"] or not math.isfinite(e["pct"]) else " (not significant)"
                 lines.append(f"    - {e['benchmark']} ({e['metric']}): {_signed_pct(e['pct'])}{note}")
     lines.append("")
     lines += _heading("RATIOS", "-")
@@ -668,7 +666,7 @@ def _markdown(analyses: Sequence[Mapping[str, Any]], summary: Mapping[str, Any] 
                 out.append(f"**{name.capitalize()}**")
                 out.append("")
                 for e in entries:
-                    note = "" if e["significant"] or math.isnan(e["pct"]) else " (not significant)"
+                    note = "" if e["significant"] or not math.isfinite(e["pct"]) else " (not significant)"
                     out.append(f"- {e['benchmark']} (`{e['metric']}`): {_signed_pct(e['pct'])}{note}")
         out.append("")
         out.append("### Ratios (baseline = 1, above 1 is better)")
@@ -753,7 +751,5 @@ def _csv_value(v: Any) -> Any:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
-        if math.isnan(v):
-            return ""
-        return repr(v)
+        return repr(v) if math.isfinite(v) else ""
     return v
