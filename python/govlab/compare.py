@@ -66,6 +66,7 @@ __all__ = [
     "run_experiments",
     "from_store",
     "render",
+    "performance_rows",
 ]
 
 FORMATS = ("text", "markdown", "csv", "json")
@@ -88,8 +89,9 @@ def run_experiments(
     jobs: int | None = None,
     progress: bool | None = None,
     on_stored: Callable[..., object] | None = None,
+    executor: str = "local",
 ) -> tuple[list[dict[str, Any]], SweepReport]:
-    """Record the experiments in ``store``, run what it lacks, and analyse them all."""
+    """Record the experiments in ``store``, run what it lacks (see :func:`govlab.sweep.execute`), and analyse them all."""
     names = [e.name for e in experiments]
     for e in experiments:
         if names.count(e.name) > 1:
@@ -101,7 +103,7 @@ def run_experiments(
         plans.append(runs)
     everything = [r for runs in plans for r in runs]
     desc = names[0] if len(names) == 1 else f"{len(names)} experiments"
-    report = execute(everything, store, jobs=jobs, progress=progress, desc=desc, on_stored=on_stored)
+    report = execute(everything, store, jobs=jobs, progress=progress, desc=desc, on_stored=on_stored, executor=executor)
     results = store.results({r.key for r in everything})
     analyses = [analyse(e.to_dict(), [_run_row(r) for r in runs], results) for e, runs in zip(experiments, plans, strict=True)]
     return analyses, report
@@ -373,6 +375,24 @@ def summarise(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 # --- rendering -----------------------------------------------------------------------
 
 
+def performance_rows(a: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The performance table's rows, with the ``Gmean all`` score row when the axis has several values."""
+    rows = list(a["performance"])
+    if a["axis"] and len(a["axis"]["values"]) > 1:
+        rows.append(
+            {
+                "stat": "Gmean",
+                "label": "all",
+                "cells": [
+                    {"config": s["config"], "value": s["score"], "pct": s["pct"], "significant": s["significant"]}
+                    for s in a["scores"]
+                ],
+            }
+        )
+    return rows
+
+
+
 def render(analyses: Sequence[Mapping[str, Any]], fmt: str = "text") -> str:
     """The report in ``fmt`` (one of :data:`FORMATS`); the summary when there are several benchmarks."""
     summary = summarise(analyses) if len(analyses) > 1 else None
@@ -495,18 +515,7 @@ def _text_benchmark(a: Mapping[str, Any]) -> str:
         lines.append(f"INCOMPLETE: {a['missing_runs']} of {a['runs']} runs are not in the database")
     lines.append("")
 
-    perf_rows = list(a["performance"])
-    if a["axis"] and len(a["axis"]["values"]) > 1:
-        perf_rows.append(
-            {
-                "stat": "Gmean",
-                "label": "all",
-                "cells": [
-                    {"config": s["config"], "value": s["score"], "pct": s["pct"], "significant": s["significant"]}
-                    for s in a["scores"]
-                ],
-            }
-        )
+    perf_rows = performance_rows(a)
     names = [c["name"] for c in a["configs"]]
     lines += _text_table(perf_rows, names)
     lines.append("")
@@ -629,14 +638,7 @@ def _markdown(analyses: Sequence[Mapping[str, Any]], summary: Mapping[str, Any] 
             out.append(f"\n**Incomplete:** {a['missing_runs']} of {a['runs']} runs are not in the database.")
         out.append("")
         names = [c["name"] for c in a["configs"]]
-        perf_rows = list(a["performance"])
-        if a["axis"] and len(a["axis"]["values"]) > 1:
-            perf_rows.append(
-                {"stat": "Gmean", "label": "all", "cells": [
-                    {"config": s["config"], "value": s["score"], "pct": s["pct"], "significant": s["significant"]}
-                    for s in a["scores"]
-                ]}
-            )
+        perf_rows = performance_rows(a)
         out += _md_table(perf_rows, names, a["axis"]["name"] if a["axis"] else "")
         out.append("")
         out.append(
