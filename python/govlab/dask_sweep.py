@@ -57,7 +57,7 @@ def run(missing: Sequence[RunSpec], address: str, keep: Callable[..., None]) -> 
         }
         kept: set[str] = set()
         try:
-            for future in as_completed(futures):
+            for future in as_completed(futures, loop=client.loop):
                 r = futures[future]
                 keep(r, _outcome(future, r))
                 kept.add(r.key)
