@@ -101,6 +101,10 @@ def _cmd_compare(args: argparse.Namespace) -> str:
         raise ValueError("--jobs applies to --executor local; a Dask cluster runs as many runs as its workers have threads")
     if (args.timeline or args.timeline_value) and not args.html:
         raise ValueError("--timeline and --timeline-value choose the run the HTML report shows; they need --html FILE")
+    if args.html:
+        from govlab import report as html_report
+
+        html_report.timeline_pick(experiments[0].to_dict(), args.timeline, args.timeline_value)
     with Store(db) as store:
         try:
             analyses, report = compare.run_experiments(experiments, store, jobs=args.jobs, executor=executor)
@@ -113,8 +117,6 @@ def _cmd_compare(args: argparse.Namespace) -> str:
             file=sys.stderr,
         )
         if args.html:
-            from govlab import report as html_report
-
             timeline = html_report.record_timeline(store, analyses, args.timeline, args.timeline_value)
             _write_html(args.html, html_report.render(analyses, html_report.cells(store, analyses), timeline, source=db))
     return compare.render(analyses, args.format)

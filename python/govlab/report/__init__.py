@@ -36,7 +36,7 @@ from govlab.report import figures
 from govlab.report.timeline import MAX_EVENTS, CpuTimeline, trace_run
 from govlab.store import Store
 
-__all__ = ["TimelineRun", "cells", "choose_timeline_run", "record_timeline", "stored_timeline", "render", "write", "script_json"]
+__all__ = ["TimelineRun", "cells", "timeline_pick", "choose_timeline_run", "record_timeline", "stored_timeline", "render", "write", "script_json"]
 
 Cells = dict[tuple[str, int], list[dict[str, Any]]]
 
@@ -79,18 +79,12 @@ def cells(store: Store, analyses: Sequence[Mapping[str, Any]]) -> dict[str, Cell
     return out
 
 
-def choose_timeline_run(
-    store: Store, analyses: Sequence[Mapping[str, Any]], config: str | None = None, value: str | None = None
-) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    """The run of the first benchmark to show as a timeline: ``(definition, run row)``.
+def timeline_pick(definition: Mapping[str, Any], config: str | None = None, value: str | None = None) -> tuple[str, Any, int]:
+    """``(config, axis value, seed)`` of the run to show as a timeline; errors name the valid choices.
 
     ``config`` defaults to the baseline, ``value`` (an axis value as written
-    in the table) to the last axis value; the first seed.
+    in the table) to the last axis value; the seed is the first.
     """
-    (x, *_) = _recorded(store, analyses[:1]) or [None]
-    if x is None:
-        raise ValueError(f"{store.path}: no experiment recorded")
-    definition = x["definition"]
     names = [c["name"] for c in definition["configs"]]
     config = definition["baseline"] if config is None else config
     if config not in names:
@@ -98,14 +92,23 @@ def choose_timeline_run(
     axis = definition.get("axis")
     values = axis["values"] if axis else [None]
     if value is None:
-        axis_value = values[-1]
-    else:
-        labels = [compare._value_label(v, "") for v in values]
-        if axis is None or value not in labels:
-            choices = ", ".join(labels) if axis else "none (the experiment has no [axis])"
-            raise ValueError(f"--timeline-value: {value!r} is not a value of {definition['name']}'s axis; valid choices: {choices}")
-        axis_value = values[labels.index(value)]
-    seed = definition["seeds"][0]
+        return config, values[-1], definition["seeds"][0]
+    labels = [compare._value_label(v, "") for v in values]
+    if axis is None or value not in labels:
+        choices = ", ".join(labels) if axis else "none (the experiment has no [axis])"
+        raise ValueError(f"--timeline-value: {value!r} is not a value of {definition['name']}'s axis; valid choices: {choices}")
+    return config, values[labels.index(value)], definition["seeds"][0]
+
+
+def choose_timeline_run(
+    store: Store, analyses: Sequence[Mapping[str, Any]], config: str | None = None, value: str | None = None
+) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """The run of the first benchmark to show as a timeline (see :func:`timeline_pick`): ``(definition, run row)``."""
+    (x, *_) = _recorded(store, analyses[:1]) or [None]
+    if x is None:
+        raise ValueError(f"{store.path}: no experiment recorded")
+    definition = x["definition"]
+    config, axis_value, seed = timeline_pick(definition, config, value)
     for r in x["runs"]:
         if r["config"] == config and json.dumps(r["axis_value"]) == json.dumps(axis_value) and r["seed"] == seed:
             return definition, r
