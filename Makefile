@@ -36,8 +36,9 @@ test: build $(CHROMIUM)
 
 demo: build
 	@mkdir -p out
-	$(VENV)/bin/govlab compare experiments/quick.toml --db out/demo.sqlite
+	$(VENV)/bin/govlab compare experiments/quick.toml --db out/demo.sqlite --html out/demo.html
 	@echo
+	@echo "HTML report with plots: $(abspath out/demo.html) (self-contained: open it in any browser, no network needed)"
 	@echo "Runs are stored in out/demo.sqlite; 'govlab report out/demo.sqlite' prints the table again."
 	@echo "A single run: .venv/bin/govlab run --workload periodic:tasks=4 --cpufreq schedutil --cpuidle menu --duration 2s"
 
