@@ -329,3 +329,14 @@ def test_cli_timeline_needs_html(cli, tmp_path):
     small.write_text(SMALL)
     proc = cli("compare", str(small), "--timeline", "ondemand")
     assert proc.returncode == 2 and "need --html" in proc.stderr
+
+
+def test_cli_html_to_an_impossible_path(cli, tmp_path):
+    small = tmp_path / "small.toml"
+    small.write_text(SMALL)
+    db = tmp_path / "s.sqlite"
+    assert cli("compare", str(small), "--db", str(db)).returncode == 0
+    target = tmp_path / "no" / "such" / "dir" / "r.html"
+    proc = cli("report", str(db), "--html", str(target))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == f"govlab: error: cannot write the HTML report {target}: No such file or directory\n"

@@ -239,9 +239,14 @@ def write(path: str | os.PathLike[str], page: str) -> None:
     """Write ``page`` to ``path`` whole: to a temporary file first, then renamed into place."""
     path = os.fspath(path)
     tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.govlab-tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(page)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise OSError(f"cannot write the HTML report {path}: {e.strerror or e}") from None
 
 
 def _benchmark(a: Mapping[str, Any], cells: Cells, counter: Iterator[int]) -> dict[str, Any]:
