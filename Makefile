@@ -4,6 +4,9 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Debian's chromium, driven by Playwright in the HTML report's browser test.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all venv build test demo bench clean
 
@@ -15,21 +18,27 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "maturin>=1.5,<2" pandas tqdm pytest simpy scipy
+	$(PY) -m pip install --quiet "maturin>=1.5,<2" pandas tqdm scipy plotly jinja2 distributed pytest simpy playwright
 	touch $@
 
 # Compile the engine and the bindings, install govlab into the venv (editable).
 build: venv
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
 
-test: build
+# Playwright's own browser download (`playwright install`) is never used.
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium
+
+test: build $(CHROMIUM)
 	cargo test --release -p govlab-core
 	$(PY) -m pytest -q
 
 demo: build
 	@mkdir -p out
-	$(VENV)/bin/govlab compare experiments/quick.toml --db out/demo.sqlite
+	$(VENV)/bin/govlab compare experiments/quick.toml --db out/demo.sqlite --html out/demo.html
 	@echo
+	@echo "HTML report with plots: $(abspath out/demo.html) (self-contained: open it in any browser, no network needed)"
 	@echo "Runs are stored in out/demo.sqlite; 'govlab report out/demo.sqlite' prints the table again."
 	@echo "A single run: .venv/bin/govlab run --workload periodic:tasks=4 --cpufreq schedutil --cpuidle menu --duration 2s"
 

@@ -4,8 +4,10 @@
                 [--duration TIME] [--seed N] [--format text|json] [--trace FILE]
                 [--show-config]
     govlab list platforms|workloads|governors
-    govlab compare EXPERIMENT.toml... [--db FILE] [--format text|markdown|csv|json] [--jobs N]
-    govlab report DB [--experiment NAME]... [--format text|markdown|csv|json]
+    govlab compare EXPERIMENT.toml... [--db FILE] [--format text|markdown|csv|json]
+                [--jobs N | --executor local|dask://HOST:PORT]
+                [--html FILE [--timeline CONFIG] [--timeline-value VALUE]]
+    govlab report DB [--experiment NAME]... [--format text|markdown|csv|json] [--html FILE]
 
 Exit status: 0 on success; 2 on bad input (argparse's own message for a bad
 option, ``govlab: error: ...`` for anything the engine or our own checks
@@ -87,24 +89,36 @@ def _cmd_list(args: argparse.Namespace) -> str:
 
 
 def _cmd_compare(args: argparse.Namespace) -> str:
-    from govlab import compare, experiment
+    from govlab import compare, experiment, sweep
     from govlab.store import DEFAULT_DB_NAME, Store
 
     experiments = [experiment.load(path) for path in args.experiments]
     db = args.db or os.path.join(os.path.dirname(os.path.abspath(args.experiments[0])), DEFAULT_DB_NAME)
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    executor = sweep.parse_executor(args.executor)
+    if args.jobs is not None and executor != "local":
+        raise ValueError("--jobs applies to --executor local; a Dask cluster runs as many runs as its workers have threads")
+    if (args.timeline or args.timeline_value) and not args.html:
+        raise ValueError("--timeline and --timeline-value choose the run the HTML report shows; they need --html FILE")
+    if args.html:
+        from govlab import report as html_report
+
+        html_report.timeline_pick(experiments[0].to_dict(), args.timeline, args.timeline_value)
     with Store(db) as store:
         try:
-            analyses, report = compare.run_experiments(experiments, store, jobs=args.jobs)
+            analyses, report = compare.run_experiments(experiments, store, jobs=args.jobs, executor=executor)
         except KeyboardInterrupt:
             print(f"govlab: finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
             raise
-    print(
-        f"govlab: {report.total} runs: {report.stored} found in {db}, {report.simulated} simulated "
-        f"({report.wall_s:.1f} s)",
-        file=sys.stderr,
-    )
+        print(
+            f"govlab: {report.total} runs: {report.stored} found in {db}, {report.simulated} simulated "
+            f"({report.wall_s:.1f} s)",
+            file=sys.stderr,
+        )
+        if args.html:
+            timeline = html_report.record_timeline(store, analyses, args.timeline, args.timeline_value)
+            _write_html(args.html, html_report.render(analyses, html_report.cells(store, analyses), timeline, source=db))
     return compare.render(analyses, args.format)
 
 
@@ -114,6 +128,20 @@ def _cmd_report(args: argparse.Namespace) -> str:
 
     with Store(args.db, create=False) as store:
         analyses = compare.from_store(store, args.experiment)
+        if args.html:
+            from govlab import report as html_report
+
+            timeline = html_report.stored_timeline(store, analyses)
+            missing = (
+                "No timeline is stored for these runs: `govlab compare EXPERIMENT.toml "
+                f"--db {args.db} --html FILE` records one (it simulates that one run again with a trace)."
+            )
+            if timeline is None:
+                print(f"govlab: {missing}", file=sys.stderr)
+            page = html_report.render(
+                analyses, html_report.cells(store, analyses), timeline, source=args.db, timeline_missing=missing
+            )
+            _write_html(args.html, page)
     for a in analyses:
         if a["missing_runs"]:
             print(
@@ -122,6 +150,13 @@ def _cmd_report(args: argparse.Namespace) -> str:
                 file=sys.stderr,
             )
     return compare.render(analyses, args.format)
+
+
+def _write_html(path: str, page: str) -> None:
+    from govlab import report as html_report
+
+    html_report.write(path, page)
+    print(f"govlab: wrote the HTML report to {path}", file=sys.stderr)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -194,7 +229,29 @@ def _parser() -> argparse.ArgumentParser:
     )
     comp.add_argument("--format", choices=formats, default="text", help="(default: %(default)s)")
     comp.add_argument(
-        "--jobs", type=int, metavar="N", help="simulations in parallel (default: the number of CPUs)"
+        "--jobs", type=int, metavar="N", help="simulations in parallel, local executor (default: the number of CPUs)"
+    )
+    comp.add_argument(
+        "--executor",
+        default="local",
+        metavar="local|dask://HOST:PORT",
+        help="where runs are simulated: a local process pool, or the Dask distributed scheduler "
+        "at HOST:PORT; results are stored here as they arrive (default: %(default)s)",
+    )
+    comp.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write a self-contained HTML report with the tables and interactive plots to FILE",
+    )
+    comp.add_argument(
+        "--timeline",
+        metavar="CONFIG",
+        help="the configuration whose run the report's per-CPU timeline shows (default: the baseline)",
+    )
+    comp.add_argument(
+        "--timeline-value",
+        metavar="VALUE",
+        help="the axis value of that run (default: the last); the first experiment's first seed is shown",
     )
     comp.set_defaults(handler=_cmd_compare)
 
@@ -210,6 +267,11 @@ def _parser() -> argparse.ArgumentParser:
         help="only this experiment (repeatable; default: every experiment in the database)",
     )
     rep.add_argument("--format", choices=formats, default="text", help="(default: %(default)s)")
+    rep.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the HTML report (tables, plots, and the timeline if one is stored) to FILE",
+    )
     rep.set_defaults(handler=_cmd_report)
     return parser
 

@@ -66,6 +66,7 @@ __all__ = [
     "run_experiments",
     "from_store",
     "render",
+    "performance_rows",
 ]
 
 FORMATS = ("text", "markdown", "csv", "json")
@@ -88,8 +89,9 @@ def run_experiments(
     jobs: int | None = None,
     progress: bool | None = None,
     on_stored: Callable[..., object] | None = None,
+    executor: str = "local",
 ) -> tuple[list[dict[str, Any]], SweepReport]:
-    """Record the experiments in ``store``, run what it lacks, and analyse them all."""
+    """Record the experiments in ``store``, run what it lacks (see :func:`govlab.sweep.execute`), and analyse them all."""
     names = [e.name for e in experiments]
     for e in experiments:
         if names.count(e.name) > 1:
@@ -101,7 +103,7 @@ def run_experiments(
         plans.append(runs)
     everything = [r for runs in plans for r in runs]
     desc = names[0] if len(names) == 1 else f"{len(names)} experiments"
-    report = execute(everything, store, jobs=jobs, progress=progress, desc=desc, on_stored=on_stored)
+    report = execute(everything, store, jobs=jobs, progress=progress, desc=desc, on_stored=on_stored, executor=executor)
     results = store.results({r.key for r in everything})
     analyses = [analyse(e.to_dict(), [_run_row(r) for r in runs], results) for e, runs in zip(experiments, plans, strict=True)]
     return analyses, report
@@ -307,7 +309,7 @@ def _value_label(value: Any, metric_name: str) -> str:
 
 def category(pct: float, significant: bool | None) -> str:
     """Where an overall difference goes in the summary (see the module doc)."""
-    if not significant or math.isnan(pct) or abs(pct) < NEUTRAL_PCT:
+    if not significant or not math.isfinite(pct) or abs(pct) < NEUTRAL_PCT:
         return "neutral"
     size = "large" if abs(pct) >= LARGE_PCT else "moderate"
     return f"{size} {'wins' if pct > 0 else 'losses'}"
@@ -338,7 +340,7 @@ def summarise(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                     )
         if not entries:
             continue
-        entries.sort(key=lambda e: -e["pct"] if not math.isnan(e["pct"]) else math.inf)
+        entries.sort(key=lambda e: -e["pct"] if math.isfinite(e["pct"]) else math.inf)
         groups.append(
             {
                 "config": c,
@@ -371,6 +373,24 @@ def summarise(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 # --- rendering -----------------------------------------------------------------------
+
+
+def performance_rows(a: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The performance table's rows, with the ``Gmean all`` score row when the axis has several values."""
+    rows = list(a["performance"])
+    if a["axis"] and len(a["axis"]["values"]) > 1:
+        rows.append(
+            {
+                "stat": "Gmean",
+                "label": "all",
+                "cells": [
+                    {"config": s["config"], "value": s["score"], "pct": s["pct"], "significant": s["significant"]}
+                    for s in a["scores"]
+                ],
+            }
+        )
+    return rows
+
 
 
 def render(analyses: Sequence[Mapping[str, Any]], fmt: str = "text") -> str:
@@ -437,10 +457,10 @@ def _num(v: float, decimals: int) -> str:
 
 
 def _pct_text(p: float | None) -> str:
-    if p is None or math.isnan(p):
+    """A difference in percent; ``n/a`` when undefined, including against a zero
+    baseline (a Stddev of 0 when every repeat gave the same value)."""
+    if p is None or not math.isfinite(p):
         return "n/a"
-    if math.isinf(p):
-        return "inf%" if p > 0 else "-inf%"
     return f"{p:.2f}%"
 
 
@@ -451,10 +471,8 @@ def _mark(p: float | None, significant: bool | None, width: int) -> str:
 
 
 def _signed_pct(p: float) -> str:
-    if math.isnan(p):
+    if not math.isfinite(p):
         return "n/a"
-    if math.isinf(p):
-        return "+inf%" if p > 0 else "-inf%"
     return f"{p:+.2f}%"
 
 
@@ -497,18 +515,7 @@ def _text_benchmark(a: Mapping[str, Any]) -> str:
         lines.append(f"INCOMPLETE: {a['missing_runs']} of {a['runs']} runs are not in the database")
     lines.append("")
 
-    perf_rows = list(a["performance"])
-    if a["axis"] and len(a["axis"]["values"]) > 1:
-        perf_rows.append(
-            {
-                "stat": "Gmean",
-                "label": "all",
-                "cells": [
-                    {"config": s["config"], "value": s["score"], "pct": s["pct"], "significant": s["significant"]}
-                    for s in a["scores"]
-                ],
-            }
-        )
+    perf_rows = performance_rows(a)
     names = [c["name"] for c in a["configs"]]
     lines += _text_table(perf_rows, names)
     lines.append("")
@@ -575,7 +582,7 @@ def _text_summary(summary: Mapping[str, Any], analyses: Sequence[Mapping[str, An
                 continue
             lines.append(f"  {name.capitalize()}:")
             for e in entries:
-                note = "" if e["significant"] or math.isnan(e["pct"]) else " (not significant)"
+                note = "" if e["significant"] or not math.isfinite(e["pct"]) else " (not significant)"
                 lines.append(f"    - {e['benchmark']} ({e['metric']}): {_signed_pct(e['pct'])}{note}")
     lines.append("")
     lines += _heading("RATIOS", "-")
@@ -631,14 +638,7 @@ def _markdown(analyses: Sequence[Mapping[str, Any]], summary: Mapping[str, Any] 
             out.append(f"\n**Incomplete:** {a['missing_runs']} of {a['runs']} runs are not in the database.")
         out.append("")
         names = [c["name"] for c in a["configs"]]
-        perf_rows = list(a["performance"])
-        if a["axis"] and len(a["axis"]["values"]) > 1:
-            perf_rows.append(
-                {"stat": "Gmean", "label": "all", "cells": [
-                    {"config": s["config"], "value": s["score"], "pct": s["pct"], "significant": s["significant"]}
-                    for s in a["scores"]
-                ]}
-            )
+        perf_rows = performance_rows(a)
         out += _md_table(perf_rows, names, a["axis"]["name"] if a["axis"] else "")
         out.append("")
         out.append(
@@ -668,7 +668,7 @@ def _markdown(analyses: Sequence[Mapping[str, Any]], summary: Mapping[str, Any] 
                 out.append(f"**{name.capitalize()}**")
                 out.append("")
                 for e in entries:
-                    note = "" if e["significant"] or math.isnan(e["pct"]) else " (not significant)"
+                    note = "" if e["significant"] or not math.isfinite(e["pct"]) else " (not significant)"
                     out.append(f"- {e['benchmark']} (`{e['metric']}`): {_signed_pct(e['pct'])}{note}")
         out.append("")
         out.append("### Ratios (baseline = 1, above 1 is better)")
@@ -753,7 +753,5 @@ def _csv_value(v: Any) -> Any:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
-        if math.isnan(v):
-            return ""
-        return repr(v)
+        return repr(v) if math.isfinite(v) else ""
     return v

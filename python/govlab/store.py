@@ -18,6 +18,13 @@ three tables::
          definition TEXT,           JSON: Experiment.to_dict()
          runs TEXT,                 JSON: [{config, axis_value, repeat, seed, key}, ...]
          updated_at TEXT)
+    timelines(key TEXT PRIMARY KEY, the run's key
+         data TEXT,                 JSON: govlab.report.timeline.CpuTimeline.to_dict(), the
+                                    per-CPU frequency and idle timeline of the HTML report
+         created_at TEXT)
+
+``timelines`` was added after the first release of schema version 1; it is
+created when a database is opened, and older govlab versions ignore it.
 
 The database is in WAL mode and each run is committed in its own transaction
 the moment it is stored, so an interrupted sweep loses no finished run and a
@@ -62,6 +69,11 @@ CREATE TABLE IF NOT EXISTS experiments (
     definition TEXT NOT NULL,
     runs       TEXT NOT NULL,
     updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS timelines (
+    key        TEXT PRIMARY KEY,
+    data       TEXT NOT NULL,
+    created_at TEXT NOT NULL
 );
 """
 
@@ -193,6 +205,30 @@ class Store:
         """``[{"definition": ..., "runs": [...]}, ...]`` in the order they were first stored."""
         rows = self._db.execute("SELECT definition, runs FROM experiments ORDER BY rowid").fetchall()
         return [{"definition": json.loads(d), "runs": json.loads(r)} for d, r in rows]
+
+    # --- timelines --------------------------------------------------------------
+
+    def put_timeline(self, key: str, data: Mapping[str, Any]) -> None:
+        """Store (or replace) the timeline of the run ``key``."""
+        with self._transaction():
+            self._db.execute(
+                "INSERT OR REPLACE INTO timelines(key, data, created_at) VALUES (?, ?, ?)",
+                (key, json.dumps(data, separators=(",", ":")), _now()),
+            )
+
+    def timeline(self, keys: Iterable[str]) -> tuple[str, dict[str, Any]] | None:
+        """The most recently stored timeline among the runs ``keys``: ``(key, data)``, or None."""
+        found = None
+        for chunk in _chunks(list(keys)):
+            marks = ",".join("?" * len(chunk))
+            row = self._db.execute(
+                f"SELECT key, data, created_at FROM timelines WHERE key IN ({marks}) "
+                "ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                chunk,
+            ).fetchone()
+            if row is not None and (found is None or row[2] > found[2]):
+                found = row
+        return None if found is None else (found[0], json.loads(found[1]))
 
     # --- lifetime ------------------------------------------------------------------
 

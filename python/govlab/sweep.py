@@ -10,8 +10,13 @@ Interruption: the workers ignore SIGINT, so Ctrl-C reaches only this process.
 It cancels the runs not yet started, waits for the ones in flight and stores
 them, then raises KeyboardInterrupt; a second Ctrl-C while it waits abandons
 them. Whatever was stored stays stored, so running the same experiment again
-resumes where it stopped. (Dask and other distributed executors are not
-implemented yet.)
+resumes where it stopped.
+
+``executor`` chooses where runs are simulated: ``"local"`` (the process pool
+above) or the address of a Dask distributed scheduler (``tcp://HOST:PORT``,
+from ``--executor dask://HOST:PORT`` through :func:`parse_executor`), for
+which :mod:`govlab.dask_sweep` submits the runs and this process still
+stores every result as it arrives.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import re
 import signal
 import sys
 import time
@@ -30,7 +36,12 @@ from typing import Any
 from govlab.experiment import RunSpec
 from govlab.store import Store
 
-__all__ = ["execute", "SweepReport", "simulate"]
+__all__ = ["execute", "SweepReport", "simulate", "parse_executor", "LOCAL"]
+
+#: The executor of a process pool on this machine.
+LOCAL = "local"
+
+_DASK_ADDRESS = re.compile(r"^dask://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,23 @@ def simulate(kwargs: dict[str, Any]) -> tuple[dict[str, Any], float]:
     return result, time.perf_counter() - start
 
 
+def govlab_version() -> str:
+    """The govlab version where this runs (a Dask worker, to check it matches the client's)."""
+    import govlab
+
+    return govlab.__version__
+
+
+def parse_executor(text: str) -> str:
+    """``"local"``, or the scheduler address ``tcp://HOST:PORT`` of ``dask://HOST:PORT``."""
+    if text == LOCAL:
+        return LOCAL
+    m = _DASK_ADDRESS.match(text)
+    if m is None or not 0 < int(m["port"]) < 65536:
+        raise ValueError(f"--executor: expected 'local' or 'dask://HOST:PORT', got {text!r}")
+    return f"tcp://{m['host']}:{int(m['port'])}"
+
+
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -63,12 +91,14 @@ def execute(
     progress: bool | None = None,
     desc: str = "runs",
     on_stored: Callable[[RunSpec], object] | None = None,
+    executor: str = LOCAL,
 ) -> SweepReport:
     """Run and store whichever of ``runs`` the store lacks; see the module doc.
 
     ``progress`` forces the bar on or off (default: on when stderr is a
     terminal). ``on_stored(run)`` is called after each run is committed; an
-    exception it raises stops the sweep like Ctrl-C does.
+    exception it raises stops the sweep like Ctrl-C does. ``executor`` is
+    ``"local"`` or a Dask scheduler address (``jobs`` is for local only).
     """
     start = time.perf_counter()
     unique: dict[str, RunSpec] = {}
@@ -92,7 +122,11 @@ def execute(
             on_stored(run)
 
     try:
-        if jobs == 1:
+        if executor != LOCAL:
+            from govlab import dask_sweep
+
+            dask_sweep.run(missing, executor, keep)
+        elif jobs == 1:
             for run in missing:
                 keep(run, simulate(run.kwargs))
         else:

@@ -135,6 +135,21 @@ def test_lower_is_better_table():
     assert "LOWER is better" in text
 
 
+def test_difference_against_a_zero_baseline_is_not_a_number():
+    # every baseline repeat gave 20: its Stddev is 0, so a spread in percent of it is undefined
+    a = compare.analyse(*synthetic("lower", {1: [10, 11, 12], 2: [20, 20, 20]}, {1: [8, 8.5, 9], 2: [21, 22, 23]}))
+    stddev = row(a, "performance", "Stddev", 2)
+    assert stddev["base"]["value"] == 0.0 and stddev["new"]["value"] == pytest.approx(1.0)
+    assert stddev["new"]["pct"] == -math.inf  # the figure stays what pct_diff says
+    text = compare.render([a], "text")
+    assert re.search(r"^Stddev\s+2\s+0\.0000 \(\s+0\.00%\)\s+1\.0000 \(\s+n/a\)$", text, re.M), text
+    assert "inf" not in text
+    assert "inf" not in compare.render([a], "markdown")
+    csv_rows = [line.split(",") for line in compare.render([a], "csv").splitlines()]
+    stddev_new = [r for r in csv_rows if r[2] == "Stddev" and r[4] == "2" and r[5] == "new"]
+    assert stddev_new and stddev_new[0][9] == ""  # pct_diff left empty, as for nan
+
+
 def test_higher_is_better_table_has_hmean():
     a = compare.analyse(*synthetic("higher", {1: [100, 200, 200], 2: [50, 50, 50]}, {1: [150, 150, 150], 2: [55, 55, 55]}))
     hmean = row(a, "performance", "Hmean", 1)

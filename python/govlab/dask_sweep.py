@@ -1,0 +1,101 @@
+"""Runs on a Dask distributed cluster: ``govlab compare --executor dask://HOST:PORT``.
+
+This process is the Dask client. It submits one task per missing run, each
+calling :func:`govlab.sweep.simulate` on a worker, and stores every result in
+the results database here the moment it arrives, as the local executor does:
+the database never leaves the client, the workers need only govlab itself,
+of the same version (checked before anything is submitted, since a run's key
+names the version it was made with).
+
+A worker that dies (killed, out of memory, its machine gone) costs only the
+runs it held: the scheduler hands them to other workers. Dask gives up on a
+run after it has been on ``distributed.scheduler.allowed-failures`` workers
+that died (3 by default) and govlab then stops with an error naming the run.
+A run that raises an error fails the sweep as it does locally; simulations
+are deterministic, so it is not tried again.
+
+Ctrl-C (or an error): the results that have arrived are stored, the other
+runs are cancelled on the cluster, and whatever was stored stays stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from govlab import __version__
+from govlab.exceptions import GovlabError
+from govlab.experiment import RunSpec
+from govlab.sweep import govlab_version, simulate
+
+__all__ = ["ClusterError", "CONNECT_TIMEOUT_S", "run"]
+
+#: How long to wait for the scheduler to answer and for a first worker.
+CONNECT_TIMEOUT_S = 30
+
+
+class ClusterError(GovlabError):
+    """The Dask cluster cannot run the sweep (unreachable, no workers, wrong govlab, runs lost)."""
+
+
+def run(missing: Sequence[RunSpec], address: str, keep: Callable[..., None]) -> None:
+    """Simulate ``missing`` on the cluster whose scheduler is at ``address``; ``keep(run, outcome)`` each result."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise ClusterError(
+            "--executor dask:// needs Dask's distributed package: pip install 'govlab[dask]'"
+        ) from None
+    try:
+        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+    with client:
+        _check_workers(client, address)
+        futures = {
+            client.submit(simulate, r.kwargs, key=f"govlab-run-{r.key}", pure=False): r for r in missing
+        }
+        kept: set[str] = set()
+        try:
+            for future in as_completed(futures, loop=client.loop):
+                r = futures[future]
+                keep(r, _outcome(future, r))
+                kept.add(r.key)
+        except BaseException:
+            _store_arrived(futures, kept, keep)
+            client.cancel(list(futures))
+            raise
+
+
+def _check_workers(client: Any, address: str) -> None:
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError):
+        raise ClusterError(f"the Dask scheduler at {address} has no workers") from None
+    try:
+        versions = client.run(govlab_version)
+    except ImportError as e:
+        raise ClusterError(f"the Dask workers of {address} cannot import govlab: {e}") from None
+    wrong = {worker: v for worker, v in versions.items() if v != __version__}
+    if wrong:
+        listing = ", ".join(f"{w} has {v}" for w, v in sorted(wrong.items()))
+        raise ClusterError(f"the Dask workers must run govlab {__version__}, as this client: {listing}")
+
+
+def _outcome(future: Any, r: RunSpec) -> tuple[dict[str, Any], float]:
+    from distributed import KilledWorker
+
+    try:
+        return future.result()
+    except KilledWorker:
+        raise ClusterError(
+            f"run {r.key[:12]} ({r.config}, seed {r.seed}) was lost with every Dask worker that took it; "
+            "Dask gave up on it (distributed.scheduler.allowed-failures)"
+        ) from None
+
+
+def _store_arrived(futures: dict[Any, RunSpec], kept: set[str], keep: Callable[..., None]) -> None:
+    for future, r in futures.items():
+        if r.key not in kept and future.status == "finished":
+            keep(r, future.result(), notify=False)
+            kept.add(r.key)

@@ -1,0 +1,401 @@
+"""The report's plots, as plotly figures.
+
+Every string that came from a user file or a trace (configuration, workload,
+series, idle-state and task names, axis values) goes through :func:`text`
+before it enters a figure: plotly renders titles, legends, ticks and hover
+labels as a small subset of HTML, so ``<`` must reach it as ``&lt;`` to be
+shown as written and never taken for a tag.
+
+A *cell* is one configuration at one parameter value; ``cells[(config, i)]``
+holds the result dicts of its repeats (``i`` indexes the axis values).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+from govlab import stats
+from govlab.report import aggregate
+from govlab.report.timeline import RUNNING, CpuTimeline
+
+__all__ = [
+    "text",
+    "metric_per_value",
+    "performance_energy",
+    "frequency_residency",
+    "state_residency",
+    "wakeup_latency",
+    "workload_latency",
+    "cpu_timeline",
+]
+
+Cells = Mapping[tuple[str, int], Sequence[Mapping[str, Any]]]
+
+_TEMPLATE = "plotly_white"
+_PALETTE = qualitative.Plotly
+#: Facets per row when a plot is split by parameter value.
+_FACET_COLUMNS = 3
+
+
+def text(value: Any) -> str:
+    """A user string, escaped for plotly's HTML-like labels."""
+    return html.escape(str(value), quote=False)
+
+
+def _finite(v: float) -> float | None:
+    return v if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+def _configs(a: Mapping[str, Any]) -> list[str]:
+    return [c["name"] for c in a["configs"]]
+
+
+def _labels(a: Mapping[str, Any]) -> list[str]:
+    if not a["axis"]:
+        return ["all runs"]
+    return [_value_text(v) for v in a["axis"]["values"]]
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _axis_title(a: Mapping[str, Any]) -> str:
+    return text(a["axis"]["name"]) if a["axis"] else ""
+
+
+def _metric_title(a: Mapping[str, Any]) -> str:
+    m = a["metric"]
+    unit = f" ({text(m['unit'])})" if m.get("unit") else ""
+    return f"{text(m['name'])}{unit}, {m['better']} is better"
+
+
+def _color(i: int) -> str:
+    return _PALETTE[i % len(_PALETTE)]
+
+
+def _samples(a: Mapping[str, Any]) -> dict[tuple[str, int], Mapping[str, list[float]]]:
+    values = a["axis"]["values"] if a["axis"] else [None]
+    index = {repr(v): i for i, v in enumerate(values)}
+    return {(s["config"], index[repr(s["axis_value"])]): s for s in a["samples"]}
+
+
+def _facets(n: int, titles: Sequence[str], **kwargs: Any) -> go.Figure:
+    cols = min(n, _FACET_COLUMNS)
+    rows = math.ceil(n / cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=list(titles), **kwargs)
+    fig.update_layout(height=max(360, 300 * rows))
+    return fig
+
+
+def _at(i: int) -> dict[str, int]:
+    return {"row": i // _FACET_COLUMNS + 1, "col": i % _FACET_COLUMNS + 1}
+
+
+def _facet_titles(a: Mapping[str, Any]) -> list[str]:
+    if not a["axis"]:
+        return [""]
+    return [f"{text(a['axis']['name'])} = {text(label)}" for label in _labels(a)]
+
+
+# --- comparison plots ---------------------------------------------------------------------
+
+
+def metric_per_value(a: Mapping[str, Any]) -> go.Figure:
+    """The primary metric per parameter value: Amean over the repeats, error bars ±1 Stddev."""
+    samples = _samples(a)
+    labels = [text(x) for x in _labels(a)]
+    fig = go.Figure()
+    for k, config in enumerate(_configs(a)):
+        xs = [samples[(config, i)]["metric"] for i in range(len(labels))]
+        fig.add_trace(
+            go.Scatter(
+                x=labels,
+                y=[_finite(stats.amean(v)) for v in xs],
+                error_y={"type": "data", "array": [_finite(stats.stddev(v)) or 0.0 for v in xs], "visible": True},
+                mode="lines+markers",
+                name=text(config),
+                marker={"color": _color(k), "size": 9},
+                hovertemplate="%{x}: %{y:.4g} ± %{error_y.array:.3g}<extra>%{fullData.name}</extra>",
+            )
+        )
+    fig.update_layout(
+        template=_TEMPLATE,
+        xaxis={"title": {"text": _axis_title(a)}, "type": "category"},
+        yaxis={"title": {"text": _metric_title(a)}},
+        legend={"title": {"text": "configuration"}},
+    )
+    return fig
+
+
+def performance_energy(a: Mapping[str, Any]) -> go.Figure:
+    """Per parameter value: each run's energy and metric, each configuration's mean, and the Pareto front of the means."""
+    samples = _samples(a)
+    configs = _configs(a)
+    better = a["metric"]["better"]
+    labels = _labels(a)
+    fig = _facets(len(labels), _facet_titles(a))
+    for i in range(len(labels)):
+        means = []
+        for k, config in enumerate(configs):
+            cell = samples[(config, i)]
+            fig.add_trace(
+                go.Scatter(
+                    x=cell["energy_j"],
+                    y=cell["metric"],
+                    mode="markers",
+                    name=text(config),
+                    legendgroup=text(config),
+                    showlegend=False,
+                    marker={"color": _color(k), "size": 6, "opacity": 0.35},
+                    hovertemplate="run: %{x:.4g} J, %{y:.4g}<extra>%{fullData.name}</extra>",
+                ),
+                **_at(i),
+            )
+            mean = (stats.amean(cell["energy_j"]), stats.amean(cell["metric"]))
+            means.append(mean)
+            fig.add_trace(
+                go.Scatter(
+                    x=[_finite(mean[0])],
+                    y=[_finite(mean[1])],
+                    mode="markers",
+                    name=text(config),
+                    legendgroup=text(config),
+                    showlegend=i == 0,
+                    marker={"color": _color(k), "size": 13, "symbol": "diamond"},
+                    hovertemplate="mean: %{x:.4g} J, %{y:.4g}<extra>%{fullData.name}</extra>",
+                ),
+                **_at(i),
+            )
+        front = aggregate.pareto_front(means, better)
+        fig.add_trace(
+            go.Scatter(
+                x=[means[j][0] for j in front],
+                y=[means[j][1] for j in front],
+                mode="lines+markers",
+                name="Pareto front",
+                legendgroup="pareto",
+                showlegend=i == 0,
+                line={"color": "black", "dash": "dash", "width": 1},
+                marker={"symbol": "circle-open", "size": 20, "color": "black", "line": {"width": 2}},
+                text=[text(configs[j]) for j in front],
+                hovertemplate="%{text}: %{x:.4g} J, %{y:.4g}<extra>Pareto front</extra>",
+            ),
+            **_at(i),
+        )
+    fig.update_xaxes(title_text="energy per run (J), lower is better")
+    fig.update_yaxes(title_text=_metric_title(a))
+    fig.update_layout(template=_TEMPLATE, legend={"title": {"text": "configuration (◆ mean, • run)"}})
+    return fig
+
+
+def frequency_residency(a: Mapping[str, Any], cells: Cells) -> go.Figure:
+    """Per parameter value: share of CPU time at each frequency, per configuration."""
+    configs = _configs(a)
+    labels = _labels(a)
+    fig = _facets(len(labels), _facet_titles(a))
+    for i in range(len(labels)):
+        shares = {c: aggregate.frequency_residency(cells.get((c, i), [])) for c in configs}
+        used = sorted({khz for s in shares.values() for khz, share in s.items() if share > 0})
+        for k, config in enumerate(configs):
+            fig.add_trace(
+                go.Bar(
+                    x=[f"{khz / 1000:g}" for khz in used],
+                    y=[100 * shares[config].get(khz, 0.0) for khz in used],
+                    name=text(config),
+                    legendgroup=text(config),
+                    showlegend=i == 0,
+                    marker={"color": _color(k)},
+                    hovertemplate="%{x} MHz: %{y:.2f}% of CPU time<extra>%{fullData.name}</extra>",
+                ),
+                **_at(i),
+            )
+    fig.update_xaxes(title_text="frequency (MHz)", type="category")
+    fig.update_yaxes(title_text="% of CPU time")
+    fig.update_layout(template=_TEMPLATE, barmode="group", legend={"title": {"text": "configuration"}})
+    return fig
+
+
+def state_residency(a: Mapping[str, Any], cells: Cells) -> go.Figure:
+    """Share of CPU time busy and in each idle state, stacked, per parameter value and configuration."""
+    configs = _configs(a)
+    labels = _labels(a)
+    shares = {(c, i): aggregate.state_residency(cells.get((c, i), [])) for i in range(len(labels)) for c in configs}
+    states: list[str] = []
+    for s in shares.values():
+        states += [name for name in s if name not in states]
+    x = [[text(labels[i]) for i in range(len(labels)) for _ in configs], [text(c) for _ in labels for c in configs]]
+    fig = go.Figure()
+    for j, state in enumerate(states):
+        fig.add_trace(
+            go.Bar(
+                x=x,
+                y=[100 * shares[(c, i)].get(state, 0.0) for i in range(len(labels)) for c in configs],
+                name=text(state),
+                marker={"color": "#444444" if state == aggregate.BUSY else qualitative.Pastel[j % len(qualitative.Pastel)]},
+                hovertemplate="%{x}: %{y:.2f}%<extra>%{fullData.name}</extra>",
+            )
+        )
+    fig.update_layout(
+        template=_TEMPLATE,
+        barmode="stack",
+        yaxis={"title": {"text": "% of CPU time"}, "range": [0, 100]},
+        xaxis={"title": {"text": f"{_axis_title(a)} / configuration" if a["axis"] else "configuration"}},
+        legend={"title": {"text": "state"}},
+    )
+    return fig
+
+
+def wakeup_latency(a: Mapping[str, Any], cells: Cells) -> go.Figure | None:
+    """Per parameter value: the CDF of the scheduler's wakeup latency per configuration; None without wakeups."""
+    configs = _configs(a)
+    labels = _labels(a)
+    fig = _facets(len(labels), _facet_titles(a))
+    points = 0
+    for i in range(len(labels)):
+        for k, config in enumerate(configs):
+            xs, ys = aggregate.wakeup_cdf(cells.get((config, i), []))
+            points += len(xs)
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=[100 * y for y in ys],
+                    mode="lines",
+                    line_shape="hv",
+                    name=text(config),
+                    legendgroup=text(config),
+                    showlegend=i == 0,
+                    line={"color": _color(k)},
+                    hovertemplate="≤ %{x:.4g} µs: %{y:.2f}%<extra>%{fullData.name}</extra>",
+                ),
+                **_at(i),
+            )
+    if points == 0:
+        return None
+    fig.update_xaxes(title_text="wakeup latency (µs)", type="log")
+    fig.update_yaxes(title_text="% of wakeups", range=[0, 100.5])
+    fig.update_layout(template=_TEMPLATE, legend={"title": {"text": "configuration"}})
+    return fig
+
+
+def workload_latency(a: Mapping[str, Any], cells: Cells) -> list[tuple[str, go.Figure]]:
+    """For each latency series the workload reports: its statistics per parameter value and configuration."""
+    configs = _configs(a)
+    labels = _labels(a)
+    by_cell = {(c, i): aggregate.latency_series(cells.get((c, i), [])) for c in configs for i in range(len(labels))}
+    series: list[str] = []
+    for s in by_cell.values():
+        series += [name for name in s if name not in series]
+    figures = []
+    for name in series:
+        stats_seen: list[str] = []
+        for s in by_cell.values():
+            stats_seen += [k for k in s.get(name, {}) if k not in stats_seen]
+        stats_seen.sort(key=aggregate.stat_key)
+        x = [[text(labels[i]) for i in range(len(labels)) for _ in stats_seen], [st for _ in labels for st in stats_seen]]
+        fig = go.Figure()
+        for k, config in enumerate(configs):
+            fig.add_trace(
+                go.Bar(
+                    x=x,
+                    y=[by_cell[(config, i)].get(name, {}).get(st) for i in range(len(labels)) for st in stats_seen],
+                    name=text(config),
+                    marker={"color": _color(k)},
+                    hovertemplate="%{x}: %{y:.4g} µs<extra>%{fullData.name}</extra>",
+                )
+            )
+        fig.update_layout(
+            template=_TEMPLATE,
+            barmode="group",
+            yaxis={"title": {"text": f"{text(name)} latency (µs), mean over the runs"}, "type": "log"},
+            xaxis={"title": {"text": f"{_axis_title(a)} / statistic" if a["axis"] else "statistic"}},
+            legend={"title": {"text": "configuration"}},
+        )
+        figures.append((name, fig))
+    return figures
+
+
+# --- one run -----------------------------------------------------------------------------
+
+
+def cpu_timeline(timeline: CpuTimeline, state_names: Sequence[str]) -> go.Figure:
+    """Each CPU's frequency (top) and what it was doing (below: running or an idle state), in ms."""
+    cpus = sorted(set(timeline.frequency) | set(timeline.segments))
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        row_heights=[0.4, 0.6],
+        vertical_spacing=0.06,
+        subplot_titles=["frequency", "running or idle state"],
+    )
+    end_ms = 1e3 * timeline.end_s
+    for cpu in cpus:
+        points = timeline.frequency.get(cpu, [])
+        if not points:
+            continue
+        xs = [1e3 * t for t, _, _ in points] + [end_ms]
+        ys = [khz / 1000 for _, khz, _ in points] + [points[-1][1] / 1000]
+        tasks = [text(comm) for _, _, comm in points] + [text(points[-1][2])]
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                line_shape="hv",
+                name=f"CPU {cpu}",
+                legendgroup="frequency",
+                legendgrouptitle_text="frequency",
+                customdata=tasks,
+                hovertemplate="%{x:.3f} ms: %{y:g} MHz (task %{customdata})<extra>%{fullData.name}</extra>",
+            ),
+            row=1,
+            col=1,
+        )
+    by_state: dict[int, tuple[list[float | None], list[str | None]]] = {}
+    for cpu in cpus:
+        for start_s, end_s, state in timeline.segments.get(cpu, []):
+            xs, ys = by_state.setdefault(state, ([], []))
+            xs += [1e3 * start_s, 1e3 * end_s, None]
+            ys += [f"CPU {cpu}", f"CPU {cpu}", None]
+    for state in sorted(by_state, key=lambda s: (s != RUNNING, s)):
+        xs, ys = by_state[state]
+        name = "running" if state == RUNNING else _state_name(state, state_names)
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                name=text(name),
+                legendgroup="state",
+                legendgrouptitle_text="state",
+                line={"width": 12, "color": "#444444" if state == RUNNING else qualitative.Pastel[state % len(qualitative.Pastel)]},
+                hovertemplate="%{x:.3f} ms<extra>%{fullData.name}</extra>",
+            ),
+            row=2,
+            col=1,
+        )
+    fig.update_xaxes(title_text="time (ms)", row=2, col=1)
+    fig.update_yaxes(title_text="MHz", row=1, col=1)
+    fig.update_yaxes(
+        type="category",
+        categoryorder="array",
+        categoryarray=[f"CPU {c}" for c in reversed(cpus)],
+        row=2,
+        col=1,
+    )
+    fig.update_layout(template=_TEMPLATE, height=max(480, 260 + 28 * len(cpus)), hovermode="closest")
+    return fig
+
+
+def _state_name(index: int, names: Sequence[str]) -> str:
+    return names[index] if 0 <= index < len(names) else f"state {index}"
