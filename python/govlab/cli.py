@@ -8,6 +8,7 @@
                 [--jobs N | --executor local|dask://HOST:PORT]
                 [--html FILE [--timeline CONFIG] [--timeline-value VALUE]]
     govlab report DB [--experiment NAME]... [--format text|markdown|csv|json] [--html FILE]
+    govlab reproduce [NAME] [--quick] [--db FILE] [--format text|json] [--jobs N] [--html FILE]
 
 Exit status: 0 on success; 2 on bad input (argparse's own message for a bad
 option, ``govlab: error: ...`` for anything the engine or our own checks
@@ -92,7 +93,7 @@ def _cmd_compare(args: argparse.Namespace) -> str:
     from govlab import compare, experiment, sweep
     from govlab.store import DEFAULT_DB_NAME, Store
 
-    experiments = [experiment.load(path) for path in args.experiments]
+    experiments = [e for path in args.experiments for e in experiment.load_all(path)]
     db = args.db or os.path.join(os.path.dirname(os.path.abspath(args.experiments[0])), DEFAULT_DB_NAME)
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
@@ -120,6 +121,54 @@ def _cmd_compare(args: argparse.Namespace) -> str:
             timeline = html_report.record_timeline(store, analyses, args.timeline, args.timeline_value)
             _write_html(args.html, html_report.render(analyses, html_report.cells(store, analyses), timeline, source=db))
     return compare.render(analyses, args.format)
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> str:
+    from govlab import compare, reproduce
+    from govlab.store import Store
+
+    names = [args.name] if args.name else list(reproduce.EVALUATIONS)
+    evaluations = [reproduce.evaluation(n) for n in names]
+    plans = [(ev, reproduce.experiments_of(ev, quick=args.quick)) for ev in evaluations]
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    db = args.db or reproduce.default_db()
+    texts: list[str] = []
+    documents: list[dict[str, Any]] = []
+    every_analysis: list[dict[str, Any]] = []
+    with Store(db) as store:
+        for ev, experiments in plans:
+            try:
+                analyses, report = compare.run_experiments(experiments, store, jobs=args.jobs)
+            except KeyboardInterrupt:
+                print(f"govlab: finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
+                raise
+            print(
+                f"govlab: {ev.name}: {report.total} runs: {report.stored} found in {db}, "
+                f"{report.simulated} simulated ({report.wall_s:.1f} s)",
+                file=sys.stderr,
+            )
+            results = store.results({r.key for e in experiments for r in e.runs()})
+            table = reproduce.rows(ev, experiments, results)
+            every_analysis += analyses
+            if args.format == "json":
+                documents.append({"experiment": ev.name, "quick": args.quick, "rows": reproduce.finite(table)})
+            else:
+                title = f"{ev.name}: {ev.title}" + (" (quick)" if args.quick else "")
+                texts.append(
+                    "\n".join(["#" * len(title), title, "#" * len(title), ""])
+                    + compare.render(analyses, "text")
+                    + "\n"
+                    + reproduce.render_text(ev, table)
+                )
+        if args.html:
+            from govlab import report as html_report
+
+            timeline = html_report.record_timeline(store, every_analysis, None, None)
+            _write_html(args.html, html_report.render(every_analysis, html_report.cells(store, every_analysis), timeline, source=db))
+    if args.format == "json":
+        return json.dumps(documents[0] if args.name else documents, indent=1, allow_nan=False) + "\n"
+    return "\n".join(texts)
 
 
 def _cmd_report(args: argparse.Namespace) -> str:
@@ -273,6 +322,31 @@ def _parser() -> argparse.ArgumentParser:
         help="also write the HTML report (tables, plots, and the timeline if one is stored) to FILE",
     )
     rep.set_defaults(handler=_cmd_report)
+
+    from govlab.reproduce import EVALUATIONS
+
+    repro = commands.add_parser(
+        "reproduce",
+        help="re-run the published governor evaluations and check govlab against their results",
+        description="Run one or all of the published evaluations (experiments/NAME.toml) through "
+        "`compare`, then print govlab's figures beside the published ones where the original "
+        "post's figures are kept (data/published/), with a verdict per row: same direction "
+        "of the difference to the baseline, and magnitude within a factor of two. "
+        f"Evaluations: {', '.join(EVALUATIONS)}.",
+    )
+    repro.add_argument("name", nargs="?", metavar="NAME", help="one evaluation (default: all, in the order above)")
+    repro.add_argument(
+        "--quick",
+        action="store_true",
+        help="a reduced version: fewer parameter values and repeats, shorter runs; still every headline row",
+    )
+    repro.add_argument(
+        "--db", metavar="FILE", help="results database (SQLite; default: govlab-reproduce.sqlite here)"
+    )
+    repro.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
+    repro.add_argument("--jobs", type=int, metavar="N", help="simulations in parallel (default: the number of CPUs)")
+    repro.add_argument("--html", metavar="FILE", help="also write the HTML report of the runs to FILE")
+    repro.set_defaults(handler=_cmd_reproduce)
     return parser
 
 

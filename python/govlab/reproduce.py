@@ -1,0 +1,323 @@
+"""``govlab reproduce``: the published governor evaluations, re-run and checked.
+
+Five public threads are govlab's reason to exist (docs/validation.md). Each
+is an experiment file in ``experiments/`` with one ``[[benchmark]]`` per
+benchmark of the original evaluation. ``reproduce`` runs them through
+``compare`` (same results database, same tables) and then puts govlab's
+figures beside the published ones where the original post's figures are
+kept in ``data/published/`` (the HWP boost, weighted teo and ondemand
+posts; the other two evaluations are described without figures on purpose:
+govlab must predict them).
+
+One row per (benchmark, parameter value, configuration, metric): the mean
+over the repeats of the metric (the harmonic mean for a rate, where higher
+is better, as MMTests does; the arithmetic mean otherwise), the baseline
+configuration's mean, and energy and power of both. Where a published
+figure exists the row also carries it and a verdict:
+
+- *direction*: both differences to the baseline have the same sign (an
+  improvement in both, or a loss in both);
+- *magnitude*: govlab's difference is within a factor of two of the
+  published one (only asked when the direction agrees).
+
+Differences are in percent, positive = better (:func:`govlab.stats.pct_diff`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from govlab import stats
+from govlab.experiment import Experiment, load_all
+
+__all__ = ["EVALUATIONS", "Evaluation", "experiments_of", "published", "rows", "verdict", "render_text", "EXTRA_METRICS"]
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPERIMENTS_DIR = ROOT / "experiments"
+PUBLISHED_DIR = ROOT / "data" / "published"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    name: str
+    title: str
+    #: metrics reported beside each benchmark's primary metric
+    extra_metrics: tuple[str, ...] = ()
+
+    @property
+    def experiment_file(self) -> Path:
+        return EXPERIMENTS_DIR / f"{self.name}.toml"
+
+    @property
+    def published_file(self) -> Path:
+        return PUBLISHED_DIR / f"{self.name}.toml"
+
+
+#: In the order `reproduce` runs them.
+EVALUATIONS: dict[str, Evaluation] = {
+    e.name: e
+    for e in (
+        Evaluation("ondemand-copy-prev-load", "ondemand: copy the previous load once after idle (2014)"),
+        Evaluation("hwp-dynamic-boost", "intel_pstate: HWP dynamic boost (2018)"),
+        Evaluation(
+            "teo-weighted-history",
+            "teo: weighted idle-duration history (RFC, 2020)",
+            extra_metrics=("idle_correct_pct", "avg_power_w"),
+        ),
+        Evaluation("datacenter-powersave", "frequency scaling in the datacenter (OSPM 2020)", extra_metrics=("avg_power_w",)),
+        Evaluation("powernv-global-pstates", "powernv: global and local pstates (2016)"),
+    )
+}
+
+
+def _idle_correct_pct(result: Mapping[str, Any]) -> float:
+    samples = sum(c["idle_accuracy"]["samples"] for c in result["cpus"])
+    correct = sum(c["idle_accuracy"]["correct"] for c in result["cpus"])
+    return 100.0 * correct / samples if samples else math.nan
+
+
+def _idle_samples(result: Mapping[str, Any]) -> float:
+    return float(sum(c["idle_accuracy"]["samples"] for c in result["cpus"]))
+
+
+#: name -> (unit, better, function of a run's result)
+EXTRA_METRICS: dict[str, tuple[str, str, Callable[[Mapping[str, Any]], float]]] = {
+    "idle_correct_pct": ("% of idle entries", "higher", _idle_correct_pct),
+    "avg_power_w": ("W", "lower", lambda r: float(r["avg_power_w"])),
+}
+
+
+def evaluation(name: str) -> Evaluation:
+    try:
+        return EVALUATIONS[name]
+    except KeyError:
+        raise ValueError(f"no evaluation named {name!r}; the evaluations are {', '.join(EVALUATIONS)}") from None
+
+
+def experiments_of(ev: Evaluation, quick: bool = False) -> list[Experiment]:
+    return load_all(ev.experiment_file, quick=quick)
+
+
+def published(ev: Evaluation) -> list[dict[str, Any]]:
+    """The published figures of an evaluation (empty when there are none here)."""
+    path = ev.published_file
+    if not path.exists():
+        return []
+    with open(path, "rb") as f:
+        doc = tomllib.load(f)
+    out = []
+    for i, fig in enumerate(doc.get("figure", [])):
+        missing = {"benchmark", "config", "metric", "better", "value", "baseline_value", "where"} - set(fig)
+        if missing:
+            raise ValueError(f"{path}: figure[{i + 1}]: missing {', '.join(sorted(missing))}")
+        out.append({"param": None, "headline": False, **fig})
+    return out
+
+
+# --- rows ----------------------------------------------------------------------------
+
+
+def _mean(values: Sequence[float], better: str) -> float:
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return math.nan
+    return stats.hmean(values) if better == "higher" and all(v > 0 for v in values) else stats.amean(values)
+
+
+def rows(
+    ev: Evaluation,
+    experiments: Sequence[Experiment],
+    results: Mapping[str, Mapping[str, Any]],
+    figures: Sequence[Mapping[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per (benchmark, parameter value, configuration, metric), published figures attached.
+
+    ``figures`` defaults to the evaluation's published file.
+    """
+    figures = published(ev) if figures is None else [{"param": None, "headline": False, **f} for f in figures]
+    out: list[dict[str, Any]] = []
+    for e in experiments:
+        benchmark = e.name.split("/", 1)[1] if "/" in e.name else e.name
+        cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for run in e.runs():
+            result = results.get(run.key)
+            if result is not None:
+                cells.setdefault((run.config, json.dumps(run.axis_value)), []).append(result)
+        order = [e.baseline] + [c.name for c in e.configs if c.name != e.baseline]
+        for value in e.axis_values:
+            base = cells.get((e.baseline, json.dumps(value)), [])
+            for config in order:
+                mine = cells.get((config, json.dumps(value)), [])
+                if not mine or not base:
+                    continue
+                pm = mine[0]["primary_metric"]
+                metrics = [(pm["name"], pm.get("unit", ""), pm["better"], lambda r: float(r["primary_metric"]["value"]))]
+                metrics += [(m, *EXTRA_METRICS[m]) for m in ev.extra_metrics]
+                for name, unit, better, get in metrics:
+                    row = {
+                        "benchmark": benchmark,
+                        "param": value,
+                        "param_name": e.axis_name,
+                        "config": config,
+                        "baseline": e.baseline,
+                        "metric": name,
+                        "unit": unit,
+                        "better": better,
+                        "value": _mean([get(r) for r in mine], better),
+                        "baseline_value": _mean([get(r) for r in base], better),
+                        "energy_j": stats.amean([float(r["energy_j"]) for r in mine]),
+                        "baseline_energy_j": stats.amean([float(r["energy_j"]) for r in base]),
+                        "avg_power_w": stats.amean([float(r["avg_power_w"]) for r in mine]),
+                        "baseline_avg_power_w": stats.amean([float(r["avg_power_w"]) for r in base]),
+                        "repeats": len(mine),
+                    }
+                    if name == "idle_correct_pct":
+                        row["idle_samples"] = int(stats.amean([_idle_samples(r) for r in mine]))
+                    row["pct"] = _pct(row["value"], row["baseline_value"], better)
+                    fig = _figure_for(figures, row)
+                    if fig is not None:
+                        row["published"] = {
+                            "value": fig["value"],
+                            "baseline_value": fig["baseline_value"],
+                            "pct": _pct(fig["value"], fig["baseline_value"], fig["better"]),
+                            "where": fig["where"],
+                            "headline": bool(fig["headline"]),
+                        }
+                        row["verdict"] = verdict(row["published"]["pct"], row["pct"])
+                    out.append(row)
+    return out
+
+
+def _figure_for(figures: Sequence[Mapping[str, Any]], row: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    if row["config"] == row["baseline"]:
+        return None
+    for fig in figures:
+        if (
+            fig["benchmark"] == row["benchmark"]
+            and fig["config"] == row["config"]
+            and fig["metric"] == row["metric"]
+            and fig["param"] == row["param"]
+        ):
+            return fig
+    return None
+
+
+def _pct(value: float, base: float, better: str) -> float:
+    if math.isnan(value) or math.isnan(base) or base == 0:
+        return math.nan
+    return stats.pct_diff(value, base, better)
+
+
+def verdict(published_pct: float, govlab_pct: float) -> dict[str, Any]:
+    """Same direction (sign of the improvement) and, if so, magnitude within a factor of two."""
+    if math.isnan(published_pct) or math.isnan(govlab_pct):
+        return {"same_direction": None, "within_2x": None, "text": "no figure"}
+    same = (published_pct > 0) == (govlab_pct > 0) and published_pct != 0 and govlab_pct != 0
+    if published_pct == 0 or govlab_pct == 0:
+        same = published_pct == govlab_pct
+    within = same and published_pct != 0 and 0.5 <= govlab_pct / published_pct <= 2.0
+    if not same:
+        text = "opposite direction"
+    elif within:
+        text = "same direction, within 2x"
+    else:
+        text = "same direction, magnitude off by more than 2x"
+    return {"same_direction": same, "within_2x": within, "text": text}
+
+
+# --- text ----------------------------------------------------------------------------
+
+
+def render_text(ev: Evaluation, table: Sequence[Mapping[str, Any]]) -> str:
+    """The published figures and govlab's side by side, with the verdicts."""
+    checked = [r for r in table if "published" in r]
+    lines = [f"Published vs govlab: {ev.title}", "-" * 60]
+    if not checked:
+        lines.append("(no published figures are kept for this evaluation: govlab's figures are its prediction)")
+        lines += _own_rows(table)
+        return "\n".join(lines) + "\n"
+    head = ("benchmark", "param", "config", "metric", "published", "govlab", "verdict")
+    body = []
+    for r in checked:
+        p = r["published"]
+        body.append(
+            (
+                r["benchmark"] + (" *" if p["headline"] else ""),
+                _param(r),
+                r["config"],
+                r["metric"],
+                f"{_g(p['value'])} vs {_g(p['baseline_value'])} ({_signed(p['pct'])})",
+                f"{_g(r['value'])} vs {_g(r['baseline_value'])} ({_signed(r['pct'])})",
+                r["verdict"]["text"] + (f" [{r['idle_samples']} idle entries]" if "idle_samples" in r else ""),
+            )
+        )
+    lines += _columns(head, body)
+    heads = [r for r in checked if r["published"]["headline"]]
+    agree = sum(1 for r in heads if r["verdict"]["same_direction"])
+    lines.append("")
+    lines.append(
+        f"* headline row. Direction right on {agree} of {len(heads)} headline rows, "
+        f"{sum(1 for r in checked if r['verdict']['same_direction'])} of {len(checked)} rows in all; "
+        "a difference is positive when it is an improvement."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _own_rows(table: Sequence[Mapping[str, Any]]) -> list[str]:
+    head = ("benchmark", "param", "config", "metric", "govlab vs baseline", "energy J", "power W")
+    body = [
+        (
+            r["benchmark"],
+            _param(r),
+            r["config"],
+            r["metric"],
+            f"{_g(r['value'])} vs {_g(r['baseline_value'])} ({_signed(r['pct'])})",
+            f"{_g(r['energy_j'])} vs {_g(r['baseline_energy_j'])}",
+            f"{_g(r['avg_power_w'])} vs {_g(r['baseline_avg_power_w'])}",
+        )
+        for r in table
+        if r["config"] != r["baseline"]
+    ]
+    return _columns(head, body)
+
+
+def _columns(head: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=True)]
+    fmt = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()  # noqa: E731
+    return [fmt(head), fmt(["-" * w for w in widths]), *map(fmt, body)]
+
+
+def _param(r: Mapping[str, Any]) -> str:
+    return "-" if r["param"] is None else f"{r['param_name']}={r['param']}"
+
+
+def _g(v: float) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.0f}"
+
+
+def _signed(p: float) -> str:
+    return "n/a" if p is None or math.isnan(p) else f"{p:+.2f}%"
+
+
+def finite(data: Any) -> Any:
+    """NaN and infinities as None, for JSON."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, Mapping):
+        return {k: finite(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [finite(v) for v in data]
+    return data
+
+
+def default_db() -> str:
+    return os.path.join(os.getcwd(), "govlab-reproduce.sqlite")
