@@ -42,11 +42,17 @@
 //!    tick (schedutil reads `idle_calls` only from hook calls on that CPU,
 //!    which an idle CPU does not make), so deciding at the tick is the same
 //!    as deciding at entry.
-//! 4. **The polling time limit.** A poll ends itself after the poll limit.
-//!    If, at the limit, no deeper state fits the time so far, any poll
-//!    chosen at entry would have ended there: the oracle polls, and the poll
-//!    ends on its limit (and is ideal for that time). If a deeper state
-//!    already fits, the poll is out and nothing happens at the limit.
+//! 4. **The polling time limit.** A poll normally ends itself after
+//!    cpuidle_poll_time(), a safety net for a governor that polled
+//!    expecting a short idle and was wrong, and the next select may go
+//!    deeper. A governor may set that limit (dev->poll_limit_ns; haltpoll
+//!    does). The oracle polls only when no deeper state fits the idle
+//!    period, so it needs no safety net: it sets the limit beyond any idle
+//!    period, and a poll ends at the interrupt like every other state.
+//!    (Keeping the default limit would make the wakeup depend on the state:
+//!    a poll cut at the limit starts a new idle period, whereas a deeper
+//!    state chosen at entry would not have been cut, and the oracle cannot
+//!    know at the limit which of the two the period calls for.)
 //!
 //! # What is not exact
 //!
@@ -70,7 +76,7 @@
 use super::{ideal_state, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
 use crate::params::{Params, Spec};
-use crate::platform::Platform;
+use crate::platform::{CpuId, Platform};
 
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "oracle",
@@ -114,6 +120,11 @@ impl CpuidleGovernor for Oracle {
 
     fn chooses_in_hindsight(&self) -> bool {
         true
+    }
+
+    /// dev->poll_limit_ns: beyond any idle period (see the header, item 4).
+    fn poll_limit_ns(&mut self, _cpu: CpuId, _default_ns: u64) -> u64 {
+        u64::MAX
     }
 
     fn choose_in_hindsight(&mut self, dev: &IdleDevice<'_>, idle_ns: u64, latency_req_ns: u64) -> usize {

@@ -25,10 +25,9 @@
 //! the CPU enters idle undecided, and the state is chosen when the interrupt
 //! comes, before the exit latency is paid (`decide_in_hindsight`). Until
 //! then the core's energy is priced provisionally and settled later
-//! (platform/energy.rs), a tick that comes stops instead of waking the CPU,
-//! and a poll limit ends the period only if polling is still the ideal
-//! state by then. cpuidle/oracle.rs says why this is the run the same
-//! choices made at entry would give.
+//! (platform/energy.rs), and a tick that comes stops instead of waking the
+//! CPU. cpuidle/oracle.rs says why this is the run the same choices made at
+//! entry would give.
 
 use crate::cpuidle::{ideal_state, IdleDevice, Reflection, SelectArgs};
 use crate::platform::CpuId;
@@ -108,7 +107,7 @@ impl Engine {
         rq.idle_gen = rq.idle_gen.wrapping_add(1);
         let gen = rq.idle_gen;
         if let Some(limit) = poll_limit {
-            self.q.schedule(now + limit, Event::PollLimit { cpu: cpu as u32, gen });
+            self.q.schedule(now.saturating_add(limit), Event::PollLimit { cpu: cpu as u32, gen });
         }
         if let Some(t) = self.trace.as_mut() {
             t.cpu_idle(now, cpu, sel.state as u32);
@@ -119,6 +118,8 @@ impl Engine {
     /// Enter idle with the state to be chosen in hindsight. The tick stays
     /// stopped if it was; otherwise it is kept until it comes (then the
     /// period outlasts it and the tick stops: `stop_tick_in_hindsight`).
+    /// No poll limit is armed: such a governor sets dev->poll_limit_ns so
+    /// that its polls never time out (see cpuidle/oracle.rs).
     fn enter_idle_undecided(&mut self, cpu: CpuId) {
         let now = self.now;
         if self.rqs[cpu].tick_stopped {
@@ -127,23 +128,13 @@ impl Engine {
         } else {
             self.arm_tick(cpu);
         }
-        let latency_req = self.tun.latency_req_ns;
-        let poll_ns = self.poll_time_ns(cpu);
         let states = &self.plat.cpu_type_of(cpu).idle_states;
-        let disabled = &self.idle_disabled[cpu];
         // Provisional: the ideal state for no time at all.
-        let provisional = ideal_state(states, disabled, 0, latency_req);
-        // A poll would end at its limit; that ends the period only if
-        // polling is still the ideal state for that long.
-        let poll_may_end = states[ideal_state(states, disabled, poll_ns, latency_req)].polling;
+        let provisional = ideal_state(states, &self.idle_disabled[cpu], 0, self.tun.latency_req_ns);
         let rq = &mut self.rqs[cpu];
         rq.mode = CpuMode::Idle { state: provisional, entry_ns: now };
         rq.hindsight = true;
         rq.idle_gen = rq.idle_gen.wrapping_add(1);
-        let gen = rq.idle_gen;
-        if poll_may_end {
-            self.q.schedule(now + poll_ns, Event::PollLimit { cpu: cpu as u32, gen });
-        }
         self.refresh_core_power(self.plat.cpus[cpu].core);
     }
 
