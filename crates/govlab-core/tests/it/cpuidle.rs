@@ -34,10 +34,11 @@ fn run(platform: &str, workload: &str, cpufreq: &str, cpuidle: &str, ms: u64, se
 
 /// A task pinned to CPU 0 that runs 10 µs between the given sleeps.
 fn sleeper(name: &str, sleeps_us: &[u64]) -> String {
-    let ops: String = sleeps_us
+    let ops = sleeps_us
         .iter()
-        .map(|us| format!("{{ run = \"10us\" }}, {{ sleep = \"{us}us\" }}, "))
-        .collect();
+        .map(|us| format!("{{ run = \"10us\" }}, {{ sleep = \"{us}us\" }}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let path = temp_file(name, &format!("[[task]]\ncomm = \"s\"\ncpus = [0]\nops = [ {ops}]\n"));
     path.to_str().unwrap().to_string()
 }
