@@ -335,3 +335,113 @@ fn no_governor_beats_the_oracle_on_energy_at_equal_or_better_latency() {
         );
     }
 }
+
+/// (state, entry µs, exit µs) of CPU `cpu`'s idle periods in an ftrace file.
+fn idle_periods(trace: &std::path::Path, cpu: usize) -> Vec<(u32, f64, f64)> {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let mut out = Vec::new();
+    let mut open: Option<(u32, f64)> = None;
+    let tag = format!("cpu_id={cpu}");
+    for line in text.lines().filter(|l| l.contains("cpu_idle:") && l.ends_with(&tag)) {
+        let ts: f64 = line.split(": cpu_idle:").next().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+        let state: u32 = line.split("state=").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        if state == u32::MAX {
+            let (s, t0) = open.take().unwrap();
+            out.push((s, (t0 * 1e6).round(), (ts * 1e6).round()));
+        } else {
+            open = Some((state, ts));
+        }
+    }
+    out
+}
+
+/// The engine's polling state spins for haltpoll's limit, which grows after
+/// halts the window just missed and shrinks after long ones, as in
+/// haltpoll.c (the default limit on this table would be C1E's 20 µs).
+#[test]
+fn haltpoll_limit_drives_the_engines_poll_time() {
+    // The start's halt (C1, 2 µs of exit latency) opens a 50 µs window.
+    // Then each sleep polls to the window and halts for the rest:
+    //   120 µs: poll 50, halt 70 (+2) → grow to 100
+    //   120 µs: poll 100, halt 20      → unchanged (22 µs ≤ 100)
+    //  1000 µs: poll 100, halt 900     → shrink to 50 (902 µs > 200)
+    //  1000 µs: poll 50, halt 950      → shrink to 25
+    //   120 µs: poll 25, halt 95       → grow to 50
+    //   120 µs: poll 50, halt 70
+    let wl = sleeper("haltpoll.toml", &[120, 120, 1_000, 1_000, 120, 120]);
+    let trace = std::env::temp_dir().join(format!("govlab-haltpoll-{}.txt", std::process::id()));
+    let cfg = RunConfig {
+        platform: Spec::new("skylake-e3-1240v5"),
+        workload: spec(&wl),
+        cpufreq: spec("performance"),
+        cpuidle: spec("haltpoll"),
+        duration_ns: 100_000_000,
+        seed: 1,
+    };
+    let r = cfg.run(Some(&trace), None).unwrap();
+    let periods = idle_periods(&trace, 0);
+    std::fs::remove_file(&trace).unwrap();
+    let polls: Vec<f64> = periods.iter().filter(|p| p.0 == 0).map(|p| p.2 - p.1).collect();
+    assert_eq!(polls, vec![50.0, 100.0, 100.0, 50.0, 25.0, 50.0], "{periods:?}");
+    let halts: Vec<f64> = periods.iter().filter(|p| p.0 == 1).map(|p| p.2 - p.1).collect();
+    assert_eq!(halts, vec![2.0, 72.0, 22.0, 902.0, 952.0, 97.0, 72.0], "{periods:?}");
+    assert_eq!(usage(&r, 0), vec![6, 7, 0, 0, 0, 0, 0]);
+}
+
+/// `--format json` carries, for every governor and every CPU, the kernel's
+/// per-state counters and the idle accuracy with its maps.
+#[test]
+fn every_governor_reports_counters_and_idle_accuracy_per_cpu() {
+    let mix = mixed_workload();
+    for g in cpuidle::registry() {
+        let cfg = RunConfig {
+            platform: Spec::new("skylake-e3-1240v5"),
+            workload: spec(&mix),
+            cpufreq: spec("schedutil"),
+            cpuidle: Spec::new(g.name),
+            duration_ns: 100_000_000,
+            seed: 1,
+        };
+        let json: serde_json::Value = serde_json::from_str(&govlab_core::api::run_json(&cfg_json(&cfg), None, None).unwrap()).unwrap();
+        let cpus = json["cpus"].as_array().unwrap();
+        assert_eq!(cpus.len(), 8, "{}", g.name);
+        let mut samples = 0;
+        for c in cpus {
+            let states = c["idle_states"].as_array().unwrap();
+            assert_eq!(states.len(), 7, "{}", g.name);
+            for s in states {
+                for k in ["name", "usage", "time_s", "above", "below", "rejected"] {
+                    assert!(!s[k].is_null(), "{}: idle state without {k}: {s}", g.name);
+                }
+            }
+            let a = &c["idle_accuracy"];
+            for k in ["samples", "correct", "too_deep", "too_shallow", "by_state", "too_shallow_energy_j", "too_deep_latency_us"] {
+                assert!(!a[k].is_null(), "{}: idle_accuracy without {k}: {a}", g.name);
+            }
+            assert!(a["too_deep"].is_object() && a["too_shallow"].is_object());
+            // Every judged entry is counted in usage, and the categories add up.
+            let n = a["samples"].as_u64().unwrap();
+            let usage: u64 = states.iter().map(|s| s["usage"].as_u64().unwrap()).sum();
+            assert_eq!(n, usage, "{}", g.name);
+            let off: u64 = ["too_deep", "too_shallow"]
+                .iter()
+                .flat_map(|k| a[k].as_object().unwrap().values().map(|v| v.as_u64().unwrap()))
+                .sum();
+            assert_eq!(a["correct"].as_u64().unwrap() + off, n, "{}", g.name);
+            samples += n;
+        }
+        assert!(samples > 100, "{}: {samples} idle entries", g.name);
+    }
+}
+
+fn cfg_json(cfg: &RunConfig) -> String {
+    serde_json::json!({
+        "platform": cfg.platform.to_text(),
+        "workload": cfg.workload.to_text(),
+        "cpufreq": cfg.cpufreq.to_text(),
+        "cpuidle": cfg.cpuidle.to_text(),
+        "duration_ns": cfg.duration_ns,
+        "seed": cfg.seed,
+    })
+    .to_string()
+}
