@@ -211,9 +211,10 @@ fn oracle_polls_without_a_time_limit_only_when_no_deeper_state_fits() {
 /// A mix of periodic tasks with different periods, a request/reply pair
 /// and an open-loop request stream: short and long idle periods, timer and
 /// non-timer wakeups, on every CPU.
-fn mixed_workload() -> String {
+/// Each caller names its own copy: tests run in parallel.
+fn mixed_workload(name: &str) -> String {
     let path = temp_file(
-        "mixed.toml",
+        name,
         r#"
 description = "periodic tasks of three periods, a ping-pong pair, an open-loop request stream"
 [[channel]]
@@ -266,7 +267,7 @@ ops = [ { recv = "req" }, { run = "120us", dist = "exp" }, { record = "service",
 /// platforms and under a frequency governor that asks for turbo.
 #[test]
 fn oracle_is_never_wrong_on_mixed_and_request_reply_workloads() {
-    let mix = mixed_workload();
+    let mix = mixed_workload("mixed-1.toml");
     for (plat, wl, freq) in [
         ("skylake-e3-1240v5", mix.as_str(), "schedutil"),
         ("skylake-e3-1240v5", "schbench:message_threads=2,workers=4,sleep_us=3000,cpu_us=3000", "performance"),
@@ -311,7 +312,7 @@ fn energy_and_latency(mix: &str, cpuidle: Box<dyn cpuidle::CpuidleGovernor>, see
 /// the accuracy accounting catches it.)
 #[test]
 fn no_governor_beats_the_oracle_on_energy_at_equal_or_better_latency() {
-    let mix = mixed_workload();
+    let mix = mixed_workload("mixed-2.toml");
     let plat = platform::load_named(&spec("skylake-e3-1240v5")).unwrap();
     for seed in [1, 2] {
         let (eo, lo, oracle) = energy_and_latency(&mix, cpuidle::build(&spec("oracle"), &plat).unwrap(), seed);
@@ -392,7 +393,7 @@ fn haltpoll_limit_drives_the_engines_poll_time() {
 /// per-state counters and the idle accuracy with its maps.
 #[test]
 fn every_governor_reports_counters_and_idle_accuracy_per_cpu() {
-    let mix = mixed_workload();
+    let mix = mixed_workload("mixed-3.toml");
     for g in cpuidle::registry() {
         let cfg = RunConfig {
             platform: Spec::new("skylake-e3-1240v5"),
