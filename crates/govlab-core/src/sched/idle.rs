@@ -65,6 +65,10 @@ impl Engine {
         self.update_rq_clock(cpu);
         let util_sum = self.rqs[cpu].cfs.avg.util_sum;
         self.rqs[cpu].clock.update_idle(util_sum);
+        if self.cpuidle.chooses_in_hindsight() {
+            self.enter_idle_undecided(cpu);
+            return;
+        }
         let now = self.now;
         let tick = self.tun.tick_ns;
         let rq = &self.rqs[cpu];
@@ -80,10 +84,6 @@ impl Engine {
             cpu_util: crate::sched::pelt::cpu_util(&rq.cfs, rq.capacity),
             cpu_capacity: rq.capacity,
         };
-        if self.cpuidle.chooses_in_hindsight() {
-            self.enter_idle_undecided(cpu);
-            return;
-        }
         let states = &self.plat.cpu_type_of(cpu).idle_states;
         let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
         let sel = self.cpuidle.select(&dev, &args);

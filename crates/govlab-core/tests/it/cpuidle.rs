@@ -93,8 +93,8 @@ fn oracle_idle_is_never_woken_by_the_tick() {
     assert_eq!(usage(&r, 0), vec![1, 0, 0, 0, 0, 0, 8]);
     // The CPUs nothing ever wakes are never woken by a tick either.
     assert!(r.cpus[1..].iter().all(|c| c.idle_states.iter().all(|s| s.usage == 0)));
-    // menu, not knowing yet that the sleeps are long, keeps the tick in the
-    // first one and is woken by it: one entry more.
+    // menu predicts a short idle in one of the sleeps, keeps the tick (C3)
+    // and is woken by it: one entry more.
     let m = run("skylake-e3-1240v5", &wl, "performance", "menu", 200, 1);
     assert_eq!(usage(&m, 0).iter().sum::<u64>(), 10, "{:?}", usage(&m, 0));
 }
