@@ -70,8 +70,8 @@
 //!   as for every governor).
 //! * In an ftrace output the `cpu_idle` line of an entry is written when the
 //!   state is known, stamped with the entry time, so it may stand after
-//!   later lines of other CPUs in the file (ftrace consumers order lines by
-//!   their timestamps).
+//!   later lines of other CPUs in the file; a consumer that needs the file
+//!   in time order must sort its lines by timestamp.
 
 use super::{ideal_state, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
