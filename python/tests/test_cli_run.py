@@ -116,3 +116,18 @@ def test_tracing_does_not_change_the_result(cli, periodic, short, tmp_path):
     traced = cli(*run_args(periodic, short, "--format", "json", "--trace", str(tmp_path / "t.txt")))
     assert plain.returncode == traced.returncode == 0
     assert plain.stdout == traced.stdout
+
+
+def test_every_cpuidle_governor_runs_and_is_listed(cli, periodic, short):
+    listed = cli("list", "governors")
+    assert listed.returncode == 0, listed.stderr
+    names = {line.split()[0] for line in listed.stdout.splitlines() if line.strip()}
+    for gov in ("ladder", "menu", "teo", "haltpoll", "wtteo", "oracle"):
+        assert gov in names, listed.stdout
+        proc = cli(*run_args(periodic, short, "--cpuidle", gov, "--format", "json"))
+        assert proc.returncode == 0, (gov, proc.stderr)
+        for cpu in json.loads(proc.stdout)["cpus"]:
+            acc = cpu["idle_accuracy"]
+            assert {"samples", "correct", "too_deep", "too_shallow"} <= set(acc), (gov, acc)
+            if gov == "oracle":
+                assert acc["correct"] == acc["samples"], acc

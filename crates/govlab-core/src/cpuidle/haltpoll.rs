@@ -12,13 +12,14 @@
 //! guest_halt_poll_grow_start"; v6.8 does not have it, so a shrinking limit
 //! keeps halving (200 → 100 → 50 → 25 µs …).
 //!
+//! The poll limit is the cpuidle device's `poll_limit_ns`, which the polling
+//! state reads through cpuidle_poll_time(): the engine's polling state spins
+//! for exactly the limit haltpoll has grown or shrunk. When the limit is 0
+//! and the CPU polls anyway (latency limit 0), cpuidle_poll_time() caches
+//! its default (the first deeper state's target residency, at most
+//! TICK/16) in the same field, which haltpoll then takes as its limit.
+//!
 //! Left out or approximated:
-//! * **The poll limit does not reach the engine yet.** In the kernel the
-//!   polling state spins for dev->poll_limit_ns once the governor has set
-//!   it; govlab's engine still stops polling at cpuidle_poll_time() (the
-//!   first deeper state's target residency, capped at TICK/16). The decision
-//!   logic here is complete; driving the engine's poll time from
-//!   `poll_limit_ns` is the engine's wiring, not done yet.
 //! * The kernel never looks at per-state `disable`; the engine forbids
 //!   disabled states, so govlab then takes the nearest enabled state.
 //! * Learning happens in `reflect`, as in the kernel (unlike menu and teo,
@@ -47,7 +48,7 @@
 use super::{CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
 use crate::params::{Params, Spec};
-use crate::platform::Platform;
+use crate::platform::{CpuId, Platform};
 use crate::workload::ParamInfo;
 
 /// Default of guest_halt_poll_ns: the most a vCPU polls, ns (haltpoll.c).
@@ -249,6 +250,16 @@ impl CpuidleGovernor for Haltpoll {
         poll
     }
 
+    /// cpuidle_poll_time(): dev->poll_limit_ns, the default cached in it
+    /// while it is 0.
+    fn poll_limit_ns(&mut self, cpu: CpuId, default_ns: u64) -> u64 {
+        let d = &mut self.devices[cpu];
+        if d.poll_limit_ns == 0 {
+            d.poll_limit_ns = default_ns;
+        }
+        d.poll_limit_ns
+    }
+
     /// haltpoll_reflect: record the state; after a halt, adapt the limit.
     fn reflect(&mut self, dev: &IdleDevice<'_>, r: &Reflection) {
         let d = &mut self.devices[dev.cpu];
@@ -362,6 +373,31 @@ mod tests {
         // The poll ran out its window: halt.
         g.reflect(&dev, &Reflection { state: 0, residency_ns: 50 * US, poll_time_limit: true, got_tick: false });
         assert_eq!(g.select(&dev, &args()), halt_sel);
+    }
+
+    /// The polling state spins for the device's limit; a 0 limit takes the
+    /// default and keeps it, as cpuidle_poll_time() caches it.
+    #[test]
+    fn poll_time_is_the_device_limit_and_the_default_is_cached() {
+        let states = haltpoll_states();
+        let disabled = [false; 2];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let mut g = Haltpoll::new(HaltpollTunables::default());
+        g.enable(&dev);
+        halt(&mut g, &dev, 30 * US);
+        assert_eq!(g.poll_limit_ns(0, 20 * US), 50 * US);
+        halt(&mut g, &dev, 80 * US);
+        assert_eq!(g.poll_limit_ns(0, 20 * US), 100 * US);
+        let mut g = Haltpoll::new(HaltpollTunables::default());
+        g.enable(&dev);
+        assert_eq!(g.poll_limit_ns(0, 20 * US), 20 * US);
+        // Cached: haltpoll now sees a 20 µs window, and a 30 µs block grows
+        // it from there.
+        assert_eq!(halt(&mut g, &dev, 30 * US), 50 * US);
+        let mut g = Haltpoll::new(HaltpollTunables::default());
+        g.enable(&dev);
+        g.poll_limit_ns(0, 20 * US);
+        assert_eq!(halt(&mut g, &dev, 15 * US), 20 * US);
     }
 
     #[test]

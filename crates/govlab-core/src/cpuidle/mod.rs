@@ -9,12 +9,19 @@
 //! ([`reflect`](CpuidleGovernor::reflect)); as in the kernel, reflect only
 //! records, and the learning happens at the start of the next select.
 //!
+//! One governor, `oracle`, is no kernel governor: it chooses in hindsight
+//! ([`chooses_in_hindsight`](CpuidleGovernor::chooses_in_hindsight)). The
+//! engine then enters idle undecided and asks for the state when the idle
+//! period has ended (see `oracle.rs` for why that gives the same run as
+//! choosing the state at entry).
+//!
 //! Glossary: teo = timer events oriented; wtteo = teo with the 2020 RFC's
 //! weighted history; QoS = the PM QoS CPU latency limit.
 
 pub mod haltpoll;
 pub mod ladder;
 pub mod menu;
+pub mod oracle;
 pub mod teo;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -88,6 +95,44 @@ pub trait CpuidleGovernor: Send {
     fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection;
     fn reflect(&mut self, dev: &IdleDevice<'_>, r: &Reflection);
     fn tunables(&self) -> Vec<(String, String)>;
+
+    /// cpuidle_poll_time(): how long the polling state spins on this CPU.
+    /// The kernel keeps the limit in dev->poll_limit_ns: a governor may set
+    /// it (haltpoll does), and when it is 0 the first poll caches
+    /// `default_ns` there. Governors that leave it alone use the default.
+    fn poll_limit_ns(&mut self, _cpu: CpuId, default_ns: u64) -> u64 {
+        default_ns
+    }
+
+    /// True for a governor that chooses the state when the idle period has
+    /// ended (only `oracle`; no kernel can). The engine then never calls
+    /// `select` but [`choose_in_hindsight`](Self::choose_in_hindsight).
+    fn chooses_in_hindsight(&self) -> bool {
+        false
+    }
+
+    /// The state for an idle period that lasted `idle_ns` (from entry to the
+    /// interrupt that ended it). Called only if `chooses_in_hindsight`; the
+    /// default is the shallowest state, for governors that never are asked.
+    fn choose_in_hindsight(&mut self, dev: &IdleDevice<'_>, _idle_ns: u64, _latency_req_ns: u64) -> usize {
+        dev.disabled.iter().position(|&d| !d).unwrap_or(0)
+    }
+}
+
+/// The ideal state for an idle period of `idle_ns` (exit latency left out):
+/// the deepest enabled state whose target residency fits it and whose exit
+/// latency meets the latency limit, else the shallowest enabled state. The
+/// accuracy accounting judges every choice against it (the 2020 RFC's
+/// "state that aligns with the actual sleep duration").
+#[must_use]
+pub fn ideal_state(states: &[IdleState], disabled: &[bool], idle_ns: u64, latency_req_ns: u64) -> usize {
+    (0..states.len())
+        .rev()
+        .find(|&i| {
+            !disabled[i] && states[i].target_residency_ns <= idle_ns && states[i].exit_latency_ns <= latency_req_ns
+        })
+        .or_else(|| disabled.iter().position(|&d| !d))
+        .unwrap_or(0)
 }
 
 pub struct GovernorInfo {
@@ -99,7 +144,7 @@ pub struct GovernorInfo {
 }
 
 pub fn registry() -> &'static [GovernorInfo] {
-    &[ladder::INFO, menu::INFO, teo::INFO, haltpoll::INFO, wtteo::INFO]
+    &[ladder::INFO, menu::INFO, teo::INFO, haltpoll::INFO, wtteo::INFO, oracle::INFO]
 }
 
 pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {

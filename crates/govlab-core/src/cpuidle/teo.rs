@@ -11,14 +11,20 @@
 //! count of recent intercepts; the candidate starts at the deepest enabled
 //! state; the sleep length is read only when the candidate is deep enough
 //! to need it; `tick_hits` counts long idles beyond the tick when even the
-//! deepest state's target residency is under a tick. v6.11 removed the
-//! `recent` counts (they could underflow, see below) and util-awareness;
-//! v6.12+ adds short-idle and tick-intercept statistics (§8.3).
+//! deepest state's target residency is under a tick; a CPU whose
+//! utilisation is above 1/64 of its capacity is "utilized" and kept out of
+//! the deepest choice (Kajetan Puchalski's util-awareness, v6.3). v6.11
+//! removed the `recent` counts (they could underflow, see below) and
+//! util-awareness; v6.12+ adds short-idle and tick-intercept statistics
+//! (§8.3).
 //!
 //! Left out or approximated:
-//! * **Util-awareness (v6.3) is left out.** [`SelectArgs`] does not carry the
-//!   CPU's utilisation, so the CPU is always "not utilized" (the two
-//!   util-only branches never run).
+//! * Utilisation is sched_cpu_util(), which in the kernel is the CFS
+//!   utilisation (util_avg or util_est, whichever is larger) plus RT, DL
+//!   and IRQ time; govlab's scheduler has only CFS, so it is the CFS part
+//!   ([`SelectArgs::cpu_util`]). The kernel computes the threshold once,
+//!   at enable, from the CPU's capacity; govlab computes it from the same
+//!   fixed capacity at every select.
 //! * The kernel measures `time_span_ns` with local_clock() between select
 //!   and reflect; in govlab select happens at idle entry and reflect at the
 //!   end of the exit latency, so the span is the residency itself.
@@ -43,6 +49,11 @@
 //! Selection, at each idle entry:
 //!
 //! 1. Learn from the previous idle period (see below), if there was one.
+//!    The CPU is *utilized* if its utilisation exceeds its capacity >>
+//!    UTIL_THRESHOLD_SHIFT. A utilized CPU with only two states takes
+//!    state 0 if it is enabled, does not poll and is usable with the tick
+//!    as it is (or if state 1 is disabled), else state 1 expecting an idle
+//!    period of state 1's target residency; then step 9.
 //! 2. The candidate is the deepest enabled state. Sum hits, intercepts and
 //!    recent intercepts over the bins shallower than it; note the deepest
 //!    enabled state whose exit latency meets the latency limit.
@@ -54,7 +65,9 @@
 //!    becomes the candidate, if it is enabled and usable with the tick as it
 //!    is (a stopped tick needs a residency of at least a tick); otherwise the
 //!    deepest usable state met on the way.
-//! 5. Cap at the latency-limited state.
+//! 5. Cap at the latency-limited state. If the CPU is utilized, step to
+//!    the next shallower enabled state that does not poll, if it is usable
+//!    with the tick as it is.
 //! 6. If the candidate is state 0, or state 0 polls and the candidate's
 //!    target residency is under RESIDENCY_THRESHOLD_NS, return it and keep
 //!    the tick, without reading the sleep length.
@@ -94,13 +107,16 @@ pub const NR_RECENT: usize = 9;
 pub const RESIDENCY_THRESHOLD_NS: u64 = 15_000;
 /// The largest ktime_t (include/linux/ktime.h): "no timer" / "not read".
 pub const KTIME_MAX: u64 = i64::MAX as u64;
+/// A CPU is utilized when its utilisation exceeds capacity >> this, about
+/// 1.56 % (teo.c, v6.3–v6.10; chosen there by testing).
+pub const UTIL_THRESHOLD_SHIFT: u32 = 6;
 /// teo's rating in its ops table (teo.c); govlab picks governors by name,
 /// so this is informative only.
 pub const RATING: u32 = 19;
 
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "teo",
-    description: "deepest state unless recent non-timer wakeups (intercepts) say shallower; timer checked last",
+    description: "deepest state unless recent non-timer wakeups (intercepts) say shallower, or the CPU is utilized; timer checked last",
     models: "Linux v6.8 drivers/cpuidle/governors/teo.c",
     params: &[],
     build,
@@ -244,8 +260,8 @@ fn state_ok(dev: &IdleDevice<'_>, args: &SelectArgs, i: usize) -> bool {
 
 /// The deepest enabled state shallower than `state_idx` whose residency
 /// fits `duration_ns`, else the shallowest enabled one below it, else
-/// `state_idx`. `no_poll` (used only by the util-aware path, left out)
-/// skips polling states.
+/// `state_idx`. `no_poll` (used by the util-aware step) skips polling
+/// states.
 fn find_shallower_state(dev: &IdleDevice<'_>, state_idx: usize, duration_ns: u64, no_poll: bool) -> usize {
     let mut idx = state_idx;
     for i in (0..state_idx).rev() {
@@ -272,6 +288,27 @@ fn enabled_state(dev: &IdleDevice<'_>, idx: usize) -> usize {
         .chain(idx + 1..dev.states.len())
         .find(|&i| !dev.disabled[i])
         .unwrap_or(idx)
+}
+
+/// Step 9, the tick decision (teo.c's `end` label): stop the tick if it is
+/// stopped already or a non-polling state expects at least a tick; else
+/// keep it, with a state that fits before the next tick.
+fn tick_decision(
+    dev: &IdleDevice<'_>,
+    args: &SelectArgs,
+    mut idx: usize,
+    idx0: usize,
+    duration_ns: u64,
+    delta_tick_ns: u64,
+) -> Selection {
+    let states = dev.states;
+    if (!states[idx].polling && duration_ns >= args.tick_ns) || args.tick_stopped {
+        return Selection { state: enabled_state(dev, idx), stop_tick: true };
+    }
+    if idx > idx0 && states[idx].target_residency_ns > delta_tick_ns {
+        idx = find_shallower_state(dev, idx, delta_tick_ns, false);
+    }
+    out_tick(dev, idx)
 }
 
 /// Return `idx` with the tick kept (teo.c's out_tick).
@@ -316,8 +353,17 @@ impl CpuidleGovernor for Teo {
             return out_tick(dev, 0);
         }
 
-        // 2. Candidate = deepest enabled state; sums over shallower bins.
         let mut idx: Option<usize> = (!dev.disabled[0]).then_some(0);
+        let cpu_utilized = args.cpu_util > args.cpu_capacity >> UTIL_THRESHOLD_SHIFT;
+        // A utilized CPU with two states: the shallowest non-polling one.
+        if n < 3 && cpu_utilized {
+            if (idx == Some(0) && !states[0].polling && state_ok(dev, args, 0)) || dev.disabled[1] {
+                return out_tick(dev, 0);
+            }
+            return tick_decision(dev, args, 1, 0, states[1].target_residency_ns, delta_tick_ns);
+        }
+
+        // 2. Candidate = deepest enabled state; sums over shallower bins.
         let mut idx0 = 0;
         let mut constraint_idx = 0;
         let (mut intercept_sum, mut hit_sum, mut recent_sum) = (0u32, 0u32, 0u32);
@@ -394,8 +440,14 @@ impl CpuidleGovernor for Teo {
                 idx = constraint_idx;
             }
 
-            // (Util-awareness would step to a shallower non-polling state
-            // here; left out, see the header.)
+            //    A utilized CPU is likely to be woken soon: one state
+            //    shallower, not a polling one.
+            if cpu_utilized {
+                let i = find_shallower_state(dev, idx, KTIME_MAX, true);
+                if state_ok(dev, args, i) {
+                    idx = i;
+                }
+            }
 
             // 6. Very shallow candidates do not need the timers.
             if idx == 0 {
@@ -423,14 +475,7 @@ impl CpuidleGovernor for Teo {
             }
         }
 
-        // 9. The tick decision.
-        if (!states[idx].polling && duration_ns >= tick_ns) || args.tick_stopped {
-            return Selection { state: enabled_state(dev, idx), stop_tick: true };
-        }
-        if idx > idx0 && states[idx].target_residency_ns > delta_tick_ns {
-            idx = find_shallower_state(dev, idx, delta_tick_ns, false);
-        }
-        out_tick(dev, idx)
+        tick_decision(dev, args, idx, idx0, duration_ns, delta_tick_ns)
     }
 
     /// teo_reflect: record the state and how long the idle period lasted; an
@@ -588,6 +633,59 @@ mod tests {
         let mut g = fresh(&dev);
         // 150 µs to the next timer: C3 (100 µs) is the deepest that fits.
         assert_eq!(g.select(&dev, &args(150 * US)), Selection { state: 3, stop_tick: false });
+    }
+
+    /// v6.8 util-awareness: above capacity >> 6 the CPU is utilized and
+    /// teo steps one state shallower, skipping polling states.
+    #[test]
+    fn utilized_cpu_steps_one_state_shallower() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let pick = |util: u64, capacity: u64, a: SelectArgs| {
+            let mut g = fresh(&dev);
+            g.select(&dev, &SelectArgs { cpu_util: util, cpu_capacity: capacity, ..a })
+        };
+        let a = args(10 * MS);
+        // Threshold 1024 >> 6 = 16: at 16 not utilized (C8), above it C7s.
+        assert_eq!(pick(16, 1024, a), Selection { state: 6, stop_tick: true });
+        assert_eq!(pick(17, 1024, a), Selection { state: 5, stop_tick: true });
+        // The threshold follows the capacity: 512 >> 6 = 8.
+        assert_eq!(pick(10, 512, a), Selection { state: 5, stop_tick: true });
+        // With the tick stopped, C7s (800 µs) is too shallow to be trusted
+        // for an unbounded idle: C8 stays.
+        let stopped = SelectArgs { tick_stopped: true, ..a };
+        assert_eq!(pick(500, 1024, stopped), Selection { state: 6, stop_tick: true });
+        // A latency limit leaving only C1: the step would reach POLL, which
+        // it skips, so C1 stays.
+        let lat = SelectArgs { latency_req_ns: 5 * US, ..a };
+        assert_eq!(pick(500, 1024, lat), Selection { state: 1, stop_tick: false });
+    }
+
+    /// With two states a utilized CPU skips the metrics: the shallowest
+    /// non-polling state, tick kept.
+    #[test]
+    fn utilized_cpu_with_two_states_takes_the_shallowest_non_polling_one() {
+        let a = SelectArgs { cpu_util: 500, ..args(10 * MS) };
+        // POLL and C6: state 0 polls, so C6, expecting only its 200 µs
+        // target residency: the tick is kept.
+        let states = vec![state("POLL", 0, 0, true), state("C6", 85, 200, false)];
+        let disabled = [false; 2];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let mut g = fresh(&dev);
+        assert_eq!(g.select(&dev, &a), Selection { state: 1, stop_tick: false });
+        // Not utilized: C6 for the 10 ms to the timer, tick stopped.
+        let mut g = fresh(&dev);
+        assert_eq!(g.select(&dev, &args(10 * MS)), Selection { state: 1, stop_tick: true });
+        // C1 and C6: C1 at once, tick kept.
+        let states = vec![state("C1", 2, 2, false), state("C6", 85, 200, false)];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let mut g = fresh(&dev);
+        assert_eq!(g.select(&dev, &a), Selection { state: 0, stop_tick: false });
+        // ...unless the tick is stopped: C1 could then last; C6.
+        let mut g = fresh(&dev);
+        let stopped = SelectArgs { tick_stopped: true, ..a };
+        assert_eq!(g.select(&dev, &stopped), Selection { state: 1, stop_tick: true });
     }
 
     #[test]

@@ -121,7 +121,7 @@ impl Engine {
             .filter(|&&core| {
                 let pc = &self.plat.cores[core];
                 let states = &self.plat.cpu_types[pc.cpu_type].idle_states;
-                pc.cpus.iter().any(|&cpu| match self.rqs[cpu].idle_state() {
+                pc.cpus.iter().any(|&cpu| match self.idle_state_seen(cpu) {
                     None => true,
                     Some(s) => states[s].turbo_active,
                 })

@@ -17,8 +17,19 @@
 //!   (residency − exit latency ≥ target) for the first enabled deeper state
 //!   (too shallow);
 //! * the governor's `reflect` is told; it learns at the next `select`.
+//!
+//! The polling state spins for cpuidle_poll_time(): the governor's
+//! dev->poll_limit_ns when it sets one (haltpoll), else the default below.
+//!
+//! A governor that chooses in hindsight (the oracle) is not asked at entry:
+//! the CPU enters idle undecided, and the state is chosen when the interrupt
+//! comes, before the exit latency is paid (`decide_in_hindsight`). Until
+//! then the core's energy is priced provisionally and settled later
+//! (platform/energy.rs), and a tick that comes stops instead of waking the
+//! CPU. cpuidle/oracle.rs says why this is the run the same choices made at
+//! entry would give.
 
-use crate::cpuidle::{IdleDevice, Reflection, SelectArgs};
+use crate::cpuidle::{ideal_state, IdleDevice, Reflection, SelectArgs};
 use crate::platform::CpuId;
 use crate::sched::CpuMode;
 use crate::sim::{Engine, Event};
@@ -28,8 +39,15 @@ use crate::sim::{Engine, Event};
 pub const CPUIDLE_POLL_MIN_NS: u64 = 10_000;
 
 impl Engine {
-    /// cpuidle_poll_time(): how long the polling state may spin.
-    fn poll_time_ns(&self, cpu: CpuId) -> u64 {
+    /// cpuidle_poll_time(): how long the polling state may spin. The
+    /// governor's dev->poll_limit_ns if it set one, else the default.
+    fn poll_time_ns(&mut self, cpu: CpuId) -> u64 {
+        let default_ns = self.default_poll_time_ns(cpu);
+        self.cpuidle.poll_limit_ns(cpu, default_ns)
+    }
+
+    /// cpuidle_poll_time()'s default.
+    fn default_poll_time_ns(&self, cpu: CpuId) -> u64 {
         let states = &self.plat.cpu_type_of(cpu).idle_states;
         // ...capped at TICK_NSEC / 16 (CPUIDLE_POLL_MAX).
         let max = self.tun.tick_ns / 16;
@@ -47,6 +65,10 @@ impl Engine {
         self.update_rq_clock(cpu);
         let util_sum = self.rqs[cpu].cfs.avg.util_sum;
         self.rqs[cpu].clock.update_idle(util_sum);
+        if self.cpuidle.chooses_in_hindsight() {
+            self.enter_idle_undecided(cpu);
+            return;
+        }
         let now = self.now;
         let tick = self.tun.tick_ns;
         let rq = &self.rqs[cpu];
@@ -85,12 +107,85 @@ impl Engine {
         rq.idle_gen = rq.idle_gen.wrapping_add(1);
         let gen = rq.idle_gen;
         if let Some(limit) = poll_limit {
-            self.q.schedule(now + limit, Event::PollLimit { cpu: cpu as u32, gen });
+            self.q.schedule(now.saturating_add(limit), Event::PollLimit { cpu: cpu as u32, gen });
         }
         if let Some(t) = self.trace.as_mut() {
             t.cpu_idle(now, cpu, sel.state as u32);
         }
         self.refresh_core_power(self.plat.cpus[cpu].core);
+    }
+
+    /// Enter idle with the state to be chosen in hindsight. The tick stays
+    /// stopped if it was; otherwise it is kept until it comes (then the
+    /// period outlasts it and the tick stops: `stop_tick_in_hindsight`).
+    /// No poll limit is armed: such a governor sets dev->poll_limit_ns so
+    /// that its polls never time out (see cpuidle/oracle.rs).
+    fn enter_idle_undecided(&mut self, cpu: CpuId) {
+        let now = self.now;
+        if self.rqs[cpu].tick_stopped {
+            self.cancel_tick(cpu);
+            self.rqs[cpu].idle_calls += 1;
+        } else {
+            self.arm_tick(cpu);
+        }
+        let states = &self.plat.cpu_type_of(cpu).idle_states;
+        // Provisional: the ideal state for no time at all.
+        let provisional = ideal_state(states, &self.idle_disabled[cpu], 0, self.tun.latency_req_ns);
+        let rq = &mut self.rqs[cpu];
+        rq.mode = CpuMode::Idle { state: provisional, entry_ns: now };
+        rq.hindsight = true;
+        rq.idle_gen = rq.idle_gen.wrapping_add(1);
+        self.refresh_core_power(self.plat.cpus[cpu].core);
+    }
+
+    /// The undecided idle period of `cpu` ends now: the governor chooses
+    /// its state knowing how long it lasted; the core's energy is settled.
+    fn decide_in_hindsight(&mut self, cpu: CpuId) {
+        let CpuMode::Idle { entry_ns, .. } = self.rqs[cpu].mode else { return };
+        let core = self.plat.cpus[cpu].core;
+        // Close the stretch priced with the provisional state.
+        self.refresh_core_power(core);
+        let now = self.now;
+        let states = &self.plat.cpu_type_of(cpu).idle_states;
+        let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
+        let state = self.cpuidle.choose_in_hindsight(&dev, now - entry_ns, self.tun.latency_req_ns);
+        assert!(
+            state < states.len() && !self.idle_disabled[cpu][state],
+            "cpuidle governor {} chose state {state} in hindsight on CPU {cpu} at {now} ns: not an enabled state",
+            self.cpuidle.name()
+        );
+        let rq = &mut self.rqs[cpu];
+        rq.mode = CpuMode::Idle { state, entry_ns };
+        rq.hindsight = false;
+        self.settle_hindsight_energy(core, cpu, state);
+        self.refresh_core_power(core);
+        if let Some(t) = self.trace.as_mut() {
+            t.cpu_idle(entry_ns, cpu, state as u32);
+        }
+    }
+
+    /// A tick comes to an undecided idle CPU: the period outlasts the tick,
+    /// so the tick is stopped (as the governor would have at entry) instead
+    /// of waking the CPU.
+    pub(crate) fn stop_tick_in_hindsight(&mut self, cpu: CpuId) {
+        self.cancel_tick(cpu);
+        let rq = &mut self.rqs[cpu];
+        rq.tick_stopped = true;
+        rq.idle_calls += 1;
+    }
+
+    /// The idle state others see on `cpu` now (None in C0). While the state
+    /// is chosen in hindsight, the deepest state the idle time so far
+    /// already justifies: the final choice is at least that deep.
+    pub(crate) fn idle_state_seen(&self, cpu: CpuId) -> Option<usize> {
+        let rq = &self.rqs[cpu];
+        match rq.mode {
+            CpuMode::Idle { entry_ns, .. } if rq.hindsight => {
+                let states = &self.plat.cpu_type_of(cpu).idle_states;
+                Some(ideal_state(states, &self.idle_disabled[cpu], self.now - entry_ns, self.tun.latency_req_ns))
+            }
+            _ => rq.idle_state(),
+        }
     }
 
     /// Something interrupts an idle CPU (IPI, timer, IO completion, tick).
@@ -104,6 +199,9 @@ impl Engine {
     }
 
     fn leave_idle(&mut self, cpu: CpuId, got_tick: bool, poll_limit: bool) {
+        if self.rqs[cpu].hindsight {
+            self.decide_in_hindsight(cpu);
+        }
         let CpuMode::Idle { state, entry_ns } = self.rqs[cpu].mode else { return };
         let exit = self.plat.cpu_type_of(cpu).idle_states[state].exit_latency_ns;
         let until_ns = self.now + exit;
@@ -171,13 +269,7 @@ impl Engine {
         let states = &ct.idle_states;
         let disabled = &self.idle_disabled[cpu];
         let idle_ns = residency.saturating_sub(states[state].exit_latency_ns);
-        let limit = self.tun.latency_req_ns;
-        let ideal = (0..states.len())
-            .rev()
-            .find(|&i| {
-                !disabled[i] && states[i].target_residency_ns <= idle_ns && states[i].exit_latency_ns <= limit
-            })
-            .unwrap_or(0);
+        let ideal = ideal_state(states, disabled, idle_ns, self.tun.latency_req_ns);
         let mv = self.vdomains[self.plat.freq_domains[self.plat.cpus[cpu].freq_domain].voltage_domain].mv;
         let a = &mut self.idle_counters[cpu].accuracy;
         if a.by_state.len() < states.len() {
@@ -239,6 +331,9 @@ impl Engine {
     pub(crate) fn close_idle(&mut self) {
         let now = self.now;
         for cpu in 0..self.rqs.len() {
+            if self.rqs[cpu].hindsight {
+                self.decide_in_hindsight(cpu);
+            }
             let rq = &mut self.rqs[cpu];
             if let CpuMode::Idle { state, entry_ns } | CpuMode::Exiting { state, entry_ns, .. } = rq.mode {
                 let residency = now - entry_ns;

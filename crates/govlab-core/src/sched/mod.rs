@@ -188,6 +188,9 @@ pub struct CpuRq {
     pub run_event_ns: Time,
 
     pub mode: CpuMode,
+    /// The idle state is chosen in hindsight (the oracle) and not chosen
+    /// yet: `mode`'s state is provisional until the idle period ends.
+    pub hindsight: bool,
     pub idle_gen: u32,
     pub tick_gen: u32,
     pub tick_armed: bool,
@@ -231,6 +234,7 @@ impl Default for CpuRq {
             seg_done_ns: 0,
             run_event_ns: Time::MAX,
             mode: CpuMode::Active,
+            hindsight: false,
             idle_gen: 0,
             tick_gen: 0,
             tick_armed: false,
@@ -683,6 +687,11 @@ impl Engine {
         }
         rq.tick_armed = false;
         match self.rqs[cpu].mode {
+            CpuMode::Idle { .. } if self.rqs[cpu].hindsight => {
+                // The idle period outlasts the tick: the oracle stops it.
+                self.stop_tick_in_hindsight(cpu);
+                return true;
+            }
             CpuMode::Idle { .. } => {
                 // The tick was kept across idle: it wakes the CPU.
                 self.idle_wakeup(cpu, true);

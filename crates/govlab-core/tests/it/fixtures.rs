@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use govlab_core::cpufreq::{CpufreqGovernor, Policy, Relation};
-use govlab_core::cpuidle::{CpuidleGovernor, IdleDevice, Reflection, SelectArgs, Selection};
+use govlab_core::cpuidle::{self, CpuidleGovernor, IdleDevice, Reflection, SelectArgs, Selection};
 
 /// Always the same idle state, tick stopped.
 pub struct FixedState(pub usize);
@@ -21,6 +21,35 @@ impl CpuidleGovernor for FixedState {
     fn reflect(&mut self, _dev: &IdleDevice<'_>, _r: &Reflection) {}
     fn tunables(&self) -> Vec<(String, String)> {
         Vec::new()
+    }
+}
+
+/// A broken oracle: the ideal state shifted by `.0` states (clamped), chosen
+/// in hindsight like the real one.
+pub struct ShiftedOracle(pub i64);
+
+impl CpuidleGovernor for ShiftedOracle {
+    fn name(&self) -> &'static str {
+        "shifted-oracle"
+    }
+    fn enable(&mut self, _dev: &IdleDevice<'_>) {}
+    fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection {
+        let state = self.choose_in_hindsight(dev, args.sleep_length_ns, args.latency_req_ns);
+        Selection { state, stop_tick: true }
+    }
+    fn reflect(&mut self, _dev: &IdleDevice<'_>, _r: &Reflection) {}
+    fn tunables(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    fn poll_limit_ns(&mut self, _cpu: usize, _default_ns: u64) -> u64 {
+        u64::MAX
+    }
+    fn chooses_in_hindsight(&self) -> bool {
+        true
+    }
+    fn choose_in_hindsight(&mut self, dev: &IdleDevice<'_>, idle_ns: u64, latency_req_ns: u64) -> usize {
+        let ideal = cpuidle::ideal_state(dev.states, dev.disabled, idle_ns, latency_req_ns) as i64;
+        (ideal + self.0).clamp(0, dev.states.len() as i64 - 1) as usize
     }
 }
 
