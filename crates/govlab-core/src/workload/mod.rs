@@ -13,6 +13,7 @@ pub mod dbench;
 pub mod exec;
 pub mod file;
 pub mod hackbench;
+pub mod idle;
 pub mod lang;
 pub mod periodic;
 pub mod pgbench;
@@ -218,6 +219,7 @@ pub fn registry() -> &'static [WorkloadInfo] {
         dbench::INFO,
         sqlite_insert::INFO,
         pgbench::INFO,
+        idle::INFO,
     ]
 }
 
