@@ -14,6 +14,7 @@ pub mod exec;
 pub mod file;
 pub mod hackbench;
 pub mod idle;
+pub mod kernbench;
 pub mod lang;
 pub mod periodic;
 pub mod pgbench;
@@ -219,6 +220,7 @@ pub fn registry() -> &'static [WorkloadInfo] {
         dbench::INFO,
         sqlite_insert::INFO,
         pgbench::INFO,
+        kernbench::INFO,
         idle::INFO,
     ]
 }
