@@ -14,6 +14,7 @@ pub mod exec;
 pub mod file;
 pub mod hackbench;
 pub mod idle;
+pub mod iozone;
 pub mod kernbench;
 pub mod lang;
 pub mod periodic;
@@ -221,6 +222,7 @@ pub fn registry() -> &'static [WorkloadInfo] {
         sqlite_insert::INFO,
         pgbench::INFO,
         kernbench::INFO,
+        iozone::INFO,
         idle::INFO,
     ]
 }
