@@ -396,6 +396,12 @@ impl Engine {
                         }
                     }
                 }
+                Op::Pick { p, other } => {
+                    if self.tasks[t].rng.f64() >= p {
+                        self.tasks[t].pc = other as usize;
+                    }
+                }
+                Op::Jump { to } => self.tasks[t].pc = to as usize,
                 Op::Barrier { barrier } => {
                     let (parties, waiting) = &mut self.sync.barriers[barrier as usize];
                     if waiting.len() + 1 < *parties as usize {

@@ -122,6 +122,10 @@ pub enum Op {
     CondSignal { cond: u32, all: bool },
     /// Wait until every party of the barrier has arrived.
     Barrier { barrier: u32 },
+    /// With probability 1 − `p` continue at op `other` instead of the next.
+    Pick { p: f64, other: u32 },
+    /// Continue at op `to`.
+    Jump { to: u32 },
 }
 
 /// Which timer a `Timer` op uses.
@@ -188,6 +192,21 @@ impl ProgramBuilder {
         let end = self.ops.len();
         self.ops.push(Op::EndLoop { start: start as u32 });
         self.ops[start] = Op::Loop { count, end: end as u32 };
+        self
+    }
+
+    /// With probability `p` the ops of `first`, otherwise those of `second`.
+    pub fn either(&mut self, p: f64, first: impl FnOnce(&mut Self), second: impl FnOnce(&mut Self)) -> &mut Self {
+        let pick = self.ops.len();
+        self.ops.push(Op::Pick { p, other: 0 });
+        first(self);
+        let jump = self.ops.len();
+        self.ops.push(Op::Jump { to: 0 });
+        let other = self.ops.len() as u32;
+        second(self);
+        let end = self.ops.len() as u32;
+        self.ops[pick] = Op::Pick { p, other };
+        self.ops[jump] = Op::Jump { to: end };
         self
     }
 

@@ -22,6 +22,7 @@ pub mod pgbench;
 pub mod schbench;
 pub mod sleeping_ebizzy;
 pub mod sqlite_insert;
+pub mod ycsb_redis;
 
 use std::sync::Arc;
 
@@ -223,6 +224,7 @@ pub fn registry() -> &'static [WorkloadInfo] {
         pgbench::INFO,
         kernbench::INFO,
         iozone::INFO,
+        ycsb_redis::INFO,
         idle::INFO,
     ]
 }
