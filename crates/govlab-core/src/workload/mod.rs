@@ -12,6 +12,7 @@ pub mod cpu_bound;
 pub mod dbench;
 pub mod exec;
 pub mod file;
+pub mod fio;
 pub mod hackbench;
 pub mod idle;
 pub mod iozone;
@@ -225,6 +226,7 @@ pub fn registry() -> &'static [WorkloadInfo] {
         kernbench::INFO,
         iozone::INFO,
         ycsb_redis::INFO,
+        fio::INFO,
         idle::INFO,
     ]
 }
