@@ -18,6 +18,7 @@ pub mod idle;
 pub mod iozone;
 pub mod kernbench;
 pub mod lang;
+pub mod netperf;
 pub mod periodic;
 pub mod pgbench;
 pub mod schbench;
@@ -227,6 +228,7 @@ pub fn registry() -> &'static [WorkloadInfo] {
         iozone::INFO,
         ycsb_redis::INFO,
         fio::INFO,
+        netperf::INFO,
         idle::INFO,
     ]
 }
