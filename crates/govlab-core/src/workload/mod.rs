@@ -20,6 +20,7 @@ pub mod kernbench;
 pub mod lang;
 pub mod netperf;
 pub mod periodic;
+pub mod rtapp;
 pub mod pgbench;
 pub mod schbench;
 pub mod sleeping_ebizzy;
@@ -229,6 +230,7 @@ pub fn registry() -> &'static [WorkloadInfo] {
         ycsb_redis::INFO,
         fio::INFO,
         netperf::INFO,
+        rtapp::INFO,
         idle::INFO,
     ]
 }

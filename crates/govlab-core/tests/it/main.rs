@@ -5,3 +5,4 @@ mod defaults;
 mod devices;
 mod engine;
 mod fixtures;
+mod rtapp;
