@@ -6,3 +6,4 @@ mod devices;
 mod engine;
 mod fixtures;
 mod rtapp;
+mod workloads;
