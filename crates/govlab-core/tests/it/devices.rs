@@ -9,18 +9,19 @@ use crate::fixtures::{slow_rail_platform, temp_file};
 
 /// The one-CPU test platform with a device of fixed service times: a 4 KiB
 /// write takes 100 µs, 1 MB more takes 2000 µs, a flush 1000 µs.
-fn platform(flush_queued: bool) -> String {
+fn platform(name: &str, flush_queued: bool) -> String {
     let text = slow_rail_platform(700).replace(
         "flush_us = 100",
         &format!("flush_us = 1000\nflush_queued = {flush_queued}"),
     );
     let text = text.replace("queue_depth = 1", "queue_depth = 4").replace("mb_per_s = 500", "mb_per_s = 500\nservice_cv = 0.0");
-    let path = temp_file(&format!("dev-{flush_queued}.toml"), &text);
+    let path = temp_file(&format!("dev-plat-{name}.toml"), &text);
     path.to_str().unwrap().to_string()
 }
 
-fn run(platform: String, workload: &str) -> govlab_core::metrics::RunResult {
-    let wl = temp_file("dev-workload.toml", workload);
+/// `name` keeps the workload files of tests running in parallel apart.
+fn run(name: &str, platform: String, workload: &str) -> govlab_core::metrics::RunResult {
+    let wl = temp_file(&format!("dev-{name}.toml"), workload);
     RunConfig {
         platform: Spec::new(platform),
         workload: Spec::new(wl.to_str().unwrap()),
@@ -48,7 +49,8 @@ instances = 4
 ops = [ { mark = true }, { io = "flush" }, { record = "flush", since = "mark" } ]
 "#;
     for queued in [false, true] {
-        let r = run(platform(queued), w);
+        let name = format!("merge-{queued}");
+        let r = run(&name, platform(&name, queued), w);
         assert!(r.finished);
         // The first flush is issued at once; the three submitted while it
         // runs cannot be covered by it and share the next one: two device
@@ -81,7 +83,7 @@ ops = [ { mark = true }, { io = "write", bytes = 4096 }, { record = "small", sin
 
 #[test]
 fn sata_flush_waits_for_the_drain_and_holds_later_requests() {
-    let r = run(platform(false), WRITE_FLUSH_WRITE);
+    let r = run("sata", platform("sata", false), WRITE_FLUSH_WRITE);
     // The flush starts when the big write ends (2100 µs) and ends at 3100.
     let f = max_us(&r, "flush");
     assert!((2999.0..3010.0).contains(&f), "flush {f} µs");
@@ -92,7 +94,7 @@ fn sata_flush_waits_for_the_drain_and_holds_later_requests() {
 
 #[test]
 fn queued_flush_runs_beside_other_requests() {
-    let r = run(platform(true), WRITE_FLUSH_WRITE);
+    let r = run("nvme", platform("nvme", true), WRITE_FLUSH_WRITE);
     let f = max_us(&r, "flush");
     assert!((999.0..1010.0).contains(&f), "flush {f} µs");
     let s = max_us(&r, "small");
