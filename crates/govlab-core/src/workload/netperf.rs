@@ -35,7 +35,7 @@ use crate::sim::rng::Rng;
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "netperf",
     description: "netperf to netserver over loopback: TCP_RR/UDP_RR transactions/s or TCP_STREAM Mb/s",
-    metric: "trans_per_s for tcp_rr/udp_rr, mbps for tcp_stream (higher is better)",
+    metric: "trans_per_s (transactions/s for tcp_rr and udp_rr; mbps, Mb/s, for tcp_stream; higher is better)",
     params: &[
         ParamInfo { name: "test", default: "tcp_rr", help: "tcp_rr, udp_rr or tcp_stream" },
         ParamInfo {
