@@ -29,10 +29,11 @@
 //!
 //! Kept: the group structure, message counts and sizes, blocking on a full
 //! pipe (64 KiB) or socket buffer, a wakeup per message to a waiting
-//! receiver. Left out: the pipe mutex and wait-queue spinlock contention
-//! that MMTests' config notes dominate the pipe case (their cost is folded
-//! into the per-syscall CPU time), cache-line bouncing between waker and
-//! wakee, fork and exit costs, and the start-up handshake.
+//! receiver. The per-syscall CPU times are measured, uncontended (see the
+//! constants). Left out: the pipe mutex and wait-queue spinlock contention
+//! that MMTests' config notes dominate the pipe case, cache-line bouncing
+//! between waker and wakee, fork and exit costs, and the start-up
+//! handshake.
 //!
 //! Process vs thread: the same model, except that a read in process mode
 //! costs `PROCESS_SWITCH_NS` more, standing for the address-space switch

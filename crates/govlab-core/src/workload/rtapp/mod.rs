@@ -32,7 +32,9 @@
 //! busy loop, which any governor runs at the CPU's highest frequency, so a
 //! `run` of t µs is t µs at the calibration CPU's highest frequency (its
 //! one-core turbo on Intel). SCHED_OTHER tasks take `priority` as their nice
-//! value.
+//! value. Timers start counting at their first user's start (rt-app: at
+//! the use case's start plus the thread's delay), which differs only for
+//! forked threads: here their timers start at the fork.
 //!
 //! Refused, with an error naming the file and the key's path: SCHED_FIFO,
 //! SCHED_RR, SCHED_DEADLINE and SCHED_IDLE (govlab schedules with CFS only;
