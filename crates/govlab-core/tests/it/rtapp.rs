@@ -105,13 +105,32 @@ fn barrier_makes_the_early_task_wait() {
 }
 
 #[test]
-fn resume_wakes_a_suspended_task_and_is_lost_otherwise() {
+fn suspend_and_resume_alternate_two_threads() {
     // example4: two threads run 10 ms and wake each other in turn: one
     // thread runs at a time.
     let r = run_with(&format!("rtapp:file={}", data("tutorial/example4.json")), "performance", 1_000).unwrap();
     let busy: f64 = r.cpus.iter().map(|c| c.busy_s).sum();
     assert!(busy < 1.05, "busy {busy} s: the two threads overlapped");
     assert!(busy > 0.5, "busy {busy} s: the ping-pong stalled");
+}
+
+#[test]
+fn a_resume_before_the_suspend_is_lost() {
+    let case = |name: &str, waker_sleep_us: u32| {
+        let text = format!(
+            r#"{{ "tasks": {{
+                "waker": {{ "loop": 1, "sleep": {waker_sleep_us}, "resume": "sleeper", "run": 1000 }},
+                "sleeper": {{ "loop": 1, "sleep": 5000, "suspend": "sleeper", "run": 1000 }} }} }}"#
+        );
+        let f = temp_file(name, &text);
+        let r = run_with(&format!("rtapp:file={}", f.display()), "performance", 50).unwrap();
+        metric(&r, "run_count")
+    };
+    // The sleeper suspends at 5 ms: a resume at 10 ms wakes it, one at
+    // 1 ms finds nobody waiting and is lost (a condition variable has no
+    // memory), so the sleeper never runs.
+    assert!((case("resume-late.json", 10_000) - 2.0).abs() < 0.5);
+    assert!((case("resume-early.json", 1_000) - 1.0).abs() < 0.5);
 }
 
 #[test]
