@@ -170,6 +170,7 @@ impl Engine {
         let now = self.now;
         let secs = now as f64 / 1e9;
         self.record.elapsed_ns = now;
+        self.record.energy_j = energy_j;
         let metrics: Vec<Metric> = self.workload.metrics(&self.record);
         let primary_name = self.workload.primary().to_string();
         let primary = metrics

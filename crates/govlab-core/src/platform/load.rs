@@ -384,6 +384,8 @@ struct RawDevice {
     read_us: u64,
     write_us: u64,
     flush_us: u64,
+    #[serde(default)]
+    flush_queued: bool,
     block_kb: u64,
     mb_per_s: f64,
     #[serde(default)]
@@ -1187,6 +1189,7 @@ fn device(src: &Source, i: usize, raw: &Spanned<RawDevice>) -> Result<Device> {
         read_ns: ns(&err, "read_us", d.read_us)?,
         write_ns: ns(&err, "write_us", d.write_us)?,
         flush_ns: ns(&err, "flush_us", d.flush_us)?,
+        flush_queued: d.flush_queued,
         block_bytes: d.block_kb * 1024,
         // 1 MB/s = 10^6 bytes per 10^6 µs = 1 byte/µs.
         bytes_per_us: d.mb_per_s,

@@ -169,6 +169,10 @@ pub struct Device {
     pub write_ns: u64,
     /// Mean service time of a cache flush (fsync).
     pub flush_ns: u64,
+    /// Whether a flush is queued with other commands (NVMe) or must run
+    /// alone on a drained device (SATA: FLUSH CACHE EXT is not an NCQ
+    /// command).
+    pub flush_queued: bool,
     /// Reference request size for the service times.
     pub block_bytes: u64,
     /// Sustained transfer rate beyond the reference size, bytes per µs.

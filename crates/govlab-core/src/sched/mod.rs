@@ -119,7 +119,6 @@ pub struct Task {
 
     // Times.
     pub start_ns: Time,
-    pub next_period_ns: Time,
     pub wake_ns: Time,
     pub mark_ns: Time,
     pub request_ns: Time,

@@ -21,7 +21,7 @@ use crate::platform::Platform;
 use crate::sched::cpumask::CpuMask;
 use crate::sched::{CpuRq, SchedTunables, Task};
 use crate::trace::TraceWriter;
-use crate::workload::exec::{ChannelRt, DeviceRt, MutexRt, SourceRt};
+use crate::workload::exec::{ChannelRt, DeviceRt, MutexRt, SourceRt, SyncRt};
 use crate::workload::{Record, TaskSpec, Workload};
 
 /// Everything needed to start a run, already resolved and validated.
@@ -76,6 +76,8 @@ pub struct Engine {
     pub(crate) mutexes: Vec<MutexRt>,
     pub(crate) devices: Vec<DeviceRt>,
     pub(crate) sources: Vec<SourceRt>,
+    /// Condition variables, barriers and timers of the workload's tasks.
+    pub(crate) sync: SyncRt,
     pub(crate) live_tasks: usize,
     pub(crate) next_pid: u32,
 
@@ -171,6 +173,7 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
         mutexes: Vec::new(),
         devices: Vec::new(),
         sources: Vec::new(),
+        sync: SyncRt::default(),
         live_tasks: 0,
         next_pid: 1000,
         cpufreq,

@@ -7,15 +7,27 @@
 //! it waits for wakes it.
 //!
 //! Devices serve `queue_depth` requests at once, FIFO beyond that, with
-//! gamma-distributed service times (mean from the platform file scaled by
-//! size, coefficient of variation `service_cv`); the completion interrupt
-//! goes to the CPU that submitted the request (blk-mq with rq_affinity=1),
-//! and the waiting task wakes with the IOWAIT flag.
+//! log-normal service times (mean from the platform file scaled by size,
+//! coefficient of variation `service_cv`); the completion interrupt goes to
+//! the CPU that submitted the request (blk-mq with rq_affinity=1), and the
+//! waiting task wakes with the IOWAIT flag.
+//!
+//! Cache flushes follow the block layer's flush machinery (block/blk-flush.c,
+//! Linux v6.8): flushes submitted while one is in flight wait and are all
+//! served by the next single flush, whose completion ends every one of them.
+//! On a device whose flush is not queued (`flush_queued = false`: SATA, whose
+//! FLUSH CACHE EXT is a non-NCQ command that libata's ata_std_qc_defer()
+//! holds back until the NCQ commands in flight have completed, and behind
+//! which no NCQ command is issued), a flush first waits for the device to
+//! drain, runs alone, and requests submitted meanwhile queue behind it. NVMe
+//! flushes are queued like any other command (`flush_queued = true`).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::{Arrivals, IoKind, Op, Setup, Since, TaskSpec};
+use std::collections::HashMap;
+
+use super::{Arrivals, IoKind, Op, Setup, Since, TaskSpec, TimerRef};
 use crate::error::{Error, Result};
 use crate::platform::CpuId;
 use crate::sched::cpumask::CpuMask;
@@ -42,14 +54,43 @@ pub struct MutexRt {
     pub waiters: VecDeque<TaskId>,
 }
 
+/// A task waiting for a device request: (task, submitting CPU).
+type IoWaiter = (TaskId, CpuId);
+
 /// A storage device at run time.
 #[derive(Debug, Clone)]
 pub struct DeviceRt {
     pub busy: u32,
-    pub queue: VecDeque<(TaskId, IoKind, u64, CpuId)>,
-    /// In-flight requests: (task, submitting CPU); None = free slot.
-    pub slots: Vec<Option<(TaskId, CpuId)>>,
+    /// Data requests not yet issued: (waiter, kind, bytes).
+    pub queue: VecDeque<(IoWaiter, IoKind, u64)>,
+    /// In-flight requests; None = free slot.
+    pub slots: Vec<Option<Slot>>,
+    /// Flushes waiting for the next flush to be issued.
+    pub flush_pending: Vec<IoWaiter>,
+    /// Whether a flush is in flight.
+    pub flush_running: bool,
     pub rng: Rng,
+}
+
+/// What occupies a device slot.
+#[derive(Debug, Clone)]
+pub enum Slot {
+    Data(IoWaiter),
+    /// One flush serving every waiter that was pending when it was issued.
+    Flush(Vec<IoWaiter>),
+}
+
+/// Condition variables, barriers and timers.
+#[derive(Debug, Clone, Default)]
+pub struct SyncRt {
+    /// Waiters of each condition variable, with the mutex each re-takes.
+    pub conds: Vec<VecDeque<(TaskId, u32)>>,
+    /// Per barrier: parties, and the tasks waiting at it.
+    pub barriers: Vec<(u32, Vec<TaskId>)>,
+    /// Next expiry of each shared timer (None: not used yet).
+    pub shared_timers: Vec<Option<Time>>,
+    /// Next expiry of each task's own timers.
+    pub own_timers: HashMap<(TaskId, u32), Time>,
 }
 
 #[derive(Debug, Clone)]
@@ -80,11 +121,19 @@ impl Engine {
             self.chans.push(ChannelRt { capacity_bytes: c.capacity_bytes, ..ChannelRt::default() });
         }
         self.mutexes = vec![MutexRt::default(); setup.mutexes as usize];
+        self.sync = SyncRt {
+            conds: vec![VecDeque::new(); setup.conds as usize],
+            barriers: setup.barriers.iter().map(|&n| (n, Vec::new())).collect(),
+            shared_timers: vec![None; setup.shared_timers as usize],
+            own_timers: HashMap::new(),
+        };
         for (i, d) in self.plat.devices.iter().enumerate() {
             self.devices.push(DeviceRt {
                 busy: 0,
                 queue: VecDeque::new(),
                 slots: vec![None; d.queue_depth as usize],
+                flush_pending: Vec::new(),
+                flush_running: false,
                 rng: Rng::new(self.seed, Stream::Device(i as u32)),
             });
         }
@@ -154,7 +203,6 @@ impl Engine {
             mem: 0.0,
             rng: Rng::new(self.seed, Stream::Task(id as u32)),
             start_ns,
-            next_period_ns: start_ns,
             wake_ns: start_ns,
             mark_ns: start_ns,
             request_ns: start_ns,
@@ -286,17 +334,19 @@ impl Engine {
                     self.arm_task_timer(t, cpu, self.now + d.max(1));
                     return Outcome::Blocked;
                 }
-                Op::Timer { period_ns } => {
-                    let tk = &mut self.tasks[t];
-                    let expiry = tk.next_period_ns + period_ns;
-                    tk.next_period_ns = expiry;
+                Op::Timer { period_ns, timer, relative } => {
+                    let expiry = self.timer_advance(t, timer, period_ns);
                     if expiry > self.now {
                         self.block(cpu, t);
                         self.arm_task_timer(t, cpu, expiry);
                         return Outcome::Blocked;
                     }
-                    // Late: the period already started.
-                    tk.wake_ns = expiry;
+                    // Missed: the period already ended.
+                    self.record.timer_misses += 1;
+                    self.tasks[t].wake_ns = expiry;
+                    if relative {
+                        self.timer_restart(t, timer);
+                    }
                 }
                 Op::Io { device, kind, bytes } => {
                     self.block(cpu, t);
@@ -325,13 +375,42 @@ impl Engine {
                         return Outcome::Blocked;
                     }
                 }
-                Op::Unlock { mutex } => {
-                    let m = &mut self.mutexes[mutex as usize];
-                    if m.owner == Some(t) {
-                        m.owner = m.waiters.pop_front();
-                        if let Some(w) = m.owner {
+                Op::Unlock { mutex } => self.mutex_unlock(cpu, t, mutex),
+                Op::CondWait { cond, mutex } => {
+                    self.mutex_unlock(cpu, t, mutex);
+                    self.sync.conds[cond as usize].push_back((t, mutex));
+                    self.block(cpu, t);
+                    return Outcome::Blocked;
+                }
+                Op::CondSignal { cond, all } => {
+                    let n = if all { self.sync.conds[cond as usize].len() } else { 1 };
+                    for _ in 0..n {
+                        let Some((w, mutex)) = self.sync.conds[cond as usize].pop_front() else { break };
+                        // The waiter wakes holding the mutex, or queues for it.
+                        let m = &mut self.mutexes[mutex as usize];
+                        if m.owner.is_none() {
+                            m.owner = Some(w);
                             self.try_to_wake_up(w, cpu);
+                        } else {
+                            m.waiters.push_back(w);
                         }
+                    }
+                }
+                Op::Pick { p, other } => {
+                    if self.tasks[t].rng.f64() >= p {
+                        self.tasks[t].pc = other as usize;
+                    }
+                }
+                Op::Jump { to } => self.tasks[t].pc = to as usize,
+                Op::Barrier { barrier } => {
+                    let (parties, waiting) = &mut self.sync.barriers[barrier as usize];
+                    if waiting.len() + 1 < *parties as usize {
+                        waiting.push(t);
+                        self.block(cpu, t);
+                        return Outcome::Blocked;
+                    }
+                    for w in std::mem::take(waiting) {
+                        self.try_to_wake_up(w, cpu);
                     }
                 }
                 Op::Fork { template, count } => {
@@ -412,6 +491,40 @@ impl Engine {
         self.dequeue_task(cpu, t, true);
     }
 
+    /// Hand `mutex` to its longest waiter, if `t` holds it.
+    fn mutex_unlock(&mut self, cpu: CpuId, t: TaskId, mutex: u32) {
+        let m = &mut self.mutexes[mutex as usize];
+        if m.owner == Some(t) {
+            m.owner = m.waiters.pop_front();
+            if let Some(w) = m.owner {
+                self.try_to_wake_up(w, cpu);
+            }
+        }
+    }
+
+    /// Advance a timer by one period and return its new expiry; a timer's
+    /// first period starts when the first task using it started.
+    fn timer_advance(&mut self, t: TaskId, timer: TimerRef, period_ns: u64) -> Time {
+        let start = self.tasks[t].start_ns;
+        let next = match timer {
+            TimerRef::Own(n) => self.sync.own_timers.entry((t, n)).or_insert(start),
+            TimerRef::Shared(n) => self.sync.shared_timers[n as usize].get_or_insert(start),
+        };
+        *next += period_ns;
+        *next
+    }
+
+    /// A relative timer that missed its expiry counts its next period from now.
+    fn timer_restart(&mut self, t: TaskId, timer: TimerRef) {
+        let now = self.now;
+        match timer {
+            TimerRef::Own(n) => {
+                self.sync.own_timers.insert((t, n), now);
+            }
+            TimerRef::Shared(n) => self.sync.shared_timers[n as usize] = Some(now),
+        }
+    }
+
     fn task_exit(&mut self, cpu: CpuId, t: TaskId) {
         self.dequeue_task(cpu, t, true);
         self.tasks[t].state = TaskState::Dead;
@@ -481,14 +594,53 @@ impl Engine {
     // ---- devices -------------------------------------------------------------
 
     fn io_submit(&mut self, dev: usize, t: TaskId, kind: IoKind, bytes: u64, cpu: CpuId) {
+        let waiter = (t, cpu);
+        if kind == IoKind::Flush {
+            self.devices[dev].flush_pending.push(waiter);
+            self.kick_flush(dev);
+            return;
+        }
+        let d = &self.devices[dev];
+        let behind_flush = !self.plat.devices[dev].flush_queued && (d.flush_running || !d.flush_pending.is_empty());
+        match d.slots.iter().position(Option::is_none) {
+            Some(slot) if !behind_flush && d.queue.is_empty() => self.issue(dev, slot, Slot::Data(waiter), kind, bytes),
+            _ => self.devices[dev].queue.push_back((waiter, kind, bytes)),
+        }
+    }
+
+    fn issue(&mut self, dev: usize, slot: usize, what: Slot, kind: IoKind, bytes: u64) {
+        let service = self.service_time(dev, kind, bytes);
         let d = &mut self.devices[dev];
-        if let Some(slot) = d.slots.iter().position(Option::is_none) {
-            d.slots[slot] = Some((t, cpu));
-            d.busy += 1;
-            let service = self.service_time(dev, kind, bytes);
-            self.q.schedule(self.now + service, Event::IoDone { device: dev as u32, slot: slot as u32 });
-        } else {
-            d.queue.push_back((t, kind, bytes, cpu));
+        d.slots[slot] = Some(what);
+        d.busy += 1;
+        self.q.schedule(self.now + service, Event::IoDone { device: dev as u32, slot: slot as u32 });
+    }
+
+    /// blk_kick_flush(): issue one flush for every pending one, unless a
+    /// flush is already in flight or (non-queued flush) the device is busy.
+    fn kick_flush(&mut self, dev: usize) {
+        let queued = self.plat.devices[dev].flush_queued;
+        let d = &mut self.devices[dev];
+        if d.flush_running || d.flush_pending.is_empty() || (!queued && d.busy > 0) {
+            return;
+        }
+        let Some(slot) = d.slots.iter().position(Option::is_none) else { return };
+        d.flush_running = true;
+        let waiters = std::mem::take(&mut d.flush_pending);
+        self.issue(dev, slot, Slot::Flush(waiters), IoKind::Flush, 0);
+    }
+
+    /// Issue queued data requests into free slots, in order, unless a
+    /// non-queued flush holds the device.
+    fn io_dispatch(&mut self, dev: usize) {
+        loop {
+            let d = &self.devices[dev];
+            if !self.plat.devices[dev].flush_queued && (d.flush_running || !d.flush_pending.is_empty()) {
+                return;
+            }
+            let Some(slot) = d.slots.iter().position(Option::is_none) else { return };
+            let Some((waiter, kind, bytes)) = self.devices[dev].queue.pop_front() else { return };
+            self.issue(dev, slot, Slot::Data(waiter), kind, bytes);
         }
     }
 
@@ -507,18 +659,23 @@ impl Engine {
     }
 
     pub(crate) fn io_done(&mut self, dev: usize, slot: usize) {
-        let Some((t, cpu)) = self.devices[dev].slots[slot].take() else { return };
+        let Some(done) = self.devices[dev].slots[slot].take() else { return };
         self.devices[dev].busy -= 1;
-        if let Some((nt, kind, bytes, ncpu)) = self.devices[dev].queue.pop_front() {
-            self.devices[dev].slots[slot] = Some((nt, ncpu));
-            self.devices[dev].busy += 1;
-            let service = self.service_time(dev, kind, bytes);
-            self.q.schedule(self.now + service, Event::IoDone { device: dev as u32, slot: slot as u32 });
+        let waiters = match done {
+            Slot::Data(w) => vec![w],
+            Slot::Flush(ws) => {
+                self.devices[dev].flush_running = false;
+                ws
+            }
+        };
+        self.kick_flush(dev);
+        self.io_dispatch(dev);
+        for (t, cpu) in waiters {
+            let prev = self.tasks[t].cpu;
+            self.rqs[prev].nr_iowait -= 1;
+            self.interrupt(cpu);
+            self.try_to_wake_up(t, cpu);
         }
-        let prev = self.tasks[t].cpu;
-        self.rqs[prev].nr_iowait -= 1;
-        self.interrupt(cpu);
-        self.try_to_wake_up(t, cpu);
     }
 
     // ---- request sources -------------------------------------------------------

@@ -46,7 +46,7 @@ use toml::Value;
 
 use super::{
     latency_metrics, Arrivals, Better, ChannelSpec, Dist, IoKind, Metric, Op, Program, Record, Setup, Since,
-    SourceSpec, TaskSpec, Workload,
+    SourceSpec, TaskSpec, TimerRef, Workload,
 };
 use crate::error::{Error, Result};
 use crate::params::{parse_duration_ns, Params, Spec};
@@ -309,7 +309,7 @@ impl<'a> Ctx<'a> {
                     let ns = as_dur(self, "sleep")? as f64;
                     out.push(Op::Sleep { ns: self.dist(comm, op, "sleep", ns)? });
                 }
-                "timer" => out.push(Op::Timer { period_ns: as_dur(self, "timer")?.max(1) }),
+                "timer" => out.push(Op::Timer { period_ns: as_dur(self, "timer")?.max(1), timer: TimerRef::Own(0), relative: false }),
                 "io" => {
                     let kind = match arg.as_str() {
                         Some("read") => IoKind::Read,
@@ -406,7 +406,7 @@ fn takes_time(ops: &[Op]) -> bool {
     ops.iter().any(|o| match o {
         Op::Run { cycles, .. } => cycles.mean() > 0.0,
         Op::Sleep { ns } => ns.mean() > 0.0,
-        Op::Timer { .. } | Op::Io { .. } | Op::Recv { .. } | Op::Lock { .. } | Op::Join => true,
+        Op::Timer { .. } | Op::Io { .. } | Op::Recv { .. } | Op::Lock { .. } | Op::Join | Op::CondWait { .. } | Op::Barrier { .. } => true,
         _ => false,
     })
 }

@@ -80,9 +80,12 @@ pub enum Op {
     Run { cycles: Dist, mem: f64 },
     /// Sleep for a relative time.
     Sleep { ns: Dist },
-    /// Sleep until the next multiple of `period_ns` since the task started
-    /// (rt-app's `timer`: absolute periodic, no drift).
-    Timer { period_ns: u64 },
+    /// Sleep until the timer's next expiry: `period_ns` after its previous
+    /// one, the first `period_ns` after the task started (rt-app's `timer`).
+    /// When that expiry has already passed the task does not sleep; a
+    /// `relative` timer then restarts its period from now, an absolute one
+    /// keeps its grid (rt-app's "relative" and "absolute" modes).
+    Timer { period_ns: u64, timer: TimerRef, relative: bool },
     /// Submit a request to a device and wait for it in iowait.
     Io { device: u32, kind: IoKind, bytes: u64 },
     /// Put a message in a channel; blocks while the channel is full.
@@ -110,6 +113,28 @@ pub enum Op {
     Count { counter: u16, amount: u64 },
     /// Give up the CPU (sched_yield).
     Yield,
+    /// pthread_cond_wait: release `mutex` (if held), sleep until the
+    /// condition is signalled, then take `mutex` again.
+    CondWait { cond: u32, mutex: u32 },
+    /// pthread_cond_signal (`all` = false: the longest waiter) or
+    /// pthread_cond_broadcast (`all` = true); a signal nobody waits for is
+    /// lost.
+    CondSignal { cond: u32, all: bool },
+    /// Wait until every party of the barrier has arrived.
+    Barrier { barrier: u32 },
+    /// With probability 1 − `p` continue at op `other` instead of the next.
+    Pick { p: f64, other: u32 },
+    /// Continue at op `to`.
+    Jump { to: u32 },
+}
+
+/// Which timer a `Timer` op uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerRef {
+    /// The task's own timer number n (each task and instance has its own).
+    Own(u32),
+    /// Timer n of the workload, shared by every task that names it.
+    Shared(u32),
 }
 
 /// A compiled task program.
@@ -142,8 +167,13 @@ impl ProgramBuilder {
         self.op(Op::Sleep { ns })
     }
 
+    /// The task's own absolute periodic timer 0.
     pub fn timer(&mut self, period_ns: u64) -> &mut Self {
-        self.op(Op::Timer { period_ns })
+        self.op(Op::Timer {
+            period_ns,
+            timer: TimerRef::Own(0),
+            relative: false,
+        })
     }
 
     pub fn record(&mut self, series: u16, since: Since, deadline_ns: Option<u64>) -> &mut Self {
@@ -162,6 +192,21 @@ impl ProgramBuilder {
         let end = self.ops.len();
         self.ops.push(Op::EndLoop { start: start as u32 });
         self.ops[start] = Op::Loop { count, end: end as u32 };
+        self
+    }
+
+    /// With probability `p` the ops of `first`, otherwise those of `second`.
+    pub fn either(&mut self, p: f64, first: impl FnOnce(&mut Self), second: impl FnOnce(&mut Self)) -> &mut Self {
+        let pick = self.ops.len();
+        self.ops.push(Op::Pick { p, other: 0 });
+        first(self);
+        let jump = self.ops.len();
+        self.ops.push(Op::Jump { to: 0 });
+        let other = self.ops.len() as u32;
+        second(self);
+        let end = self.ops.len() as u32;
+        self.ops[pick] = Op::Pick { p, other };
+        self.ops[jump] = Op::Jump { to: end };
         self
     }
 

@@ -12,13 +12,20 @@ pub mod cpu_bound;
 pub mod dbench;
 pub mod exec;
 pub mod file;
+pub mod fio;
 pub mod hackbench;
+pub mod idle;
+pub mod iozone;
+pub mod kernbench;
 pub mod lang;
+pub mod netperf;
 pub mod periodic;
+pub mod rtapp;
 pub mod pgbench;
 pub mod schbench;
 pub mod sleeping_ebizzy;
 pub mod sqlite_insert;
+pub mod ycsb_redis;
 
 use std::sync::Arc;
 
@@ -28,7 +35,7 @@ use crate::params::Spec;
 use crate::platform::{CpuId, Platform};
 use crate::sim::rng::Rng;
 
-pub use lang::{Dist, IoKind, Op, Program, ProgramBuilder, Since};
+pub use lang::{Dist, IoKind, Op, Program, ProgramBuilder, Since, TimerRef};
 
 /// A task to start at time 0, or (for templates) when forked.
 #[derive(Debug, Clone)]
@@ -94,6 +101,12 @@ pub struct Setup {
     pub templates: Vec<TaskSpec>,
     pub channels: Vec<ChannelSpec>,
     pub mutexes: u32,
+    /// Condition variables (`CondWait`, `CondSignal`), by index.
+    pub conds: u32,
+    /// Parties of each barrier, by index.
+    pub barriers: Vec<u32>,
+    /// Timers shared between tasks (`TimerRef::Shared`).
+    pub shared_timers: u32,
     pub sources: Vec<SourceSpec>,
     /// Names of latency series (`Record` ops), by index.
     pub series: Vec<String>,
@@ -110,6 +123,10 @@ pub struct Record {
     pub series: Vec<Histogram>,
     pub deadline_misses: Vec<u64>,
     pub counters: Vec<u64>,
+    /// `Timer` ops whose expiry had already passed (rt-app's missed periods).
+    pub timer_misses: u64,
+    /// Energy of the whole machine over the run, J.
+    pub energy_j: f64,
     /// Cycles retired by all tasks (reference-frequency cycles, including
     /// segments cut short by the end of the run).
     pub cycles_retired: f64,
@@ -208,6 +225,13 @@ pub fn registry() -> &'static [WorkloadInfo] {
         dbench::INFO,
         sqlite_insert::INFO,
         pgbench::INFO,
+        kernbench::INFO,
+        iozone::INFO,
+        ycsb_redis::INFO,
+        fio::INFO,
+        netperf::INFO,
+        rtapp::INFO,
+        idle::INFO,
     ]
 }
 

@@ -3,5 +3,8 @@
 
 mod cpuidle;
 mod defaults;
+mod devices;
 mod engine;
 mod fixtures;
+mod rtapp;
+mod workloads;

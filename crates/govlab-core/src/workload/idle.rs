@@ -1,0 +1,144 @@
+//! `idle`: a nearly idle machine; its power.
+//!
+//! An idle Linux server is not silent: per-CPU kernel work (vmstat_update,
+//! RCU, writeback and timer-wheel housekeeping) and a few daemons wake CPUs
+//! now and then. The model gives every CPU one pinned housekeeping task
+//! ("kworker/N") that wakes `wakeups_per_s` times a second at exponentially
+//! distributed intervals (independent timers of unrelated sources look like
+//! a Poisson process) and computes `work_us` before sleeping again. Ticks,
+//! tick stopping and idle-state choice are the engine's and the cpuidle
+//! governor's. The primary metric is the machine's average power in W.
+//!
+//! Both defaults are assumed: 5 wakeups per CPU per second (the order of
+//! what PowerTOP reports for an idle server's per-CPU kernel timers) of 20 µs
+//! each. `wakeups_per_s = 0` leaves the machine with nothing but its ticks.
+
+use super::{Better, Dist, Metric, ParamInfo, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo};
+use crate::error::Result;
+use crate::params::{Params, Spec};
+use crate::platform::Platform;
+use crate::sim::rng::Rng;
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "idle",
+    description: "a nearly idle machine with per-CPU housekeeping wakeups; average power",
+    metric: "power_w (average power of the machine, W, lower is better)",
+    params: &[
+        ParamInfo {
+            name: "wakeups_per_s",
+            default: "5",
+            help: "housekeeping wakeups per CPU per second, Poisson (assumed); 0 = none",
+        },
+        ParamInfo {
+            name: "work_us",
+            default: "20",
+            help: "CPU time of each wakeup at the reference frequency, µs (assumed)",
+        },
+    ],
+    build,
+};
+
+const WAKEUPS: u16 = 0;
+
+pub struct Idle {
+    wakeups_per_s: f64,
+    work_us: f64,
+}
+
+fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
+    let mut p = Params::new("workload idle", spec);
+    let w = Idle {
+        wakeups_per_s: p.f64("wakeups_per_s", 5.0, 0.0, 100_000.0)?,
+        work_us: p.f64("work_us", 20.0, 0.0, 1_000_000.0)?,
+    };
+    p.finish()?;
+    Ok(Box::new(w))
+}
+
+impl Workload for Idle {
+    fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
+        let mut setup = Setup {
+            counters: vec!["wakeups".into()],
+            ..Setup::default()
+        };
+        if self.wakeups_per_s <= 0.0 {
+            return Ok(setup);
+        }
+        let f_ref = platform.cpu_types[0].base_khz;
+        let work = super::cycles_for_ns_at(self.work_us * 1e3, f_ref);
+        let gap_ns = 1e9 / self.wakeups_per_s;
+        for cpu in 0..platform.nr_cpus() {
+            let program = ProgramBuilder::new()
+                .repeat(None, |b| {
+                    b.sleep(Dist::Exp { mean: gap_ns }).count(WAKEUPS, 1);
+                    if work > 0.0 {
+                        b.run(Dist::Fixed(work), 0.0);
+                    }
+                })
+                .build();
+            let mut t = TaskSpec::new(format!("kworker/{cpu}"), program);
+            t.affinity = Some(vec![cpu]);
+            setup.tasks.push(t);
+        }
+        Ok(setup)
+    }
+
+    fn metrics(&self, r: &Record) -> Vec<Metric> {
+        let wakeups = r.counters[WAKEUPS as usize] as f64;
+        vec![
+            Metric::new("power_w", r.per_second(r.energy_j), "W", Better::Lower),
+            Metric::new("energy_j", r.energy_j, "J", Better::Lower),
+            Metric::new("wakeups_per_s", r.per_second(wakeups), "1/s", Better::Lower),
+        ]
+    }
+
+    fn primary(&self) -> &'static str {
+        "power_w"
+    }
+
+    fn resolved(&self) -> Vec<(String, String)> {
+        vec![
+            ("wakeups_per_s".into(), self.wakeups_per_s.to_string()),
+            ("work_us".into(), self.work_us.to_string()),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::RunConfig;
+    use crate::params::Spec;
+
+    fn run(workload: &str, cpuidle: &str) -> crate::metrics::RunResult {
+        RunConfig {
+            platform: Spec::new("skylake-e3-1240v5"),
+            workload: Spec::parse(workload, "test").unwrap(),
+            cpufreq: Spec::new("schedutil"),
+            cpuidle: Spec::new(cpuidle),
+            duration_ns: 2_000_000_000,
+            seed: 1,
+        }
+        .run(None, None)
+        .unwrap()
+    }
+
+    #[test]
+    fn power_is_the_runs_average_and_more_wakeups_cost_more() {
+        let quiet = run("idle", "menu");
+        assert_eq!(quiet.primary_metric.name, "power_w");
+        let p = quiet.metrics["power_w"].as_f64().unwrap();
+        assert!((p - quiet.avg_power_w).abs() < 1e-9 * p.max(1.0), "{p} W vs {} W", quiet.avg_power_w);
+        let rate = quiet.metrics["wakeups_per_s"].as_f64().unwrap();
+        assert!((20.0..60.0).contains(&rate), "8 CPUs x 5/s: {rate}/s");
+        let busy = run("idle:wakeups_per_s=500", "menu");
+        assert!(busy.metrics["power_w"].as_f64().unwrap() > p);
+    }
+
+    #[test]
+    fn deep_idle_states_save_power_when_idle() {
+        // haltpoll never goes deeper than C1; menu reaches C8 on a quiet machine.
+        let deep = run("idle", "menu").metrics["power_w"].as_f64().unwrap();
+        let shallow = run("idle", "haltpoll").metrics["power_w"].as_f64().unwrap();
+        assert!(deep < shallow, "menu {deep} W, haltpoll {shallow} W");
+    }
+}

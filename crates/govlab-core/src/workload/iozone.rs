@@ -1,0 +1,283 @@
+//! `iozone`: sequential write or rewrite of one file through the page
+//! cache; KB/s.
+//!
+//! `iozone -i 0 -s SIZE -r RECORD [-e]` writes a new file of SIZE with
+//! write() calls of RECORD bytes ("write"), then writes the same file again
+//! ("rewrite", its pages already in the page cache), and prints each test's
+//! rate in KB/s (KB = 1024 bytes). With `-e` the closing fsync() is inside
+//! the timing. MMTests' config-io-iozone uses 4 KiB records and `-e`
+//! (IOZONE_FSYNC=yes); the POWER8 global-pstate experiment of 2016 wrote
+//! files of ~200 and ~400 MB with records of 1 KB .. 1 MB.
+//!
+//! Model: an `iozone` task issues the records; each costs CPU for the
+//! write() syscall, the copy of the record into the page cache, and per
+//! 4 KiB page the page-cache work: allocating, inserting and dirtying a new
+//! page for a write, finding and re-dirtying an existing one for a rewrite.
+//! Writeback is the flusher's: after every 4 MiB dirtied (fs-writeback.c's
+//! MIN_WRITEBACK_PAGES chunk) the writer hands the chunk to a `kworker`
+//! flusher task; the flusher leaves the first `dirty_background_mb` dirty
+//! (vm.dirty_background_bytes: no background writeback below it) and
+//! writes every later chunk to the device. The channel between them holds
+//! `dirty_mb − dirty_background_mb`: a writer that gets that far ahead of
+//! the device blocks, as balance_dirty_pages() throttles it. With `fsync`
+//! the writer then writes what stayed dirty and flushes the device cache.
+//! For `test = rewrite` an untimed write pass comes first.
+//!
+//! CPU costs (at the reference frequency) are assumed: the syscall of the
+//! order `tools/syscall_cost.c` measures for a small pipe write; the copy
+//! at 10 GB/s; the page-cache work per page. Half of it is memory-bound
+//! (`MEM`, assumed: the copy streams through memory). The dirty limits
+//! default to the kernel's ratios (vm.dirty_background_ratio = 10,
+//! vm.dirty_ratio = 20, Documentation/admin-guide/sysctl/vm.rst) of an
+//! assumed 16 GiB of memory. Left out: the dirty_expire (30 s) timer of
+//! periodic writeback (a pass shorter than 30 s never triggers it), the
+//! chunks still queued to the flusher when fsync starts, journal commits.
+
+use super::{
+    Better, ChannelSpec, Dist, IoKind, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
+    WorkloadInfo,
+};
+use crate::error::{Error, Result};
+use crate::params::{Params, Spec};
+use crate::platform::Platform;
+use crate::sim::rng::Rng;
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "iozone",
+    description: "iozone -i 0: sequential write or rewrite of a file through the page cache, optional fsync; KB/s",
+    metric: "kbps (file size / time of the pass, KB/s, higher is better)",
+    params: &[
+        ParamInfo { name: "size_mb", default: "256", help: "file size, MiB (iozone -s)" },
+        ParamInfo { name: "record_kb", default: "4", help: "bytes per write() call, KiB (iozone -r; MMTests 4)" },
+        ParamInfo { name: "test", default: "write", help: "write (new file) or rewrite (the file's pages already cached)" },
+        ParamInfo { name: "fsync", default: "on", help: "include the closing fsync in the time (iozone -e; MMTests IOZONE_FSYNC=yes)" },
+        ParamInfo {
+            name: "dirty_background_mb",
+            default: "1638",
+            help: "dirty data left alone by writeback, MiB (10 % of an assumed 16 GiB)",
+        },
+        ParamInfo { name: "dirty_mb", default: "3277", help: "dirty data at which the writer is throttled, MiB (20 % of 16 GiB)" },
+    ],
+    build,
+};
+
+/// CPU time of one write() call apart from its copy (assumed, see the header).
+const SYSCALL_NS: f64 = 300.0;
+/// Copy into the page cache, ns per byte (assumed: 10 GB/s).
+const COPY_NS_PER_BYTE: f64 = 0.1;
+/// Page-cache work per 4 KiB page: a new page (allocate, insert, reserve
+/// its block, dirty) or an existing one (look up, dirty) (assumed).
+const NEW_PAGE_NS: f64 = 1_500.0;
+const CACHED_PAGE_NS: f64 = 500.0;
+const PAGE_BYTES: u64 = 4_096;
+/// Memory-bound share of the writer's CPU time (assumed).
+const MEM: f64 = 0.5;
+/// Writeback chunk: fs-writeback.c MIN_WRITEBACK_PAGES, 4 MiB.
+const CHUNK_BYTES: u64 = 4 << 20;
+/// CPU of the fsync path before its IO (assumed).
+const FSYNC_NS: f64 = 20_000.0;
+
+const WRITEBACK: u32 = 0;
+const PASS: u16 = 0;
+const BYTES: u16 = 0;
+
+pub struct Iozone {
+    size_mb: u64,
+    record_kb: u64,
+    rewrite: bool,
+    fsync: bool,
+    dirty_background_mb: u64,
+    dirty_mb: u64,
+}
+
+fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
+    let mut p = Params::new("workload iozone", spec);
+    let w = Iozone {
+        size_mb: p.u64("size_mb", 256, 1, 1 << 20)?,
+        record_kb: p.u64("record_kb", 4, 1, 16_384)?,
+        rewrite: p.choice("test", "write", &["write", "rewrite"])? == "rewrite",
+        fsync: p.bool("fsync", true)?,
+        dirty_background_mb: p.u64("dirty_background_mb", 1638, 0, 1 << 24)?,
+        dirty_mb: p.u64("dirty_mb", 3277, 1, 1 << 24)?,
+    };
+    p.finish()?;
+    if w.dirty_mb <= w.dirty_background_mb {
+        return Err(Error::invalid(
+            "workload iozone",
+            "dirty_mb",
+            w.dirty_mb,
+            format!("more than dirty_background_mb ({})", w.dirty_background_mb),
+        ));
+    }
+    Ok(Box::new(w))
+}
+
+impl Workload for Iozone {
+    fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
+        if platform.devices.is_empty() {
+            return Err(Error::invalid(
+                "workload iozone",
+                "platform",
+                &platform.name,
+                "a platform with a storage device ([[device]])",
+            ));
+        }
+        let f_ref = platform.cpu_types[0].base_khz;
+        let record = self.record_kb * 1024;
+        let size = (self.size_mb << 20).div_ceil(record) * record;
+        let chunk = CHUNK_BYTES.max(record);
+        let records_per_chunk = chunk / record;
+        let chunks = size.div_ceil(chunk);
+        let background_chunks = ((self.dirty_background_mb << 20) / chunk).min(chunks);
+        let left_dirty = (background_chunks * chunk).min(size);
+
+        let record_ns = |page_ns: f64| {
+            SYSCALL_NS + COPY_NS_PER_BYTE * record as f64 + page_ns * record.div_ceil(PAGE_BYTES) as f64
+        };
+        let pass = |b: &mut ProgramBuilder, page_ns: f64, timed: bool| {
+            let cycles = Dist::Fixed(super::cycles_for_ns_at(record_ns(page_ns), f_ref));
+            b.op(Op::Mark);
+            b.repeat(Some(chunks), |b| {
+                b.repeat(Some(records_per_chunk), |b| {
+                    b.run(cycles, MEM);
+                });
+                b.op(Op::Send { chan: WRITEBACK, bytes: chunk });
+                if timed {
+                    b.count(BYTES, chunk);
+                }
+            });
+            if self.fsync {
+                b.run(Dist::Fixed(super::cycles_for_ns_at(FSYNC_NS, f_ref)), 0.0)
+                    .op(Op::Io { device: 0, kind: IoKind::Write, bytes: left_dirty })
+                    .op(Op::Io { device: 0, kind: IoKind::Flush, bytes: 0 });
+            }
+            if timed {
+                b.record(PASS, Since::Mark, None);
+            }
+        };
+        let mut writer = ProgramBuilder::new();
+        if self.rewrite {
+            pass(&mut writer, NEW_PAGE_NS, false);
+            pass(&mut writer, CACHED_PAGE_NS, true);
+        } else {
+            pass(&mut writer, NEW_PAGE_NS, true);
+        }
+        let passes = if self.rewrite { 2 } else { 1 };
+        let flusher = ProgramBuilder::new()
+            .repeat(Some(passes), |b| {
+                b.repeat(Some(background_chunks), |b| {
+                    b.op(Op::Recv { chan: WRITEBACK });
+                });
+                b.repeat(Some(chunks - background_chunks), |b| {
+                    b.op(Op::Recv { chan: WRITEBACK }).op(Op::Io {
+                        device: 0,
+                        kind: IoKind::Write,
+                        bytes: chunk,
+                    });
+                });
+            })
+            .build();
+        let throttle_bytes = ((self.dirty_mb - self.dirty_background_mb) << 20).max(chunk);
+        Ok(Setup {
+            tasks: vec![TaskSpec::new("iozone", writer.build()), TaskSpec::new("kworker/flush", flusher)],
+            channels: vec![ChannelSpec { name: "writeback".into(), capacity_bytes: throttle_bytes }],
+            series: vec!["pass".into()],
+            counters: vec!["bytes".into()],
+            ..Setup::default()
+        })
+    }
+
+    fn metrics(&self, r: &Record) -> Vec<Metric> {
+        let pass = &r.series[PASS as usize];
+        let kb = |bytes: f64| bytes / 1024.0;
+        let bytes = r.counters[BYTES as usize] as f64;
+        let kbps = if pass.count > 0 {
+            kb((self.size_mb << 20) as f64) / (pass.mean() / 1e9)
+        } else {
+            // The pass did not end within the run: what was written so far.
+            kb(r.per_second(bytes))
+        };
+        vec![
+            Metric::new("kbps", kbps, "KB/s", Better::Higher),
+            Metric::new("pass_s", pass.mean() / 1e9, "s", Better::Lower),
+            Metric::new("finished", if r.finished { 1.0 } else { 0.0 }, "bool", Better::Higher),
+        ]
+    }
+
+    fn primary(&self) -> &'static str {
+        "kbps"
+    }
+
+    fn resolved(&self) -> Vec<(String, String)> {
+        vec![
+            ("size_mb".into(), self.size_mb.to_string()),
+            ("record_kb".into(), self.record_kb.to_string()),
+            ("test".into(), if self.rewrite { "rewrite" } else { "write" }.into()),
+            ("fsync".into(), if self.fsync { "on" } else { "off" }.into()),
+            ("dirty_background_mb".into(), self.dirty_background_mb.to_string()),
+            ("dirty_mb".into(), self.dirty_mb.to_string()),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::RunConfig;
+    use crate::params::Spec;
+
+    fn kbps(workload: &str, cpufreq: &str) -> f64 {
+        let r = RunConfig {
+            platform: Spec::new("skylake-e3-1240v5"),
+            workload: Spec::parse(workload, "test").unwrap(),
+            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
+            cpuidle: Spec::new("menu"),
+            duration_ns: 20_000_000_000,
+            seed: 1,
+        }
+        .run(None, None)
+        .unwrap();
+        assert!(r.finished, "{workload}");
+        assert_eq!(r.primary_metric.name, "kbps");
+        r.metrics["kbps"].as_f64().unwrap()
+    }
+
+    #[test]
+    fn cached_write_follows_the_cpu_frequency() {
+        let fast = kbps("iozone:size_mb=64,fsync=off", "performance");
+        let slow = kbps("iozone:size_mb=64,fsync=off", "userspace:scaling_setspeed=800000");
+        // Half memory-bound: (0.5 + 0.5·3.5/0.8) / (0.5 + 0.5·3.5/3.9) ≈ 2.47.
+        assert!(fast > 2.0 * slow && fast < 3.0 * slow, "max {fast} KB/s, 800 MHz {slow} KB/s");
+    }
+
+    #[test]
+    fn fsync_adds_the_device_write() {
+        let cached = kbps("iozone:size_mb=64,fsync=off", "performance");
+        let synced = kbps("iozone:size_mb=64", "performance");
+        assert!(synced < 0.5 * cached, "no fsync {cached} KB/s, fsync {synced} KB/s");
+        // The whole file goes to a 500 MB/s device: no faster than that.
+        assert!(synced < 500e6 / 1024.0, "{synced} KB/s");
+    }
+
+    #[test]
+    fn rewrite_is_faster_than_write() {
+        let write = kbps("iozone:size_mb=64,fsync=off", "performance");
+        let rewrite = kbps("iozone:size_mb=64,fsync=off,test=rewrite", "performance");
+        assert!(rewrite > 1.3 * write, "write {write} KB/s, rewrite {rewrite} KB/s");
+    }
+
+    #[test]
+    fn past_the_dirty_limit_the_writer_runs_at_device_speed() {
+        let w = "iozone:size_mb=256,fsync=off,dirty_background_mb=16,dirty_mb=32";
+        let throttled = kbps(w, "performance") * 1024.0 / 1e6;
+        // 240 of 256 MB must reach the 500 MB/s device before the last
+        // chunk is handed over: ≈ 500 MB/s·256/240.
+        assert!(throttled > 400.0 && throttled < 600.0, "{throttled} MB/s");
+    }
+
+    #[test]
+    fn dirty_limit_must_exceed_background() {
+        let spec = Spec::parse("iozone:dirty_background_mb=100,dirty_mb=50", "test").unwrap();
+        let e = super::build(&spec).err().unwrap().to_string();
+        assert!(e.contains("dirty_mb"), "{e}");
+    }
+}

@@ -1,0 +1,215 @@
+//! `kernbench`: `make -j N` of a Linux kernel; elapsed seconds.
+//!
+//! MMTests' kernbench (config-workload-kernbench) builds the `vmlinux`
+//! target of a defconfig kernel with `make -j N`, N from a quarter of an
+//! LLC's CPUs up to every logical CPU, and reports the elapsed time of each
+//! build (MMTests prints user, system and elapsed; elapsed is the figure
+//! compared). GNU make runs at most N jobs at once through its jobserver: a
+//! pipe holding N tokens; a job takes a token before it starts and gives it
+//! back when it exits. Nearly every job is one compiler run (`gcc` forks
+//! `cc1` and `as`) turning one `.c` file into a `.o`. Before the first
+//! compile make reads the Makefiles and runs the serial preparation
+//! (syncconfig, scripts/basic, generated headers); after the last, the
+//! serial link of vmlinux (vmlinux.o, modpost, the kallsyms link passes).
+//!
+//! Model: a `make` task fills a jobserver channel with N tokens, runs the
+//! serial preparation, then for each of `files` compile jobs takes a token,
+//! spends a little CPU deciding what to run, and forks a `cc` task; when
+//! every job has exited it runs the serial link. A `cc` task pays process
+//! start-up (fork and exec of the driver, cc1 and as), compiles (a
+//! log-normal CPU burst, partly memory-bound), and returns its token as it
+//! exits. The metric is the simulated time from the start until make exits.
+//!
+//! Constants (CPU time at the reference frequency) are assumed: the number
+//! of compile jobs is the order of the objects of an x86-64 defconfig
+//! vmlinux; the mean compile time puts the whole build at ~20 CPU-minutes,
+//! the order of a defconfig build on a current core; the spread (cv 1)
+//! stands for the few large files (drivers, generated tables) that take ten
+//! times the median. The memory-bound share of compiling (`CC_MEM`) is
+//! assumed. The sources are read from a warm page cache (MMTests' build
+//! tree is reused across iterations) and the objects are written into it;
+//! writeback is not on the critical path, so the model has no device IO.
+//! Left out: make's dependency order within a directory (jobs are
+//! independent here), the `-pipe` data flow between cc1 and as, and
+//! modules (the target is vmlinux only).
+
+use super::{
+    Better, ChannelSpec, Dist, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo,
+};
+use crate::error::Result;
+use crate::params::{Params, Spec};
+use crate::platform::Platform;
+use crate::sim::rng::Rng;
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "kernbench",
+    description: "make -j N of a defconfig vmlinux: a jobserver-limited pool of compile jobs between serial parts; elapsed time",
+    metric: "elapsed_s (seconds until make exits, lower is better)",
+    params: &[
+        ParamInfo {
+            name: "jobs",
+            default: "0",
+            help: "parallel jobs (make -j); 0 = one per logical CPU (MMTests' maximum)",
+        },
+        ParamInfo {
+            name: "files",
+            default: "2700",
+            help: "compile jobs of the build (assumed: an x86-64 defconfig vmlinux)",
+        },
+    ],
+    build,
+};
+
+/// Compile jobs of a defconfig vmlinux (assumed, see the header).
+const FILES: u64 = 2_700;
+/// Mean CPU time of one compile, and its coefficient of variation (assumed).
+const CC_NS: f64 = 450e6;
+const CC_CV: f64 = 1.0;
+/// Memory-bound share of a compile (assumed).
+const CC_MEM: f64 = 0.2;
+/// fork + exec of gcc, cc1 and as, and their exits (assumed).
+const EXEC_NS: f64 = 3e6;
+/// make's own CPU per job: dependency checks and the fork (assumed).
+const MAKE_PER_JOB_NS: f64 = 0.5e6;
+/// Serial preparation before the first compile (assumed).
+const PREPARE_NS: f64 = 3e9;
+/// Serial link of vmlinux after the last compile (assumed).
+const LINK_NS: f64 = 15e9;
+
+/// The jobserver pipe; one byte per token.
+const JOBSERVER: u32 = 0;
+const TOKEN_BYTES: u64 = 1;
+
+const COMPILES: u16 = 0;
+
+pub struct Kernbench {
+    jobs: u64,
+    files: u64,
+}
+
+fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
+    let mut p = Params::new("workload kernbench", spec);
+    let w = Kernbench {
+        jobs: p.u64("jobs", 0, 0, 100_000)?,
+        files: p.u64("files", FILES, 1, 1_000_000)?,
+    };
+    p.finish()?;
+    Ok(Box::new(w))
+}
+
+impl Workload for Kernbench {
+    fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
+        let f_ref = platform.cpu_types[0].base_khz;
+        let cyc = |ns: f64| super::cycles_for_ns_at(ns, f_ref);
+        let jobs = if self.jobs == 0 { platform.nr_cpus() as u64 } else { self.jobs };
+
+        let cc = ProgramBuilder::new()
+            .run(Dist::Fixed(cyc(EXEC_NS)), 0.0)
+            .run(Dist::LogNormal { mean: cyc(CC_NS), cv: CC_CV }, CC_MEM)
+            .count(COMPILES, 1)
+            .op(Op::Send { chan: JOBSERVER, bytes: TOKEN_BYTES })
+            .build();
+        let make = ProgramBuilder::new()
+            .repeat(Some(jobs), |b| {
+                b.op(Op::Send { chan: JOBSERVER, bytes: TOKEN_BYTES });
+            })
+            .run(Dist::Fixed(cyc(PREPARE_NS)), 0.0)
+            .repeat(Some(self.files), |b| {
+                b.op(Op::Recv { chan: JOBSERVER })
+                    .run(Dist::Fixed(cyc(MAKE_PER_JOB_NS)), 0.0)
+                    .op(Op::Fork { template: 0, count: 1 });
+            })
+            .op(Op::Join)
+            .run(Dist::Fixed(cyc(LINK_NS)), 0.0)
+            .build();
+        Ok(Setup {
+            tasks: vec![TaskSpec::new("make", make)],
+            templates: vec![TaskSpec::new("cc1", cc)],
+            channels: vec![ChannelSpec {
+                name: "jobserver".into(),
+                capacity_bytes: jobs.max(1) * TOKEN_BYTES,
+            }],
+            counters: vec!["compiles".into()],
+            ..Setup::default()
+        })
+    }
+
+    fn metrics(&self, r: &Record) -> Vec<Metric> {
+        vec![
+            Metric::new("elapsed_s", r.elapsed_ns as f64 / 1e9, "s", Better::Lower),
+            Metric::new("finished", if r.finished { 1.0 } else { 0.0 }, "bool", Better::Higher),
+            Metric::new("compiles", r.counters[COMPILES as usize] as f64, "count", Better::Higher),
+        ]
+    }
+
+    fn primary(&self) -> &'static str {
+        "elapsed_s"
+    }
+
+    fn resolved(&self) -> Vec<(String, String)> {
+        vec![
+            ("jobs".into(), self.jobs.to_string()),
+            ("files".into(), self.files.to_string()),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::RunConfig;
+    use crate::params::Spec;
+
+    fn run(workload: &str, cpufreq: &str) -> crate::metrics::RunResult {
+        let r = RunConfig {
+            platform: Spec::new("skylake-e3-1240v5"),
+            workload: Spec::parse(workload, "test").unwrap(),
+            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
+            cpuidle: Spec::new("menu"),
+            duration_ns: 400_000_000_000,
+            seed: 1,
+        }
+        .run(None, None)
+        .unwrap();
+        assert!(r.finished, "{workload} under {cpufreq} did not finish");
+        r
+    }
+
+    fn elapsed(r: &crate::metrics::RunResult) -> f64 {
+        r.metrics["elapsed_s"].as_f64().unwrap()
+    }
+
+    #[test]
+    fn every_job_runs_and_make_waits_for_them() {
+        let r = run("kernbench:files=40,jobs=4", "performance");
+        assert_eq!(r.primary_metric.name, "elapsed_s");
+        assert!((r.metrics["compiles"].as_f64().unwrap() - 40.0).abs() < 0.5);
+        // At least the serial parts (18 s at 3.5 GHz, run at ≤ 3.9 GHz).
+        assert!(elapsed(&r) > 18.0 * 3.5 / 3.9);
+    }
+
+    #[test]
+    fn lowest_frequency_slows_it_by_the_cpu_bound_share() {
+        let fast = elapsed(&run("kernbench:files=80,jobs=8", "performance"));
+        let slow = elapsed(&run("kernbench:files=80,jobs=8", "userspace:scaling_setspeed=800000"));
+        // time(f) ∝ mem + (1 − mem)·f_ref/f for the compiles (mem 0.2) and
+        // f_ref/f for make's serial parts (mem 0); f_ref = 3.5 GHz, the busy
+        // machine runs at 3.7..3.9 GHz under performance.
+        let (f_ref, f_min) = (3.5, 0.8);
+        let ratio = |mem: f64, f_max: f64| (mem + (1.0 - mem) * f_ref / f_min) / (mem + (1.0 - mem) * f_ref / f_max);
+        let (lo, hi) = (ratio(0.2, 3.7), ratio(0.0, 3.9));
+        let got = slow / fast;
+        assert!(got > 0.95 * lo && got < 1.05 * hi, "slowdown {got}, expected {lo}..{hi}");
+    }
+
+    #[test]
+    fn more_jobs_are_faster_up_to_the_cpu_count() {
+        let t1 = elapsed(&run("kernbench:files=64,jobs=1", "performance"));
+        let t4 = elapsed(&run("kernbench:files=64,jobs=4", "performance"));
+        let t8 = elapsed(&run("kernbench:files=64,jobs=8", "performance"));
+        let t16 = elapsed(&run("kernbench:files=64,jobs=16", "performance"));
+        assert!(t4 < 0.6 * t1, "-j1 {t1} s, -j4 {t4} s");
+        assert!(t8 < t4, "-j4 {t4} s, -j8 {t8} s");
+        // 8 CPUs: beyond 8 jobs only queueing.
+        assert!(t16 > 0.9 * t8, "-j8 {t8} s, -j16 {t16} s");
+    }
+}

@@ -1,0 +1,630 @@
+//! `rtapp`: rt-app JSON workloads, run unchanged.
+//!
+//! rt-app (github.com/scheduler-tools/rt-app, grammar of doc/tutorial.txt
+//! and src/rt-app_parse_config.c at 55cb0c0) describes threads as `tasks`,
+//! each with `instance` copies, an optional `delay`, `cpus`, a scheduling
+//! `policy` and `priority`, and `phases` (or, for one phase, events written
+//! directly in the task), each phase repeated `loop` times and the whole
+//! sequence repeated the task's `loop` times (-1: forever). Events run in
+//! file order; a key names an event by its prefix (`run1`, `sleep2`), as
+//! rt-app's obj_is_event() matches them, and duplicate keys are separate
+//! events (see `json.rs`).
+//!
+//! Mapping onto the workload language:
+//!
+//! | rt-app | govlab |
+//! |---|---|
+//! | `run` µs: a calibrated busy loop, work fixed | compute of the cycles the calibration CPU does in that time at its highest frequency |
+//! | `runtime` µs: a busy loop for a fixed time | compute that is all memory-bound, so it takes the same time at every frequency |
+//! | `sleep` µs | sleep |
+//! | `timer` {ref, period, mode} | periodic timer: `unique*` refs per thread, others shared by every thread naming them; first expiry one period after the thread's start; a missed expiry restarts the period from now in `relative` mode (the default) and keeps the grid in `absolute` |
+//! | `lock`, `unlock` | mutex |
+//! | `wait` {ref, mutex}, `signal`, `broad`, `sync` | condition variable (wait, signal one, broadcast, signal then wait) |
+//! | `suspend` name, `resume` name | lock the name's mutex, wait on (or broadcast) the name's condition, unlock, as rt-app does: a resume with nobody suspended is lost |
+//! | `barrier` | barrier of all the threads whose events name it |
+//! | `fork` task | start one thread of that task |
+//! | `yield` | sched_yield |
+//! | `mem` bytes | memory-bound compute at `MEMSET_NS_PER_BYTE` (assumed) |
+//! | `iorun` bytes | `write()`s of `mem_buffer_size` to /dev/null at `WRITE_NS` each (assumed); another `io_device` is refused |
+//!
+//! `calibration` "CPUn" (or an ns-per-loop integer, taken as measured on
+//! this machine's CPU 0) sets what `run` means: rt-app calibrates with a
+//! busy loop, which any governor runs at the CPU's highest frequency, so a
+//! `run` of t µs is t µs at the calibration CPU's highest frequency (its
+//! one-core turbo on Intel). SCHED_OTHER tasks take `priority` as their nice
+//! value. Timers start counting at their first user's start (rt-app: at
+//! the use case's start plus the thread's delay), which differs only for
+//! forked threads: here their timers start at the fork.
+//!
+//! Refused, with an error naming the file and the key's path: SCHED_FIFO,
+//! SCHED_RR, SCHED_DEADLINE and SCHED_IDLE (govlab schedules with CFS only;
+//! `rt_as_cfs=on` runs such threads as nice-0 SCHED_OTHER threads instead),
+//! per-phase `cpus`, `policy` or `priority` changes, `taskgroup`,
+//! `util_min`/`util_max`, `nodes_membind`, the pre-2015 grammar (`exec`,
+//! `period`, `lock_order`, `resources` in a task), and keys that are neither
+//! events nor properties. Logging and tracing keys of `global` are ignored,
+//! and so is `duration`: the run lasts as long as the experiment says.
+//!
+//! Metrics: `run_stretch` (primary), the wall time of all run/runtime
+//! events over their calibrated time (1 at the calibration frequency with
+//! no contention; higher is slower; rt-app's own governor-efficiency
+//! recipe compares exactly these run durations); the wall time of each run
+//! event; the wakeup latency after each timer (for a missed timer, how late
+//! it was); and the number of missed timer expiries.
+
+mod json;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use self::json::Json;
+use super::{
+    latency_metrics, Better, Dist, Metric, Op, ParamInfo, Program, Record, Setup, Since, TaskSpec, TimerRef, Workload,
+    WorkloadInfo,
+};
+use crate::error::{Error, Result};
+use crate::params::{Params, Spec};
+use crate::platform::Platform;
+use crate::sim::rng::Rng;
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "rtapp",
+    description: "an rt-app JSON workload (tasks, phases, run/sleep/timer/locks/conditions/barriers/fork)",
+    metric: "run_stretch (wall time of run events / their calibrated time, lower is better)",
+    params: &[
+        ParamInfo { name: "file", default: "", help: "path of the rt-app JSON file (required)" },
+        ParamInfo {
+            name: "rt_as_cfs",
+            default: "off",
+            help: "run SCHED_FIFO/RR/DEADLINE/IDLE threads as nice-0 SCHED_OTHER instead of refusing the file",
+        },
+    ],
+    build,
+};
+
+/// memset() speed for `mem` events, ns per byte (assumed: 10 GB/s).
+const MEMSET_NS_PER_BYTE: f64 = 0.1;
+/// CPU of one write() to /dev/null for `iorun` (assumed: a syscall that
+/// copies nothing).
+const WRITE_NS: f64 = 300.0;
+/// rt-app's default `mem_buffer_size` (4 MiB).
+const MEM_BUFFER_SIZE: i64 = 4 << 20;
+
+const RUN: u16 = 0;
+const WU_LAT: u16 = 1;
+const NOMINAL_RUN_NS: u16 = 0;
+
+/// Keys of `global` that only concern rt-app's logging, tracing or memory
+/// locking, or the run's length.
+const GLOBAL_IGNORED: &[&str] = &[
+    "duration",
+    "gnuplot",
+    "logdir",
+    "log_basename",
+    "log_size",
+    "ftrace",
+    "lock_pages",
+    "pi_enabled",
+    "frag",
+    "cumulative_slack",
+    "spacing",
+];
+
+/// Event names in the order rt-app's obj_is_event() tries their prefixes.
+const EVENTS: &[&str] = &[
+    "lock", "unlock", "wait", "signal", "broad", "sync", "sleep", "runtime", "run", "timer", "suspend", "resume", "mem",
+    "iorun", "yield", "barrier", "fork",
+];
+
+pub struct RtApp {
+    path: PathBuf,
+    doc: Json,
+    rt_as_cfs: bool,
+}
+
+fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
+    let mut p = Params::new("workload rtapp", spec);
+    let file = p.string("file");
+    let rt_as_cfs = p.bool("rt_as_cfs", false)?;
+    p.finish()?;
+    let Some(file) = file.filter(|f| !f.is_empty()) else {
+        return Err(Error::invalid("workload rtapp", "file", "(missing)", "rtapp:file=PATH of an rt-app JSON file"));
+    };
+    let path = PathBuf::from(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let doc = json::parse(&text).map_err(|(msg, line)| Error::file(&path, Some(line), msg))?;
+    let w = RtApp { path, doc, rt_as_cfs };
+    // Check everything now, against a neutral machine.
+    Conv::new(&w, Calibration::neutral()).setup()?;
+    Ok(Box::new(w))
+}
+
+/// What `run` and `runtime` mean in cycles.
+#[derive(Debug, Clone, Copy)]
+struct Calibration {
+    /// Frequency at which a `run` of t takes t.
+    run_khz: u32,
+    /// The reference frequency (cycles of work that take t at every frequency
+    /// when memory-bound).
+    ref_khz: u32,
+}
+
+impl Calibration {
+    fn neutral() -> Self {
+        Calibration { run_khz: 1_000_000, ref_khz: 1_000_000 }
+    }
+}
+
+/// Conversion state: names of the synchronisation objects, by kind.
+struct Conv<'a> {
+    w: &'a RtApp,
+    cal: Calibration,
+    mutexes: Names,
+    conds: Names,
+    barriers: Names,
+    barrier_parties: Vec<u32>,
+    shared_timers: Names,
+    /// Tasks started by `fork`, and their template index.
+    forked: Names,
+    /// Instances of each task, by name.
+    tasks: BTreeMap<String, u32>,
+    io_device_ok: bool,
+    mem_buffer_size: i64,
+}
+
+/// Names given indices in order of first use.
+#[derive(Default)]
+struct Names(Vec<String>);
+
+impl Names {
+    fn index(&mut self, name: &str) -> u32 {
+        if let Some(i) = self.0.iter().position(|n| n == name) {
+            return i as u32;
+        }
+        self.0.push(name.to_string());
+        (self.0.len() - 1) as u32
+    }
+}
+
+impl<'a> Conv<'a> {
+    fn new(w: &'a RtApp, cal: Calibration) -> Self {
+        Conv {
+            w,
+            cal,
+            mutexes: Names::default(),
+            conds: Names::default(),
+            barriers: Names::default(),
+            barrier_parties: Vec::new(),
+            shared_timers: Names::default(),
+            forked: Names::default(),
+            tasks: BTreeMap::new(),
+            io_device_ok: true,
+            mem_buffer_size: MEM_BUFFER_SIZE,
+        }
+    }
+
+    fn err(&self, at: &str, msg: impl fmt::Display) -> Error {
+        Error::file(&self.w.path, None, format!("{at}: {msg}"))
+    }
+
+    fn setup(&mut self) -> Result<Setup> {
+        let doc = &self.w.doc;
+        if !matches!(doc, Json::Obj(_)) {
+            return Err(self.err("(top level)", "an rt-app file is a JSON object with \"tasks\""));
+        }
+        for (k, _) in doc.entries() {
+            if !["tasks", "global", "resources"].contains(&k.as_str()) {
+                return Err(self.err(k, "unknown key; valid: tasks, global, resources"));
+            }
+        }
+        if let Some(g) = doc.get("global") {
+            self.global(g)?;
+        }
+        let tasks = match doc.get("tasks") {
+            Some(t @ Json::Obj(kv)) if !kv.is_empty() => t,
+            _ => return Err(self.err("tasks", "needs at least one task object")),
+        };
+        for (name, t) in tasks.entries() {
+            let instances = match t.get("instance") {
+                None => 1,
+                Some(v) => v
+                    .as_i64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| self.err(&format!("tasks.{name}.instance"), format!("{}: a count ≥ 0", v.brief())))?,
+            };
+            if self.tasks.insert(name.clone(), instances).is_some() {
+                return Err(self.err(&format!("tasks.{name}"), "two tasks with this name"));
+            }
+        }
+        let mut setup = Setup {
+            series: vec!["run".into(), "wu_lat".into()],
+            counters: vec!["nominal_run_ns".into()],
+            ..Setup::default()
+        };
+        let mut specs = BTreeMap::new();
+        for (name, t) in tasks.entries() {
+            let spec = self.task(name, t)?;
+            specs.insert(name.clone(), spec.clone());
+            if spec.instances > 0 {
+                setup.tasks.push(spec);
+            }
+        }
+        for name in &self.forked.0 {
+            let mut spec = specs[name].clone();
+            spec.instances = 1;
+            spec.start_ns = 0;
+            setup.templates.push(spec);
+        }
+        for (i, &n) in self.barrier_parties.iter().enumerate() {
+            if n == 0 {
+                return Err(self.err(
+                    &format!("barrier \"{}\"", self.barriers.0[i]),
+                    "used only by tasks with instance 0 (rt-app: barriers cannot be used with fork)",
+                ));
+            }
+        }
+        setup.mutexes = self.mutexes.0.len() as u32;
+        setup.conds = self.conds.0.len() as u32;
+        setup.barriers.clone_from(&self.barrier_parties);
+        setup.shared_timers = self.shared_timers.0.len() as u32;
+        Ok(setup)
+    }
+
+    fn global(&mut self, g: &Json) -> Result<()> {
+        if !matches!(g, Json::Obj(_)) {
+            return Err(self.err("global", "must be an object"));
+        }
+        for (k, v) in g.entries() {
+            let at = format!("global.{k}");
+            match k.as_str() {
+                "calibration" => match v {
+                    Json::Int(n) if *n > 0 => {}
+                    Json::Str(s) if s.strip_prefix("CPU").is_some_and(|n| n.parse::<usize>().is_ok()) => {}
+                    _ => return Err(self.err(&at, format!("{}: \"CPUn\" or an ns-per-loop integer", v.brief()))),
+                },
+                "default_policy" => {
+                    self.policy(&at, v)?;
+                }
+                "io_device" => self.io_device_ok = v.as_str() == Some("/dev/null"),
+                "mem_buffer_size" => {
+                    self.mem_buffer_size = v
+                        .as_i64()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| self.err(&at, format!("{}: a size in bytes", v.brief())))?;
+                }
+                k if GLOBAL_IGNORED.contains(&k) => {}
+                _ => return Err(self.err(&at, "unknown global key")),
+            }
+        }
+        Ok(())
+    }
+
+    /// The nice value a policy stands for, or an error if it is not modelled.
+    fn policy(&self, at: &str, v: &Json) -> Result<Option<i32>> {
+        match v.as_str() {
+            Some("SCHED_OTHER") => Ok(None),
+            Some("SCHED_FIFO" | "SCHED_RR" | "SCHED_DEADLINE" | "SCHED_IDLE") if self.w.rt_as_cfs => Ok(Some(0)),
+            Some(p @ ("SCHED_FIFO" | "SCHED_RR" | "SCHED_DEADLINE" | "SCHED_IDLE")) => Err(self.err(
+                at,
+                format!("{p} is not modelled (govlab schedules every task with CFS); pass rt_as_cfs=on to run it as SCHED_OTHER at nice 0"),
+            )),
+            _ => Err(self.err(at, format!("{}: one of SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE, SCHED_IDLE", v.brief()))),
+        }
+    }
+
+    fn task(&mut self, name: &str, t: &Json) -> Result<TaskSpec> {
+        let at = format!("tasks.{name}");
+        if !matches!(t, Json::Obj(_)) {
+            return Err(self.err(&at, "a task must be an object"));
+        }
+        let policy_v = t.get("policy").or_else(|| self.w.doc.get("global").and_then(|g| g.get("default_policy")));
+        let forced_nice = match policy_v {
+            Some(v) => self.policy(&format!("{at}.policy"), v)?,
+            None => None,
+        };
+        let mut spec = TaskSpec::new(name, Program::default());
+        spec.instances = self.tasks[name];
+        spec.nice = match (forced_nice, t.get("priority")) {
+            (Some(n), _) => n,
+            (None, None) => 0,
+            (None, Some(v)) => v
+                .as_i64()
+                .filter(|n| (-20..=19).contains(n))
+                .ok_or_else(|| self.err(&format!("{at}.priority"), format!("{}: a nice value, -20..19, for SCHED_OTHER", v.brief())))?
+                as i32,
+        };
+        if let Some(v) = t.get("delay") {
+            let us = v.as_i64().filter(|&d| d >= 0).ok_or_else(|| self.err(&format!("{at}.delay"), format!("{}: µs ≥ 0", v.brief())))?;
+            spec.start_ns = us as u64 * 1000;
+        }
+        if let Some(v) = t.get("cpus") {
+            spec.affinity = Some(self.cpus(&format!("{at}.cpus"), v)?);
+        }
+        let mut ops = Vec::new();
+        let mut own_timers = Names::default();
+        let has_phases = t.get("phases").is_some();
+        // Without phases a task's `loop` belongs to its one phase and the
+        // thread runs it once; with neither, the thread loops forever.
+        let thread_loop = match t.get("loop") {
+            Some(v) if has_phases => self.count(&format!("{at}.loop"), v)?,
+            Some(_) => 1,
+            None => -1,
+        };
+        let thread = open_loop(&mut ops, thread_loop);
+        if let Some(phases) = t.get("phases") {
+            if !matches!(phases, Json::Obj(kv) if !kv.is_empty()) {
+                return Err(self.err(&format!("{at}.phases"), "an object of one or more phases"));
+            }
+            for (k, v) in t.entries() {
+                self.task_key(&at, k, v)?;
+            }
+            for (pname, p) in phases.entries() {
+                let pat = format!("{at}.phases.{pname}");
+                if !matches!(p, Json::Obj(_)) {
+                    return Err(self.err(&pat, "a phase must be an object"));
+                }
+                self.phase(&pat, name, p, t, &mut ops, &mut own_timers)?;
+            }
+        } else {
+            self.phase(&at, name, t, t, &mut ops, &mut own_timers)?;
+        }
+        close_loop(&mut ops, thread);
+        spec.program = std::sync::Arc::new(Program { ops });
+        Ok(spec)
+    }
+
+    /// A key of a task object that has `phases`.
+    fn task_key(&self, at: &str, k: &str, v: &Json) -> Result<()> {
+        match k {
+            "loop" | "instance" | "delay" | "phases" | "cpus" | "priority" | "policy" => Ok(()),
+            "taskgroup" if v.as_str() == Some("") => Ok(()),
+            _ if event_kind(k).is_some() => Err(self.err(
+                &format!("{at}.{k}"),
+                "an event beside \"phases\": rt-app ignores it; move it into a phase",
+            )),
+            _ => Err(self.unsupported_key(at, k)),
+        }
+    }
+
+    fn unsupported_key(&self, at: &str, k: &str) -> Error {
+        let why = match k {
+            "taskgroup" => "task groups (cgroups) are not modelled",
+            "util_min" | "util_max" => "utilization clamping is not modelled",
+            "nodes_membind" => "NUMA memory binding is not modelled",
+            "dl-runtime" | "dl-period" | "dl-deadline" => "SCHED_DEADLINE parameters (or a SCHED_OTHER custom slice) are not modelled",
+            "exec" | "period" | "lock_order" | "resources" | "deadline" => {
+                "this is the pre-2015 rt-app grammar (exec/period/lock_order); rewrite the task with events"
+            }
+            _ => "neither an rt-app event nor a task or phase property",
+        };
+        self.err(&format!("{at}.{k}"), why)
+    }
+
+    fn count(&self, at: &str, v: &Json) -> Result<i64> {
+        v.as_i64().ok_or_else(|| self.err(at, format!("{}: an integer (-1 = forever)", v.brief())))
+    }
+
+    fn cpus(&self, at: &str, v: &Json) -> Result<Vec<usize>> {
+        match v {
+            Json::Arr(a) if !a.is_empty() => a
+                .iter()
+                .map(|c| c.as_i64().and_then(|c| usize::try_from(c).ok()))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| self.err(at, "a list of CPU numbers")),
+            _ => Err(self.err(at, format!("{}: a non-empty list of CPU numbers", v.brief()))),
+        }
+    }
+
+    /// One phase (or the task itself when it has no `phases`).
+    fn phase(&mut self, at: &str, task: &str, p: &Json, t: &Json, ops: &mut Vec<Op>, own: &mut Names) -> Result<()> {
+        let is_task = std::ptr::eq(p, t);
+        let loops = match p.get("loop") {
+            Some(v) => self.count(&format!("{at}.loop"), v)?,
+            None => 1,
+        };
+        // rt-app repeats a phase until its counter, starting at 1, equals
+        // `loop`: 0 and negative values never do.
+        let loops = if loops <= 0 { -1 } else { loops };
+        let phase = open_loop(ops, loops);
+        let start = ops.len();
+        for (k, v) in p.entries() {
+            let kat = format!("{at}.{k}");
+            if let Some(kind) = event_kind(k) {
+                self.event(&kat, task, kind, v, ops, own)?;
+                continue;
+            }
+            match k.as_str() {
+                "loop" => {}
+                "instance" | "delay" | "phases" | "cpus" | "priority" | "policy" if is_task => {}
+                "cpus" | "priority" | "policy" if p.get(k) == t.get(k) => {}
+                "cpus" | "priority" | "policy" => {
+                    return Err(self.err(&kat, "a per-phase change of affinity or scheduling class is not modelled"));
+                }
+                "taskgroup" if v.as_str() == Some("") => {}
+                _ => return Err(self.unsupported_key(at, k)),
+            }
+        }
+        if ops.len() == start {
+            return Err(self.err(at, "no events (rt-app refuses a phase without events)"));
+        }
+        close_loop(ops, phase);
+        Ok(())
+    }
+
+    fn event(&mut self, at: &str, task: &str, kind: &str, v: &Json, ops: &mut Vec<Op>, own: &mut Names) -> Result<()> {
+        let name = |s: &Self| {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| s.err(at, format!("{}: the {kind} event takes a name (a string)", v.brief())))
+        };
+        let us = |s: &Self| {
+            v.as_i64()
+                .filter(|&n| n >= 0)
+                .ok_or_else(|| s.err(at, format!("{}: the {kind} event takes a duration in µs (an integer ≥ 0)", v.brief())))
+        };
+        let field = |s: &Self, f: &str| {
+            v.get(f)
+                .and_then(Json::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| s.err(at, format!("the {kind} event takes {{ \"ref\": ..., \"mutex\": ... }}; \"{f}\" is missing")))
+        };
+        match kind {
+            "run" | "runtime" => {
+                let ns = us(self)? as f64 * 1e3;
+                let (cycles, mem) = if kind == "run" {
+                    (super::cycles_for_ns_at(ns, self.cal.run_khz), 0.0)
+                } else {
+                    (super::cycles_for_ns_at(ns, self.cal.ref_khz), 1.0)
+                };
+                ops.push(Op::Mark);
+                ops.push(Op::Run { cycles: Dist::Fixed(cycles), mem });
+                ops.push(Op::Record { series: RUN, since: Since::Mark, deadline_ns: None });
+                ops.push(Op::Count { counter: NOMINAL_RUN_NS, amount: ns as u64 });
+            }
+            "sleep" => ops.push(Op::Sleep { ns: Dist::Fixed(us(self)? as f64 * 1e3) }),
+            "timer" => {
+                let r = v.get("ref").and_then(Json::as_str).unwrap_or("unknown").to_string();
+                let period = match v.get("period") {
+                    None => 0,
+                    Some(p) => p.as_i64().filter(|&n| n >= 0).ok_or_else(|| self.err(&format!("{at}.period"), "µs ≥ 0"))?,
+                };
+                let relative = match v.get("mode").map(|m| m.as_str()) {
+                    None | Some(Some("relative")) => true,
+                    Some(Some("absolute")) => false,
+                    Some(_) => return Err(self.err(&format!("{at}.mode"), "\"relative\" or \"absolute\"")),
+                };
+                if let Some((k, _)) = v.entries().iter().find(|(k, _)| !["ref", "period", "mode"].contains(&k.as_str())) {
+                    return Err(self.err(&format!("{at}.{k}"), "a timer takes ref, period and mode"));
+                }
+                let timer = if r.starts_with("unique") {
+                    TimerRef::Own(own.index(&r))
+                } else {
+                    TimerRef::Shared(self.shared_timers.index(&r))
+                };
+                ops.push(Op::Timer { period_ns: period as u64 * 1000, timer, relative });
+                ops.push(Op::Record { series: WU_LAT, since: Since::Wake, deadline_ns: None });
+            }
+            "lock" => ops.push(Op::Lock { mutex: self.mutexes.index(&name(self)?) }),
+            "unlock" => ops.push(Op::Unlock { mutex: self.mutexes.index(&name(self)?) }),
+            "signal" | "broad" => ops.push(Op::CondSignal { cond: self.conds.index(&name(self)?), all: kind == "broad" }),
+            "wait" | "sync" => {
+                let cond = self.conds.index(&field(self, "ref")?);
+                let mutex = self.mutexes.index(&field(self, "mutex")?);
+                if kind == "sync" {
+                    ops.push(Op::CondSignal { cond, all: false });
+                }
+                ops.push(Op::CondWait { cond, mutex });
+            }
+            "suspend" | "resume" => {
+                let mut n = name(self)?;
+                if n.is_empty() && kind == "suspend" {
+                    // workgen fills an empty suspend with the thread's own name.
+                    n = task.to_string();
+                }
+                let (cond, mutex) = (self.conds.index(&n), self.mutexes.index(&n));
+                ops.push(Op::Lock { mutex });
+                ops.push(if kind == "suspend" { Op::CondWait { cond, mutex } } else { Op::CondSignal { cond, all: true } });
+                ops.push(Op::Unlock { mutex });
+            }
+            "barrier" => {
+                let b = self.barriers.index(&name(self)?) as usize;
+                if self.barrier_parties.len() <= b {
+                    self.barrier_parties.resize(b + 1, 0);
+                }
+                self.barrier_parties[b] += self.tasks[task];
+                ops.push(Op::Barrier { barrier: b as u32 });
+            }
+            "fork" => {
+                let n = name(self)?;
+                if !self.tasks.contains_key(&n) {
+                    return Err(self.err(at, format!("no task \"{n}\" to fork")));
+                }
+                ops.push(Op::Fork { template: self.forked.index(&n), count: 1 });
+            }
+            "yield" => ops.push(Op::Yield),
+            "mem" => {
+                let bytes = v.as_i64().filter(|&n| n >= 0).ok_or_else(|| self.err(at, "bytes ≥ 0"))?;
+                let cycles = super::cycles_for_ns_at(bytes as f64 * MEMSET_NS_PER_BYTE, self.cal.ref_khz);
+                ops.push(Op::Run { cycles: Dist::Fixed(cycles), mem: 1.0 });
+            }
+            "iorun" => {
+                if !self.io_device_ok {
+                    return Err(self.err(at, "iorun to an io_device other than /dev/null is not modelled"));
+                }
+                let bytes = v.as_i64().filter(|&n| n >= 0).ok_or_else(|| self.err(at, "bytes ≥ 0"))?;
+                let writes = (bytes as f64 / self.mem_buffer_size as f64).ceil();
+                let cycles = super::cycles_for_ns_at(writes * WRITE_NS, self.cal.ref_khz);
+                ops.push(Op::Run { cycles: Dist::Fixed(cycles), mem: 0.0 });
+            }
+            _ => unreachable!("event kinds come from EVENTS"),
+        }
+        Ok(())
+    }
+}
+
+/// The event an object key names, by rt-app's prefix rule.
+fn event_kind(key: &str) -> Option<&'static str> {
+    let kind = EVENTS.iter().find(|e| key.starts_with(*e)).copied()?;
+    // obj_is_event() accepts "runtime..." under "run" too; parse_task_event_data tells them apart.
+    Some(if kind == "run" && key.starts_with("runtime") { "runtime" } else { kind })
+}
+
+/// Open a loop of `n` iterations (-1: forever); returns its index for
+/// [`close_loop`].
+fn open_loop(ops: &mut Vec<Op>, n: i64) -> usize {
+    ops.push(Op::Loop { count: u64::try_from(n).ok(), end: 0 });
+    ops.len() - 1
+}
+
+fn close_loop(ops: &mut Vec<Op>, start: usize) {
+    let end = ops.len() as u32;
+    ops.push(Op::EndLoop { start: start as u32 });
+    if let Op::Loop { end: e, .. } = &mut ops[start] {
+        *e = end;
+    }
+}
+
+impl Workload for RtApp {
+    fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
+        let cal_cpu = match self.doc.get("global").and_then(|g| g.get("calibration")) {
+            Some(Json::Str(s)) => s.trim_start_matches("CPU").parse::<usize>().unwrap_or(0),
+            _ => 0,
+        };
+        if cal_cpu >= platform.nr_cpus() {
+            return Err(Error::file(
+                &self.path,
+                None,
+                format!("global.calibration: CPU{cal_cpu} is not a CPU of {} (0 to {})", platform.name, platform.nr_cpus() - 1),
+            ));
+        }
+        let ct = platform.cpu_type_of(cal_cpu);
+        let highest = ct.turbo_max_khz.first().copied().unwrap_or(0).max(ct.opps.iter().map(|o| o.khz).max().unwrap_or(ct.base_khz));
+        let cal = Calibration { run_khz: highest, ref_khz: platform.cpu_types[0].base_khz };
+        Conv::new(self, cal).setup()
+    }
+
+    fn metrics(&self, r: &Record) -> Vec<Metric> {
+        let run = &r.series[RUN as usize];
+        let nominal = r.counters[NOMINAL_RUN_NS as usize] as f64;
+        let stretch = if nominal > 0.0 { run.sum as f64 / nominal } else { 0.0 };
+        let mut m = vec![Metric::new("run_stretch", stretch, "ratio", Better::Lower)];
+        latency_metrics("run", run, &mut m);
+        m.push(Metric::new("run_count", run.count as f64, "count", Better::Higher));
+        latency_metrics("wu_lat", &r.series[WU_LAT as usize], &mut m);
+        m.push(Metric::new("timer_misses", r.timer_misses as f64, "count", Better::Lower));
+        m.push(Metric::new("work_rate_gcps", r.per_second(r.cycles_retired) / 1e9, "Gcycles/s", Better::Higher));
+        m
+    }
+
+    fn primary(&self) -> &'static str {
+        "run_stretch"
+    }
+
+    fn resolved(&self) -> Vec<(String, String)> {
+        vec![
+            ("file".into(), self.path.display().to_string()),
+            ("rt_as_cfs".into(), if self.rt_as_cfs { "on" } else { "off" }.into()),
+        ]
+    }
+}

@@ -1,0 +1,238 @@
+//! `ycsb-redis`: YCSB driving a redis server at a target rate; latency per
+//! operation type.
+//!
+//! YCSB (Yahoo! Cloud Serving Benchmark) with its redis binding issues
+//! reads (HGETALL of a record: by default 10 fields of 100 bytes) and
+//! updates (HMSET of one field) at a target rate (`-target` ops/s); workload
+//! A is 50 % reads, 50 % updates. It reports, per operation type, the
+//! average, 95th and 99th percentile and maximum latency in µs. redis
+//! serves every client from one event-loop thread: epoll_wait, read the
+//! request, execute it on the in-memory hash, write the reply. The POWER8
+//! global-pstate experiment of 2016 ran workload A at targets of 15k..47k
+//! ops/s and compared the maximum latency of each type.
+//!
+//! Model: an open-loop source delivers requests at `target` per second to
+//! the `redis-server` task over a socket (each arrival is a network
+//! interrupt on the server's CPU; the client's own CPU work is left out).
+//! The server takes one request at a time, picks its type (read with
+//! probability `read_fraction`), spends the type's CPU time and records the
+//! latency from the request's arrival to its reply. Arrivals are Poisson by
+//! default (many client threads with network jitter; assumed) or evenly
+//! spaced. Queueing follows: latency rises steeply as the target approaches
+//! the server's capacity, 1 / (mean CPU per request) at the current
+//! frequency.
+//!
+//! CPU per request (reference frequency) is assumed: ~12..15 µs, the order
+//! of a single-threaded redis without pipelining over TCP loopback
+//! (syscalls, TCP receive and send, parsing, the hash operation, the reply);
+//! reads cost more than updates for the ten-field reply. A third of it is
+//! memory-bound (assumed: hash and network-buffer accesses).
+
+use super::{
+    latency_metrics, Arrivals, Better, ChannelSpec, Dist, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since,
+    SourceSpec, TaskSpec, Workload, WorkloadInfo,
+};
+use crate::error::Result;
+use crate::params::{Params, Spec};
+use crate::platform::Platform;
+use crate::sim::rng::Rng;
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "ycsb-redis",
+    description: "YCSB at a target rate against a single-threaded redis server; latency per operation type",
+    metric: "read_avg_us (mean read latency, µs, lower is better; update_*, *_p99, *_max and achieved ops/s too)",
+    params: &[
+        ParamInfo { name: "target", default: "15000", help: "offered operations per second (ycsb -target)" },
+        ParamInfo { name: "read_fraction", default: "0.5", help: "share of reads; the rest are updates (workload A: 0.5)" },
+        ParamInfo { name: "arrivals", default: "poisson", help: "poisson or constant spacing of requests" },
+    ],
+    build,
+};
+
+/// Server CPU per read and per update (assumed, see the header).
+const READ_NS: f64 = 15_000.0;
+const UPDATE_NS: f64 = 12_000.0;
+/// Spread of the per-request CPU time (assumed).
+const CV: f64 = 0.2;
+/// Memory-bound share of the server's work (assumed).
+const MEM: f64 = 0.33;
+/// Bytes of a reply (only channel accounting).
+const REPLY_BYTES: u64 = 1_100;
+
+const REQUESTS: u32 = 0;
+const REPLIES: u32 = 1;
+const READ: u16 = 0;
+const UPDATE: u16 = 1;
+const OPS: u16 = 0;
+
+pub struct YcsbRedis {
+    target: f64,
+    read_fraction: f64,
+    arrivals: Arrivals,
+}
+
+fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
+    let mut p = Params::new("workload ycsb-redis", spec);
+    let w = YcsbRedis {
+        target: p.f64("target", 15_000.0, 1.0, 10_000_000.0)?,
+        read_fraction: p.f64("read_fraction", 0.5, 0.0, 1.0)?,
+        arrivals: match p.choice("arrivals", "poisson", &["poisson", "constant"])? {
+            "constant" => Arrivals::Constant,
+            _ => Arrivals::Poisson,
+        },
+    };
+    p.finish()?;
+    Ok(Box::new(w))
+}
+
+impl Workload for YcsbRedis {
+    fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
+        let f_ref = platform.cpu_types[0].base_khz;
+        let cost = |ns: f64| Dist::LogNormal { mean: super::cycles_for_ns_at(ns, f_ref), cv: CV };
+        let serve = |b: &mut ProgramBuilder, ns: f64, series: u16| {
+            b.run(cost(ns), MEM)
+                .op(Op::Send { chan: REPLIES, bytes: REPLY_BYTES })
+                .record(series, Since::Request, None)
+                .count(OPS, 1);
+        };
+        let server = ProgramBuilder::new()
+            .repeat(None, |b| {
+                b.op(Op::Recv { chan: REQUESTS }).either(
+                    self.read_fraction,
+                    |b| serve(b, READ_NS, READ),
+                    |b| serve(b, UPDATE_NS, UPDATE),
+                );
+            })
+            .build();
+        // The replies' reader: YCSB's side of the socket, which only drains it.
+        let client = ProgramBuilder::new()
+            .repeat(None, |b| {
+                b.op(Op::Recv { chan: REPLIES });
+            })
+            .build();
+        Ok(Setup {
+            tasks: vec![TaskSpec::new("redis-server", server), TaskSpec::new("ycsb", client)],
+            channels: vec![
+                ChannelSpec { name: "requests".into(), capacity_bytes: u64::MAX / 2 },
+                ChannelSpec { name: "replies".into(), capacity_bytes: u64::MAX / 2 },
+            ],
+            sources: vec![SourceSpec {
+                name: "ycsb".into(),
+                rate_per_s: self.target,
+                arrivals: self.arrivals,
+                chan: REQUESTS,
+            }],
+            series: vec!["read".into(), "update".into()],
+            counters: vec!["ops".into()],
+            ..Setup::default()
+        })
+    }
+
+    fn metrics(&self, r: &Record) -> Vec<Metric> {
+        let mut m = Vec::new();
+        for (name, h) in [("read", &r.series[READ as usize]), ("update", &r.series[UPDATE as usize])] {
+            let us = |ns: f64| ns / 1e3;
+            m.push(Metric::new(format!("{name}_avg_us"), us(h.mean()), "us", Better::Lower));
+            m.push(Metric::new(format!("{name}_p99_us"), us(h.percentile(99.0)), "us", Better::Lower));
+            m.push(Metric::new(format!("{name}_max_us"), us(h.max as f64), "us", Better::Lower));
+            m.push(Metric::new(format!("{name}_ops"), h.count as f64, "count", Better::Higher));
+        }
+        let mut all = r.series[READ as usize].clone();
+        all.merge(&r.series[UPDATE as usize]);
+        latency_metrics("op", &all, &mut m);
+        m.push(Metric::new(
+            "throughput_ops",
+            r.per_second(r.counters[OPS as usize] as f64),
+            "ops/s",
+            Better::Higher,
+        ));
+        m
+    }
+
+    fn primary(&self) -> &'static str {
+        "read_avg_us"
+    }
+
+    fn resolved(&self) -> Vec<(String, String)> {
+        vec![
+            ("target".into(), self.target.to_string()),
+            ("read_fraction".into(), self.read_fraction.to_string()),
+            ("arrivals".into(), if self.arrivals == Arrivals::Poisson { "poisson" } else { "constant" }.into()),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::RunConfig;
+    use crate::params::Spec;
+
+    fn run(workload: &str, cpufreq: &str) -> crate::metrics::RunResult {
+        run_idle(workload, cpufreq, "menu")
+    }
+
+    fn run_idle(workload: &str, cpufreq: &str, cpuidle: &str) -> crate::metrics::RunResult {
+        RunConfig {
+            platform: Spec::new("skylake-e3-1240v5"),
+            workload: Spec::parse(workload, "test").unwrap(),
+            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
+            cpuidle: Spec::new(cpuidle),
+            duration_ns: 2_000_000_000,
+            seed: 1,
+        }
+        .run(None, None)
+        .unwrap()
+    }
+
+    fn metric(r: &crate::metrics::RunResult, name: &str) -> f64 {
+        r.metrics[name].as_f64().unwrap()
+    }
+
+    #[test]
+    fn latency_rises_as_the_target_nears_capacity() {
+        // At 2 GHz the server's capacity is 1 / (13.5 µs·(0.33 + 0.67·3.5/2))
+        // ≈ 49k ops/s. haltpoll keeps idle exits short, so what grows is the
+        // queue (M/G/1: waiting ∝ ρ / (1 − ρ)).
+        let lat: Vec<f64> = [10_000, 30_000, 45_000]
+            .iter()
+            .map(|t| {
+                let r = run_idle(&format!("ycsb-redis:target={t}"), "userspace:scaling_setspeed=2000000", "haltpoll");
+                metric(&r, "op_mean_us")
+            })
+            .collect();
+        assert!(lat[1] > 1.3 * lat[0] && lat[2] > 2.0 * lat[1], "mean latency {lat:?} µs");
+    }
+
+    #[test]
+    fn deep_idle_states_add_their_exit_latency_at_low_load() {
+        // At 5k ops/s the server sleeps between requests: menu picks C8
+        // (200 µs exit latency), haltpoll stays shallow.
+        let w = "ycsb-redis:target=5000";
+        let deep = metric(&run_idle(w, "performance", "menu"), "op_mean_us");
+        let shallow = metric(&run_idle(w, "performance", "haltpoll"), "op_mean_us");
+        assert!(deep > shallow + 50.0, "menu {deep} µs, haltpoll {shallow} µs");
+    }
+
+    #[test]
+    fn achieved_rate_follows_the_target_below_capacity_only() {
+        let below = run("ycsb-redis:target=20000", "performance");
+        let t = metric(&below, "throughput_ops");
+        assert!((t - 20_000.0).abs() < 1_000.0, "{t} ops/s");
+        // At 800 MHz the server manages ≈ 1 / (13.5 µs·(0.33 + 0.67·3.5/0.8)) ≈ 23k/s.
+        let over = run("ycsb-redis:target=40000", "userspace:scaling_setspeed=800000");
+        let t = metric(&over, "throughput_ops");
+        assert!(t > 18_000.0 && t < 28_000.0, "{t} ops/s");
+        assert!(metric(&over, "read_avg_us") > 10_000.0);
+    }
+
+    #[test]
+    fn reads_and_updates_are_split_by_the_fraction() {
+        let r = run("ycsb-redis:target=20000,read_fraction=0.25", "performance");
+        let (reads, updates) = (metric(&r, "read_ops"), metric(&r, "update_ops"));
+        let share = reads / (reads + updates);
+        assert!((share - 0.25).abs() < 0.03, "read share {share}");
+        // Reads cost more CPU than updates.
+        assert!(metric(&r, "read_avg_us") > metric(&r, "update_avg_us"));
+        assert_eq!(r.primary_metric.name, "read_avg_us");
+    }
+}

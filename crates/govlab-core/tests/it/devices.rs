@@ -1,0 +1,102 @@
+//! The storage device model: flushes are merged as blk-flush merges them,
+//! and a non-queued (SATA) flush waits for the device to drain and holds
+//! back the requests behind it.
+
+use govlab_core::api::RunConfig;
+use govlab_core::params::Spec;
+
+use crate::fixtures::{slow_rail_platform, temp_file};
+
+/// The one-CPU test platform with a device of fixed service times: a 4 KiB
+/// write takes 100 µs, 1 MB more takes 2000 µs, a flush 1000 µs.
+fn platform(name: &str, flush_queued: bool) -> String {
+    let text = slow_rail_platform(700).replace(
+        "flush_us = 100",
+        &format!("flush_us = 1000\nflush_queued = {flush_queued}"),
+    );
+    let text = text.replace("queue_depth = 1", "queue_depth = 4").replace("mb_per_s = 500", "mb_per_s = 500\nservice_cv = 0.0");
+    let path = temp_file(&format!("dev-plat-{name}.toml"), &text);
+    path.to_str().unwrap().to_string()
+}
+
+/// `name` keeps the workload files of tests running in parallel apart.
+fn run(name: &str, platform: String, workload: &str) -> govlab_core::metrics::RunResult {
+    let wl = temp_file(&format!("dev-{name}.toml"), workload);
+    RunConfig {
+        platform: Spec::new(platform),
+        workload: Spec::new(wl.to_str().unwrap()),
+        cpufreq: Spec::new("performance"),
+        cpuidle: Spec::new("ladder"),
+        duration_ns: 100_000_000,
+        seed: 1,
+    }
+    .run(None, None)
+    .unwrap()
+}
+
+fn max_us(r: &govlab_core::metrics::RunResult, series: &str) -> f64 {
+    r.metrics[&format!("{series}_max_us")].as_f64().unwrap()
+}
+
+#[test]
+fn flushes_submitted_during_a_flush_share_the_next() {
+    let w = r#"
+[[series]]
+name = "flush"
+[[task]]
+comm = "f"
+instances = 4
+ops = [ { mark = true }, { io = "flush" }, { record = "flush", since = "mark" } ]
+"#;
+    for queued in [false, true] {
+        let name = format!("merge-{queued}");
+        let r = run(&name, platform(&name, queued), w);
+        assert!(r.finished);
+        // The first flush is issued at once; the three submitted while it
+        // runs cannot be covered by it and share the next one: two device
+        // flushes in a row, not four.
+        let m = max_us(&r, "flush");
+        assert!((2000.0..2010.0).contains(&m), "queued={queued}: max {m} µs");
+        let mean = r.metrics["flush_mean_us"].as_f64().unwrap();
+        assert!((1750.0..1760.0).contains(&mean), "queued={queued}: mean {mean} µs");
+    }
+}
+
+/// A 1 MB write at 0, a flush at 100 µs, a 4 KiB write at 200 µs.
+const WRITE_FLUSH_WRITE: &str = r#"
+[[series]]
+name = "flush"
+[[series]]
+name = "small"
+[[task]]
+comm = "big"
+ops = [ { io = "write", bytes = 1004096 } ]
+[[task]]
+comm = "sync"
+start = "100us"
+ops = [ { mark = true }, { io = "flush" }, { record = "flush", since = "mark" } ]
+[[task]]
+comm = "small"
+start = "200us"
+ops = [ { mark = true }, { io = "write", bytes = 4096 }, { record = "small", since = "mark" } ]
+"#;
+
+#[test]
+fn sata_flush_waits_for_the_drain_and_holds_later_requests() {
+    let r = run("sata", platform("sata", false), WRITE_FLUSH_WRITE);
+    // The flush starts when the big write ends (2100 µs) and ends at 3100.
+    let f = max_us(&r, "flush");
+    assert!((2999.0..3010.0).contains(&f), "flush {f} µs");
+    // The small write queues behind the flush: issued at 3100, done at 3200.
+    let s = max_us(&r, "small");
+    assert!((2999.0..3010.0).contains(&s), "small write {s} µs");
+}
+
+#[test]
+fn queued_flush_runs_beside_other_requests() {
+    let r = run("nvme", platform("nvme", true), WRITE_FLUSH_WRITE);
+    let f = max_us(&r, "flush");
+    assert!((999.0..1010.0).contains(&f), "flush {f} µs");
+    let s = max_us(&r, "small");
+    assert!((99.0..110.0).contains(&s), "small write {s} µs");
+}

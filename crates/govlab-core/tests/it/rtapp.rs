@@ -1,0 +1,209 @@
+//! rt-app files as users have them: the examples shipped in `data/rt-app/`
+//! load and run, and what govlab cannot model is refused by name.
+
+use std::path::PathBuf;
+
+use govlab_core::api::RunConfig;
+use govlab_core::metrics::RunResult;
+use govlab_core::params::Spec;
+
+use crate::fixtures::temp_file;
+
+fn data(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/rt-app")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn run_with(workload: &str, cpufreq: &str, ms: u64) -> govlab_core::error::Result<RunResult> {
+    RunConfig {
+        platform: Spec::new("skylake-e3-1240v5"),
+        workload: Spec::parse(workload, "test")?,
+        cpufreq: Spec::parse(cpufreq, "test")?,
+        cpuidle: Spec::new("menu"),
+        duration_ns: ms * 1_000_000,
+        seed: 1,
+    }
+    .run(None, None)
+}
+
+fn run(file: &str, ms: u64) -> RunResult {
+    run_with(&format!("rtapp:file={}", data(file)), "schedutil", ms).unwrap()
+}
+
+fn metric(r: &RunResult, name: &str) -> f64 {
+    r.metrics[name].as_f64().unwrap()
+}
+
+#[test]
+fn shipped_examples_load_and_run() {
+    for f in [
+        "mp3-short.json",
+        "browser-short.json",
+        "video-short.json",
+        "spreading-tasks.json",
+        "camera-short.json",
+        "tutorial/example1.json",
+        "tutorial/example2.json",
+        "tutorial/example3.json",
+        "tutorial/example4.json",
+        "tutorial/example7.json",
+        "tutorial/example9.json",
+    ] {
+        let r = run(f, 500);
+        assert_eq!(r.primary_metric.name, "run_stretch", "{f}");
+        let s = metric(&r, "run_stretch");
+        assert!(s >= 0.99, "{f}: run events faster than calibrated ({s})");
+        assert!(r.cpus.iter().map(|c| c.busy_s).sum::<f64>() > 0.0, "{f}: nothing ran");
+    }
+}
+
+#[test]
+fn periodic_task_runs_its_duty_cycle() {
+    // example2: run 10 ms every 100 ms (timer). Over 1 s: 10 periods, 10 %
+    // busy at the calibration frequency (more at lower frequencies).
+    let r = run_with(&format!("rtapp:file={}", data("tutorial/example2.json")), "performance", 1_000).unwrap();
+    assert!((metric(&r, "run_count") - 10.0).abs() < 0.5, "{}", metric(&r, "run_count"));
+    let busy: f64 = r.cpus.iter().map(|c| c.busy_s).sum();
+    assert!((0.095..0.115).contains(&busy), "busy {busy} s");
+    assert!(metric(&r, "timer_misses") < 0.5);
+}
+
+#[test]
+fn run_is_fixed_work_and_runtime_fixed_time() {
+    let w = |event: &str| {
+        temp_file(
+            &format!("{event}.json"),
+            &format!("{{ \"tasks\": {{ \"t\": {{ \"loop\": 5, \"{event}\": 10000, \"sleep\": 10000 }} }} }}"),
+        )
+    };
+    let stretch = |event: &str, gov: &str| {
+        let r = run_with(&format!("rtapp:file={}", w(event).display()), gov, 1_000).unwrap();
+        metric(&r, "run_stretch")
+    };
+    // `run` is calibrated at the highest frequency (3.9 GHz): at 800 MHz it
+    // takes 3.9/0.8 as long. `runtime` takes its time at any frequency.
+    let slow_run = stretch("run", "userspace:scaling_setspeed=800000");
+    assert!((slow_run - 3.9 / 0.8).abs() < 0.1, "run stretch {slow_run}");
+    let slow_runtime = stretch("runtime", "userspace:scaling_setspeed=800000");
+    assert!((slow_runtime - 1.0).abs() < 0.01, "runtime stretch {slow_runtime}");
+}
+
+#[test]
+fn barrier_makes_the_early_task_wait() {
+    // example7 (runtime events, fixed time): both tasks leave FIRST at 3 ms
+    // (task0: 1 + 2; task1: 2), SECOND at 6 (task0 5, task1 6), THIRD at 9
+    // (task0 9, task1 8): a 9 ms loop for both, though alone task0 would
+    // loop every 8 ms and task1 every 7. Over 90 ms at most 10 loops of 3
+    // runtime events each per task, fewer by the wakeup latencies.
+    let r = run_with(&format!("rtapp:file={}", data("tutorial/example7.json")), "performance", 90).unwrap();
+    let runs = metric(&r, "run_count");
+    assert!((51.0..=60.0).contains(&runs), "{runs} run events");
+}
+
+#[test]
+fn suspend_and_resume_alternate_two_threads() {
+    // example4: two threads run 10 ms and wake each other in turn: one
+    // thread runs at a time.
+    let r = run_with(&format!("rtapp:file={}", data("tutorial/example4.json")), "performance", 1_000).unwrap();
+    let busy: f64 = r.cpus.iter().map(|c| c.busy_s).sum();
+    assert!(busy < 1.05, "busy {busy} s: the two threads overlapped");
+    assert!(busy > 0.5, "busy {busy} s: the ping-pong stalled");
+}
+
+#[test]
+fn a_resume_before_the_suspend_is_lost() {
+    let case = |name: &str, waker_sleep_us: u32| {
+        let text = format!(
+            r#"{{ "tasks": {{
+                "waker": {{ "loop": 1, "sleep": {waker_sleep_us}, "resume": "sleeper", "run": 1000 }},
+                "sleeper": {{ "loop": 1, "sleep": 5000, "suspend": "sleeper", "run": 1000 }} }} }}"#
+        );
+        let f = temp_file(name, &text);
+        let r = run_with(&format!("rtapp:file={}", f.display()), "performance", 50).unwrap();
+        metric(&r, "run_count")
+    };
+    // The sleeper suspends at 5 ms: a resume at 10 ms wakes it, one at
+    // 1 ms finds nobody waiting and is lost (a condition variable has no
+    // memory), so the sleeper never runs.
+    assert!((case("resume-late.json", 10_000) - 2.0).abs() < 0.5);
+    assert!((case("resume-early.json", 1_000) - 1.0).abs() < 0.5);
+}
+
+#[test]
+fn fork_starts_a_thread() {
+    // example9 over 500 ms: thread1 (no loop: forever) runs 10 ms, sleeps
+    // 10 ms from the start: ~25 runs; thread3 forks a second thread1 at once
+    // (~25 runs more), runs 10 + sleeps 10, forks thread2 (instance 0: only
+    // forked) at 20 ms, whose 20 + 20 ms loop gives ~12 runs, then runs 20
+    // and exits (2 runs). Without the forks: ~27.
+    let r = run_with(&format!("rtapp:file={}", data("tutorial/example9.json")), "performance", 500).unwrap();
+    let n = metric(&r, "run_count");
+    assert!((58.0..=68.0).contains(&n), "{n} run events");
+}
+
+#[test]
+fn refusals_name_the_file_and_the_key() {
+    let cases = [
+        (r#"{ "tasks": { "t": { "run": 10, "taskgroup": "/tg1" } } }"#, "tasks.t.taskgroup"),
+        (r#"{ "tasks": { "t": { "policy": "SCHED_FIFO", "run": 10 } } }"#, "tasks.t.policy"),
+        (r#"{ "tasks": { "t": { "phases": { "p": { "cpus": [1], "run": 10 } } } } }"#, "tasks.t.phases.p.cpus"),
+        (r#"{ "tasks": { "t": { "exec": 5000, "period": 24000 } } }"#, "tasks.t.exec"),
+        (r#"{ "tasks": { "t": { "run": "x" } } }"#, "tasks.t.run"),
+        (r#"{ "tasks": { "t": { "run": 10 } }, "global": { "io_device": "/tmp/f" }, "x": 1 }"#, "x"),
+        (r#"{ "tasks": { "t": { "fork": "nobody", "run": 10 } } }"#, "tasks.t.fork"),
+    ];
+    for (i, (text, key)) in cases.iter().enumerate() {
+        let f = temp_file(&format!("bad{i}.json"), text);
+        let e = run_with(&format!("rtapp:file={}", f.display()), "performance", 10).unwrap_err().to_string();
+        assert!(e.contains(&format!("bad{i}.json")) && e.contains(key), "case {i}: {e}");
+    }
+    // Syntax errors carry the line.
+    let f = temp_file("syntax.json", "{\n \"tasks\": {\n  \"t\": { \"run\" 10 }\n }\n}");
+    let e = run_with(&format!("rtapp:file={}", f.display()), "performance", 10).unwrap_err().to_string();
+    assert!(e.contains("syntax.json") && e.contains('3'), "{e}");
+}
+
+#[test]
+fn fifo_runs_as_cfs_when_asked() {
+    let w = format!("rtapp:file={},rt_as_cfs=on", data("dvfs.json"));
+    // dvfs.json: CPU 1, 10 loops of a 1.2 s timer then a 0.9 s run.
+    let r = run_with(&w, "performance", 3_000).unwrap();
+    assert!(r.cpus[1].busy_s > 0.85, "CPU 1 busy {} s", r.cpus[1].busy_s);
+    assert!(run_with(&format!("rtapp:file={}", data("dvfs.json")), "performance", 10).is_err());
+}
+
+/// Every rt-app file of the shared real-data folder, where it is present
+/// beside the repository: each runs, or is refused with an error naming
+/// the file (never a panic).
+#[test]
+fn shared_real_files_run_or_are_refused_by_name() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let Some(real) = ["../../../shared/data/real", "../../../../shared/data/real"]
+        .iter()
+        .map(|p| root.join(p))
+        .find(|p| p.is_dir())
+    else {
+        return;
+    };
+    let mut files = Vec::new();
+    for dir in ["rt-app", "rt-app/tutorial", "rt-app/cpufreq_governor_efficiency", "wa-rt-app"] {
+        let Ok(entries) = std::fs::read_dir(real.join(dir)) else { continue };
+        files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")));
+    }
+    files.sort();
+    let mut ran = 0;
+    for f in &files {
+        match run_with(&format!("rtapp:file={},rt_as_cfs=on", f.display()), "schedutil", 200) {
+            Ok(_) => ran += 1,
+            Err(e) => {
+                let name = f.file_name().unwrap().to_str().unwrap();
+                assert!(e.to_string().contains(name), "{}: {e}", f.display());
+            }
+        }
+    }
+    assert!(ran >= 3, "only {ran} of {} files ran", files.len());
+}
