@@ -69,6 +69,8 @@ pub struct DeviceRt {
     pub flush_pending: Vec<IoWaiter>,
     /// Whether a flush is in flight.
     pub flush_running: bool,
+    /// When the device's one data channel (link and media) is free again.
+    pub link_free_ns: Time,
     pub rng: Rng,
 }
 
@@ -134,6 +136,7 @@ impl Engine {
                 slots: vec![None; d.queue_depth as usize],
                 flush_pending: Vec::new(),
                 flush_running: false,
+                link_free_ns: 0,
                 rng: Rng::new(self.seed, Stream::Device(i as u32)),
             });
         }
@@ -609,11 +612,11 @@ impl Engine {
     }
 
     fn issue(&mut self, dev: usize, slot: usize, what: Slot, kind: IoKind, bytes: u64) {
-        let service = self.service_time(dev, kind, bytes);
+        let done = self.completion_ns(dev, kind, bytes);
         let d = &mut self.devices[dev];
         d.slots[slot] = Some(what);
         d.busy += 1;
-        self.q.schedule(self.now + service, Event::IoDone { device: dev as u32, slot: slot as u32 });
+        self.q.schedule(done, Event::IoDone { device: dev as u32, slot: slot as u32 });
     }
 
     /// blk_kick_flush(): issue one flush for every pending one, unless a
@@ -644,18 +647,32 @@ impl Engine {
         }
     }
 
-    fn service_time(&mut self, dev: usize, kind: IoKind, bytes: u64) -> u64 {
+    /// When a request issued now completes. Its access time (the latency
+    /// of one reference block, lognormal with the device's spread) overlaps
+    /// with other requests up to the queue depth; the bytes beyond that
+    /// block then cross the device's one data channel (link and media) in
+    /// turn at its rated rate, so the device as a whole never moves data
+    /// faster than `mb_per_s`, however many requests are in flight.
+    fn completion_ns(&mut self, dev: usize, kind: IoKind, bytes: u64) -> Time {
         let spec = &self.plat.devices[dev];
-        let base = match kind {
+        let access_mean = match kind {
             IoKind::Read => spec.read_ns,
             IoKind::Write => spec.write_ns,
             IoKind::Flush => spec.flush_ns,
         } as f64;
-        let extra = bytes.saturating_sub(spec.block_bytes) as f64 / spec.bytes_per_us * 1e3;
-        let mean = base + if kind == IoKind::Flush { 0.0 } else { extra };
+        let transfer_ns = if kind == IoKind::Flush {
+            0
+        } else {
+            (bytes.saturating_sub(spec.block_bytes) as f64 / spec.bytes_per_us * 1e3).ceil() as u64
+        };
         let cv = spec.service_cv;
         let d = &mut self.devices[dev];
-        d.rng.lognormal(mean, cv).max(1.0) as u64
+        let ready = self.now + d.rng.lognormal(access_mean, cv).max(1.0) as u64;
+        if transfer_ns == 0 {
+            return ready;
+        }
+        d.link_free_ns = ready.max(d.link_free_ns) + transfer_ns;
+        d.link_free_ns
     }
 
     pub(crate) fn io_done(&mut self, dev: usize, slot: usize) {
