@@ -72,7 +72,11 @@ EVALUATIONS: dict[str, Evaluation] = {
             extra_metrics=("idle_correct_pct", "avg_power_w"),
         ),
         Evaluation("datacenter-powersave", "frequency scaling in the datacenter (OSPM 2020)", extra_metrics=("avg_power_w",)),
-        Evaluation("powernv-global-pstates", "powernv: global and local pstates (2016)"),
+        Evaluation(
+            "powernv-global-pstates",
+            "powernv: global and local pstates (2016)",
+            extra_metrics=("read_max_us", "update_max_us"),
+        ),
     )
 }
 
@@ -91,6 +95,9 @@ def _idle_samples(result: Mapping[str, Any]) -> float:
 EXTRA_METRICS: dict[str, tuple[str, str, Callable[[Mapping[str, Any]], float]]] = {
     "idle_correct_pct": ("% of idle entries", "higher", _idle_correct_pct),
     "avg_power_w": ("W", "lower", lambda r: float(r["avg_power_w"])),
+    # YCSB's maximum latency per operation type (the 2016 powernv post's figure)
+    "read_max_us": ("µs", "lower", lambda r: float(r["metrics"].get("read_max_us", math.nan))),
+    "update_max_us": ("µs", "lower", lambda r: float(r["metrics"].get("update_max_us", math.nan))),
 }
 
 
@@ -161,6 +168,8 @@ def rows(
                 metrics = [(pm["name"], pm.get("unit", ""), pm["better"], lambda r: float(r["primary_metric"]["value"]))]
                 metrics += [(m, *EXTRA_METRICS[m]) for m in ev.extra_metrics]
                 for name, unit, better, get in metrics:
+                    if all(math.isnan(get(r)) for r in mine):
+                        continue  # a metric this benchmark does not report
                     row = {
                         "benchmark": benchmark,
                         "param": value,
