@@ -111,7 +111,7 @@ impl RunConfig {
         let p = self.parts()?;
         let kv = |v: Vec<(String, String)>| Value::Object(v.into_iter().map(|(k, v)| (k, Value::String(v))).collect());
         Ok(json!({
-            "platform": {"name": p.platform.name, "cpus": p.platform.nr_cpus(), "driver": p.platform.driver,
+            "platform": {"name": p.platform.name, "cpus": p.platform.nr_cpus(), "driver": p.platform.driver.name(),
                           "hwp": p.platform.hwp, "hz": p.platform.hz},
             "workload": {"name": self.workload.name, "params": kv(p.workload.resolved())},
             "cpufreq": {"name": p.cpufreq.name(), "tunables": kv(p.cpufreq.tunables())},
@@ -151,7 +151,7 @@ pub fn list_json(kind: &str) -> Result<String> {
             platform::platform_names()
                 .into_iter()
                 .map(|n| match platform::load_named(&Spec::new(n)) {
-                    Ok(p) => json!({"name": n, "description": p.description, "cpus": p.nr_cpus(), "driver": p.driver,
+                    Ok(p) => json!({"name": n, "description": p.description, "cpus": p.nr_cpus(), "driver": p.driver.name(),
                                     "hwp": p.hwp,
                                     "params": [{"name": "hz", "default": p.hz.to_string(), "help": "tick rate (CONFIG_HZ)"},
                                                {"name": "turbo", "default": "on", "help": "off drops turbo OPPs"},

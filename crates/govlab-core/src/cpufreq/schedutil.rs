@@ -415,7 +415,7 @@ impl Schedutil {
 
         // Step 6.
         if sg.update_next_freq(time_ns, next_f) {
-            policy.set_target(next_f, Relation::L);
+            policy.fast_switch(next_f);
         }
     }
 
@@ -438,7 +438,7 @@ impl Schedutil {
         }
         let next_f = sg.get_next_freq(policy, util, max_cap);
         if sg.update_next_freq(time_ns, next_f) {
-            policy.set_target(next_f, Relation::L);
+            policy.fast_switch(next_f);
         }
     }
 }

@@ -14,6 +14,7 @@
 //! the limit for the number of active cores, re-evaluated every
 //! [`PCU_INTERVAL_NS`] while some domain of the package asks for turbo.
 
+use crate::platform::hwp::HwpRt;
 use crate::platform::{FreqDomain, Platform};
 use crate::sim::{Engine, Event, Time};
 
@@ -47,6 +48,10 @@ pub struct DomainRt {
     pub time_in_opp_ns: Vec<u64>,
     pub since_ns: Time,
     pub transitions: u64,
+    /// ∫ clock frequency dt up to `since_ns`, kHz·ns (the APERF-like counter).
+    pub khz_ns: u128,
+    /// The HWP hardware, once the OS enabled it with a first request.
+    pub hwp: Option<HwpRt>,
 }
 
 impl DomainRt {
@@ -70,7 +75,22 @@ impl DomainRt {
             time_in_opp_ns: vec![0; ct.opps.len()],
             since_ns: 0,
             transitions: 0,
+            khz_ns: 0,
+            hwp: None,
         }
+    }
+
+    /// Close the frequency accounting at `now`.
+    fn account_until(&mut self, now: Time) {
+        let dt = now - self.since_ns;
+        self.time_in_opp_ns[self.cur_opp] += dt;
+        self.khz_ns += u128::from(dt) * u128::from(self.cur_khz);
+        self.since_ns = now;
+    }
+
+    /// ∫ clock frequency dt up to `now`, kHz·ns.
+    pub fn clock_khz_ns(&self, now: Time) -> u128 {
+        self.khz_ns + u128::from(now.saturating_sub(self.since_ns)) * u128::from(self.cur_khz)
     }
 }
 
@@ -167,8 +187,7 @@ impl Engine {
         let vd = self.plat.freq_domains[d].voltage_domain;
         let now = self.now;
         let dom = &mut self.domains[d];
-        dom.time_in_opp_ns[dom.cur_opp] += now - dom.since_ns;
-        dom.since_ns = now;
+        dom.account_until(now);
         dom.cur_opp = target;
         dom.cur_khz = khz;
         dom.transitions += 1;
@@ -232,8 +251,7 @@ impl Engine {
     pub(crate) fn close_time_in_state(&mut self) {
         let now = self.now;
         for dom in &mut self.domains {
-            dom.time_in_opp_ns[dom.cur_opp] += now - dom.since_ns;
-            dom.since_ns = now;
+            dom.account_until(now);
         }
     }
 }
