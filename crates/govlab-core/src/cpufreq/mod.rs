@@ -26,6 +26,7 @@
 pub mod conservative;
 pub mod dbs;
 pub mod driver;
+pub mod intel_pstate;
 pub mod ondemand;
 pub mod performance;
 pub mod policy;
@@ -42,6 +43,12 @@ pub use crate::platform::hwp::HwpRequest;
 
 /// `cpufreq_update_util()` flag: the enqueued task waited for IO.
 pub const SCHED_CPUFREQ_IOWAIT: u32 = 1 << 0;
+/// `cpufreq_update_util()` flag: a task was attached to the CPU's runqueue
+/// after migrating (or being created). v4.x kernels passed it (removed in
+/// v4.19, when the attach call began passing 0, as v6.8 does); only
+/// intel_pstate's `hwp_boost_migration` reads it, every other governor
+/// treats the call as a plain update.
+pub const SCHED_CPUFREQ_MIGRATION: u32 = 1 << 1;
 
 /// How a target frequency maps to a table frequency (cpufreq's relations).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,6 +220,7 @@ pub fn registry() -> &'static [GovernorInfo] {
         ondemand::INFO,
         conservative::INFO,
         schedutil::INFO,
+        intel_pstate::INFO,
     ]
 }
 

@@ -2,5 +2,6 @@
 //! laws, frequency and voltage behaviour, and the kernel's idle counters.
 
 mod defaults;
+mod cpufreq;
 mod engine;
 mod fixtures;
