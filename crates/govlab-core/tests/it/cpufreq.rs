@@ -50,9 +50,10 @@ fn time_to_reach(trace: &[(u64, u32)], from_us: u64, khz: u32) -> Option<u64> {
 }
 
 /// CPU 0 sleeps 100 ms (everything idles down), then computes 30 ms.
-fn wake_and_compute() -> String {
+/// `name` keeps the file apart from other tests' (they run in parallel).
+fn wake_and_compute(name: &str) -> String {
     let wl = temp_file(
-        "wake-compute.toml",
+        &format!("wake-compute-{name}.toml"),
         "[[task]]\ncomm = \"w\"\ncpus = [0]\nops = [ { sleep = \"100ms\" }, { run = \"30ms\" } ]\n",
     );
     wl.to_str().unwrap().to_string()
@@ -63,7 +64,7 @@ fn wake_and_compute() -> String {
 /// about twenty (+5 % per interval), and the burst takes longer.
 #[test]
 fn hwp_epp_0_ramps_faster_than_epp_255() {
-    let wl = wake_and_compute();
+    let wl = wake_and_compute("epp");
     let ramp = |epp: u32| {
         let cfg = config("skylake-e3-1240v5", &wl, &format!("intel_pstate:epp={epp},hwp_dynamic_boost=0"), 1000);
         let trace = traced(&cfg, &format!("hwp-epp-{epp}.trace"));
@@ -84,7 +85,7 @@ fn hwp_epp_0_ramps_faster_than_epp_255() {
 /// follows conservative's steps (one per 8 ms sample).
 #[test]
 fn passive_hwp_target_is_a_floor_the_hardware_may_exceed() {
-    let wl = wake_and_compute();
+    let wl = wake_and_compute("passive");
     let reach = |platform: &str| {
         let cfg = config(platform, &wl, "conservative", 1000);
         time_to_reach(&traced(&cfg, &format!("passive-{platform}.trace")), 100_000, 3_500_000)
@@ -103,7 +104,7 @@ fn passive_hwp_target_is_a_floor_the_hardware_may_exceed() {
 /// 20 ms after the wakeup, not at once.
 #[test]
 fn intel_pstate_without_hwp_runs_on_its_own_samples() {
-    let wl = wake_and_compute();
+    let wl = wake_and_compute("pstate");
     let cfg = config("broadwell-2s-e5-2698v4", &wl, "intel_pstate", 1000);
     let trace = traced(&cfg, "pstate-bdw.trace");
     let first = trace.iter().find(|&&(t, _)| t >= 100_000).expect("a change after the wakeup");
@@ -128,4 +129,24 @@ fn driver_and_governor_mismatches_are_refused() {
     // The same platforms run the matching governors.
     config("skylake-e3-1240v5:intel_pstate=active", "cpu-bound", "intel_pstate", 10).run(None, None).unwrap();
     config("broadwell-2s-e5-2698v4:intel_pstate=passive", "cpu-bound", "schedutil", 10).run(None, None).unwrap();
+}
+
+/// Passive mode: governors that ask for a strict target (powersave,
+/// userspace) pin the HWP request (min = max), so a busy CPU stays where
+/// they put it; without HWP the P-state is the requested frequency rounded
+/// up to a 100 MHz ratio (RELATION_L).
+#[test]
+fn passive_strict_targets_pin_the_clock() {
+    let wl = wake_and_compute("strict");
+    for (platform, cpufreq, khz) in [
+        ("skylake-e3-1240v5", "powersave", 800_000),
+        ("skylake-e3-1240v5", "userspace:scaling_setspeed=1850000", 1_900_000),
+        ("skylake-e3-1240v5:hwp=off", "userspace:scaling_setspeed=1850000", 1_900_000),
+    ] {
+        let r = config(platform, &wl, cpufreq, 1000).run(None, None).unwrap();
+        let tis: Vec<u32> = r.cpus[0].time_in_state.iter().filter(|(_, &s)| s > 0.0).map(|(&k, _)| k).collect();
+        // The boot frequency (3.5 GHz) holds for the first transition only.
+        assert_eq!(tis.iter().filter(|&&k| k != 3_500_000).copied().collect::<Vec<_>>(), [khz], "{platform} {cpufreq}");
+        assert!(r.cpus[0].time_in_state[&khz] > 0.99 * r.sim_time_s, "{platform} {cpufreq}");
+    }
 }
