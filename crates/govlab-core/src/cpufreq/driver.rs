@@ -116,6 +116,13 @@ impl Engine {
         let ct = self.plat.domain_type(d);
         let opp = table_index(ct, khz, relation);
         let opp_khz = ct.opps[opp].khz;
+        // __cpufreq_driver_target: nothing to do if the policy is there
+        // already, unless the driver wants every call
+        // (CPUFREQ_NEED_UPDATE_LIMITS: intel_cpufreq).
+        let every_call = matches!(self.cpufreq_driver, CpufreqDriver::IntelCpufreq { .. });
+        if !fast_switch && !every_call && opp_khz == self.domains[d].policy_cur_khz {
+            return;
+        }
         self.domains[d].policy_cur_khz = opp_khz;
         match self.cpufreq_driver {
             CpufreqDriver::Table | CpufreqDriver::IntelPstate | CpufreqDriver::IntelCpufreq { hwp: false, .. } => {
@@ -132,9 +139,8 @@ impl Engine {
                 };
                 self.hwp_write_request(d, req);
             }
-            CpufreqDriver::Powernv { .. } => {
-                let _ = fast_switch;
-                self.request_opp(d, opp);
+            CpufreqDriver::Powernv { global_pstate } => {
+                self.powernv_target(d, opp, global_pstate && !fast_switch);
             }
         }
     }

@@ -28,6 +28,7 @@ pub mod dbs;
 pub mod driver;
 pub mod intel_pstate;
 pub mod ondemand;
+pub mod powernv;
 pub mod performance;
 pub mod policy;
 pub mod powersave;

@@ -132,12 +132,14 @@ impl Engine {
         self.call_governor(d, Call::Timer);
     }
 
-    /// A CPU of policy `d` woke: run a deferred governor timer.
+    /// A CPU of policy `d` woke: run a deferred governor timer, and the
+    /// driver's if it has one waiting.
     pub(crate) fn run_deferred_timer(&mut self, cpu: CpuId) {
         let d = self.plat.cpus[cpu].freq_domain;
         if self.domains[d].timer_deferred {
             self.domains[d].timer_deferred = false;
             self.call_governor(d, Call::Timer);
         }
+        self.run_deferred_driver_timer(d);
     }
 }

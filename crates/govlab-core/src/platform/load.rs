@@ -49,6 +49,8 @@ const BUILTIN: &[(&str, &str)] = &[
         "broadwell-2s-e5-2698v4",
         include_str!("../../../../data/platforms/broadwell-2s-e5-2698v4.toml"),
     ),
+    ("power8", include_str!("../../../../data/platforms/power8.toml")),
+    ("power9", include_str!("../../../../data/platforms/power9.toml")),
 ];
 
 /// cpufreq drivers the engine models.
@@ -1538,8 +1540,64 @@ mb_per_s = 100
     fn builtin_names() {
         assert_eq!(
             platform_names(),
-            vec!["skylake-e3-1240v5", "broadwell-2s-e5-2698v4"]
+            vec!["skylake-e3-1240v5", "broadwell-2s-e5-2698v4", "power8", "power9"]
         );
+    }
+
+    #[test]
+    fn power8_resolves() {
+        let p = named("power8").unwrap();
+        assert_eq!(p.nr_cpus(), 160);
+        assert_eq!(p.cpus[0].siblings, (1..8).collect::<Vec<_>>());
+        assert_eq!(p.cpus[80].package, 1);
+        assert_eq!(p.freq_domains.len(), 20);
+        assert_eq!(p.freq_domains[1].cpus, (8..16).collect::<Vec<_>>());
+        // One rail per chip, shared by its ten cores' clocks.
+        assert_eq!(p.voltage_domains.len(), 2);
+        assert_eq!(p.voltage_domains[0].freq_domains, (0..10).collect::<Vec<_>>());
+        assert_eq!(p.driver, Driver::Powernv { global_pstate: true });
+        assert_eq!(p.hz, 100);
+        let t = p.cpu_type_of(0);
+        assert_eq!((t.min_khz(), t.base_khz, t.max_khz()), (2_100_000, 3_500_000, 4_100_000));
+        // pmin -> pmax waits for the rail: milliseconds.
+        let slew_us = f64::from(t.opps[t.opps.len() - 1].mv - t.opps[0].mv) / p.voltage_domains[0].slew_mv_per_us;
+        assert!((slew_us - 2000.0).abs() < 1.0, "{slew_us}");
+        let names: Vec<&str> = t.idle_states.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["snooze", "nap", "fastsleep_"]);
+        check_consistent(&p);
+        assert_eq!(named("power8:global_pstate=off").unwrap().driver, Driver::Powernv { global_pstate: false });
+    }
+
+    #[test]
+    fn power9_resolves() {
+        let p = named("power9").unwrap();
+        assert_eq!(p.nr_cpus(), 160);
+        assert_eq!(p.cpus[0].siblings, vec![1, 2, 3]);
+        // Quads share a clock; the chip shares a rail.
+        assert_eq!(p.freq_domains.len(), 10);
+        assert_eq!(p.freq_domains[0].cpus, (0..16).collect::<Vec<_>>());
+        assert_eq!(p.voltage_domains.len(), 2);
+        assert_eq!(p.llcs.len(), 2);
+        assert_eq!(p.driver, Driver::Powernv { global_pstate: false });
+        let t = p.cpu_type_of(0);
+        let states: Vec<(&str, u64, u64)> = t
+            .idle_states
+            .iter()
+            .map(|s| (s.name.as_str(), s.exit_latency_ns / 1000, s.target_residency_ns / 1000))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ("snooze", 0, 0),
+                ("stop0_lite", 1, 10),
+                ("stop0", 2, 20),
+                ("stop1", 5, 50),
+                ("stop2", 10, 100),
+                ("stop4", 100, 10_000),
+                ("stop5", 200, 20_000)
+            ]
+        );
+        check_consistent(&p);
     }
 
     #[test]

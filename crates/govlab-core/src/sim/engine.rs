@@ -321,6 +321,7 @@ impl Engine {
                 true
             }
             Event::HwpTick { domain, gen } => self.hwp_tick(domain as usize, gen),
+            Event::DriverTimer { domain, gen } => self.driver_timer(domain as usize, gen),
             Event::End => true,
         }
     }

@@ -74,6 +74,8 @@ pub enum Event {
     PcuTick { package: u32 },
     /// A domain's HWP hardware re-evaluates its P-state.
     HwpTick { domain: u32, gen: u32 },
+    /// A cpufreq driver's own timer for a policy (powernv's global P-state).
+    DriverTimer { domain: u32, gen: u32 },
     /// The run's duration is reached.
     End,
 }
@@ -89,7 +91,8 @@ impl Event {
             Event::Tick { .. }
             | Event::GovTimer { .. }
             | Event::PcuTick { .. }
-            | Event::HwpTick { .. } => EventClass::Housekeeping,
+            | Event::HwpTick { .. }
+            | Event::DriverTimer { .. } => EventClass::Housekeeping,
             Event::End => EventClass::End,
         }
     }
