@@ -42,8 +42,8 @@ use crate::sim::Engine;
 /// governor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CpufreqDriver {
-    /// acpi-cpufreq or cpufreq-dt: a frequency table.
-    Table,
+    /// acpi-cpufreq or cpufreq-dt (the name): a frequency table.
+    Table(&'static str),
     /// intel_pstate in active mode, driven by its own governor.
     IntelPstate,
     /// intel_pstate in passive mode. `strict_target`: the governor declared
@@ -57,7 +57,7 @@ impl CpufreqDriver {
     /// The driver's name as `scaling_driver` shows it.
     pub fn name(&self) -> &'static str {
         match self {
-            CpufreqDriver::Table => "table",
+            CpufreqDriver::Table(name) => name,
             CpufreqDriver::IntelPstate => "intel_pstate",
             CpufreqDriver::IntelCpufreq { .. } => "intel_cpufreq",
             CpufreqDriver::Powernv { .. } => "powernv",
@@ -70,7 +70,7 @@ pub fn resolve(platform: &Platform, gov: &dyn CpufreqGovernor) -> Result<Cpufreq
     let name = gov.name();
     let plat = &platform.name;
     match (gov.driver(), platform.driver) {
-        (None, Driver::AcpiCpufreq | Driver::CpufreqDt) => Ok(CpufreqDriver::Table),
+        (None, table @ (Driver::AcpiCpufreq | Driver::CpufreqDt)) => Ok(CpufreqDriver::Table(table.name())),
         (None, Driver::IntelPstate { mode: None | Some(PstateMode::Passive) }) => {
             Ok(CpufreqDriver::IntelCpufreq {
                 hwp: platform.hwp,
@@ -125,7 +125,7 @@ impl Engine {
         }
         self.domains[d].policy_cur_khz = opp_khz;
         match self.cpufreq_driver {
-            CpufreqDriver::Table | CpufreqDriver::IntelPstate | CpufreqDriver::IntelCpufreq { hwp: false, .. } => {
+            CpufreqDriver::Table(_) | CpufreqDriver::IntelPstate | CpufreqDriver::IntelCpufreq { hwp: false, .. } => {
                 self.request_opp(d, opp);
             }
             CpufreqDriver::IntelCpufreq { hwp: true, strict_target } => {
@@ -226,6 +226,6 @@ mod tests {
         let passive = platform("broadwell-2s-e5-2698v4:intel_pstate=passive");
         let e = resolve(&passive, &OwnGovernor).unwrap_err().to_string();
         assert!(e.contains("passive") && e.contains("schedutil"), "{e}");
-        assert_eq!(generic("ondemand", &acpi).unwrap(), CpufreqDriver::Table);
+        assert_eq!(generic("ondemand", &acpi).unwrap(), CpufreqDriver::Table("acpi-cpufreq"));
     }
 }
