@@ -146,12 +146,12 @@ fn params_json(params: &[workload::ParamInfo]) -> Value {
 }
 
 /// The cpufreq driver's own platform options (`list platforms`).
-fn driver_params(driver: &platform::Driver) -> Vec<Value> {
+fn driver_params(driver: platform::Driver) -> Vec<Value> {
     match driver {
         platform::Driver::IntelPstate { .. } => vec![json!({"name": "intel_pstate", "default": "by governor",
             "help": "active or passive (default: active for --cpufreq intel_pstate, passive for the others)"})],
         platform::Driver::Powernv { global_pstate } => vec![json!({"name": "global_pstate",
-            "default": if *global_pstate {"on"} else {"off"},
+            "default": if global_pstate {"on"} else {"off"},
             "help": "off: the chip voltage follows every frequency request instead of ramping down over ~5 s"})],
         _ => Vec::new(),
     }
@@ -169,7 +169,7 @@ pub fn list_json(kind: &str) -> Result<String> {
                                               json!({"name": "turbo", "default": "on", "help": "off drops turbo OPPs"}),
                                               json!({"name": "smt", "default": "on", "help": "off keeps one thread per core"}),
                                               json!({"name": "hwp", "default": if p.hwp {"on"} else {"off"}, "help": "hardware P-states"})];
-                        params.extend(driver_params(&p.driver));
+                        params.extend(driver_params(p.driver));
                         json!({"name": n, "description": p.description, "cpus": p.nr_cpus(), "driver": p.driver.name(),
                                "hwp": p.hwp, "params": params})
                     }
