@@ -111,10 +111,11 @@ impl RunConfig {
         let p = self.parts()?;
         let kv = |v: Vec<(String, String)>| Value::Object(v.into_iter().map(|(k, v)| (k, Value::String(v))).collect());
         Ok(json!({
-            "platform": {"name": p.platform.name, "cpus": p.platform.nr_cpus(), "driver": p.platform.driver,
+            "platform": {"name": p.platform.name, "cpus": p.platform.nr_cpus(), "driver": p.platform.driver.name(),
                           "hwp": p.platform.hwp, "hz": p.platform.hz},
             "workload": {"name": self.workload.name, "params": kv(p.workload.resolved())},
-            "cpufreq": {"name": p.cpufreq.name(), "tunables": kv(p.cpufreq.tunables())},
+            "cpufreq": {"name": p.cpufreq.name(), "tunables": kv(p.cpufreq.tunables()),
+                        "scaling_driver": cpufreq::driver::resolve(&p.platform, p.cpufreq.as_ref())?.name()},
             "cpuidle": {"name": p.cpuidle.name(), "tunables": kv(p.cpuidle.tunables())},
             "duration_ns": self.duration_ns,
             "seed": self.seed,
@@ -144,6 +145,18 @@ fn params_json(params: &[workload::ParamInfo]) -> Value {
     )
 }
 
+/// The cpufreq driver's own platform options (`list platforms`).
+fn driver_params(driver: platform::Driver) -> Vec<Value> {
+    match driver {
+        platform::Driver::IntelPstate { .. } => vec![json!({"name": "intel_pstate", "default": "by governor",
+            "help": "active or passive (default: active for --cpufreq intel_pstate, passive for the others)"})],
+        platform::Driver::Powernv { global_pstate } => vec![json!({"name": "global_pstate",
+            "default": if global_pstate {"on"} else {"off"},
+            "help": "off: the chip voltage follows every frequency request instead of ramping down over ~5 s"})],
+        _ => Vec::new(),
+    }
+}
+
 /// The registries as JSON text: `platforms`, `workloads` or `governors`.
 pub fn list_json(kind: &str) -> Result<String> {
     let v = match kind {
@@ -151,12 +164,15 @@ pub fn list_json(kind: &str) -> Result<String> {
             platform::platform_names()
                 .into_iter()
                 .map(|n| match platform::load_named(&Spec::new(n)) {
-                    Ok(p) => json!({"name": n, "description": p.description, "cpus": p.nr_cpus(), "driver": p.driver,
-                                    "hwp": p.hwp,
-                                    "params": [{"name": "hz", "default": p.hz.to_string(), "help": "tick rate (CONFIG_HZ)"},
-                                               {"name": "turbo", "default": "on", "help": "off drops turbo OPPs"},
-                                               {"name": "smt", "default": "on", "help": "off keeps one thread per core"},
-                                               {"name": "hwp", "default": if p.hwp {"on"} else {"off"}, "help": "hardware P-states"}]}),
+                    Ok(p) => {
+                        let mut params = vec![json!({"name": "hz", "default": p.hz.to_string(), "help": "tick rate (CONFIG_HZ)"}),
+                                              json!({"name": "turbo", "default": "on", "help": "off drops turbo OPPs"}),
+                                              json!({"name": "smt", "default": "on", "help": "off keeps one thread per core"}),
+                                              json!({"name": "hwp", "default": if p.hwp {"on"} else {"off"}, "help": "hardware P-states"})];
+                        params.extend(driver_params(p.driver));
+                        json!({"name": n, "description": p.description, "cpus": p.nr_cpus(), "driver": p.driver.name(),
+                               "hwp": p.hwp, "params": params})
+                    }
                     Err(e) => json!({"name": n, "description": format!("(cannot load: {e})")}),
                 })
                 .collect(),

@@ -77,7 +77,7 @@
 use super::{CpufreqGovernor, Policy, Relation, SchedView};
 use crate::error::Result;
 use crate::params::Params;
-use crate::platform::{CpuId, Platform};
+use crate::platform::{CpuId, Driver, Platform};
 
 // ---- cpufreq core constants ----------------------------------------------
 
@@ -124,7 +124,8 @@ pub const CPUFREQ_DBS_MIN_SAMPLING_TICKS: u64 = 2;
 /// policies (x86), the kernel derives them from the first policy initialised,
 /// so callers pass domain 0.
 pub fn policy_transition_delay_us(platform: &Platform, domain: usize) -> u32 {
-    if platform.driver == "intel_pstate" {
+    // A generic governor on intel_pstate runs it in passive mode.
+    if matches!(platform.driver, Driver::IntelPstate { .. }) {
         return if platform.hwp {
             INTEL_CPUFREQ_TRANSITION_DELAY_HWP_US
         } else {
@@ -454,6 +455,8 @@ pub(crate) mod testutil {
         pub capacity: u64,
         /// None: the view does not count idle calls.
         pub idle_calls: Option<Vec<u64>>,
+        /// ∫ clock frequency dt per CPU, kHz·ns.
+        pub clock_khz_ns: Vec<u128>,
     }
 
     impl SchedView for FakeSched {
@@ -474,6 +477,9 @@ pub(crate) mod testutil {
         }
         fn idle_calls(&self, cpu: CpuId) -> Option<u64> {
             self.idle_calls.as_ref().map(|c| c[cpu])
+        }
+        fn clock_khz_ns(&self, cpu: CpuId, _now_ns: u64) -> u128 {
+            self.clock_khz_ns[cpu]
         }
     }
 
@@ -508,6 +514,7 @@ pub(crate) mod testutil {
                     util: vec![0; ncpus],
                     capacity: 1024,
                     idle_calls: None,
+                    clock_khz_ns: vec![0; ncpus],
                 },
                 cur_khz: max_khz,
                 min_khz,
@@ -649,7 +656,7 @@ mod tests {
         assert_eq!(default_sampling_rate_us(&sky), 8000); // 2 ticks at HZ=250
         sky.hwp = false;
         assert_eq!(policy_transition_delay_us(&sky, 0), 500);
-        sky.driver = "acpi-cpufreq".into();
+        sky.driver = Driver::AcpiCpufreq;
         sky.cpu_types[0].transition_latency_ns = 10_000;
         assert_eq!(policy_transition_delay_us(&sky, 0), 10_000); // 1000 × 10 µs, at the cap
         sky.cpu_types[0].transition_latency_ns = 50_000;

@@ -7,16 +7,28 @@
 //! with [`SCHED_CPUFREQ_IOWAIT`] when a task that waited for IO is enqueued)
 //! and/or a sampling timer of its own ([`CpufreqGovernor::timer`], armed
 //! through [`Policy::arm_timer`], deferrable or not). It answers with a
-//! target frequency and a relation; the driver resolves it to an OPP.
+//! target frequency and a relation, or, for HWP, with a request of
+//! min/max/desired/EPP that the hardware then acts on. The *driver*
+//! ([`driver`]) turns the answer into a frequency, as the platform's scaling
+//! driver does in the kernel: a frequency table, intel_pstate's P-states,
+//! HWP hardware, or powernv's local and global P-states. A governor that
+//! needs something the platform's driver lacks is refused when the run is
+//! built ([`driver::resolve`]).
 //!
 //! Glossary (kernel abbreviations kept so a grep finds both trees): dbs =
 //! demand-based switching (ondemand/conservative's shared machinery), od =
 //! ondemand, cs = conservative, sugov = schedutil, hwp = hardware P-states,
-//! epp = energy-performance preference.
+//! epp = energy-performance preference, pstate = a performance ratio (×100
+//! MHz on Intel Core; on POWER an index into the firmware's table), gpstate /
+//! lpstate = powernv's global (chip voltage) and local (core frequency)
+//! P-states.
 
 pub mod conservative;
 pub mod dbs;
+pub mod driver;
+pub mod intel_pstate;
 pub mod ondemand;
+pub mod powernv;
 pub mod performance;
 pub mod policy;
 pub mod powersave;
@@ -28,8 +40,16 @@ use crate::params::Spec;
 use crate::platform::{CpuId, Opp, Platform};
 use crate::workload::ParamInfo;
 
+pub use crate::platform::hwp::HwpRequest;
+
 /// `cpufreq_update_util()` flag: the enqueued task waited for IO.
 pub const SCHED_CPUFREQ_IOWAIT: u32 = 1 << 0;
+/// `cpufreq_update_util()` flag: a task was attached to the CPU's runqueue
+/// after migrating (or being created). v4.x kernels passed it (removed in
+/// v4.19, when the attach call began passing 0, as v6.8 does); only
+/// intel_pstate's `hwp_boost_migration` reads it, every other governor
+/// treats the call as a plain update.
+pub const SCHED_CPUFREQ_MIGRATION: u32 = 1 << 1;
 
 /// How a target frequency maps to a table frequency (cpufreq's relations).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,12 +83,21 @@ pub trait SchedView {
     fn idle_calls(&self, _cpu: CpuId) -> Option<u64> {
         None
     }
+    /// ∫ clock frequency dt of the CPU's frequency domain up to `now_ns`,
+    /// kHz·ns. What APERF counts, except that APERF stops in idle states
+    /// and this does not; intel_pstate reads the average P-state from it.
+    fn clock_khz_ns(&self, cpu: CpuId, now_ns: u64) -> u128;
 }
 
 /// What a governor asked for during one call; applied by the engine after.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PolicyRequests {
     pub target: Option<(u32, Relation)>,
+    /// The target came through the fast-switch path (cpufreq_driver_fast_switch,
+    /// schedutil's), which some drivers handle differently.
+    pub fast_switch: bool,
+    /// An HWP request to write (intel_pstate in active mode with HWP).
+    pub hwp: Option<HwpRequest>,
     /// (delay from now, deferrable)
     pub timer: Option<(u64, bool)>,
     pub cancel_timer: bool,
@@ -102,6 +131,25 @@ impl Policy<'_> {
     /// policy limits (__cpufreq_driver_target).
     pub fn set_target(&mut self, khz: u32, relation: Relation) {
         self.out.target = Some((khz.clamp(self.min_khz, self.max_khz), relation));
+        self.out.fast_switch = false;
+    }
+
+    /// Ask for `khz` through the driver's fast-switch path
+    /// (cpufreq_driver_fast_switch: RELATION_L, within the limits).
+    pub fn fast_switch(&mut self, khz: u32) {
+        self.set_target(khz, Relation::L);
+        self.out.fast_switch = true;
+    }
+
+    /// Write an HWP request (MSR_HWP_REQUEST) for the policy's CPUs; the
+    /// hardware then picks the frequency inside it.
+    pub fn set_hwp_request(&mut self, req: HwpRequest) {
+        self.out.hwp = Some(req);
+    }
+
+    /// The guaranteed (base, P1) frequency: the highest non-turbo one, kHz.
+    pub fn base_khz(&self) -> u32 {
+        self.opps.iter().rev().find(|o| !o.turbo).map_or(self.cpuinfo_max_khz, |o| o.khz)
     }
 
     /// Arm (or re-arm) the governor's timer `delay_ns` from now. A
@@ -125,6 +173,20 @@ pub trait CpufreqGovernor: Send {
 
     /// Whether the engine must call [`CpufreqGovernor::update_util`].
     fn uses_util_hook(&self) -> bool {
+        false
+    }
+
+    /// The driver this governor is part of: intel_pstate's active mode is a
+    /// setpolicy driver whose governor lives inside it. None for the generic
+    /// governors, which run on any driver that takes frequency targets.
+    fn driver(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The governor wants exactly the frequency it asks for
+    /// (CPUFREQ_GOV_STRICT_TARGET: performance and powersave), which
+    /// intel_cpufreq with HWP honours with min = max.
+    fn strict_target(&self) -> bool {
         false
     }
 
@@ -159,12 +221,19 @@ pub fn registry() -> &'static [GovernorInfo] {
         ondemand::INFO,
         conservative::INFO,
         schedutil::INFO,
+        intel_pstate::INFO,
     ]
 }
 
+/// Build the governor `spec` names and check that the platform's driver can
+/// run it.
 pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
     match registry().iter().find(|g| g.name == spec.name) {
-        Some(info) => (info.build)(spec, platform),
+        Some(info) => {
+            let gov = (info.build)(spec, platform)?;
+            driver::resolve(platform, gov.as_ref())?;
+            Ok(gov)
+        }
         None => Err(Error::UnknownName {
             kind: "cpufreq governor",
             name: spec.name.clone(),

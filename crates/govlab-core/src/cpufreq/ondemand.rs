@@ -51,7 +51,7 @@ use super::dbs::{self, DbsData, DbsGovernor, DbsGovernorCore, PolicyDbsInfo};
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
 use crate::error::Result;
 use crate::params::{Params, Spec};
-use crate::platform::Platform;
+use crate::platform::{Driver, Platform};
 use crate::workload::ParamInfo;
 
 /// up_threshold without NOHZ idle micro-accounting (DEF_FREQUENCY_UP_THRESHOLD).
@@ -156,7 +156,7 @@ impl OndemandTunables {
 /// should_io_be_busy: Intel family 6 model ≥ 15. govlab platforms have no
 /// vendor/model, so the Intel drivers stand for it (see the module doc).
 fn should_io_be_busy(platform: &Platform) -> bool {
-    matches!(platform.driver.as_str(), "intel_pstate" | "acpi-cpufreq")
+    matches!(platform.driver, Driver::IntelPstate { .. } | Driver::AcpiCpufreq)
 }
 
 /// Which half of a powersave_bias period the next sample is
@@ -509,7 +509,7 @@ mod tests {
         assert_eq!(tunable(g.as_ref(), "io_is_busy"), "1");
         assert_eq!(tunable(g.as_ref(), "copy_prev_load"), "on");
         let mut other = skylake();
-        other.driver = "cpufreq-dt".into();
+        other.driver = Driver::CpufreqDt;
         let t = OndemandTunables::for_platform(&other);
         assert_eq!(t.io_is_busy, 0);
         assert_eq!(t.sampling_rate, 10_000); // 1000 × 20 µs, capped at 10 ms

@@ -29,6 +29,10 @@ impl CpufreqGovernor for Performance {
         "performance"
     }
 
+    fn strict_target(&self) -> bool {
+        true
+    }
+
     fn start(&mut self, policy: &mut Policy<'_>) {
         policy.set_target(policy.max_khz, Relation::H);
     }

@@ -1,9 +1,9 @@
-//! The cpufreq core (cpufreq.c): starts governors on policies, forwards the scheduler's
-//! utilisation hook and the governors' timers, and turns their requests
-//! into driver targets (a plain frequency-table driver, like acpi-cpufreq:
-//! the target is resolved to an OPP with the requested relation).
+//! The cpufreq core (cpufreq.c): starts governors on policies, forwards the
+//! scheduler's utilisation hook and the governors' timers, and hands their
+//! requests to the scaling driver ([`super::driver`]): frequency targets
+//! through `driver_target`, HWP requests to the HWP hardware.
 
-use super::{Policy, PolicyRequests, Relation, SchedView};
+use super::{Policy, PolicyRequests, SchedView};
 use crate::platform::CpuId;
 use crate::sched::pelt;
 use crate::sim::{Engine, Event};
@@ -36,6 +36,10 @@ impl SchedView for View<'_> {
 
     fn idle_calls(&self, cpu: CpuId) -> Option<u64> {
         Some(self.e.rqs[cpu].idle_calls)
+    }
+
+    fn clock_khz_ns(&self, cpu: CpuId, now_ns: u64) -> u128 {
+        self.e.domains[self.e.plat.cpus[cpu].freq_domain].clock_khz_ns(now_ns)
     }
 }
 
@@ -82,14 +86,10 @@ impl Engine {
 
     fn apply_policy_requests(&mut self, d: usize, out: PolicyRequests) {
         if let Some((khz, relation)) = out.target {
-            let ct = self.plat.domain_type(d);
-            let opp = match relation {
-                Relation::L => ct.opp_at_least(khz),
-                Relation::H => ct.opp_at_most(khz),
-                Relation::C => ct.opp_closest(khz),
-            };
-            self.domains[d].policy_cur_khz = ct.opps[opp].khz;
-            self.request_opp(d, opp);
+            self.driver_target(d, khz, relation, out.fast_switch);
+        }
+        if let Some(req) = out.hwp {
+            self.hwp_write_request(d, req);
         }
         if out.cancel_timer {
             let dom = &mut self.domains[d];
@@ -132,12 +132,14 @@ impl Engine {
         self.call_governor(d, Call::Timer);
     }
 
-    /// A CPU of policy `d` woke: run a deferred governor timer.
+    /// A CPU of policy `d` woke: run a deferred governor timer, and the
+    /// driver's if it has one waiting.
     pub(crate) fn run_deferred_timer(&mut self, cpu: CpuId) {
         let d = self.plat.cpus[cpu].freq_domain;
         if self.domains[d].timer_deferred {
             self.domains[d].timer_deferred = false;
             self.call_governor(d, Call::Timer);
         }
+        self.run_deferred_driver_timer(d);
     }
 }

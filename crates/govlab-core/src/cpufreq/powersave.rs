@@ -30,6 +30,10 @@ impl CpufreqGovernor for Powersave {
         "powersave"
     }
 
+    fn strict_target(&self) -> bool {
+        true
+    }
+
     fn start(&mut self, policy: &mut Policy<'_>) {
         policy.set_target(policy.min_khz, Relation::L);
     }

@@ -67,16 +67,18 @@
 //!   refreshes the rate-limit clock on every evaluation (§0 item 6).
 //! * Drivers flagged CPUFREQ_NEED_UPDATE_LIMITS (intel_cpufreq in v6.8),
 //!   for which the driver is called at every evaluation past the rate limit
-//!   even when the frequency is unchanged: govlab's cpufreq core is a plain
-//!   table driver.
+//!   even when the frequency is unchanged: govlab's drivers
+//!   ([`super::driver`]) only hear about changes, which for intel_cpufreq
+//!   resolve to the same P-state anyway.
 //! * RT, DL and IRQ utilisation, uclamp, the runnable boost (~v6.5) and the
 //!   DL rate-limit bypass: govlab's [`SchedView::cpu_util`](super::SchedView::cpu_util)
 //!   is the CFS utilisation (util_avg max util_est) only.
 //! * The non-invariant reference frequency (`cur + cur/4`, §0 item 4) and an
 //!   architecture reference frequency (arch_scale_freq_ref).
 //! * Remote hook calls and the slow-switch kthread: the engine calls the hook
-//!   for the CPU whose runqueue changed and applies requests at once, as
-//!   fast switching does.
+//!   for the CPU whose runqueue changed and applies requests at once, through
+//!   the drivers' fast-switch path (which powernv treats differently: no
+//!   global P-state ramp-down).
 
 use super::dbs;
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation, SchedView, SCHED_CPUFREQ_IOWAIT};
@@ -334,7 +336,7 @@ impl SugovPolicy {
             next_freq_khz: 0,
             cached_raw_freq_khz: 0,
             limits_changed: false,
-            // A plain table driver: no CPUFREQ_NEED_UPDATE_LIMITS.
+            // govlab's drivers do not need CPUFREQ_NEED_UPDATE_LIMITS.
             need_freq_update: false,
             cpus: policy.cpus.iter().map(|&c| SugovCpu::new(c)).collect(),
         }
@@ -415,7 +417,7 @@ impl Schedutil {
 
         // Step 6.
         if sg.update_next_freq(time_ns, next_f) {
-            policy.set_target(next_f, Relation::L);
+            policy.fast_switch(next_f);
         }
     }
 
@@ -438,7 +440,7 @@ impl Schedutil {
         }
         let next_f = sg.get_next_freq(policy, util, max_cap);
         if sg.update_next_freq(time_ns, next_f) {
-            policy.set_target(next_f, Relation::L);
+            policy.fast_switch(next_f);
         }
     }
 }

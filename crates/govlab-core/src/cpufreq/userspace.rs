@@ -7,6 +7,13 @@
 //! keeps the frequency the policy had when it started (policy->cur), which
 //! for govlab is the highest non-turbo frequency (the boot frequency of most
 //! firmware; assumed).
+//!
+//! One deliberate step past v6.8: the governor declares a strict target
+//! (CPUFREQ_GOV_STRICT_TARGET), as kernels do since 2025
+//! (design/kernel-governors.md §0 item 8). In v6.8, intel_cpufreq with HWP
+//! wrote scaling_setspeed as the HWP *minimum* only, so the hardware was free
+//! to run faster and the governor did not fix the frequency, which is the
+//! one thing it is for.
 
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
 use crate::error::Result;
@@ -49,6 +56,10 @@ fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> 
 impl CpufreqGovernor for Userspace {
     fn name(&self) -> &'static str {
         "userspace"
+    }
+
+    fn strict_target(&self) -> bool {
+        true
     }
 
     fn start(&mut self, policy: &mut Policy<'_>) {

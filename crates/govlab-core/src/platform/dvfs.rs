@@ -10,10 +10,18 @@
 //! still needs. One transition is in flight per domain; a request that
 //! arrives meanwhile is applied when it completes.
 //!
+//! A domain may also hold its voltage domain above what its clock needs: the
+//! rail then sits at the voltage of its `volt_opp` if that is higher
+//! (powernv's global P-state). Lowering that floor lowers the rail at once;
+//! a clock that later climbs back within the voltage held switches after the
+//! transition latency alone.
+//!
 //! Turbo OPPs are granted by the package's power controller (PCU) only up to
 //! the limit for the number of active cores, re-evaluated every
 //! [`PCU_INTERVAL_NS`] while some domain of the package asks for turbo.
 
+use crate::cpufreq::powernv::GlobalPstateInfo;
+use crate::platform::hwp::HwpRt;
 use crate::platform::{FreqDomain, Platform};
 use crate::sim::{Engine, Event, Time};
 
@@ -47,6 +55,19 @@ pub struct DomainRt {
     pub time_in_opp_ns: Vec<u64>,
     pub since_ns: Time,
     pub transitions: u64,
+    /// ∫ clock frequency dt up to `since_ns`, kHz·ns (the APERF-like counter).
+    pub khz_ns: u128,
+    /// The HWP hardware, once the OS enabled it with a first request.
+    pub hwp: Option<HwpRt>,
+    /// The OPP whose voltage the domain holds its rail at, at least
+    /// (powernv's global P-state; 0 = no floor beyond the clock's need).
+    pub volt_opp: usize,
+    /// powernv's per-policy ramp-down state (policy->driver_data).
+    pub gpstate: GlobalPstateInfo,
+    /// The driver's own timer (powernv's gpstate timer): generation, and
+    /// whether it expired while the policy idled (it is deferrable).
+    pub driver_timer_gen: u32,
+    pub driver_timer_deferred: bool,
 }
 
 impl DomainRt {
@@ -70,7 +91,26 @@ impl DomainRt {
             time_in_opp_ns: vec![0; ct.opps.len()],
             since_ns: 0,
             transitions: 0,
+            khz_ns: 0,
+            hwp: None,
+            volt_opp: 0,
+            gpstate: GlobalPstateInfo::default(),
+            driver_timer_gen: 0,
+            driver_timer_deferred: false,
         }
+    }
+
+    /// Close the frequency accounting at `now`.
+    fn account_until(&mut self, now: Time) {
+        let dt = now - self.since_ns;
+        self.time_in_opp_ns[self.cur_opp] += dt;
+        self.khz_ns += u128::from(dt) * u128::from(self.cur_khz);
+        self.since_ns = now;
+    }
+
+    /// ∫ clock frequency dt up to `now`, kHz·ns.
+    pub fn clock_khz_ns(&self, now: Time) -> u128 {
+        self.khz_ns + u128::from(now.saturating_sub(self.since_ns)) * u128::from(self.cur_khz)
     }
 }
 
@@ -81,6 +121,38 @@ pub struct VoltageRt {
 }
 
 impl Engine {
+    /// The voltage domain `d` needs: its clock's, or its floor's if higher.
+    fn domain_mv(&self, d: usize) -> u32 {
+        let dom = &self.domains[d];
+        self.plat.domain_type(d).opps[dom.cur_opp.max(dom.volt_opp)].mv
+    }
+
+    /// Set the OPP whose voltage domain `d` holds (powernv's global
+    /// P-state). A lower floor lowers the rail now; a higher one takes
+    /// effect when the clock next switches (the regulator slews first).
+    pub(crate) fn set_volt_opp(&mut self, d: usize, opp: usize) {
+        self.domains[d].volt_opp = opp;
+        let vd = self.plat.freq_domains[d].voltage_domain;
+        let rail = self.rail_mv(vd);
+        if rail < self.vdomains[vd].mv {
+            self.vdomains[vd].mv = rail;
+            for i in 0..self.plat.voltage_domains[vd].freq_domains.len() {
+                let fd = self.plat.voltage_domains[vd].freq_domains[i];
+                self.refresh_domain_power(fd);
+            }
+        }
+    }
+
+    /// What rail `vd` must supply: the highest need of its domains.
+    fn rail_mv(&self, vd: usize) -> u32 {
+        self.plat.voltage_domains[vd]
+            .freq_domains
+            .iter()
+            .map(|&fd| self.domain_mv(fd))
+            .max()
+            .unwrap_or(0)
+    }
+
     pub(crate) fn init_domain_voltage(&mut self, d: usize) {
         let vd = self.plat.freq_domains[d].voltage_domain;
         let mv = self.plat.domain_type(d).opps[self.domains[d].cur_opp].mv;
@@ -163,31 +235,24 @@ impl Engine {
         }
         let ct = self.plat.domain_type(d);
         let khz = ct.opps[target].khz;
-        let need_mv = ct.opps[target].mv;
         let vd = self.plat.freq_domains[d].voltage_domain;
         let now = self.now;
         let dom = &mut self.domains[d];
-        dom.time_in_opp_ns[dom.cur_opp] += now - dom.since_ns;
-        dom.since_ns = now;
+        dom.account_until(now);
         dom.cur_opp = target;
         dom.cur_khz = khz;
         dom.transitions += 1;
         // The rail rose before the switch, or falls to what is still needed.
-        let rail = self.plat.voltage_domains[vd]
-            .freq_domains
-            .iter()
-            .map(|&fd| self.plat.domain_type(fd).opps[self.domains[fd].cur_opp].mv)
-            .max()
-            .unwrap_or(need_mv);
+        let rail = self.rail_mv(vd);
         let old_mv = self.vdomains[vd].mv;
         self.vdomains[vd].mv = rail;
-        if rail != old_mv {
+        if rail == old_mv {
+            self.refresh_domain_power(d);
+        } else {
             for i in 0..self.plat.voltage_domains[vd].freq_domains.len() {
                 let fd = self.plat.voltage_domains[vd].freq_domains[i];
                 self.refresh_domain_power(fd);
             }
-        } else {
-            self.refresh_domain_power(d);
         }
         if let Some(t) = self.trace.as_mut() {
             for &cpu in &cpus {
@@ -232,8 +297,7 @@ impl Engine {
     pub(crate) fn close_time_in_state(&mut self) {
         let now = self.now;
         for dom in &mut self.domains {
-            dom.time_in_opp_ns[dom.cur_opp] += now - dom.since_ns;
-            dom.since_ns = now;
+            dom.account_until(now);
         }
     }
 }

@@ -20,7 +20,9 @@
 //! The shipped platforms (`data/platforms/*.toml`) are compiled into the
 //! binary, so a run needs no data directory. [`load_named`] also takes a path
 //! ending in `.toml`, and `name:key=value` overrides ([`PlatformOverrides`]):
-//! `hz`, `turbo`, `hwp` and `smt`.
+//! `hz`, `turbo`, `hwp` and `smt` for the machine, and the cpufreq driver's
+//! own options: `intel_pstate=active|passive` (the kernel's command-line
+//! switch) and `global_pstate=on|off` (powernv).
 
 use std::collections::HashMap;
 use std::fmt::Display;
@@ -31,7 +33,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{
-    Core, Cpu, CpuId, CpuType, Device, FreqDomain, IdleState, Opp, Package, Platform, VoltageDomain,
+    AcpiPmProfile, Core, Cpu, CpuId, CpuType, Device, Driver, FreqDomain, IdleState, Opp, Package,
+    Platform, PstateMode, VoltageDomain,
 };
 use crate::error::{line_of, Error, Result};
 use crate::params::{Params, Spec};
@@ -46,10 +49,16 @@ const BUILTIN: &[(&str, &str)] = &[
         "broadwell-2s-e5-2698v4",
         include_str!("../../../../data/platforms/broadwell-2s-e5-2698v4.toml"),
     ),
+    ("power8", include_str!("../../../../data/platforms/power8.toml")),
+    ("power9", include_str!("../../../../data/platforms/power9.toml")),
 ];
 
 /// cpufreq drivers the engine models.
 const DRIVERS: &[&str] = &["acpi-cpufreq", "intel_pstate", "powernv", "cpufreq-dt"];
+
+/// intel_pstate's P-state unit on Core parts, kHz: one ratio step is one
+/// 100 MHz bus clock (core_get_scaling).
+pub const INTEL_PSTATE_SCALING_KHZ: u32 = 100_000;
 
 /// `CONFIG_HZ` values Kconfig offers (`kernel/Kconfig.hz`).
 const HZ_VALUES: &[u32] = &[100, 250, 300, 1000];
@@ -81,7 +90,8 @@ pub fn load_str(text: &str, path: &Path) -> Result<Platform> {
 }
 
 /// Load a built-in platform by name, or a file when the name ends in `.toml`,
-/// then apply the spec's overrides (`hz`, `turbo`, `hwp`, `smt`).
+/// then apply the spec's overrides (`hz`, `turbo`, `hwp`, `smt`,
+/// `intel_pstate`, `global_pstate`).
 pub fn load_named(spec: &Spec) -> Result<Platform> {
     let is_file = Path::new(&spec.name)
         .extension()
@@ -120,6 +130,14 @@ pub struct PlatformOverrides {
     /// `off` keeps only the first thread of every core (SMT disabled in the
     /// BIOS); CPUs are renumbered densely.
     pub smt: Option<bool>,
+    /// intel_pstate's mode, as the kernel's `intel_pstate=active|passive`
+    /// forces it; only on intel_pstate platforms. Unset, the governor
+    /// decides (see [`Driver::IntelPstate`]).
+    pub intel_pstate: Option<PstateMode>,
+    /// powernv's global P-state ramp-down (`off`: the voltage follows every
+    /// frequency request); only on powernv platforms. Unset, the platform
+    /// file's `global_pstate` holds.
+    pub global_pstate: Option<bool>,
 }
 
 impl PlatformOverrides {
@@ -143,11 +161,29 @@ impl PlatformOverrides {
         let turbo = opt_bool(p, "turbo")?;
         let hwp = opt_bool(p, "hwp")?;
         let smt = opt_bool(p, "smt")?;
+        let intel_pstate = match p.string("intel_pstate") {
+            None => None,
+            Some(v) => match v.as_str() {
+                "active" => Some(PstateMode::Active),
+                "passive" => Some(PstateMode::Passive),
+                _ => {
+                    return Err(Error::invalid(
+                        p.owner(),
+                        "intel_pstate",
+                        v,
+                        "active or passive (default: active for --cpufreq intel_pstate, passive for the generic governors)",
+                    ))
+                }
+            },
+        };
+        let global_pstate = opt_bool(p, "global_pstate")?;
         Ok(PlatformOverrides {
             hz,
             turbo,
             hwp,
             smt,
+            intel_pstate,
+            global_pstate,
         })
     }
 
@@ -198,6 +234,28 @@ impl PlatformOverrides {
                 )));
             }
             _ => {}
+        }
+        if let Some(mode) = self.intel_pstate {
+            let Driver::IntelPstate { mode: m } = &mut p.driver else {
+                return Err(Error::Unsupported(format!(
+                    "platform {}: intel_pstate={}, but its cpufreq driver is {}, not intel_pstate",
+                    p.name,
+                    if mode == PstateMode::Active { "active" } else { "passive" },
+                    p.driver.name()
+                )));
+            };
+            *m = Some(mode);
+        }
+        if let Some(on) = self.global_pstate {
+            let Driver::Powernv { global_pstate } = &mut p.driver else {
+                return Err(Error::Unsupported(format!(
+                    "platform {}: global_pstate={}, but its cpufreq driver is {}; global P-states are powernv's",
+                    p.name,
+                    if on { "on" } else { "off" },
+                    p.driver.name()
+                )));
+            };
+            *global_pstate = on;
         }
         Ok(())
     }
@@ -278,6 +336,12 @@ struct RawPlatform {
     driver: Spanned<String>,
     #[serde(default)]
     hwp: bool,
+    /// powernv only: the global P-state ramp-down (default off).
+    #[serde(default)]
+    global_pstate: Option<Spanned<bool>>,
+    /// x86: the ACPI FADT preferred PM profile (default "unspecified").
+    #[serde(default)]
+    acpi_pm_profile: Option<Spanned<String>>,
     hz: Spanned<u32>,
     topology: Spanned<RawTopology>,
     package: Spanned<RawPackage>,
@@ -542,15 +606,23 @@ fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
     if name.is_empty() {
         return Err(src.err(&raw.name.span(), "", "name", "must not be empty"));
     }
-    let driver = raw.driver.get_ref().clone();
-    if !DRIVERS.contains(&driver.as_str()) {
-        return Err(src.err(
-            &raw.driver.span(),
-            "",
-            "driver",
-            format!("unknown driver '{driver}'; valid: {}", DRIVERS.join(", ")),
-        ));
-    }
+    let driver = driver(src, &raw)?;
+    let acpi_pm_profile = match &raw.acpi_pm_profile {
+        None => AcpiPmProfile::default(),
+        Some(v) => AcpiPmProfile::NAMES
+            .iter()
+            .find(|(n, _)| *n == v.get_ref().as_str())
+            .map(|&(_, p)| p)
+            .ok_or_else(|| {
+                let names: Vec<&str> = AcpiPmProfile::NAMES.iter().map(|(n, _)| *n).collect();
+                src.err(
+                    &v.span(),
+                    "",
+                    "acpi_pm_profile",
+                    format!("unknown profile '{}'; valid: {}", v.get_ref(), names.join(", ")),
+                )
+            })?,
+    };
     let hz = *raw.hz.get_ref();
     if !HZ_VALUES.contains(&hz) {
         return Err(src.err(
@@ -572,6 +644,11 @@ fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         .collect::<Result<Vec<_>>>()?
         .into_iter()
         .unzip();
+    if matches!(driver, Driver::IntelPstate { .. }) {
+        for (i, t) in cpu_types.iter().enumerate() {
+            check_pstate_grid(src, i, &raw.cpu_type[i], t)?;
+        }
+    }
     for (i, t) in cpu_types.iter().enumerate() {
         if cpu_types[..i].iter().any(|u| u.name == t.name) {
             return Err(src.err(
@@ -808,6 +885,7 @@ fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         description: raw.description,
         driver,
         hwp: raw.hwp,
+        acpi_pm_profile,
         hz,
         cpus,
         cores,
@@ -818,6 +896,65 @@ fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         cpu_types,
         devices,
     })
+}
+
+/// The `driver` key, with `global_pstate` (powernv only).
+fn driver(src: &Source, raw: &RawPlatform) -> Result<Driver> {
+    let name = raw.driver.get_ref().as_str();
+    let driver = match name {
+        "acpi-cpufreq" => Driver::AcpiCpufreq,
+        "cpufreq-dt" => Driver::CpufreqDt,
+        "intel_pstate" => Driver::IntelPstate { mode: None },
+        "powernv" => Driver::Powernv {
+            global_pstate: raw.global_pstate.as_ref().is_some_and(|g| *g.get_ref()),
+        },
+        _ => {
+            return Err(src.err(
+                &raw.driver.span(),
+                "",
+                "driver",
+                format!("unknown driver '{name}'; valid: {}", DRIVERS.join(", ")),
+            ))
+        }
+    };
+    if let (Some(g), false) = (&raw.global_pstate, matches!(driver, Driver::Powernv { .. })) {
+        return Err(src.err(
+            &g.span(),
+            "",
+            "global_pstate",
+            format!("only the powernv driver has global P-states; this platform's driver is {name}"),
+        ));
+    }
+    Ok(driver)
+}
+
+/// intel_pstate names every frequency by its ratio: the table must hold one
+/// operating point per 100 MHz step, from the lowest to the highest.
+fn check_pstate_grid(src: &Source, i: usize, raw: &Spanned<RawCpuType>, t: &CpuType) -> Result<()> {
+    let item = format!("cpu_type[{i}]");
+    for (j, pair) in t.opps.windows(2).enumerate() {
+        if pair[1].khz != pair[0].khz + INTEL_PSTATE_SCALING_KHZ {
+            let o = &raw.get_ref().opps[j + 1];
+            return Err(src.err(
+                &o.span(),
+                &format!("{item}.opps[{}]", j + 1),
+                "khz",
+                format!(
+                    "{} kHz after {} kHz: the intel_pstate driver needs one operating point per 100 MHz P-state ratio",
+                    pair[1].khz, pair[0].khz
+                ),
+            ));
+        }
+    }
+    if t.opps[0].khz % INTEL_PSTATE_SCALING_KHZ != 0 {
+        return Err(src.err(
+            &raw.get_ref().opps[0].span(),
+            &format!("{item}.opps[0]"),
+            "khz",
+            format!("{} kHz is not a whole 100 MHz P-state ratio (intel_pstate driver)", t.opps[0].khz),
+        ));
+    }
+    Ok(())
 }
 
 /// Check a cluster and parse its domain widths.
@@ -1406,8 +1543,64 @@ mb_per_s = 100
     fn builtin_names() {
         assert_eq!(
             platform_names(),
-            vec!["skylake-e3-1240v5", "broadwell-2s-e5-2698v4"]
+            vec!["skylake-e3-1240v5", "broadwell-2s-e5-2698v4", "power8", "power9"]
         );
+    }
+
+    #[test]
+    fn power8_resolves() {
+        let p = named("power8").unwrap();
+        assert_eq!(p.nr_cpus(), 160);
+        assert_eq!(p.cpus[0].siblings, (1..8).collect::<Vec<_>>());
+        assert_eq!(p.cpus[80].package, 1);
+        assert_eq!(p.freq_domains.len(), 20);
+        assert_eq!(p.freq_domains[1].cpus, (8..16).collect::<Vec<_>>());
+        // One rail per chip, shared by its ten cores' clocks.
+        assert_eq!(p.voltage_domains.len(), 2);
+        assert_eq!(p.voltage_domains[0].freq_domains, (0..10).collect::<Vec<_>>());
+        assert_eq!(p.driver, Driver::Powernv { global_pstate: true });
+        assert_eq!(p.hz, 100);
+        let t = p.cpu_type_of(0);
+        assert_eq!((t.min_khz(), t.base_khz, t.max_khz()), (2_100_000, 3_500_000, 4_100_000));
+        // pmin -> pmax waits for the rail: milliseconds.
+        let slew_us = f64::from(t.opps[t.opps.len() - 1].mv - t.opps[0].mv) / p.voltage_domains[0].slew_mv_per_us;
+        assert!((slew_us - 2000.0).abs() < 1.0, "{slew_us}");
+        let names: Vec<&str> = t.idle_states.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["snooze", "nap", "fastsleep_"]);
+        check_consistent(&p);
+        assert_eq!(named("power8:global_pstate=off").unwrap().driver, Driver::Powernv { global_pstate: false });
+    }
+
+    #[test]
+    fn power9_resolves() {
+        let p = named("power9").unwrap();
+        assert_eq!(p.nr_cpus(), 160);
+        assert_eq!(p.cpus[0].siblings, vec![1, 2, 3]);
+        // Quads share a clock; the chip shares a rail.
+        assert_eq!(p.freq_domains.len(), 10);
+        assert_eq!(p.freq_domains[0].cpus, (0..16).collect::<Vec<_>>());
+        assert_eq!(p.voltage_domains.len(), 2);
+        assert_eq!(p.llcs.len(), 2);
+        assert_eq!(p.driver, Driver::Powernv { global_pstate: false });
+        let t = p.cpu_type_of(0);
+        let states: Vec<(&str, u64, u64)> = t
+            .idle_states
+            .iter()
+            .map(|s| (s.name.as_str(), s.exit_latency_ns / 1000, s.target_residency_ns / 1000))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ("snooze", 0, 0),
+                ("stop0_lite", 1, 10),
+                ("stop0", 2, 20),
+                ("stop1", 5, 50),
+                ("stop2", 10, 100),
+                ("stop4", 100, 10_000),
+                ("stop5", 200, 20_000)
+            ]
+        );
+        check_consistent(&p);
     }
 
     #[test]
@@ -1423,7 +1616,7 @@ mb_per_s = 100
         assert_eq!(p.voltage_domains.len(), 1);
         assert_eq!(p.llcs.len(), 1);
         assert_eq!(
-            (p.driver.as_str(), p.hwp, p.hz),
+            (p.driver.name(), p.hwp, p.hz),
             ("intel_pstate", true, 250)
         );
         let t = p.cpu_type_of(0);
@@ -1792,5 +1985,51 @@ mb_per_s = 100
         o.apply(&mut p).unwrap();
         assert_eq!(p.cpu_types[1].max_khz(), 1_100_000);
         assert_eq!(p.cpu_types[0].max_khz(), 850_000);
+    }
+
+    // --- the cpufreq driver --------------------------------------------------
+
+    #[test]
+    fn intel_pstate_mode_override() {
+        let p = named("broadwell-2s-e5-2698v4:intel_pstate=passive").unwrap();
+        assert_eq!(p.driver, Driver::IntelPstate { mode: Some(PstateMode::Passive) });
+        let p = named("skylake-e3-1240v5").unwrap();
+        assert_eq!(p.driver, Driver::IntelPstate { mode: None });
+        let e = named("skylake-e3-1240v5:intel_pstate=sometimes").unwrap_err().to_string();
+        assert!(e.contains("intel_pstate") && e.contains("active or passive"), "{e}");
+        let mut m = mini().unwrap();
+        let o = PlatformOverrides { intel_pstate: Some(PstateMode::Active), ..PlatformOverrides::default() };
+        let e = o.apply(&mut m).unwrap_err().to_string();
+        assert!(e.contains("cpufreq-dt") && e.contains("intel_pstate=active"), "{e}");
+    }
+
+    #[test]
+    fn global_pstate_belongs_to_powernv() {
+        let e = named("skylake-e3-1240v5:global_pstate=off").unwrap_err();
+        assert!(matches!(&e, Error::Unsupported(m) if m.contains("powernv") && m.contains("intel_pstate")), "{e:?}");
+        let (text, e) = broken("hz = 250\n", "hz = 250\nglobal_pstate = true\n");
+        let (line, msg) = file_error(&e);
+        assert!(msg.contains("global_pstate") && msg.contains("cpufreq-dt"), "{msg}");
+        assert_eq!(line, Some(line_with(&text, "global_pstate")));
+    }
+
+    /// intel_pstate names frequencies by 100 MHz ratios: a table with a gap
+    /// or an off-grid frequency is refused at its line.
+    #[test]
+    fn intel_pstate_needs_one_opp_per_ratio() {
+        let (text, e) = broken("driver = \"cpufreq-dt\"", "driver = \"intel_pstate\"");
+        let (line, msg) = file_error(&e);
+        assert!(msg.contains("cpu_type[0].opps[1].khz") && msg.contains("100 MHz"), "{msg}");
+        assert_eq!(line, Some(line_with(&text, "khz = 850000")));
+    }
+
+    #[test]
+    fn acpi_pm_profile_is_checked() {
+        let p = named("skylake-e3-1240v5").unwrap();
+        assert!(p.acpi_pm_profile.is_server());
+        assert_eq!(mini().unwrap().acpi_pm_profile, AcpiPmProfile::Unspecified);
+        let (_, e) = broken("hz = 250\n", "hz = 250\nacpi_pm_profile = \"server\"\n");
+        let msg = file_error(&e).1;
+        assert!(msg.contains("acpi_pm_profile") && msg.contains("enterprise-server"), "{msg}");
     }
 }

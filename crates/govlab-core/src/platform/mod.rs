@@ -12,6 +12,7 @@
 
 pub mod dvfs;
 pub mod energy;
+pub mod hwp;
 pub mod load;
 
 pub use load::{load_named, load_path, load_str, platform_names, PlatformOverrides};
@@ -26,11 +27,13 @@ pub struct Platform {
     pub name: String,
     /// One line for `govlab list platforms`.
     pub description: String,
-    /// The cpufreq driver this machine uses: how a frequency request becomes a
-    /// frequency (`acpi-cpufreq`, `intel_pstate`, `powernv`, `cpufreq-dt`).
-    pub driver: String,
+    /// The cpufreq scaling driver this machine uses, with its options: how a
+    /// frequency request becomes a frequency (see `cpufreq::driver`).
+    pub driver: Driver,
     /// Whether the CPU has hardware-managed P-states (Intel HWP).
     pub hwp: bool,
+    /// The firmware's preferred PM profile (x86 ACPI FADT).
+    pub acpi_pm_profile: AcpiPmProfile,
     /// Kernel tick rate (CONFIG_HZ) of the distribution kernel assumed.
     pub hz: u32,
     /// Logical CPUs, indexed by CPU id.
@@ -49,6 +52,85 @@ pub struct Platform {
     pub cpu_types: Vec<CpuType>,
     /// Storage devices, the first one is the default for `io` operations.
     pub devices: Vec<Device>,
+}
+
+/// The cpufreq scaling driver Linux uses on a platform, with the options
+/// govlab models. What each one does with a request is in `cpufreq::driver`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// `acpi-cpufreq`: the firmware's frequency table (ACPI _PSS).
+    AcpiCpufreq,
+    /// `cpufreq-dt`: the device tree's OPP table.
+    CpufreqDt,
+    /// `intel_pstate`. `mode` is what the kernel's `intel_pstate=active` or
+    /// `intel_pstate=passive` forces; None lets the governor decide: the
+    /// driver's own governor runs it in active mode, a generic governor in
+    /// passive mode (`intel_cpufreq`).
+    IntelPstate { mode: Option<PstateMode> },
+    /// `powernv-cpufreq` (IBM POWER on OPAL firmware). `global_pstate`: the
+    /// chip voltage (global P-state) is brought down slowly after the
+    /// frequency (local P-state) drops, as on POWER8 since v4.8.
+    Powernv { global_pstate: bool },
+}
+
+/// intel_pstate's operation mode (Documentation/admin-guide/pm/intel_pstate.rst).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PstateMode {
+    /// The driver is its own governor (a setpolicy driver).
+    Active,
+    /// The driver takes frequency targets from the generic governors and
+    /// registers as `intel_cpufreq`.
+    Passive,
+}
+
+impl Driver {
+    /// The name as the platform file and `scaling_driver` spell it (passive
+    /// intel_pstate is still `intel_pstate` here; the run reports the mode).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Driver::AcpiCpufreq => "acpi-cpufreq",
+            Driver::CpufreqDt => "cpufreq-dt",
+            Driver::IntelPstate { .. } => "intel_pstate",
+            Driver::Powernv { .. } => "powernv",
+        }
+    }
+}
+
+/// ACPI FADT "preferred PM profile": the firmware's statement of what the
+/// machine is for. intel_pstate enables HWP dynamic boost by default on the
+/// two server profiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AcpiPmProfile {
+    #[default]
+    Unspecified,
+    Desktop,
+    Mobile,
+    Workstation,
+    EnterpriseServer,
+    SohoServer,
+    AppliancePc,
+    PerformanceServer,
+    Tablet,
+}
+
+impl AcpiPmProfile {
+    /// The file's spelling of each profile.
+    pub const NAMES: [(&'static str, AcpiPmProfile); 9] = [
+        ("unspecified", AcpiPmProfile::Unspecified),
+        ("desktop", AcpiPmProfile::Desktop),
+        ("mobile", AcpiPmProfile::Mobile),
+        ("workstation", AcpiPmProfile::Workstation),
+        ("enterprise-server", AcpiPmProfile::EnterpriseServer),
+        ("soho-server", AcpiPmProfile::SohoServer),
+        ("appliance-pc", AcpiPmProfile::AppliancePc),
+        ("performance-server", AcpiPmProfile::PerformanceServer),
+        ("tablet", AcpiPmProfile::Tablet),
+    ];
+
+    /// intel_pstate_acpi_pm_profile_server().
+    pub fn is_server(self) -> bool {
+        matches!(self, AcpiPmProfile::EnterpriseServer | AcpiPmProfile::PerformanceServer)
+    }
 }
 
 /// A logical CPU (an SMT thread).

@@ -31,7 +31,7 @@ use cpumask::CpuMask;
 use sorted_set::SortedSet;
 use pelt::{CfsRqAvg, RqClockPelt, SchedAvg, NICE_0_LOAD};
 
-use crate::cpufreq::SCHED_CPUFREQ_IOWAIT;
+use crate::cpufreq::{SCHED_CPUFREQ_IOWAIT, SCHED_CPUFREQ_MIGRATION};
 use crate::platform::CpuId;
 use crate::sim::rng::Rng;
 use crate::sim::{Engine, Event, Time};
@@ -342,7 +342,9 @@ impl Engine {
             self.cpufreq_update_util(cpu, SCHED_CPUFREQ_IOWAIT);
         }
         // The task's own signal decays to now (it was not on a runqueue),
-        // then the runqueue's; a new or migrated task is attached.
+        // then the runqueue's; a new or migrated task is attached, which
+        // calls the cpufreq hook (attach_entity_load_avg).
+        let attaching = self.tasks[t].needs_attach;
         {
             let rq = &mut self.rqs[cpu];
             let now = rq.clock.now();
@@ -355,6 +357,9 @@ impl Engine {
                 pelt::update_blocked_entity(now, &mut tk.avg, tk.weight);
             }
             pelt::util_est_enqueue(&mut rq.cfs, &tk.avg);
+        }
+        if attaching {
+            self.cpufreq_update_util(cpu, SCHED_CPUFREQ_MIGRATION);
         }
         self.place_entity(cpu, t, kind);
         let rq = &mut self.rqs[cpu];

@@ -11,6 +11,7 @@ use std::path::Path;
 use super::queue::EventQueue;
 use super::rng::{Rng, Stream};
 use super::{Event, Time};
+use crate::cpufreq::driver::CpufreqDriver;
 use crate::cpufreq::CpufreqGovernor;
 use crate::cpuidle::{CpuidleGovernor, IdleDevice};
 use crate::error::Result;
@@ -83,6 +84,8 @@ pub struct Engine {
 
     pub(crate) cpufreq: Box<dyn CpufreqGovernor>,
     pub(crate) cpufreq_hook: bool,
+    /// The scaling driver the governor runs on (cpufreq::driver).
+    pub(crate) cpufreq_driver: CpufreqDriver,
     pub(crate) cpuidle: Box<dyn CpuidleGovernor>,
     pub(crate) workload: Box<dyn Workload>,
     pub(crate) record: Record,
@@ -103,6 +106,7 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
         duration_ns,
         seed,
     } = parts;
+    let cpufreq_driver = crate::cpufreq::driver::resolve(&platform, cpufreq.as_ref())?;
     let mut wl_rng = Rng::new(seed, Stream::Workload);
     let setup = workload.setup(&platform, &mut wl_rng)?;
     let trace = match trace {
@@ -178,6 +182,7 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
         next_pid: 1000,
         cpufreq,
         cpufreq_hook,
+        cpufreq_driver,
         cpuidle,
         workload,
         record,
@@ -318,6 +323,8 @@ impl Engine {
                 self.pcu_tick(package as usize);
                 true
             }
+            Event::HwpTick { domain, gen } => self.hwp_tick(domain as usize, gen),
+            Event::DriverTimer { domain, gen } => self.driver_timer(domain as usize, gen),
             Event::End => true,
         }
     }

@@ -72,6 +72,10 @@ pub enum Event {
     GovTimer { domain: u32, gen: u32 },
     /// The package power controller re-evaluates the turbo limit.
     PcuTick { package: u32 },
+    /// A domain's HWP hardware re-evaluates its P-state.
+    HwpTick { domain: u32, gen: u32 },
+    /// A cpufreq driver's own timer for a policy (powernv's global P-state).
+    DriverTimer { domain: u32, gen: u32 },
     /// The run's duration is reached.
     End,
 }
@@ -84,9 +88,11 @@ impl Event {
             }
             Event::RunDone { .. } | Event::IoDone { .. } => EventClass::Completion,
             Event::TaskTimer { .. } | Event::Arrival { .. } => EventClass::Wakeup,
-            Event::Tick { .. } | Event::GovTimer { .. } | Event::PcuTick { .. } => {
-                EventClass::Housekeeping
-            }
+            Event::Tick { .. }
+            | Event::GovTimer { .. }
+            | Event::PcuTick { .. }
+            | Event::HwpTick { .. }
+            | Event::DriverTimer { .. } => EventClass::Housekeeping,
             Event::End => EventClass::End,
         }
     }

@@ -1,6 +1,7 @@
 //! Integration tests of the engine as a whole: determinism, conservation
 //! laws, frequency and voltage behaviour, and the kernel's idle counters.
 
+mod cpufreq;
 mod cpuidle;
 mod defaults;
 mod devices;

@@ -1,0 +1,231 @@
+//! cpufreq scaling drivers: how a governor's request becomes a frequency.
+//!
+//! Models: Linux v6.8 mainline, the `target` / `fast_switch` / `setpolicy`
+//! paths of drivers/cpufreq/acpi-cpufreq.c and cpufreq-dt.c (frequency
+//! tables), intel_pstate.c (active and passive mode) and powernv-cpufreq.c.
+//! See design/kernel-governors.md §4.1, §4.7 and §5.
+//!
+//! As in the kernel, the governor decides what to ask for and the driver
+//! decides how that is done:
+//!
+//! | driver | what a request becomes |
+//! |---|---|
+//! | `acpi-cpufreq`, `cpufreq-dt` | the table frequency the relation picks (lowest at or above it for L and fast switch, highest at or below for H, closest for C), written as is |
+//! | `intel_pstate`, active mode | a *setpolicy* driver: no generic governor runs on it. Its own governor ([`super::intel_pstate`], `--cpufreq intel_pstate`) writes P-state ratios to PERF_CTL or, with HWP, HWP requests that the hardware ([`crate::platform::hwp`]) acts on |
+//! | `intel_cpufreq` (intel_pstate, passive mode) | the frequency becomes a P-state ratio (ceil for L and fast switch, floor for H, round otherwise) within the policy's ratios; without HWP it is written to PERF_CTL; with HWP it becomes the request's *minimum*, with the maximum at the policy's and desired 0, so the hardware may run faster. Governors that ask for a strict target (performance, powersave) get min = max |
+//! | `powernv` | the table index is the local P-state (the core's frequency); the global P-state (the chip voltage) follows the ramp-down of [`super::powernv`] unless `global_pstate=off`, or the request came through the fast-switch path (schedutil), which writes global = local |
+//!
+//! Which driver runs is decided once, when the run is built ([`resolve`]):
+//! a platform file names its driver, and for intel_pstate the governor
+//! picks the mode unless the platform forces one (`intel_pstate=active` or
+//! `passive`, the kernel's command-line switch). A governor the driver
+//! cannot run is refused with an error that says what would work.
+//!
+//! intel_pstate's frequencies are its ratios × 100 MHz
+//! ([`INTEL_PSTATE_SCALING_KHZ`]); platform files for it list one operating
+//! point per ratio (the loader checks), so a ratio and an OPP are the same
+//! thing here.
+//!
+//! Left out: intel_cpufreq's `adjust_perf` path (v5.13+, schedutil on a
+//! single-CPU HWP policy writes desired = target) — schedutil here always
+//! asks for frequencies (see its header); drivers' `get` callbacks and
+//! boost/turbo sysfs switches (the platform's `turbo=off` stands for them).
+
+use super::{CpufreqGovernor, Relation};
+use crate::error::{Error, Result};
+use crate::platform::hwp::{HwpRequest, HWP_EPP_FIRMWARE_DEFAULT};
+use crate::platform::load::INTEL_PSTATE_SCALING_KHZ;
+use crate::platform::{CpuType, Driver, Platform, PstateMode};
+use crate::sim::Engine;
+
+/// The scaling driver a run uses, resolved from the platform and the
+/// governor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpufreqDriver {
+    /// acpi-cpufreq or cpufreq-dt (the name): a frequency table.
+    Table(&'static str),
+    /// intel_pstate in active mode, driven by its own governor.
+    IntelPstate,
+    /// intel_pstate in passive mode. `strict_target`: the governor declared
+    /// CPUFREQ_GOV_STRICT_TARGET (HWP min = max).
+    IntelCpufreq { hwp: bool, strict_target: bool },
+    /// powernv-cpufreq; `global_pstate` as the platform says.
+    Powernv { global_pstate: bool },
+}
+
+impl CpufreqDriver {
+    /// The driver's name as `scaling_driver` shows it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CpufreqDriver::Table(name) => name,
+            CpufreqDriver::IntelPstate => "intel_pstate",
+            CpufreqDriver::IntelCpufreq { .. } => "intel_cpufreq",
+            CpufreqDriver::Powernv { .. } => "powernv",
+        }
+    }
+}
+
+/// Which driver runs `gov` on `platform`, or why none can.
+pub fn resolve(platform: &Platform, gov: &dyn CpufreqGovernor) -> Result<CpufreqDriver> {
+    let name = gov.name();
+    let plat = &platform.name;
+    match (gov.driver(), platform.driver) {
+        (None, table @ (Driver::AcpiCpufreq | Driver::CpufreqDt)) => Ok(CpufreqDriver::Table(table.name())),
+        (None, Driver::IntelPstate { mode: None | Some(PstateMode::Passive) }) => {
+            Ok(CpufreqDriver::IntelCpufreq {
+                hwp: platform.hwp,
+                strict_target: gov.strict_target(),
+            })
+        }
+        (None, Driver::IntelPstate { mode: Some(PstateMode::Active) }) => Err(Error::Unsupported(format!(
+            "cpufreq governor {name} needs a driver that takes frequency targets, but platform {plat} runs \
+             intel_pstate in active mode (intel_pstate=active), which only runs its own governor: use \
+             --cpufreq intel_pstate (policy=powersave|performance), or intel_pstate=passive for {name}"
+        ))),
+        (None, Driver::Powernv { global_pstate }) => Ok(CpufreqDriver::Powernv { global_pstate }),
+        (Some("intel_pstate"), Driver::IntelPstate { mode: None | Some(PstateMode::Active) }) => {
+            Ok(CpufreqDriver::IntelPstate)
+        }
+        (Some(own), Driver::IntelPstate { mode: Some(PstateMode::Passive) }) => Err(Error::Unsupported(format!(
+            "cpufreq governor {name} is {own}'s active mode, but platform {plat} runs intel_pstate in passive \
+             mode (intel_pstate=passive), where only the generic governors run (performance, powersave, \
+             userspace, ondemand, conservative, schedutil): drop intel_pstate=passive, or pick one of them"
+        ))),
+        (Some(own), other) => Err(Error::Unsupported(format!(
+            "cpufreq governor {name} is part of the {own} driver, but platform {plat} uses the {} driver; \
+             use a generic governor (performance, powersave, userspace, ondemand, conservative, schedutil)",
+            other.name()
+        ))),
+    }
+}
+
+/// The table entry a relation picks for `khz` (cpufreq_frequency_table_target;
+/// for intel_cpufreq the same as its ceil / floor / round of the ratio).
+fn table_index(ct: &CpuType, khz: u32, relation: Relation) -> usize {
+    match relation {
+        Relation::L => ct.opp_at_least(khz),
+        Relation::H => ct.opp_at_most(khz),
+        Relation::C => ct.opp_closest(khz),
+    }
+}
+
+impl Engine {
+    /// A governor's frequency request for policy `d` reaches the driver
+    /// (already clamped to the policy limits).
+    pub(crate) fn driver_target(&mut self, d: usize, khz: u32, relation: Relation, fast_switch: bool) {
+        let ct = self.plat.domain_type(d);
+        let opp = table_index(ct, khz, relation);
+        let opp_khz = ct.opps[opp].khz;
+        // __cpufreq_driver_target: nothing to do if the policy is there
+        // already, unless the driver wants every call
+        // (CPUFREQ_NEED_UPDATE_LIMITS: intel_cpufreq).
+        let every_call = matches!(self.cpufreq_driver, CpufreqDriver::IntelCpufreq { .. });
+        if !fast_switch && !every_call && opp_khz == self.domains[d].policy_cur_khz {
+            return;
+        }
+        self.domains[d].policy_cur_khz = opp_khz;
+        match self.cpufreq_driver {
+            CpufreqDriver::Table(_) | CpufreqDriver::IntelPstate | CpufreqDriver::IntelCpufreq { hwp: false, .. } => {
+                self.request_opp(d, opp);
+            }
+            CpufreqDriver::IntelCpufreq { hwp: true, strict_target } => {
+                let pstate = opp_khz / INTEL_PSTATE_SCALING_KHZ;
+                let max_perf_ratio = (self.domains[d].max_khz / INTEL_PSTATE_SCALING_KHZ).max(pstate);
+                let req = HwpRequest {
+                    min_perf: pstate,
+                    max_perf: if strict_target { pstate } else { max_perf_ratio },
+                    desired_perf: 0,
+                    epp: HWP_EPP_FIRMWARE_DEFAULT,
+                };
+                self.hwp_write_request(d, req);
+            }
+            CpufreqDriver::Powernv { global_pstate } => {
+                self.powernv_target(d, opp, global_pstate && !fast_switch);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{CpufreqGovernor, Policy};
+    use super::*;
+    use crate::params::Spec;
+    use crate::platform::load_named;
+
+    /// A governor that is part of intel_pstate, as the active mode's is.
+    struct OwnGovernor;
+
+    impl CpufreqGovernor for OwnGovernor {
+        fn name(&self) -> &'static str {
+            "intel_pstate"
+        }
+        fn driver(&self) -> Option<&'static str> {
+            Some("intel_pstate")
+        }
+        fn start(&mut self, _policy: &mut Policy<'_>) {}
+        fn tunables(&self) -> Vec<(String, String)> {
+            Vec::new()
+        }
+    }
+
+    fn platform(spec: &str) -> Platform {
+        load_named(&Spec::parse(spec, "test").unwrap()).unwrap()
+    }
+
+    fn generic(name: &str, plat: &Platform) -> Result<CpufreqDriver> {
+        let gov = super::super::build(&Spec::new(name), plat);
+        match gov {
+            Ok(g) => resolve(plat, g.as_ref()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A generic governor on intel_pstate runs it in passive mode, with the
+    /// platform's HWP; performance, powersave and userspace ask for strict
+    /// targets.
+    #[test]
+    fn generic_governors_run_intel_pstate_passive() {
+        let sky = platform("skylake-e3-1240v5");
+        assert_eq!(
+            generic("schedutil", &sky).unwrap(),
+            CpufreqDriver::IntelCpufreq { hwp: true, strict_target: false }
+        );
+        assert_eq!(
+            generic("performance", &sky).unwrap(),
+            CpufreqDriver::IntelCpufreq { hwp: true, strict_target: true }
+        );
+        let no_hwp = platform("skylake-e3-1240v5:hwp=off,intel_pstate=passive");
+        assert_eq!(
+            generic("ondemand", &no_hwp).unwrap(),
+            CpufreqDriver::IntelCpufreq { hwp: false, strict_target: false }
+        );
+        assert_eq!(resolve(&sky, &OwnGovernor).unwrap(), CpufreqDriver::IntelPstate);
+    }
+
+    /// schedutil on intel_pstate forced into active mode: refused, saying
+    /// what would work.
+    #[test]
+    fn generic_governor_on_active_intel_pstate_is_refused() {
+        let active = platform("skylake-e3-1240v5:intel_pstate=active");
+        let e = generic("schedutil", &active).unwrap_err();
+        let Error::Unsupported(m) = &e else { panic!("{e:?}") };
+        for part in ["schedutil", "intel_pstate=active", "--cpufreq intel_pstate", "intel_pstate=passive"] {
+            assert!(m.contains(part), "{part}: {m}");
+        }
+    }
+
+    /// intel_pstate's own governor on another driver, or on intel_pstate
+    /// forced passive: refused.
+    #[test]
+    fn own_governor_needs_its_driver_in_active_mode() {
+        let mut acpi = platform("broadwell-2s-e5-2698v4");
+        acpi.driver = Driver::AcpiCpufreq;
+        let e = resolve(&acpi, &OwnGovernor).unwrap_err().to_string();
+        assert!(e.contains("acpi-cpufreq") && e.contains("part of the intel_pstate driver"), "{e}");
+        let passive = platform("broadwell-2s-e5-2698v4:intel_pstate=passive");
+        let e = resolve(&passive, &OwnGovernor).unwrap_err().to_string();
+        assert!(e.contains("passive") && e.contains("schedutil"), "{e}");
+        assert_eq!(generic("ondemand", &acpi).unwrap(), CpufreqDriver::Table("acpi-cpufreq"));
+    }
+}
