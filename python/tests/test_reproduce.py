@@ -157,3 +157,59 @@ def test_unknown_evaluation_is_a_clear_error(capsys):
     assert cli.main(["reproduce", "no-such-thing"]) == 2
     err = capsys.readouterr().err
     assert "no evaluation named 'no-such-thing'" in err and "hwp-dynamic-boost" in err
+
+
+def _freqs_after_wakeups(trace_text: str, cpu: int) -> list[int]:
+    """The first cpu_frequency of `cpu` after each switch from its idle task to ebizzy."""
+    out, woke = [], False
+    for line in trace_text.splitlines():
+        if f"[{cpu:03d}]" in line and "sched_switch" in line and "prev_comm=swapper" in line:
+            woke = True
+        elif woke and "cpu_frequency" in line and line.rstrip().endswith(f"cpu_id={cpu}"):
+            out.append(int(line.split("state=")[1].split()[0]))
+            woke = False
+    return out
+
+
+@pytest.mark.parametrize(("copy", "dips"), [("off", True), ("on", False)])
+def test_the_2014_trace_pattern(tmp_path, copy, dips):
+    """ondemand on a pre-v4.17 kernel (tick stopped in idle): without the patch the first sample
+    after each 100 ms sleep drops the frequency below max, as in the 2014 post's trace; with it, not."""
+    import govlab
+
+    trace = tmp_path / "t.txt"
+    govlab.run(
+        platform="power8:idle_tick=stopped",
+        workload="sleeping-ebizzy:threads=1,cpu=8,interval_us=100000,util=40",
+        cpufreq=f"ondemand:copy_prev_load={copy}",
+        cpuidle="menu",
+        duration="2s",
+        trace=str(trace),
+    )
+    after = _freqs_after_wakeups(trace.read_text(), 8)[1:]  # the first is the task's start, not a wakeup
+    if dips:
+        assert len(after) >= 8 and all(f < 4_100_000 for f in after), after
+    else:
+        assert all(f == 4_100_000 for f in after), after
+
+
+def test_idle_tick_stopped_lets_the_deferrable_timer_sleep(tmp_path):
+    """With the v4.17+ idle loop, menu keeps the tick in nap on POWER8 (fastsleep's 300 ms
+    residency is out of reach), so ondemand samples the idle CPU every tick; with the old
+    loop the idle CPU sees no frequency change until it wakes."""
+    import govlab
+
+    def idle_samples(platform: str) -> int:
+        trace = tmp_path / "t.txt"
+        govlab.run(platform=platform, workload="sleeping-ebizzy:threads=1,cpu=8,interval_us=100000,util=40",
+                   cpufreq="ondemand", cpuidle="menu", duration="1s", trace=str(trace))
+        n, idle = 0, False
+        for line in trace.read_text().splitlines():
+            if "[008]" in line and "sched_switch" in line:
+                idle = "next_comm=swapper" in line
+            elif idle and "cpu_frequency" in line and line.rstrip().endswith("cpu_id=8"):
+                n += 1
+        return n
+
+    assert idle_samples("power8") > 0
+    assert idle_samples("power8:idle_tick=stopped") == 0

@@ -168,7 +168,9 @@ pub fn list_json(kind: &str) -> Result<String> {
                         let mut params = vec![json!({"name": "hz", "default": p.hz.to_string(), "help": "tick rate (CONFIG_HZ)"}),
                                               json!({"name": "turbo", "default": "on", "help": "off drops turbo OPPs"}),
                                               json!({"name": "smt", "default": "on", "help": "off keeps one thread per core"}),
-                                              json!({"name": "hwp", "default": if p.hwp {"on"} else {"off"}, "help": "hardware P-states"})];
+                                              json!({"name": "hwp", "default": if p.hwp {"on"} else {"off"}, "help": "hardware P-states"}),
+                                              json!({"name": "idle_tick", "default": "governor",
+                                                     "help": "governor (v4.17+: the idle governor decides whether the tick stops) or stopped (before v4.17: stopped on every idle entry)"})];
                         params.extend(driver_params(p.driver));
                         json!({"name": n, "description": p.description, "cpus": p.nr_cpus(), "driver": p.driver.name(),
                                "hwp": p.hwp, "params": params})

@@ -33,6 +33,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{
+    IdleTick,
     AcpiPmProfile, Core, Cpu, CpuId, CpuType, Device, Driver, FreqDomain, IdleState, Opp, Package,
     Platform, PstateMode, VoltageDomain,
 };
@@ -138,6 +139,9 @@ pub struct PlatformOverrides {
     /// frequency request); only on powernv platforms. Unset, the platform
     /// file's `global_pstate` holds.
     pub global_pstate: Option<bool>,
+    /// `stopped`: the pre-v4.17 idle loop, which stopped the tick on every
+    /// idle entry (see [`IdleTick`]); `governor` (default): v4.17+.
+    pub idle_tick: Option<IdleTick>,
 }
 
 impl PlatformOverrides {
@@ -177,6 +181,21 @@ impl PlatformOverrides {
             },
         };
         let global_pstate = opt_bool(p, "global_pstate")?;
+        let idle_tick = match p.string("idle_tick") {
+            None => None,
+            Some(v) => match v.as_str() {
+                "governor" => Some(IdleTick::Governor),
+                "stopped" => Some(IdleTick::Stopped),
+                _ => {
+                    return Err(Error::invalid(
+                        p.owner(),
+                        "idle_tick",
+                        v,
+                        "governor (v4.17+: the idle governor decides whether the tick stops) or stopped (before v4.17: stopped on every idle entry)",
+                    ))
+                }
+            },
+        };
         Ok(PlatformOverrides {
             hz,
             turbo,
@@ -184,6 +203,7 @@ impl PlatformOverrides {
             smt,
             intel_pstate,
             global_pstate,
+            idle_tick,
         })
     }
 
@@ -256,6 +276,9 @@ impl PlatformOverrides {
                 )));
             };
             *global_pstate = on;
+        }
+        if let Some(t) = self.idle_tick {
+            p.idle_tick = t;
         }
         Ok(())
     }
@@ -887,6 +910,7 @@ fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         hwp: raw.hwp,
         acpi_pm_profile,
         hz,
+        idle_tick: IdleTick::Governor,
         cpus,
         cores,
         packages,

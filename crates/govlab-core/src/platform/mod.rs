@@ -20,6 +20,20 @@ pub use load::{load_named, load_path, load_str, platform_names, PlatformOverride
 /// Index of a logical CPU (Linux's cpu number).
 pub type CpuId = usize;
 
+/// How the idle loop treats the scheduler tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IdleTick {
+    /// v4.17 and later (commit 554c8aa8ecad, "sched: idle: Select idle state
+    /// before stopping the tick"): the idle governor decides, per idle
+    /// entry, whether the tick stops; shallow states keep it running.
+    #[default]
+    Governor,
+    /// Before v4.17: with NOHZ the idle loop stopped the tick on every idle
+    /// entry, before the governor ran, so an idle CPU slept until its next
+    /// timer whatever state it chose.
+    Stopped,
+}
+
 /// The whole machine.
 #[derive(Debug, Clone)]
 pub struct Platform {
@@ -36,6 +50,9 @@ pub struct Platform {
     pub acpi_pm_profile: AcpiPmProfile,
     /// Kernel tick rate (CONFIG_HZ) of the distribution kernel assumed.
     pub hz: u32,
+    /// Who stops the tick when a CPU goes idle (a kernel version choice,
+    /// like `hz`; set by the `idle_tick` override, not in platform files).
+    pub idle_tick: IdleTick,
     /// Logical CPUs, indexed by CPU id.
     pub cpus: Vec<Cpu>,
     /// Physical cores.

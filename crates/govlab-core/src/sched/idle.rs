@@ -30,7 +30,7 @@
 //! entry would give.
 
 use crate::cpuidle::{ideal_state, IdleDevice, Reflection, SelectArgs};
-use crate::platform::CpuId;
+use crate::platform::{CpuId, IdleTick};
 use crate::sched::CpuMode;
 use crate::sim::{Engine, Event};
 
@@ -71,6 +71,12 @@ impl Engine {
         }
         let now = self.now;
         let tick = self.tun.tick_ns;
+        if self.plat.idle_tick == IdleTick::Stopped && !self.rqs[cpu].tick_stopped {
+            // Before v4.17 the tick went before the governor was asked.
+            self.cancel_tick(cpu);
+            self.rqs[cpu].tick_stopped = true;
+            self.rqs[cpu].idle_calls += 1;
+        }
         let rq = &self.rqs[cpu];
         let sleep_length_ns = rq.timers.first().map_or(u64::MAX, |&(t, _)| t.saturating_sub(now));
         let args = SelectArgs {
