@@ -88,6 +88,13 @@ pub trait CpuidleGovernor: Send {
     fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection;
     fn reflect(&mut self, dev: &IdleDevice<'_>, r: &Reflection);
     fn tunables(&self) -> Vec<(String, String)>;
+
+    /// An error met during a call, handed over once; the engine stops the
+    /// run with it (see [`crate::external`]). Only governors from outside
+    /// the crate can fail at run time; built-in ones keep the default.
+    fn take_error(&mut self) -> Option<Error> {
+        None
+    }
 }
 
 pub struct GovernorInfo {

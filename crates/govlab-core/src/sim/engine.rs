@@ -228,7 +228,7 @@ impl Engine {
             if self.dispatch(ev) {
                 self.events += 1;
             }
-            if let Some(err) = self.fault.take() {
+            if let Some(err) = self.fault.take().or_else(|| self.governor_error()) {
                 return Err(err);
             }
             if self.live_tasks == 0 && !self.tasks.is_empty() && self.sources.is_empty() {

@@ -3,4 +3,5 @@
 
 mod defaults;
 mod engine;
+mod external;
 mod fixtures;
