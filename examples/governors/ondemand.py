@@ -19,6 +19,7 @@ target by alternating two table frequencies within one period.
     govlab run --cpufreq py:examples/governors/ondemand.py:Ondemand:up_threshold=80
 """
 
+from govlab.exceptions import InvalidValueError
 from govlab.governors import CpufreqGovernor, Tunable
 
 # cpufreq core (include/linux/cpufreq.h, v6.8)
@@ -101,9 +102,6 @@ class Ondemand(CpufreqGovernor):
     sampling_down_factor = Tunable(
         1, "sampling period multiplier while at the top frequency; 1 to 100000", min=1, max=MAX_SAMPLING_DOWN_FACTOR
     )
-    ignore_nice_load = Tunable(
-        0, "leave nice time out of the load; clamped to 1 (no effect yet: no nice accounting)", min=0, max=1, clamp=True
-    )
     powersave_bias = Tunable(
         0, "per-mille frequency reduction, by alternating two OPPs; values above 1000 are clamped",
         min=0, max=MAX_POWERSAVE_BIAS, clamp=True,
@@ -111,6 +109,9 @@ class Ondemand(CpufreqGovernor):
     io_is_busy = Tunable(
         None, "count iowait time as busy; any non-zero value means 1",
         type=int, min=0, max=1, clamp=True, default_text="1 on the Intel drivers, else 0",
+    )
+    ignore_nice_load = Tunable(
+        0, "leave nice time out of the load; clamped to 1 (no effect yet: no nice accounting)", min=0, max=1, clamp=True
     )
     copy_prev_load = Tunable(True, "reuse the previous load once after a long idle (2014 rule); off = before it")
 
@@ -124,7 +125,9 @@ class Ondemand(CpufreqGovernor):
         if self.sampling_rate is None:
             self.sampling_rate = max(min_rate_us, policy_transition_delay_us(platform))
         elif self.sampling_rate < min_rate_us:
-            raise ValueError(f"sampling_rate {self.sampling_rate} µs is below 2 ticks ({min_rate_us} µs)")
+            raise InvalidValueError(
+                f"invalid value '{self.sampling_rate}' for 'sampling_rate': at least 2 ticks, {min_rate_us} µs on this machine"
+            )
         if self.io_is_busy is None:
             # should_io_be_busy: Intel family 6; the Intel drivers stand for it.
             self.io_is_busy = int(platform.driver in ("intel_pstate", "acpi-cpufreq"))
