@@ -77,6 +77,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from govlab._core import IdleDevice, IdleState, Platform, Policy, PolicyInfo
 from govlab.exceptions import (
     FileFormatError,
     GovernorError,
@@ -89,6 +90,11 @@ __all__ = [
     "Tunable",
     "CpufreqGovernor",
     "CpuidleGovernor",
+    "Platform",
+    "PolicyInfo",
+    "Policy",
+    "IdleDevice",
+    "IdleState",
     "GovernorError",
     "NO_LIMIT",
     "SCHED_CPUFREQ_IOWAIT",
@@ -277,7 +283,7 @@ class _Governor:
         """The tunables that differ from their defaults."""
         return {n: getattr(self, n) for n, t in self.tunables().items() if getattr(self, n) != t.default}
 
-    def init(self, platform: Any) -> None:
+    def init(self, platform: Platform) -> None:
         """Once, when the run is built: resolve machine-dependent defaults here."""
 
 
@@ -291,15 +297,15 @@ class CpufreqGovernor(_Governor):
         """Whether the scheduler's hook calls :meth:`update` (the class defines it)."""
         return type(self).update is not CpufreqGovernor.update
 
-    def start(self, policy: Any) -> int | None:
+    def start(self, policy: Policy) -> int | None:
         """The governor takes ``policy`` over: a frequency (kHz) or None."""
         return None
 
-    def update(self, policy: Any, cpu: int, time_ns: int, util: int, max: int, flags: int) -> int | None:  # noqa: A002
+    def update(self, policy: Policy, cpu: int, time_ns: int, util: int, max: int, flags: int) -> int | None:  # noqa: A002
         """The scheduler's utilisation hook for ``cpu`` of ``policy``."""
         return None
 
-    def timer(self, policy: Any, time_ns: int) -> int | None:
+    def timer(self, policy: Policy, time_ns: int) -> int | None:
         """The timer armed with ``policy.arm_timer`` fired."""
         return None
 
@@ -309,14 +315,14 @@ class CpuidleGovernor(_Governor):
 
     kind = "cpuidle"
 
-    def enable(self, dev: Any) -> None:
+    def enable(self, dev: IdleDevice) -> None:
         """Set up the state of ``dev.cpu``; once per CPU, before any select."""
 
-    def select(self, dev: Any, next_timer_ns: int, latency_req_ns: int, tick_stopped: bool) -> int | tuple[int, bool]:
+    def select(self, dev: IdleDevice, next_timer_ns: int, latency_req_ns: int, tick_stopped: bool) -> int | tuple[int, bool]:
         """The state to enter, or ``(state, stop_tick)``."""
         raise NotImplementedError(f"{type(self).__name__} must define select()")
 
-    def reflect(self, dev: Any, state: int, measured_ns: int) -> None:
+    def reflect(self, dev: IdleDevice, state: int, measured_ns: int) -> None:
         """After the wakeup: ``state`` was entered for ``measured_ns`` (exit latency included)."""
 
 
