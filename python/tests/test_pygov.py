@@ -444,3 +444,12 @@ def test_experiment_reports_a_bad_governor_where_it_is(tmp_path):
     """))
     with pytest.raises(experiment.ExperimentError, match=r"e.toml:7: config\[1\].cpufreq: .*invalid value '1' for 'up_threshold'"):
         experiment.load(exp)
+
+
+def test_ramp_prototype_jumps_to_the_top_below_100():
+    """docs/write-a-governor.md's prototype: a lower threshold spends more time at the top, for more energy."""
+    kw = dict(workload="periodic:tasks=4,run_us=4000,period_us=10000", duration="2s", seed=1)
+    runs = {t: govlab.run(cpufreq=example("ramp.py", "Ramp", f"ramp_threshold={t}"), **kw).to_dict() for t in (100, 40)}
+    top = {t: max(float(k) for k, v in r["cpus"][0]["time_in_state"].items() if v > 0.5) for t, r in runs.items()}
+    assert top[40] > top[100]
+    assert runs[40]["energy_j"] > runs[100]["energy_j"]
