@@ -221,8 +221,9 @@ def test_views_hold_the_engines_data():
             seen.setdefault("states", [s.name for s in dev.states])
 
         def select(self, dev, next_timer_ns, latency_req_ns, tick_stopped):
-            assert latency_req_ns == governors.NO_LIMIT and dev.now_ns > 0 or dev.now_ns == 0
-            assert len(dev.disabled) == len(dev.states)
+            assert latency_req_ns == governors.NO_LIMIT, "no PM QoS limit on this run"
+            assert next_timer_ns > 0 and dev.tick_ns == 4_000_000 and len(dev.disabled) == len(dev.states)
+            seen["selects"] = seen.get("selects", 0) + 1
             return (1, False)
 
     gov = Probe()
@@ -230,7 +231,7 @@ def test_views_hold_the_engines_data():
     assert seen["platform"] == (SKYLAKE, 8, 1)
     assert seen["policy"][0] == tuple(range(8)) and seen["policy"][1] < seen["policy"][2] <= seen["policy"][3]
     assert seen["busy"] > 0
-    assert seen["states"][0] == "POLL"
+    assert seen["states"][0] == "POLL" and seen["selects"] > 0
     with pytest.raises(RuntimeError, match="only during the governor call"):
         gov.kept.util(0)
 
@@ -371,6 +372,16 @@ def test_exception_in_reflect_and_enable(tmp_path):
     assert int(m.group(1)) == int(m.group(2)) >= int(m.group(3)) > 0, "reflect's time is the wakeup: entry + measured"
     with pytest.raises(GovernorError, match=r"EarlyFail: enable\(\) at 0.000000000 s \(0 ns\): OSError: no device"):
         govlab.run(cpuidle=f"py:{path}:EarlyFail", duration="10ms")
+
+
+def test_ctrl_c_in_governor_code_interrupts_the_run():
+    class Interrupted(CpufreqGovernor):
+        def update(self, policy, cpu, time_ns, util, max, flags):  # noqa: A002
+            if time_ns > 20_000_000:
+                raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        govlab.run(cpufreq=Interrupted, workload="periodic:tasks=2", duration="100ms")
 
 
 def test_cli_shows_the_error_and_the_traceback(cli, tmp_path):
