@@ -60,6 +60,9 @@ value the engine cannot apply stops the run with :class:`GovernorError`,
 naming the governor, the call and the simulated time, with the traceback of
 the governor's own code.
 
+**Settings.** A subclass that defines ``__init__`` takes ``**settings`` and
+passes them to ``super().__init__(**settings)``, which checks and sets them.
+
 **Determinism.** A class (or a ``py:`` spec) gives a fresh instance per run.
 An instance passed to :func:`govlab.run` is used as it is: state it keeps
 from an earlier run carries over.
