@@ -117,6 +117,7 @@ impl RunConfig {
         let cpufreq_text = external::spec_text(&self.cpufreq, parts.cpufreq.name());
         let cpuidle_text = external::spec_text(&self.cpuidle, parts.cpuidle.name());
         let mut engine = sim::build(parts, trace)?;
+        engine.external_governors = self.cpufreq.name == external::EXTERNAL || self.cpuidle.name == external::EXTERNAL;
         let mut r = engine.run(progress)?;
         r.platform = self.platform.to_text();
         r.workload = self.workload.to_text();

@@ -107,8 +107,15 @@ pub fn time_text(time_ns: u64) -> String {
 }
 
 impl Engine {
-    /// The first error a governor met, if any (the run stops with it).
-    pub(crate) fn governor_error(&mut self) -> Option<Error> {
-        self.cpufreq.take_error().or_else(|| self.cpuidle.take_error())
+    /// The engine's own fault, else the first error a governor met (the
+    /// run stops with it). The run loop asks only when there is a fault or
+    /// an external governor: built-in governors never fail.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn take_fault(&mut self) -> Option<Error> {
+        self.fault
+            .take()
+            .or_else(|| self.cpufreq.take_error())
+            .or_else(|| self.cpuidle.take_error())
     }
 }
