@@ -5,8 +5,12 @@ Runs bench/mix.toml on the 80-CPU Broadwell platform under `performance` and
 (bench/simpy_mix.py), in this one process, one after the other. Each engine
 is first run once briefly to size its simulated duration (govlab: at least
 2 s of wall time; SimPy: at least 1 s), then three times at that duration;
-the best of the three counts. Prints a table, the ratios and the verdicts
-against the targets; with --write, also rewrites bench/RESULTS.md.
+the best of the three counts. Then the cost of governors written in Python:
+the same scenario at govlab's duration with the Python ladder of
+examples/governors (against the Rust ladder run above), and with schedutil
+in Python and in Rust (the hook is called far more often than ladder).
+Prints tables, the ratios and the verdicts against the targets; with
+--write, also rewrites bench/RESULTS.md.
 See bench/README.md for how to read the figures.
 """
 
@@ -17,6 +21,7 @@ import datetime
 import math
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -47,15 +52,24 @@ TARGET_RATIO = 20.0
 
 COMMAND = "make bench"
 
+EXAMPLES = os.path.join(os.path.dirname(HERE), "examples", "governors")
+#: (what, built-in (cpufreq, cpuidle), the same in Python (cpufreq, cpuidle))
+PY_PAIRS = [
+    ("ladder", (CPUFREQ, CPUIDLE), (CPUFREQ, f"py:{EXAMPLES}/ladder.py:Ladder")),
+    ("schedutil", ("schedutil", CPUIDLE), (f"py:{EXAMPLES}/schedutil.py:Schedutil", CPUIDLE)),
+]
+#: The issue's target: a Python governor within 10x of the same governor in Rust.
+TARGET_PY_SLOWDOWN = 10.0
 
-def run_govlab(sim_s: float) -> dict:
+
+def run_govlab(sim_s: float, cpufreq: str = CPUFREQ, cpuidle: str = CPUIDLE) -> dict:
     t0 = time.perf_counter()
     c0 = time.process_time()
     r = govlab.run(
         platform=PLATFORM,
         workload=WORKLOAD,
-        cpufreq=CPUFREQ,
-        cpuidle=CPUIDLE,
+        cpufreq=cpufreq,
+        cpuidle=cpuidle,
         duration=sim_s,
         seed=SEED,
     )
@@ -176,7 +190,11 @@ def text_table(rows: list[list[str]]) -> str:
 
 
 def md_table(rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(HEADER) + " |", "|" + "|".join(["---"] + ["---:"] * (len(HEADER) - 1)) + "|"]
+    return md_table_with(HEADER, rows)
+
+
+def md_table_with(header: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
 
@@ -220,7 +238,50 @@ def context_lines(g: dict, s: dict) -> list[str]:
     ]
 
 
-def write_results(path: str, m: dict, g: dict, s: dict, v: dict) -> None:
+def measure_python_governors(g: dict, sim_s: float) -> list[dict]:
+    """Each pair of PY_PAIRS, best of REPEATS at sim_s; the Rust ladder is g."""
+    out = []
+    for what, builtin, python in PY_PAIRS:
+        if builtin == (CPUFREQ, CPUIDLE):
+            rust = g
+        else:
+            rust = best_of(lambda d, b=builtin: run_govlab(d, *b), sim_s, 0.0, f"{what} in Rust")
+        py = best_of(lambda d, p=python: run_govlab(d, *p), rust["sim_s"], 0.0, f"{what} in Python")
+        out.append({"what": what, "builtin": builtin, "python": python, "rust": rust, "py": py,
+                    "slowdown": (rust["events"] / rust["wall_s"]) / (py["events"] / py["wall_s"])})
+    return out
+
+
+PY_HEADER = ["governor", "cpufreq + cpuidle", "simulated s", "events", "wall s", "events/s"]
+
+
+def short(spec: str) -> str:
+    """A spec with the directory of its file left out: py:ladder.py:Ladder."""
+    return re.sub(r"^py:.*/", "py:", spec)
+
+
+def py_rows(pairs: list[dict]) -> list[list[str]]:
+    rows = []
+    for p in pairs:
+        for lang, r in (("Rust", p["rust"]), ("Python", p["py"])):
+            govs = " + ".join(short(x) for x in (p["builtin"] if lang == "Rust" else p["python"]))
+            rows.append([f"{p['what']} in {lang}", govs, f"{r['sim_s']:g}", fmt_int(r["events"]),
+                         f"{r['wall_s']:.3f}", fmt_int(r["events"] / r["wall_s"])])
+    return rows
+
+
+def py_verdict_lines(pairs: list[dict]) -> list[str]:
+    out = []
+    for p in pairs:
+        ok = "PASS" if p["slowdown"] <= TARGET_PY_SLOWDOWN else "FAIL"
+        same = "the same run" if p["py"]["events"] == p["rust"]["events"] else "DIFFERENT runs (events differ)"
+        cpu = (p["py"]["cpu_s"] / p["py"]["events"]) / (p["rust"]["cpu_s"] / p["rust"]["events"])
+        out.append(f"{p['what']} in Python within {TARGET_PY_SLOWDOWN:g}x of Rust in events/s: {ok} "
+                   f"(Rust / Python = {p['slowdown']:.2f}x in wall time, {cpu:.2f}x in process CPU time; {same})")
+    return out
+
+
+def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dict]) -> None:
     now = datetime.datetime.now().astimezone()
     lines = [
         "# Speed benchmark: results",
@@ -252,6 +313,20 @@ def write_results(path: str, m: dict, g: dict, s: dict, v: dict) -> None:
     lines += [f"- {l}" for l in verdict_lines(g, s, v)]
     lines += ["", "Context (not speed; see README.md):", ""]
     lines += [f"- {l}" for l in context_lines(g, s)]
+    lines += [
+        "",
+        "## Governors written in Python",
+        "",
+        "The same scenario at govlab's duration, with the governor under test written in Python "
+        "(`examples/governors/`, called through `govlab.governors`) and in Rust; best of "
+        f"{REPEATS} runs each. The Python versions give the Rust versions' runs exactly (same events).",
+        "",
+        md_table_with(PY_HEADER, py_rows(pairs)),
+        "",
+        "Verdicts against the target (the issue's: within 10x of the same governor in Rust):",
+        "",
+    ]
+    lines += [f"- {l}" for l in py_verdict_lines(pairs)]
     lines.append("")
     with open(path, "w") as f:
         f.write("\n".join(lines))
@@ -274,6 +349,8 @@ def main() -> int:
     print(f"SimPy: {s_dur:g} simulated s per run", file=sys.stderr, flush=True)
     s = best_of(run_simpy, s_dur, SIMPY_MIN_WALL_S, "SimPy")
 
+    pairs = measure_python_governors(g, g_dur)
+
     v = summarize(g, s)
     print()
     print(f"bench/mix.toml on {PLATFORM}, {CPUFREQ} + {CPUIDLE}, best of {REPEATS}:")
@@ -289,9 +366,16 @@ def main() -> int:
     print()
     for l in context_lines(g, s):
         print(l)
+    print()
+    print("Governors written in Python against the same governors in Rust:")
+    print()
+    print(md_table_with(PY_HEADER, py_rows(pairs)))
+    print()
+    for l in py_verdict_lines(pairs):
+        print(l)
     if args.write:
         path = os.path.join(HERE, "RESULTS.md")
-        write_results(path, machine(), g, s, v)
+        write_results(path, machine(), g, s, v, pairs)
         print(f"\nwrote {os.path.relpath(path)}")
     return 0
 

@@ -14,7 +14,8 @@ a cpuidle governor, deterministically for a given seed::
 Comparisons (``govlab compare``) are built from experiment files by
 ``govlab.experiment``, run by ``govlab.sweep`` into the results database of
 ``govlab.store``, and tabulated MMTests-style by ``govlab.compare`` with the
-statistics of ``govlab.stats``.
+statistics of ``govlab.stats``. Governors can be written in Python too
+(``govlab.governors``).
 
 The engine is Rust (``crates/govlab-core``), reached through the private
 module ``govlab._core``.
@@ -24,6 +25,7 @@ from govlab._core import __version__
 from govlab.api import list_governors, list_platforms, list_workloads, run
 from govlab.exceptions import (
     FileFormatError,
+    GovernorError,
     GovlabError,
     InvalidValueError,
     TraceError,
@@ -47,6 +49,7 @@ __all__ = [
     "FileFormatError",
     "TraceError",
     "UnsupportedError",
+    "GovernorError",
     "ExperimentError",
     "load_experiment",
     "__version__",

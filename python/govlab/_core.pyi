@@ -5,6 +5,7 @@ Configs and results cross as JSON text; ``govlab.api`` builds and parses them.
 
 from collections.abc import Callable
 from os import PathLike
+from typing import Any
 
 __version__: str
 
@@ -12,6 +13,8 @@ def run(
     config_json: str,
     trace_path: str | PathLike[str] | None = None,
     progress: Callable[[int, int], object] | None = None,
+    cpufreq: tuple[str, Any] | None = None,
+    cpuidle: tuple[str, Any] | None = None,
 ) -> str:
     """Run one simulation; return the result as JSON text.
 
@@ -22,6 +25,11 @@ def run(
     ``progress(done_ns, total_ns)`` in simulated nanoseconds (also once when
     the run is complete, if the engine reports it); its return value is
     ignored. An exception from either stops the run and is raised here.
+
+    ``cpufreq`` and ``cpuidle`` are ``(name, governor)`` pairs for governors
+    written in Python (``govlab.governors``); the config then names them
+    ``"external"``. Such a run keeps the GIL, and the governor's methods are
+    called from it; a failure raises GovernorError.
     """
 
 def list(kind: str) -> str:
@@ -29,9 +37,13 @@ def list(kind: str) -> str:
     ``"governors"``) as a JSON list of ``{"name", "description", "kind"?,
     "params": [{"name", "default", "help"}]}``."""
 
-def show_config(config_json: str) -> str:
+def show_config(
+    config_json: str,
+    cpufreq: tuple[str, Any] | None = None,
+    cpuidle: tuple[str, Any] | None = None,
+) -> str:
     """The resolved tunables and parameters of the run ``config_json``
-    describes, as JSON, without running it."""
+    describes, as JSON, without running it (Python governors as in ``run``)."""
 
 class GovlabError(Exception):
     """Base class of every error govlab raises."""
@@ -53,3 +65,71 @@ class TraceError(GovlabError):
 
 class UnsupportedError(GovlabError):
     """A governor requirement that the platform's cpufreq driver cannot meet."""
+
+class GovernorError(GovlabError):
+    """A governor written in Python failed during a run (it raised, or answered something the engine cannot apply)."""
+
+class Platform:
+    """The machine, as a Python governor's ``init(platform)`` sees it (read-only)."""
+    name: str
+    driver: str
+    hwp: bool
+    hz: int
+    tick_ns: int
+    nr_cpus: int
+    policies: tuple[PolicyInfo, ...]
+
+class PolicyInfo:
+    """One cpufreq policy's fixed data (read-only)."""
+    id: int
+    cpus: tuple[int, ...]
+    opps: tuple[int, ...]
+    cpuinfo_min_khz: int
+    cpuinfo_max_khz: int
+    transition_latency_ns: int
+
+class Policy:
+    """A cpufreq policy as a Python governor sees it during a call."""
+    id: int
+    cpus: tuple[int, ...]
+    opps: tuple[int, ...]
+    cur_khz: int
+    min_khz: int
+    max_khz: int
+    cpuinfo_min_khz: int
+    cpuinfo_max_khz: int
+    transition_latency_ns: int
+    tick_ns: int
+    def util(self, cpu: int) -> int: ...
+    def capacity(self, cpu: int) -> int: ...
+    def idle_ns(self, cpu: int, now_ns: int) -> int: ...
+    def iowait_ns(self, cpu: int, now_ns: int) -> int: ...
+    def nr_running(self, cpu: int) -> int: ...
+    def idle_calls(self, cpu: int) -> int | None: ...
+    def set_target(self, khz: int, relation: str = "L") -> None: ...
+    def arm_timer(self, delay_ns: int, deferrable: bool = True) -> None: ...
+    def cancel_timer(self) -> None: ...
+
+class IdleState:
+    """One idle state of a CPU (read-only)."""
+    index: int
+    name: str
+    desc: str
+    exit_latency_ns: int
+    target_residency_ns: int
+    power_mw: float
+    polling: bool
+
+class IdleDevice:
+    """A CPU's idle device as a Python cpuidle governor sees it."""
+    cpu: int
+    states: tuple[IdleState, ...]
+    disabled: tuple[bool, ...]
+    now_ns: int
+    delta_tick_ns: int
+    tick_ns: int
+    nr_iowait: int
+    util: int
+    capacity: int
+    poll_time_limit: bool
+    got_tick: bool

@@ -10,6 +10,10 @@ that mean the same thing::
 All are turned into the spec string here; the engine parses it, applies the
 defaults and checks every value, raising the exceptions of
 ``govlab.exceptions``.
+
+A governor may also be written in Python (``govlab.governors``): a
+``"py:FILE.py:CLASS[:k=v,...]"`` spec, the class itself, or an instance.
+The engine then runs it in place of a built-in one.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
-from govlab import _core
+from govlab import _core, governors
 from govlab.result import Result
 
 __all__ = [
@@ -71,10 +75,14 @@ def run(
     idle event to. ``progress(done_ns, total_ns)`` is called about every 100 ms
     of wall time with simulated nanoseconds; an exception it raises stops the
     run and propagates. The same arguments always give the same result.
+
+    ``cpufreq`` and ``cpuidle`` may be governors written in Python (see
+    ``govlab.governors``); an error in one raises ``GovernorError``.
     """
+    py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
     config = config_json(platform, workload, cpufreq, cpuidle, duration, seed)
     trace_path = None if trace is None else os.fspath(trace)
-    return Result.from_json(_core.run(config, trace_path, progress))
+    return Result.from_json(_core.run(config, trace_path, progress, py_cpufreq, py_cpuidle))
 
 
 def show_config(
@@ -87,8 +95,9 @@ def show_config(
 ) -> dict[str, Any]:
     """The fully resolved configuration of a run (every tunable with its
     value, defaults included), without running it."""
+    py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
     config = config_json(platform, workload, cpufreq, cpuidle, duration, seed)
-    return json.loads(_core.show_config(config))
+    return json.loads(_core.show_config(config, py_cpufreq, py_cpuidle))
 
 
 def list_platforms() -> list[dict[str, Any]]:
@@ -101,9 +110,16 @@ def list_workloads() -> list[dict[str, Any]]:
     return json.loads(_core.list("workloads"))
 
 
-def list_governors() -> list[dict[str, Any]]:
-    """The cpufreq and cpuidle governors (``"kind"``), with their tunables and defaults."""
-    return json.loads(_core.list("governors"))
+def list_governors(py: str | list[str] | None = None) -> list[dict[str, Any]]:
+    """The cpufreq and cpuidle governors (``"kind"``), with their tunables and defaults.
+
+    ``py`` adds governors written in Python: ``"FILE.py"`` (every governor
+    class there) or ``"FILE.py:CLASS"``, or a list of those.
+    """
+    entries = json.loads(_core.list("governors"))
+    for target in [py] if isinstance(py, str) else (py or []):
+        entries += governors.describe(target)
+    return entries
 
 
 def config_json(
@@ -114,15 +130,15 @@ def config_json(
     duration: DurationLike,
     seed: int,
 ) -> str:
-    """The config the engine takes, as JSON text."""
+    """The config the engine takes, as JSON text (a Python governor is ``external``)."""
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"seed must be an integer, not {type(seed).__name__}")
     return json.dumps(
         {
             "platform": spec_text(platform, "platform"),
             "workload": spec_text(workload, "workload"),
-            "cpufreq": spec_text(cpufreq, "cpufreq"),
-            "cpuidle": spec_text(cpuidle, "cpuidle"),
+            "cpufreq": "external" if governors.is_py_spec(cpufreq) else spec_text(cpufreq, "cpufreq"),
+            "cpuidle": "external" if governors.is_py_spec(cpuidle) else spec_text(cpuidle, "cpuidle"),
             "duration": duration_text(duration),
             "seed": int(seed),
         }
@@ -151,6 +167,9 @@ def spec_text(spec: SpecLike, what: str = "spec") -> str:
     name = os.fspath(name).strip()
     if not params:
         return name
+    if name.startswith("py:"):
+        path, cls, settings_text = governors.split_spec(name)
+        return governors.join_spec(path, cls, {**settings_text, **{str(k).strip(): _value_text(v) for k, v in params.items()}})
     settings = []
     for key, value in params.items():
         key, value = str(key).strip(), _value_text(value)

@@ -3,7 +3,7 @@
     govlab run  [--platform SPEC] [--workload SPEC] [--cpufreq SPEC] [--cpuidle SPEC]
                 [--duration TIME] [--seed N] [--format text|json] [--trace FILE]
                 [--show-config]
-    govlab list platforms|workloads|governors
+    govlab list platforms|workloads|governors [--py FILE.py[:CLASS]]...
     govlab compare EXPERIMENT.toml... [--db FILE] [--format text|markdown|csv|json]
                 [--jobs N | --executor local|dask://HOST:PORT]
                 [--html FILE [--timeline CONFIG] [--timeline-value VALUE]]
@@ -81,10 +81,12 @@ def _cmd_run(args: argparse.Namespace) -> str:
 
 
 def _cmd_list(args: argparse.Namespace) -> str:
+    if args.py and args.kind != "governors":
+        raise ValueError("--py lists governors written in Python: govlab list governors --py FILE.py[:CLASS]")
     listing: dict[str, Callable[[], Any]] = {
         "platforms": api.list_platforms,
         "workloads": api.list_workloads,
-        "governors": api.list_governors,
+        "governors": lambda: api.list_governors(py=args.py),
     }
     return format_list(listing[args.kind]())
 
@@ -221,7 +223,8 @@ def _parser() -> argparse.ArgumentParser:
         help="simulate a workload on a platform under a cpufreq and a cpuidle governor",
         description="Simulate a workload on a platform under a cpufreq and a cpuidle "
         "governor. Each of --platform, --workload, --cpufreq and --cpuidle takes "
-        "NAME[:key=value,...]; `govlab list` shows the names, settings and defaults.",
+        "NAME[:key=value,...]; `govlab list` shows the names, settings and defaults. "
+        "A governor written in Python is py:FILE.py:CLASS[:key=value,...] (see govlab.governors).",
     )
     spec = "NAME[:k=v,...]"
     run.add_argument(
@@ -258,6 +261,12 @@ def _parser() -> argparse.ArgumentParser:
         help="list platforms, workloads or governors with their settings and defaults",
     )
     listing.add_argument("kind", choices=("platforms", "workloads", "governors"))
+    listing.add_argument(
+        "--py",
+        action="append",
+        metavar="FILE.py[:CLASS]",
+        help="also list the governors written in Python in FILE.py (or its class CLASS); may be repeated",
+    )
     listing.set_defaults(handler=_cmd_list)
 
     formats = ("text", "markdown", "csv", "json")

@@ -10,7 +10,8 @@ only re-exports them::
         ├── UnknownKeyError    (ValueError)   a tunable or parameter its owner does not have
         ├── FileFormatError                   a platform or workload file that cannot be used
         ├── TraceError                        a trace that cannot be read
-        └── UnsupportedError                  a governor the platform's driver cannot serve
+        ├── UnsupportedError                  a governor the platform's driver cannot serve
+        └── GovernorError                     a governor written in Python failed during a run
 
 A file the operating system refuses raises the built-in FileNotFoundError,
 PermissionError or OSError, and an interrupted run raises KeyboardInterrupt.
@@ -18,6 +19,7 @@ PermissionError or OSError, and an interrupted run raises KeyboardInterrupt.
 
 from govlab._core import (
     FileFormatError,
+    GovernorError,
     GovlabError,
     InvalidValueError,
     TraceError,
@@ -34,4 +36,5 @@ __all__ = [
     "FileFormatError",
     "TraceError",
     "UnsupportedError",
+    "GovernorError",
 ]

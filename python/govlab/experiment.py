@@ -29,7 +29,9 @@ workload, over a range of one of its parameters? ::
     name = "schedutil"
     cpufreq = "schedutil"
 
-Paths of platform and workload files are relative to the experiment file.
+Paths of platform and workload files are relative to the experiment file,
+and so are those of governors written in Python
+(``cpufreq = "py:governors/mine.py:Mine:k=v"``, see ``govlab.governors``).
 
 **Several benchmarks in one file.** An evaluation such as the 2018 HWP
 boost post runs the same configurations over several workloads. Instead of
@@ -75,7 +77,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from govlab import __version__, api
+from govlab import __version__, api, governors
 from govlab.exceptions import GovlabError
 
 __all__ = [
@@ -227,9 +229,9 @@ def run_identity(platform: str, workload: str, cpufreq: str, cpuidle: str, durat
 
     It holds each spec as written (name and settings, in sorted order), the
     engine's resolved configuration (so defaults are explicit), the sha256 of
-    every platform or workload *file* in place of its path (a moved file keeps
-    its runs, an edited one does not), the duration in ns, the seed and the
-    govlab version.
+    every platform, workload or Python governor *file* in place of its path (a
+    moved file keeps its runs, an edited one does not), the duration in ns,
+    the seed and the govlab version.
     """
     resolved = api.show_config(platform, workload, cpufreq, cpuidle, duration, seed)
     identity: dict[str, Any] = {
@@ -241,6 +243,10 @@ def run_identity(platform: str, workload: str, cpufreq: str, cpuidle: str, durat
         "duration_ns": resolved.get("duration_ns"),
         "seed": int(seed),
     }
+    for what, spec in (("cpufreq", cpufreq), ("cpuidle", cpuidle)):
+        if isinstance(spec, str) and governors.is_py_spec(spec):
+            tunables = (resolved.get(what) or {}).get("tunables")
+            identity[what] = {"spec": governors.identity(spec), "resolved": {"tunables": tunables}}
     for what in ("platform", "workload"):
         name = identity[what]["spec"]["name"]
         if _looks_like_file(name) and os.path.isfile(name):
@@ -613,6 +619,11 @@ class _Loader:
                 candidate = os.path.normpath(os.path.join(self.base_dir, name))
                 if os.path.exists(candidate):
                     text = candidate + colon + rest
+        elif governors.is_py_spec(text):
+            try:
+                text = governors.absolute_spec(text, self.base_dir)
+            except (GovlabError, ValueError) as e:
+                raise self.fail(key, str(e)) from None
         return text
 
     def duration(self, key: Sequence[Any], value: Any) -> str:

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::external::{self, ExternalGovernors};
 use crate::metrics::RunResult;
 use crate::params::{parse_duration_ns, Spec};
 use crate::sim::engine::RunParts;
@@ -87,28 +88,53 @@ impl RunConfig {
     }
 
     fn parts(&self) -> Result<RunParts> {
+        self.parts_with(ExternalGovernors::default())
+    }
+
+    /// The parts, with the caller's governors where the specs name
+    /// [`external::EXTERNAL`].
+    fn parts_with(&self, ext: ExternalGovernors) -> Result<RunParts> {
         let platform = platform::load_named(&self.platform)?;
         let workload = workload::build(&self.workload)?;
-        let cpufreq = cpufreq::build(&self.cpufreq, &platform)?;
-        let cpuidle = cpuidle::build(&self.cpuidle, &platform)?;
+        let cpufreq = external::build_cpufreq(&self.cpufreq, ext.cpufreq, &platform)?;
+        let cpuidle = external::build_cpuidle(&self.cpuidle, ext.cpuidle, &platform)?;
         Ok(RunParts { platform, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed })
     }
 
     /// Run to the end.
     pub fn run(&self, trace: Option<&Path>, progress: Option<&mut dyn FnMut(u64, u64) -> bool>) -> Result<RunResult> {
-        let mut engine = self.build(trace)?;
+        self.run_with(ExternalGovernors::default(), trace, progress)
+    }
+
+    /// Run to the end with the caller's governors (see [`crate::external`]).
+    pub fn run_with(
+        &self,
+        ext: ExternalGovernors,
+        trace: Option<&Path>,
+        progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+    ) -> Result<RunResult> {
+        let parts = self.parts_with(ext)?;
+        let cpufreq_text = external::spec_text(&self.cpufreq, parts.cpufreq.name());
+        let cpuidle_text = external::spec_text(&self.cpuidle, parts.cpuidle.name());
+        let mut engine = sim::build(parts, trace)?;
+        engine.external_governors = self.cpufreq.name == external::EXTERNAL || self.cpuidle.name == external::EXTERNAL;
         let mut r = engine.run(progress)?;
         r.platform = self.platform.to_text();
         r.workload = self.workload.to_text();
-        r.cpufreq = self.cpufreq.to_text();
-        r.cpuidle = self.cpuidle.to_text();
+        r.cpufreq = cpufreq_text;
+        r.cpuidle = cpuidle_text;
         Ok(r)
     }
 
     /// Everything resolved: governors' tunables, workload parameters and
     /// platform overrides (for `--show-config`).
     pub fn show(&self) -> Result<Value> {
-        let p = self.parts()?;
+        self.show_with(ExternalGovernors::default())
+    }
+
+    /// [`RunConfig::show`] with the caller's governors.
+    pub fn show_with(&self, ext: ExternalGovernors) -> Result<Value> {
+        let p = self.parts_with(ext)?;
         let kv = |v: Vec<(String, String)>| Value::Object(v.into_iter().map(|(k, v)| (k, Value::String(v))).collect());
         Ok(json!({
             "platform": {"name": p.platform.name, "cpus": p.platform.nr_cpus(), "driver": p.platform.driver.name(),
@@ -130,10 +156,27 @@ pub fn run_json(config_json: &str, trace_path: Option<&Path>, progress: Option<&
     Ok(serde_json::to_string(&r).unwrap_or_default())
 }
 
+/// [`run_json`] with the caller's governors (see [`crate::external`]).
+pub fn run_json_with(
+    config_json: &str,
+    ext: ExternalGovernors,
+    trace_path: Option<&Path>,
+    progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+) -> Result<String> {
+    let cfg = RunConfig::from_json(config_json)?;
+    let r = cfg.run_with(ext, trace_path, progress)?;
+    Ok(serde_json::to_string(&r).unwrap_or_default())
+}
+
 /// `--show-config` as JSON text.
 pub fn show_config_json(config_json: &str) -> Result<String> {
+    show_config_json_with(config_json, ExternalGovernors::default())
+}
+
+/// [`show_config_json`] with the caller's governors.
+pub fn show_config_json_with(config_json: &str, ext: ExternalGovernors) -> Result<String> {
     let cfg = RunConfig::from_json(config_json)?;
-    Ok(serde_json::to_string_pretty(&cfg.show()?).unwrap_or_default())
+    Ok(serde_json::to_string_pretty(&cfg.show_with(ext)?).unwrap_or_default())
 }
 
 fn params_json(params: &[workload::ParamInfo]) -> Value {

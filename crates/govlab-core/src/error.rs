@@ -1,9 +1,10 @@
 //! govlab's one error type.
 //!
-//! Every variant is bad *input* found while a run is being built (a file, a
-//! name, a value): the run never starts, nothing is written. A broken engine
-//! invariant during a run is a bug and panics instead, naming the simulated
-//! time and the CPU.
+//! Every variant but [`Error::Governor`] is bad *input* found while a run is
+//! being built (a file, a name, a value): the run never starts, nothing is
+//! written. `Governor` is a user's own governor failing during the run; the
+//! run stops there. A broken engine invariant during a run is a bug and
+//! panics instead, naming the simulated time and the CPU.
 
 use std::path::PathBuf;
 
@@ -73,6 +74,22 @@ pub enum Error {
     /// The run was interrupted from outside (Ctrl-C); no result exists.
     #[error("interrupted")]
     Interrupted,
+
+    /// A governor implemented outside the crate (`crate::external`) failed
+    /// during a run: it raised, or answered something the engine cannot
+    /// apply. Found during the run, not when it is built; the run stops at
+    /// that call and no result exists. `message` may span several lines (a
+    /// traceback of the governor's own code).
+    #[error("{governor}: {call} at {} ({time_ns} ns): {message}", crate::external::time_text(*.time_ns))]
+    Governor {
+        /// The governor as the user named it.
+        governor: String,
+        /// The call that failed, as the governor spells it: `update()`, `select()`, ...
+        call: String,
+        /// Simulated time of the call, ns.
+        time_ns: u64,
+        message: String,
+    },
 }
 
 impl Error {

@@ -24,6 +24,7 @@ pub mod api;
 pub mod cpufreq;
 pub mod cpuidle;
 pub mod error;
+pub mod external;
 pub mod metrics;
 pub mod params;
 pub mod platform;

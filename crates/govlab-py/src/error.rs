@@ -8,7 +8,8 @@
 //!     ├── UnknownKeyError    (+ ValueError) Error::UnknownKey
 //!     ├── FileFormatError                   Error::File
 //!     ├── TraceError                        Error::Trace
-//!     └── UnsupportedError                  Error::Unsupported
+//!     ├── UnsupportedError                  Error::Unsupported
+//!     └── GovernorError                     Error::Governor
 //! Error::Io          -> FileNotFoundError / PermissionError / OSError, by io::ErrorKind
 //! Error::Interrupted -> KeyboardInterrupt
 //! ```
@@ -61,6 +62,13 @@ create_exception!(
     UnsupportedError,
     GovlabError,
     "A governor requirement that the platform's cpufreq driver cannot meet."
+);
+
+create_exception!(
+    govlab,
+    GovernorError,
+    GovlabError,
+    "A governor written in Python failed during a run (it raised, or answered something the engine cannot apply)."
 );
 
 /// Classes with two bases, which `create_exception!` cannot make: built once
@@ -124,6 +132,7 @@ pub(crate) fn to_py(err: Error) -> PyErr {
             _ => PyOSError::new_err(msg),
         },
         Error::Unsupported(_) => UnsupportedError::new_err(msg),
+        Error::Governor { .. } => GovernorError::new_err(msg),
         Error::Interrupted => PyKeyboardInterrupt::new_err(()),
         _ => GovlabError::new_err(msg),
     }
@@ -139,5 +148,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FileFormatError", py.get_type::<FileFormatError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
+    m.add("GovernorError", py.get_type::<GovernorError>())?;
     Ok(())
 }

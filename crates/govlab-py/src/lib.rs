@@ -10,12 +10,19 @@
 //! time that callback takes the GIL back, runs Python's signal handlers (so
 //! Ctrl-C works) and calls the caller's progress function. Wall time is read
 //! here, never in the engine.
+//!
+//! `run` and `show_config` also take governors written in Python (see
+//! [`governor`]); the configuration then names them `external`. Such a run
+//! keeps the GIL: Python runs at every governor call, so releasing it in
+//! between would only add the cost of taking it back each time.
 
 mod error;
+mod governor;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use govlab_core::external::ExternalGovernors;
 use pyo3::prelude::*;
 
 /// How often, in wall time, a running simulation takes the GIL back.
@@ -26,23 +33,28 @@ const CHECK_EVERY: Duration = Duration::from_millis(100);
 /// `progress(done_ns, total_ns)` is called with simulated nanoseconds. An
 /// exception from a signal handler (Ctrl-C) or from `progress` stops the run
 /// and is raised here.
+///
+/// `cpufreq` and `cpuidle`, if given, are `(name, governor object)` pairs.
 #[pyfunction]
 #[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
-#[pyo3(signature = (config_json, trace_path=None, progress=None))]
+#[pyo3(signature = (config_json, trace_path=None, progress=None, cpufreq=None, cpuidle=None))]
 fn run(
     py: Python<'_>,
     config_json: &str,
     trace_path: Option<PathBuf>,
     progress: Option<PyObject>,
+    cpufreq: Option<(String, PyObject)>,
+    cpuidle: Option<(String, PyObject)>,
 ) -> PyResult<String> {
     let mut check = Check::new(progress);
-    let result = py.allow_threads(|| {
-        govlab_core::api::run_json(
-            config_json,
-            trace_path.as_deref(),
-            Some(&mut |d, t| check.tick(d, t)),
-        )
-    });
+    let result = if cpufreq.is_none() && cpuidle.is_none() {
+        py.allow_threads(|| {
+            govlab_core::api::run_json(config_json, trace_path.as_deref(), Some(&mut |d, t| check.tick(d, t)))
+        })
+    } else {
+        let ext = externals(cpufreq, cpuidle);
+        govlab_core::api::run_json_with(config_json, ext, trace_path.as_deref(), Some(&mut |d, t| check.tick(d, t)))
+    };
     match check.pending {
         Some(err) => Err(err),
         None => result.map_err(error::to_py),
@@ -58,8 +70,17 @@ fn list_(kind: &str) -> PyResult<String> {
 
 /// The resolved tunables and parameters of the run `config_json` describes, as JSON.
 #[pyfunction]
-fn show_config(config_json: &str) -> PyResult<String> {
-    govlab_core::api::show_config_json(config_json).map_err(error::to_py)
+#[pyo3(signature = (config_json, cpufreq=None, cpuidle=None))]
+fn show_config(config_json: &str, cpufreq: Option<(String, PyObject)>, cpuidle: Option<(String, PyObject)>) -> PyResult<String> {
+    govlab_core::api::show_config_json_with(config_json, externals(cpufreq, cpuidle)).map_err(error::to_py)
+}
+
+/// The Python governors of a run, as the engine takes them.
+fn externals(cpufreq: Option<(String, PyObject)>, cpuidle: Option<(String, PyObject)>) -> ExternalGovernors {
+    ExternalGovernors {
+        cpufreq: cpufreq.map(|(name, gov)| governor::cpufreq::factory(name, gov)),
+        cpuidle: cpuidle.map(|(name, gov)| governor::cpuidle::factory(name, gov)),
+    }
 }
 
 /// The engine's progress callback, throttled to [`CHECK_EVERY`].
@@ -104,5 +125,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(list_, m)?)?;
     m.add_function(wrap_pyfunction!(show_config, m)?)?;
+    m.add_class::<governor::platform::PlatformView>()?;
+    m.add_class::<governor::platform::PolicyInfo>()?;
+    m.add_class::<governor::cpufreq::PolicyView>()?;
+    m.add_class::<governor::cpuidle::IdleDeviceView>()?;
+    m.add_class::<governor::cpuidle::IdleStateView>()?;
     error::register(m)
 }

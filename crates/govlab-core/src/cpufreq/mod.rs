@@ -201,6 +201,13 @@ pub trait CpufreqGovernor: Send {
 
     /// Resolved tunables, sysfs names and units.
     fn tunables(&self) -> Vec<(String, String)>;
+
+    /// An error met during a call, handed over once; the engine stops the
+    /// run with it (see [`crate::external`]). Only governors from outside
+    /// the crate can fail at run time; built-in ones keep the default.
+    fn take_error(&mut self) -> Option<Error> {
+        None
+    }
 }
 
 /// A registry entry, for `govlab list governors`.

@@ -117,6 +117,13 @@ pub trait CpuidleGovernor: Send {
     fn choose_in_hindsight(&mut self, dev: &IdleDevice<'_>, _idle_ns: u64, _latency_req_ns: u64) -> usize {
         dev.disabled.iter().position(|&d| !d).unwrap_or(0)
     }
+
+    /// An error met during a call, handed over once; the engine stops the
+    /// run with it (see [`crate::external`]). Only governors from outside
+    /// the crate can fail at run time; built-in ones keep the default.
+    fn take_error(&mut self) -> Option<Error> {
+        None
+    }
 }
 
 /// The ideal state for an idle period of `idle_ns` (exit latency left out):

@@ -94,6 +94,9 @@ pub struct Engine {
     /// Bad input discovered during the run (e.g. a program that spins): the
     /// run stops and returns it.
     pub(crate) fault: Option<crate::error::Error>,
+    /// A governor comes from outside the crate and may fail during the run
+    /// (crate::external): ask after every event.
+    pub(crate) external_governors: bool,
 }
 
 /// Build an engine from resolved parts; `trace` streams ftrace text there.
@@ -189,6 +192,7 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
         trace,
         stopped_early: false,
         fault: None,
+        external_governors: false,
     };
     e.init_hardware();
     e.init_workload(&setup)?;
@@ -236,8 +240,10 @@ impl Engine {
             if self.dispatch(ev) {
                 self.events += 1;
             }
-            if let Some(err) = self.fault.take() {
-                return Err(err);
+            if self.fault.is_some() || self.external_governors {
+                if let Some(err) = self.take_fault() {
+                    return Err(err);
+                }
             }
             if self.live_tasks == 0 && !self.tasks.is_empty() && self.sources.is_empty() {
                 self.record.finished = true;

@@ -6,6 +6,7 @@ mod cpuidle;
 mod defaults;
 mod devices;
 mod engine;
+mod external;
 mod fixtures;
 mod rtapp;
 mod workloads;

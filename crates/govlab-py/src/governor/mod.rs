@@ -1,0 +1,156 @@
+//! Governors written in Python, on the engine's governor traits.
+//!
+//! The engine takes a governor brought from outside through
+//! `govlab_core::external`: the run configuration names it `external` and a
+//! factory builds it for the platform. Here the factories wrap a Python
+//! object (an instance of `govlab.governors.CpufreqGovernor` or
+//! `CpuidleGovernor`) in [`cpufreq::PyCpufreq`] or [`cpuidle::PyCpuidle`],
+//! which call its methods with the GIL held.
+//!
+//! # The protocol (what the Python object must have)
+//!
+//! Both kinds: `init(platform)` once, when the run is built, with a
+//! [`platform::PlatformView`]; `tunable_values()` after it, a list of
+//! (name, value text) for `--show-config`. cpufreq: `start(policy)`,
+//! `update(policy, cpu, time_ns, util, max, flags)` (called only if
+//! `uses_util_hook` is true) and `timer(policy, time_ns)`, each returning a
+//! frequency in kHz or None. cpuidle: `enable(dev)`, `select(dev,
+//! next_timer_ns, latency_req_ns, tick_stopped)` returning a state index or
+//! (state, stop_tick), `reflect(dev, state, measured_ns)`.
+//!
+//! # Cost of a call
+//!
+//! The views handed to Python (a policy, an idle device) are built once per
+//! policy or CPU and refreshed in place before each call; the methods are
+//! looked up once; arguments are plain ints. A run with a Python governor
+//! keeps the GIL (see `run` in lib.rs), so taking it per call is a counter
+//! increment.
+//!
+//! # Failures
+//!
+//! A Python exception, a wrong return type or a value outside what the
+//! engine can apply becomes [`Error::Governor`], naming the governor, the
+//! call and the simulated time; for an exception the message carries the
+//! Python traceback, which holds only the governor's own frames (the call
+//! comes from Rust). A KeyboardInterrupt raised inside the governor's code
+//! (Ctrl-C while Python runs) is [`Error::Interrupted`]. After a failure the
+//! governor is not called again; it answers harmlessly until the engine
+//! takes the error and stops the run.
+
+pub(crate) mod cpufreq;
+pub(crate) mod cpuidle;
+pub(crate) mod platform;
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use govlab_core::Error;
+use pyo3::exceptions::PyKeyboardInterrupt;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyInt, PyTuple};
+
+/// `name()` must be `&'static str`: each distinct name is leaked once.
+fn intern(name: &str) -> &'static str {
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(&n) = names.get(name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(n);
+    n
+}
+
+/// What the governor is, for messages: `cpufreq governor py:FILE:Class`.
+pub(crate) struct Who {
+    pub name: &'static str,
+    pub kind: &'static str,
+}
+
+impl Who {
+    pub fn new(kind: &'static str, name: &str) -> Self {
+        Who { name: intern(name), kind }
+    }
+
+    /// A failure of `call` at `time_ns`.
+    pub fn error(&self, call: &str, time_ns: u64, message: String) -> Error {
+        Error::Governor {
+            governor: format!("{} governor {}", self.kind, self.name),
+            call: format!("{call}()"),
+            time_ns,
+            message,
+        }
+    }
+
+    /// A Python exception raised by `call`.
+    pub fn exception(&self, py: Python<'_>, call: &str, time_ns: u64, err: &PyErr) -> Error {
+        if err.is_instance_of::<PyKeyboardInterrupt>(py) {
+            return Error::Interrupted;
+        }
+        self.error(call, time_ns, exception_text(py, err))
+    }
+}
+
+/// `ExcType: message`, then the traceback as Python prints it.
+fn exception_text(py: Python<'_>, err: &PyErr) -> String {
+    let head = match err.value(py).str() {
+        Ok(s) if !s.to_string_lossy().is_empty() => format!("{}: {}", type_name(err.get_type(py).as_any()), s.to_string_lossy()),
+        _ => type_name(err.get_type(py).as_any()),
+    };
+    let lines = py
+        .import("traceback")
+        .and_then(|tb| tb.call_method1("format_exception", (err.get_type(py), err.value(py), err.traceback(py))))
+        .and_then(|lines| lines.extract::<Vec<String>>());
+    match lines {
+        Ok(lines) => format!("{head}\n{}", lines.concat().trim_end()),
+        Err(_) => head,
+    }
+}
+
+/// `int`, `MyClass`: the qualified name of a type.
+fn type_name(t: &Bound<'_, PyAny>) -> String {
+    t.getattr("__qualname__")
+        .and_then(|n| n.extract::<String>())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// How a returned value shows in a message: `'abc' (str)`.
+pub(crate) fn shown(v: &Bound<'_, PyAny>) -> String {
+    let repr = v.repr().map_or_else(|_| "?".into(), |r| r.to_string_lossy().into_owned());
+    let repr = if repr.chars().count() > 60 { format!("{}...", repr.chars().take(57).collect::<String>()) } else { repr };
+    format!("{repr} ({})", type_name(v.get_type().as_any()))
+}
+
+/// A Python int (not a bool) that fits an i64; None for anything else.
+pub(crate) fn int_of(v: &Bound<'_, PyAny>) -> Option<i64> {
+    if v.is_instance_of::<PyBool>() || !v.is_instance_of::<PyInt>() {
+        return None;
+    }
+    v.extract::<i64>().ok()
+}
+
+/// A tuple of Python objects built from `items`.
+pub(crate) fn tuple<'py, T, I>(py: Python<'py>, items: I) -> PyResult<Py<PyTuple>>
+where
+    T: IntoPyObject<'py>,
+    I: IntoIterator<Item = T>,
+    I::IntoIter: ExactSizeIterator,
+{
+    Ok(PyTuple::new(py, items)?.unbind())
+}
+
+/// The object's method `name`, looked up once.
+pub(crate) fn method(gov: &Bound<'_, PyAny>, name: &str) -> PyResult<PyObject> {
+    Ok(gov.getattr(name)?.unbind())
+}
+
+/// `init(platform)` then `tunable_values()`, when the run is built.
+pub(crate) fn init(py: Python<'_>, who: &Who, gov: &Bound<'_, PyAny>, platform: &govlab_core::platform::Platform) -> govlab_core::Result<Vec<(String, String)>> {
+    let view = Py::new(py, platform::PlatformView::new(py, platform).map_err(|e| who.exception(py, "init", 0, &e))?)
+        .map_err(|e| who.exception(py, "init", 0, &e))?;
+    gov.call_method1("init", (view,)).map_err(|e| who.exception(py, "init", 0, &e))?;
+    let values = gov.call_method0("tunable_values").map_err(|e| who.exception(py, "tunable_values", 0, &e))?;
+    values
+        .extract::<Vec<(String, String)>>()
+        .map_err(|_| who.error("tunable_values", 0, format!("returned {}; expected a list of (name, value) strings", shown(&values))))
+}

@@ -1,0 +1,213 @@
+"""schedutil in Python: the built-in `schedutil`, line for line.
+
+Models Linux v6.8 kernel/sched/cpufreq_schedutil.c, as govlab's Rust version
+does (crates/govlab-core/src/cpufreq/schedutil.rs, whose module doc explains
+each step). The frequency formula is
+
+    next_f = cpuinfo.max_freq × min(1.25 × util, capacity) / capacity
+
+resolved to the lowest table frequency at or above it (RELATION_L), at most
+once per rate_limit_us. To give the built-in's runs exactly, the rest of its
+logic is here too: the IO-wait boost (gradual, or the v4.9 "max"), the
+busy-CPU hold that ignores decreases until the CPU idles, "unchanged: skip"
+without restarting the rate-limit clock, and shared policies taking the
+largest request of their CPUs.
+"""
+
+from govlab.governors import SCHED_CAPACITY_SCALE, SCHED_CPUFREQ_IOWAIT, CpufreqGovernor, Tunable
+
+SCHED_CAPACITY_SHIFT = 10
+IOWAIT_BOOST_MIN = SCHED_CAPACITY_SCALE // 8  # since v5.2
+INTEL_CPUFREQ_TRANSITION_DELAY_US = 500
+INTEL_CPUFREQ_TRANSITION_DELAY_HWP_US = 5000
+LATENCY_MULTIPLIER = 1000
+TRANSITION_DELAY_CAP_US = 10_000
+
+
+def policy_transition_delay_us(platform):
+    """cpufreq_policy_transition_delay_us for the first policy (v6.8 rule)."""
+    if platform.driver == "intel_pstate":
+        return INTEL_CPUFREQ_TRANSITION_DELAY_HWP_US if platform.hwp else INTEL_CPUFREQ_TRANSITION_DELAY_US
+    latency_us = platform.policies[0].transition_latency_ns // 1000
+    if latency_us == 0:
+        return LATENCY_MULTIPLIER
+    return min(latency_us * LATENCY_MULTIPLIER, TRANSITION_DELAY_CAP_US)
+
+
+def resolve_l(policy, khz):
+    """cpufreq_driver_resolve_freq: the lowest table frequency at or above, within the limits."""
+    target = min(max(khz, policy.min_khz), policy.max_khz)
+    return next((f for f in policy.opps if f >= target), policy.opps[-1])
+
+
+class SugovCpu:
+    """Per-CPU state (struct sugov_cpu)."""
+
+    __slots__ = ("cpu", "last_update_ns", "util", "iowait_boost", "iowait_boost_pending", "saved_idle_calls", "saved_idle_ns")
+
+    def __init__(self, cpu):
+        self.cpu = cpu
+        self.last_update_ns = 0
+        self.util = 0
+        self.iowait_boost = 0
+        self.iowait_boost_pending = False
+        self.saved_idle_calls = 0
+        self.saved_idle_ns = 0
+
+    def iowait_reset(self, time_ns, tick_ns, set_iowait_boost):
+        if time_ns - self.last_update_ns <= tick_ns:
+            return False
+        self.iowait_boost = IOWAIT_BOOST_MIN if set_iowait_boost else 0
+        self.iowait_boost_pending = set_iowait_boost
+        return True
+
+    def boost(self, time_ns, tick_ns, flags, mode):
+        """sugov_iowait_boost: bookkeeping on every hook call."""
+        set_iowait_boost = bool(flags & SCHED_CPUFREQ_IOWAIT)
+        if mode == "gradual":
+            if self.iowait_boost and self.iowait_reset(time_ns, tick_ns, set_iowait_boost):
+                return
+            if not set_iowait_boost or self.iowait_boost_pending:
+                return
+            self.iowait_boost_pending = True
+            self.iowait_boost = min(self.iowait_boost << 1, SCHED_CAPACITY_SCALE) if self.iowait_boost else IOWAIT_BOOST_MIN
+        elif set_iowait_boost:
+            self.iowait_boost = SCHED_CAPACITY_SCALE
+        elif self.iowait_boost and time_ns - self.last_update_ns > tick_ns:
+            self.iowait_boost = 0
+
+    def iowait_apply(self, time_ns, tick_ns, max_cap, mode):
+        """sugov_iowait_apply: the boost this evaluation uses; decays it."""
+        if not self.iowait_boost:
+            return 0
+        if self.iowait_reset(time_ns, tick_ns, False):
+            return 0
+        if mode == "gradual":
+            if not self.iowait_boost_pending:
+                self.iowait_boost >>= 1
+                if self.iowait_boost < IOWAIT_BOOST_MIN:
+                    self.iowait_boost = 0
+                    return 0
+            self.iowait_boost_pending = False
+            boost = self.iowait_boost
+        else:
+            boost = self.iowait_boost
+            self.iowait_boost >>= 1
+        return (boost * max_cap) >> SCHED_CAPACITY_SHIFT
+
+    def get_util(self, policy, boost):
+        """sugov_get_util with sugov_effective_cpu_perf: util plus 25 %, capped at capacity."""
+        cap = policy.capacity(self.cpu)
+        util = max(min(policy.util(self.cpu), cap), boost)
+        self.util = min(util + (util >> 2), cap)
+
+    def is_busy(self, policy, time_ns):
+        """sugov_cpu_is_busy: no idle entry since the previous evaluation."""
+        idle_calls = policy.idle_calls(self.cpu)
+        if idle_calls is not None:
+            busy, self.saved_idle_calls = idle_calls == self.saved_idle_calls, idle_calls
+        else:
+            idle_ns = policy.idle_ns(self.cpu, time_ns)
+            busy, self.saved_idle_ns = idle_ns == self.saved_idle_ns, idle_ns
+        return busy
+
+
+class SugovPolicy:
+    """Per-policy state (struct sugov_policy)."""
+
+    def __init__(self, policy, rate_limit_us):
+        self.freq_update_delay_ns = rate_limit_us * 1000
+        self.last_freq_update_time_ns = 0
+        self.next_freq_khz = 0
+        self.cached_raw_freq_khz = 0
+        self.limits_changed = False
+        self.need_freq_update = False
+        self.cpus = [SugovCpu(c) for c in policy.cpus]
+        self.index = {c: i for i, c in enumerate(policy.cpus)}
+
+    def should_update_freq(self, time_ns):
+        if self.limits_changed:
+            self.limits_changed = False
+            self.need_freq_update = True
+            return True
+        return time_ns - self.last_freq_update_time_ns >= self.freq_update_delay_ns
+
+    def get_next_freq(self, policy, util, max_cap):
+        """The formula: cpuinfo.max_freq × perf / capacity, resolved with RELATION_L."""
+        freq = policy.cpuinfo_max_khz * util // max(max_cap, 1)
+        if freq == self.cached_raw_freq_khz and not self.need_freq_update:
+            return self.next_freq_khz
+        self.cached_raw_freq_khz = freq
+        return resolve_l(policy, freq)
+
+    def update_next_freq(self, time_ns, next_freq_khz):
+        if self.need_freq_update:
+            self.need_freq_update = False
+        elif self.next_freq_khz == next_freq_khz:
+            return False
+        self.next_freq_khz = next_freq_khz
+        self.last_freq_update_time_ns = time_ns
+        return True
+
+
+class Schedutil(CpufreqGovernor):
+    """frequency = 1.25 × max × util / capacity, rate limited, with IO-wait boost (Python)"""
+
+    models = "Linux v6.8 kernel/sched/cpufreq_schedutil.c"
+
+    rate_limit_us = Tunable(
+        None, "minimum time between frequency changes, µs; 0 to 4294967295",
+        type=int, min=0, max=2**32 - 1, default_text="the policy's transition delay (µs)",
+    )
+    iowait_boost = Tunable("gradual", "gradual (v5.2+: 128, doubling, halving) or max (v4.9)", choices=("gradual", "max"))
+
+    def __init__(self, **settings):
+        super().__init__(**settings)
+        self.policies = {}
+
+    def init(self, platform):
+        if self.rate_limit_us is None:
+            self.rate_limit_us = policy_transition_delay_us(platform)
+
+    def start(self, policy):
+        sg = self.policies.get(policy.id)
+        if sg is None:
+            self.policies[policy.id] = SugovPolicy(policy, self.rate_limit_us)
+        else:
+            sg.limits_changed = True
+
+    def update(self, policy, cpu, time_ns, util, max, flags):  # noqa: A002
+        sg = self.policies[policy.id]
+        if len(sg.cpus) > 1:
+            return self.update_shared(sg, policy, sg.cpus[sg.index[cpu]], time_ns, flags)
+        return self.update_single(sg, policy, time_ns, flags, max)
+
+    def update_single(self, sg, policy, time_ns, flags, max_cap):
+        mode, tick_ns = self.iowait_boost, policy.tick_ns
+        cached_freq = sg.cached_raw_freq_khz
+        c = sg.cpus[0]
+        c.boost(time_ns, tick_ns, flags, mode)
+        c.last_update_ns = time_ns
+        if not sg.should_update_freq(time_ns):
+            return None
+        c.get_util(policy, c.iowait_apply(time_ns, tick_ns, max_cap, mode))
+        next_f = sg.get_next_freq(policy, c.util, max_cap)
+        # The busy-CPU hold: no decrease while the CPU has not idled.
+        if c.is_busy(policy, time_ns) and next_f < sg.next_freq_khz and not sg.need_freq_update:
+            next_f = sg.next_freq_khz
+            sg.cached_raw_freq_khz = cached_freq
+        return next_f if sg.update_next_freq(time_ns, next_f) else None
+
+    def update_shared(self, sg, policy, c, time_ns, flags):
+        mode, tick_ns = self.iowait_boost, policy.tick_ns
+        c.boost(time_ns, tick_ns, flags, mode)
+        c.last_update_ns = time_ns
+        if not sg.should_update_freq(time_ns):
+            return None
+        max_cap = policy.capacity(c.cpu)
+        util = 0
+        for j in sg.cpus:
+            j.get_util(policy, j.iowait_apply(time_ns, tick_ns, max_cap, mode))
+            util = max(util, j.util)
+        next_f = sg.get_next_freq(policy, util, max_cap)
+        return next_f if sg.update_next_freq(time_ns, next_f) else None
