@@ -4,3 +4,4 @@
 mod defaults;
 mod engine;
 mod fixtures;
+mod traces;
