@@ -3,6 +3,7 @@
 //! json`.
 
 pub mod hist;
+pub mod idle;
 
 use serde::Serialize;
 
