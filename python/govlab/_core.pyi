@@ -33,6 +33,12 @@ def show_config(config_json: str) -> str:
     """The resolved tunables and parameters of the run ``config_json``
     describes, as JSON, without running it."""
 
+def trace_stats(path: str | PathLike[str], platform: str | None = None) -> str:
+    """``govlab trace stats``: the trace in ``path`` (ftrace text, trace-cmd
+    report text, systrace HTML or trace.dat) analysed with the idle states of
+    ``platform`` (a name, spec or file; default: the engine's defaults), as
+    JSON text. The GIL is released while the trace is read."""
+
 class GovlabError(Exception):
     """Base class of every error govlab raises."""
 

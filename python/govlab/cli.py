@@ -6,6 +6,7 @@
     govlab list platforms|workloads|governors
     govlab compare EXPERIMENT.toml... [--db FILE] [--format text|markdown|csv|json] [--jobs N]
     govlab report DB [--experiment NAME]... [--format text|markdown|csv|json]
+    govlab trace stats FILE [--platform SPEC] [--format text|json]
 
 Exit status: 0 on success; 2 on bad input (argparse's own message for a bad
 option, ``govlab: error: ...`` for anything the engine or our own checks
@@ -124,6 +125,15 @@ def _cmd_report(args: argparse.Namespace) -> str:
     return compare.render(analyses, args.format)
 
 
+def _cmd_trace_stats(args: argparse.Namespace) -> str:
+    from govlab import trace
+
+    stats = trace.stats(args.file, args.platform)
+    if args.format == "json":
+        return json.dumps(stats, indent=2) + "\n"
+    return trace.format_stats(stats)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="govlab",
@@ -211,6 +221,26 @@ def _parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("--format", choices=formats, default="text", help="(default: %(default)s)")
     rep.set_defaults(handler=_cmd_report)
+
+    tr = commands.add_parser("trace", help="analyse a real trace (ftrace text, trace-cmd report, systrace, trace.dat)")
+    trace_commands = tr.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
+    ts = trace_commands.add_parser(
+        "stats",
+        help="per CPU: time in each frequency and idle state, idle periods, wakeups, busy %%, idle-governor accuracy",
+        description="Read FILE (raw ftrace text, trace-cmd report text, Android systrace HTML or "
+        "trace-cmd trace.dat v6) and print per CPU the time at each frequency and in each idle "
+        "state, idle-state usage, the idle periods' lengths, wakeups per second, the busy "
+        "percentage, and how often the idle state chosen was correct, too deep or too shallow "
+        "for the idle period that followed, against the oracle.",
+    )
+    ts.add_argument("file", metavar="FILE", help="the trace")
+    ts.add_argument(
+        "--platform",
+        metavar=spec,
+        help="take the idle states' target residencies from this platform (default: Arm Juno r0's, as the output says)",
+    )
+    ts.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
+    ts.set_defaults(handler=_cmd_trace_stats)
     return parser
 
 

@@ -135,6 +135,19 @@ pub fn show_config_json(config_json: &str) -> Result<String> {
     Ok(serde_json::to_string_pretty(&cfg.show()?).unwrap_or_default())
 }
 
+/// `govlab trace stats`: the trace in `path` (any format govlab reads)
+/// analysed with the idle states of `platform` (a name, spec or file), or
+/// the defaults; the answer as JSON text.
+pub fn trace_stats_json(path: &Path, platform: Option<&str>) -> Result<String> {
+    let trace = crate::trace::read_path(path)?;
+    let platform = match platform {
+        Some(p) => Some(platform::load_named(&Spec::parse(p, "--platform")?)?),
+        None => None,
+    };
+    let stats = crate::trace::stats::stats(&trace, platform.as_ref())?;
+    Ok(serde_json::to_string(&stats).unwrap_or_default())
+}
+
 fn params_json(params: &[workload::ParamInfo]) -> Value {
     Value::Array(
         params

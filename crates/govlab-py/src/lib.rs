@@ -62,6 +62,15 @@ fn show_config(config_json: &str) -> PyResult<String> {
     govlab_core::api::show_config_json(config_json).map_err(error::to_py)
 }
 
+/// `govlab trace stats`: the trace in `path` analysed with the idle states
+/// of `platform` (or the defaults), as JSON. Releases the GIL while reading.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
+#[pyo3(signature = (path, platform=None))]
+fn trace_stats(py: Python<'_>, path: PathBuf, platform: Option<&str>) -> PyResult<String> {
+    py.allow_threads(|| govlab_core::api::trace_stats_json(&path, platform)).map_err(error::to_py)
+}
+
 /// The engine's progress callback, throttled to [`CHECK_EVERY`].
 struct Check {
     progress: Option<PyObject>,
@@ -104,5 +113,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(list_, m)?)?;
     m.add_function(wrap_pyfunction!(show_config, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     error::register(m)
 }

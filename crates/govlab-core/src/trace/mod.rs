@@ -12,6 +12,7 @@
 
 pub mod event;
 pub mod read;
+pub mod stats;
 pub mod writer;
 
 pub use event::{Event, EventKind, Format, PrevState, SchedSwitch, Trace, CPU_IDLE_EXIT};
