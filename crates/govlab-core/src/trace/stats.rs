@@ -458,3 +458,128 @@ fn periods(h: &Histogram, decades: &[u64]) -> IdlePeriods {
         decades: PERIOD_DECADES_US.iter().map(|&hi| Some(hi)).chain([None]).zip(decades.iter().copied()).collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// Three CPUs over 20 ms; the expectations below are worked by hand with
+    /// the default table (WFI 1/1 µs, cpu-sleep-0 1500/2000 µs,
+    /// cluster-sleep-0 1600/2500 µs: exit latency/target residency).
+    const TRACE: &str = "\
+cpus=3
+          <idle>-0     [000]     1.000000: cpu_frequency:        state=1000000 cpu_id=0
+          <idle>-0     [000]     1.000000: sched_switch:         swapper/0:0 [120] R ==> a:100 [120]
+               a-100   [000]     1.002000: sched_switch:         a:100 [120] S ==> swapper/0:0 [120]
+          <idle>-0     [000]     1.002000: cpu_idle:             state=2 cpu_id=0
+          <idle>-0     [001]     1.004000: cpu_idle:             state=4294967295 cpu_id=1
+          <idle>-0     [001]     1.006000: cpu_idle:             state=0 cpu_id=1
+          <idle>-0     [000]     1.007000: cpu_idle:             state=4294967295 cpu_id=0
+          <idle>-0     [000]     1.007000: sched_wakeup:         a:100 [120] success=1 CPU:000
+          <idle>-0     [000]     1.007500: sched_switch:         swapper/0:0 [120] R ==> a:100 [120]
+               a-100   [000]     1.008000: cpu_frequency:        state=2000000 cpu_id=0
+               a-100   [000]     1.009000: sched_switch:         a:100 [120] S ==> swapper/0:0 [120]
+          <idle>-0     [000]     1.009000: cpu_idle:             state=2 cpu_id=0
+          <idle>-0     [000]     1.010000: cpu_idle:             state=4294967295 cpu_id=0
+          <idle>-0     [000]     1.010000: cpu_idle:             state=0 cpu_id=0
+          <idle>-0     [000]     1.013000: cpu_idle:             state=4294967295 cpu_id=0
+          <idle>-0     [000]     1.013000: cpu_idle:             state=1 cpu_id=0
+          <idle>-0     [001]     1.020000: cpu_idle:             state=4294967295 cpu_id=1
+";
+
+    fn constructed() -> TraceStats {
+        let t = crate::trace::read::read_bytes(TRACE.as_bytes(), Path::new("t.txt")).unwrap();
+        stats(&t, None).unwrap()
+    }
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn residencies_are_the_hand_computed_ones() {
+        let s = constructed();
+        assert_eq!((s.nr_cpus, s.duration_ns), (3, 20 * MS));
+        let c0 = &s.cpus[0];
+        assert_eq!((c0.busy_ns, c0.idle_ns, c0.unknown_ns), (3_500_000, 16_500_000, 0));
+        assert!((c0.busy_pct - 17.5).abs() < 1e-9);
+        let t: Vec<(u64, f64)> = c0.idle_states.iter().map(|x| (x.usage, x.time_s)).collect();
+        // WFI 3 ms; cpu-sleep-0 entered at 13 ms and still open at 20 ms
+        // (time, no usage); cluster-sleep-0 5 + 1 ms.
+        assert_eq!(t, [(1, 0.003), (0, 0.007), (2, 0.006)]);
+        assert!((c0.idle_no_state_s - 0.0005).abs() < 1e-12);
+        assert_eq!(c0.time_in_state, BTreeMap::from([(1_000_000, 0.008), (2_000_000, 0.012)]));
+        assert_eq!((c0.transitions, c0.freq_unknown_s), (1, 0.0));
+        assert_eq!((c0.wakeups, c0.wakeups_per_s, c0.idle_exits_per_s), (1, 50.0, 150.0));
+
+        // CPU 1: idle in an unknown state until its first exit at 4 ms, then
+        // busy (no sched_switch: out of idle is busy) until 6 ms, then WFI.
+        let c1 = &s.cpus[1];
+        assert_eq!((c1.busy_ns, c1.idle_ns, c1.unknown_ns), (2 * MS, 18 * MS, 0));
+        assert!((c1.idle_unknown_state_s - 0.004).abs() < 1e-12);
+        assert_eq!((c1.idle_states[0].usage, c1.idle_states[0].time_s), (1, 0.014));
+        assert_eq!(c1.freq_unknown_s, 0.02);
+        // CPU 2: nothing at all.
+        assert_eq!((s.cpus[2].busy_ns, s.cpus[2].idle_ns, s.cpus[2].unknown_ns), (0, 0, 20 * MS));
+    }
+
+    #[test]
+    fn accuracy_and_oracle_are_the_hand_computed_ones() {
+        let c0 = &constructed().cpus[0];
+        // 5 ms in cluster-sleep-0: 3.4 ms of idle fits it (correct); 1 ms in
+        // it: too deep by 2 (WFI was right), above; 3 ms in WFI: 2.999 ms
+        // fits cluster-sleep-0, too shallow by 2, below.
+        let a = &c0.idle_accuracy;
+        assert_eq!((a.samples, a.correct), (3, 1));
+        assert_eq!(a.too_deep, BTreeMap::from([(2, 1)]));
+        assert_eq!(a.too_shallow, BTreeMap::from([(2, 1)]));
+        assert_eq!(a.by_state, vec![[1, 0, 0, 1], [0, 0, 0, 0], [2, 1, 1, 0]]);
+        assert!((a.too_deep_latency_us - 1599.0).abs() < 1e-9);
+        assert_eq!(c0.oracle_usage, [1, 0, 2]);
+        let ab: Vec<(u64, u64)> = c0.idle_states.iter().map(|x| (x.above, x.below)).collect();
+        assert_eq!(ab, [(0, 1), (0, 0), (1, 0)]);
+        let p = &c0.idle_periods;
+        assert_eq!((p.count, p.max_us), (3, 5000.0));
+        assert_eq!(p.decades.iter().map(|d| d.1).collect::<Vec<_>>(), [0, 0, 0, 3, 0, 0]);
+    }
+
+    #[test]
+    fn residency_sums_to_the_span_on_every_real_recording() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let Some(real) = root.ancestors().map(|a| a.join("shared/data/real")).find(|p| p.is_dir()) else {
+            panic!("shared/data/real not found beside any parent of {}", root.display());
+        };
+        for rel in [
+            "trappy/trace_surfaceflinger.html",
+            "trappy/trace_idle.dat",
+            "trappy/trace_idle_unsorted.txt",
+            "lisa/sched_load/trace.dat",
+            "lisa/example_rtapp/trace.dat",
+            "lisa/trace_txt/trace.txt",
+        ] {
+            let t = crate::trace::read_path(&real.join(rel)).unwrap();
+            let s = stats(&t, None).unwrap();
+            for c in &s.cpus {
+                assert_eq!(c.busy_ns + c.idle_ns + c.unknown_ns, s.duration_ns, "{rel} CPU {}", c.cpu);
+                let states: f64 = c.idle_states.iter().map(|x| x.time_s).sum();
+                let idle = states + c.idle_no_state_s + c.idle_unknown_state_s;
+                assert!((idle - c.idle_ns as f64 / 1e9).abs() < 1e-9, "{rel} CPU {}", c.cpu);
+                let freq: f64 = c.time_in_state.values().sum::<f64>() + c.freq_unknown_s;
+                assert!((freq - s.duration_s).abs() < 1e-9, "{rel} CPU {}", c.cpu);
+            }
+        }
+    }
+
+    #[test]
+    fn a_state_beyond_the_table_is_a_clear_error() {
+        let text = "cpus=1\n<idle>-0 [000] 1.0: cpu_idle: state=5 cpu_id=0\n<idle>-0 [000] 1.1: cpu_idle: state=4294967295 cpu_id=0\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        let e = stats(&t, None).unwrap_err().to_string();
+        assert!(e.contains("cpu_idle state of CPU 0") && e.contains("'5'") && e.contains("--platform"), "{e}");
+    }
+
+    #[test]
+    fn devlib_markers_give_frequencies() {
+        assert_eq!(devlib_frequency("cpu_frequency_devlib:        state=950000 cpu_id=3"), Some((950_000, 3)));
+        assert_eq!(devlib_frequency("TRACE_MARKER_START"), None);
+    }
+}

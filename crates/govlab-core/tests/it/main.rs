@@ -4,4 +4,5 @@
 mod defaults;
 mod engine;
 mod fixtures;
+mod trace_roundtrip;
 mod traces;
