@@ -115,6 +115,12 @@ impl PrevState {
         PrevState((value & 0xff) as u16)
     }
 
+    /// The kernel's number as trace-cmd reads it (the low byte; `+` and the
+    /// letters beyond `W` are lost).
+    pub fn to_raw(self) -> u64 {
+        u64::from(self.0 & 0xff)
+    }
+
     /// From ftrace's letters (`S`, `R+`, `D|K`, `x`); None if a letter is
     /// not a task state.
     pub fn from_letters(s: &str) -> Option<PrevState> {

@@ -8,8 +8,10 @@
 //! when idle), as ftrace does.
 //!
 //! In: recordings of real machines ([`read`]) as one event stream
-//! ([`event`]).
+//! ([`event`]), analysed by [`stats`]. [`dat_writer`] writes an event stream
+//! as trace-cmd's binary trace.dat.
 
+pub mod dat_writer;
 pub mod event;
 pub mod read;
 pub mod stats;
