@@ -7,6 +7,8 @@
     govlab compare EXPERIMENT.toml... [--db FILE] [--format text|markdown|csv|json] [--jobs N]
     govlab report DB [--experiment NAME]... [--format text|markdown|csv|json]
     govlab trace stats FILE [--platform SPEC] [--format text|json]
+    govlab trace replay FILE [--platform SPEC] [--cpufreq SPEC] [--cpuidle SPEC] [--seed N] [--pin]
+                [--format text|json]
 
 Exit status: 0 on success; 2 on bad input (argparse's own message for a bad
 option, ``govlab: error: ...`` for anything the engine or our own checks
@@ -134,6 +136,22 @@ def _cmd_trace_stats(args: argparse.Namespace) -> str:
     return trace.format_stats(stats)
 
 
+def _cmd_trace_replay(args: argparse.Namespace) -> str:
+    from govlab import trace
+
+    progress = _ProgressBar() if sys.stderr.isatty() else None
+    try:
+        result, recorded, tasks = trace.replay(
+            args.file, args.platform, args.cpufreq, args.cpuidle, args.seed, args.pin, progress
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    if args.format == "json":
+        return json.dumps({"run": result.to_dict(), "recorded": recorded, "tasks": tasks}, indent=2) + "\n"
+    return f"{tasks} tasks replayed\n" + format_text(result) + "\n" + trace.format_replay(result, recorded)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="govlab",
@@ -241,6 +259,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     ts.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
     ts.set_defaults(handler=_cmd_trace_stats)
+
+    rp = trace_commands.add_parser(
+        "replay",
+        help="re-simulate a trace's tasks under chosen governors on a chosen platform",
+        description="Rebuild each task of FILE as the trace shows it (running bursts as work at the "
+        "frequency they ran at, sleeps as timed sleeps) and simulate them for the trace's span; "
+        "print the run as `govlab run` does and, per CPU, the recording beside the replay.",
+    )
+    rp.add_argument("file", metavar="FILE", help="the trace")
+    rp.add_argument("--platform", default=api.DEFAULT_PLATFORM, metavar=spec, help="(default: %(default)s)")
+    rp.add_argument("--cpufreq", default="schedutil", metavar=spec, help="(default: %(default)s)")
+    rp.add_argument("--cpuidle", default="menu", metavar=spec, help="(default: %(default)s)")
+    rp.add_argument("--seed", type=int, default=api.DEFAULT_SEED, metavar="N", help="(default: %(default)s)")
+    rp.add_argument("--pin", action="store_true", help="keep each task on the CPUs it ran on in the trace")
+    rp.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
+    rp.set_defaults(handler=_cmd_trace_replay)
     return parser
 
 

@@ -1,11 +1,13 @@
-"""Real traces: ``govlab trace stats``.
+"""Real traces: ``govlab trace stats`` and ``govlab trace replay``.
 
 :func:`stats` reads a trace (raw ftrace text, ``trace-cmd report`` text,
 Android systrace HTML or trace-cmd's ``trace.dat``) and returns what the
 engine's ``trace::stats`` computes: per CPU, time at each frequency and in
 each idle state, idle-state usage, idle-period lengths, wakeups per second,
 busy percentage, and the idle governor's accuracy against the oracle.
-:func:`format_stats` prints it for a terminal.
+:func:`format_stats` prints it for a terminal. :func:`replay` rebuilds the
+trace's tasks as a workload and re-simulates it under chosen governors on a
+chosen platform; :func:`format_replay` sets the replay beside the recording.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import os
 from typing import Any
 
 from govlab import _core
+from govlab.result import Result
 
-__all__ = ["stats", "format_stats"]
+__all__ = ["stats", "format_stats", "replay", "format_replay"]
 
 
 def stats(path: str | os.PathLike[str], platform: str | None = None) -> dict[str, Any]:
@@ -24,6 +27,48 @@ def stats(path: str | os.PathLike[str], platform: str | None = None) -> dict[str
     target residencies (a platform name, spec or file; default: the engine's
     defaults, named in the result's ``idle_states_from``)."""
     return json.loads(_core.trace_stats(os.fspath(path), platform))
+
+
+def replay(
+    path: str | os.PathLike[str],
+    platform: str = "skylake-e3-1240v5",
+    cpufreq: str = "schedutil",
+    cpuidle: str = "menu",
+    seed: int = 1,
+    pin: bool = False,
+    progress: Any = None,
+) -> tuple[Result, dict[str, Any], int]:
+    """Re-simulate the tasks of the trace in ``path`` (their bursts as work at
+    the frequency they ran at, their sleeps as timed sleeps) on ``platform``
+    under the two governors, for the trace's span; ``pin`` keeps each task on
+    the CPUs it ran on. Returns the run's result, :func:`stats` of the
+    recording, and the number of tasks replayed."""
+    config = json.dumps({"platform": platform, "cpufreq": cpufreq, "cpuidle": cpuidle, "seed": seed})
+    d = json.loads(_core.replay(os.fspath(path), config, pin, progress))
+    return Result.from_json(json.dumps(d["run"])), d["recorded"], d["tasks"]
+
+
+def format_replay(result: Result, recorded: dict[str, Any]) -> str:
+    """Per CPU, the recording beside the replay: busy %, average MHz, idle time."""
+    run = result.to_dict()
+    rows = [["cpu", "busy rec", "busy replay", "MHz rec", "MHz replay", "idle-state s rec", "idle-state s replay"]]
+    rec_cpus = {c["cpu"]: c for c in recorded["cpus"]}
+    for c in run["cpus"]:
+        r = rec_cpus.get(c["cpu"])
+        span = c["busy_s"] + c["idle_s"]
+        khz = _avg_khz({str(k): v for k, v in c["time_in_state"].items()})
+        rows.append(
+            [
+                str(c["cpu"]),
+                f"{r['busy_pct']:.1f}%" if r else "-",
+                f"{100 * c['busy_s'] / span:.1f}%" if span else "-",
+                f"{_avg_khz(r['time_in_state']) / 1000:.0f}" if r and _avg_khz(r["time_in_state"]) else "-",
+                f"{khz / 1000:.0f}" if khz else "-",
+                f"{sum(s['time_s'] for s in r['idle_states']):.3f}" if r else "-",
+                f"{sum(s['time_s'] for s in c['idle_states']):.3f}",
+            ]
+        )
+    return "recording vs replay, per CPU:\n" + "\n".join(_table(rows)) + "\n"
 
 
 def format_stats(d: dict[str, Any]) -> str:

@@ -93,3 +93,24 @@ def test_a_runs_own_trace_reads_back(tmp_path):
     for run_cpu, trace_cpu in zip(r.to_dict()["cpus"], d["cpus"], strict=True):
         assert abs(run_cpu["busy_ns"] - trace_cpu["busy_ns"]) <= 100_000
         assert run_cpu["transitions"] == trace_cpu["transitions"]
+
+
+def test_replay_of_a_runs_trace_prints_both_sides(cli, tmp_path):
+    path = tmp_path / "run.txt"
+    govlab.run(workload="periodic:tasks=4,run_us=1000,period_us=5000", cpufreq="schedutil", cpuidle="menu",
+               duration="300ms", trace=path)
+    proc = cli("trace", "replay", str(path), "--pin")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("4 tasks replayed")
+    assert "recording vs replay, per CPU:" in proc.stdout
+    proc = cli("trace", "replay", str(path), "--format", "json")
+    d = json.loads(proc.stdout)
+    assert d["tasks"] == 4 and d["run"]["workload"] == f"replay of {path}"
+    assert d["recorded"]["duration_ns"] == d["run"]["sim_time_ns"]
+
+
+def test_replay_errors_are_one_line(cli, tmp_path):
+    proc = cli("trace", "replay", str(SURFACEFLINGER), "--cpufreq", "nope")
+    assert proc.returncode == 2 and "unknown" in proc.stderr and "Traceback" not in proc.stderr
+    proc = cli("trace", "replay", str(SURFACEFLINGER), "--platform", "skylake-e3-1240v5:smt=off", "--pin")
+    assert proc.returncode == 2 and "pin" in proc.stderr and "Traceback" not in proc.stderr

@@ -13,6 +13,7 @@
 //! type ([`EventKind::Other`]) are not written: their formats are unknown.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
@@ -107,7 +108,10 @@ pub fn to_dat(trace: &Trace) -> Result<Vec<u8>> {
     out.extend_from_slice(&0u32.to_le_bytes()); // trace_printk formats
     let mut pids: Vec<_> = cmdlines.into_iter().collect();
     pids.sort_unstable();
-    let cmd: String = pids.iter().map(|(p, c)| format!("{p} {c}\n")).collect();
+    let mut cmd = String::new();
+    for (p, c) in &pids {
+        let _ = writeln!(cmd, "{p} {c}");
+    }
     section_u64(&mut out, cmd.as_bytes());
     out.extend_from_slice(&(nr_cpus as u32).to_le_bytes());
     out.extend_from_slice(b"options  \0");

@@ -14,6 +14,7 @@
 pub mod dat_writer;
 pub mod event;
 pub mod read;
+pub mod replay;
 pub mod stats;
 pub mod writer;
 

@@ -430,7 +430,7 @@ pub fn stats(trace: &Trace, platform: Option<&Platform>) -> Result<TraceStats> {
 }
 
 /// LISA/devlib's `cpu_frequency_devlib: state=950000 cpu_id=0` marker.
-fn devlib_frequency(message: &str) -> Option<(u32, usize)> {
+pub(crate) fn devlib_frequency(message: &str) -> Option<(u32, usize)> {
     let rest = message.strip_prefix("cpu_frequency_devlib:")?;
     let mut khz = None;
     let mut cpu = None;

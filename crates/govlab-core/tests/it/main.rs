@@ -5,4 +5,5 @@ mod defaults;
 mod engine;
 mod fixtures;
 mod trace_roundtrip;
+mod trace_replay;
 mod traces;
