@@ -202,6 +202,8 @@ struct EventFormat {
     name: String,
     id: u16,
     fields: Vec<Field>,
+    /// Byte offset of its text in the file.
+    at: usize,
 }
 
 /// Parse the `field:` lines (and name, ID) of a format text; `at` is its
@@ -223,7 +225,7 @@ fn parse_format(text: &str, at: usize, path: &Path) -> Result<EventFormat> {
     }
     let name = name.ok_or_else(|| err("event format without a name".into()))?;
     let id = id.ok_or_else(|| err(format!("event format '{name}' without an ID")))?;
-    Ok(EventFormat { name, id, fields })
+    Ok(EventFormat { name, id, fields, at })
 }
 
 /// `field:char prev_comm[16]; offset:8; size:16; signed:1;` (tab-separated)
@@ -451,13 +453,13 @@ impl<'a> Decoder<'a> {
             head.formats
                 .iter()
                 .find_map(|f| f.fields.iter().find(|x| x.name == n).cloned())
-                .ok_or_else(|| Error::trace_byte(path, 0, format!("no event format has the '{n}' field")))
+                .ok_or_else(|| Error::trace_byte(path, head.formats.first().map_or(0, |f| f.at), format!("no event format has the '{n}' field")))
         };
         let common_type = common("common_type")?;
         let common_pid = common("common_pid")?;
         let mut shapes: Vec<Option<Shape>> = Vec::new();
         for f in &head.formats {
-            let shape = shape_of(f, comms).map_err(|m| Error::trace_byte(path, 0, format!("event format '{}': {m}", f.name)))?;
+            let shape = shape_of(f, comms).map_err(|m| Error::trace_byte(path, f.at, format!("event format '{}': {m}", f.name)))?;
             let i = f.id as usize;
             if shapes.len() <= i {
                 shapes.resize_with(i + 1, || None);
