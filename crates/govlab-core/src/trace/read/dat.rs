@@ -366,7 +366,7 @@ impl Header {
             .map_err(|_| r.err(at, "cmdlines is not 'pid comm' lines"))?;
         let at = r.pos;
         let cpus = r.u32("the CPU count")? as usize;
-        if cpus == 0 || cpus > 4096 {
+        if cpus == 0 || cpus > super::MAX_CPUS as usize {
             return Err(r.err(at, format!("implausible CPU count {cpus}")));
         }
 
@@ -580,25 +580,25 @@ impl<'a> Decoder<'a> {
                 comm: c.get(string(rec, &f[0])?),
                 pid: num(rec, &f[1])? as i32,
                 prio: num(rec, &f[2])? as i32,
-                target_cpu: num(rec, &f[3])? as u32,
+                target_cpu: super::cpu_number(num(rec, &f[3])?, "target_cpu")?,
                 new: *new,
             },
             Shape::Migrate(f) => EventKind::SchedMigrateTask {
                 comm: c.get(string(rec, &f[0])?),
                 pid: num(rec, &f[1])? as i32,
                 prio: num(rec, &f[2])? as i32,
-                orig_cpu: num(rec, &f[3])? as u32,
-                dest_cpu: num(rec, &f[4])? as u32,
+                orig_cpu: super::cpu_number(num(rec, &f[3])?, "orig_cpu")?,
+                dest_cpu: super::cpu_number(num(rec, &f[4])?, "dest_cpu")?,
             },
             Shape::Exit(f) => EventKind::SchedProcessExit {
                 comm: c.get(string(rec, &f[0])?),
                 pid: num(rec, &f[1])? as i32,
                 prio: num(rec, &f[2])? as i32,
             },
-            Shape::Frequency(f) => EventKind::CpuFrequency { state: num(rec, &f[0])? as u32, cpu_id: num(rec, &f[1])? as u32 },
+            Shape::Frequency(f) => EventKind::CpuFrequency { state: num(rec, &f[0])? as u32, cpu_id: super::cpu_number(num(rec, &f[1])?, "cpu_id")? },
             Shape::Idle(f) => {
                 let s = num(rec, &f[0])? as u32;
-                EventKind::CpuIdle { state: if s == u32::MAX { CPU_IDLE_EXIT } else { s }, cpu_id: num(rec, &f[1])? as u32 }
+                EventKind::CpuIdle { state: if s == u32::MAX { CPU_IDLE_EXIT } else { s }, cpu_id: super::cpu_number(num(rec, &f[1])?, "cpu_id")? }
             }
             Shape::Print(f) => {
                 let m = String::from_utf8_lossy(string(rec, f)?);

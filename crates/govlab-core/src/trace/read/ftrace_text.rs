@@ -64,12 +64,13 @@ pub(crate) fn parse(text: &str, path: &Path, first_line: usize, dialect: Dialect
         if let Some(rest) = line.strip_prefix('#') {
             if let Some(p) = rest.find("#P:") {
                 let n: String = rest[p + 3..].chars().take_while(char::is_ascii_digit).collect();
-                out.nr_cpus = n.parse().ok();
+                out.nr_cpus = n.parse().ok().filter(|&n| n <= super::MAX_CPUS as usize);
             }
             continue;
         }
         if let Some(n) = line.strip_prefix("cpus=") {
-            out.nr_cpus = Some(n.trim().parse().map_err(|_| err(format!("bad CPU count '{n}'")))?);
+            let count = n.trim().parse().ok().filter(|&c| c <= super::MAX_CPUS as usize);
+            out.nr_cpus = Some(count.ok_or_else(|| err(format!("bad CPU count '{n}' (at most {})", super::MAX_CPUS)))?);
             continue;
         }
         if is_note(line) {
@@ -105,7 +106,7 @@ fn clip(s: &str) -> &str {
 /// One event line.
 pub(crate) fn parse_line(line: &str, dialect: Dialect, comms: &mut Comms) -> Result<Event, String> {
     let (open, close) = cpu_bracket(line).ok_or("not an ftrace event line (no [CPU] column)")?;
-    let cpu: u32 = line[open + 1..close].parse().map_err(|_| "CPU number out of range")?;
+    let cpu = super::cpu_number(line[open + 1..close].parse().map_err(|_| "CPU number out of range")?, "CPU")?;
     let mut task = line[..open].trim_end();
     if task.ends_with(')') {
         let p = task.rfind('(').ok_or("unbalanced '(' in the TGID column")?;
@@ -190,7 +191,7 @@ fn parse_fields(name: &str, fields: &str, dialect: Dialect, comms: &mut Comms) -
                     comm: comms.get_str(comm),
                     pid: kv.num("pid")?,
                     prio: kv.num("prio")?,
-                    target_cpu: kv.num("target_cpu")?,
+                    target_cpu: kv.cpu("target_cpu")?,
                     new,
                 }
             } else {
@@ -204,8 +205,8 @@ fn parse_fields(name: &str, fields: &str, dialect: Dialect, comms: &mut Comms) -
                 comm: comms.get_str(comm),
                 pid: kv.num("pid")?,
                 prio: kv.num("prio")?,
-                orig_cpu: kv.num("orig_cpu")?,
-                dest_cpu: kv.num("dest_cpu")?,
+                orig_cpu: kv.cpu("orig_cpu")?,
+                dest_cpu: kv.cpu("dest_cpu")?,
             }
         }
         "sched_process_exit" => {
@@ -215,13 +216,13 @@ fn parse_fields(name: &str, fields: &str, dialect: Dialect, comms: &mut Comms) -
         }
         "cpu_frequency" => {
             let kv = Kv::new(fields);
-            EventKind::CpuFrequency { state: kv.num("state")?, cpu_id: kv.num("cpu_id")? }
+            EventKind::CpuFrequency { state: kv.num("state")?, cpu_id: kv.cpu("cpu_id")? }
         }
         "cpu_idle" => {
             let kv = Kv::new(fields);
             let state: i64 = kv.num("state")?;
             let state = if state == -1 { CPU_IDLE_EXIT } else { u32::try_from(state).map_err(|_| "state out of range")? };
-            EventKind::CpuIdle { state, cpu_id: kv.num("cpu_id")? }
+            EventKind::CpuIdle { state, cpu_id: kv.cpu("cpu_id")? }
         }
         // trace-cmd names the event; its fields start with the writer's symbol.
         "print" => EventKind::Print { message: fields.split_once(": ").map_or(fields, |(_, m)| m).into() },
@@ -251,6 +252,10 @@ impl<'a> Kv<'a> {
 
     fn get(&self, key: &str) -> Result<&'a str, String> {
         self.0.iter().find(|(k, _)| *k == key).map(|&(_, v)| v).ok_or_else(|| format!("no field '{key}'"))
+    }
+
+    fn cpu(&self, key: &str) -> Result<u32, String> {
+        super::cpu_number(self.num(key)?, key)
     }
 
     fn num<T: std::str::FromStr>(&self, key: &str) -> Result<T, String> {
@@ -319,7 +324,7 @@ fn switch_plugin(s: &str, comms: &mut Comms) -> Result<SchedSwitch, String> {
 fn wakeup_plugin(s: &str, new: bool, comms: &mut Comms) -> Result<EventKind, String> {
     // The comm may itself contain " [": take the bracket before "CPU:".
     let at = s.rfind(" CPU:").ok_or("no 'CPU:'")?;
-    let target_cpu = s[at + 5..].trim().parse().map_err(|_| "bad target CPU")?;
+    let target_cpu = super::cpu_number(s[at + 5..].trim().parse().map_err(|_| "bad target CPU")?, "target CPU")?;
     let head = s[..at].trim_end();
     let head = match head.rfind(" success=") {
         Some(p) => &head[..p],
@@ -388,6 +393,8 @@ mod tests {
         assert!(bad("a-1 [000] 1.0: cpu_idle: state=x cpu_id=0").contains("bad value 'x' for 'state'"));
         assert!(bad("a-1 [000] 1.0: sched_switch: prev_comm=a").contains("next_comm"));
         assert!(bad("a-x [000] 1.0: cpu_idle: state=1 cpu_id=0").contains("bad pid"));
+        assert!(bad("a-1 [99999] 1.0: cpu_idle: state=1 cpu_id=0").contains("CPU 99999 is not a CPU number"));
+        assert!(bad("a-1 [000] 1.0: cpu_idle: state=1 cpu_id=4000000000").contains("cpu_id 4000000000 is not"));
     }
 
     #[test]

@@ -18,6 +18,18 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::trace::{Format, Trace};
 
+/// Linux's largest CONFIG_NR_CPUS (x86-64, arm64): a CPU number at or
+/// beyond it is corrupt input.
+pub const MAX_CPUS: u32 = 8192;
+
+/// A CPU number from a trace, checked against [`MAX_CPUS`].
+pub(crate) fn cpu_number(v: i64, what: &str) -> Result<u32, String> {
+    u32::try_from(v)
+        .ok()
+        .filter(|&c| c < MAX_CPUS)
+        .ok_or_else(|| format!("{what} {v} is not a CPU number (0..{MAX_CPUS})"))
+}
+
 /// Read the trace in `path`, whatever its format.
 pub fn read_path(path: &Path) -> Result<Trace> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
