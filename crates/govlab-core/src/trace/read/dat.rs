@@ -180,6 +180,8 @@ struct Field {
     size: usize,
     signed: bool,
     kind: FieldKind,
+    /// Declared as `char`: its bytes are text.
+    text: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,7 +268,7 @@ fn parse_field(line: &str) -> Option<Field> {
     } else {
         FieldKind::Bytes
     };
-    Some(Field { name: name.to_string(), offset, size, signed, kind })
+    Some(Field { name: name.to_string(), offset, size, signed, kind, text: decl.contains("char") })
 }
 
 /// Everything before the ring-buffer pages.
@@ -685,10 +687,13 @@ fn render(rec: &[u8], fields: &[Field]) -> Result<String, String> {
             s.push(' ');
         }
         match f.kind {
-            FieldKind::Num => {
+            FieldKind::Num if f.signed => {
                 let _ = write!(s, "{}={}", f.name, num(rec, f)?);
             }
-            FieldKind::Str | FieldKind::DataLoc | FieldKind::Rest if !matches!(f.kind, FieldKind::Rest) || f.name != "buf" => {
+            FieldKind::Num => {
+                let _ = write!(s, "{}={}", f.name, num(rec, f)? as u64);
+            }
+            FieldKind::Str | FieldKind::DataLoc | FieldKind::Rest if f.text => {
                 let _ = write!(s, "{}={}", f.name, String::from_utf8_lossy(string(rec, f)?));
             }
             _ => {
@@ -723,7 +728,7 @@ mod tests {
 
     #[test]
     fn signed_fields_sign_extend() {
-        let f = Field { name: "x".into(), offset: 0, size: 4, signed: true, kind: FieldKind::Num };
+        let f = Field { name: "x".into(), offset: 0, size: 4, signed: true, kind: FieldKind::Num, text: false };
         assert_eq!(num(&[0xff, 0xff, 0xff, 0xff], &f), Ok(-1));
         let f = Field { signed: false, ..f };
         assert_eq!(num(&[0xff, 0xff, 0xff, 0xff], &f), Ok(0xffff_ffff));
