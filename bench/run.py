@@ -2,7 +2,8 @@
 
 Runs bench/mix.toml on the 80-CPU Broadwell platform under `performance` and
 `ladder` with govlab, then the same scenario written with SimPy
-(bench/simpy_mix.py), in this one process, one after the other. Each engine
+(bench/simpy_mix.py), in this one process, one after the other. Then times
+reading a trace of about two million events (see trace_bench()). Each engine
 is first run once briefly to size its simulated duration (govlab: at least
 2 s of wall time; SimPy: at least 1 s), then three times at that duration;
 the best of the three counts. Then the cost of governors written in Python:
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import math
 import os
 import platform
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -61,6 +64,10 @@ PY_PAIRS = [
 #: The issue's target: a Python governor within 10x of the same governor in Rust.
 TARGET_PY_SLOWDOWN = 10.0
 
+TRACE_EVENTS = 2_000_000
+TARGET_TRACE_READ_S = 5.0
+
+
 
 def run_govlab(sim_s: float, cpufreq: str = CPUFREQ, cpuidle: str = CPUIDLE) -> dict:
     t0 = time.perf_counter()
@@ -92,6 +99,41 @@ def run_simpy(sim_s: float) -> dict:
     r = simpy_mix.run(sim_s, SEED)
     r["cpu_s"] = time.process_time() - c0
     return r
+
+
+def trace_bench() -> dict:
+    """Time reading a trace of about TRACE_EVENTS events: the Rust example
+    trace_read_bench runs bench/mix.toml with --trace (schedutil, menu),
+    converts the text to trace.dat and times reading each, best of three on
+    one thread; then `govlab trace stats` on the trace.dat is timed end to
+    end as a user runs it."""
+    repo = os.path.dirname(HERE)
+    with tempfile.TemporaryDirectory(prefix="govlab-trace-bench-") as tmp:
+        cmd = ["cargo", "run", "--release", "-q", "-p", "govlab-core", "--example", "trace_read_bench", "--",
+               WORKLOAD, str(TRACE_EVENTS), tmp]
+        r = json.loads(subprocess.run(cmd, cwd=repo, check=True, capture_output=True, text=True).stdout)
+        govlab_cli = os.path.join(os.path.dirname(sys.executable), "govlab")
+        t0 = time.perf_counter()
+        subprocess.run([govlab_cli, "trace", "stats", r["dat_path"], "--platform", PLATFORM, "--format", "json"],
+                       check=True, capture_output=True)
+        r["cli_s"] = time.perf_counter() - t0
+    r["command"] = " ".join(cmd[:-1] + ["DIR"]).replace(WORKLOAD, os.path.relpath(WORKLOAD, repo))
+    return r
+
+
+def trace_lines(t: dict) -> list[str]:
+    ok = "PASS" if t["dat_read_s"] < TARGET_TRACE_READ_S else "FAIL"
+    return [
+        f"trace: {t['events']:,} events on {t['cpus']} CPUs ({t['simulated_s']:.2f} simulated s of bench/mix.toml "
+        f"on {PLATFORM}, schedutil + menu)",
+        f"trace.dat ({t['dat_bytes'] / 1e6:.0f} MB): read in {t['dat_read_s']:.3f} s "
+        f"({t['events'] / t['dat_read_s'] / 1e6:.2f} M events/s)",
+        f"trace-cmd report text ({t['text_bytes'] / 1e6:.0f} MB): read in {t['text_read_s']:.3f} s "
+        f"({t['events'] / t['text_read_s'] / 1e6:.2f} M events/s)",
+        f"trace stats on the decoded events: {t['stats_s']:.3f} s; "
+        f"`govlab trace stats FILE.dat --format json` end to end: {t['cli_s']:.3f} s",
+        f"a trace.dat of about 2 M events read in under {TARGET_TRACE_READ_S:g} s on one core: {ok}",
+    ]
 
 
 def sized_duration(probe: dict, min_wall_s: float, step: float) -> float:
@@ -281,7 +323,7 @@ def py_verdict_lines(pairs: list[dict]) -> list[str]:
     return out
 
 
-def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dict]) -> None:
+def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dict], t: dict) -> None:
     now = datetime.datetime.now().astimezone()
     lines = [
         "# Speed benchmark: results",
@@ -327,6 +369,15 @@ def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dic
         "",
     ]
     lines += [f"- {l}" for l in py_verdict_lines(pairs)]
+    lines += [
+        "",
+        "## Reading traces",
+        "",
+        f"- Command: `{COMMAND}`, which runs `{t['command']}` (best of 3 per reader, one thread), "
+        "then times the CLI once",
+        "",
+    ]
+    lines += [f"- {l}" for l in trace_lines(t)]
     lines.append("")
     with open(path, "w") as f:
         f.write("\n".join(lines))
@@ -350,6 +401,8 @@ def main() -> int:
     s = best_of(run_simpy, s_dur, SIMPY_MIN_WALL_S, "SimPy")
 
     pairs = measure_python_governors(g, g_dur)
+    print(f"trace reading: about {TRACE_EVENTS:,} events", file=sys.stderr, flush=True)
+    t = trace_bench()
 
     v = summarize(g, s)
     print()
@@ -373,9 +426,11 @@ def main() -> int:
     print()
     for l in py_verdict_lines(pairs):
         print(l)
+    for l in trace_lines(t):
+        print(l)
     if args.write:
         path = os.path.join(HERE, "RESULTS.md")
-        write_results(path, machine(), g, s, v, pairs)
+        write_results(path, machine(), g, s, v, pairs, t)
         print(f"\nwrote {os.path.relpath(path)}")
     return 0
 

@@ -45,6 +45,25 @@ def show_config(
     """The resolved tunables and parameters of the run ``config_json``
     describes, as JSON, without running it (Python governors as in ``run``)."""
 
+def trace_stats(path: str | PathLike[str], platform: str | None = None) -> str:
+    """``govlab trace stats``: the trace in ``path`` (ftrace text, trace-cmd
+    report text, systrace HTML or trace.dat) analysed with the idle states of
+    ``platform`` (a name, spec or file; default: the engine's defaults), as
+    JSON text. The GIL is released while the trace is read."""
+
+def replay(
+    path: str | PathLike[str],
+    config_json: str,
+    pin: bool = False,
+    progress: Callable[[int, int], object] | None = None,
+) -> str:
+    """``govlab trace replay``: the tasks of the trace in ``path`` re-simulated
+    with the platform, governors and seed of ``config_json`` (as for
+    :func:`run`; the duration is the trace's span). With ``pin`` each task
+    stays on the CPUs it ran on. Returns ``{"run": <run result>, "recorded":
+    <trace stats>, "tasks": n}`` as JSON text. GIL, progress and Ctrl-C as
+    for :func:`run`."""
+
 class GovlabError(Exception):
     """Base class of every error govlab raises."""
 

@@ -9,6 +9,9 @@
                 [--html FILE [--timeline CONFIG] [--timeline-value VALUE]]
     govlab report DB [--experiment NAME]... [--format text|markdown|csv|json] [--html FILE]
     govlab reproduce [NAME] [--quick] [--db FILE] [--format text|json] [--jobs N] [--html FILE]
+    govlab trace stats FILE [--platform SPEC] [--format text|json]
+    govlab trace replay FILE [--platform SPEC] [--cpufreq SPEC] [--cpuidle SPEC] [--seed N] [--pin]
+                [--format text|json]
 
 Exit status: 0 on success; 2 on bad input (argparse's own message for a bad
 option, ``govlab: error: ...`` for anything the engine or our own checks
@@ -210,6 +213,31 @@ def _write_html(path: str, page: str) -> None:
     print(f"govlab: wrote the HTML report to {path}", file=sys.stderr)
 
 
+def _cmd_trace_stats(args: argparse.Namespace) -> str:
+    from govlab import trace
+
+    stats = trace.stats(args.file, args.platform)
+    if args.format == "json":
+        return json.dumps(stats, indent=2) + "\n"
+    return trace.format_stats(stats)
+
+
+def _cmd_trace_replay(args: argparse.Namespace) -> str:
+    from govlab import trace
+
+    progress = _ProgressBar() if sys.stderr.isatty() else None
+    try:
+        result, recorded, tasks = trace.replay(
+            args.file, args.platform, args.cpufreq, args.cpuidle, args.seed, args.pin, progress
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    if args.format == "json":
+        return json.dumps({"run": result.to_dict(), "recorded": recorded, "tasks": tasks}, indent=2) + "\n"
+    return f"{tasks} tasks replayed\n" + format_text(result) + "\n" + trace.format_replay(result, recorded)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="govlab",
@@ -356,6 +384,42 @@ def _parser() -> argparse.ArgumentParser:
     repro.add_argument("--jobs", type=int, metavar="N", help="simulations in parallel (default: the number of CPUs)")
     repro.add_argument("--html", metavar="FILE", help="also write the HTML report of the runs to FILE")
     repro.set_defaults(handler=_cmd_reproduce)
+
+    tr = commands.add_parser("trace", help="analyse a real trace (ftrace text, trace-cmd report, systrace, trace.dat)")
+    trace_commands = tr.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
+    ts = trace_commands.add_parser(
+        "stats",
+        help="per CPU: time in each frequency and idle state, idle periods, wakeups, busy %%, idle-governor accuracy",
+        description="Read FILE (raw ftrace text, trace-cmd report text, Android systrace HTML or "
+        "trace-cmd trace.dat v6) and print per CPU the time at each frequency and in each idle "
+        "state, idle-state usage, the idle periods' lengths, wakeups per second, the busy "
+        "percentage, and how often the idle state chosen was correct, too deep or too shallow "
+        "for the idle period that followed, against the oracle.",
+    )
+    ts.add_argument("file", metavar="FILE", help="the trace")
+    ts.add_argument(
+        "--platform",
+        metavar=spec,
+        help="take the idle states' target residencies from this platform (default: Arm Juno r0's, as the output says)",
+    )
+    ts.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
+    ts.set_defaults(handler=_cmd_trace_stats)
+
+    rp = trace_commands.add_parser(
+        "replay",
+        help="re-simulate a trace's tasks under chosen governors on a chosen platform",
+        description="Rebuild each task of FILE as the trace shows it (running bursts as work at the "
+        "frequency they ran at, sleeps as timed sleeps) and simulate them for the trace's span; "
+        "print the run as `govlab run` does and, per CPU, the recording beside the replay.",
+    )
+    rp.add_argument("file", metavar="FILE", help="the trace")
+    rp.add_argument("--platform", default=api.DEFAULT_PLATFORM, metavar=spec, help="(default: %(default)s)")
+    rp.add_argument("--cpufreq", default="schedutil", metavar=spec, help="(default: %(default)s)")
+    rp.add_argument("--cpuidle", default="menu", metavar=spec, help="(default: %(default)s)")
+    rp.add_argument("--seed", type=int, default=api.DEFAULT_SEED, metavar="N", help="(default: %(default)s)")
+    rp.add_argument("--pin", action="store_true", help="keep each task on the CPUs it ran on in the trace")
+    rp.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
+    rp.set_defaults(handler=_cmd_trace_replay)
     return parser
 
 

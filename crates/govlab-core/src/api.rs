@@ -179,6 +179,55 @@ pub fn show_config_json_with(config_json: &str, ext: ExternalGovernors) -> Resul
     Ok(serde_json::to_string_pretty(&cfg.show_with(ext)?).unwrap_or_default())
 }
 
+/// `govlab trace stats`: the trace in `path` (any format govlab reads)
+/// analysed with the idle states of `platform` (a name, spec or file), or
+/// the defaults; the answer as JSON text.
+pub fn trace_stats_json(path: &Path, platform: Option<&str>) -> Result<String> {
+    let trace = crate::trace::read_path(path)?;
+    let platform = match platform {
+        Some(p) => Some(platform::load_named(&Spec::parse(p, "--platform")?)?),
+        None => None,
+    };
+    let stats = crate::trace::stats::stats(&trace, platform.as_ref())?;
+    Ok(serde_json::to_string(&stats).unwrap_or_default())
+}
+
+/// `govlab trace replay`: the tasks of the trace in `path` (trace::replay)
+/// re-simulated with the platform, governors and seed of `config_json` for
+/// the trace's span (with `pin`, each task kept on the CPUs it ran on). The
+/// platform is taken for the recording machine too when it has the trace's
+/// CPUs (capacities and SMT sharing when bursts become work).
+/// Returns `{"run": <result>, "recorded": <trace stats>,
+/// "tasks": n}` as JSON text; the recorded figures use the same platform's
+/// idle states when its CPUs cover the trace's, else the defaults.
+pub fn replay_json(path: &Path, config_json: &str, pin: bool, progress: Option<&mut dyn FnMut(u64, u64) -> bool>) -> Result<String> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let trace = crate::trace::read_path(path)?;
+    let mut cfg = RunConfig::from_json(config_json)?;
+    let plat = platform::load_named(&cfg.platform)?;
+    let unknown_khz = plat.cpu_types[0].base_khz;
+    let tasks = crate::trace::replay::tasks(&trace, unknown_khz, Some(&plat));
+    if pin {
+        if let Some(c) = tasks.iter().flat_map(|t| t.cpus.iter()).find(|&&c| c >= plat.nr_cpus()) {
+            return Err(Error::invalid("trace replay", "pin", c, format!("CPUs of platform {} (0-{}): tasks ran on CPU {c}", plat.name, plat.nr_cpus() - 1)));
+        }
+    }
+    let (t0, t1) = trace.span_ns();
+    let toml = crate::trace::replay::workload_toml(&tasks, &path.display().to_string(), pin, t1 - t0)?;
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let file = std::env::temp_dir().join(format!("govlab-replay-{}-{n}.toml", std::process::id()));
+    std::fs::write(&file, toml).map_err(|e| Error::io(&file, e))?;
+    cfg.workload = Spec::new(file.display().to_string());
+    cfg.duration_ns = (t1 - t0).max(1);
+    let run = cfg.run(None, progress);
+    let _ = std::fs::remove_file(&file);
+    let mut run = run?;
+    run.workload = format!("replay of {}", path.display());
+    let fits = trace.nr_cpus <= plat.nr_cpus();
+    let recorded = crate::trace::stats::stats(&trace, fits.then_some(&plat))?;
+    Ok(serde_json::to_string(&json!({"run": run, "recorded": recorded, "tasks": tasks.len()})).unwrap_or_default())
+}
+
 fn params_json(params: &[workload::ParamInfo]) -> Value {
     Value::Array(
         params

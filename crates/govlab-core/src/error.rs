@@ -115,6 +115,24 @@ impl Error {
         }
     }
 
+    /// A trace that cannot be read at 1-based `line`.
+    pub fn trace_line(path: impl Into<PathBuf>, line: usize, message: impl Into<String>) -> Self {
+        Error::Trace {
+            path: path.into(),
+            location: format!("line {line}"),
+            message: message.into(),
+        }
+    }
+
+    /// A binary trace that cannot be read at byte `offset` of the file.
+    pub fn trace_byte(path: impl Into<PathBuf>, offset: usize, message: impl Into<String>) -> Self {
+        Error::Trace {
+            path: path.into(),
+            location: format!("byte {offset}"),
+            message: message.into(),
+        }
+    }
+
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

@@ -83,6 +83,30 @@ fn externals(cpufreq: Option<(String, PyObject)>, cpuidle: Option<(String, PyObj
     }
 }
 
+/// `govlab trace stats`: the trace in `path` analysed with the idle states
+/// of `platform` (or the defaults), as JSON. Releases the GIL while reading.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
+#[pyo3(signature = (path, platform=None))]
+fn trace_stats(py: Python<'_>, path: PathBuf, platform: Option<&str>) -> PyResult<String> {
+    py.allow_threads(|| govlab_core::api::trace_stats_json(&path, platform)).map_err(error::to_py)
+}
+
+/// `govlab trace replay`: the trace's tasks re-simulated as `config_json`
+/// says; returns `{"run", "recorded", "tasks"}` as JSON. Progress and Ctrl-C
+/// as for `run`.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
+#[pyo3(signature = (path, config_json, pin=false, progress=None))]
+fn replay(py: Python<'_>, path: PathBuf, config_json: &str, pin: bool, progress: Option<PyObject>) -> PyResult<String> {
+    let mut check = Check::new(progress);
+    let result = py.allow_threads(|| govlab_core::api::replay_json(&path, config_json, pin, Some(&mut |d, t| check.tick(d, t))));
+    match check.pending {
+        Some(err) => Err(err),
+        None => result.map_err(error::to_py),
+    }
+}
+
 /// The engine's progress callback, throttled to [`CHECK_EVERY`].
 struct Check {
     progress: Option<PyObject>,
@@ -130,5 +154,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<governor::cpufreq::PolicyView>()?;
     m.add_class::<governor::cpuidle::IdleDeviceView>()?;
     m.add_class::<governor::cpuidle::IdleStateView>()?;
+    m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
     error::register(m)
 }

@@ -3,6 +3,7 @@
 //! json`.
 
 pub mod hist;
+pub mod idle;
 
 use serde::Serialize;
 
@@ -165,6 +166,8 @@ impl Engine {
         self.close_time_in_state();
         let (energy_j, energy_check_j) = self.close_energy();
         if let Some(t) = self.trace.as_mut() {
+            // devlib's end marker: the trace spans the whole run.
+            t.print(self.now, 0, "TRACE_MARKER_STOP");
             t.flush()?;
         }
         let now = self.now;

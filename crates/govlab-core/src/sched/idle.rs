@@ -269,61 +269,16 @@ impl Engine {
         }
     }
 
-    /// Judge one idle entry against the ideal state (metrics::IdleAccuracy).
-    fn account_accuracy(&mut self, cpu: CpuId, state: usize, residency: u64) {
+    /// The kernel's per-state counters and the accuracy for one idle period
+    /// (metrics::idle::judge).
+    fn account_idle(&mut self, cpu: CpuId, state: usize, residency: u64) {
         let ct = self.plat.cpu_type_of(cpu);
         let states = &ct.idle_states;
-        let disabled = &self.idle_disabled[cpu];
-        let idle_ns = residency.saturating_sub(states[state].exit_latency_ns);
-        let ideal = ideal_state(states, disabled, idle_ns, self.tun.latency_req_ns);
+        let j = crate::metrics::idle::judge(states, &self.idle_disabled[cpu], state, residency, self.tun.latency_req_ns);
         let mv = self.vdomains[self.plat.freq_domains[self.plat.cpus[cpu].freq_domain].voltage_domain].mv;
-        let a = &mut self.idle_counters[cpu].accuracy;
-        if a.by_state.len() < states.len() {
-            a.by_state.resize(states.len(), [0; 4]);
-        }
-        a.samples += 1;
-        a.by_state[state][0] += 1;
-        match state.cmp(&ideal) {
-            std::cmp::Ordering::Equal => {
-                a.correct += 1;
-                a.by_state[state][1] += 1;
-            }
-            std::cmp::Ordering::Greater => {
-                *a.too_deep.entry((state - ideal) as u32).or_insert(0) += 1;
-                a.by_state[state][2] += 1;
-                let extra = states[state].exit_latency_ns - states[ideal].exit_latency_ns.min(states[state].exit_latency_ns);
-                a.too_deep_latency_us += extra as f64 / 1e3;
-            }
-            std::cmp::Ordering::Less => {
-                *a.too_shallow.entry((ideal - state) as u32).or_insert(0) += 1;
-                a.by_state[state][3] += 1;
-                let p_chosen = crate::platform::energy::idle_mw(ct, &states[state], mv);
-                let p_ideal = crate::platform::energy::idle_mw(ct, &states[ideal], mv);
-                a.too_shallow_energy_j += (p_chosen - p_ideal).max(0.0) * idle_ns as f64 * 1e-12;
-            }
-        }
-    }
-
-    /// The kernel's per-state counters for one idle period.
-    fn account_idle(&mut self, cpu: CpuId, state: usize, residency: u64) {
-        self.account_accuracy(cpu, state, residency);
-        let states = &self.plat.cpu_type_of(cpu).idle_states;
-        let disabled = &self.idle_disabled[cpu];
-        let c = &mut self.idle_counters[cpu].states[state];
-        c.usage += 1;
-        c.time_ns += residency;
-        let st = &states[state];
-        if residency < st.target_residency_ns {
-            if (0..state).any(|i| !disabled[i]) {
-                c.above += 1;
-            }
-        } else if residency > st.exit_latency_ns {
-            if let Some(i) = (state + 1..states.len()).find(|&i| !disabled[i]) {
-                if residency - st.exit_latency_ns >= states[i].target_residency_ns {
-                    c.below += 1;
-                }
-            }
-        }
+        let counters = &mut self.idle_counters[cpu];
+        counters.states[state].record(residency, &j);
+        counters.accuracy.record(states, state, &j, |i| crate::platform::energy::idle_mw(ct, &states[i], mv));
     }
 
     /// An interrupt arrives at `cpu` (a timer or a device): an idle CPU wakes.

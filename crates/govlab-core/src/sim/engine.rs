@@ -206,6 +206,13 @@ impl Engine {
         for d in 0..self.domains.len() {
             self.init_domain_voltage(d);
         }
+        if let Some(t) = self.trace.as_mut() {
+            // The boot clocks, so a reader of the trace knows every CPU's
+            // frequency from the start (LISA's devlib writes markers for this).
+            for (cpu, c) in self.plat.cpus.iter().enumerate() {
+                t.cpu_frequency(0, cpu, self.domains[c.freq_domain].cur_khz);
+            }
+        }
         for core in 0..self.cores.len() {
             self.refresh_core_power(core);
         }

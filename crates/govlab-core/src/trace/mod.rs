@@ -1,11 +1,23 @@
-//! ftrace output: govlab's runs written as `trace-cmd report` prints a
-//! trace, so kernel tools and the Perfetto UI open them.
+//! Traces in and out.
 //!
-//! Written: `sched_switch`, `sched_wakeup`, `sched_wakeup_new`,
-//! `sched_migrate_task`, `sched_process_exit`, `cpu_frequency`, `cpu_idle`,
-//! with the kernel's field names. Each line carries the task current on
-//! that CPU (`<idle>-0` when idle), as ftrace does.
+//! Out: govlab's runs written as `trace-cmd report` prints a trace
+//! ([`writer`]), so kernel tools and the Perfetto UI open them; written:
+//! `sched_switch`, `sched_wakeup`, `sched_wakeup_new`, `sched_migrate_task`,
+//! `sched_process_exit`, `cpu_frequency`, `cpu_idle`, with the kernel's
+//! field names. Each line carries the task current on that CPU (`<idle>-0`
+//! when idle), as ftrace does.
+//!
+//! In: recordings of real machines ([`read`]) as one event stream
+//! ([`event`]), analysed by [`stats`]. [`dat_writer`] writes an event stream
+//! as trace-cmd's binary trace.dat.
 
+pub mod dat_writer;
+pub mod event;
+pub mod read;
+pub mod replay;
+pub mod stats;
 pub mod writer;
 
+pub use event::{Event, EventKind, Format, PrevState, SchedSwitch, Trace, CPU_IDLE_EXIT};
+pub use read::read_path;
 pub use writer::TraceWriter;

@@ -115,6 +115,11 @@ impl TraceWriter {
         self.emit(ts, cpu, "cpu_idle", format_args!("state={state} cpu_id={cpu}"));
     }
 
+    /// A `trace_marker` write, as trace-cmd prints it.
+    pub fn print(&mut self, ts: u64, cpu: usize, message: &str) {
+        self.emit(ts, cpu, "print", format_args!("tracing_mark_write: {message}"));
+    }
+
     /// Flush and move the file into place.
     pub fn flush(&mut self) -> Result<()> {
         if let Some(mut out) = self.out.take() {

@@ -10,3 +10,6 @@ mod external;
 mod fixtures;
 mod rtapp;
 mod workloads;
+mod trace_roundtrip;
+mod trace_replay;
+mod traces;

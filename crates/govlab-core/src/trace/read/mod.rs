@@ -1,0 +1,89 @@
+//! Trace readers: raw ftrace text, `trace-cmd report` text, Android systrace
+//! HTML and trace-cmd's binary `trace.dat`, one module each, all producing a
+//! [`Trace`] (events sorted by time).
+//!
+//! [`read_path`] recognises the format from the content: the trace.dat
+//! magic, an HTML page, a `trace-cmd report` header (`version = ` or
+//! `cpus=`), else raw ftrace text. Input that cannot be read is an
+//! [`Error::Trace`] naming the file and the line or byte offset; so is a
+//! trace without a single event.
+
+pub mod dat;
+pub mod ftrace_text;
+pub mod report_text;
+pub mod systrace;
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::trace::{Format, Trace};
+
+/// Linux's largest CONFIG_NR_CPUS (x86-64, arm64): a CPU number at or
+/// beyond it is corrupt input.
+pub const MAX_CPUS: u32 = 8192;
+
+/// A CPU number from a trace, checked against [`MAX_CPUS`].
+pub(crate) fn cpu_number(v: i64, what: &str) -> Result<u32, String> {
+    u32::try_from(v)
+        .ok()
+        .filter(|&c| c < MAX_CPUS)
+        .ok_or_else(|| format!("{what} {v} is not a CPU number (0..{MAX_CPUS})"))
+}
+
+/// Read the trace in `path`, whatever its format.
+pub fn read_path(path: &Path) -> Result<Trace> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    read_bytes(&bytes, path)
+}
+
+/// Read a trace held in memory; `path` names it in errors.
+pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<Trace> {
+    // A file cut inside the magic is a truncated trace.dat too.
+    if bytes.starts_with(dat::MAGIC) || (!bytes.is_empty() && dat::MAGIC.starts_with(bytes)) {
+        return dat::read(bytes, path);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        Error::trace_line(path, crate::error::line_of(std::str::from_utf8(&bytes[..at]).unwrap_or(""), at), format!("not a trace: byte {at} is not UTF-8 text nor a trace.dat header"))
+    })?;
+    let trace = match detect_text(text) {
+        Format::Systrace => systrace::read(text, path),
+        Format::ReportText => report_text::read(text, path),
+        _ => ftrace_text::read(text, path),
+    }?;
+    if trace.events.is_empty() {
+        let mut msg = "no trace events in this text".to_string();
+        for n in &trace.notes {
+            msg = format!("{msg}; {n}");
+        }
+        return Err(Error::trace_line(path, text.lines().count().max(1), msg));
+    }
+    Ok(trace)
+}
+
+fn detect_text(text: &str) -> Format {
+    let head = text.trim_start();
+    let lower: String = head.chars().take(64).collect::<String>().to_ascii_lowercase();
+    if lower.starts_with("<!doctype html") || lower.starts_with("<html") {
+        Format::Systrace
+    } else if head.starts_with("version = ") || head.starts_with("cpus=") {
+        Format::ReportText
+    } else {
+        Format::FtraceText
+    }
+}
+
+/// Sort and size what a reader parsed.
+pub(crate) fn finish(parsed: ftrace_text::Parsed, format: Format) -> Trace {
+    let mut events = parsed.events;
+    sort_events(&mut events);
+    let seen = events.iter().map(|e| e.cpu as usize + 1).max().unwrap_or(0);
+    Trace { format, nr_cpus: parsed.nr_cpus.unwrap_or(0).max(seen), events, notes: parsed.notes }
+}
+
+/// Time order; a stable sort, so ties keep their source order.
+pub(crate) fn sort_events(events: &mut [crate::trace::Event]) {
+    if !events.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns) {
+        events.sort_by_key(|e| e.ts_ns);
+    }
+}
