@@ -49,7 +49,8 @@ tables; each becomes an experiment of its own named ``NAME/BENCHMARK``
 **Quick runs.** ``load_all(path, quick=True)`` gives a reduced version of
 the same experiment: the ``quick`` axis values of each benchmark (default:
 the first and the last value), and the duration and repeats of an optional
-``[quick]`` table (``duration``, ``repeats``). Runs of a quick version are
+``[quick]`` table (``duration``, ``repeats``); a benchmark that sets its own
+``duration`` keeps it. Runs of a quick version are
 different runs (shorter), stored under their own keys.
 
 Every mistake raises :class:`ExperimentError` (a :class:`govlab.GovlabError`
@@ -422,7 +423,7 @@ class _Loader:
             quick_values = bench.get("quick") if quick else None
             if "quick" in bench:
                 self.quick_values((*at, "quick"), bench["quick"], axis)
-            out.append(loader.experiment(quick_table if quick else None, quick_values))
+            out.append(loader.experiment(quick_table if quick else None, quick_values, keep_duration="duration" in bench))
         return out
 
     def quick_values(self, key: tuple[Any, ...], values: Any, axis: Mapping[str, Any]) -> None:
@@ -437,8 +438,11 @@ class _Loader:
             if k not in _TOP_KEYS:
                 raise self.fail((k,), f"unknown key; expected {_choices(_TOP_KEYS)}")
 
-    def experiment(self, quick: Mapping[str, Any] | None = None, quick_values: list[Any] | None = None) -> Experiment:
-        """The experiment; with ``quick`` (the [quick] table), its reduced version."""
+    def experiment(
+        self, quick: Mapping[str, Any] | None = None, quick_values: list[Any] | None = None, keep_duration: bool = False
+    ) -> Experiment:
+        """The experiment; with ``quick`` (the [quick] table), its reduced version
+        (``keep_duration``: a benchmark's own duration holds in it too)."""
         doc = self.doc
         self.top_keys()
         if "benchmark" in doc:
@@ -456,7 +460,8 @@ class _Loader:
         duration = self.duration(("experiment", "duration"), exp.get("duration", api.DEFAULT_DURATION))
         seeds = self.seeds(exp)
         if quick is not None:
-            if "duration" in quick:
+            # a benchmark's own duration holds (it is what that benchmark needs to finish)
+            if "duration" in quick and not keep_duration:
                 duration = self.duration(("quick", "duration"), quick["duration"])
             if "repeats" in quick:
                 repeats = quick["repeats"]

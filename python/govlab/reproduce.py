@@ -199,7 +199,7 @@ def rows(
                             "where": fig["where"],
                             "headline": bool(fig["headline"]),
                         }
-                        row["verdict"] = verdict(row["published"]["pct"], row["pct"])
+                        row["verdict"] = verdict(row["published"]["pct"], _direction_pct(row))
                     out.append(row)
     return out
 
@@ -218,6 +218,14 @@ def _figure_for(figures: Sequence[Mapping[str, Any]], row: Mapping[str, Any]) ->
     return None
 
 
+def _direction_pct(row: Mapping[str, Any]) -> float:
+    """The row's difference in percent; from a zero baseline, only its sign (±inf)."""
+    if row["baseline_value"] == 0 and not math.isnan(row["value"]) and row["value"] != 0:
+        up = row["value"] > 0
+        return math.inf if up == (row["better"] == "higher") else -math.inf
+    return row["pct"]
+
+
 def _pct(value: float, base: float, better: str) -> float:
     if math.isnan(value) or math.isnan(base) or base == 0:
         return math.nan
@@ -231,9 +239,11 @@ def verdict(published_pct: float, govlab_pct: float) -> dict[str, Any]:
     same = (published_pct > 0) == (govlab_pct > 0) and published_pct != 0 and govlab_pct != 0
     if published_pct == 0 or govlab_pct == 0:
         same = published_pct == govlab_pct
-    within = same and published_pct != 0 and 0.5 <= govlab_pct / published_pct <= 2.0
+    within = same and published_pct != 0 and math.isfinite(govlab_pct) and 0.5 <= govlab_pct / published_pct <= 2.0
     if not same:
         text = "opposite direction"
+    elif not math.isfinite(govlab_pct):
+        text = "same direction (govlab's baseline is 0)"
     elif within:
         text = "same direction, within 2x"
     else:
