@@ -4,6 +4,7 @@ bad input as one line and exit status 2."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,16 @@ from govlab import trace
 
 
 def _real_data() -> Path:
+    """Beside the repository or a parent, else $GOVLAB_REAL_DATA, else /work/shared/data/real."""
     here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "shared" / "data" / "real").is_dir():
-            return parent / "shared" / "data" / "real"
-    raise AssertionError(f"shared/data/real not found beside any parent of {here}")
+    candidates = [parent / "shared" / "data" / "real" for parent in here.parents]
+    if os.environ.get("GOVLAB_REAL_DATA"):
+        candidates.append(Path(os.environ["GOVLAB_REAL_DATA"]))
+    candidates.append(Path("/work/shared/data/real"))
+    for c in candidates:
+        if c.is_dir():
+            return c
+    raise AssertionError(f"shared/data/real not found beside any parent of {here}, in $GOVLAB_REAL_DATA or /work/shared/data/real")
 
 
 REAL = _real_data()

@@ -21,3 +21,15 @@ pub mod writer;
 pub use event::{Event, EventKind, Format, PrevState, SchedSwitch, Trace, CPU_IDLE_EXIT};
 pub use read::read_path;
 pub use writer::TraceWriter;
+
+/// Where the real recordings of `shared/data/real` are, for tests and
+/// benchmarks: beside `from` or one of its parents, else in
+/// `$GOVLAB_REAL_DATA`, else in the workspace's `/work/shared/data/real`.
+#[must_use]
+pub fn real_data_dir(from: &std::path::Path) -> Option<std::path::PathBuf> {
+    from.ancestors()
+        .map(|a| a.join("shared/data/real"))
+        .chain(std::env::var_os("GOVLAB_REAL_DATA").map(std::path::PathBuf::from))
+        .chain(std::iter::once(std::path::PathBuf::from("/work/shared/data/real")))
+        .find(|p| p.is_dir())
+}

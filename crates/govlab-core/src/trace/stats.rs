@@ -541,8 +541,8 @@ cpus=3
     #[test]
     fn residency_sums_to_the_span_on_every_real_recording() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let Some(real) = root.ancestors().map(|a| a.join("shared/data/real")).find(|p| p.is_dir()) else {
-            panic!("shared/data/real not found beside any parent of {}", root.display());
+        let Some(real) = crate::trace::real_data_dir(root) else {
+            panic!("shared/data/real not found beside any parent of {}, in $GOVLAB_REAL_DATA or /work/shared/data/real", root.display());
         };
         for rel in [
             "trappy/trace_surfaceflinger.html",

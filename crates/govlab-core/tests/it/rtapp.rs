@@ -182,11 +182,7 @@ fn fifo_runs_as_cfs_when_asked() {
 #[test]
 fn shared_real_files_run_or_are_refused_by_name() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let Some(real) = ["../../../shared/data/real", "../../../../shared/data/real"]
-        .iter()
-        .map(|p| root.join(p))
-        .find(|p| p.is_dir())
-    else {
+    let Some(real) = govlab_core::trace::real_data_dir(&root) else {
         return;
     };
     let mut files = Vec::new();

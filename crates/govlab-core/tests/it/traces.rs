@@ -10,14 +10,12 @@ use govlab_core::trace::read::read_bytes;
 use govlab_core::trace::{read_path, Event, EventKind, Format, Trace};
 
 /// `shared/data/real` beside the repository (or beside one of its parents:
-/// worktrees live one level further down).
+/// worktrees live one level further down), else `$GOVLAB_REAL_DATA`, else
+/// the workspace's `/work/shared/data/real`.
 pub(crate) fn real_data() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest
-        .ancestors()
-        .map(|a| a.join("shared/data/real"))
-        .find(|p| p.is_dir())
-        .unwrap_or_else(|| panic!("shared/data/real not found beside any parent of {}", manifest.display()))
+    govlab_core::trace::real_data_dir(manifest)
+        .unwrap_or_else(|| panic!("shared/data/real not found beside any parent of {}, in $GOVLAB_REAL_DATA or /work/shared/data/real", manifest.display()))
 }
 
 fn read(rel: &str) -> Trace {
