@@ -12,7 +12,7 @@ use govlab_core::sim::build;
 use govlab_core::sim::engine::RunParts;
 use govlab_core::workload;
 
-use crate::fixtures::{temp_file, ShiftedOracle};
+use crate::fixtures::{one_core_platform, temp_file, ShiftedOracle};
 
 const US: f64 = 1e-6;
 
@@ -130,34 +130,11 @@ fn oracle_energy_is_settled_at_the_chosen_states_power() {
 /// A two-state machine (poll, and one state whose target residency is
 /// beyond the poll limit) at HZ=1000: the poll limit is TICK/16 = 62.5 µs.
 fn poll_limit_platform() -> String {
-    r#"
-name = "poll-limit"
-description = "test platform"
-driver = "acpi-cpufreq"
-hz = 1000
-
-[topology]
-packages = 1
-cpu_numbering = "threads-last"
-[[topology.cluster]]
-cpu_type = "t"
-cores = 1
-threads_per_core = 1
-freq_domain = "core"
-llc = "package"
-
-[package]
-uncore_mw = 0.0
-
-[[cpu_type]]
-name = "t"
-capacity = 1024
-transition_latency_us = 10
-voltage_slew_mv_per_us = 1.0
-ceff_nf = 1.0
-leakage_mw_per_v = 0.0
-opps = [ { khz = 1000000, mv = 700 } ]
-[[cpu_type.idle_state]]
+    one_core_platform(
+        "poll-limit",
+        1000,
+        "[ { khz = 1000000, mv = 700 } ]",
+        r#"[[cpu_type.idle_state]]
 name = "POLL"
 exit_latency_us = 0
 target_residency_us = 0
@@ -168,17 +145,8 @@ name = "C6"
 exit_latency_us = 50
 target_residency_us = 100
 power_mw = 0.1
-
-[[device]]
-name = "ssd"
-queue_depth = 1
-read_us = 100
-write_us = 100
-flush_us = 100
-block_kb = 4
-mb_per_s = 500
-"#
-    .to_string()
+"#,
+    )
 }
 
 /// On a machine whose only deeper state targets more than the default poll

@@ -84,15 +84,16 @@ pub fn temp_file(name: &str, text: &str) -> PathBuf {
     path
 }
 
-/// A one-core machine whose two OPPs are 500 mV apart, with a 1 mV/µs
-/// regulator: raising the clock waits 500 µs for the voltage.
-pub fn slow_rail_platform(high_mv: u32) -> String {
+/// A one-core test machine: `hz`, its OPPs (an inline TOML array) and its
+/// idle states (`[[cpu_type.idle_state]]` tables), a 1 mV/µs regulator and
+/// a one-deep 100 µs disk.
+pub fn one_core_platform(name: &str, hz: u32, opps: &str, idle_states: &str) -> String {
     format!(
         r#"
-name = "slow-rail"
+name = "{name}"
 description = "test platform"
 driver = "acpi-cpufreq"
-hz = 250
+hz = {hz}
 
 [topology]
 packages = 1
@@ -114,8 +115,28 @@ transition_latency_us = 10
 voltage_slew_mv_per_us = 1.0
 ceff_nf = 1.0
 leakage_mw_per_v = 0.0
-opps = [ {{ khz = 1000000, mv = 700 }}, {{ khz = 2000000, mv = {high_mv} }} ]
-[[cpu_type.idle_state]]
+opps = {opps}
+{idle_states}
+[[device]]
+name = "ssd"
+queue_depth = 1
+read_us = 100
+write_us = 100
+flush_us = 100
+block_kb = 4
+mb_per_s = 500
+"#
+    )
+}
+
+/// A one-core machine whose two OPPs are 500 mV apart, with a 1 mV/µs
+/// regulator: raising the clock waits 500 µs for the voltage.
+pub fn slow_rail_platform(high_mv: u32) -> String {
+    one_core_platform(
+        "slow-rail",
+        250,
+        &format!("[ {{ khz = 1000000, mv = 700 }}, {{ khz = 2000000, mv = {high_mv} }} ]"),
+        r#"[[cpu_type.idle_state]]
 name = "POLL"
 exit_latency_us = 0
 target_residency_us = 0
@@ -126,15 +147,6 @@ name = "C1"
 exit_latency_us = 2
 target_residency_us = 2
 power_mw = 0.5
-
-[[device]]
-name = "ssd"
-queue_depth = 1
-read_us = 100
-write_us = 100
-flush_us = 100
-block_kb = 4
-mb_per_s = 500
-"#
+"#,
     )
 }
