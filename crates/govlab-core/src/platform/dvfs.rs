@@ -29,12 +29,20 @@ use crate::sim::{Engine, Event, Time};
 /// (assumed: Intel's PCU works on a ~1 ms control loop).
 pub const PCU_INTERVAL_NS: Time = 1_000_000;
 
+/// `khz` on the 0..=1024 scale of `max_khz`, truncated.
+fn scale_of(khz: u32, max_khz: u32) -> u64 {
+    (u64::from(khz) << 10) / u64::from(max_khz)
+}
+
 /// Runtime state of a frequency domain (one cpufreq policy).
 #[derive(Debug, Clone)]
 pub struct DomainRt {
     /// OPP the clock runs at now (index into the cpu type's table).
     pub cur_opp: usize,
     pub cur_khz: u32,
+    /// `cur_khz` against the domain's highest frequency, 0..=1024
+    /// (arch_scale_freq_capacity), kept with `cur_khz`.
+    pub freq_scale: u64,
     /// OPP the driver was asked for (before the turbo grant).
     pub req_opp: usize,
     /// Transition in flight: target OPP.
@@ -79,6 +87,7 @@ impl DomainRt {
         DomainRt {
             cur_opp: boot,
             cur_khz: ct.opps[boot].khz,
+            freq_scale: scale_of(ct.opps[boot].khz, ct.max_khz()),
             req_opp: boot,
             in_flight: None,
             gen: 0,
@@ -241,6 +250,7 @@ impl Engine {
         dom.account_until(now);
         dom.cur_opp = target;
         dom.cur_khz = khz;
+        dom.freq_scale = scale_of(khz, ct.max_khz());
         dom.transitions += 1;
         // The rail rose before the switch, or falls to what is still needed.
         let rail = self.rail_mv(vd);
@@ -288,9 +298,7 @@ impl Engine {
     /// Scheduler frequency-invariance factor of a CPU (arch_scale_freq_capacity):
     /// current frequency over the highest, ×1024.
     pub(crate) fn freq_scale(&self, cpu: usize) -> u64 {
-        let d = self.plat.cpus[cpu].freq_domain;
-        let max = u64::from(self.plat.domain_type(d).max_khz());
-        (u64::from(self.domains[d].cur_khz) << 10) / max
+        self.domains[self.plat.cpus[cpu].freq_domain].freq_scale
     }
 
     /// Close time_in_state accounting at now.
