@@ -71,6 +71,7 @@ impl HwpRequestPy {
 /// HWP_CAPABILITIES of a policy's CPUs (read-only): performance levels, and
 /// kHz per level.
 #[pyclass(frozen, module = "govlab.governors", name = "HwpCaps")]
+#[allow(clippy::struct_field_names)] // HWP_CAPABILITIES' own names
 pub(crate) struct HwpCapsView {
     #[pyo3(get)]
     lowest_perf: u32,
