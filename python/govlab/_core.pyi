@@ -93,6 +93,7 @@ class Platform:
     name: str
     driver: str
     hwp: bool
+    acpi_pm_profile: str
     hz: int
     tick_ns: int
     nr_cpus: int
@@ -119,6 +120,7 @@ class Policy:
     cpuinfo_max_khz: int
     transition_latency_ns: int
     tick_ns: int
+    hwp: HwpCaps | None
     def util(self, cpu: int) -> int: ...
     def capacity(self, cpu: int) -> int: ...
     def idle_ns(self, cpu: int, now_ns: int) -> int: ...
@@ -128,6 +130,25 @@ class Policy:
     def set_target(self, khz: int, relation: str = "L") -> None: ...
     def arm_timer(self, delay_ns: int, deferrable: bool = True) -> None: ...
     def cancel_timer(self) -> None: ...
+
+class HwpCaps:
+    """HWP_CAPABILITIES of a policy's CPUs (read-only): performance levels, and kHz per level."""
+    lowest_perf: int
+    guaranteed_perf: int
+    highest_perf: int
+    khz_per_perf: int
+
+class HwpRequest:
+    """An HWP request (MSR_HWP_REQUEST): performance levels and EPP (0 performance ... 255 energy)."""
+    min_perf: int
+    max_perf: int
+    desired_perf: int
+    epp: int
+    def __init__(self, min_perf: int, max_perf: int, desired_perf: int = 0, epp: int = 128) -> None: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+EPP_NAMES: list[tuple[str, int]]
 
 class IdleState:
     """One idle state of a CPU (read-only)."""

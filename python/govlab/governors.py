@@ -32,8 +32,22 @@ max, flags)`` from the scheduler's utilisation hook (installed only if the
 class defines ``update``); ``timer(policy, time_ns)`` when the timer armed
 with ``policy.arm_timer(delay_ns, deferrable=True)`` fires. Each returns a
 frequency in kHz (requested with RELATION_L; ``policy.set_target(khz, "H")``
-for another relation) or None for no change. A frequency outside the policy
-limits is an error. HWP requests (min/max/desired/EPP) are not offered yet.
+for another relation), an :class:`HwpRequest`, or None for no change. A
+frequency outside the policy limits is an error.
+
+**HWP.** A class with ``driver = "intel_pstate"`` replaces intel_pstate's
+active-mode governor (a *setpolicy* driver: its governor lives inside it).
+On a platform with HWP on, its policies take HWP requests and only those:
+``policy.hwp`` then holds the CPUs' capabilities (:class:`HwpCaps`:
+``lowest_perf``, ``guaranteed_perf``, ``highest_perf`` and
+``khz_per_perf``), and a call returns ``HwpRequest(min_perf, max_perf,
+desired_perf=0, epp=128)``. Levels are MSR_HWP_REQUEST's performance levels
+(P-state ratios, ``khz_per_perf`` = 100 MHz each), within the policy limits
+(``policy.min_khz // khz_per_perf`` to ``policy.max_khz // khz_per_perf``);
+``desired_perf`` 0 lets the hardware choose; ``epp`` runs from 0
+(performance) to 255 (energy), named in :data:`EPP_NAMES`. Without HWP (or
+on another driver) ``policy.hwp`` is None and the policy takes frequencies:
+intel_pstate's P-states without HWP, or the generic governors' targets.
 
 **cpuidle.** ``init(platform)``; ``enable(dev)`` once per CPU; ``select(dev,
 next_timer_ns, latency_req_ns, tick_stopped)`` returns a state index (the
@@ -45,14 +59,14 @@ no timer or no limit.
 **The views** (built in Rust, read-only): ``policy`` (``id``, ``cpus``,
 ``opps`` in kHz, ``cur_khz``, ``min_khz``, ``max_khz``,
 ``cpuinfo_min_khz``, ``cpuinfo_max_khz``, ``transition_latency_ns``,
-``tick_ns``; ``util(cpu)``, ``capacity(cpu)``, ``idle_ns(cpu, now_ns)``,
+``tick_ns``, ``hwp``; ``util(cpu)``, ``capacity(cpu)``, ``idle_ns(cpu, now_ns)``,
 ``iowait_ns(cpu, now_ns)``, ``nr_running(cpu)``, ``idle_calls(cpu)``),
 ``dev`` (``cpu``, ``states`` with ``exit_latency_ns``,
 ``target_residency_ns``, ``polling``, ...; ``disabled``, and at select
 ``now_ns``, ``delta_tick_ns``, ``tick_ns``, ``nr_iowait``, ``util``,
 ``capacity``; at reflect ``poll_time_limit``, ``got_tick``) and
-``platform`` (``name``, ``driver``, ``hwp``, ``hz``, ``tick_ns``,
-``nr_cpus``, ``policies``). One object per policy or CPU is reused for the
+``platform`` (``name``, ``driver``, ``hwp``, ``acpi_pm_profile``, ``hz``,
+``tick_ns``, ``nr_cpus``, ``policies``). One object per policy or CPU is reused for the
 whole run; keep what you need in your own attributes.
 
 **Errors.** An exception in a governor method, a wrong return type or a
@@ -80,7 +94,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from govlab._core import IdleDevice, IdleState, Platform, Policy, PolicyInfo
+from govlab._core import EPP_NAMES as _EPP_NAMES
+from govlab._core import HwpCaps, HwpRequest, IdleDevice, IdleState, Platform, Policy, PolicyInfo
 from govlab.exceptions import (
     FileFormatError,
     GovernorError,
@@ -96,11 +111,15 @@ __all__ = [
     "Platform",
     "PolicyInfo",
     "Policy",
+    "HwpRequest",
+    "HwpCaps",
+    "EPP_NAMES",
     "IdleDevice",
     "IdleState",
     "GovernorError",
     "NO_LIMIT",
     "SCHED_CPUFREQ_IOWAIT",
+    "SCHED_CPUFREQ_MIGRATION",
     "SCHED_CAPACITY_SCALE",
     "is_py_spec",
     "resolve",
@@ -113,8 +132,14 @@ __all__ = [
 NO_LIMIT = 2**64 - 1
 #: ``update()``'s flag: the enqueued task waited for IO.
 SCHED_CPUFREQ_IOWAIT = 1
+#: ``update()``'s flag: a task was attached after migrating (v4.x kernels; see
+#: crates/govlab-core/src/cpufreq/mod.rs).
+SCHED_CPUFREQ_MIGRATION = 2
 #: Capacity of the biggest CPU; utilisation runs 0..capacity.
 SCHED_CAPACITY_SCALE = 1024
+#: EPP values by the names intel_pstate's energy_performance_preference file
+#: accepts: performance 0, balance_performance 128, balance_power 192, power 255.
+EPP_NAMES: dict[str, int] = dict(_EPP_NAMES)
 
 _BOOL_WORDS = {"1": True, "on": True, "true": True, "yes": True, "0": False, "off": False, "false": False, "no": False}
 
@@ -294,21 +319,25 @@ class CpufreqGovernor(_Governor):
     """Base class of cpufreq governors written in Python (see the module doc)."""
 
     kind = "cpufreq"
+    #: The driver this governor is part of: None for a generic governor (any
+    #: driver that takes frequencies runs it), "intel_pstate" for one that
+    #: replaces intel_pstate's active-mode governor (and may write HWP requests).
+    driver: ClassVar[str | None] = None
 
     @property
     def uses_util_hook(self) -> bool:
         """Whether the scheduler's hook calls :meth:`update` (the class defines it)."""
         return type(self).update is not CpufreqGovernor.update
 
-    def start(self, policy: Policy) -> int | None:
-        """The governor takes ``policy`` over: a frequency (kHz) or None."""
+    def start(self, policy: Policy) -> int | HwpRequest | None:
+        """The governor takes ``policy`` over: a frequency (kHz), an HWP request or None."""
         return None
 
-    def update(self, policy: Policy, cpu: int, time_ns: int, util: int, max: int, flags: int) -> int | None:  # noqa: A002
+    def update(self, policy: Policy, cpu: int, time_ns: int, util: int, max: int, flags: int) -> int | HwpRequest | None:  # noqa: A002
         """The scheduler's utilisation hook for ``cpu`` of ``policy``."""
         return None
 
-    def timer(self, policy: Policy, time_ns: int) -> int | None:
+    def timer(self, policy: Policy, time_ns: int) -> int | HwpRequest | None:
         """The timer armed with ``policy.arm_timer`` fired."""
         return None
 

@@ -129,6 +129,73 @@ def test_ondemand_example_lists_the_builtins_tunables():
     assert [(p["name"], p["default"]) for p in py["params"]] == [(p["name"], p["default"]) for p in rust["params"]]
 
 
+@pytest.mark.parametrize(
+    "settings", ["", "epp=255", "epp=0,hwp_dynamic_boost=0", "policy=performance", "hwp_boost_migration=on"]
+)
+@pytest.mark.parametrize("workload", ["dbench", "periodic:tasks=4,run_us=2000,period_us=10000"])
+def test_intel_pstate_hwp_example_gives_the_builtins_runs(tmp_path, workload, settings):
+    """HWP requests from Python: the port of intel_pstate's active mode with HWP writes what the built-in writes."""
+    builtin = "intel_pstate" + (f":{settings}" if settings else "")
+    kw = dict(platform=SKYLAKE, workload=workload, duration="1s", seed=7)
+    a = govlab.run(cpufreq=builtin, trace=tmp_path / "rust.trace", **kw)
+    b = govlab.run(cpufreq=example("intel_pstate_hwp.py", "IntelPstateHwp", settings), trace=tmp_path / "py.trace", **kw)
+    rust_lines, py_lines = frequency_lines(tmp_path / "rust.trace"), frequency_lines(tmp_path / "py.trace")
+    assert len(rust_lines) > 2, "the hardware moved the frequency"
+    assert py_lines == rust_lines
+    same_run(a, b, "cpufreq")
+
+
+def mean_khz(result: dict) -> float:
+    tis = result["cpus"][0]["time_in_state"]
+    return sum(float(khz) * s for khz, s in tis.items()) / sum(tis.values())
+
+
+def test_hwp_dynamic_boost_is_exercised():
+    """dbench's IO wakeups raise the HWP minimum: without the boost the CPUs run slower."""
+    kw = dict(platform=SKYLAKE, workload="dbench", duration="1s", seed=7)
+    on = govlab.run(cpufreq=example("intel_pstate_hwp.py", "IntelPstateHwp"), **kw).to_dict()
+    off = govlab.run(cpufreq=example("intel_pstate_hwp.py", "IntelPstateHwp", "hwp_dynamic_boost=0"), **kw).to_dict()
+    assert mean_khz(off) < mean_khz(on)
+
+
+def test_epp_towards_power_runs_slower_for_less_energy():
+    """EPP 255 (power) lets the hardware settle lower than EPP 0 (performance): less energy, lower mean frequency."""
+    kw = dict(platform=SKYLAKE, workload="periodic:tasks=4,run_us=2000,period_us=10000", duration="1s", seed=7)
+    runs = {epp: govlab.run(cpufreq=example("intel_pstate_hwp.py", "IntelPstateHwp", f"epp={epp}"), **kw).to_dict() for epp in (0, 255)}
+    assert runs[255]["energy_j"] < runs[0]["energy_j"]
+    assert mean_khz(runs[255]) < mean_khz(runs[0])
+
+
+def test_policy_shows_hwp_capabilities_only_where_it_takes_requests():
+    seen = {}
+
+    class Probe(CpufreqGovernor):
+        def start(self, policy):
+            seen[type(self).__name__] = policy.hwp
+
+    class ActiveProbe(Probe):
+        driver = "intel_pstate"
+
+    govlab.run(cpufreq=Probe, platform=SKYLAKE, duration="10ms")
+    govlab.run(cpufreq=ActiveProbe, platform=SKYLAKE, duration="10ms")
+    caps = seen["ActiveProbe"]
+    # skylake-e3-1240v5: 0.8 GHz lowest, 3.5 GHz base (P1), 3.9 GHz turbo
+    assert (caps.lowest_perf, caps.guaranteed_perf, caps.highest_perf, caps.khz_per_perf) == (8, 35, 39, 100_000)
+    assert seen["Probe"] is None, "a generic governor runs on intel_cpufreq, which writes its own HWP requests"
+    govlab.run(cpufreq=ActiveProbe, platform=f"{SKYLAKE}:hwp=off", duration="10ms")
+    assert seen["ActiveProbe"] is None, "intel_pstate without HWP takes P-states"
+
+
+def test_hwp_request_type():
+    r = governors.HwpRequest(8, 39)
+    assert (r.min_perf, r.max_perf, r.desired_perf, r.epp) == (8, 39, 0, 128)
+    assert r == governors.HwpRequest(8, 39, 0, governors.EPP_NAMES["balance_performance"]) and r != governors.HwpRequest(8, 39, epp=0)
+    assert repr(r) == "HwpRequest(min_perf=8, max_perf=39, desired_perf=0, epp=128)"
+    assert governors.EPP_NAMES == {"performance": 0, "balance_performance": 128, "balance_power": 192, "power": 255}
+    with pytest.raises(TypeError, match=r"HwpRequest: epp is 'power' \(str\); expected an int"):
+        governors.HwpRequest(8, 39, epp="power")
+
+
 # --- classes, instances, specs ----------------------------------------------------------
 
 
@@ -286,9 +353,9 @@ def test_exception_names_governor_call_time_and_traceback(tmp_path):
 @pytest.mark.parametrize(
     "returned, message",
     [
-        ('"fast"', "update() at {t}: returned 'fast' (str); expected a frequency in kHz (int) or None"),
-        ("2.5e6", "update() at {t}: returned 2500000.0 (float); expected a frequency in kHz (int) or None"),
-        ("True", "update() at {t}: returned True (bool); expected a frequency in kHz (int) or None"),
+        ('"fast"', "update() at {t}: returned 'fast' (str); expected a frequency in kHz (int), an HwpRequest or None"),
+        ("2.5e6", "update() at {t}: returned 2500000.0 (float); expected a frequency in kHz (int), an HwpRequest or None"),
+        ("True", "update() at {t}: returned True (bool); expected a frequency in kHz (int), an HwpRequest or None"),
         ("policy.max_khz + 1", "update() at {t}: returned {over} (int): outside the limits of policy 0, {lo} to {hi} kHz"),
         ("-1", "update() at {t}: returned -1 (int): outside the limits of policy 0, {lo} to {hi} kHz"),
     ],
@@ -309,6 +376,90 @@ def test_bad_frequency_answers(tmp_path, returned, message):
     lo, hi = 800000, 3900000  # skylake-e3-1240v5's table ends (data/platforms)
     expected = message.format(t=m.group(1), over=hi + 1, lo=lo, hi=hi)
     assert text == f"cpufreq governor py:{path}:Bad: {expected}"
+
+
+HWP_GOVERNOR = """
+class Hwp(CpufreqGovernor):
+    driver = "intel_pstate"
+
+    def start(self, policy):
+        caps = policy.hwp
+        return {returned}
+"""
+NO_HWP = "policy 0 takes no HWP requests: only intel_pstate's active mode (a governor with driver \"intel_pstate\") writes them, on a platform with HWP on; the other drivers take frequencies"
+
+
+@pytest.mark.parametrize(
+    "returned, platform, message",
+    [
+        ("HwpRequest(20, 12)", SKYLAKE, "returned HwpRequest(min_perf=20, max_perf=12, desired_perf=0, epp=128): min_perf 20 is above max_perf 12"),
+        ("HwpRequest(8, 39, epp=256)", SKYLAKE, "returned HwpRequest(min_perf=8, max_perf=39, desired_perf=0, epp=256): epp 256 is outside 0 to 255 (an 8-bit field of MSR_HWP_REQUEST)"),
+        ("HwpRequest(-1, 39)", SKYLAKE, "returned HwpRequest(min_perf=-1, max_perf=39, desired_perf=0, epp=128): min_perf -1 is outside 0 to 255 (an 8-bit field of MSR_HWP_REQUEST)"),
+        ("HwpRequest(8, caps.highest_perf + 1)", SKYLAKE, "returned HwpRequest(min_perf=8, max_perf=40, desired_perf=0, epp=128): min_perf..max_perf 8..40 is outside the limits of policy 0, levels 8 to 39 (800000 to 3900000 kHz)"),
+        ("HwpRequest(8, 20, desired_perf=30)", SKYLAKE, "returned HwpRequest(min_perf=8, max_perf=20, desired_perf=30, epp=128): desired_perf 30 is neither 0 (the hardware chooses) nor within min_perf..max_perf 8..20"),
+        ("HwpRequest(8, 39)", f"{SKYLAKE}:hwp=off", "returned HwpRequest(min_perf=8, max_perf=39, desired_perf=0, epp=128): " + NO_HWP),
+        ("policy.max_khz", SKYLAKE, "returned 3900000 (int); with HWP on, intel_pstate's active mode writes HWP requests, and the hardware ignores P-state requests (IA32_PERF_CTL): return an HwpRequest"),
+        ("(8, 39)", SKYLAKE, "returned (8, 39) (tuple); expected an HwpRequest or None (HWP is on)"),
+    ],
+)
+def test_bad_hwp_answers(tmp_path, returned, platform, message):
+    path = write_governor(tmp_path, "from govlab.governors import HwpRequest\n" + HWP_GOVERNOR.format(returned=returned))
+    with pytest.raises(GovernorError) as info:
+        govlab.run(cpufreq=f"py:{path}:Hwp", platform=platform, duration="10ms")
+    assert str(info.value) == f"cpufreq governor py:{path}:Hwp: start() at 0.000000000 s (0 ns): {message}"
+
+
+def test_hwp_request_from_a_generic_governor_is_refused(tmp_path):
+    """On intel_pstate's passive mode the driver (intel_cpufreq) writes the HWP requests, from frequencies."""
+    path = write_governor(tmp_path, """
+    from govlab.governors import HwpRequest
+
+    class Generic(CpufreqGovernor):
+        def update(self, policy, cpu, time_ns, util, max, flags):
+            return HwpRequest(8, 39)
+    """)
+    with pytest.raises(GovernorError) as info:
+        govlab.run(cpufreq=f"py:{path}:Generic", platform=SKYLAKE, workload="periodic:tasks=2", duration="100ms")
+    text = str(info.value)
+    assert re.fullmatch(rf"cpufreq governor py:{re.escape(str(path))}:Generic: update\(\) at \d\.\d{{9}} s \(\d+ ns\): returned HwpRequest\(.*\): {re.escape(NO_HWP)}", text), text
+
+
+def test_hwp_mistakes_in_the_governors_code_show_its_traceback(tmp_path):
+    path = write_governor(tmp_path, """
+    from govlab.governors import HwpRequest
+
+    class FloatLevels(CpufreqGovernor):
+        driver = "intel_pstate"
+
+        def start(self, policy):
+            return HwpRequest(policy.min_khz / policy.hwp.khz_per_perf, 39)
+
+    class Target(CpufreqGovernor):
+        driver = "intel_pstate"
+
+        def start(self, policy):
+            policy.set_target(policy.max_khz)
+    """)
+    with pytest.raises(GovernorError) as info:
+        govlab.run(cpufreq=f"py:{path}:FloatLevels", duration="10ms")
+    text = str(info.value)
+    assert text.startswith(f"cpufreq governor py:{path}:FloatLevels: start() at 0.000000000 s (0 ns): TypeError: HwpRequest: min_perf is 8.0 (float); expected an int")
+    assert f'File "{path}", line {line_of(path, "return HwpRequest(policy.min_khz")}, in start' in text
+    with pytest.raises(GovernorError) as info:
+        govlab.run(cpufreq=f"py:{path}:Target", duration="10ms")
+    text = str(info.value)
+    assert text.startswith(f"cpufreq governor py:{path}:Target: start() at 0.000000000 s (0 ns): ValueError: with HWP on, intel_pstate's active mode writes HWP requests")
+    assert f'File "{path}", line {line_of(path, "policy.set_target")}, in start' in text
+
+
+def test_intel_pstate_governor_needs_its_driver():
+    class Active(CpufreqGovernor):
+        driver = "intel_pstate"
+
+    with pytest.raises(govlab.exceptions.UnsupportedError, match="is part of the intel_pstate driver, but platform power8 uses the powernv driver"):
+        govlab.run(cpufreq=Active, platform="power8", duration="10ms")
+    with pytest.raises(govlab.exceptions.UnsupportedError, match="intel_pstate=passive"):
+        govlab.run(cpufreq=Active, platform=f"{SKYLAKE}:intel_pstate=passive", duration="10ms")
 
 
 def test_set_target_out_of_range_raises_in_the_governors_code(tmp_path):

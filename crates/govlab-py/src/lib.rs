@@ -152,6 +152,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<governor::platform::PlatformView>()?;
     m.add_class::<governor::platform::PolicyInfo>()?;
     m.add_class::<governor::cpufreq::PolicyView>()?;
+    m.add_class::<governor::hwp::HwpRequestPy>()?;
+    m.add_class::<governor::hwp::HwpCapsView>()?;
+    m.add("EPP_NAMES", govlab_core::cpufreq::intel_pstate::EPP_NAMES.to_vec())?;
     m.add_class::<governor::cpuidle::IdleDeviceView>()?;
     m.add_class::<governor::cpuidle::IdleStateView>()?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;

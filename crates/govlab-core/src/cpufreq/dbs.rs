@@ -539,6 +539,7 @@ pub(crate) mod testutil {
                     cpuinfo_max_khz: self.opps[self.opps.len() - 1].khz,
                     transition_latency_ns: 10_000,
                     tick_ns: self.tick_ns,
+                    hwp: None,
                     sched: &self.sched,
                     out: &mut out,
                 };

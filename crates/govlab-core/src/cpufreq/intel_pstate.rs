@@ -130,7 +130,7 @@ pub const HWP_BOOST_HOLD_TIME_NS: u64 = 3_000_000;
 pub const RAMP_UP_FASTER_BUSY_FP: u64 = ONE_FP / 2;
 
 /// EPP names the sysfs file energy_performance_preference accepts.
-const EPP_NAMES: [(&str, u32); 4] = [("performance", 0), ("balance_performance", 0x80), ("balance_power", 0xC0), ("power", 0xFF)];
+pub const EPP_NAMES: [(&str, u32); 4] = [("performance", 0), ("balance_performance", 0x80), ("balance_power", 0xC0), ("power", 0xFF)];
 
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "intel_pstate",

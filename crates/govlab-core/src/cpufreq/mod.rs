@@ -40,7 +40,8 @@ use crate::params::Spec;
 use crate::platform::{CpuId, Opp, Platform};
 use crate::workload::ParamInfo;
 
-pub use crate::platform::hwp::HwpRequest;
+use crate::platform::hwp;
+pub use crate::platform::hwp::{HwpCaps, HwpRequest};
 
 /// `cpufreq_update_util()` flag: the enqueued task waited for IO.
 pub const SCHED_CPUFREQ_IOWAIT: u32 = 1 << 0;
@@ -122,6 +123,10 @@ pub struct Policy<'a> {
     pub transition_latency_ns: u64,
     /// TICK_NSEC of the simulated kernel.
     pub tick_ns: u64,
+    /// The CPUs' HWP capabilities when the governor writes HWP requests:
+    /// intel_pstate's active mode on a platform with HWP on. None where the
+    /// driver takes frequencies (intel_cpufreq writes its own HWP requests).
+    pub hwp: Option<HwpCaps>,
     pub sched: &'a dyn SchedView,
     pub out: &'a mut PolicyRequests,
 }
@@ -145,6 +150,41 @@ impl Policy<'_> {
     /// hardware then picks the frequency inside it.
     pub fn set_hwp_request(&mut self, req: HwpRequest) {
         self.out.hwp = Some(req);
+    }
+
+    /// Why the governor may not write `req`, if it may not: no HWP here, a
+    /// field of more than 8 bits, min above max, a level outside the policy
+    /// limits, or a desired level outside [min, max]. The kernel's own
+    /// writers (intel_pstate_hwp_set, the dynamic boost) never do these.
+    pub fn check_hwp_request(&self, req: &HwpRequest) -> std::result::Result<(), String> {
+        let Some(caps) = self.hwp else {
+            return Err(format!(
+                "policy {} takes no HWP requests: only intel_pstate's active mode (a governor with driver \
+                 \"intel_pstate\") writes them, on a platform with HWP on; the other drivers take frequencies",
+                self.id
+            ));
+        };
+        let fields = [("min_perf", req.min_perf), ("max_perf", req.max_perf), ("desired_perf", req.desired_perf), ("epp", req.epp)];
+        if let Some((name, v)) = fields.iter().find(|(_, v)| *v > hwp::HWP_FIELD_MAX) {
+            return Err(hwp::field_too_wide(name, v));
+        }
+        if req.min_perf > req.max_perf {
+            return Err(format!("min_perf {} is above max_perf {}", req.min_perf, req.max_perf));
+        }
+        let (lo, hi) = (self.min_khz / caps.khz_per_perf, self.max_khz / caps.khz_per_perf);
+        if req.min_perf < lo || req.max_perf > hi {
+            return Err(format!(
+                "min_perf..max_perf {}..{} is outside the limits of policy {}, levels {lo} to {hi} ({} to {} kHz)",
+                req.min_perf, req.max_perf, self.id, self.min_khz, self.max_khz
+            ));
+        }
+        if req.desired_perf != 0 && !(req.min_perf..=req.max_perf).contains(&req.desired_perf) {
+            return Err(format!(
+                "desired_perf {} is neither 0 (the hardware chooses) nor within min_perf..max_perf {}..{}",
+                req.desired_perf, req.min_perf, req.max_perf
+            ));
+        }
+        Ok(())
     }
 
     /// The guaranteed (base, P1) frequency: the highest non-turbo one, kHz.

@@ -3,7 +3,8 @@
 //! requests to the scaling driver ([`super::driver`]): frequency targets
 //! through `driver_target`, HWP requests to the HWP hardware.
 
-use super::{Policy, PolicyRequests, SchedView};
+use super::driver::CpufreqDriver;
+use super::{HwpCaps, Policy, PolicyRequests, SchedView};
 use crate::platform::CpuId;
 use crate::sched::pelt;
 use crate::sim::{Engine, Event};
@@ -71,6 +72,7 @@ impl Engine {
                 cpuinfo_max_khz: ct.max_khz(),
                 transition_latency_ns: ct.transition_latency_ns,
                 tick_ns: self.tun.tick_ns,
+                hwp: (self.cpufreq_driver == CpufreqDriver::IntelPstate && self.plat.hwp).then(|| HwpCaps::of(ct)),
                 sched: &view,
                 out: &mut out,
             };

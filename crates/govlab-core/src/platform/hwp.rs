@@ -34,11 +34,14 @@
 //! The chosen level goes to the clock as an OPP request; the package's turbo
 //! budget ([`super::dvfs`]) still caps turbo levels.
 //!
-//! Left out: the activity window (bits 41:32), package-level requests and
-//! HWP's per-logical-CPU requests: govlab keeps one request per clock domain
-//! (the governor combines its CPUs' wishes).
+//! Left out: the activity window (bits 41:32), package-level requests,
+//! HWP's per-logical-CPU requests (govlab keeps one request per clock domain;
+//! the governor combines its CPUs' wishes) and HWP_CAPABILITIES' most
+//! efficient level (bits 23:16), which nothing here uses and no platform file
+//! gives.
 
 use crate::platform::load::INTEL_PSTATE_SCALING_KHZ;
+use crate::platform::CpuType;
 use crate::sim::{Engine, Event, Time};
 
 /// How often the hardware re-evaluates its choice (assumed: a ~1 ms control
@@ -53,6 +56,9 @@ pub const HWP_SETPOINT_POWER: f64 = 0.95;
 /// performance preference value of 0x80 on majority of platforms").
 pub const HWP_EPP_FIRMWARE_DEFAULT: u32 = 0x80;
 
+/// The largest value of a request field: each is 8 bits wide.
+pub const HWP_FIELD_MAX: u32 = 255;
+
 /// MSR_HWP_REQUEST, the fields govlab models; levels are P-state ratios.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HwpRequest {
@@ -62,6 +68,50 @@ pub struct HwpRequest {
     pub desired_perf: u32,
     /// 0 (performance) … 255 (energy).
     pub epp: u32,
+}
+
+impl HwpRequest {
+    /// A request from fields given as plain integers (a governor written
+    /// outside the crate), or which field does not fit its 8 bits.
+    pub fn from_fields(min_perf: i64, max_perf: i64, desired_perf: i64, epp: i64) -> Result<Self, String> {
+        let field = |name: &str, v: i64| u32::try_from(v).ok().filter(|&v| v <= HWP_FIELD_MAX).ok_or_else(|| field_too_wide(name, v));
+        Ok(HwpRequest {
+            min_perf: field("min_perf", min_perf)?,
+            max_perf: field("max_perf", max_perf)?,
+            desired_perf: field("desired_perf", desired_perf)?,
+            epp: field("epp", epp)?,
+        })
+    }
+}
+
+pub(crate) fn field_too_wide(name: &str, value: impl std::fmt::Display) -> String {
+    format!("{name} {value} is outside 0 to {HWP_FIELD_MAX} (an 8-bit field of MSR_HWP_REQUEST)")
+}
+
+/// HWP_CAPABILITIES of a CPU type: the performance levels it offers, and
+/// what one level is worth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HwpCaps {
+    /// The lowest level (bits 31:24).
+    pub lowest_perf: u32,
+    /// The guaranteed level, P1, the highest without turbo (bits 15:8).
+    pub guaranteed_perf: u32,
+    /// The highest level, turbo included (bits 7:0).
+    pub highest_perf: u32,
+    /// kHz per level: 100 MHz on the non-hybrid parts govlab models.
+    pub khz_per_perf: u32,
+}
+
+impl HwpCaps {
+    pub fn of(ct: &CpuType) -> Self {
+        let base_khz = ct.opps.iter().rev().find(|o| !o.turbo).map_or(ct.max_khz(), |o| o.khz);
+        HwpCaps {
+            lowest_perf: ct.min_khz() / INTEL_PSTATE_SCALING_KHZ,
+            guaranteed_perf: base_khz / INTEL_PSTATE_SCALING_KHZ,
+            highest_perf: ct.max_khz() / INTEL_PSTATE_SCALING_KHZ,
+            khz_per_perf: INTEL_PSTATE_SCALING_KHZ,
+        }
+    }
 }
 
 /// One clock domain's HWP hardware.
@@ -93,15 +143,9 @@ pub fn next_perf(perf_now: u32, busy: f64, req: &HwpRequest) -> u32 {
 }
 
 impl Engine {
-    /// The lowest and highest levels of domain `d` (HWP_CAPABILITIES).
-    fn hwp_caps(&self, d: usize) -> (u32, u32) {
-        let ct = self.plat.domain_type(d);
-        (ct.min_khz() / INTEL_PSTATE_SCALING_KHZ, ct.max_khz() / INTEL_PSTATE_SCALING_KHZ)
-    }
-
     /// Step 5: clamp `perf` and send the clock there.
     fn hwp_apply(&mut self, d: usize, perf: u32) {
-        let (lowest, highest) = self.hwp_caps(d);
+        let HwpCaps { lowest_perf: lowest, highest_perf: highest, .. } = HwpCaps::of(self.plat.domain_type(d));
         let Some(hw) = self.domains[d].hwp.as_mut() else { return };
         let req = hw.req;
         let perf = perf
@@ -186,5 +230,46 @@ mod tests {
         assert_eq!(next_perf(20, 0.3, &req(0)), 24);
         let d = HwpRequest { desired_perf: 17, ..req(0) };
         assert_eq!(next_perf(8, 1.0, &d), 17);
+    }
+
+    #[test]
+    fn fields_are_eight_bits() {
+        assert_eq!(HwpRequest::from_fields(8, 39, 0, 255), Ok(req(255)));
+        let e = HwpRequest::from_fields(8, 39, 0, 256).unwrap_err();
+        assert_eq!(e, "epp 256 is outside 0 to 255 (an 8-bit field of MSR_HWP_REQUEST)");
+        assert!(HwpRequest::from_fields(-1, 39, 0, 0).unwrap_err().starts_with("min_perf -1 is outside"));
+        assert!(HwpRequest::from_fields(8, i64::MAX, 0, 0).unwrap_err().starts_with("max_perf 9223372036854775807"));
+    }
+
+    /// A policy of 0.8 to 3.9 GHz with its limits at 1.0 to 3.0 GHz: what a
+    /// governor may write there, and why not the rest.
+    #[test]
+    fn requests_are_checked_against_the_policy() {
+        use crate::cpufreq::dbs::testutil::Harness;
+        let mhz: Vec<u32> = (8..=39).map(|r| r * 100).collect();
+        let mut h = Harness::new(&mhz, 1);
+        (h.min_khz, h.max_khz) = (1_000_000, 3_000_000);
+        let caps = HwpCaps { lowest_perf: 8, guaranteed_perf: 35, highest_perf: 39, khz_per_perf: 100_000 };
+        let check = |h: &mut Harness, hwp: Option<HwpCaps>, r: HwpRequest| {
+            let mut out = Err(String::new());
+            h.call(|p| {
+                p.hwp = hwp;
+                out = p.check_hwp_request(&r);
+            });
+            out
+        };
+        let ok = HwpRequest { min_perf: 10, max_perf: 30, desired_perf: 0, epp: 128 };
+        assert_eq!(check(&mut h, Some(caps), ok), Ok(()));
+        assert_eq!(check(&mut h, Some(caps), HwpRequest { desired_perf: 20, ..ok }), Ok(()));
+        let err = |r: HwpRequest, h: &mut Harness| check(h, Some(caps), r).unwrap_err();
+        assert!(check(&mut h, None, ok).unwrap_err().contains("takes no HWP requests"));
+        assert_eq!(err(HwpRequest { min_perf: 20, max_perf: 12, ..ok }, &mut h), "min_perf 20 is above max_perf 12");
+        assert_eq!(
+            err(HwpRequest { max_perf: 31, ..ok }, &mut h),
+            "min_perf..max_perf 10..31 is outside the limits of policy 0, levels 10 to 30 (1000000 to 3000000 kHz)"
+        );
+        assert!(err(HwpRequest { min_perf: 9, ..ok }, &mut h).contains("outside the limits"));
+        assert!(err(HwpRequest { desired_perf: 31, ..ok }, &mut h).starts_with("desired_perf 31 is neither 0"));
+        assert!(err(HwpRequest { epp: 300, ..ok }, &mut h).starts_with("epp 300 is outside 0 to 255"));
     }
 }

@@ -144,6 +144,11 @@ impl AcpiPmProfile {
         ("tablet", AcpiPmProfile::Tablet),
     ];
 
+    /// The file's spelling.
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(_, p)| *p == self).map_or("unspecified", |(n, _)| n)
+    }
+
     /// intel_pstate_acpi_pm_profile_server().
     pub fn is_server(self) -> bool {
         matches!(self, AcpiPmProfile::EnterpriseServer | AcpiPmProfile::PerformanceServer)

@@ -1,13 +1,14 @@
 //! A cpufreq governor written in Python, on [`CpufreqGovernor`].
 
-use govlab_core::cpufreq::{CpufreqGovernor, Policy, Relation, SchedView};
+use govlab_core::cpufreq::{CpufreqGovernor, HwpRequest, Policy, Relation, SchedView};
 use govlab_core::external::CpufreqFactory;
 use govlab_core::Error;
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use super::{init, int_of, method, shown, tuple, Who};
+use super::hwp::{HwpCapsView, HwpRequestPy};
+use super::{init, int_of, intern, method, shown, tuple, Who};
 
 /// A policy as a Python governor sees it: its fixed data, its current
 /// frequency and limits, the scheduler's figures for any CPU, and the
@@ -41,6 +42,9 @@ pub(crate) struct PolicyView {
     transition_latency_ns: u64,
     #[pyo3(get)]
     tick_ns: u64,
+    /// HWP capabilities when the policy takes HWP requests, else None.
+    #[pyo3(get)]
+    hwp: Option<Py<HwpCapsView>>,
     nr_cpus: usize,
     /// The engine's scheduler view, set only while a call runs.
     sched: Option<*const (dyn SchedView + 'static)>,
@@ -68,6 +72,7 @@ impl PolicyView {
             cpuinfo_max_khz: p.cpuinfo_max_khz,
             transition_latency_ns: p.transition_latency_ns,
             tick_ns: p.tick_ns,
+            hwp: p.hwp.map(|c| Py::new(py, HwpCapsView::from(c))).transpose()?,
             nr_cpus,
             sched: None,
             req: Requests::default(),
@@ -108,6 +113,9 @@ impl PolicyView {
     }
 
     fn check_khz(&self, khz: i64) -> PyResult<u32> {
+        if self.hwp.is_some() {
+            return Err(PyValueError::new_err(HWP_TAKES_NO_FREQUENCY));
+        }
         match u32::try_from(khz) {
             Ok(k) if (self.min_khz..=self.max_khz).contains(&k) => Ok(k),
             _ => Err(PyValueError::new_err(format!(
@@ -185,6 +193,17 @@ impl PolicyView {
     }
 }
 
+/// Why a policy that takes HWP requests refuses a frequency.
+const HWP_TAKES_NO_FREQUENCY: &str = "with HWP on, intel_pstate's active mode writes HWP requests, and the \
+    hardware ignores P-state requests (IA32_PERF_CTL): return an HwpRequest";
+
+/// What a call answered.
+enum Answer {
+    Nothing,
+    Khz(u32),
+    Hwp(HwpRequest),
+}
+
 #[derive(Clone, Copy)]
 enum Call {
     Start,
@@ -209,6 +228,8 @@ pub(crate) struct PyCpufreq {
     update: PyObject,
     timer: PyObject,
     uses_hook: bool,
+    /// The driver the governor is part of (its class's `driver`).
+    driver: Option<&'static str>,
     tunables: Vec<(String, String)>,
     nr_cpus: usize,
     /// One view per policy id, made at its first call.
@@ -233,12 +254,18 @@ pub(crate) fn factory(name: String, gov: PyObject) -> CpufreqFactory {
                 .getattr("uses_util_hook")
                 .and_then(|v| v.is_truthy())
                 .map_err(|e| who.exception(py, "uses_util_hook", 0, &e))?;
+            let driver = g.getattr("driver").map_err(|e| who.exception(py, "driver", 0, &e))?;
+            let driver = driver
+                .extract::<Option<String>>()
+                .map_err(|_| who.error("driver", 0, format!("is {}; expected None or a driver name such as \"intel_pstate\"", shown(&driver))))?
+                .map(|d| intern(&d));
             Ok(Box::new(PyCpufreq {
                 who,
                 start,
                 update,
                 timer,
                 uses_hook,
+                driver,
                 tunables,
                 nr_cpus: platform.nr_cpus(),
                 views: Vec::new(),
@@ -289,9 +316,14 @@ impl PyCpufreq {
         };
         let req = view.borrow_mut().leave();
         let ret = ret.map_err(|e| self.who.exception(py, name, time_ns, &e))?;
-        let returned = self.returned_khz(ret.bind(py), p, name, time_ns)?;
-        if let Some((khz, relation)) = returned.map(|k| (k, Relation::L)).or(req.target) {
-            p.set_target(khz, relation);
+        match self.answer(ret.bind(py), p, name, time_ns)? {
+            Answer::Hwp(hwp) => p.set_hwp_request(hwp),
+            Answer::Khz(khz) => p.set_target(khz, Relation::L),
+            Answer::Nothing => {
+                if let Some((khz, relation)) = req.target {
+                    p.set_target(khz, relation);
+                }
+            }
         }
         if req.cancel_timer {
             p.cancel_timer();
@@ -302,13 +334,26 @@ impl PyCpufreq {
         Ok(())
     }
 
-    /// The frequency a call returned: None, or an int within the limits.
-    fn returned_khz(&self, v: &Bound<'_, PyAny>, p: &Policy<'_>, name: &str, time_ns: u64) -> Result<Option<u32>, Error> {
+    /// What a call returned: None, an HWP request the policy takes, or an
+    /// int within the limits.
+    fn answer(&self, v: &Bound<'_, PyAny>, p: &Policy<'_>, name: &str, time_ns: u64) -> Result<Answer, Error> {
         if v.is_none() {
-            return Ok(None);
+            return Ok(Answer::Nothing);
         }
-        match int_of(v).map(u32::try_from) {
-            Some(Ok(khz)) if (p.min_khz..=p.max_khz).contains(&khz) => Ok(Some(khz)),
+        if let Ok(hwp) = v.downcast::<HwpRequestPy>() {
+            let hwp = hwp.get();
+            return hwp
+                .request()
+                .and_then(|req| p.check_hwp_request(&req).map(|()| Answer::Hwp(req)))
+                .map_err(|why| self.who.error(name, time_ns, format!("returned {}: {why}", hwp.__repr__())));
+        }
+        let khz = int_of(v).map(u32::try_from);
+        if p.hwp.is_some() {
+            let what = if khz.is_some() { HWP_TAKES_NO_FREQUENCY } else { "expected an HwpRequest or None (HWP is on)" };
+            return Err(self.who.error(name, time_ns, format!("returned {}; {what}", shown(v))));
+        }
+        match khz {
+            Some(Ok(khz)) if (p.min_khz..=p.max_khz).contains(&khz) => Ok(Answer::Khz(khz)),
             Some(_) => Err(self.who.error(
                 name,
                 time_ns,
@@ -320,7 +365,11 @@ impl PyCpufreq {
                     p.max_khz
                 ),
             )),
-            None => Err(self.who.error(name, time_ns, format!("returned {}; expected a frequency in kHz (int) or None", shown(v)))),
+            None => Err(self.who.error(
+                name,
+                time_ns,
+                format!("returned {}; expected a frequency in kHz (int), an HwpRequest or None", shown(v)),
+            )),
         }
     }
 }
@@ -332,6 +381,10 @@ impl CpufreqGovernor for PyCpufreq {
 
     fn uses_util_hook(&self) -> bool {
         self.uses_hook
+    }
+
+    fn driver(&self) -> Option<&'static str> {
+        self.driver
     }
 
     fn start(&mut self, policy: &mut Policy<'_>) {

@@ -14,7 +14,9 @@
 //! (name, value text) for `--show-config`. cpufreq: `start(policy)`,
 //! `update(policy, cpu, time_ns, util, max, flags)` (called only if
 //! `uses_util_hook` is true) and `timer(policy, time_ns)`, each returning a
-//! frequency in kHz or None. cpuidle: `enable(dev)`, `select(dev,
+//! frequency in kHz, an [`hwp::HwpRequestPy`] (where the policy's `hwp` is
+//! not None) or None; `driver`, None or the driver the governor is part of
+//! ("intel_pstate": its active mode, where HWP requests are written). cpuidle: `enable(dev)`, `select(dev,
 //! next_timer_ns, latency_req_ns, tick_stopped)` returning a state index or
 //! (state, stop_tick), `reflect(dev, state, measured_ns)`.
 //!
@@ -39,6 +41,7 @@
 
 pub(crate) mod cpufreq;
 pub(crate) mod cpuidle;
+pub(crate) mod hwp;
 pub(crate) mod platform;
 
 use std::collections::BTreeSet;
@@ -50,7 +53,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyTuple};
 
 /// `name()` must be `&'static str`: each distinct name is leaked once.
-fn intern(name: &str) -> &'static str {
+pub(crate) fn intern(name: &str) -> &'static str {
     static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
     let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(&n) = names.get(name) {

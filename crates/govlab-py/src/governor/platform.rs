@@ -19,6 +19,9 @@ pub(crate) struct PlatformView {
     /// Hardware P-states (Intel HWP) present and on.
     #[pyo3(get)]
     hwp: bool,
+    /// The firmware's preferred PM profile: `enterprise-server`, `desktop`, ...
+    #[pyo3(get)]
+    acpi_pm_profile: &'static str,
     /// CONFIG_HZ of the simulated kernel.
     #[pyo3(get)]
     hz: u32,
@@ -74,6 +77,7 @@ impl PlatformView {
             name: p.name.clone(),
             driver: p.driver.name().to_string(),
             hwp: p.hwp,
+            acpi_pm_profile: p.acpi_pm_profile.name(),
             hz: p.hz,
             tick_ns: p.tick_ns(),
             nr_cpus: p.nr_cpus(),
