@@ -475,7 +475,7 @@ impl Engine {
             return;
         }
         let speed = self.cpu_speed(cpu, self.tasks[t].mem);
-        let done = self.now + (self.tasks[t].remaining_cycles / speed).ceil().max(1.0) as u64;
+        let done = self.now + segment_ns(self.tasks[t].remaining_cycles, speed);
         let rq = &mut self.rqs[cpu];
         rq.run_gen = rq.run_gen.wrapping_add(1);
         rq.seg_start_ns = self.now;
@@ -522,7 +522,7 @@ impl Engine {
         self.credit_segment(cpu);
         let Some(t) = self.rqs[cpu].curr else { return };
         let speed = self.cpu_speed(cpu, self.tasks[t].mem);
-        let done = self.now + (self.tasks[t].remaining_cycles / speed).ceil().max(1.0) as u64;
+        let done = self.now + segment_ns(self.tasks[t].remaining_cycles, speed);
         let rq = &mut self.rqs[cpu];
         rq.seg_speed = speed;
         rq.seg_done_ns = done;
@@ -737,5 +737,29 @@ impl Engine {
             self.periodic_balance(cpu);
         }
         true
+    }
+}
+
+/// Whole ns to retire `cycles` at `speed` cycles per ns: the quotient
+/// rounded up, at least 1. The same as `f64::ceil`, without its libm call
+/// (x86-64's baseline has no rounding instruction).
+#[inline]
+fn segment_ns(cycles: f64, speed: f64) -> u64 {
+    let x = cycles / speed;
+    let n = x as u64;
+    let n = if (n as f64) < x { n.saturating_add(1) } else { n };
+    n.max(1)
+}
+
+#[cfg(test)]
+mod segment_ns_tests {
+    use super::segment_ns;
+
+    #[test]
+    fn rounds_up_like_ceil() {
+        for &(c, s) in &[(10.0_f64, 3.0_f64), (9.0, 3.0), (0.0, 1.0), (1e-9, 2.0), (2.5e12, 2.2), (123_456.789, 0.001)] {
+            let want = (c / s).ceil().max(1.0) as u64;
+            assert_eq!(segment_ns(c, s), want, "{c} / {s}");
+        }
     }
 }
