@@ -9,7 +9,7 @@
                 [--html FILE [--timeline CONFIG] [--timeline-value VALUE]]
     govlab report DB [--experiment NAME]... [--format text|markdown|csv|json] [--html FILE]
     govlab reproduce [NAME] [--quick] [--db FILE] [--format text|json] [--jobs N] [--html FILE]
-    govlab trace stats FILE [--platform SPEC] [--format text|json]
+    govlab trace stats FILE [--platform SPEC] [--format text|json] [--html OUT]
     govlab trace replay FILE [--platform SPEC] [--cpufreq SPEC] [--cpuidle SPEC] [--seed N] [--pin]
                 [--format text|json]
 
@@ -216,7 +216,11 @@ def _write_html(path: str, page: str) -> None:
 def _cmd_trace_stats(args: argparse.Namespace) -> str:
     from govlab import trace
 
-    stats = trace.stats(args.file, args.platform)
+    if args.html:
+        stats = trace.write_html(args.file, args.html, args.platform)
+        print(f"govlab: wrote the HTML page to {args.html}", file=sys.stderr)
+    else:
+        stats = trace.stats(args.file, args.platform)
     if args.format == "json":
         return json.dumps(stats, indent=2) + "\n"
     return trace.format_stats(stats)
@@ -403,6 +407,11 @@ def _parser() -> argparse.ArgumentParser:
         help="take the idle states' target residencies from this platform (default: Arm Juno r0's, as the output says)",
     )
     ts.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
+    ts.add_argument(
+        "--html",
+        metavar="OUT",
+        help="also write a self-contained HTML page with these tables and a per-CPU timeline of frequency and idle state to OUT",
+    )
     ts.set_defaults(handler=_cmd_trace_stats)
 
     rp = trace_commands.add_parser(

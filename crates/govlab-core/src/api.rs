@@ -192,6 +192,23 @@ pub fn trace_stats_json(path: &Path, platform: Option<&str>) -> Result<String> {
     Ok(serde_json::to_string(&stats).unwrap_or_default())
 }
 
+/// `govlab trace stats --html`: [`trace_stats_json`]'s answer and every
+/// CPU's timeline (binned past `max_spans` intervals of each kind, default
+/// [`crate::trace::timeline::MAX_SPANS`]), as `{"stats", "timeline"}` JSON text.
+pub fn trace_timeline_json(path: &Path, platform: Option<&str>, max_spans: Option<usize>) -> Result<String> {
+    let trace = crate::trace::read_path(path)?;
+    let platform = match platform {
+        Some(p) => Some(platform::load_named(&Spec::parse(p, "--platform")?)?),
+        None => None,
+    };
+    let max_spans = max_spans.unwrap_or(crate::trace::timeline::MAX_SPANS);
+    if max_spans == 0 {
+        return Err(Error::invalid("trace stats", "max_spans", max_spans, "at least 1"));
+    }
+    let (stats, timeline) = crate::trace::stats::stats_with_timeline(&trace, platform.as_ref(), max_spans)?;
+    Ok(serde_json::to_string(&json!({"stats": stats, "timeline": timeline})).unwrap_or_default())
+}
+
 /// `govlab trace replay`: the tasks of the trace in `path` (trace::replay)
 /// re-simulated with the platform, governors and seed of `config_json` for
 /// the trace's span (with `pin`, each task kept on the CPUs it ran on). The

@@ -92,6 +92,15 @@ fn trace_stats(py: Python<'_>, path: PathBuf, platform: Option<&str>) -> PyResul
     py.allow_threads(|| govlab_core::api::trace_stats_json(&path, platform)).map_err(error::to_py)
 }
 
+/// `govlab trace stats --html`: `{"stats", "timeline"}` of the trace in
+/// `path` as JSON (`max_spans` None: the engine's default). Releases the GIL.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
+#[pyo3(signature = (path, platform=None, max_spans=None))]
+fn trace_timeline(py: Python<'_>, path: PathBuf, platform: Option<&str>, max_spans: Option<usize>) -> PyResult<String> {
+    py.allow_threads(|| govlab_core::api::trace_timeline_json(&path, platform, max_spans)).map_err(error::to_py)
+}
+
 /// `govlab trace replay`: the trace's tasks re-simulated as `config_json`
 /// says; returns `{"run", "recorded", "tasks"}` as JSON. Progress and Ctrl-C
 /// as for `run`.
@@ -155,6 +164,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<governor::cpuidle::IdleDeviceView>()?;
     m.add_class::<governor::cpuidle::IdleStateView>()?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_timeline, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     error::register(m)
 }
