@@ -642,20 +642,25 @@ cpus=3
     }
 
     #[test]
-    fn a_long_recordings_timeline_is_binned_and_covers_its_span() {
+    fn a_real_recordings_timeline_adds_up_to_its_stats_and_is_binned_past_the_limit() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let real = crate::trace::real_data_dir(root).expect("shared/data/real");
         let t = crate::trace::read_path(&real.join("lisa/sched_load/trace.dat")).unwrap();
-        let (s, tl) = stats_with_timeline(&t, None, 50).unwrap();
-        for (c, st) in tl.cpus.iter().zip(&s.cpus) {
-            assert!(c.segments.len() <= 50 && c.frequency.len() <= 50, "CPU {}", c.cpu);
-            assert!(c.resolution_s.is_some(), "CPU {} has fewer than 50 intervals", c.cpu);
+        let (s, exact) = stats_with_timeline(&t, None, usize::MAX).unwrap();
+        let time_in = |c: &crate::trace::timeline::CpuTimeline, code: i64| c.segments.iter().filter(|x| x.2 == code).map(|x| x.1 - x.0).sum::<f64>();
+        for (c, st) in exact.cpus.iter().zip(&s.cpus) {
+            assert!(c.resolution_s.is_none());
+            assert!((time_in(c, -1) - st.busy_s).abs() < 1e-6, "CPU {}", c.cpu);
+            for (k, state) in st.idle_states.iter().enumerate() {
+                assert!((time_in(c, k as i64) - state.time_s).abs() < 1e-6, "CPU {} state {k}", c.cpu);
+            }
+        }
+        let (_, binned) = stats_with_timeline(&t, None, 10).unwrap();
+        for c in &binned.cpus {
+            assert!(c.segments.len() <= 10 && c.frequency.len() <= 10, "CPU {}", c.cpu);
+            assert!(c.resolution_s.is_some(), "CPU {} has fewer than 10 intervals", c.cpu);
             let covered: f64 = c.segments.iter().map(|x| x.1 - x.0).sum();
             assert!((covered - s.duration_s).abs() < 1e-6, "CPU {}: {covered} of {}", c.cpu, s.duration_s);
-            let busy: f64 = c.segments.iter().filter(|x| x.2 == -1).map(|x| x.1 - x.0).sum();
-            // Bins show their majority: busy time moves by at most a bin per
-            // change of state shown, and stays near the accounted figure.
-            assert!((busy - st.busy_s).abs() < 0.1 * s.duration_s, "CPU {}: {busy} against {}", c.cpu, st.busy_s);
         }
     }
 
