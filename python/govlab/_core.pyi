@@ -65,11 +65,13 @@ def replay(
     config_json: str,
     pin: bool = False,
     progress: Callable[[int, int], object] | None = None,
+    timed_wakeups: bool = False,
 ) -> str:
     """``govlab trace replay``: the tasks of the trace in ``path`` re-simulated
     with the platform, governors and seed of ``config_json`` (as for
     :func:`run`; the duration is the trace's span). With ``pin`` each task
-    stays on the CPUs it ran on. Returns ``{"run": <run result>, "recorded":
+    stays on the CPUs it ran on; with ``timed_wakeups`` a task woken by
+    another sleeps as long as recorded instead of waiting for it. Returns ``{"run": <run result>, "recorded":
     <trace stats>, "tasks": n}`` as JSON text. GIL, progress and Ctrl-C as
     for :func:`run`."""
 

@@ -11,7 +11,7 @@
     govlab reproduce [NAME] [--quick] [--db FILE] [--format text|json] [--jobs N] [--html FILE]
     govlab trace stats FILE [--platform SPEC] [--format text|json] [--html OUT]
     govlab trace replay FILE [--platform SPEC] [--cpufreq SPEC] [--cpuidle SPEC] [--seed N] [--pin]
-                [--format text|json]
+                [--timed-wakeups] [--format text|json]
 
 Exit status: 0 on success; 2 on bad input (argparse's own message for a bad
 option, ``govlab: error: ...`` for anything the engine or our own checks
@@ -232,7 +232,7 @@ def _cmd_trace_replay(args: argparse.Namespace) -> str:
     progress = _ProgressBar() if sys.stderr.isatty() else None
     try:
         result, recorded, tasks = trace.replay(
-            args.file, args.platform, args.cpufreq, args.cpuidle, args.seed, args.pin, progress
+            args.file, args.platform, args.cpufreq, args.cpuidle, args.seed, args.pin, progress, args.timed_wakeups
         )
     finally:
         if progress is not None:
@@ -418,7 +418,8 @@ def _parser() -> argparse.ArgumentParser:
         "replay",
         help="re-simulate a trace's tasks under chosen governors on a chosen platform",
         description="Rebuild each task of FILE as the trace shows it (running bursts as work at the "
-        "frequency they ran at, sleeps as timed sleeps) and simulate them for the trace's span; "
+        "frequency they ran at; a sleep another task ended as a wait for that task to get there, "
+        "other sleeps timed) and simulate them for the trace's span; "
         "print the run as `govlab run` does and, per CPU, the recording beside the replay.",
     )
     rp.add_argument("file", metavar="FILE", help="the trace")
@@ -427,6 +428,11 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--cpuidle", default="menu", metavar=spec, help="(default: %(default)s)")
     rp.add_argument("--seed", type=int, default=api.DEFAULT_SEED, metavar="N", help="(default: %(default)s)")
     rp.add_argument("--pin", action="store_true", help="keep each task on the CPUs it ran on in the trace")
+    rp.add_argument(
+        "--timed-wakeups",
+        action="store_true",
+        help="replay a sleep ended by another task as a timed sleep of the recorded length instead of a wait for that task",
+    )
     rp.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
     rp.set_defaults(handler=_cmd_trace_replay)
     return parser

@@ -60,14 +60,17 @@ def replay(
     seed: int = 1,
     pin: bool = False,
     progress: Any = None,
+    timed_wakeups: bool = False,
 ) -> tuple[Result, dict[str, Any], int]:
     """Re-simulate the tasks of the trace in ``path`` (their bursts as work at
-    the frequency they ran at, their sleeps as timed sleeps) on ``platform``
-    under the two governors, for the trace's span; ``pin`` keeps each task on
-    the CPUs it ran on. Returns the run's result, :func:`stats` of the
-    recording, and the number of tasks replayed."""
+    the frequency they ran at; a sleep ended by another task as a wait for
+    that task to get there, any other sleep timed) on ``platform`` under the
+    two governors, for the trace's span; ``pin`` keeps each task on the CPUs
+    it ran on; ``timed_wakeups`` times every sleep as recorded. Returns the
+    run's result, :func:`stats` of the recording, and the number of tasks
+    replayed."""
     config = json.dumps({"platform": platform, "cpufreq": cpufreq, "cpuidle": cpuidle, "seed": seed})
-    d = json.loads(_core.replay(os.fspath(path), config, pin, progress))
+    d = json.loads(_core.replay(os.fspath(path), config, pin, progress, timed_wakeups))
     return Result.from_json(json.dumps(d["run"])), d["recorded"], d["tasks"]
 
 

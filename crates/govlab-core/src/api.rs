@@ -211,19 +211,26 @@ pub fn trace_timeline_json(path: &Path, platform: Option<&str>, max_spans: Optio
 
 /// `govlab trace replay`: the tasks of the trace in `path` (trace::replay)
 /// re-simulated with the platform, governors and seed of `config_json` for
-/// the trace's span (with `pin`, each task kept on the CPUs it ran on). The
+/// the trace's span (with `pin`, each task kept on the CPUs it ran on;
+/// `wakeups` says whether a task woken by another follows it). The
 /// platform is taken for the recording machine too when it has the trace's
 /// CPUs (capacities and SMT sharing when bursts become work).
 /// Returns `{"run": <result>, "recorded": <trace stats>,
 /// "tasks": n}` as JSON text; the recorded figures use the same platform's
 /// idle states when its CPUs cover the trace's, else the defaults.
-pub fn replay_json(path: &Path, config_json: &str, pin: bool, progress: Option<&mut dyn FnMut(u64, u64) -> bool>) -> Result<String> {
+pub fn replay_json(
+    path: &Path,
+    config_json: &str,
+    pin: bool,
+    wakeups: crate::trace::replay::Wakeups,
+    progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+) -> Result<String> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let trace = crate::trace::read_path(path)?;
     let mut cfg = RunConfig::from_json(config_json)?;
     let plat = platform::load_named(&cfg.platform)?;
     let unknown_khz = plat.cpu_types[0].base_khz;
-    let tasks = crate::trace::replay::tasks(&trace, unknown_khz, Some(&plat));
+    let tasks = crate::trace::replay::tasks(&trace, unknown_khz, Some(&plat), wakeups);
     if pin {
         if let Some(c) = tasks.iter().flat_map(|t| t.cpus.iter()).find(|&&c| c >= plat.nr_cpus()) {
             return Err(Error::invalid("trace replay", "pin", c, format!("CPUs of platform {} (0-{}): tasks ran on CPU {c}", plat.name, plat.nr_cpus() - 1)));

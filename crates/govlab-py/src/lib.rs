@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use govlab_core::external::ExternalGovernors;
+use govlab_core::trace::replay::Wakeups;
 use pyo3::prelude::*;
 
 /// How often, in wall time, a running simulation takes the GIL back.
@@ -106,10 +107,11 @@ fn trace_timeline(py: Python<'_>, path: PathBuf, platform: Option<&str>, max_spa
 /// as for `run`.
 #[pyfunction]
 #[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
-#[pyo3(signature = (path, config_json, pin=false, progress=None))]
-fn replay(py: Python<'_>, path: PathBuf, config_json: &str, pin: bool, progress: Option<PyObject>) -> PyResult<String> {
+#[pyo3(signature = (path, config_json, pin=false, progress=None, timed_wakeups=false))]
+fn replay(py: Python<'_>, path: PathBuf, config_json: &str, pin: bool, progress: Option<PyObject>, timed_wakeups: bool) -> PyResult<String> {
     let mut check = Check::new(progress);
-    let result = py.allow_threads(|| govlab_core::api::replay_json(&path, config_json, pin, Some(&mut |d, t| check.tick(d, t))));
+    let wakeups = if timed_wakeups { Wakeups::Timed } else { Wakeups::Follow };
+    let result = py.allow_threads(|| govlab_core::api::replay_json(&path, config_json, pin, wakeups, Some(&mut |d, t| check.tick(d, t))));
     match check.pending {
         Some(err) => Err(err),
         None => result.map_err(error::to_py),

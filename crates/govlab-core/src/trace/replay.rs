@@ -21,8 +21,9 @@
 //!   receives. So the sleep ends when the waker reaches that point of its
 //!   own program in the re-simulation, earlier or later than recorded.
 //!   Woken from idle (`<idle>`, pid 0: an interrupt or a timer on an idle
-//!   CPU), or when the wakeup is not traced (the sleep then ends at the next
-//!   switch in), it is a timed sleep of the recorded length;
+//!   CPU), when the wakeup is not traced (the sleep then ends at the next
+//!   switch in), or with [`Wakeups::Timed`], it is a timed sleep of the
+//!   recorded length;
 //! * the time before a task's first appearance is a sleep from the trace's
 //!   start; a task running when the trace starts runs from the start; a
 //!   `sched_process_exit` or a dead `prev_state` ends its program.
@@ -43,6 +44,16 @@ use std::fmt::Write as _;
 use crate::error::{Error, Result};
 use crate::platform::Platform;
 use crate::trace::{EventKind, Trace};
+
+/// What a wakeup by a task becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Wakeups {
+    /// A message from the waker: the sleeper follows it.
+    #[default]
+    Follow,
+    /// A timed sleep of the recorded length, as a wakeup from idle.
+    Timed,
+}
 
 /// One step of a task's replayed program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,7 +191,7 @@ impl Replayer<'_> {
 /// Rebuild every task's program from `trace`. `machine`, when it has the
 /// trace's CPUs, is the machine that recorded it: bursts are then counted
 /// with its CPUs' capacities and SMT sharing.
-pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>) -> Vec<ReplayTask> {
+pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeups: Wakeups) -> Vec<ReplayTask> {
     let (t0, t1) = trace.span_ns();
     let machine = machine.filter(|p| p.nr_cpus() >= trace.nr_cpus);
     let nr_cpus = machine.map_or(trace.nr_cpus, Platform::nr_cpus).max(1);
@@ -255,7 +266,10 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>) -> Vec
                     State::Blocked { since_ns } => since_ns,
                     _ => continue,
                 };
-                let waker = r.waker(e.cpu as usize, e.pid, &e.comm, t0).filter(|w| w != pid);
+                let waker = match wakeups {
+                    Wakeups::Follow => r.waker(e.cpu as usize, e.pid, &e.comm, t0).filter(|w| w != pid),
+                    Wakeups::Timed => None,
+                };
                 if let Some(w) = waker {
                     r.flush_core(e.cpu as usize, t);
                     let wk = r.task(w, &e.comm);
@@ -377,7 +391,7 @@ cpus=2
     #[test]
     fn bursts_sleeps_and_frequencies() {
         let t = crate::trace::read::read_bytes(TRACE.as_bytes(), Path::new("t.txt")).unwrap();
-        let tasks = tasks(&t, 500_000, None);
+        let tasks = tasks(&t, 500_000, None, Wakeups::Follow);
         let a = tasks.iter().find(|t| t.pid == 10).unwrap();
         // a runs from the start (1 ms at 1 GHz), is preempted, runs again
         // 1 ms at 2 GHz, blocks; sleeps 2 ms to its wakeup; runs 0.5 ms on
@@ -415,7 +429,7 @@ cpus=2
     #[test]
     fn a_wakeup_by_a_task_is_a_message_from_where_it_happened() {
         let t = crate::trace::read::read_bytes(WAKES.as_bytes(), Path::new("t.txt")).unwrap();
-        let tasks = tasks(&t, 1_000_000, None);
+        let tasks = tasks(&t, 1_000_000, None, Wakeups::Follow);
         let steps = |pid: i32| tasks.iter().find(|t| t.pid == pid).unwrap().steps.clone();
         // A's 6 ms burst at 2 GHz is cut where it woke B, 5 ms in.
         assert_eq!(steps(20), [Step::Run(10_000_000), Step::Wake(21), Step::Run(2_000_000)]);
@@ -437,7 +451,7 @@ cpus=2
             x-30 [000] 1.002000: sched_wakeup: a:10 [120] success=1 CPU:000\n\
             b-11 [000] 1.003000: sched_switch: b:11 [120] S ==> a:10 [120]\n";
         let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
-        let a = tasks(&t, 1_000_000, None).into_iter().find(|t| t.pid == 10).unwrap();
+        let a = tasks(&t, 1_000_000, None, Wakeups::Follow).into_iter().find(|t| t.pid == 10).unwrap();
         assert_eq!(a.steps, [Step::Run(1_000_000), Step::Sleep(1_000_000)]);
     }
 }
