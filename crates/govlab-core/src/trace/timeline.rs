@@ -88,7 +88,7 @@ impl Recorder {
 
     /// The frequency became `khz` at `t_ns` (a repeat of the same is no change).
     pub(crate) fn frequency(&mut self, t_ns: u64, khz: u32, comm: &Comm) {
-        if self.frequency.last().is_none_or(|&(_, k, _)| k != khz) {
+        if !matches!(self.frequency.last(), Some(&(_, k, _)) if k == khz) {
             self.frequency.push((t_ns, khz, comm.clone()));
         }
     }
