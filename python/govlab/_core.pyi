@@ -51,16 +51,27 @@ def trace_stats(path: str | PathLike[str], platform: str | None = None) -> str:
     ``platform`` (a name, spec or file; default: the engine's defaults), as
     JSON text. The GIL is released while the trace is read."""
 
+def trace_timeline(path: str | PathLike[str], platform: str | None = None, max_spans: int | None = None) -> str:
+    """``govlab trace stats --html``: ``{"stats": <as trace_stats>,
+    "timeline": {"duration_s", "max_spans", "idle_states", "cpus": [{"cpu",
+    "segments": [[start_s, end_s, state]], "frequency": [[t_s, khz, comm]],
+    "resolution_s"}]}}`` as JSON text. ``state`` is an idle state's index, or
+    -1 busy, -2 idle in no traced state, -3 unknown; times from the trace's
+    start. A CPU with more than ``max_spans`` intervals of a kind (default:
+    the engine's) has them binned, ``resolution_s`` wide. GIL released."""
+
 def replay(
     path: str | PathLike[str],
     config_json: str,
     pin: bool = False,
     progress: Callable[[int, int], object] | None = None,
+    timed_wakeups: bool = False,
 ) -> str:
     """``govlab trace replay``: the tasks of the trace in ``path`` re-simulated
     with the platform, governors and seed of ``config_json`` (as for
     :func:`run`; the duration is the trace's span). With ``pin`` each task
-    stays on the CPUs it ran on. Returns ``{"run": <run result>, "recorded":
+    stays on the CPUs it ran on; with ``timed_wakeups`` a task woken by
+    another sleeps as long as recorded instead of waiting for it. Returns ``{"run": <run result>, "recorded":
     <trace stats>, "tasks": n}`` as JSON text. GIL, progress and Ctrl-C as
     for :func:`run`."""
 

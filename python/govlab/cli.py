@@ -9,9 +9,9 @@
                 [--html FILE [--timeline CONFIG] [--timeline-value VALUE]]
     govlab report DB [--experiment NAME]... [--format text|markdown|csv|json] [--html FILE]
     govlab reproduce [NAME] [--quick] [--db FILE] [--format text|json] [--jobs N] [--html FILE]
-    govlab trace stats FILE [--platform SPEC] [--format text|json]
+    govlab trace stats FILE [--platform SPEC] [--format text|json] [--html OUT]
     govlab trace replay FILE [--platform SPEC] [--cpufreq SPEC] [--cpuidle SPEC] [--seed N] [--pin]
-                [--format text|json]
+                [--timed-wakeups] [--format text|json]
 
 Exit status: 0 on success; 2 on bad input (argparse's own message for a bad
 option, ``govlab: error: ...`` for anything the engine or our own checks
@@ -216,7 +216,11 @@ def _write_html(path: str, page: str) -> None:
 def _cmd_trace_stats(args: argparse.Namespace) -> str:
     from govlab import trace
 
-    stats = trace.stats(args.file, args.platform)
+    if args.html:
+        stats = trace.write_html(args.file, args.html, args.platform)
+        print(f"govlab: wrote the HTML page to {args.html}", file=sys.stderr)
+    else:
+        stats = trace.stats(args.file, args.platform)
     if args.format == "json":
         return json.dumps(stats, indent=2) + "\n"
     return trace.format_stats(stats)
@@ -228,7 +232,7 @@ def _cmd_trace_replay(args: argparse.Namespace) -> str:
     progress = _ProgressBar() if sys.stderr.isatty() else None
     try:
         result, recorded, tasks = trace.replay(
-            args.file, args.platform, args.cpufreq, args.cpuidle, args.seed, args.pin, progress
+            args.file, args.platform, args.cpufreq, args.cpuidle, args.seed, args.pin, progress, args.timed_wakeups
         )
     finally:
         if progress is not None:
@@ -403,13 +407,19 @@ def _parser() -> argparse.ArgumentParser:
         help="take the idle states' target residencies from this platform (default: Arm Juno r0's, as the output says)",
     )
     ts.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
+    ts.add_argument(
+        "--html",
+        metavar="OUT",
+        help="also write a self-contained HTML page with these tables and a per-CPU timeline of frequency and idle state to OUT",
+    )
     ts.set_defaults(handler=_cmd_trace_stats)
 
     rp = trace_commands.add_parser(
         "replay",
         help="re-simulate a trace's tasks under chosen governors on a chosen platform",
         description="Rebuild each task of FILE as the trace shows it (running bursts as work at the "
-        "frequency they ran at, sleeps as timed sleeps) and simulate them for the trace's span; "
+        "frequency they ran at; a sleep another task ended as a wait for that task to get there, "
+        "other sleeps timed) and simulate them for the trace's span; "
         "print the run as `govlab run` does and, per CPU, the recording beside the replay.",
     )
     rp.add_argument("file", metavar="FILE", help="the trace")
@@ -418,6 +428,11 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--cpuidle", default="menu", metavar=spec, help="(default: %(default)s)")
     rp.add_argument("--seed", type=int, default=api.DEFAULT_SEED, metavar="N", help="(default: %(default)s)")
     rp.add_argument("--pin", action="store_true", help="keep each task on the CPUs it ran on in the trace")
+    rp.add_argument(
+        "--timed-wakeups",
+        action="store_true",
+        help="replay a sleep ended by another task as a timed sleep of the recorded length instead of a wait for that task",
+    )
     rp.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
     rp.set_defaults(handler=_cmd_trace_replay)
     return parser

@@ -5,7 +5,8 @@ Android systrace HTML or trace-cmd's ``trace.dat``) and returns what the
 engine's ``trace::stats`` computes: per CPU, time at each frequency and in
 each idle state, idle-state usage, idle-period lengths, wakeups per second,
 busy percentage, and the idle governor's accuracy against the oracle.
-:func:`format_stats` prints it for a terminal. :func:`replay` rebuilds the
+:func:`format_stats` prints it for a terminal; :func:`write_html` writes it
+as a page with a per-CPU timeline (:mod:`govlab.report.trace_page`). :func:`replay` rebuilds the
 trace's tasks as a workload and re-simulates it under chosen governors on a
 chosen platform; :func:`format_replay` sets the replay beside the recording.
 """
@@ -19,7 +20,7 @@ from typing import Any
 from govlab import _core
 from govlab.result import Result
 
-__all__ = ["stats", "format_stats", "replay", "format_replay"]
+__all__ = ["stats", "stats_and_timeline", "write_html", "format_stats", "replay", "format_replay"]
 
 
 def stats(path: str | os.PathLike[str], platform: str | None = None) -> dict[str, Any]:
@@ -27,6 +28,28 @@ def stats(path: str | os.PathLike[str], platform: str | None = None) -> dict[str
     target residencies (a platform name, spec or file; default: the engine's
     defaults, named in the result's ``idle_states_from``)."""
     return json.loads(_core.trace_stats(os.fspath(path), platform))
+
+
+def stats_and_timeline(
+    path: str | os.PathLike[str], platform: str | None = None, max_spans: int | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`stats` of the trace in ``path`` and its per-CPU timeline (see
+    ``_core.trace_timeline``), from one reading of the trace."""
+    d = json.loads(_core.trace_timeline(os.fspath(path), platform, max_spans))
+    return d["stats"], d["timeline"]
+
+
+def write_html(
+    path: str | os.PathLike[str], out: str | os.PathLike[str], platform: str | None = None, max_spans: int | None = None
+) -> dict[str, Any]:
+    """Write the HTML page of the trace in ``path`` (its stats tables and
+    timeline) to ``out``, whole or not at all; returns the stats."""
+    from govlab import report
+    from govlab.report import trace_page
+
+    stats, timeline = stats_and_timeline(path, platform, max_spans)
+    report.write(out, trace_page.render(stats, timeline, os.fspath(path)))
+    return stats
 
 
 def replay(
@@ -37,14 +60,17 @@ def replay(
     seed: int = 1,
     pin: bool = False,
     progress: Any = None,
+    timed_wakeups: bool = False,
 ) -> tuple[Result, dict[str, Any], int]:
     """Re-simulate the tasks of the trace in ``path`` (their bursts as work at
-    the frequency they ran at, their sleeps as timed sleeps) on ``platform``
-    under the two governors, for the trace's span; ``pin`` keeps each task on
-    the CPUs it ran on. Returns the run's result, :func:`stats` of the
-    recording, and the number of tasks replayed."""
+    the frequency they ran at; a sleep ended by another task as a wait for
+    that task to get there, any other sleep timed) on ``platform`` under the
+    two governors, for the trace's span; ``pin`` keeps each task on the CPUs
+    it ran on; ``timed_wakeups`` times every sleep as recorded. Returns the
+    run's result, :func:`stats` of the recording, and the number of tasks
+    replayed."""
     config = json.dumps({"platform": platform, "cpufreq": cpufreq, "cpuidle": cpuidle, "seed": seed})
-    d = json.loads(_core.replay(os.fspath(path), config, pin, progress))
+    d = json.loads(_core.replay(os.fspath(path), config, pin, progress, timed_wakeups))
     return Result.from_json(json.dumps(d["run"])), d["recorded"], d["tasks"]
 
 

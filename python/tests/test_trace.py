@@ -120,3 +120,12 @@ def test_replay_errors_are_one_line(cli, tmp_path):
     assert proc.returncode == 2 and "unknown" in proc.stderr and "Traceback" not in proc.stderr
     proc = cli("trace", "replay", str(SURFACEFLINGER), "--platform", "skylake-e3-1240v5:smt=off", "--pin")
     assert proc.returncode == 2 and "pin" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_replay_with_timed_wakeups_replays_the_same_tasks(tmp_path):
+    path = tmp_path / "run.txt"
+    govlab.run(workload="periodic:tasks=4,run_us=1000,period_us=5000", duration="200ms", trace=path)
+    _, _, follow = trace.replay(path, pin=True)
+    result, recorded, timed = trace.replay(path, pin=True, timed_wakeups=True)
+    assert follow == timed == 4
+    assert result.to_dict()["sim_time_ns"] == recorded["duration_ns"]

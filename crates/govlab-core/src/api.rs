@@ -192,21 +192,45 @@ pub fn trace_stats_json(path: &Path, platform: Option<&str>) -> Result<String> {
     Ok(serde_json::to_string(&stats).unwrap_or_default())
 }
 
+/// `govlab trace stats --html`: [`trace_stats_json`]'s answer and every
+/// CPU's timeline (binned past `max_spans` intervals of each kind, default
+/// [`crate::trace::timeline::MAX_SPANS`]), as `{"stats", "timeline"}` JSON text.
+pub fn trace_timeline_json(path: &Path, platform: Option<&str>, max_spans: Option<usize>) -> Result<String> {
+    let trace = crate::trace::read_path(path)?;
+    let platform = match platform {
+        Some(p) => Some(platform::load_named(&Spec::parse(p, "--platform")?)?),
+        None => None,
+    };
+    let max_spans = max_spans.unwrap_or(crate::trace::timeline::MAX_SPANS);
+    if max_spans == 0 {
+        return Err(Error::invalid("trace stats", "max_spans", max_spans, "at least 1"));
+    }
+    let (stats, timeline) = crate::trace::stats::stats_with_timeline(&trace, platform.as_ref(), max_spans)?;
+    Ok(serde_json::to_string(&json!({"stats": stats, "timeline": timeline})).unwrap_or_default())
+}
+
 /// `govlab trace replay`: the tasks of the trace in `path` (trace::replay)
 /// re-simulated with the platform, governors and seed of `config_json` for
-/// the trace's span (with `pin`, each task kept on the CPUs it ran on). The
+/// the trace's span (with `pin`, each task kept on the CPUs it ran on;
+/// `wakeups` says whether a task woken by another follows it). The
 /// platform is taken for the recording machine too when it has the trace's
 /// CPUs (capacities and SMT sharing when bursts become work).
 /// Returns `{"run": <result>, "recorded": <trace stats>,
 /// "tasks": n}` as JSON text; the recorded figures use the same platform's
 /// idle states when its CPUs cover the trace's, else the defaults.
-pub fn replay_json(path: &Path, config_json: &str, pin: bool, progress: Option<&mut dyn FnMut(u64, u64) -> bool>) -> Result<String> {
+pub fn replay_json(
+    path: &Path,
+    config_json: &str,
+    pin: bool,
+    wakeups: crate::trace::replay::Wakeups,
+    progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+) -> Result<String> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let trace = crate::trace::read_path(path)?;
     let mut cfg = RunConfig::from_json(config_json)?;
     let plat = platform::load_named(&cfg.platform)?;
     let unknown_khz = plat.cpu_types[0].base_khz;
-    let tasks = crate::trace::replay::tasks(&trace, unknown_khz, Some(&plat));
+    let tasks = crate::trace::replay::tasks(&trace, unknown_khz, Some(&plat), wakeups);
     if pin {
         if let Some(c) = tasks.iter().flat_map(|t| t.cpus.iter()).find(|&&c| c >= plat.nr_cpus()) {
             return Err(Error::invalid("trace replay", "pin", c, format!("CPUs of platform {} (0-{}): tasks ran on CPU {c}", plat.name, plat.nr_cpus() - 1)));

@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use govlab_core::external::ExternalGovernors;
+use govlab_core::trace::replay::Wakeups;
 use pyo3::prelude::*;
 
 /// How often, in wall time, a running simulation takes the GIL back.
@@ -92,15 +93,25 @@ fn trace_stats(py: Python<'_>, path: PathBuf, platform: Option<&str>) -> PyResul
     py.allow_threads(|| govlab_core::api::trace_stats_json(&path, platform)).map_err(error::to_py)
 }
 
+/// `govlab trace stats --html`: `{"stats", "timeline"}` of the trace in
+/// `path` as JSON (`max_spans` None: the engine's default). Releases the GIL.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
+#[pyo3(signature = (path, platform=None, max_spans=None))]
+fn trace_timeline(py: Python<'_>, path: PathBuf, platform: Option<&str>, max_spans: Option<usize>) -> PyResult<String> {
+    py.allow_threads(|| govlab_core::api::trace_timeline_json(&path, platform, max_spans)).map_err(error::to_py)
+}
+
 /// `govlab trace replay`: the trace's tasks re-simulated as `config_json`
 /// says; returns `{"run", "recorded", "tasks"}` as JSON. Progress and Ctrl-C
 /// as for `run`.
 #[pyfunction]
 #[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
-#[pyo3(signature = (path, config_json, pin=false, progress=None))]
-fn replay(py: Python<'_>, path: PathBuf, config_json: &str, pin: bool, progress: Option<PyObject>) -> PyResult<String> {
+#[pyo3(signature = (path, config_json, pin=false, progress=None, timed_wakeups=false))]
+fn replay(py: Python<'_>, path: PathBuf, config_json: &str, pin: bool, progress: Option<PyObject>, timed_wakeups: bool) -> PyResult<String> {
     let mut check = Check::new(progress);
-    let result = py.allow_threads(|| govlab_core::api::replay_json(&path, config_json, pin, Some(&mut |d, t| check.tick(d, t))));
+    let wakeups = if timed_wakeups { Wakeups::Timed } else { Wakeups::Follow };
+    let result = py.allow_threads(|| govlab_core::api::replay_json(&path, config_json, pin, wakeups, Some(&mut |d, t| check.tick(d, t))));
     match check.pending {
         Some(err) => Err(err),
         None => result.map_err(error::to_py),
@@ -158,6 +169,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<governor::cpuidle::IdleDeviceView>()?;
     m.add_class::<governor::cpuidle::IdleStateView>()?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_timeline, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     error::register(m)
 }

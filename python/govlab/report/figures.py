@@ -23,7 +23,7 @@ from plotly.subplots import make_subplots
 
 from govlab import stats
 from govlab.report import aggregate
-from govlab.report.timeline import RUNNING, CpuTimeline
+from govlab.report.timeline import IDLE_OTHER, RUNNING, UNKNOWN, CpuTimeline
 
 __all__ = [
     "text",
@@ -378,7 +378,7 @@ def cpu_timeline(timeline: CpuTimeline, state_names: Sequence[str]) -> go.Figure
                 name=text(name),
                 legendgroup="state",
                 legendgrouptitle_text="state",
-                line={"width": 12, "color": "#444444" if state == RUNNING else qualitative.Pastel[state % len(qualitative.Pastel)]},
+                line={"width": 12, "color": _STATE_COLORS.get(state) or qualitative.Pastel[state % len(qualitative.Pastel)]},
                 hovertemplate="%{x:.3f} ms<extra>%{fullData.name}</extra>",
             ),
             row=2,
@@ -397,5 +397,13 @@ def cpu_timeline(timeline: CpuTimeline, state_names: Sequence[str]) -> go.Figure
     return fig
 
 
+#: The timeline's colours for what is not an idle state of the table.
+_STATE_COLORS = {RUNNING: "#444444", IDLE_OTHER: "#9ecae1", UNKNOWN: "#dddddd"}
+
+
 def _state_name(index: int, names: Sequence[str]) -> str:
+    if index == IDLE_OTHER:
+        return "idle, no traced state"
+    if index == UNKNOWN:
+        return "unknown"
     return names[index] if 0 <= index < len(names) else f"state {index}"

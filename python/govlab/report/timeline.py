@@ -28,12 +28,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["EXIT_IDLE", "RUNNING", "MAX_EVENTS", "CpuTimeline", "parse", "read", "trace_run"]
+__all__ = ["EXIT_IDLE", "RUNNING", "IDLE_OTHER", "UNKNOWN", "MAX_EVENTS", "CpuTimeline", "parse", "read", "trace_run"]
 
 #: The ``state`` of a cpu_idle event that leaves idle: (u32)-1, as the kernel's PWR_EVENT_EXIT.
 EXIT_IDLE = 4294967295
 #: The state of a segment in which the CPU was not idle.
 RUNNING = -1
+#: Idle in no traced idle state (a real trace's idle task polling, or a state entered before it began).
+IDLE_OTHER = -2
+#: A real trace says nothing of the CPU.
+UNKNOWN = -3
 #: Frequency and idle events read at most; beyond, the timeline is cut.
 MAX_EVENTS = 40_000
 
@@ -47,7 +51,8 @@ _LINE = re.compile(
 class CpuTimeline:
     """Per CPU: frequency changes ``(t_s, khz, comm)`` and state segments ``(start_s, end_s, state)``.
 
-    ``state`` is an index into the platform's idle states, or :data:`RUNNING`.
+    ``state`` is an index into the platform's idle states, or :data:`RUNNING`
+    (for real traces also :data:`IDLE_OTHER` or :data:`UNKNOWN`).
     ``end_s`` is where the timeline stops: the run's end, or the last event
     read when ``truncated``.
     """

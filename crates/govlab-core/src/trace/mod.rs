@@ -16,6 +16,7 @@ pub mod event;
 pub mod read;
 pub mod replay;
 pub mod stats;
+pub mod timeline;
 pub mod writer;
 
 pub use event::{Event, EventKind, Format, PrevState, SchedSwitch, Trace, CPU_IDLE_EXIT};

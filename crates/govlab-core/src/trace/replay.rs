@@ -13,11 +13,17 @@
 //!   so a replay at another frequency runs longer or shorter; on a known
 //!   machine also scaled by the CPU's capacity and shared with busy SMT
 //!   siblings, as the engine itself retires work;
-//! * a **sleep** is the time from blocking to the `sched_wakeup` that ended
-//!   it (or to the next switch in, when the wakeup is not traced). It is
-//!   replayed as a timed sleep: the replay keeps when tasks wake, not who
-//!   woke them, so a chain of wakeups between tasks does not stretch or
-//!   shrink with the replayed speed;
+//! * a **sleep** ends at the `sched_wakeup` that ended it. When a task
+//!   woke it (the event was recorded in the context of a task, `common_pid`,
+//!   that was running on that CPU), the sleep becomes a wait for that task:
+//!   the waker's burst is cut where the wakeup happened and a message is
+//!   sent there on a channel of the pair (waker, wakee), which the sleeper
+//!   receives. So the sleep ends when the waker reaches that point of its
+//!   own program in the re-simulation, earlier or later than recorded.
+//!   Woken from idle (`<idle>`, pid 0: an interrupt or a timer on an idle
+//!   CPU), when the wakeup is not traced (the sleep then ends at the next
+//!   switch in), or with [`Wakeups::Timed`], it is a timed sleep of the
+//!   recorded length;
 //! * the time before a task's first appearance is a sleep from the trace's
 //!   start; a task running when the trace starts runs from the start; a
 //!   `sched_process_exit` or a dead `prev_state` ends its program.
@@ -26,9 +32,11 @@
 //! (for a replay on the machine that recorded it: placement then follows the
 //! recording instead of being re-simulated).
 //!
-//! Left out: who woke whom (see above), priorities and nice
-//! levels, the memory-bound share of the work (all work scales with
-//! frequency).
+//! Left out: telling a wakeup by the running task from one by an interrupt
+//! that arrived while it ran (that needs each event's irq-context flags,
+//! which the readers do not keep): the latter is taken for the task's;
+//! priorities and nice levels; the memory-bound share of the work (all work
+//! scales with frequency).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -37,6 +45,16 @@ use crate::error::{Error, Result};
 use crate::platform::Platform;
 use crate::trace::{EventKind, Trace};
 
+/// What a wakeup by a task becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Wakeups {
+    /// A message from the waker: the sleeper follows it.
+    #[default]
+    Follow,
+    /// A timed sleep of the recorded length, as a wakeup from idle.
+    Timed,
+}
+
 /// One step of a task's replayed program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -44,6 +62,10 @@ pub enum Step {
     Run(u64),
     /// A timed sleep, ns.
     Sleep(u64),
+    /// Wake the task of this pid (the next `WokenBy` of it from this task).
+    Wake(i32),
+    /// Sleep until the task of this pid wakes this one.
+    WokenBy(i32),
 }
 
 /// A task as the trace shows it.
@@ -147,12 +169,29 @@ impl Replayer<'_> {
     fn task(&mut self, pid: i32, comm: &str) -> &mut Task {
         self.tasks.entry(pid).or_insert_with(|| new_task(comm))
     }
+
+    /// The task that issued a wakeup recorded on `cpu` in the context of
+    /// `pid`: that task, when it is the one running there (a task not seen
+    /// before then runs since the trace began); None for the idle task or
+    /// when the trace contradicts it.
+    fn waker(&mut self, cpu: usize, pid: i32, comm: &str, t0: u64) -> Option<i32> {
+        if pid == 0 || cpu >= self.current.len() {
+            return None;
+        }
+        if self.current[cpu].is_none() && self.task(pid, comm).state == State::Unseen {
+            let tk = self.task(pid, comm);
+            tk.cpus.insert(cpu);
+            tk.state = State::Running { cpu, since_ns: t0 };
+            self.current[cpu] = Some(pid);
+        }
+        (self.current[cpu] == Some(pid)).then_some(pid)
+    }
 }
 
 /// Rebuild every task's program from `trace`. `machine`, when it has the
 /// trace's CPUs, is the machine that recorded it: bursts are then counted
 /// with its CPUs' capacities and SMT sharing.
-pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>) -> Vec<ReplayTask> {
+pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeups: Wakeups) -> Vec<ReplayTask> {
     let (t0, t1) = trace.span_ns();
     let machine = machine.filter(|p| p.nr_cpus() >= trace.nr_cpus);
     let nr_cpus = machine.map_or(trace.nr_cpus, Platform::nr_cpus).max(1);
@@ -222,18 +261,27 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>) -> Vec
                 }
             }
             EventKind::SchedWakeup { pid, comm, .. } if *pid != 0 => {
-                let tk = r.task(*pid, comm);
-                match tk.state {
-                    State::Unseen => {
-                        tk.sleep(t - t0);
-                        tk.state = State::Runnable;
-                    }
-                    State::Blocked { since_ns } => {
-                        tk.sleep(t - since_ns);
-                        tk.state = State::Runnable;
-                    }
-                    _ => {}
+                let since_ns = match r.task(*pid, comm).state {
+                    State::Unseen => t0,
+                    State::Blocked { since_ns } => since_ns,
+                    _ => continue,
+                };
+                let waker = match wakeups {
+                    Wakeups::Follow => r.waker(e.cpu as usize, e.pid, &e.comm, t0).filter(|w| w != pid),
+                    Wakeups::Timed => None,
+                };
+                if let Some(w) = waker {
+                    r.flush_core(e.cpu as usize, t);
+                    let wk = r.task(w, &e.comm);
+                    wk.end_burst();
+                    wk.steps.push(Step::Wake(*pid));
                 }
+                let tk = r.task(*pid, comm);
+                match waker {
+                    Some(w) => tk.steps.push(Step::WokenBy(w)),
+                    None => tk.sleep(t - since_ns),
+                }
+                tk.state = State::Runnable;
             }
             EventKind::SchedProcessExit { pid, .. } => {
                 if let Some(State::Running { cpu, .. }) = r.tasks.get(pid).map(|tk| tk.state) {
@@ -257,7 +305,7 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>) -> Vec
             tk.end_burst();
             ReplayTask { pid, comm: tk.comm, steps: tk.steps, cpus: tk.cpus }
         })
-        .filter(|t| t.steps.iter().any(|s| matches!(s, Step::Run(_))))
+        .filter(|t| t.steps.iter().any(|s| matches!(s, Step::Run(_) | Step::Wake(_))))
         .collect()
 }
 
@@ -268,13 +316,21 @@ fn new_task(comm: &str) -> Task {
 /// The tasks as a workload file of govlab's task language; with `pin`, each
 /// task may run only on the CPUs it ran on in the trace. Each program ends
 /// waiting for the end of the trace's span (`timer`, absolute from the
-/// start), so the replay lasts as long as the recording.
+/// start), so the replay lasts as long as the recording. A wakeup is a
+/// `send` on the channel `wake-WAKER-WAKEE`, the wait for it a `recv`.
 pub fn workload_toml(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> Result<String> {
     if tasks.is_empty() {
         return Err(Error::invalid("trace replay", "trace", source, "a trace with at least one task that runs (sched_switch events)"));
     }
     let mut s = String::new();
     let _ = writeln!(s, "description = {}", toml_str(&format!("replay of {source}: {} tasks", tasks.len())));
+    let pairs: std::collections::BTreeSet<(i32, i32)> = tasks
+        .iter()
+        .flat_map(|t| t.steps.iter().filter_map(move |s| if let Step::WokenBy(w) = s { Some((*w, t.pid)) } else { None }))
+        .collect();
+    for (waker, wakee) in &pairs {
+        let _ = writeln!(s, "\n[[channel]]\nname = \"{}\"", channel(*waker, *wakee));
+    }
     for t in tasks {
         let _ = writeln!(s, "\n[[task]]\ncomm = {}", toml_str(&format!("{}-{}", t.comm, t.pid)));
         if pin {
@@ -290,11 +346,23 @@ pub fn workload_toml(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64
                 Step::Sleep(ns) => {
                     let _ = writeln!(s, "  {{ sleep = \"{ns}ns\" }},");
                 }
+                // A wakeup of a task that is not replayed (it never ran) goes nowhere.
+                Step::Wake(wakee) if pairs.contains(&(t.pid, *wakee)) => {
+                    let _ = writeln!(s, "  {{ send = \"{}\" }},", channel(t.pid, *wakee));
+                }
+                Step::Wake(_) => {}
+                Step::WokenBy(waker) => {
+                    let _ = writeln!(s, "  {{ recv = \"{}\" }},", channel(*waker, t.pid));
+                }
             }
         }
         let _ = writeln!(s, "  {{ timer = \"{}ns\" }},\n]", span_ns.max(1));
     }
     Ok(s)
+}
+
+fn channel(waker: i32, wakee: i32) -> String {
+    format!("wake-{waker}-{wakee}")
 }
 
 fn toml_str(s: &str) -> String {
@@ -323,7 +391,7 @@ cpus=2
     #[test]
     fn bursts_sleeps_and_frequencies() {
         let t = crate::trace::read::read_bytes(TRACE.as_bytes(), Path::new("t.txt")).unwrap();
-        let tasks = tasks(&t, 500_000, None);
+        let tasks = tasks(&t, 500_000, None, Wakeups::Follow);
         let a = tasks.iter().find(|t| t.pid == 10).unwrap();
         // a runs from the start (1 ms at 1 GHz), is preempted, runs again
         // 1 ms at 2 GHz, blocks; sleeps 2 ms to its wakeup; runs 0.5 ms on
@@ -338,5 +406,52 @@ cpus=2
         assert!(toml.contains("{ timer = \"9000000ns\" },\n]"));
         assert!(toml.contains("cpus = [0, 1]"));
         assert!(toml.contains("comm = \"a-10\"") && toml.contains("{ run_cycles = 3000000 }") && toml.contains("{ sleep = \"2000000ns\" }"));
+    }
+
+    /// A wakes B in the middle of a burst; C is woken from idle.
+    const WAKES: &str = "\
+cpus=2
+          <idle>-0     [000]     1.000000: cpu_frequency:        state=2000000 cpu_id=0
+          <idle>-0     [001]     1.000000: cpu_frequency:        state=2000000 cpu_id=1
+          <idle>-0     [000]     1.000000: sched_switch:         swapper/0:0 [120] R ==> a:20 [120]
+          <idle>-0     [001]     1.000000: sched_switch:         swapper/1:0 [120] R ==> b:21 [120]
+               b-21    [001]     1.001000: sched_switch:         b:21 [120] S ==> swapper/1:0 [120]
+               a-20    [000]     1.005000: sched_wakeup:         b:21 [120] success=1 CPU:001
+          <idle>-0     [001]     1.005010: sched_switch:         swapper/1:0 [120] R ==> b:21 [120]
+               a-20    [000]     1.006000: sched_switch:         a:20 [120] S ==> swapper/0:0 [120]
+               b-21    [001]     1.006010: sched_switch:         b:21 [120] S ==> swapper/1:0 [120]
+          <idle>-0     [001]     1.008000: sched_wakeup:         c:22 [120] success=1 CPU:001
+          <idle>-0     [001]     1.008010: sched_switch:         swapper/1:0 [120] R ==> c:22 [120]
+               c-22    [001]     1.009000: sched_switch:         c:22 [120] S ==> swapper/1:0 [120]
+          <idle>-0     [000]     1.020000: cpu_idle:             state=1 cpu_id=0
+";
+
+    #[test]
+    fn a_wakeup_by_a_task_is_a_message_from_where_it_happened() {
+        let t = crate::trace::read::read_bytes(WAKES.as_bytes(), Path::new("t.txt")).unwrap();
+        let tasks = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let steps = |pid: i32| tasks.iter().find(|t| t.pid == pid).unwrap().steps.clone();
+        // A's 6 ms burst at 2 GHz is cut where it woke B, 5 ms in.
+        assert_eq!(steps(20), [Step::Run(10_000_000), Step::Wake(21), Step::Run(2_000_000)]);
+        // B waits for A instead of sleeping 4 ms; C, woken from idle, sleeps 8 ms.
+        assert_eq!(steps(21), [Step::Run(2_000_000), Step::WokenBy(20), Step::Run(2_000_000)]);
+        assert_eq!(steps(22), [Step::Sleep(8_000_000), Step::Run(1_980_000)]);
+        let toml = workload_toml(&tasks, "t.txt", false, 20_000_000).unwrap();
+        assert!(toml.contains("[[channel]]\nname = \"wake-20-21\""), "{toml}");
+        assert!(toml.contains("{ run_cycles = 10000000 },\n  { send = \"wake-20-21\" },\n  { run_cycles = 2000000 },"), "{toml}");
+        assert!(toml.contains("{ run_cycles = 2000000 },\n  { recv = \"wake-20-21\" },"), "{toml}");
+    }
+
+    #[test]
+    fn a_wakeup_in_a_task_that_does_not_run_there_is_timed() {
+        // The wakeup names pid 30 on CPU 0 while the trace says a (10) runs there.
+        let text = "cpus=1\n\
+            <idle>-0 [000] 1.000000: sched_switch: swapper/0:0 [120] R ==> a:10 [120]\n\
+            a-10 [000] 1.001000: sched_switch: a:10 [120] S ==> b:11 [120]\n\
+            x-30 [000] 1.002000: sched_wakeup: a:10 [120] success=1 CPU:000\n\
+            b-11 [000] 1.003000: sched_switch: b:11 [120] S ==> a:10 [120]\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        let a = tasks(&t, 1_000_000, None, Wakeups::Follow).into_iter().find(|t| t.pid == 10).unwrap();
+        assert_eq!(a.steps, [Step::Run(1_000_000), Step::Sleep(1_000_000)]);
     }
 }

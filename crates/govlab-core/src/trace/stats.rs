@@ -27,7 +27,8 @@
 //!
 //! The idle states' exit latencies and target residencies come from a
 //! platform, or else from [`DEFAULT_IDLE_STATES`]; `idle_states_from` says
-//! which.
+//! which. [`stats_with_timeline`] also records the intervals it accounts, as
+//! per-CPU timelines ([`super::timeline`]).
 
 use std::collections::BTreeMap;
 
@@ -38,6 +39,7 @@ use crate::metrics::hist::Histogram;
 use crate::metrics::idle::judge;
 use crate::metrics::{IdleAccuracy, IdleStateResult, StateCounters};
 use crate::platform::{IdleState, Platform};
+use crate::trace::timeline::{Activity, Recorder, Timeline};
 use crate::trace::{EventKind, Trace, CPU_IDLE_EXIT};
 
 /// Idle states assumed without a platform: Arm Juno r0's, the board of most
@@ -204,6 +206,8 @@ struct Sweep {
     decades: [u64; PERIOD_DECADES_US.len() + 1],
     wakeups: u64,
     idle_exits: u64,
+    /// The intervals, when a timeline is asked for.
+    timeline: Option<Recorder>,
 }
 
 impl Sweep {
@@ -228,20 +232,39 @@ impl Sweep {
             decades: [0; PERIOD_DECADES_US.len() + 1],
             wakeups: 0,
             idle_exits: 0,
+            timeline: None,
         }
     }
 
     /// Account the time since the last event on this CPU.
     fn advance(&mut self, t: u64) {
         let dt = t.saturating_sub(self.last_ns);
-        self.last_ns = self.last_ns.max(t);
-        match (self.idle, self.running) {
-            (Idle::In { state: Some(_), .. }, _) => self.in_state_ns += dt,
-            (Idle::In { state: None, .. }, _) => self.idle_unknown_state_ns += dt,
-            (_, Some(true)) | (Idle::Out, None) => self.busy_ns += dt,
-            (_, Some(false)) => self.idle_no_state_ns += dt,
-            (Idle::Untraced, None) => self.unknown_ns += dt,
+        let activity = match (self.idle, self.running) {
+            (Idle::In { state: Some(k), .. }, _) => {
+                self.in_state_ns += dt;
+                Activity::Idle(k)
+            }
+            (Idle::In { state: None, .. }, _) => {
+                self.idle_unknown_state_ns += dt;
+                Activity::IdleOther
+            }
+            (_, Some(true)) | (Idle::Out, None) => {
+                self.busy_ns += dt;
+                Activity::Busy
+            }
+            (_, Some(false)) => {
+                self.idle_no_state_ns += dt;
+                Activity::IdleOther
+            }
+            (Idle::Untraced, None) => {
+                self.unknown_ns += dt;
+                Activity::Unknown
+            }
+        };
+        if let Some(r) = &mut self.timeline {
+            r.activity(self.last_ns, self.last_ns + dt, activity);
         }
+        self.last_ns = self.last_ns.max(t);
         match self.khz {
             Some(k) => *self.freq_ns.entry(k).or_insert(0) += dt,
             None => self.freq_unknown_ns += dt,
@@ -270,6 +293,17 @@ impl Sweep {
 
 /// Analyse `trace` with the idle states of `platform` (or the defaults).
 pub fn stats(trace: &Trace, platform: Option<&Platform>) -> Result<TraceStats> {
+    analyse(trace, platform, None).map(|(s, _)| s)
+}
+
+/// [`stats`], and every CPU's timeline, binned past `max_spans` intervals
+/// of each kind ([`super::timeline`]).
+pub fn stats_with_timeline(trace: &Trace, platform: Option<&Platform>, max_spans: usize) -> Result<(TraceStats, Timeline)> {
+    analyse(trace, platform, Some(max_spans))
+}
+
+/// The timeline is recorded only with `max_spans` (else it is empty).
+fn analyse(trace: &Trace, platform: Option<&Platform>, max_spans: Option<usize>) -> Result<(TraceStats, Timeline)> {
     let nr_cpus = trace.events.iter().fold(trace.nr_cpus, |n, e| match e.kind {
         EventKind::CpuIdle { cpu_id, .. } | EventKind::CpuFrequency { cpu_id, .. } => n.max(cpu_id as usize + 1),
         _ => n.max(e.cpu as usize + 1),
@@ -277,6 +311,11 @@ pub fn stats(trace: &Trace, platform: Option<&Platform>) -> Result<TraceStats> {
     let table = Table::new(nr_cpus, platform)?;
     let (t0, t1) = trace.span_ns();
     let mut cpus: Vec<Sweep> = (0..nr_cpus).map(|c| Sweep::new(t0, table.states[c].len())).collect();
+    if max_spans.is_some() {
+        for cpu in &mut cpus {
+            cpu.timeline = Some(Recorder::default());
+        }
+    }
     let mut notes = trace.notes.clone();
 
     // What each CPU was doing before its first event of each kind.
@@ -336,6 +375,9 @@ pub fn stats(trace: &Trace, platform: Option<&Platform>) -> Result<TraceStats> {
                         cpu.transitions += 1;
                     }
                     cpu.khz = Some(*state);
+                    if let Some(r) = &mut cpu.timeline {
+                        r.frequency(t, *state, &e.comm);
+                    }
                 }
             }
             EventKind::Print { message } => {
@@ -343,6 +385,9 @@ pub fn stats(trace: &Trace, platform: Option<&Platform>) -> Result<TraceStats> {
                     if let Some(cpu) = cpus.get_mut(c) {
                         cpu.advance(t);
                         cpu.khz = Some(khz);
+                        if let Some(r) = &mut cpu.timeline {
+                            r.frequency(t, khz, &e.comm);
+                        }
                     }
                 }
             }
@@ -366,6 +411,15 @@ pub fn stats(trace: &Trace, platform: Option<&Platform>) -> Result<TraceStats> {
 
     let secs = (t1 - t0) as f64 / 1e9;
     let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+    let timeline = Timeline {
+        duration_s: secs,
+        max_spans: max_spans.unwrap_or(0),
+        idle_states: table.states.first().map(|s| s.iter().map(|x| x.name.clone()).collect()).unwrap_or_default(),
+        cpus: match max_spans {
+            Some(max) => cpus.iter_mut().enumerate().filter_map(|(c, s)| Some(s.timeline.take()?.finish(c, t0, t1, max))).collect(),
+            None => Vec::new(),
+        },
+    };
     let cpus = cpus
         .into_iter()
         .enumerate()
@@ -416,7 +470,7 @@ pub fn stats(trace: &Trace, platform: Option<&Platform>) -> Result<TraceStats> {
             }
         })
         .collect();
-    Ok(TraceStats {
+    let stats = TraceStats {
         format: trace.format.as_str().to_string(),
         nr_cpus,
         start_s: t0 as f64 / 1e9,
@@ -426,7 +480,8 @@ pub fn stats(trace: &Trace, platform: Option<&Platform>) -> Result<TraceStats> {
         idle_states_from: table.source,
         notes,
         cpus,
-    })
+    };
+    Ok((stats, timeline))
 }
 
 /// LISA/devlib's `cpu_frequency_devlib: state=950000 cpu_id=0` marker.
@@ -562,6 +617,50 @@ cpus=3
                 let freq: f64 = c.time_in_state.values().sum::<f64>() + c.freq_unknown_s;
                 assert!((freq - s.duration_s).abs() < 1e-9, "{rel} CPU {}", c.cpu);
             }
+        }
+    }
+
+    #[test]
+    fn the_timeline_is_the_accounted_intervals() {
+        let t = crate::trace::read::read_bytes(TRACE.as_bytes(), Path::new("t.txt")).unwrap();
+        let (s, tl) = stats_with_timeline(&t, None, 100).unwrap();
+        assert_eq!(tl.cpus.len(), 3);
+        // CPU 0 by hand: a runs 0-2 ms, cluster-sleep-0 to 7, the idle task
+        // to 7.5, a to 9, cluster-sleep-0 to 10, WFI to 13, cpu-sleep-0 to 20.
+        let c0 = &tl.cpus[0];
+        assert_eq!(
+            c0.segments,
+            [(0.0, 0.002, -1), (0.002, 0.007, 2), (0.007, 0.0075, -2), (0.0075, 0.009, -1), (0.009, 0.010, 2), (0.010, 0.013, 0), (0.013, 0.020, 1)]
+        );
+        assert_eq!(c0.frequency, [(0.0, 1_000_000, "<idle>".to_string()), (0.008, 2_000_000, "a".to_string())]);
+        // CPU 1: idle in a state entered before the trace, busy, WFI; CPU 2 unknown.
+        assert_eq!(tl.cpus[1].segments, [(0.0, 0.004, -2), (0.004, 0.006, -1), (0.006, 0.020, 0)]);
+        assert_eq!(tl.cpus[2].segments, [(0.0, 0.020, -3)]);
+        // The stats are those without a timeline.
+        assert_eq!(serde_json::to_string(&s).unwrap(), serde_json::to_string(&constructed()).unwrap());
+        assert_eq!(tl.idle_states, ["WFI", "cpu-sleep-0", "cluster-sleep-0"]);
+    }
+
+    #[test]
+    fn a_real_recordings_timeline_adds_up_to_its_stats_and_is_binned_past_the_limit() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let real = crate::trace::real_data_dir(root).expect("shared/data/real");
+        let t = crate::trace::read_path(&real.join("lisa/sched_load/trace.dat")).unwrap();
+        let (s, exact) = stats_with_timeline(&t, None, usize::MAX).unwrap();
+        let time_in = |c: &crate::trace::timeline::CpuTimeline, code: i64| c.segments.iter().filter(|x| x.2 == code).map(|x| x.1 - x.0).sum::<f64>();
+        for (c, st) in exact.cpus.iter().zip(&s.cpus) {
+            assert!(c.resolution_s.is_none());
+            assert!((time_in(c, -1) - st.busy_s).abs() < 1e-6, "CPU {}", c.cpu);
+            for (k, state) in st.idle_states.iter().enumerate() {
+                assert!((time_in(c, k as i64) - state.time_s).abs() < 1e-6, "CPU {} state {k}", c.cpu);
+            }
+        }
+        let (_, binned) = stats_with_timeline(&t, None, 10).unwrap();
+        for c in &binned.cpus {
+            assert!(c.segments.len() <= 10 && c.frequency.len() <= 10, "CPU {}", c.cpu);
+            assert!(c.resolution_s.is_some(), "CPU {} has fewer than 10 intervals", c.cpu);
+            let covered: f64 = c.segments.iter().map(|x| x.1 - x.0).sum();
+            assert!((covered - s.duration_s).abs() < 1e-6, "CPU {}: {covered} of {}", c.cpu, s.duration_s);
         }
     }
 

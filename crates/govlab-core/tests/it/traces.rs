@@ -200,7 +200,7 @@ fn fuzz_input(rel: &str) -> (PathBuf, Vec<u8>) {
 /// Whatever a reader accepts, the analyses take without panicking.
 fn analyse(t: &Trace) {
     let _ = govlab_core::trace::stats::stats(t, None);
-    let _ = govlab_core::trace::replay::tasks(t, 1_000_000, None);
+    let _ = govlab_core::trace::replay::tasks(t, 1_000_000, None, govlab_core::trace::replay::Wakeups::Follow);
 }
 
 /// Every prefix a trace.dat can be cut to is an error naming a byte offset.
