@@ -9,11 +9,14 @@
 //!    a line.
 //! 2. **Check** every value that the types alone cannot: operating points
 //!    sorted by frequency with non-decreasing voltage and turbo ones on top,
-//!    idle states that deepen monotonically from a polling state 0, domain
+//!    idle states that deepen monotonically from state 0 (a polling loop on
+//!    x86 and POWER, WFI on Arm; only state 0 may poll), domain
 //!    widths that nest, references to cpu types that exist, positive rates.
 //!    Each error names the key path (`cpu_type[0].opps[3].khz`) and the line.
 //! 3. **Resolve** the topology: number the logical CPUs as Linux does
-//!    (`threads-last` on Intel, `threads-adjacent` on POWER and Arm), group
+//!    (`threads-last` on Intel, `threads-adjacent` on POWER and most Arm
+//!    boards, or `explicit`: each cluster lists its CPU ids, as on Juno
+//!    where the boot CPU 0 is a LITTLE core and the big ones are 1 and 2), group
 //!    cores into frequency domains, those into voltage domains, CPUs into LLCs,
 //!    and convert the file's µs into the engine's ns once.
 //!
@@ -390,6 +393,10 @@ enum Numbering {
     ThreadsLast,
     /// A core's threads are consecutive (POWER, Arm).
     ThreadsAdjacent,
+    /// Every cluster lists its CPU ids in `cpus` (Linux numbers the boot
+    /// CPU 0 and the others in device-tree order, which need not follow the
+    /// clusters: Juno's LITTLE cores are 0, 3, 4, 5).
+    Explicit,
 }
 
 #[derive(Deserialize)]
@@ -404,6 +411,11 @@ struct RawCluster {
     #[serde(default)]
     voltage_domain: Option<String>,
     llc: String,
+    /// With `cpu_numbering = "explicit"`: the Linux CPU ids of the
+    /// cluster's threads, core by core (a core's threads adjacent), package
+    /// by package.
+    #[serde(default)]
+    cpus: Option<Vec<CpuId>>,
 }
 
 fn one() -> usize {
@@ -612,6 +624,8 @@ struct Cluster {
     freq: Width,
     voltage: Width,
     llc: Width,
+    /// Explicit CPU ids (`cpu_numbering = "explicit"`).
+    cpus: Option<Vec<CpuId>>,
     /// Index into the file's cluster list, for errors.
     index: usize,
     span: Range<usize>,
@@ -708,6 +722,7 @@ fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         .map(|(i, c)| cluster(src, i, c, &raw.cpu_type, &cpu_types))
         .collect::<Result<Vec<_>>>()?;
     check_package_widths(src, &clusters)?;
+    check_cpus_key(src, topo.cpu_numbering, &clusters)?;
 
     let uncore_mw = raw.package.get_ref().uncore_mw;
     if !(uncore_mw.is_finite() && uncore_mw >= 0.0) {
@@ -757,6 +772,9 @@ fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
                     next += 1;
                 }
             }
+        }
+        Numbering::Explicit => {
+            next = explicit_numbering(src, topo.packages, &clusters, &slots, &mut core_cpus)?;
         }
     }
     let nr_cpus = next;
@@ -1075,6 +1093,7 @@ fn cluster(
         freq,
         voltage,
         llc,
+        cpus: c.cpus.clone(),
         index: i,
         span,
     })
@@ -1105,6 +1124,107 @@ fn check_package_widths(src: &Source, clusters: &[Cluster]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `cpus` goes with `cpu_numbering = "explicit"`, and only with it.
+fn check_cpus_key(src: &Source, numbering: Numbering, clusters: &[Cluster]) -> Result<()> {
+    for c in clusters {
+        let item = format!("topology.cluster[{}]", c.index);
+        match (numbering, &c.cpus) {
+            (Numbering::Explicit, None) => {
+                return Err(src.err(
+                    &c.span,
+                    &item,
+                    "cpus",
+                    "missing: topology.cpu_numbering is \"explicit\", so every cluster lists its CPU ids (cpus = [0, 3, 4, 5])",
+                ))
+            }
+            (Numbering::ThreadsLast | Numbering::ThreadsAdjacent, Some(_)) => {
+                return Err(src.err(
+                    &c.span,
+                    &item,
+                    "cpus",
+                    "given, but topology.cpu_numbering is not \"explicit\"; set cpu_numbering = \"explicit\" or drop cpus",
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Hand every core its CPU ids from its cluster's `cpus` list (core by core,
+/// a core's threads adjacent, package by package). The ids of the whole
+/// machine must be 0..n, each once. Returns n.
+fn explicit_numbering(
+    src: &Source,
+    packages: usize,
+    clusters: &[Cluster],
+    slots: &[CoreSlot],
+    core_cpus: &mut [Vec<CpuId>],
+) -> Result<usize> {
+    let nr_cpus: usize = packages * clusters.iter().map(|c| c.cores * c.threads).sum::<usize>();
+    // Which cluster first named each id, for the duplicate error.
+    let mut owner: Vec<Option<usize>> = vec![None; nr_cpus];
+    for c in clusters {
+        let item = format!("topology.cluster[{}]", c.index);
+        let ids = c.cpus.as_deref().unwrap_or_default();
+        let want = packages * c.cores * c.threads;
+        if ids.len() != want {
+            return Err(src.err(
+                &c.span,
+                &item,
+                "cpus",
+                format!(
+                    "{} CPU ids for {} cores x {} threads x {} packages = {want} CPUs",
+                    ids.len(),
+                    c.cores,
+                    c.threads,
+                    packages
+                ),
+            ));
+        }
+        for &id in ids {
+            if id >= nr_cpus {
+                let listed: Vec<CpuId> = clusters.iter().flat_map(|c| c.cpus.iter().flatten().copied()).collect();
+                let missing: Vec<String> = (0..nr_cpus)
+                    .filter(|n| !listed.contains(n))
+                    .map(|n| n.to_string())
+                    .collect();
+                return Err(src.err(
+                    &c.span,
+                    &item,
+                    "cpus",
+                    format!(
+                        "CPU {id} is beyond the machine's {nr_cpus} CPUs (ids 0..={}); not listed by any cluster: {}",
+                        nr_cpus - 1,
+                        missing.join(", ")
+                    ),
+                ));
+            }
+            if let Some(first) = owner[id] {
+                let where_ = if first == c.index {
+                    "twice in this list".to_string()
+                } else {
+                    format!("already in topology.cluster[{first}]")
+                };
+                return Err(src.err(&c.span, &item, "cpus", format!("CPU {id} is listed {where_}")));
+            }
+            owner[id] = Some(c.index);
+        }
+    }
+    // Every id is below nr_cpus and none repeats, and the lists hold
+    // nr_cpus ids in all: so none is missing. Hand them out.
+    debug_assert!(owner.iter().all(Option::is_some));
+    let mut taken = vec![0usize; clusters.len()];
+    for (k, s) in slots.iter().enumerate() {
+        let c = &clusters[s.cluster];
+        let ids = c.cpus.as_deref().unwrap_or_default();
+        let at = taken[s.cluster];
+        core_cpus[k].extend_from_slice(&ids[at..at + c.threads]);
+        taken[s.cluster] = at + c.threads;
+    }
+    Ok(nr_cpus)
 }
 
 /// Check one cpu type; returns it with its voltage slew rate (mV/µs), which
@@ -1224,7 +1344,7 @@ fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Result<(CpuTyp
     if t.idle_state.is_empty() {
         return Err(err(
             "idle_state",
-            "at least one [[cpu_type.idle_state]] (the polling state 0) is needed".into(),
+            "at least one [[cpu_type.idle_state]] is needed (state 0: the polling loop, or WFI on Arm)".into(),
         ));
     }
     let mut idle_states: Vec<IdleState> = Vec::with_capacity(t.idle_state.len());
@@ -1238,12 +1358,6 @@ fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Result<(CpuTyp
         }
         if idle_states.iter().any(|p| p.name == s.name) {
             return Err(serr("name", format!("'{}' is defined twice", s.name)));
-        }
-        if j == 0 && !s.polling {
-            return Err(serr(
-                "polling",
-                "state 0 must be the polling state (polling = true)".into(),
-            ));
         }
         if j > 0 && s.polling {
             return Err(serr("polling", "only state 0 may poll".into()));
@@ -1750,6 +1864,87 @@ mb_per_s = 100
         check_consistent(&p);
     }
 
+    /// MINI numbered as Juno is: the boot CPU 0 and CPUs 3-5 are LITTLE,
+    /// 1 and 2 big.
+    fn juno_numbered() -> String {
+        MINI.replacen("cpu_numbering = \"threads-adjacent\"", "cpu_numbering = \"explicit\"", 1)
+            .replacen("llc = \"cluster\"\n", "llc = \"cluster\"\ncpus = [0, 3, 4, 5]\n", 1)
+            .replacen(
+                "cores = 2\nfreq_domain = \"cluster\"\nvoltage_domain = \"package\"\nllc = \"cluster\"\n",
+                "cores = 2\nfreq_domain = \"cluster\"\nvoltage_domain = \"package\"\nllc = \"cluster\"\ncpus = [1, 2]\n",
+                1,
+            )
+    }
+
+    #[test]
+    fn explicit_numbering_follows_the_lists() {
+        let text = juno_numbered();
+        assert_eq!(text.matches("cpus = [").count(), 2, "test bug: {text}");
+        let p = load_str(&text, Path::new("mini.toml")).unwrap();
+        assert_eq!(p.nr_cpus(), 6);
+        for cpu in [0, 3, 4, 5] {
+            assert_eq!(p.cpu_type_of(cpu).name, "little", "cpu {cpu}");
+        }
+        for cpu in [1, 2] {
+            assert_eq!(p.cpu_type_of(cpu).name, "big", "cpu {cpu}");
+        }
+        assert_eq!(p.freq_domains[0].cpus, vec![0, 3, 4, 5]);
+        assert_eq!(p.freq_domains[1].cpus, vec![1, 2]);
+        assert_eq!(p.llcs, vec![vec![0, 3, 4, 5], vec![1, 2]]);
+        assert_eq!(p.cores[0].cpus, vec![0]);
+        assert_eq!(p.cores[1].cpus, vec![3]);
+        assert_eq!(p.cores[4].cpus, vec![1]);
+        check_consistent(&p);
+    }
+
+    /// Break the Juno-numbered MINI: replace `from` with `to` once.
+    fn broken_numbering(from: &str, to: &str) -> (String, Error) {
+        let good = juno_numbered();
+        assert!(good.contains(from), "test bug: {from:?} not in the text");
+        let text = good.replacen(from, to, 1);
+        let e = load_str(&text, Path::new("mini.toml")).expect_err("the broken text must not load");
+        (text, e)
+    }
+
+    #[test]
+    fn duplicate_cpu_id_names_both_clusters_and_the_line() {
+        let (text, e) = broken_numbering("cpus = [1, 2]", "cpus = [1, 3]");
+        let (line, msg) = file_error(&e);
+        assert!(msg.contains("topology.cluster[1].cpus"), "{msg}");
+        assert!(msg.contains("CPU 3") && msg.contains("topology.cluster[0]"), "{msg}");
+        assert_eq!(line, Some(line_with(&text, "cpus = [1, 3]")));
+        let (_, e) = broken_numbering("cpus = [0, 3, 4, 5]", "cpus = [0, 3, 3, 5]");
+        assert!(file_error(&e).1.contains("twice in this list"), "{e}");
+    }
+
+    #[test]
+    fn missing_cpu_id_is_named() {
+        let (text, e) = broken_numbering("cpus = [1, 2]", "cpus = [1, 6]");
+        let (line, msg) = file_error(&e);
+        assert!(msg.contains("topology.cluster[1].cpus") && msg.contains("CPU 6"), "{msg}");
+        assert!(msg.contains("not listed by any cluster: 2"), "{msg}");
+        assert_eq!(line, Some(line_with(&text, "cpus = [1, 6]")));
+    }
+
+    #[test]
+    fn cpu_count_must_match_cores_and_threads() {
+        let (text, e) = broken_numbering("cpus = [0, 3, 4, 5]", "cpus = [0, 3, 4]");
+        let (line, msg) = file_error(&e);
+        assert!(msg.contains("topology.cluster[0].cpus"), "{msg}");
+        assert!(msg.contains("3 CPU ids for 4 cores x 1 threads x 1 packages = 4 CPUs"), "{msg}");
+        assert_eq!(line, Some(line_with(&text, "cpus = [0, 3, 4]")));
+    }
+
+    #[test]
+    fn cpus_and_numbering_must_agree() {
+        let (_, e) = broken_numbering("cpus = [1, 2]\n", "");
+        let msg = file_error(&e).1;
+        assert!(msg.contains("topology.cluster[1].cpus") && msg.contains("missing"), "{msg}");
+        let (_, e) = broken_numbering("cpu_numbering = \"explicit\"", "cpu_numbering = \"threads-adjacent\"");
+        let msg = file_error(&e).1;
+        assert!(msg.contains("topology.cluster[0].cpus") && msg.contains("explicit"), "{msg}");
+    }
+
     // --- errors ------------------------------------------------------------
 
     #[test]
@@ -1800,15 +1995,18 @@ mb_per_s = 100
         assert!(file_error(&e).1.contains("turbo_max_khz"), "{e}");
     }
 
+    /// Arm's state 0 is WFI: a real (non-polling) state with a latency.
     #[test]
-    fn non_polling_state_zero_is_rejected() {
-        let (text, e) = broken(
-            "power_mw = 20.0\npolling = true",
-            "power_mw = 20.0\npolling = false",
+    fn non_polling_state_zero_loads() {
+        let text = MINI.replacen(
+            "name = \"POLL\"\nexit_latency_us = 0\ntarget_residency_us = 0\npower_mw = 20.0\npolling = true",
+            "name = \"WFI\"\nexit_latency_us = 1\ntarget_residency_us = 1\npower_mw = 20.0",
+            1,
         );
-        let (line, msg) = file_error(&e);
-        assert!(msg.contains("cpu_type[0].idle_state[0].polling"), "{msg}");
-        assert_eq!(line, Some(line_with(&text, "polling = false")));
+        assert_ne!(text, MINI, "test bug: the POLL state was not replaced");
+        let p = load_str(&text, Path::new("mini.toml")).unwrap();
+        let wfi = &p.cpu_types[0].idle_states[0];
+        assert_eq!((wfi.name.as_str(), wfi.polling, wfi.exit_latency_ns), ("WFI", false, 1000));
     }
 
     #[test]
