@@ -55,6 +55,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
     ("power8", include_str!("../../../../data/platforms/power8.toml")),
     ("power9", include_str!("../../../../data/platforms/power9.toml")),
+    ("juno-r0", include_str!("../../../../data/platforms/juno-r0.toml")),
+    ("juno-r2", include_str!("../../../../data/platforms/juno-r2.toml")),
+    ("hikey960", include_str!("../../../../data/platforms/hikey960.toml")),
+    ("sd835", include_str!("../../../../data/platforms/sd835.toml")),
 ];
 
 /// cpufreq drivers the engine models.
@@ -1681,7 +1685,16 @@ mb_per_s = 100
     fn builtin_names() {
         assert_eq!(
             platform_names(),
-            vec!["skylake-e3-1240v5", "broadwell-2s-e5-2698v4", "power8", "power9"]
+            vec![
+                "skylake-e3-1240v5",
+                "broadwell-2s-e5-2698v4",
+                "power8",
+                "power9",
+                "juno-r0",
+                "juno-r2",
+                "hikey960",
+                "sd835"
+            ]
         );
     }
 
@@ -1803,6 +1816,76 @@ mb_per_s = 100
         assert_eq!(t.turbo_limit_khz(20), 2_700_000);
         let names: Vec<&str> = t.idle_states.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["POLL", "C1", "C1E", "C6"]);
+        check_consistent(&p);
+    }
+
+    /// Juno r0 as the board reported itself to LISA (plat_info.yml):
+    /// numbering, capacities, OPPs, and the kernel Energy Model it read.
+    #[test]
+    fn juno_r0_resolves() {
+        let p = named("juno-r0").unwrap();
+        assert_eq!(p.nr_cpus(), 6);
+        assert_eq!(p.freq_domains[0].cpus, vec![0, 3, 4, 5]);
+        assert_eq!(p.freq_domains[1].cpus, vec![1, 2]);
+        let caps: Vec<u32> = (0..6).map(|c| p.cpu_type_of(c).capacity).collect();
+        assert_eq!(caps, [446, 1024, 1024, 446, 446, 446]);
+        assert_eq!(p.driver, Driver::CpufreqDt);
+        // The kernel EM (integer mW) from ceff * V^2 * f.
+        for (cpu, em_mw) in [(0, [42, 58, 79, 97, 119]), (1, [160, 239, 343, 454, 583])] {
+            let t = p.cpu_type_of(cpu);
+            let mw: Vec<u32> = t
+                .opps
+                .iter()
+                .map(|o| crate::platform::energy::dynamic_mw(t, o.khz, o.mv, 1) as u32)
+                .collect();
+            assert_eq!(mw, em_mw, "cpu {cpu}");
+        }
+        let t = p.cpu_type_of(4);
+        let states: Vec<(&str, bool, u64, u64)> = t
+            .idle_states
+            .iter()
+            .map(|s| (s.name.as_str(), s.polling, s.exit_latency_ns / 1000, s.target_residency_ns / 1000))
+            .collect();
+        assert_eq!(
+            states,
+            [("WFI", false, 1, 1), ("cpu-sleep-0", false, 1500, 2000), ("cluster-sleep-0", false, 1600, 2500)]
+        );
+        check_consistent(&p);
+    }
+
+    #[test]
+    fn juno_r2_resolves() {
+        let p = named("juno-r2").unwrap();
+        assert_eq!(p.freq_domains[0].cpus, vec![0, 3, 4, 5]);
+        assert_eq!(p.cpu_type_of(0).capacity, 383);
+        assert_eq!(p.cpu_type_of(1).capacity, 1024);
+        // The maxima the trace's devlib markers report.
+        assert_eq!((p.cpu_type_of(5).max_khz(), p.cpu_type_of(2).max_khz()), (950_000, 1_200_000));
+        check_consistent(&p);
+    }
+
+    #[test]
+    fn hikey960_resolves() {
+        let p = named("hikey960").unwrap();
+        assert_eq!(p.freq_domains[0].cpus, (0..4).collect::<Vec<_>>());
+        assert_eq!(p.freq_domains[1].cpus, (4..8).collect::<Vec<_>>());
+        assert_eq!((p.cpu_type_of(0).capacity, p.cpu_type_of(7).capacity), (462, 1024));
+        assert_eq!(p.cpu_type_of(7).transition_latency_ns, 300_000);
+        let em = crate::platform::energy::dynamic_mw(p.cpu_type_of(7), 2_362_000, 1100, 1);
+        assert!((em - 1571.9).abs() < 0.1, "{em}");
+        check_consistent(&p);
+    }
+
+    /// The systrace's frequencies are OPPs of the SD835 file, and its
+    /// idle-state indices 0 and 2 exist.
+    #[test]
+    fn sd835_has_the_traced_frequencies() {
+        let p = named("sd835").unwrap();
+        assert_eq!(p.nr_cpus(), 8);
+        for (cpu, khz) in [(0, 300_000), (0, 518_400), (4, 300_000), (4, 345_600), (4, 422_400), (4, 499_200)] {
+            assert!(p.cpu_type_of(cpu).opp_index(khz).is_some(), "cpu {cpu} {khz}");
+        }
+        assert_eq!(p.cpu_type_of(4).idle_states[2].name, "pc");
         check_consistent(&p);
     }
 
