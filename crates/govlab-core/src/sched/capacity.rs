@@ -177,4 +177,16 @@ mod tests {
         assert!(asym_cpucap(&[446, 1024, 1024, 446, 446, 446]));
         assert!(!asym_cpucap(&[]));
     }
+
+    /// The x86 and POWER machines keep the symmetric placement path; the
+    /// Arm boards take the capacity-aware one.
+    #[test]
+    fn shipped_platforms_take_the_right_path() {
+        for name in crate::platform::platform_names() {
+            let p = crate::platform::load_named(&crate::params::Spec::new(name)).unwrap();
+            let caps: Vec<u64> = (0..p.nr_cpus()).map(|c| u64::from(p.cpu_type_of(c).capacity)).collect();
+            let arm = matches!(name, "juno-r0" | "juno-r2" | "hikey960" | "sd835");
+            assert_eq!(asym_cpucap(&caps), arm, "{name}");
+        }
+    }
 }

@@ -13,3 +13,4 @@ mod workloads;
 mod trace_roundtrip;
 mod trace_replay;
 mod traces;
+mod capacity;
