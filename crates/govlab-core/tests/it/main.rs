@@ -14,3 +14,4 @@ mod trace_roundtrip;
 mod trace_replay;
 mod traces;
 mod capacity;
+mod recorded_platforms;
