@@ -71,6 +71,16 @@ def test_list_platforms_and_workloads(cli):
     assert re.search(r"^\s+tasks = \S+", workloads.stdout, re.M), "parameters show their defaults"
 
 
+def test_arm_platforms_are_listed_and_run(cli, short):
+    platforms = cli("list", "platforms").stdout
+    for name in ("juno-r0", "juno-r2", "hikey960", "sd835"):
+        assert re.search(rf"^{name}\s+\S", platforms, re.M), platforms
+        proc = cli("run", "--platform", name, "--workload", "periodic:tasks=3", "--cpufreq", "schedutil",
+                   "--cpuidle", "menu", "--duration", short, "--format", "json")
+        assert proc.returncode == 0, proc.stderr
+        assert len(json.loads(proc.stdout)["cpus"]) == (6 if name.startswith("juno") else 8)
+
+
 def test_show_config_does_not_run(cli, short, tmp_path):
     trace = tmp_path / "never.txt"
     proc = cli("run", "--cpufreq", "userspace", "--duration", short, "--show-config", "--trace", str(trace))

@@ -9,11 +9,14 @@
 //!    a line.
 //! 2. **Check** every value that the types alone cannot: operating points
 //!    sorted by frequency with non-decreasing voltage and turbo ones on top,
-//!    idle states that deepen monotonically from a polling state 0, domain
+//!    idle states that deepen monotonically from state 0 (a polling loop on
+//!    x86 and POWER, WFI on Arm; only state 0 may poll), domain
 //!    widths that nest, references to cpu types that exist, positive rates.
 //!    Each error names the key path (`cpu_type[0].opps[3].khz`) and the line.
 //! 3. **Resolve** the topology: number the logical CPUs as Linux does
-//!    (`threads-last` on Intel, `threads-adjacent` on POWER and Arm), group
+//!    (`threads-last` on Intel, `threads-adjacent` on POWER and most Arm
+//!    boards, or `explicit`: each cluster lists its CPU ids, as on Juno
+//!    where the boot CPU 0 is a LITTLE core and the big ones are 1 and 2), group
 //!    cores into frequency domains, those into voltage domains, CPUs into LLCs,
 //!    and convert the file's µs into the engine's ns once.
 //!
@@ -52,6 +55,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
     ("power8", include_str!("../../../../data/platforms/power8.toml")),
     ("power9", include_str!("../../../../data/platforms/power9.toml")),
+    ("juno-r0", include_str!("../../../../data/platforms/juno-r0.toml")),
+    ("juno-r2", include_str!("../../../../data/platforms/juno-r2.toml")),
+    ("hikey960", include_str!("../../../../data/platforms/hikey960.toml")),
+    ("sd835", include_str!("../../../../data/platforms/sd835.toml")),
 ];
 
 /// cpufreq drivers the engine models.
@@ -390,6 +397,10 @@ enum Numbering {
     ThreadsLast,
     /// A core's threads are consecutive (POWER, Arm).
     ThreadsAdjacent,
+    /// Every cluster lists its CPU ids in `cpus` (Linux numbers the boot
+    /// CPU 0 and the others in device-tree order, which need not follow the
+    /// clusters: Juno's LITTLE cores are 0, 3, 4, 5).
+    Explicit,
 }
 
 #[derive(Deserialize)]
@@ -404,6 +415,11 @@ struct RawCluster {
     #[serde(default)]
     voltage_domain: Option<String>,
     llc: String,
+    /// With `cpu_numbering = "explicit"`: the Linux CPU ids of the
+    /// cluster's threads, core by core (a core's threads adjacent), package
+    /// by package.
+    #[serde(default)]
+    cpus: Option<Vec<CpuId>>,
 }
 
 fn one() -> usize {
@@ -612,6 +628,8 @@ struct Cluster {
     freq: Width,
     voltage: Width,
     llc: Width,
+    /// Explicit CPU ids (`cpu_numbering = "explicit"`).
+    cpus: Option<Vec<CpuId>>,
     /// Index into the file's cluster list, for errors.
     index: usize,
     span: Range<usize>,
@@ -708,6 +726,7 @@ fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         .map(|(i, c)| cluster(src, i, c, &raw.cpu_type, &cpu_types))
         .collect::<Result<Vec<_>>>()?;
     check_package_widths(src, &clusters)?;
+    check_cpus_key(src, topo.cpu_numbering, &clusters)?;
 
     let uncore_mw = raw.package.get_ref().uncore_mw;
     if !(uncore_mw.is_finite() && uncore_mw >= 0.0) {
@@ -757,6 +776,9 @@ fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
                     next += 1;
                 }
             }
+        }
+        Numbering::Explicit => {
+            next = explicit_numbering(src, topo.packages, &clusters, &slots, &mut core_cpus)?;
         }
     }
     let nr_cpus = next;
@@ -1075,6 +1097,7 @@ fn cluster(
         freq,
         voltage,
         llc,
+        cpus: c.cpus.clone(),
         index: i,
         span,
     })
@@ -1105,6 +1128,107 @@ fn check_package_widths(src: &Source, clusters: &[Cluster]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `cpus` goes with `cpu_numbering = "explicit"`, and only with it.
+fn check_cpus_key(src: &Source, numbering: Numbering, clusters: &[Cluster]) -> Result<()> {
+    for c in clusters {
+        let item = format!("topology.cluster[{}]", c.index);
+        match (numbering, &c.cpus) {
+            (Numbering::Explicit, None) => {
+                return Err(src.err(
+                    &c.span,
+                    &item,
+                    "cpus",
+                    "missing: topology.cpu_numbering is \"explicit\", so every cluster lists its CPU ids (cpus = [0, 3, 4, 5])",
+                ))
+            }
+            (Numbering::ThreadsLast | Numbering::ThreadsAdjacent, Some(_)) => {
+                return Err(src.err(
+                    &c.span,
+                    &item,
+                    "cpus",
+                    "given, but topology.cpu_numbering is not \"explicit\"; set cpu_numbering = \"explicit\" or drop cpus",
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Hand every core its CPU ids from its cluster's `cpus` list (core by core,
+/// a core's threads adjacent, package by package). The ids of the whole
+/// machine must be 0..n, each once. Returns n.
+fn explicit_numbering(
+    src: &Source,
+    packages: usize,
+    clusters: &[Cluster],
+    slots: &[CoreSlot],
+    core_cpus: &mut [Vec<CpuId>],
+) -> Result<usize> {
+    let nr_cpus: usize = packages * clusters.iter().map(|c| c.cores * c.threads).sum::<usize>();
+    // Which cluster first named each id, for the duplicate error.
+    let mut owner: Vec<Option<usize>> = vec![None; nr_cpus];
+    for c in clusters {
+        let item = format!("topology.cluster[{}]", c.index);
+        let ids = c.cpus.as_deref().unwrap_or_default();
+        let want = packages * c.cores * c.threads;
+        if ids.len() != want {
+            return Err(src.err(
+                &c.span,
+                &item,
+                "cpus",
+                format!(
+                    "{} CPU ids for {} cores x {} threads x {} packages = {want} CPUs",
+                    ids.len(),
+                    c.cores,
+                    c.threads,
+                    packages
+                ),
+            ));
+        }
+        for &id in ids {
+            if id >= nr_cpus {
+                let listed: Vec<CpuId> = clusters.iter().flat_map(|c| c.cpus.iter().flatten().copied()).collect();
+                let missing: Vec<String> = (0..nr_cpus)
+                    .filter(|n| !listed.contains(n))
+                    .map(|n| n.to_string())
+                    .collect();
+                return Err(src.err(
+                    &c.span,
+                    &item,
+                    "cpus",
+                    format!(
+                        "CPU {id} is beyond the machine's {nr_cpus} CPUs (ids 0..={}); not listed by any cluster: {}",
+                        nr_cpus - 1,
+                        missing.join(", ")
+                    ),
+                ));
+            }
+            if let Some(first) = owner[id] {
+                let where_ = if first == c.index {
+                    "twice in this list".to_string()
+                } else {
+                    format!("already in topology.cluster[{first}]")
+                };
+                return Err(src.err(&c.span, &item, "cpus", format!("CPU {id} is listed {where_}")));
+            }
+            owner[id] = Some(c.index);
+        }
+    }
+    // Every id is below nr_cpus and none repeats, and the lists hold
+    // nr_cpus ids in all: so none is missing. Hand them out.
+    debug_assert!(owner.iter().all(Option::is_some));
+    let mut taken = vec![0usize; clusters.len()];
+    for (k, s) in slots.iter().enumerate() {
+        let c = &clusters[s.cluster];
+        let ids = c.cpus.as_deref().unwrap_or_default();
+        let at = taken[s.cluster];
+        core_cpus[k].extend_from_slice(&ids[at..at + c.threads]);
+        taken[s.cluster] = at + c.threads;
+    }
+    Ok(nr_cpus)
 }
 
 /// Check one cpu type; returns it with its voltage slew rate (mV/µs), which
@@ -1224,7 +1348,7 @@ fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Result<(CpuTyp
     if t.idle_state.is_empty() {
         return Err(err(
             "idle_state",
-            "at least one [[cpu_type.idle_state]] (the polling state 0) is needed".into(),
+            "at least one [[cpu_type.idle_state]] is needed (state 0: the polling loop, or WFI on Arm)".into(),
         ));
     }
     let mut idle_states: Vec<IdleState> = Vec::with_capacity(t.idle_state.len());
@@ -1238,12 +1362,6 @@ fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Result<(CpuTyp
         }
         if idle_states.iter().any(|p| p.name == s.name) {
             return Err(serr("name", format!("'{}' is defined twice", s.name)));
-        }
-        if j == 0 && !s.polling {
-            return Err(serr(
-                "polling",
-                "state 0 must be the polling state (polling = true)".into(),
-            ));
         }
         if j > 0 && s.polling {
             return Err(serr("polling", "only state 0 may poll".into()));
@@ -1567,7 +1685,16 @@ mb_per_s = 100
     fn builtin_names() {
         assert_eq!(
             platform_names(),
-            vec!["skylake-e3-1240v5", "broadwell-2s-e5-2698v4", "power8", "power9"]
+            vec![
+                "skylake-e3-1240v5",
+                "broadwell-2s-e5-2698v4",
+                "power8",
+                "power9",
+                "juno-r0",
+                "juno-r2",
+                "hikey960",
+                "sd835"
+            ]
         );
     }
 
@@ -1692,6 +1819,76 @@ mb_per_s = 100
         check_consistent(&p);
     }
 
+    /// Juno r0 as the board reported itself to LISA (plat_info.yml):
+    /// numbering, capacities, OPPs, and the kernel Energy Model it read.
+    #[test]
+    fn juno_r0_resolves() {
+        let p = named("juno-r0").unwrap();
+        assert_eq!(p.nr_cpus(), 6);
+        assert_eq!(p.freq_domains[0].cpus, vec![0, 3, 4, 5]);
+        assert_eq!(p.freq_domains[1].cpus, vec![1, 2]);
+        let caps: Vec<u32> = (0..6).map(|c| p.cpu_type_of(c).capacity).collect();
+        assert_eq!(caps, [446, 1024, 1024, 446, 446, 446]);
+        assert_eq!(p.driver, Driver::CpufreqDt);
+        // The kernel EM (integer mW) from ceff * V^2 * f.
+        for (cpu, em_mw) in [(0, [42, 58, 79, 97, 119]), (1, [160, 239, 343, 454, 583])] {
+            let t = p.cpu_type_of(cpu);
+            let mw: Vec<u32> = t
+                .opps
+                .iter()
+                .map(|o| crate::platform::energy::dynamic_mw(t, o.khz, o.mv, 1) as u32)
+                .collect();
+            assert_eq!(mw, em_mw, "cpu {cpu}");
+        }
+        let t = p.cpu_type_of(4);
+        let states: Vec<(&str, bool, u64, u64)> = t
+            .idle_states
+            .iter()
+            .map(|s| (s.name.as_str(), s.polling, s.exit_latency_ns / 1000, s.target_residency_ns / 1000))
+            .collect();
+        assert_eq!(
+            states,
+            [("WFI", false, 1, 1), ("cpu-sleep-0", false, 1500, 2000), ("cluster-sleep-0", false, 1600, 2500)]
+        );
+        check_consistent(&p);
+    }
+
+    #[test]
+    fn juno_r2_resolves() {
+        let p = named("juno-r2").unwrap();
+        assert_eq!(p.freq_domains[0].cpus, vec![0, 3, 4, 5]);
+        assert_eq!(p.cpu_type_of(0).capacity, 383);
+        assert_eq!(p.cpu_type_of(1).capacity, 1024);
+        // The maxima the trace's devlib markers report.
+        assert_eq!((p.cpu_type_of(5).max_khz(), p.cpu_type_of(2).max_khz()), (950_000, 1_200_000));
+        check_consistent(&p);
+    }
+
+    #[test]
+    fn hikey960_resolves() {
+        let p = named("hikey960").unwrap();
+        assert_eq!(p.freq_domains[0].cpus, (0..4).collect::<Vec<_>>());
+        assert_eq!(p.freq_domains[1].cpus, (4..8).collect::<Vec<_>>());
+        assert_eq!((p.cpu_type_of(0).capacity, p.cpu_type_of(7).capacity), (462, 1024));
+        assert_eq!(p.cpu_type_of(7).transition_latency_ns, 300_000);
+        let em = crate::platform::energy::dynamic_mw(p.cpu_type_of(7), 2_362_000, 1100, 1);
+        assert!((em - 1571.9).abs() < 0.1, "{em}");
+        check_consistent(&p);
+    }
+
+    /// The systrace's frequencies are OPPs of the SD835 file, and its
+    /// idle-state indices 0 and 2 exist.
+    #[test]
+    fn sd835_has_the_traced_frequencies() {
+        let p = named("sd835").unwrap();
+        assert_eq!(p.nr_cpus(), 8);
+        for (cpu, khz) in [(0, 300_000), (0, 518_400), (4, 300_000), (4, 345_600), (4, 422_400), (4, 499_200)] {
+            assert!(p.cpu_type_of(cpu).opp_index(khz).is_some(), "cpu {cpu} {khz}");
+        }
+        assert_eq!(p.cpu_type_of(4).idle_states[2].name, "pc");
+        check_consistent(&p);
+    }
+
     #[test]
     fn big_little_two_clusters_resolve() {
         let p = mini().unwrap();
@@ -1750,6 +1947,87 @@ mb_per_s = 100
         check_consistent(&p);
     }
 
+    /// MINI numbered as Juno is: the boot CPU 0 and CPUs 3-5 are LITTLE,
+    /// 1 and 2 big.
+    fn juno_numbered() -> String {
+        MINI.replacen("cpu_numbering = \"threads-adjacent\"", "cpu_numbering = \"explicit\"", 1)
+            .replacen("llc = \"cluster\"\n", "llc = \"cluster\"\ncpus = [0, 3, 4, 5]\n", 1)
+            .replacen(
+                "cores = 2\nfreq_domain = \"cluster\"\nvoltage_domain = \"package\"\nllc = \"cluster\"\n",
+                "cores = 2\nfreq_domain = \"cluster\"\nvoltage_domain = \"package\"\nllc = \"cluster\"\ncpus = [1, 2]\n",
+                1,
+            )
+    }
+
+    #[test]
+    fn explicit_numbering_follows_the_lists() {
+        let text = juno_numbered();
+        assert_eq!(text.matches("cpus = [").count(), 2, "test bug: {text}");
+        let p = load_str(&text, Path::new("mini.toml")).unwrap();
+        assert_eq!(p.nr_cpus(), 6);
+        for cpu in [0, 3, 4, 5] {
+            assert_eq!(p.cpu_type_of(cpu).name, "little", "cpu {cpu}");
+        }
+        for cpu in [1, 2] {
+            assert_eq!(p.cpu_type_of(cpu).name, "big", "cpu {cpu}");
+        }
+        assert_eq!(p.freq_domains[0].cpus, vec![0, 3, 4, 5]);
+        assert_eq!(p.freq_domains[1].cpus, vec![1, 2]);
+        assert_eq!(p.llcs, vec![vec![0, 3, 4, 5], vec![1, 2]]);
+        assert_eq!(p.cores[0].cpus, vec![0]);
+        assert_eq!(p.cores[1].cpus, vec![3]);
+        assert_eq!(p.cores[4].cpus, vec![1]);
+        check_consistent(&p);
+    }
+
+    /// Break the Juno-numbered MINI: replace `from` with `to` once.
+    fn broken_numbering(from: &str, to: &str) -> (String, Error) {
+        let good = juno_numbered();
+        assert!(good.contains(from), "test bug: {from:?} not in the text");
+        let text = good.replacen(from, to, 1);
+        let e = load_str(&text, Path::new("mini.toml")).expect_err("the broken text must not load");
+        (text, e)
+    }
+
+    #[test]
+    fn duplicate_cpu_id_names_both_clusters_and_the_line() {
+        let (text, e) = broken_numbering("cpus = [1, 2]", "cpus = [1, 3]");
+        let (line, msg) = file_error(&e);
+        assert!(msg.contains("topology.cluster[1].cpus"), "{msg}");
+        assert!(msg.contains("CPU 3") && msg.contains("topology.cluster[0]"), "{msg}");
+        assert_eq!(line, Some(line_with(&text, "cpus = [1, 3]")));
+        let (_, e) = broken_numbering("cpus = [0, 3, 4, 5]", "cpus = [0, 3, 3, 5]");
+        assert!(file_error(&e).1.contains("twice in this list"), "{e}");
+    }
+
+    #[test]
+    fn missing_cpu_id_is_named() {
+        let (text, e) = broken_numbering("cpus = [1, 2]", "cpus = [1, 6]");
+        let (line, msg) = file_error(&e);
+        assert!(msg.contains("topology.cluster[1].cpus") && msg.contains("CPU 6"), "{msg}");
+        assert!(msg.contains("not listed by any cluster: 2"), "{msg}");
+        assert_eq!(line, Some(line_with(&text, "cpus = [1, 6]")));
+    }
+
+    #[test]
+    fn cpu_count_must_match_cores_and_threads() {
+        let (text, e) = broken_numbering("cpus = [0, 3, 4, 5]", "cpus = [0, 3, 4]");
+        let (line, msg) = file_error(&e);
+        assert!(msg.contains("topology.cluster[0].cpus"), "{msg}");
+        assert!(msg.contains("3 CPU ids for 4 cores x 1 threads x 1 packages = 4 CPUs"), "{msg}");
+        assert_eq!(line, Some(line_with(&text, "cpus = [0, 3, 4]")));
+    }
+
+    #[test]
+    fn cpus_and_numbering_must_agree() {
+        let (_, e) = broken_numbering("cpus = [1, 2]\n", "");
+        let msg = file_error(&e).1;
+        assert!(msg.contains("topology.cluster[1].cpus") && msg.contains("missing"), "{msg}");
+        let (_, e) = broken_numbering("cpu_numbering = \"explicit\"", "cpu_numbering = \"threads-adjacent\"");
+        let msg = file_error(&e).1;
+        assert!(msg.contains("topology.cluster[0].cpus") && msg.contains("explicit"), "{msg}");
+    }
+
     // --- errors ------------------------------------------------------------
 
     #[test]
@@ -1800,15 +2078,18 @@ mb_per_s = 100
         assert!(file_error(&e).1.contains("turbo_max_khz"), "{e}");
     }
 
+    /// Arm's state 0 is WFI: a real (non-polling) state with a latency.
     #[test]
-    fn non_polling_state_zero_is_rejected() {
-        let (text, e) = broken(
-            "power_mw = 20.0\npolling = true",
-            "power_mw = 20.0\npolling = false",
+    fn non_polling_state_zero_loads() {
+        let text = MINI.replacen(
+            "name = \"POLL\"\nexit_latency_us = 0\ntarget_residency_us = 0\npower_mw = 20.0\npolling = true",
+            "name = \"WFI\"\nexit_latency_us = 1\ntarget_residency_us = 1\npower_mw = 20.0",
+            1,
         );
-        let (line, msg) = file_error(&e);
-        assert!(msg.contains("cpu_type[0].idle_state[0].polling"), "{msg}");
-        assert_eq!(line, Some(line_with(&text, "polling = false")));
+        assert_ne!(text, MINI, "test bug: the POLL state was not replaced");
+        let p = load_str(&text, Path::new("mini.toml")).unwrap();
+        let wfi = &p.cpu_types[0].idle_states[0];
+        assert_eq!((wfi.name.as_str(), wfi.polling, wfi.exit_latency_ns), ("WFI", false, 1000));
     }
 
     #[test]

@@ -219,7 +219,8 @@ pub struct CpuType {
     /// Time for the clock to switch once the voltage is in place
     /// (cpuinfo.transition_latency).
     pub transition_latency_ns: u64,
-    /// Idle states in increasing depth; state 0 is the polling state.
+    /// Idle states in increasing depth. State 0 is the shallowest: the
+    /// polling loop (x86, POWER) or WFI (Arm, not polling).
     pub idle_states: Vec<IdleState>,
     /// Dynamic power coefficient: busy power = `ceff_nf` · V² · f(MHz) mW.
     pub ceff_nf: f64,
@@ -252,7 +253,7 @@ pub struct IdleState {
     /// Power of the core in this state beyond leakage (or instead of it when
     /// `power_gated`), mW.
     pub power_mw: f64,
-    /// State 0: spins on need_resched, wakes without latency.
+    /// Spins on need_resched and wakes without latency (only state 0 may).
     pub polling: bool,
     /// The core's power is cut: no leakage, only `power_mw`.
     pub power_gated: bool,

@@ -15,10 +15,12 @@
 //! balancing, EAS.
 //!
 //! Files: `mod.rs` (tasks, runqueues, enqueue/dequeue, schedule, the tick),
-//! `placement.rs` (select_task_rq, balancing), `idle.rs` (the idle loop and
+//! `placement.rs` (select_task_rq, balancing), `capacity.rs` (capacity-aware
+//! wakeup and misfit balancing on big.LITTLE), `idle.rs` (the idle loop and
 //! cpuidle accounting), `pelt.rs` (the PELT arithmetic), `cpumask.rs`,
 //! `sorted_set.rs` (the runqueue's ordered sets).
 
+pub mod capacity;
 pub mod cpumask;
 pub mod idle;
 pub mod pelt;

@@ -15,6 +15,9 @@
 //! with more than one task hands a queued task to an idle CPU of its LLC and
 //! wakes it (the nohz idle-balance kick), and a CPU running one task pulls
 //! from an LLC sibling with two more than it has.
+//!
+//! When CPU capacities differ (big.LITTLE), wakeup placement and the misfit
+//! part of balancing are capacity-aware instead: see `capacity.rs`.
 
 use super::cpumask::CpuMask;
 use super::{pelt, EnqueueKind, TaskId, TaskState};
@@ -33,6 +36,9 @@ impl Engine {
 
     /// select_task_rq_fair() for a wakeup.
     pub(crate) fn select_task_rq(&self, t: TaskId, prev: CpuId) -> CpuId {
+        if self.asym_cpucap {
+            return self.select_idle_sibling_asym(t, prev);
+        }
         let allowed = self.allowed(t);
         if allowed.test(prev) && self.idle_mask.test(prev) {
             return prev;
@@ -135,7 +141,7 @@ impl Engine {
     }
 
     /// Migrate a queued (not running) task between runqueues.
-    fn migrate_queued(&mut self, t: TaskId, from: CpuId, to: CpuId) {
+    pub(super) fn migrate_queued(&mut self, t: TaskId, from: CpuId, to: CpuId) {
         self.dequeue_task(from, t, false);
         let w = self.tasks[t].weight;
         pelt::detach_entity(&mut self.rqs[from].cfs, &self.tasks[t].avg, w);
@@ -184,6 +190,9 @@ impl Engine {
 
     /// The periodic balancer on a busy CPU's tick.
     pub(crate) fn periodic_balance(&mut self, cpu: CpuId) {
+        if self.asym_cpucap && self.misfit_balance(cpu) {
+            return;
+        }
         let llc = self.llc_masks[self.plat.cpus[cpu].llc];
         let nr = self.rqs[cpu].nr_running;
         if nr >= 2 {

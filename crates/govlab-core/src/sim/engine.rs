@@ -61,6 +61,9 @@ pub struct Engine {
     pub(crate) overloaded: CpuMask,
     pub(crate) all_cpus: CpuMask,
     pub(crate) llc_masks: Vec<CpuMask>,
+    /// CPU capacities differ (sched_asym_cpucap_active): placement is
+    /// capacity-aware (sched/capacity.rs).
+    pub(crate) asym_cpucap: bool,
 
     pub(crate) cores: Vec<CoreEnergy>,
     pub(crate) domains: Vec<DomainRt>,
@@ -118,7 +121,7 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
     };
     let n = platform.nr_cpus();
     let tun = SchedTunables::for_cpus(n, platform.tick_ns());
-    let rqs = (0..n)
+    let rqs: Vec<CpuRq> = (0..n)
         .map(|c| {
             let ct = platform.cpu_type_of(c);
             CpuRq {
@@ -141,6 +144,8 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
         .map(|l| CpuMask::from_cpus(l.iter().copied()))
         .collect();
     let all_cpus = CpuMask::from_cpus(0..n);
+    let capacities: Vec<u64> = rqs.iter().map(|rq| rq.capacity).collect();
+    let asym_cpucap = crate::sched::capacity::asym_cpucap(&capacities);
     let domains = platform.freq_domains.iter().map(|d| DomainRt::new(&platform, d)).collect();
     let vdomains = platform.voltage_domains.iter().map(|_| VoltageRt::default()).collect();
     let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
@@ -167,6 +172,7 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
         overloaded: CpuMask::default(),
         all_cpus,
         llc_masks,
+        asym_cpucap,
         cores,
         domains,
         vdomains,

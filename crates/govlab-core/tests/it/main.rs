@@ -13,3 +13,5 @@ mod workloads;
 mod trace_roundtrip;
 mod trace_replay;
 mod traces;
+mod capacity;
+mod recorded_platforms;
