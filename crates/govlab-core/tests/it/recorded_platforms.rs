@@ -3,6 +3,7 @@
 //! capacity-aware scheduler.
 
 use govlab_core::api::replay_json;
+use govlab_core::trace::replay::Wakeups;
 
 #[test]
 fn recordings_replay_on_their_own_platforms() {
@@ -16,7 +17,7 @@ fn recordings_replay_on_their_own_platforms() {
     ] {
         let config = format!(r#"{{"platform": "{platform}", "cpufreq": "schedutil", "cpuidle": "menu"}}"#);
         for pin in [true, false] {
-            let out = replay_json(&real.join(rel), &config, pin, None).unwrap_or_else(|e| panic!("{rel} on {platform}: {e}"));
+            let out = replay_json(&real.join(rel), &config, pin, Wakeups::Follow, None).unwrap_or_else(|e| panic!("{rel} on {platform}: {e}"));
             let out: serde_json::Value = serde_json::from_str(&out).unwrap();
             let cpus = out["run"]["cpus"].as_array().unwrap();
             assert_eq!(cpus.len(), if platform == "sd835" { 8 } else { 6 }, "{rel}");
