@@ -93,6 +93,7 @@ pub enum Error {
 }
 
 impl Error {
+    #[allow(clippy::needless_pass_by_value)] // callers pass numbers and strings alike
     pub fn invalid(
         owner: impl Into<String>,
         key: impl Into<String>,

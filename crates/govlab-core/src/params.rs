@@ -55,6 +55,8 @@ impl Spec {
         Ok(spec)
     }
 
+    #[must_use]
+    #[allow(clippy::needless_pass_by_value)] // callers pass numbers and strings alike
     pub fn with(mut self, key: &str, value: impl ToString) -> Self {
         self.params.push((key.to_string(), value.to_string()));
         self
@@ -71,6 +73,7 @@ impl Spec {
 }
 
 /// Typed, checked access to a spec's settings for one owner.
+#[allow(clippy::struct_field_names)] // a Params holds the spec's params
 pub struct Params<'a> {
     owner: String,
     params: &'a [(String, String)],
@@ -200,7 +203,7 @@ pub fn parse_duration_ns(text: &str, bare_unit_ns: u64) -> Option<u64> {
         _ => return None,
     };
     let ns = x * scale;
-    (ns.is_finite() && ns >= 0.0 && ns < 1.8e19).then(|| ns.round() as u64)
+    (ns.is_finite() && (0.0..1.8e19).contains(&ns)).then(|| ns.round() as u64)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ fn bucket_of(v: u64) -> usize {
     if v < SUB as u64 {
         return v as usize;
     }
-    let msb = 63 - v.leading_zeros();
+    let msb = v.ilog2();
     let shift = msb - SUB_BITS;
     let sub = ((v >> shift) as usize) & (SUB - 1);
     ((shift as usize + 1) << SUB_BITS) | sub

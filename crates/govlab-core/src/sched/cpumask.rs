@@ -33,6 +33,7 @@ impl CpuMask {
     }
 
     #[inline]
+    #[must_use]
     pub fn and(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
         for (a, b) in m.0.iter_mut().zip(other.0) {

@@ -151,7 +151,7 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
     let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
     let packages = platform.packages.iter().map(|_| PackageRt::default()).collect();
     let record = Record {
-        series: vec![Default::default(); setup.series.len()],
+        series: vec![crate::metrics::hist::Histogram::default(); setup.series.len()],
         deadline_misses: vec![0; setup.series.len()],
         counters: vec![0; setup.counters.len()],
         ..Record::default()
@@ -273,7 +273,7 @@ impl Engine {
                 }
             }
         }
-        if let Some(p) = progress.as_deref_mut() {
+        if let Some(p) = progress {
             p(self.now, self.end_ns);
         }
         self.finish()

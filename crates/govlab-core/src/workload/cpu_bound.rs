@@ -64,7 +64,7 @@ impl Workload for CpuBound {
         vec![Metric::new("work_rate_gcps", rate, "Gcycles/s", Better::Higher)]
     }
 
-    fn primary(&self) -> &str {
+    fn primary(&self) -> &'static str {
         "work_rate_gcps"
     }
 

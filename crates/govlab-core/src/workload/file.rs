@@ -144,7 +144,7 @@ impl<'a> Ctx<'a> {
         }
         let mut setup = Setup { series: self.w.series.clone(), ..Setup::default() };
         for (i, name) in self.w.names("channel")?.into_iter().enumerate() {
-            let t = &doc["channel"].as_array().map(|a| a[i].clone()).unwrap_or(Value::Boolean(false));
+            let t = &doc["channel"].as_array().map_or(Value::Boolean(false), |a| a[i].clone());
             let cap = match t.get("capacity_bytes") {
                 None => 65_536,
                 Some(v) => v.as_integer().filter(|&c| c > 0).ok_or_else(|| self.err("capacity_bytes", "capacity_bytes must be a positive integer"))? as u64,

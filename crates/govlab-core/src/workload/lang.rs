@@ -42,6 +42,7 @@ impl Dist {
         }
     }
 
+    #[must_use]
     pub fn scaled(self, k: f64) -> Dist {
         match self {
             Dist::Fixed(v) => Dist::Fixed(v * k),

@@ -109,7 +109,7 @@ impl Workload for Periodic {
         m
     }
 
-    fn primary(&self) -> &str {
+    fn primary(&self) -> &'static str {
         "response_p99_us"
     }
 

@@ -1,3 +1,5 @@
+use std::fmt::Write as _;
+
 use govlab_core::api::RunConfig;
 use govlab_core::cpufreq;
 use govlab_core::cpuidle;
@@ -169,7 +171,7 @@ fn above_and_below_match_hand_computed_counts() {
     // Plus the idle period the task's start at t=0 interrupts: 0 + 70 < 100: above.
     let mut ops = String::new();
     for us in [20, 50, 300, 20, 300, 300] {
-        ops.push_str(&format!("{{ run = \"10us\" }}, {{ sleep = \"{us}us\" }}, "));
+        write!(ops, "{{ run = \"10us\" }}, {{ sleep = \"{us}us\" }}, ").unwrap();
     }
     let wl = temp_file("sleeps.toml", &format!("[[task]]\ncomm = \"s\"\ncpus = [0]\nops = [ {ops}]\n"));
     let plat = platform::load_named(&spec("skylake-e3-1240v5")).unwrap();
@@ -200,7 +202,7 @@ fn idle_accuracy_matches_hand_computed_distribution() {
     // 1 too deep three times, 1 too shallow three times, never correct.
     let mut ops = String::new();
     for us in [20, 50, 300, 20, 300, 300] {
-        ops.push_str(&format!("{{ run = \"10us\" }}, {{ sleep = \"{us}us\" }}, "));
+        write!(ops, "{{ run = \"10us\" }}, {{ sleep = \"{us}us\" }}, ").unwrap();
     }
     let wl = temp_file("sleeps-acc.toml", &format!("[[task]]\ncomm = \"s\"\ncpus = [0]\nops = [ {ops}]\n"));
     let plat = platform::load_named(&spec("skylake-e3-1240v5")).unwrap();
@@ -228,6 +230,7 @@ fn idle_accuracy_matches_hand_computed_distribution() {
 /// once must not make the sender's program run twice (ops repeated or out
 /// of order). Found with schbench's message thread.
 #[test]
+#[allow(clippy::float_cmp)] // exact by construction: whole rounds, no CPU time between mark and record
 fn preempting_wakee_does_not_replay_the_wakers_program() {
     let wl = temp_file(
         "pingpong.toml",
