@@ -240,7 +240,11 @@ def verdict(published_pct: float, govlab_pct: float) -> dict[str, Any]:
     if published_pct == 0 or govlab_pct == 0:
         same = published_pct == govlab_pct
     within = same and published_pct != 0 and math.isfinite(govlab_pct) and 0.5 <= govlab_pct / published_pct <= 2.0
-    if not same:
+    if published_pct == 0 and govlab_pct == 0:
+        return {"same_direction": True, "within_2x": True, "text": "no difference, as published"}
+    if not same and govlab_pct == 0:
+        text = "no difference in govlab"
+    elif not same:
         text = "opposite direction"
     elif not math.isfinite(govlab_pct):
         text = "same direction (govlab's baseline is 0)"

@@ -96,6 +96,8 @@ def test_load_refuses_a_file_of_several_benchmarks(tmp_path):
         (-9.21, -4.7, True, True, "same direction, within 2x"),
         (1.85, -0.3, False, False, "opposite direction"),
         (-1.16, 2.0, False, False, "opposite direction"),
+        (0.83, 0.0, False, False, "no difference in govlab"),
+        (0.0, 0.0, True, True, "no difference, as published"),
     ],
 )
 def test_verdict(published, govlab, same, within, text):
