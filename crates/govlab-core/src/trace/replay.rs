@@ -9,7 +9,8 @@
 //!   blocked it (a switch out with a runnable `prev_state` is a preemption:
 //!   the burst goes on at the next switch in). It becomes `run_cycles`: the
 //!   work done, each stretch of it at the frequency its CPU ran at then
-//!   (`cpu_frequency`, or devlib's markers; `unknown_khz` before the first),
+//!   (`cpu_frequency`, or devlib's markers; before the first, the CPU
+//!   type's base frequency on a known machine, else `unknown_khz`),
 //!   so a replay at another frequency runs longer or shorter; on a known
 //!   machine also scaled by the CPU's capacity and shared with busy SMT
 //!   siblings, as the engine itself retires work;
@@ -114,10 +115,12 @@ impl Task {
     }
 }
 
-/// How fast each CPU retired work, in cycles per ns: its frequency
-/// (`unknown_khz` before the trace gives one) and, on a known machine, its
-/// capacity and its busy SMT siblings, as the engine's `cpu_speed` counts
-/// them (memory-bound share 0).
+/// How fast each CPU retired work, in cycles per ns: its frequency and, on
+/// a known machine, its type's work per cycle (capacity) and its busy SMT
+/// siblings, as the engine's `cpu_speed` counts them (memory-bound share
+/// 0). Before the trace gives a CPU's frequency: on a known machine the
+/// base frequency of that CPU's own type (the one govlab boots it at),
+/// else `unknown_khz`.
 struct Clocks<'p> {
     khz: Vec<Option<u32>>,
     unknown_khz: u32,
@@ -126,13 +129,15 @@ struct Clocks<'p> {
 
 impl Clocks<'_> {
     fn rate(&self, cpu: usize, current: &[Option<i32>]) -> f64 {
-        let f = f64::from(self.khz[cpu].unwrap_or(self.unknown_khz)) / 1e6;
-        let Some(p) = self.machine else { return f };
+        let Some(p) = self.machine else {
+            return f64::from(self.khz[cpu].unwrap_or(self.unknown_khz)) / 1e6;
+        };
         let core = &p.cores[p.cpus[cpu].core];
         let ct = &p.cpu_types[core.cpu_type];
+        let f = f64::from(self.khz[cpu].unwrap_or(ct.base_khz)) / 1e6;
         let busy_siblings = core.cpus.iter().filter(|&&s| s != cpu && current.get(s).is_some_and(Option::is_some)).count();
         let smt = if busy_siblings > 0 { ct.smt_throughput / (busy_siblings + 1) as f64 } else { 1.0 };
-        f * smt * f64::from(ct.capacity) / 1024.0
+        f * smt * p.work_per_cycle(core.cpu_type)
     }
 
     /// CPUs whose rate changes when `cpu` starts or stops running a task.
