@@ -6,8 +6,10 @@ them by simulating that run again with a trace (the run is deterministic, so
 it is the stored run, event for event) and reading two kinds of line of the
 ftrace text that ``govlab run --trace`` writes::
 
-    <comm>-<pid> [CPU] SECONDS.MICROS: cpu_frequency: state=KHZ cpu_id=N
-    <comm>-<pid> [CPU] SECONDS.MICROS: cpu_idle: state=INDEX cpu_id=N
+    <comm>-<pid> [CPU] FLAGS SECONDS.MICROS: cpu_frequency: state=KHZ cpu_id=N
+    <comm>-<pid> [CPU] FLAGS SECONDS.MICROS: cpu_idle: state=INDEX cpu_id=N
+
+``FLAGS`` is ftrace's latency-format column (``X...``; optional here).
 
 ``cpu_idle`` with state 4294967295 ((u32)-1, the kernel's PWR_EVENT_EXIT)
 means the CPU left idle; any other state is the index of the idle state it
@@ -42,7 +44,7 @@ UNKNOWN = -3
 MAX_EVENTS = 40_000
 
 _LINE = re.compile(
-    r"^(?P<comm>.*)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<sec>\d+)\.(?P<usec>\d{6}):\s+"
+    r"^(?P<comm>.*)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?:\S{4,6}\s+)?(?P<sec>\d+)\.(?P<usec>\d{6}):\s+"
     r"(?P<event>cpu_frequency|cpu_idle):\s+state=(?P<state>\d+)\s+cpu_id=(?P<cpu_id>\d+)\s*$"
 )
 

@@ -296,6 +296,22 @@ impl Platform {
         &self.cpu_types[self.cores[self.cpus[cpu].core].cpu_type]
     }
 
+    /// The work one cycle of CPU type `t` does, in cycles of the biggest
+    /// type (the one of the highest capacity). A type's `capacity` is its
+    /// throughput at its own highest frequency relative to the biggest at
+    /// its highest (the kernel's cpu_capacity: capacity-dmips-mhz × f_max,
+    /// normalised to 1024), so per cycle it is capacity × f_max(biggest) /
+    /// (capacity(biggest) × f_max(t)): capacity-dmips-mhz / 1024 on Arm.
+    /// 1 on machines of one type.
+    pub fn work_per_cycle(&self, t: usize) -> f64 {
+        let ct = &self.cpu_types[t];
+        let Some(big) = self.cpu_types.iter().max_by_key(|c| c.capacity) else { return 1.0 };
+        if big.capacity == ct.capacity && big.max_khz() == ct.max_khz() {
+            return 1.0;
+        }
+        f64::from(ct.capacity) * f64::from(big.max_khz()) / (f64::from(big.capacity) * f64::from(ct.max_khz()))
+    }
+
     pub fn domain_type(&self, domain: usize) -> &CpuType {
         &self.cpu_types[self.freq_domains[domain].cpu_type]
     }

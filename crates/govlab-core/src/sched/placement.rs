@@ -107,8 +107,15 @@ impl Engine {
         tk.vruntime = tk.vruntime.saturating_sub(rq.min_vruntime) + self.rqs[to].min_vruntime;
     }
 
-    /// Wake a blocked task from `waker_cpu` (try_to_wake_up).
+    /// Wake a blocked task from the task running on `waker_cpu` (try_to_wake_up).
     pub(crate) fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: CpuId) {
+        self.try_to_wake_up_in(t, waker_cpu, 0);
+    }
+
+    /// Wake a blocked task from `waker_cpu` in the context `irq` (the
+    /// trace's context flag: 0 for the running task, `TRACE_FLAG_HARDIRQ`,
+    /// `TRACE_FLAG_SOFTIRQ`), which only the trace records.
+    pub(crate) fn try_to_wake_up_in(&mut self, t: TaskId, waker_cpu: CpuId, irq: u8) {
         debug_assert_eq!(self.tasks[t].state, TaskState::Blocked);
         let prev = self.tasks[t].cpu;
         let target = self.select_task_rq(t, prev);
@@ -116,7 +123,7 @@ impl Engine {
         self.tasks[t].wake_pending = true;
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];
-            tr.sched_wakeup(self.now, waker_cpu, &tk.comm, tk.pid, target, false);
+            tr.sched_wakeup(self.now, waker_cpu, irq, &tk.comm, tk.pid, target, false);
         }
         if target != prev {
             self.migrate_sleeping(t, prev, target);

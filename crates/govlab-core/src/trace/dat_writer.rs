@@ -204,7 +204,7 @@ fn record(e: &Event, rec: &mut Vec<u8>) -> Result<()> {
         id_of(e.kind.name())
     };
     rec.extend_from_slice(&id.to_le_bytes());
-    rec.extend_from_slice(&[0, 0]); // flags, preempt count
+    rec.extend_from_slice(&[e.flags, 0]); // common_flags, common_preempt_count (not kept)
     rec.extend_from_slice(&e.pid.to_le_bytes());
     let comm = |rec: &mut Vec<u8>, c: &str| {
         let mut b = [0u8; 16];
@@ -260,7 +260,7 @@ mod tests {
 cpus=2
           <idle>-0     [000]     5.000000: cpu_frequency:        state=1000000 cpu_id=0
           <idle>-0     [000]     5.000001: sched_switch:         prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=worker with a long name next_pid=7 next_prio=120
-worker with a long name-7 [000] 5.000010: sched_wakeup:   comm=b pid=8 prio=100 target_cpu=001
+worker with a long name-7 [000] dNh2 5.000010: sched_wakeup:   comm=b pid=8 prio=100 target_cpu=001
 worker with a long name-7 [000] 5.000020: sched_switch:   prev_comm=worker with a long name prev_pid=7 prev_prio=120 prev_state=D ==> next_comm=swapper/0 next_pid=0 next_prio=120
           <idle>-0     [001]     5.000030: sched_migrate_task:   comm=b pid=8 prio=100 orig_cpu=0 dest_cpu=1
           <idle>-0     [000]     5.000040: cpu_idle:             state=1 cpu_id=0

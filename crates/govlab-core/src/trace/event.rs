@@ -13,6 +13,91 @@ pub type Comm = Arc<str>;
 /// `cpu_idle`'s state on leaving idle: (u32)-1, PWR_EVENT_EXIT in the kernel.
 pub const CPU_IDLE_EXIT: u32 = u32::MAX;
 
+/// An event's `common_flags`, the bits the kernel sets as it records the
+/// event (`enum trace_flag_type`, include/linux/trace_events.h, v6.x;
+/// BH_OFF since v5.18). govlab interprets only the context bits (hardirq,
+/// softirq, NMI); the others are kept as read.
+pub const TRACE_FLAG_IRQS_OFF: u8 = 0x01;
+/// The kernel cannot tell whether interrupts are off (no irqflags tracing).
+pub const TRACE_FLAG_IRQS_NOSUPPORT: u8 = 0x02;
+pub const TRACE_FLAG_NEED_RESCHED: u8 = 0x04;
+/// Recorded in a hardware interrupt handler.
+pub const TRACE_FLAG_HARDIRQ: u8 = 0x08;
+/// Recorded in a softirq (bottom half).
+pub const TRACE_FLAG_SOFTIRQ: u8 = 0x10;
+pub const TRACE_FLAG_PREEMPT_RESCHED: u8 = 0x20;
+pub const TRACE_FLAG_NMI: u8 = 0x40;
+pub const TRACE_FLAG_BH_OFF: u8 = 0x80;
+
+/// `common_flags` from the first three letters of ftrace's latency-format
+/// column (`d.h2`, `dnh3.`, `X..1`), as the kernel's trace_print_lat_fmt
+/// prints them: irqs off (`d`, `D` with bottom halves off too, `b` bottom
+/// halves only, `X` unknown), need-resched (`N`, `n`, `p`), and the context
+/// (`h` hardirq, `s` softirq, `H` hardirq inside a softirq, `z` NMI, `Z`
+/// NMI inside a hardirq); `.` is none. The preempt-depth digits that follow
+/// are checked, not kept. None if the token is not such a column.
+pub fn flags_from_latency(token: &str) -> Option<u8> {
+    let b = token.as_bytes();
+    if !(4..=6).contains(&b.len()) || !b[3..].iter().all(|c| c.is_ascii_hexdigit() || *c == b'.') {
+        return None;
+    }
+    let irqs = match b[0] {
+        b'D' => TRACE_FLAG_IRQS_OFF | TRACE_FLAG_BH_OFF,
+        b'd' => TRACE_FLAG_IRQS_OFF,
+        b'b' => TRACE_FLAG_BH_OFF,
+        b'X' => TRACE_FLAG_IRQS_NOSUPPORT,
+        b'.' => 0,
+        _ => return None,
+    };
+    // Kernels with lazy preemption (v6.13) add more letters here; they are
+    // not the context, so any letter is taken.
+    let resched = match b[1] {
+        b'N' => TRACE_FLAG_NEED_RESCHED | TRACE_FLAG_PREEMPT_RESCHED,
+        b'n' => TRACE_FLAG_NEED_RESCHED,
+        b'p' => TRACE_FLAG_PREEMPT_RESCHED,
+        c if c.is_ascii_alphabetic() || c == b'.' => 0,
+        _ => return None,
+    };
+    let context = match b[2] {
+        b'Z' => TRACE_FLAG_NMI | TRACE_FLAG_HARDIRQ,
+        b'z' => TRACE_FLAG_NMI,
+        b'H' => TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ,
+        b'h' => TRACE_FLAG_HARDIRQ,
+        b's' => TRACE_FLAG_SOFTIRQ,
+        b'.' => 0,
+        _ => return None,
+    };
+    Some(irqs | resched | context)
+}
+
+/// The first three letters of the latency-format column for `flags`, the
+/// inverse of [`flags_from_latency`] on those letters.
+pub fn latency_letters(flags: u8) -> [char; 3] {
+    let has = |f: u8| flags & f != 0;
+    let irqs = match (has(TRACE_FLAG_IRQS_OFF), has(TRACE_FLAG_BH_OFF)) {
+        (true, true) => 'D',
+        (true, false) => 'd',
+        (false, true) => 'b',
+        _ if has(TRACE_FLAG_IRQS_NOSUPPORT) => 'X',
+        _ => '.',
+    };
+    let resched = match (has(TRACE_FLAG_NEED_RESCHED), has(TRACE_FLAG_PREEMPT_RESCHED)) {
+        (true, true) => 'N',
+        (true, false) => 'n',
+        (false, true) => 'p',
+        _ => '.',
+    };
+    let context = match (has(TRACE_FLAG_NMI), has(TRACE_FLAG_HARDIRQ), has(TRACE_FLAG_SOFTIRQ)) {
+        (true, true, _) => 'Z',
+        (true, false, _) => 'z',
+        (false, true, true) => 'H',
+        (false, true, false) => 'h',
+        (false, false, true) => 's',
+        _ => '.',
+    };
+    [irqs, resched, context]
+}
+
 /// One trace event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
@@ -24,7 +109,20 @@ pub struct Event {
     pub pid: i32,
     /// Its command name; `<idle>` for pid 0, `<...>` when unknown.
     pub comm: Comm,
+    /// The kernel's `common_flags` (`TRACE_FLAG_*`): from trace.dat, or
+    /// from the latency-format flags column of text (`d.h2`); 0 when the
+    /// source does not carry them (`trace-cmd report` without `-l`).
+    pub flags: u8,
     pub kind: EventKind,
+}
+
+impl Event {
+    /// Recorded in interrupt context (hardirq, softirq or NMI): the event
+    /// is the interrupt's doing, not the work of the task `pid` it
+    /// interrupted.
+    pub fn in_irq(&self) -> bool {
+        self.flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ | TRACE_FLAG_NMI) != 0
+    }
 }
 
 /// The events govlab understands, with the kernel's field names.
@@ -264,5 +362,24 @@ mod tests {
         assert!(!PrevState::from_letters("S").unwrap().is_runnable());
         assert!(PrevState::from_letters("X").unwrap().is_dead());
         assert_eq!(PrevState::from_letters("Q"), None);
+    }
+
+    #[test]
+    fn latency_flags_read_as_the_kernel_prints_them() {
+        assert_eq!(flags_from_latency("d.h2"), Some(TRACE_FLAG_IRQS_OFF | TRACE_FLAG_HARDIRQ));
+        assert_eq!(flags_from_latency("dnh3."), Some(TRACE_FLAG_IRQS_OFF | TRACE_FLAG_NEED_RESCHED | TRACE_FLAG_HARDIRQ));
+        assert_eq!(flags_from_latency("..s1"), Some(TRACE_FLAG_SOFTIRQ));
+        assert_eq!(flags_from_latency("d.H."), Some(TRACE_FLAG_IRQS_OFF | TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ));
+        assert_eq!(flags_from_latency("...."), Some(0));
+        for bad in ["d.q2", "538.064912:", "d.h", "d.h2xx", "(-----)"] {
+            assert_eq!(flags_from_latency(bad), None, "{bad}");
+        }
+        for flags in 0..=u8::MAX {
+            let [a, b, c] = latency_letters(flags);
+            let back = flags_from_latency(&format!("{a}{b}{c}.")).unwrap();
+            assert_eq!(latency_letters(back), [a, b, c]);
+            let ev = |f| Event { ts_ns: 0, cpu: 0, pid: 0, comm: "x".into(), flags: f, kind: EventKind::Print { message: "".into() } };
+            assert_eq!(ev(back).in_irq(), ev(flags).in_irq(), "{flags:#x}");
+        }
     }
 }

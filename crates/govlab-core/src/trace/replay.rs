@@ -9,7 +9,8 @@
 //!   blocked it (a switch out with a runnable `prev_state` is a preemption:
 //!   the burst goes on at the next switch in). It becomes `run_cycles`: the
 //!   work done, each stretch of it at the frequency its CPU ran at then
-//!   (`cpu_frequency`, or devlib's markers; `unknown_khz` before the first),
+//!   (`cpu_frequency`, or devlib's markers; before the first, the CPU
+//!   type's base frequency on a known machine, else `unknown_khz`),
 //!   so a replay at another frequency runs longer or shorter; on a known
 //!   machine also scaled by the CPU's capacity and shared with busy SMT
 //!   siblings, as the engine itself retires work;
@@ -20,10 +21,12 @@
 //!   sent there on a channel of the pair (waker, wakee), which the sleeper
 //!   receives. So the sleep ends when the waker reaches that point of its
 //!   own program in the re-simulation, earlier or later than recorded.
-//!   Woken from idle (`<idle>`, pid 0: an interrupt or a timer on an idle
-//!   CPU), when the wakeup is not traced (the sleep then ends at the next
-//!   switch in), or with [`Wakeups::Timed`], it is a timed sleep of the
-//!   recorded length;
+//!   Woken in interrupt context (the event's flags say hardirq, softirq or
+//!   NMI: a timer or a device, whatever task it interrupted), from idle
+//!   (`<idle>`, pid 0: an interrupt on an idle CPU, also when the trace has
+//!   no flags), when the wakeup is not traced (the sleep then ends at the
+//!   next switch in), or with [`Wakeups::Timed`], it is a timed sleep of
+//!   the recorded length;
 //! * the time before a task's first appearance is a sleep from the trace's
 //!   start; a task running when the trace starts runs from the start; a
 //!   `sched_process_exit` or a dead `prev_state` ends its program.
@@ -32,11 +35,10 @@
 //! (for a replay on the machine that recorded it: placement then follows the
 //! recording instead of being re-simulated).
 //!
-//! Left out: telling a wakeup by the running task from one by an interrupt
-//! that arrived while it ran (that needs each event's irq-context flags,
-//! which the readers do not keep): the latter is taken for the task's;
-//! priorities and nice levels; the memory-bound share of the work (all work
-//! scales with frequency).
+//! Left out: in a trace without irq-context flags (`trace-cmd report`
+//! text without `-l`), an interrupt's wakeup while a task ran is taken for
+//! that task's; priorities and nice levels; the memory-bound share of the
+//! work (all work scales with frequency).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -113,10 +115,12 @@ impl Task {
     }
 }
 
-/// How fast each CPU retired work, in cycles per ns: its frequency
-/// (`unknown_khz` before the trace gives one) and, on a known machine, its
-/// capacity and its busy SMT siblings, as the engine's `cpu_speed` counts
-/// them (memory-bound share 0).
+/// How fast each CPU retired work, in cycles per ns: its frequency and, on
+/// a known machine, its type's work per cycle (capacity) and its busy SMT
+/// siblings, as the engine's `cpu_speed` counts them (memory-bound share
+/// 0). Before the trace gives a CPU's frequency: on a known machine the
+/// base frequency of that CPU's own type (the one govlab boots it at),
+/// else `unknown_khz`.
 struct Clocks<'p> {
     khz: Vec<Option<u32>>,
     unknown_khz: u32,
@@ -125,13 +129,15 @@ struct Clocks<'p> {
 
 impl Clocks<'_> {
     fn rate(&self, cpu: usize, current: &[Option<i32>]) -> f64 {
-        let f = f64::from(self.khz[cpu].unwrap_or(self.unknown_khz)) / 1e6;
-        let Some(p) = self.machine else { return f };
+        let Some(p) = self.machine else {
+            return f64::from(self.khz[cpu].unwrap_or(self.unknown_khz)) / 1e6;
+        };
         let core = &p.cores[p.cpus[cpu].core];
         let ct = &p.cpu_types[core.cpu_type];
+        let f = f64::from(self.khz[cpu].unwrap_or(ct.base_khz)) / 1e6;
         let busy_siblings = core.cpus.iter().filter(|&&s| s != cpu && current.get(s).is_some_and(Option::is_some)).count();
         let smt = if busy_siblings > 0 { ct.smt_throughput / (busy_siblings + 1) as f64 } else { 1.0 };
-        f * smt * f64::from(ct.capacity) / 1024.0
+        f * smt * p.work_per_cycle(core.cpu_type)
     }
 
     /// CPUs whose rate changes when `cpu` starts or stops running a task.
@@ -266,9 +272,11 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                     State::Blocked { since_ns } => since_ns,
                     _ => continue,
                 };
+                // In irq context the interrupt woke it, not the task it
+                // interrupted: a timed sleep, as a wakeup from idle.
                 let waker = match wakeups {
-                    Wakeups::Follow => r.waker(e.cpu as usize, e.pid, &e.comm, t0).filter(|w| w != pid),
-                    Wakeups::Timed => None,
+                    Wakeups::Follow if !e.in_irq() => r.waker(e.cpu as usize, e.pid, &e.comm, t0).filter(|w| w != pid),
+                    Wakeups::Follow | Wakeups::Timed => None,
                 };
                 if let Some(w) = waker {
                     r.flush_core(e.cpu as usize, t);
@@ -440,6 +448,20 @@ cpus=2
         assert!(toml.contains("[[channel]]\nname = \"wake-20-21\""), "{toml}");
         assert!(toml.contains("{ run_cycles = 10000000 },\n  { send = \"wake-20-21\" },\n  { run_cycles = 2000000 },"), "{toml}");
         assert!(toml.contains("{ run_cycles = 2000000 },\n  { recv = \"wake-20-21\" },"), "{toml}");
+    }
+
+    #[test]
+    fn a_wakeup_in_irq_context_is_timed_whoever_runs() {
+        // The same wakeup of B by A's CPU, once raised by A and once by a
+        // timer interrupt (`h`) while A ran.
+        let irq = WAKES.replace("a-20    [000]     1.005000: sched_wakeup:", "a-20    [000] d.h2 1.005000: sched_wakeup:");
+        assert_ne!(irq, WAKES);
+        let t = crate::trace::read::read_bytes(irq.as_bytes(), Path::new("t.txt")).unwrap();
+        let tasks = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let steps = |pid: i32| tasks.iter().find(|t| t.pid == pid).unwrap().steps.clone();
+        // A's burst is whole; B sleeps its recorded 4 ms.
+        assert_eq!(steps(20), [Step::Run(12_000_000)]);
+        assert_eq!(steps(21), [Step::Run(2_000_000), Step::Sleep(4_000_000), Step::Run(2_000_000)]);
     }
 
     #[test]

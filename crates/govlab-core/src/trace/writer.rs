@@ -1,5 +1,15 @@
 //! Streaming ftrace text writer.
 //!
+//! Lines are `trace-cmd report -l` text: after the CPU, ftrace's
+//! latency-format column. Of it govlab knows only the context a wakeup was
+//! raised in: `h` (hardirq) for a task's timer (nanosleep-style hrtimers
+//! expire in the timer interrupt) and an IO completion, `s` (softirq) for a
+//! request arriving from the network (the socket is woken from NET_RX);
+//! `.` for a wakeup by a running task. Whether interrupts were off it does
+//! not model, so that letter is `X` on every line (the kernel's
+//! TRACE_FLAG_IRQS_NOSUPPORT: not known), and need-resched and the preempt
+//! depth are `.`.
+//!
 //! Lines go through a buffer straight to a temporary file beside the target
 //! and the file is renamed into place when the run finishes, so memory stays
 //! flat however long the run, and an interrupted or failed run leaves no
@@ -11,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::sched::TaskState;
+use crate::trace::event::{latency_letters, TRACE_FLAG_IRQS_NOSUPPORT};
 
 pub struct TraceWriter {
     out: Option<BufWriter<File>>,
@@ -45,12 +56,18 @@ impl TraceWriter {
     }
 
     fn emit(&mut self, ts_ns: u64, cpu: usize, event: &str, fields: std::fmt::Arguments<'_>) {
+        self.emit_in(ts_ns, cpu, 0, event, fields);
+    }
+
+    /// One line; `irq` is the context bits of the event's flags.
+    fn emit_in(&mut self, ts_ns: u64, cpu: usize, irq: u8, event: &str, fields: std::fmt::Arguments<'_>) {
         use std::fmt::Write as _;
         let (comm, pid) = &self.current[cpu];
+        let [a, b, c] = latency_letters(TRACE_FLAG_IRQS_NOSUPPORT | irq);
         self.line.clear();
         let _ = write!(
             self.line,
-            "{:>16}-{:<5} [{:03}] {:>5}.{:06}: {event}:",
+            "{:>16}-{:<5} [{:03}] {a}{b}{c}. {:>5}.{:06}: {event}:",
             comm,
             pid,
             cpu,
@@ -88,9 +105,12 @@ impl TraceWriter {
         };
     }
 
-    pub fn sched_wakeup(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32, target: usize, new: bool) {
+    /// A wakeup raised on `cpu`; `irq` is the context it was raised in
+    /// (0 by the running task, `TRACE_FLAG_HARDIRQ`, `TRACE_FLAG_SOFTIRQ`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn sched_wakeup(&mut self, ts: u64, cpu: usize, irq: u8, comm: &str, pid: u32, target: usize, new: bool) {
         let ev = if new { "sched_wakeup_new" } else { "sched_wakeup" };
-        self.emit(ts, cpu, ev, format_args!("comm={comm} pid={pid} prio=120 target_cpu={target:03}"));
+        self.emit_in(ts, cpu, irq, ev, format_args!("comm={comm} pid={pid} prio=120 target_cpu={target:03}"));
     }
 
     pub fn sched_migrate_task(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32, from: usize, to: usize) {

@@ -35,6 +35,7 @@ use crate::sched::pelt::{SchedAvg, NICE_0_LOAD};
 use crate::sched::{EnqueueKind, Task, TaskId, TaskState};
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::{Engine, Event, Time};
+use crate::trace::{TRACE_FLAG_HARDIRQ, TRACE_FLAG_SOFTIRQ};
 
 /// A pipe or socket at run time.
 #[derive(Debug, Clone, Default)]
@@ -158,7 +159,7 @@ impl Engine {
                 let start = spec.start_ns + u64::from(i) * spec.stagger_ns;
                 let t = self.new_task(spec, affinity, None, start);
                 if start == 0 {
-                    self.wake_up_new_task(t, 0);
+                    self.wake_up_new_task(t, 0, 0);
                 } else {
                     // Stays New until its start time.
                     self.arm_task_timer(t, 0, start);
@@ -230,14 +231,15 @@ impl Engine {
     }
 
     /// wake_up_new_task(): place and enqueue a new task.
-    fn wake_up_new_task(&mut self, t: TaskId, parent_cpu: CpuId) {
+    /// `irq`: the context it is raised in, for the trace (0: the parent).
+    fn wake_up_new_task(&mut self, t: TaskId, parent_cpu: CpuId, irq: u8) {
         let cpu = self.select_task_rq_fork(t, parent_cpu);
         self.tasks[t].cpu = cpu;
         self.tasks[t].wake_ns = self.now;
         self.tasks[t].wake_pending = true;
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];
-            tr.sched_wakeup(self.now, parent_cpu, &tk.comm, tk.pid, cpu, true);
+            tr.sched_wakeup(self.now, parent_cpu, irq, &tk.comm, tk.pid, cpu, true);
         }
         self.enqueue_task(cpu, t, EnqueueKind::New);
         self.kick_cpu(cpu, t);
@@ -259,9 +261,11 @@ impl Engine {
         let expiry = self.tasks[t].timer_expiry_ns;
         self.rqs[cpu].timers.remove(&(expiry, t));
         self.interrupt(cpu);
+        // A task's timers are hrtimers (nanosleep, clock_nanosleep): they
+        // expire in the timer interrupt, so the wakeup is in hardirq context.
         match self.tasks[t].state {
-            TaskState::New => self.wake_up_new_task(t, cpu),
-            TaskState::Blocked => self.try_to_wake_up(t, cpu),
+            TaskState::New => self.wake_up_new_task(t, cpu, TRACE_FLAG_HARDIRQ),
+            TaskState::Blocked => self.try_to_wake_up_in(t, cpu, TRACE_FLAG_HARDIRQ),
             _ => {}
         }
     }
@@ -423,7 +427,7 @@ impl Engine {
                     for _ in 0..count {
                         let c = self.new_task(&spec, affinity, Some(t), self.now);
                         self.tasks[t].live_children += 1;
-                        self.wake_up_new_task(c, cpu);
+                        self.wake_up_new_task(c, cpu, 0);
                     }
                 }
                 Op::Join => {
@@ -691,7 +695,11 @@ impl Engine {
             let prev = self.tasks[t].cpu;
             self.rqs[prev].nr_iowait -= 1;
             self.interrupt(cpu);
-            self.try_to_wake_up(t, cpu);
+            // blk-mq completes in the device's interrupt handler when the
+            // device has a queue per CPU (NVMe); a single-queue device's
+            // completions go through BLOCK_SOFTIRQ. Both are irq context;
+            // the trace says hardirq.
+            self.try_to_wake_up_in(t, cpu, TRACE_FLAG_HARDIRQ);
         }
     }
 
@@ -715,10 +723,12 @@ impl Engine {
         ch.messages.push_back((1, now));
         if let Some(r) = ch.receivers.pop_front() {
             self.deliver(chan, r);
-            // The request arrives by network interrupt on the receiver's CPU.
+            // The request arrives by network interrupt on the receiver's
+            // CPU; NAPI delivers it to the socket, which wakes the reader,
+            // in the NET_RX softirq.
             let cpu = self.tasks[r].cpu;
             self.interrupt(cpu);
-            self.try_to_wake_up(r, cpu);
+            self.try_to_wake_up_in(r, cpu, TRACE_FLAG_SOFTIRQ);
         }
         self.schedule_arrival(src);
     }

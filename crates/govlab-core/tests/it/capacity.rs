@@ -79,3 +79,24 @@ fn heavy_periodic_tasks_prefer_big_cpus() {
         }
     }
 }
+
+/// A CPU's capacity is its throughput at its own highest frequency: the
+/// same work at full speed takes capacity(big) / capacity(LITTLE) times
+/// longer on a LITTLE CPU (Juno r0: 1024 / 446), not that times the ratio
+/// of the clusters' frequencies as well.
+#[test]
+fn work_at_full_speed_takes_the_capacity_ratio_longer_on_little() {
+    let dir = std::env::temp_dir().join(format!("govlab-capacity-work-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let busy_on = |cpu: usize| {
+        let path = dir.join(format!("cpu{cpu}.toml"));
+        std::fs::write(&path, format!("description = \"fixed work\"\n[[task]]\ncomm = \"w\"\ncpus = [{cpu}]\nops = [{{ run_cycles = 100000000 }}]\n")).unwrap();
+        busy_ns(&run("juno-r0", &path.display().to_string(), "performance", 1000), &[cpu]) as f64
+    };
+    let (big, little) = (busy_on(1), busy_on(0));
+    std::fs::remove_dir_all(&dir).unwrap();
+    // 1e8 cycles of the biggest type at 1.1 GHz: 90.9 ms.
+    assert!((big / 1e6 - 90.9).abs() < 1.0, "big: {big} ns");
+    let ratio = little / big;
+    assert!((ratio - 1024.0 / 446.0).abs() < 0.02, "LITTLE / big busy time {ratio}, capacity ratio {}", 1024.0 / 446.0);
+}

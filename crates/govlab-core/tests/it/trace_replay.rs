@@ -27,7 +27,6 @@ fn replay_of_a_runs_trace_reproduces_its_busy_time() {
     let out: serde_json::Value = serde_json::from_str(&replay_json(&path, config, true, Wakeups::Timed, None).unwrap()).unwrap();
     let free: serde_json::Value = serde_json::from_str(&replay_json(&path, config, false, Wakeups::Timed, None).unwrap()).unwrap();
     let follow: serde_json::Value = serde_json::from_str(&replay_json(&path, config, true, Wakeups::Follow, None).unwrap()).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(out["tasks"], 6);
     let busy = |out: &serde_json::Value| -> Vec<u64> {
         out["run"]["cpus"].as_array().unwrap().iter().map(|c| c["busy_ns"].as_u64().unwrap()).collect()
@@ -37,7 +36,8 @@ fn replay_of_a_runs_trace_reproduces_its_busy_time() {
     let total = |v: &[u64]| v.iter().sum::<u64>() as f64;
     let span = run.sim_time_ns as f64;
     // Pinned, sleeps timed, each task stays on its recorded CPU: busy time
-    // per CPU within 3% of the span, and in total within 2%.
+    // per CPU within 3% of the span (1.0% measured), and in total within 2%
+    // (0.65% measured).
     for (cpu, (x, y)) in recorded.iter().zip(&pinned).enumerate() {
         assert!((*x as f64 - *y as f64).abs() / span < 0.03, "CPU {cpu}: run {x} ns busy, pinned replay {y} ns");
     }
@@ -45,15 +45,17 @@ fn replay_of_a_runs_trace_reproduces_its_busy_time() {
     // Placed by the simulated scheduler: other CPUs may be chosen (SMT
     // siblings differ), the total busy time stays within 5%.
     assert!((total(&free) / total(&recorded) - 1.0).abs() < 0.05, "total busy: run {recorded:?}, free replay {free:?}");
-    // Pinned, following wakers: this workload's tasks are all timer-woken,
-    // but a timer that fires while another task runs on that CPU is recorded
-    // in that task's context and taken for its wakeup (docs/traces.md), so
-    // delays pass along such chains: per CPU within 5% of the span (3.2%
-    // measured), in total within 2%.
-    for (cpu, (x, y)) in recorded.iter().zip(&follow).enumerate() {
-        assert!((*x as f64 - *y as f64).abs() / span < 0.05, "CPU {cpu}: run {x} ns busy, replay following wakers {y} ns");
-    }
-    assert!((total(&follow) / total(&recorded) - 1.0).abs() < 0.02, "total busy: run {recorded:?}, replay following wakers {follow:?}");
+    // Pinned, following wakers: this workload's tasks are all timer-woken.
+    // A timer that fires while another task runs on that CPU is recorded in
+    // that task's context, but with the hardirq flag (`d.h.`), so the replay
+    // does not take it for the task's wakeup: the replay is the timed one,
+    // CPU for CPU. (Without the flags it was taken for one, and per-CPU busy
+    // time moved by up to 3.2% of the span.)
+    assert_eq!(follow, pinned, "following wakers: run {recorded:?}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let timer_wakeups = text.lines().filter(|l| l.contains(" sched_wakeup:") && l.contains("] X.h. ")).count();
+    assert!(timer_wakeups > 100, "the run's trace marks its timer wakeups hardirq: {timer_wakeups}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Every real recording replays (on an 8-CPU machine, tasks pinned to the

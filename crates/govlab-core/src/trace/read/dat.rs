@@ -28,7 +28,8 @@
 //! else a u32 length to skip); 30, a time extend (u32 << 27 added); 31, an
 //! absolute timestamp (u32 << 27 | delta). Each data record starts with the
 //! event's common fields (`common_type` gives its format ID, `common_pid`
-//! the current task) and its own fields at the offsets its format gives.
+//! the current task, `common_flags` the context it was recorded in) and
+//! its own fields at the offsets its format gives.
 //!
 //! Not read: big-endian files, version 7 (sectioned, compressed), instance
 //! buffers (option BUFFER: only the top-level buffer is read).
@@ -440,6 +441,8 @@ struct Decoder<'a> {
     ts_offset: i64,
     common_type: Field,
     common_pid: Field,
+    /// Absent from some hand-made formats: the flags are then 0.
+    common_flags: Option<Field>,
     /// By event ID.
     shapes: Vec<Option<Shape>>,
     comms: &'a mut Comms,
@@ -459,6 +462,7 @@ impl<'a> Decoder<'a> {
         };
         let common_type = common("common_type")?;
         let common_pid = common("common_pid")?;
+        let common_flags = common("common_flags").ok().filter(|f| f.kind == FieldKind::Num);
         let mut shapes: Vec<Option<Shape>> = Vec::new();
         for f in &head.formats {
             let shape = shape_of(f, comms).map_err(|m| Error::trace_byte(path, f.at, format!("event format '{}': {m}", f.name)))?;
@@ -477,6 +481,7 @@ impl<'a> Decoder<'a> {
             ts_offset: head.ts_offset,
             common_type,
             common_pid,
+            common_flags,
             shapes,
             idle: comms.get_str("<idle>"),
             unknown: comms.get_str("<...>"),
@@ -562,6 +567,10 @@ impl<'a> Decoder<'a> {
     fn decode(&mut self, rec: &[u8], ts_ns: u64, cpu: u32) -> Result<Event, String> {
         let id = num(rec, &self.common_type)? as usize;
         let pid = num(rec, &self.common_pid)? as i32;
+        let flags = match &self.common_flags {
+            Some(f) => num(rec, f)? as u8,
+            None => 0,
+        };
         let comm = match pid {
             0 => self.idle.clone(),
             _ => self.pids.get(&pid).unwrap_or(&self.unknown).clone(),
@@ -608,7 +617,7 @@ impl<'a> Decoder<'a> {
             }
             Shape::Other { name, fields } => EventKind::Other { name: name.clone(), fields: render(rec, fields)?.into() },
         };
-        Ok(Event { ts_ns, cpu, pid, comm, kind })
+        Ok(Event { ts_ns, cpu, pid, comm, flags, kind })
     }
 }
 

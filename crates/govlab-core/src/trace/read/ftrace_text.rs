@@ -9,7 +9,8 @@
 //!
 //! A line is the current task as `comm-pid` (the comm may hold spaces and
 //! dashes: the pid follows the last dash), an optional `(tgid)`, the CPU in
-//! brackets, optional latency flags (`d..2`), the timestamp in seconds with
+//! brackets, optional latency flags (`d..2`: read into [`Event::flags`],
+//! so a wakeup raised in an interrupt shows as such), the timestamp in seconds with
 //! up to nine decimals and a colon, the event name and a colon, then the
 //! event's fields as its print format wrote them. `print` events appear under
 //! the name of the function that wrote them (`tracing_mark_write: msg`).
@@ -24,7 +25,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::trace::event::{Comms, Event, EventKind, PrevState, SchedSwitch, CPU_IDLE_EXIT};
+use crate::trace::event::{flags_from_latency, Comms, Event, EventKind, PrevState, SchedSwitch, CPU_IDLE_EXIT};
 
 /// Which field syntaxes a source may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +119,7 @@ pub(crate) fn parse_line(line: &str, dialect: Dialect, comms: &mut Comms) -> Res
 
     let mut rest = &line[close + 1..];
     let mut ts_ns = None;
+    let mut flags = 0;
     for _ in 0..2 {
         let (tok, after) = next_token(rest);
         rest = after;
@@ -125,6 +127,7 @@ pub(crate) fn parse_line(line: &str, dialect: Dialect, comms: &mut Comms) -> Res
             ts_ns = Some(t);
             break;
         }
+        flags = flags_from_latency(tok).unwrap_or(0);
     }
     let ts_ns = ts_ns.ok_or("no timestamp after the CPU column")?;
     let rest = rest.trim_start();
@@ -135,7 +138,7 @@ pub(crate) fn parse_line(line: &str, dialect: Dialect, comms: &mut Comms) -> Res
     }
     let fields = rest[colon + 1..].trim();
     let kind = parse_fields(name, fields, dialect, comms).map_err(|m| format!("{name}: {m}"))?;
-    Ok(Event { ts_ns, cpu, pid, comm: comms.get_str(comm), kind })
+    Ok(Event { ts_ns, cpu, pid, comm: comms.get_str(comm), flags, kind })
 }
 
 /// The first `[digits]` preceded by a blank (or the line start).
@@ -349,6 +352,11 @@ mod tests {
         let EventKind::SchedSwitch(s) = e.kind else { panic!() };
         assert_eq!((&*s.prev_comm, s.prev_pid, s.prev_prio, s.prev_state.to_string()), ("kworker/u17:1", 959, 100, "S".into()));
         assert_eq!((&*s.next_comm, s.next_pid, s.next_prio), ("swapper/6", 0, 120));
+        assert_eq!(e.flags, crate::trace::event::TRACE_FLAG_IRQS_OFF);
+        let e = line("<idle>-0     (-----) [006] dnh3   538.064931: sched_wakeup: comm=kworker/u17:1 pid=959 prio=100 target_cpu=006");
+        assert!(e.in_irq());
+        let e = line("a-1 [000] 1.0: cpu_idle: state=1 cpu_id=0");
+        assert_eq!(e.flags, 0);
     }
 
     #[test]
