@@ -467,7 +467,7 @@ impl Engine {
         if busy_siblings > 0 {
             speed *= ct.smt_throughput / (busy_siblings + 1) as f64;
         }
-        speed * self.plat.work_per_cycle(pc.cpu_type)
+        speed * self.work_per_cycle[pc.cpu_type]
     }
 
     /// Start the running task's work segment on `cpu`.

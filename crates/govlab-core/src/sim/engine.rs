@@ -64,6 +64,9 @@ pub struct Engine {
     /// CPU capacities differ (sched_asym_cpucap_active): placement is
     /// capacity-aware (sched/capacity.rs).
     pub(crate) asym_cpucap: bool,
+    /// [`Platform::work_per_cycle`] of each CPU type, looked up per run
+    /// segment.
+    pub(crate) work_per_cycle: Vec<f64>,
 
     pub(crate) cores: Vec<CoreEnergy>,
     pub(crate) domains: Vec<DomainRt>,
@@ -146,6 +149,7 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
     let all_cpus = CpuMask::from_cpus(0..n);
     let capacities: Vec<u64> = rqs.iter().map(|rq| rq.capacity).collect();
     let asym_cpucap = crate::sched::capacity::asym_cpucap(&capacities);
+    let work_per_cycle = (0..platform.cpu_types.len()).map(|t| platform.work_per_cycle(t)).collect();
     let domains = platform.freq_domains.iter().map(|d| DomainRt::new(&platform, d)).collect();
     let vdomains = platform.voltage_domains.iter().map(|_| VoltageRt::default()).collect();
     let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
@@ -173,6 +177,7 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
         all_cpus,
         llc_masks,
         asym_cpucap,
+        work_per_cycle,
         cores,
         domains,
         vdomains,
