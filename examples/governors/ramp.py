@@ -3,7 +3,7 @@
 Not a kernel governor: the prototype of docs/write-a-governor.md, which
 walks from this file to the same governor in Rust. The idea comes from the
 out-of-tree "ramp up faster" patch discussed at OSPM 2020
-(design/MECHANISMS.md §3): when a CPU's utilisation crosses a threshold,
+(OSPM 2020, "Frequency scaling in the datacenter"): when a CPU's utilisation crosses a threshold,
 jump to the top frequency instead of following the utilisation gradually.
 
 On every scheduler hook call, for the busiest CPU of the policy:
