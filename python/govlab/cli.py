@@ -100,10 +100,9 @@ def _cmd_compare(args: argparse.Namespace) -> str:
 
     experiments = [e for path in args.experiments for e in experiment.load_all(path)]
     db = args.db or os.path.join(os.path.dirname(os.path.abspath(args.experiments[0])), DEFAULT_DB_NAME)
-    if args.jobs is not None and args.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    _check_jobs(args.jobs)
     executor = sweep.parse_executor(args.executor)
-    if args.jobs is not None and executor != "local":
+    if args.jobs is not None and executor != sweep.LOCAL:
         raise ValueError("--jobs applies to --executor local; a Dask cluster runs as many runs as its workers have threads")
     if (args.timeline or args.timeline_value) and not args.html:
         raise ValueError("--timeline and --timeline-value choose the run the HTML report shows; they need --html FILE")
@@ -112,20 +111,10 @@ def _cmd_compare(args: argparse.Namespace) -> str:
 
         html_report.timeline_pick(experiments[0].to_dict(), args.timeline, args.timeline_value)
     with Store(db) as store:
-        try:
-            analyses, report = compare.run_experiments(experiments, store, jobs=args.jobs, executor=executor)
-        except KeyboardInterrupt:
-            print(f"govlab: finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
-            raise
-        print(
-            f"govlab: {report.total} runs: {report.stored} found in {db}, {report.simulated} simulated "
-            f"({report.wall_s:.1f} s)",
-            file=sys.stderr,
-        )
+        done = _execute(experiments, store, db, args.jobs, executor)
         if args.html:
-            timeline = html_report.record_timeline(store, analyses, args.timeline, args.timeline_value)
-            _write_html(args.html, html_report.render(analyses, html_report.cells(store, analyses), timeline, source=db))
-    return compare.render(analyses, args.format)
+            _write_run_report(args.html, store, db, done.analyses, done, args.timeline, args.timeline_value)
+    return compare.render(done.analyses, args.format)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> str:
@@ -134,46 +123,70 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
 
     names = [args.name] if args.name else list(reproduce.EVALUATIONS)
     evaluations = [reproduce.evaluation(n) for n in names]
-    plans = [(ev, reproduce.experiments_of(ev, quick=args.quick)) for ev in evaluations]
-    if args.jobs is not None and args.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    loaded = [(ev, reproduce.experiments_of(ev, quick=args.quick)) for ev in evaluations]
+    _check_jobs(args.jobs)
     db = args.db or reproduce.default_db()
     texts: list[str] = []
     documents: list[dict[str, Any]] = []
     every_analysis: list[dict[str, Any]] = []
+    first = None
     with Store(db) as store:
-        for ev, experiments in plans:
-            try:
-                analyses, report = compare.run_experiments(experiments, store, jobs=args.jobs)
-            except KeyboardInterrupt:
-                print(f"govlab: finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
-                raise
-            print(
-                f"govlab: {ev.name}: {report.total} runs: {report.stored} found in {db}, "
-                f"{report.simulated} simulated ({report.wall_s:.1f} s)",
-                file=sys.stderr,
-            )
-            results = store.results({r.key for e in experiments for r in e.runs()})
-            table = reproduce.rows(ev, experiments, results)
-            every_analysis += analyses
+        for ev, experiments in loaded:
+            done = _execute(experiments, store, db, args.jobs, label=f"{ev.name}: ")
+            first = first or done
+            table = reproduce.rows(ev, done.experiments, done.planned, done.results(store))
+            every_analysis += done.analyses
             if args.format == "json":
                 documents.append({"experiment": ev.name, "quick": args.quick, "rows": reproduce.finite(table)})
             else:
                 title = f"{ev.name}: {ev.title}" + (" (quick)" if args.quick else "")
                 texts.append(
                     "\n".join(["#" * len(title), title, "#" * len(title), ""])
-                    + compare.render(analyses, "text")
+                    + compare.render(done.analyses, "text")
                     + "\n"
                     + reproduce.render_text(ev, table)
                 )
-        if args.html:
-            from govlab import report as html_report
-
-            timeline = html_report.record_timeline(store, every_analysis, None, None)
-            _write_html(args.html, html_report.render(every_analysis, html_report.cells(store, every_analysis), timeline, source=db))
+        if args.html and first is not None:
+            _write_run_report(args.html, store, db, every_analysis, first, None, None)
     if args.format == "json":
         return json.dumps(documents[0] if args.name else documents, indent=1, allow_nan=False) + "\n"
     return "\n".join(texts)
+
+
+def _check_jobs(jobs: int | None) -> None:
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+
+
+def _execute(experiments: Sequence[Any], store: Any, db: str, jobs: int | None, executor: str = "local", label: str = "") -> Any:
+    """Plan, run, store and analyse ``experiments`` (:func:`govlab.pipeline.run_experiments`), saying so on stderr.
+
+    On Ctrl-C, says that the finished runs are stored, then re-raises.
+    """
+    from govlab import pipeline
+
+    try:
+        done = pipeline.run_experiments(experiments, store, jobs=jobs, executor=executor)
+    except KeyboardInterrupt:
+        print(f"govlab: finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
+        raise
+    report = done.report
+    print(
+        f"govlab: {label}{report.total} runs: {report.stored} found in {db}, {report.simulated} simulated "
+        f"({report.wall_s:.1f} s)",
+        file=sys.stderr,
+    )
+    return done
+
+
+def _write_run_report(
+    path: str, store: Any, db: str, analyses: Sequence[Any], done: Any, config: str | None, value: str | None
+) -> None:
+    """The HTML report of ``analyses``, with the timeline of a run of ``done``'s first experiment."""
+    from govlab import report as html_report
+
+    timeline = html_report.record_timeline(store, done.experiments[0], done.planned[0], config, value)
+    _write_html(path, html_report.render(analyses, html_report.cells(store, analyses), timeline, source=db))
 
 
 def _cmd_report(args: argparse.Namespace) -> str:

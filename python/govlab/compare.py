@@ -52,9 +52,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from govlab import stats
-from govlab.experiment import Experiment, ExperimentError
 from govlab.store import Store
-from govlab.sweep import SweepReport, execute
 
 __all__ = [
     "FORMATS",
@@ -63,7 +61,6 @@ __all__ = [
     "CATEGORIES",
     "analyse",
     "summarise",
-    "run_experiments",
     "from_store",
     "render",
     "performance_rows",
@@ -80,33 +77,7 @@ CATEGORIES = ("large wins", "moderate wins", "neutral", "moderate losses", "larg
 _NAN = float("nan")
 
 
-# --- running and loading -------------------------------------------------------------
-
-
-def run_experiments(
-    experiments: Sequence[Experiment],
-    store: Store,
-    jobs: int | None = None,
-    progress: bool | None = None,
-    on_stored: Callable[..., object] | None = None,
-    executor: str = "local",
-) -> tuple[list[dict[str, Any]], SweepReport]:
-    """Record the experiments in ``store``, run what it lacks (see :func:`govlab.sweep.execute`), and analyse them all."""
-    names = [e.name for e in experiments]
-    for e in experiments:
-        if names.count(e.name) > 1:
-            raise ExperimentError(e.path, None, "experiment.name", f"two experiments are named {e.name!r}")
-    plans = []
-    for e in experiments:
-        runs = e.runs()
-        store.save_experiment(e.to_dict(), [_run_row(r) for r in runs])
-        plans.append(runs)
-    everything = [r for runs in plans for r in runs]
-    desc = names[0] if len(names) == 1 else f"{len(names)} experiments"
-    report = execute(everything, store, jobs=jobs, progress=progress, desc=desc, on_stored=on_stored, executor=executor)
-    results = store.results({r.key for r in everything})
-    analyses = [analyse(e.to_dict(), [_run_row(r) for r in runs], results) for e, runs in zip(experiments, plans, strict=True)]
-    return analyses, report
+# --- loading -------------------------------------------------------------------------
 
 
 def from_store(store: Store, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
@@ -129,10 +100,6 @@ def from_store(store: Store, names: Iterable[str] | None = None) -> list[dict[st
         raise ValueError(f"{store.path}: no experiments recorded (run `govlab compare` with --db {store.path})")
     results = store.results({r["key"] for x in recorded for r in x["runs"]})
     return [analyse(x["definition"], x["runs"], results) for x in recorded]
-
-
-def _run_row(run: Any) -> dict[str, Any]:
-    return {"config": run.config, "axis_value": run.axis_value, "repeat": run.repeat, "seed": run.seed, "key": run.key}
 
 
 # --- analysis ------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from typing import Any
 
 from govlab import stats
 from govlab.experiment import Experiment, load_all
+from govlab.plan import RunSpec
 
 __all__ = ["EVALUATIONS", "Evaluation", "experiments_of", "published", "rows", "verdict", "render_text", "EXTRA_METRICS"]
 
@@ -141,6 +142,7 @@ def _mean(values: Sequence[float], better: str) -> float:
 def rows(
     ev: Evaluation,
     experiments: Sequence[Experiment],
+    planned: Sequence[Sequence[RunSpec]],
     results: Mapping[str, Mapping[str, Any]],
     figures: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
@@ -150,10 +152,10 @@ def rows(
     """
     figures = published(ev) if figures is None else [{"param": None, "headline": False, **f} for f in figures]
     out: list[dict[str, Any]] = []
-    for e in experiments:
+    for e, runs in zip(experiments, planned, strict=True):
         benchmark = e.name.split("/", 1)[1] if "/" in e.name else e.name
         cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-        for run in e.runs():
+        for run in runs:
             result = results.get(run.key)
             if result is not None:
                 cells.setdefault((run.config, json.dumps(run.axis_value)), []).append(result)

@@ -1,4 +1,4 @@
-"""The HTML report of ``govlab compare --html`` and ``govlab report --html``.
+"""The HTML report of ``govlab compare --html`` and ``govlab report --html`` (pipeline stage: render).
 
 One self-contained file: plotly.js is embedded, so it opens with no network.
 For each benchmark it holds the comparison tables of :mod:`govlab.compare`
@@ -31,12 +31,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from govlab import __version__, compare, stats
+from govlab import __version__, compare, plan, stats
+from govlab.experiment import Experiment
+from govlab.plan import RunSpec
 from govlab.report import figures
 from govlab.report.timeline import MAX_EVENTS, CpuTimeline, trace_run
 from govlab.store import Store
 
-__all__ = ["TimelineRun", "cells", "timeline_pick", "choose_timeline_run", "record_timeline", "stored_timeline", "render", "write", "script_json"]
+__all__ = ["TimelineRun", "cells", "timeline_pick", "record_timeline", "stored_timeline", "render", "write", "script_json"]
 
 Cells = dict[tuple[str, int], list[dict[str, Any]]]
 
@@ -100,66 +102,31 @@ def timeline_pick(definition: Mapping[str, Any], config: str | None = None, valu
     return config, values[labels.index(value)], definition["seeds"][0]
 
 
-def choose_timeline_run(
-    store: Store, analyses: Sequence[Mapping[str, Any]], config: str | None = None, value: str | None = None
-) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    """The run of the first benchmark to show as a timeline (see :func:`timeline_pick`): ``(definition, run row)``."""
-    (x, *_) = _recorded(store, analyses[:1]) or [None]
-    if x is None:
-        raise ValueError(f"{store.path}: no experiment recorded")
-    definition = x["definition"]
-    config, axis_value, seed = timeline_pick(definition, config, value)
-    for r in x["runs"]:
-        if r["config"] == config and json.dumps(r["axis_value"]) == json.dumps(axis_value) and r["seed"] == seed:
-            return definition, r
-    raise ValueError(f"{definition['name']}: no run of {config!r} at {axis_value!r}, seed {seed}")
-
-
-def _run_kwargs(definition: Mapping[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
-    from govlab import api
-
-    config = next(c for c in definition["configs"] if c["name"] == run["config"])
-    axis = definition.get("axis")
-    workload = definition["workload"]
-    if axis:
-        workload = api.spec_text((workload, {axis["name"]: run["axis_value"]}), "workload")
-    return {
-        "platform": config["platform"],
-        "workload": workload,
-        "cpufreq": config["cpufreq"],
-        "cpuidle": config["cpuidle"],
-        "duration": definition["duration"],
-        "seed": run["seed"],
-    }
-
-
 def record_timeline(
     store: Store,
-    analyses: Sequence[Mapping[str, Any]],
+    experiment: Experiment,
+    planned: Sequence[RunSpec],
     config: str | None = None,
     value: str | None = None,
     max_events: int = MAX_EVENTS,
 ) -> TimelineRun:
-    """The timeline of the chosen run (see :func:`choose_timeline_run`), simulated with a trace if not stored.
+    """The timeline of ``experiment``'s run chosen by :func:`timeline_pick`, simulated with a trace if not stored.
 
-    The run is simulated again only when its key still names it (same files,
-    same govlab version), so the timeline is that of the stored run.
+    ``planned`` are the experiment's run requests (:func:`govlab.plan.runs`):
+    the run traced is the very request that was stored, so the timeline is
+    that of the stored run.
     """
-    from govlab import experiment
-
-    definition, run = choose_timeline_run(store, analyses, config, value)
-    data = store.timeline([run["key"]])
+    definition = experiment.to_dict()
+    config, axis_value, seed = timeline_pick(definition, config, value)
+    run = plan.find(planned, config, axis_value, seed)
+    if run is None:
+        raise ValueError(f"{definition['name']}: no run of {config!r} at {axis_value!r}, seed {seed}")
+    data = store.timeline([run.key])
     if data is None:
-        kwargs = _run_kwargs(definition, run)
-        if experiment.run_key(experiment.run_identity(**kwargs)) != run["key"]:
-            raise ValueError(
-                f"{definition['name']}: the stored run of {run['config']!r} was made from other files or "
-                "another govlab version; its timeline cannot be traced again"
-            )
-        timeline, _ = trace_run(kwargs, max_events)
-        store.put_timeline(run["key"], timeline.to_dict())
-        data = (run["key"], timeline.to_dict())
-    return _timeline_run(store, definition, run, CpuTimeline.from_dict(data[1]))
+        timeline, _ = trace_run(run.kwargs, max_events)
+        store.put_timeline(run.key, timeline.to_dict())
+        data = (run.key, timeline.to_dict())
+    return _timeline_run(store, definition, plan.run_row(run), CpuTimeline.from_dict(data[1]))
 
 
 def stored_timeline(store: Store, analyses: Sequence[Mapping[str, Any]]) -> TimelineRun | None:
