@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from govlab import compare, experiment, stats
+from govlab import compare, experiment, pipeline, plan, stats
 from govlab.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,8 +51,8 @@ def small(tmp_path) -> Path:
 def run_compare(path: Path, db: Path, jobs: int = 2, on_stored=None):
     exp = experiment.load(path)
     with Store(db) as store:
-        analyses, report = compare.run_experiments([exp], store, jobs=jobs, progress=False, on_stored=on_stored)
-    return compare.render(analyses, "text"), report
+        done = pipeline.run_experiments([exp], store, jobs=jobs, progress=False, on_stored=on_stored)
+    return compare.render(done.analyses, "text"), done.report
 
 
 def run_rows(db: Path) -> list[tuple]:
@@ -226,14 +226,14 @@ def test_experiment_loads(small):
     assert (exp.name, exp.baseline, exp.axis_name, exp.axis_values, exp.seeds) == (
         "small", "ondemand", "tasks", [1, 4], [1, 2, 3]
     )
-    runs = exp.runs()
+    runs = plan.runs(exp)
     assert len(runs) == SMALL_RUNS == len({r.key for r in runs})
     assert runs[0].kwargs["workload"] == "periodic:run_us=1500,period_us=7000,tasks=1"
     # the key does not depend on how a spec is written, only on what it means
     again = experiment.loads(SMALL.replace('cpufreq = "ondemand"', 'cpufreq = { name = "ondemand" }'), str(small))
-    assert [r.key for r in again.runs()] == [r.key for r in runs]
+    assert [r.key for r in plan.runs(again)] == [r.key for r in runs]
     longer = experiment.loads(SMALL.replace('"200ms"', '"300ms"'), str(small))
-    assert not {r.key for r in longer.runs()} & {r.key for r in runs}
+    assert not {r.key for r in plan.runs(longer)} & {r.key for r in runs}
 
 
 def test_cli_bad_experiment_exits_2(cli, tmp_path):
@@ -298,12 +298,12 @@ def test_report_renders_stored_runs_without_simulating(small, tmp_path, monkeypa
     db = tmp_path / "r.sqlite"
     text, _ = run_compare(small, db)
 
-    import govlab.sweep
+    import govlab.sweep.worker
 
     def no_simulation(*_a, **_k):
         raise AssertionError("report must not simulate")
 
-    monkeypatch.setattr(govlab.sweep, "simulate", no_simulation)
+    monkeypatch.setattr(govlab.sweep.worker, "simulate", no_simulation)
     with Store(db, create=False) as store:
         analyses = compare.from_store(store)
     assert compare.render(analyses, "text") == text
@@ -405,4 +405,4 @@ def test_experiment_paths_are_relative_to_the_file(tmp_path):
     exp = experiment.loads(textwrap.dedent(text), str(tmp_path / "e.toml"))
     assert exp.platform == str(tmp_path / "sub" / "machine.toml")
     # the file is keyed by its content, not its path
-    assert str(tmp_path) not in experiment.canonical_json(exp.runs()[0].identity)
+    assert str(tmp_path) not in plan.canonical_json(plan.runs(exp)[0].identity)
