@@ -333,16 +333,5 @@ def _signed(p: float) -> str:
     return "n/a" if p is None or math.isnan(p) else f"{p:+.2f}%"
 
 
-def finite(data: Any) -> Any:
-    """NaN and infinities as None, for JSON."""
-    if isinstance(data, float):
-        return data if math.isfinite(data) else None
-    if isinstance(data, Mapping):
-        return {k: finite(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [finite(v) for v in data]
-    return data
-
-
 def default_db() -> str:
     return os.path.join(os.getcwd(), "govlab-reproduce.sqlite")

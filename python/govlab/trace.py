@@ -17,7 +17,7 @@ import json
 import os
 from typing import Any
 
-from govlab import _core
+from govlab import _core, fmt
 from govlab.result import Result
 
 __all__ = ["stats", "stats_and_timeline", "write_html", "format_stats", "replay", "format_replay"]
@@ -94,7 +94,7 @@ def format_replay(result: Result, recorded: dict[str, Any]) -> str:
                 f"{sum(s['time_s'] for s in c['idle_states']):.3f}",
             ]
         )
-    return "recording vs replay, per CPU:\n" + "\n".join(_table(rows)) + "\n"
+    return "recording vs replay, per CPU:\n" + "\n".join(fmt.right_aligned(rows)) + "\n"
 
 
 def format_stats(d: dict[str, Any]) -> str:
@@ -118,23 +118,23 @@ def format_stats(d: dict[str, Any]) -> str:
             [
                 str(c["cpu"]),
                 f"{c['busy_pct']:.1f}%",
-                _s(c["unknown_ns"] / 1e9),
+                fmt.short_seconds(c["unknown_ns"] / 1e9),
                 f"{khz / 1000:.0f}" if khz else "-",
                 str(c["transitions"]),
                 f"{c['wakeups_per_s']:.1f}",
                 f"{c['idle_exits_per_s']:.1f}",
-                *(f"{s['usage']}/{_s(s['time_s'])}" for s in c["idle_states"]),
+                *(f"{s['usage']}/{fmt.short_seconds(s['time_s'])}" for s in c["idle_states"]),
             ]
         )
-    lines += _table(rows)
+    lines += fmt.right_aligned(rows)
 
     lines += ["", "time in frequency (s; '?' before the first frequency event):"]
     freqs = sorted({int(k) for c in cpus for k in c["time_in_state"]})
     rows = [["cpu", *(f"{k // 1000} MHz" for k in freqs), "?"]]
     for c in cpus:
         tis = {int(k): v for k, v in c["time_in_state"].items()}
-        rows.append([str(c["cpu"]), *(_s(tis[k]) if k in tis else "-" for k in freqs), _s(c["freq_unknown_s"])])
-    lines += _table(rows)
+        rows.append([str(c["cpu"]), *(fmt.short_seconds(tis[k]) if k in tis else "-" for k in freqs), fmt.short_seconds(c["freq_unknown_s"])])
+    lines += fmt.right_aligned(rows)
 
     lines += ["", "idle periods (completed; µs) and the idle governor against the oracle:"]
     rows = [["cpu", "periods", "p50", "p99", "max", "<10", "<100", "<1ms", "<10ms", "<100ms", ">=100ms",
@@ -159,7 +159,7 @@ def format_stats(d: dict[str, Any]) -> str:
                 "/".join(str(u) for u in c["oracle_usage"]),
             ]
         )
-    lines += _table(rows)
+    lines += fmt.right_aligned(rows)
     return "\n".join(lines) + "\n"
 
 
@@ -168,14 +168,5 @@ def _avg_khz(tis: dict[str, float]) -> float | None:
     return sum(int(k) * v for k, v in tis.items()) / total if total else None
 
 
-def _s(seconds: float) -> str:
-    return f"{seconds:.3f}" if seconds >= 0.001 or seconds == 0 else f"{seconds * 1e6:.0f}us"
-
-
 def _pct(k: int, n: int) -> str:
     return f"{100 * k / n:.0f}% ({k})" if n else "-"
-
-
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]

@@ -10,7 +10,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from govlab import compare, experiment, pipeline, sweep  # noqa: E402
+from govlab import experiment, pipeline, sweep, tables  # noqa: E402
 from govlab.store import Store  # noqa: E402
 
 from dask_faults import KillOnce  # noqa: E402
@@ -42,7 +42,7 @@ def compare_text(path: Path, db: Path, executor: str = "local", on_stored=None) 
             [experiment.load(path)], store, jobs=2, progress=False, on_stored=on_stored,
             executor=sweep.parse_executor(executor) if executor != "local" else "local",
         )
-    return compare.render(done.analyses, "text"), done.report
+    return tables.render(done.analyses, "text"), done.report
 
 
 def stored_keys(db: Path) -> list[str]:

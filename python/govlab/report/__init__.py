@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from govlab import __version__, compare, plan, stats
+from govlab import __version__, compare, fmt, plan, stats, tables
 from govlab.experiment import Experiment
 from govlab.plan import RunSpec
 from govlab.report import figures
@@ -95,7 +95,7 @@ def timeline_pick(definition: Mapping[str, Any], config: str | None = None, valu
     values = axis["values"] if axis else [None]
     if value is None:
         return config, values[-1], definition["seeds"][0]
-    labels = [compare._value_label(v, "") for v in values]
+    labels = [fmt.value_label(v) for v in values]
     if axis is None or value not in labels:
         choices = ", ".join(labels) if axis else "none (the experiment has no [axis])"
         raise ValueError(f"--timeline-value: {value!r} is not a value of {definition['name']}'s axis; valid choices: {choices}")
@@ -251,7 +251,7 @@ def _benchmark(a: Mapping[str, Any], cells: Cells, counter: Iterator[int]) -> di
         )
     for series, fig in figures.workload_latency(a, cells):
         plots.append((f"Latency of {series}", "The workload's own latency statistics, mean over the repeats.", fig))
-    perf_rows = compare.performance_rows(a)
+    perf_rows = tables.performance_rows(a)
     score_note = (
         f" Gmean all: geometric mean of the {a['mean']} over {axis['name']}." if len(perf_rows) > len(a["performance"]) else ""
     )
@@ -262,9 +262,9 @@ def _benchmark(a: Mapping[str, Any], cells: Cells, counter: Iterator[int]) -> di
         "workload": a["workload"],
         "platform": a["platform"],
         "duration": a["duration"],
-        "seeds": compare._seed_text(a["seeds"]),
+        "seeds": fmt.seed_range(a["seeds"]),
         "axis": axis["name"] if axis else "",
-        "axis_values": ", ".join(compare._value_label(v, "") for v in axis["values"]) if axis else "",
+        "axis_values": ", ".join(fmt.value_label(v) for v in axis["values"]) if axis else "",
         "metric": m["name"],
         "unit": m.get("unit") or "",
         "better": m["better"],
@@ -293,7 +293,7 @@ def _benchmark(a: Mapping[str, Any], cells: Cells, counter: Iterator[int]) -> di
 
 
 def _table(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[dict[str, Any]]:
-    decimals = compare._stat_decimals(rows)
+    decimals = tables.stat_decimals(rows)
     out = []
     for r in rows:
         by_config = {c["config"]: c for c in r["cells"]}
@@ -303,9 +303,9 @@ def _table(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[dict
             if c is None:
                 cells_out.append({"text": "-", "significant": False})
                 continue
-            pct = compare._pct_text(c["pct"])
+            pct = fmt.pct(c["pct"])
             mark = f"*{pct}*" if c.get("significant") else f"({pct})"
-            cells_out.append({"text": f"{compare._num(c['value'], decimals[r['stat']])} {mark}", "significant": bool(c.get("significant"))})
+            cells_out.append({"text": f"{fmt.fixed(c['value'], decimals[r['stat']])} {mark}", "significant": bool(c.get("significant"))})
         out.append({"stat": r["stat"], "label": str(r["label"]), "cells": cells_out})
     return out
 
@@ -330,7 +330,7 @@ def _summary(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                             {
                                 "benchmark": e["benchmark"],
                                 "metric": e["metric"],
-                                "pct": compare._signed_pct(e["pct"]),
+                                "pct": fmt.signed_pct(e["pct"]),
                                 "note": "" if e["significant"] or not math.isfinite(e["pct"]) else " (not significant)",
                             }
                             for e in g["categories"][name]
@@ -345,8 +345,8 @@ def _summary(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "ratios": [
             {
                 "name": name,
-                "cells": [compare._num(perf[c], 3) if c in perf else "-" for c in configs]
-                + [compare._num(ppw[c], 3) if c in ppw else "-" for c in configs],
+                "cells": [fmt.fixed(perf[c], 3) if c in perf else "-" for c in configs]
+                + [fmt.fixed(ppw[c], 3) if c in ppw else "-" for c in configs],
             }
             for name, perf, ppw in ratio_rows
         ],
@@ -367,7 +367,7 @@ def _timeline(run: TimelineRun, number: int) -> dict[str, Any]:
         "benchmark": run.benchmark,
         "config": run.config,
         "axis": run.axis or "",
-        "value": compare._value_label(run.axis_value, ""),
+        "value": fmt.value_label(run.axis_value),
         "seed": run.seed,
         "caption": caption,
         "json": script_json(figures.cpu_timeline(t, run.state_names)),
