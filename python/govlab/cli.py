@@ -31,7 +31,7 @@ from typing import Any
 
 from govlab import __version__, api, fmt
 from govlab.exceptions import GovlabError
-from govlab.run_text import format_list, format_text
+from govlab.run_text import format_list, format_replay, format_stats, format_text
 
 __all__ = ["main", "format_text", "format_list"]
 
@@ -227,15 +227,16 @@ def _write_html(path: str, page: str) -> None:
 
 def _cmd_trace_stats(args: argparse.Namespace) -> str:
     from govlab import trace
+    from govlab.report import trace_page
 
     if args.html:
-        stats = trace.write_html(args.file, args.html, args.platform)
+        stats = trace_page.write_html(args.file, args.html, args.platform)
         print(f"govlab: wrote the HTML page to {args.html}", file=sys.stderr)
     else:
         stats = trace.stats(args.file, args.platform)
     if args.format == "json":
         return json.dumps(stats, indent=2) + "\n"
-    return trace.format_stats(stats)
+    return format_stats(stats)
 
 
 def _cmd_trace_replay(args: argparse.Namespace) -> str:
@@ -251,7 +252,7 @@ def _cmd_trace_replay(args: argparse.Namespace) -> str:
             progress.close()
     if args.format == "json":
         return json.dumps({"run": result.to_dict(), "recorded": recorded, "tasks": tasks}, indent=2) + "\n"
-    return f"{tasks} tasks replayed\n" + format_text(result) + "\n" + trace.format_replay(result, recorded)
+    return f"{tasks} tasks replayed\n" + format_text(result) + "\n" + format_replay(result, recorded)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -1,8 +1,10 @@
-"""One run and the catalogue as text: ``govlab run`` and ``govlab list`` (pipeline stage: render).
+"""Runs, the catalogue and traces as text: ``govlab run``, ``list`` and ``trace`` (pipeline stage: render).
 
 :func:`format_text` writes a run's result dict as a header, its metrics,
 energy and a per-CPU table; :func:`format_list` writes what ``govlab list``
-shows. Numbers and times are written by :mod:`govlab.fmt`.
+shows; :func:`format_stats` and :func:`format_replay` write what
+``govlab trace stats`` and ``govlab trace replay`` found
+(:mod:`govlab.trace`). Numbers and times are written by :mod:`govlab.fmt`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 from govlab import fmt
 from govlab.result import Result, avg_khz
 
-__all__ = ["format_text", "format_list"]
+__all__ = ["format_text", "format_list", "format_stats", "format_replay"]
 
 
 def format_text(result: Result) -> str:
@@ -129,3 +131,101 @@ def _metric(value: Any) -> str:
     if isinstance(value, Mapping):
         return f"{{{len(value)} entries; see --format json}}"
     return fmt.number(value)
+
+
+def format_replay(result: Result, recorded: dict[str, Any]) -> str:
+    """Per CPU, the recording beside the replay: busy %, average MHz, idle time."""
+    run = result.to_dict()
+    rows = [["cpu", "busy rec", "busy replay", "MHz rec", "MHz replay", "idle-state s rec", "idle-state s replay"]]
+    rec_cpus = {c["cpu"]: c for c in recorded["cpus"]}
+    for c in run["cpus"]:
+        r = rec_cpus.get(c["cpu"])
+        span = c["busy_s"] + c["idle_s"]
+        khz = _avg_khz({str(k): v for k, v in c["time_in_state"].items()})
+        rows.append(
+            [
+                str(c["cpu"]),
+                f"{r['busy_pct']:.1f}%" if r else "-",
+                f"{100 * c['busy_s'] / span:.1f}%" if span else "-",
+                f"{_avg_khz(r['time_in_state']) / 1000:.0f}" if r and _avg_khz(r["time_in_state"]) else "-",
+                f"{khz / 1000:.0f}" if khz else "-",
+                f"{sum(s['time_s'] for s in r['idle_states']):.3f}" if r else "-",
+                f"{sum(s['time_s'] for s in c['idle_states']):.3f}",
+            ]
+        )
+    return "recording vs replay, per CPU:\n" + "\n".join(fmt.right_aligned(rows)) + "\n"
+
+
+def format_stats(d: dict[str, Any]) -> str:
+    """A compact human summary of :func:`stats`' result."""
+    events = ", ".join(f"{name} {n}" for name, n in sorted(d["events"].items(), key=lambda kv: -kv[1]))
+    lines = [
+        f"{d['format']} | {d['nr_cpus']} CPUs | {d['duration_s']:.6f} s from {d['start_s']:.6f} s"
+        f" | {sum(d['events'].values())} events",
+        f"events: {events}",
+        f"idle states from {d['idle_states_from']}",
+        *(f"note: {n}" for n in d["notes"]),
+        "",
+    ]
+    cpus = d["cpus"]
+    states = [s["name"] for s in cpus[0]["idle_states"]] if cpus else []
+    head = ["cpu", "busy", "unknown", "avg MHz", "trans", "wakeups/s", "idle exits/s", *(f"{s} usage/time" for s in states)]
+    rows = [head]
+    for c in cpus:
+        khz = _avg_khz(c["time_in_state"])
+        rows.append(
+            [
+                str(c["cpu"]),
+                f"{c['busy_pct']:.1f}%",
+                fmt.short_seconds(c["unknown_ns"] / 1e9),
+                f"{khz / 1000:.0f}" if khz else "-",
+                str(c["transitions"]),
+                f"{c['wakeups_per_s']:.1f}",
+                f"{c['idle_exits_per_s']:.1f}",
+                *(f"{s['usage']}/{fmt.short_seconds(s['time_s'])}" for s in c["idle_states"]),
+            ]
+        )
+    lines += fmt.right_aligned(rows)
+
+    lines += ["", "time in frequency (s; '?' before the first frequency event):"]
+    freqs = sorted({int(k) for c in cpus for k in c["time_in_state"]})
+    rows = [["cpu", *(f"{k // 1000} MHz" for k in freqs), "?"]]
+    for c in cpus:
+        tis = {int(k): v for k, v in c["time_in_state"].items()}
+        rows.append([str(c["cpu"]), *(fmt.short_seconds(tis[k]) if k in tis else "-" for k in freqs), fmt.short_seconds(c["freq_unknown_s"])])
+    lines += fmt.right_aligned(rows)
+
+    lines += ["", "idle periods (completed; µs) and the idle governor against the oracle:"]
+    rows = [["cpu", "periods", "p50", "p99", "max", "<10", "<100", "<1ms", "<10ms", "<100ms", ">=100ms",
+             "correct", "too deep", "too shallow", "oracle usage"]]
+    for c in cpus:
+        p = c["idle_periods"]
+        a = c["idle_accuracy"]
+        n = a["samples"]
+        deep = sum(a["too_deep"].values())
+        shallow = sum(a["too_shallow"].values())
+        rows.append(
+            [
+                str(c["cpu"]),
+                str(p["count"]),
+                f"{p['p50_us']:.0f}",
+                f"{p['p99_us']:.0f}",
+                f"{p['max_us']:.0f}",
+                *(str(k) for _, k in p["decades"]),
+                _pct(a["correct"], n),
+                _pct(deep, n),
+                _pct(shallow, n),
+                "/".join(str(u) for u in c["oracle_usage"]),
+            ]
+        )
+    lines += fmt.right_aligned(rows)
+    return "\n".join(lines) + "\n"
+
+
+def _avg_khz(tis: dict[str, float]) -> float | None:
+    total = sum(tis.values())
+    return sum(int(k) * v for k, v in tis.items()) / total if total else None
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{100 * k / n:.0f}% ({k})" if n else "-"
