@@ -1,4 +1,11 @@
-"""The ``govlab`` command.
+"""The ``govlab`` command: thin handlers over the pipeline, one per subcommand.
+
+Each handler checks its options, loads
+(:mod:`govlab.experiment`), runs :func:`govlab.pipeline.run_experiments`
+through one shared step (:func:`_execute`: run, store, progress, Ctrl-C,
+the summary line) and renders (:mod:`govlab.tables`, :mod:`govlab.run_text`,
+:mod:`govlab.report`). ``compare`` and ``reproduce`` share that step and the
+HTML report's writing.
 
     govlab run  [--platform SPEC] [--workload SPEC] [--cpufreq SPEC] [--cpuidle SPEC]
                 [--duration TIME] [--seed N] [--format text|json] [--trace FILE]

@@ -1,4 +1,8 @@
-"""MMTests-style comparison tables of an experiment's runs.
+"""MMTests-style comparison of an experiment's runs (pipeline stage: analyse).
+
+:func:`analyse` turns an experiment's stored results into the figures of the
+tables below; :func:`summarise` sums several benchmarks up. Writing them as
+text, Markdown, CSV or JSON is :mod:`govlab.tables` (render).
 
 For each experiment (a *benchmark*: one workload over one parameter axis) the
 report has three parts.
@@ -37,9 +41,9 @@ over the benchmarks. A benchmark's performance ratio is the ratio of the
 overall scores; its performance-per-watt ratio is the geometric mean over the
 parameter values of the ratio of the mean performance-per-watt.
 
-Formats: ``text`` (dense and aligned, for a mail), ``markdown``, ``csv`` (one
-figure per line) and ``json`` (everything, with the per-run samples;
-undefined figures are null).
+The formats (:mod:`govlab.tables`): ``text`` (dense and aligned, for a mail),
+``markdown``, ``csv`` (one figure per line) and ``json`` (everything, with
+the per-run samples; undefined figures are null).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""``govlab reproduce``: the published governor evaluations, re-run and checked.
+"""``govlab reproduce``: the published governor evaluations, re-run and checked (stages: load, analyse, render).
+
+:func:`experiments_of` loads an evaluation's experiment file, :func:`rows`
+analyses its runs against the published figures, :func:`render_text` writes
+the rows; running them is :mod:`govlab.pipeline`'s, as for ``compare``.
 
 Five public threads are govlab's reason to exist (docs/validation.md). Each
 is an experiment file in ``experiments/`` with one ``[[benchmark]]`` per

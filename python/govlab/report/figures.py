@@ -1,4 +1,4 @@
-"""The report's plots, as plotly figures.
+"""The report's plots, as plotly figures (pipeline stage: render).
 
 Every string that came from a user file or a trace (configuration, workload,
 series, idle-state and task names, axis values) goes through :func:`text`
