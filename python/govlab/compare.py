@@ -48,11 +48,9 @@ the per-run samples; undefined figures are null).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from govlab import fmt, stats
