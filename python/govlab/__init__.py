@@ -11,11 +11,15 @@ a cpuidle governor, deterministically for a given seed::
     r.cpus, r.idle_states          # pandas DataFrames
     r.to_dict()                    # the engine's whole result
 
-Comparisons (``govlab compare``) are built from experiment files by
-``govlab.experiment``, run by ``govlab.sweep`` into the results database of
-``govlab.store``, and tabulated MMTests-style by ``govlab.compare`` with the
-statistics of ``govlab.stats``. Governors can be written in Python too
-(``govlab.governors``).
+Comparisons (``govlab compare``) go through one pipeline, each stage a
+module: load (``govlab.experiment`` reads and checks experiment files), plan
+(``govlab.plan`` expands them into run requests), execute (``govlab.sweep``
+simulates the missing runs into the results database of ``govlab.store``),
+analyse (``govlab.compare``, with the statistics of ``govlab.stats``) and
+render (``govlab.tables``, ``govlab.report``); ``govlab.pipeline`` chains
+the first four and ``govlab.cli`` holds the command's thin handlers. Specs
+are read by ``govlab.spec`` and numbers written by ``govlab.fmt``.
+Governors can be written in Python too (``govlab.governors``).
 
 The engine is Rust (``crates/govlab-core``), reached through the private
 module ``govlab._core``.

@@ -1,4 +1,11 @@
-"""The ``govlab`` command.
+"""The ``govlab`` command: thin handlers over the pipeline, one per subcommand.
+
+Each handler checks its options, loads
+(:mod:`govlab.experiment`), runs :func:`govlab.pipeline.run_experiments`
+through one shared step (:func:`_execute`: run, store, progress, Ctrl-C,
+the summary line) and renders (:mod:`govlab.tables`, :mod:`govlab.run_text`,
+:mod:`govlab.report`). ``compare`` and ``reproduce`` share that step and the
+HTML report's writing.
 
     govlab run  [--platform SPEC] [--workload SPEC] [--cpufreq SPEC] [--cpuidle SPEC]
                 [--duration TIME] [--seed N] [--format text|json] [--trace FILE]
@@ -23,16 +30,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from govlab import __version__, api
+from govlab import __version__, api, fmt
 from govlab.exceptions import GovlabError
-from govlab.result import Result, avg_khz
+from govlab.run_text import format_list, format_replay, format_stats, format_text
 
 __all__ = ["main", "format_text", "format_list"]
 
@@ -95,15 +101,14 @@ def _cmd_list(args: argparse.Namespace) -> str:
 
 
 def _cmd_compare(args: argparse.Namespace) -> str:
-    from govlab import compare, experiment, sweep
+    from govlab import experiment, sweep, tables
     from govlab.store import DEFAULT_DB_NAME, Store
 
     experiments = [e for path in args.experiments for e in experiment.load_all(path)]
     db = args.db or os.path.join(os.path.dirname(os.path.abspath(args.experiments[0])), DEFAULT_DB_NAME)
-    if args.jobs is not None and args.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    _check_jobs(args.jobs)
     executor = sweep.parse_executor(args.executor)
-    if args.jobs is not None and executor != "local":
+    if args.jobs is not None and executor != sweep.LOCAL:
         raise ValueError("--jobs applies to --executor local; a Dask cluster runs as many runs as its workers have threads")
     if (args.timeline or args.timeline_value) and not args.html:
         raise ValueError("--timeline and --timeline-value choose the run the HTML report shows; they need --html FILE")
@@ -112,72 +117,86 @@ def _cmd_compare(args: argparse.Namespace) -> str:
 
         html_report.timeline_pick(experiments[0].to_dict(), args.timeline, args.timeline_value)
     with Store(db) as store:
-        try:
-            analyses, report = compare.run_experiments(experiments, store, jobs=args.jobs, executor=executor)
-        except KeyboardInterrupt:
-            print(f"govlab: finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
-            raise
-        print(
-            f"govlab: {report.total} runs: {report.stored} found in {db}, {report.simulated} simulated "
-            f"({report.wall_s:.1f} s)",
-            file=sys.stderr,
-        )
+        done = _execute(experiments, store, db, args.jobs, executor)
         if args.html:
-            timeline = html_report.record_timeline(store, analyses, args.timeline, args.timeline_value)
-            _write_html(args.html, html_report.render(analyses, html_report.cells(store, analyses), timeline, source=db))
-    return compare.render(analyses, args.format)
+            _write_run_report(args.html, store, db, done.analyses, done, args.timeline, args.timeline_value)
+    return tables.render(done.analyses, args.format)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> str:
-    from govlab import compare, reproduce
+    from govlab import reproduce, tables
     from govlab.store import Store
 
     names = [args.name] if args.name else list(reproduce.EVALUATIONS)
     evaluations = [reproduce.evaluation(n) for n in names]
-    plans = [(ev, reproduce.experiments_of(ev, quick=args.quick)) for ev in evaluations]
-    if args.jobs is not None and args.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    loaded = [(ev, reproduce.experiments_of(ev, quick=args.quick)) for ev in evaluations]
+    _check_jobs(args.jobs)
     db = args.db or reproduce.default_db()
     texts: list[str] = []
     documents: list[dict[str, Any]] = []
     every_analysis: list[dict[str, Any]] = []
+    first = None
     with Store(db) as store:
-        for ev, experiments in plans:
-            try:
-                analyses, report = compare.run_experiments(experiments, store, jobs=args.jobs)
-            except KeyboardInterrupt:
-                print(f"govlab: finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
-                raise
-            print(
-                f"govlab: {ev.name}: {report.total} runs: {report.stored} found in {db}, "
-                f"{report.simulated} simulated ({report.wall_s:.1f} s)",
-                file=sys.stderr,
-            )
-            results = store.results({r.key for e in experiments for r in e.runs()})
-            table = reproduce.rows(ev, experiments, results)
-            every_analysis += analyses
+        for ev, experiments in loaded:
+            done = _execute(experiments, store, db, args.jobs, label=f"{ev.name}: ")
+            first = first or done
+            table = reproduce.rows(ev, done.experiments, done.planned, done.results(store))
+            every_analysis += done.analyses
             if args.format == "json":
-                documents.append({"experiment": ev.name, "quick": args.quick, "rows": reproduce.finite(table)})
+                documents.append({"experiment": ev.name, "quick": args.quick, "rows": fmt.finite(table)})
             else:
                 title = f"{ev.name}: {ev.title}" + (" (quick)" if args.quick else "")
                 texts.append(
                     "\n".join(["#" * len(title), title, "#" * len(title), ""])
-                    + compare.render(analyses, "text")
+                    + tables.render(done.analyses, "text")
                     + "\n"
                     + reproduce.render_text(ev, table)
                 )
-        if args.html:
-            from govlab import report as html_report
-
-            timeline = html_report.record_timeline(store, every_analysis, None, None)
-            _write_html(args.html, html_report.render(every_analysis, html_report.cells(store, every_analysis), timeline, source=db))
+        if args.html and first is not None:
+            _write_run_report(args.html, store, db, every_analysis, first, None, None)
     if args.format == "json":
         return json.dumps(documents[0] if args.name else documents, indent=1, allow_nan=False) + "\n"
     return "\n".join(texts)
 
 
+def _check_jobs(jobs: int | None) -> None:
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+
+
+def _execute(experiments: Sequence[Any], store: Any, db: str, jobs: int | None, executor: str = "local", label: str = "") -> Any:
+    """Plan, run, store and analyse ``experiments`` (:func:`govlab.pipeline.run_experiments`), saying so on stderr.
+
+    On Ctrl-C, says that the finished runs are stored, then re-raises.
+    """
+    from govlab import pipeline
+
+    try:
+        done = pipeline.run_experiments(experiments, store, jobs=jobs, executor=executor)
+    except KeyboardInterrupt:
+        print(f"govlab: finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
+        raise
+    report = done.report
+    print(
+        f"govlab: {label}{report.total} runs: {report.stored} found in {db}, {report.simulated} simulated "
+        f"({report.wall_s:.1f} s)",
+        file=sys.stderr,
+    )
+    return done
+
+
+def _write_run_report(
+    path: str, store: Any, db: str, analyses: Sequence[Any], done: Any, config: str | None, value: str | None
+) -> None:
+    """The HTML report of ``analyses``, with the timeline of a run of ``done``'s first experiment."""
+    from govlab import report as html_report
+
+    timeline = html_report.record_timeline(store, done.experiments[0], done.planned[0], config, value)
+    _write_html(path, html_report.render(analyses, html_report.cells(store, analyses), timeline, source=db))
+
+
 def _cmd_report(args: argparse.Namespace) -> str:
-    from govlab import compare
+    from govlab import compare, tables
     from govlab.store import Store
 
     with Store(args.db, create=False) as store:
@@ -203,7 +222,7 @@ def _cmd_report(args: argparse.Namespace) -> str:
                 "`govlab compare` runs them",
                 file=sys.stderr,
             )
-    return compare.render(analyses, args.format)
+    return tables.render(analyses, args.format)
 
 
 def _write_html(path: str, page: str) -> None:
@@ -215,15 +234,16 @@ def _write_html(path: str, page: str) -> None:
 
 def _cmd_trace_stats(args: argparse.Namespace) -> str:
     from govlab import trace
+    from govlab.report import trace_page
 
     if args.html:
-        stats = trace.write_html(args.file, args.html, args.platform)
+        stats = trace_page.write_html(args.file, args.html, args.platform)
         print(f"govlab: wrote the HTML page to {args.html}", file=sys.stderr)
     else:
         stats = trace.stats(args.file, args.platform)
     if args.format == "json":
         return json.dumps(stats, indent=2) + "\n"
-    return trace.format_stats(stats)
+    return format_stats(stats)
 
 
 def _cmd_trace_replay(args: argparse.Namespace) -> str:
@@ -239,7 +259,7 @@ def _cmd_trace_replay(args: argparse.Namespace) -> str:
             progress.close()
     if args.format == "json":
         return json.dumps({"run": result.to_dict(), "recorded": recorded, "tasks": tasks}, indent=2) + "\n"
-    return f"{tasks} tasks replayed\n" + format_text(result) + "\n" + trace.format_replay(result, recorded)
+    return f"{tasks} tasks replayed\n" + format_text(result) + "\n" + format_replay(result, recorded)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -480,146 +500,3 @@ class _ProgressBar:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
-
-
-# --- text output -------------------------------------------------------------
-
-
-def format_text(result: Result) -> str:
-    """A compact human summary of a run."""
-    d = result.to_dict()
-    header = [
-        _label(d.get("platform")),
-        _label(d.get("workload")),
-        f"cpufreq {_label(d.get('cpufreq'))}, cpuidle {_label(d.get('cpuidle'))}",
-        f"seed {d.get('seed')}",
-        f"{_num(d.get('sim_time_s'))} s simulated",
-        f"{_num(d.get('events'))} events",
-    ]
-    lines = [" | ".join(header), ""]
-
-    pm = d.get("primary_metric") or {}
-    primary = f"{pm.get('name')} = {_num(pm.get('value'))}"
-    if pm.get("unit"):
-        primary += f" {pm['unit']}"
-    better = pm.get("better")
-    if better in ("lower", "higher"):
-        primary += f"  ({better} is better)"
-    elif better:
-        primary += f"  ({better})"
-    rows = [("primary metric", primary)]
-    others = [(k, v) for k, v in (d.get("metrics") or {}).items() if k != pm.get("name")]
-    for i, (name, value) in enumerate(others):
-        rows.append(("other metrics" if i == 0 else "", f"{name} = {_metric(value)}"))
-    rows.append(("energy", f"{d.get('energy_j', float('nan')):.3f} J"))
-    rows.append(("average power", f"{d.get('avg_power_w', float('nan')):.3f} W"))
-    width = max(len(label) for label, _ in rows)
-    lines += [f"{label:<{width}}  {text}" for label, text in rows]
-    lines += ["", *_cpu_table(d.get("cpus") or [])]
-    return "\n".join(lines) + "\n"
-
-
-def _cpu_table(cpus: list[dict[str, Any]]) -> list[str]:
-    """cpu, busy %, average MHz, transitions, then usage/time per idle state."""
-    states: list[str] = []
-    for cpu in cpus:
-        for s in cpu.get("idle_states", []):
-            if s["name"] not in states:
-                states.append(s["name"])
-    header = ["cpu", "busy", "avg MHz", "transitions", *(f"{s} usage/time" for s in states)]
-    table = [header]
-    for cpu in cpus:
-        total_s = cpu["busy_s"] + cpu["idle_s"]
-        khz = avg_khz(cpu.get("time_in_state", {}))
-        by_state = {s["name"]: s for s in cpu.get("idle_states", [])}
-        row = [
-            str(cpu["cpu"]),
-            f"{100 * cpu['busy_s'] / total_s:.1f}%" if total_s else "-",
-            f"{khz / 1000:.0f}" if khz is not None else "-",
-            str(cpu["transitions"]),
-        ]
-        for name in states:
-            s = by_state.get(name)
-            row.append(f"{s['usage']}/{_seconds(s['time_s'])}" if s else "-")
-        table.append(row)
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    return ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table]
-
-
-def format_list(entries: Any) -> str:
-    """One line per entry (name, description), its other keys and its
-    parameters with their defaults indented below; governors grouped by kind."""
-    if isinstance(entries, Mapping):  # {name: {...}} is accepted too
-        entries = [{"name": k, **v} for k, v in entries.items()]
-    groups: dict[Any, list[dict[str, Any]]] = {}
-    for entry in entries:
-        groups.setdefault(entry.get("kind"), []).append(entry)
-    lines: list[str] = []
-    for kind, group in groups.items():
-        indent = ""
-        if kind is not None:
-            lines.append(f"{kind}:")
-            indent = "  "
-        width = max(len(str(e.get("name", ""))) for e in group)
-        for entry in group:
-            name = str(entry.get("name", "?"))
-            lines.append(f"{indent}{name:<{width}}  {entry.get('description', '')}".rstrip())
-            for key, value in entry.items():
-                if key not in ("name", "description", "kind", "params"):
-                    lines.append(f"{indent}    {key}: {_compact(value)}")
-            lines += _param_lines(entry.get("params") or [], indent + "    ")
-    return "\n".join(lines) + "\n"
-
-
-def _param_lines(params: list[dict[str, Any]], indent: str) -> list[str]:
-    lefts = [
-        f"{p.get('name')} = {_compact(p['default'])}" if "default" in p else str(p.get("name"))
-        for p in params
-    ]
-    width = max((len(left) for left in lefts), default=0)
-    lines = []
-    for left, p in zip(lefts, params, strict=True):
-        extra = {k: v for k, v in p.items() if k not in ("name", "default", "help")}
-        text = f"{left:<{width}}  {p.get('help', '')}"
-        if extra:
-            text += " (" + ", ".join(f"{k}: {_compact(v)}" for k, v in extra.items()) + ")"
-        lines.append((indent + text).rstrip())
-    return lines
-
-
-def _label(value: Any) -> str:
-    if isinstance(value, Mapping) and "name" in value:
-        return str(value["name"])
-    return _compact(value)
-
-
-def _compact(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def _num(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return _compact(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    if math.isfinite(value) and abs(value) >= 1e6:
-        return f"{value:,.0f}"
-    return f"{value:.6g}"
-
-
-def _metric(value: Any) -> str:
-    if isinstance(value, (list, tuple)):
-        return f"[{len(value)} values; see --format json]"
-    if isinstance(value, Mapping):
-        return f"{{{len(value)} entries; see --format json}}"
-    return _num(value)
-
-
-def _seconds(s: float) -> str:
-    if s >= 1:
-        return f"{s:.2f}s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.1f}ms"
-    if s > 0:
-        return f"{s * 1e6:.0f}us"
-    return "0"

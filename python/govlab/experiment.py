@@ -1,4 +1,7 @@
-"""Experiments: the TOML files that ``govlab compare`` runs.
+"""Experiments: the TOML files that ``govlab compare`` runs (pipeline stage: load).
+
+This module reads and checks an experiment file into an :class:`Experiment`;
+:mod:`govlab.plan` then expands it into run requests.
 
 An experiment asks one question: how do some configurations compare on one
 workload, over a range of one of its parameters? ::
@@ -65,8 +68,6 @@ file is loaded (without simulating), so a typo fails before any run starts.
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import json
 import math
 import numbers
@@ -78,19 +79,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from govlab import __version__, api, governors
+from govlab import api, governors, spec as specs
 from govlab.exceptions import GovlabError
 
 __all__ = [
     "ExperimentError",
     "Experiment",
     "Config",
-    "RunSpec",
     "load",
     "load_all",
     "loads",
     "loads_all",
-    "run_key",
 ]
 
 _EXPERIMENT_KEYS = {
@@ -128,25 +127,9 @@ class Config:
     platform_options: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class RunSpec:
-    """One simulation of the experiment: a configuration at a parameter value, one repeat."""
-
-    config: str
-    axis_value: Any
-    repeat: int
-    seed: int
-    #: keyword arguments of :func:`govlab.run`
-    kwargs: dict[str, Any]
-    #: sha256 of :attr:`identity` (see :func:`run_key`)
-    key: str
-    #: everything that determines the run's result, canonical JSON-able
-    identity: dict[str, Any]
-
-
 @dataclass
 class Experiment:
-    """A loaded experiment. :meth:`runs` lists its simulations in a fixed order."""
+    """A loaded experiment; :func:`govlab.plan.runs` lists its simulations in a fixed order."""
 
     name: str
     path: str
@@ -176,26 +159,6 @@ class Experiment:
             return self.workload
         return api.spec_text((self.workload, {self.axis_name: value}), "workload")
 
-    def runs(self) -> list[RunSpec]:
-        """Every (configuration x parameter value x repeat), configurations outermost."""
-        out = []
-        for config, value, (repeat, seed) in itertools.product(
-            self.configs, self.axis_values, enumerate(self.seeds)
-        ):
-            kwargs = {
-                "platform": config.platform,
-                "workload": self.workload_at(value),
-                "cpufreq": config.cpufreq,
-                "cpuidle": config.cpuidle,
-                "duration": self.duration,
-                "seed": seed,
-            }
-            identity = run_identity(**kwargs)
-            out.append(
-                RunSpec(config.name, value, repeat, seed, kwargs, _sha256(identity), identity)
-            )
-        return out
-
     def to_dict(self) -> dict[str, Any]:
         """The definition as stored in the results database (without the run list)."""
         return {
@@ -220,78 +183,6 @@ class Experiment:
                 for c in self.configs
             ],
         }
-
-
-# --- run identity ----------------------------------------------------------------
-
-
-def run_identity(platform: str, workload: str, cpufreq: str, cpuidle: str, duration: str, seed: int) -> dict[str, Any]:
-    """Everything that determines a run's result, as canonical JSON-able data.
-
-    It holds each spec as written (name and settings, in sorted order), the
-    engine's resolved configuration (so defaults are explicit), the sha256 of
-    every platform, workload or Python governor *file* in place of its path (a
-    moved file keeps its runs, an edited one does not), the duration in ns,
-    the seed and the govlab version.
-    """
-    resolved = api.show_config(platform, workload, cpufreq, cpuidle, duration, seed)
-    identity: dict[str, Any] = {
-        "govlab_version": __version__,
-        "platform": {"spec": _spec_parts(platform), "resolved": resolved.get("platform")},
-        "workload": {"spec": _spec_parts(workload), "resolved": resolved.get("workload")},
-        "cpufreq": {"spec": _spec_parts(cpufreq), "resolved": resolved.get("cpufreq")},
-        "cpuidle": {"spec": _spec_parts(cpuidle), "resolved": resolved.get("cpuidle")},
-        "duration_ns": resolved.get("duration_ns"),
-        "seed": int(seed),
-    }
-    for what, spec in (("cpufreq", cpufreq), ("cpuidle", cpuidle)):
-        if isinstance(spec, str) and governors.is_py_spec(spec):
-            tunables = (resolved.get(what) or {}).get("tunables")
-            identity[what] = {"spec": governors.identity(spec), "resolved": {"tunables": tunables}}
-    for what in ("platform", "workload"):
-        name = identity[what]["spec"]["name"]
-        if _looks_like_file(name) and os.path.isfile(name):
-            digest = "sha256:" + hashlib.sha256(Path(name).read_bytes()).hexdigest()
-            identity[what] = _replace_string(identity[what], name, digest)
-    return identity
-
-
-def run_key(identity: Mapping[str, Any]) -> str:
-    """The sha256 of an identity's canonical JSON: the key of a run in the store."""
-    return _sha256(identity)
-
-
-def _sha256(data: Any) -> str:
-    return hashlib.sha256(canonical_json(data).encode()).hexdigest()
-
-
-def canonical_json(data: Any) -> str:
-    """Sorted keys, no whitespace: equal data, equal text."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _spec_parts(spec: str) -> dict[str, Any]:
-    """``"name:k=v,..."`` as ``{"name", "params": {k: v}}`` (settings sorted by the JSON dump)."""
-    name, _, rest = spec.partition(":")
-    params = {}
-    for item in filter(None, (s.strip() for s in rest.split(","))):
-        k, _, v = item.partition("=")
-        params[k.strip()] = v.strip()
-    return {"name": name.strip(), "params": params}
-
-
-def _looks_like_file(name: str) -> bool:
-    return "/" in name or name.endswith((".toml", ".json"))
-
-
-def _replace_string(data: Any, old: str, new: str) -> Any:
-    if isinstance(data, str):
-        return new if data == old else data
-    if isinstance(data, Mapping):
-        return {k: _replace_string(v, old, new) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_replace_string(v, old, new) for v in data]
-    return data
 
 
 # --- loading ---------------------------------------------------------------------
@@ -539,7 +430,7 @@ class _Loader:
         for v in values:
             if isinstance(v, (dict, list)) or (isinstance(v, float) and not math.isfinite(v)):
                 raise self.fail(key, f"values must be numbers, strings or booleans, got {_show(v)}")
-        if name in _spec_parts(workload)["params"]:
+        if name in specs.parts(workload)["params"]:
             raise self.fail(key, f"{name} is also set in experiment.workload ({workload}); set it in one place")
         if len({json.dumps(v) for v in values}) != len(values):
             raise self.fail(key, f"values repeat: {_show(values)}")
@@ -619,8 +510,8 @@ class _Loader:
         except (TypeError, ValueError) as e:
             raise self.fail(key, str(e)) from None
         if what in ("platform", "workload"):
-            name, colon, rest = text.partition(":")
-            if _looks_like_file(name) and not os.path.isabs(name):
+            name, colon, rest = specs.split(text)
+            if specs.looks_like_file(name) and not os.path.isabs(name):
                 candidate = os.path.normpath(os.path.join(self.base_dir, name))
                 if os.path.exists(candidate):
                     text = candidate + colon + rest

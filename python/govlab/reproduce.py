@@ -1,4 +1,8 @@
-"""``govlab reproduce``: the published governor evaluations, re-run and checked.
+"""``govlab reproduce``: the published governor evaluations, re-run and checked (stages: load, analyse, render).
+
+:func:`experiments_of` loads an evaluation's experiment file, :func:`rows`
+analyses its runs against the published figures, :func:`render_text` writes
+the rows; running them is :mod:`govlab.pipeline`'s, as for ``compare``.
 
 Five public threads are govlab's reason to exist (docs/validation.md). Each
 is an experiment file in ``experiments/`` with one ``[[benchmark]]`` per
@@ -36,6 +40,7 @@ from typing import Any
 
 from govlab import stats
 from govlab.experiment import Experiment, load_all
+from govlab.plan import RunSpec
 
 __all__ = ["EVALUATIONS", "Evaluation", "experiments_of", "published", "rows", "verdict", "render_text", "EXTRA_METRICS"]
 
@@ -141,6 +146,7 @@ def _mean(values: Sequence[float], better: str) -> float:
 def rows(
     ev: Evaluation,
     experiments: Sequence[Experiment],
+    planned: Sequence[Sequence[RunSpec]],
     results: Mapping[str, Mapping[str, Any]],
     figures: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
@@ -150,10 +156,10 @@ def rows(
     """
     figures = published(ev) if figures is None else [{"param": None, "headline": False, **f} for f in figures]
     out: list[dict[str, Any]] = []
-    for e in experiments:
+    for e, runs in zip(experiments, planned, strict=True):
         benchmark = e.name.split("/", 1)[1] if "/" in e.name else e.name
         cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-        for run in e.runs():
+        for run in runs:
             result = results.get(run.key)
             if result is not None:
                 cells.setdefault((run.config, json.dumps(run.axis_value)), []).append(result)
@@ -329,17 +335,6 @@ def _g(v: float) -> str:
 
 def _signed(p: float) -> str:
     return "n/a" if p is None or math.isnan(p) else f"{p:+.2f}%"
-
-
-def finite(data: Any) -> Any:
-    """NaN and infinities as None, for JSON."""
-    if isinstance(data, float):
-        return data if math.isfinite(data) else None
-    if isinstance(data, Mapping):
-        return {k: finite(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [finite(v) for v in data]
-    return data
 
 
 def default_db() -> str:

@@ -1,4 +1,4 @@
-"""The statistics of MMTests' compare tables, and the significance test.
+"""The statistics of MMTests' compare tables, and the significance test (used by the analyse stage).
 
 Every function takes a sequence of numbers (the repeated runs of one
 configuration at one parameter value) and returns a float; an undefined

@@ -1,5 +1,8 @@
 """The results database: every run, keyed by everything that determines it.
 
+The execute stage (:mod:`govlab.sweep`) writes results here as they arrive;
+the analyse and render stages read them back.
+
 A SQLite file (``govlab-results.sqlite`` beside the experiment by default) with
 three tables::
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from govlab import compare, experiment, stats
+from govlab import compare, experiment, pipeline, plan, stats, tables
 from govlab.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,8 +51,8 @@ def small(tmp_path) -> Path:
 def run_compare(path: Path, db: Path, jobs: int = 2, on_stored=None):
     exp = experiment.load(path)
     with Store(db) as store:
-        analyses, report = compare.run_experiments([exp], store, jobs=jobs, progress=False, on_stored=on_stored)
-    return compare.render(analyses, "text"), report
+        done = pipeline.run_experiments([exp], store, jobs=jobs, progress=False, on_stored=on_stored)
+    return tables.render(done.analyses, "text"), done.report
 
 
 def run_rows(db: Path) -> list[tuple]:
@@ -125,7 +125,7 @@ def test_lower_is_better_table():
     ppw = row(a, "energy", "Perf/W", 1)
     assert ppw["base"]["value"] == pytest.approx(stats.amean([1 / (v * 10) for v in (10, 11, 12)]))
 
-    text = compare.render([a], "text")
+    text = tables.render([a], "text")
     assert re.search(r"^Amean\s+1\s+11\.00 \(\s+0\.00%\)\s+8\.50 \*\s+22\.73%\*$", text, re.M), text
     assert re.search(r"^Stddev\s+1\s+1\.0000 \(\s+0\.00%\)\s+0\.5000 \(\s+50\.00%\)$", text, re.M), text
     # at n = 2 the loss is not significant: t = 2 / sqrt(1/3), df = 2, so p = 1 - t / sqrt(2 + t^2) = 0.074
@@ -141,11 +141,11 @@ def test_difference_against_a_zero_baseline_is_not_a_number():
     stddev = row(a, "performance", "Stddev", 2)
     assert stddev["base"]["value"] == 0.0 and stddev["new"]["value"] == pytest.approx(1.0)
     assert stddev["new"]["pct"] == -math.inf  # the figure stays what pct_diff says
-    text = compare.render([a], "text")
+    text = tables.render([a], "text")
     assert re.search(r"^Stddev\s+2\s+0\.0000 \(\s+0\.00%\)\s+1\.0000 \(\s+n/a\)$", text, re.M), text
     assert "inf" not in text
-    assert "inf" not in compare.render([a], "markdown")
-    csv_rows = [line.split(",") for line in compare.render([a], "csv").splitlines()]
+    assert "inf" not in tables.render([a], "markdown")
+    csv_rows = [line.split(",") for line in tables.render([a], "csv").splitlines()]
     stddev_new = [r for r in csv_rows if r[2] == "Stddev" and r[4] == "2" and r[5] == "new"]
     assert stddev_new and stddev_new[0][9] == ""  # pct_diff left empty, as for nan
 
@@ -159,7 +159,7 @@ def test_higher_is_better_table_has_hmean():
     assert row(a, "performance", "Min", 1)["new"]["pct"] == pytest.approx(50.0)
     score = {s["config"]: s for s in a["scores"]}
     assert score["new"]["score"] == pytest.approx(math.sqrt(150 * 55))  # gmean of the Hmeans
-    text = compare.render([a], "text")
+    text = tables.render([a], "text")
     assert re.search(r"^Hmean\s+1\s+150\.00", text, re.M), text
     assert "HIGHER is better" in text
 
@@ -183,10 +183,10 @@ def test_summary_over_two_benchmarks():
     assert [e["benchmark"] for e in group["categories"]["large wins"]] == ["synthetic"]
     assert [e["benchmark"] for e in group["categories"]["neutral"]] == ["other"]
     assert summary["ratios"]["rows"][1]["perf"]["new"] == pytest.approx(1.0)
-    text = compare.render([a, b], "text")
+    text = tables.render([a, b], "text")
     assert "SUMMARY" in text and "Large wins:" in text and "RATIOS" in text
     for fmt in ("markdown", "csv", "json"):
-        assert compare.render([a, b], fmt)
+        assert tables.render([a, b], fmt)
 
 
 # --- experiment files -------------------------------------------------------------------
@@ -226,14 +226,14 @@ def test_experiment_loads(small):
     assert (exp.name, exp.baseline, exp.axis_name, exp.axis_values, exp.seeds) == (
         "small", "ondemand", "tasks", [1, 4], [1, 2, 3]
     )
-    runs = exp.runs()
+    runs = plan.runs(exp)
     assert len(runs) == SMALL_RUNS == len({r.key for r in runs})
     assert runs[0].kwargs["workload"] == "periodic:run_us=1500,period_us=7000,tasks=1"
     # the key does not depend on how a spec is written, only on what it means
     again = experiment.loads(SMALL.replace('cpufreq = "ondemand"', 'cpufreq = { name = "ondemand" }'), str(small))
-    assert [r.key for r in again.runs()] == [r.key for r in runs]
+    assert [r.key for r in plan.runs(again)] == [r.key for r in runs]
     longer = experiment.loads(SMALL.replace('"200ms"', '"300ms"'), str(small))
-    assert not {r.key for r in longer.runs()} & {r.key for r in runs}
+    assert not {r.key for r in plan.runs(longer)} & {r.key for r in runs}
 
 
 def test_cli_bad_experiment_exits_2(cli, tmp_path):
@@ -298,17 +298,17 @@ def test_report_renders_stored_runs_without_simulating(small, tmp_path, monkeypa
     db = tmp_path / "r.sqlite"
     text, _ = run_compare(small, db)
 
-    import govlab.sweep
+    import govlab.sweep.worker
 
     def no_simulation(*_a, **_k):
         raise AssertionError("report must not simulate")
 
-    monkeypatch.setattr(govlab.sweep, "simulate", no_simulation)
+    monkeypatch.setattr(govlab.sweep.worker, "simulate", no_simulation)
     with Store(db, create=False) as store:
         analyses = compare.from_store(store)
-    assert compare.render(analyses, "text") == text
+    assert tables.render(analyses, "text") == text
     for fmt in ("markdown", "csv", "json"):
-        out = compare.render(analyses, fmt)
+        out = tables.render(analyses, fmt)
         assert "schedutil" in out
 
 
@@ -325,7 +325,7 @@ def test_report_of_a_partial_database_says_so(small, tmp_path):
     with Store(db, create=False) as store:
         (analysis,) = compare.from_store(store)
     assert analysis["missing_runs"] == SMALL_RUNS - 3
-    assert "INCOMPLETE" in compare.render([analysis], "text")
+    assert "INCOMPLETE" in tables.render([analysis], "text")
 
 
 def test_store_keeps_the_first_result(tmp_path):
@@ -405,4 +405,4 @@ def test_experiment_paths_are_relative_to_the_file(tmp_path):
     exp = experiment.loads(textwrap.dedent(text), str(tmp_path / "e.toml"))
     assert exp.platform == str(tmp_path / "sub" / "machine.toml")
     # the file is keyed by its content, not its path
-    assert str(tmp_path) not in experiment.canonical_json(exp.runs()[0].identity)
+    assert str(tmp_path) not in plan.canonical_json(plan.runs(exp)[0].identity)

@@ -10,7 +10,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from govlab import compare, experiment, sweep  # noqa: E402
+from govlab import experiment, pipeline, sweep, tables  # noqa: E402
 from govlab.store import Store  # noqa: E402
 
 from dask_faults import KillOnce  # noqa: E402
@@ -38,11 +38,11 @@ def dask_url(cluster) -> str:
 
 def compare_text(path: Path, db: Path, executor: str = "local", on_stored=None) -> tuple[str, sweep.SweepReport]:
     with Store(db) as store:
-        analyses, report = compare.run_experiments(
+        done = pipeline.run_experiments(
             [experiment.load(path)], store, jobs=2, progress=False, on_stored=on_stored,
             executor=sweep.parse_executor(executor) if executor != "local" else "local",
         )
-    return compare.render(analyses, "text"), report
+    return tables.render(done.analyses, "text"), done.report
 
 
 def stored_keys(db: Path) -> list[str]:

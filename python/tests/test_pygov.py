@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import govlab
-from govlab import experiment, governors
+from govlab import experiment, governors, plan
 from govlab.exceptions import GovernorError, InvalidValueError, UnknownKeyError, UnknownNameError
 from govlab.governors import CpufreqGovernor, CpuidleGovernor, Tunable
 
@@ -578,7 +578,7 @@ def test_experiment_identity_follows_the_governor_file(tmp_path):
         name = "py"
         cpufreq = { name = "py:gov/od.py:Ondemand", up_threshold = 80 }
     """))
-    (run,) = experiment.load(exp).runs()
+    (run,) = plan.runs(experiment.load(exp))
     assert run.kwargs["cpufreq"] == f"py:{gov}:Ondemand:up_threshold=80"
     ident = run.identity["cpufreq"]
     assert ident["spec"]["file"].startswith("sha256:") and str(gov) not in str(run.identity)
@@ -588,11 +588,11 @@ def test_experiment_identity_follows_the_governor_file(tmp_path):
     moved = tmp_path / "moved"
     gov.parent.rename(moved)
     exp.write_text(exp.read_text().replace("gov/od.py", "moved/od.py"))
-    (same,) = experiment.load(exp).runs()
+    (same,) = plan.runs(experiment.load(exp))
     assert same.key == run.key, "a moved file keeps its runs"
     with (moved / "od.py").open("a") as f:
         f.write("\n# edited\n")
-    (edited,) = experiment.load(exp).runs()
+    (edited,) = plan.runs(experiment.load(exp))
     assert edited.key != run.key, "an edited file gives new runs"
 
 

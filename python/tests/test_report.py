@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from govlab import compare, experiment
+from govlab import compare, experiment, pipeline, plan
 from govlab import report as html_report
 from govlab.report import aggregate
 from govlab.report.timeline import EXIT_IDLE, RUNNING, parse, trace_run
@@ -73,10 +73,11 @@ def build_report(directory: Path, timeline: str | None = EVIL) -> tuple[str, Pat
     """Compare both experiments into a fresh database and render the page; the timeline shows ``timeline``'s run."""
     db = directory / "r.sqlite"
     with Store(db) as store:
-        analyses, _ = compare.run_experiments(
+        done = pipeline.run_experiments(
             [experiment.load(p) for p in write_experiments(directory)], store, jobs=2, progress=False
         )
-        run = html_report.record_timeline(store, analyses, timeline)
+        analyses = done.analyses
+        run = html_report.record_timeline(store, done.experiments[0], done.planned[0], timeline)
         page = html_report.render(analyses, html_report.cells(store, analyses), run, source=str(db))
     return page, db
 
@@ -251,18 +252,19 @@ def test_page_holds_every_section(evil_report):
 def test_report_renders_the_same_page_without_simulating(evil_report, monkeypatch):
     page, db = evil_report
     import govlab.report
-    import govlab.sweep
+    import govlab.sweep.worker
 
     def no_simulation(*_a, **_k):
         raise AssertionError("report must not simulate")
 
-    monkeypatch.setattr(govlab.sweep, "simulate", no_simulation)
+    monkeypatch.setattr(govlab.sweep.worker, "simulate", no_simulation)
     monkeypatch.setattr(govlab.report, "trace_run", no_simulation)
     with Store(db, create=False) as store:
         analyses = compare.from_store(store)
         again = html_report.render(analyses, html_report.cells(store, analyses), html_report.stored_timeline(store, analyses), source=str(db))
         # asking for the same run again finds its timeline stored
-        html_report.record_timeline(store, analyses, EVIL)
+        evil = experiment.load(db.parent / "evil-experiment.toml")
+        html_report.record_timeline(store, evil, plan.runs(evil), EVIL)
     assert again == page
 
 

@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from govlab import cli, experiment, reproduce, stats
-from govlab.compare import run_experiments
+from govlab import cli, experiment, plan, reproduce, stats
+from govlab.pipeline import run_experiments
 from govlab.store import Store
 
 MULTI = textwrap.dedent(
@@ -110,26 +110,26 @@ def test_rows_hold_the_means_of_the_stored_runs_and_the_published_figures(tmp_pa
     path.write_text(MULTI)
     exps = experiment.load_all(path, quick=True)
     with Store(tmp_path / "db.sqlite") as store:
-        run_experiments(exps, store, jobs=1, progress=False)
-        results = store.results({r.key for e in exps for r in e.runs()})
+        done = run_experiments(exps, store, jobs=1, progress=False)
+        results = done.results(store)
     ev = reproduce.Evaluation("multi", "test", extra_metrics=("idle_correct_pct",))
     figures = [
         {"benchmark": "ebizzy", "param": 40, "config": "su", "metric": "records_per_s", "better": "higher",
          "baseline_value": 100.0, "value": 110.0, "where": "made up", "headline": True},
     ]
-    table = reproduce.rows(ev, exps, results, figures)
+    table = reproduce.rows(ev, exps, done.planned, results, figures)
     # 2 (tasks 1, 4) + 1 (util 40) parameter values x 2 configs x 2 metrics
     assert len(table) == 3 * 2 * 2
     for r in table:
         if r["config"] == r["baseline"]:
             assert r["value"] == r["baseline_value"] and r["pct"] == 0
     ebizzy = next(r for r in table if r["benchmark"] == "ebizzy" and r["config"] == "su" and r["metric"] == "records_per_s")
-    run = next(x for x in exps[1].runs() if x.config == "su")
+    run = next(x for x in done.planned[1] if x.config == "su")
     assert ebizzy["value"] == pytest.approx(results[run.key]["primary_metric"]["value"])
     assert ebizzy["published"]["pct"] == pytest.approx(10.0)
     assert ebizzy["verdict"]["same_direction"] == (ebizzy["pct"] > 0)
     correct = next(r for r in table if r["metric"] == "idle_correct_pct" and r["benchmark"] == "periodic")
-    cpus = results[next(x for x in exps[0].runs() if x.config == correct["config"] and x.axis_value == correct["param"]).key]["cpus"]
+    cpus = results[next(x for x in done.planned[0] if x.config == correct["config"] and x.axis_value == correct["param"]).key]["cpus"]
     samples = sum(c["idle_accuracy"]["samples"] for c in cpus)
     assert correct["value"] == pytest.approx(100 * sum(c["idle_accuracy"]["correct"] for c in cpus) / samples)
     assert correct["idle_samples"] == samples

@@ -4,7 +4,7 @@ bad input as one line and exit status 2."""
 from __future__ import annotations
 
 import json
-import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,21 +12,11 @@ import pytest
 import govlab
 from govlab import trace
 
-
-def _real_data() -> Path:
-    """Beside the repository or a parent, else $GOVLAB_REAL_DATA, else /work/shared/data/real."""
-    here = Path(__file__).resolve()
-    candidates = [parent / "shared" / "data" / "real" for parent in here.parents]
-    if os.environ.get("GOVLAB_REAL_DATA"):
-        candidates.append(Path(os.environ["GOVLAB_REAL_DATA"]))
-    candidates.append(Path("/work/shared/data/real"))
-    for c in candidates:
-        if c.is_dir():
-            return c
-    raise AssertionError(f"shared/data/real not found beside any parent of {here}, in $GOVLAB_REAL_DATA or /work/shared/data/real")
+sys.path.insert(0, str(Path(__file__).resolve().parent / "regression"))
+from common import real_data  # noqa: E402  (shared with the regression cases)
 
 
-REAL = _real_data()
+REAL = real_data()
 SURFACEFLINGER = REAL / "trappy" / "trace_surfaceflinger.html"
 SCHED_LOAD = REAL / "lisa" / "sched_load" / "trace.dat"
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from govlab import trace
+from govlab.report import trace_page
 from test_trace import SCHED_LOAD
 
 EVIL = "<script>alert(1)</script>"
@@ -46,7 +47,7 @@ def test_a_bad_trace_or_place_writes_nothing_and_keeps_the_old_page(cli, tmp_pat
 
 def test_the_page_has_a_number_cell_per_figure_and_the_timeline_of_every_cpu(tmp_path):
     out = tmp_path / "sched_load.html"
-    stats = trace.write_html(SCHED_LOAD, out)
+    stats = trace_page.write_html(SCHED_LOAD, out)
     page = out.read_text()
     assert page.count('data-path="') >= len(stats["cpus"]) * 20
     timeline = json.loads(page.split('id="plot-1-data">')[1].split("</script>")[0])
@@ -160,7 +161,7 @@ def test_script_names_from_the_trace_and_the_file_name_are_text(browser, tmp_pat
     source = tmp_path / EVIL_NAME
     source.write_text(EVIL_TRACE)
     out = tmp_path / "evil.html"
-    trace.write_html(source, out, platform="skylake-e3-1240v5")
+    trace_page.write_html(source, out, platform="skylake-e3-1240v5")
     context, page, seen = _open(browser, out)
     try:
         assert EVIL_NAME in page.inner_text("h1")

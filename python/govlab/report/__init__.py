@@ -1,4 +1,4 @@
-"""The HTML report of ``govlab compare --html`` and ``govlab report --html``.
+"""The HTML report of ``govlab compare --html`` and ``govlab report --html`` (pipeline stage: render).
 
 One self-contained file: plotly.js is embedded, so it opens with no network.
 For each benchmark it holds the comparison tables of :mod:`govlab.compare`
@@ -31,12 +31,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from govlab import __version__, compare, stats
+from govlab import __version__, compare, fmt, plan, stats, tables
+from govlab.experiment import Experiment
+from govlab.plan import RunSpec
 from govlab.report import figures
 from govlab.report.timeline import MAX_EVENTS, CpuTimeline, trace_run
 from govlab.store import Store
 
-__all__ = ["TimelineRun", "cells", "timeline_pick", "choose_timeline_run", "record_timeline", "stored_timeline", "render", "write", "script_json"]
+__all__ = ["TimelineRun", "cells", "timeline_pick", "record_timeline", "stored_timeline", "render", "write", "script_json"]
 
 Cells = dict[tuple[str, int], list[dict[str, Any]]]
 
@@ -93,73 +95,38 @@ def timeline_pick(definition: Mapping[str, Any], config: str | None = None, valu
     values = axis["values"] if axis else [None]
     if value is None:
         return config, values[-1], definition["seeds"][0]
-    labels = [compare._value_label(v, "") for v in values]
+    labels = [fmt.value_label(v) for v in values]
     if axis is None or value not in labels:
         choices = ", ".join(labels) if axis else "none (the experiment has no [axis])"
         raise ValueError(f"--timeline-value: {value!r} is not a value of {definition['name']}'s axis; valid choices: {choices}")
     return config, values[labels.index(value)], definition["seeds"][0]
 
 
-def choose_timeline_run(
-    store: Store, analyses: Sequence[Mapping[str, Any]], config: str | None = None, value: str | None = None
-) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    """The run of the first benchmark to show as a timeline (see :func:`timeline_pick`): ``(definition, run row)``."""
-    (x, *_) = _recorded(store, analyses[:1]) or [None]
-    if x is None:
-        raise ValueError(f"{store.path}: no experiment recorded")
-    definition = x["definition"]
-    config, axis_value, seed = timeline_pick(definition, config, value)
-    for r in x["runs"]:
-        if r["config"] == config and json.dumps(r["axis_value"]) == json.dumps(axis_value) and r["seed"] == seed:
-            return definition, r
-    raise ValueError(f"{definition['name']}: no run of {config!r} at {axis_value!r}, seed {seed}")
-
-
-def _run_kwargs(definition: Mapping[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
-    from govlab import api
-
-    config = next(c for c in definition["configs"] if c["name"] == run["config"])
-    axis = definition.get("axis")
-    workload = definition["workload"]
-    if axis:
-        workload = api.spec_text((workload, {axis["name"]: run["axis_value"]}), "workload")
-    return {
-        "platform": config["platform"],
-        "workload": workload,
-        "cpufreq": config["cpufreq"],
-        "cpuidle": config["cpuidle"],
-        "duration": definition["duration"],
-        "seed": run["seed"],
-    }
-
-
 def record_timeline(
     store: Store,
-    analyses: Sequence[Mapping[str, Any]],
+    experiment: Experiment,
+    planned: Sequence[RunSpec],
     config: str | None = None,
     value: str | None = None,
     max_events: int = MAX_EVENTS,
 ) -> TimelineRun:
-    """The timeline of the chosen run (see :func:`choose_timeline_run`), simulated with a trace if not stored.
+    """The timeline of ``experiment``'s run chosen by :func:`timeline_pick`, simulated with a trace if not stored.
 
-    The run is simulated again only when its key still names it (same files,
-    same govlab version), so the timeline is that of the stored run.
+    ``planned`` are the experiment's run requests (:func:`govlab.plan.runs`):
+    the run traced is the very request that was stored, so the timeline is
+    that of the stored run.
     """
-    from govlab import experiment
-
-    definition, run = choose_timeline_run(store, analyses, config, value)
-    data = store.timeline([run["key"]])
+    definition = experiment.to_dict()
+    config, axis_value, seed = timeline_pick(definition, config, value)
+    run = plan.find(planned, config, axis_value, seed)
+    if run is None:
+        raise ValueError(f"{definition['name']}: no run of {config!r} at {axis_value!r}, seed {seed}")
+    data = store.timeline([run.key])
     if data is None:
-        kwargs = _run_kwargs(definition, run)
-        if experiment.run_key(experiment.run_identity(**kwargs)) != run["key"]:
-            raise ValueError(
-                f"{definition['name']}: the stored run of {run['config']!r} was made from other files or "
-                "another govlab version; its timeline cannot be traced again"
-            )
-        timeline, _ = trace_run(kwargs, max_events)
-        store.put_timeline(run["key"], timeline.to_dict())
-        data = (run["key"], timeline.to_dict())
-    return _timeline_run(store, definition, run, CpuTimeline.from_dict(data[1]))
+        timeline, _ = trace_run(run.kwargs, max_events)
+        store.put_timeline(run.key, timeline.to_dict())
+        data = (run.key, timeline.to_dict())
+    return _timeline_run(store, definition, plan.run_row(run), CpuTimeline.from_dict(data[1]))
 
 
 def stored_timeline(store: Store, analyses: Sequence[Mapping[str, Any]]) -> TimelineRun | None:
@@ -284,7 +251,7 @@ def _benchmark(a: Mapping[str, Any], cells: Cells, counter: Iterator[int]) -> di
         )
     for series, fig in figures.workload_latency(a, cells):
         plots.append((f"Latency of {series}", "The workload's own latency statistics, mean over the repeats.", fig))
-    perf_rows = compare.performance_rows(a)
+    perf_rows = tables.performance_rows(a)
     score_note = (
         f" Gmean all: geometric mean of the {a['mean']} over {axis['name']}." if len(perf_rows) > len(a["performance"]) else ""
     )
@@ -295,9 +262,9 @@ def _benchmark(a: Mapping[str, Any], cells: Cells, counter: Iterator[int]) -> di
         "workload": a["workload"],
         "platform": a["platform"],
         "duration": a["duration"],
-        "seeds": compare._seed_text(a["seeds"]),
+        "seeds": fmt.seed_range(a["seeds"]),
         "axis": axis["name"] if axis else "",
-        "axis_values": ", ".join(compare._value_label(v, "") for v in axis["values"]) if axis else "",
+        "axis_values": ", ".join(fmt.value_label(v) for v in axis["values"]) if axis else "",
         "metric": m["name"],
         "unit": m.get("unit") or "",
         "better": m["better"],
@@ -326,7 +293,7 @@ def _benchmark(a: Mapping[str, Any], cells: Cells, counter: Iterator[int]) -> di
 
 
 def _table(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[dict[str, Any]]:
-    decimals = compare._stat_decimals(rows)
+    decimals = tables.stat_decimals(rows)
     out = []
     for r in rows:
         by_config = {c["config"]: c for c in r["cells"]}
@@ -336,9 +303,9 @@ def _table(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[dict
             if c is None:
                 cells_out.append({"text": "-", "significant": False})
                 continue
-            pct = compare._pct_text(c["pct"])
+            pct = fmt.pct(c["pct"])
             mark = f"*{pct}*" if c.get("significant") else f"({pct})"
-            cells_out.append({"text": f"{compare._num(c['value'], decimals[r['stat']])} {mark}", "significant": bool(c.get("significant"))})
+            cells_out.append({"text": f"{fmt.fixed(c['value'], decimals[r['stat']])} {mark}", "significant": bool(c.get("significant"))})
         out.append({"stat": r["stat"], "label": str(r["label"]), "cells": cells_out})
     return out
 
@@ -363,7 +330,7 @@ def _summary(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                             {
                                 "benchmark": e["benchmark"],
                                 "metric": e["metric"],
-                                "pct": compare._signed_pct(e["pct"]),
+                                "pct": fmt.signed_pct(e["pct"]),
                                 "note": "" if e["significant"] or not math.isfinite(e["pct"]) else " (not significant)",
                             }
                             for e in g["categories"][name]
@@ -378,8 +345,8 @@ def _summary(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "ratios": [
             {
                 "name": name,
-                "cells": [compare._num(perf[c], 3) if c in perf else "-" for c in configs]
-                + [compare._num(ppw[c], 3) if c in ppw else "-" for c in configs],
+                "cells": [fmt.fixed(perf[c], 3) if c in perf else "-" for c in configs]
+                + [fmt.fixed(ppw[c], 3) if c in ppw else "-" for c in configs],
             }
             for name, perf, ppw in ratio_rows
         ],
@@ -400,7 +367,7 @@ def _timeline(run: TimelineRun, number: int) -> dict[str, Any]:
         "benchmark": run.benchmark,
         "config": run.config,
         "axis": run.axis or "",
-        "value": compare._value_label(run.axis_value, ""),
+        "value": fmt.value_label(run.axis_value),
         "seed": run.seed,
         "caption": caption,
         "json": script_json(figures.cpu_timeline(t, run.state_names)),

@@ -1,4 +1,4 @@
-"""What the report's plots show, computed from stored run results.
+"""What the report's plots show, computed from stored run results (pipeline stage: render).
 
 Each function takes the result dicts of the repeats of one configuration at
 one parameter value (as the engine returns them) and sums or averages them;

@@ -1,4 +1,4 @@
-"""The report's plots, as plotly figures.
+"""The report's plots, as plotly figures (pipeline stage: render).
 
 Every string that came from a user file or a trace (configuration, workload,
 series, idle-state and task names, axis values) goes through :func:`text`
@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from govlab import stats
+from govlab import fmt, stats
 from govlab.report import aggregate
 from govlab.report.timeline import IDLE_OTHER, RUNNING, UNKNOWN, CpuTimeline
 
@@ -60,13 +60,7 @@ def _configs(a: Mapping[str, Any]) -> list[str]:
 def _labels(a: Mapping[str, Any]) -> list[str]:
     if not a["axis"]:
         return ["all runs"]
-    return [_value_text(v) for v in a["axis"]["values"]]
-
-
-def _value_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    return [fmt.value_label(v, "None") for v in a["axis"]["values"]]
 
 
 def _axis_title(a: Mapping[str, Any]) -> str:

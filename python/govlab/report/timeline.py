@@ -1,4 +1,4 @@
-"""A per-CPU timeline of frequency and idle state, read from govlab's own trace.
+"""A per-CPU timeline of frequency and idle state, read from govlab's own trace (pipeline stage: render).
 
 The HTML report shows one run as it happened: each CPU's frequency and, below
 it, what each CPU was doing (running, or which idle state it was in). It gets

@@ -1,4 +1,4 @@
-"""The HTML page of ``govlab trace stats --html``.
+"""The HTML page of ``govlab trace stats --html`` (pipeline stage: render).
 
 One self-contained file, like the compare report (same frame, plotly.js
 embedded): the tables of ``govlab trace stats`` and a per-CPU timeline of
@@ -14,6 +14,7 @@ notes, the file name) are escaped as in :mod:`govlab.report`.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ from govlab.report import figures, script_json
 from govlab.report.timeline import CpuTimeline
 from govlab.result import avg_khz
 
-__all__ = ["render", "cpu_timeline"]
+__all__ = ["render", "write_html", "cpu_timeline"]
 
 Cell = dict[str, Any]
 
@@ -205,3 +206,16 @@ def _timeline(data: Mapping[str, Any]) -> dict[str, Any]:
             "most of it doing and the frequency it held longest; the tables are exact."
         )
     return {"id": "plot-1", "caption": caption, "json": script_json(figures.cpu_timeline(cpu_timeline(data), data["idle_states"]))}
+
+
+def write_html(
+    path: str | os.PathLike[str], out: str | os.PathLike[str], platform: str | None = None, max_spans: int | None = None
+) -> dict[str, Any]:
+    """Write the HTML page of the trace in ``path`` (its stats tables and
+    timeline) to ``out``, whole or not at all; returns the stats."""
+    from govlab import trace
+    from govlab.report import write
+
+    stats, timeline = trace.stats_and_timeline(path, platform, max_spans)
+    write(out, render(stats, timeline, os.fspath(path)))
+    return stats

@@ -1,4 +1,4 @@
-"""Running many runs: the runs an experiment needs that the store does not have.
+"""Executing the plan: the run requests the store does not have (pipeline stage: execute).
 
 :func:`execute` skips every run whose key is already stored, runs the rest on
 a local process pool (``jobs`` workers, default ``os.cpu_count()``; ``jobs=1``
@@ -15,28 +15,29 @@ resumes where it stopped.
 ``executor`` chooses where runs are simulated: ``"local"`` (the process pool
 above) or the address of a Dask distributed scheduler (``tcp://HOST:PORT``,
 from ``--executor dask://HOST:PORT`` through :func:`parse_executor`), for
-which :mod:`govlab.dask_sweep` submits the runs and this process still
+which :mod:`govlab.sweep.dask` submits the runs and this process still
 stores every result as it arrives.
+
+This module chooses the executor; :mod:`govlab.sweep.worker` is what a worker
+does, :mod:`govlab.sweep.local` the process pool, :mod:`govlab.sweep.dask` the
+Dask client. The run requests come from :mod:`govlab.plan`.
 """
 
 from __future__ import annotations
 
-import itertools
-import multiprocessing
 import os
 import re
-import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
-from govlab.experiment import RunSpec
+from govlab.plan import RunSpec
 from govlab.store import Store
+from govlab.sweep import worker
 
-__all__ = ["execute", "SweepReport", "simulate", "parse_executor", "LOCAL"]
+__all__ = ["execute", "SweepReport", "parse_executor", "LOCAL"]
 
 #: The executor of a process pool on this machine.
 LOCAL = "local"
@@ -54,22 +55,6 @@ class SweepReport:
     wall_s: float
 
 
-def simulate(kwargs: dict[str, Any]) -> tuple[dict[str, Any], float]:
-    """One run in a worker: ``govlab.run(**kwargs).to_dict()`` and its wall time."""
-    import govlab
-
-    start = time.perf_counter()
-    result = govlab.run(**kwargs).to_dict()
-    return result, time.perf_counter() - start
-
-
-def govlab_version() -> str:
-    """The govlab version where this runs (a Dask worker, to check it matches the client's)."""
-    import govlab
-
-    return govlab.__version__
-
-
 def parse_executor(text: str) -> str:
     """``"local"``, or the scheduler address ``tcp://HOST:PORT`` of ``dask://HOST:PORT``."""
     if text == LOCAL:
@@ -78,10 +63,6 @@ def parse_executor(text: str) -> str:
     if m is None or not 0 < int(m["port"]) < 65536:
         raise ValueError(f"--executor: expected 'local' or 'dask://HOST:PORT', got {text!r}")
     return f"tcp://{m['host']}:{int(m['port'])}"
-
-
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def execute(
@@ -123,68 +104,20 @@ def execute(
 
     try:
         if executor != LOCAL:
-            from govlab import dask_sweep
+            from govlab.sweep import dask
 
-            dask_sweep.run(missing, executor, keep)
+            dask.run(missing, executor, keep)
         elif jobs == 1:
             for run in missing:
-                keep(run, simulate(run.kwargs))
+                keep(run, worker.simulate(run.kwargs))
         else:
-            _pool(missing, jobs, keep)
+            from govlab.sweep import local
+
+            local.run(missing, jobs, keep)
     finally:
         if bar is not None:
             bar.close()
     return SweepReport(report.total, report.stored, report.simulated, time.perf_counter() - start)
-
-
-def _pool(missing: Sequence[RunSpec], jobs: int, keep: Callable[..., None]) -> None:
-    # spawn: a clean interpreter per worker, safe whatever threads this process runs.
-    context = multiprocessing.get_context("spawn")
-    executor = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_ignore_sigint)
-    pending: dict[Future, RunSpec] = {}
-    queue = iter(missing)
-    try:
-        # At most `jobs` runs are submitted at a time, so that every submitted
-        # run is really running: on Ctrl-C there is no queue to cancel.
-        for run in itertools.islice(queue, jobs):
-            pending[executor.submit(simulate, run.kwargs)] = run
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                run = pending.pop(future)
-                keep(run, future.result())
-                for following in itertools.islice(queue, 1):
-                    pending[executor.submit(simulate, following.kwargs)] = following
-    except BaseException:
-        _drain(executor, pending, keep)
-        raise
-    else:
-        executor.shutdown(wait=True)
-
-
-def _drain(executor: ProcessPoolExecutor, pending: dict[Future, RunSpec], keep: Callable[..., None]) -> None:
-    """After an error or Ctrl-C: cancel what has not started, store what finishes."""
-    for future in pending:
-        future.cancel()
-    running = {f: r for f, r in pending.items() if not f.cancelled()}
-    try:
-        if running:
-            print(
-                f"govlab: stopping; storing the {len(running)} run(s) in flight (Ctrl-C again to abandon them)",
-                file=sys.stderr,
-            )
-        for future, run in running.items():
-            try:
-                outcome = future.result()
-            except Exception:  # a failed run in flight: nothing to store
-                continue
-            keep(run, outcome, notify=False)
-        executor.shutdown(wait=True, cancel_futures=True)
-    except KeyboardInterrupt:
-        # Abandon the runs in flight: stop their processes and do not wait.
-        for process in list(getattr(executor, "_processes", {}).values()):
-            process.terminate()
-        executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _bar(total: int, desc: str, progress: bool | None, already: int) -> Any:

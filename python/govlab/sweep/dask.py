@@ -1,7 +1,7 @@
-"""Runs on a Dask distributed cluster: ``govlab compare --executor dask://HOST:PORT``.
+"""The Dask executor (pipeline stage: execute): ``govlab compare --executor dask://HOST:PORT``.
 
 This process is the Dask client. It submits one task per missing run, each
-calling :func:`govlab.sweep.simulate` on a worker, and stores every result in
+calling :func:`govlab.sweep.worker.simulate` on a worker, and stores every result in
 the results database here the moment it arrives, as the local executor does:
 the database never leaves the client, the workers need only govlab itself,
 of the same version (checked before anything is submitted, since a run's key
@@ -25,8 +25,8 @@ from typing import Any
 
 from govlab import __version__
 from govlab.exceptions import GovlabError
-from govlab.experiment import RunSpec
-from govlab.sweep import govlab_version, simulate
+from govlab.plan import RunSpec
+from govlab.sweep.worker import govlab_version, simulate
 
 __all__ = ["ClusterError", "CONNECT_TIMEOUT_S", "run"]
 
