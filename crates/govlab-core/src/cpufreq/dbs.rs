@@ -76,7 +76,7 @@
 
 use super::{CpufreqGovernor, Policy, Relation, SchedView};
 use crate::error::Result;
-use crate::params::Params;
+use crate::params::{ParamDefault, ParamSpec, Params, Range, UINT_MAX};
 use crate::platform::{CpuId, Driver, Platform};
 
 // ---- cpufreq core constants ----------------------------------------------
@@ -178,20 +178,45 @@ pub fn default_sampling_rate_us(platform: &Platform) -> u32 {
     floor.max(u64::from(policy_transition_delay_us(platform, 0))) as u32
 }
 
-/// Read `sampling_rate` (µs) the way store_sampling_rate accepts it: an
-/// unsigned 32-bit number of at least two ticks.
-pub(crate) fn sampling_rate_param(p: &mut Params<'_>, platform: &Platform) -> Result<u32> {
-    let min = min_sampling_interval_us(platform.tick_ns());
-    let default = u64::from(default_sampling_rate_us(platform));
-    Ok(p.u64("sampling_rate", default, min, u64::from(u32::MAX))? as u32)
-}
+// ---- tunables shared by ondemand and conservative ---------------------------
 
-/// Read a tunable whose store accepts any unsigned 32-bit number and clamps
-/// it to `max` (ignore_nice_load and io_is_busy to 1, powersave_bias to
-/// 1000, freq_step to 100).
-pub(crate) fn clamped_param(p: &mut Params<'_>, key: &'static str, default: u32, max: u32) -> Result<u32> {
-    let v = p.u64(key, u64::from(default), 0, u64::from(u32::MAX))?;
-    Ok(v.min(u64::from(max)) as u32)
+/// sampling_rate, µs (store_sampling_rate): default the larger of two ticks
+/// and the policy's transition delay; below two ticks rejected.
+pub const SAMPLING_RATE: ParamSpec<Platform> = ParamSpec {
+    name: "sampling_rate",
+    unit: "µs",
+    default: ParamDefault::Derived {
+        doc: "max(2 ticks, transition delay) µs",
+        value: |p| u64::from(default_sampling_rate_us(p)),
+    },
+    range: Range::UintFrom { min: |p| min_sampling_interval_us(p.tick_ns()), max: UINT_MAX },
+    help: "sampling period in µs; at least 2 ticks (smaller is rejected)",
+};
+
+/// ignore_nice_load, 0 or 1 (store_ignore_nice_load clamps larger values to
+/// 1). No effect in govlab yet: the engine has no nice accounting.
+pub const IGNORE_NICE_LOAD: ParamSpec<Platform> = ParamSpec {
+    name: "ignore_nice_load",
+    unit: "",
+    default: ParamDefault::Uint(0),
+    range: Range::Clamp { max: 1 },
+    help: "leave nice time out of the load; clamped to 1 (no effect yet: no nice accounting)",
+};
+
+/// govlab switch, not in sysfs: the 2014 copy-previous-load rule (see the
+/// module doc); off reproduces the behaviour before the patch.
+pub const COPY_PREV_LOAD: ParamSpec<Platform> = ParamSpec {
+    name: "copy_prev_load",
+    unit: "",
+    default: ParamDefault::Flag(true),
+    range: Range::Switch,
+    help: "govlab switch: reuse the previous load once after a long idle (2014 rule); off = before it",
+};
+
+/// A u32 tunable read with its spec (the kernel's stores parse unsigned
+/// 32-bit numbers, so every range here fits).
+pub(crate) fn uint32(p: &mut Params<'_>, spec: &ParamSpec<Platform>, platform: &Platform) -> Result<u32> {
+    Ok(u32::try_from(p.uint(spec, platform)?).expect("a u32 tunable's range fits in u32"))
 }
 
 // ---- dbs state ---------------------------------------------------------------

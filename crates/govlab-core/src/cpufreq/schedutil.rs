@@ -83,9 +83,8 @@
 use super::dbs;
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation, SchedView, SCHED_CPUFREQ_IOWAIT};
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::{CpuId, Platform};
-use crate::workload::ParamInfo;
 
 /// Utilisation scale shift (SCHED_CAPACITY_SHIFT).
 pub const SCHED_CAPACITY_SHIFT: u32 = 10;
@@ -95,22 +94,38 @@ pub const SCHED_CAPACITY_SCALE: u64 = 1 << SCHED_CAPACITY_SHIFT;
 /// (IOWAIT_BOOST_MIN, since v5.2 "Simplify iowait boosting").
 pub const IOWAIT_BOOST_MIN: u64 = SCHED_CAPACITY_SCALE / 8;
 
+// ---- tunables (sysfs: /sys/devices/system/cpu/cpufreq/schedutil/) ----
+
+/// rate_limit_us, µs (rate_limit_us_store: any unsigned int, 0 included;
+/// anything else rejected). Default the policy's transition delay (v6.8:
+/// the driver's own, else min(1000 × latency, 10 ms), 1 ms if unknown).
+pub const RATE_LIMIT_US: ParamSpec<Platform> = ParamSpec {
+    name: "rate_limit_us",
+    unit: "µs",
+    default: ParamDefault::Derived {
+        doc: "the policy's transition delay (µs)",
+        value: |p| u64::from(dbs::policy_transition_delay_us(p, 0)),
+    },
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "minimum time between frequency changes, µs; 0 to 4294967295",
+};
+
+/// govlab switch, not in sysfs: which IO-wait boost to model.
+pub const IOWAIT_BOOST: ParamSpec<Platform> = ParamSpec {
+    name: "iowait_boost",
+    unit: "",
+    default: ParamDefault::Word("gradual"),
+    range: Range::Choice(&["gradual", "max"]),
+    help: "govlab switch: gradual (v5.2+: 128, doubling, halving) or max (v4.9: straight to max, halving)",
+};
+
+const OWNER: &str = "cpufreq governor schedutil";
+
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "schedutil",
     description: "frequency = 1.25 × max × util / capacity, rate limited, with IO-wait boost",
     models: "Linux v6.8 kernel/sched/cpufreq_schedutil.c",
-    params: &[
-        ParamInfo {
-            name: "rate_limit_us",
-            default: "the policy's transition delay (µs)",
-            help: "minimum time between frequency changes, µs; 0 to 4294967295",
-        },
-        ParamInfo {
-            name: "iowait_boost",
-            default: "gradual",
-            help: "govlab switch: gradual (v5.2+: 128, doubling, halving) or max (v4.9: straight to max, halving)",
-        },
-    ],
+    params: &[RATE_LIMIT_US, IOWAIT_BOOST],
     build,
 };
 
@@ -135,22 +150,31 @@ impl IowaitBoostMode {
 /// schedutil's tunables (sysfs: /sys/devices/system/cpu/cpufreq/schedutil/).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SchedutilTunables {
-    /// rate_limit_us, µs: minimum time between frequency changes. Default
-    /// the policy's transition delay (v6.8: the driver's own, else
-    /// min(1000 × latency, 10 ms), 1 ms if unknown). Any unsigned 32-bit
-    /// value is accepted (0 included); anything else is rejected.
+    /// rate_limit_us, µs: minimum time between frequency changes
+    /// ([`RATE_LIMIT_US`]).
     pub rate_limit_us: u32,
-    /// govlab switch: which IO-wait boost to model. Default gradual.
+    /// govlab switch: which IO-wait boost to model ([`IOWAIT_BOOST`]).
     pub iowait_boost: IowaitBoostMode,
 }
 
 impl SchedutilTunables {
     /// The defaults a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        SchedutilTunables {
-            rate_limit_us: dbs::policy_transition_delay_us(platform, 0),
-            iowait_boost: IowaitBoostMode::Gradual,
-        }
+        Self::read(Params::new(OWNER, &Spec::new("schedutil")), platform).expect("the defaults are in range")
+    }
+
+    /// Every tunable from `p`, each checked as its spec says; then unknown
+    /// keys are rejected.
+    fn read(mut p: Params<'_>, platform: &Platform) -> Result<Self> {
+        let t = SchedutilTunables {
+            rate_limit_us: p.uint(&RATE_LIMIT_US, platform)? as u32,
+            iowait_boost: match p.word(&IOWAIT_BOOST)? {
+                "max" => IowaitBoostMode::Max,
+                _ => IowaitBoostMode::Gradual,
+            },
+        };
+        p.finish()?;
+        Ok(t)
     }
 }
 
@@ -199,18 +223,7 @@ pub struct Schedutil {
 }
 
 fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
-    let d = SchedutilTunables::for_platform(platform);
-    let mut p = Params::new("cpufreq governor schedutil", spec);
-    let rate_limit_us = p.u64("rate_limit_us", u64::from(d.rate_limit_us), 0, u64::from(u32::MAX))? as u32;
-    let iowait_boost = match p.choice("iowait_boost", d.iowait_boost.as_str(), &["gradual", "max"])? {
-        "max" => IowaitBoostMode::Max,
-        _ => IowaitBoostMode::Gradual,
-    };
-    p.finish()?;
-    Ok(Box::new(Schedutil::new(SchedutilTunables {
-        rate_limit_us,
-        iowait_boost,
-    })))
+    Ok(Box::new(Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), platform)?)))
 }
 
 impl SugovCpu {
@@ -490,8 +503,8 @@ impl CpufreqGovernor for Schedutil {
 
     fn tunables(&self) -> Vec<(String, String)> {
         vec![
-            ("rate_limit_us".into(), self.tunables.rate_limit_us.to_string()),
-            ("iowait_boost".into(), self.tunables.iowait_boost.as_str().into()),
+            RATE_LIMIT_US.show(self.tunables.rate_limit_us),
+            IOWAIT_BOOST.show(self.tunables.iowait_boost.as_str()),
         ]
     }
 }

@@ -47,9 +47,8 @@
 
 use super::{CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::{CpuId, Platform};
-use crate::workload::ParamInfo;
 
 /// Default of guest_halt_poll_ns: the most a vCPU polls, ns (haltpoll.c).
 pub const DEF_GUEST_HALT_POLL_NS: u32 = 200_000;
@@ -66,71 +65,90 @@ pub const DEF_GUEST_HALT_POLL_ALLOW_SHRINK: bool = true;
 /// by name, so this is informative only.
 pub const RATING: u32 = 9;
 
+// ---- tunables: the module parameters (/sys/module/haltpoll/parameters/*) ----
+// All are `uint` (or `bool`) parameters: the kernel's store rejects what
+// does not parse as one and checks no range, so neither does govlab.
+
+/// Most a vCPU polls, and the block time beyond which the limit shrinks.
+pub const GUEST_HALT_POLL_NS: ParamSpec = ParamSpec {
+    name: "guest_halt_poll_ns",
+    unit: "ns",
+    default: ParamDefault::Uint(DEF_GUEST_HALT_POLL_NS as u64),
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "ceiling of the per-CPU poll limit, ns; also the block time beyond which the limit shrinks",
+};
+
+/// Divisor of the limit after a long block; 0 resets it to 0.
+pub const GUEST_HALT_POLL_SHRINK: ParamSpec = ParamSpec {
+    name: "guest_halt_poll_shrink",
+    unit: "",
+    default: ParamDefault::Uint(DEF_GUEST_HALT_POLL_SHRINK as u64),
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "divisor applied to the poll limit after a long block; 0 resets the limit to 0",
+};
+
+/// Multiplier of the limit after a short block (0 or 1 leave the limit at
+/// guest_halt_poll_grow_start once reached).
+pub const GUEST_HALT_POLL_GROW: ParamSpec = ParamSpec {
+    name: "guest_halt_poll_grow",
+    unit: "",
+    default: ParamDefault::Uint(DEF_GUEST_HALT_POLL_GROW as u64),
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "multiplier applied to the poll limit after a short block",
+};
+
+/// Smallest limit a grow step sets.
+pub const GUEST_HALT_POLL_GROW_START: ParamSpec = ParamSpec {
+    name: "guest_halt_poll_grow_start",
+    unit: "ns",
+    default: ParamDefault::Uint(DEF_GUEST_HALT_POLL_GROW_START as u64),
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "the smallest poll limit a grow step sets, ns",
+};
+
+/// Whether long blocks shrink the limit.
+pub const GUEST_HALT_POLL_ALLOW_SHRINK: ParamSpec = ParamSpec {
+    name: "guest_halt_poll_allow_shrink",
+    unit: "",
+    default: ParamDefault::Flag(DEF_GUEST_HALT_POLL_ALLOW_SHRINK),
+    range: Range::Bool,
+    help: "whether long blocks shrink the poll limit",
+};
+
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "haltpoll",
     description: "KVM guest: poll, then halt; the poll window grows on short blocks and shrinks on long ones",
     models: "Linux v6.8 drivers/cpuidle/governors/haltpoll.c",
     params: &[
-        ParamInfo {
-            name: "guest_halt_poll_ns",
-            default: "200000",
-            help: "ceiling of the per-CPU poll limit, ns; also the block time beyond which the limit shrinks",
-        },
-        ParamInfo {
-            name: "guest_halt_poll_shrink",
-            default: "2",
-            help: "divisor applied to the poll limit after a long block; 0 resets the limit to 0",
-        },
-        ParamInfo {
-            name: "guest_halt_poll_grow",
-            default: "2",
-            help: "multiplier applied to the poll limit after a short block",
-        },
-        ParamInfo {
-            name: "guest_halt_poll_grow_start",
-            default: "50000",
-            help: "the smallest poll limit a grow step sets, ns",
-        },
-        ParamInfo {
-            name: "guest_halt_poll_allow_shrink",
-            default: "true",
-            help: "whether long blocks shrink the poll limit",
-        },
+        GUEST_HALT_POLL_NS,
+        GUEST_HALT_POLL_SHRINK,
+        GUEST_HALT_POLL_GROW,
+        GUEST_HALT_POLL_GROW_START,
+        GUEST_HALT_POLL_ALLOW_SHRINK,
     ],
     build,
 };
 
-/// The module parameters (/sys/module/haltpoll/parameters/*), kernel names
-/// and units. All are `uint` (or `bool`) parameters: the kernel's store
-/// rejects what does not parse as one and checks no range, so neither does
-/// govlab; values may change at run time in the kernel and take effect at
-/// the next reflect.
+/// The module parameters, kernel names and units; each field's default and
+/// range are in its [`ParamSpec`] above. Values may change at run time in
+/// the kernel and take effect at the next reflect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HaltpollTunables {
-    /// Most a vCPU polls, ns, and the block time beyond which the limit
-    /// shrinks. Default 200000; 0 … u32::MAX.
+    /// ns ([`GUEST_HALT_POLL_NS`]).
     pub guest_halt_poll_ns: u32,
-    /// Divisor of the limit after a long block; 0 resets it to 0. Default 2;
-    /// 0 … u32::MAX.
+    /// [`GUEST_HALT_POLL_SHRINK`].
     pub guest_halt_poll_shrink: u32,
-    /// Multiplier of the limit after a short block. Default 2; 0 … u32::MAX
-    /// (0 or 1 leave the limit at guest_halt_poll_grow_start once reached).
+    /// [`GUEST_HALT_POLL_GROW`].
     pub guest_halt_poll_grow: u32,
-    /// Smallest limit a grow step sets, ns. Default 50000; 0 … u32::MAX.
+    /// ns ([`GUEST_HALT_POLL_GROW_START`]).
     pub guest_halt_poll_grow_start: u32,
-    /// Whether long blocks shrink the limit. Default true.
+    /// [`GUEST_HALT_POLL_ALLOW_SHRINK`].
     pub guest_halt_poll_allow_shrink: bool,
 }
 
 impl Default for HaltpollTunables {
     fn default() -> Self {
-        HaltpollTunables {
-            guest_halt_poll_ns: DEF_GUEST_HALT_POLL_NS,
-            guest_halt_poll_shrink: DEF_GUEST_HALT_POLL_SHRINK,
-            guest_halt_poll_grow: DEF_GUEST_HALT_POLL_GROW,
-            guest_halt_poll_grow_start: DEF_GUEST_HALT_POLL_GROW_START,
-            guest_halt_poll_allow_shrink: DEF_GUEST_HALT_POLL_ALLOW_SHRINK,
-        }
+        Self::from_spec(&Spec::new("haltpoll")).expect("the defaults are valid")
     }
 }
 
@@ -139,16 +157,17 @@ impl HaltpollTunables {
     /// rejecting unknown keys.
     pub fn from_spec(spec: &Spec) -> Result<Self> {
         let mut p = Params::new("cpuidle governor haltpoll", spec);
-        let max = u64::from(u32::MAX);
-        let uint = |p: &mut Params<'_>, key: &'static str, default: u32| -> Result<u32> {
-            Ok(p.u64(key, u64::from(default), 0, max)? as u32)
-        };
+        let mut uint = |spec: &ParamSpec| -> Result<u32> { Ok(p.uint(spec, &())? as u32) };
+        let guest_halt_poll_ns = uint(&GUEST_HALT_POLL_NS)?;
+        let guest_halt_poll_shrink = uint(&GUEST_HALT_POLL_SHRINK)?;
+        let guest_halt_poll_grow = uint(&GUEST_HALT_POLL_GROW)?;
+        let guest_halt_poll_grow_start = uint(&GUEST_HALT_POLL_GROW_START)?;
         let t = HaltpollTunables {
-            guest_halt_poll_ns: uint(&mut p, "guest_halt_poll_ns", DEF_GUEST_HALT_POLL_NS)?,
-            guest_halt_poll_shrink: uint(&mut p, "guest_halt_poll_shrink", DEF_GUEST_HALT_POLL_SHRINK)?,
-            guest_halt_poll_grow: uint(&mut p, "guest_halt_poll_grow", DEF_GUEST_HALT_POLL_GROW)?,
-            guest_halt_poll_grow_start: uint(&mut p, "guest_halt_poll_grow_start", DEF_GUEST_HALT_POLL_GROW_START)?,
-            guest_halt_poll_allow_shrink: p.bool("guest_halt_poll_allow_shrink", DEF_GUEST_HALT_POLL_ALLOW_SHRINK)?,
+            guest_halt_poll_ns,
+            guest_halt_poll_shrink,
+            guest_halt_poll_grow,
+            guest_halt_poll_grow_start,
+            guest_halt_poll_allow_shrink: p.flag(&GUEST_HALT_POLL_ALLOW_SHRINK, &())?,
         };
         p.finish()?;
         Ok(t)
@@ -273,11 +292,11 @@ impl CpuidleGovernor for Haltpoll {
     fn tunables(&self) -> Vec<(String, String)> {
         let t = &self.tunables;
         vec![
-            ("guest_halt_poll_ns".into(), t.guest_halt_poll_ns.to_string()),
-            ("guest_halt_poll_shrink".into(), t.guest_halt_poll_shrink.to_string()),
-            ("guest_halt_poll_grow".into(), t.guest_halt_poll_grow.to_string()),
-            ("guest_halt_poll_grow_start".into(), t.guest_halt_poll_grow_start.to_string()),
-            ("guest_halt_poll_allow_shrink".into(), t.guest_halt_poll_allow_shrink.to_string()),
+            GUEST_HALT_POLL_NS.show(t.guest_halt_poll_ns),
+            GUEST_HALT_POLL_SHRINK.show(t.guest_halt_poll_shrink),
+            GUEST_HALT_POLL_GROW.show(t.guest_halt_poll_grow),
+            GUEST_HALT_POLL_GROW_START.show(t.guest_halt_poll_grow_start),
+            GUEST_HALT_POLL_ALLOW_SHRINK.show_flag(t.guest_halt_poll_allow_shrink),
         ]
     }
 }

@@ -28,9 +28,8 @@ pub(crate) mod testing;
 pub mod wtteo;
 
 use crate::error::{Error, Result};
-use crate::params::Spec;
+use crate::params::{ParamSpec, Spec};
 use crate::platform::{CpuId, IdleState, Platform};
-use crate::workload::ParamInfo;
 
 /// A CPU's idle states as the governor sees them.
 pub struct IdleDevice<'a> {
@@ -146,7 +145,9 @@ pub struct GovernorInfo {
     pub name: &'static str,
     pub description: &'static str,
     pub models: &'static str,
-    pub params: &'static [ParamInfo],
+    /// The governor's tunables, declared once (see [`ParamSpec`]).
+    /// (No idle governor's default depends on the machine.)
+    pub params: &'static [ParamSpec],
     pub build: fn(&Spec, &Platform) -> Result<Box<dyn CpuidleGovernor>>,
 }
 

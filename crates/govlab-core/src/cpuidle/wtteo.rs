@@ -106,10 +106,9 @@
 
 use super::{CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::{Rng, Stream};
-use crate::workload::ParamInfo;
 
 /// Added to a metric when it grows (teo.c, v5.7).
 pub const PULSE: u32 = 1024;
@@ -134,53 +133,64 @@ pub const DEF_WEIGHTED: bool = true;
 /// so this is informative only.
 pub const RATING: u32 = 19;
 
+// ---- settings ----
+// None of them is a sysfs file (the patch hard-codes them); govlab exposes
+// them so both RFC versions and the baseline can be run. Out-of-range
+// values are rejected when the run is built.
+
+/// LEARNING_RATE, percent: a weight grows by this share of itself and the
+/// others lose this share / (n − 1); growth stops short of (100 − rate) %
+/// and shrinking at rate %.
+pub const LEARNING_RATE_PARAM: ParamSpec = ParamSpec {
+    name: "learning_rate",
+    unit: "%",
+    default: ParamDefault::Uint(LEARNING_RATE as u64),
+    range: Range::Uint { min: 0, max: 100 },
+    help: "percent of a weight moved towards the right state at each wakeup (RFC v2: 10, v1: 5); 0 freezes the weights",
+};
+
+/// Initial W[i][i] in 0.01 %; the off-diagonal entries start at
+/// (10000 − this) / (n − 1).
+pub const INITIAL_DIAG_WEIGHT: ParamSpec = ParamSpec {
+    name: "initial_diag_weight",
+    unit: "0.01 %",
+    default: ParamDefault::Uint(DEF_INITIAL_DIAG_WEIGHT as u64),
+    range: Range::Uint { min: 0, max: WEIGHT_SCALE as u64 },
+    help: "initial W[i][i] in 0.01 % (RFC v2: 6000, v1: 7000); the rest of each row is split evenly",
+};
+
+/// on: the RFC; off: plain v5.7 teo, no weights.
+pub const WEIGHTED: ParamSpec = ParamSpec {
+    name: "weighted",
+    unit: "",
+    default: ParamDefault::Flag(DEF_WEIGHTED),
+    range: Range::Switch,
+    help: "off gives plain v5.7 teo (the RFC's baseline)",
+};
+
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "wtteo",
     description: "v5.7 teo with the 2020 RFC's weighted history: a seeded weighted draw replaces shallower picks from recent idles",
     models: "Linux v5.7 drivers/cpuidle/governors/teo.c + RFC v2 (May 2020) weighted-history patch",
-    params: &[
-        ParamInfo {
-            name: "learning_rate",
-            default: "10",
-            help: "percent of a weight moved towards the right state at each wakeup (RFC v2: 10, v1: 5); 0 freezes the weights",
-        },
-        ParamInfo {
-            name: "initial_diag_weight",
-            default: "6000",
-            help: "initial W[i][i] in 0.01 % (RFC v2: 6000, v1: 7000); the rest of each row is split evenly",
-        },
-        ParamInfo {
-            name: "weighted",
-            default: "on",
-            help: "off gives plain v5.7 teo (the RFC's baseline)",
-        },
-    ],
+    params: &[LEARNING_RATE_PARAM, INITIAL_DIAG_WEIGHT, WEIGHTED],
     build,
 };
 
-/// The RFC's settings. None of them is a sysfs file (the patch hard-codes
-/// them); govlab exposes them so both RFC versions and the baseline can be
-/// run. Out-of-range values are rejected when the run is built.
+/// The RFC's settings, resolved; each field's default and range are in its
+/// [`ParamSpec`] above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WtteoTunables {
-    /// LEARNING_RATE, percent: a weight grows by this share of itself and
-    /// the others lose this share / (n − 1); growth stops short of
-    /// (100 − rate) % and shrinking at rate %. Default 10 (v2); 0 … 100.
+    /// Percent ([`LEARNING_RATE_PARAM`]).
     pub learning_rate: u32,
-    /// Initial W[i][i] in 0.01 %; the off-diagonal entries start at
-    /// (10000 − this) / (n − 1). Default 6000 (v2); 0 … 10000.
+    /// 0.01 % ([`INITIAL_DIAG_WEIGHT`]).
     pub initial_diag_weight: u32,
-    /// on: the RFC; off: plain v5.7 teo, no weights. Default on.
+    /// [`WEIGHTED`].
     pub weighted: bool,
 }
 
 impl Default for WtteoTunables {
     fn default() -> Self {
-        WtteoTunables {
-            learning_rate: LEARNING_RATE,
-            initial_diag_weight: DEF_INITIAL_DIAG_WEIGHT,
-            weighted: DEF_WEIGHTED,
-        }
+        Self::from_spec(&Spec::new("wtteo")).expect("the defaults are valid")
     }
 }
 
@@ -190,14 +200,9 @@ impl WtteoTunables {
     pub fn from_spec(spec: &Spec) -> Result<Self> {
         let mut p = Params::new("cpuidle governor wtteo", spec);
         let t = WtteoTunables {
-            learning_rate: p.u64("learning_rate", u64::from(LEARNING_RATE), 0, 100)? as u32,
-            initial_diag_weight: p.u64(
-                "initial_diag_weight",
-                u64::from(DEF_INITIAL_DIAG_WEIGHT),
-                0,
-                u64::from(WEIGHT_SCALE),
-            )? as u32,
-            weighted: p.bool("weighted", DEF_WEIGHTED)?,
+            learning_rate: p.uint(&LEARNING_RATE_PARAM, &())? as u32,
+            initial_diag_weight: p.uint(&INITIAL_DIAG_WEIGHT, &())? as u32,
+            weighted: p.flag(&WEIGHTED, &())?,
         };
         p.finish()?;
         Ok(t)
@@ -628,9 +633,9 @@ impl CpuidleGovernor for Wtteo {
     fn tunables(&self) -> Vec<(String, String)> {
         let t = &self.tunables;
         vec![
-            ("learning_rate".into(), t.learning_rate.to_string()),
-            ("initial_diag_weight".into(), t.initial_diag_weight.to_string()),
-            ("weighted".into(), if t.weighted { "on" } else { "off" }.into()),
+            LEARNING_RATE_PARAM.show(t.learning_rate),
+            INITIAL_DIAG_WEIGHT.show(t.initial_diag_weight),
+            WEIGHTED.show_flag(t.weighted),
         ]
     }
 }

@@ -50,29 +50,34 @@
 //! system locks between clients, and the load file's exact sequence.
 
 use super::{
-    Better, Dist, IoKind, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload, WorkloadInfo,
+    Better, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload, WorkloadInfo,
 };
 use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const CLIENTS: ParamSpec = ParamSpec {
+    name: "clients",
+    unit: "",
+    default: ParamDefault::Uint(1),
+    range: Range::Uint { min: 1, max: 100_000 },
+    help: "number of client processes (MMTests varies 1 .. 2-4x CPUs)",
+};
+
+pub const FSYNC: ParamSpec = ParamSpec {
+    name: "fsync",
+    unit: "",
+    default: ParamDefault::Flag(false),
+    range: Range::Switch,
+    help: "fsync after every write (dbench -F; MMTests dbench4-fsync) instead of only at Flush",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "dbench",
     description: "dbench4 clients replaying file operations with periodic fsync; latency and throughput",
     metric: "latency_ms (dbench's per-second maximum operation latency, averaged; ms, lower is better)",
-    params: &[
-        ParamInfo {
-            name: "clients",
-            default: "1",
-            help: "number of client processes (MMTests varies 1 .. 2-4x CPUs)",
-        },
-        ParamInfo {
-            name: "fsync",
-            default: "off",
-            help: "fsync after every write (dbench -F; MMTests dbench4-fsync) instead of only at Flush",
-        },
-    ],
+    params: &[CLIENTS, FSYNC],
     build,
 };
 
@@ -117,8 +122,8 @@ pub struct Dbench {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload dbench", spec);
     let w = Dbench {
-        clients: p.u64("clients", 1, 1, 100_000)?,
-        fsync: p.bool("fsync", false)?,
+        clients: p.uint(&CLIENTS, &())?,
+        fsync: p.flag(&FSYNC, &())?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -265,8 +270,8 @@ impl Workload for Dbench {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("clients".into(), self.clients.to_string()),
-            ("fsync".into(), if self.fsync { "on" } else { "off" }.into()),
+            CLIENTS.show(self.clients),
+            FSYNC.show_flag(self.fsync),
         ]
     }
 }

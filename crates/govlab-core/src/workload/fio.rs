@@ -25,24 +25,51 @@
 //! CPUs; request merging; the page cache (buffered IO).
 
 use super::{
-    latency_metrics, Better, Dist, IoKind, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec,
+    latency_metrics, Better, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec,
     Workload, WorkloadInfo,
 };
 use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const RW: ParamSpec = ParamSpec {
+    name: "rw",
+    unit: "",
+    default: ParamDefault::Word("randread"),
+    range: Range::Choice(&["read", "write", "randread", "randwrite"]),
+    help: "read, write, randread or randwrite",
+};
+
+pub const BS_KB: ParamSpec = ParamSpec {
+    name: "bs_kb",
+    unit: "KiB",
+    default: ParamDefault::Uint(4),
+    range: Range::Uint { min: 1, max: 1 << 20 },
+    help: "block size, KiB (fio bs)",
+};
+
+pub const IODEPTH: ParamSpec = ParamSpec {
+    name: "iodepth",
+    unit: "",
+    default: ParamDefault::Uint(1),
+    range: Range::Uint { min: 1, max: 4096 },
+    help: "requests in flight per job (fio iodepth)",
+};
+
+pub const NUMJOBS: ParamSpec = ParamSpec {
+    name: "numjobs",
+    unit: "",
+    default: ParamDefault::Uint(1),
+    range: Range::Uint { min: 1, max: 4096 },
+    help: "jobs (fio numjobs)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "fio",
     description: "fio jobs with direct IO at a queue depth; IOPS and completion latency",
     metric: "iops (completed requests per second, higher is better)",
-    params: &[
-        ParamInfo { name: "rw", default: "randread", help: "read, write, randread or randwrite" },
-        ParamInfo { name: "bs_kb", default: "4", help: "block size, KiB (fio bs)" },
-        ParamInfo { name: "iodepth", default: "1", help: "requests in flight per job (fio iodepth)" },
-        ParamInfo { name: "numjobs", default: "1", help: "jobs (fio numjobs)" },
-    ],
+    params: &[RW, BS_KB, IODEPTH, NUMJOBS],
     build,
 };
 
@@ -64,10 +91,10 @@ pub struct Fio {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload fio", spec);
     let w = Fio {
-        rw: p.choice("rw", "randread", &["read", "write", "randread", "randwrite"])?,
-        bs_kb: p.u64("bs_kb", 4, 1, 1 << 20)?,
-        iodepth: p.u64("iodepth", 1, 1, 4096)?,
-        numjobs: p.u64("numjobs", 1, 1, 4096)?,
+        rw: p.word(&RW)?,
+        bs_kb: p.uint(&BS_KB, &())?,
+        iodepth: p.uint(&IODEPTH, &())?,
+        numjobs: p.uint(&NUMJOBS, &())?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -123,10 +150,10 @@ impl Workload for Fio {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("rw".into(), self.rw.to_string()),
-            ("bs_kb".into(), self.bs_kb.to_string()),
-            ("iodepth".into(), self.iodepth.to_string()),
-            ("numjobs".into(), self.numjobs.to_string()),
+            RW.show(self.rw),
+            BS_KB.show(self.bs_kb),
+            IODEPTH.show(self.iodepth),
+            NUMJOBS.show(self.numjobs),
         ]
     }
 }

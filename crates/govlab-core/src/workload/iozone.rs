@@ -34,30 +34,67 @@
 //! chunks still queued to the flusher when fsync starts, journal commits.
 
 use super::{
-    Better, ChannelSpec, Dist, IoKind, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
+    Better, ChannelSpec, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
     WorkloadInfo,
 };
 use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const SIZE_MB: ParamSpec = ParamSpec {
+    name: "size_mb",
+    unit: "MiB",
+    default: ParamDefault::Uint(256),
+    range: Range::Uint { min: 1, max: 1 << 20 },
+    help: "file size, MiB (iozone -s)",
+};
+
+pub const RECORD_KB: ParamSpec = ParamSpec {
+    name: "record_kb",
+    unit: "KiB",
+    default: ParamDefault::Uint(4),
+    range: Range::Uint { min: 1, max: 16_384 },
+    help: "bytes per write() call, KiB (iozone -r; MMTests 4)",
+};
+
+pub const TEST: ParamSpec = ParamSpec {
+    name: "test",
+    unit: "",
+    default: ParamDefault::Word("write"),
+    range: Range::Choice(&["write", "rewrite"]),
+    help: "write (new file) or rewrite (the file's pages already cached)",
+};
+
+pub const FSYNC: ParamSpec = ParamSpec {
+    name: "fsync",
+    unit: "",
+    default: ParamDefault::Flag(true),
+    range: Range::Switch,
+    help: "include the closing fsync in the time (iozone -e; MMTests IOZONE_FSYNC=yes)",
+};
+
+pub const DIRTY_BACKGROUND_MB: ParamSpec = ParamSpec {
+    name: "dirty_background_mb",
+    unit: "MiB",
+    default: ParamDefault::Uint(1638),
+    range: Range::Uint { min: 0, max: 1 << 24 },
+    help: "dirty data left alone by writeback, MiB (10 % of an assumed 16 GiB)",
+};
+
+pub const DIRTY_MB: ParamSpec = ParamSpec {
+    name: "dirty_mb",
+    unit: "MiB",
+    default: ParamDefault::Uint(3277),
+    range: Range::Uint { min: 1, max: 1 << 24 },
+    help: "dirty data at which the writer is throttled, MiB (20 % of 16 GiB)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "iozone",
     description: "iozone -i 0: sequential write or rewrite of a file through the page cache, optional fsync; KB/s",
     metric: "kbps (file size / time of the pass, KB/s, higher is better)",
-    params: &[
-        ParamInfo { name: "size_mb", default: "256", help: "file size, MiB (iozone -s)" },
-        ParamInfo { name: "record_kb", default: "4", help: "bytes per write() call, KiB (iozone -r; MMTests 4)" },
-        ParamInfo { name: "test", default: "write", help: "write (new file) or rewrite (the file's pages already cached)" },
-        ParamInfo { name: "fsync", default: "on", help: "include the closing fsync in the time (iozone -e; MMTests IOZONE_FSYNC=yes)" },
-        ParamInfo {
-            name: "dirty_background_mb",
-            default: "1638",
-            help: "dirty data left alone by writeback, MiB (10 % of an assumed 16 GiB)",
-        },
-        ParamInfo { name: "dirty_mb", default: "3277", help: "dirty data at which the writer is throttled, MiB (20 % of 16 GiB)" },
-    ],
+    params: &[SIZE_MB, RECORD_KB, TEST, FSYNC, DIRTY_BACKGROUND_MB, DIRTY_MB],
     build,
 };
 
@@ -93,12 +130,12 @@ pub struct Iozone {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload iozone", spec);
     let w = Iozone {
-        size_mb: p.u64("size_mb", 256, 1, 1 << 20)?,
-        record_kb: p.u64("record_kb", 4, 1, 16_384)?,
-        rewrite: p.choice("test", "write", &["write", "rewrite"])? == "rewrite",
-        fsync: p.bool("fsync", true)?,
-        dirty_background_mb: p.u64("dirty_background_mb", 1638, 0, 1 << 24)?,
-        dirty_mb: p.u64("dirty_mb", 3277, 1, 1 << 24)?,
+        size_mb: p.uint(&SIZE_MB, &())?,
+        record_kb: p.uint(&RECORD_KB, &())?,
+        rewrite: p.word(&TEST)? == "rewrite",
+        fsync: p.flag(&FSYNC, &())?,
+        dirty_background_mb: p.uint(&DIRTY_BACKGROUND_MB, &())?,
+        dirty_mb: p.uint(&DIRTY_MB, &())?,
     };
     p.finish()?;
     if w.dirty_mb <= w.dirty_background_mb {
@@ -210,12 +247,12 @@ impl Workload for Iozone {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("size_mb".into(), self.size_mb.to_string()),
-            ("record_kb".into(), self.record_kb.to_string()),
-            ("test".into(), if self.rewrite { "rewrite" } else { "write" }.into()),
-            ("fsync".into(), if self.fsync { "on" } else { "off" }.into()),
-            ("dirty_background_mb".into(), self.dirty_background_mb.to_string()),
-            ("dirty_mb".into(), self.dirty_mb.to_string()),
+            SIZE_MB.show(self.size_mb),
+            RECORD_KB.show(self.record_kb),
+            TEST.show(if self.rewrite { "rewrite" } else { "write" }),
+            FSYNC.show_flag(self.fsync),
+            DIRTY_BACKGROUND_MB.show(self.dirty_background_mb),
+            DIRTY_MB.show(self.dirty_mb),
         ]
     }
 }

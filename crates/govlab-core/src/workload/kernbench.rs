@@ -34,34 +34,40 @@
 //! modules (the target is vmlinux only).
 
 use super::{
-    Better, ChannelSpec, Dist, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo,
+    Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo,
 };
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const JOBS: ParamSpec = ParamSpec {
+    name: "jobs",
+    unit: "",
+    default: ParamDefault::Uint(0),
+    range: Range::Uint { min: 0, max: 100_000 },
+    help: "parallel jobs (make -j); 0 = one per logical CPU (MMTests' maximum)",
+};
+
+/// Compile jobs of a defconfig vmlinux (assumed, see the header).
+const DEF_FILES: u64 = 2_700;
+
+pub const FILES: ParamSpec = ParamSpec {
+    name: "files",
+    unit: "",
+    default: ParamDefault::Uint(DEF_FILES),
+    range: Range::Uint { min: 1, max: 1_000_000 },
+    help: "compile jobs of the build (assumed: an x86-64 defconfig vmlinux)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "kernbench",
     description: "make -j N of a defconfig vmlinux: a jobserver-limited pool of compile jobs between serial parts; elapsed time",
     metric: "elapsed_s (seconds until make exits, lower is better)",
-    params: &[
-        ParamInfo {
-            name: "jobs",
-            default: "0",
-            help: "parallel jobs (make -j); 0 = one per logical CPU (MMTests' maximum)",
-        },
-        ParamInfo {
-            name: "files",
-            default: "2700",
-            help: "compile jobs of the build (assumed: an x86-64 defconfig vmlinux)",
-        },
-    ],
+    params: &[JOBS, FILES],
     build,
 };
 
-/// Compile jobs of a defconfig vmlinux (assumed, see the header).
-const FILES: u64 = 2_700;
 /// Mean CPU time of one compile, and its coefficient of variation (assumed).
 const CC_NS: f64 = 450e6;
 const CC_CV: f64 = 1.0;
@@ -90,8 +96,8 @@ pub struct Kernbench {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload kernbench", spec);
     let w = Kernbench {
-        jobs: p.u64("jobs", 0, 0, 100_000)?,
-        files: p.u64("files", FILES, 1, 1_000_000)?,
+        jobs: p.uint(&JOBS, &())?,
+        files: p.uint(&FILES, &())?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -148,8 +154,8 @@ impl Workload for Kernbench {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("jobs".into(), self.jobs.to_string()),
-            ("files".into(), self.files.to_string()),
+            JOBS.show(self.jobs),
+            FILES.show(self.files),
         ]
     }
 }

@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::metrics::hist::Histogram;
-use crate::params::Spec;
+use crate::params::{ParamSpec, Spec};
 use crate::platform::{CpuId, Platform};
 use crate::sim::rng::Rng;
 
@@ -197,20 +197,13 @@ pub trait Workload: Send {
     fn resolved(&self) -> Vec<(String, String)>;
 }
 
-/// A parameter as `govlab list workloads` shows it.
-#[derive(Debug, Clone)]
-pub struct ParamInfo {
-    pub name: &'static str,
-    pub default: &'static str,
-    pub help: &'static str,
-}
-
 /// A registry entry.
 pub struct WorkloadInfo {
     pub name: &'static str,
     pub description: &'static str,
     pub metric: &'static str,
-    pub params: &'static [ParamInfo],
+    /// The workload's parameters, declared once (see [`ParamSpec`]).
+    pub params: &'static [ParamSpec],
     pub build: fn(&Spec) -> Result<Box<dyn Workload>>,
 }
 

@@ -24,26 +24,35 @@
 //! runs in softirq context on the sender's CPU on loopback).
 
 use super::{
-    latency_metrics, Better, ChannelSpec, Dist, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec,
+    latency_metrics, Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec,
     Workload, WorkloadInfo,
 };
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const TEST: ParamSpec = ParamSpec {
+    name: "test",
+    unit: "",
+    default: ParamDefault::Word("tcp_rr"),
+    range: Range::Choice(&["tcp_rr", "udp_rr", "tcp_stream"]),
+    help: "tcp_rr, udp_rr or tcp_stream",
+};
+
+pub const SIZE: ParamSpec = ParamSpec {
+    name: "size",
+    unit: "",
+    default: ParamDefault::Uint(0),
+    range: Range::Uint { min: 0, max: 1 << 30 },
+    help: "bytes per request and response (RR) or per send (STREAM); 0 = netperf's default (1; 16384)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "netperf",
     description: "netperf to netserver over loopback: TCP_RR/UDP_RR transactions/s or TCP_STREAM Mb/s",
     metric: "trans_per_s (transactions/s for tcp_rr and udp_rr; mbps, Mb/s, for tcp_stream; higher is better)",
-    params: &[
-        ParamInfo { name: "test", default: "tcp_rr", help: "tcp_rr, udp_rr or tcp_stream" },
-        ParamInfo {
-            name: "size",
-            default: "0",
-            help: "bytes per request and response (RR) or per send (STREAM); 0 = netperf's default (1; 16384)",
-        },
-    ],
+    params: &[TEST, SIZE],
     build,
 };
 
@@ -72,8 +81,8 @@ pub struct Netperf {
 
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload netperf", spec);
-    let test = p.choice("test", "tcp_rr", &["tcp_rr", "udp_rr", "tcp_stream"])?;
-    let size = p.u64("size", 0, 0, 1 << 30)?;
+    let test = p.word(&TEST)?;
+    let size = p.uint(&SIZE, &())?;
     p.finish()?;
     let size = match (size, test) {
         (0, "tcp_stream") => 16_384,
@@ -162,7 +171,7 @@ impl Workload for Netperf {
     }
 
     fn resolved(&self) -> Vec<(String, String)> {
-        vec![("test".into(), self.test.to_string()), ("size".into(), self.size.to_string())]
+        vec![TEST.show(self.test), SIZE.show(self.size)]
     }
 }
 

@@ -37,30 +37,35 @@
 //! the WAL writer and background writer processes.
 
 use super::{
-    Better, ChannelSpec, Dist, IoKind, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
+    Better, ChannelSpec, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
     WorkloadInfo,
 };
 use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const CLIENTS: ParamSpec = ParamSpec {
+    name: "clients",
+    unit: "",
+    default: ParamDefault::Uint(1),
+    range: Range::Uint { min: 1, max: 10_000 },
+    help: "client connections, one backend each (pgbench -c, MMTests uses -j = -c)",
+};
+
+pub const MODE: ParamSpec = ParamSpec {
+    name: "mode",
+    unit: "",
+    default: ParamDefault::Word("rw"),
+    range: Range::Choice(&["rw", "ro"]),
+    help: "rw (tpcb-like, WAL flush at commit) or ro (select-only, pgbench -S)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "pgbench",
     description: "pgbench clients and their PostgreSQL backends, TPC-B-like read/write or select-only; tps",
     metric: "tps (transactions/s, higher is better)",
-    params: &[
-        ParamInfo {
-            name: "clients",
-            default: "1",
-            help: "client connections, one backend each (pgbench -c, MMTests uses -j = -c)",
-        },
-        ParamInfo {
-            name: "mode",
-            default: "rw",
-            help: "rw (tpcb-like, WAL flush at commit) or ro (select-only, pgbench -S)",
-        },
-    ],
+    params: &[CLIENTS, MODE],
     build,
 };
 
@@ -93,8 +98,8 @@ pub struct Pgbench {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload pgbench", spec);
     let w = Pgbench {
-        clients: p.u64("clients", 1, 1, 10_000)?,
-        mode: p.choice("mode", "rw", &["rw", "ro"])?,
+        clients: p.uint(&CLIENTS, &())?,
+        mode: p.word(&MODE)?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -213,8 +218,8 @@ impl Workload for Pgbench {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("clients".into(), self.clients.to_string()),
-            ("mode".into(), self.mode.to_string()),
+            CLIENTS.show(self.clients),
+            MODE.show(self.mode),
         ]
     }
 }

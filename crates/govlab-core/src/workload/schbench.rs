@@ -42,40 +42,51 @@
 //! says how many wakeups the tail rests on (0.1 % of them form the p99.9).
 
 use super::{
-    latency_metrics, Better, ChannelSpec, Dist, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec,
+    latency_metrics, Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec,
     Workload, WorkloadInfo,
 };
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const MESSAGE_THREADS: ParamSpec = ParamSpec {
+    name: "message_threads",
+    unit: "",
+    default: ParamDefault::Uint(2),
+    range: Range::Uint { min: 1, max: 4096 },
+    help: "message threads (schbench -m; 2016 default 2)",
+};
+
+pub const WORKERS: ParamSpec = ParamSpec {
+    name: "workers",
+    unit: "",
+    default: ParamDefault::Uint(16),
+    range: Range::Uint { min: 1, max: 4096 },
+    help: "worker threads per message thread (schbench -t; 2016 default 16)",
+};
+
+pub const SLEEP_US: ParamSpec = ParamSpec {
+    name: "sleep_us",
+    unit: "µs",
+    default: ParamDefault::Uint(30_000),
+    range: Range::Uint { min: 0, max: 60_000_000 },
+    help: "message thread sleep before waking its workers, µs (schbench -s)",
+};
+
+pub const CPU_US: ParamSpec = ParamSpec {
+    name: "cpu_us",
+    unit: "µs",
+    default: ParamDefault::Uint(30_000),
+    range: Range::Uint { min: 0, max: 60_000_000 },
+    help: "worker spin between waits, µs of wall time (schbench -c)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "schbench",
     description: "message threads waking worker threads after a sleep; worker wakeup latency percentiles",
     metric: "wakeup_p99.9_us (µs, lower is better)",
-    params: &[
-        ParamInfo {
-            name: "message_threads",
-            default: "2",
-            help: "message threads (schbench -m; 2016 default 2)",
-        },
-        ParamInfo {
-            name: "workers",
-            default: "16",
-            help: "worker threads per message thread (schbench -t; 2016 default 16)",
-        },
-        ParamInfo {
-            name: "sleep_us",
-            default: "30000",
-            help: "message thread sleep before waking its workers, µs (schbench -s)",
-        },
-        ParamInfo {
-            name: "cpu_us",
-            default: "30000",
-            help: "worker spin between waits, µs of wall time (schbench -c)",
-        },
-    ],
+    params: &[MESSAGE_THREADS, WORKERS, SLEEP_US, CPU_US],
     build,
 };
 
@@ -103,10 +114,10 @@ pub struct Schbench {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload schbench", spec);
     let w = Schbench {
-        message_threads: p.u64("message_threads", 2, 1, 4096)?,
-        workers: p.u64("workers", 16, 1, 4096)?,
-        sleep_us: p.u64("sleep_us", 30_000, 0, 60_000_000)?,
-        cpu_us: p.u64("cpu_us", 30_000, 0, 60_000_000)?,
+        message_threads: p.uint(&MESSAGE_THREADS, &())?,
+        workers: p.uint(&WORKERS, &())?,
+        sleep_us: p.uint(&SLEEP_US, &())?,
+        cpu_us: p.uint(&CPU_US, &())?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -192,10 +203,10 @@ impl Workload for Schbench {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("message_threads".into(), self.message_threads.to_string()),
-            ("workers".into(), self.workers.to_string()),
-            ("sleep_us".into(), self.sleep_us.to_string()),
-            ("cpu_us".into(), self.cpu_us.to_string()),
+            MESSAGE_THREADS.show(self.message_threads),
+            WORKERS.show(self.workers),
+            SLEEP_US.show(self.sleep_us),
+            CPU_US.show(self.cpu_us),
         ]
     }
 }

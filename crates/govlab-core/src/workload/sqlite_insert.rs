@@ -32,23 +32,27 @@
 //! real run (the workload runs for the whole duration unless `rows` is set).
 
 use super::{
-    Better, ChannelSpec, Dist, IoKind, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
+    Better, ChannelSpec, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
     WorkloadInfo,
 };
 use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const ROWS: ParamSpec = ParamSpec {
+    name: "rows",
+    unit: "",
+    default: ParamDefault::Uint(0),
+    range: Range::Uint { min: 0, max: 1_000_000_000 },
+    help: "rows to insert, then stop (MMTests: 2520 small, 40329 medium); 0 = until the run ends",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "sqlite-insert",
     description: "one sqlite3 shell inserting rows, each its own synchronous transaction; transactions per second",
     metric: "tps (transactions/s, higher is better)",
-    params: &[ParamInfo {
-        name: "rows",
-        default: "0",
-        help: "rows to insert, then stop (MMTests: 2520 small, 40329 medium); 0 = until the run ends",
-    }],
+    params: &[ROWS],
     build,
 };
 
@@ -87,7 +91,7 @@ pub struct SqliteInsert {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload sqlite-insert", spec);
     let w = SqliteInsert {
-        rows: p.u64("rows", 0, 0, 1_000_000_000)?,
+        rows: p.uint(&ROWS, &())?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -172,7 +176,7 @@ impl Workload for SqliteInsert {
     }
 
     fn resolved(&self) -> Vec<(String, String)> {
-        vec![("rows".into(), self.rows.to_string())]
+        vec![ROWS.show(self.rows)]
     }
 }
 

@@ -29,23 +29,43 @@
 //! memory-bound (assumed: hash and network-buffer accesses).
 
 use super::{
-    latency_metrics, Arrivals, Better, ChannelSpec, Dist, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since,
+    latency_metrics, Arrivals, Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, Since,
     SourceSpec, TaskSpec, Workload, WorkloadInfo,
 };
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const TARGET: ParamSpec = ParamSpec {
+    name: "target",
+    unit: "",
+    default: ParamDefault::Real(15_000.0),
+    range: Range::Real { min: 1.0, max: 10_000_000.0 },
+    help: "offered operations per second (ycsb -target)",
+};
+
+pub const READ_FRACTION: ParamSpec = ParamSpec {
+    name: "read_fraction",
+    unit: "",
+    default: ParamDefault::Real(0.5),
+    range: Range::Real { min: 0.0, max: 1.0 },
+    help: "share of reads; the rest are updates (workload A: 0.5)",
+};
+
+pub const ARRIVALS: ParamSpec = ParamSpec {
+    name: "arrivals",
+    unit: "",
+    default: ParamDefault::Word("poisson"),
+    range: Range::Choice(&["poisson", "constant"]),
+    help: "poisson or constant spacing of requests",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "ycsb-redis",
     description: "YCSB at a target rate against a single-threaded redis server; latency per operation type",
     metric: "read_avg_us (mean read latency, µs, lower is better; update_*, *_p99, *_max and achieved ops/s too)",
-    params: &[
-        ParamInfo { name: "target", default: "15000", help: "offered operations per second (ycsb -target)" },
-        ParamInfo { name: "read_fraction", default: "0.5", help: "share of reads; the rest are updates (workload A: 0.5)" },
-        ParamInfo { name: "arrivals", default: "poisson", help: "poisson or constant spacing of requests" },
-    ],
+    params: &[TARGET, READ_FRACTION, ARRIVALS],
     build,
 };
 
@@ -74,9 +94,9 @@ pub struct YcsbRedis {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload ycsb-redis", spec);
     let w = YcsbRedis {
-        target: p.f64("target", 15_000.0, 1.0, 10_000_000.0)?,
-        read_fraction: p.f64("read_fraction", 0.5, 0.0, 1.0)?,
-        arrivals: match p.choice("arrivals", "poisson", &["poisson", "constant"])? {
+        target: p.real(&TARGET)?,
+        read_fraction: p.real(&READ_FRACTION)?,
+        arrivals: match p.word(&ARRIVALS)? {
             "constant" => Arrivals::Constant,
             _ => Arrivals::Poisson,
         },
@@ -155,9 +175,9 @@ impl Workload for YcsbRedis {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("target".into(), self.target.to_string()),
-            ("read_fraction".into(), self.read_fraction.to_string()),
-            ("arrivals".into(), if self.arrivals == Arrivals::Poisson { "poisson" } else { "constant" }.into()),
+            TARGET.show(self.target),
+            READ_FRACTION.show(self.read_fraction),
+            ARRIVALS.show(if self.arrivals == Arrivals::Poisson { "poisson" } else { "constant" }),
         ]
     }
 }
