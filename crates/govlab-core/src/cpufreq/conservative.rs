@@ -2,8 +2,9 @@
 //! moves the frequency one step at a time instead of jumping.
 //!
 //! Models: Linux v6.8 mainline, drivers/cpufreq/cpufreq_conservative.c, on
-//! the shared sampling code of cpufreq_governor.c ([`super::dbs`]). See
-//! design/kernel-governors.md §3.1, §3.3 and §0 items 1–3.
+//! the shared sampling code of cpufreq_governor.c ([`super::dbs`]): the
+//! decision of cs_dbs_update(), the defaults of cs_init() and the checks of
+//! the store_*() functions.
 //!
 //! Left out: the pre-v4.6 form with its own timers and the transition
 //! notifier that reset the request (replaced by the out-of-range check of

@@ -5,8 +5,8 @@
 //! Models: Linux v6.8 mainline, drivers/cpufreq/cpufreq_governor.c (with
 //! cpufreq_governor.h), plus the two cpufreq-core helpers the governors need
 //! (`cpufreq_policy_transition_delay_us`, include/linux/cpufreq.h, and the
-//! frequency-table lookup of drivers/cpufreq/freq_table.c). See
-//! design/kernel-governors.md §3.1 and §0 items 1–2.
+//! frequency-table lookup of drivers/cpufreq/freq_table.c): dbs_update(),
+//! dbs_work_handler() and cpufreq_dbs_governor_init() of cpufreq_governor.c.
 //!
 //! # The idea
 //!
@@ -89,8 +89,8 @@ pub const LATENCY_MULTIPLIER: u32 = 1000;
 /// up to and including v6.8. Commit e13aa799c2a6 ("cpufreq: Change default
 /// transition delay to 2ms") was still under review in February 2024 and
 /// entered linux-pm's linux-next on 2024-02-13 with other v6.9 material, so
-/// the 2 ms cap is v6.9 (design/kernel-governors.md §0 item 1 places it in
-/// v6.8; the linux-pm push log and the v2 review thread say otherwise).
+/// the 2 ms cap is v6.9 (it is sometimes placed in v6.8; the linux-pm push
+/// log and the v2 review thread say otherwise).
 pub const TRANSITION_DELAY_CAP_US: u32 = 10_000;
 /// intel_cpufreq (intel_pstate in passive mode) without HWP sets
 /// policy->transition_delay_us to this (INTEL_CPUFREQ_TRANSITION_DELAY).
@@ -117,7 +117,8 @@ pub const CPUFREQ_DBS_MIN_SAMPLING_TICKS: u64 = 2;
 ///    min(1000 × L, 10 ms) when L > 0;
 /// 3. 1000 µs when L is unknown (0).
 ///
-/// Later kernels differ (design/kernel-governors.md §0 item 1): 2 ms cap in
+/// Later kernels differ (cpufreq_policy_transition_delay_us() in
+/// include/linux/cpufreq.h, later drivers/cpufreq/cpufreq.c): 2 ms cap in
 /// v6.9, 1.5 × L from v6.12, a 10 ms cap again in 2025.
 ///
 /// The latency is that of `domain`'s core type. With tunables global to all

@@ -5,13 +5,12 @@
 //! intel_pstate_update_util, intel_pstate_sample, get_target_pstate and
 //! intel_pstate_adjust_pstate; with HWP intel_pstate_hwp_set and the dynamic
 //! boost (intel_pstate_update_util_hwp, intel_pstate_hwp_boost_up/down, from
-//! the 2018 series, 52ccc4314293, v4.18). See design/kernel-governors.md
-//! §4.1–4.5 and §0 items 7, 12 and 14. Kept as switches: the IO-wait boost
+//! the 2018 series, 52ccc4314293, v4.18). Kept as switches: the IO-wait boost
 //! the 2019 rework replaced (`iowait_boost=strong`), the migration boost of
 //! the 2018 series' first RFC (`hwp_boost_migration`), and the two
 //! out-of-tree patches of the OSPM 2020 datacenter talk (`idle_boost`,
 //! `ramp_up_faster`), which govlab specifies itself (below): the patches were
-//! not found (design/kernel-governors.md §12 item 9).
+//! never posted where we could find them.
 //!
 //! In the kernel, active mode is a *setpolicy* driver: the generic governors
 //! do not run, and the two "governors" a user sees, powersave and
@@ -54,7 +53,7 @@
 //!   halves it; a non-IOWAIT call more than a tick after the previous one
 //!   clears it. So an IO wakeup jumps to the top P-state. (From the commit
 //!   message and the v4.12–4.13 code of get_target_pstate, where the halving
-//!   lives; design/kernel-governors.md §12 item 2.)
+//!   lives.)
 //!
 //! # govlab's models of the two OSPM 2020 patches
 //!

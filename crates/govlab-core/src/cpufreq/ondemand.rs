@@ -2,8 +2,9 @@
 //! the top, otherwise ask for a frequency proportional to the load.
 //!
 //! Models: Linux v6.8 mainline, drivers/cpufreq/cpufreq_ondemand.c, on the
-//! shared sampling code of cpufreq_governor.c ([`super::dbs`]). See
-//! design/kernel-governors.md §3.1–3.2 and §0 items 1–2.
+//! shared sampling code of cpufreq_governor.c ([`super::dbs`]): the
+//! decision of od_update() and od_dbs_update(), the defaults of od_init()
+//! and cpufreq_dbs_governor_init(), the checks of the store_*() functions.
 //!
 //! Left out: the older decision rules — v3.11–v4.2 asked for
 //! `load × cpuinfo.max / 100` with RELATION_L, and up to v3.10 compared

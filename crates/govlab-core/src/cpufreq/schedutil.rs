@@ -1,8 +1,10 @@
 //! `schedutil`: pick the frequency the scheduler's utilisation asks for, with
 //! 25 % headroom, at most once per `rate_limit_us`.
 //!
-//! Models: Linux v6.8 mainline, kernel/sched/cpufreq_schedutil.c. See
-//! design/kernel-governors.md §1.3, §1.5, §2 and §0 items 1, 4, 5, 6.
+//! Models: Linux v6.8 mainline, kernel/sched/cpufreq_schedutil.c:
+//! sugov_update_single_freq(), sugov_update_shared(), get_next_freq(),
+//! sugov_should_update_freq() and the IO-wait boost of sugov_iowait_boost()
+//! and sugov_iowait_apply().
 //!
 //! # The idea
 //!
@@ -35,7 +37,8 @@
 //! A task that slept on IO has little utilisation but may be latency bound,
 //! so the CPU it wakes on gets a temporary floor on util:
 //!
-//! * `gradual` (v5.2 onwards, generations 3/4 of §2.4, the v6.8 behaviour):
+//! * `gradual` (v5.2 onwards, sugov_iowait_boost() and sugov_iowait_apply(),
+//!   the v6.8 behaviour):
 //!   the first IOWAIT call sets the boost to IOWAIT_BOOST_MIN = 128 (1/8 of
 //!   capacity); each further IOWAIT call doubles it (up to 1024), at most
 //!   once per evaluation (`iowait_boost_pending`). An evaluation without a
@@ -54,7 +57,7 @@
 //!
 //! The kernel reads tick_nohz_get_idle_calls_cpu(), which advances when the
 //! CPU enters idle with the tick stopped (since ~v4.17; idle periods where
-//! the idle governor kept the tick count as busy, §0 item 5). govlab reads
+//! the idle governor kept the tick count as busy). govlab reads
 //! it through [`SchedView::idle_calls`](super::SchedView::idle_calls). Until
 //! the engine provides that counter (None), this model falls back to "the
 //! CPU's cumulative idle time has advanced since the previous evaluation",
@@ -64,7 +67,8 @@
 //!
 //! * The `adjust_perf` path (v5.13+; intel_cpufreq with HWP on single-CPU
 //!   policies), which passes performance levels instead of frequencies and
-//!   refreshes the rate-limit clock on every evaluation (§0 item 6).
+//!   refreshes the rate-limit clock on every evaluation
+//!   (sugov_update_single_perf()).
 //! * Drivers flagged CPUFREQ_NEED_UPDATE_LIMITS (intel_cpufreq in v6.8),
 //!   for which the driver is called at every evaluation past the rate limit
 //!   even when the frequency is unchanged: govlab's drivers
@@ -73,7 +77,8 @@
 //! * RT, DL and IRQ utilisation, uclamp, the runnable boost (~v6.5) and the
 //!   DL rate-limit bypass: govlab's [`SchedView::cpu_util`](super::SchedView::cpu_util)
 //!   is the CFS utilisation (util_avg max util_est) only.
-//! * The non-invariant reference frequency (`cur + cur/4`, §0 item 4) and an
+//! * The non-invariant reference frequency (`cur + cur/4` in get_next_freq()
+//!   without frequency invariance) and an
 //!   architecture reference frequency (arch_scale_freq_ref).
 //! * Remote hook calls and the slow-switch kthread: the engine calls the hook
 //!   for the CPU whose runqueue changed and applies requests at once, through

@@ -9,8 +9,8 @@
 //! firmware; assumed).
 //!
 //! One deliberate step past v6.8: the governor declares a strict target
-//! (CPUFREQ_GOV_STRICT_TARGET), as kernels do since 2025
-//! (design/kernel-governors.md §0 item 8). In v6.8, intel_cpufreq with HWP
+//! (CPUFREQ_GOV_STRICT_TARGET), as the flags of cpufreq_gov_userspace in
+//! drivers/cpufreq/cpufreq_userspace.c do since 2025. In v6.8, intel_cpufreq with HWP
 //! wrote scaling_setspeed as the HWP *minimum* only, so the hardware was free
 //! to run faster and the governor did not fix the frequency, which is the
 //! one thing it is for.

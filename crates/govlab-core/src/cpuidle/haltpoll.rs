@@ -2,8 +2,8 @@
 //! poll to how long the vCPU usually stays blocked.
 //!
 //! Models: Linux v6.8 mainline, drivers/cpuidle/governors/haltpoll.c (with
-//! the polling state of drivers/cpuidle/poll_state.c); see
-//! design/kernel-governors.md §10. The kernel registers it only inside a KVM
+//! the polling state of drivers/cpuidle/poll_state.c): haltpoll_select(),
+//! haltpoll_reflect() and adjust_poll_limit(). The kernel registers it only inside a KVM
 //! guest (kvm_para_available); govlab offers it on any platform, where it
 //! treats state 0 as "poll" and state 1 as "halt", as the cpuidle-haltpoll
 //! driver's two-state table does.
@@ -45,7 +45,7 @@
 //!   is not worth it; divide the limit by guest_halt_poll_shrink (0 resets
 //!   it to 0).
 
-use super::{CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
+use super::{enabled_state, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::{CpuId, Platform};
@@ -217,20 +217,6 @@ fn adjust_poll_limit(dev: &mut HaltpollDevice, t: &HaltpollTunables, block_ns: u
             shrink => u64::from(val / shrink),
         };
     }
-}
-
-/// govlab only: the engine forbids disabled states, which haltpoll never
-/// checks. Take the deepest enabled state not deeper than `idx`, else the
-/// shallowest enabled one.
-fn enabled_state(dev: &IdleDevice<'_>, idx: usize) -> usize {
-    if !dev.disabled[idx] {
-        return idx;
-    }
-    (0..idx)
-        .rev()
-        .chain(idx + 1..dev.states.len())
-        .find(|&i| !dev.disabled[i])
-        .unwrap_or(idx)
 }
 
 impl CpuidleGovernor for Haltpoll {

@@ -2,7 +2,7 @@
 //! shallower after a short one.
 //!
 //! Models: Linux v6.8 mainline, drivers/cpuidle/governors/ladder.c
-//! (design/kernel-governors.md §10). Meant for periodic-tick kernels: it
+//! (ladder_select_state() and ladder_do_selection()). Meant for periodic-tick kernels: it
 //! never touches the tick decision, so the idle loop's default (stop the
 //! tick) stands.
 //!

@@ -5,16 +5,16 @@
 //!
 //! Models: Linux v5.7 mainline drivers/cpuidle/governors/teo.c plus the RFC
 //! v2 (May 2020) weighted-history patch by Pratik Sampat ("Weighted approach
-//! to gather and use history in TEO governor", never merged); see
-//! design/kernel-governors.md §8.1 (the original teo of v5.1–v5.12, the
-//! RFC's baseline) and §9 (the RFC). §0 item 10 places the rule "a wakeup
-//! at or after the sleep length counts as infinitely long" in this era (the
-//! `time_span_ns` one), and it applies here.
+//! to gather and use history in TEO governor", never merged). The RFC's
+//! baseline is the original teo of v5.1–v5.12 (teo_select() and
+//! teo_update() of v5.7); its rule "a wakeup at or after the sleep length
+//! counts as infinitely long" (the `time_span_ns` test of teo_update())
+//! belongs to this era and applies here.
 //!
 //! Era notes. The RFC was posted against 5.7-rc; the teo it patches keeps
 //! per-state `hits`, `misses` and `early_hits` and a ring of the last
 //! INTERVALS measured idle durations. v5.13 replaced all of that with bins
-//! of hits and intercepts (§8.2); govlab's `teo` models v6.8, a different
+//! of hits and intercepts; govlab's `teo` models v6.8, a different
 //! algorithm. The kernel's patched governor kept the name "teo" (the
 //! cover letter calls it "wtteo"); govlab registers it as `wtteo`, with
 //! `weighted=off` as the plain v5.7 teo the RFC compared against. RFC v1
@@ -104,7 +104,7 @@
 //! learning_rate % / (n − 1) of itself unless it would fall to
 //! learning_rate % or below. Rows are not renormalised and never age.
 
-use super::{CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
+use super::{enabled_state, teo_time_ok, KTIME_MAX, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
@@ -116,8 +116,6 @@ pub const PULSE: u32 = 1024;
 pub const DECAY_SHIFT: u32 = 3;
 /// How many recent idle durations the pattern step looks at (teo.c, v5.7).
 pub const INTERVALS: usize = 8;
-/// The largest ktime_t (include/linux/ktime.h): "no timer".
-pub const KTIME_MAX: u64 = i64::MAX as u64;
 /// Default learning rate, percent of a weight moved per update (the RFC's
 /// LEARNING_RATE: 10 in v2, 5 in v1).
 pub const LEARNING_RATE: u32 = 10;
@@ -387,12 +385,6 @@ impl TeoCpu {
     }
 }
 
-/// A state is usable unless the tick is already stopped and its residency
-/// (or the expected duration) is under a tick (teo_time_ok).
-fn time_ok(args: &SelectArgs, interval_ns: u64) -> bool {
-    !args.tick_stopped || interval_ns >= args.tick_ns
-}
-
 /// The deepest enabled state shallower than `state_idx` whose residency
 /// fits `duration_ns`, else the shallowest enabled one below it, else
 /// `state_idx`.
@@ -429,20 +421,6 @@ fn weighted_draw(dev: &IdleDevice<'_>, row: &[u32], idx: usize, rng: &mut Rng) -
         }
     }
     idx
-}
-
-/// govlab only: the engine forbids disabled states, which the kernel would
-/// pick when none is enabled. Take the deepest enabled state not deeper
-/// than `idx`, else the shallowest enabled one.
-fn enabled_state(dev: &IdleDevice<'_>, idx: usize) -> usize {
-    if !dev.disabled[idx] {
-        return idx;
-    }
-    (0..idx)
-        .rev()
-        .chain(idx + 1..dev.states.len())
-        .find(|&i| !dev.disabled[i])
-        .unwrap_or(idx)
 }
 
 impl CpuidleGovernor for Wtteo {
@@ -519,7 +497,7 @@ impl CpuidleGovernor for Wtteo {
                     early_hits = st.early_hits;
                     continue;
                 }
-                if time_ok(args, states[cand].target_residency_ns) {
+                if teo_time_ok(args, states[cand].target_residency_ns) {
                     prev_max_early_idx = max_early_idx;
                     early_hits = st.early_hits;
                     max_early_idx = Some(cand);
@@ -541,7 +519,7 @@ impl CpuidleGovernor for Wtteo {
             idx = Some(i);
             hits = st.hits;
             misses = st.misses;
-            if early_hits < st.early_hits && time_ok(args, s.target_residency_ns) {
+            if early_hits < st.early_hits && teo_time_ok(args, s.target_residency_ns) {
                 prev_max_early_idx = max_early_idx;
                 early_hits = st.early_hits;
                 max_early_idx = Some(i);
@@ -586,7 +564,7 @@ impl CpuidleGovernor for Wtteo {
             if count as usize > INTERVALS / 2 {
                 let avg_ns = sum / u64::from(count);
                 // A stopped tick must not strand the CPU in a shallow state.
-                if time_ok(args, avg_ns) {
+                if teo_time_ok(args, avg_ns) {
                     duration_ns = avg_ns;
                     if states[idx].target_residency_ns > avg_ns {
                         idx = find_shallower_state(dev, idx, avg_ns);
