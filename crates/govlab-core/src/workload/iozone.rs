@@ -259,57 +259,7 @@ impl Workload for Iozone {
 
 #[cfg(test)]
 mod tests {
-    use crate::api::RunConfig;
     use crate::params::Spec;
-
-    fn kbps(workload: &str, cpufreq: &str) -> f64 {
-        let r = RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-            cpuidle: Spec::new("menu"),
-            duration_ns: 20_000_000_000,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap();
-        assert!(r.finished, "{workload}");
-        assert_eq!(r.primary_metric.name, "kbps");
-        r.metrics["kbps"].as_f64().unwrap()
-    }
-
-    #[test]
-    fn cached_write_follows_the_cpu_frequency() {
-        let fast = kbps("iozone:size_mb=64,fsync=off", "performance");
-        let slow = kbps("iozone:size_mb=64,fsync=off", "userspace:scaling_setspeed=800000");
-        // Half memory-bound: (0.5 + 0.5·3.5/0.8) / (0.5 + 0.5·3.5/3.9) ≈ 2.47.
-        assert!(fast > 2.0 * slow && fast < 3.0 * slow, "max {fast} KB/s, 800 MHz {slow} KB/s");
-    }
-
-    #[test]
-    fn fsync_adds_the_device_write() {
-        let cached = kbps("iozone:size_mb=64,fsync=off", "performance");
-        let synced = kbps("iozone:size_mb=64", "performance");
-        assert!(synced < 0.5 * cached, "no fsync {cached} KB/s, fsync {synced} KB/s");
-        // The whole file goes to a 500 MB/s device: no faster than that.
-        assert!(synced < 500e6 / 1024.0, "{synced} KB/s");
-    }
-
-    #[test]
-    fn rewrite_is_faster_than_write() {
-        let write = kbps("iozone:size_mb=64,fsync=off", "performance");
-        let rewrite = kbps("iozone:size_mb=64,fsync=off,test=rewrite", "performance");
-        assert!(rewrite > 1.3 * write, "write {write} KB/s, rewrite {rewrite} KB/s");
-    }
-
-    #[test]
-    fn past_the_dirty_limit_the_writer_runs_at_device_speed() {
-        let w = "iozone:size_mb=256,fsync=off,dirty_background_mb=16,dirty_mb=32";
-        let throttled = kbps(w, "performance") * 1024.0 / 1e6;
-        // 240 of 256 MB must reach the 500 MB/s device before the last
-        // chunk is handed over: ≈ 500 MB/s·256/240.
-        assert!(throttled > 400.0 && throttled < 600.0, "{throttled} MB/s");
-    }
 
     #[test]
     fn dirty_limit_must_exceed_background() {

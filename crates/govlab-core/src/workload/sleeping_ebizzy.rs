@@ -82,7 +82,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 };
 
 /// Busy time per record at the highest frequency (see the header).
-const RECORD_NS: f64 = 364.0;
+pub const RECORD_NS: f64 = 364.0;
 
 /// Records per compute segment (≈ 0.36 ms at the highest frequency).
 const CHUNK_RECORDS: u64 = 1000;
@@ -188,70 +188,5 @@ impl Workload for SleepingEbizzy {
             v.push(CPU.show(c));
         }
         v
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::RECORD_NS;
-    use crate::api::RunConfig;
-    use crate::params::Spec;
-
-    fn rate(workload: &str, cpufreq: &str) -> f64 {
-        let r = RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-            cpuidle: Spec::new("menu"),
-            duration_ns: 500_000_000,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap();
-        assert_eq!(r.primary_metric.name, "records_per_s");
-        r.metrics["records_per_s"].as_f64().unwrap()
-    }
-
-    #[test]
-    fn never_sleeping_rate_is_proportional_to_frequency() {
-        let slow = rate("sleeping-ebizzy:util=100,cpu=1", "userspace:scaling_setspeed=800000");
-        let fast = rate("sleeping-ebizzy:util=100,cpu=1", "userspace:scaling_setspeed=1600000");
-        let k = fast / slow;
-        assert!((k - 2.0).abs() < 0.02, "800 MHz {slow}/s, 1.6 GHz {fast}/s, ratio {k}");
-        // At 800 MHz a record takes 364 ns × 3.9 GHz / 0.8 GHz.
-        let expect = 1e9 / (RECORD_NS * 3.9 / 0.8);
-        assert!((slow / expect - 1.0).abs() < 0.02, "{slow}/s, expected {expect}/s");
-    }
-
-    #[test]
-    fn util_sets_the_busy_share_at_the_highest_frequency() {
-        // performance runs the lone busy core at the 1-core turbo, 3.9 GHz,
-        // the CPU type's highest frequency: 50 % busy, 10 ms sleeps.
-        let r = rate("sleeping-ebizzy:util=50,interval_us=10000", "performance");
-        let expect = 0.5e9 / RECORD_NS;
-        assert!((r / expect - 1.0).abs() < 0.04, "{r}/s, expected {expect}/s");
-    }
-
-    #[test]
-    fn lower_frequency_stretches_the_bursts() {
-        // At 800 MHz a 10 ms burst (at 3.9 GHz) takes 48.75 ms, then 10 ms sleep.
-        let r = rate(
-            "sleeping-ebizzy:util=50,interval_us=10000",
-            "userspace:scaling_setspeed=800000",
-        );
-        let records = (10e6 / RECORD_NS).round();
-        let expect = records / (10e-3 * 3.9 / 0.8 + 10e-3);
-        assert!((r / expect - 1.0).abs() < 0.05, "{r}/s, expected {expect}/s");
-    }
-
-    #[test]
-    fn bad_cpu_is_rejected() {
-        let r = RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse("sleeping-ebizzy:cpu=8", "test").unwrap(),
-            ..RunConfig::default()
-        }
-        .run(None, None);
-        assert!(r.is_err());
     }
 }
