@@ -52,7 +52,7 @@
 use super::{
     Better, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload, WorkloadInfo,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
@@ -164,14 +164,7 @@ fn fsync(b: &mut ProgramBuilder, cpu: Dist, dirty: u64) {
 
 impl Workload for Dbench {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        if platform.devices.is_empty() {
-            return Err(Error::invalid(
-                "workload dbench",
-                "platform",
-                &platform.name,
-                "a platform with a storage device ([[device]])",
-            ));
-        }
+        super::require_device("workload dbench", platform, "")?;
         let f_ref = platform.cpu_types[0].base_khz;
         // CPU costs vary around their means (cv 0.5, assumed) so that
         // clients do not move in lock-step.

@@ -28,7 +28,7 @@ use super::{
     latency_metrics, Better, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec,
     Workload, WorkloadInfo,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
@@ -102,14 +102,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 
 impl Workload for Fio {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        if platform.devices.is_empty() {
-            return Err(Error::invalid(
-                "workload fio",
-                "platform",
-                &platform.name,
-                "a platform with a storage device ([[device]])",
-            ));
-        }
+        super::require_device("workload fio", platform, "")?;
         let f_ref = platform.cpu_types[0].base_khz;
         let cyc = |ns: f64| Dist::Fixed(super::cycles_for_ns_at(ns, f_ref));
         let kind = if self.rw.ends_with("read") { IoKind::Read } else { IoKind::Write };

@@ -151,14 +151,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 
 impl Workload for Iozone {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        if platform.devices.is_empty() {
-            return Err(Error::invalid(
-                "workload iozone",
-                "platform",
-                &platform.name,
-                "a platform with a storage device ([[device]])",
-            ));
-        }
+        super::require_device("workload iozone", platform, "")?;
         let f_ref = platform.cpu_types[0].base_khz;
         let record = self.record_kb * 1024;
         let size = (self.size_mb << 20).div_ceil(record) * record;

@@ -37,10 +37,10 @@
 //! the WAL writer and background writer processes.
 
 use super::{
-    Better, ChannelSpec, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
+    ChannelSpec, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
     WorkloadInfo,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
@@ -108,13 +108,8 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 impl Workload for Pgbench {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
         let rw = self.mode == "rw";
-        if rw && platform.devices.is_empty() {
-            return Err(Error::invalid(
-                "workload pgbench",
-                "platform",
-                &platform.name,
-                "a platform with a storage device ([[device]]) for mode=rw",
-            ));
+        if rw {
+            super::require_device("workload pgbench", platform, " for mode=rw")?;
         }
         let f_ref = platform.cpu_types[0].base_khz;
         // Statement costs vary (cv 0.3, assumed) so that clients drift apart.
@@ -197,19 +192,7 @@ impl Workload for Pgbench {
     }
 
     fn metrics(&self, r: &Record) -> Vec<Metric> {
-        let n = r.counters[TRANSACTIONS as usize] as f64;
-        let h = &r.series[TXN as usize];
-        vec![
-            Metric::new(
-                "tps",
-                r.per_second(n),
-                "trans/s",
-                Better::Higher,
-            ),
-            Metric::new("latency_mean_ms", h.mean() / 1e6, "ms", Better::Lower),
-            Metric::new("latency_p99_ms", h.percentile(99.0) / 1e6, "ms", Better::Lower),
-            Metric::new("transactions", n, "count", Better::Higher),
-        ]
+        super::transaction_metrics(r, TRANSACTIONS, TXN, "latency", "ms")
     }
 
     fn primary(&self) -> &'static str {

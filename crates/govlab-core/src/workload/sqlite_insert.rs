@@ -32,10 +32,10 @@
 //! real run (the workload runs for the whole duration unless `rows` is set).
 
 use super::{
-    Better, ChannelSpec, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
+    ChannelSpec, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
     WorkloadInfo,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
@@ -99,14 +99,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 
 impl Workload for SqliteInsert {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        if platform.devices.is_empty() {
-            return Err(Error::invalid(
-                "workload sqlite-insert",
-                "platform",
-                &platform.name,
-                "a platform with a storage device ([[device]])",
-            ));
-        }
+        super::require_device("workload sqlite-insert", platform, "")?;
         let f_ref = platform.cpu_types[0].base_khz;
         let cyc = |ns: f64| Dist::Fixed(super::cycles_for_ns_at(ns, f_ref));
         let count = if self.rows == 0 { None } else { Some(self.rows) };
@@ -156,19 +149,7 @@ impl Workload for SqliteInsert {
     }
 
     fn metrics(&self, r: &Record) -> Vec<Metric> {
-        let n = r.counters[COMMITS as usize] as f64;
-        let h = &r.series[TXN as usize];
-        vec![
-            Metric::new(
-                "tps",
-                r.per_second(n),
-                "trans/s",
-                Better::Higher,
-            ),
-            Metric::new("txn_mean_us", h.mean() / 1e3, "us", Better::Lower),
-            Metric::new("txn_p99_us", h.percentile(99.0) / 1e3, "us", Better::Lower),
-            Metric::new("transactions", n, "count", Better::Higher),
-        ]
+        super::transaction_metrics(r, COMMITS, TXN, "txn", "us")
     }
 
     fn primary(&self) -> &'static str {
