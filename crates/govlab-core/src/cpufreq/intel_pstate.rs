@@ -239,27 +239,27 @@ pub enum IowaitBoost {
     Strong,
 }
 
-/// intel_pstate's tunables (scaling_governor, energy_performance_preference,
-/// /sys/devices/system/cpu/intel_pstate/hwp_dynamic_boost) and govlab's
-/// switches.
+/// intel_pstate's resolved tunables (scaling_governor,
+/// energy_performance_preference, /sys/devices/system/cpu/intel_pstate/
+/// hwp_dynamic_boost) and govlab's switches; each field's default and checks
+/// are in its [`ParamSpec`] above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IntelPstateTunables {
-    /// scaling_governor: powersave (default, the driver's fallback) or performance.
+    /// [`POLICY`].
     pub policy: PstatePolicy,
-    /// HWP in use (`hwp=auto` resolves to the platform's HWP).
+    /// HWP in use ([`HWP`]: `auto` resolved to the platform's HWP).
     pub hwp: bool,
-    /// energy_performance_preference, 0..255; the firmware's value (0x80)
-    /// unless set; 0 under performance (other values are refused there).
+    /// 0..255 ([`EPP`]); 0 under performance (other values are refused there).
     pub epp: u32,
-    /// hwp_dynamic_boost: on by default on server PM profiles (v6.4+).
+    /// [`HWP_DYNAMIC_BOOST`].
     pub hwp_dynamic_boost: bool,
-    /// govlab switch: RFC v1's migration boost. Default off.
+    /// [`HWP_BOOST_MIGRATION`].
     pub hwp_boost_migration: bool,
-    /// govlab switch: which IO-wait boost. Default weak (v6.8).
+    /// [`IOWAIT_BOOST`].
     pub iowait_boost: IowaitBoost,
-    /// govlab's model of the OSPM 2020 idle-boost patch. Default off.
+    /// [`IDLE_BOOST`].
     pub idle_boost: bool,
-    /// govlab's model of the OSPM 2020 ramp-up-faster patch. Default off.
+    /// [`RAMP_UP_FASTER`].
     pub ramp_up_faster: bool,
 }
 

@@ -298,20 +298,6 @@ mod tests {
         vec![state("POLL", 0, 0, true), state("C1", 2, 2, false)]
     }
 
-    fn args() -> SelectArgs {
-        SelectArgs {
-            now_ns: 0,
-            sleep_length_ns: u64::MAX,
-            delta_tick_ns: 4_000_000,
-            nr_iowait: 0,
-            cpu_util: 0,
-            cpu_capacity: 1024,
-            latency_req_ns: u64::MAX,
-            tick_stopped: false,
-            tick_ns: 4_000_000,
-        }
-    }
-
     fn halt(g: &mut Haltpoll, dev: &IdleDevice<'_>, block_ns: u64) -> u64 {
         g.reflect(dev, &Reflection { state: 1, residency_ns: block_ns, poll_time_limit: false, got_tick: false });
         g.devices[0].poll_limit_ns
@@ -368,16 +354,16 @@ mod tests {
         let poll = Selection { state: 0, stop_tick: false };
         let halt_sel = Selection { state: 1, stop_tick: true };
         // No window yet: halt.
-        assert_eq!(g.select(&dev, &args()), halt_sel);
+        assert_eq!(g.select(&dev, &args(u64::MAX)), halt_sel);
         // A 30 µs block opens a 50 µs window; after a halt: poll.
         halt(&mut g, &dev, 30 * US);
-        assert_eq!(g.select(&dev, &args()), poll);
+        assert_eq!(g.select(&dev, &args(u64::MAX)), poll);
         // The poll caught the wakeup: poll again.
         g.reflect(&dev, &Reflection { state: 0, residency_ns: 20 * US, poll_time_limit: false, got_tick: false });
-        assert_eq!(g.select(&dev, &args()), poll);
+        assert_eq!(g.select(&dev, &args(u64::MAX)), poll);
         // The poll ran out its window: halt.
         g.reflect(&dev, &Reflection { state: 0, residency_ns: 50 * US, poll_time_limit: true, got_tick: false });
-        assert_eq!(g.select(&dev, &args()), halt_sel);
+        assert_eq!(g.select(&dev, &args(u64::MAX)), halt_sel);
     }
 
     /// The polling state spins for the device's limit; a 0 limit takes the
@@ -413,7 +399,7 @@ mod tests {
         let mut g = Haltpoll::new(HaltpollTunables::default());
         g.enable(&dev);
         // Even with no poll window, which would otherwise halt.
-        let a = SelectArgs { latency_req_ns: 0, ..args() };
+        let a = SelectArgs { latency_req_ns: 0, ..args(u64::MAX) };
         assert_eq!(g.select(&dev, &a), Selection { state: 0, stop_tick: false });
     }
 
