@@ -252,11 +252,11 @@ pub fn replay_json(
     Ok(serde_json::to_string(&json!({"run": run, "recorded": recorded, "tasks": tasks.len()})).unwrap_or_default())
 }
 
-fn params_json(params: &[workload::ParamInfo]) -> Value {
+fn params_json<C>(params: &[crate::params::ParamSpec<C>]) -> Value {
     Value::Array(
         params
             .iter()
-            .map(|p| json!({"name": p.name, "default": p.default, "help": p.help}))
+            .map(|p| json!({"name": p.name, "default": p.default_text(), "help": p.help}))
             .collect(),
     )
 }

@@ -5,6 +5,12 @@
 //! [`Spec`] holds them as strings; the owner reads each key with a typed
 //! getter and finally calls [`Params::finish`], which rejects any key nobody
 //! read, naming the valid ones, so a misspelt tunable fails loudly.
+//!
+//! Every governor tunable and workload parameter is declared once, as a
+//! [`ParamSpec`]: its name, unit, default, valid range and help. The owner's
+//! table of specs drives `govlab list`, the typed getters of [`Params`] that
+//! read and check values (rejecting or clamping as the kernel's store
+//! functions do), and the resolved values shown by `--show-config`.
 
 use crate::error::{Error, Result};
 
@@ -72,6 +78,128 @@ impl Spec {
     }
 }
 
+/// The largest value a kernel sysfs store accepts for an unsigned int
+/// (kstrtouint): UINT_MAX.
+pub const UINT_MAX: u64 = 0xFFFF_FFFF;
+
+/// One setting (a governor tunable or a workload parameter), declared once.
+///
+/// `C` is what a default or a bound may depend on: the platform for
+/// governors (the kernel derives some defaults from the machine), nothing
+/// for workloads. (Named `ParamSpec`: it is the declaration that a [`Spec`]'s
+/// `key=value` settings are read against, and it serves tunables and
+/// workload parameters alike.)
+pub struct ParamSpec<C: 'static = ()> {
+    /// The key; for a kernel tunable, its sysfs file name.
+    pub name: &'static str,
+    /// Unit of the value, empty if none (for kernel tunables, the sysfs unit).
+    pub unit: &'static str,
+    pub default: ParamDefault<C>,
+    pub range: Range<C>,
+    /// One line for `govlab list`.
+    pub help: &'static str,
+}
+
+/// A setting's default.
+pub enum ParamDefault<C: 'static = ()> {
+    Uint(u64),
+    Real(f64),
+    /// A switch or boolean, shown as its [`Range`] shows values.
+    Flag(bool),
+    Word(&'static str),
+    /// A word default that listings describe with `doc` (such as `auto`
+    /// and what it resolves to).
+    Described { word: &'static str, doc: &'static str },
+    /// No value unless one is given; the text says what happens then.
+    Unset(&'static str),
+    /// Depends on the machine: `doc` states the rule for listings, `value`
+    /// computes it.
+    Derived { doc: &'static str, value: fn(&C) -> u64 },
+}
+
+/// A setting's valid values and what happens outside them.
+pub enum Range<C: 'static = ()> {
+    /// An integer in `min..=max`; anything else is rejected.
+    Uint { min: u64, max: u64 },
+    /// An integer from a machine-dependent minimum to `max`; anything else
+    /// is rejected.
+    UintFrom { min: fn(&C) -> u64, max: u64 },
+    /// Any unsigned 32-bit number (what a sysfs store parses); values above
+    /// `max` are clamped to it.
+    Clamp { max: u64 },
+    /// A real number in `min..=max`; anything else is rejected.
+    Real { min: f64, max: f64 },
+    /// A switch shown as on/off (read as on/off, true/false, yes/no, 1/0).
+    Switch,
+    /// A boolean shown as true/false (read like a switch).
+    Bool,
+    /// One of a fixed set of words.
+    Choice(&'static [&'static str]),
+    /// Free text.
+    Text,
+    /// Read and checked by the owner's own code; `help` gives the forms.
+    Custom,
+}
+
+impl<C> ParamSpec<C> {
+    /// The default as `govlab list` shows it.
+    pub fn default_text(&self) -> String {
+        match &self.default {
+            ParamDefault::Uint(v) => v.to_string(),
+            ParamDefault::Real(v) => v.to_string(),
+            ParamDefault::Flag(b) => self.flag_text(*b).to_string(),
+            ParamDefault::Word(w)
+            | ParamDefault::Unset(w)
+            | ParamDefault::Described { doc: w, .. }
+            | ParamDefault::Derived { doc: w, .. } => (*w).to_string(),
+        }
+    }
+
+    /// The integer default, computed for `ctx` where it depends on it.
+    ///
+    /// # Panics
+    /// If the spec's default is not an integer (a bug in its table).
+    pub fn uint_default(&self, ctx: &C) -> u64 {
+        match &self.default {
+            ParamDefault::Uint(v) => *v,
+            ParamDefault::Flag(b) => u64::from(*b),
+            ParamDefault::Derived { value, .. } => value(ctx),
+            _ => panic!("{}: the default is not an integer", self.name),
+        }
+    }
+
+    /// The switch default, computed for `ctx` where it depends on it.
+    ///
+    /// # Panics
+    /// If the spec's default is not a switch (a bug in its table).
+    pub fn flag_default(&self, ctx: &C) -> bool {
+        match &self.default {
+            ParamDefault::Flag(b) => *b,
+            ParamDefault::Derived { value, .. } => value(ctx) != 0,
+            _ => panic!("{}: the default is not a switch", self.name),
+        }
+    }
+
+    fn flag_text(&self, on: bool) -> &'static str {
+        match (&self.range, on) {
+            (Range::Bool, true) => "true",
+            (Range::Bool, false) => "false",
+            (_, true) => "on",
+            (_, false) => "off",
+        }
+    }
+
+    /// A resolved value as `--show-config` shows it: (name, value).
+    pub fn show(&self, value: impl std::fmt::Display) -> (String, String) {
+        (self.name.to_string(), value.to_string())
+    }
+
+    /// A resolved switch or boolean, in the words of its range.
+    pub fn show_flag(&self, on: bool) -> (String, String) {
+        self.show(self.flag_text(on))
+    }
+}
+
 /// Typed, checked access to a spec's settings for one owner.
 #[allow(clippy::struct_field_names)] // a Params holds the spec's params
 pub struct Params<'a> {
@@ -92,6 +220,11 @@ impl<'a> Params<'a> {
 
     pub fn owner(&self) -> &str {
         &self.owner
+    }
+
+    /// Whether the spec sets `key` (some checks name the key the user gave).
+    pub fn given(&self, key: &str) -> bool {
+        self.params.iter().any(|(k, _)| k == key)
     }
 
     fn raw(&mut self, key: &'static str) -> Option<&'a str> {
@@ -161,6 +294,77 @@ impl<'a> Params<'a> {
         } else {
             self.known.push(key);
             Ok(None)
+        }
+    }
+
+    /// The integer setting `spec` declares, read and checked as its range
+    /// says (rejected or clamped), with its default for `ctx`.
+    ///
+    /// # Errors
+    /// A value that does not parse or that the range rejects.
+    ///
+    /// # Panics
+    /// If the spec is not an integer one (a bug in its table).
+    pub fn uint<C>(&mut self, spec: &ParamSpec<C>, ctx: &C) -> Result<u64> {
+        let default = spec.uint_default(ctx);
+        match &spec.range {
+            Range::Uint { min, max } => self.u64(spec.name, default, *min, *max),
+            Range::UintFrom { min, max } => self.u64(spec.name, default, min(ctx), *max),
+            Range::Clamp { max } => Ok(self.u64(spec.name, default, 0, u64::from(u32::MAX))?.min(*max)),
+            _ => panic!("{}: not an integer setting", spec.name),
+        }
+    }
+
+    /// The optional integer setting `spec` declares (default [`ParamDefault::Unset`]).
+    ///
+    /// # Errors
+    /// A value that does not parse or is out of range.
+    ///
+    /// # Panics
+    /// If the spec is not an integer one (a bug in its table).
+    pub fn opt_uint<C>(&mut self, spec: &ParamSpec<C>) -> Result<Option<u64>> {
+        match &spec.range {
+            Range::Uint { min, max } => self.opt_u64(spec.name, *min, *max),
+            _ => panic!("{}: not an integer setting", spec.name),
+        }
+    }
+
+    /// The real-number setting `spec` declares.
+    ///
+    /// # Errors
+    /// A value that does not parse or is out of range.
+    ///
+    /// # Panics
+    /// If the spec is not a real-number one (a bug in its table).
+    pub fn real<C>(&mut self, spec: &ParamSpec<C>) -> Result<f64> {
+        match (&spec.range, &spec.default) {
+            (Range::Real { min, max }, ParamDefault::Real(d)) => self.f64(spec.name, *d, *min, *max),
+            _ => panic!("{}: not a real-number setting", spec.name),
+        }
+    }
+
+    /// The switch or boolean setting `spec` declares, with its default for `ctx`.
+    ///
+    /// # Errors
+    /// A value that is not a switch word.
+    pub fn flag<C>(&mut self, spec: &ParamSpec<C>, ctx: &C) -> Result<bool> {
+        let default = spec.flag_default(ctx);
+        self.bool(spec.name, default)
+    }
+
+    /// The word setting `spec` declares, one of its choices.
+    ///
+    /// # Errors
+    /// A word that is not one of the choices.
+    ///
+    /// # Panics
+    /// If the spec is not a choice (a bug in its table).
+    pub fn word<C>(&mut self, spec: &ParamSpec<C>) -> Result<&'static str> {
+        match (&spec.range, &spec.default) {
+            (Range::Choice(choices), ParamDefault::Word(d) | ParamDefault::Described { word: d, .. }) => {
+                self.choice(spec.name, d, choices)
+            }
+            _ => panic!("{}: not a choice", spec.name),
         }
     }
 

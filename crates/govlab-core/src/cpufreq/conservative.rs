@@ -2,8 +2,9 @@
 //! moves the frequency one step at a time instead of jumping.
 //!
 //! Models: Linux v6.8 mainline, drivers/cpufreq/cpufreq_conservative.c, on
-//! the shared sampling code of cpufreq_governor.c ([`super::dbs`]). See
-//! design/kernel-governors.md §3.1, §3.3 and §0 items 1–3.
+//! the shared sampling code of cpufreq_governor.c ([`super::dbs`]): the
+//! decision of cs_dbs_update(), the defaults of cs_init() and the checks of
+//! the store_*() functions.
 //!
 //! Left out: the pre-v4.6 form with its own timers and the transition
 //! notifier that reset the request (replaced by the out-of-range check of
@@ -38,9 +39,8 @@
 use super::dbs::{self, DbsData, DbsGovernor, DbsGovernorCore, PolicyDbsInfo};
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
 use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::Platform;
-use crate::workload::ParamInfo;
 
 /// up_threshold default (DEF_FREQUENCY_UP_THRESHOLD).
 pub const DEF_FREQUENCY_UP_THRESHOLD: u32 = 80;
@@ -56,88 +56,115 @@ pub const MAX_SAMPLING_DOWN_FACTOR: u32 = 10;
 /// store_freq_step clamps larger values to 100 %.
 pub const MAX_FREQUENCY_STEP: u32 = 100;
 
+// ---- tunables (sysfs names and units, /sys/devices/system/cpu/cpufreq/conservative/) ----
+// sampling_rate, ignore_nice_load and copy_prev_load are shared with
+// ondemand and declared in [`super::dbs`].
+
+/// freq_step, % of policy->max (store_freq_step clamps to 100); 0 freezes
+/// the frequency.
+pub const FREQ_STEP: ParamSpec<Platform> = ParamSpec {
+    name: "freq_step",
+    unit: "%",
+    default: ParamDefault::Uint(DEF_FREQUENCY_STEP as u64),
+    range: Range::Clamp { max: MAX_FREQUENCY_STEP as u64 },
+    help: "step in % of policy max; 0 = never change; values above 100 are clamped",
+};
+
+/// up_threshold, %. Read as the store reads it (any unsigned int); the pair
+/// is then checked by [`check_thresholds`] (store_up_threshold: in
+/// down_threshold+1..=100, else rejected).
+pub const UP_THRESHOLD: ParamSpec<Platform> = ParamSpec {
+    name: "up_threshold",
+    unit: "%",
+    default: ParamDefault::Uint(DEF_FREQUENCY_UP_THRESHOLD as u64),
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "load (%) above which to step up; down_threshold+1 to 100",
+};
+
+/// down_threshold, % (store_down_threshold: in 1..=up_threshold-1, else
+/// rejected; checked with the pair by [`check_thresholds`]).
+pub const DOWN_THRESHOLD: ParamSpec<Platform> = ParamSpec {
+    name: "down_threshold",
+    unit: "%",
+    default: ParamDefault::Uint(DEF_FREQUENCY_DOWN_THRESHOLD as u64),
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "load (%) below which to step down; 1 to up_threshold-1",
+};
+
+/// sampling_down_factor (store_sampling_down_factor): outside 1..=10
+/// rejected.
+pub const SAMPLING_DOWN_FACTOR: ParamSpec<Platform> = ParamSpec {
+    name: "sampling_down_factor",
+    unit: "",
+    default: ParamDefault::Uint(DEF_SAMPLING_DOWN_FACTOR as u64),
+    range: Range::Uint { min: 1, max: MAX_SAMPLING_DOWN_FACTOR as u64 },
+    help: "step down at most every this many samples; 1 to 10",
+};
+
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "conservative",
     description: "step the frequency up or down by freq_step % of max per sample, by load thresholds",
     models: "Linux v6.8 drivers/cpufreq/cpufreq_conservative.c + cpufreq_governor.c",
     params: &[
-        ParamInfo {
-            name: "sampling_rate",
-            default: "max(2 ticks, transition delay) µs",
-            help: "sampling period in µs; at least 2 ticks (smaller is rejected)",
-        },
-        ParamInfo {
-            name: "freq_step",
-            default: "5",
-            help: "step in % of policy max; 0 = never change; values above 100 are clamped",
-        },
-        ParamInfo {
-            name: "up_threshold",
-            default: "80",
-            help: "load (%) above which to step up; down_threshold+1 to 100",
-        },
-        ParamInfo {
-            name: "down_threshold",
-            default: "20",
-            help: "load (%) below which to step down; 1 to up_threshold-1",
-        },
-        ParamInfo {
-            name: "sampling_down_factor",
-            default: "1",
-            help: "step down at most every this many samples; 1 to 10",
-        },
-        ParamInfo {
-            name: "ignore_nice_load",
-            default: "0",
-            help: "leave nice time out of the load; clamped to 1 (no effect yet: no nice accounting)",
-        },
-        ParamInfo {
-            name: "copy_prev_load",
-            default: "on",
-            help: "govlab switch: reuse the previous load once after a long idle (2014 rule); off = before it",
-        },
+        dbs::SAMPLING_RATE,
+        FREQ_STEP,
+        UP_THRESHOLD,
+        DOWN_THRESHOLD,
+        SAMPLING_DOWN_FACTOR,
+        dbs::IGNORE_NICE_LOAD,
+        dbs::COPY_PREV_LOAD,
     ],
     build,
 };
 
-/// conservative's tunables (sysfs names and units,
-/// /sys/devices/system/cpu/cpufreq/conservative/).
+/// conservative's resolved tunables, in sysfs units; each field's default,
+/// range and handling of bad input are in its [`ParamSpec`] above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConservativeTunables {
-    /// sampling_rate, µs. Default max(2 ticks, transition delay); a value
-    /// below 2 ticks is rejected.
+    /// sampling_rate, µs ([`dbs::SAMPLING_RATE`]).
     pub sampling_rate: u32,
-    /// freq_step, % of policy->max. Default 5; above 100 clamped; 0 freezes
-    /// the frequency.
+    /// freq_step, % of policy->max ([`FREQ_STEP`]).
     pub freq_step: u32,
-    /// up_threshold, %. Default 80; must be in down_threshold+1..=100, else
-    /// rejected.
+    /// up_threshold, % ([`UP_THRESHOLD`]).
     pub up_threshold: u32,
-    /// down_threshold, %. Default 20; must be in 1..=up_threshold-1, else
-    /// rejected.
+    /// down_threshold, % ([`DOWN_THRESHOLD`]).
     pub down_threshold: u32,
-    /// sampling_down_factor. Default 1; 1..=10, else rejected.
+    /// sampling_down_factor ([`SAMPLING_DOWN_FACTOR`]).
     pub sampling_down_factor: u32,
-    /// ignore_nice_load, 0 or 1. Default 0; larger values clamped to 1. No
-    /// effect in govlab yet (no nice accounting).
+    /// ignore_nice_load, 0 or 1 ([`dbs::IGNORE_NICE_LOAD`]).
     pub ignore_nice_load: u32,
-    /// govlab switch (not in sysfs): the 2014 copy-previous-load rule. On by
-    /// default.
+    /// govlab switch ([`dbs::COPY_PREV_LOAD`]).
     pub copy_prev_load: bool,
 }
 
 impl ConservativeTunables {
     /// The defaults a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        ConservativeTunables {
-            sampling_rate: dbs::default_sampling_rate_us(platform),
-            freq_step: DEF_FREQUENCY_STEP,
-            up_threshold: DEF_FREQUENCY_UP_THRESHOLD,
-            down_threshold: DEF_FREQUENCY_DOWN_THRESHOLD,
-            sampling_down_factor: DEF_SAMPLING_DOWN_FACTOR,
-            ignore_nice_load: 0,
-            copy_prev_load: true,
-        }
+        Self::read(Params::new(OWNER, &Spec::new("conservative")), platform).expect("the defaults are in range")
+    }
+
+    /// Every tunable from `p`, each checked as its spec says; then unknown
+    /// keys are rejected and the thresholds checked as a pair.
+    fn read(mut p: Params<'_>, platform: &Platform) -> Result<Self> {
+        let sampling_rate = dbs::uint32(&mut p, &dbs::SAMPLING_RATE, platform)?;
+        let freq_step = dbs::uint32(&mut p, &FREQ_STEP, platform)?;
+        let up_threshold = p.uint(&UP_THRESHOLD, platform)?;
+        let down_threshold = p.uint(&DOWN_THRESHOLD, platform)?;
+        let sampling_down_factor = dbs::uint32(&mut p, &SAMPLING_DOWN_FACTOR, platform)?;
+        let ignore_nice_load = dbs::uint32(&mut p, &dbs::IGNORE_NICE_LOAD, platform)?;
+        let copy_prev_load = p.flag(&dbs::COPY_PREV_LOAD, platform)?;
+        let down_given = p.given(DOWN_THRESHOLD.name);
+        p.finish()?;
+        let (up_threshold, down_threshold) = check_thresholds(up_threshold, down_threshold, down_given)?;
+        Ok(ConservativeTunables {
+            sampling_rate,
+            freq_step,
+            up_threshold,
+            down_threshold,
+            sampling_down_factor,
+            ignore_nice_load,
+            copy_prev_load,
+        })
     }
 }
 
@@ -158,34 +185,7 @@ pub struct Conservative {
 const OWNER: &str = "cpufreq governor conservative";
 
 fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
-    let d = ConservativeTunables::for_platform(platform);
-    let mut p = Params::new(OWNER, spec);
-    let sampling_rate = dbs::sampling_rate_param(&mut p, platform)?;
-    let freq_step = dbs::clamped_param(&mut p, "freq_step", d.freq_step, MAX_FREQUENCY_STEP)?;
-    // The thresholds are read as the stores read them (any unsigned 32-bit
-    // number) and checked below: each in range and down < up.
-    let up_threshold = p.u64("up_threshold", u64::from(d.up_threshold), 0, u64::from(u32::MAX))?;
-    let down_threshold = p.u64("down_threshold", u64::from(d.down_threshold), 0, u64::from(u32::MAX))?;
-    let sampling_down_factor = p.u64(
-        "sampling_down_factor",
-        u64::from(d.sampling_down_factor),
-        1,
-        u64::from(MAX_SAMPLING_DOWN_FACTOR),
-    )? as u32;
-    let ignore_nice_load = dbs::clamped_param(&mut p, "ignore_nice_load", d.ignore_nice_load, 1)?;
-    let copy_prev_load = p.bool("copy_prev_load", d.copy_prev_load)?;
-    p.finish()?;
-    let down_given = spec.params.iter().any(|(k, _)| k == "down_threshold");
-    let (up_threshold, down_threshold) = check_thresholds(up_threshold, down_threshold, down_given)?;
-    let tunables = ConservativeTunables {
-        sampling_rate,
-        freq_step,
-        up_threshold,
-        down_threshold,
-        sampling_down_factor,
-        ignore_nice_load,
-        copy_prev_load,
-    };
+    let tunables = ConservativeTunables::read(Params::new(OWNER, spec), platform)?;
     Ok(Box::new(DbsGovernorCore::new(Conservative { tunables })))
 }
 
@@ -331,16 +331,13 @@ impl DbsGovernor for Conservative {
     fn tunables(&self) -> Vec<(String, String)> {
         let t = &self.tunables;
         vec![
-            ("sampling_rate".into(), t.sampling_rate.to_string()),
-            ("freq_step".into(), t.freq_step.to_string()),
-            ("up_threshold".into(), t.up_threshold.to_string()),
-            ("down_threshold".into(), t.down_threshold.to_string()),
-            ("sampling_down_factor".into(), t.sampling_down_factor.to_string()),
-            ("ignore_nice_load".into(), t.ignore_nice_load.to_string()),
-            (
-                "copy_prev_load".into(),
-                if t.copy_prev_load { "on" } else { "off" }.into(),
-            ),
+            dbs::SAMPLING_RATE.show(t.sampling_rate),
+            FREQ_STEP.show(t.freq_step),
+            UP_THRESHOLD.show(t.up_threshold),
+            DOWN_THRESHOLD.show(t.down_threshold),
+            SAMPLING_DOWN_FACTOR.show(t.sampling_down_factor),
+            dbs::IGNORE_NICE_LOAD.show(t.ignore_nice_load),
+            dbs::COPY_PREV_LOAD.show_flag(t.copy_prev_load),
         ]
     }
 }

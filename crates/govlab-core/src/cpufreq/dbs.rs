@@ -5,8 +5,8 @@
 //! Models: Linux v6.8 mainline, drivers/cpufreq/cpufreq_governor.c (with
 //! cpufreq_governor.h), plus the two cpufreq-core helpers the governors need
 //! (`cpufreq_policy_transition_delay_us`, include/linux/cpufreq.h, and the
-//! frequency-table lookup of drivers/cpufreq/freq_table.c). See
-//! design/kernel-governors.md §3.1 and §0 items 1–2.
+//! frequency-table lookup of drivers/cpufreq/freq_table.c): dbs_update(),
+//! dbs_work_handler() and cpufreq_dbs_governor_init() of cpufreq_governor.c.
 //!
 //! # The idea
 //!
@@ -76,7 +76,7 @@
 
 use super::{CpufreqGovernor, Policy, Relation, SchedView};
 use crate::error::Result;
-use crate::params::Params;
+use crate::params::{ParamDefault, ParamSpec, Params, Range, UINT_MAX};
 use crate::platform::{CpuId, Driver, Platform};
 
 // ---- cpufreq core constants ----------------------------------------------
@@ -89,8 +89,8 @@ pub const LATENCY_MULTIPLIER: u32 = 1000;
 /// up to and including v6.8. Commit e13aa799c2a6 ("cpufreq: Change default
 /// transition delay to 2ms") was still under review in February 2024 and
 /// entered linux-pm's linux-next on 2024-02-13 with other v6.9 material, so
-/// the 2 ms cap is v6.9 (design/kernel-governors.md §0 item 1 places it in
-/// v6.8; the linux-pm push log and the v2 review thread say otherwise).
+/// the 2 ms cap is v6.9 (it is sometimes placed in v6.8; the linux-pm push
+/// log and the v2 review thread say otherwise).
 pub const TRANSITION_DELAY_CAP_US: u32 = 10_000;
 /// intel_cpufreq (intel_pstate in passive mode) without HWP sets
 /// policy->transition_delay_us to this (INTEL_CPUFREQ_TRANSITION_DELAY).
@@ -117,7 +117,8 @@ pub const CPUFREQ_DBS_MIN_SAMPLING_TICKS: u64 = 2;
 ///    min(1000 × L, 10 ms) when L > 0;
 /// 3. 1000 µs when L is unknown (0).
 ///
-/// Later kernels differ (design/kernel-governors.md §0 item 1): 2 ms cap in
+/// Later kernels differ (cpufreq_policy_transition_delay_us() in
+/// include/linux/cpufreq.h, later drivers/cpufreq/cpufreq.c): 2 ms cap in
 /// v6.9, 1.5 × L from v6.12, a 10 ms cap again in 2025.
 ///
 /// The latency is that of `domain`'s core type. With tunables global to all
@@ -178,20 +179,45 @@ pub fn default_sampling_rate_us(platform: &Platform) -> u32 {
     floor.max(u64::from(policy_transition_delay_us(platform, 0))) as u32
 }
 
-/// Read `sampling_rate` (µs) the way store_sampling_rate accepts it: an
-/// unsigned 32-bit number of at least two ticks.
-pub(crate) fn sampling_rate_param(p: &mut Params<'_>, platform: &Platform) -> Result<u32> {
-    let min = min_sampling_interval_us(platform.tick_ns());
-    let default = u64::from(default_sampling_rate_us(platform));
-    Ok(p.u64("sampling_rate", default, min, u64::from(u32::MAX))? as u32)
-}
+// ---- tunables shared by ondemand and conservative ---------------------------
 
-/// Read a tunable whose store accepts any unsigned 32-bit number and clamps
-/// it to `max` (ignore_nice_load and io_is_busy to 1, powersave_bias to
-/// 1000, freq_step to 100).
-pub(crate) fn clamped_param(p: &mut Params<'_>, key: &'static str, default: u32, max: u32) -> Result<u32> {
-    let v = p.u64(key, u64::from(default), 0, u64::from(u32::MAX))?;
-    Ok(v.min(u64::from(max)) as u32)
+/// sampling_rate, µs (store_sampling_rate): default the larger of two ticks
+/// and the policy's transition delay; below two ticks rejected.
+pub const SAMPLING_RATE: ParamSpec<Platform> = ParamSpec {
+    name: "sampling_rate",
+    unit: "µs",
+    default: ParamDefault::Derived {
+        doc: "max(2 ticks, transition delay) µs",
+        value: |p| u64::from(default_sampling_rate_us(p)),
+    },
+    range: Range::UintFrom { min: |p| min_sampling_interval_us(p.tick_ns()), max: UINT_MAX },
+    help: "sampling period in µs; at least 2 ticks (smaller is rejected)",
+};
+
+/// ignore_nice_load, 0 or 1 (store_ignore_nice_load clamps larger values to
+/// 1). No effect in govlab yet: the engine has no nice accounting.
+pub const IGNORE_NICE_LOAD: ParamSpec<Platform> = ParamSpec {
+    name: "ignore_nice_load",
+    unit: "",
+    default: ParamDefault::Uint(0),
+    range: Range::Clamp { max: 1 },
+    help: "leave nice time out of the load; clamped to 1 (no effect yet: no nice accounting)",
+};
+
+/// govlab switch, not in sysfs: the 2014 copy-previous-load rule (see the
+/// module doc); off reproduces the behaviour before the patch.
+pub const COPY_PREV_LOAD: ParamSpec<Platform> = ParamSpec {
+    name: "copy_prev_load",
+    unit: "",
+    default: ParamDefault::Flag(true),
+    range: Range::Switch,
+    help: "govlab switch: reuse the previous load once after a long idle (2014 rule); off = before it",
+};
+
+/// A u32 tunable read with its spec (the kernel's stores parse unsigned
+/// 32-bit numbers, so every range here fits).
+pub(crate) fn uint32(p: &mut Params<'_>, spec: &ParamSpec<Platform>, platform: &Platform) -> Result<u32> {
+    Ok(u32::try_from(p.uint(spec, platform)?).expect("a u32 tunable's range fits in u32"))
 }
 
 // ---- dbs state ---------------------------------------------------------------

@@ -5,13 +5,12 @@
 //! intel_pstate_update_util, intel_pstate_sample, get_target_pstate and
 //! intel_pstate_adjust_pstate; with HWP intel_pstate_hwp_set and the dynamic
 //! boost (intel_pstate_update_util_hwp, intel_pstate_hwp_boost_up/down, from
-//! the 2018 series, 52ccc4314293, v4.18). See design/kernel-governors.md
-//! §4.1–4.5 and §0 items 7, 12 and 14. Kept as switches: the IO-wait boost
+//! the 2018 series, 52ccc4314293, v4.18). Kept as switches: the IO-wait boost
 //! the 2019 rework replaced (`iowait_boost=strong`), the migration boost of
 //! the 2018 series' first RFC (`hwp_boost_migration`), and the two
 //! out-of-tree patches of the OSPM 2020 datacenter talk (`idle_boost`,
 //! `ramp_up_faster`), which govlab specifies itself (below): the patches were
-//! not found (design/kernel-governors.md §12 item 9).
+//! never posted where we could find them.
 //!
 //! In the kernel, active mode is a *setpolicy* driver: the generic governors
 //! do not run, and the two "governors" a user sees, powersave and
@@ -54,7 +53,7 @@
 //!   halves it; a non-IOWAIT call more than a tick after the previous one
 //!   clears it. So an IO wakeup jumps to the top P-state. (From the commit
 //!   message and the v4.12–4.13 code of get_target_pstate, where the halving
-//!   lives; design/kernel-governors.md §12 item 2.)
+//!   lives.)
 //!
 //! # govlab's models of the two OSPM 2020 patches
 //!
@@ -107,11 +106,10 @@
 
 use super::{CpufreqGovernor, GovernorInfo, HwpRequest, Policy, Relation, SchedView, SCHED_CPUFREQ_IOWAIT, SCHED_CPUFREQ_MIGRATION};
 use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::hwp::HWP_EPP_FIRMWARE_DEFAULT;
 use crate::platform::load::INTEL_PSTATE_SCALING_KHZ;
 use crate::platform::{CpuId, Platform};
-use crate::workload::ParamInfo;
 
 /// Shortest time between two P-state selections, ns
 /// (INTEL_PSTATE_SAMPLING_INTERVAL, 10 ms since v4.14).
@@ -132,20 +130,96 @@ pub const RAMP_UP_FASTER_BUSY_FP: u64 = ONE_FP / 2;
 /// EPP names the sysfs file energy_performance_preference accepts.
 pub const EPP_NAMES: [(&str, u32); 4] = [("performance", 0), ("balance_performance", 0x80), ("balance_power", 0xC0), ("power", 0xFF)];
 
+// ---- tunables ----
+
+/// scaling_governor: powersave (the driver's fallback) or performance.
+pub const POLICY: ParamSpec<Platform> = ParamSpec {
+    name: "policy",
+    unit: "",
+    default: ParamDefault::Word("powersave"),
+    range: Range::Choice(&["powersave", "performance"]),
+    help: "powersave (load-driven / HWP within limits) or performance (top P-state / HWP min = max)",
+};
+
+/// HWP in use: `auto` resolves to the platform's HWP; `on` where the
+/// platform has none is refused; `off` is the intel_pstate=no_hwp boot
+/// option.
+pub const HWP: ParamSpec<Platform> = ParamSpec {
+    name: "hwp",
+    unit: "",
+    default: ParamDefault::Described { word: "auto", doc: "auto (on where the platform has HWP)" },
+    range: Range::Choice(&["auto", "on", "off"]),
+    help: "auto, on or off (off = intel_pstate=no_hwp)",
+};
+
+/// energy_performance_preference, 0..255 or one of [`EPP_NAMES`]
+/// (store_energy_performance_preference rejects anything else); read by
+/// [`parse_epp`].
+pub const EPP: ParamSpec<Platform> = ParamSpec {
+    name: "epp",
+    unit: "",
+    default: ParamDefault::Derived {
+        doc: "128 (firmware's balance_performance)",
+        value: |_| u64::from(HWP_EPP_FIRMWARE_DEFAULT),
+    },
+    range: Range::Custom,
+    help: "HWP only: energy_performance_preference 0..255 or performance, balance_performance, balance_power, power",
+};
+
+/// /sys/devices/system/cpu/intel_pstate/hwp_dynamic_boost: on by default on
+/// server PM profiles (v6.4+), off without HWP.
+pub const HWP_DYNAMIC_BOOST: ParamSpec<Platform> = ParamSpec {
+    name: "hwp_dynamic_boost",
+    unit: "",
+    default: ParamDefault::Derived {
+        doc: "1 on server PM profiles, else 0",
+        value: |p| u64::from(p.hwp && p.acpi_pm_profile.is_server()),
+    },
+    range: Range::Switch,
+    help: "HWP only: raise the HWP minimum on IO wakeups (0/1)",
+};
+
+/// govlab switch: RFC v1's migration boost.
+pub const HWP_BOOST_MIGRATION: ParamSpec<Platform> = ParamSpec {
+    name: "hwp_boost_migration",
+    unit: "",
+    default: ParamDefault::Flag(false),
+    range: Range::Switch,
+    help: "HWP only, govlab switch: also boost when a task migrates to the CPU (RFC v1)",
+};
+
+/// govlab switch: which IO-wait boost (weak is v6.8's).
+pub const IOWAIT_BOOST: ParamSpec<Platform> = ParamSpec {
+    name: "iowait_boost",
+    unit: "",
+    default: ParamDefault::Word("weak"),
+    range: Range::Choice(&["weak", "strong"]),
+    help: "no HWP only: weak (v5.1+: 1/8, doubling) or strong (v4.14-v5.0: straight to max)",
+};
+
+/// govlab's model of the OSPM 2020 idle-boost patch.
+pub const IDLE_BOOST: ParamSpec<Platform> = ParamSpec {
+    name: "idle_boost",
+    unit: "",
+    default: ParamDefault::Flag(false),
+    range: Range::Switch,
+    help: "no HWP only, govlab's model of the OSPM 2020 patch: boost to max on exit from idle",
+};
+
+/// govlab's model of the OSPM 2020 ramp-up-faster patch.
+pub const RAMP_UP_FASTER: ParamSpec<Platform> = ParamSpec {
+    name: "ramp_up_faster",
+    unit: "",
+    default: ParamDefault::Flag(false),
+    range: Range::Switch,
+    help: "no HWP only, govlab's model of the OSPM 2020 patch: top P-state when busy crosses 50 %",
+};
+
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "intel_pstate",
     description: "intel_pstate's active mode: P-states from the busy fraction, or HWP with dynamic boost",
     models: "Linux v6.8 drivers/cpufreq/intel_pstate.c (active mode); 2018 HWP boost; OSPM 2020 idle boost / ramp up faster (govlab's models)",
-    params: &[
-        ParamInfo { name: "policy", default: "powersave", help: "powersave (load-driven / HWP within limits) or performance (top P-state / HWP min = max)" },
-        ParamInfo { name: "hwp", default: "auto (on where the platform has HWP)", help: "auto, on or off (off = intel_pstate=no_hwp)" },
-        ParamInfo { name: "epp", default: "128 (firmware's balance_performance)", help: "HWP only: energy_performance_preference 0..255 or performance, balance_performance, balance_power, power" },
-        ParamInfo { name: "hwp_dynamic_boost", default: "1 on server PM profiles, else 0", help: "HWP only: raise the HWP minimum on IO wakeups (0/1)" },
-        ParamInfo { name: "hwp_boost_migration", default: "off", help: "HWP only, govlab switch: also boost when a task migrates to the CPU (RFC v1)" },
-        ParamInfo { name: "iowait_boost", default: "weak", help: "no HWP only: weak (v5.1+: 1/8, doubling) or strong (v4.14-v5.0: straight to max)" },
-        ParamInfo { name: "idle_boost", default: "off", help: "no HWP only, govlab's model of the OSPM 2020 patch: boost to max on exit from idle" },
-        ParamInfo { name: "ramp_up_faster", default: "off", help: "no HWP only, govlab's model of the OSPM 2020 patch: top P-state when busy crosses 50 %" },
-    ],
+    params: &[POLICY, HWP, EPP, HWP_DYNAMIC_BOOST, HWP_BOOST_MIGRATION, IOWAIT_BOOST, IDLE_BOOST, RAMP_UP_FASTER],
     build,
 };
 
@@ -165,43 +239,34 @@ pub enum IowaitBoost {
     Strong,
 }
 
-/// intel_pstate's tunables (scaling_governor, energy_performance_preference,
-/// /sys/devices/system/cpu/intel_pstate/hwp_dynamic_boost) and govlab's
-/// switches.
+/// intel_pstate's resolved tunables (scaling_governor,
+/// energy_performance_preference, /sys/devices/system/cpu/intel_pstate/
+/// hwp_dynamic_boost) and govlab's switches; each field's default and checks
+/// are in its [`ParamSpec`] above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IntelPstateTunables {
-    /// scaling_governor: powersave (default, the driver's fallback) or performance.
+    /// [`POLICY`].
     pub policy: PstatePolicy,
-    /// HWP in use (`hwp=auto` resolves to the platform's HWP).
+    /// HWP in use ([`HWP`]: `auto` resolved to the platform's HWP).
     pub hwp: bool,
-    /// energy_performance_preference, 0..255; the firmware's value (0x80)
-    /// unless set; 0 under performance (other values are refused there).
+    /// 0..255 ([`EPP`]); 0 under performance (other values are refused there).
     pub epp: u32,
-    /// hwp_dynamic_boost: on by default on server PM profiles (v6.4+).
+    /// [`HWP_DYNAMIC_BOOST`].
     pub hwp_dynamic_boost: bool,
-    /// govlab switch: RFC v1's migration boost. Default off.
+    /// [`HWP_BOOST_MIGRATION`].
     pub hwp_boost_migration: bool,
-    /// govlab switch: which IO-wait boost. Default weak (v6.8).
+    /// [`IOWAIT_BOOST`].
     pub iowait_boost: IowaitBoost,
-    /// govlab's model of the OSPM 2020 idle-boost patch. Default off.
+    /// [`IDLE_BOOST`].
     pub idle_boost: bool,
-    /// govlab's model of the OSPM 2020 ramp-up-faster patch. Default off.
+    /// [`RAMP_UP_FASTER`].
     pub ramp_up_faster: bool,
 }
 
 impl IntelPstateTunables {
     /// What a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        IntelPstateTunables {
-            policy: PstatePolicy::Powersave,
-            hwp: platform.hwp,
-            epp: HWP_EPP_FIRMWARE_DEFAULT,
-            hwp_dynamic_boost: platform.hwp && platform.acpi_pm_profile.is_server(),
-            hwp_boost_migration: false,
-            iowait_boost: IowaitBoost::Weak,
-            idle_boost: false,
-            ramp_up_faster: false,
-        }
+        Self::read(&Spec::new("intel_pstate"), platform).expect("the defaults are valid")
     }
 
     fn uses_util_hook(&self) -> bool {
@@ -210,69 +275,78 @@ impl IntelPstateTunables {
 }
 
 fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
-    let owner = "cpufreq governor intel_pstate";
-    let d = IntelPstateTunables::for_platform(platform);
-    let given = |key: &str| spec.params.iter().any(|(k, _)| k == key);
-    let mut p = Params::new(owner, spec);
-    let policy = match p.choice("policy", "powersave", &["powersave", "performance"])? {
-        "performance" => PstatePolicy::Performance,
-        _ => PstatePolicy::Powersave,
-    };
-    let hwp = match p.choice("hwp", "auto", &["auto", "on", "off"])? {
-        "on" if !platform.hwp => {
-            return Err(Error::Unsupported(format!(
-                "{owner}: hwp=on, but platform {}'s CPUs have no hardware P-states (HWP)",
-                platform.name
-            )))
-        }
-        "on" => true,
-        "off" => false,
-        _ => platform.hwp,
-    };
-    let epp = match p.string("epp") {
-        None => d.epp,
-        Some(v) => parse_epp(&v).ok_or_else(|| {
-            Error::invalid(owner, "epp", &v, "0 to 255, or performance, balance_performance, balance_power, power (default 128)")
-        })?,
-    };
-    let hwp_dynamic_boost = p.bool("hwp_dynamic_boost", hwp && d.hwp_dynamic_boost)?;
-    let hwp_boost_migration = p.bool("hwp_boost_migration", false)?;
-    let iowait_boost = match p.choice("iowait_boost", "weak", &["weak", "strong"])? {
-        "strong" => IowaitBoost::Strong,
-        _ => IowaitBoost::Weak,
-    };
-    let idle_boost = p.bool("idle_boost", false)?;
-    let ramp_up_faster = p.bool("ramp_up_faster", false)?;
-    p.finish()?;
+    Ok(Box::new(IntelPstate::new(IntelPstateTunables::read(spec, platform)?)))
+}
 
-    let wrong_mode = |keys: &[&str], needs: &str| keys.iter().find(|k| given(k)).map(|k| {
-        Error::Unsupported(format!("{owner}: {k} applies only {needs}"))
-    });
-    if hwp {
-        if let Some(e) = wrong_mode(&["iowait_boost", "idle_boost", "ramp_up_faster"], "without HWP (hwp=off): with HWP the hardware picks the P-state") {
+impl IntelPstateTunables {
+    /// Every tunable from `spec`, each checked as its spec says, then the
+    /// mode checks: a tunable of the other mode (HWP or not) is refused, and
+    /// so is a non-zero epp under policy=performance.
+    fn read(spec: &Spec, platform: &Platform) -> Result<Self> {
+        let owner = "cpufreq governor intel_pstate";
+        let given = |key: &str| spec.params.iter().any(|(k, _)| k == key);
+        let mut p = Params::new(owner, spec);
+        let policy = match p.word(&POLICY)? {
+            "performance" => PstatePolicy::Performance,
+            _ => PstatePolicy::Powersave,
+        };
+        let hwp = match p.word(&HWP)? {
+            "on" if !platform.hwp => {
+                return Err(Error::Unsupported(format!(
+                    "{owner}: hwp=on, but platform {}'s CPUs have no hardware P-states (HWP)",
+                    platform.name
+                )))
+            }
+            "on" => true,
+            "off" => false,
+            _ => platform.hwp,
+        };
+        let epp = match p.string(EPP.name) {
+            None => EPP.uint_default(platform) as u32,
+            Some(v) => parse_epp(&v).ok_or_else(|| {
+                Error::invalid(owner, "epp", &v, "0 to 255, or performance, balance_performance, balance_power, power (default 128)")
+            })?,
+        };
+        // Off by default when HWP is switched off, whatever the profile.
+        let hwp_dynamic_boost = p.bool(HWP_DYNAMIC_BOOST.name, hwp && HWP_DYNAMIC_BOOST.flag_default(platform))?;
+        let hwp_boost_migration = p.flag(&HWP_BOOST_MIGRATION, platform)?;
+        let iowait_boost = match p.word(&IOWAIT_BOOST)? {
+            "strong" => IowaitBoost::Strong,
+            _ => IowaitBoost::Weak,
+        };
+        let idle_boost = p.flag(&IDLE_BOOST, platform)?;
+        let ramp_up_faster = p.flag(&RAMP_UP_FASTER, platform)?;
+        p.finish()?;
+
+        let wrong_mode = |keys: &[&str], needs: &str| keys.iter().find(|k| given(k)).map(|k| {
+            Error::Unsupported(format!("{owner}: {k} applies only {needs}"))
+        });
+        if hwp {
+            if let Some(e) = wrong_mode(&["iowait_boost", "idle_boost", "ramp_up_faster"], "without HWP (hwp=off): with HWP the hardware picks the P-state") {
+                return Err(e);
+            }
+        } else if let Some(e) = wrong_mode(&["epp", "hwp_dynamic_boost", "hwp_boost_migration"], "with HWP (hwp=on, on a platform that has it)") {
             return Err(e);
         }
-    } else if let Some(e) = wrong_mode(&["epp", "hwp_dynamic_boost", "hwp_boost_migration"], "with HWP (hwp=on, on a platform that has it)") {
-        return Err(e);
+        let epp = if policy == PstatePolicy::Performance {
+            if given("epp") && epp != 0 {
+                return Err(Error::invalid(owner, "epp", epp, "0 under policy=performance (the kernel refuses other values there)"));
+            }
+            0
+        } else {
+            epp
+        };
+        Ok(IntelPstateTunables {
+            policy,
+            hwp,
+            epp,
+            hwp_dynamic_boost,
+            hwp_boost_migration,
+            iowait_boost,
+            idle_boost,
+            ramp_up_faster,
+        })
     }
-    let epp = if policy == PstatePolicy::Performance {
-        if given("epp") && epp != 0 {
-            return Err(Error::invalid(owner, "epp", epp, "0 under policy=performance (the kernel refuses other values there)"));
-        }
-        0
-    } else {
-        epp
-    };
-    Ok(Box::new(IntelPstate::new(IntelPstateTunables {
-        policy,
-        hwp,
-        epp,
-        hwp_dynamic_boost,
-        hwp_boost_migration,
-        iowait_boost,
-        idle_boost,
-        ramp_up_faster,
-    })))
 }
 
 fn parse_epp(v: &str) -> Option<u32> {
@@ -677,19 +751,18 @@ impl CpufreqGovernor for IntelPstate {
 
     fn tunables(&self) -> Vec<(String, String)> {
         let t = &self.tunables;
-        let on = |b: bool| if b { "on" } else { "off" }.to_string();
         let mut v = vec![
-            ("policy".into(), if t.policy == PstatePolicy::Performance { "performance" } else { "powersave" }.into()),
-            ("hwp".into(), on(t.hwp)),
+            POLICY.show(if t.policy == PstatePolicy::Performance { "performance" } else { "powersave" }),
+            HWP.show_flag(t.hwp),
         ];
         if t.hwp {
-            v.push(("epp".into(), t.epp.to_string()));
-            v.push(("hwp_dynamic_boost".into(), u8::from(t.hwp_dynamic_boost).to_string()));
-            v.push(("hwp_boost_migration".into(), on(t.hwp_boost_migration)));
+            v.push(EPP.show(t.epp));
+            v.push(HWP_DYNAMIC_BOOST.show(u8::from(t.hwp_dynamic_boost)));
+            v.push(HWP_BOOST_MIGRATION.show_flag(t.hwp_boost_migration));
         } else {
-            v.push(("iowait_boost".into(), if t.iowait_boost == IowaitBoost::Strong { "strong" } else { "weak" }.into()));
-            v.push(("idle_boost".into(), on(t.idle_boost)));
-            v.push(("ramp_up_faster".into(), on(t.ramp_up_faster)));
+            v.push(IOWAIT_BOOST.show(if t.iowait_boost == IowaitBoost::Strong { "strong" } else { "weak" }));
+            v.push(IDLE_BOOST.show_flag(t.idle_boost));
+            v.push(RAMP_UP_FASTER.show_flag(t.ramp_up_faster));
         }
         v
     }

@@ -36,9 +36,8 @@ pub mod schedutil;
 pub mod userspace;
 
 use crate::error::{Error, Result};
-use crate::params::Spec;
+use crate::params::{ParamSpec, Spec};
 use crate::platform::{CpuId, Opp, Platform};
-use crate::workload::ParamInfo;
 
 use crate::platform::hwp;
 pub use crate::platform::hwp::{HwpCaps, HwpRequest};
@@ -256,7 +255,8 @@ pub struct GovernorInfo {
     pub description: &'static str,
     /// Kernel behaviour and version it models.
     pub models: &'static str,
-    pub params: &'static [ParamInfo],
+    /// The governor's tunables, declared once (see [`ParamSpec`]).
+    pub params: &'static [ParamSpec<Platform>],
     pub build: fn(&Spec, &Platform) -> Result<Box<dyn CpufreqGovernor>>,
 }
 

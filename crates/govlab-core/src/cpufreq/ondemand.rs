@@ -2,8 +2,9 @@
 //! the top, otherwise ask for a frequency proportional to the load.
 //!
 //! Models: Linux v6.8 mainline, drivers/cpufreq/cpufreq_ondemand.c, on the
-//! shared sampling code of cpufreq_governor.c ([`super::dbs`]). See
-//! design/kernel-governors.md §3.1–3.2 and §0 items 1–2.
+//! shared sampling code of cpufreq_governor.c ([`super::dbs`]): the
+//! decision of od_update() and od_dbs_update(), the defaults of od_init()
+//! and cpufreq_dbs_governor_init(), the checks of the store_*() functions.
 //!
 //! Left out: the older decision rules — v3.11–v4.2 asked for
 //! `load × cpuinfo.max / 100` with RELATION_L, and up to v3.10 compared
@@ -50,9 +51,8 @@
 use super::dbs::{self, DbsData, DbsGovernor, DbsGovernorCore, PolicyDbsInfo};
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::{Driver, Platform};
-use crate::workload::ParamInfo;
 
 /// up_threshold without NOHZ idle micro-accounting (DEF_FREQUENCY_UP_THRESHOLD).
 pub const DEF_FREQUENCY_UP_THRESHOLD: u32 = 80;
@@ -70,86 +70,109 @@ pub const MAX_SAMPLING_DOWN_FACTOR: u32 = 100_000;
 /// store_powersave_bias clamps larger values to this (per mille).
 pub const MAX_POWERSAVE_BIAS: u32 = 1000;
 
+// ---- tunables (sysfs names and units, /sys/devices/system/cpu/cpufreq/ondemand/) ----
+// sampling_rate, ignore_nice_load and copy_prev_load are shared with
+// conservative and declared in [`super::dbs`].
+
+/// up_threshold, % (store_up_threshold): default 95, as with NOHZ idle
+/// micro-accounting (80 without); outside 11..=100 rejected.
+pub const UP_THRESHOLD: ParamSpec<Platform> = ParamSpec {
+    name: "up_threshold",
+    unit: "%",
+    default: ParamDefault::Uint(MICRO_FREQUENCY_UP_THRESHOLD as u64),
+    range: Range::Uint { min: MIN_FREQUENCY_UP_THRESHOLD as u64, max: MAX_FREQUENCY_UP_THRESHOLD as u64 },
+    help: "load (%) above which the top frequency is used; 11 to 100",
+};
+
+/// sampling_down_factor (store_sampling_down_factor): outside 1..=100000
+/// rejected.
+pub const SAMPLING_DOWN_FACTOR: ParamSpec<Platform> = ParamSpec {
+    name: "sampling_down_factor",
+    unit: "",
+    default: ParamDefault::Uint(DEF_SAMPLING_DOWN_FACTOR as u64),
+    range: Range::Uint { min: 1, max: MAX_SAMPLING_DOWN_FACTOR as u64 },
+    help: "sampling period multiplier while at the top frequency; 1 to 100000",
+};
+
+/// powersave_bias, per mille (store_powersave_bias clamps to 1000).
+pub const POWERSAVE_BIAS: ParamSpec<Platform> = ParamSpec {
+    name: "powersave_bias",
+    unit: "‰",
+    default: ParamDefault::Uint(0),
+    range: Range::Clamp { max: MAX_POWERSAVE_BIAS as u64 },
+    help: "per-mille frequency reduction, by alternating two OPPs; values above 1000 are clamped",
+};
+
+/// io_is_busy, 0 or 1 (store_io_is_busy stores any non-zero value as 1):
+/// default from should_io_be_busy.
+pub const IO_IS_BUSY: ParamSpec<Platform> = ParamSpec {
+    name: "io_is_busy",
+    unit: "",
+    default: ParamDefault::Derived { doc: "1 on the Intel drivers, else 0", value: |p| u64::from(should_io_be_busy(p)) },
+    range: Range::Clamp { max: 1 },
+    help: "count iowait time as busy; any non-zero value means 1",
+};
+
+const OWNER: &str = "cpufreq governor ondemand";
+
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "ondemand",
     description: "load above up_threshold: top frequency; else proportional to the busiest CPU's load",
     models: "Linux v6.8 drivers/cpufreq/cpufreq_ondemand.c + cpufreq_governor.c",
     params: &[
-        ParamInfo {
-            name: "sampling_rate",
-            default: "max(2 ticks, transition delay) µs",
-            help: "sampling period in µs; at least 2 ticks (smaller is rejected)",
-        },
-        ParamInfo {
-            name: "up_threshold",
-            default: "95",
-            help: "load (%) above which the top frequency is used; 11 to 100",
-        },
-        ParamInfo {
-            name: "sampling_down_factor",
-            default: "1",
-            help: "sampling period multiplier while at the top frequency; 1 to 100000",
-        },
-        ParamInfo {
-            name: "powersave_bias",
-            default: "0",
-            help: "per-mille frequency reduction, by alternating two OPPs; values above 1000 are clamped",
-        },
-        ParamInfo {
-            name: "io_is_busy",
-            default: "1 on the Intel drivers, else 0",
-            help: "count iowait time as busy; any non-zero value means 1",
-        },
-        ParamInfo {
-            name: "ignore_nice_load",
-            default: "0",
-            help: "leave nice time out of the load; clamped to 1 (no effect yet: no nice accounting)",
-        },
-        ParamInfo {
-            name: "copy_prev_load",
-            default: "on",
-            help: "govlab switch: reuse the previous load once after a long idle (2014 rule); off = before it",
-        },
+        dbs::SAMPLING_RATE,
+        UP_THRESHOLD,
+        SAMPLING_DOWN_FACTOR,
+        POWERSAVE_BIAS,
+        IO_IS_BUSY,
+        dbs::IGNORE_NICE_LOAD,
+        dbs::COPY_PREV_LOAD,
     ],
     build,
 };
 
-/// ondemand's tunables (sysfs names and units, /sys/devices/system/cpu/cpufreq/ondemand/).
+/// ondemand's resolved tunables, in sysfs units; each field's default, range
+/// and handling of bad input are in its [`ParamSpec`] above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OndemandTunables {
-    /// sampling_rate, µs. Default max(2 ticks, transition delay); a value
-    /// below 2 ticks is rejected.
+    /// sampling_rate, µs ([`dbs::SAMPLING_RATE`]).
     pub sampling_rate: u32,
-    /// up_threshold, %. Default 95 (80 without NOHZ micro-accounting);
-    /// 11..=100, anything else rejected.
+    /// up_threshold, % ([`UP_THRESHOLD`]).
     pub up_threshold: u32,
-    /// sampling_down_factor. Default 1; 1..=100000, anything else rejected.
+    /// sampling_down_factor ([`SAMPLING_DOWN_FACTOR`]).
     pub sampling_down_factor: u32,
-    /// ignore_nice_load, 0 or 1. Default 0; larger values are clamped to 1.
-    /// No effect in govlab yet (no nice accounting).
+    /// ignore_nice_load, 0 or 1 ([`dbs::IGNORE_NICE_LOAD`]).
     pub ignore_nice_load: u32,
-    /// powersave_bias, per mille. Default 0; values above 1000 are clamped.
+    /// powersave_bias, per mille ([`POWERSAVE_BIAS`]).
     pub powersave_bias: u32,
-    /// io_is_busy, 0 or 1. Default 1 on Intel family 6 (the Intel drivers
-    /// here), else 0; any non-zero value is stored as 1.
+    /// io_is_busy, 0 or 1 ([`IO_IS_BUSY`]).
     pub io_is_busy: u32,
-    /// govlab switch (not in sysfs): the 2014 copy-previous-load rule. On by
-    /// default; off reproduces the behaviour before the patch.
+    /// govlab switch ([`dbs::COPY_PREV_LOAD`]).
     pub copy_prev_load: bool,
 }
 
 impl OndemandTunables {
     /// The defaults a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        OndemandTunables {
-            sampling_rate: dbs::default_sampling_rate_us(platform),
-            up_threshold: MICRO_FREQUENCY_UP_THRESHOLD,
-            sampling_down_factor: DEF_SAMPLING_DOWN_FACTOR,
-            ignore_nice_load: 0,
-            powersave_bias: 0,
-            io_is_busy: u32::from(should_io_be_busy(platform)),
-            copy_prev_load: true,
-        }
+        Self::read(Params::new(OWNER, &Spec::new("ondemand")), platform)
+            .expect("the defaults are in range")
+    }
+
+    /// Every tunable from `p`, each checked as its spec says; then unknown
+    /// keys are rejected.
+    fn read(mut p: Params<'_>, platform: &Platform) -> Result<Self> {
+        let p_ = &mut p;
+        let t = OndemandTunables {
+            sampling_rate: dbs::uint32(p_, &dbs::SAMPLING_RATE, platform)?,
+            up_threshold: dbs::uint32(p_, &UP_THRESHOLD, platform)?,
+            sampling_down_factor: dbs::uint32(p_, &SAMPLING_DOWN_FACTOR, platform)?,
+            powersave_bias: dbs::uint32(p_, &POWERSAVE_BIAS, platform)?,
+            io_is_busy: dbs::uint32(p_, &IO_IS_BUSY, platform)?,
+            ignore_nice_load: dbs::uint32(p_, &dbs::IGNORE_NICE_LOAD, platform)?,
+            copy_prev_load: p_.flag(&dbs::COPY_PREV_LOAD, platform)?,
+        };
+        p.finish()?;
+        Ok(t)
     }
 }
 
@@ -185,35 +208,7 @@ pub struct Ondemand {
 }
 
 fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
-    let d = OndemandTunables::for_platform(platform);
-    let mut p = Params::new("cpufreq governor ondemand", spec);
-    let sampling_rate = dbs::sampling_rate_param(&mut p, platform)?;
-    let up_threshold = p.u64(
-        "up_threshold",
-        u64::from(d.up_threshold),
-        u64::from(MIN_FREQUENCY_UP_THRESHOLD),
-        u64::from(MAX_FREQUENCY_UP_THRESHOLD),
-    )? as u32;
-    let sampling_down_factor = p.u64(
-        "sampling_down_factor",
-        u64::from(d.sampling_down_factor),
-        1,
-        u64::from(MAX_SAMPLING_DOWN_FACTOR),
-    )? as u32;
-    let powersave_bias = dbs::clamped_param(&mut p, "powersave_bias", d.powersave_bias, MAX_POWERSAVE_BIAS)?;
-    let io_is_busy = dbs::clamped_param(&mut p, "io_is_busy", d.io_is_busy, 1)?;
-    let ignore_nice_load = dbs::clamped_param(&mut p, "ignore_nice_load", d.ignore_nice_load, 1)?;
-    let copy_prev_load = p.bool("copy_prev_load", d.copy_prev_load)?;
-    p.finish()?;
-    let tunables = OndemandTunables {
-        sampling_rate,
-        up_threshold,
-        sampling_down_factor,
-        ignore_nice_load,
-        powersave_bias,
-        io_is_busy,
-        copy_prev_load,
-    };
+    let tunables = OndemandTunables::read(Params::new(OWNER, spec), platform)?;
     Ok(Box::new(DbsGovernorCore::new(Ondemand { tunables })))
 }
 
@@ -342,16 +337,13 @@ impl DbsGovernor for Ondemand {
     fn tunables(&self) -> Vec<(String, String)> {
         let t = &self.tunables;
         vec![
-            ("sampling_rate".into(), t.sampling_rate.to_string()),
-            ("up_threshold".into(), t.up_threshold.to_string()),
-            ("sampling_down_factor".into(), t.sampling_down_factor.to_string()),
-            ("ignore_nice_load".into(), t.ignore_nice_load.to_string()),
-            ("powersave_bias".into(), t.powersave_bias.to_string()),
-            ("io_is_busy".into(), t.io_is_busy.to_string()),
-            (
-                "copy_prev_load".into(),
-                if t.copy_prev_load { "on" } else { "off" }.into(),
-            ),
+            dbs::SAMPLING_RATE.show(t.sampling_rate),
+            UP_THRESHOLD.show(t.up_threshold),
+            SAMPLING_DOWN_FACTOR.show(t.sampling_down_factor),
+            dbs::IGNORE_NICE_LOAD.show(t.ignore_nice_load),
+            POWERSAVE_BIAS.show(t.powersave_bias),
+            IO_IS_BUSY.show(t.io_is_busy),
+            dbs::COPY_PREV_LOAD.show_flag(t.copy_prev_load),
         ]
     }
 }

@@ -1,8 +1,10 @@
 //! `schedutil`: pick the frequency the scheduler's utilisation asks for, with
 //! 25 % headroom, at most once per `rate_limit_us`.
 //!
-//! Models: Linux v6.8 mainline, kernel/sched/cpufreq_schedutil.c. See
-//! design/kernel-governors.md §1.3, §1.5, §2 and §0 items 1, 4, 5, 6.
+//! Models: Linux v6.8 mainline, kernel/sched/cpufreq_schedutil.c:
+//! sugov_update_single_freq(), sugov_update_shared(), get_next_freq(),
+//! sugov_should_update_freq() and the IO-wait boost of sugov_iowait_boost()
+//! and sugov_iowait_apply().
 //!
 //! # The idea
 //!
@@ -35,7 +37,8 @@
 //! A task that slept on IO has little utilisation but may be latency bound,
 //! so the CPU it wakes on gets a temporary floor on util:
 //!
-//! * `gradual` (v5.2 onwards, generations 3/4 of §2.4, the v6.8 behaviour):
+//! * `gradual` (v5.2 onwards, sugov_iowait_boost() and sugov_iowait_apply(),
+//!   the v6.8 behaviour):
 //!   the first IOWAIT call sets the boost to IOWAIT_BOOST_MIN = 128 (1/8 of
 //!   capacity); each further IOWAIT call doubles it (up to 1024), at most
 //!   once per evaluation (`iowait_boost_pending`). An evaluation without a
@@ -54,7 +57,7 @@
 //!
 //! The kernel reads tick_nohz_get_idle_calls_cpu(), which advances when the
 //! CPU enters idle with the tick stopped (since ~v4.17; idle periods where
-//! the idle governor kept the tick count as busy, §0 item 5). govlab reads
+//! the idle governor kept the tick count as busy). govlab reads
 //! it through [`SchedView::idle_calls`](super::SchedView::idle_calls). Until
 //! the engine provides that counter (None), this model falls back to "the
 //! CPU's cumulative idle time has advanced since the previous evaluation",
@@ -64,7 +67,8 @@
 //!
 //! * The `adjust_perf` path (v5.13+; intel_cpufreq with HWP on single-CPU
 //!   policies), which passes performance levels instead of frequencies and
-//!   refreshes the rate-limit clock on every evaluation (§0 item 6).
+//!   refreshes the rate-limit clock on every evaluation
+//!   (sugov_update_single_perf()).
 //! * Drivers flagged CPUFREQ_NEED_UPDATE_LIMITS (intel_cpufreq in v6.8),
 //!   for which the driver is called at every evaluation past the rate limit
 //!   even when the frequency is unchanged: govlab's drivers
@@ -73,7 +77,8 @@
 //! * RT, DL and IRQ utilisation, uclamp, the runnable boost (~v6.5) and the
 //!   DL rate-limit bypass: govlab's [`SchedView::cpu_util`](super::SchedView::cpu_util)
 //!   is the CFS utilisation (util_avg max util_est) only.
-//! * The non-invariant reference frequency (`cur + cur/4`, §0 item 4) and an
+//! * The non-invariant reference frequency (`cur + cur/4` in get_next_freq()
+//!   without frequency invariance) and an
 //!   architecture reference frequency (arch_scale_freq_ref).
 //! * Remote hook calls and the slow-switch kthread: the engine calls the hook
 //!   for the CPU whose runqueue changed and applies requests at once, through
@@ -83,9 +88,8 @@
 use super::dbs;
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation, SchedView, SCHED_CPUFREQ_IOWAIT};
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::{CpuId, Platform};
-use crate::workload::ParamInfo;
 
 /// Utilisation scale shift (SCHED_CAPACITY_SHIFT).
 pub const SCHED_CAPACITY_SHIFT: u32 = 10;
@@ -95,22 +99,38 @@ pub const SCHED_CAPACITY_SCALE: u64 = 1 << SCHED_CAPACITY_SHIFT;
 /// (IOWAIT_BOOST_MIN, since v5.2 "Simplify iowait boosting").
 pub const IOWAIT_BOOST_MIN: u64 = SCHED_CAPACITY_SCALE / 8;
 
+// ---- tunables (sysfs: /sys/devices/system/cpu/cpufreq/schedutil/) ----
+
+/// rate_limit_us, µs (rate_limit_us_store: any unsigned int, 0 included;
+/// anything else rejected). Default the policy's transition delay (v6.8:
+/// the driver's own, else min(1000 × latency, 10 ms), 1 ms if unknown).
+pub const RATE_LIMIT_US: ParamSpec<Platform> = ParamSpec {
+    name: "rate_limit_us",
+    unit: "µs",
+    default: ParamDefault::Derived {
+        doc: "the policy's transition delay (µs)",
+        value: |p| u64::from(dbs::policy_transition_delay_us(p, 0)),
+    },
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "minimum time between frequency changes, µs; 0 to 4294967295",
+};
+
+/// govlab switch, not in sysfs: which IO-wait boost to model.
+pub const IOWAIT_BOOST: ParamSpec<Platform> = ParamSpec {
+    name: "iowait_boost",
+    unit: "",
+    default: ParamDefault::Word("gradual"),
+    range: Range::Choice(&["gradual", "max"]),
+    help: "govlab switch: gradual (v5.2+: 128, doubling, halving) or max (v4.9: straight to max, halving)",
+};
+
+const OWNER: &str = "cpufreq governor schedutil";
+
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "schedutil",
     description: "frequency = 1.25 × max × util / capacity, rate limited, with IO-wait boost",
     models: "Linux v6.8 kernel/sched/cpufreq_schedutil.c",
-    params: &[
-        ParamInfo {
-            name: "rate_limit_us",
-            default: "the policy's transition delay (µs)",
-            help: "minimum time between frequency changes, µs; 0 to 4294967295",
-        },
-        ParamInfo {
-            name: "iowait_boost",
-            default: "gradual",
-            help: "govlab switch: gradual (v5.2+: 128, doubling, halving) or max (v4.9: straight to max, halving)",
-        },
-    ],
+    params: &[RATE_LIMIT_US, IOWAIT_BOOST],
     build,
 };
 
@@ -135,22 +155,31 @@ impl IowaitBoostMode {
 /// schedutil's tunables (sysfs: /sys/devices/system/cpu/cpufreq/schedutil/).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SchedutilTunables {
-    /// rate_limit_us, µs: minimum time between frequency changes. Default
-    /// the policy's transition delay (v6.8: the driver's own, else
-    /// min(1000 × latency, 10 ms), 1 ms if unknown). Any unsigned 32-bit
-    /// value is accepted (0 included); anything else is rejected.
+    /// rate_limit_us, µs: minimum time between frequency changes
+    /// ([`RATE_LIMIT_US`]).
     pub rate_limit_us: u32,
-    /// govlab switch: which IO-wait boost to model. Default gradual.
+    /// govlab switch: which IO-wait boost to model ([`IOWAIT_BOOST`]).
     pub iowait_boost: IowaitBoostMode,
 }
 
 impl SchedutilTunables {
     /// The defaults a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        SchedutilTunables {
-            rate_limit_us: dbs::policy_transition_delay_us(platform, 0),
-            iowait_boost: IowaitBoostMode::Gradual,
-        }
+        Self::read(Params::new(OWNER, &Spec::new("schedutil")), platform).expect("the defaults are in range")
+    }
+
+    /// Every tunable from `p`, each checked as its spec says; then unknown
+    /// keys are rejected.
+    fn read(mut p: Params<'_>, platform: &Platform) -> Result<Self> {
+        let t = SchedutilTunables {
+            rate_limit_us: p.uint(&RATE_LIMIT_US, platform)? as u32,
+            iowait_boost: match p.word(&IOWAIT_BOOST)? {
+                "max" => IowaitBoostMode::Max,
+                _ => IowaitBoostMode::Gradual,
+            },
+        };
+        p.finish()?;
+        Ok(t)
     }
 }
 
@@ -199,18 +228,7 @@ pub struct Schedutil {
 }
 
 fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
-    let d = SchedutilTunables::for_platform(platform);
-    let mut p = Params::new("cpufreq governor schedutil", spec);
-    let rate_limit_us = p.u64("rate_limit_us", u64::from(d.rate_limit_us), 0, u64::from(u32::MAX))? as u32;
-    let iowait_boost = match p.choice("iowait_boost", d.iowait_boost.as_str(), &["gradual", "max"])? {
-        "max" => IowaitBoostMode::Max,
-        _ => IowaitBoostMode::Gradual,
-    };
-    p.finish()?;
-    Ok(Box::new(Schedutil::new(SchedutilTunables {
-        rate_limit_us,
-        iowait_boost,
-    })))
+    Ok(Box::new(Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), platform)?)))
 }
 
 impl SugovCpu {
@@ -490,8 +508,8 @@ impl CpufreqGovernor for Schedutil {
 
     fn tunables(&self) -> Vec<(String, String)> {
         vec![
-            ("rate_limit_us".into(), self.tunables.rate_limit_us.to_string()),
-            ("iowait_boost".into(), self.tunables.iowait_boost.as_str().into()),
+            RATE_LIMIT_US.show(self.tunables.rate_limit_us),
+            IOWAIT_BOOST.show(self.tunables.iowait_boost.as_str()),
         ]
     }
 }

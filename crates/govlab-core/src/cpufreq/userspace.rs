@@ -9,34 +9,39 @@
 //! firmware; assumed).
 //!
 //! One deliberate step past v6.8: the governor declares a strict target
-//! (CPUFREQ_GOV_STRICT_TARGET), as kernels do since 2025
-//! (design/kernel-governors.md §0 item 8). In v6.8, intel_cpufreq with HWP
+//! (CPUFREQ_GOV_STRICT_TARGET), as the flags of cpufreq_gov_userspace in
+//! drivers/cpufreq/cpufreq_userspace.c do since 2025. In v6.8, intel_cpufreq with HWP
 //! wrote scaling_setspeed as the HWP *minimum* only, so the hardware was free
 //! to run faster and the governor did not fix the frequency, which is the
 //! one thing it is for.
 
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::Platform;
-use crate::workload::ParamInfo;
+
+/// scaling_setspeed, kHz (store_scaling_setspeed: any unsigned int, clamped
+/// to the policy limits when applied). Unset keeps policy->cur.
+pub const SCALING_SETSPEED: ParamSpec<Platform> = ParamSpec {
+    name: "scaling_setspeed",
+    unit: "kHz",
+    default: ParamDefault::Unset("policy->cur at start (base frequency)"),
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "frequency in kHz; clamped to the policy limits, resolved to the lowest OPP at or above it",
+};
 
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "userspace",
     description: "a fixed frequency chosen by the user",
     models: "Linux v6.8 drivers/cpufreq/cpufreq_userspace.c",
-    params: &[ParamInfo {
-        name: "scaling_setspeed",
-        default: "policy->cur at start (base frequency)",
-        help: "frequency in kHz; clamped to the policy limits, resolved to the lowest OPP at or above it",
-    }],
+    params: &[SCALING_SETSPEED],
     build,
 };
 
 /// Tunables of the userspace governor (sysfs names and units).
 #[derive(Debug, Clone, Copy)]
 pub struct UserspaceTunables {
-    /// scaling_setspeed, kHz; None = keep policy->cur.
+    /// scaling_setspeed, kHz ([`SCALING_SETSPEED`]); None = keep policy->cur.
     pub scaling_setspeed: Option<u32>,
 }
 
@@ -46,7 +51,7 @@ pub struct Userspace {
 
 fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
     let mut p = Params::new("cpufreq governor userspace", spec);
-    let scaling_setspeed = p.opt_u64("scaling_setspeed", 0, u64::from(u32::MAX))?.map(|v| v as u32);
+    let scaling_setspeed = p.opt_uint(&SCALING_SETSPEED)?.map(|v| v as u32);
     p.finish()?;
     Ok(Box::new(Userspace {
         tunables: UserspaceTunables { scaling_setspeed },
@@ -72,6 +77,6 @@ impl CpufreqGovernor for Userspace {
             .tunables
             .scaling_setspeed
             .map_or_else(|| "<policy->cur>".to_string(), |k| k.to_string());
-        vec![("scaling_setspeed".into(), v)]
+        vec![SCALING_SETSPEED.show(v)]
     }
 }

@@ -2,8 +2,8 @@
 //! poll to how long the vCPU usually stays blocked.
 //!
 //! Models: Linux v6.8 mainline, drivers/cpuidle/governors/haltpoll.c (with
-//! the polling state of drivers/cpuidle/poll_state.c); see
-//! design/kernel-governors.md §10. The kernel registers it only inside a KVM
+//! the polling state of drivers/cpuidle/poll_state.c): haltpoll_select(),
+//! haltpoll_reflect() and adjust_poll_limit(). The kernel registers it only inside a KVM
 //! guest (kvm_para_available); govlab offers it on any platform, where it
 //! treats state 0 as "poll" and state 1 as "halt", as the cpuidle-haltpoll
 //! driver's two-state table does.
@@ -45,11 +45,10 @@
 //!   is not worth it; divide the limit by guest_halt_poll_shrink (0 resets
 //!   it to 0).
 
-use super::{CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
+use super::{enabled_state, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::{CpuId, Platform};
-use crate::workload::ParamInfo;
 
 /// Default of guest_halt_poll_ns: the most a vCPU polls, ns (haltpoll.c).
 pub const DEF_GUEST_HALT_POLL_NS: u32 = 200_000;
@@ -66,71 +65,90 @@ pub const DEF_GUEST_HALT_POLL_ALLOW_SHRINK: bool = true;
 /// by name, so this is informative only.
 pub const RATING: u32 = 9;
 
+// ---- tunables: the module parameters (/sys/module/haltpoll/parameters/*) ----
+// All are `uint` (or `bool`) parameters: the kernel's store rejects what
+// does not parse as one and checks no range, so neither does govlab.
+
+/// Most a vCPU polls, and the block time beyond which the limit shrinks.
+pub const GUEST_HALT_POLL_NS: ParamSpec = ParamSpec {
+    name: "guest_halt_poll_ns",
+    unit: "ns",
+    default: ParamDefault::Uint(DEF_GUEST_HALT_POLL_NS as u64),
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "ceiling of the per-CPU poll limit, ns; also the block time beyond which the limit shrinks",
+};
+
+/// Divisor of the limit after a long block; 0 resets it to 0.
+pub const GUEST_HALT_POLL_SHRINK: ParamSpec = ParamSpec {
+    name: "guest_halt_poll_shrink",
+    unit: "",
+    default: ParamDefault::Uint(DEF_GUEST_HALT_POLL_SHRINK as u64),
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "divisor applied to the poll limit after a long block; 0 resets the limit to 0",
+};
+
+/// Multiplier of the limit after a short block (0 or 1 leave the limit at
+/// guest_halt_poll_grow_start once reached).
+pub const GUEST_HALT_POLL_GROW: ParamSpec = ParamSpec {
+    name: "guest_halt_poll_grow",
+    unit: "",
+    default: ParamDefault::Uint(DEF_GUEST_HALT_POLL_GROW as u64),
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "multiplier applied to the poll limit after a short block",
+};
+
+/// Smallest limit a grow step sets.
+pub const GUEST_HALT_POLL_GROW_START: ParamSpec = ParamSpec {
+    name: "guest_halt_poll_grow_start",
+    unit: "ns",
+    default: ParamDefault::Uint(DEF_GUEST_HALT_POLL_GROW_START as u64),
+    range: Range::Uint { min: 0, max: UINT_MAX },
+    help: "the smallest poll limit a grow step sets, ns",
+};
+
+/// Whether long blocks shrink the limit.
+pub const GUEST_HALT_POLL_ALLOW_SHRINK: ParamSpec = ParamSpec {
+    name: "guest_halt_poll_allow_shrink",
+    unit: "",
+    default: ParamDefault::Flag(DEF_GUEST_HALT_POLL_ALLOW_SHRINK),
+    range: Range::Bool,
+    help: "whether long blocks shrink the poll limit",
+};
+
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "haltpoll",
     description: "KVM guest: poll, then halt; the poll window grows on short blocks and shrinks on long ones",
     models: "Linux v6.8 drivers/cpuidle/governors/haltpoll.c",
     params: &[
-        ParamInfo {
-            name: "guest_halt_poll_ns",
-            default: "200000",
-            help: "ceiling of the per-CPU poll limit, ns; also the block time beyond which the limit shrinks",
-        },
-        ParamInfo {
-            name: "guest_halt_poll_shrink",
-            default: "2",
-            help: "divisor applied to the poll limit after a long block; 0 resets the limit to 0",
-        },
-        ParamInfo {
-            name: "guest_halt_poll_grow",
-            default: "2",
-            help: "multiplier applied to the poll limit after a short block",
-        },
-        ParamInfo {
-            name: "guest_halt_poll_grow_start",
-            default: "50000",
-            help: "the smallest poll limit a grow step sets, ns",
-        },
-        ParamInfo {
-            name: "guest_halt_poll_allow_shrink",
-            default: "true",
-            help: "whether long blocks shrink the poll limit",
-        },
+        GUEST_HALT_POLL_NS,
+        GUEST_HALT_POLL_SHRINK,
+        GUEST_HALT_POLL_GROW,
+        GUEST_HALT_POLL_GROW_START,
+        GUEST_HALT_POLL_ALLOW_SHRINK,
     ],
     build,
 };
 
-/// The module parameters (/sys/module/haltpoll/parameters/*), kernel names
-/// and units. All are `uint` (or `bool`) parameters: the kernel's store
-/// rejects what does not parse as one and checks no range, so neither does
-/// govlab; values may change at run time in the kernel and take effect at
-/// the next reflect.
+/// The module parameters, kernel names and units; each field's default and
+/// range are in its [`ParamSpec`] above. Values may change at run time in
+/// the kernel and take effect at the next reflect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HaltpollTunables {
-    /// Most a vCPU polls, ns, and the block time beyond which the limit
-    /// shrinks. Default 200000; 0 … u32::MAX.
+    /// ns ([`GUEST_HALT_POLL_NS`]).
     pub guest_halt_poll_ns: u32,
-    /// Divisor of the limit after a long block; 0 resets it to 0. Default 2;
-    /// 0 … u32::MAX.
+    /// [`GUEST_HALT_POLL_SHRINK`].
     pub guest_halt_poll_shrink: u32,
-    /// Multiplier of the limit after a short block. Default 2; 0 … u32::MAX
-    /// (0 or 1 leave the limit at guest_halt_poll_grow_start once reached).
+    /// [`GUEST_HALT_POLL_GROW`].
     pub guest_halt_poll_grow: u32,
-    /// Smallest limit a grow step sets, ns. Default 50000; 0 … u32::MAX.
+    /// ns ([`GUEST_HALT_POLL_GROW_START`]).
     pub guest_halt_poll_grow_start: u32,
-    /// Whether long blocks shrink the limit. Default true.
+    /// [`GUEST_HALT_POLL_ALLOW_SHRINK`].
     pub guest_halt_poll_allow_shrink: bool,
 }
 
 impl Default for HaltpollTunables {
     fn default() -> Self {
-        HaltpollTunables {
-            guest_halt_poll_ns: DEF_GUEST_HALT_POLL_NS,
-            guest_halt_poll_shrink: DEF_GUEST_HALT_POLL_SHRINK,
-            guest_halt_poll_grow: DEF_GUEST_HALT_POLL_GROW,
-            guest_halt_poll_grow_start: DEF_GUEST_HALT_POLL_GROW_START,
-            guest_halt_poll_allow_shrink: DEF_GUEST_HALT_POLL_ALLOW_SHRINK,
-        }
+        Self::from_spec(&Spec::new("haltpoll")).expect("the defaults are valid")
     }
 }
 
@@ -139,16 +157,17 @@ impl HaltpollTunables {
     /// rejecting unknown keys.
     pub fn from_spec(spec: &Spec) -> Result<Self> {
         let mut p = Params::new("cpuidle governor haltpoll", spec);
-        let max = u64::from(u32::MAX);
-        let uint = |p: &mut Params<'_>, key: &'static str, default: u32| -> Result<u32> {
-            Ok(p.u64(key, u64::from(default), 0, max)? as u32)
-        };
+        let mut uint = |spec: &ParamSpec| -> Result<u32> { Ok(p.uint(spec, &())? as u32) };
+        let guest_halt_poll_ns = uint(&GUEST_HALT_POLL_NS)?;
+        let guest_halt_poll_shrink = uint(&GUEST_HALT_POLL_SHRINK)?;
+        let guest_halt_poll_grow = uint(&GUEST_HALT_POLL_GROW)?;
+        let guest_halt_poll_grow_start = uint(&GUEST_HALT_POLL_GROW_START)?;
         let t = HaltpollTunables {
-            guest_halt_poll_ns: uint(&mut p, "guest_halt_poll_ns", DEF_GUEST_HALT_POLL_NS)?,
-            guest_halt_poll_shrink: uint(&mut p, "guest_halt_poll_shrink", DEF_GUEST_HALT_POLL_SHRINK)?,
-            guest_halt_poll_grow: uint(&mut p, "guest_halt_poll_grow", DEF_GUEST_HALT_POLL_GROW)?,
-            guest_halt_poll_grow_start: uint(&mut p, "guest_halt_poll_grow_start", DEF_GUEST_HALT_POLL_GROW_START)?,
-            guest_halt_poll_allow_shrink: p.bool("guest_halt_poll_allow_shrink", DEF_GUEST_HALT_POLL_ALLOW_SHRINK)?,
+            guest_halt_poll_ns,
+            guest_halt_poll_shrink,
+            guest_halt_poll_grow,
+            guest_halt_poll_grow_start,
+            guest_halt_poll_allow_shrink: p.flag(&GUEST_HALT_POLL_ALLOW_SHRINK, &())?,
         };
         p.finish()?;
         Ok(t)
@@ -198,20 +217,6 @@ fn adjust_poll_limit(dev: &mut HaltpollDevice, t: &HaltpollTunables, block_ns: u
             shrink => u64::from(val / shrink),
         };
     }
-}
-
-/// govlab only: the engine forbids disabled states, which haltpoll never
-/// checks. Take the deepest enabled state not deeper than `idx`, else the
-/// shallowest enabled one.
-fn enabled_state(dev: &IdleDevice<'_>, idx: usize) -> usize {
-    if !dev.disabled[idx] {
-        return idx;
-    }
-    (0..idx)
-        .rev()
-        .chain(idx + 1..dev.states.len())
-        .find(|&i| !dev.disabled[i])
-        .unwrap_or(idx)
 }
 
 impl CpuidleGovernor for Haltpoll {
@@ -273,11 +278,11 @@ impl CpuidleGovernor for Haltpoll {
     fn tunables(&self) -> Vec<(String, String)> {
         let t = &self.tunables;
         vec![
-            ("guest_halt_poll_ns".into(), t.guest_halt_poll_ns.to_string()),
-            ("guest_halt_poll_shrink".into(), t.guest_halt_poll_shrink.to_string()),
-            ("guest_halt_poll_grow".into(), t.guest_halt_poll_grow.to_string()),
-            ("guest_halt_poll_grow_start".into(), t.guest_halt_poll_grow_start.to_string()),
-            ("guest_halt_poll_allow_shrink".into(), t.guest_halt_poll_allow_shrink.to_string()),
+            GUEST_HALT_POLL_NS.show(t.guest_halt_poll_ns),
+            GUEST_HALT_POLL_SHRINK.show(t.guest_halt_poll_shrink),
+            GUEST_HALT_POLL_GROW.show(t.guest_halt_poll_grow),
+            GUEST_HALT_POLL_GROW_START.show(t.guest_halt_poll_grow_start),
+            GUEST_HALT_POLL_ALLOW_SHRINK.show_flag(t.guest_halt_poll_allow_shrink),
         ]
     }
 }
@@ -291,20 +296,6 @@ mod tests {
     /// The cpuidle-haltpoll driver's table: poll, then halt (C1-like).
     fn haltpoll_states() -> Vec<IdleState> {
         vec![state("POLL", 0, 0, true), state("C1", 2, 2, false)]
-    }
-
-    fn args() -> SelectArgs {
-        SelectArgs {
-            now_ns: 0,
-            sleep_length_ns: u64::MAX,
-            delta_tick_ns: 4_000_000,
-            nr_iowait: 0,
-            cpu_util: 0,
-            cpu_capacity: 1024,
-            latency_req_ns: u64::MAX,
-            tick_stopped: false,
-            tick_ns: 4_000_000,
-        }
     }
 
     fn halt(g: &mut Haltpoll, dev: &IdleDevice<'_>, block_ns: u64) -> u64 {
@@ -363,16 +354,16 @@ mod tests {
         let poll = Selection { state: 0, stop_tick: false };
         let halt_sel = Selection { state: 1, stop_tick: true };
         // No window yet: halt.
-        assert_eq!(g.select(&dev, &args()), halt_sel);
+        assert_eq!(g.select(&dev, &args(u64::MAX)), halt_sel);
         // A 30 µs block opens a 50 µs window; after a halt: poll.
         halt(&mut g, &dev, 30 * US);
-        assert_eq!(g.select(&dev, &args()), poll);
+        assert_eq!(g.select(&dev, &args(u64::MAX)), poll);
         // The poll caught the wakeup: poll again.
         g.reflect(&dev, &Reflection { state: 0, residency_ns: 20 * US, poll_time_limit: false, got_tick: false });
-        assert_eq!(g.select(&dev, &args()), poll);
+        assert_eq!(g.select(&dev, &args(u64::MAX)), poll);
         // The poll ran out its window: halt.
         g.reflect(&dev, &Reflection { state: 0, residency_ns: 50 * US, poll_time_limit: true, got_tick: false });
-        assert_eq!(g.select(&dev, &args()), halt_sel);
+        assert_eq!(g.select(&dev, &args(u64::MAX)), halt_sel);
     }
 
     /// The polling state spins for the device's limit; a 0 limit takes the
@@ -408,7 +399,7 @@ mod tests {
         let mut g = Haltpoll::new(HaltpollTunables::default());
         g.enable(&dev);
         // Even with no poll window, which would otherwise halt.
-        let a = SelectArgs { latency_req_ns: 0, ..args() };
+        let a = SelectArgs { latency_req_ns: 0, ..args(u64::MAX) };
         assert_eq!(g.select(&dev, &a), Selection { state: 0, stop_tick: false });
     }
 

@@ -2,7 +2,7 @@
 //! shallower after a short one.
 //!
 //! Models: Linux v6.8 mainline, drivers/cpuidle/governors/ladder.c
-//! (design/kernel-governors.md §10). Meant for periodic-tick kernels: it
+//! (ladder_select_state() and ladder_do_selection()). Meant for periodic-tick kernels: it
 //! never touches the tick decision, so the idle loop's default (stop the
 //! tick) stands.
 //!
@@ -175,34 +175,7 @@ impl CpuidleGovernor for Ladder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::IdleState;
-
-    fn state(name: &str, exit_us: u64, res_us: u64, polling: bool) -> IdleState {
-        IdleState {
-            name: name.into(),
-            desc: String::new(),
-            exit_latency_ns: exit_us * 1000,
-            target_residency_ns: res_us * 1000,
-            power_mw: 0.0,
-            polling,
-            power_gated: false,
-            turbo_active: false,
-        }
-    }
-
-    fn args() -> SelectArgs {
-        SelectArgs {
-            now_ns: 0,
-            sleep_length_ns: u64::MAX,
-            delta_tick_ns: 4_000_000,
-            nr_iowait: 0,
-            cpu_util: 0,
-            cpu_capacity: 1024,
-            latency_req_ns: u64::MAX,
-            tick_stopped: false,
-            tick_ns: 4_000_000,
-        }
-    }
+    use crate::cpuidle::testing::{args, state};
 
     /// Long idles promote one step per PROMOTION_COUNT; one short idle demotes.
     #[test]
@@ -213,11 +186,11 @@ mod tests {
         let mut g = Ladder::default();
         g.enable(&dev);
         let mut picks = Vec::new();
-        let mut state_idx = g.select(&dev, &args()).state;
+        let mut state_idx = g.select(&dev, &args(u64::MAX)).state;
         for _ in 0..6 {
             // Each idle lasts 1 ms, far beyond C1's 2 µs exit latency.
             g.reflect(&dev, &Reflection { state: state_idx, residency_ns: 1_000_000, poll_time_limit: false, got_tick: false });
-            state_idx = g.select(&dev, &args()).state;
+            state_idx = g.select(&dev, &args(u64::MAX)).state;
             picks.push(state_idx);
         }
         // Starts at C1 (state 0 polls); the 4th long idle moves to C6; C6 is
@@ -225,7 +198,7 @@ mod tests {
         assert_eq!(picks, vec![1, 1, 1, 2, 2, 2]);
         // A 50 µs idle in C6 (below its 100 µs exit latency): back to C1 at once.
         g.reflect(&dev, &Reflection { state: 2, residency_ns: 50_000, poll_time_limit: false, got_tick: false });
-        assert_eq!(g.select(&dev, &args()).state, 1);
+        assert_eq!(g.select(&dev, &args(u64::MAX)).state, 1);
     }
 
     #[test]
@@ -235,7 +208,7 @@ mod tests {
         let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
         let mut g = Ladder::default();
         g.enable(&dev);
-        let a = SelectArgs { latency_req_ns: 0, ..args() };
+        let a = SelectArgs { latency_req_ns: 0, ..args(u64::MAX) };
         assert_eq!(g.select(&dev, &a).state, 0);
     }
 }

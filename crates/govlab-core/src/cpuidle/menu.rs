@@ -3,8 +3,8 @@
 //! last few idle periods; pick the deepest state that pays off within it.
 //!
 //! Models: Linux v6.8 mainline, drivers/cpuidle/governors/menu.c (with
-//! RESIDENCY_THRESHOLD_NS from drivers/cpuidle/governors/gov.h); see
-//! design/kernel-governors.md §7 and §0 item 9.
+//! RESIDENCY_THRESHOLD_NS from drivers/cpuidle/governors/gov.h):
+//! menu_select(), menu_update(), get_typical_interval() and which_bucket().
 //!
 //! Era notes. v6.8 still has 12 buckets (6 without and 6 with tasks in
 //! iowait on the CPU) and the performance multiplier `1 + 10 × nr_iowait`
@@ -81,7 +81,7 @@
 //! measurement, capped at the next timer, updates the bucket's factor and
 //! enters the ring of recent intervals (in µs).
 
-use super::{CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
+use super::{enabled_state, KTIME_MAX, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
 use crate::params::{Params, Spec};
 use crate::platform::Platform;
@@ -103,8 +103,6 @@ pub const MAX_INTERESTING: u64 = 50_000 * NSEC_PER_USEC;
 pub const RESIDENCY_THRESHOLD_NS: u64 = 15 * NSEC_PER_USEC;
 /// include/vdso/time64.h.
 pub const NSEC_PER_USEC: u64 = 1000;
-/// The largest ktime_t (include/linux/ktime.h): "no timer".
-pub const KTIME_MAX: u64 = i64::MAX as u64;
 /// The menu governor's rating in its ops table (menu.c); govlab picks
 /// governors by name, so this is informative only.
 pub const RATING: u32 = 20;
@@ -241,20 +239,6 @@ fn get_typical_interval(data: &MenuDevice) -> u32 {
         }
         thresh = max - 1;
     }
-}
-
-/// govlab only: the engine forbids disabled states, which the kernel would
-/// pick in two corner cases. Take the deepest enabled state not deeper than
-/// `idx`, else the shallowest enabled one.
-fn enabled_state(dev: &IdleDevice<'_>, idx: usize) -> usize {
-    if !dev.disabled[idx] {
-        return idx;
-    }
-    (0..idx)
-        .rev()
-        .chain(idx + 1..dev.states.len())
-        .find(|&i| !dev.disabled[i])
-        .unwrap_or(idx)
 }
 
 impl MenuDevice {

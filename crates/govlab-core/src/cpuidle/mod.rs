@@ -28,9 +28,8 @@ pub(crate) mod testing;
 pub mod wtteo;
 
 use crate::error::{Error, Result};
-use crate::params::Spec;
+use crate::params::{ParamSpec, Spec};
 use crate::platform::{CpuId, IdleState, Platform};
-use crate::workload::ParamInfo;
 
 /// A CPU's idle states as the governor sees them.
 pub struct IdleDevice<'a> {
@@ -142,11 +141,43 @@ pub fn ideal_state(states: &[IdleState], disabled: &[bool], idle_ns: u64, latenc
         .unwrap_or(0)
 }
 
+// ---- kernel helpers shared by several governors ----
+
+/// The largest ktime_t (Linux v6.8 include/linux/ktime.h, KTIME_MAX): "no
+/// timer".
+pub const KTIME_MAX: u64 = i64::MAX as u64;
+
+/// teo_time_ok (Linux v6.8 drivers/cpuidle/governors/teo.c): an interval
+/// (a state's target residency, or an expected idle duration) is usable
+/// unless the tick is already stopped and the interval is under a tick (a
+/// shallow state could then last long).
+pub(crate) fn teo_time_ok(args: &SelectArgs, interval_ns: u64) -> bool {
+    !args.tick_stopped || interval_ns >= args.tick_ns
+}
+
+/// govlab only: the engine forbids disabled states, which the kernel's
+/// governors could pick in corner cases (menu and teo when every candidate
+/// is disabled, haltpoll never checks). Take the deepest enabled state not
+/// deeper than `idx`, else the shallowest enabled one.
+pub(crate) fn enabled_state(dev: &IdleDevice<'_>, idx: usize) -> usize {
+    if !dev.disabled[idx] {
+        return idx;
+    }
+    (0..idx)
+        .rev()
+        .chain(idx + 1..dev.states.len())
+        .find(|&i| !dev.disabled[i])
+        .unwrap_or(idx)
+}
+
+/// A registry entry, for `govlab list governors`.
 pub struct GovernorInfo {
     pub name: &'static str,
     pub description: &'static str,
     pub models: &'static str,
-    pub params: &'static [ParamInfo],
+    /// The governor's tunables, declared once (see [`ParamSpec`]).
+    /// (No idle governor's default depends on the machine.)
+    pub params: &'static [ParamSpec],
     pub build: fn(&Spec, &Platform) -> Result<Box<dyn CpuidleGovernor>>,
 }
 

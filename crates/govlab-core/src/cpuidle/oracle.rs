@@ -5,8 +5,9 @@
 //! Models: no kernel code. Its rule is the accuracy accounting's ideal
 //! ([`ideal_state`]): the deepest enabled state whose target residency fits
 //! the idle time (entry to the interrupt that ends it, exit latency left
-//! out) and whose exit latency meets the latency limit; see
-//! design/kernel-governors.md §9 for where that definition comes from.
+//! out) and whose exit latency meets the latency limit, the "state that
+//! aligns with the actual sleep duration" of the 2020 teo weighted-history
+//! RFC's accuracy measure (see `wtteo.rs`).
 //!
 //! # Why hindsight and not look-ahead
 //!

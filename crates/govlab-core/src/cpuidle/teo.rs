@@ -3,9 +3,9 @@
 //! ("intercepted") by something other than a timer.
 //!
 //! Models: Linux v6.8 mainline, drivers/cpuidle/governors/teo.c (with
-//! RESIDENCY_THRESHOLD_NS from drivers/cpuidle/governors/gov.h); see
-//! design/kernel-governors.md §8.2 and §0 item 10, which says how v6.6–v6.10
-//! differ from the "sleep length first" form of §8.2.
+//! RESIDENCY_THRESHOLD_NS from drivers/cpuidle/governors/gov.h):
+//! teo_select() and teo_update() of the v6.6–v6.10 form, which differs from
+//! the earlier form that read the sleep length first (before v6.6).
 //!
 //! Era notes. This is the v6.6–v6.10 form: bins with hits, intercepts and a
 //! count of recent intercepts; the candidate starts at the deepest enabled
@@ -16,7 +16,7 @@
 //! the deepest choice (Kajetan Puchalski's util-awareness, v6.3). v6.11
 //! removed the `recent` counts (they could underflow, see below) and
 //! util-awareness; v6.12+ adds short-idle and tick-intercept statistics
-//! (§8.3).
+//! (not modelled).
 //!
 //! Left out or approximated:
 //! * Utilisation is sched_cpu_util(), which in the kernel is the CFS
@@ -91,7 +91,7 @@
 //! time beyond the tick is an extra bin: a sleep length and a duration both
 //! beyond the tick count as a `tick_hit`.
 
-use super::{CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
+use super::{enabled_state, teo_time_ok, KTIME_MAX, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
 use crate::params::{Params, Spec};
 use crate::platform::Platform;
@@ -105,8 +105,6 @@ pub const NR_RECENT: usize = 9;
 /// A candidate state's residency below this skips the sleep length when
 /// state 0 polls (gov.h, v6.6+).
 pub const RESIDENCY_THRESHOLD_NS: u64 = 15_000;
-/// The largest ktime_t (include/linux/ktime.h): "no timer" / "not read".
-pub const KTIME_MAX: u64 = i64::MAX as u64;
 /// A CPU is utilized when its utilisation exceeds capacity >> this, about
 /// 1.56 % (teo.c, v6.3–v6.10; chosen there by testing).
 pub const UTIL_THRESHOLD_SHIFT: u32 = 6;
@@ -252,12 +250,6 @@ impl TeoCpu {
     }
 }
 
-/// A state is usable unless the tick is already stopped and its target
-/// residency is under a tick (a shallow state could then last long).
-fn state_ok(dev: &IdleDevice<'_>, args: &SelectArgs, i: usize) -> bool {
-    !args.tick_stopped || dev.states[i].target_residency_ns >= args.tick_ns
-}
-
 /// The deepest enabled state shallower than `state_idx` whose residency
 /// fits `duration_ns`, else the shallowest enabled one below it, else
 /// `state_idx`. `no_poll` (used by the util-aware step) skips polling
@@ -274,20 +266,6 @@ fn find_shallower_state(dev: &IdleDevice<'_>, state_idx: usize, duration_ns: u64
         }
     }
     idx
-}
-
-/// govlab only: the engine forbids disabled states, which the kernel would
-/// pick in one corner case. Take the deepest enabled state not deeper than
-/// `idx`, else the shallowest enabled one.
-fn enabled_state(dev: &IdleDevice<'_>, idx: usize) -> usize {
-    if !dev.disabled[idx] {
-        return idx;
-    }
-    (0..idx)
-        .rev()
-        .chain(idx + 1..dev.states.len())
-        .find(|&i| !dev.disabled[i])
-        .unwrap_or(idx)
 }
 
 /// Step 9, the tick decision (teo.c's `end` label): stop the tick if it is
@@ -357,7 +335,7 @@ impl CpuidleGovernor for Teo {
         let cpu_utilized = args.cpu_util > args.cpu_capacity >> UTIL_THRESHOLD_SHIFT;
         // A utilized CPU with two states: the shallowest non-polling one.
         if n < 3 && cpu_utilized {
-            if (idx == Some(0) && !states[0].polling && state_ok(dev, args, 0)) || dev.disabled[1] {
+            if (idx == Some(0) && !states[0].polling && teo_time_ok(args, dev.states[0].target_residency_ns)) || dev.disabled[1] {
                 return out_tick(dev, 0);
             }
             return tick_decision(dev, args, 1, 0, states[1].target_residency_ns, delta_tick_ns);
@@ -417,13 +395,13 @@ impl CpuidleGovernor for Teo {
                         // This state had not exceeded the idle duration in
                         // most relevant cases; take it if usable, else the
                         // deepest usable one seen on the way.
-                        idx = if state_ok(dev, args, i) && !dev.disabled[i] { i } else { first_suitable_idx };
+                        idx = if teo_time_ok(args, dev.states[i].target_residency_ns) && !dev.disabled[i] { i } else { first_suitable_idx };
                         break;
                     }
                     if dev.disabled[i] {
                         continue;
                     }
-                    if !state_ok(dev, args, i) {
+                    if !teo_time_ok(args, dev.states[i].target_residency_ns) {
                         // Too shallow for a stopped tick; go on only if a
                         // usable alternative has been found already.
                         if first_suitable_idx != idx {
@@ -444,7 +422,7 @@ impl CpuidleGovernor for Teo {
             //    shallower, not a polling one.
             if cpu_utilized {
                 let i = find_shallower_state(dev, idx, KTIME_MAX, true);
-                if state_ok(dev, args, i) {
+                if teo_time_ok(args, dev.states[i].target_residency_ns) {
                     idx = i;
                 }
             }
@@ -463,7 +441,7 @@ impl CpuidleGovernor for Teo {
             cpu_data.sleep_length_ns = duration_ns;
             if states[idx].target_residency_ns > duration_ns {
                 let i = find_shallower_state(dev, idx, duration_ns, false);
-                if state_ok(dev, args, i) {
+                if teo_time_ok(args, dev.states[i].target_residency_ns) {
                     idx = i;
                 }
             }

@@ -5,16 +5,16 @@
 //!
 //! Models: Linux v5.7 mainline drivers/cpuidle/governors/teo.c plus the RFC
 //! v2 (May 2020) weighted-history patch by Pratik Sampat ("Weighted approach
-//! to gather and use history in TEO governor", never merged); see
-//! design/kernel-governors.md §8.1 (the original teo of v5.1–v5.12, the
-//! RFC's baseline) and §9 (the RFC). §0 item 10 places the rule "a wakeup
-//! at or after the sleep length counts as infinitely long" in this era (the
-//! `time_span_ns` one), and it applies here.
+//! to gather and use history in TEO governor", never merged). The RFC's
+//! baseline is the original teo of v5.1–v5.12 (teo_select() and
+//! teo_update() of v5.7); its rule "a wakeup at or after the sleep length
+//! counts as infinitely long" (the `time_span_ns` test of teo_update())
+//! belongs to this era and applies here.
 //!
 //! Era notes. The RFC was posted against 5.7-rc; the teo it patches keeps
 //! per-state `hits`, `misses` and `early_hits` and a ring of the last
 //! INTERVALS measured idle durations. v5.13 replaced all of that with bins
-//! of hits and intercepts (§8.2); govlab's `teo` models v6.8, a different
+//! of hits and intercepts; govlab's `teo` models v6.8, a different
 //! algorithm. The kernel's patched governor kept the name "teo" (the
 //! cover letter calls it "wtteo"); govlab registers it as `wtteo`, with
 //! `weighted=off` as the plain v5.7 teo the RFC compared against. RFC v1
@@ -104,12 +104,11 @@
 //! learning_rate % / (n − 1) of itself unless it would fall to
 //! learning_rate % or below. Rows are not renormalised and never age.
 
-use super::{CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
+use super::{enabled_state, teo_time_ok, KTIME_MAX, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::{Rng, Stream};
-use crate::workload::ParamInfo;
 
 /// Added to a metric when it grows (teo.c, v5.7).
 pub const PULSE: u32 = 1024;
@@ -117,8 +116,6 @@ pub const PULSE: u32 = 1024;
 pub const DECAY_SHIFT: u32 = 3;
 /// How many recent idle durations the pattern step looks at (teo.c, v5.7).
 pub const INTERVALS: usize = 8;
-/// The largest ktime_t (include/linux/ktime.h): "no timer".
-pub const KTIME_MAX: u64 = i64::MAX as u64;
 /// Default learning rate, percent of a weight moved per update (the RFC's
 /// LEARNING_RATE: 10 in v2, 5 in v1).
 pub const LEARNING_RATE: u32 = 10;
@@ -134,53 +131,64 @@ pub const DEF_WEIGHTED: bool = true;
 /// so this is informative only.
 pub const RATING: u32 = 19;
 
+// ---- settings ----
+// None of them is a sysfs file (the patch hard-codes them); govlab exposes
+// them so both RFC versions and the baseline can be run. Out-of-range
+// values are rejected when the run is built.
+
+/// LEARNING_RATE, percent: a weight grows by this share of itself and the
+/// others lose this share / (n − 1); growth stops short of (100 − rate) %
+/// and shrinking at rate %.
+pub const LEARNING_RATE_PARAM: ParamSpec = ParamSpec {
+    name: "learning_rate",
+    unit: "%",
+    default: ParamDefault::Uint(LEARNING_RATE as u64),
+    range: Range::Uint { min: 0, max: 100 },
+    help: "percent of a weight moved towards the right state at each wakeup (RFC v2: 10, v1: 5); 0 freezes the weights",
+};
+
+/// Initial W[i][i] in 0.01 %; the off-diagonal entries start at
+/// (10000 − this) / (n − 1).
+pub const INITIAL_DIAG_WEIGHT: ParamSpec = ParamSpec {
+    name: "initial_diag_weight",
+    unit: "0.01 %",
+    default: ParamDefault::Uint(DEF_INITIAL_DIAG_WEIGHT as u64),
+    range: Range::Uint { min: 0, max: WEIGHT_SCALE as u64 },
+    help: "initial W[i][i] in 0.01 % (RFC v2: 6000, v1: 7000); the rest of each row is split evenly",
+};
+
+/// on: the RFC; off: plain v5.7 teo, no weights.
+pub const WEIGHTED: ParamSpec = ParamSpec {
+    name: "weighted",
+    unit: "",
+    default: ParamDefault::Flag(DEF_WEIGHTED),
+    range: Range::Switch,
+    help: "off gives plain v5.7 teo (the RFC's baseline)",
+};
+
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "wtteo",
     description: "v5.7 teo with the 2020 RFC's weighted history: a seeded weighted draw replaces shallower picks from recent idles",
     models: "Linux v5.7 drivers/cpuidle/governors/teo.c + RFC v2 (May 2020) weighted-history patch",
-    params: &[
-        ParamInfo {
-            name: "learning_rate",
-            default: "10",
-            help: "percent of a weight moved towards the right state at each wakeup (RFC v2: 10, v1: 5); 0 freezes the weights",
-        },
-        ParamInfo {
-            name: "initial_diag_weight",
-            default: "6000",
-            help: "initial W[i][i] in 0.01 % (RFC v2: 6000, v1: 7000); the rest of each row is split evenly",
-        },
-        ParamInfo {
-            name: "weighted",
-            default: "on",
-            help: "off gives plain v5.7 teo (the RFC's baseline)",
-        },
-    ],
+    params: &[LEARNING_RATE_PARAM, INITIAL_DIAG_WEIGHT, WEIGHTED],
     build,
 };
 
-/// The RFC's settings. None of them is a sysfs file (the patch hard-codes
-/// them); govlab exposes them so both RFC versions and the baseline can be
-/// run. Out-of-range values are rejected when the run is built.
+/// The RFC's settings, resolved; each field's default and range are in its
+/// [`ParamSpec`] above.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WtteoTunables {
-    /// LEARNING_RATE, percent: a weight grows by this share of itself and
-    /// the others lose this share / (n − 1); growth stops short of
-    /// (100 − rate) % and shrinking at rate %. Default 10 (v2); 0 … 100.
+    /// Percent ([`LEARNING_RATE_PARAM`]).
     pub learning_rate: u32,
-    /// Initial W[i][i] in 0.01 %; the off-diagonal entries start at
-    /// (10000 − this) / (n − 1). Default 6000 (v2); 0 … 10000.
+    /// 0.01 % ([`INITIAL_DIAG_WEIGHT`]).
     pub initial_diag_weight: u32,
-    /// on: the RFC; off: plain v5.7 teo, no weights. Default on.
+    /// [`WEIGHTED`].
     pub weighted: bool,
 }
 
 impl Default for WtteoTunables {
     fn default() -> Self {
-        WtteoTunables {
-            learning_rate: LEARNING_RATE,
-            initial_diag_weight: DEF_INITIAL_DIAG_WEIGHT,
-            weighted: DEF_WEIGHTED,
-        }
+        Self::from_spec(&Spec::new("wtteo")).expect("the defaults are valid")
     }
 }
 
@@ -190,14 +198,9 @@ impl WtteoTunables {
     pub fn from_spec(spec: &Spec) -> Result<Self> {
         let mut p = Params::new("cpuidle governor wtteo", spec);
         let t = WtteoTunables {
-            learning_rate: p.u64("learning_rate", u64::from(LEARNING_RATE), 0, 100)? as u32,
-            initial_diag_weight: p.u64(
-                "initial_diag_weight",
-                u64::from(DEF_INITIAL_DIAG_WEIGHT),
-                0,
-                u64::from(WEIGHT_SCALE),
-            )? as u32,
-            weighted: p.bool("weighted", DEF_WEIGHTED)?,
+            learning_rate: p.uint(&LEARNING_RATE_PARAM, &())? as u32,
+            initial_diag_weight: p.uint(&INITIAL_DIAG_WEIGHT, &())? as u32,
+            weighted: p.flag(&WEIGHTED, &())?,
         };
         p.finish()?;
         Ok(t)
@@ -382,12 +385,6 @@ impl TeoCpu {
     }
 }
 
-/// A state is usable unless the tick is already stopped and its residency
-/// (or the expected duration) is under a tick (teo_time_ok).
-fn time_ok(args: &SelectArgs, interval_ns: u64) -> bool {
-    !args.tick_stopped || interval_ns >= args.tick_ns
-}
-
 /// The deepest enabled state shallower than `state_idx` whose residency
 /// fits `duration_ns`, else the shallowest enabled one below it, else
 /// `state_idx`.
@@ -424,20 +421,6 @@ fn weighted_draw(dev: &IdleDevice<'_>, row: &[u32], idx: usize, rng: &mut Rng) -
         }
     }
     idx
-}
-
-/// govlab only: the engine forbids disabled states, which the kernel would
-/// pick when none is enabled. Take the deepest enabled state not deeper
-/// than `idx`, else the shallowest enabled one.
-fn enabled_state(dev: &IdleDevice<'_>, idx: usize) -> usize {
-    if !dev.disabled[idx] {
-        return idx;
-    }
-    (0..idx)
-        .rev()
-        .chain(idx + 1..dev.states.len())
-        .find(|&i| !dev.disabled[i])
-        .unwrap_or(idx)
 }
 
 impl CpuidleGovernor for Wtteo {
@@ -514,7 +497,7 @@ impl CpuidleGovernor for Wtteo {
                     early_hits = st.early_hits;
                     continue;
                 }
-                if time_ok(args, states[cand].target_residency_ns) {
+                if teo_time_ok(args, states[cand].target_residency_ns) {
                     prev_max_early_idx = max_early_idx;
                     early_hits = st.early_hits;
                     max_early_idx = Some(cand);
@@ -536,7 +519,7 @@ impl CpuidleGovernor for Wtteo {
             idx = Some(i);
             hits = st.hits;
             misses = st.misses;
-            if early_hits < st.early_hits && time_ok(args, s.target_residency_ns) {
+            if early_hits < st.early_hits && teo_time_ok(args, s.target_residency_ns) {
                 prev_max_early_idx = max_early_idx;
                 early_hits = st.early_hits;
                 max_early_idx = Some(i);
@@ -581,7 +564,7 @@ impl CpuidleGovernor for Wtteo {
             if count as usize > INTERVALS / 2 {
                 let avg_ns = sum / u64::from(count);
                 // A stopped tick must not strand the CPU in a shallow state.
-                if time_ok(args, avg_ns) {
+                if teo_time_ok(args, avg_ns) {
                     duration_ns = avg_ns;
                     if states[idx].target_residency_ns > avg_ns {
                         idx = find_shallower_state(dev, idx, avg_ns);
@@ -628,9 +611,9 @@ impl CpuidleGovernor for Wtteo {
     fn tunables(&self) -> Vec<(String, String)> {
         let t = &self.tunables;
         vec![
-            ("learning_rate".into(), t.learning_rate.to_string()),
-            ("initial_diag_weight".into(), t.initial_diag_weight.to_string()),
-            ("weighted".into(), if t.weighted { "on" } else { "off" }.into()),
+            LEARNING_RATE_PARAM.show(t.learning_rate),
+            INITIAL_DIAG_WEIGHT.show(t.initial_diag_weight),
+            WEIGHTED.show_flag(t.weighted),
         ]
     }
 }

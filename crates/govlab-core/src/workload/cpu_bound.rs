@@ -6,9 +6,9 @@
 //! is work done per second: reference cycles retired by all tasks, in
 //! Gcycles/s, higher is better.
 
-use super::{Better, Dist, Metric, ParamInfo, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo};
+use super::{Better, Dist, Metric, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo};
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
 
@@ -16,14 +16,27 @@ use crate::sim::rng::Rng;
 /// enough to keep event counts low, short enough to see frequency changes).
 const SEGMENT_NS: f64 = 10e6;
 
+pub const TASKS: ParamSpec = ParamSpec {
+    name: "tasks",
+    unit: "",
+    default: ParamDefault::Uint(0),
+    range: Range::Uint { min: 0, max: 100_000 },
+    help: "number of tasks; 0 = one per CPU",
+};
+
+pub const MEM_FRACTION: ParamSpec = ParamSpec {
+    name: "mem_fraction",
+    unit: "",
+    default: ParamDefault::Real(0.0),
+    range: Range::Real { min: 0.0, max: 1.0 },
+    help: "share of the time that is memory-bound (0..1)",
+};
+
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "cpu-bound",
     description: "tasks that compute forever; work done per second",
     metric: "work_rate_gcps (Gcycles/s at the reference frequency, higher is better)",
-    params: &[
-        ParamInfo { name: "tasks", default: "0", help: "number of tasks; 0 = one per CPU" },
-        ParamInfo { name: "mem_fraction", default: "0", help: "share of the time that is memory-bound (0..1)" },
-    ],
+    params: &[TASKS, MEM_FRACTION],
     build,
 };
 
@@ -35,8 +48,8 @@ pub struct CpuBound {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload cpu-bound", spec);
     let w = CpuBound {
-        tasks: p.u64("tasks", 0, 0, 100_000)?,
-        mem_fraction: p.f64("mem_fraction", 0.0, 0.0, 1.0)?,
+        tasks: p.uint(&TASKS, &())?,
+        mem_fraction: p.real(&MEM_FRACTION)?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -70,8 +83,8 @@ impl Workload for CpuBound {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("tasks".into(), self.tasks.to_string()),
-            ("mem_fraction".into(), self.mem_fraction.to_string()),
+            TASKS.show(self.tasks),
+            MEM_FRACTION.show(self.mem_fraction),
         ]
     }
 }

@@ -50,29 +50,34 @@
 //! system locks between clients, and the load file's exact sequence.
 
 use super::{
-    Better, Dist, IoKind, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload, WorkloadInfo,
+    Better, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload, WorkloadInfo,
 };
-use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::error::Result;
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const CLIENTS: ParamSpec = ParamSpec {
+    name: "clients",
+    unit: "",
+    default: ParamDefault::Uint(1),
+    range: Range::Uint { min: 1, max: 100_000 },
+    help: "number of client processes (MMTests varies 1 .. 2-4x CPUs)",
+};
+
+pub const FSYNC: ParamSpec = ParamSpec {
+    name: "fsync",
+    unit: "",
+    default: ParamDefault::Flag(false),
+    range: Range::Switch,
+    help: "fsync after every write (dbench -F; MMTests dbench4-fsync) instead of only at Flush",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "dbench",
     description: "dbench4 clients replaying file operations with periodic fsync; latency and throughput",
     metric: "latency_ms (dbench's per-second maximum operation latency, averaged; ms, lower is better)",
-    params: &[
-        ParamInfo {
-            name: "clients",
-            default: "1",
-            help: "number of client processes (MMTests varies 1 .. 2-4x CPUs)",
-        },
-        ParamInfo {
-            name: "fsync",
-            default: "off",
-            help: "fsync after every write (dbench -F; MMTests dbench4-fsync) instead of only at Flush",
-        },
-    ],
+    params: &[CLIENTS, FSYNC],
     build,
 };
 
@@ -117,8 +122,8 @@ pub struct Dbench {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload dbench", spec);
     let w = Dbench {
-        clients: p.u64("clients", 1, 1, 100_000)?,
-        fsync: p.bool("fsync", false)?,
+        clients: p.uint(&CLIENTS, &())?,
+        fsync: p.flag(&FSYNC, &())?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -159,14 +164,7 @@ fn fsync(b: &mut ProgramBuilder, cpu: Dist, dirty: u64) {
 
 impl Workload for Dbench {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        if platform.devices.is_empty() {
-            return Err(Error::invalid(
-                "workload dbench",
-                "platform",
-                &platform.name,
-                "a platform with a storage device ([[device]])",
-            ));
-        }
+        super::require_device("workload dbench", platform, "")?;
         let f_ref = platform.cpu_types[0].base_khz;
         // CPU costs vary around their means (cv 0.5, assumed) so that
         // clients do not move in lock-step.
@@ -265,61 +263,8 @@ impl Workload for Dbench {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("clients".into(), self.clients.to_string()),
-            ("fsync".into(), if self.fsync { "on" } else { "off" }.into()),
+            CLIENTS.show(self.clients),
+            FSYNC.show_flag(self.fsync),
         ]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::api::RunConfig;
-    use crate::params::Spec;
-
-    fn run(workload: &str, cpufreq: &str) -> crate::metrics::RunResult {
-        RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-            cpuidle: Spec::new("menu"),
-            duration_ns: 400_000_000,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap()
-    }
-
-    fn metric(r: &crate::metrics::RunResult, name: &str) -> f64 {
-        r.metrics[name].as_f64().unwrap()
-    }
-
-    #[test]
-    fn faster_cpu_cuts_single_client_latency() {
-        let slow = run("dbench:clients=1", "userspace:scaling_setspeed=800000");
-        let fast = run("dbench:clients=1", "performance");
-        assert_eq!(fast.primary_metric.name, "latency_ms");
-        let (s, f) = (metric(&slow, "op_mean_ms"), metric(&fast, "op_mean_ms"));
-        assert!(s > 1.5 * f, "mean op latency at 800 MHz {s} ms, at max {f} ms");
-        let (s, f) = (metric(&slow, "latency_ms"), metric(&fast, "latency_ms"));
-        assert!(s > f, "per-second max latency at 800 MHz {s} ms, at max {f} ms");
-        assert!(metric(&fast, "throughput_mbs") > 1.5 * metric(&slow, "throughput_mbs"));
-    }
-
-    #[test]
-    fn fsync_mode_is_slower() {
-        let async_ = run("dbench:clients=1", "performance");
-        let sync = run("dbench:clients=1,fsync=on", "performance");
-        let (a, s) = (metric(&async_, "throughput_mbs"), metric(&sync, "throughput_mbs"));
-        assert!(a > 3.0 * s, "async {a} MB/s, fsync {s} MB/s");
-    }
-
-    #[test]
-    fn flush_bounds_the_per_second_maximum() {
-        // Each Flush waits for two device cache flushes (0.7 ms each on this
-        // platform): the worst operation of a second cannot be faster.
-        let r = run("dbench:clients=2", "performance");
-        let l = metric(&r, "latency_ms");
-        assert!(l >= 1.4 && l <= metric(&r, "op_max_ms"), "latency {l} ms");
-        assert!(metric(&r, "op_mean_ms") < l);
     }
 }

@@ -25,24 +25,51 @@
 //! CPUs; request merging; the page cache (buffered IO).
 
 use super::{
-    latency_metrics, Better, Dist, IoKind, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec,
+    latency_metrics, Better, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec,
     Workload, WorkloadInfo,
 };
-use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::error::Result;
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const RW: ParamSpec = ParamSpec {
+    name: "rw",
+    unit: "",
+    default: ParamDefault::Word("randread"),
+    range: Range::Choice(&["read", "write", "randread", "randwrite"]),
+    help: "read, write, randread or randwrite",
+};
+
+pub const BS_KB: ParamSpec = ParamSpec {
+    name: "bs_kb",
+    unit: "KiB",
+    default: ParamDefault::Uint(4),
+    range: Range::Uint { min: 1, max: 1 << 20 },
+    help: "block size, KiB (fio bs)",
+};
+
+pub const IODEPTH: ParamSpec = ParamSpec {
+    name: "iodepth",
+    unit: "",
+    default: ParamDefault::Uint(1),
+    range: Range::Uint { min: 1, max: 4096 },
+    help: "requests in flight per job (fio iodepth)",
+};
+
+pub const NUMJOBS: ParamSpec = ParamSpec {
+    name: "numjobs",
+    unit: "",
+    default: ParamDefault::Uint(1),
+    range: Range::Uint { min: 1, max: 4096 },
+    help: "jobs (fio numjobs)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "fio",
     description: "fio jobs with direct IO at a queue depth; IOPS and completion latency",
     metric: "iops (completed requests per second, higher is better)",
-    params: &[
-        ParamInfo { name: "rw", default: "randread", help: "read, write, randread or randwrite" },
-        ParamInfo { name: "bs_kb", default: "4", help: "block size, KiB (fio bs)" },
-        ParamInfo { name: "iodepth", default: "1", help: "requests in flight per job (fio iodepth)" },
-        ParamInfo { name: "numjobs", default: "1", help: "jobs (fio numjobs)" },
-    ],
+    params: &[RW, BS_KB, IODEPTH, NUMJOBS],
     build,
 };
 
@@ -64,10 +91,10 @@ pub struct Fio {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload fio", spec);
     let w = Fio {
-        rw: p.choice("rw", "randread", &["read", "write", "randread", "randwrite"])?,
-        bs_kb: p.u64("bs_kb", 4, 1, 1 << 20)?,
-        iodepth: p.u64("iodepth", 1, 1, 4096)?,
-        numjobs: p.u64("numjobs", 1, 1, 4096)?,
+        rw: p.word(&RW)?,
+        bs_kb: p.uint(&BS_KB, &())?,
+        iodepth: p.uint(&IODEPTH, &())?,
+        numjobs: p.uint(&NUMJOBS, &())?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -75,14 +102,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 
 impl Workload for Fio {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        if platform.devices.is_empty() {
-            return Err(Error::invalid(
-                "workload fio",
-                "platform",
-                &platform.name,
-                "a platform with a storage device ([[device]])",
-            ));
-        }
+        super::require_device("workload fio", platform, "")?;
         let f_ref = platform.cpu_types[0].base_khz;
         let cyc = |ns: f64| Dist::Fixed(super::cycles_for_ns_at(ns, f_ref));
         let kind = if self.rw.ends_with("read") { IoKind::Read } else { IoKind::Write };
@@ -123,69 +143,10 @@ impl Workload for Fio {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("rw".into(), self.rw.to_string()),
-            ("bs_kb".into(), self.bs_kb.to_string()),
-            ("iodepth".into(), self.iodepth.to_string()),
-            ("numjobs".into(), self.numjobs.to_string()),
+            RW.show(self.rw),
+            BS_KB.show(self.bs_kb),
+            IODEPTH.show(self.iodepth),
+            NUMJOBS.show(self.numjobs),
         ]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::api::RunConfig;
-    use crate::params::Spec;
-
-    fn run(workload: &str, cpufreq: &str) -> crate::metrics::RunResult {
-        RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-            cpuidle: Spec::new("haltpoll"),
-            duration_ns: 500_000_000,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap()
-    }
-
-    fn metric(r: &crate::metrics::RunResult, name: &str) -> f64 {
-        r.metrics[name].as_f64().unwrap()
-    }
-
-    #[test]
-    fn queue_depth_one_is_bound_by_the_round_trip() {
-        // 100 µs device read + 6 µs of CPU at ≤ 3.5/3.9 of its reference time.
-        let r = run("fio:rw=randread,iodepth=1", "performance");
-        let iops = metric(&r, "iops");
-        assert!(iops > 8_500.0 && iops < 10_000.0, "{iops} IOPS");
-        let clat = metric(&r, "clat_mean_us");
-        assert!((95.0..115.0).contains(&clat), "clat {clat} µs");
-    }
-
-    #[test]
-    fn iops_grow_with_depth_until_the_device_is_full() {
-        let qd1 = metric(&run("fio:iodepth=1", "performance"), "iops");
-        let qd8 = metric(&run("fio:iodepth=8", "performance"), "iops");
-        assert!(qd8 > 6.0 * qd1, "qd1 {qd1}, qd8 {qd8}");
-        // 64 requests on a 32-slot device: the rest wait, latency doubles.
-        let r32 = run("fio:iodepth=32", "performance");
-        let r64 = run("fio:iodepth=64", "performance");
-        assert!(metric(&r64, "iops") < 1.2 * metric(&r32, "iops"));
-        assert!(metric(&r64, "clat_mean_us") > 1.6 * metric(&r32, "clat_mean_us"));
-    }
-
-    #[test]
-    fn lower_frequency_costs_little_at_depth_one() {
-        let fast = metric(&run("fio:iodepth=1", "performance"), "iops");
-        let slow = metric(&run("fio:iodepth=1", "userspace:scaling_setspeed=800000"), "iops");
-        // The CPU share grows from ~6 µs to ~26 µs of a ~106 µs round trip.
-        assert!(slow < fast && slow > 0.7 * fast, "max {fast}, 800 MHz {slow}");
-    }
-
-    #[test]
-    fn writes_use_the_write_service_time() {
-        let w = metric(&run("fio:rw=randwrite", "performance"), "clat_mean_us");
-        assert!((35.0..55.0).contains(&w), "write clat {w} µs (device 40 µs)");
     }
 }

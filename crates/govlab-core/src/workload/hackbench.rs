@@ -42,44 +42,58 @@
 //! proxy, since the model does not know which reads follow a switch).
 
 use super::{
-    Better, ChannelSpec, Dist, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo,
+    Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo,
 };
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const GROUPS: ParamSpec = ParamSpec {
+    name: "groups",
+    unit: "",
+    default: ParamDefault::Uint(10),
+    range: Range::Uint { min: 1, max: 10_000 },
+    help: "number of groups (hackbench -g; its default 10)",
+};
+
+pub const LOOPS: ParamSpec = ParamSpec {
+    name: "loops",
+    unit: "",
+    default: ParamDefault::Uint(100),
+    range: Range::Uint { min: 1, max: 1_000_000_000 },
+    help: "messages each sender writes to each receiver (hackbench -l; its default 100)",
+};
+
+pub const FDS: ParamSpec = ParamSpec {
+    name: "fds",
+    unit: "",
+    default: ParamDefault::Uint(20),
+    range: Range::Uint { min: 1, max: 1_000 },
+    help: "senders and receivers per group (hackbench -f; its default 20)",
+};
+
+pub const IPC: ParamSpec = ParamSpec {
+    name: "ipc",
+    unit: "",
+    default: ParamDefault::Word("socket"),
+    range: Range::Choice(&["pipe", "socket"]),
+    help: "pipe or socket (hackbench uses sockets unless -p)",
+};
+
+pub const MODE: ParamSpec = ParamSpec {
+    name: "mode",
+    unit: "",
+    default: ParamDefault::Word("process"),
+    range: Range::Choice(&["process", "thread"]),
+    help: "process or thread (hackbench uses processes unless -T)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "hackbench",
     description: "groups of 20 senders x 20 receivers passing 100-byte messages over pipes or sockets; time to finish",
     metric: "time_s (seconds until every task has exited, lower is better)",
-    params: &[
-        ParamInfo {
-            name: "groups",
-            default: "10",
-            help: "number of groups (hackbench -g; its default 10)",
-        },
-        ParamInfo {
-            name: "loops",
-            default: "100",
-            help: "messages each sender writes to each receiver (hackbench -l; its default 100)",
-        },
-        ParamInfo {
-            name: "fds",
-            default: "20",
-            help: "senders and receivers per group (hackbench -f; its default 20)",
-        },
-        ParamInfo {
-            name: "ipc",
-            default: "socket",
-            help: "pipe or socket (hackbench uses sockets unless -p)",
-        },
-        ParamInfo {
-            name: "mode",
-            default: "process",
-            help: "process or thread (hackbench uses processes unless -T)",
-        },
-    ],
+    params: &[GROUPS, LOOPS, FDS, IPC, MODE],
     build,
 };
 
@@ -128,11 +142,11 @@ pub struct Hackbench {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload hackbench", spec);
     let w = Hackbench {
-        groups: p.u64("groups", 10, 1, 10_000)?,
-        loops: p.u64("loops", 100, 1, 1_000_000_000)?,
-        fds: p.u64("fds", 20, 1, 1_000)?,
-        ipc: p.choice("ipc", "socket", &["pipe", "socket"])?,
-        mode: p.choice("mode", "process", &["process", "thread"])?,
+        groups: p.uint(&GROUPS, &())?,
+        loops: p.uint(&LOOPS, &())?,
+        fds: p.uint(&FDS, &())?,
+        ipc: p.word(&IPC)?,
+        mode: p.word(&MODE)?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -212,80 +226,18 @@ impl Workload for Hackbench {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("groups".into(), self.groups.to_string()),
-            ("loops".into(), self.loops.to_string()),
-            ("fds".into(), self.fds.to_string()),
-            ("ipc".into(), self.ipc.to_string()),
-            ("mode".into(), self.mode.to_string()),
+            GROUPS.show(self.groups),
+            LOOPS.show(self.loops),
+            FDS.show(self.fds),
+            IPC.show(self.ipc),
+            MODE.show(self.mode),
         ]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::api::RunConfig;
     use crate::params::Spec;
-
-    fn run(workload: &str, duration_ns: u64) -> crate::metrics::RunResult {
-        RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::new("performance"),
-            cpuidle: Spec::new("menu"),
-            duration_ns,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap()
-    }
-
-    fn metric(r: &crate::metrics::RunResult, name: &str) -> f64 {
-        r.metrics[name].as_f64().unwrap()
-    }
-
-    #[test]
-    fn finishes_and_delivers_every_message() {
-        let r = run("hackbench:groups=1,loops=50,ipc=pipe", 500_000_000);
-        assert!(r.finished);
-        assert!((metric(&r, "finished") - 1.0).abs() < 1e-12);
-        assert!((metric(&r, "messages") - f64::from(20 * 20 * 50)).abs() < 0.5);
-        assert_eq!(r.primary_metric.name, "time_s");
-        assert!((metric(&r, "time_s") - r.sim_time_s).abs() < 1e-9);
-    }
-
-    #[test]
-    fn eight_groups_take_longer_than_one() {
-        let one = metric(&run("hackbench:groups=1,loops=50", 2_000_000_000), "time_s");
-        let eight = metric(&run("hackbench:groups=8,loops=50", 2_000_000_000), "time_s");
-        // 8x the work on 8 CPUs that one group already keeps busy.
-        assert!(eight > 5.0 * one, "1 group {one} s, 8 groups {eight} s");
-    }
-
-    #[test]
-    fn sockets_cost_more_than_pipes_and_processes_more_than_threads() {
-        let pipe = metric(
-            &run("hackbench:groups=1,loops=50,ipc=pipe,mode=thread", 500_000_000),
-            "time_s",
-        );
-        let sock = metric(
-            &run("hackbench:groups=1,loops=50,ipc=socket,mode=thread", 500_000_000),
-            "time_s",
-        );
-        let proc = metric(
-            &run("hackbench:groups=1,loops=50,ipc=pipe,mode=process", 500_000_000),
-            "time_s",
-        );
-        assert!(sock > pipe * 1.1, "pipe {pipe} s, socket {sock} s");
-        assert!(proc > pipe, "thread {pipe} s, process {proc} s");
-    }
-
-    #[test]
-    fn unfinished_run_reports_elapsed_and_zero() {
-        let r = run("hackbench:groups=2,loops=1000", 5_000_000);
-        assert!(!r.finished);
-        assert!(metric(&r, "finished").abs() < 1e-12);
-        assert!((metric(&r, "time_s") - 0.005).abs() < 1e-6);
-    }
 
     #[test]
     fn rejects_unknown_ipc() {

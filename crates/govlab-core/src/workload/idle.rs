@@ -13,28 +13,33 @@
 //! what PowerTOP reports for an idle server's per-CPU kernel timers) of 20 µs
 //! each. `wakeups_per_s = 0` leaves the machine with nothing but its ticks.
 
-use super::{Better, Dist, Metric, ParamInfo, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo};
+use super::{Better, Dist, Metric, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo};
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const WAKEUPS_PER_S: ParamSpec = ParamSpec {
+    name: "wakeups_per_s",
+    unit: "",
+    default: ParamDefault::Real(5.0),
+    range: Range::Real { min: 0.0, max: 100_000.0 },
+    help: "housekeeping wakeups per CPU per second, Poisson (assumed); 0 = none",
+};
+
+pub const WORK_US: ParamSpec = ParamSpec {
+    name: "work_us",
+    unit: "µs",
+    default: ParamDefault::Real(20.0),
+    range: Range::Real { min: 0.0, max: 1_000_000.0 },
+    help: "CPU time of each wakeup at the reference frequency, µs (assumed)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "idle",
     description: "a nearly idle machine with per-CPU housekeeping wakeups; average power",
     metric: "power_w (average power of the machine, W, lower is better)",
-    params: &[
-        ParamInfo {
-            name: "wakeups_per_s",
-            default: "5",
-            help: "housekeeping wakeups per CPU per second, Poisson (assumed); 0 = none",
-        },
-        ParamInfo {
-            name: "work_us",
-            default: "20",
-            help: "CPU time of each wakeup at the reference frequency, µs (assumed)",
-        },
-    ],
+    params: &[WAKEUPS_PER_S, WORK_US],
     build,
 };
 
@@ -48,8 +53,8 @@ pub struct Idle {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload idle", spec);
     let w = Idle {
-        wakeups_per_s: p.f64("wakeups_per_s", 5.0, 0.0, 100_000.0)?,
-        work_us: p.f64("work_us", 20.0, 0.0, 1_000_000.0)?,
+        wakeups_per_s: p.real(&WAKEUPS_PER_S)?,
+        work_us: p.real(&WORK_US)?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -98,47 +103,8 @@ impl Workload for Idle {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("wakeups_per_s".into(), self.wakeups_per_s.to_string()),
-            ("work_us".into(), self.work_us.to_string()),
+            WAKEUPS_PER_S.show(self.wakeups_per_s),
+            WORK_US.show(self.work_us),
         ]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::api::RunConfig;
-    use crate::params::Spec;
-
-    fn run(workload: &str, cpuidle: &str) -> crate::metrics::RunResult {
-        RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::new("schedutil"),
-            cpuidle: Spec::new(cpuidle),
-            duration_ns: 2_000_000_000,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap()
-    }
-
-    #[test]
-    fn power_is_the_runs_average_and_more_wakeups_cost_more() {
-        let quiet = run("idle", "menu");
-        assert_eq!(quiet.primary_metric.name, "power_w");
-        let p = quiet.metrics["power_w"].as_f64().unwrap();
-        assert!((p - quiet.avg_power_w).abs() < 1e-9 * p.max(1.0), "{p} W vs {} W", quiet.avg_power_w);
-        let rate = quiet.metrics["wakeups_per_s"].as_f64().unwrap();
-        assert!((20.0..60.0).contains(&rate), "8 CPUs x 5/s: {rate}/s");
-        let busy = run("idle:wakeups_per_s=500", "menu");
-        assert!(busy.metrics["power_w"].as_f64().unwrap() > p);
-    }
-
-    #[test]
-    fn deep_idle_states_save_power_when_idle() {
-        // haltpoll never goes deeper than C1; menu reaches C8 on a quiet machine.
-        let deep = run("idle", "menu").metrics["power_w"].as_f64().unwrap();
-        let shallow = run("idle", "haltpoll").metrics["power_w"].as_f64().unwrap();
-        assert!(deep < shallow, "menu {deep} W, haltpoll {shallow} W");
     }
 }

@@ -34,30 +34,67 @@
 //! chunks still queued to the flusher when fsync starts, journal commits.
 
 use super::{
-    Better, ChannelSpec, Dist, IoKind, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
+    Better, ChannelSpec, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
     WorkloadInfo,
 };
 use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const SIZE_MB: ParamSpec = ParamSpec {
+    name: "size_mb",
+    unit: "MiB",
+    default: ParamDefault::Uint(256),
+    range: Range::Uint { min: 1, max: 1 << 20 },
+    help: "file size, MiB (iozone -s)",
+};
+
+pub const RECORD_KB: ParamSpec = ParamSpec {
+    name: "record_kb",
+    unit: "KiB",
+    default: ParamDefault::Uint(4),
+    range: Range::Uint { min: 1, max: 16_384 },
+    help: "bytes per write() call, KiB (iozone -r; MMTests 4)",
+};
+
+pub const TEST: ParamSpec = ParamSpec {
+    name: "test",
+    unit: "",
+    default: ParamDefault::Word("write"),
+    range: Range::Choice(&["write", "rewrite"]),
+    help: "write (new file) or rewrite (the file's pages already cached)",
+};
+
+pub const FSYNC: ParamSpec = ParamSpec {
+    name: "fsync",
+    unit: "",
+    default: ParamDefault::Flag(true),
+    range: Range::Switch,
+    help: "include the closing fsync in the time (iozone -e; MMTests IOZONE_FSYNC=yes)",
+};
+
+pub const DIRTY_BACKGROUND_MB: ParamSpec = ParamSpec {
+    name: "dirty_background_mb",
+    unit: "MiB",
+    default: ParamDefault::Uint(1638),
+    range: Range::Uint { min: 0, max: 1 << 24 },
+    help: "dirty data left alone by writeback, MiB (10 % of an assumed 16 GiB)",
+};
+
+pub const DIRTY_MB: ParamSpec = ParamSpec {
+    name: "dirty_mb",
+    unit: "MiB",
+    default: ParamDefault::Uint(3277),
+    range: Range::Uint { min: 1, max: 1 << 24 },
+    help: "dirty data at which the writer is throttled, MiB (20 % of 16 GiB)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "iozone",
     description: "iozone -i 0: sequential write or rewrite of a file through the page cache, optional fsync; KB/s",
     metric: "kbps (file size / time of the pass, KB/s, higher is better)",
-    params: &[
-        ParamInfo { name: "size_mb", default: "256", help: "file size, MiB (iozone -s)" },
-        ParamInfo { name: "record_kb", default: "4", help: "bytes per write() call, KiB (iozone -r; MMTests 4)" },
-        ParamInfo { name: "test", default: "write", help: "write (new file) or rewrite (the file's pages already cached)" },
-        ParamInfo { name: "fsync", default: "on", help: "include the closing fsync in the time (iozone -e; MMTests IOZONE_FSYNC=yes)" },
-        ParamInfo {
-            name: "dirty_background_mb",
-            default: "1638",
-            help: "dirty data left alone by writeback, MiB (10 % of an assumed 16 GiB)",
-        },
-        ParamInfo { name: "dirty_mb", default: "3277", help: "dirty data at which the writer is throttled, MiB (20 % of 16 GiB)" },
-    ],
+    params: &[SIZE_MB, RECORD_KB, TEST, FSYNC, DIRTY_BACKGROUND_MB, DIRTY_MB],
     build,
 };
 
@@ -93,12 +130,12 @@ pub struct Iozone {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload iozone", spec);
     let w = Iozone {
-        size_mb: p.u64("size_mb", 256, 1, 1 << 20)?,
-        record_kb: p.u64("record_kb", 4, 1, 16_384)?,
-        rewrite: p.choice("test", "write", &["write", "rewrite"])? == "rewrite",
-        fsync: p.bool("fsync", true)?,
-        dirty_background_mb: p.u64("dirty_background_mb", 1638, 0, 1 << 24)?,
-        dirty_mb: p.u64("dirty_mb", 3277, 1, 1 << 24)?,
+        size_mb: p.uint(&SIZE_MB, &())?,
+        record_kb: p.uint(&RECORD_KB, &())?,
+        rewrite: p.word(&TEST)? == "rewrite",
+        fsync: p.flag(&FSYNC, &())?,
+        dirty_background_mb: p.uint(&DIRTY_BACKGROUND_MB, &())?,
+        dirty_mb: p.uint(&DIRTY_MB, &())?,
     };
     p.finish()?;
     if w.dirty_mb <= w.dirty_background_mb {
@@ -114,14 +151,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 
 impl Workload for Iozone {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        if platform.devices.is_empty() {
-            return Err(Error::invalid(
-                "workload iozone",
-                "platform",
-                &platform.name,
-                "a platform with a storage device ([[device]])",
-            ));
-        }
+        super::require_device("workload iozone", platform, "")?;
         let f_ref = platform.cpu_types[0].base_khz;
         let record = self.record_kb * 1024;
         let size = (self.size_mb << 20).div_ceil(record) * record;
@@ -210,69 +240,19 @@ impl Workload for Iozone {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("size_mb".into(), self.size_mb.to_string()),
-            ("record_kb".into(), self.record_kb.to_string()),
-            ("test".into(), if self.rewrite { "rewrite" } else { "write" }.into()),
-            ("fsync".into(), if self.fsync { "on" } else { "off" }.into()),
-            ("dirty_background_mb".into(), self.dirty_background_mb.to_string()),
-            ("dirty_mb".into(), self.dirty_mb.to_string()),
+            SIZE_MB.show(self.size_mb),
+            RECORD_KB.show(self.record_kb),
+            TEST.show(if self.rewrite { "rewrite" } else { "write" }),
+            FSYNC.show_flag(self.fsync),
+            DIRTY_BACKGROUND_MB.show(self.dirty_background_mb),
+            DIRTY_MB.show(self.dirty_mb),
         ]
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::api::RunConfig;
     use crate::params::Spec;
-
-    fn kbps(workload: &str, cpufreq: &str) -> f64 {
-        let r = RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-            cpuidle: Spec::new("menu"),
-            duration_ns: 20_000_000_000,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap();
-        assert!(r.finished, "{workload}");
-        assert_eq!(r.primary_metric.name, "kbps");
-        r.metrics["kbps"].as_f64().unwrap()
-    }
-
-    #[test]
-    fn cached_write_follows_the_cpu_frequency() {
-        let fast = kbps("iozone:size_mb=64,fsync=off", "performance");
-        let slow = kbps("iozone:size_mb=64,fsync=off", "userspace:scaling_setspeed=800000");
-        // Half memory-bound: (0.5 + 0.5·3.5/0.8) / (0.5 + 0.5·3.5/3.9) ≈ 2.47.
-        assert!(fast > 2.0 * slow && fast < 3.0 * slow, "max {fast} KB/s, 800 MHz {slow} KB/s");
-    }
-
-    #[test]
-    fn fsync_adds_the_device_write() {
-        let cached = kbps("iozone:size_mb=64,fsync=off", "performance");
-        let synced = kbps("iozone:size_mb=64", "performance");
-        assert!(synced < 0.5 * cached, "no fsync {cached} KB/s, fsync {synced} KB/s");
-        // The whole file goes to a 500 MB/s device: no faster than that.
-        assert!(synced < 500e6 / 1024.0, "{synced} KB/s");
-    }
-
-    #[test]
-    fn rewrite_is_faster_than_write() {
-        let write = kbps("iozone:size_mb=64,fsync=off", "performance");
-        let rewrite = kbps("iozone:size_mb=64,fsync=off,test=rewrite", "performance");
-        assert!(rewrite > 1.3 * write, "write {write} KB/s, rewrite {rewrite} KB/s");
-    }
-
-    #[test]
-    fn past_the_dirty_limit_the_writer_runs_at_device_speed() {
-        let w = "iozone:size_mb=256,fsync=off,dirty_background_mb=16,dirty_mb=32";
-        let throttled = kbps(w, "performance") * 1024.0 / 1e6;
-        // 240 of 256 MB must reach the 500 MB/s device before the last
-        // chunk is handed over: ≈ 500 MB/s·256/240.
-        assert!(throttled > 400.0 && throttled < 600.0, "{throttled} MB/s");
-    }
 
     #[test]
     fn dirty_limit_must_exceed_background() {

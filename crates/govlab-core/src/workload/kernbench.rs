@@ -34,34 +34,40 @@
 //! modules (the target is vmlinux only).
 
 use super::{
-    Better, ChannelSpec, Dist, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo,
+    Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo,
 };
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const JOBS: ParamSpec = ParamSpec {
+    name: "jobs",
+    unit: "",
+    default: ParamDefault::Uint(0),
+    range: Range::Uint { min: 0, max: 100_000 },
+    help: "parallel jobs (make -j); 0 = one per logical CPU (MMTests' maximum)",
+};
+
+/// Compile jobs of a defconfig vmlinux (assumed, see the header).
+const DEF_FILES: u64 = 2_700;
+
+pub const FILES: ParamSpec = ParamSpec {
+    name: "files",
+    unit: "",
+    default: ParamDefault::Uint(DEF_FILES),
+    range: Range::Uint { min: 1, max: 1_000_000 },
+    help: "compile jobs of the build (assumed: an x86-64 defconfig vmlinux)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "kernbench",
     description: "make -j N of a defconfig vmlinux: a jobserver-limited pool of compile jobs between serial parts; elapsed time",
     metric: "elapsed_s (seconds until make exits, lower is better)",
-    params: &[
-        ParamInfo {
-            name: "jobs",
-            default: "0",
-            help: "parallel jobs (make -j); 0 = one per logical CPU (MMTests' maximum)",
-        },
-        ParamInfo {
-            name: "files",
-            default: "2700",
-            help: "compile jobs of the build (assumed: an x86-64 defconfig vmlinux)",
-        },
-    ],
+    params: &[JOBS, FILES],
     build,
 };
 
-/// Compile jobs of a defconfig vmlinux (assumed, see the header).
-const FILES: u64 = 2_700;
 /// Mean CPU time of one compile, and its coefficient of variation (assumed).
 const CC_NS: f64 = 450e6;
 const CC_CV: f64 = 1.0;
@@ -90,8 +96,8 @@ pub struct Kernbench {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload kernbench", spec);
     let w = Kernbench {
-        jobs: p.u64("jobs", 0, 0, 100_000)?,
-        files: p.u64("files", FILES, 1, 1_000_000)?,
+        jobs: p.uint(&JOBS, &())?,
+        files: p.uint(&FILES, &())?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -148,68 +154,8 @@ impl Workload for Kernbench {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("jobs".into(), self.jobs.to_string()),
-            ("files".into(), self.files.to_string()),
+            JOBS.show(self.jobs),
+            FILES.show(self.files),
         ]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::api::RunConfig;
-    use crate::params::Spec;
-
-    fn run(workload: &str, cpufreq: &str) -> crate::metrics::RunResult {
-        let r = RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-            cpuidle: Spec::new("menu"),
-            duration_ns: 400_000_000_000,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap();
-        assert!(r.finished, "{workload} under {cpufreq} did not finish");
-        r
-    }
-
-    fn elapsed(r: &crate::metrics::RunResult) -> f64 {
-        r.metrics["elapsed_s"].as_f64().unwrap()
-    }
-
-    #[test]
-    fn every_job_runs_and_make_waits_for_them() {
-        let r = run("kernbench:files=40,jobs=4", "performance");
-        assert_eq!(r.primary_metric.name, "elapsed_s");
-        assert!((r.metrics["compiles"].as_f64().unwrap() - 40.0).abs() < 0.5);
-        // At least the serial parts (18 s at 3.5 GHz, run at ≤ 3.9 GHz).
-        assert!(elapsed(&r) > 18.0 * 3.5 / 3.9);
-    }
-
-    #[test]
-    fn lowest_frequency_slows_it_by_the_cpu_bound_share() {
-        let fast = elapsed(&run("kernbench:files=80,jobs=8", "performance"));
-        let slow = elapsed(&run("kernbench:files=80,jobs=8", "userspace:scaling_setspeed=800000"));
-        // time(f) ∝ mem + (1 − mem)·f_ref/f for the compiles (mem 0.2) and
-        // f_ref/f for make's serial parts (mem 0); f_ref = 3.5 GHz, the busy
-        // machine runs at 3.7..3.9 GHz under performance.
-        let (f_ref, f_min) = (3.5, 0.8);
-        let ratio = |mem: f64, f_max: f64| (mem + (1.0 - mem) * f_ref / f_min) / (mem + (1.0 - mem) * f_ref / f_max);
-        let (lo, hi) = (ratio(0.2, 3.7), ratio(0.0, 3.9));
-        let got = slow / fast;
-        assert!(got > 0.95 * lo && got < 1.05 * hi, "slowdown {got}, expected {lo}..{hi}");
-    }
-
-    #[test]
-    fn more_jobs_are_faster_up_to_the_cpu_count() {
-        let t1 = elapsed(&run("kernbench:files=64,jobs=1", "performance"));
-        let t4 = elapsed(&run("kernbench:files=64,jobs=4", "performance"));
-        let t8 = elapsed(&run("kernbench:files=64,jobs=8", "performance"));
-        let t16 = elapsed(&run("kernbench:files=64,jobs=16", "performance"));
-        assert!(t4 < 0.6 * t1, "-j1 {t1} s, -j4 {t4} s");
-        assert!(t8 < t4, "-j4 {t4} s, -j8 {t8} s");
-        // 8 CPUs: beyond 8 jobs only queueing.
-        assert!(t16 > 0.9 * t8, "-j8 {t8} s, -j16 {t16} s");
     }
 }

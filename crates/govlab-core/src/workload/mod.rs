@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::metrics::hist::Histogram;
-use crate::params::Spec;
+use crate::params::{ParamSpec, Spec};
 use crate::platform::{CpuId, Platform};
 use crate::sim::rng::Rng;
 
@@ -197,20 +197,13 @@ pub trait Workload: Send {
     fn resolved(&self) -> Vec<(String, String)>;
 }
 
-/// A parameter as `govlab list workloads` shows it.
-#[derive(Debug, Clone)]
-pub struct ParamInfo {
-    pub name: &'static str,
-    pub default: &'static str,
-    pub help: &'static str,
-}
-
 /// A registry entry.
 pub struct WorkloadInfo {
     pub name: &'static str,
     pub description: &'static str,
     pub metric: &'static str,
-    pub params: &'static [ParamInfo],
+    /// The workload's parameters, declared once (see [`ParamSpec`]).
+    pub params: &'static [ParamSpec],
     pub build: fn(&Spec) -> Result<Box<dyn Workload>>,
 }
 
@@ -262,6 +255,36 @@ pub fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 /// when purely compute-bound.
 pub fn cycles_for_ns_at(ns: f64, khz: u32) -> f64 {
     ns * f64::from(khz) / 1e6
+}
+
+/// Refuse a platform without a storage device, for the workloads that do
+/// IO; `why` ends the message (such as " for mode=rw").
+pub(crate) fn require_device(owner: &str, platform: &Platform, why: &str) -> Result<()> {
+    if platform.devices.is_empty() {
+        return Err(Error::invalid(
+            owner,
+            "platform",
+            &platform.name,
+            format!("a platform with a storage device ([[device]]){why}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The metrics of a transaction loop (pgbench, sqlite-insert): tps from the
+/// counter `count`, the mean and p99 latency of the series `series` as
+/// `{prefix}_mean_{unit}` and `{prefix}_p99_{unit}` (`unit` "ms" or "us"),
+/// and the number of transactions.
+pub(crate) fn transaction_metrics(r: &Record, count: u16, series: u16, prefix: &str, unit: &'static str) -> Vec<Metric> {
+    let n = r.counters[count as usize] as f64;
+    let h = &r.series[series as usize];
+    let ns_per_unit = if unit == "ms" { 1e6 } else { 1e3 };
+    vec![
+        Metric::new("tps", r.per_second(n), "trans/s", Better::Higher),
+        Metric::new(format!("{prefix}_mean_{unit}"), h.mean() / ns_per_unit, unit, Better::Lower),
+        Metric::new(format!("{prefix}_p99_{unit}"), h.percentile(99.0) / ns_per_unit, unit, Better::Lower),
+        Metric::new("transactions", n, "count", Better::Higher),
+    ]
 }
 
 /// Standard latency metrics of one series, in µs.

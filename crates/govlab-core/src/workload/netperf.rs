@@ -24,26 +24,35 @@
 //! runs in softirq context on the sender's CPU on loopback).
 
 use super::{
-    latency_metrics, Better, ChannelSpec, Dist, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec,
+    latency_metrics, Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec,
     Workload, WorkloadInfo,
 };
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const TEST: ParamSpec = ParamSpec {
+    name: "test",
+    unit: "",
+    default: ParamDefault::Word("tcp_rr"),
+    range: Range::Choice(&["tcp_rr", "udp_rr", "tcp_stream"]),
+    help: "tcp_rr, udp_rr or tcp_stream",
+};
+
+pub const SIZE: ParamSpec = ParamSpec {
+    name: "size",
+    unit: "",
+    default: ParamDefault::Uint(0),
+    range: Range::Uint { min: 0, max: 1 << 30 },
+    help: "bytes per request and response (RR) or per send (STREAM); 0 = netperf's default (1; 16384)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "netperf",
     description: "netperf to netserver over loopback: TCP_RR/UDP_RR transactions/s or TCP_STREAM Mb/s",
     metric: "trans_per_s (transactions/s for tcp_rr and udp_rr; mbps, Mb/s, for tcp_stream; higher is better)",
-    params: &[
-        ParamInfo { name: "test", default: "tcp_rr", help: "tcp_rr, udp_rr or tcp_stream" },
-        ParamInfo {
-            name: "size",
-            default: "0",
-            help: "bytes per request and response (RR) or per send (STREAM); 0 = netperf's default (1; 16384)",
-        },
-    ],
+    params: &[TEST, SIZE],
     build,
 };
 
@@ -72,8 +81,8 @@ pub struct Netperf {
 
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload netperf", spec);
-    let test = p.choice("test", "tcp_rr", &["tcp_rr", "udp_rr", "tcp_stream"])?;
-    let size = p.u64("size", 0, 0, 1 << 30)?;
+    let test = p.word(&TEST)?;
+    let size = p.uint(&SIZE, &())?;
     p.finish()?;
     let size = match (size, test) {
         (0, "tcp_stream") => 16_384,
@@ -162,50 +171,6 @@ impl Workload for Netperf {
     }
 
     fn resolved(&self) -> Vec<(String, String)> {
-        vec![("test".into(), self.test.to_string()), ("size".into(), self.size.to_string())]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::api::RunConfig;
-    use crate::params::Spec;
-
-    fn primary(workload: &str, cpufreq: &str) -> f64 {
-        let r = RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-            cpuidle: Spec::new("haltpoll"),
-            duration_ns: 300_000_000,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap();
-        r.primary_metric.value
-    }
-
-    #[test]
-    fn one_transaction_costs_both_sides_send_and_receive() {
-        // 2 × (6 + 2.5) µs of CPU at 3.5/3.9 of the reference time ≈ 15 µs,
-        // plus two wakeups from a polling idle state.
-        let tps = primary("netperf:test=tcp_rr", "performance");
-        assert!(tps > 50_000.0 && tps < 70_000.0, "{tps} trans/s");
-        let udp = primary("netperf:test=udp_rr", "performance");
-        assert!(udp > tps, "udp {udp}, tcp {tps}");
-    }
-
-    #[test]
-    fn request_response_follows_the_frequency() {
-        let fast = primary("netperf:test=tcp_rr", "performance");
-        let slow = primary("netperf:test=tcp_rr", "userspace:scaling_setspeed=800000");
-        assert!(fast > 3.5 * slow, "max {fast}, 800 MHz {slow}");
-    }
-
-    #[test]
-    fn stream_moves_bulk_data() {
-        let small = primary("netperf:test=tcp_stream,size=64", "performance");
-        let large = primary("netperf:test=tcp_stream", "performance");
-        assert!(large > 20.0 * small, "64 B {small} Mb/s, 16 KiB {large} Mb/s");
+        vec![TEST.show(self.test), SIZE.show(self.size)]
     }
 }

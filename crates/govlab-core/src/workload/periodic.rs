@@ -13,24 +13,51 @@
 //! period). Primary: p99 response time, lower is better.
 
 use super::{
-    latency_metrics, Better, Dist, Metric, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
+    latency_metrics, Better, Dist, Metric, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
     WorkloadInfo,
 };
 use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const TASKS: ParamSpec = ParamSpec {
+    name: "tasks",
+    unit: "",
+    default: ParamDefault::Uint(1),
+    range: Range::Uint { min: 1, max: 100_000 },
+    help: "number of tasks",
+};
+
+pub const RUN_US: ParamSpec = ParamSpec {
+    name: "run_us",
+    unit: "µs",
+    default: ParamDefault::Uint(1000),
+    range: Range::Uint { min: 1, max: 3_600_000_000 },
+    help: "work per period, in µs at the highest frequency",
+};
+
+pub const PERIOD_US: ParamSpec = ParamSpec {
+    name: "period_us",
+    unit: "µs",
+    default: ParamDefault::Uint(10_000),
+    range: Range::Uint { min: 1, max: 3_600_000_000 },
+    help: "period, µs",
+};
+
+pub const CPU: ParamSpec = ParamSpec {
+    name: "cpu",
+    unit: "",
+    default: ParamDefault::Unset("(none)"),
+    range: Range::Uint { min: 0, max: 65_535 },
+    help: "pin every task to this CPU",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "periodic",
     description: "timer-driven tasks doing fixed work each period; wakeup/response latency",
     metric: "response_p99_us (µs, lower is better)",
-    params: &[
-        ParamInfo { name: "tasks", default: "1", help: "number of tasks" },
-        ParamInfo { name: "run_us", default: "1000", help: "work per period, in µs at the highest frequency" },
-        ParamInfo { name: "period_us", default: "10000", help: "period, µs" },
-        ParamInfo { name: "cpu", default: "(none)", help: "pin every task to this CPU" },
-    ],
+    params: &[TASKS, RUN_US, PERIOD_US, CPU],
     build,
 };
 
@@ -47,10 +74,10 @@ pub struct Periodic {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload periodic", spec);
     let w = Periodic {
-        tasks: p.u64("tasks", 1, 1, 100_000)?,
-        run_us: p.u64("run_us", 1000, 1, 3_600_000_000)?,
-        period_us: p.u64("period_us", 10_000, 1, 3_600_000_000)?,
-        cpu: p.opt_u64("cpu", 0, 65_535)?,
+        tasks: p.uint(&TASKS, &())?,
+        run_us: p.uint(&RUN_US, &())?,
+        period_us: p.uint(&PERIOD_US, &())?,
+        cpu: p.opt_uint(&CPU)?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -115,12 +142,12 @@ impl Workload for Periodic {
 
     fn resolved(&self) -> Vec<(String, String)> {
         let mut v = vec![
-            ("tasks".into(), self.tasks.to_string()),
-            ("run_us".into(), self.run_us.to_string()),
-            ("period_us".into(), self.period_us.to_string()),
+            TASKS.show(self.tasks),
+            RUN_US.show(self.run_us),
+            PERIOD_US.show(self.period_us),
         ];
         if let Some(c) = self.cpu {
-            v.push(("cpu".into(), c.to_string()));
+            v.push(CPU.show(c));
         }
         v
     }

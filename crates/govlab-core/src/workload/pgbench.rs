@@ -37,30 +37,35 @@
 //! the WAL writer and background writer processes.
 
 use super::{
-    Better, ChannelSpec, Dist, IoKind, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
+    ChannelSpec, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
     WorkloadInfo,
 };
-use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::error::Result;
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const CLIENTS: ParamSpec = ParamSpec {
+    name: "clients",
+    unit: "",
+    default: ParamDefault::Uint(1),
+    range: Range::Uint { min: 1, max: 10_000 },
+    help: "client connections, one backend each (pgbench -c, MMTests uses -j = -c)",
+};
+
+pub const MODE: ParamSpec = ParamSpec {
+    name: "mode",
+    unit: "",
+    default: ParamDefault::Word("rw"),
+    range: Range::Choice(&["rw", "ro"]),
+    help: "rw (tpcb-like, WAL flush at commit) or ro (select-only, pgbench -S)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "pgbench",
     description: "pgbench clients and their PostgreSQL backends, TPC-B-like read/write or select-only; tps",
     metric: "tps (transactions/s, higher is better)",
-    params: &[
-        ParamInfo {
-            name: "clients",
-            default: "1",
-            help: "client connections, one backend each (pgbench -c, MMTests uses -j = -c)",
-        },
-        ParamInfo {
-            name: "mode",
-            default: "rw",
-            help: "rw (tpcb-like, WAL flush at commit) or ro (select-only, pgbench -S)",
-        },
-    ],
+    params: &[CLIENTS, MODE],
     build,
 };
 
@@ -93,8 +98,8 @@ pub struct Pgbench {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload pgbench", spec);
     let w = Pgbench {
-        clients: p.u64("clients", 1, 1, 10_000)?,
-        mode: p.choice("mode", "rw", &["rw", "ro"])?,
+        clients: p.uint(&CLIENTS, &())?,
+        mode: p.word(&MODE)?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -103,13 +108,8 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 impl Workload for Pgbench {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
         let rw = self.mode == "rw";
-        if rw && platform.devices.is_empty() {
-            return Err(Error::invalid(
-                "workload pgbench",
-                "platform",
-                &platform.name,
-                "a platform with a storage device ([[device]]) for mode=rw",
-            ));
+        if rw {
+            super::require_device("workload pgbench", platform, " for mode=rw")?;
         }
         let f_ref = platform.cpu_types[0].base_khz;
         // Statement costs vary (cv 0.3, assumed) so that clients drift apart.
@@ -192,19 +192,7 @@ impl Workload for Pgbench {
     }
 
     fn metrics(&self, r: &Record) -> Vec<Metric> {
-        let n = r.counters[TRANSACTIONS as usize] as f64;
-        let h = &r.series[TXN as usize];
-        vec![
-            Metric::new(
-                "tps",
-                r.per_second(n),
-                "trans/s",
-                Better::Higher,
-            ),
-            Metric::new("latency_mean_ms", h.mean() / 1e6, "ms", Better::Lower),
-            Metric::new("latency_p99_ms", h.percentile(99.0) / 1e6, "ms", Better::Lower),
-            Metric::new("transactions", n, "count", Better::Higher),
-        ]
+        super::transaction_metrics(r, TRANSACTIONS, TXN, "latency", "ms")
     }
 
     fn primary(&self) -> &'static str {
@@ -213,61 +201,8 @@ impl Workload for Pgbench {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("clients".into(), self.clients.to_string()),
-            ("mode".into(), self.mode.to_string()),
+            CLIENTS.show(self.clients),
+            MODE.show(self.mode),
         ]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::api::RunConfig;
-    use crate::params::Spec;
-
-    fn tps(workload: &str, cpufreq: &str) -> f64 {
-        let r = RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-            cpuidle: Spec::new("menu"),
-            duration_ns: 300_000_000,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap();
-        assert_eq!(r.primary_metric.name, "tps");
-        r.metrics["tps"].as_f64().unwrap()
-    }
-
-    #[test]
-    fn read_only_tps_scales_with_clients_up_to_the_cpus() {
-        let one = tps("pgbench:mode=ro,clients=1", "performance");
-        let four = tps("pgbench:mode=ro,clients=4", "performance");
-        let eight = tps("pgbench:mode=ro,clients=8", "performance");
-        let sixteen = tps("pgbench:mode=ro,clients=16", "performance");
-        assert!(four > 3.0 * one, "1 client {one} tps, 4 clients {four} tps");
-        assert!(eight > four, "4 clients {four} tps, 8 clients {eight} tps");
-        // 8 pairs already keep the 8 CPUs busy: more clients only queue.
-        assert!(sixteen < 1.2 * eight, "8 clients {eight} tps, 16 clients {sixteen} tps");
-    }
-
-    #[test]
-    fn read_write_waits_for_the_wal_flush() {
-        let ro = tps("pgbench:mode=ro", "performance");
-        let rw = tps("pgbench:mode=rw", "performance");
-        assert!(ro > 5.0 * rw, "ro {ro} tps, rw {rw} tps");
-        let plat = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
-        assert!(
-            rw < 1e9 / plat.devices[0].flush_ns as f64,
-            "rw {rw} tps above one flush per transaction"
-        );
-    }
-
-    #[test]
-    fn saturated_read_only_is_faster_at_a_higher_frequency() {
-        // With the CPUs saturated tps follows the speed of the CPU work.
-        let slow = tps("pgbench:mode=ro,clients=8", "userspace:scaling_setspeed=800000");
-        let fast = tps("pgbench:mode=ro,clients=8", "performance");
-        assert!(fast > 2.5 * slow, "800 MHz {slow} tps, max {fast} tps");
     }
 }

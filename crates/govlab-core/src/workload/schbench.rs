@@ -42,40 +42,51 @@
 //! says how many wakeups the tail rests on (0.1 % of them form the p99.9).
 
 use super::{
-    latency_metrics, Better, ChannelSpec, Dist, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec,
+    latency_metrics, Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec,
     Workload, WorkloadInfo,
 };
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const MESSAGE_THREADS: ParamSpec = ParamSpec {
+    name: "message_threads",
+    unit: "",
+    default: ParamDefault::Uint(2),
+    range: Range::Uint { min: 1, max: 4096 },
+    help: "message threads (schbench -m; 2016 default 2)",
+};
+
+pub const WORKERS: ParamSpec = ParamSpec {
+    name: "workers",
+    unit: "",
+    default: ParamDefault::Uint(16),
+    range: Range::Uint { min: 1, max: 4096 },
+    help: "worker threads per message thread (schbench -t; 2016 default 16)",
+};
+
+pub const SLEEP_US: ParamSpec = ParamSpec {
+    name: "sleep_us",
+    unit: "µs",
+    default: ParamDefault::Uint(30_000),
+    range: Range::Uint { min: 0, max: 60_000_000 },
+    help: "message thread sleep before waking its workers, µs (schbench -s)",
+};
+
+pub const CPU_US: ParamSpec = ParamSpec {
+    name: "cpu_us",
+    unit: "µs",
+    default: ParamDefault::Uint(30_000),
+    range: Range::Uint { min: 0, max: 60_000_000 },
+    help: "worker spin between waits, µs of wall time (schbench -c)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "schbench",
     description: "message threads waking worker threads after a sleep; worker wakeup latency percentiles",
     metric: "wakeup_p99.9_us (µs, lower is better)",
-    params: &[
-        ParamInfo {
-            name: "message_threads",
-            default: "2",
-            help: "message threads (schbench -m; 2016 default 2)",
-        },
-        ParamInfo {
-            name: "workers",
-            default: "16",
-            help: "worker threads per message thread (schbench -t; 2016 default 16)",
-        },
-        ParamInfo {
-            name: "sleep_us",
-            default: "30000",
-            help: "message thread sleep before waking its workers, µs (schbench -s)",
-        },
-        ParamInfo {
-            name: "cpu_us",
-            default: "30000",
-            help: "worker spin between waits, µs of wall time (schbench -c)",
-        },
-    ],
+    params: &[MESSAGE_THREADS, WORKERS, SLEEP_US, CPU_US],
     build,
 };
 
@@ -103,10 +114,10 @@ pub struct Schbench {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload schbench", spec);
     let w = Schbench {
-        message_threads: p.u64("message_threads", 2, 1, 4096)?,
-        workers: p.u64("workers", 16, 1, 4096)?,
-        sleep_us: p.u64("sleep_us", 30_000, 0, 60_000_000)?,
-        cpu_us: p.u64("cpu_us", 30_000, 0, 60_000_000)?,
+        message_threads: p.uint(&MESSAGE_THREADS, &())?,
+        workers: p.uint(&WORKERS, &())?,
+        sleep_us: p.uint(&SLEEP_US, &())?,
+        cpu_us: p.uint(&CPU_US, &())?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -192,81 +203,10 @@ impl Workload for Schbench {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("message_threads".into(), self.message_threads.to_string()),
-            ("workers".into(), self.workers.to_string()),
-            ("sleep_us".into(), self.sleep_us.to_string()),
-            ("cpu_us".into(), self.cpu_us.to_string()),
+            MESSAGE_THREADS.show(self.message_threads),
+            WORKERS.show(self.workers),
+            SLEEP_US.show(self.sleep_us),
+            CPU_US.show(self.cpu_us),
         ]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::api::RunConfig;
-    use crate::params::Spec;
-
-    fn run(workload: &str, cpuidle: &str, duration_ns: u64) -> crate::metrics::RunResult {
-        RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::new("performance"),
-            cpuidle: Spec::new(cpuidle),
-            duration_ns,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap()
-    }
-
-    fn metric(r: &crate::metrics::RunResult, name: &str) -> f64 {
-        r.metrics[name].as_f64().unwrap()
-    }
-
-    #[test]
-    fn rounds_follow_spin_plus_sleep() {
-        // 1 x 4 workers on 8 CPUs: no queueing, one round per spin + sleep
-        // (10 ms + 10..12.5 ms), so ~0.5 s / 21.25 ms ≈ 23 rounds x 4 workers.
-        let r = run(
-            "schbench:message_threads=1,workers=4,sleep_us=10000,cpu_us=10000",
-            "menu",
-            500_000_000,
-        );
-        let n = metric(&r, "samples");
-        assert!((80.0..=100.0).contains(&n), "samples {n}");
-        assert_eq!(r.primary_metric.name, "wakeup_p99.9_us");
-        // Idle CPUs and no competition: wakeups cost at most an exit latency
-        // (C8: 200 µs) and a little queueing behind the waker.
-        let p99 = metric(&r, "wakeup_p99_us");
-        assert!(p99 < 400.0, "p99 {p99} µs");
-    }
-
-    #[test]
-    fn overload_raises_tail_latency() {
-        // 16 spinning workers on 8 CPUs must wait for each other.
-        let light = run(
-            "schbench:message_threads=1,workers=4,sleep_us=10000,cpu_us=10000",
-            "menu",
-            500_000_000,
-        );
-        let heavy = run(
-            "schbench:message_threads=2,workers=8,sleep_us=10000,cpu_us=10000",
-            "menu",
-            500_000_000,
-        );
-        let (l, h) = (metric(&light, "wakeup_p99_us"), metric(&heavy, "wakeup_p99_us"));
-        assert!(h > 5.0 * l && h > 1000.0, "p99 light {l} µs, heavy {h} µs");
-    }
-
-    #[test]
-    fn deep_idle_states_lengthen_wakeups() {
-        // Workers sleep ~10 ms between rounds: menu picks the deepest state
-        // (C8, 200 µs exit latency); haltpoll stays in POLL/C1 (≤ 2 µs).
-        let w = "schbench:message_threads=1,workers=4,sleep_us=10000,cpu_us=10000";
-        let deep = metric(&run(w, "menu", 300_000_000), "wakeup_p50_us");
-        let shallow = metric(&run(w, "haltpoll", 300_000_000), "wakeup_p50_us");
-        assert!(
-            deep > 100.0 && shallow < 20.0,
-            "p50 menu {deep} µs, haltpoll {shallow} µs"
-        );
     }
 }

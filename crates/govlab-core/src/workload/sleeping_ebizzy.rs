@@ -35,43 +35,54 @@
 //! the teo RFC differ by that), page faults, and the threads' start
 //! barrier (all threads start together at time 0).
 
-use super::{Better, Dist, Metric, ParamInfo, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo};
+use super::{Better, Dist, Metric, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo};
 use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const THREADS: ParamSpec = ParamSpec {
+    name: "threads",
+    unit: "",
+    default: ParamDefault::Uint(1),
+    range: Range::Uint { min: 1, max: 100_000 },
+    help: "number of threads (ebizzy -t)",
+};
+
+pub const UTIL: ParamSpec = ParamSpec {
+    name: "util",
+    unit: "",
+    default: ParamDefault::Real(50.0),
+    range: Range::Real { min: 0.1, max: 100.0 },
+    help: "busy share at the highest frequency, % (1..100; 100 = never sleep)",
+};
+
+pub const INTERVAL_US: ParamSpec = ParamSpec {
+    name: "interval_us",
+    unit: "µs",
+    default: ParamDefault::Uint(10_000),
+    range: Range::Uint { min: 1, max: 3_600_000_000 },
+    help: "sleep between bursts, µs (sleeping-ebizzy -i; the teo RFC ran -i 10000)",
+};
+
+pub const CPU: ParamSpec = ParamSpec {
+    name: "cpu",
+    unit: "",
+    default: ParamDefault::Unset("(none)"),
+    range: Range::Uint { min: 0, max: 65_535 },
+    help: "pin every thread to this CPU (the 2014 post pinned to CPU 8)",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "sleeping-ebizzy",
     description: "ebizzy record searches in bursts between sleeps, at a chosen utilisation; records per second",
     metric: "records_per_s (records/s, higher is better)",
-    params: &[
-        ParamInfo {
-            name: "threads",
-            default: "1",
-            help: "number of threads (ebizzy -t)",
-        },
-        ParamInfo {
-            name: "util",
-            default: "50",
-            help: "busy share at the highest frequency, % (1..100; 100 = never sleep)",
-        },
-        ParamInfo {
-            name: "interval_us",
-            default: "10000",
-            help: "sleep between bursts, µs (sleeping-ebizzy -i; the teo RFC ran -i 10000)",
-        },
-        ParamInfo {
-            name: "cpu",
-            default: "(none)",
-            help: "pin every thread to this CPU (the 2014 post pinned to CPU 8)",
-        },
-    ],
+    params: &[THREADS, UTIL, INTERVAL_US, CPU],
     build,
 };
 
 /// Busy time per record at the highest frequency (see the header).
-const RECORD_NS: f64 = 364.0;
+pub const RECORD_NS: f64 = 364.0;
 
 /// Records per compute segment (≈ 0.36 ms at the highest frequency).
 const CHUNK_RECORDS: u64 = 1000;
@@ -88,10 +99,10 @@ pub struct SleepingEbizzy {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload sleeping-ebizzy", spec);
     let w = SleepingEbizzy {
-        threads: p.u64("threads", 1, 1, 100_000)?,
-        util: p.f64("util", 50.0, 0.1, 100.0)?,
-        interval_us: p.u64("interval_us", 10_000, 1, 3_600_000_000)?,
-        cpu: p.opt_u64("cpu", 0, 65_535)?,
+        threads: p.uint(&THREADS, &())?,
+        util: p.real(&UTIL)?,
+        interval_us: p.uint(&INTERVAL_US, &())?,
+        cpu: p.opt_uint(&CPU)?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -168,79 +179,14 @@ impl Workload for SleepingEbizzy {
 
     fn resolved(&self) -> Vec<(String, String)> {
         let mut v = vec![
-            ("threads".into(), self.threads.to_string()),
-            ("util".into(), self.util.to_string()),
-            ("interval_us".into(), self.interval_us.to_string()),
+            THREADS.show(self.threads),
+            UTIL.show(self.util),
+            INTERVAL_US.show(self.interval_us),
             ("burst_records".into(), self.burst_records().to_string()),
         ];
         if let Some(c) = self.cpu {
-            v.push(("cpu".into(), c.to_string()));
+            v.push(CPU.show(c));
         }
         v
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::RECORD_NS;
-    use crate::api::RunConfig;
-    use crate::params::Spec;
-
-    fn rate(workload: &str, cpufreq: &str) -> f64 {
-        let r = RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-            cpuidle: Spec::new("menu"),
-            duration_ns: 500_000_000,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap();
-        assert_eq!(r.primary_metric.name, "records_per_s");
-        r.metrics["records_per_s"].as_f64().unwrap()
-    }
-
-    #[test]
-    fn never_sleeping_rate_is_proportional_to_frequency() {
-        let slow = rate("sleeping-ebizzy:util=100,cpu=1", "userspace:scaling_setspeed=800000");
-        let fast = rate("sleeping-ebizzy:util=100,cpu=1", "userspace:scaling_setspeed=1600000");
-        let k = fast / slow;
-        assert!((k - 2.0).abs() < 0.02, "800 MHz {slow}/s, 1.6 GHz {fast}/s, ratio {k}");
-        // At 800 MHz a record takes 364 ns × 3.9 GHz / 0.8 GHz.
-        let expect = 1e9 / (RECORD_NS * 3.9 / 0.8);
-        assert!((slow / expect - 1.0).abs() < 0.02, "{slow}/s, expected {expect}/s");
-    }
-
-    #[test]
-    fn util_sets_the_busy_share_at_the_highest_frequency() {
-        // performance runs the lone busy core at the 1-core turbo, 3.9 GHz,
-        // the CPU type's highest frequency: 50 % busy, 10 ms sleeps.
-        let r = rate("sleeping-ebizzy:util=50,interval_us=10000", "performance");
-        let expect = 0.5e9 / RECORD_NS;
-        assert!((r / expect - 1.0).abs() < 0.04, "{r}/s, expected {expect}/s");
-    }
-
-    #[test]
-    fn lower_frequency_stretches_the_bursts() {
-        // At 800 MHz a 10 ms burst (at 3.9 GHz) takes 48.75 ms, then 10 ms sleep.
-        let r = rate(
-            "sleeping-ebizzy:util=50,interval_us=10000",
-            "userspace:scaling_setspeed=800000",
-        );
-        let records = (10e6 / RECORD_NS).round();
-        let expect = records / (10e-3 * 3.9 / 0.8 + 10e-3);
-        assert!((r / expect - 1.0).abs() < 0.05, "{r}/s, expected {expect}/s");
-    }
-
-    #[test]
-    fn bad_cpu_is_rejected() {
-        let r = RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse("sleeping-ebizzy:cpu=8", "test").unwrap(),
-            ..RunConfig::default()
-        }
-        .run(None, None);
-        assert!(r.is_err());
     }
 }

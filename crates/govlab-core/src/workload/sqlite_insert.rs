@@ -32,23 +32,27 @@
 //! real run (the workload runs for the whole duration unless `rows` is set).
 
 use super::{
-    Better, ChannelSpec, Dist, IoKind, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
+    ChannelSpec, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
     WorkloadInfo,
 };
-use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::error::Result;
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const ROWS: ParamSpec = ParamSpec {
+    name: "rows",
+    unit: "",
+    default: ParamDefault::Uint(0),
+    range: Range::Uint { min: 0, max: 1_000_000_000 },
+    help: "rows to insert, then stop (MMTests: 2520 small, 40329 medium); 0 = until the run ends",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "sqlite-insert",
     description: "one sqlite3 shell inserting rows, each its own synchronous transaction; transactions per second",
     metric: "tps (transactions/s, higher is better)",
-    params: &[ParamInfo {
-        name: "rows",
-        default: "0",
-        help: "rows to insert, then stop (MMTests: 2520 small, 40329 medium); 0 = until the run ends",
-    }],
+    params: &[ROWS],
     build,
 };
 
@@ -87,7 +91,7 @@ pub struct SqliteInsert {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload sqlite-insert", spec);
     let w = SqliteInsert {
-        rows: p.u64("rows", 0, 0, 1_000_000_000)?,
+        rows: p.uint(&ROWS, &())?,
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -95,14 +99,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 
 impl Workload for SqliteInsert {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        if platform.devices.is_empty() {
-            return Err(Error::invalid(
-                "workload sqlite-insert",
-                "platform",
-                &platform.name,
-                "a platform with a storage device ([[device]])",
-            ));
-        }
+        super::require_device("workload sqlite-insert", platform, "")?;
         let f_ref = platform.cpu_types[0].base_khz;
         let cyc = |ns: f64| Dist::Fixed(super::cycles_for_ns_at(ns, f_ref));
         let count = if self.rows == 0 { None } else { Some(self.rows) };
@@ -152,19 +149,7 @@ impl Workload for SqliteInsert {
     }
 
     fn metrics(&self, r: &Record) -> Vec<Metric> {
-        let n = r.counters[COMMITS as usize] as f64;
-        let h = &r.series[TXN as usize];
-        vec![
-            Metric::new(
-                "tps",
-                r.per_second(n),
-                "trans/s",
-                Better::Higher,
-            ),
-            Metric::new("txn_mean_us", h.mean() / 1e3, "us", Better::Lower),
-            Metric::new("txn_p99_us", h.percentile(99.0) / 1e3, "us", Better::Lower),
-            Metric::new("transactions", n, "count", Better::Higher),
-        ]
+        super::transaction_metrics(r, COMMITS, TXN, "txn", "us")
     }
 
     fn primary(&self) -> &'static str {
@@ -172,50 +157,6 @@ impl Workload for SqliteInsert {
     }
 
     fn resolved(&self) -> Vec<(String, String)> {
-        vec![("rows".into(), self.rows.to_string())]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::api::RunConfig;
-    use crate::params::Spec;
-
-    fn run(workload: &str, cpufreq: &str) -> crate::metrics::RunResult {
-        RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-            cpuidle: Spec::new("menu"),
-            duration_ns: 500_000_000,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap()
-    }
-
-    #[test]
-    fn faster_cpu_more_tps_but_bounded_by_flushes() {
-        let fast = run("sqlite-insert", "performance");
-        let slow = run("sqlite-insert", "userspace:scaling_setspeed=800000");
-        assert_eq!(fast.primary_metric.name, "tps");
-        let (f, s) = (
-            fast.metrics["tps"].as_f64().unwrap(),
-            slow.metrics["tps"].as_f64().unwrap(),
-        );
-        // The CPU is a small part of a commit on this platform (three 0.7 ms
-        // flushes): ~0.1 ms of ~2.4 ms at the top frequency, ~0.4 ms at 800 MHz.
-        assert!(f > 1.02 * s, "tps at max {f}, at 800 MHz {s}");
-        let plat = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
-        let bound = 1e9 / (3.0 * plat.devices[0].flush_ns as f64);
-        assert!(f < bound, "tps {f} above the flush bound {bound}");
-        assert!(f > 0.5 * bound, "tps {f} far below the flush bound {bound}");
-    }
-
-    #[test]
-    fn rows_limit_finishes() {
-        let r = run("sqlite-insert:rows=20", "performance");
-        assert!(r.finished);
-        assert!((r.metrics["transactions"].as_f64().unwrap() - 20.0).abs() < 0.5);
+        vec![ROWS.show(self.rows)]
     }
 }

@@ -29,23 +29,43 @@
 //! memory-bound (assumed: hash and network-buffer accesses).
 
 use super::{
-    latency_metrics, Arrivals, Better, ChannelSpec, Dist, Metric, Op, ParamInfo, ProgramBuilder, Record, Setup, Since,
+    latency_metrics, Arrivals, Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, Since,
     SourceSpec, TaskSpec, Workload, WorkloadInfo,
 };
 use crate::error::Result;
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const TARGET: ParamSpec = ParamSpec {
+    name: "target",
+    unit: "",
+    default: ParamDefault::Real(15_000.0),
+    range: Range::Real { min: 1.0, max: 10_000_000.0 },
+    help: "offered operations per second (ycsb -target)",
+};
+
+pub const READ_FRACTION: ParamSpec = ParamSpec {
+    name: "read_fraction",
+    unit: "",
+    default: ParamDefault::Real(0.5),
+    range: Range::Real { min: 0.0, max: 1.0 },
+    help: "share of reads; the rest are updates (workload A: 0.5)",
+};
+
+pub const ARRIVALS: ParamSpec = ParamSpec {
+    name: "arrivals",
+    unit: "",
+    default: ParamDefault::Word("poisson"),
+    range: Range::Choice(&["poisson", "constant"]),
+    help: "poisson or constant spacing of requests",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "ycsb-redis",
     description: "YCSB at a target rate against a single-threaded redis server; latency per operation type",
     metric: "read_avg_us (mean read latency, µs, lower is better; update_*, *_p99, *_max and achieved ops/s too)",
-    params: &[
-        ParamInfo { name: "target", default: "15000", help: "offered operations per second (ycsb -target)" },
-        ParamInfo { name: "read_fraction", default: "0.5", help: "share of reads; the rest are updates (workload A: 0.5)" },
-        ParamInfo { name: "arrivals", default: "poisson", help: "poisson or constant spacing of requests" },
-    ],
+    params: &[TARGET, READ_FRACTION, ARRIVALS],
     build,
 };
 
@@ -74,9 +94,9 @@ pub struct YcsbRedis {
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload ycsb-redis", spec);
     let w = YcsbRedis {
-        target: p.f64("target", 15_000.0, 1.0, 10_000_000.0)?,
-        read_fraction: p.f64("read_fraction", 0.5, 0.0, 1.0)?,
-        arrivals: match p.choice("arrivals", "poisson", &["poisson", "constant"])? {
+        target: p.real(&TARGET)?,
+        read_fraction: p.real(&READ_FRACTION)?,
+        arrivals: match p.word(&ARRIVALS)? {
             "constant" => Arrivals::Constant,
             _ => Arrivals::Poisson,
         },
@@ -155,84 +175,9 @@ impl Workload for YcsbRedis {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("target".into(), self.target.to_string()),
-            ("read_fraction".into(), self.read_fraction.to_string()),
-            ("arrivals".into(), if self.arrivals == Arrivals::Poisson { "poisson" } else { "constant" }.into()),
+            TARGET.show(self.target),
+            READ_FRACTION.show(self.read_fraction),
+            ARRIVALS.show(if self.arrivals == Arrivals::Poisson { "poisson" } else { "constant" }),
         ]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::api::RunConfig;
-    use crate::params::Spec;
-
-    fn run(workload: &str, cpufreq: &str) -> crate::metrics::RunResult {
-        run_idle(workload, cpufreq, "menu")
-    }
-
-    fn run_idle(workload: &str, cpufreq: &str, cpuidle: &str) -> crate::metrics::RunResult {
-        RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::parse(workload, "test").unwrap(),
-            cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-            cpuidle: Spec::new(cpuidle),
-            duration_ns: 2_000_000_000,
-            seed: 1,
-        }
-        .run(None, None)
-        .unwrap()
-    }
-
-    fn metric(r: &crate::metrics::RunResult, name: &str) -> f64 {
-        r.metrics[name].as_f64().unwrap()
-    }
-
-    #[test]
-    fn latency_rises_as_the_target_nears_capacity() {
-        // At 2 GHz the server's capacity is 1 / (13.5 µs·(0.33 + 0.67·3.5/2))
-        // ≈ 49k ops/s. haltpoll keeps idle exits short, so what grows is the
-        // queue (M/G/1: waiting ∝ ρ / (1 − ρ)).
-        let lat: Vec<f64> = [10_000, 30_000, 45_000]
-            .iter()
-            .map(|t| {
-                let r = run_idle(&format!("ycsb-redis:target={t}"), "userspace:scaling_setspeed=2000000", "haltpoll");
-                metric(&r, "op_mean_us")
-            })
-            .collect();
-        assert!(lat[1] > 1.3 * lat[0] && lat[2] > 2.0 * lat[1], "mean latency {lat:?} µs");
-    }
-
-    #[test]
-    fn deep_idle_states_add_their_exit_latency_at_low_load() {
-        // At 5k ops/s the server sleeps between requests: menu picks C8
-        // (200 µs exit latency), haltpoll stays shallow.
-        let w = "ycsb-redis:target=5000";
-        let deep = metric(&run_idle(w, "performance", "menu"), "op_mean_us");
-        let shallow = metric(&run_idle(w, "performance", "haltpoll"), "op_mean_us");
-        assert!(deep > shallow + 50.0, "menu {deep} µs, haltpoll {shallow} µs");
-    }
-
-    #[test]
-    fn achieved_rate_follows_the_target_below_capacity_only() {
-        let below = run("ycsb-redis:target=20000", "performance");
-        let t = metric(&below, "throughput_ops");
-        assert!((t - 20_000.0).abs() < 1_000.0, "{t} ops/s");
-        // At 800 MHz the server manages ≈ 1 / (13.5 µs·(0.33 + 0.67·3.5/0.8)) ≈ 23k/s.
-        let over = run("ycsb-redis:target=40000", "userspace:scaling_setspeed=800000");
-        let t = metric(&over, "throughput_ops");
-        assert!(t > 18_000.0 && t < 28_000.0, "{t} ops/s");
-        assert!(metric(&over, "read_avg_us") > 10_000.0);
-    }
-
-    #[test]
-    fn reads_and_updates_are_split_by_the_fraction() {
-        let r = run("ycsb-redis:target=20000,read_fraction=0.25", "performance");
-        let (reads, updates) = (metric(&r, "read_ops"), metric(&r, "update_ops"));
-        let share = reads / (reads + updates);
-        assert!((share - 0.25).abs() < 0.03, "read share {share}");
-        // Reads cost more CPU than updates.
-        assert!(metric(&r, "read_avg_us") > metric(&r, "update_avg_us"));
-        assert_eq!(r.primary_metric.name, "read_avg_us");
     }
 }

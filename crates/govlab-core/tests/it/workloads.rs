@@ -1,9 +1,34 @@
-//! The workload registry as `govlab list workloads` shows it, and every
-//! model running with its defaults.
+//! The workload registry as `govlab list workloads` shows it, every model
+//! running with its defaults, and each model's behaviour in full engine runs
+//! (one module per workload, on the shared harness [`run`]).
 
 use govlab_core::api::{list_json, RunConfig};
+use govlab_core::metrics::RunResult;
 use govlab_core::params::Spec;
 use govlab_core::workload;
+use govlab_core::platform;
+
+const MS: u64 = 1_000_000;
+
+/// One run of `workload` on skylake-e3-1240v5 under `cpufreq` and
+/// `cpuidle` (specs as on the command line), seed 1.
+fn run(workload: &str, cpufreq: &str, cpuidle: &str, duration_ns: u64) -> RunResult {
+    RunConfig {
+        platform: Spec::new("skylake-e3-1240v5"),
+        workload: Spec::parse(workload, "test").unwrap(),
+        cpufreq: Spec::parse(cpufreq, "test").unwrap(),
+        cpuidle: Spec::parse(cpuidle, "test").unwrap(),
+        duration_ns,
+        seed: 1,
+    }
+    .run(None, None)
+    .unwrap_or_else(|e| panic!("{workload} under {cpufreq} and {cpuidle}: {e}"))
+}
+
+/// A metric of the run's result, as a number.
+fn metric(r: &RunResult, name: &str) -> f64 {
+    r.metrics[name].as_f64().unwrap_or_else(|| panic!("no metric {name}"))
+}
 
 #[test]
 fn list_shows_every_model_with_params_defaults_metric_and_unit() {
@@ -57,5 +82,537 @@ fn every_model_runs_with_its_defaults() {
         .unwrap_or_else(|e| panic!("{}: {e}", info.name));
         assert!(info.metric.starts_with(&r.primary_metric.name), "{}: {}", info.name, r.primary_metric.name);
         assert!(!r.primary_metric.unit.is_empty(), "{}", info.name);
+    }
+}
+
+mod dbench {
+    use super::*;
+
+    fn run(workload: &str, cpufreq: &str) -> RunResult {
+        super::run(workload, cpufreq, "menu", 400 * MS)
+    }
+
+    #[test]
+    fn faster_cpu_cuts_single_client_latency() {
+        let slow = run("dbench:clients=1", "userspace:scaling_setspeed=800000");
+        let fast = run("dbench:clients=1", "performance");
+        assert_eq!(fast.primary_metric.name, "latency_ms");
+        let (s, f) = (metric(&slow, "op_mean_ms"), metric(&fast, "op_mean_ms"));
+        assert!(s > 1.5 * f, "mean op latency at 800 MHz {s} ms, at max {f} ms");
+        let (s, f) = (metric(&slow, "latency_ms"), metric(&fast, "latency_ms"));
+        assert!(s > f, "per-second max latency at 800 MHz {s} ms, at max {f} ms");
+        assert!(metric(&fast, "throughput_mbs") > 1.5 * metric(&slow, "throughput_mbs"));
+    }
+
+    #[test]
+    fn fsync_mode_is_slower() {
+        let async_ = run("dbench:clients=1", "performance");
+        let sync = run("dbench:clients=1,fsync=on", "performance");
+        let (a, s) = (metric(&async_, "throughput_mbs"), metric(&sync, "throughput_mbs"));
+        assert!(a > 3.0 * s, "async {a} MB/s, fsync {s} MB/s");
+    }
+
+    #[test]
+    fn flush_bounds_the_per_second_maximum() {
+        // Each Flush waits for two device cache flushes (0.7 ms each on this
+        // platform): the worst operation of a second cannot be faster.
+        let r = run("dbench:clients=2", "performance");
+        let l = metric(&r, "latency_ms");
+        assert!(l >= 1.4 && l <= metric(&r, "op_max_ms"), "latency {l} ms");
+        assert!(metric(&r, "op_mean_ms") < l);
+    }
+}
+
+mod fio {
+    use super::*;
+
+    fn run(workload: &str, cpufreq: &str) -> RunResult {
+        super::run(workload, cpufreq, "haltpoll", 500 * MS)
+    }
+
+    #[test]
+    fn queue_depth_one_is_bound_by_the_round_trip() {
+        // 100 µs device read + 6 µs of CPU at ≤ 3.5/3.9 of its reference time.
+        let r = run("fio:rw=randread,iodepth=1", "performance");
+        let iops = metric(&r, "iops");
+        assert!(iops > 8_500.0 && iops < 10_000.0, "{iops} IOPS");
+        let clat = metric(&r, "clat_mean_us");
+        assert!((95.0..115.0).contains(&clat), "clat {clat} µs");
+    }
+
+    #[test]
+    fn iops_grow_with_depth_until_the_device_is_full() {
+        let qd1 = metric(&run("fio:iodepth=1", "performance"), "iops");
+        let qd8 = metric(&run("fio:iodepth=8", "performance"), "iops");
+        assert!(qd8 > 6.0 * qd1, "qd1 {qd1}, qd8 {qd8}");
+        // 64 requests on a 32-slot device: the rest wait, latency doubles.
+        let r32 = run("fio:iodepth=32", "performance");
+        let r64 = run("fio:iodepth=64", "performance");
+        assert!(metric(&r64, "iops") < 1.2 * metric(&r32, "iops"));
+        assert!(metric(&r64, "clat_mean_us") > 1.6 * metric(&r32, "clat_mean_us"));
+    }
+
+    #[test]
+    fn lower_frequency_costs_little_at_depth_one() {
+        let fast = metric(&run("fio:iodepth=1", "performance"), "iops");
+        let slow = metric(&run("fio:iodepth=1", "userspace:scaling_setspeed=800000"), "iops");
+        // The CPU share grows from ~6 µs to ~26 µs of a ~106 µs round trip.
+        assert!(slow < fast && slow > 0.7 * fast, "max {fast}, 800 MHz {slow}");
+    }
+
+    #[test]
+    fn writes_use_the_write_service_time() {
+        let w = metric(&run("fio:rw=randwrite", "performance"), "clat_mean_us");
+        assert!((35.0..55.0).contains(&w), "write clat {w} µs (device 40 µs)");
+    }
+}
+
+mod hackbench {
+    use super::*;
+
+    fn run(workload: &str, duration_ns: u64) -> RunResult {
+        super::run(workload, "performance", "menu", duration_ns)
+    }
+
+    #[test]
+    fn finishes_and_delivers_every_message() {
+        let r = run("hackbench:groups=1,loops=50,ipc=pipe", 500_000_000);
+        assert!(r.finished);
+        assert!((metric(&r, "finished") - 1.0).abs() < 1e-12);
+        assert!((metric(&r, "messages") - f64::from(20 * 20 * 50)).abs() < 0.5);
+        assert_eq!(r.primary_metric.name, "time_s");
+        assert!((metric(&r, "time_s") - r.sim_time_s).abs() < 1e-9);
+    }
+
+    #[test]
+    fn eight_groups_take_longer_than_one() {
+        let one = metric(&run("hackbench:groups=1,loops=50", 2_000_000_000), "time_s");
+        let eight = metric(&run("hackbench:groups=8,loops=50", 2_000_000_000), "time_s");
+        // 8x the work on 8 CPUs that one group already keeps busy.
+        assert!(eight > 5.0 * one, "1 group {one} s, 8 groups {eight} s");
+    }
+
+    #[test]
+    fn sockets_cost_more_than_pipes_and_processes_more_than_threads() {
+        let pipe = metric(
+            &run("hackbench:groups=1,loops=50,ipc=pipe,mode=thread", 500_000_000),
+            "time_s",
+        );
+        let sock = metric(
+            &run("hackbench:groups=1,loops=50,ipc=socket,mode=thread", 500_000_000),
+            "time_s",
+        );
+        let proc = metric(
+            &run("hackbench:groups=1,loops=50,ipc=pipe,mode=process", 500_000_000),
+            "time_s",
+        );
+        assert!(sock > pipe * 1.1, "pipe {pipe} s, socket {sock} s");
+        assert!(proc > pipe, "thread {pipe} s, process {proc} s");
+    }
+
+    #[test]
+    fn unfinished_run_reports_elapsed_and_zero() {
+        let r = run("hackbench:groups=2,loops=1000", 5_000_000);
+        assert!(!r.finished);
+        assert!(metric(&r, "finished").abs() < 1e-12);
+        assert!((metric(&r, "time_s") - 0.005).abs() < 1e-6);
+    }
+}
+
+mod idle {
+    use super::*;
+
+    fn run(workload: &str, cpuidle: &str) -> RunResult {
+        super::run(workload, "schedutil", cpuidle, 2_000 * MS)
+    }
+
+    #[test]
+    fn power_is_the_runs_average_and_more_wakeups_cost_more() {
+        let quiet = run("idle", "menu");
+        assert_eq!(quiet.primary_metric.name, "power_w");
+        let p = quiet.metrics["power_w"].as_f64().unwrap();
+        assert!((p - quiet.avg_power_w).abs() < 1e-9 * p.max(1.0), "{p} W vs {} W", quiet.avg_power_w);
+        let rate = quiet.metrics["wakeups_per_s"].as_f64().unwrap();
+        assert!((20.0..60.0).contains(&rate), "8 CPUs x 5/s: {rate}/s");
+        let busy = run("idle:wakeups_per_s=500", "menu");
+        assert!(busy.metrics["power_w"].as_f64().unwrap() > p);
+    }
+
+    #[test]
+    fn deep_idle_states_save_power_when_idle() {
+        // haltpoll never goes deeper than C1; menu reaches C8 on a quiet machine.
+        let deep = run("idle", "menu").metrics["power_w"].as_f64().unwrap();
+        let shallow = run("idle", "haltpoll").metrics["power_w"].as_f64().unwrap();
+        assert!(deep < shallow, "menu {deep} W, haltpoll {shallow} W");
+    }
+}
+
+mod iozone {
+    use super::*;
+
+    fn kbps(workload: &str, cpufreq: &str) -> f64 {
+        let r = super::run(workload, cpufreq, "menu", 20_000 * MS);
+        assert!(r.finished, "{workload}");
+        assert_eq!(r.primary_metric.name, "kbps");
+        metric(&r, "kbps")
+    }
+
+    #[test]
+    fn cached_write_follows_the_cpu_frequency() {
+        let fast = kbps("iozone:size_mb=64,fsync=off", "performance");
+        let slow = kbps("iozone:size_mb=64,fsync=off", "userspace:scaling_setspeed=800000");
+        // Half memory-bound: (0.5 + 0.5·3.5/0.8) / (0.5 + 0.5·3.5/3.9) ≈ 2.47.
+        assert!(fast > 2.0 * slow && fast < 3.0 * slow, "max {fast} KB/s, 800 MHz {slow} KB/s");
+    }
+
+    #[test]
+    fn fsync_adds_the_device_write() {
+        let cached = kbps("iozone:size_mb=64,fsync=off", "performance");
+        let synced = kbps("iozone:size_mb=64", "performance");
+        assert!(synced < 0.5 * cached, "no fsync {cached} KB/s, fsync {synced} KB/s");
+        // The whole file goes to a 500 MB/s device: no faster than that.
+        assert!(synced < 500e6 / 1024.0, "{synced} KB/s");
+    }
+
+    #[test]
+    fn rewrite_is_faster_than_write() {
+        let write = kbps("iozone:size_mb=64,fsync=off", "performance");
+        let rewrite = kbps("iozone:size_mb=64,fsync=off,test=rewrite", "performance");
+        assert!(rewrite > 1.3 * write, "write {write} KB/s, rewrite {rewrite} KB/s");
+    }
+
+    #[test]
+    fn past_the_dirty_limit_the_writer_runs_at_device_speed() {
+        let w = "iozone:size_mb=256,fsync=off,dirty_background_mb=16,dirty_mb=32";
+        let throttled = kbps(w, "performance") * 1024.0 / 1e6;
+        // 240 of 256 MB must reach the 500 MB/s device before the last
+        // chunk is handed over: ≈ 500 MB/s·256/240.
+        assert!(throttled > 400.0 && throttled < 600.0, "{throttled} MB/s");
+    }
+}
+
+mod kernbench {
+    use super::*;
+
+    fn run(workload: &str, cpufreq: &str) -> RunResult {
+        let r = super::run(workload, cpufreq, "menu", 400_000 * MS);
+        assert!(r.finished, "{workload} under {cpufreq} did not finish");
+        r
+    }
+
+    fn elapsed(r: &RunResult) -> f64 {
+        metric(r, "elapsed_s")
+    }
+
+    #[test]
+    fn every_job_runs_and_make_waits_for_them() {
+        let r = run("kernbench:files=40,jobs=4", "performance");
+        assert_eq!(r.primary_metric.name, "elapsed_s");
+        assert!((r.metrics["compiles"].as_f64().unwrap() - 40.0).abs() < 0.5);
+        // At least the serial parts (18 s at 3.5 GHz, run at ≤ 3.9 GHz).
+        assert!(elapsed(&r) > 18.0 * 3.5 / 3.9);
+    }
+
+    #[test]
+    fn lowest_frequency_slows_it_by_the_cpu_bound_share() {
+        let fast = elapsed(&run("kernbench:files=80,jobs=8", "performance"));
+        let slow = elapsed(&run("kernbench:files=80,jobs=8", "userspace:scaling_setspeed=800000"));
+        // time(f) ∝ mem + (1 − mem)·f_ref/f for the compiles (mem 0.2) and
+        // f_ref/f for make's serial parts (mem 0); f_ref = 3.5 GHz, the busy
+        // machine runs at 3.7..3.9 GHz under performance.
+        let (f_ref, f_min) = (3.5, 0.8);
+        let ratio = |mem: f64, f_max: f64| (mem + (1.0 - mem) * f_ref / f_min) / (mem + (1.0 - mem) * f_ref / f_max);
+        let (lo, hi) = (ratio(0.2, 3.7), ratio(0.0, 3.9));
+        let got = slow / fast;
+        assert!(got > 0.95 * lo && got < 1.05 * hi, "slowdown {got}, expected {lo}..{hi}");
+    }
+
+    #[test]
+    fn more_jobs_are_faster_up_to_the_cpu_count() {
+        let t1 = elapsed(&run("kernbench:files=64,jobs=1", "performance"));
+        let t4 = elapsed(&run("kernbench:files=64,jobs=4", "performance"));
+        let t8 = elapsed(&run("kernbench:files=64,jobs=8", "performance"));
+        let t16 = elapsed(&run("kernbench:files=64,jobs=16", "performance"));
+        assert!(t4 < 0.6 * t1, "-j1 {t1} s, -j4 {t4} s");
+        assert!(t8 < t4, "-j4 {t4} s, -j8 {t8} s");
+        // 8 CPUs: beyond 8 jobs only queueing.
+        assert!(t16 > 0.9 * t8, "-j8 {t8} s, -j16 {t16} s");
+    }
+}
+
+mod netperf {
+    use super::*;
+
+    fn primary(workload: &str, cpufreq: &str) -> f64 {
+        super::run(workload, cpufreq, "haltpoll", 300 * MS).primary_metric.value
+    }
+
+    #[test]
+    fn one_transaction_costs_both_sides_send_and_receive() {
+        // 2 × (6 + 2.5) µs of CPU at 3.5/3.9 of the reference time ≈ 15 µs,
+        // plus two wakeups from a polling idle state.
+        let tps = primary("netperf:test=tcp_rr", "performance");
+        assert!(tps > 50_000.0 && tps < 70_000.0, "{tps} trans/s");
+        let udp = primary("netperf:test=udp_rr", "performance");
+        assert!(udp > tps, "udp {udp}, tcp {tps}");
+    }
+
+    #[test]
+    fn request_response_follows_the_frequency() {
+        let fast = primary("netperf:test=tcp_rr", "performance");
+        let slow = primary("netperf:test=tcp_rr", "userspace:scaling_setspeed=800000");
+        assert!(fast > 3.5 * slow, "max {fast}, 800 MHz {slow}");
+    }
+
+    #[test]
+    fn stream_moves_bulk_data() {
+        let small = primary("netperf:test=tcp_stream,size=64", "performance");
+        let large = primary("netperf:test=tcp_stream", "performance");
+        assert!(large > 20.0 * small, "64 B {small} Mb/s, 16 KiB {large} Mb/s");
+    }
+}
+
+mod pgbench {
+    use super::*;
+
+    fn tps(workload: &str, cpufreq: &str) -> f64 {
+        let r = super::run(workload, cpufreq, "menu", 300 * MS);
+        assert_eq!(r.primary_metric.name, "tps");
+        metric(&r, "tps")
+    }
+
+    #[test]
+    fn read_only_tps_scales_with_clients_up_to_the_cpus() {
+        let one = tps("pgbench:mode=ro,clients=1", "performance");
+        let four = tps("pgbench:mode=ro,clients=4", "performance");
+        let eight = tps("pgbench:mode=ro,clients=8", "performance");
+        let sixteen = tps("pgbench:mode=ro,clients=16", "performance");
+        assert!(four > 3.0 * one, "1 client {one} tps, 4 clients {four} tps");
+        assert!(eight > four, "4 clients {four} tps, 8 clients {eight} tps");
+        // 8 pairs already keep the 8 CPUs busy: more clients only queue.
+        assert!(sixteen < 1.2 * eight, "8 clients {eight} tps, 16 clients {sixteen} tps");
+    }
+
+    #[test]
+    fn read_write_waits_for_the_wal_flush() {
+        let ro = tps("pgbench:mode=ro", "performance");
+        let rw = tps("pgbench:mode=rw", "performance");
+        assert!(ro > 5.0 * rw, "ro {ro} tps, rw {rw} tps");
+        let plat = platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        assert!(
+            rw < 1e9 / plat.devices[0].flush_ns as f64,
+            "rw {rw} tps above one flush per transaction"
+        );
+    }
+
+    #[test]
+    fn saturated_read_only_is_faster_at_a_higher_frequency() {
+        // With the CPUs saturated tps follows the speed of the CPU work.
+        let slow = tps("pgbench:mode=ro,clients=8", "userspace:scaling_setspeed=800000");
+        let fast = tps("pgbench:mode=ro,clients=8", "performance");
+        assert!(fast > 2.5 * slow, "800 MHz {slow} tps, max {fast} tps");
+    }
+}
+
+mod schbench {
+    use super::*;
+
+    fn run(workload: &str, cpuidle: &str, duration_ns: u64) -> RunResult {
+        super::run(workload, "performance", cpuidle, duration_ns)
+    }
+
+    #[test]
+    fn rounds_follow_spin_plus_sleep() {
+        // 1 x 4 workers on 8 CPUs: no queueing, one round per spin + sleep
+        // (10 ms + 10..12.5 ms), so ~0.5 s / 21.25 ms ≈ 23 rounds x 4 workers.
+        let r = run(
+            "schbench:message_threads=1,workers=4,sleep_us=10000,cpu_us=10000",
+            "menu",
+            500_000_000,
+        );
+        let n = metric(&r, "samples");
+        assert!((80.0..=100.0).contains(&n), "samples {n}");
+        assert_eq!(r.primary_metric.name, "wakeup_p99.9_us");
+        // Idle CPUs and no competition: wakeups cost at most an exit latency
+        // (C8: 200 µs) and a little queueing behind the waker.
+        let p99 = metric(&r, "wakeup_p99_us");
+        assert!(p99 < 400.0, "p99 {p99} µs");
+    }
+
+    #[test]
+    fn overload_raises_tail_latency() {
+        // 16 spinning workers on 8 CPUs must wait for each other.
+        let light = run(
+            "schbench:message_threads=1,workers=4,sleep_us=10000,cpu_us=10000",
+            "menu",
+            500_000_000,
+        );
+        let heavy = run(
+            "schbench:message_threads=2,workers=8,sleep_us=10000,cpu_us=10000",
+            "menu",
+            500_000_000,
+        );
+        let (l, h) = (metric(&light, "wakeup_p99_us"), metric(&heavy, "wakeup_p99_us"));
+        assert!(h > 5.0 * l && h > 1000.0, "p99 light {l} µs, heavy {h} µs");
+    }
+
+    #[test]
+    fn deep_idle_states_lengthen_wakeups() {
+        // Workers sleep ~10 ms between rounds: menu picks the deepest state
+        // (C8, 200 µs exit latency); haltpoll stays in POLL/C1 (≤ 2 µs).
+        let w = "schbench:message_threads=1,workers=4,sleep_us=10000,cpu_us=10000";
+        let deep = metric(&run(w, "menu", 300_000_000), "wakeup_p50_us");
+        let shallow = metric(&run(w, "haltpoll", 300_000_000), "wakeup_p50_us");
+        assert!(
+            deep > 100.0 && shallow < 20.0,
+            "p50 menu {deep} µs, haltpoll {shallow} µs"
+        );
+    }
+}
+
+mod sleeping_ebizzy {
+    use super::*;
+    use govlab_core::workload::sleeping_ebizzy::RECORD_NS;
+
+    fn rate(workload: &str, cpufreq: &str) -> f64 {
+        let r = super::run(workload, cpufreq, "menu", 500 * MS);
+        assert_eq!(r.primary_metric.name, "records_per_s");
+        metric(&r, "records_per_s")
+    }
+
+    #[test]
+    fn never_sleeping_rate_is_proportional_to_frequency() {
+        let slow = rate("sleeping-ebizzy:util=100,cpu=1", "userspace:scaling_setspeed=800000");
+        let fast = rate("sleeping-ebizzy:util=100,cpu=1", "userspace:scaling_setspeed=1600000");
+        let k = fast / slow;
+        assert!((k - 2.0).abs() < 0.02, "800 MHz {slow}/s, 1.6 GHz {fast}/s, ratio {k}");
+        // At 800 MHz a record takes 364 ns × 3.9 GHz / 0.8 GHz.
+        let expect = 1e9 / (RECORD_NS * 3.9 / 0.8);
+        assert!((slow / expect - 1.0).abs() < 0.02, "{slow}/s, expected {expect}/s");
+    }
+
+    #[test]
+    fn util_sets_the_busy_share_at_the_highest_frequency() {
+        // performance runs the lone busy core at the 1-core turbo, 3.9 GHz,
+        // the CPU type's highest frequency: 50 % busy, 10 ms sleeps.
+        let r = rate("sleeping-ebizzy:util=50,interval_us=10000", "performance");
+        let expect = 0.5e9 / RECORD_NS;
+        assert!((r / expect - 1.0).abs() < 0.04, "{r}/s, expected {expect}/s");
+    }
+
+    #[test]
+    fn lower_frequency_stretches_the_bursts() {
+        // At 800 MHz a 10 ms burst (at 3.9 GHz) takes 48.75 ms, then 10 ms sleep.
+        let r = rate(
+            "sleeping-ebizzy:util=50,interval_us=10000",
+            "userspace:scaling_setspeed=800000",
+        );
+        let records = (10e6 / RECORD_NS).round();
+        let expect = records / (10e-3 * 3.9 / 0.8 + 10e-3);
+        assert!((r / expect - 1.0).abs() < 0.05, "{r}/s, expected {expect}/s");
+    }
+
+    #[test]
+    fn bad_cpu_is_rejected() {
+        let r = RunConfig {
+            platform: Spec::new("skylake-e3-1240v5"),
+            workload: Spec::parse("sleeping-ebizzy:cpu=8", "test").unwrap(),
+            ..RunConfig::default()
+        }
+        .run(None, None);
+        assert!(r.is_err());
+    }
+}
+
+mod sqlite_insert {
+    use super::*;
+
+    fn run(workload: &str, cpufreq: &str) -> RunResult {
+        super::run(workload, cpufreq, "menu", 500 * MS)
+    }
+
+    #[test]
+    fn faster_cpu_more_tps_but_bounded_by_flushes() {
+        let fast = run("sqlite-insert", "performance");
+        let slow = run("sqlite-insert", "userspace:scaling_setspeed=800000");
+        assert_eq!(fast.primary_metric.name, "tps");
+        let (f, s) = (
+            fast.metrics["tps"].as_f64().unwrap(),
+            slow.metrics["tps"].as_f64().unwrap(),
+        );
+        // The CPU is a small part of a commit on this platform (three 0.7 ms
+        // flushes): ~0.1 ms of ~2.4 ms at the top frequency, ~0.4 ms at 800 MHz.
+        assert!(f > 1.02 * s, "tps at max {f}, at 800 MHz {s}");
+        let plat = platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        let bound = 1e9 / (3.0 * plat.devices[0].flush_ns as f64);
+        assert!(f < bound, "tps {f} above the flush bound {bound}");
+        assert!(f > 0.5 * bound, "tps {f} far below the flush bound {bound}");
+    }
+
+    #[test]
+    fn rows_limit_finishes() {
+        let r = run("sqlite-insert:rows=20", "performance");
+        assert!(r.finished);
+        assert!((r.metrics["transactions"].as_f64().unwrap() - 20.0).abs() < 0.5);
+    }
+}
+
+mod ycsb_redis {
+    use super::*;
+
+    fn run(workload: &str, cpufreq: &str) -> RunResult {
+        super::run(workload, cpufreq, "menu", 2_000 * MS)
+    }
+
+    fn run_idle(workload: &str, cpufreq: &str, cpuidle: &str) -> RunResult {
+        super::run(workload, cpufreq, cpuidle, 2_000 * MS)
+    }
+
+    #[test]
+    fn latency_rises_as_the_target_nears_capacity() {
+        // At 2 GHz the server's capacity is 1 / (13.5 µs·(0.33 + 0.67·3.5/2))
+        // ≈ 49k ops/s. haltpoll keeps idle exits short, so what grows is the
+        // queue (M/G/1: waiting ∝ ρ / (1 − ρ)).
+        let lat: Vec<f64> = [10_000, 30_000, 45_000]
+            .iter()
+            .map(|t| {
+                let r = run_idle(&format!("ycsb-redis:target={t}"), "userspace:scaling_setspeed=2000000", "haltpoll");
+                metric(&r, "op_mean_us")
+            })
+            .collect();
+        assert!(lat[1] > 1.3 * lat[0] && lat[2] > 2.0 * lat[1], "mean latency {lat:?} µs");
+    }
+
+    #[test]
+    fn deep_idle_states_add_their_exit_latency_at_low_load() {
+        // At 5k ops/s the server sleeps between requests: menu picks C8
+        // (200 µs exit latency), haltpoll stays shallow.
+        let w = "ycsb-redis:target=5000";
+        let deep = metric(&run_idle(w, "performance", "menu"), "op_mean_us");
+        let shallow = metric(&run_idle(w, "performance", "haltpoll"), "op_mean_us");
+        assert!(deep > shallow + 50.0, "menu {deep} µs, haltpoll {shallow} µs");
+    }
+
+    #[test]
+    fn achieved_rate_follows_the_target_below_capacity_only() {
+        let below = run("ycsb-redis:target=20000", "performance");
+        let t = metric(&below, "throughput_ops");
+        assert!((t - 20_000.0).abs() < 1_000.0, "{t} ops/s");
+        // At 800 MHz the server manages ≈ 1 / (13.5 µs·(0.33 + 0.67·3.5/0.8)) ≈ 23k/s.
+        let over = run("ycsb-redis:target=40000", "userspace:scaling_setspeed=800000");
+        let t = metric(&over, "throughput_ops");
+        assert!(t > 18_000.0 && t < 28_000.0, "{t} ops/s");
+        assert!(metric(&over, "read_avg_us") > 10_000.0);
+    }
+
+    #[test]
+    fn reads_and_updates_are_split_by_the_fraction() {
+        let r = run("ycsb-redis:target=20000,read_fraction=0.25", "performance");
+        let (reads, updates) = (metric(&r, "read_ops"), metric(&r, "update_ops"));
+        let share = reads / (reads + updates);
+        assert!((share - 0.25).abs() < 0.03, "read share {share}");
+        // Reads cost more CPU than updates.
+        assert!(metric(&r, "read_avg_us") > metric(&r, "update_avg_us"));
+        assert_eq!(r.primary_metric.name, "read_avg_us");
     }
 }

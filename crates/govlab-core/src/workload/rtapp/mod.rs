@@ -60,26 +60,35 @@ use std::path::PathBuf;
 
 use self::json::Json;
 use super::{
-    latency_metrics, Better, Dist, Metric, Op, ParamInfo, Program, Record, Setup, Since, TaskSpec, TimerRef, Workload,
+    latency_metrics, Better, Dist, Metric, Op, Program, Record, Setup, Since, TaskSpec, TimerRef, Workload,
     WorkloadInfo,
 };
 use crate::error::{Error, Result};
-use crate::params::{Params, Spec};
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+
+pub const FILE: ParamSpec = ParamSpec {
+    name: "file",
+    unit: "",
+    default: ParamDefault::Unset(""),
+    range: Range::Text,
+    help: "path of the rt-app JSON file (required)",
+};
+
+pub const RT_AS_CFS: ParamSpec = ParamSpec {
+    name: "rt_as_cfs",
+    unit: "",
+    default: ParamDefault::Flag(false),
+    range: Range::Switch,
+    help: "run SCHED_FIFO/RR/DEADLINE/IDLE threads as nice-0 SCHED_OTHER instead of refusing the file",
+};
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "rtapp",
     description: "an rt-app JSON workload (tasks, phases, run/sleep/timer/locks/conditions/barriers/fork)",
     metric: "run_stretch (wall time of run events / their calibrated time, lower is better)",
-    params: &[
-        ParamInfo { name: "file", default: "", help: "path of the rt-app JSON file (required)" },
-        ParamInfo {
-            name: "rt_as_cfs",
-            default: "off",
-            help: "run SCHED_FIFO/RR/DEADLINE/IDLE threads as nice-0 SCHED_OTHER instead of refusing the file",
-        },
-    ],
+    params: &[FILE, RT_AS_CFS],
     build,
 };
 
@@ -125,8 +134,8 @@ pub struct RtApp {
 
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload rtapp", spec);
-    let file = p.string("file");
-    let rt_as_cfs = p.bool("rt_as_cfs", false)?;
+    let file = p.string(FILE.name);
+    let rt_as_cfs = p.flag(&RT_AS_CFS, &())?;
     p.finish()?;
     let Some(file) = file.filter(|f| !f.is_empty()) else {
         return Err(Error::invalid("workload rtapp", "file", "(missing)", "rtapp:file=PATH of an rt-app JSON file"));
@@ -623,8 +632,8 @@ impl Workload for RtApp {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
-            ("file".into(), self.path.display().to_string()),
-            ("rt_as_cfs".into(), if self.rt_as_cfs { "on" } else { "off" }.into()),
+            FILE.show(self.path.display()),
+            RT_AS_CFS.show_flag(self.rt_as_cfs),
         ]
     }
 }
