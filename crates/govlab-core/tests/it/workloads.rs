@@ -1,13 +1,13 @@
 //! The workload registry as `govlab list workloads` shows it, and every
 //! model running with its defaults.
 
-use govlab_core::api::{list_json, RunConfig};
+use govlab_core::api::{list, RunConfig};
 use govlab_core::params::Spec;
 use govlab_core::workload;
 
 #[test]
 fn list_shows_every_model_with_params_defaults_metric_and_unit() {
-    let list: serde_json::Value = serde_json::from_str(&list_json("workloads").unwrap()).unwrap();
+    let list: serde_json::Value = serde_json::to_value(list("workloads").unwrap()).unwrap();
     let names: Vec<&str> = list.as_array().unwrap().iter().map(|w| w["name"].as_str().unwrap()).collect();
     for expected in [
         "cpu-bound",
