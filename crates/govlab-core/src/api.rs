@@ -141,6 +141,25 @@ impl RunConfig {
         Ok(r)
     }
 
+    /// Run to the end with `workload` in place of the one `self` names
+    /// (built in memory, as a replay builds its tasks).
+    pub fn run_workload(
+        &self,
+        workload: Box<dyn workload::Workload>,
+        trace: Option<&Path>,
+        progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+    ) -> Result<RunResult> {
+        let platform = platform::load_named(&self.platform)?;
+        let cpufreq = external::build_cpufreq(&self.cpufreq, None, &platform)?;
+        let cpuidle = external::build_cpuidle(&self.cpuidle, None, &platform)?;
+        let parts = RunParts { platform, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed };
+        let mut r = sim::build(parts, trace)?.run(progress)?;
+        r.platform = self.platform.to_text();
+        r.cpufreq = self.cpufreq.to_text();
+        r.cpuidle = self.cpuidle.to_text();
+        Ok(r)
+    }
+
     /// Everything resolved: governors' tunables, workload parameters and
     /// platform overrides (for `--show-config`).
     pub fn show(&self) -> Result<ShownConfig> {
@@ -272,9 +291,7 @@ pub fn replay(
     wakeups: crate::trace::replay::Wakeups,
     progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
 ) -> Result<Replay> {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let trace = crate::trace::read_path(path)?;
-    let mut cfg = cfg.clone();
     let plat = platform::load_named(&cfg.platform)?;
     let unknown_khz = plat.cpu_types[0].base_khz;
     let tasks = crate::trace::replay::tasks(&trace, unknown_khz, Some(&plat), wakeups);
@@ -284,15 +301,9 @@ pub fn replay(
         }
     }
     let (t0, t1) = trace.span_ns();
-    let toml = crate::trace::replay::workload_toml(&tasks, &path.display().to_string(), pin, t1 - t0)?;
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let file = std::env::temp_dir().join(format!("govlab-replay-{}-{n}.toml", std::process::id()));
-    std::fs::write(&file, toml).map_err(|e| Error::io(&file, e))?;
-    cfg.workload = Spec::new(file.display().to_string());
-    cfg.duration_ns = (t1 - t0).max(1);
-    let run = cfg.run(None, progress);
-    let _ = std::fs::remove_file(&file);
-    let mut run = run?;
+    let workload = crate::trace::replay::workload(&tasks, &path.display().to_string(), pin, t1 - t0)?;
+    let cfg = RunConfig { duration_ns: (t1 - t0).max(1), ..cfg.clone() };
+    let mut run = cfg.run_workload(Box::new(workload), None, progress)?;
     run.workload = format!("replay of {}", path.display());
     let fits = trace.nr_cpus <= plat.nr_cpus();
     let recorded = crate::trace::stats::stats(&trace, fits.then_some(&plat))?;

@@ -121,20 +121,19 @@ fn last_starts(khz: u32) -> std::collections::BTreeMap<String, f64> {
     use govlab_core::trace::{replay, EventKind};
     let dir = std::env::temp_dir().join(format!("govlab-replay-wakes-{}-{khz}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (src, workload, out) = (dir.join("wakes.txt"), dir.join("replay.toml"), dir.join("replay.txt"));
+    let (src, out) = (dir.join("wakes.txt"), dir.join("replay.txt"));
     std::fs::write(&src, WAKES).unwrap();
     let trace = govlab_core::trace::read_path(&src).unwrap();
     let tasks = replay::tasks(&trace, 2_000_000, None, replay::Wakeups::Follow);
-    std::fs::write(&workload, replay::workload_toml(&tasks, "wakes.txt", true, 20_000_000).unwrap()).unwrap();
+    let workload = replay::workload(&tasks, "wakes.txt", true, 20_000_000).unwrap();
     let cfg = RunConfig {
         platform: Spec::parse("skylake-e3-1240v5:hwp=off,turbo=off", "platform").unwrap(),
-        workload: Spec::new(workload.display().to_string()),
         cpufreq: Spec::parse(&format!("userspace:scaling_setspeed={khz}"), "cpufreq").unwrap(),
         cpuidle: Spec::new("menu"),
         duration_ns: 20_000_000,
         ..RunConfig::default()
     };
-    cfg.run(Some(&out), None).unwrap();
+    cfg.run_workload(Box::new(workload), Some(&out), None).unwrap();
     let replayed = govlab_core::trace::read_path(&out).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     let mut starts = std::collections::BTreeMap::new();
