@@ -340,3 +340,74 @@ impl Engine {
             .or_else(|| self.cpuidle.take_error())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cumulative times as the engine keeps them (sched/mod.rs,
+    /// `idle_time_until`): a total, plus the time since the idle entry
+    /// while idle.
+    struct Fake {
+        /// Per CPU: (idle total ns, idle entry ns if idle, iowait total ns, iowait entry ns if in iowait)
+        cpus: Vec<(u64, Option<u64>, u64, Option<u64>)>,
+    }
+
+    impl SchedView for Fake {
+        fn cpu_util(&self, cpu: usize) -> u64 {
+            100 + cpu as u64
+        }
+        fn capacity(&self, cpu: usize) -> u64 {
+            1024 - cpu as u64
+        }
+        fn idle_ns(&self, cpu: usize, now_ns: u64) -> u64 {
+            let (total, entry, ..) = self.cpus[cpu];
+            total + entry.map_or(0, |e| now_ns.saturating_sub(e))
+        }
+        fn iowait_ns(&self, cpu: usize, now_ns: u64) -> u64 {
+            let (.., total, entry) = self.cpus[cpu];
+            total + entry.map_or(0, |e| now_ns.saturating_sub(e))
+        }
+        fn nr_running(&self, cpu: usize) -> u32 {
+            cpu as u32
+        }
+        fn idle_calls(&self, cpu: usize) -> Option<u64> {
+            (cpu > 0).then_some(7)
+        }
+        fn clock_khz_ns(&self, _cpu: usize, _now_ns: u64) -> u128 {
+            0
+        }
+    }
+
+    #[test]
+    fn a_snapshot_answers_as_the_view_at_any_time() {
+        let fake = Fake { cpus: vec![(5_000, None, 0, None), (7_000, Some(1_000_000), 300, Some(1_000_000)), (0, Some(0), 0, None)] };
+        let mut snap = SchedSnapshot::default();
+        snap.refresh(&fake, 3);
+        assert_eq!(snap.nr_cpus(), 3);
+        for cpu in 0..3 {
+            assert_eq!(snap.cpu_util(cpu), Some(fake.cpu_util(cpu)));
+            assert_eq!(snap.capacity(cpu), Some(fake.capacity(cpu)));
+            assert_eq!(snap.nr_running(cpu), Some(fake.nr_running(cpu)));
+            assert_eq!(snap.idle_calls(cpu), Some(fake.idle_calls(cpu)));
+            for t in [0, 1, 999_999, 1_000_000, 1_000_001, 2_500_000, 1 << 40] {
+                assert_eq!(snap.idle_ns(cpu, t), Some(fake.idle_ns(cpu, t)), "CPU {cpu} at {t}");
+                assert_eq!(snap.iowait_ns(cpu, t), Some(fake.iowait_ns(cpu, t)), "CPU {cpu} at {t}");
+            }
+        }
+        assert_eq!(snap.cpu_util(3), None);
+    }
+
+    #[test]
+    fn a_selection_must_exist_and_be_enabled() {
+        let states = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap().cpu_types[0].idle_states.clone();
+        let mut disabled = vec![false; states.len()];
+        disabled[1] = true;
+        let dev = IdleDevice { cpu: 2, states: &states, disabled: &disabled };
+        assert_eq!(check_selection(&dev, 0, false).map(|s| (s.state, s.stop_tick)), Ok((0, false)));
+        assert_eq!(check_selection(&dev, 1, true).unwrap_err(), "returned state 1 on CPU 2, which is disabled");
+        let last = states.len() - 1;
+        assert_eq!(check_selection(&dev, -1, true).unwrap_err(), format!("returned state -1 on CPU 2, which has states 0 to {last}"));
+        assert_eq!(harmless_selection(&dev).state, 0);
+    }
+}
