@@ -1,6 +1,9 @@
 """Type stub of govlab's native module (crates/govlab-py). Private: use ``govlab``.
 
 Configs and results cross as JSON text; ``govlab.api`` builds and parses them.
+The binding reads and writes that JSON; the engine takes and answers typed
+values, checks every value, and names a configuration's fields (``platform``,
+``cpufreq``, ...) in its errors, never command-line flags.
 """
 
 from collections.abc import Callable

@@ -4,6 +4,7 @@
 //! (the figures of docs/traces.md's table of the real recordings).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+use govlab_core::api::{self, RunArgs, RunConfig};
 use govlab_core::trace::replay::Wakeups;
 use serde_json::Value;
 
@@ -15,15 +16,16 @@ fn main() {
     };
     let pin = rest.iter().any(|a| a == "pin");
     let wakeups = if rest.iter().any(|a| a == "timed") { Wakeups::Timed } else { Wakeups::Follow };
-    let config = serde_json::json!({"platform": platform, "cpufreq": cpufreq, "cpuidle": cpuidle}).to_string();
-    let out = match govlab_core::api::replay_json(std::path::Path::new(file), &config, pin, wakeups, None) {
+    let args = RunArgs { platform: Some(platform.clone()), cpufreq: Some(cpufreq.clone()), cpuidle: Some(cpuidle.clone()), ..RunArgs::default() };
+    let out = RunConfig::from_args(args).and_then(|cfg| api::replay(std::path::Path::new(file), &cfg, pin, wakeups, None));
+    let out = match out {
         Ok(o) => o,
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(2);
         }
     };
-    let v: Value = serde_json::from_str(&out).unwrap_or_default();
+    let v: Value = serde_json::to_value(out).unwrap_or_default();
     let (rec, rep) = (&v["recorded"]["cpus"], &v["run"]["cpus"]);
     let span = v["run"]["sim_time_s"].as_f64().unwrap_or(0.0);
     println!("{file} on {platform}, {cpufreq} + {cpuidle}, pin {pin}: {} tasks, span {span:.4} s", v["tasks"]);

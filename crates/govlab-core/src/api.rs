@@ -1,17 +1,22 @@
 //! The engine's whole outward surface, in plain data: a run configuration
-//! in, a result out (as structs, or as JSON text for the bindings), and the
-//! registries for `govlab list`.
+//! in, typed results out, and the registries for `govlab list`.
+//!
+//! Every answer is a `Serialize` struct; the caller chooses the format (the
+//! Python bindings write JSON). Nothing here knows the command line: errors
+//! name the configuration's fields (`platform`, `cpufreq`, ...), not flags.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::external::{self, ExternalGovernors};
 use crate::metrics::RunResult;
 use crate::params::{parse_duration_ns, Spec};
 use crate::sim::engine::RunParts;
+use crate::trace::stats::TraceStats;
+use crate::trace::timeline::Timeline;
 use crate::{cpufreq, cpuidle, platform, sim, workload};
 
 /// The library version, recorded in every result.
@@ -41,29 +46,39 @@ impl Default for RunConfig {
     }
 }
 
-#[derive(Deserialize)]
+/// A run configuration as a caller writes it: spec texts and a duration
+/// text, every field optional (the default of [`RunConfig`] where absent).
+/// Resolved by [`RunConfig::from_args`]; unknown fields are rejected by
+/// whatever format it is read from.
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawConfig {
-    platform: Option<String>,
-    workload: Option<String>,
-    cpufreq: Option<String>,
-    cpuidle: Option<String>,
-    duration: Option<String>,
-    duration_ns: Option<u64>,
-    seed: Option<u64>,
+pub struct RunArgs {
+    pub platform: Option<String>,
+    pub workload: Option<String>,
+    pub cpufreq: Option<String>,
+    pub cpuidle: Option<String>,
+    /// `10s`, `250ms`, `500us`; a bare number is seconds.
+    pub duration: Option<String>,
+    /// The duration in ns, used when `duration` is absent.
+    pub duration_ns: Option<u64>,
+    pub seed: Option<u64>,
+}
+
+impl RunArgs {
+    /// The fields a configuration may have, for messages about its syntax.
+    pub const FIELDS: &'static str = "the fields platform, workload, cpufreq, cpuidle, duration, seed";
 }
 
 /// Longest run accepted (a guard against a typo such as `10000h`).
 const MAX_DURATION_NS: u64 = 7 * 24 * 3600 * 1_000_000_000;
 
 impl RunConfig {
-    /// Parse the JSON form the bindings send.
-    pub fn from_json(text: &str) -> Result<RunConfig> {
-        let raw: RawConfig = serde_json::from_str(text)
-            .map_err(|e| Error::invalid("run configuration", "json", e, "the fields platform, workload, cpufreq, cpuidle, duration, seed"))?;
+    /// Resolve the caller's texts: parse the specs, check the duration,
+    /// fill in the defaults.
+    pub fn from_args(args: RunArgs) -> Result<RunConfig> {
         let d = RunConfig::default();
         let spec = |v: Option<String>, what: &str, def: Spec| v.map_or(Ok(def), |s| Spec::parse(&s, what));
-        let duration_ns = match (raw.duration, raw.duration_ns) {
+        let duration_ns = match (args.duration, args.duration_ns) {
             (Some(s), _) => parse_duration_ns(&s, 1_000_000_000)
                 .filter(|&ns| ns > 0 && ns <= MAX_DURATION_NS)
                 .ok_or_else(|| Error::invalid("run", "duration", &s, "a positive duration up to 7 days such as 10s, 250ms, 500us"))?,
@@ -72,12 +87,12 @@ impl RunConfig {
             (None, None) => d.duration_ns,
         };
         Ok(RunConfig {
-            platform: spec(raw.platform, "--platform", d.platform)?,
-            workload: spec(raw.workload, "--workload", d.workload)?,
-            cpufreq: spec(raw.cpufreq, "--cpufreq", d.cpufreq)?,
-            cpuidle: spec(raw.cpuidle, "--cpuidle", d.cpuidle)?,
+            platform: spec(args.platform, "platform", d.platform)?,
+            workload: spec(args.workload, "workload", d.workload)?,
+            cpufreq: spec(args.cpufreq, "cpufreq", d.cpufreq)?,
+            cpuidle: spec(args.cpuidle, "cpuidle", d.cpuidle)?,
             duration_ns,
-            seed: raw.seed.unwrap_or(d.seed),
+            seed: args.seed.unwrap_or(d.seed),
         })
     }
 
@@ -126,108 +141,157 @@ impl RunConfig {
         Ok(r)
     }
 
+    /// Run to the end with `workload` in place of the one `self` names
+    /// (built in memory, as a replay builds its tasks).
+    pub fn run_workload(
+        &self,
+        workload: Box<dyn workload::Workload>,
+        trace: Option<&Path>,
+        progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+    ) -> Result<RunResult> {
+        let platform = platform::load_named(&self.platform)?;
+        let cpufreq = external::build_cpufreq(&self.cpufreq, None, &platform)?;
+        let cpuidle = external::build_cpuidle(&self.cpuidle, None, &platform)?;
+        let parts = RunParts { platform, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed };
+        let mut r = sim::build(parts, trace)?.run(progress)?;
+        r.platform = self.platform.to_text();
+        r.cpufreq = self.cpufreq.to_text();
+        r.cpuidle = self.cpuidle.to_text();
+        Ok(r)
+    }
+
     /// Everything resolved: governors' tunables, workload parameters and
     /// platform overrides (for `--show-config`).
-    pub fn show(&self) -> Result<Value> {
+    pub fn show(&self) -> Result<ShownConfig> {
         self.show_with(ExternalGovernors::default())
     }
 
     /// [`RunConfig::show`] with the caller's governors.
-    pub fn show_with(&self, ext: ExternalGovernors) -> Result<Value> {
+    pub fn show_with(&self, ext: ExternalGovernors) -> Result<ShownConfig> {
         let p = self.parts_with(ext)?;
-        let kv = |v: Vec<(String, String)>| Value::Object(v.into_iter().map(|(k, v)| (k, Value::String(v))).collect());
-        Ok(json!({
-            "platform": {"name": p.platform.name, "cpus": p.platform.nr_cpus(), "driver": p.platform.driver.name(),
-                          "hwp": p.platform.hwp, "hz": p.platform.hz},
-            "workload": {"name": self.workload.name, "params": kv(p.workload.resolved())},
-            "cpufreq": {"name": p.cpufreq.name(), "tunables": kv(p.cpufreq.tunables()),
-                        "scaling_driver": cpufreq::driver::resolve(&p.platform, p.cpufreq.as_ref())?.name()},
-            "cpuidle": {"name": p.cpuidle.name(), "tunables": kv(p.cpuidle.tunables())},
-            "duration_ns": self.duration_ns,
-            "seed": self.seed,
-        }))
+        let scaling_driver = cpufreq::driver::resolve(&p.platform, p.cpufreq.as_ref())?.name();
+        Ok(ShownConfig {
+            platform: ShownPlatform {
+                name: p.platform.name.clone(),
+                cpus: p.platform.nr_cpus(),
+                driver: p.platform.driver.name(),
+                hwp: p.platform.hwp,
+                hz: p.platform.hz,
+            },
+            workload: ShownWorkload { name: self.workload.name.clone(), params: p.workload.resolved().into_iter().collect() },
+            cpufreq: ShownGovernor {
+                name: p.cpufreq.name(),
+                tunables: p.cpufreq.tunables().into_iter().collect(),
+                scaling_driver: Some(scaling_driver),
+            },
+            cpuidle: ShownGovernor { name: p.cpuidle.name(), tunables: p.cpuidle.tunables().into_iter().collect(), scaling_driver: None },
+            duration_ns: self.duration_ns,
+            seed: self.seed,
+        })
     }
 }
 
-/// Run from the JSON configuration; the result as JSON text.
-pub fn run_json(config_json: &str, trace_path: Option<&Path>, progress: Option<&mut dyn FnMut(u64, u64) -> bool>) -> Result<String> {
-    let cfg = RunConfig::from_json(config_json)?;
-    let r = cfg.run(trace_path, progress)?;
-    Ok(serde_json::to_string(&r).unwrap_or_default())
+/// A run's configuration with everything resolved ([`RunConfig::show`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct ShownConfig {
+    pub platform: ShownPlatform,
+    pub workload: ShownWorkload,
+    pub cpufreq: ShownGovernor,
+    pub cpuidle: ShownGovernor,
+    pub duration_ns: u64,
+    pub seed: u64,
 }
 
-/// [`run_json`] with the caller's governors (see [`crate::external`]).
-pub fn run_json_with(
-    config_json: &str,
-    ext: ExternalGovernors,
-    trace_path: Option<&Path>,
-    progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
-) -> Result<String> {
-    let cfg = RunConfig::from_json(config_json)?;
-    let r = cfg.run_with(ext, trace_path, progress)?;
-    Ok(serde_json::to_string(&r).unwrap_or_default())
+/// The platform of a [`ShownConfig`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ShownPlatform {
+    pub name: String,
+    pub cpus: usize,
+    /// The cpufreq driver of the hardware (`acpi-cpufreq`, `intel_pstate`, ...).
+    pub driver: &'static str,
+    pub hwp: bool,
+    pub hz: u32,
 }
 
-/// `--show-config` as JSON text.
-pub fn show_config_json(config_json: &str) -> Result<String> {
-    show_config_json_with(config_json, ExternalGovernors::default())
+/// The workload of a [`ShownConfig`]: every parameter, defaults included.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShownWorkload {
+    pub name: String,
+    pub params: BTreeMap<String, String>,
 }
 
-/// [`show_config_json`] with the caller's governors.
-pub fn show_config_json_with(config_json: &str, ext: ExternalGovernors) -> Result<String> {
-    let cfg = RunConfig::from_json(config_json)?;
-    Ok(serde_json::to_string_pretty(&cfg.show_with(ext)?).unwrap_or_default())
+/// A governor of a [`ShownConfig`]: every tunable, defaults included.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShownGovernor {
+    pub name: &'static str,
+    pub tunables: BTreeMap<String, String>,
+    /// The driver that runs a cpufreq governor (None for cpuidle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scaling_driver: Option<&'static str>,
+}
+
+/// The platform `text` names (a name, spec or file), for the trace tools.
+fn named_platform(text: Option<&str>) -> Result<Option<platform::Platform>> {
+    text.map(|p| platform::load_named(&Spec::parse(p, "platform")?)).transpose()
 }
 
 /// `govlab trace stats`: the trace in `path` (any format govlab reads)
 /// analysed with the idle states of `platform` (a name, spec or file), or
-/// the defaults; the answer as JSON text.
-pub fn trace_stats_json(path: &Path, platform: Option<&str>) -> Result<String> {
+/// the defaults.
+pub fn trace_stats(path: &Path, platform: Option<&str>) -> Result<TraceStats> {
     let trace = crate::trace::read_path(path)?;
-    let platform = match platform {
-        Some(p) => Some(platform::load_named(&Spec::parse(p, "--platform")?)?),
-        None => None,
-    };
-    let stats = crate::trace::stats::stats(&trace, platform.as_ref())?;
-    Ok(serde_json::to_string(&stats).unwrap_or_default())
+    let platform = named_platform(platform)?;
+    crate::trace::stats::stats(&trace, platform.as_ref())
 }
 
-/// `govlab trace stats --html`: [`trace_stats_json`]'s answer and every
-/// CPU's timeline (binned past `max_spans` intervals of each kind, default
-/// [`crate::trace::timeline::MAX_SPANS`]), as `{"stats", "timeline"}` JSON text.
-pub fn trace_timeline_json(path: &Path, platform: Option<&str>, max_spans: Option<usize>) -> Result<String> {
+/// [`trace_stats`]' answer and every CPU's timeline, from one reading.
+#[derive(Debug, Clone, Serialize)]
+pub struct TraceTimeline {
+    pub stats: TraceStats,
+    pub timeline: Timeline,
+}
+
+/// `govlab trace stats --html`: [`trace_stats`]'s answer and every CPU's
+/// timeline (binned past `max_spans` intervals of each kind, default
+/// [`crate::trace::timeline::MAX_SPANS`]).
+pub fn trace_timeline(path: &Path, platform: Option<&str>, max_spans: Option<usize>) -> Result<TraceTimeline> {
     let trace = crate::trace::read_path(path)?;
-    let platform = match platform {
-        Some(p) => Some(platform::load_named(&Spec::parse(p, "--platform")?)?),
-        None => None,
-    };
+    let platform = named_platform(platform)?;
     let max_spans = max_spans.unwrap_or(crate::trace::timeline::MAX_SPANS);
     if max_spans == 0 {
         return Err(Error::invalid("trace stats", "max_spans", max_spans, "at least 1"));
     }
     let (stats, timeline) = crate::trace::stats::stats_with_timeline(&trace, platform.as_ref(), max_spans)?;
-    Ok(serde_json::to_string(&json!({"stats": stats, "timeline": timeline})).unwrap_or_default())
+    Ok(TraceTimeline { stats, timeline })
+}
+
+/// What [`replay`] answers.
+#[derive(Debug, Clone, Serialize)]
+pub struct Replay {
+    /// The re-simulation.
+    pub run: RunResult,
+    /// [`trace_stats`] of the recording.
+    pub recorded: TraceStats,
+    /// How many tasks were replayed.
+    pub tasks: usize,
 }
 
 /// `govlab trace replay`: the tasks of the trace in `path` (trace::replay)
-/// re-simulated with the platform, governors and seed of `config_json` for
-/// the trace's span (with `pin`, each task kept on the CPUs it ran on;
-/// `wakeups` says whether a task woken by another follows it). The
-/// platform is taken for the recording machine too when it has the trace's
-/// CPUs (capacities and SMT sharing when bursts become work).
-/// Returns `{"run": <result>, "recorded": <trace stats>,
-/// "tasks": n}` as JSON text; the recorded figures use the same platform's
+/// re-simulated with the platform, governors and seed of `cfg` for the
+/// trace's span (`cfg`'s workload and duration are not used; with `pin`,
+/// each task kept on the CPUs it ran on; `wakeups` says whether a task
+/// woken by another follows it). The platform is taken for the recording
+/// machine too when it has the trace's CPUs (capacities and SMT sharing
+/// when bursts become work). The recorded figures use the same platform's
 /// idle states when its CPUs cover the trace's, else the defaults.
-pub fn replay_json(
+pub fn replay(
     path: &Path,
-    config_json: &str,
+    cfg: &RunConfig,
     pin: bool,
     wakeups: crate::trace::replay::Wakeups,
     progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
-) -> Result<String> {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+) -> Result<Replay> {
     let trace = crate::trace::read_path(path)?;
-    let mut cfg = RunConfig::from_json(config_json)?;
     let plat = platform::load_named(&cfg.platform)?;
     let unknown_khz = plat.cpu_types[0].base_khz;
     let tasks = crate::trace::replay::tasks(&trace, unknown_khz, Some(&plat), wakeups);
@@ -237,77 +301,141 @@ pub fn replay_json(
         }
     }
     let (t0, t1) = trace.span_ns();
-    let toml = crate::trace::replay::workload_toml(&tasks, &path.display().to_string(), pin, t1 - t0)?;
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let file = std::env::temp_dir().join(format!("govlab-replay-{}-{n}.toml", std::process::id()));
-    std::fs::write(&file, toml).map_err(|e| Error::io(&file, e))?;
-    cfg.workload = Spec::new(file.display().to_string());
-    cfg.duration_ns = (t1 - t0).max(1);
-    let run = cfg.run(None, progress);
-    let _ = std::fs::remove_file(&file);
-    let mut run = run?;
+    let workload = crate::trace::replay::workload(&tasks, &path.display().to_string(), pin, t1 - t0)?;
+    let cfg = RunConfig { duration_ns: (t1 - t0).max(1), ..cfg.clone() };
+    let mut run = cfg.run_workload(Box::new(workload), None, progress)?;
     run.workload = format!("replay of {}", path.display());
     let fits = trace.nr_cpus <= plat.nr_cpus();
     let recorded = crate::trace::stats::stats(&trace, fits.then_some(&plat))?;
-    Ok(serde_json::to_string(&json!({"run": run, "recorded": recorded, "tasks": tasks.len()})).unwrap_or_default())
+    Ok(Replay { run, recorded, tasks: tasks.len() })
 }
 
-fn params_json<C>(params: &[crate::params::ParamSpec<C>]) -> Value {
-    Value::Array(
-        params
-            .iter()
-            .map(|p| json!({"name": p.name, "default": p.default_text(), "help": p.help}))
-            .collect(),
-    )
+/// A setting of a registry entry, for `govlab list`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ParamEntry {
+    pub name: &'static str,
+    /// The default, as text.
+    pub default: String,
+    pub help: &'static str,
+}
+
+impl ParamEntry {
+    fn new(name: &'static str, default: impl Into<String>, help: &'static str) -> Self {
+        ParamEntry { name, default: default.into(), help }
+    }
+
+    fn all<C>(params: &[crate::params::ParamSpec<C>]) -> Vec<ParamEntry> {
+        params.iter().map(|p| ParamEntry::new(p.name, p.default_text(), p.help)).collect()
+    }
+}
+
+/// A built-in platform, for `govlab list platforms`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum PlatformEntry {
+    Loaded {
+        name: &'static str,
+        description: String,
+        cpus: usize,
+        driver: &'static str,
+        hwp: bool,
+        params: Vec<ParamEntry>,
+    },
+    /// A built-in description that does not load (a bug, shown rather than hidden).
+    Broken { name: &'static str, description: String },
+}
+
+/// A built-in workload, for `govlab list workloads`.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadEntry {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// The headline metric.
+    pub metric: &'static str,
+    pub params: Vec<ParamEntry>,
+}
+
+/// A built-in governor, for `govlab list governors`.
+#[derive(Debug, Clone, Serialize)]
+pub struct GovernorEntry {
+    pub name: &'static str,
+    /// `cpufreq` or `cpuidle`.
+    pub kind: &'static str,
+    pub description: &'static str,
+    /// Kernel behaviour and version it models.
+    pub models: &'static str,
+    pub params: Vec<ParamEntry>,
+}
+
+impl GovernorEntry {
+    fn new(kind: &'static str, name: &'static str, description: &'static str, models: &'static str, params: Vec<ParamEntry>) -> Self {
+        GovernorEntry { name, kind, description, models, params }
+    }
+}
+
+/// One of the registries ([`list`]).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Catalogue {
+    Platforms(Vec<PlatformEntry>),
+    Workloads(Vec<WorkloadEntry>),
+    Governors(Vec<GovernorEntry>),
 }
 
 /// The cpufreq driver's own platform options (`list platforms`).
-fn driver_params(driver: platform::Driver) -> Vec<Value> {
+fn driver_params(driver: platform::Driver) -> Vec<ParamEntry> {
     match driver {
-        platform::Driver::IntelPstate { .. } => vec![json!({"name": "intel_pstate", "default": "by governor",
-            "help": "active or passive (default: active for --cpufreq intel_pstate, passive for the others)"})],
-        platform::Driver::Powernv { global_pstate } => vec![json!({"name": "global_pstate",
-            "default": if global_pstate {"on"} else {"off"},
-            "help": "off: the chip voltage follows every frequency request instead of ramping down over ~5 s"})],
+        platform::Driver::IntelPstate { .. } => vec![ParamEntry::new(
+            "intel_pstate",
+            "by governor",
+            "active or passive (default: active for --cpufreq intel_pstate, passive for the others)",
+        )],
+        platform::Driver::Powernv { global_pstate } => vec![ParamEntry::new(
+            "global_pstate",
+            if global_pstate { "on" } else { "off" },
+            "off: the chip voltage follows every frequency request instead of ramping down over ~5 s",
+        )],
         _ => Vec::new(),
     }
 }
 
-/// The registries as JSON text: `platforms`, `workloads` or `governors`.
-pub fn list_json(kind: &str) -> Result<String> {
-    let v = match kind {
-        "platforms" => Value::Array(
-            platform::platform_names()
-                .into_iter()
-                .map(|n| match platform::load_named(&Spec::new(n)) {
-                    Ok(p) => {
-                        let mut params = vec![json!({"name": "hz", "default": p.hz.to_string(), "help": "tick rate (CONFIG_HZ)"}),
-                                              json!({"name": "turbo", "default": "on", "help": "off drops turbo OPPs"}),
-                                              json!({"name": "smt", "default": "on", "help": "off keeps one thread per core"}),
-                                              json!({"name": "hwp", "default": if p.hwp {"on"} else {"off"}, "help": "hardware P-states"}),
-                                              json!({"name": "idle_tick", "default": "governor",
-                                                     "help": "governor (v4.17+: the idle governor decides whether the tick stops) or stopped (before v4.17: stopped on every idle entry)"})];
-                        params.extend(driver_params(p.driver));
-                        json!({"name": n, "description": p.description, "cpus": p.nr_cpus(), "driver": p.driver.name(),
-                               "hwp": p.hwp, "params": params})
-                    }
-                    Err(e) => json!({"name": n, "description": format!("(cannot load: {e})")}),
-                })
-                .collect(),
-        ),
-        "workloads" => Value::Array(
+/// A built-in platform's entry.
+fn platform_entry(name: &'static str) -> PlatformEntry {
+    match platform::load_named(&Spec::new(name)) {
+        Ok(p) => {
+            let mut params = vec![
+                ParamEntry::new("hz", p.hz.to_string(), "tick rate (CONFIG_HZ)"),
+                ParamEntry::new("turbo", "on", "off drops turbo OPPs"),
+                ParamEntry::new("smt", "on", "off keeps one thread per core"),
+                ParamEntry::new("hwp", if p.hwp { "on" } else { "off" }, "hardware P-states"),
+                ParamEntry::new(
+                    "idle_tick",
+                    "governor",
+                    "governor (v4.17+: the idle governor decides whether the tick stops) or stopped (before v4.17: stopped on every idle entry)",
+                ),
+            ];
+            params.extend(driver_params(p.driver));
+            PlatformEntry::Loaded { name, cpus: p.nr_cpus(), driver: p.driver.name(), hwp: p.hwp, description: p.description, params }
+        }
+        Err(e) => PlatformEntry::Broken { name, description: format!("(cannot load: {e})") },
+    }
+}
+
+/// The registry `kind` names: `platforms`, `workloads` or `governors`.
+pub fn list(kind: &str) -> Result<Catalogue> {
+    Ok(match kind {
+        "platforms" => Catalogue::Platforms(platform::platform_names().into_iter().map(platform_entry).collect()),
+        "workloads" => Catalogue::Workloads(
             workload::registry()
                 .iter()
-                .map(|w| json!({"name": w.name, "description": w.description, "metric": w.metric, "params": params_json(w.params)}))
+                .map(|w| WorkloadEntry { name: w.name, description: w.description, metric: w.metric, params: ParamEntry::all(w.params) })
                 .collect(),
         ),
-        "governors" => Value::Array(
+        "governors" => Catalogue::Governors(
             cpufreq::registry()
                 .iter()
-                .map(|g| json!({"name": g.name, "kind": "cpufreq", "description": g.description, "models": g.models, "params": params_json(g.params)}))
-                .chain(cpuidle::registry().iter().map(|g| {
-                    json!({"name": g.name, "kind": "cpuidle", "description": g.description, "models": g.models, "params": params_json(g.params)})
-                }))
+                .map(|g| GovernorEntry::new("cpufreq", g.name, g.description, g.models, ParamEntry::all(g.params)))
+                .chain(cpuidle::registry().iter().map(|g| GovernorEntry::new("cpuidle", g.name, g.description, g.models, ParamEntry::all(g.params))))
                 .collect(),
         ),
         other => {
@@ -317,6 +445,5 @@ pub fn list_json(kind: &str) -> Result<String> {
                 choices: vec!["platforms".into(), "workloads".into(), "governors".into()],
             })
         }
-    };
-    Ok(serde_json::to_string(&v).unwrap_or_default())
+    })
 }

@@ -17,9 +17,19 @@
 //! `take_error`. The engine asks after every event and stops the run with
 //! the error (an [`Error::Governor`]): the event in progress completes, and
 //! no result exists.
+//!
+//! The caller converts what its governor answers into the plain values
+//! below ([`CpufreqAnswer`], [`CpufreqRequests`], a state index); a value of
+//! the wrong type is the caller's conversion error. Whether a value can be
+//! applied (a frequency within the policy limits, an HWP request that fits
+//! the hardware, an idle state that exists and is enabled) is checked here
+//! and only here: [`apply_cpufreq`], [`check_target_khz`],
+//! [`check_selection`]. During a cpufreq call the governor reads the
+//! scheduler through a [`SchedSnapshot`], an owned copy, so the caller
+//! needs no borrow of the engine that outlives the call.
 
-use crate::cpufreq::{self, CpufreqGovernor};
-use crate::cpuidle::{self, CpuidleGovernor};
+use crate::cpufreq::{self, CpufreqGovernor, HwpRequest, Policy, Relation, SchedView};
+use crate::cpuidle::{self, CpuidleGovernor, IdleDevice, Selection};
 use crate::error::{Error, Result};
 use crate::params::Spec;
 use crate::platform::Platform;
@@ -75,7 +85,7 @@ fn check_spec(spec: &Spec, brought: bool, what: &str) -> Result<()> {
 
 /// The cpufreq governor `spec` names, or the caller's.
 pub(crate) fn build_cpufreq(spec: &Spec, factory: Option<CpufreqFactory>, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
-    check_spec(spec, factory.is_some(), "--cpufreq")?;
+    check_spec(spec, factory.is_some(), "cpufreq")?;
     match factory {
         Some(build) => build(platform),
         None => cpufreq::build(spec, platform),
@@ -84,7 +94,7 @@ pub(crate) fn build_cpufreq(spec: &Spec, factory: Option<CpufreqFactory>, platfo
 
 /// The cpuidle governor `spec` names, or the caller's.
 pub(crate) fn build_cpuidle(spec: &Spec, factory: Option<CpuidleFactory>, platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
-    check_spec(spec, factory.is_some(), "--cpuidle")?;
+    check_spec(spec, factory.is_some(), "cpuidle")?;
     match factory {
         Some(build) => build(platform),
         None => cpuidle::build(spec, platform),
@@ -98,6 +108,217 @@ pub(crate) fn spec_text(spec: &Spec, governor_name: &str) -> String {
         governor_name.to_string()
     } else {
         spec.to_text()
+    }
+}
+
+/// What one call of an external cpufreq governor answered, as plain values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpufreqAnswer {
+    /// No answer (Python's None): only the requests made during the call apply.
+    Nothing,
+    /// A frequency, kHz, as given: `set_target(khz, Relation::L)`.
+    Khz(i64),
+    /// An HWP request's fields (MSR_HWP_REQUEST), as given.
+    Hwp { min_perf: i64, max_perf: i64, desired_perf: i64, epp: i64 },
+    /// Something that is none of these (a string, a float, an int too big).
+    Other,
+}
+
+/// What an external cpufreq governor asked for through its policy during
+/// one call, besides its answer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpufreqRequests {
+    /// A frequency and relation, already checked by [`check_target_khz`].
+    pub target: Option<(u32, Relation)>,
+    /// (delay from now ns, deferrable)
+    pub timer: Option<(u64, bool)>,
+    pub cancel_timer: bool,
+}
+
+/// Why a policy that takes HWP requests refuses a frequency.
+pub const HWP_TAKES_NO_FREQUENCY: &str = "with HWP on, intel_pstate's active mode writes HWP requests, and the \
+    hardware ignores P-state requests (IA32_PERF_CTL): return an HwpRequest";
+
+/// A frequency an external governor asks for during a call (its policy's
+/// `set_target`): within the policy limits `min_khz..=max_khz`, and only
+/// where the policy takes frequencies (`hwp`: it takes HWP requests).
+pub fn check_target_khz(khz: i64, min_khz: u32, max_khz: u32, hwp: bool) -> std::result::Result<u32, String> {
+    if hwp {
+        return Err(HWP_TAKES_NO_FREQUENCY.to_string());
+    }
+    match u32::try_from(khz) {
+        Ok(k) if (min_khz..=max_khz).contains(&k) => Ok(k),
+        _ => Err(format!("{khz} kHz is outside the policy limits, {min_khz} to {max_khz} kHz")),
+    }
+}
+
+/// cpufreq's relation written as a letter: `L`, `H` or `C`.
+pub fn relation(text: &str) -> std::result::Result<Relation, String> {
+    match text {
+        "L" => Ok(Relation::L),
+        "H" => Ok(Relation::H),
+        "C" => Ok(Relation::C),
+        other => Err(format!("relation {other:?} is not one of \"L\", \"H\", \"C\"")),
+    }
+}
+
+/// Apply what an external governor's call answered and asked for to the
+/// policy: the answer if it is one (checked against the policy: limits,
+/// HWP), else the target asked for; then the timer requests. `shown` gives
+/// the answer as the governor wrote it, for the message when it cannot be
+/// applied (then nothing is applied).
+pub fn apply_cpufreq(p: &mut Policy<'_>, answer: CpufreqAnswer, shown: impl FnOnce() -> String, req: CpufreqRequests) -> std::result::Result<(), String> {
+    match answer {
+        CpufreqAnswer::Nothing => {
+            if let Some((khz, relation)) = req.target {
+                p.set_target(khz, relation);
+            }
+        }
+        CpufreqAnswer::Hwp { min_perf, max_perf, desired_perf, epp } => {
+            let hwp = HwpRequest::from_fields(min_perf, max_perf, desired_perf, epp)
+                .and_then(|hwp| p.check_hwp_request(&hwp).map(|()| hwp))
+                .map_err(|why| format!("returned {}: {why}", shown()))?;
+            p.set_hwp_request(hwp);
+        }
+        CpufreqAnswer::Khz(_) | CpufreqAnswer::Other if p.hwp.is_some() => {
+            let what = if answer == CpufreqAnswer::Other { "expected an HwpRequest or None (HWP is on)" } else { HWP_TAKES_NO_FREQUENCY };
+            return Err(format!("returned {}; {what}", shown()));
+        }
+        CpufreqAnswer::Khz(khz) => match u32::try_from(khz) {
+            Ok(khz) if (p.min_khz..=p.max_khz).contains(&khz) => p.set_target(khz, Relation::L),
+            _ => return Err(format!("returned {}: outside the limits of policy {}, {} to {} kHz", shown(), p.id, p.min_khz, p.max_khz)),
+        },
+        CpufreqAnswer::Other => {
+            return Err(format!("returned {}; expected a frequency in kHz (int), an HwpRequest or None", shown()));
+        }
+    }
+    if req.cancel_timer {
+        p.cancel_timer();
+    }
+    if let Some((delay_ns, deferrable)) = req.timer {
+        p.arm_timer(delay_ns, deferrable);
+    }
+    Ok(())
+}
+
+/// The idle state an external cpuidle governor's select chose, if `dev`
+/// has it and it is enabled.
+pub fn check_selection(dev: &IdleDevice<'_>, state: i64, stop_tick: bool) -> std::result::Result<Selection, String> {
+    let n = dev.states.len();
+    match usize::try_from(state) {
+        Ok(state) if state < n && !dev.disabled[state] => Ok(Selection { state, stop_tick }),
+        Ok(state) if state < n => Err(format!("returned state {state} on CPU {}, which is disabled", dev.cpu)),
+        _ => Err(format!("returned state {state} on CPU {}, which has states 0 to {}", dev.cpu, n - 1)),
+    }
+}
+
+/// What an external governor answers until the engine takes its error and
+/// stops the run: the shallowest enabled state, tick stopped.
+pub fn harmless_selection(dev: &IdleDevice<'_>) -> Selection {
+    let state = dev.disabled.iter().position(|&d| !d).unwrap_or(0);
+    Selection { state, stop_tick: true }
+}
+
+/// The scheduler's figures for every CPU, copied from a [`SchedView`] at the
+/// start of an external governor's call, so the governor can read them
+/// during the call without a borrow of the engine.
+///
+/// The cumulative idle and iowait times answer for any time, as
+/// [`SchedView::idle_ns`] does: such a time is a total that, while the CPU
+/// is idle, grows by 1 ns per ns past the idle period's entry and is
+/// otherwise constant (get_cpu_idle_time's arithmetic, Linux v6.8
+/// kernel/time/tick-sched.c, get_cpu_sleep_time_us()). Reading it at 0 and
+/// at a far time gives the total and the entry, so the copy answers exactly
+/// as the view would.
+#[derive(Debug, Clone, Default)]
+pub struct SchedSnapshot {
+    cpus: Vec<CpuFigures>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CpuFigures {
+    util: u64,
+    capacity: u64,
+    nr_running: u32,
+    idle_calls: Option<u64>,
+    idle: Cumulative,
+    iowait: Cumulative,
+}
+
+/// A cumulative time: `total_ns`, plus the time since `since_ns` if set.
+#[derive(Debug, Clone, Copy)]
+struct Cumulative {
+    total_ns: u64,
+    since_ns: Option<u64>,
+}
+
+/// A time later than any simulated one, where a growing total shows.
+const FAR_NS: u64 = 1 << 62;
+
+impl Cumulative {
+    fn read(at: impl Fn(u64) -> u64) -> Self {
+        let (total_ns, far) = (at(0), at(FAR_NS));
+        let since_ns = (far != total_ns).then(|| FAR_NS - (far - total_ns));
+        Cumulative { total_ns, since_ns }
+    }
+
+    fn until(self, now_ns: u64) -> u64 {
+        self.total_ns + self.since_ns.map_or(0, |s| now_ns.saturating_sub(s))
+    }
+}
+
+impl SchedSnapshot {
+    /// Copy `sched`'s figures for CPUs `0..nr_cpus`, reusing this one's room.
+    pub fn refresh(&mut self, sched: &dyn SchedView, nr_cpus: usize) {
+        self.cpus.clear();
+        self.cpus.extend((0..nr_cpus).map(|cpu| CpuFigures {
+            util: sched.cpu_util(cpu),
+            capacity: sched.capacity(cpu),
+            nr_running: sched.nr_running(cpu),
+            idle_calls: sched.idle_calls(cpu),
+            idle: Cumulative::read(|t| sched.idle_ns(cpu, t)),
+            iowait: Cumulative::read(|t| sched.iowait_ns(cpu, t)),
+        }));
+    }
+
+    /// The number of CPUs copied.
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// The figures of `cpu`; None if the machine has no such CPU.
+    fn cpu(&self, cpu: usize) -> Option<&CpuFigures> {
+        self.cpus.get(cpu)
+    }
+
+    /// [`SchedView::cpu_util`].
+    pub fn cpu_util(&self, cpu: usize) -> Option<u64> {
+        self.cpu(cpu).map(|c| c.util)
+    }
+
+    /// [`SchedView::capacity`].
+    pub fn capacity(&self, cpu: usize) -> Option<u64> {
+        self.cpu(cpu).map(|c| c.capacity)
+    }
+
+    /// [`SchedView::idle_ns`].
+    pub fn idle_ns(&self, cpu: usize, now_ns: u64) -> Option<u64> {
+        self.cpu(cpu).map(|c| c.idle.until(now_ns))
+    }
+
+    /// [`SchedView::iowait_ns`].
+    pub fn iowait_ns(&self, cpu: usize, now_ns: u64) -> Option<u64> {
+        self.cpu(cpu).map(|c| c.iowait.until(now_ns))
+    }
+
+    /// [`SchedView::nr_running`].
+    pub fn nr_running(&self, cpu: usize) -> Option<u32> {
+        self.cpu(cpu).map(|c| c.nr_running)
+    }
+
+    /// [`SchedView::idle_calls`]; the outer None if there is no such CPU.
+    pub fn idle_calls(&self, cpu: usize) -> Option<Option<u64>> {
+        self.cpu(cpu).map(|c| c.idle_calls)
     }
 }
 
@@ -117,5 +338,76 @@ impl Engine {
             .take()
             .or_else(|| self.cpufreq.take_error())
             .or_else(|| self.cpuidle.take_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cumulative times as the engine keeps them (sched/mod.rs,
+    /// `idle_time_until`): a total, plus the time since the idle entry
+    /// while idle.
+    struct Fake {
+        /// Per CPU: (idle total ns, idle entry ns if idle, iowait total ns, iowait entry ns if in iowait)
+        cpus: Vec<(u64, Option<u64>, u64, Option<u64>)>,
+    }
+
+    impl SchedView for Fake {
+        fn cpu_util(&self, cpu: usize) -> u64 {
+            100 + cpu as u64
+        }
+        fn capacity(&self, cpu: usize) -> u64 {
+            1024 - cpu as u64
+        }
+        fn idle_ns(&self, cpu: usize, now_ns: u64) -> u64 {
+            let (total, entry, ..) = self.cpus[cpu];
+            total + entry.map_or(0, |e| now_ns.saturating_sub(e))
+        }
+        fn iowait_ns(&self, cpu: usize, now_ns: u64) -> u64 {
+            let (.., total, entry) = self.cpus[cpu];
+            total + entry.map_or(0, |e| now_ns.saturating_sub(e))
+        }
+        fn nr_running(&self, cpu: usize) -> u32 {
+            cpu as u32
+        }
+        fn idle_calls(&self, cpu: usize) -> Option<u64> {
+            (cpu > 0).then_some(7)
+        }
+        fn clock_khz_ns(&self, _cpu: usize, _now_ns: u64) -> u128 {
+            0
+        }
+    }
+
+    #[test]
+    fn a_snapshot_answers_as_the_view_at_any_time() {
+        let fake = Fake { cpus: vec![(5_000, None, 0, None), (7_000, Some(1_000_000), 300, Some(1_000_000)), (0, Some(0), 0, None)] };
+        let mut snap = SchedSnapshot::default();
+        snap.refresh(&fake, 3);
+        assert_eq!(snap.nr_cpus(), 3);
+        for cpu in 0..3 {
+            assert_eq!(snap.cpu_util(cpu), Some(fake.cpu_util(cpu)));
+            assert_eq!(snap.capacity(cpu), Some(fake.capacity(cpu)));
+            assert_eq!(snap.nr_running(cpu), Some(fake.nr_running(cpu)));
+            assert_eq!(snap.idle_calls(cpu), Some(fake.idle_calls(cpu)));
+            for t in [0, 1, 999_999, 1_000_000, 1_000_001, 2_500_000, 1 << 40] {
+                assert_eq!(snap.idle_ns(cpu, t), Some(fake.idle_ns(cpu, t)), "CPU {cpu} at {t}");
+                assert_eq!(snap.iowait_ns(cpu, t), Some(fake.iowait_ns(cpu, t)), "CPU {cpu} at {t}");
+            }
+        }
+        assert_eq!(snap.cpu_util(3), None);
+    }
+
+    #[test]
+    fn a_selection_must_exist_and_be_enabled() {
+        let states = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap().cpu_types[0].idle_states.clone();
+        let mut disabled = vec![false; states.len()];
+        disabled[1] = true;
+        let dev = IdleDevice { cpu: 2, states: &states, disabled: &disabled };
+        assert_eq!(check_selection(&dev, 0, false).map(|s| (s.state, s.stop_tick)), Ok((0, false)));
+        assert_eq!(check_selection(&dev, 1, true).unwrap_err(), "returned state 1 on CPU 2, which is disabled");
+        let last = states.len() - 1;
+        assert_eq!(check_selection(&dev, -1, true).unwrap_err(), format!("returned state -1 on CPU 2, which has states 0 to {last}"));
+        assert_eq!(harmless_selection(&dev).state, 0);
     }
 }

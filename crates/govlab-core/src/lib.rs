@@ -10,7 +10,7 @@
 //! use govlab_core::params::Spec;
 //!
 //! let cfg = RunConfig {
-//!     workload: Spec::parse("periodic:tasks=2,run_us=500,period_us=4000", "--workload").unwrap(),
+//!     workload: Spec::parse("periodic:tasks=2,run_us=500,period_us=4000", "workload").unwrap(),
 //!     cpufreq: Spec::new("powersave"),
 //!     duration_ns: 200_000_000,
 //!     ..RunConfig::default()

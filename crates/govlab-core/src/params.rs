@@ -29,7 +29,9 @@ impl Spec {
         }
     }
 
-    /// Parse `name[:k=v[,k=v...]]`. `what` names the option for errors.
+    /// Parse `name[:k=v[,k=v...]]`. `what` names the field the text came
+    /// from (`platform`, `workload`, `cpufreq`, `cpuidle`) in errors; the
+    /// engine knows no command-line flags.
     pub fn parse(text: &str, what: &str) -> Result<Spec> {
         let text = text.trim();
         let (name, rest) = match text.split_once(':') {
@@ -416,7 +418,7 @@ mod tests {
 
     #[test]
     fn spec_round_trip() {
-        let s = Spec::parse("userspace:scaling_setspeed=2000000", "--cpufreq").unwrap();
+        let s = Spec::parse("userspace:scaling_setspeed=2000000", "cpufreq").unwrap();
         assert_eq!(s.name, "userspace");
         assert_eq!(s.params, vec![("scaling_setspeed".into(), "2000000".into())]);
         assert_eq!(s.to_text(), "userspace:scaling_setspeed=2000000");
@@ -424,7 +426,7 @@ mod tests {
 
     #[test]
     fn unknown_key_names_valid_ones() {
-        let s = Spec::parse("x:foo=1", "--cpufreq").unwrap();
+        let s = Spec::parse("x:foo=1", "cpufreq").unwrap();
         let mut p = Params::new("governor x", &s);
         assert_eq!(p.u64("bar", 3, 0, 10).unwrap(), 3);
         let e = p.finish().unwrap_err().to_string();

@@ -1,9 +1,11 @@
 //! `govlab._core`: the private native module behind `python/govlab`.
 //!
-//! Conversion only (design/STYLE.md, "Bindings only convert"): each function
+//! Conversion only ("bindings only convert"): each function
 //! takes Python arguments, calls [`govlab_core::api`], and maps the error with
 //! [`error::to_py`]. Configs and results cross as JSON text, which the Python
-//! package builds and parses; defaults and validation live in the engine.
+//! package builds and parses: the engine takes a typed [`RunConfig`] and
+//! answers typed structs, and the JSON is read and written here only.
+//! Defaults and validation live in the engine.
 //!
 //! `run` releases the GIL for the whole simulation. While it runs, the engine
 //! reports progress through a callback; at most every [`CHECK_EVERY`] of wall
@@ -22,12 +24,42 @@ mod governor;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use govlab_core::api::{self, RunArgs, RunConfig};
 use govlab_core::external::ExternalGovernors;
 use govlab_core::trace::replay::Wakeups;
+use govlab_core::Error;
 use pyo3::prelude::*;
+use serde::Serialize;
 
 /// How often, in wall time, a running simulation takes the GIL back.
 const CHECK_EVERY: Duration = Duration::from_millis(100);
+
+/// The run configuration `config_json` describes (an object with the
+/// fields of [`RunArgs`]), resolved by the engine.
+fn config(config_json: &str) -> PyResult<RunConfig> {
+    let args: RunArgs = serde_json::from_str(config_json)
+        .map_err(|e| error::to_py(Error::invalid("run configuration", "json", e, RunArgs::FIELDS)))?;
+    RunConfig::from_args(args).map_err(error::to_py)
+}
+
+/// `value` as JSON text, fields in declaration order.
+fn json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// `value` as JSON text with every object's keys sorted: the form these
+/// answers have always had (they were built as JSON values).
+fn json_sorted<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value).map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// The run's result, or the Python exception that stopped it.
+fn finish<T>(check: Check, result: govlab_core::Result<T>) -> PyResult<T> {
+    match check.pending {
+        Some(err) => Err(err),
+        None => result.map_err(error::to_py),
+    }
+}
 
 /// Run one simulation described by `config_json`; returns the result as JSON.
 ///
@@ -47,33 +79,30 @@ fn run(
     cpufreq: Option<(String, PyObject)>,
     cpuidle: Option<(String, PyObject)>,
 ) -> PyResult<String> {
+    let cfg = config(config_json)?;
     let mut check = Check::new(progress);
+    let mut tick = |d, t| check.tick(d, t);
     let result = if cpufreq.is_none() && cpuidle.is_none() {
-        py.allow_threads(|| {
-            govlab_core::api::run_json(config_json, trace_path.as_deref(), Some(&mut |d, t| check.tick(d, t)))
-        })
+        py.allow_threads(|| cfg.run(trace_path.as_deref(), Some(&mut tick)))
     } else {
-        let ext = externals(cpufreq, cpuidle);
-        govlab_core::api::run_json_with(config_json, ext, trace_path.as_deref(), Some(&mut |d, t| check.tick(d, t)))
+        cfg.run_with(externals(cpufreq, cpuidle), trace_path.as_deref(), Some(&mut tick))
     };
-    match check.pending {
-        Some(err) => Err(err),
-        None => result.map_err(error::to_py),
-    }
+    finish(check, result).map(|r| json(&r))
 }
 
 /// The catalogue of `kind` ("platforms", "workloads", "governors") as JSON.
 #[pyfunction]
 #[pyo3(name = "list")]
 fn list_(kind: &str) -> PyResult<String> {
-    govlab_core::api::list_json(kind).map_err(error::to_py)
+    api::list(kind).map(|c| json_sorted(&c)).map_err(error::to_py)
 }
 
 /// The resolved tunables and parameters of the run `config_json` describes, as JSON.
 #[pyfunction]
 #[pyo3(signature = (config_json, cpufreq=None, cpuidle=None))]
 fn show_config(config_json: &str, cpufreq: Option<(String, PyObject)>, cpuidle: Option<(String, PyObject)>) -> PyResult<String> {
-    govlab_core::api::show_config_json_with(config_json, externals(cpufreq, cpuidle)).map_err(error::to_py)
+    let shown = config(config_json)?.show_with(externals(cpufreq, cpuidle)).map_err(error::to_py)?;
+    Ok(serde_json::to_value(shown).and_then(|v| serde_json::to_string_pretty(&v)).unwrap_or_default())
 }
 
 /// The Python governors of a run, as the engine takes them.
@@ -90,7 +119,7 @@ fn externals(cpufreq: Option<(String, PyObject)>, cpuidle: Option<(String, PyObj
 #[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
 #[pyo3(signature = (path, platform=None))]
 fn trace_stats(py: Python<'_>, path: PathBuf, platform: Option<&str>) -> PyResult<String> {
-    py.allow_threads(|| govlab_core::api::trace_stats_json(&path, platform)).map_err(error::to_py)
+    py.allow_threads(|| api::trace_stats(&path, platform)).map(|s| json(&s)).map_err(error::to_py)
 }
 
 /// `govlab trace stats --html`: `{"stats", "timeline"}` of the trace in
@@ -99,7 +128,7 @@ fn trace_stats(py: Python<'_>, path: PathBuf, platform: Option<&str>) -> PyResul
 #[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
 #[pyo3(signature = (path, platform=None, max_spans=None))]
 fn trace_timeline(py: Python<'_>, path: PathBuf, platform: Option<&str>, max_spans: Option<usize>) -> PyResult<String> {
-    py.allow_threads(|| govlab_core::api::trace_timeline_json(&path, platform, max_spans)).map_err(error::to_py)
+    py.allow_threads(|| api::trace_timeline(&path, platform, max_spans)).map(|t| json_sorted(&t)).map_err(error::to_py)
 }
 
 /// `govlab trace replay`: the trace's tasks re-simulated as `config_json`
@@ -109,13 +138,11 @@ fn trace_timeline(py: Python<'_>, path: PathBuf, platform: Option<&str>, max_spa
 #[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
 #[pyo3(signature = (path, config_json, pin=false, progress=None, timed_wakeups=false))]
 fn replay(py: Python<'_>, path: PathBuf, config_json: &str, pin: bool, progress: Option<PyObject>, timed_wakeups: bool) -> PyResult<String> {
+    let cfg = config(config_json)?;
     let mut check = Check::new(progress);
     let wakeups = if timed_wakeups { Wakeups::Timed } else { Wakeups::Follow };
-    let result = py.allow_threads(|| govlab_core::api::replay_json(&path, config_json, pin, wakeups, Some(&mut |d, t| check.tick(d, t))));
-    match check.pending {
-        Some(err) => Err(err),
-        None => result.map_err(error::to_py),
-    }
+    let result = py.allow_threads(|| api::replay(&path, &cfg, pin, wakeups, Some(&mut |d, t| check.tick(d, t))));
+    finish(check, result).map(|r| json_sorted(&r))
 }
 
 /// The engine's progress callback, throttled to [`CHECK_EVERY`].

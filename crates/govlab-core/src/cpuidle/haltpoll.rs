@@ -329,7 +329,7 @@ mod tests {
         let states = haltpoll_states();
         let disabled = [false; 2];
         let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
-        let spec = Spec::parse("haltpoll:guest_halt_poll_grow=3,guest_halt_poll_allow_shrink=off", "--cpuidle").unwrap();
+        let spec = Spec::parse("haltpoll:guest_halt_poll_grow=3,guest_halt_poll_allow_shrink=off", "cpuidle").unwrap();
         let mut g = Haltpoll::new(HaltpollTunables::from_spec(&spec).unwrap());
         g.enable(&dev);
         // 0 → 50 (grow_start) → 150 → 450, clamped to 200 µs.
@@ -337,7 +337,7 @@ mod tests {
         assert_eq!(grown, vec![50 * US, 150 * US, 200 * US]);
         assert_eq!(halt(&mut g, &dev, 10_000 * US), 200 * US);
         // shrink = 0 resets the limit.
-        let spec = Spec::parse("haltpoll:guest_halt_poll_shrink=0", "--cpuidle").unwrap();
+        let spec = Spec::parse("haltpoll:guest_halt_poll_shrink=0", "cpuidle").unwrap();
         let mut g = Haltpoll::new(HaltpollTunables::from_spec(&spec).unwrap());
         g.enable(&dev);
         halt(&mut g, &dev, 10 * US);
@@ -417,11 +417,11 @@ mod tests {
                 ("guest_halt_poll_allow_shrink".to_string(), "true".to_string()),
             ]
         );
-        let spec = Spec::parse("haltpoll:guest_halt_poll_us=1", "--cpuidle").unwrap();
+        let spec = Spec::parse("haltpoll:guest_halt_poll_us=1", "cpuidle").unwrap();
         assert!((INFO.build)(&spec, &platform).is_err());
-        let spec = Spec::parse("haltpoll:guest_halt_poll_ns=-1", "--cpuidle").unwrap();
+        let spec = Spec::parse("haltpoll:guest_halt_poll_ns=-1", "cpuidle").unwrap();
         assert!((INFO.build)(&spec, &platform).is_err());
-        let spec = Spec::parse("haltpoll:guest_halt_poll_ns=4294967296", "--cpuidle").unwrap();
+        let spec = Spec::parse("haltpoll:guest_halt_poll_ns=4294967296", "cpuidle").unwrap();
         assert!((INFO.build)(&spec, &platform).is_err());
     }
 }

@@ -670,7 +670,7 @@ mod tests {
     fn builds_without_settings_and_rejects_any() {
         let platform = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
         assert_eq!((INFO.build)(&Spec::new("teo"), &platform).unwrap().name(), "teo");
-        let spec = Spec::parse("teo:foo=1", "--cpuidle").unwrap();
+        let spec = Spec::parse("teo:foo=1", "cpuidle").unwrap();
         assert!((INFO.build)(&spec, &platform).is_err());
     }
 }

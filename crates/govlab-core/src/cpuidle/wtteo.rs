@@ -1090,13 +1090,13 @@ mod tests {
                 ("weighted".to_string(), "on".to_string()),
             ]
         );
-        let spec = Spec::parse("wtteo:learning_rate=5,initial_diag_weight=7000,weighted=off", "--cpuidle").unwrap();
+        let spec = Spec::parse("wtteo:learning_rate=5,initial_diag_weight=7000,weighted=off", "cpuidle").unwrap();
         assert_eq!(
             WtteoTunables::from_spec(&spec).unwrap(),
             WtteoTunables { learning_rate: 5, initial_diag_weight: 7000, weighted: false }
         );
         for bad in ["wtteo:learning_rate=101", "wtteo:initial_diag_weight=10001", "wtteo:weighted=maybe", "wtteo:foo=1"] {
-            let spec = Spec::parse(bad, "--cpuidle").unwrap();
+            let spec = Spec::parse(bad, "cpuidle").unwrap();
             assert!((INFO.build)(&spec, &platform).is_err(), "{bad} accepted");
         }
         assert!(super::super::registry().iter().any(|g| g.name == "wtteo"));

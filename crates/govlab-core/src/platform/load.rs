@@ -1615,7 +1615,7 @@ mb_per_s = 100
     }
 
     fn named(text: &str) -> Result<Platform> {
-        load_named(&Spec::parse(text, "--platform")?)
+        load_named(&Spec::parse(text, "platform")?)
     }
 
     /// Every index of a resolved platform points back consistently.

@@ -41,11 +41,12 @@
 //! work (all work scales with frequency).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use crate::error::{Error, Result};
 use crate::platform::Platform;
+use crate::sim::rng::Rng;
 use crate::trace::{EventKind, Trace};
+use crate::workload::{Better, ChannelSpec, Dist, Metric, Op, Program, Record, Setup, TaskSpec, TimerRef, Workload};
 
 /// What a wakeup by a task becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -321,66 +322,92 @@ fn new_task(comm: &str) -> Task {
     Task { comm: comm.to_string(), steps: Vec::new(), cpus: std::collections::BTreeSet::new(), state: State::Unseen, cycles: 0.0 }
 }
 
-/// The tasks as a workload file of govlab's task language; with `pin`, each
-/// task may run only on the CPUs it ran on in the trace. Each program ends
-/// waiting for the end of the trace's span (`timer`, absolute from the
+/// The replayed tasks as a workload of govlab's task language, built in
+/// memory: the programs a workload file with the same tasks would give
+/// (`workload/file.rs`). No series or counters, so the one metric is the
+/// work rate, as for such a file.
+pub struct ReplayWorkload {
+    setup: Setup,
+    source: String,
+}
+
+/// The tasks as programs of govlab's task language; with `pin`, each task
+/// may run only on the CPUs it ran on in the trace. Each program ends
+/// waiting for the end of the trace's span (an absolute `timer` from the
 /// start), so the replay lasts as long as the recording. A wakeup is a
 /// `send` on the channel `wake-WAKER-WAKEE`, the wait for it a `recv`.
-pub fn workload_toml(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> Result<String> {
+/// `source` names the trace.
+pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> Result<ReplayWorkload> {
     if tasks.is_empty() {
         return Err(Error::invalid("trace replay", "trace", source, "a trace with at least one task that runs (sched_switch events)"));
     }
-    let mut s = String::new();
-    let _ = writeln!(s, "description = {}", toml_str(&format!("replay of {source}: {} tasks", tasks.len())));
     let pairs: std::collections::BTreeSet<(i32, i32)> = tasks
         .iter()
         .flat_map(|t| t.steps.iter().filter_map(move |s| if let Step::WokenBy(w) = s { Some((*w, t.pid)) } else { None }))
         .collect();
-    for (waker, wakee) in &pairs {
-        let _ = writeln!(s, "\n[[channel]]\nname = \"{}\"", channel(*waker, *wakee));
-    }
+    let chan = |pair: (i32, i32)| pairs.iter().position(|&p| p == pair).map(|i| i as u32);
+    let mut setup = Setup {
+        channels: pairs.iter().map(|&(waker, wakee)| ChannelSpec { name: channel(waker, wakee), capacity_bytes: PIPE_BYTES }).collect(),
+        ..Setup::default()
+    };
     for t in tasks {
-        let _ = writeln!(s, "\n[[task]]\ncomm = {}", toml_str(&format!("{}-{}", t.comm, t.pid)));
-        if pin {
-            let cpus: Vec<String> = t.cpus.iter().map(usize::to_string).collect();
-            let _ = writeln!(s, "cpus = [{}]", cpus.join(", "));
-        }
-        s.push_str("ops = [\n");
+        let mut ops = Vec::with_capacity(t.steps.len() + 1);
         for step in &t.steps {
-            match step {
-                Step::Run(c) => {
-                    let _ = writeln!(s, "  {{ run_cycles = {c} }},");
-                }
-                Step::Sleep(ns) => {
-                    let _ = writeln!(s, "  {{ sleep = \"{ns}ns\" }},");
-                }
+            match *step {
+                Step::Run(c) => ops.push(Op::Run { cycles: Dist::Fixed(c as f64), mem: 0.0 }),
+                Step::Sleep(ns) => ops.push(Op::Sleep { ns: Dist::Fixed(ns as f64) }),
                 // A wakeup of a task that is not replayed (it never ran) goes nowhere.
-                Step::Wake(wakee) if pairs.contains(&(t.pid, *wakee)) => {
-                    let _ = writeln!(s, "  {{ send = \"{}\" }},", channel(t.pid, *wakee));
-                }
-                Step::Wake(_) => {}
-                Step::WokenBy(waker) => {
-                    let _ = writeln!(s, "  {{ recv = \"{}\" }},", channel(*waker, t.pid));
-                }
+                Step::Wake(wakee) => ops.extend(chan((t.pid, wakee)).map(|chan| Op::Send { chan, bytes: 1 })),
+                Step::WokenBy(waker) => ops.extend(chan((waker, t.pid)).map(|chan| Op::Recv { chan })),
             }
         }
-        let _ = writeln!(s, "  {{ timer = \"{}ns\" }},\n]", span_ns.max(1));
+        ops.push(Op::Timer { period_ns: span_ns.max(1), timer: TimerRef::Own(0), relative: false });
+        let mut spec = TaskSpec::new(format!("{}-{}", t.comm, t.pid), Program { ops });
+        if pin {
+            spec.affinity = Some(t.cpus.iter().copied().collect());
+        }
+        setup.tasks.push(spec);
     }
-    Ok(s)
+    Ok(ReplayWorkload { setup, source: source.to_string() })
 }
+
+/// A channel's buffer, as a pipe's (a workload file's default).
+const PIPE_BYTES: u64 = 65_536;
 
 fn channel(waker: i32, wakee: i32) -> String {
     format!("wake-{waker}-{wakee}")
 }
 
-fn toml_str(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
+/// The work rate's name, the primary metric.
+const WORK_RATE: &str = "work_rate_gcps";
+
+impl Workload for ReplayWorkload {
+    fn setup(&self, _platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
+        Ok(self.setup.clone())
+    }
+
+    fn metrics(&self, r: &Record) -> Vec<Metric> {
+        vec![Metric::new(WORK_RATE, r.per_second(r.cycles_retired) / 1e9, "Gcycles/s", Better::Higher)]
+    }
+
+    fn primary(&self) -> &str {
+        WORK_RATE
+    }
+
+    fn resolved(&self) -> Vec<(String, String)> {
+        vec![("trace".into(), self.source.clone())]
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::path::Path;
+
+    /// A program's ops, as Debug shows them.
+    fn ops_text(ops: &[Op]) -> Vec<String> {
+        ops.iter().map(|o| format!("{o:?}")).collect()
+    }
 
     const TRACE: &str = "\
 cpus=2
@@ -410,10 +437,13 @@ cpus=2
         // from 3 ms with no traced wakeup, back at 10 ms until the end.
         assert_eq!(b.steps, [Step::Sleep(1_000_000), Step::Run(3_000_000), Step::Sleep(7_000_000)]);
         assert_eq!(a.cpus.iter().copied().collect::<Vec<_>>(), [0, 1]);
-        let toml = workload_toml(&tasks, "t.txt", true, 9_000_000).unwrap();
-        assert!(toml.contains("{ timer = \"9000000ns\" },\n]"));
-        assert!(toml.contains("cpus = [0, 1]"));
-        assert!(toml.contains("comm = \"a-10\"") && toml.contains("{ run_cycles = 3000000 }") && toml.contains("{ sleep = \"2000000ns\" }"));
+        let setup = workload(&tasks, "t.txt", true, 9_000_000).unwrap().setup;
+        let a = setup.tasks.iter().find(|t| t.comm == "a-10").unwrap();
+        assert_eq!(a.affinity, Some(vec![0, 1]));
+        assert_eq!(
+            ops_text(&a.program.ops),
+            ["Run { cycles: Fixed(3000000.0), mem: 0.0 }", "Sleep { ns: Fixed(2000000.0) }", "Run { cycles: Fixed(500000.0), mem: 0.0 }", "Timer { period_ns: 9000000, timer: Own(0), relative: false }"]
+        );
     }
 
     /// A wakes B in the middle of a burst; C is woken from idle.
@@ -444,10 +474,12 @@ cpus=2
         // B waits for A instead of sleeping 4 ms; C, woken from idle, sleeps 8 ms.
         assert_eq!(steps(21), [Step::Run(2_000_000), Step::WokenBy(20), Step::Run(2_000_000)]);
         assert_eq!(steps(22), [Step::Sleep(8_000_000), Step::Run(1_980_000)]);
-        let toml = workload_toml(&tasks, "t.txt", false, 20_000_000).unwrap();
-        assert!(toml.contains("[[channel]]\nname = \"wake-20-21\""), "{toml}");
-        assert!(toml.contains("{ run_cycles = 10000000 },\n  { send = \"wake-20-21\" },\n  { run_cycles = 2000000 },"), "{toml}");
-        assert!(toml.contains("{ run_cycles = 2000000 },\n  { recv = \"wake-20-21\" },"), "{toml}");
+        let setup = workload(&tasks, "t.txt", false, 20_000_000).unwrap().setup;
+        assert_eq!(setup.channels.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["wake-20-21"]);
+        let ops = |comm: &str| ops_text(&setup.tasks.iter().find(|t| t.comm == comm).unwrap().program.ops);
+        assert_eq!(ops("a-20")[..3], ["Run { cycles: Fixed(10000000.0), mem: 0.0 }", "Send { chan: 0, bytes: 1 }", "Run { cycles: Fixed(2000000.0), mem: 0.0 }"]);
+        assert_eq!(ops("b-21")[..2], ["Run { cycles: Fixed(2000000.0), mem: 0.0 }", "Recv { chan: 0 }"]);
+        assert!(setup.tasks.iter().all(|t| t.affinity.is_none()));
     }
 
     #[test]

@@ -131,7 +131,7 @@ impl<'p> Table<'p> {
     fn new(nr_cpus: usize, platform: Option<&'p Platform>) -> Result<Self> {
         if let Some(p) = platform {
             if nr_cpus > p.nr_cpus() {
-                return Err(Error::invalid("trace stats", "--platform", &p.name, format!("a platform with at least the trace's {nr_cpus} CPUs (it has {})", p.nr_cpus())));
+                return Err(Error::invalid("trace stats", "platform", &p.name, format!("a platform with at least the trace's {nr_cpus} CPUs (it has {})", p.nr_cpus())));
             }
             let states: Vec<Vec<IdleState>> = (0..nr_cpus).map(|c| p.cpu_type_of(c).idle_states.clone()).collect();
             return Ok(Table {
@@ -335,7 +335,7 @@ fn analyse(trace: &Trace, platform: Option<&Platform>, max_spans: Option<usize>)
                         "trace stats",
                         format!("cpu_idle state of CPU {c} at {:.6} s", e.ts_ns as f64 / 1e9),
                         state,
-                        format!("a state of {} ({}); pass --platform for this machine's", table.source, names.join(", ")),
+                        format!("a state of {} ({}); give this machine's platform", table.source, names.join(", ")),
                     ));
                 }
                 if !seen_idle[c] {
@@ -669,7 +669,7 @@ cpus=3
         let text = "cpus=1\n<idle>-0 [000] 1.0: cpu_idle: state=5 cpu_id=0\n<idle>-0 [000] 1.1: cpu_idle: state=4294967295 cpu_id=0\n";
         let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
         let e = stats(&t, None).unwrap_err().to_string();
-        assert!(e.contains("cpu_idle state of CPU 0") && e.contains("'5'") && e.contains("--platform"), "{e}");
+        assert!(e.contains("cpu_idle state of CPU 0") && e.contains("'5'") && e.contains("give this machine's platform"), "{e}");
     }
 
     #[test]

@@ -372,7 +372,7 @@ fn every_governor_reports_counters_and_idle_accuracy_per_cpu() {
             duration_ns: 100_000_000,
             seed: 1,
         };
-        let json: serde_json::Value = serde_json::from_str(&govlab_core::api::run_json(&cfg_json(&cfg), None, None).unwrap()).unwrap();
+        let json = serde_json::to_value(cfg.run(None, None).unwrap()).unwrap();
         let cpus = json["cpus"].as_array().unwrap();
         assert_eq!(cpus.len(), 8, "{}", g.name);
         let mut samples = 0;
@@ -402,16 +402,4 @@ fn every_governor_reports_counters_and_idle_accuracy_per_cpu() {
         }
         assert!(samples > 100, "{}: {samples} idle entries", g.name);
     }
-}
-
-fn cfg_json(cfg: &RunConfig) -> String {
-    serde_json::json!({
-        "platform": cfg.platform.to_text(),
-        "workload": cfg.workload.to_text(),
-        "cpufreq": cfg.cpufreq.to_text(),
-        "cpuidle": cfg.cpuidle.to_text(),
-        "duration_ns": cfg.duration_ns,
-        "seed": cfg.seed,
-    })
-    .to_string()
 }

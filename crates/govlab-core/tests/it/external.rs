@@ -13,7 +13,7 @@ use crate::fixtures::{FixedState, StepUp};
 
 fn config(cpufreq: &str, cpuidle: &str) -> RunConfig {
     RunConfig {
-        workload: Spec::parse("periodic:tasks=2,run_us=500,period_us=4000", "--workload").unwrap(),
+        workload: Spec::parse("periodic:tasks=2,run_us=500,period_us=4000", "workload").unwrap(),
         cpufreq: Spec::new(cpufreq),
         cpuidle: Spec::new(cpuidle),
         duration_ns: 50_000_000,

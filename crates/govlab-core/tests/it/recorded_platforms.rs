@@ -10,14 +10,14 @@
 //! the conversion of work, the governors) shows here and must be explained
 //! there.
 
-use govlab_core::api::replay_json;
+use govlab_core::api;
 use govlab_core::trace::replay::Wakeups;
 
 fn replay(rel: &str, platform: &str, pin: bool) -> (Vec<f64>, Vec<f64>) {
     let real = crate::traces::real_data();
-    let config = format!(r#"{{"platform": "{platform}", "cpufreq": "schedutil", "cpuidle": "menu"}}"#);
-    let out = replay_json(&real.join(rel), &config, pin, Wakeups::Follow, None).unwrap_or_else(|e| panic!("{rel} on {platform}: {e}"));
-    let out: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let config = crate::trace_replay::config(platform);
+    let out = api::replay(&real.join(rel), &config, pin, Wakeups::Follow, None).unwrap_or_else(|e| panic!("{rel} on {platform}: {e}"));
+    let out = serde_json::to_value(out).unwrap();
     let busy = |v: &serde_json::Value| -> Vec<f64> { v["cpus"].as_array().unwrap().iter().map(|c| c["busy_s"].as_f64().unwrap()).collect() };
     (busy(&out["recorded"]), busy(&out["run"]))
 }

@@ -1,7 +1,7 @@
 //! Replaying govlab's own trace of a run under the same platform and
 //! governors reproduces the run's busy time.
 
-use govlab_core::api::{replay_json, RunConfig};
+use govlab_core::api::{replay, RunArgs, RunConfig};
 use govlab_core::params::Spec;
 use govlab_core::trace::replay::Wakeups;
 
@@ -9,24 +9,30 @@ use govlab_core::trace::replay::Wakeups;
 // with turbo the package controller may run the cores lower (fewer turbo
 // bins with more cores active), with HWP the hardware chooses; a replay,
 // like one from a real trace, sees only the request (docs/traces.md).
+/// A replay's configuration: `platform` under schedutil and menu.
+pub fn config(platform: &str) -> RunConfig {
+    let args = RunArgs { platform: Some(platform.into()), cpufreq: Some("schedutil".into()), cpuidle: Some("menu".into()), ..RunArgs::default() };
+    RunConfig::from_args(args).unwrap()
+}
+
 #[test]
 fn replay_of_a_runs_trace_reproduces_its_busy_time() {
     let dir = std::env::temp_dir().join(format!("govlab-replay-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("run.txt");
     let cfg = RunConfig {
-        platform: Spec::parse("skylake-e3-1240v5:hwp=off,turbo=off", "--platform").unwrap(),
-        workload: Spec::parse("periodic:tasks=6,run_us=1500,period_us=7000", "--workload").unwrap(),
+        platform: Spec::parse("skylake-e3-1240v5:hwp=off,turbo=off", "platform").unwrap(),
+        workload: Spec::parse("periodic:tasks=6,run_us=1500,period_us=7000", "workload").unwrap(),
         cpufreq: Spec::new("schedutil"),
         cpuidle: Spec::new("menu"),
         duration_ns: 1_000_000_000,
         ..RunConfig::default()
     };
     let run = cfg.run(Some(&path), None).unwrap();
-    let config = r#"{"platform": "skylake-e3-1240v5:hwp=off,turbo=off", "cpufreq": "schedutil", "cpuidle": "menu", "seed": 1}"#;
-    let out: serde_json::Value = serde_json::from_str(&replay_json(&path, config, true, Wakeups::Timed, None).unwrap()).unwrap();
-    let free: serde_json::Value = serde_json::from_str(&replay_json(&path, config, false, Wakeups::Timed, None).unwrap()).unwrap();
-    let follow: serde_json::Value = serde_json::from_str(&replay_json(&path, config, true, Wakeups::Follow, None).unwrap()).unwrap();
+    let config = &config("skylake-e3-1240v5:hwp=off,turbo=off");
+    let out = serde_json::to_value(replay(&path, config, true, Wakeups::Timed, None).unwrap()).unwrap();
+    let free = serde_json::to_value(replay(&path, config, false, Wakeups::Timed, None).unwrap()).unwrap();
+    let follow = serde_json::to_value(replay(&path, config, true, Wakeups::Follow, None).unwrap()).unwrap();
     assert_eq!(out["tasks"], 6);
     let busy = |out: &serde_json::Value| -> Vec<u64> {
         out["run"]["cpus"].as_array().unwrap().iter().map(|c| c["busy_ns"].as_u64().unwrap()).collect()
@@ -63,7 +69,7 @@ fn replay_of_a_runs_trace_reproduces_its_busy_time() {
 #[test]
 fn real_recordings_replay() {
     let real = crate::traces::real_data();
-    let config = r#"{"platform": "skylake-e3-1240v5", "cpufreq": "schedutil", "cpuidle": "menu"}"#;
+    let config = &config("skylake-e3-1240v5");
     for rel in [
         "trappy/trace_surfaceflinger.html",
         "trappy/trace_idle.dat",
@@ -71,7 +77,7 @@ fn real_recordings_replay() {
         "lisa/example_rtapp/trace.dat",
         "lisa/trace_txt/trace.txt",
     ] {
-        let out: serde_json::Value = serde_json::from_str(&replay_json(&real.join(rel), config, true, Wakeups::Follow, None).unwrap_or_else(|e| panic!("{rel}: {e}"))).unwrap();
+        let out = serde_json::to_value(replay(&real.join(rel), config, true, Wakeups::Follow, None).unwrap_or_else(|e| panic!("{rel}: {e}"))).unwrap();
         assert!(out["tasks"].as_u64().unwrap() >= 10, "{rel}: {}", out["tasks"]);
         let busy: f64 = out["run"]["cpus"].as_array().unwrap().iter().map(|c| c["busy_s"].as_f64().unwrap()).sum();
         assert!(busy > 0.0, "{rel}");
@@ -85,7 +91,7 @@ fn a_trace_without_running_tasks_is_an_error() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("idle.txt");
     std::fs::write(&path, "cpus=1\n<idle>-0 [000] 1.0: cpu_idle: state=1 cpu_id=0\n<idle>-0 [000] 1.5: cpu_idle: state=4294967295 cpu_id=0\n").unwrap();
-    let err = replay_json(&path, "{}", false, Wakeups::Follow, None).unwrap_err().to_string();
+    let err = replay(&path, &RunConfig::default(), false, Wakeups::Follow, None).unwrap_err().to_string();
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(err.contains("at least one task that runs"), "{err}");
 }
@@ -115,20 +121,19 @@ fn last_starts(khz: u32) -> std::collections::BTreeMap<String, f64> {
     use govlab_core::trace::{replay, EventKind};
     let dir = std::env::temp_dir().join(format!("govlab-replay-wakes-{}-{khz}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (src, workload, out) = (dir.join("wakes.txt"), dir.join("replay.toml"), dir.join("replay.txt"));
+    let (src, out) = (dir.join("wakes.txt"), dir.join("replay.txt"));
     std::fs::write(&src, WAKES).unwrap();
     let trace = govlab_core::trace::read_path(&src).unwrap();
     let tasks = replay::tasks(&trace, 2_000_000, None, replay::Wakeups::Follow);
-    std::fs::write(&workload, replay::workload_toml(&tasks, "wakes.txt", true, 20_000_000).unwrap()).unwrap();
+    let workload = replay::workload(&tasks, "wakes.txt", true, 20_000_000).unwrap();
     let cfg = RunConfig {
-        platform: Spec::parse("skylake-e3-1240v5:hwp=off,turbo=off", "--platform").unwrap(),
-        workload: Spec::new(workload.display().to_string()),
-        cpufreq: Spec::parse(&format!("userspace:scaling_setspeed={khz}"), "--cpufreq").unwrap(),
+        platform: Spec::parse("skylake-e3-1240v5:hwp=off,turbo=off", "platform").unwrap(),
+        cpufreq: Spec::parse(&format!("userspace:scaling_setspeed={khz}"), "cpufreq").unwrap(),
         cpuidle: Spec::new("menu"),
         duration_ns: 20_000_000,
         ..RunConfig::default()
     };
-    cfg.run(Some(&out), None).unwrap();
+    cfg.run_workload(Box::new(workload), Some(&out), None).unwrap();
     let replayed = govlab_core::trace::read_path(&out).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     let mut starts = std::collections::BTreeMap::new();

@@ -13,7 +13,7 @@ fn trace_stats_of_a_run_agree_with_the_run() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("run.txt");
     let cfg = RunConfig {
-        workload: Spec::parse("periodic:tasks=6,run_us=1500,period_us=7000", "--workload").unwrap(),
+        workload: Spec::parse("periodic:tasks=6,run_us=1500,period_us=7000", "workload").unwrap(),
         cpufreq: Spec::new("schedutil"),
         cpuidle: Spec::new("menu"),
         duration_ns: 400_000_000,

@@ -2,7 +2,7 @@
 //! running with its defaults, and each model's behaviour in full engine runs
 //! (one module per workload, on the shared harness [`run`]).
 
-use govlab_core::api::{list_json, RunConfig};
+use govlab_core::api::{list, RunConfig};
 use govlab_core::metrics::RunResult;
 use govlab_core::params::Spec;
 use govlab_core::workload;
@@ -32,7 +32,7 @@ fn metric(r: &RunResult, name: &str) -> f64 {
 
 #[test]
 fn list_shows_every_model_with_params_defaults_metric_and_unit() {
-    let list: serde_json::Value = serde_json::from_str(&list_json("workloads").unwrap()).unwrap();
+    let list: serde_json::Value = serde_json::to_value(list("workloads").unwrap()).unwrap();
     let names: Vec<&str> = list.as_array().unwrap().iter().map(|w| w["name"].as_str().unwrap()).collect();
     for expected in [
         "cpu-bound",

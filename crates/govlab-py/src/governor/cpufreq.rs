@@ -1,7 +1,7 @@
 //! A cpufreq governor written in Python, on [`CpufreqGovernor`].
 
-use govlab_core::cpufreq::{CpufreqGovernor, HwpRequest, Policy, Relation, SchedView};
-use govlab_core::external::CpufreqFactory;
+use govlab_core::cpufreq::{CpufreqGovernor, Policy};
+use govlab_core::external::{self, CpufreqAnswer, CpufreqFactory, CpufreqRequests, SchedSnapshot};
 use govlab_core::Error;
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -15,7 +15,8 @@ use super::{init, int_of, intern, method, shown, tuple, Who};
 /// requests a governor may make besides returning a frequency.
 ///
 /// One object per policy for the whole run, refreshed before each call. The
-/// scheduler's figures can be read only during a call.
+/// scheduler's figures can be read only during a call: they are a copy
+/// ([`SchedSnapshot`]) taken when the call begins.
 #[pyclass(unsendable, module = "govlab.governors", name = "Policy")]
 pub(crate) struct PolicyView {
     #[pyo3(get)]
@@ -45,22 +46,15 @@ pub(crate) struct PolicyView {
     /// HWP capabilities when the policy takes HWP requests, else None.
     #[pyo3(get)]
     hwp: Option<Py<HwpCapsView>>,
-    nr_cpus: usize,
-    /// The engine's scheduler view, set only while a call runs.
-    sched: Option<*const (dyn SchedView + 'static)>,
-    req: Requests,
-}
-
-/// What the governor asked for through the policy's methods in one call.
-#[derive(Default)]
-struct Requests {
-    target: Option<(u32, Relation)>,
-    timer: Option<(u64, bool)>,
-    cancel_timer: bool,
+    /// The scheduler's figures, copied at the start of the current call.
+    sched: SchedSnapshot,
+    /// A call is in progress (`sched` is current).
+    in_call: bool,
+    req: CpufreqRequests,
 }
 
 impl PolicyView {
-    fn new(py: Python<'_>, p: &Policy<'_>, nr_cpus: usize) -> PyResult<Self> {
+    fn new(py: Python<'_>, p: &Policy<'_>) -> PyResult<Self> {
         Ok(PolicyView {
             id: p.id,
             cpus: tuple(py, p.cpus.iter().copied())?,
@@ -73,56 +67,36 @@ impl PolicyView {
             transition_latency_ns: p.transition_latency_ns,
             tick_ns: p.tick_ns,
             hwp: p.hwp.map(|c| Py::new(py, HwpCapsView::from(c))).transpose()?,
-            nr_cpus,
-            sched: None,
-            req: Requests::default(),
+            sched: SchedSnapshot::default(),
+            in_call: false,
+            req: CpufreqRequests::default(),
         })
     }
 
-    /// Before a call: the policy's state now, and the scheduler to read.
-    fn enter(&mut self, p: &Policy<'_>) {
+    /// Before a call: the policy's state now, and the scheduler's figures.
+    fn enter(&mut self, p: &Policy<'_>, nr_cpus: usize) {
         self.cur_khz = p.cur_khz;
         self.min_khz = p.min_khz;
         self.max_khz = p.max_khz;
-        let sched: *const (dyn SchedView + '_) = p.sched;
-        // SAFETY: only the lifetime bound is erased. The pointer is read
-        // only by this view's methods, and `leave` clears it before the
-        // engine's call (which holds the borrow) returns. (An `as` cast may
-        // not extend a trait object's lifetime.)
-        #[allow(clippy::transmute_ptr_to_ptr)]
-        let sched = unsafe { std::mem::transmute::<*const (dyn SchedView + '_), *const (dyn SchedView + 'static)>(sched) };
-        self.sched = Some(sched);
-        self.req = Requests::default();
+        self.sched.refresh(p.sched, nr_cpus);
+        self.in_call = true;
+        self.req = CpufreqRequests::default();
     }
 
-    /// After a call: forget the scheduler, hand over the requests.
-    fn leave(&mut self) -> Requests {
-        self.sched = None;
+    /// After a call: hand over the requests.
+    fn leave(&mut self) -> CpufreqRequests {
+        self.in_call = false;
         std::mem::take(&mut self.req)
     }
 
-    fn sched(&self, cpu: usize) -> PyResult<&dyn SchedView> {
-        let Some(sched) = self.sched else {
+    /// A figure of `cpu` read from the copy, during a call only.
+    fn read<T>(&self, cpu: usize, get: impl FnOnce(&SchedSnapshot) -> Option<T>) -> PyResult<T> {
+        if !self.in_call {
             return Err(PyRuntimeError::new_err("a Policy can be read only during the governor call it was given to"));
-        };
-        if cpu >= self.nr_cpus {
-            return Err(PyIndexError::new_err(format!("CPU {cpu} does not exist; the machine has CPUs 0 to {}", self.nr_cpus - 1)));
         }
-        // SAFETY: set by `enter` from a live borrow, cleared by `leave`.
-        Ok(unsafe { &*sched })
-    }
-
-    fn check_khz(&self, khz: i64) -> PyResult<u32> {
-        if self.hwp.is_some() {
-            return Err(PyValueError::new_err(HWP_TAKES_NO_FREQUENCY));
-        }
-        match u32::try_from(khz) {
-            Ok(k) if (self.min_khz..=self.max_khz).contains(&k) => Ok(k),
-            _ => Err(PyValueError::new_err(format!(
-                "{khz} kHz is outside the policy limits, {} to {} kHz",
-                self.min_khz, self.max_khz
-            ))),
-        }
+        get(&self.sched).ok_or_else(|| {
+            PyIndexError::new_err(format!("CPU {cpu} does not exist; the machine has CPUs 0 to {}", self.sched.nr_cpus() - 1))
+        })
     }
 }
 
@@ -130,32 +104,32 @@ impl PolicyView {
 impl PolicyView {
     /// CFS utilisation of `cpu` as schedutil reads it, 0..capacity.
     fn util(&self, cpu: usize) -> PyResult<u64> {
-        Ok(self.sched(cpu)?.cpu_util(cpu))
+        self.read(cpu, |s| s.cpu_util(cpu))
     }
 
     /// arch_scale_cpu_capacity of `cpu` (1024 on the biggest CPUs).
     fn capacity(&self, cpu: usize) -> PyResult<u64> {
-        Ok(self.sched(cpu)?.capacity(cpu))
+        self.read(cpu, |s| s.capacity(cpu))
     }
 
     /// Cumulative idle time of `cpu` up to `now_ns` (get_cpu_idle_time), ns.
     fn idle_ns(&self, cpu: usize, now_ns: u64) -> PyResult<u64> {
-        Ok(self.sched(cpu)?.idle_ns(cpu, now_ns))
+        self.read(cpu, |s| s.idle_ns(cpu, now_ns))
     }
 
     /// Cumulative idle time of `cpu` with a task in iowait on it, ns.
     fn iowait_ns(&self, cpu: usize, now_ns: u64) -> PyResult<u64> {
-        Ok(self.sched(cpu)?.iowait_ns(cpu, now_ns))
+        self.read(cpu, |s| s.iowait_ns(cpu, now_ns))
     }
 
     /// Tasks on the runqueue of `cpu`, the running one included.
     fn nr_running(&self, cpu: usize) -> PyResult<u32> {
-        Ok(self.sched(cpu)?.nr_running(cpu))
+        self.read(cpu, |s| s.nr_running(cpu))
     }
 
     /// Idle entries of `cpu` with the tick stopped, or None if not counted.
     fn idle_calls(&self, cpu: usize) -> PyResult<Option<u64>> {
-        Ok(self.sched(cpu)?.idle_calls(cpu))
+        self.read(cpu, |s| s.idle_calls(cpu))
     }
 
     /// Ask for `khz` with a relation: "L" (lowest table frequency at or
@@ -163,13 +137,9 @@ impl PolicyView {
     /// frequency from the call is `set_target(khz, "L")`.
     #[pyo3(signature = (khz, relation = "L"))]
     fn set_target(&mut self, khz: i64, relation: &str) -> PyResult<()> {
-        let relation = match relation {
-            "L" => Relation::L,
-            "H" => Relation::H,
-            "C" => Relation::C,
-            other => return Err(PyValueError::new_err(format!("relation {other:?} is not one of \"L\", \"H\", \"C\""))),
-        };
-        self.req.target = Some((self.check_khz(khz)?, relation));
+        let relation = external::relation(relation).map_err(PyValueError::new_err)?;
+        let khz = external::check_target_khz(khz, self.min_khz, self.max_khz, self.hwp.is_some()).map_err(PyValueError::new_err)?;
+        self.req.target = Some((khz, relation));
         Ok(())
     }
 
@@ -191,17 +161,6 @@ impl PolicyView {
         let cpus = self.cpus.bind(py).str().map_or_else(|_| "?".into(), |s| s.to_string());
         format!("<Policy {} cpus={cpus} cur={} kHz limits={}..{} kHz>", self.id, self.cur_khz, self.min_khz, self.max_khz)
     }
-}
-
-/// Why a policy that takes HWP requests refuses a frequency.
-const HWP_TAKES_NO_FREQUENCY: &str = "with HWP on, intel_pstate's active mode writes HWP requests, and the \
-    hardware ignores P-state requests (IA32_PERF_CTL): return an HwpRequest";
-
-/// What a call answered.
-enum Answer {
-    Nothing,
-    Khz(u32),
-    Hwp(HwpRequest),
 }
 
 #[derive(Clone, Copy)]
@@ -285,7 +244,7 @@ impl PyCpufreq {
         if let Some(v) = &self.views[p.id] {
             return Ok(v.clone_ref(py));
         }
-        let v = Py::new(py, PolicyView::new(py, p, self.nr_cpus)?)?;
+        let v = Py::new(py, PolicyView::new(py, p)?)?;
         self.views[p.id] = Some(v.clone_ref(py));
         Ok(v)
     }
@@ -305,7 +264,7 @@ impl PyCpufreq {
         let name = call.name();
         let view = self.view(py, p).map_err(|e| self.who.exception(py, name, time_ns, &e))?;
         let view = view.bind(py);
-        view.borrow_mut().enter(p);
+        view.borrow_mut().enter(p, self.nr_cpus);
         let ret = match call {
             Call::Start => self.start.call1(py, (view,)),
             Call::Update { cpu, flags } => {
@@ -316,61 +275,28 @@ impl PyCpufreq {
         };
         let req = view.borrow_mut().leave();
         let ret = ret.map_err(|e| self.who.exception(py, name, time_ns, &e))?;
-        match self.answer(ret.bind(py), p, name, time_ns)? {
-            Answer::Hwp(hwp) => p.set_hwp_request(hwp),
-            Answer::Khz(khz) => p.set_target(khz, Relation::L),
-            Answer::Nothing => {
-                if let Some((khz, relation)) = req.target {
-                    p.set_target(khz, relation);
-                }
-            }
-        }
-        if req.cancel_timer {
-            p.cancel_timer();
-        }
-        if let Some((delay_ns, deferrable)) = req.timer {
-            p.arm_timer(delay_ns, deferrable);
-        }
-        Ok(())
+        let ret = ret.bind(py);
+        external::apply_cpufreq(p, answer(ret), || shown_answer(ret), req).map_err(|why| self.who.error(name, time_ns, why))
     }
+}
 
-    /// What a call returned: None, an HWP request the policy takes, or an
-    /// int within the limits.
-    fn answer(&self, v: &Bound<'_, PyAny>, p: &Policy<'_>, name: &str, time_ns: u64) -> Result<Answer, Error> {
-        if v.is_none() {
-            return Ok(Answer::Nothing);
-        }
-        if let Ok(hwp) = v.downcast::<HwpRequestPy>() {
-            let hwp = hwp.get();
-            return hwp
-                .request()
-                .and_then(|req| p.check_hwp_request(&req).map(|()| Answer::Hwp(req)))
-                .map_err(|why| self.who.error(name, time_ns, format!("returned {}: {why}", hwp.__repr__())));
-        }
-        let khz = int_of(v).map(u32::try_from);
-        if p.hwp.is_some() {
-            let what = if khz.is_some() { HWP_TAKES_NO_FREQUENCY } else { "expected an HwpRequest or None (HWP is on)" };
-            return Err(self.who.error(name, time_ns, format!("returned {}; {what}", shown(v))));
-        }
-        match khz {
-            Some(Ok(khz)) if (p.min_khz..=p.max_khz).contains(&khz) => Ok(Answer::Khz(khz)),
-            Some(_) => Err(self.who.error(
-                name,
-                time_ns,
-                format!(
-                    "returned {}: outside the limits of policy {}, {} to {} kHz",
-                    shown(v),
-                    p.id,
-                    p.min_khz,
-                    p.max_khz
-                ),
-            )),
-            None => Err(self.who.error(
-                name,
-                time_ns,
-                format!("returned {}; expected a frequency in kHz (int), an HwpRequest or None", shown(v)),
-            )),
-        }
+/// What a call returned, as the engine takes it.
+fn answer(v: &Bound<'_, PyAny>) -> CpufreqAnswer {
+    if v.is_none() {
+        CpufreqAnswer::Nothing
+    } else if let Ok(hwp) = v.downcast::<HwpRequestPy>() {
+        hwp.get().answer()
+    } else {
+        int_of(v).map_or(CpufreqAnswer::Other, CpufreqAnswer::Khz)
+    }
+}
+
+/// A returned value as messages show it: an HwpRequest by its repr, any
+/// other value with its type.
+fn shown_answer(v: &Bound<'_, PyAny>) -> String {
+    match v.downcast::<HwpRequestPy>() {
+        Ok(hwp) => hwp.get().__repr__(),
+        Err(_) => shown(v),
     }
 }
 

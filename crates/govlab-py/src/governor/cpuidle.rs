@@ -1,7 +1,7 @@
 //! A cpuidle governor written in Python, on [`CpuidleGovernor`].
 
 use govlab_core::cpuidle::{CpuidleGovernor, IdleDevice, Reflection, SelectArgs, Selection};
-use govlab_core::external::CpuidleFactory;
+use govlab_core::external::{self, CpuidleFactory};
 use govlab_core::platform::IdleState;
 use govlab_core::Error;
 use pyo3::prelude::*;
@@ -205,32 +205,30 @@ impl PyCpuidle {
         self.selection(ret.bind(py), dev, args.now_ns)
     }
 
-    /// What select returned: a state index, or (state, stop_tick).
+    /// What select returned: a state index, or (state, stop_tick), as
+    /// the engine checks it.
     fn selection(&self, v: &Bound<'_, PyAny>, dev: &IdleDevice<'_>, now_ns: u64) -> Result<Selection, Error> {
-        let expected = "expected a state index (int) or a pair (state, stop_tick)";
-        let bad = |why: String| self.who.error("select", now_ns, why);
-        let (state_obj, stop_tick) = if v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>() {
-            let items: Vec<Bound<'_, PyAny>> = v.try_iter().and_then(Iterator::collect).map_err(|_| bad(format!("returned {}; {expected}", shown(v))))?;
-            let [state, stop] = items.as_slice() else {
-                return Err(bad(format!("returned {}; {expected}", shown(v))));
-            };
-            if !stop.is_instance_of::<PyBool>() {
-                return Err(bad(format!("returned stop_tick {}; expected True or False", shown(stop))));
-            }
-            (state.clone(), stop.is_truthy().unwrap_or(true))
-        } else {
-            (v.clone(), true)
-        };
-        let n = dev.states.len();
-        let Some(index) = int_of(&state_obj) else {
-            return Err(bad(format!("returned {}; {expected}", shown(&state_obj))));
-        };
-        match usize::try_from(index) {
-            Ok(state) if state < n && !dev.disabled[state] => Ok(Selection { state, stop_tick }),
-            Ok(state) if state < n => Err(bad(format!("returned state {state} on CPU {}, which is disabled", dev.cpu))),
-            _ => Err(bad(format!("returned state {index} on CPU {}, which has states 0 to {}", dev.cpu, n - 1))),
-        }
+        let (state, stop_tick) = selection_of(v).map_err(|why| self.who.error("select", now_ns, why))?;
+        external::check_selection(dev, state, stop_tick).map_err(|why| self.who.error("select", now_ns, why))
     }
+}
+
+/// A state index (int), or a pair (state, stop_tick) of an int and a bool.
+fn selection_of(v: &Bound<'_, PyAny>) -> Result<(i64, bool), String> {
+    let expected = "expected a state index (int) or a pair (state, stop_tick)";
+    let (state, stop_tick) = if v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>() {
+        let items: Vec<Bound<'_, PyAny>> = v.try_iter().and_then(Iterator::collect).map_err(|_| format!("returned {}; {expected}", shown(v)))?;
+        let [state, stop] = items.as_slice() else {
+            return Err(format!("returned {}; {expected}", shown(v)));
+        };
+        if !stop.is_instance_of::<PyBool>() {
+            return Err(format!("returned stop_tick {}; expected True or False", shown(stop)));
+        }
+        (state.clone(), stop.is_truthy().unwrap_or(true))
+    } else {
+        (v.clone(), true)
+    };
+    int_of(&state).map(|s| (s, stop_tick)).ok_or_else(|| format!("returned {}; {expected}", shown(&state)))
 }
 
 impl CpuidleGovernor for PyCpuidle {
@@ -263,9 +261,7 @@ impl CpuidleGovernor for PyCpuidle {
                 Err(e) => self.fail(e),
             }
         }
-        // Harmless until the engine stops the run: the shallowest enabled state.
-        let state = dev.disabled.iter().position(|&d| !d).unwrap_or(0);
-        Selection { state, stop_tick: true }
+        external::harmless_selection(dev)
     }
 
     fn reflect(&mut self, dev: &IdleDevice<'_>, r: &Reflection) {

@@ -1,7 +1,8 @@
 //! HWP for Python governors: the request a cpufreq call may return, and the
 //! capabilities a policy shows when it takes one.
 
-use govlab_core::cpufreq::{HwpCaps, HwpRequest};
+use govlab_core::cpufreq::HwpCaps;
+use govlab_core::external::CpufreqAnswer;
 use govlab_core::platform::hwp::HWP_EPP_FIRMWARE_DEFAULT;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -13,7 +14,7 @@ use super::{int_of, shown};
 /// energy-performance preference `epp` (0 performance … 255 energy).
 ///
 /// The values are kept as given; the engine checks them when a governor
-/// returns the request (`HwpRequest::from_fields`, `Policy::check_hwp_request`).
+/// returns the request (`govlab_core::external::apply_cpufreq`).
 #[pyclass(frozen, eq, hash, module = "govlab.governors", name = "HwpRequest")]
 #[derive(PartialEq, Eq, Hash)]
 pub(crate) struct HwpRequestPy {
@@ -28,9 +29,9 @@ pub(crate) struct HwpRequestPy {
 }
 
 impl HwpRequestPy {
-    /// The engine's request, or why the fields do not fit.
-    pub(crate) fn request(&self) -> Result<HwpRequest, String> {
-        HwpRequest::from_fields(self.min_perf, self.max_perf, self.desired_perf, self.epp)
+    /// The request as the engine takes it (unchecked).
+    pub(crate) fn answer(&self) -> CpufreqAnswer {
+        CpufreqAnswer::Hwp { min_perf: self.min_perf, max_perf: self.max_perf, desired_perf: self.desired_perf, epp: self.epp }
     }
 }
 

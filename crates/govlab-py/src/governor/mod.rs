@@ -30,8 +30,9 @@
 //!
 //! # Failures
 //!
-//! A Python exception, a wrong return type or a value outside what the
-//! engine can apply becomes [`Error::Governor`], naming the governor, the
+//! A Python exception, a wrong return type (found here, converting) or a
+//! value outside what the engine can apply (found by the engine, in
+//! `govlab_core::external`) becomes [`Error::Governor`], naming the governor, the
 //! call and the simulated time; for an exception the message carries the
 //! Python traceback, which holds only the governor's own frames (the call
 //! comes from Rust). A KeyboardInterrupt raised inside the governor's code
