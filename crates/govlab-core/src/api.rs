@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 use crate::external::{self, ExternalGovernors};
 use crate::metrics::RunResult;
 use crate::params::{parse_duration_ns, Spec};
-use crate::sim::engine::RunParts;
-use crate::{cpufreq, cpuidle, platform, sim, workload};
+use crate::machine::RunParts;
+use crate::{cpufreq, cpuidle, machine, platform, workload};
 
 /// The library version, recorded in every result.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -82,9 +82,9 @@ impl RunConfig {
     }
 
     /// Resolve names into a ready engine.
-    pub fn build(&self, trace: Option<&Path>) -> Result<sim::Engine> {
+    pub fn build(&self, trace: Option<&Path>) -> Result<machine::Engine> {
         let parts = self.parts()?;
-        sim::build(parts, trace)
+        machine::build(parts, trace)
     }
 
     fn parts(&self) -> Result<RunParts> {
@@ -116,7 +116,7 @@ impl RunConfig {
         let parts = self.parts_with(ext)?;
         let cpufreq_text = external::spec_text(&self.cpufreq, parts.cpufreq.name());
         let cpuidle_text = external::spec_text(&self.cpuidle, parts.cpuidle.name());
-        let mut engine = sim::build(parts, trace)?;
+        let mut engine = machine::build(parts, trace)?;
         engine.external_governors = self.cpufreq.name == external::EXTERNAL || self.cpuidle.name == external::EXTERNAL;
         let mut r = engine.run(progress)?;
         r.platform = self.platform.to_text();

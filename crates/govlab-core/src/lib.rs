@@ -25,6 +25,7 @@ pub mod cpufreq;
 pub mod cpuidle;
 pub mod error;
 pub mod external;
+pub mod machine;
 pub mod metrics;
 pub mod params;
 pub mod platform;

@@ -22,7 +22,7 @@
 //! cannot run is refused with an error that says what would work.
 //!
 //! intel_pstate's frequencies are its ratios × 100 MHz
-//! ([`INTEL_PSTATE_SCALING_KHZ`]); platform files for it list one operating
+//! ([`INTEL_PSTATE_SCALING_KHZ`](crate::platform::INTEL_PSTATE_SCALING_KHZ)); platform files for it list one operating
 //! point per ratio (the loader checks), so a ratio and an OPP are the same
 //! thing here.
 //!
@@ -33,10 +33,7 @@
 
 use super::{CpufreqGovernor, Relation};
 use crate::error::{Error, Result};
-use crate::platform::hwp::{HwpRequest, HWP_EPP_FIRMWARE_DEFAULT};
-use crate::platform::load::INTEL_PSTATE_SCALING_KHZ;
 use crate::platform::{CpuType, Driver, Platform, PstateMode};
-use crate::sim::Engine;
 
 /// The scaling driver a run uses, resolved from the platform and the
 /// governor.
@@ -101,48 +98,11 @@ pub fn resolve(platform: &Platform, gov: &dyn CpufreqGovernor) -> Result<Cpufreq
 
 /// The table entry a relation picks for `khz` (cpufreq_frequency_table_target;
 /// for intel_cpufreq the same as its ceil / floor / round of the ratio).
-fn table_index(ct: &CpuType, khz: u32, relation: Relation) -> usize {
+pub(crate) fn table_index(ct: &CpuType, khz: u32, relation: Relation) -> usize {
     match relation {
         Relation::L => ct.opp_at_least(khz),
         Relation::H => ct.opp_at_most(khz),
         Relation::C => ct.opp_closest(khz),
-    }
-}
-
-impl Engine {
-    /// A governor's frequency request for policy `d` reaches the driver
-    /// (already clamped to the policy limits).
-    pub(crate) fn driver_target(&mut self, d: usize, khz: u32, relation: Relation, fast_switch: bool) {
-        let ct = self.plat.domain_type(d);
-        let opp = table_index(ct, khz, relation);
-        let opp_khz = ct.opps[opp].khz;
-        // __cpufreq_driver_target: nothing to do if the policy is there
-        // already, unless the driver wants every call
-        // (CPUFREQ_NEED_UPDATE_LIMITS: intel_cpufreq).
-        let every_call = matches!(self.cpufreq_driver, CpufreqDriver::IntelCpufreq { .. });
-        if !fast_switch && !every_call && opp_khz == self.domains[d].policy_cur_khz {
-            return;
-        }
-        self.domains[d].policy_cur_khz = opp_khz;
-        match self.cpufreq_driver {
-            CpufreqDriver::Table(_) | CpufreqDriver::IntelPstate | CpufreqDriver::IntelCpufreq { hwp: false, .. } => {
-                self.request_opp(d, opp);
-            }
-            CpufreqDriver::IntelCpufreq { hwp: true, strict_target } => {
-                let pstate = opp_khz / INTEL_PSTATE_SCALING_KHZ;
-                let max_perf_ratio = (self.domains[d].max_khz / INTEL_PSTATE_SCALING_KHZ).max(pstate);
-                let req = HwpRequest {
-                    min_perf: pstate,
-                    max_perf: if strict_target { pstate } else { max_perf_ratio },
-                    desired_perf: 0,
-                    epp: HWP_EPP_FIRMWARE_DEFAULT,
-                };
-                self.hwp_write_request(d, req);
-            }
-            CpufreqDriver::Powernv { global_pstate } => {
-                self.powernv_target(d, opp, global_pstate && !fast_switch);
-            }
-        }
     }
 }
 

@@ -109,7 +109,7 @@ use super::{CpufreqGovernor, GovernorInfo, HwpRequest, Policy, Relation, SchedVi
 use crate::error::{Error, Result};
 use crate::params::{Params, Spec};
 use crate::platform::hwp::HWP_EPP_FIRMWARE_DEFAULT;
-use crate::platform::load::INTEL_PSTATE_SCALING_KHZ;
+use crate::platform::INTEL_PSTATE_SCALING_KHZ;
 use crate::platform::{CpuId, Platform};
 use crate::workload::ParamInfo;
 

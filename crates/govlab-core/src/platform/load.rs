@@ -38,7 +38,7 @@ use toml::Spanned;
 use super::{
     IdleTick,
     AcpiPmProfile, Core, Cpu, CpuId, CpuType, Device, Driver, FreqDomain, IdleState, Opp, Package,
-    Platform, PstateMode, VoltageDomain,
+    Platform, PstateMode, VoltageDomain, INTEL_PSTATE_SCALING_KHZ,
 };
 use crate::error::{line_of, Error, Result};
 use crate::params::{Params, Spec};
@@ -64,9 +64,6 @@ const BUILTIN: &[(&str, &str)] = &[
 /// cpufreq drivers the engine models.
 const DRIVERS: &[&str] = &["acpi-cpufreq", "intel_pstate", "powernv", "cpufreq-dt"];
 
-/// intel_pstate's P-state unit on Core parts, kHz: one ratio step is one
-/// 100 MHz bus clock (core_get_scaling).
-pub const INTEL_PSTATE_SCALING_KHZ: u32 = 100_000;
 
 /// `CONFIG_HZ` values Kconfig offers (`kernel/Kconfig.hz`).
 const HZ_VALUES: &[u32] = &[100, 250, 300, 1000];

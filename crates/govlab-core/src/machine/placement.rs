@@ -19,11 +19,12 @@
 //! When CPU capacities differ (big.LITTLE), wakeup placement and the misfit
 //! part of balancing are capacity-aware instead: see `capacity.rs`.
 
-use super::cpumask::CpuMask;
-use super::{pelt, EnqueueKind, TaskId, TaskState};
+use super::rq::{CpuMode, EnqueueKind};
+use super::Engine;
 use crate::platform::CpuId;
-use crate::sched::CpuMode;
-use crate::sim::Engine;
+use crate::sched::cpumask::CpuMask;
+use crate::sched::pelt;
+use crate::sched::{TaskId, TaskState};
 
 impl Engine {
     fn allowed(&self, t: TaskId) -> CpuMask {

@@ -31,8 +31,8 @@
 
 use crate::cpuidle::{ideal_state, IdleDevice, Reflection, SelectArgs};
 use crate::platform::{CpuId, IdleTick};
-use crate::sched::CpuMode;
-use crate::sim::{Engine, Event};
+use super::rq::CpuMode;
+use super::{Engine, Event};
 
 /// poll_state.c: the polling state gives up after the target residency of
 /// the first enabled deeper state of at least CPUIDLE_POLL_MIN...

@@ -20,10 +20,11 @@
 //! the limit for the number of active cores, re-evaluated every
 //! [`PCU_INTERVAL_NS`] while some domain of the package asks for turbo.
 
-use crate::cpufreq::powernv::GlobalPstateInfo;
-use crate::platform::hwp::HwpRt;
+use super::hwp::HwpRt;
+use super::powernv::GlobalPstateInfo;
+use super::{Engine, Event};
 use crate::platform::{FreqDomain, Platform};
-use crate::sim::{Engine, Event, Time};
+use crate::sim::Time;
 
 /// How often the package power controller re-evaluates turbo limits
 /// (assumed: Intel's PCU works on a ~1 ms control loop).
