@@ -100,7 +100,3 @@ pub(crate) fn spec_text(spec: &Spec, governor_name: &str) -> String {
     }
 }
 
-/// Simulated time for messages: seconds with every nanosecond, `1.000250000 s`.
-pub fn time_text(time_ns: u64) -> String {
-    format!("{}.{:09} s", time_ns / 1_000_000_000, time_ns % 1_000_000_000)
-}

@@ -3,7 +3,8 @@
 //! Models: Linux v6.8 mainline, the `target` / `fast_switch` / `setpolicy`
 //! paths of drivers/cpufreq/acpi-cpufreq.c and cpufreq-dt.c (frequency
 //! tables), intel_pstate.c (active and passive mode) and powernv-cpufreq.c.
-//! See design/kernel-governors.md §4.1, §4.7 and §5.
+//! The kernel's own account of the drivers is
+//! Documentation/admin-guide/pm/cpufreq.rst and intel_pstate.rst (v6.8).
 //!
 //! As in the kernel, the governor decides what to ask for and the driver
 //! decides how that is done:

@@ -4,8 +4,7 @@
 //! Models: Linux v6.8 mainline, drivers/cpufreq/powernv-cpufreq.c
 //! (powernv_cpufreq_target_index, calc_global_pstate, queue_gpstate_timer,
 //! gpstate_timer_handler), from Akshay Adiga's 2016 patch "Ramp-down
-//! global pstate slower than local-pstate" (v4.8). See
-//! design/kernel-governors.md §5 and MECHANISMS.md §4.
+//! global pstate slower than local-pstate" (v4.8).
 //!
 //! # The idea
 //!
@@ -36,7 +35,7 @@
 //! kernel's arithmetic, kept as it is.
 //!
 //! In govlab the global P-state is the OPP whose voltage the core holds its
-//! voltage domain at ([`crate::platform::dvfs`]); the chip's rail runs at
+//! voltage domain at (`machine/dvfs.rs`); the chip's rail runs at
 //! the highest voltage any of its cores holds or needs.
 //!
 //! `global_pstate=off` (platform override) writes global = local on every

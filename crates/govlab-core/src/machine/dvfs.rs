@@ -1,4 +1,5 @@
-//! Clock and voltage hardware: how a requested OPP becomes the running
+//! Clock and voltage hardware (a domain's PLL, its voltage regulator and
+//! the package's power controller): how a requested OPP becomes the running
 //! frequency.
 //!
 //! A frequency domain runs at one OPP at a time. A change takes the

@@ -1,8 +1,9 @@
-//! Energy integration: each core's ledger (energy += power × elapsed) and
-//! the independent integral of the machine's power, brought up to date
-//! whenever something a core's power depends on changes, with idle
-//! stretches whose state is chosen in hindsight priced provisionally and
-//! settled later. The power formulas are in [`crate::platform::energy`].
+//! Energy integration, the meter of the hardware's power: each core's
+//! ledger (energy += power × elapsed) and the independent integral of the
+//! machine's power, brought up to date whenever something a core's power
+//! depends on changes, with idle stretches whose state is chosen in
+//! hindsight priced provisionally and settled later. The power formulas
+//! are in [`crate::platform::energy`].
 
 use super::Engine;
 use crate::platform::energy::{dynamic_mw, idle_mw, leakage_mw};

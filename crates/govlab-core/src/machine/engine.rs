@@ -1,4 +1,5 @@
-//! The engine: machine state, the run loop and event dispatch.
+//! The engine: machine state, the run loop and event dispatch (the
+//! interrupts, timers and completions that drive the kernel).
 //!
 //! [`Engine`] owns everything a run touches. The other files of this module
 //! each add an `impl Engine` block for one part of the kernel or the

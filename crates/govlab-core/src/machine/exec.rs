@@ -1,5 +1,6 @@
-//! The interpreter: runs task programs on the simulated machine, and the
-//! objects they use (channels, locks, devices, request sources).
+//! The workload interpreter (the tasks' own code) and the objects it uses:
+//! channels, locks, request sources, and block devices with their IO
+//! completion as block/blk-mq.c and block/blk-flush.c (Linux v6.8) do it.
 //!
 //! A task executes ops while it is on a CPU: zero-time ops (marks, records,
 //! counters, sends that fit, loop jumps) run back to back; `run` starts a

@@ -1,4 +1,5 @@
-//! Where tasks go: wakeup placement, fork placement, and load balancing.
+//! Where tasks go (kernel/sched/fair.c, select_task_rq_fair() and the load
+//! balancer): wakeup placement, fork placement, and load balancing.
 //!
 //! Wakeup (select_idle_sibling, kernel/sched/fair.c v6.5, simplified): the
 //! previous CPU if it is idle; else an idle core (all SMT threads idle) in

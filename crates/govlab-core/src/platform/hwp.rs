@@ -2,7 +2,8 @@
 //! the limits the OS writes to MSR_HWP_REQUEST.
 //!
 //! The OS writes a request of four fields per CPU (Intel SDM vol. 3B §14.4;
-//! design/kernel-governors.md §4.4): `min` and `max` performance levels,
+//! Linux v6.8 arch/x86/include/asm/msr-index.h, HWP_MIN_PERF() to
+//! HWP_ENERGY_PERF_PREFERENCE()): `min` and `max` performance levels,
 //! `desired` (0 = let the hardware choose) and the energy-performance
 //! preference `epp` (0 = performance … 255 = energy). Performance levels are
 //! P-state ratios here (non-hybrid parts: ×100 MHz). The hardware's own
@@ -32,7 +33,7 @@
 //!    next interval.
 //!
 //! The chosen level goes to the clock as an OPP request; the package's turbo
-//! budget ([`super::dvfs`]) still caps turbo levels.
+//! budget (`machine/dvfs.rs`) still caps turbo levels.
 //!
 //! Left out: the activity window (bits 41:32), package-level requests,
 //! HWP's per-logical-CPU requests (govlab keeps one request per clock domain;

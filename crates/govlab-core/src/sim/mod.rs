@@ -35,3 +35,8 @@ pub type Time = u64;
 pub const NSEC_PER_USEC: u64 = 1_000;
 pub const NSEC_PER_MSEC: u64 = 1_000_000;
 pub const NSEC_PER_SEC: u64 = 1_000_000_000;
+
+/// Simulated time for messages: seconds with every nanosecond, `1.000250000 s`.
+pub fn time_text(time_ns: Time) -> String {
+    format!("{}.{:09} s", time_ns / NSEC_PER_SEC, time_ns % NSEC_PER_SEC)
+}
