@@ -15,7 +15,7 @@ use crate::machine::RunParts;
 use crate::{cpufreq, cpuidle, machine, platform, workload};
 
 /// The library version, recorded in every result.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use crate::VERSION;
 
 /// One run, as the user names it.
 #[derive(Debug, Clone)]

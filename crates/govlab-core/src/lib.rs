@@ -34,5 +34,7 @@ pub mod sim;
 pub mod trace;
 pub mod workload;
 
-pub use api::VERSION;
+/// govlab's version, stamped on every result.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 pub use error::{Error, Result};

@@ -30,7 +30,8 @@
 //! CPU. cpuidle/oracle.rs says why this is the run the same choices made at
 //! entry would give.
 
-use crate::cpuidle::{ideal_state, IdleDevice, Reflection, SelectArgs};
+use crate::cpuidle::{IdleDevice, Reflection, SelectArgs};
+use crate::metrics::idle::ideal_state;
 use crate::platform::{CpuId, IdleTick};
 use super::rq::CpuMode;
 use super::{Engine, Event};

@@ -10,7 +10,6 @@ use std::path::Path;
 use toml::Spanned;
 
 use super::raw::{RawCpuType, RawDevice, RawPlatform};
-use super::topology::MAX_THREADS_PER_CORE;
 use crate::error::{Error, Result, line_of};
 use crate::platform::{CpuType, Device, Driver, INTEL_PSTATE_SCALING_KHZ, IdleState, Opp};
 
@@ -19,6 +18,9 @@ pub(super) const DRIVERS: &[&str] = &["acpi-cpufreq", "intel_pstate", "powernv",
 
 /// `CONFIG_HZ` values Kconfig offers (`kernel/Kconfig.hz`).
 pub(super) const HZ_VALUES: &[u32] = &[100, 250, 300, 1000];
+
+/// Upper bound on SMT threads per core (POWER8 has 8).
+pub(super) const MAX_THREADS_PER_CORE: usize = 8;
 
 /// Longest time accepted in any µs field: 100 s. Far beyond any real latency;
 /// it only keeps the ns conversion from overflowing.

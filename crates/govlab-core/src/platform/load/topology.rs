@@ -8,13 +8,10 @@ use std::ops::Range;
 
 use toml::Spanned;
 
-use super::checks::{HZ_VALUES, Source, check_pstate_grid, cpu_type, device, driver};
+use super::checks::{check_pstate_grid, cpu_type, device, driver, Source, HZ_VALUES, MAX_THREADS_PER_CORE};
 use super::raw::{Numbering, RawCluster, RawCpuType, RawPlatform};
 use crate::error::Result;
 use crate::platform::{AcpiPmProfile, Core, Cpu, CpuId, CpuType, Driver, FreqDomain, IdleTick, Package, Platform, VoltageDomain};
-
-/// Upper bound on SMT threads per core (POWER8 has 8).
-pub(super) const MAX_THREADS_PER_CORE: usize = 8;
 
 /// How wide a frequency, voltage or cache domain is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
