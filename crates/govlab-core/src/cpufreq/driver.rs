@@ -112,6 +112,7 @@ mod tests {
     use super::super::{CpufreqGovernor, Policy};
     use super::*;
     use crate::params::Spec;
+    use crate::platform::hwp::{HwpCaps, HwpRequest};
     use crate::platform::load_named;
 
     /// A governor that is part of intel_pstate, as the active mode's is.
@@ -188,5 +189,37 @@ mod tests {
         let e = resolve(&passive, &OwnGovernor).unwrap_err().to_string();
         assert!(e.contains("passive") && e.contains("schedutil"), "{e}");
         assert_eq!(generic("ondemand", &acpi).unwrap(), CpufreqDriver::Table("acpi-cpufreq"));
+    }
+
+    /// A policy of 0.8 to 3.9 GHz with its limits at 1.0 to 3.0 GHz: what a
+    /// governor may write there, and why not the rest.
+    #[test]
+    fn requests_are_checked_against_the_policy() {
+        use crate::cpufreq::dbs::testutil::Harness;
+        let mhz: Vec<u32> = (8..=39).map(|r| r * 100).collect();
+        let mut h = Harness::new(&mhz, 1);
+        (h.min_khz, h.max_khz) = (1_000_000, 3_000_000);
+        let caps = HwpCaps { lowest_perf: 8, guaranteed_perf: 35, highest_perf: 39, khz_per_perf: 100_000 };
+        let check = |h: &mut Harness, hwp: Option<HwpCaps>, r: HwpRequest| {
+            let mut out = Err(String::new());
+            h.call(|p| {
+                p.hwp = hwp;
+                out = p.check_hwp_request(&r);
+            });
+            out
+        };
+        let ok = HwpRequest { min_perf: 10, max_perf: 30, desired_perf: 0, epp: 128 };
+        assert_eq!(check(&mut h, Some(caps), ok), Ok(()));
+        assert_eq!(check(&mut h, Some(caps), HwpRequest { desired_perf: 20, ..ok }), Ok(()));
+        let err = |r: HwpRequest, h: &mut Harness| check(h, Some(caps), r).unwrap_err();
+        assert!(check(&mut h, None, ok).unwrap_err().contains("takes no HWP requests"));
+        assert_eq!(err(HwpRequest { min_perf: 20, max_perf: 12, ..ok }, &mut h), "min_perf 20 is above max_perf 12");
+        assert_eq!(
+            err(HwpRequest { max_perf: 31, ..ok }, &mut h),
+            "min_perf..max_perf 10..31 is outside the limits of policy 0, levels 10 to 30 (1000000 to 3000000 kHz)"
+        );
+        assert!(err(HwpRequest { min_perf: 9, ..ok }, &mut h).contains("outside the limits"));
+        assert!(err(HwpRequest { desired_perf: 31, ..ok }, &mut h).starts_with("desired_perf 31 is neither 0"));
+        assert!(err(HwpRequest { epp: 300, ..ok }, &mut h).starts_with("epp 300 is outside 0 to 255"));
     }
 }

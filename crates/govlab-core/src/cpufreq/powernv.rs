@@ -48,7 +48,6 @@
 //! elapsed times move in ticks; here in exact ms), OCC throttling and the
 //! reboot path.
 
-
 /// Time for the global P-state to reach the local one, ms (MAX_RAMP_DOWN_TIME).
 pub const MAX_RAMP_DOWN_TIME_MS: u64 = 5120;
 /// Interval of the ramp-down timer, ms (GPSTATE_TIMER_INTERVAL).

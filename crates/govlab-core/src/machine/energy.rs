@@ -1,9 +1,17 @@
-//! Energy integration, the meter of the hardware's power: each core's
-//! ledger (energy += power × elapsed) and the independent integral of the
-//! machine's power, brought up to date whenever something a core's power
-//! depends on changes, with idle stretches whose state is chosen in
-//! hindsight priced provisionally and settled later. The power formulas
-//! are in [`crate::platform::energy`].
+//! Energy integration, the meter of the hardware's power. The power
+//! formulas are in [`crate::platform::energy`].
+//!
+//! Power is constant between events; each core keeps a ledger that is
+//! brought up to date (energy += power × elapsed) whenever something its
+//! power depends on changes. A second, independent integral of the
+//! machine's total power is kept beside it so a test can check that the two
+//! agree.
+//!
+//! A thread whose idle state is chosen in hindsight (the oracle) makes its
+//! core's idle power unknown until it chooses. Such a stretch is priced with
+//! the thread's provisional state and kept as a [`PendingIdle`]; once every
+//! undecided thread in it has chosen, the difference to the true power is
+//! added to both the core's ledger and the check integral.
 
 use super::Engine;
 use crate::platform::energy::{dynamic_mw, idle_mw, leakage_mw};

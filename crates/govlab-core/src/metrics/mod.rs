@@ -7,7 +7,6 @@ pub mod idle;
 
 use serde::Serialize;
 
-
 /// Counters of one idle state on one CPU (cpuidle/stateN/ in sysfs).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StateCounters {

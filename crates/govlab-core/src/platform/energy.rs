@@ -1,4 +1,4 @@
-//! Power of a core in each situation, and the per-core energy ledger.
+//! Power of a core in each situation: the machine's energy model.
 //!
 //! A core draws
 //!
@@ -10,17 +10,8 @@
 //!   leakage unless that state is power-gated.
 //!
 //! V is the core's voltage domain's voltage and f its frequency domain's
-//! clock. Power is constant between events; each core keeps a ledger that is
-//! brought up to date (energy += power × elapsed) whenever something its
-//! power depends on changes. A second, independent integral of the
-//! machine's total power is kept beside it so a test can check that the two
-//! agree.
-//!
-//! A thread whose idle state is chosen in hindsight (the oracle) makes its
-//! core's idle power unknown until it chooses. Such a stretch is priced with
-//! the thread's provisional state and kept as a [`PendingIdle`]; once every
-//! undecided thread in it has chosen, the difference to the true power is
-//! added to both the core's ledger and the check integral.
+//! clock. Power is constant between events; the engine integrates it into
+//! energy (`machine/energy.rs`).
 
 use crate::platform::{CpuType, IdleState};
 

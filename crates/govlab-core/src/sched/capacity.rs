@@ -35,8 +35,8 @@
 //! balancing runs on the misfit CPU's balance pass (every tick in govlab),
 //! not after the kernel's per-domain balance interval. On a machine whose
 //! CPUs all have one capacity none of this runs, and placement is
-//! `placement.rs`'s.
-
+//! `machine/placement.rs`'s. The engine side of this file's rules (the
+//! wakeup scan and the misfit push) is in `machine/capacity.rs`.
 
 /// fits_capacity(): util fits capacity with 20 % headroom (× 1280 / 1024).
 pub const FITS_MARGIN_NUM: u64 = 1280;
