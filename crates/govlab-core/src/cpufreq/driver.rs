@@ -31,6 +31,9 @@
 //! single-CPU HWP policy writes desired = target) — schedutil here always
 //! asks for frequencies (see its header); drivers' `get` callbacks and
 //! boost/turbo sysfs switches (the platform's `turbo=off` stands for them).
+//!
+//! This file decides which driver runs; the path a request takes through it
+//! on the running machine is `machine/cpufreq_driver.rs`.
 
 use super::{CpufreqGovernor, Relation};
 use crate::error::{Error, Result};

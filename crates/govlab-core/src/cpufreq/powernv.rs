@@ -47,6 +47,9 @@
 //! Left out: times in jiffies (the kernel's ms come from jiffies, so its
 //! elapsed times move in ticks; here in exact ms), OCC throttling and the
 //! reboot path.
+//!
+//! This file holds the arithmetic; the per-policy state and the timer, as
+//! the running machine keeps them, are in `machine/powernv.rs`.
 
 /// Time for the global P-state to reach the local one, ms (MAX_RAMP_DOWN_TIME).
 pub const MAX_RAMP_DOWN_TIME_MS: u64 = 5120;

@@ -40,6 +40,10 @@
 //! the governor combines its CPUs' wishes) and HWP_CAPABILITIES' most
 //! efficient level (bits 23:16), which nothing here uses and no platform file
 //! gives.
+//!
+//! This file holds the request, the capabilities and the selection rule;
+//! the hardware's state during a run and its evaluation timer are in
+//! `machine/hwp.rs`.
 
 use crate::platform::{CpuType, INTEL_PSTATE_SCALING_KHZ};
 use crate::sim::Time;
