@@ -14,13 +14,13 @@ use crate::error::{Error, Result};
 use crate::external::{self, ExternalGovernors};
 use crate::metrics::RunResult;
 use crate::params::{parse_duration_ns, Spec};
-use crate::sim::engine::RunParts;
+use crate::machine::RunParts;
 use crate::trace::stats::TraceStats;
 use crate::trace::timeline::Timeline;
-use crate::{cpufreq, cpuidle, platform, sim, workload};
+use crate::{cpufreq, cpuidle, machine, platform, workload};
 
 /// The library version, recorded in every result.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use crate::VERSION;
 
 /// One run, as the user names it.
 #[derive(Debug, Clone)]
@@ -97,9 +97,9 @@ impl RunConfig {
     }
 
     /// Resolve names into a ready engine.
-    pub fn build(&self, trace: Option<&Path>) -> Result<sim::Engine> {
+    pub fn build(&self, trace: Option<&Path>) -> Result<machine::Engine> {
         let parts = self.parts()?;
-        sim::build(parts, trace)
+        machine::build(parts, trace)
     }
 
     fn parts(&self) -> Result<RunParts> {
@@ -131,7 +131,7 @@ impl RunConfig {
         let parts = self.parts_with(ext)?;
         let cpufreq_text = external::spec_text(&self.cpufreq, parts.cpufreq.name());
         let cpuidle_text = external::spec_text(&self.cpuidle, parts.cpuidle.name());
-        let mut engine = sim::build(parts, trace)?;
+        let mut engine = machine::build(parts, trace)?;
         engine.external_governors = self.cpufreq.name == external::EXTERNAL || self.cpuidle.name == external::EXTERNAL;
         let mut r = engine.run(progress)?;
         r.platform = self.platform.to_text();
@@ -153,7 +153,7 @@ impl RunConfig {
         let cpufreq = external::build_cpufreq(&self.cpufreq, None, &platform)?;
         let cpuidle = external::build_cpuidle(&self.cpuidle, None, &platform)?;
         let parts = RunParts { platform, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed };
-        let mut r = sim::build(parts, trace)?.run(progress)?;
+        let mut r = machine::build(parts, trace)?.run(progress)?;
         r.platform = self.platform.to_text();
         r.cpufreq = self.cpufreq.to_text();
         r.cpuidle = self.cpuidle.to_text();

@@ -80,7 +80,7 @@ pub enum Error {
     /// apply. Found during the run, not when it is built; the run stops at
     /// that call and no result exists. `message` may span several lines (a
     /// traceback of the governor's own code).
-    #[error("{governor}: {call} at {} ({time_ns} ns): {message}", crate::external::time_text(*.time_ns))]
+    #[error("{governor}: {call} at {} ({time_ns} ns): {message}", crate::sim::time_text(*.time_ns))]
     Governor {
         /// The governor as the user named it.
         governor: String,

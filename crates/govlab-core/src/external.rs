@@ -33,7 +33,6 @@ use crate::cpuidle::{self, CpuidleGovernor, IdleDevice, Selection};
 use crate::error::{Error, Result};
 use crate::params::Spec;
 use crate::platform::Platform;
-use crate::sim::Engine;
 
 /// The governor name that stands for the one the caller brings.
 pub const EXTERNAL: &str = "external";
@@ -319,25 +318,6 @@ impl SchedSnapshot {
     /// [`SchedView::idle_calls`]; the outer None if there is no such CPU.
     pub fn idle_calls(&self, cpu: usize) -> Option<Option<u64>> {
         self.cpu(cpu).map(|c| c.idle_calls)
-    }
-}
-
-/// Simulated time for messages: seconds with every nanosecond, `1.000250000 s`.
-pub fn time_text(time_ns: u64) -> String {
-    format!("{}.{:09} s", time_ns / 1_000_000_000, time_ns % 1_000_000_000)
-}
-
-impl Engine {
-    /// The engine's own fault, else the first error a governor met (the
-    /// run stops with it). The run loop asks only when there is a fault or
-    /// an external governor: built-in governors never fail.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn take_fault(&mut self) -> Option<Error> {
-        self.fault
-            .take()
-            .or_else(|| self.cpufreq.take_error())
-            .or_else(|| self.cpuidle.take_error())
     }
 }
 

@@ -5,6 +5,17 @@
 //! workloads, and runs the kernel's cpufreq and cpuidle governors on it,
 //! deterministically for a given seed.
 //!
+//! The modules form layers; each imports only those below it:
+//!
+//! 1. [`api`]: a run's configuration and its result.
+//! 2. [`machine`]: the engine and everything that acts on its state.
+//! 3. The parts it drives: the governors ([`cpufreq`], [`cpuidle`]), the
+//!    scheduler's arithmetic ([`sched`]), [`workload`] programs, [`trace`]
+//!    reading and writing, and [`metrics`].
+//! 4. [`platform`]: the hardware description and its loader.
+//! 5. [`params`] and [`error`].
+//! 6. [`sim`]: the clock, the event queue and random streams.
+//!
 //! ```
 //! use govlab_core::api::RunConfig;
 //! use govlab_core::params::Spec;
@@ -25,6 +36,7 @@ pub mod cpufreq;
 pub mod cpuidle;
 pub mod error;
 pub mod external;
+pub mod machine;
 pub mod metrics;
 pub mod params;
 pub mod platform;
@@ -33,5 +45,7 @@ pub mod sim;
 pub mod trace;
 pub mod workload;
 
-pub use api::VERSION;
+/// govlab's version, stamped on every result.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 pub use error::{Error, Result};

@@ -3,7 +3,8 @@
 //! Models: Linux v6.8 mainline, the `target` / `fast_switch` / `setpolicy`
 //! paths of drivers/cpufreq/acpi-cpufreq.c and cpufreq-dt.c (frequency
 //! tables), intel_pstate.c (active and passive mode) and powernv-cpufreq.c.
-//! See design/kernel-governors.md §4.1, §4.7 and §5.
+//! The kernel's own account of the drivers is
+//! Documentation/admin-guide/pm/cpufreq.rst and intel_pstate.rst (v6.8).
 //!
 //! As in the kernel, the governor decides what to ask for and the driver
 //! decides how that is done:
@@ -22,7 +23,7 @@
 //! cannot run is refused with an error that says what would work.
 //!
 //! intel_pstate's frequencies are its ratios × 100 MHz
-//! ([`INTEL_PSTATE_SCALING_KHZ`]); platform files for it list one operating
+//! ([`INTEL_PSTATE_SCALING_KHZ`](crate::platform::INTEL_PSTATE_SCALING_KHZ)); platform files for it list one operating
 //! point per ratio (the loader checks), so a ratio and an OPP are the same
 //! thing here.
 //!
@@ -30,13 +31,13 @@
 //! single-CPU HWP policy writes desired = target) — schedutil here always
 //! asks for frequencies (see its header); drivers' `get` callbacks and
 //! boost/turbo sysfs switches (the platform's `turbo=off` stands for them).
+//!
+//! This file decides which driver runs; the path a request takes through it
+//! on the running machine is `machine/cpufreq_driver.rs`.
 
 use super::{CpufreqGovernor, Relation};
 use crate::error::{Error, Result};
-use crate::platform::hwp::{HwpRequest, HWP_EPP_FIRMWARE_DEFAULT};
-use crate::platform::load::INTEL_PSTATE_SCALING_KHZ;
 use crate::platform::{CpuType, Driver, Platform, PstateMode};
-use crate::sim::Engine;
 
 /// The scaling driver a run uses, resolved from the platform and the
 /// governor.
@@ -101,48 +102,11 @@ pub fn resolve(platform: &Platform, gov: &dyn CpufreqGovernor) -> Result<Cpufreq
 
 /// The table entry a relation picks for `khz` (cpufreq_frequency_table_target;
 /// for intel_cpufreq the same as its ceil / floor / round of the ratio).
-fn table_index(ct: &CpuType, khz: u32, relation: Relation) -> usize {
+pub(crate) fn table_index(ct: &CpuType, khz: u32, relation: Relation) -> usize {
     match relation {
         Relation::L => ct.opp_at_least(khz),
         Relation::H => ct.opp_at_most(khz),
         Relation::C => ct.opp_closest(khz),
-    }
-}
-
-impl Engine {
-    /// A governor's frequency request for policy `d` reaches the driver
-    /// (already clamped to the policy limits).
-    pub(crate) fn driver_target(&mut self, d: usize, khz: u32, relation: Relation, fast_switch: bool) {
-        let ct = self.plat.domain_type(d);
-        let opp = table_index(ct, khz, relation);
-        let opp_khz = ct.opps[opp].khz;
-        // __cpufreq_driver_target: nothing to do if the policy is there
-        // already, unless the driver wants every call
-        // (CPUFREQ_NEED_UPDATE_LIMITS: intel_cpufreq).
-        let every_call = matches!(self.cpufreq_driver, CpufreqDriver::IntelCpufreq { .. });
-        if !fast_switch && !every_call && opp_khz == self.domains[d].policy_cur_khz {
-            return;
-        }
-        self.domains[d].policy_cur_khz = opp_khz;
-        match self.cpufreq_driver {
-            CpufreqDriver::Table(_) | CpufreqDriver::IntelPstate | CpufreqDriver::IntelCpufreq { hwp: false, .. } => {
-                self.request_opp(d, opp);
-            }
-            CpufreqDriver::IntelCpufreq { hwp: true, strict_target } => {
-                let pstate = opp_khz / INTEL_PSTATE_SCALING_KHZ;
-                let max_perf_ratio = (self.domains[d].max_khz / INTEL_PSTATE_SCALING_KHZ).max(pstate);
-                let req = HwpRequest {
-                    min_perf: pstate,
-                    max_perf: if strict_target { pstate } else { max_perf_ratio },
-                    desired_perf: 0,
-                    epp: HWP_EPP_FIRMWARE_DEFAULT,
-                };
-                self.hwp_write_request(d, req);
-            }
-            CpufreqDriver::Powernv { global_pstate } => {
-                self.powernv_target(d, opp, global_pstate && !fast_switch);
-            }
-        }
     }
 }
 
@@ -151,6 +115,7 @@ mod tests {
     use super::super::{CpufreqGovernor, Policy};
     use super::*;
     use crate::params::Spec;
+    use crate::platform::hwp::{HwpCaps, HwpRequest};
     use crate::platform::load_named;
 
     /// A governor that is part of intel_pstate, as the active mode's is.
@@ -227,5 +192,37 @@ mod tests {
         let e = resolve(&passive, &OwnGovernor).unwrap_err().to_string();
         assert!(e.contains("passive") && e.contains("schedutil"), "{e}");
         assert_eq!(generic("ondemand", &acpi).unwrap(), CpufreqDriver::Table("acpi-cpufreq"));
+    }
+
+    /// A policy of 0.8 to 3.9 GHz with its limits at 1.0 to 3.0 GHz: what a
+    /// governor may write there, and why not the rest.
+    #[test]
+    fn requests_are_checked_against_the_policy() {
+        use crate::cpufreq::dbs::testutil::Harness;
+        let mhz: Vec<u32> = (8..=39).map(|r| r * 100).collect();
+        let mut h = Harness::new(&mhz, 1);
+        (h.min_khz, h.max_khz) = (1_000_000, 3_000_000);
+        let caps = HwpCaps { lowest_perf: 8, guaranteed_perf: 35, highest_perf: 39, khz_per_perf: 100_000 };
+        let check = |h: &mut Harness, hwp: Option<HwpCaps>, r: HwpRequest| {
+            let mut out = Err(String::new());
+            h.call(|p| {
+                p.hwp = hwp;
+                out = p.check_hwp_request(&r);
+            });
+            out
+        };
+        let ok = HwpRequest { min_perf: 10, max_perf: 30, desired_perf: 0, epp: 128 };
+        assert_eq!(check(&mut h, Some(caps), ok), Ok(()));
+        assert_eq!(check(&mut h, Some(caps), HwpRequest { desired_perf: 20, ..ok }), Ok(()));
+        let err = |r: HwpRequest, h: &mut Harness| check(h, Some(caps), r).unwrap_err();
+        assert!(check(&mut h, None, ok).unwrap_err().contains("takes no HWP requests"));
+        assert_eq!(err(HwpRequest { min_perf: 20, max_perf: 12, ..ok }, &mut h), "min_perf 20 is above max_perf 12");
+        assert_eq!(
+            err(HwpRequest { max_perf: 31, ..ok }, &mut h),
+            "min_perf..max_perf 10..31 is outside the limits of policy 0, levels 10 to 30 (1000000 to 3000000 kHz)"
+        );
+        assert!(err(HwpRequest { min_perf: 9, ..ok }, &mut h).contains("outside the limits"));
+        assert!(err(HwpRequest { desired_perf: 31, ..ok }, &mut h).starts_with("desired_perf 31 is neither 0"));
+        assert!(err(HwpRequest { epp: 300, ..ok }, &mut h).starts_with("epp 300 is outside 0 to 255"));
     }
 }

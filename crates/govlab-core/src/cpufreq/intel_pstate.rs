@@ -108,7 +108,7 @@ use super::{CpufreqGovernor, GovernorInfo, HwpRequest, Policy, Relation, SchedVi
 use crate::error::{Error, Result};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::hwp::HWP_EPP_FIRMWARE_DEFAULT;
-use crate::platform::load::INTEL_PSTATE_SCALING_KHZ;
+use crate::platform::INTEL_PSTATE_SCALING_KHZ;
 use crate::platform::{CpuId, Platform};
 
 /// Shortest time between two P-state selections, ns

@@ -30,7 +30,6 @@ pub mod intel_pstate;
 pub mod ondemand;
 pub mod powernv;
 pub mod performance;
-pub mod policy;
 pub mod powersave;
 pub mod schedutil;
 pub mod userspace;

@@ -24,7 +24,7 @@
 //! That gives the run the oracle would have had with the same choice made
 //! at entry, because in the engine the moment of the interrupt does not
 //! depend on the state, once the four things a state changes are handled
-//! (sched/idle.rs, platform/energy.rs):
+//! (machine/idle.rs, machine/energy.rs):
 //!
 //! 1. **Energy.** A core draws the power of its shallowest thread's state.
 //!    While a thread is undecided its core's ledger is priced with a

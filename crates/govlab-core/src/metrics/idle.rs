@@ -27,11 +27,27 @@ pub struct Judgement {
     pub below: bool,
 }
 
+/// The ideal state for an idle period of `idle_ns` (exit latency left out):
+/// the deepest enabled state whose target residency fits it and whose exit
+/// latency meets the latency limit, else the shallowest enabled state. The
+/// accuracy accounting judges every choice against it (the 2020 RFC's
+/// "state that aligns with the actual sleep duration").
+#[must_use]
+pub fn ideal_state(states: &[IdleState], disabled: &[bool], idle_ns: u64, latency_req_ns: u64) -> usize {
+    (0..states.len())
+        .rev()
+        .find(|&i| {
+            !disabled[i] && states[i].target_residency_ns <= idle_ns && states[i].exit_latency_ns <= latency_req_ns
+        })
+        .or_else(|| disabled.iter().position(|&d| !d))
+        .unwrap_or(0)
+}
+
 /// Judge an idle period of `residency_ns` spent in state `chosen`.
 pub fn judge(states: &[IdleState], disabled: &[bool], chosen: usize, residency_ns: u64, latency_req_ns: u64) -> Judgement {
     let st = &states[chosen];
     let idle_ns = residency_ns.saturating_sub(st.exit_latency_ns);
-    let ideal = crate::cpuidle::ideal_state(states, disabled, idle_ns, latency_req_ns);
+    let ideal = ideal_state(states, disabled, idle_ns, latency_req_ns);
     let mut above = false;
     let mut below = false;
     if residency_ns < st.target_residency_ns {

@@ -2,7 +2,8 @@
 //! the limits the OS writes to MSR_HWP_REQUEST.
 //!
 //! The OS writes a request of four fields per CPU (Intel SDM vol. 3B §14.4;
-//! design/kernel-governors.md §4.4): `min` and `max` performance levels,
+//! Linux v6.8 arch/x86/include/asm/msr-index.h, HWP_MIN_PERF() to
+//! HWP_ENERGY_PERF_PREFERENCE()): `min` and `max` performance levels,
 //! `desired` (0 = let the hardware choose) and the energy-performance
 //! preference `epp` (0 = performance … 255 = energy). Performance levels are
 //! P-state ratios here (non-hybrid parts: ×100 MHz). The hardware's own
@@ -32,17 +33,20 @@
 //!    next interval.
 //!
 //! The chosen level goes to the clock as an OPP request; the package's turbo
-//! budget ([`super::dvfs`]) still caps turbo levels.
+//! budget (`machine/dvfs.rs`) still caps turbo levels.
 //!
 //! Left out: the activity window (bits 41:32), package-level requests,
 //! HWP's per-logical-CPU requests (govlab keeps one request per clock domain;
 //! the governor combines its CPUs' wishes) and HWP_CAPABILITIES' most
 //! efficient level (bits 23:16), which nothing here uses and no platform file
 //! gives.
+//!
+//! This file holds the request, the capabilities and the selection rule;
+//! the hardware's state during a run and its evaluation timer are in
+//! `machine/hwp.rs`.
 
-use crate::platform::load::INTEL_PSTATE_SCALING_KHZ;
-use crate::platform::CpuType;
-use crate::sim::{Engine, Event, Time};
+use crate::platform::{CpuType, INTEL_PSTATE_SCALING_KHZ};
+use crate::sim::Time;
 
 /// How often the hardware re-evaluates its choice (assumed: a ~1 ms control
 /// loop, the same order as the package power controller's).
@@ -114,20 +118,6 @@ impl HwpCaps {
     }
 }
 
-/// One clock domain's HWP hardware.
-#[derive(Debug, Clone)]
-pub struct HwpRt {
-    pub req: HwpRequest,
-    /// The level the hardware chose last.
-    pub perf: u32,
-    /// Start of the current evaluation interval, and each CPU's cumulative
-    /// idle time then.
-    last_eval_ns: Time,
-    prev_idle_ns: Vec<u64>,
-    /// Generation of the queued evaluation event.
-    pub gen: u32,
-}
-
 /// The C0 share the hardware aims for at `epp` (step 3).
 pub fn setpoint(epp: u32) -> f64 {
     let x = f64::from(epp.min(255)) / 255.0;
@@ -140,68 +130,6 @@ pub fn next_perf(perf_now: u32, busy: f64, req: &HwpRequest) -> u32 {
         return req.desired_perf;
     }
     (f64::from(perf_now) * busy / setpoint(req.epp)).ceil() as u32
-}
-
-impl Engine {
-    /// Step 5: clamp `perf` and send the clock there.
-    fn hwp_apply(&mut self, d: usize, perf: u32) {
-        let HwpCaps { lowest_perf: lowest, highest_perf: highest, .. } = HwpCaps::of(self.plat.domain_type(d));
-        let Some(hw) = self.domains[d].hwp.as_mut() else { return };
-        let req = hw.req;
-        let perf = perf
-            .clamp(req.min_perf, req.max_perf.max(req.min_perf))
-            .clamp(lowest, highest);
-        hw.perf = perf;
-        let opp = (perf - lowest) as usize;
-        if opp != self.domains[d].req_opp {
-            self.domains[d].policy_cur_khz = perf * INTEL_PSTATE_SCALING_KHZ;
-            self.request_opp(d, opp);
-        }
-    }
-
-    /// The OS writes an HWP request for domain `d`. The first write enables
-    /// the hardware's loop (IA32_PM_ENABLE, then the request).
-    pub(crate) fn hwp_write_request(&mut self, d: usize, req: HwpRequest) {
-        if self.domains[d].hwp.is_none() {
-            let ct = self.plat.domain_type(d);
-            let perf = self.domains[d].cur_khz / INTEL_PSTATE_SCALING_KHZ;
-            debug_assert!(ct.opps.iter().all(|o| o.khz % INTEL_PSTATE_SCALING_KHZ == 0));
-            let now = self.now;
-            let prev_idle_ns = self.plat.freq_domains[d]
-                .cpus
-                .iter()
-                .map(|&c| self.rqs[c].idle_time_until(now))
-                .collect();
-            self.domains[d].hwp = Some(HwpRt { req, perf, last_eval_ns: now, prev_idle_ns, gen: 0 });
-            self.q.schedule(now + HWP_EVAL_INTERVAL_NS, Event::HwpTick { domain: d as u32, gen: 0 });
-        }
-        let hw = self.domains[d].hwp.as_mut().expect("enabled above");
-        hw.req = req;
-        let perf = hw.perf;
-        self.hwp_apply(d, perf);
-    }
-
-    /// The hardware's loop for domain `d` (steps 1–5); false if the event
-    /// is stale.
-    pub(crate) fn hwp_tick(&mut self, d: usize, gen: u32) -> bool {
-        let now = self.now;
-        let cpus = &self.plat.freq_domains[d].cpus;
-        let rqs = &self.rqs;
-        let Some(hw) = self.domains[d].hwp.as_mut().filter(|h| h.gen == gen) else { return false };
-        let window_ns = now.saturating_sub(hw.last_eval_ns).max(1);
-        let mut busy: f64 = 0.0;
-        for (k, &c) in cpus.iter().enumerate() {
-            let idle = rqs[c].idle_time_until(now);
-            let idle_delta = idle.saturating_sub(hw.prev_idle_ns[k]).min(window_ns);
-            hw.prev_idle_ns[k] = idle;
-            busy = busy.max((window_ns - idle_delta) as f64 / window_ns as f64);
-        }
-        hw.last_eval_ns = now;
-        let perf = next_perf(hw.perf, busy, &hw.req);
-        self.q.schedule(now + HWP_EVAL_INTERVAL_NS, Event::HwpTick { domain: d as u32, gen });
-        self.hwp_apply(d, perf);
-        true
-    }
 }
 
 #[cfg(test)]
@@ -239,37 +167,5 @@ mod tests {
         assert_eq!(e, "epp 256 is outside 0 to 255 (an 8-bit field of MSR_HWP_REQUEST)");
         assert!(HwpRequest::from_fields(-1, 39, 0, 0).unwrap_err().starts_with("min_perf -1 is outside"));
         assert!(HwpRequest::from_fields(8, i64::MAX, 0, 0).unwrap_err().starts_with("max_perf 9223372036854775807"));
-    }
-
-    /// A policy of 0.8 to 3.9 GHz with its limits at 1.0 to 3.0 GHz: what a
-    /// governor may write there, and why not the rest.
-    #[test]
-    fn requests_are_checked_against_the_policy() {
-        use crate::cpufreq::dbs::testutil::Harness;
-        let mhz: Vec<u32> = (8..=39).map(|r| r * 100).collect();
-        let mut h = Harness::new(&mhz, 1);
-        (h.min_khz, h.max_khz) = (1_000_000, 3_000_000);
-        let caps = HwpCaps { lowest_perf: 8, guaranteed_perf: 35, highest_perf: 39, khz_per_perf: 100_000 };
-        let check = |h: &mut Harness, hwp: Option<HwpCaps>, r: HwpRequest| {
-            let mut out = Err(String::new());
-            h.call(|p| {
-                p.hwp = hwp;
-                out = p.check_hwp_request(&r);
-            });
-            out
-        };
-        let ok = HwpRequest { min_perf: 10, max_perf: 30, desired_perf: 0, epp: 128 };
-        assert_eq!(check(&mut h, Some(caps), ok), Ok(()));
-        assert_eq!(check(&mut h, Some(caps), HwpRequest { desired_perf: 20, ..ok }), Ok(()));
-        let err = |r: HwpRequest, h: &mut Harness| check(h, Some(caps), r).unwrap_err();
-        assert!(check(&mut h, None, ok).unwrap_err().contains("takes no HWP requests"));
-        assert_eq!(err(HwpRequest { min_perf: 20, max_perf: 12, ..ok }, &mut h), "min_perf 20 is above max_perf 12");
-        assert_eq!(
-            err(HwpRequest { max_perf: 31, ..ok }, &mut h),
-            "min_perf..max_perf 10..31 is outside the limits of policy 0, levels 10 to 30 (1000000 to 3000000 kHz)"
-        );
-        assert!(err(HwpRequest { min_perf: 9, ..ok }, &mut h).contains("outside the limits"));
-        assert!(err(HwpRequest { desired_perf: 31, ..ok }, &mut h).starts_with("desired_perf 31 is neither 0"));
-        assert!(err(HwpRequest { epp: 300, ..ok }, &mut h).starts_with("epp 300 is outside 0 to 255"));
     }
 }

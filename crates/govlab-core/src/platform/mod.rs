@@ -10,7 +10,6 @@
 //! Units: frequencies in kHz (as cpufreq), voltages in mV, times in ns
 //! (converted from the file's µs once, at load), power in mW.
 
-pub mod dvfs;
 pub mod energy;
 pub mod hwp;
 pub mod load;
@@ -19,6 +18,12 @@ pub use load::{load_named, load_path, load_str, platform_names, PlatformOverride
 
 /// Index of a logical CPU (Linux's cpu number).
 pub type CpuId = usize;
+
+/// intel_pstate's P-state unit on Core parts, kHz: one ratio step is one
+/// 100 MHz bus clock (Linux v6.8 drivers/cpufreq/intel_pstate.c,
+/// core_get_scaling()). Platform files for intel_pstate list one operating
+/// point per ratio, so a ratio and an OPP are the same thing.
+pub const INTEL_PSTATE_SCALING_KHZ: u32 = 100_000;
 
 /// How the idle loop treats the scheduler tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

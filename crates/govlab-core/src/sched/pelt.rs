@@ -17,8 +17,9 @@
 //! tasks (`post_init_entity_util_avg`), 32-bit-only copies of
 //! `last_update_time`, and `sched_feat(UTIL_EST)` being switched off (it is on
 //! by default). The two-field `util_est` of v4.17–v6.7 is not modelled: v6.8 is
-//! the first release with the single-field form. The prose digest is
-//! `design/kernel-governors.md` §1.1–§1.3 and §0 item 11.
+//! the first release with the single-field form. The kernel explains PELT
+//! in Documentation/scheduler/schedutil.rst and generates its decay tables
+//! with Documentation/scheduler/sched-pelt.c (v6.8).
 //!
 //! # The idea
 //!

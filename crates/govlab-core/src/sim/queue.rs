@@ -15,34 +15,43 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Event, Time};
+use super::Time;
+
+/// What the queue needs of an event: a small copyable value with a class
+/// that orders events falling on the same nanosecond (smaller first; at most
+/// 3 bits). The queue is generic so that it knows no event of the machine;
+/// it is monomorphised for the one event type a run uses, so this costs
+/// nothing at run time.
+pub trait Queued: Copy {
+    fn class(&self) -> u8;
+}
 
 /// The ordering key packs (time_ns, class, seq) into one u128: time in the
 /// top 64 bits, the class in the next 3, the sequence number in the low 61.
 #[derive(Clone, Copy)]
-struct Entry {
+struct Entry<E> {
     key: u128,
-    event: Event,
+    event: E,
 }
 
-impl PartialEq for Entry {
+impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
         self.key == other.key
     }
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for Entry {
+impl<E> Ord for Entry<E> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.key.cmp(&other.key)
     }
 }
 
-impl Entry {
+impl<E> Entry<E> {
     fn time(&self) -> Time {
         (self.key >> 64) as Time
     }
@@ -61,16 +70,16 @@ const NIL: u32 = u32::MAX;
 
 /// An event in a bucket's list.
 #[derive(Clone, Copy)]
-struct Node {
-    entry: Entry,
+struct Node<E> {
+    entry: Entry<E>,
     next: u32,
 }
 
 /// Deterministic priority queue of future events.
-pub struct EventQueue {
+pub struct EventQueue<E> {
     /// Index in `slab` of each bucket's first node, or NIL.
     heads: Vec<u32>,
-    slab: Vec<Node>,
+    slab: Vec<Node<E>>,
     /// Unused slab nodes, most recently freed first.
     free: u32,
     /// Bit b of `occupied[w]`: bucket 64·w + b holds events.
@@ -81,18 +90,18 @@ pub struct EventQueue {
     /// event is earlier.
     first: u64,
     /// Events at bucket numbers `first + BUCKETS` and later.
-    later: BinaryHeap<Reverse<Entry>>,
+    later: BinaryHeap<Reverse<Entry<E>>>,
     len: usize,
     next_seq: u64,
 }
 
-impl Default for EventQueue {
+impl<E: Queued> Default for EventQueue<E> {
     fn default() -> Self {
         Self::with_capacity(0)
     }
 }
 
-impl EventQueue {
+impl<E: Queued> EventQueue<E> {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
             heads: vec![NIL; BUCKETS],
@@ -107,17 +116,17 @@ impl EventQueue {
         }
     }
 
-    pub fn schedule(&mut self, time_ns: Time, event: Event) {
+    pub fn schedule(&mut self, time_ns: Time, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
         debug_assert!(seq < 1 << SEQ_BITS);
-        let key = (u128::from(time_ns) << 64) | (u128::from(event.class() as u8) << SEQ_BITS) | u128::from(seq);
+        let key = (u128::from(time_ns) << 64) | (u128::from(event.class()) << SEQ_BITS) | u128::from(seq);
         self.len += 1;
         self.place(Entry { key, event });
     }
 
     /// Put `e` in its bucket if the window covers it, else in `later`.
-    fn place(&mut self, e: Entry) {
+    fn place(&mut self, e: Entry<E>) {
         let bucket = e.time() >> BUCKET_SHIFT;
         debug_assert!(bucket >= self.first, "event scheduled in the past");
         if bucket - self.first < BUCKETS as u64 {
@@ -164,7 +173,7 @@ impl EventQueue {
         Some(w * 64 + self.occupied[w].trailing_zeros() as usize)
     }
 
-    pub fn pop(&mut self) -> Option<(Time, Event)> {
+    pub fn pop(&mut self) -> Option<(Time, E)> {
         if self.len == 0 {
             return None;
         }
@@ -230,8 +239,27 @@ impl EventQueue {
 
 #[cfg(test)]
 mod tests {
+    use super::super::rng::{Rng, Stream};
     use super::*;
-    use crate::sim::rng::Rng;
+
+    /// Events of two classes, as the machine's `Tick` (housekeeping) and
+    /// `RunDone`/`IdleExitDone` (earlier classes) would be.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Event {
+        IdleExitDone { cpu: u32, gen: u32 },
+        RunDone { cpu: u32, gen: u32 },
+        Tick { cpu: u32, gen: u32 },
+    }
+
+    impl Queued for Event {
+        fn class(&self) -> u8 {
+            match self {
+                Event::IdleExitDone { .. } => 0,
+                Event::RunDone { .. } => 1,
+                Event::Tick { .. } => 3,
+            }
+        }
+    }
 
     #[test]
     fn ties_break_by_class_then_insertion() {
@@ -253,7 +281,7 @@ mod tests {
     /// buckets) and pops come out in the same order.
     #[test]
     fn pops_in_the_order_of_a_heap() {
-        let mut rng = Rng::new(7, crate::sim::rng::Stream::Workload);
+        let mut rng = Rng::new(7, Stream::Workload);
         let mut q = EventQueue::default();
         let mut reference = BinaryHeap::new();
         let (mut now, mut seq) = (0u64, 0u64);
@@ -266,7 +294,7 @@ mod tests {
                     _ => (rng.f64() * 1e9) as u64,
                 };
                 let ev = if round % 3 == 0 { Event::Tick { cpu: round, gen: 0 } } else { Event::RunDone { cpu: round, gen: 0 } };
-                let key = (u128::from(now + delay) << 64) | (u128::from(ev.class() as u8) << SEQ_BITS) | u128::from(seq);
+                let key = (u128::from(now + delay) << 64) | (u128::from(ev.class()) << SEQ_BITS) | u128::from(seq);
                 seq += 1;
                 q.schedule(now + delay, ev);
                 reference.push(Reverse((key, round)));

@@ -1,7 +1,7 @@
 //! The language tasks are written in.
 //!
 //! A task runs a [`Program`]: a flat list of [`Op`]s with loops compiled to
-//! jumps. The engine interprets it one op at a time (`workload::exec`). Work
+//! jumps. The engine interprets it one op at a time (`machine/exec.rs`). Work
 //! is counted in cycles at the CPU type's reference frequency (its base,
 //! P1, frequency) with a memory-bound fraction `mem` of the time that does
 //! not speed up with the clock:

@@ -10,7 +10,6 @@
 
 pub mod cpu_bound;
 pub mod dbench;
-pub mod exec;
 pub mod file;
 pub mod fio;
 pub mod hackbench;

@@ -8,8 +8,8 @@ use govlab_core::cpuidle;
 use govlab_core::metrics::RunResult;
 use govlab_core::params::Spec;
 use govlab_core::platform::{self, energy};
-use govlab_core::sim::build;
-use govlab_core::sim::engine::RunParts;
+use govlab_core::machine::build;
+use govlab_core::machine::RunParts;
 use govlab_core::workload;
 
 use crate::fixtures::{one_core_platform, temp_file, ShiftedOracle};

@@ -1,5 +1,6 @@
-//! The interpreter: runs task programs on the simulated machine, and the
-//! objects they use (channels, locks, devices, request sources).
+//! The workload interpreter (the tasks' own code) and the objects it uses:
+//! channels, locks, request sources, and block devices with their IO
+//! completion as block/blk-mq.c and block/blk-flush.c (Linux v6.8) do it.
 //!
 //! A task executes ops while it is on a CPU: zero-time ops (marks, records,
 //! counters, sends that fit, loop jumps) run back to back; `run` starts a
@@ -22,19 +23,20 @@
 //! drain, runs alone, and requests submitted meanwhile queue behind it. NVMe
 //! flushes are queued like any other command (`flush_queued = true`).
 
+use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use std::collections::HashMap;
-
-use super::{Arrivals, IoKind, Op, Setup, Since, TaskSpec, TimerRef};
+use super::rq::{EnqueueKind, Task};
+use super::{Engine, Event};
 use crate::error::{Error, Result};
 use crate::platform::CpuId;
 use crate::sched::cpumask::CpuMask;
 use crate::sched::pelt::{SchedAvg, NICE_0_LOAD};
-use crate::sched::{EnqueueKind, Task, TaskId, TaskState};
+use crate::sched::{TaskId, TaskState};
 use crate::sim::rng::{Rng, Stream};
-use crate::sim::{Engine, Event, Time};
+use crate::sim::Time;
+use crate::workload::{Arrivals, IoKind, Op, Setup, Since, TaskSpec, TimerRef};
 use crate::trace::{TRACE_FLAG_HARDIRQ, TRACE_FLAG_SOFTIRQ};
 
 /// A pipe or socket at run time.

@@ -1,4 +1,5 @@
-//! Where tasks go: wakeup placement, fork placement, and load balancing.
+//! Where tasks go (kernel/sched/fair.c, select_task_rq_fair() and the load
+//! balancer): wakeup placement, fork placement, and load balancing.
 //!
 //! Wakeup (select_idle_sibling, kernel/sched/fair.c v6.5, simplified): the
 //! previous CPU if it is idle; else an idle core (all SMT threads idle) in
@@ -19,11 +20,12 @@
 //! When CPU capacities differ (big.LITTLE), wakeup placement and the misfit
 //! part of balancing are capacity-aware instead: see `capacity.rs`.
 
-use super::cpumask::CpuMask;
-use super::{pelt, EnqueueKind, TaskId, TaskState};
+use super::rq::{CpuMode, EnqueueKind};
+use super::Engine;
 use crate::platform::CpuId;
-use crate::sched::CpuMode;
-use crate::sim::Engine;
+use crate::sched::cpumask::CpuMask;
+use crate::sched::pelt;
+use crate::sched::{TaskId, TaskState};
 
 impl Engine {
     fn allowed(&self, t: TaskId) -> CpuMask {

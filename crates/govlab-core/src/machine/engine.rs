@@ -1,28 +1,30 @@
-//! The engine: machine state, the run loop and event dispatch.
+//! The engine: machine state, the run loop and event dispatch (the
+//! interrupts, timers and completions that drive the kernel).
 //!
-//! [`Engine`] owns everything a run touches. The scheduler (`sched`), the
-//! clock and voltage hardware (`platform::dvfs`), energy accounting
-//! (`platform::energy`), idle handling (`sched::idle`) and the workload
-//! interpreter (`workload::exec`) each add an `impl Engine` block in their
-//! own module; this file only wires a run together and dispatches events.
+//! [`Engine`] owns everything a run touches. The other files of this module
+//! each add an `impl Engine` block for one part of the kernel or the
+//! hardware (see `machine/mod.rs`); this file only wires a run together
+//! and sends each event to the part it belongs to.
 
 use std::path::Path;
 
-use super::queue::EventQueue;
-use super::rng::{Rng, Stream};
-use super::{Event, Time};
+use super::dvfs::{DomainRt, VoltageRt};
+use super::energy::CoreEnergy;
+use super::exec::{ChannelRt, DeviceRt, MutexRt, SourceRt, SyncRt};
+use super::rq::{CpuRq, Task};
+use super::Event;
 use crate::cpufreq::driver::CpufreqDriver;
 use crate::cpufreq::CpufreqGovernor;
 use crate::cpuidle::{CpuidleGovernor, IdleDevice};
 use crate::error::Result;
 use crate::metrics::{CpuIdleCounters, RunResult};
-use crate::platform::dvfs::{DomainRt, VoltageRt};
-use crate::platform::energy::CoreEnergy;
 use crate::platform::Platform;
 use crate::sched::cpumask::CpuMask;
-use crate::sched::{CpuRq, SchedTunables, Task};
+use crate::sched::SchedTunables;
+use crate::sim::queue::EventQueue;
+use crate::sim::rng::{Rng, Stream};
+use crate::sim::Time;
 use crate::trace::TraceWriter;
-use crate::workload::exec::{ChannelRt, DeviceRt, MutexRt, SourceRt, SyncRt};
 use crate::workload::{Record, TaskSpec, Workload};
 
 /// Everything needed to start a run, already resolved and validated.
@@ -48,7 +50,7 @@ pub struct Engine {
     pub(crate) now: Time,
     pub(crate) end_ns: Time,
     pub(crate) seed: u64,
-    pub(crate) q: EventQueue,
+    pub(crate) q: EventQueue<Event>,
     pub(crate) events: u64,
     pub(crate) tun: SchedTunables,
 
@@ -62,7 +64,7 @@ pub struct Engine {
     pub(crate) all_cpus: CpuMask,
     pub(crate) llc_masks: Vec<CpuMask>,
     /// CPU capacities differ (sched_asym_cpucap_active): placement is
-    /// capacity-aware (sched/capacity.rs).
+    /// capacity-aware (machine/capacity.rs).
     pub(crate) asym_cpucap: bool,
     /// [`Platform::work_per_cycle`] of each CPU type, looked up per run
     /// segment.
@@ -129,8 +131,6 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
             let ct = platform.cpu_type_of(c);
             CpuRq {
                 capacity: u64::from(ct.capacity),
-                max_khz: u64::from(ct.max_khz()),
-                domain: platform.cpus[c].freq_domain,
                 ..CpuRq::default()
             }
         })

@@ -1,4 +1,5 @@
-//! Clock and voltage hardware: how a requested OPP becomes the running
+//! Clock and voltage hardware (a domain's PLL, its voltage regulator and
+//! the package's power controller): how a requested OPP becomes the running
 //! frequency.
 //!
 //! A frequency domain runs at one OPP at a time. A change takes the
@@ -20,10 +21,11 @@
 //! the limit for the number of active cores, re-evaluated every
 //! [`PCU_INTERVAL_NS`] while some domain of the package asks for turbo.
 
-use crate::cpufreq::powernv::GlobalPstateInfo;
-use crate::platform::hwp::HwpRt;
+use super::hwp::HwpRt;
+use super::powernv::GlobalPstateInfo;
+use super::{Engine, Event};
 use crate::platform::{FreqDomain, Platform};
-use crate::sim::{Engine, Event, Time};
+use crate::sim::Time;
 
 /// How often the package power controller re-evaluates turbo limits
 /// (assumed: Intel's PCU works on a ~1 ms control loop).

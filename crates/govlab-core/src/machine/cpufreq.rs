@@ -1,13 +1,17 @@
-//! The cpufreq core (cpufreq.c): starts governors on policies, forwards the
-//! scheduler's utilisation hook and the governors' timers, and hands their
-//! requests to the scaling driver ([`super::driver`]): frequency targets
-//! through `driver_target`, HWP requests to the HWP hardware.
+//! The cpufreq core: starts governors on policies, forwards the scheduler's
+//! utilisation hook and the governors' timers, and hands their requests to
+//! the scaling driver (`cpufreq_driver.rs`): frequency targets through
+//! `driver_target`, HWP requests to the HWP hardware (`hwp.rs`).
+//!
+//! Models: Linux v6.8 drivers/cpufreq/cpufreq.c (cpufreq_start_governor,
+//! __cpufreq_driver_target) and kernel/sched/cpufreq.c
+//! (cpufreq_update_util, the scheduler's hook).
 
-use super::driver::CpufreqDriver;
-use super::{HwpCaps, Policy, PolicyRequests, SchedView};
+use super::{Engine, Event};
+use crate::cpufreq::driver::CpufreqDriver;
+use crate::cpufreq::{HwpCaps, Policy, PolicyRequests, SchedView};
 use crate::platform::CpuId;
 use crate::sched::pelt;
-use crate::sim::{Engine, Event};
 
 /// The scheduler state a governor may read.
 struct View<'a> {
@@ -55,7 +59,7 @@ impl Engine {
     /// Call the governor for policy `d` and apply what it asked for.
     fn call_governor(&mut self, d: usize, call: Call) {
         let mut out = PolicyRequests::default();
-        let mut gov = std::mem::replace(&mut self.cpufreq, Box::new(super::performance::Performance));
+        let mut gov = std::mem::replace(&mut self.cpufreq, Box::new(crate::cpufreq::performance::Performance));
         {
             let fd = &self.plat.freq_domains[d];
             let ct = &self.plat.cpu_types[fd.cpu_type];

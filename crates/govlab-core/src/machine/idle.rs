@@ -1,5 +1,6 @@
-//! The idle loop: asking the cpuidle governor, entering and leaving idle
-//! states, the tick decision, and the kernel's per-state counters.
+//! The idle loop (kernel/sched/idle.c, do_idle() and cpuidle_idle_call()):
+//! asking the cpuidle governor, entering and leaving idle states, the tick
+//! decision, and the kernel's per-state counters.
 //!
 //! Models: Linux v6.8 kernel/sched/idle.c (cpuidle_idle_call) and
 //! drivers/cpuidle/cpuidle.c (cpuidle_enter_state) with poll_state.c's time
@@ -25,14 +26,15 @@
 //! the CPU enters idle undecided, and the state is chosen when the interrupt
 //! comes, before the exit latency is paid (`decide_in_hindsight`). Until
 //! then the core's energy is priced provisionally and settled later
-//! (platform/energy.rs), and a tick that comes stops instead of waking the
+//! (machine/energy.rs), and a tick that comes stops instead of waking the
 //! CPU. cpuidle/oracle.rs says why this is the run the same choices made at
 //! entry would give.
 
-use crate::cpuidle::{ideal_state, IdleDevice, Reflection, SelectArgs};
+use crate::cpuidle::{IdleDevice, Reflection, SelectArgs};
+use crate::metrics::idle::ideal_state;
 use crate::platform::{CpuId, IdleTick};
-use crate::sched::CpuMode;
-use crate::sim::{Engine, Event};
+use super::rq::CpuMode;
+use super::{Engine, Event};
 
 /// poll_state.c: the polling state gives up after the target residency of
 /// the first enabled deeper state of at least CPUIDLE_POLL_MIN...

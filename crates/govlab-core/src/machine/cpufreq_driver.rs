@@ -1,0 +1,52 @@
+//! The scaling driver's target path: a governor's frequency request for a
+//! policy becomes an OPP request to the clock, an HWP request, or a powernv
+//! local/global P-state pair.
+//!
+//! Models: Linux v6.8 drivers/cpufreq/cpufreq.c __cpufreq_driver_target()
+//! and the target_index / fast_switch callbacks of acpi-cpufreq.c,
+//! cpufreq-dt.c, intel_pstate.c (intel_cpufreq_target) and
+//! powernv-cpufreq.c; which driver runs is decided in
+//! [`crate::cpufreq::driver`].
+
+use super::Engine;
+use crate::cpufreq::driver::{table_index, CpufreqDriver};
+use crate::cpufreq::Relation;
+use crate::platform::hwp::{HwpRequest, HWP_EPP_FIRMWARE_DEFAULT};
+use crate::platform::INTEL_PSTATE_SCALING_KHZ;
+
+impl Engine {
+    /// A governor's frequency request for policy `d` reaches the driver
+    /// (already clamped to the policy limits).
+    pub(crate) fn driver_target(&mut self, d: usize, khz: u32, relation: Relation, fast_switch: bool) {
+        let ct = self.plat.domain_type(d);
+        let opp = table_index(ct, khz, relation);
+        let opp_khz = ct.opps[opp].khz;
+        // __cpufreq_driver_target: nothing to do if the policy is there
+        // already, unless the driver wants every call
+        // (CPUFREQ_NEED_UPDATE_LIMITS: intel_cpufreq).
+        let every_call = matches!(self.cpufreq_driver, CpufreqDriver::IntelCpufreq { .. });
+        if !fast_switch && !every_call && opp_khz == self.domains[d].policy_cur_khz {
+            return;
+        }
+        self.domains[d].policy_cur_khz = opp_khz;
+        match self.cpufreq_driver {
+            CpufreqDriver::Table(_) | CpufreqDriver::IntelPstate | CpufreqDriver::IntelCpufreq { hwp: false, .. } => {
+                self.request_opp(d, opp);
+            }
+            CpufreqDriver::IntelCpufreq { hwp: true, strict_target } => {
+                let pstate = opp_khz / INTEL_PSTATE_SCALING_KHZ;
+                let max_perf_ratio = (self.domains[d].max_khz / INTEL_PSTATE_SCALING_KHZ).max(pstate);
+                let req = HwpRequest {
+                    min_perf: pstate,
+                    max_perf: if strict_target { pstate } else { max_perf_ratio },
+                    desired_perf: 0,
+                    epp: HWP_EPP_FIRMWARE_DEFAULT,
+                };
+                self.hwp_write_request(d, req);
+            }
+            CpufreqDriver::Powernv { global_pstate } => {
+                self.powernv_target(d, opp, global_pstate && !fast_switch);
+            }
+        }
+    }
+}

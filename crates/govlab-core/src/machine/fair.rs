@@ -1,0 +1,486 @@
+//! The fair scheduling class acting on the engine's runqueues: the rq clock
+//! and PELT updates, enqueue and dequeue, vruntime placement, the running
+//! task's work segment, __schedule() and the scheduler tick.
+//!
+//! Models: Linux v6.5 kernel/sched/fair.c (enqueue_task_fair,
+//! dequeue_task_fair, place_entity, update_curr, check_preempt_wakeup,
+//! task_tick_fair) and kernel/sched/core.c (__schedule, scheduler_tick).
+
+use super::rq::{CpuMode, EnqueueKind};
+use super::{Engine, Event};
+use crate::cpufreq::{SCHED_CPUFREQ_IOWAIT, SCHED_CPUFREQ_MIGRATION};
+use crate::platform::CpuId;
+use crate::sched::pelt::{self, NICE_0_LOAD};
+use crate::sched::{TaskId, TaskState};
+use crate::sim::Time;
+
+impl Engine {
+    // ---- rq clock and PELT ---------------------------------------------
+
+    /// update_rq_clock(): advance the PELT clock to now.
+    pub(crate) fn update_rq_clock(&mut self, cpu: CpuId) {
+        let rq = &self.rqs[cpu];
+        if rq.clock.is_current(self.now, rq.curr.is_none()) {
+            return;
+        }
+        let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
+        let fs = self.freq_scale(cpu);
+        let rq = &mut self.rqs[cpu];
+        let idle = rq.curr.is_none();
+        rq.clock.update(self.now, idle, cap, fs);
+    }
+
+    /// update_load_avg() for the runqueue and, if given, a task on it; calls
+    /// the cpufreq hook when the CPU's signal crossed a period boundary.
+    pub(crate) fn update_load_avg(&mut self, cpu: CpuId, task: Option<TaskId>) {
+        let rq = &mut self.rqs[cpu];
+        let now = rq.clock.now();
+        if let Some(t) = task {
+            let running = rq.curr == Some(t);
+            let tk = &mut self.tasks[t];
+            let on_rq = matches!(tk.state, TaskState::Runnable | TaskState::Running);
+            pelt::update_entity(now, &mut tk.avg, on_rq, running, tk.weight);
+        }
+        let decayed = pelt::update_cfs_rq(
+            now,
+            &mut rq.cfs,
+            rq.load_weight,
+            u64::from(rq.nr_running),
+            rq.curr.is_some(),
+        );
+        if decayed {
+            self.cpufreq_update_util(cpu, 0);
+        }
+    }
+
+    // ---- enqueue / dequeue ---------------------------------------------
+
+    /// enqueue_task_fair(): put a runnable task on `cpu`'s runqueue.
+    pub(crate) fn enqueue_task(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
+        self.update_rq_clock(cpu);
+        if self.tasks[t].in_iowait {
+            self.tasks[t].in_iowait = false;
+            self.cpufreq_update_util(cpu, SCHED_CPUFREQ_IOWAIT);
+        }
+        // The task's own signal decays to now (it was not on a runqueue),
+        // then the runqueue's; a new or migrated task is attached, which
+        // calls the cpufreq hook (attach_entity_load_avg).
+        let attaching = self.tasks[t].needs_attach;
+        {
+            let rq = &mut self.rqs[cpu];
+            let now = rq.clock.now();
+            pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.nr_running), rq.curr.is_some());
+            let tk = &mut self.tasks[t];
+            if tk.needs_attach {
+                pelt::attach_entity(&mut rq.cfs, &mut tk.avg, tk.weight);
+                tk.needs_attach = false;
+            } else {
+                pelt::update_blocked_entity(now, &mut tk.avg, tk.weight);
+            }
+            pelt::util_est_enqueue(&mut rq.cfs, &tk.avg);
+        }
+        if attaching {
+            self.cpufreq_update_util(cpu, SCHED_CPUFREQ_MIGRATION);
+        }
+        self.place_entity(cpu, t, kind);
+        let rq = &mut self.rqs[cpu];
+        let tk = &mut self.tasks[t];
+        tk.state = TaskState::Runnable;
+        tk.cpu = cpu;
+        rq.tree.insert((tk.vruntime, t));
+        rq.nr_running += 1;
+        rq.load_weight += tk.weight;
+        self.idle_mask.clear(cpu);
+        if rq.nr_running > 1 {
+            self.overloaded.set(cpu);
+        }
+        self.update_load_avg(cpu, None);
+    }
+
+    /// place_entity(): where a waking, new or migrating task's vruntime goes.
+    fn place_entity(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
+        let rq = &self.rqs[cpu];
+        let min_v = rq.min_vruntime;
+        let v = match kind {
+            EnqueueKind::New => min_v + self.sched_slice(cpu, t),
+            EnqueueKind::Wakeup => {
+                let floor = min_v.saturating_sub(self.tun.sched_latency_ns / 2);
+                self.tasks[t].vruntime.max(floor)
+            }
+            // Migrations arrive already renormalised (vruntime relative to
+            // the old queue's min_vruntime, made absolute here).
+            EnqueueKind::Migrate => self.tasks[t].vruntime + min_v,
+        };
+        self.tasks[t].vruntime = v;
+    }
+
+    /// The task's share of the scheduling period (sched_slice).
+    fn sched_slice(&self, cpu: CpuId, t: TaskId) -> u64 {
+        let rq = &self.rqs[cpu];
+        let nr = u64::from(rq.nr_running) + u64::from(!matches!(self.tasks[t].state, TaskState::Runnable | TaskState::Running));
+        let period = if nr > self.tun.nr_latency {
+            nr * self.tun.min_granularity_ns
+        } else {
+            self.tun.sched_latency_ns
+        };
+        let total = (rq.load_weight + self.tasks[t].weight).max(1);
+        period * self.tasks[t].weight / total
+    }
+
+    /// dequeue_task_fair(): take task `t` off `cpu` (to sleep if `sleep`).
+    pub(crate) fn dequeue_task(&mut self, cpu: CpuId, t: TaskId, sleep: bool) {
+        self.update_rq_clock(cpu);
+        if self.rqs[cpu].curr == Some(t) {
+            self.update_curr(cpu);
+        }
+        self.update_load_avg(cpu, Some(t));
+        let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
+        let rq = &mut self.rqs[cpu];
+        let tk = &mut self.tasks[t];
+        pelt::util_est_dequeue(&mut rq.cfs, &tk.avg);
+        if sleep {
+            pelt::util_est_update(&mut tk.avg, true, cap);
+        }
+        if rq.curr != Some(t) {
+            rq.tree.remove(&(tk.vruntime, t));
+        }
+        rq.nr_running -= 1;
+        rq.load_weight -= tk.weight;
+        if rq.nr_running == 0 {
+            self.idle_mask.set(cpu);
+        }
+        if rq.nr_running < 2 {
+            self.overloaded.clear(cpu);
+        }
+        tk.state = if sleep { TaskState::Blocked } else { TaskState::Runnable };
+    }
+
+    /// update_curr(): charge the running task for its time since exec_start.
+    pub(crate) fn update_curr(&mut self, cpu: CpuId) {
+        let Some(t) = self.rqs[cpu].curr else { return };
+        let now = self.now;
+        let tk = &mut self.tasks[t];
+        let delta = now.saturating_sub(tk.exec_start_ns);
+        tk.exec_start_ns = now;
+        tk.sum_exec_ns += delta;
+        tk.vruntime += delta * NICE_0_LOAD / tk.weight;
+        let v = tk.vruntime;
+        let rq = &mut self.rqs[cpu];
+        let leftmost = rq.tree.first().map_or(v, |&(lv, _)| lv);
+        rq.min_vruntime = rq.min_vruntime.max(v.min(leftmost));
+    }
+
+    // ---- the running task's work segment --------------------------------
+
+    /// Cycles per ns a task with memory-bound share `mem` retires on `cpu`.
+    fn cpu_speed(&self, cpu: CpuId, mem: f64) -> f64 {
+        let pc = &self.plat.cores[self.plat.cpus[cpu].core];
+        let ct = &self.plat.cpu_types[pc.cpu_type];
+        let f = f64::from(self.domains[pc.freq_domain].cur_khz);
+        let f_ref = f64::from(ct.base_khz);
+        // time per reference cycle at f, in reference-cycle times:
+        // mem + (1 − mem)·f_ref/f
+        let per_cycle = mem + (1.0 - mem) * f_ref / f;
+        let mut speed = f_ref / 1e6 / per_cycle;
+        let busy_siblings = pc.cpus.iter().filter(|&&c| c != cpu && self.rqs[c].curr.is_some()).count();
+        if busy_siblings > 0 {
+            speed *= ct.smt_throughput / (busy_siblings + 1) as f64;
+        }
+        speed * self.work_per_cycle[pc.cpu_type]
+    }
+
+    /// Start the running task's work segment on `cpu`.
+    pub(crate) fn start_segment(&mut self, cpu: CpuId) {
+        let Some(t) = self.rqs[cpu].curr else { return };
+        if self.tasks[t].remaining_cycles <= 0.0 || self.rqs[cpu].mode != CpuMode::Active {
+            return;
+        }
+        let speed = self.cpu_speed(cpu, self.tasks[t].mem);
+        let done = self.now + segment_ns(self.tasks[t].remaining_cycles, speed);
+        let rq = &mut self.rqs[cpu];
+        rq.run_gen = rq.run_gen.wrapping_add(1);
+        rq.seg_start_ns = self.now;
+        rq.seg_speed = speed;
+        rq.seg_active = true;
+        rq.seg_done_ns = done;
+        rq.run_event_ns = done;
+        let gen = rq.run_gen;
+        self.q.schedule(done, Event::RunDone { cpu: cpu as u32, gen });
+    }
+
+    /// Credit the running segment's progress so far.
+    fn credit_segment(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu];
+        let Some(t) = rq.curr else { return };
+        let done = (self.now - rq.seg_start_ns) as f64 * rq.seg_speed;
+        rq.seg_start_ns = self.now;
+        let tk = &mut self.tasks[t];
+        let done = done.min(tk.remaining_cycles);
+        tk.remaining_cycles -= done;
+        self.record.cycles_retired += done;
+    }
+
+    /// Stop the running task's segment, crediting the work done so far.
+    pub(crate) fn pause_segment(&mut self, cpu: CpuId) {
+        if !self.rqs[cpu].seg_active {
+            return;
+        }
+        self.credit_segment(cpu);
+        let rq = &mut self.rqs[cpu];
+        rq.seg_active = false;
+        rq.run_gen = rq.run_gen.wrapping_add(1);
+    }
+
+    /// The running segment's speed changed (frequency, SMT sibling): credit
+    /// the work so far and recompute when it ends. A queued completion
+    /// event that comes no later than the new end is kept: when it fires
+    /// early it is simply queued again for the real end (see
+    /// `run_segment_done`), which saves an event per slowdown.
+    pub(crate) fn retime_segment(&mut self, cpu: CpuId) {
+        if !self.rqs[cpu].seg_active {
+            return;
+        }
+        self.credit_segment(cpu);
+        let Some(t) = self.rqs[cpu].curr else { return };
+        let speed = self.cpu_speed(cpu, self.tasks[t].mem);
+        let done = self.now + segment_ns(self.tasks[t].remaining_cycles, speed);
+        let rq = &mut self.rqs[cpu];
+        rq.seg_speed = speed;
+        rq.seg_done_ns = done;
+        if rq.run_event_ns > done {
+            rq.run_gen = rq.run_gen.wrapping_add(1);
+            rq.run_event_ns = done;
+            let gen = rq.run_gen;
+            self.q.schedule(done, Event::RunDone { cpu: cpu as u32, gen });
+        }
+    }
+
+    /// Re-time the segments of `cpu`'s SMT siblings (their speed changed).
+    pub(crate) fn retime_siblings(&mut self, cpu: CpuId) {
+        for i in 0..self.plat.cpus[cpu].siblings.len() {
+            let s = self.plat.cpus[cpu].siblings[i];
+            self.retime_segment(s);
+        }
+    }
+
+    /// The running task on `cpu` reached the end of its segment, or a
+    /// completion event kept across a slowdown fired early (returns false
+    /// then, after queueing it again for the real end).
+    pub(crate) fn run_segment_done(&mut self, cpu: CpuId) -> bool {
+        let rq = &mut self.rqs[cpu];
+        if self.now < rq.seg_done_ns {
+            rq.run_event_ns = rq.seg_done_ns;
+            let gen = rq.run_gen;
+            self.q.schedule(rq.seg_done_ns, Event::RunDone { cpu: cpu as u32, gen });
+            return false;
+        }
+        rq.seg_active = false;
+        rq.run_event_ns = Time::MAX;
+        let Some(t) = rq.curr else { return true };
+        let left = self.tasks[t].remaining_cycles;
+        self.record.cycles_retired += left;
+        self.tasks[t].remaining_cycles = 0.0;
+        self.continue_task(cpu, t);
+        true
+    }
+
+    // ---- schedule ------------------------------------------------------
+
+    /// __schedule(): pick the next task on `cpu` and switch to it; when the
+    /// queue is empty, try to pull work, then go idle.
+    pub(crate) fn schedule(&mut self, cpu: CpuId) {
+        loop {
+            self.update_rq_clock(cpu);
+            let prev = self.rqs[cpu].curr;
+            if let Some(p) = prev {
+                self.update_curr(cpu);
+                self.pause_segment(cpu);
+                if self.tasks[p].state == TaskState::Running {
+                    // Preempted: back into the tree (put_prev_entity).
+                    self.update_load_avg(cpu, Some(p));
+                    self.tasks[p].state = TaskState::Runnable;
+                    let v = self.tasks[p].vruntime;
+                    self.rqs[cpu].tree.insert((v, p));
+                }
+            }
+            if self.rqs[cpu].tree.is_empty() {
+                self.newidle_balance(cpu);
+            }
+            let next = self.rqs[cpu].tree.first().map(|&(_, t)| t);
+            if let Some(n) = next {
+                let v = self.tasks[n].vruntime;
+                self.rqs[cpu].tree.remove(&(v, n));
+            }
+            if prev != next {
+                self.context_switch(cpu, prev, next);
+            } else if let Some(n) = next {
+                self.tasks[n].state = TaskState::Running;
+                self.tasks[n].exec_start_ns = self.now;
+            }
+            let Some(n) = next else {
+                self.enter_idle(cpu);
+                return;
+            };
+            if self.tasks[n].remaining_cycles > 0.0 {
+                self.start_segment(cpu);
+                return;
+            }
+            // Zero-time ops until the task computes, blocks or exits.
+            if self.continue_task_inline(cpu, n) {
+                return;
+            }
+        }
+    }
+
+    pub(crate) fn context_switch(&mut self, cpu: CpuId, prev: Option<TaskId>, next: Option<TaskId>) {
+        if let Some(t) = self.trace.as_mut() {
+            let p = prev.map(|p| &self.tasks[p]);
+            let n = next.map(|n| &self.tasks[n]);
+            t.sched_switch(self.now, cpu, p.map(|p| (&*p.comm, p.pid, p.state)), n.map(|n| (&*n.comm, n.pid)));
+        }
+        let was_busy = prev.is_some();
+        let rq = &mut self.rqs[cpu];
+        if was_busy {
+            rq.busy_ns += self.now - rq.busy_since_ns;
+        }
+        rq.busy_since_ns = self.now;
+        rq.curr = next;
+        if let Some(n) = next {
+            let now = self.now;
+            let tk = &mut self.tasks[n];
+            tk.state = TaskState::Running;
+            tk.exec_start_ns = now;
+            tk.prev_sum_exec_ns = tk.sum_exec_ns;
+            tk.cpu = cpu;
+            if tk.wake_pending {
+                tk.wake_pending = false;
+                self.record.wakeup_latency.record(now - tk.wake_ns);
+            }
+            self.update_load_avg(cpu, Some(n));
+        }
+        if was_busy != next.is_some() {
+            // A sibling's speed depends on whether this thread runs.
+            self.retime_siblings(cpu);
+            self.refresh_core_power(self.plat.cpus[cpu].core);
+        }
+    }
+
+    /// check_preempt_wakeup(): should woken task `t` preempt `cpu`'s current?
+    pub(crate) fn check_preempt_wakeup(&mut self, cpu: CpuId, t: TaskId) {
+        let Some(curr) = self.rqs[cpu].curr else { return };
+        if self.rqs[cpu].mode != CpuMode::Active {
+            return;
+        }
+        self.update_curr(cpu);
+        let gran = self.tun.wakeup_granularity_ns * NICE_0_LOAD / self.tasks[t].weight;
+        if self.tasks[curr].vruntime > self.tasks[t].vruntime + gran {
+            self.schedule(cpu);
+        }
+    }
+
+    // ---- the tick -------------------------------------------------------
+
+    /// Arm the tick at the next tick boundary if it is not armed. A tick
+    /// event already queued for that boundary (left by a cancel) is reused.
+    pub(crate) fn arm_tick(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu];
+        if rq.tick_armed {
+            return;
+        }
+        rq.tick_armed = true;
+        let tick = self.tun.tick_ns;
+        let next = (self.now / tick + 1) * tick;
+        if rq.tick_queued_ns == next {
+            return;
+        }
+        rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        rq.tick_queued_ns = next;
+        self.q.schedule(next, Event::Tick { cpu: cpu as u32, gen: rq.tick_gen });
+    }
+
+    pub(crate) fn cancel_tick(&mut self, cpu: CpuId) {
+        self.rqs[cpu].tick_armed = false;
+    }
+
+    /// scheduler_tick(): account the running task, update PELT (which may
+    /// call cpufreq), preempt on slice expiry, balance.
+    pub(crate) fn scheduler_tick(&mut self, cpu: CpuId) -> bool {
+        let rq = &mut self.rqs[cpu];
+        rq.tick_queued_ns = 0;
+        if !rq.tick_armed {
+            return false;
+        }
+        rq.tick_armed = false;
+        match self.rqs[cpu].mode {
+            CpuMode::Idle { .. } if self.rqs[cpu].hindsight => {
+                // The idle period outlasts the tick: the oracle stops it.
+                self.stop_tick_in_hindsight(cpu);
+                return true;
+            }
+            CpuMode::Idle { .. } => {
+                // The tick was kept across idle: it wakes the CPU.
+                self.idle_wakeup(cpu, true);
+                self.arm_tick(cpu);
+                return true;
+            }
+            CpuMode::Exiting { .. } => {
+                self.arm_tick(cpu);
+                return true;
+            }
+            CpuMode::Active => {}
+        }
+        self.arm_tick(cpu);
+        self.update_rq_clock(cpu);
+        let Some(curr) = self.rqs[cpu].curr else {
+            self.update_load_avg(cpu, None);
+            return true;
+        };
+        self.update_curr(cpu);
+        self.update_load_avg(cpu, Some(curr));
+        if self.rqs[cpu].curr != Some(curr) {
+            return true;
+        }
+        // check_preempt_tick()
+        let tk = &self.tasks[curr];
+        let ran = tk.sum_exec_ns - tk.prev_sum_exec_ns;
+        let ideal = self.sched_slice(cpu, curr);
+        let mut resched = ran > ideal;
+        if !resched && ran >= self.tun.min_granularity_ns {
+            if let Some(&(lv, _)) = self.rqs[cpu].tree.first() {
+                resched = tk.vruntime > lv && tk.vruntime - lv > ideal;
+            }
+        }
+        if resched && !self.rqs[cpu].tree.is_empty() {
+            self.schedule(cpu);
+        }
+        if self.now - self.rqs[cpu].last_balance_ns >= self.tun.balance_interval_ns {
+            self.rqs[cpu].last_balance_ns = self.now;
+            self.periodic_balance(cpu);
+        }
+        true
+    }
+}
+
+/// Whole ns to retire `cycles` at `speed` cycles per ns: the quotient
+/// rounded up, at least 1. The same as `f64::ceil`, without its libm call
+/// (x86-64's baseline has no rounding instruction).
+#[inline]
+fn segment_ns(cycles: f64, speed: f64) -> u64 {
+    let x = cycles / speed;
+    let n = x as u64;
+    let n = if (n as f64) < x { n.saturating_add(1) } else { n };
+    n.max(1)
+}
+
+#[cfg(test)]
+mod segment_ns_tests {
+    use super::segment_ns;
+
+    #[test]
+    fn rounds_up_like_ceil() {
+        for &(c, s) in &[(10.0_f64, 3.0_f64), (9.0, 3.0), (0.0, 1.0), (1e-9, 2.0), (2.5e12, 2.2), (123_456.789, 0.001)] {
+            let want = (c / s).ceil().max(1.0) as u64;
+            assert_eq!(segment_ns(c, s), want, "{c} / {s}");
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Collection at the end of a run: open accounting periods are closed and
+//! the engine's counters become a [`RunResult`], in the shape sysfs shows
+//! them (cpufreq stats' time_in_state and total_trans, cpuidle's per-state
+//! usage/time/above/below).
+
+use super::Engine;
+use crate::workload::Metric;
+use crate::metrics::{hist, CpuResult, HistogramResult, IdleStateResult, PrimaryMetric, RunResult};
+
+fn hist_result(h: &hist::Histogram) -> HistogramResult {
+    HistogramResult {
+        count: h.count,
+        mean_us: h.mean() / 1e3,
+        p50_us: h.percentile(50.0) / 1e3,
+        p99_us: h.percentile(99.0) / 1e3,
+        max_us: h.max as f64 / 1e3,
+        buckets: h.buckets().into_iter().map(|(lo, n)| (lo as f64 / 1e3, n)).collect(),
+    }
+}
+
+impl Engine {
+    /// Close all accounting at now and assemble the result.
+    pub(crate) fn finish(&mut self) -> crate::error::Result<crate::metrics::RunResult> {
+        for cpu in 0..self.rqs.len() {
+            self.pause_segment(cpu);
+            let rq = &mut self.rqs[cpu];
+            if rq.curr.is_some() {
+                rq.busy_ns += self.now - rq.busy_since_ns;
+                rq.busy_since_ns = self.now;
+            }
+        }
+        self.close_idle();
+        self.close_time_in_state();
+        let (energy_j, energy_check_j) = self.close_energy();
+        if let Some(t) = self.trace.as_mut() {
+            // devlib's end marker: the trace spans the whole run.
+            t.print(self.now, 0, "TRACE_MARKER_STOP");
+            t.flush()?;
+        }
+        let now = self.now;
+        let secs = now as f64 / 1e9;
+        self.record.elapsed_ns = now;
+        self.record.energy_j = energy_j;
+        let metrics: Vec<Metric> = self.workload.metrics(&self.record);
+        let primary_name = self.workload.primary().to_string();
+        let primary = metrics
+            .iter()
+            .find(|m| m.name == primary_name)
+            .cloned()
+            .unwrap_or_else(|| metrics[0].clone());
+        let mut mmap = serde_json::Map::new();
+        let mut units = serde_json::Map::new();
+        for m in &metrics {
+            mmap.insert(m.name.clone(), json_f64(m.value));
+            units.insert(m.name.clone(), serde_json::Value::String(m.unit.to_string()));
+        }
+        let cpus = (0..self.rqs.len())
+            .map(|cpu| {
+                let d = self.plat.cpus[cpu].freq_domain;
+                let ct = self.plat.cpu_type_of(cpu);
+                let dom = &self.domains[d];
+                let idle_ns = self.rqs[cpu].idle_ns;
+                CpuResult {
+                    cpu,
+                    busy_s: self.rqs[cpu].busy_ns as f64 / 1e9,
+                    busy_ns: self.rqs[cpu].busy_ns,
+                    idle_s: idle_ns as f64 / 1e9,
+                    idle_ns,
+                    time_in_state: ct
+                        .opps
+                        .iter()
+                        .zip(&dom.time_in_opp_ns)
+                        .map(|(o, &ns)| (o.khz, ns as f64 / 1e9))
+                        .collect(),
+                    transitions: dom.transitions,
+                    idle_states: ct
+                        .idle_states
+                        .iter()
+                        .zip(&self.idle_counters[cpu].states)
+                        .map(|(s, c)| IdleStateResult {
+                            name: s.name.clone(),
+                            usage: c.usage,
+                            time_s: c.time_ns as f64 / 1e9,
+                            above: c.above,
+                            below: c.below,
+                            rejected: c.rejected,
+                        })
+                        .collect(),
+                    idle_accuracy: self.idle_counters[cpu].accuracy.clone(),
+                }
+            })
+            .collect();
+        Ok(RunResult {
+            govlab_version: crate::VERSION.to_string(),
+            platform: String::new(),
+            workload: String::new(),
+            cpufreq: String::new(),
+            cpuidle: String::new(),
+            seed: self.seed,
+            duration_s: self.end_ns as f64 / 1e9,
+            sim_time_s: secs,
+            sim_time_ns: now,
+            events: self.events,
+            finished: self.record.finished,
+            metrics: mmap,
+            units,
+            primary_metric: PrimaryMetric {
+                name: primary.name,
+                value: primary.value,
+                unit: primary.unit.to_string(),
+                better: primary.better.as_str().to_string(),
+            },
+            energy_j,
+            avg_power_w: if secs > 0.0 { energy_j / secs } else { 0.0 },
+            energy_check_j,
+            wakeup_latency: hist_result(&self.record.wakeup_latency),
+            cpus,
+        })
+    }
+}
+
+/// JSON has no NaN or infinity: such values become null.
+fn json_f64(v: f64) -> serde_json::Value {
+    serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, serde_json::Value::Number)
+}

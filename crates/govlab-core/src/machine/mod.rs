@@ -1,0 +1,46 @@
+//! The simulated machine running the kernel: the [`Engine`] and everything
+//! that acts on its state.
+//!
+//! This is the one layer that knows the whole run. Below it sit the parts it
+//! drives, each of which knows nothing of the engine: the governors
+//! (`cpufreq`, `cpuidle`) behind their traits, the scheduler's arithmetic
+//! (`sched`: PELT, cpumasks, capacity), the workload programs, the trace
+//! writer, the hardware description (`platform`) and the event queue and
+//! clock (`sim`). Every `impl Engine` block lives here, in a file named after
+//! the kernel file or hardware block it stands for:
+//!
+//! | file | models |
+//! |---|---|
+//! | `engine.rs` | the run: building it, the event loop, dispatch |
+//! | `event.rs` | the events and their order at equal times |
+//! | `rq.rs` | task_struct and struct rq as the engine keeps them |
+//! | `fair.rs` | kernel/sched/fair.c and core.c: enqueue, dequeue, schedule, tick |
+//! | `placement.rs`, `capacity.rs` | fair.c's select_task_rq and load balancing |
+//! | `idle.rs` | kernel/sched/idle.c and drivers/cpuidle/cpuidle.c |
+//! | `cpufreq.rs` | drivers/cpufreq/cpufreq.c: policies, governor calls |
+//! | `cpufreq_driver.rs`, `powernv.rs` | the scaling drivers' target paths |
+//! | `dvfs.rs`, `hwp.rs` | clock, voltage and HWP hardware |
+//! | `energy.rs` | energy integration |
+//! | `exec.rs` | the workload interpreter, devices and block IO completion |
+//! | `metrics.rs` | collection at the end of the run |
+//! | `external.rs` | faults of governors from outside the crate |
+
+mod capacity;
+mod cpufreq;
+mod cpufreq_driver;
+pub(crate) mod dvfs;
+pub(crate) mod energy;
+pub mod engine;
+pub mod event;
+pub(crate) mod exec;
+mod external;
+mod fair;
+pub(crate) mod hwp;
+mod idle;
+mod metrics;
+mod placement;
+pub(crate) mod powernv;
+pub(crate) mod rq;
+
+pub use engine::{build, Engine, PackageRt, RunParts};
+pub use event::{Event, EventClass};

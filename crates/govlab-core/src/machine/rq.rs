@@ -1,0 +1,208 @@
+//! The scheduler's per-task and per-CPU state as the engine keeps it: the
+//! task (include/linux/sched.h, struct task_struct and struct sched_entity)
+//! and the runqueue (kernel/sched/sched.h, struct rq and struct cfs_rq),
+//! Linux v6.5, with the idle and tick state of the CPU beside it.
+
+use std::sync::Arc;
+
+use crate::platform::CpuId;
+use crate::sched::cpumask::CpuMask;
+use crate::sched::pelt::{CfsRqAvg, RqClockPelt, SchedAvg};
+use crate::sched::sorted_set::SortedSet;
+use crate::sched::{TaskId, TaskState};
+use crate::sim::rng::Rng;
+use crate::sim::Time;
+use crate::workload::Program;
+
+/// A simulated task (a thread).
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub pid: u32,
+    pub comm: Arc<str>,
+    pub state: TaskState,
+    /// CPU it runs or last ran on (task_cpu).
+    pub cpu: CpuId,
+    pub affinity: Option<CpuMask>,
+    pub weight: u64,
+
+    // Program state.
+    pub program: Arc<Program>,
+    pub pc: usize,
+    /// Remaining iterations of the loops being executed, innermost last.
+    pub loops: Vec<(usize, Option<u64>)>,
+    /// Cycles left in the current `run` op, and its memory-bound share.
+    pub remaining_cycles: f64,
+    pub mem: f64,
+    pub rng: Rng,
+
+    // Times.
+    pub start_ns: Time,
+    pub wake_ns: Time,
+    pub mark_ns: Time,
+    pub request_ns: Time,
+    /// A wakeup whose latency is recorded when the task next runs.
+    pub wake_pending: bool,
+    pub timer_gen: u32,
+    /// CPU whose timer wheel holds the task's pending timer.
+    pub timer_cpu: CpuId,
+    pub timer_expiry_ns: Time,
+
+    // CFS.
+    pub vruntime: u64,
+    pub sum_exec_ns: u64,
+    pub prev_sum_exec_ns: u64,
+    pub exec_start_ns: Time,
+
+    // PELT.
+    pub avg: SchedAvg,
+    /// The task's PELT state must be attached on its next enqueue
+    /// (it is new or it migrated).
+    pub needs_attach: bool,
+    pub in_iowait: bool,
+
+    // Family.
+    pub parent: Option<TaskId>,
+    pub live_children: u32,
+    pub joining: bool,
+    /// Bumped each time the interpreter starts on this task, so an outer
+    /// interpretation can tell that a nested one took over.
+    pub interp_epoch: u32,
+}
+
+/// What a CPU is doing, as far as power and idle accounting care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuMode {
+    /// In C0 (running a task, or in the scheduler about to).
+    Active,
+    /// In idle state `state` since `entry_ns`.
+    Idle { state: usize, entry_ns: Time },
+    /// Leaving idle state `state`; back in C0 at `until_ns`.
+    Exiting { state: usize, entry_ns: Time, until_ns: Time, got_tick: bool, poll_limit: bool },
+}
+
+/// A CPU's runqueue and its idle/tick state.
+#[derive(Debug, Clone)]
+pub struct CpuRq {
+    pub curr: Option<TaskId>,
+    /// Runnable tasks that are not running, by (vruntime, task).
+    pub tree: SortedSet<(u64, TaskId)>,
+    /// Runnable tasks including the running one.
+    pub nr_running: u32,
+    pub load_weight: u64,
+    pub min_vruntime: u64,
+    pub cfs: CfsRqAvg,
+    pub clock: RqClockPelt,
+
+    /// The running task's current segment: generation of its RunDone event,
+    /// start time and speed (cycles per ns).
+    pub run_gen: u32,
+    pub seg_start_ns: Time,
+    pub seg_speed: f64,
+    pub seg_active: bool,
+    /// When the segment ends at the current speed, and when the queued
+    /// completion event for `run_gen` fires (no later than that).
+    pub seg_done_ns: Time,
+    pub run_event_ns: Time,
+
+    pub mode: CpuMode,
+    /// The idle state is chosen in hindsight (the oracle) and not chosen
+    /// yet: `mode`'s state is provisional until the idle period ends.
+    pub hindsight: bool,
+    pub idle_gen: u32,
+    pub tick_gen: u32,
+    pub tick_armed: bool,
+    /// Boundary of the tick event queued for `tick_gen` (0: none).
+    pub tick_queued_ns: Time,
+    pub tick_stopped: bool,
+    /// Pending timers on this CPU: (expiry, task).
+    pub timers: SortedSet<(Time, TaskId)>,
+    pub nr_iowait: u32,
+    pub last_balance_ns: Time,
+    /// Idle entries that stopped the tick (tick_nohz's idle_calls).
+    pub idle_calls: u64,
+
+    // Accounting.
+    pub idle_ns: u64,
+    pub iowait_idle_ns: u64,
+    /// Time a task was current on this CPU, and since when the current one is.
+    pub busy_ns: u64,
+    pub busy_since_ns: Time,
+
+    // The CPU's capacity, cached for the hot paths.
+    pub capacity: u64,
+}
+
+impl Default for CpuRq {
+    fn default() -> Self {
+        CpuRq {
+            curr: None,
+            tree: SortedSet::new(),
+            nr_running: 0,
+            load_weight: 0,
+            min_vruntime: 0,
+            cfs: CfsRqAvg::default(),
+            clock: RqClockPelt::default(),
+            run_gen: 0,
+            seg_start_ns: 0,
+            seg_speed: 0.0,
+            seg_active: false,
+            seg_done_ns: 0,
+            run_event_ns: Time::MAX,
+            mode: CpuMode::Active,
+            hindsight: false,
+            idle_gen: 0,
+            tick_gen: 0,
+            tick_armed: false,
+            tick_queued_ns: 0,
+            tick_stopped: false,
+            timers: SortedSet::new(),
+            nr_iowait: 0,
+            last_balance_ns: 0,
+            idle_calls: 0,
+            idle_ns: 0,
+            iowait_idle_ns: 0,
+            busy_ns: 0,
+            busy_since_ns: 0,
+            capacity: 1024,
+        }
+    }
+}
+
+impl CpuRq {
+    /// The idle state the CPU sits in, None while in C0 (or leaving idle).
+    #[inline]
+    pub fn idle_state(&self) -> Option<usize> {
+        match self.mode {
+            CpuMode::Idle { state, .. } => Some(state),
+            _ => None,
+        }
+    }
+
+    /// Cumulative idle time up to `now`, the open idle period included.
+    pub fn idle_time_until(&self, now: Time) -> u64 {
+        match self.mode {
+            CpuMode::Idle { entry_ns, .. } | CpuMode::Exiting { entry_ns, .. } => {
+                self.idle_ns + now.saturating_sub(entry_ns)
+            }
+            CpuMode::Active => self.idle_ns,
+        }
+    }
+
+    /// Cumulative idle-with-iowait time up to `now`.
+    pub fn iowait_time_until(&self, now: Time) -> u64 {
+        match self.mode {
+            CpuMode::Idle { entry_ns, .. } | CpuMode::Exiting { entry_ns, .. } if self.nr_iowait > 0 => {
+                self.iowait_idle_ns + now.saturating_sub(entry_ns)
+            }
+            _ => self.iowait_idle_ns,
+        }
+    }
+}
+
+/// Flags for enqueue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnqueueKind {
+    Wakeup,
+    New,
+    Migrate,
+}

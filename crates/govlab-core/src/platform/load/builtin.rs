@@ -1,0 +1,242 @@
+//! The built-in platforms: the shipped `data/platforms/*.toml` files,
+//! compiled into the binary so a run needs no data directory.
+
+/// The platforms compiled into the binary: name and file text.
+pub(super) const BUILTIN: &[(&str, &str)] = &[
+    (
+        "skylake-e3-1240v5",
+        include_str!("../../../../../data/platforms/skylake-e3-1240v5.toml"),
+    ),
+    (
+        "broadwell-2s-e5-2698v4",
+        include_str!("../../../../../data/platforms/broadwell-2s-e5-2698v4.toml"),
+    ),
+    ("power8", include_str!("../../../../../data/platforms/power8.toml")),
+    ("power9", include_str!("../../../../../data/platforms/power9.toml")),
+    ("juno-r0", include_str!("../../../../../data/platforms/juno-r0.toml")),
+    ("juno-r2", include_str!("../../../../../data/platforms/juno-r2.toml")),
+    ("hikey960", include_str!("../../../../../data/platforms/hikey960.toml")),
+    ("sd835", include_str!("../../../../../data/platforms/sd835.toml")),
+];
+
+/// Names of the built-in platforms.
+pub fn platform_names() -> Vec<&'static str> {
+    BUILTIN.iter().map(|(name, _)| *name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use super::super::testutil::{check_consistent, named};
+    use crate::platform::Driver;
+
+    // --- the shipped platforms ---------------------------------------------
+
+    #[test]
+    fn builtin_names() {
+        assert_eq!(
+            platform_names(),
+            vec![
+                "skylake-e3-1240v5",
+                "broadwell-2s-e5-2698v4",
+                "power8",
+                "power9",
+                "juno-r0",
+                "juno-r2",
+                "hikey960",
+                "sd835"
+            ]
+        );
+    }
+
+    #[test]
+    fn power8_resolves() {
+        let p = named("power8").unwrap();
+        assert_eq!(p.nr_cpus(), 160);
+        assert_eq!(p.cpus[0].siblings, (1..8).collect::<Vec<_>>());
+        assert_eq!(p.cpus[80].package, 1);
+        assert_eq!(p.freq_domains.len(), 20);
+        assert_eq!(p.freq_domains[1].cpus, (8..16).collect::<Vec<_>>());
+        // One rail per chip, shared by its ten cores' clocks.
+        assert_eq!(p.voltage_domains.len(), 2);
+        assert_eq!(p.voltage_domains[0].freq_domains, (0..10).collect::<Vec<_>>());
+        assert_eq!(p.driver, Driver::Powernv { global_pstate: true });
+        assert_eq!(p.hz, 100);
+        let t = p.cpu_type_of(0);
+        assert_eq!((t.min_khz(), t.base_khz, t.max_khz()), (2_100_000, 3_500_000, 4_100_000));
+        // pmin -> pmax waits for the rail: milliseconds.
+        let slew_us = f64::from(t.opps[t.opps.len() - 1].mv - t.opps[0].mv) / p.voltage_domains[0].slew_mv_per_us;
+        assert!((slew_us - 2000.0).abs() < 1.0, "{slew_us}");
+        let names: Vec<&str> = t.idle_states.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["snooze", "nap", "fastsleep_"]);
+        check_consistent(&p);
+        assert_eq!(named("power8:global_pstate=off").unwrap().driver, Driver::Powernv { global_pstate: false });
+    }
+
+    #[test]
+    fn power9_resolves() {
+        let p = named("power9").unwrap();
+        assert_eq!(p.nr_cpus(), 160);
+        assert_eq!(p.cpus[0].siblings, vec![1, 2, 3]);
+        // Quads share a clock; the chip shares a rail.
+        assert_eq!(p.freq_domains.len(), 10);
+        assert_eq!(p.freq_domains[0].cpus, (0..16).collect::<Vec<_>>());
+        assert_eq!(p.voltage_domains.len(), 2);
+        assert_eq!(p.llcs.len(), 2);
+        assert_eq!(p.driver, Driver::Powernv { global_pstate: false });
+        let t = p.cpu_type_of(0);
+        let states: Vec<(&str, u64, u64)> = t
+            .idle_states
+            .iter()
+            .map(|s| (s.name.as_str(), s.exit_latency_ns / 1000, s.target_residency_ns / 1000))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ("snooze", 0, 0),
+                ("stop0_lite", 1, 10),
+                ("stop0", 2, 20),
+                ("stop1", 5, 50),
+                ("stop2", 10, 100),
+                ("stop4", 100, 10_000),
+                ("stop5", 200, 20_000)
+            ]
+        );
+        check_consistent(&p);
+    }
+
+    #[test]
+    fn skylake_resolves() {
+        let p = named("skylake-e3-1240v5").unwrap();
+        assert_eq!(p.nr_cpus(), 8);
+        assert_eq!((p.cores.len(), p.packages.len()), (4, 1));
+        assert_eq!(p.cpus[0].siblings, vec![4]);
+        assert_eq!(p.cpus[4].siblings, vec![0]);
+        assert_eq!(p.cpus[3].siblings, vec![7]);
+        assert_eq!(p.freq_domains.len(), 1);
+        assert_eq!(p.freq_domains[0].cpus, (0..8).collect::<Vec<_>>());
+        assert_eq!(p.voltage_domains.len(), 1);
+        assert_eq!(p.llcs.len(), 1);
+        assert_eq!(
+            (p.driver.name(), p.hwp, p.hz),
+            ("intel_pstate", true, 250)
+        );
+        let t = p.cpu_type_of(0);
+        assert_eq!(t.min_khz(), 800_000);
+        assert_eq!(t.base_khz, 3_500_000);
+        assert_eq!(t.max_khz(), 3_900_000);
+        assert!(t.opps.len() <= 32);
+        assert_eq!(t.turbo_limit_khz(1), 3_900_000);
+        assert_eq!(t.turbo_limit_khz(4), 3_700_000);
+        assert_eq!(t.transition_latency_ns, 20_000);
+        let names: Vec<&str> = t.idle_states.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["POLL", "C1", "C1E", "C3", "C6", "C7s", "C8"]);
+        assert!(t.idle_states[0].polling);
+        assert_eq!(t.idle_states[4].exit_latency_ns, 85_000);
+        assert_eq!(t.idle_states[4].target_residency_ns, 200_000);
+        let ssd = &p.devices[p.device_index("ssd").unwrap()];
+        assert_eq!((ssd.read_ns, ssd.block_bytes), (100_000, 4096));
+        assert!((ssd.bytes_per_us - 500.0).abs() < 1e-9);
+        check_consistent(&p);
+    }
+
+    #[test]
+    fn broadwell_resolves() {
+        let p = named("broadwell-2s-e5-2698v4").unwrap();
+        assert_eq!(p.nr_cpus(), 80);
+        assert_eq!((p.cores.len(), p.packages.len()), (40, 2));
+        assert_eq!(p.cpus[0].siblings, vec![40]);
+        assert_eq!(p.cpus[20].siblings, vec![60]);
+        assert_eq!(p.cpus[60].siblings, vec![20]);
+        assert_eq!(p.cpus[19].package, 0);
+        assert_eq!(p.cpus[20].package, 1);
+        assert_eq!(p.cpus[40].package, 0);
+        assert_eq!(p.cpus[79].package, 1);
+        assert_eq!(p.freq_domains.len(), 40);
+        assert_eq!(p.freq_domains[20].cpus, vec![20, 60]);
+        assert_eq!(p.freq_domains[20].package, 1);
+        assert_eq!(p.voltage_domains.len(), 40);
+        assert_eq!(p.llcs.len(), 2);
+        assert_eq!(p.llcs[1].len(), 40);
+        assert_eq!(p.cpus[60].llc, 1);
+        assert!(!p.hwp);
+        let t = p.cpu_type_of(79);
+        assert_eq!(t.min_khz(), 1_200_000);
+        assert_eq!(t.base_khz, 2_200_000);
+        assert_eq!(t.max_khz(), 3_600_000);
+        assert_eq!(t.turbo_limit_khz(20), 2_700_000);
+        let names: Vec<&str> = t.idle_states.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["POLL", "C1", "C1E", "C6"]);
+        check_consistent(&p);
+    }
+
+    /// Juno r0 as the board reported itself to LISA (plat_info.yml):
+    /// numbering, capacities, OPPs, and the kernel Energy Model it read.
+    #[test]
+    fn juno_r0_resolves() {
+        let p = named("juno-r0").unwrap();
+        assert_eq!(p.nr_cpus(), 6);
+        assert_eq!(p.freq_domains[0].cpus, vec![0, 3, 4, 5]);
+        assert_eq!(p.freq_domains[1].cpus, vec![1, 2]);
+        let caps: Vec<u32> = (0..6).map(|c| p.cpu_type_of(c).capacity).collect();
+        assert_eq!(caps, [446, 1024, 1024, 446, 446, 446]);
+        assert_eq!(p.driver, Driver::CpufreqDt);
+        // The kernel EM (integer mW) from ceff * V^2 * f.
+        for (cpu, em_mw) in [(0, [42, 58, 79, 97, 119]), (1, [160, 239, 343, 454, 583])] {
+            let t = p.cpu_type_of(cpu);
+            let mw: Vec<u32> = t
+                .opps
+                .iter()
+                .map(|o| crate::platform::energy::dynamic_mw(t, o.khz, o.mv, 1) as u32)
+                .collect();
+            assert_eq!(mw, em_mw, "cpu {cpu}");
+        }
+        let t = p.cpu_type_of(4);
+        let states: Vec<(&str, bool, u64, u64)> = t
+            .idle_states
+            .iter()
+            .map(|s| (s.name.as_str(), s.polling, s.exit_latency_ns / 1000, s.target_residency_ns / 1000))
+            .collect();
+        assert_eq!(
+            states,
+            [("WFI", false, 1, 1), ("cpu-sleep-0", false, 1500, 2000), ("cluster-sleep-0", false, 1600, 2500)]
+        );
+        check_consistent(&p);
+    }
+
+    #[test]
+    fn juno_r2_resolves() {
+        let p = named("juno-r2").unwrap();
+        assert_eq!(p.freq_domains[0].cpus, vec![0, 3, 4, 5]);
+        assert_eq!(p.cpu_type_of(0).capacity, 383);
+        assert_eq!(p.cpu_type_of(1).capacity, 1024);
+        // The maxima the trace's devlib markers report.
+        assert_eq!((p.cpu_type_of(5).max_khz(), p.cpu_type_of(2).max_khz()), (950_000, 1_200_000));
+        check_consistent(&p);
+    }
+
+    #[test]
+    fn hikey960_resolves() {
+        let p = named("hikey960").unwrap();
+        assert_eq!(p.freq_domains[0].cpus, (0..4).collect::<Vec<_>>());
+        assert_eq!(p.freq_domains[1].cpus, (4..8).collect::<Vec<_>>());
+        assert_eq!((p.cpu_type_of(0).capacity, p.cpu_type_of(7).capacity), (462, 1024));
+        assert_eq!(p.cpu_type_of(7).transition_latency_ns, 300_000);
+        let em = crate::platform::energy::dynamic_mw(p.cpu_type_of(7), 2_362_000, 1100, 1);
+        assert!((em - 1571.9).abs() < 0.1, "{em}");
+        check_consistent(&p);
+    }
+
+    /// The systrace's frequencies are OPPs of the SD835 file, and its
+    /// idle-state indices 0 and 2 exist.
+    #[test]
+    fn sd835_has_the_traced_frequencies() {
+        let p = named("sd835").unwrap();
+        assert_eq!(p.nr_cpus(), 8);
+        for (cpu, khz) in [(0, 300_000), (0, 518_400), (4, 300_000), (4, 345_600), (4, 422_400), (4, 499_200)] {
+            assert!(p.cpu_type_of(cpu).opp_index(khz).is_some(), "cpu {cpu} {khz}");
+        }
+        assert_eq!(p.cpu_type_of(4).idle_states[2].name, "pc");
+        check_consistent(&p);
+    }
+}

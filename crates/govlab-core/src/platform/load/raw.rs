@@ -1,0 +1,146 @@
+//! The platform file as written: serde structs that mirror the TOML one to
+//! one. Field names are the TOML keys; unknown keys are rejected (a
+//! misspelt key fails instead of being ignored), and tables keep their byte
+//! span so later errors can name a line.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::platform::CpuId;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPlatform {
+    pub(super) name: Spanned<String>,
+    pub(super) description: String,
+    pub(super) driver: Spanned<String>,
+    #[serde(default)]
+    pub(super) hwp: bool,
+    /// powernv only: the global P-state ramp-down (default off).
+    #[serde(default)]
+    pub(super) global_pstate: Option<Spanned<bool>>,
+    /// x86: the ACPI FADT preferred PM profile (default "unspecified").
+    #[serde(default)]
+    pub(super) acpi_pm_profile: Option<Spanned<String>>,
+    pub(super) hz: Spanned<u32>,
+    pub(super) topology: Spanned<RawTopology>,
+    pub(super) package: Spanned<RawPackage>,
+    pub(super) cpu_type: Vec<Spanned<RawCpuType>>,
+    #[serde(default)]
+    pub(super) device: Vec<Spanned<RawDevice>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTopology {
+    pub(super) packages: usize,
+    pub(super) cpu_numbering: Numbering,
+    pub(super) cluster: Vec<Spanned<RawCluster>>,
+}
+
+/// How Linux numbers the threads of the machine's cores.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub(super) enum Numbering {
+    /// Thread 0 of every core first, then thread 1 of every core, ... (Intel:
+    /// siblings are n and n + cores).
+    ThreadsLast,
+    /// A core's threads are consecutive (POWER, Arm).
+    ThreadsAdjacent,
+    /// Every cluster lists its CPU ids in `cpus` (Linux numbers the boot
+    /// CPU 0 and the others in device-tree order, which need not follow the
+    /// clusters: Juno's LITTLE cores are 0, 3, 4, 5).
+    Explicit,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCluster {
+    pub(super) cpu_type: String,
+    pub(super) cores: usize,
+    #[serde(default = "one")]
+    pub(super) threads_per_core: usize,
+    pub(super) freq_domain: String,
+    /// Defaults to the frequency domain.
+    #[serde(default)]
+    pub(super) voltage_domain: Option<String>,
+    pub(super) llc: String,
+    /// With `cpu_numbering = "explicit"`: the Linux CPU ids of the
+    /// cluster's threads, core by core (a core's threads adjacent), package
+    /// by package.
+    #[serde(default)]
+    pub(super) cpus: Option<Vec<CpuId>>,
+}
+
+fn one() -> usize {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPackage {
+    pub(super) uncore_mw: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCpuType {
+    pub(super) name: String,
+    pub(super) capacity: u32,
+    pub(super) transition_latency_us: u64,
+    pub(super) voltage_slew_mv_per_us: f64,
+    pub(super) ceff_nf: f64,
+    pub(super) leakage_mw_per_v: f64,
+    /// Required when a cluster of this type has more than one thread per core.
+    #[serde(default)]
+    pub(super) smt_throughput: Option<f64>,
+    #[serde(default)]
+    pub(super) smt_power: Option<f64>,
+    #[serde(default)]
+    pub(super) turbo_max_khz: Vec<u32>,
+    pub(super) opps: Vec<Spanned<RawOpp>>,
+    pub(super) idle_state: Vec<Spanned<RawIdleState>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOpp {
+    pub(super) khz: u32,
+    pub(super) mv: u32,
+    #[serde(default)]
+    pub(super) turbo: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawIdleState {
+    pub(super) name: String,
+    /// Defaults to the name.
+    #[serde(default)]
+    pub(super) desc: Option<String>,
+    pub(super) exit_latency_us: u64,
+    pub(super) target_residency_us: u64,
+    pub(super) power_mw: f64,
+    #[serde(default)]
+    pub(super) polling: bool,
+    #[serde(default)]
+    pub(super) power_gated: bool,
+    #[serde(default)]
+    pub(super) turbo_active: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDevice {
+    pub(super) name: String,
+    pub(super) queue_depth: u32,
+    pub(super) read_us: u64,
+    pub(super) write_us: u64,
+    pub(super) flush_us: u64,
+    #[serde(default)]
+    pub(super) flush_queued: bool,
+    pub(super) block_kb: u64,
+    pub(super) mb_per_s: f64,
+    #[serde(default)]
+    pub(super) service_cv: f64,
+}
