@@ -23,14 +23,10 @@ pub use event::{Event, EventKind, Format, PrevState, SchedSwitch, Trace, CPU_IDL
 pub use read::read_path;
 pub use writer::TraceWriter;
 
-/// Where the real recordings of `shared/data/real` are, for tests and
-/// benchmarks: beside `from` or one of its parents, else in
-/// `$GOVLAB_REAL_DATA`, else in the workspace's `/work/shared/data/real`.
+/// Where the real recordings are (`data/real` of the repository, each with
+/// its SOURCE.md), for tests and benchmarks: the first `data/real` found in
+/// `from` or one of its parents.
 #[must_use]
 pub fn real_data_dir(from: &std::path::Path) -> Option<std::path::PathBuf> {
-    from.ancestors()
-        .map(|a| a.join("shared/data/real"))
-        .chain(std::env::var_os("GOVLAB_REAL_DATA").map(std::path::PathBuf::from))
-        .chain(std::iter::once(std::path::PathBuf::from("/work/shared/data/real")))
-        .find(|p| p.is_dir())
+    from.ancestors().map(|a| a.join("data/real")).find(|p| p.is_dir())
 }

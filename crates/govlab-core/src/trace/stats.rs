@@ -45,7 +45,7 @@ use crate::trace::{EventKind, Trace, CPU_IDLE_EXIT};
 /// Idle states assumed without a platform: Arm Juno r0's, the board of most
 /// recordings at hand. WFI as cpuidle-arm declares it (1 µs exit latency and
 /// target residency); then from arch/arm64/boot/dts/arm/juno.dts (copy in
-/// shared/data/real/devicetree/juno.dts), exit latency = entry-latency-us +
+/// data/real/devicetree/juno.dts), exit latency = entry-latency-us +
 /// exit-latency-us and target residency = min-residency-us, as the kernel's
 /// dt_idle_states.c reads them. (name, exit latency µs, target residency µs)
 pub const DEFAULT_IDLE_STATES: [(&str, u64, u64); 3] = [("WFI", 1, 1), ("cpu-sleep-0", 300 + 1200, 2000), ("cluster-sleep-0", 400 + 1200, 2500)];
@@ -597,7 +597,7 @@ cpus=3
     fn residency_sums_to_the_span_on_every_real_recording() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let Some(real) = crate::trace::real_data_dir(root) else {
-            panic!("shared/data/real not found beside any parent of {}, in $GOVLAB_REAL_DATA or /work/shared/data/real", root.display());
+            panic!("data/real not found in {} or a parent", root.display());
         };
         for rel in [
             "trappy/trace_surfaceflinger.html",
@@ -644,7 +644,7 @@ cpus=3
     #[test]
     fn a_real_recordings_timeline_adds_up_to_its_stats_and_is_binned_past_the_limit() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let real = crate::trace::real_data_dir(root).expect("shared/data/real");
+        let real = crate::trace::real_data_dir(root).expect("data/real");
         let t = crate::trace::read_path(&real.join("lisa/sched_load/trace.dat")).unwrap();
         let (s, exact) = stats_with_timeline(&t, None, usize::MAX).unwrap();
         let time_in = |c: &crate::trace::timeline::CpuTimeline, code: i64| c.segments.iter().filter(|x| x.2 == code).map(|x| x.1 - x.0).sum::<f64>();

@@ -176,15 +176,12 @@ fn fifo_runs_as_cfs_when_asked() {
     assert!(run_with(&format!("rtapp:file={}", data("dvfs.json")), "performance", 10).is_err());
 }
 
-/// Every rt-app file of the shared real-data folder, where it is present
-/// beside the repository: each runs, or is refused with an error naming
+/// Every rt-app file of the real recordings in data/real: each runs, or is refused with an error naming
 /// the file (never a panic).
 #[test]
 fn shared_real_files_run_or_are_refused_by_name() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let Some(real) = govlab_core::trace::real_data_dir(&root) else {
-        return;
-    };
+    let real = govlab_core::trace::real_data_dir(&root).expect("data/real in the repository");
     let mut files = Vec::new();
     for dir in ["rt-app", "rt-app/tutorial", "rt-app/cpufreq_governor_efficiency", "wa-rt-app"] {
         let Ok(entries) = std::fs::read_dir(real.join(dir)) else { continue };

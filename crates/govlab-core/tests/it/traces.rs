@@ -1,4 +1,4 @@
-//! The trace readers on the real recordings in `shared/data/real/` (trappy
+//! The trace readers on the real recordings in `data/real/` (trappy
 //! and LISA): event counts per type as their SOURCE.md states them, every
 //! trace.dat decoded to the same events as `trace-cmd report` printed, and
 //! bad input (truncated, corrupted, random) always an error, never a panic.
@@ -9,13 +9,11 @@ use std::path::{Path, PathBuf};
 use govlab_core::trace::read::read_bytes;
 use govlab_core::trace::{read_path, Event, EventKind, Format, Trace};
 
-/// `shared/data/real` beside the repository (or beside one of its parents:
-/// worktrees live one level further down), else `$GOVLAB_REAL_DATA`, else
-/// the workspace's `/work/shared/data/real`.
+/// The repository's `data/real`.
 pub(crate) fn real_data() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     govlab_core::trace::real_data_dir(manifest)
-        .unwrap_or_else(|| panic!("shared/data/real not found beside any parent of {}, in $GOVLAB_REAL_DATA or /work/shared/data/real", manifest.display()))
+        .unwrap_or_else(|| panic!("data/real not found in {} or a parent", manifest.display()))
 }
 
 fn read(rel: &str) -> Trace {
