@@ -35,6 +35,19 @@ def run(
     called from it; a failure raises GovernorError.
     """
 
+def run_timeline(
+    config_json: str,
+    max_spans: int | None = None,
+    progress: Callable[[int, int], object] | None = None,
+    cpufreq: tuple[str, Any] | None = None,
+    cpuidle: tuple[str, Any] | None = None,
+) -> str:
+    """Run one simulation with its trace kept in memory; return ``{"run":
+    <as run>, "timeline": <as trace_timeline's timeline>}`` as JSON text. The
+    timeline is built as ``trace_timeline`` builds a recording's, with the
+    platform's idle states and times in s from the run's start (ns exact).
+    GIL, progress, Ctrl-C and Python governors as for :func:`run`."""
+
 def list(kind: str) -> str:
     """The catalogue of ``kind`` (``"platforms"``, ``"workloads"`` or
     ``"governors"``) as a JSON list of ``{"name", "description", "kind"?,

@@ -13,7 +13,7 @@ import pytest
 from govlab import compare, experiment, pipeline, plan
 from govlab import report as html_report
 from govlab.report import aggregate
-from govlab.report.timeline import EXIT_IDLE, RUNNING, parse, trace_run
+from govlab.report.timeline import IDLE_OTHER, RUNNING, UNKNOWN, CpuTimeline, from_engine, trace_run
 from govlab.store import Store
 
 from test_compare import SMALL
@@ -93,65 +93,114 @@ def plot_data(page: str) -> dict[str, dict]:
     return {plot_id: json.loads(text) for plot_id, text in found}
 
 
-# --- the trace timeline --------------------------------------------------------------------
+# --- the run's timeline ---------------------------------------------------------------------
 
-TRACE = """\
-version = 6
-cpus=2
-          <idle>-0     [000]     0.000000: cpu_idle:             state=2 cpu_id=0
-          <idle>-0     [001]     0.000000: cpu_idle:             state=1 cpu_id=1
-          <idle>-0     [000]     0.001000: cpu_idle:             state=4294967295 cpu_id=0
-          <idle>-0     [000]     0.001000: sched_switch:         prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a b-c next_pid=1000 next_prio=120
-           a b-c-1000  [000]     0.001500: cpu_frequency:        state=2000000 cpu_id=0
-<script>alert(1)</script>-1001  [000]     0.002000: cpu_frequency:        state=2400000 cpu_id=0
-          <idle>-0     [000]     0.003000: cpu_idle:             state=1 cpu_id=0
-"""
+RUN = dict(
+    platform="skylake-e3-1240v5",
+    workload="periodic:tasks=4,run_us=1500,period_us=7000",
+    cpufreq="schedutil",
+    cpuidle="menu",
+    duration="300ms",
+    seed=2,
+)
 
 
-def test_timeline_reads_frequency_and_idle_lines():
-    t = parse(TRACE.splitlines(), end_s=0.005)
-    assert (t.events, t.truncated, t.end_s) == (6, False, 0.005)
-    # the comm is what stands before the last "-PID", spaces and dashes included
-    assert t.frequency == {0: [(0.0015, 2000000, "a b-c"), (0.002, 2400000, EVIL)]}
-    assert t.segments == {
-        0: [(0.0, 0.001, 2), (0.001, 0.003, RUNNING), (0.003, 0.005, 1)],
-        1: [(0.0, 0.005, 1)],
-    }
-    assert EXIT_IDLE == 2**32 - 1
+def test_the_timeline_comes_from_the_core_not_from_text(monkeypatch):
+    """The module parses no text and writes no file: it asks the binding for the timeline."""
+    import ast
 
+    import govlab._core
+    import govlab.report.timeline as timeline
 
-def test_timeline_is_cut_after_max_events():
-    t = parse(TRACE.splitlines(), end_s=0.005, max_events=3)
-    assert (t.events, t.truncated, t.end_s) == (3, True, 0.001)
-    assert t.frequency == {}
-    assert t.segments == {0: [(0.0, 0.001, 2)], 1: [(0.0, 0.001, 1)]}
-    again = type(t).from_dict(json.loads(json.dumps(t.to_dict())))
-    assert again == t
+    tree = ast.parse(Path(timeline.__file__).read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not imported & {"re", "tempfile", "os"}, imported
+    assert not hasattr(timeline, "parse") and not hasattr(timeline, "read")
+
+    calls = []
+    real = govlab._core.run_timeline
+
+    def spy(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(govlab._core, "run_timeline", spy)
+    t, result = trace_run(RUN, max_spans=7)
+    assert len(calls) == 1 and calls[0][1] == 7
+    assert t.max_spans == 7 and t.resolution_s is not None
+    assert all(len(v) <= 7 for v in t.segments.values())
+    assert result["sim_time_ns"] == 300_000_000
 
 
 def test_timeline_of_a_run_accounts_for_its_residencies():
-    """Per CPU, the traced segments cover the run, and their running and per-state
-    times equal the result's busy time and idle-state times (the trace has µs resolution)."""
-    kwargs = dict(
-        platform="skylake-e3-1240v5",
-        workload="periodic:tasks=4,run_us=1500,period_us=7000",
-        cpufreq="schedutil",
-        cpuidle="menu",
-        duration="300ms",
-        seed=2,
-    )
-    t, result = trace_run(kwargs)
-    assert not t.truncated and t.end_s == result["sim_time_s"]
+    """Per CPU, the segments cover the run, and their running and per-state times
+    equal the result's busy time and idle-state times (the trace keeps ns)."""
+    t, result = trace_run(RUN)
+    assert (t.truncated, t.resolution_s, t.max_spans) == (False, None, 2000)
+    assert t.end_s == result["sim_time_s"]
+    assert t.idle_states == [s["name"] for s in result["cpus"][0]["idle_states"]]
     assert sum(len(v) for v in t.frequency.values()) > 0
     for cpu in result["cpus"]:
         segments = t.segments[cpu["cpu"]]
-        tolerance = 1e-6 * (len(segments) + 1)
+        assert segments[0][0] == 0.0 and segments[-1][1] == pytest.approx(result["sim_time_s"], abs=1e-12)
+        assert all(a[1] == b[0] for a, b in zip(segments, segments[1:]))  # no gap, no overlap
         assert math.fsum(b - a for a, b, _ in segments) == pytest.approx(result["sim_time_s"], abs=1e-9)
         running = math.fsum(b - a for a, b, s in segments if s == RUNNING)
-        assert running == pytest.approx(cpu["busy_s"], abs=tolerance)
+        assert running == pytest.approx(cpu["busy_s"], abs=1e-9)
         for index, state in enumerate(cpu["idle_states"]):
             in_state = math.fsum(b - a for a, b, s in segments if s == index)
-            assert in_state == pytest.approx(state["time_s"], abs=tolerance), state["name"]
+            assert in_state == pytest.approx(state["time_s"], abs=1e-9), state["name"]
+        # what is neither running nor in a state is the idle task between states, or before the first event
+        assert {s for _, _, s in segments} <= {RUNNING, IDLE_OTHER, UNKNOWN, *range(len(cpu["idle_states"]))}
+
+
+def _time_in(segments, state):
+    return math.fsum(b - a for a, b, s in segments if s == state)
+
+
+def test_a_runs_timeline_is_the_trace_stats_timeline_of_its_trace_file(cli, tmp_path):
+    """The report's timeline of a run and `govlab trace stats` of that run's `--trace` file
+    (its --html timeline and its --format json figures) agree up to the µs the text keeps."""
+    from govlab import trace
+
+    path = tmp_path / "run.txt"
+    args = [f"--{k}={v}" for k, v in RUN.items()]
+    ran = cli("run", *args, "--trace", str(path), "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    t, result = trace_run(RUN)
+    assert result == json.loads(ran.stdout)
+
+    _, data = trace.stats_and_timeline(path, RUN["platform"])
+    from_file = from_engine(data)
+    stats = cli("trace", "stats", str(path), "--platform", RUN["platform"], "--format", "json")
+    assert stats.returncode == 0, stats.stderr
+    stats = json.loads(stats.stdout)
+
+    assert t.idle_states == from_file.idle_states
+    assert t.end_s == pytest.approx(from_file.end_s, abs=1e-6)
+    assert sorted(t.segments) == sorted(from_file.segments)
+    for cpu, segments in t.segments.items():
+        file_segments = from_file.segments[cpu]
+        assert {s for *_, s in segments} == {s for *_, s in file_segments}, cpu
+        tolerance = 1e-6 * (len(segments) + len(file_segments))
+        for state in {s for *_, s in segments}:
+            assert _time_in(segments, state) == pytest.approx(_time_in(file_segments, state), abs=tolerance), (cpu, state)
+        assert _time_in(segments, RUNNING) == pytest.approx(stats["cpus"][cpu]["busy_s"], abs=tolerance)
+        for index, state in enumerate(stats["cpus"][cpu]["idle_states"]):
+            assert _time_in(segments, index) == pytest.approx(state["time_s"], abs=tolerance), state["name"]
+        ours, theirs = t.frequency.get(cpu, []), from_file.frequency.get(cpu, [])
+        assert [(k, c) for _, k, c in ours] == [(k, c) for _, k, c in theirs], cpu
+        assert all(abs(a[0] - b[0]) < 1e-6 for a, b in zip(ours, theirs))
+
+
+def test_stored_timelines_old_and_new_are_read_back():
+    t, _ = trace_run(RUN, max_spans=5)
+    assert CpuTimeline.from_dict(json.loads(json.dumps(t.to_dict()))) == t
+    # a timeline stored before the engine built them (read from the text, cut after MAX_EVENTS)
+    old = {"end_s": 0.001, "truncated": True, "events": 3, "frequency": {}, "segments": {"0": [[0.0, 0.001, 2]]}}
+    back = CpuTimeline.from_dict(old)
+    assert (back.truncated, back.events, back.segments, back.idle_states, back.resolution_s) == (True, 3, {0: [(0.0, 0.001, 2)]}, [], None)
 
 
 # --- what the plots show ------------------------------------------------------------------
@@ -245,8 +294,13 @@ def test_page_holds_every_section(evil_report):
         assert heading in page, heading
     plots = plot_data(page)
     assert all(figure["data"] for figure in plots.values())
-    # the timeline shows the configuration asked for
+    # the timeline shows the configuration asked for, as the engine built it from the run's trace
     assert "configuration <b>&lt;script&gt;alert(1)&lt;/script&gt;</b>" in page
+    assert "Built by the engine from the run&#39;s trace" in page and "events are shown" not in page
+    timeline = plots[max(plots, key=lambda k: int(k.split("-")[1]))]
+    states = {trace["name"] for trace in timeline["data"] if trace.get("legendgroup") == "state"}
+    # named from the platform's idle states (Skylake's), with "running" for busy
+    assert "running" in states and states - {"running"} and states - {"running"} <= {"POLL", "C1", "C1E", "C3", "C6", "C7s", "C8"}, states
 
 
 def test_report_renders_the_same_page_without_simulating(evil_report, monkeypatch):

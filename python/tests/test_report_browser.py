@@ -139,3 +139,20 @@ def test_script_names_are_shown_as_text_and_never_run(opened):
     executable = [s for s in scripts if s[0] != "application/json"]
     assert len(executable) == 2  # plotly.js and the loader
     assert page.evaluate("() => document.querySelectorAll('body script:not([type])').length") == 1
+
+
+def test_the_timeline_is_the_engines_and_spans_the_run(opened):
+    page, _ = opened
+    drawn = page.evaluate(
+        """() => {
+        const div = [...document.querySelectorAll("div.plot")].pop();
+        const states = div._fullData.filter(t => t.legendgroup === "state");
+        const xs = states.flatMap(t => [...t.x].filter(x => x !== null));
+        return {names: states.map(t => t.name), start: Math.min(...xs), end: Math.max(...xs),
+                caption: div.closest("section, figure, div.figure, body").innerText};
+    }"""
+    )
+    # every CPU's row runs from the start to the end of the 150 ms run, in ns-exact ms
+    assert (drawn["start"], drawn["end"]) == (0, pytest.approx(150.0, abs=1e-9))
+    assert "running" in drawn["names"] and len(drawn["names"]) >= 2
+    assert "Built by the engine from the run's trace" in drawn["caption"]

@@ -17,6 +17,7 @@ use crate::params::{parse_duration_ns, Spec};
 use crate::machine::RunParts;
 use crate::trace::stats::TraceStats;
 use crate::trace::timeline::Timeline;
+use crate::trace::{Trace, TraceTo, TraceWriter};
 use crate::{cpufreq, cpuidle, machine, platform, workload};
 
 /// The library version, recorded in every result.
@@ -263,6 +264,80 @@ pub fn trace_timeline(path: &Path, platform: Option<&str>, max_spans: Option<usi
     }
     let (stats, timeline) = crate::trace::stats::stats_with_timeline(&trace, platform.as_ref(), max_spans)?;
     Ok(TraceTimeline { stats, timeline })
+}
+
+/// A run's result and the per-CPU timeline of its trace
+/// ([`RunConfig::run_timeline`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunTimeline {
+    pub run: RunResult,
+    /// Built as `govlab trace stats --html` builds a recording's, with the
+    /// run's platform's idle states.
+    pub timeline: Timeline,
+}
+
+impl RunConfig {
+    /// Run to the end keeping the trace in memory: the events a `--trace`
+    /// file holds, as the reader would read them back, but with nanosecond
+    /// timestamps (the text keeps whole microseconds).
+    pub fn run_trace(&self, progress: Option<&mut dyn FnMut(u64, u64) -> bool>) -> Result<(RunResult, Trace)> {
+        self.run_trace_with(ExternalGovernors::default(), progress)
+    }
+
+    /// [`RunConfig::run_trace`] with the caller's governors.
+    pub fn run_trace_with(&self, ext: ExternalGovernors, progress: Option<&mut dyn FnMut(u64, u64) -> bool>) -> Result<(RunResult, Trace)> {
+        self.run_in_memory(ext, progress).map(|(r, trace, _)| (r, trace))
+    }
+
+    /// Run to the end and build every CPU's timeline from the run's trace
+    /// (binned past `max_spans` intervals of each kind, default
+    /// [`crate::trace::timeline::MAX_SPANS`]); the idle states are the
+    /// platform's. The same builder as [`trace_timeline`].
+    pub fn run_timeline(&self, max_spans: Option<usize>, progress: Option<&mut dyn FnMut(u64, u64) -> bool>) -> Result<RunTimeline> {
+        self.run_timeline_with(ExternalGovernors::default(), max_spans, progress)
+    }
+
+    /// [`RunConfig::run_timeline`] with the caller's governors.
+    pub fn run_timeline_with(
+        &self,
+        ext: ExternalGovernors,
+        max_spans: Option<usize>,
+        progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+    ) -> Result<RunTimeline> {
+        let max_spans = max_spans_or_default(max_spans)?;
+        let (run, trace, platform) = self.run_in_memory(ext, progress)?;
+        let (_, timeline) = crate::trace::stats::stats_with_timeline(&trace, Some(&platform), max_spans)?;
+        Ok(RunTimeline { run, timeline })
+    }
+
+    /// [`RunConfig::run_with`] tracing to memory; the trace and the
+    /// platform the run had.
+    fn run_in_memory(
+        &self,
+        ext: ExternalGovernors,
+        progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+    ) -> Result<(RunResult, Trace, platform::Platform)> {
+        let parts = self.parts_with(ext)?;
+        let cpufreq_text = external::spec_text(&self.cpufreq, parts.cpufreq.name());
+        let cpuidle_text = external::spec_text(&self.cpuidle, parts.cpuidle.name());
+        let mut engine = machine::engine::build_traced(parts, Some(TraceTo::Memory))?;
+        engine.external_governors = self.cpufreq.name == external::EXTERNAL || self.cpuidle.name == external::EXTERNAL;
+        let mut r = engine.run(progress)?;
+        let trace = engine.take_trace().and_then(TraceWriter::into_trace).expect("a run traced to memory has a memory trace");
+        r.platform = self.platform.to_text();
+        r.workload = self.workload.to_text();
+        r.cpufreq = cpufreq_text;
+        r.cpuidle = cpuidle_text;
+        Ok((r, trace, engine.plat))
+    }
+}
+
+/// `max_spans`, or the timelines' default; at least 1.
+fn max_spans_or_default(max_spans: Option<usize>) -> Result<usize> {
+    match max_spans.unwrap_or(crate::trace::timeline::MAX_SPANS) {
+        0 => Err(Error::invalid("timeline", "max_spans", 0, "at least 1")),
+        n => Ok(n),
+    }
 }
 
 /// What [`replay`] answers.

@@ -90,6 +90,33 @@ fn run(
     finish(check, result).map(|r| json(&r))
 }
 
+/// Run the simulation `config_json` describes with its trace kept in
+/// memory; returns `{"run", "timeline"}` as JSON: the result as `run`
+/// answers it and the per-CPU timeline as `trace_timeline` builds one
+/// (`max_spans` None: the engine's default). GIL, progress, Ctrl-C and
+/// Python governors as for `run`.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
+#[pyo3(signature = (config_json, max_spans=None, progress=None, cpufreq=None, cpuidle=None))]
+fn run_timeline(
+    py: Python<'_>,
+    config_json: &str,
+    max_spans: Option<usize>,
+    progress: Option<PyObject>,
+    cpufreq: Option<(String, PyObject)>,
+    cpuidle: Option<(String, PyObject)>,
+) -> PyResult<String> {
+    let cfg = config(config_json)?;
+    let mut check = Check::new(progress);
+    let mut tick = |d, t| check.tick(d, t);
+    let result = if cpufreq.is_none() && cpuidle.is_none() {
+        py.allow_threads(|| cfg.run_timeline(max_spans, Some(&mut tick)))
+    } else {
+        cfg.run_timeline_with(externals(cpufreq, cpuidle), max_spans, Some(&mut tick))
+    };
+    finish(check, result).map(|r| json(&r))
+}
+
 /// The catalogue of `kind` ("platforms", "workloads", "governors") as JSON.
 #[pyfunction]
 #[pyo3(name = "list")]
@@ -185,6 +212,7 @@ impl Check {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", govlab_core::api::VERSION)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_timeline, m)?)?;
     m.add_function(wrap_pyfunction!(list_, m)?)?;
     m.add_function(wrap_pyfunction!(show_config, m)?)?;
     m.add_class::<governor::platform::PlatformView>()?;

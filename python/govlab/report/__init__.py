@@ -35,7 +35,7 @@ from govlab import __version__, compare, fmt, plan, stats, tables
 from govlab.experiment import Experiment
 from govlab.plan import RunSpec
 from govlab.report import figures
-from govlab.report.timeline import MAX_EVENTS, CpuTimeline, trace_run
+from govlab.report.timeline import CpuTimeline, trace_run
 from govlab.store import Store
 
 __all__ = ["TimelineRun", "cells", "timeline_pick", "record_timeline", "stored_timeline", "render", "write", "script_json"]
@@ -108,13 +108,15 @@ def record_timeline(
     planned: Sequence[RunSpec],
     config: str | None = None,
     value: str | None = None,
-    max_events: int = MAX_EVENTS,
+    max_spans: int | None = None,
 ) -> TimelineRun:
     """The timeline of ``experiment``'s run chosen by :func:`timeline_pick`, simulated with a trace if not stored.
 
     ``planned`` are the experiment's run requests (:func:`govlab.plan.runs`):
     the run traced is the very request that was stored, so the timeline is
-    that of the stored run.
+    that of the stored run. The engine builds the timeline from the run's
+    trace in memory, binning past ``max_spans`` intervals of a kind per CPU
+    (None: the engine's default).
     """
     definition = experiment.to_dict()
     config, axis_value, seed = timeline_pick(definition, config, value)
@@ -123,7 +125,7 @@ def record_timeline(
         raise ValueError(f"{definition['name']}: no run of {config!r} at {axis_value!r}, seed {seed}")
     data = store.timeline([run.key])
     if data is None:
-        timeline, _ = trace_run(run.kwargs, max_events)
+        timeline, _ = trace_run(run.kwargs, max_spans)
         store.put_timeline(run.key, timeline.to_dict())
         data = (run.key, timeline.to_dict())
     return _timeline_run(store, definition, plan.run_row(run), CpuTimeline.from_dict(data[1]))
@@ -152,7 +154,7 @@ def _timeline_run(store: Store, definition: Mapping[str, Any], run: Mapping[str,
         seed=run["seed"],
         key=run["key"],
         timeline=timeline,
-        state_names=[s["name"] for s in cpus[0].get("idle_states", [])],
+        state_names=timeline.idle_states or [s["name"] for s in cpus[0].get("idle_states", [])],
     )
 
 
@@ -356,12 +358,19 @@ def _summary(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def _timeline(run: TimelineRun, number: int) -> dict[str, Any]:
     t = run.timeline
     caption = (
-        "Top: each CPU's frequency from its first cpu_frequency event on (the trace does not record the "
-        "starting frequency). Below: when each CPU was running and which idle state it was in. "
-        "Read from the run's ftrace output (cpu_frequency and cpu_idle events)."
+        "Top: each CPU's frequency from its first cpu_frequency event on. Below, one row per CPU: when a "
+        "task ran, in which idle state the CPU was, idle in no traced state, or unknown (before the CPU's "
+        "first event). Built by the engine from the run's trace, as govlab trace stats --html builds a "
+        "recording's, in ms from the run's start."
     )
     if t.truncated:
         caption += f" Only the first {t.events} events are shown, up to {1e3 * t.end_s:.3f} ms."
+    if t.resolution_s is not None:
+        caption += (
+            f" Some CPUs have more than {t.max_spans} intervals of a kind: their span is cut into {t.max_spans} "
+            f"equal bins (up to {1e3 * t.resolution_s:.3f} ms wide), each showing what the CPU spent most of it "
+            "doing and the frequency it held longest."
+        )
     return {
         "id": f"plot-{number}",
         "benchmark": run.benchmark,

@@ -1,62 +1,49 @@
-"""A per-CPU timeline of frequency and idle state, read from govlab's own trace (pipeline stage: render).
+"""A run's per-CPU timeline of frequency and idle state, built by the engine (pipeline stage: render).
 
 The HTML report shows one run as it happened: each CPU's frequency and, below
-it, what each CPU was doing (running, or which idle state it was in). It gets
-them by simulating that run again with a trace (the run is deterministic, so
-it is the stored run, event for event) and reading two kinds of line of the
-ftrace text that ``govlab run --trace`` writes::
+it, what each CPU was doing (running a task, in which idle state, idle in no
+traced state, or unknown). :func:`trace_run` simulates that run again with
+its trace kept in memory (the run is deterministic, so it is the stored run,
+event for event) and the engine builds the timeline from that trace with the
+code that draws ``govlab trace stats --html`` (``_core.run_timeline``), so a
+run's report and the trace page of the same run's ``--trace`` file show the
+same intervals (up to the microsecond the text keeps).
 
-    <comm>-<pid> [CPU] FLAGS SECONDS.MICROS: cpu_frequency: state=KHZ cpu_id=N
-    <comm>-<pid> [CPU] FLAGS SECONDS.MICROS: cpu_idle: state=INDEX cpu_id=N
-
-``FLAGS`` is ftrace's latency-format column (``X...``; optional here).
-
-``cpu_idle`` with state 4294967295 ((u32)-1, the kernel's PWR_EVENT_EXIT)
-means the CPU left idle; any other state is the index of the idle state it
-entered in the platform's table. ``comm`` is the task current on the CPU
-when its frequency changed. Every other line is skipped: this module is not a
-trace reader, only what the timeline needs.
-
-A run's trace can be long; reading stops after :data:`MAX_EVENTS` of these
-events and the timeline says so (``truncated``).
+A CPU with more than ``max_spans`` intervals of a kind has its span cut into
+that many equal bins, each showing what the CPU spent most of it doing and
+the frequency it held longest (``resolution_s`` gives the widest bin).
+Timelines stored by govlab before the engine built them were read from the
+trace text and cut after a number of events (``truncated``); they are still
+read and shown as they are.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import tempfile
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["EXIT_IDLE", "RUNNING", "IDLE_OTHER", "UNKNOWN", "MAX_EVENTS", "CpuTimeline", "parse", "read", "trace_run"]
+__all__ = ["RUNNING", "IDLE_OTHER", "UNKNOWN", "CpuTimeline", "from_engine", "trace_run"]
 
-#: The ``state`` of a cpu_idle event that leaves idle: (u32)-1, as the kernel's PWR_EVENT_EXIT.
-EXIT_IDLE = 4294967295
-#: The state of a segment in which the CPU was not idle.
+#: A segment in which a task other than the idle task ran.
 RUNNING = -1
-#: Idle in no traced idle state (a real trace's idle task polling, or a state entered before it began).
+#: Idle in no traced idle state (the idle task running outside cpuidle, or a state entered before the trace began).
 IDLE_OTHER = -2
-#: A real trace says nothing of the CPU.
+#: The trace says nothing of the CPU (before its first event).
 UNKNOWN = -3
-#: Frequency and idle events read at most; beyond, the timeline is cut.
-MAX_EVENTS = 40_000
-
-_LINE = re.compile(
-    r"^(?P<comm>.*)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?:\S{4,6}\s+)?(?P<sec>\d+)\.(?P<usec>\d{6}):\s+"
-    r"(?P<event>cpu_frequency|cpu_idle):\s+state=(?P<state>\d+)\s+cpu_id=(?P<cpu_id>\d+)\s*$"
-)
 
 
 @dataclass
 class CpuTimeline:
     """Per CPU: frequency changes ``(t_s, khz, comm)`` and state segments ``(start_s, end_s, state)``.
 
-    ``state`` is an index into the platform's idle states, or :data:`RUNNING`
-    (for real traces also :data:`IDLE_OTHER` or :data:`UNKNOWN`).
-    ``end_s`` is where the timeline stops: the run's end, or the last event
-    read when ``truncated``.
+    ``state`` is an index into ``idle_states`` (the platform's), or
+    :data:`RUNNING`, :data:`IDLE_OTHER` or :data:`UNKNOWN`. Times run from
+    the trace's start to ``end_s``. ``resolution_s`` is the widest bin when
+    some CPU's intervals were binned past ``max_spans`` (None: exact).
+    ``truncated`` and ``events`` describe the text-read timelines of older
+    stores only.
     """
 
     end_s: float
@@ -64,6 +51,9 @@ class CpuTimeline:
     events: int = 0
     frequency: dict[int, list[tuple[float, int, str]]] = field(default_factory=dict)
     segments: dict[int, list[tuple[float, float, int]]] = field(default_factory=dict)
+    idle_states: list[str] = field(default_factory=list)
+    max_spans: int = 0
+    resolution_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,75 +62,57 @@ class CpuTimeline:
             "events": self.events,
             "frequency": {str(c): [list(p) for p in v] for c, v in self.frequency.items()},
             "segments": {str(c): [list(s) for s in v] for c, v in self.segments.items()},
+            "idle_states": list(self.idle_states),
+            "max_spans": self.max_spans,
+            "resolution_s": self.resolution_s,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CpuTimeline:
+        resolution = data.get("resolution_s")
         return cls(
             end_s=float(data["end_s"]),
-            truncated=bool(data["truncated"]),
-            events=int(data["events"]),
+            truncated=bool(data.get("truncated", False)),
+            events=int(data.get("events", 0)),
             frequency={int(c): [(float(t), int(k), str(comm)) for t, k, comm in v] for c, v in data["frequency"].items()},
             segments={int(c): [(float(a), float(b), int(s)) for a, b, s in v] for c, v in data["segments"].items()},
+            idle_states=[str(s) for s in data.get("idle_states", [])],
+            max_spans=int(data.get("max_spans", 0)),
+            resolution_s=None if resolution is None else float(resolution),
         )
 
 
-def parse(lines: Iterable[str], end_s: float, max_events: int = MAX_EVENTS) -> CpuTimeline:
-    """The timeline of the cpu_frequency and cpu_idle lines among ``lines``.
+def from_engine(data: Mapping[str, Any]) -> CpuTimeline:
+    """The engine's timeline (``timeline`` of ``_core.run_timeline`` or ``_core.trace_timeline``)."""
+    binned = [float(c["resolution_s"]) for c in data["cpus"] if c["resolution_s"] is not None]
+    return CpuTimeline(
+        end_s=float(data["duration_s"]),
+        events=sum(len(c["segments"]) + len(c["frequency"]) for c in data["cpus"]),
+        frequency={c["cpu"]: [(float(t), int(k), str(comm)) for t, k, comm in c["frequency"]] for c in data["cpus"] if c["frequency"]},
+        segments={c["cpu"]: [(float(a), float(b), int(s)) for a, b, s in c["segments"]] for c in data["cpus"]},
+        idle_states=[str(s) for s in data["idle_states"]],
+        max_spans=int(data["max_spans"]),
+        resolution_s=max(binned) if binned else None,
+    )
 
-    ``end_s`` closes the segments still open at the end of the trace (the
-    run's simulated time).
+
+def trace_run(kwargs: Mapping[str, Any], max_spans: int | None = None) -> tuple[CpuTimeline, dict[str, Any]]:
+    """Simulate ``govlab.run(**kwargs)`` with its trace in memory; its timeline and its result dict.
+
+    ``max_spans`` None is the engine's default (``trace::timeline::MAX_SPANS``).
     """
-    timeline = CpuTimeline(end_s=end_s)
-    open_since: dict[int, tuple[float, int]] = {}  # cpu -> (since_s, state)
-    last_s = 0.0
-    for line in lines:
-        if "cpu_frequency" not in line and "cpu_idle" not in line:
-            continue
-        m = _LINE.match(line.rstrip("\n"))
-        if m is None:
-            continue
-        if timeline.events == max_events:
-            timeline.truncated = True
-            break
-        timeline.events += 1
-        t_s = last_s = int(m["sec"]) + int(m["usec"]) / 1e6
-        cpu = int(m["cpu_id"])
-        state = int(m["state"])
-        if m["event"] == "cpu_frequency":
-            timeline.frequency.setdefault(cpu, []).append((t_s, state, m["comm"].strip()))
-            continue
-        new_state = RUNNING if state == EXIT_IDLE else state
-        since = open_since.get(cpu)
-        if since is not None:
-            _close(timeline, cpu, since, t_s)
-        elif new_state != RUNNING and t_s > 0:  # busy from the start until the first idle entry
-            _close(timeline, cpu, (0.0, RUNNING), t_s)
-        open_since[cpu] = (t_s, new_state)
-    if timeline.truncated:
-        timeline.end_s = last_s
-    for cpu, since in open_since.items():
-        _close(timeline, cpu, since, timeline.end_s)
-    return timeline
+    from govlab import _core, api, governors
 
-
-def _close(timeline: CpuTimeline, cpu: int, since: tuple[float, int], end_s: float) -> None:
-    start_s, state = since
-    if end_s > start_s:
-        timeline.segments.setdefault(cpu, []).append((start_s, end_s, state))
-
-
-def read(path: str | os.PathLike[str], end_s: float, max_events: int = MAX_EVENTS) -> CpuTimeline:
-    """:func:`parse` of the trace file at ``path``."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return parse(f, end_s, max_events)
-
-
-def trace_run(kwargs: Mapping[str, Any], max_events: int = MAX_EVENTS) -> tuple[CpuTimeline, dict[str, Any]]:
-    """Simulate ``govlab.run(**kwargs)`` with a trace; its timeline and its result dict."""
-    from govlab import api
-
-    with tempfile.TemporaryDirectory(prefix="govlab-timeline-") as tmp:
-        path = os.path.join(tmp, "trace.txt")
-        result = api.run(**kwargs, trace=path).to_dict()
-        return read(path, float(result["sim_time_s"]), max_events), result
+    args = {
+        "platform": kwargs.get("platform", api.DEFAULT_PLATFORM),
+        "workload": kwargs.get("workload", api.DEFAULT_WORKLOAD),
+        "cpufreq": kwargs.get("cpufreq", api.DEFAULT_CPUFREQ),
+        "cpuidle": kwargs.get("cpuidle", api.DEFAULT_CPUIDLE),
+        "duration": kwargs.get("duration", api.DEFAULT_DURATION),
+        "seed": kwargs.get("seed", api.DEFAULT_SEED),
+    }
+    py_cpufreq, py_cpuidle = governors.resolve(args["cpufreq"], "cpufreq"), governors.resolve(args["cpuidle"], "cpuidle")
+    answer = json.loads(
+        _core.run_timeline(api.config_json(**args), max_spans, kwargs.get("progress"), py_cpufreq, py_cpuidle)
+    )
+    return from_engine(answer["timeline"]), answer["run"]

@@ -20,7 +20,7 @@ from typing import Any
 
 from govlab import __version__
 from govlab.report import figures, script_json
-from govlab.report.timeline import CpuTimeline
+from govlab.report.timeline import CpuTimeline, from_engine
 from govlab.result import avg_khz
 
 __all__ = ["render", "write_html", "cpu_timeline"]
@@ -30,12 +30,7 @@ Cell = dict[str, Any]
 
 def cpu_timeline(data: Mapping[str, Any]) -> CpuTimeline:
     """The engine's timeline (``_core.trace_timeline``'s ``timeline``) as the report's :class:`CpuTimeline`."""
-    return CpuTimeline(
-        end_s=float(data["duration_s"]),
-        events=sum(len(c["segments"]) + len(c["frequency"]) for c in data["cpus"]),
-        frequency={c["cpu"]: [(float(t), int(k), str(comm)) for t, k, comm in c["frequency"]] for c in data["cpus"] if c["frequency"]},
-        segments={c["cpu"]: [(float(a), float(b), int(s)) for a, b, s in c["segments"]] for c in data["cpus"]},
-    )
+    return from_engine(data)
 
 
 def render(stats: Mapping[str, Any], timeline: Mapping[str, Any], source: str) -> str:

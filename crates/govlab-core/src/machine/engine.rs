@@ -24,7 +24,7 @@ use crate::sched::SchedTunables;
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::Time;
-use crate::trace::TraceWriter;
+use crate::trace::{TraceTo, TraceWriter};
 use crate::workload::{Record, TaskSpec, Workload};
 
 /// Everything needed to start a run, already resolved and validated.
@@ -109,6 +109,12 @@ pub struct Engine {
 
 /// Build an engine from resolved parts; `trace` streams ftrace text there.
 pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
+    build_traced(parts, trace.map(TraceTo::File))
+}
+
+/// [`build`], tracing to a file or to memory (taken back after the run by
+/// [`Engine::take_trace`]).
+pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>) -> Result<Engine> {
     let RunParts {
         platform,
         workload,
@@ -121,7 +127,7 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
     let mut wl_rng = Rng::new(seed, Stream::Workload);
     let setup = workload.setup(&platform, &mut wl_rng)?;
     let trace = match trace {
-        Some(p) => Some(TraceWriter::create(p, platform.nr_cpus())?),
+        Some(to) => Some(TraceWriter::open(to, platform.nr_cpus())?),
         None => None,
     };
     let n = platform.nr_cpus();
@@ -212,6 +218,12 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
 }
 
 impl Engine {
+    /// The trace writer, after the run (its events, for a memory trace:
+    /// [`TraceWriter::into_trace`]).
+    pub fn take_trace(&mut self) -> Option<TraceWriter> {
+        self.trace.take()
+    }
+
     /// Bring the hardware to its boot state and start both governors.
     fn init_hardware(&mut self) {
         for d in 0..self.domains.len() {

@@ -266,7 +266,7 @@ impl std::fmt::Display for PrevState {
     }
 }
 
-/// The trace formats govlab reads.
+/// The trace formats govlab reads, and its own runs' in-memory traces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// `/sys/kernel/tracing/trace` text.
@@ -277,6 +277,9 @@ pub enum Format {
     Systrace,
     /// trace-cmd's binary `trace.dat`.
     TraceDat,
+    /// Not read: a govlab run's events kept in memory
+    /// ([`crate::trace::TraceWriter::memory`]).
+    Simulated,
 }
 
 impl Format {
@@ -286,6 +289,7 @@ impl Format {
             Format::ReportText => "trace-cmd-report",
             Format::Systrace => "systrace-html",
             Format::TraceDat => "trace.dat",
+            Format::Simulated => "govlab-run",
         }
     }
 }

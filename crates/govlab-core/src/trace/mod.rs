@@ -1,7 +1,8 @@
 //! Traces in and out.
 //!
 //! Out: govlab's runs written as `trace-cmd report` prints a trace
-//! ([`writer`]), so kernel tools and the Perfetto UI open them; written:
+//! ([`writer`]), so kernel tools and the Perfetto UI open them, or kept in
+//! memory as the same [`Event`]s a reader makes of that text; traced:
 //! `sched_switch`, `sched_wakeup`, `sched_wakeup_new`, `sched_migrate_task`,
 //! `sched_process_exit`, `cpu_frequency`, `cpu_idle`, with the kernel's
 //! field names. Each line carries the task current on that CPU (`<idle>-0`
@@ -21,7 +22,7 @@ pub mod writer;
 
 pub use event::{Event, EventKind, Format, PrevState, SchedSwitch, Trace, CPU_IDLE_EXIT, TRACE_FLAG_HARDIRQ, TRACE_FLAG_SOFTIRQ};
 pub use read::read_path;
-pub use writer::TraceWriter;
+pub use writer::{TraceTo, TraceWriter};
 
 /// Where the real recordings are (`data/real` of the repository, each with
 /// its SOURCE.md), for tests and benchmarks: the first `data/real` found in

@@ -1,6 +1,8 @@
-//! Per-CPU timelines of a trace, for `govlab trace stats --html`: what each
-//! CPU was doing (busy, in which idle state, idle outside a traced state, or
-//! unknown) and at which frequency, over the trace's span.
+//! Per-CPU timelines of a trace, for `govlab trace stats --html` and for
+//! the HTML report's run (`api::RunConfig::run_timeline`, from the run's
+//! trace kept in memory): what each CPU was doing (busy, in which idle
+//! state, idle outside a traced state, or unknown) and at which frequency,
+//! over the trace's span.
 //!
 //! The intervals are the ones [`super::stats`] accounts, recorded as it
 //! sweeps the events, so the picture and the tables cannot disagree.

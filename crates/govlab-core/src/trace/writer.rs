@@ -1,19 +1,24 @@
-//! Streaming ftrace text writer.
+//! The engine's trace output: ftrace text to a file, or events in memory.
 //!
-//! Lines are `trace-cmd report -l` text: after the CPU, ftrace's
-//! latency-format column. Of it govlab knows only the context a wakeup was
-//! raised in: `h` (hardirq) for a task's timer (nanosleep-style hrtimers
-//! expire in the timer interrupt) and an IO completion, `s` (softirq) for a
-//! request arriving from the network (the socket is woken from NET_RX);
-//! `.` for a wakeup by a running task. Whether interrupts were off it does
-//! not model, so that letter is `X` on every line (the kernel's
-//! TRACE_FLAG_IRQS_NOSUPPORT: not known), and need-resched and the preempt
-//! depth are `.`.
+//! A run traces into a [`TraceWriter`] with one of two sinks ([`TraceTo`]):
 //!
-//! Lines go through a buffer straight to a temporary file beside the target
-//! and the file is renamed into place when the run finishes, so memory stays
-//! flat however long the run, and an interrupted or failed run leaves no
-//! half-written trace behind.
+//! * **File**: lines of `trace-cmd report -l` text. After the CPU comes
+//!   ftrace's latency-format column. Of it govlab knows only the context a
+//!   wakeup was raised in: `h` (hardirq) for a task's timer (nanosleep-style
+//!   hrtimers expire in the timer interrupt) and an IO completion, `s`
+//!   (softirq) for a request arriving from the network (the socket is woken
+//!   from NET_RX); `.` for a wakeup by a running task. Whether interrupts
+//!   were off it does not model, so that letter is `X` on every line (the
+//!   kernel's TRACE_FLAG_IRQS_NOSUPPORT: not known), and need-resched and
+//!   the preempt depth are `.`. Lines go through a buffer straight to a
+//!   temporary file beside the target and the file is renamed into place
+//!   when the run finishes, so memory stays flat however long the run, and
+//!   an interrupted or failed run leaves no half-written trace behind.
+//! * **Memory**: the same events as [`Event`] values, exactly what the text
+//!   reader makes of the file's lines ([`crate::trace::read`]) except that
+//!   timestamps keep their nanoseconds (the text prints whole
+//!   microseconds, truncated). [`TraceWriter::into_trace`] hands them over
+//!   as a [`Trace`] of format [`Format::Simulated`].
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -21,9 +26,31 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::sched::TaskState;
-use crate::trace::event::{latency_letters, TRACE_FLAG_IRQS_NOSUPPORT};
+use crate::trace::event::{latency_letters, Comm, Comms, TRACE_FLAG_IRQS_NOSUPPORT};
+use crate::trace::read::sort_events;
+use crate::trace::{Event, EventKind, Format, PrevState, SchedSwitch, Trace};
 
+/// Where a run's trace goes.
+#[derive(Debug, Clone, Copy)]
+pub enum TraceTo<'a> {
+    /// ftrace text written to this file.
+    File(&'a Path),
+    /// [`Event`] values kept in memory ([`TraceWriter::into_trace`]).
+    Memory,
+}
+
+/// The engine's trace output, to a file or to memory ([`TraceTo`]).
 pub struct TraceWriter {
+    sink: Sink,
+}
+
+enum Sink {
+    File(FileSink),
+    Memory(MemorySink),
+}
+
+/// ftrace text through a buffer to a temporary file.
+struct FileSink {
     out: Option<BufWriter<File>>,
     tmp: PathBuf,
     path: PathBuf,
@@ -33,9 +60,31 @@ pub struct TraceWriter {
     line: String,
 }
 
+/// The events as the text reader would read them back.
+struct MemorySink {
+    nr_cpus: usize,
+    events: Vec<Event>,
+    comms: Comms,
+    /// The task current on each CPU: (comm, pid).
+    current: Vec<(Comm, i32)>,
+    /// `<idle>`, the comm ftrace shows for the idle task.
+    idle: Comm,
+}
+
 const IDLE: (&str, u32) = ("<idle>", 0);
+/// The priority every task has (nice 0), as ftrace prints it.
+const PRIO: i32 = 120;
 
 impl TraceWriter {
+    /// A trace of `nr_cpus` CPUs to `to`.
+    pub fn open(to: TraceTo<'_>, nr_cpus: usize) -> Result<Self> {
+        match to {
+            TraceTo::File(path) => Self::create(path, nr_cpus),
+            TraceTo::Memory => Ok(Self::memory(nr_cpus)),
+        }
+    }
+
+    /// ftrace text to `path` (in place when [`TraceWriter::flush`] succeeds).
     pub fn create(path: &Path, nr_cpus: usize) -> Result<Self> {
         let name = path
             .file_name()
@@ -46,21 +95,171 @@ impl TraceWriter {
         let header = format!("version = 6\ncpus={nr_cpus}\n");
         out.write_all(header.as_bytes()).map_err(|e| Error::io(path, e))?;
         Ok(TraceWriter {
-            out: Some(out),
-            tmp,
-            path: path.to_path_buf(),
-            current: vec![(IDLE.0.to_string(), IDLE.1); nr_cpus],
-            error: None,
-            line: String::with_capacity(256),
+            sink: Sink::File(FileSink {
+                out: Some(out),
+                tmp,
+                path: path.to_path_buf(),
+                current: vec![(IDLE.0.to_string(), IDLE.1); nr_cpus],
+                error: None,
+                line: String::with_capacity(256),
+            }),
         })
     }
 
-    fn emit(&mut self, ts_ns: u64, cpu: usize, event: &str, fields: std::fmt::Arguments<'_>) {
-        self.emit_in(ts_ns, cpu, 0, event, fields);
+    /// Events in memory, handed over by [`TraceWriter::into_trace`].
+    pub fn memory(nr_cpus: usize) -> Self {
+        let mut comms = Comms::default();
+        let idle = comms.get_str(IDLE.0);
+        TraceWriter {
+            sink: Sink::Memory(MemorySink {
+                nr_cpus,
+                events: Vec::new(),
+                comms,
+                current: vec![(idle.clone(), 0); nr_cpus],
+                idle,
+            }),
+        }
     }
 
+    /// The events of a memory trace, in time order; None for a file.
+    pub fn into_trace(self) -> Option<Trace> {
+        match self.sink {
+            Sink::File(_) => None,
+            Sink::Memory(m) => {
+                let mut events = m.events;
+                sort_events(&mut events);
+                Some(Trace { format: Format::Simulated, nr_cpus: m.nr_cpus, events, notes: Vec::new() })
+            }
+        }
+    }
+
+    pub fn sched_switch(&mut self, ts: u64, cpu: usize, prev: Option<(&str, u32, TaskState)>, next: Option<(&str, u32)>) {
+        match &mut self.sink {
+            Sink::File(f) => {
+                let idle_name = format!("swapper/{cpu}");
+                let (pc, pp, state) = match prev {
+                    Some((c, p, s)) => (c, p, prev_state(s)),
+                    None => (idle_name.as_str(), 0, "R"),
+                };
+                let (nc, np) = next.unwrap_or((idle_name.as_str(), 0));
+                f.emit(
+                    ts,
+                    cpu,
+                    0,
+                    "sched_switch",
+                    format_args!(
+                        "prev_comm={pc} prev_pid={pp} prev_prio=120 prev_state={state} ==> next_comm={nc} next_pid={np} next_prio=120"
+                    ),
+                );
+                f.current[cpu] = match next {
+                    Some((c, p)) => (c.to_string(), p),
+                    None => (IDLE.0.to_string(), IDLE.1),
+                };
+            }
+            Sink::Memory(m) => {
+                let swapper = || format!("swapper/{cpu}");
+                let (prev_comm, prev_pid, state) = match prev {
+                    Some((c, p, s)) => (m.comms.get_str(c), p, prev_state(s)),
+                    None => (m.comms.get_str(&swapper()), 0, "R"),
+                };
+                let (next_comm, next_pid) = match next {
+                    Some((c, p)) => (m.comms.get_str(c), p),
+                    None => (m.comms.get_str(&swapper()), 0),
+                };
+                let prev_state = PrevState::from_letters(state).unwrap_or(PrevState::RUNNING);
+                let kind = EventKind::SchedSwitch(SchedSwitch {
+                    prev_comm,
+                    prev_pid: prev_pid as i32,
+                    prev_prio: PRIO,
+                    prev_state,
+                    next_comm: next_comm.clone(),
+                    next_pid: next_pid as i32,
+                    next_prio: PRIO,
+                });
+                m.push(ts, cpu, 0, kind);
+                m.current[cpu] = if next.is_some() { (next_comm, next_pid as i32) } else { (m.idle.clone(), 0) };
+            }
+        }
+    }
+
+    /// A wakeup raised on `cpu`; `irq` is the context it was raised in
+    /// (0 by the running task, `TRACE_FLAG_HARDIRQ`, `TRACE_FLAG_SOFTIRQ`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn sched_wakeup(&mut self, ts: u64, cpu: usize, irq: u8, comm: &str, pid: u32, target: usize, new: bool) {
+        match &mut self.sink {
+            Sink::File(f) => {
+                let ev = if new { "sched_wakeup_new" } else { "sched_wakeup" };
+                f.emit(ts, cpu, irq, ev, format_args!("comm={comm} pid={pid} prio=120 target_cpu={target:03}"));
+            }
+            Sink::Memory(m) => {
+                let comm = m.comms.get_str(comm);
+                m.push(ts, cpu, irq, EventKind::SchedWakeup { comm, pid: pid as i32, prio: PRIO, target_cpu: target as u32, new });
+            }
+        }
+    }
+
+    pub fn sched_migrate_task(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32, from: usize, to: usize) {
+        match &mut self.sink {
+            Sink::File(f) => f.emit(
+                ts,
+                cpu,
+                0,
+                "sched_migrate_task",
+                format_args!("comm={comm} pid={pid} prio=120 orig_cpu={from} dest_cpu={to}"),
+            ),
+            Sink::Memory(m) => {
+                let comm = m.comms.get_str(comm);
+                let kind = EventKind::SchedMigrateTask { comm, pid: pid as i32, prio: PRIO, orig_cpu: from as u32, dest_cpu: to as u32 };
+                m.push(ts, cpu, 0, kind);
+            }
+        }
+    }
+
+    pub fn sched_process_exit(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32) {
+        match &mut self.sink {
+            Sink::File(f) => f.emit(ts, cpu, 0, "sched_process_exit", format_args!("comm={comm} pid={pid} prio=120")),
+            Sink::Memory(m) => {
+                let comm = m.comms.get_str(comm);
+                m.push(ts, cpu, 0, EventKind::SchedProcessExit { comm, pid: pid as i32, prio: PRIO });
+            }
+        }
+    }
+
+    pub fn cpu_frequency(&mut self, ts: u64, cpu: usize, khz: u32) {
+        match &mut self.sink {
+            Sink::File(f) => f.emit(ts, cpu, 0, "cpu_frequency", format_args!("state={khz} cpu_id={cpu}")),
+            Sink::Memory(m) => m.push(ts, cpu, 0, EventKind::CpuFrequency { state: khz, cpu_id: cpu as u32 }),
+        }
+    }
+
+    /// `state` u32::MAX (4294967295) marks the exit from idle, as in ftrace.
+    pub fn cpu_idle(&mut self, ts: u64, cpu: usize, state: u32) {
+        match &mut self.sink {
+            Sink::File(f) => f.emit(ts, cpu, 0, "cpu_idle", format_args!("state={state} cpu_id={cpu}")),
+            Sink::Memory(m) => m.push(ts, cpu, 0, EventKind::CpuIdle { state, cpu_id: cpu as u32 }),
+        }
+    }
+
+    /// A `trace_marker` write, as trace-cmd prints it.
+    pub fn print(&mut self, ts: u64, cpu: usize, message: &str) {
+        match &mut self.sink {
+            Sink::File(f) => f.emit(ts, cpu, 0, "print", format_args!("tracing_mark_write: {message}")),
+            Sink::Memory(m) => m.push(ts, cpu, 0, EventKind::Print { message: message.into() }),
+        }
+    }
+
+    /// A file: flush and move it into place. Memory: nothing to do.
+    pub fn flush(&mut self) -> Result<()> {
+        match &mut self.sink {
+            Sink::File(f) => f.flush(),
+            Sink::Memory(_) => Ok(()),
+        }
+    }
+}
+
+impl FileSink {
     /// One line; `irq` is the context bits of the event's flags.
-    fn emit_in(&mut self, ts_ns: u64, cpu: usize, irq: u8, event: &str, fields: std::fmt::Arguments<'_>) {
+    fn emit(&mut self, ts_ns: u64, cpu: usize, irq: u8, event: &str, fields: std::fmt::Arguments<'_>) {
         use std::fmt::Write as _;
         let (comm, pid) = &self.current[cpu];
         let [a, b, c] = latency_letters(TRACE_FLAG_IRQS_NOSUPPORT | irq);
@@ -84,64 +283,7 @@ impl TraceWriter {
         }
     }
 
-    pub fn sched_switch(&mut self, ts: u64, cpu: usize, prev: Option<(&str, u32, TaskState)>, next: Option<(&str, u32)>) {
-        let idle_name = format!("swapper/{cpu}");
-        let (pc, pp, state) = match prev {
-            Some((c, p, s)) => (c, p, prev_state(s)),
-            None => (idle_name.as_str(), 0, "R"),
-        };
-        let (nc, np) = next.unwrap_or((idle_name.as_str(), 0));
-        self.emit(
-            ts,
-            cpu,
-            "sched_switch",
-            format_args!(
-                "prev_comm={pc} prev_pid={pp} prev_prio=120 prev_state={state} ==> next_comm={nc} next_pid={np} next_prio=120"
-            ),
-        );
-        self.current[cpu] = match next {
-            Some((c, p)) => (c.to_string(), p),
-            None => (IDLE.0.to_string(), IDLE.1),
-        };
-    }
-
-    /// A wakeup raised on `cpu`; `irq` is the context it was raised in
-    /// (0 by the running task, `TRACE_FLAG_HARDIRQ`, `TRACE_FLAG_SOFTIRQ`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn sched_wakeup(&mut self, ts: u64, cpu: usize, irq: u8, comm: &str, pid: u32, target: usize, new: bool) {
-        let ev = if new { "sched_wakeup_new" } else { "sched_wakeup" };
-        self.emit_in(ts, cpu, irq, ev, format_args!("comm={comm} pid={pid} prio=120 target_cpu={target:03}"));
-    }
-
-    pub fn sched_migrate_task(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32, from: usize, to: usize) {
-        self.emit(
-            ts,
-            cpu,
-            "sched_migrate_task",
-            format_args!("comm={comm} pid={pid} prio=120 orig_cpu={from} dest_cpu={to}"),
-        );
-    }
-
-    pub fn sched_process_exit(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32) {
-        self.emit(ts, cpu, "sched_process_exit", format_args!("comm={comm} pid={pid} prio=120"));
-    }
-
-    pub fn cpu_frequency(&mut self, ts: u64, cpu: usize, khz: u32) {
-        self.emit(ts, cpu, "cpu_frequency", format_args!("state={khz} cpu_id={cpu}"));
-    }
-
-    /// `state` u32::MAX (4294967295) marks the exit from idle, as in ftrace.
-    pub fn cpu_idle(&mut self, ts: u64, cpu: usize, state: u32) {
-        self.emit(ts, cpu, "cpu_idle", format_args!("state={state} cpu_id={cpu}"));
-    }
-
-    /// A `trace_marker` write, as trace-cmd prints it.
-    pub fn print(&mut self, ts: u64, cpu: usize, message: &str) {
-        self.emit(ts, cpu, "print", format_args!("tracing_mark_write: {message}"));
-    }
-
-    /// Flush and move the file into place.
-    pub fn flush(&mut self) -> Result<()> {
+    fn flush(&mut self) -> Result<()> {
         if let Some(mut out) = self.out.take() {
             if let Err(e) = out.flush() {
                 self.error.get_or_insert(e);
@@ -155,12 +297,21 @@ impl TraceWriter {
     }
 }
 
-impl Drop for TraceWriter {
+impl Drop for FileSink {
     fn drop(&mut self) {
         if self.out.is_some() {
             self.out = None;
             let _ = std::fs::remove_file(&self.tmp);
         }
+    }
+}
+
+impl MemorySink {
+    /// One event, in the context of the task current on `cpu`; the flags
+    /// are the file's latency column read back.
+    fn push(&mut self, ts_ns: u64, cpu: usize, irq: u8, kind: EventKind) {
+        let (comm, pid) = self.current[cpu].clone();
+        self.events.push(Event { ts_ns, cpu: cpu as u32, pid, comm, flags: TRACE_FLAG_IRQS_NOSUPPORT | irq, kind });
     }
 }
 

@@ -11,6 +11,7 @@ mod fixtures;
 mod rtapp;
 mod workloads;
 mod trace_roundtrip;
+mod trace_memory;
 mod trace_replay;
 mod traces;
 mod capacity;
