@@ -129,17 +129,30 @@ impl RunConfig {
         trace: Option<&Path>,
         progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
     ) -> Result<RunResult> {
+        let (r, _) = self.run_engine(ext, trace.map(TraceTo::File), progress)?;
+        Ok(r)
+    }
+
+    /// Build and run the engine, tracing to `trace`; the result carries the
+    /// specs as the user wrote them, and the engine is handed back for what
+    /// the caller still needs from it (a memory trace, the platform).
+    fn run_engine(
+        &self,
+        ext: ExternalGovernors,
+        trace: Option<TraceTo<'_>>,
+        progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+    ) -> Result<(RunResult, machine::Engine)> {
         let parts = self.parts_with(ext)?;
         let cpufreq_text = external::spec_text(&self.cpufreq, parts.cpufreq.name());
         let cpuidle_text = external::spec_text(&self.cpuidle, parts.cpuidle.name());
-        let mut engine = machine::build(parts, trace)?;
+        let mut engine = machine::engine::build_traced(parts, trace)?;
         engine.external_governors = self.cpufreq.name == external::EXTERNAL || self.cpuidle.name == external::EXTERNAL;
         let mut r = engine.run(progress)?;
         r.platform = self.platform.to_text();
         r.workload = self.workload.to_text();
         r.cpufreq = cpufreq_text;
         r.cpuidle = cpuidle_text;
-        Ok(r)
+        Ok((r, engine))
     }
 
     /// Run to the end with `workload` in place of the one `self` names
@@ -317,17 +330,8 @@ impl RunConfig {
         ext: ExternalGovernors,
         progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
     ) -> Result<(RunResult, Trace, platform::Platform)> {
-        let parts = self.parts_with(ext)?;
-        let cpufreq_text = external::spec_text(&self.cpufreq, parts.cpufreq.name());
-        let cpuidle_text = external::spec_text(&self.cpuidle, parts.cpuidle.name());
-        let mut engine = machine::engine::build_traced(parts, Some(TraceTo::Memory))?;
-        engine.external_governors = self.cpufreq.name == external::EXTERNAL || self.cpuidle.name == external::EXTERNAL;
-        let mut r = engine.run(progress)?;
+        let (r, mut engine) = self.run_engine(ext, Some(TraceTo::Memory), progress)?;
         let trace = engine.take_trace().and_then(TraceWriter::into_trace).expect("a run traced to memory has a memory trace");
-        r.platform = self.platform.to_text();
-        r.workload = self.workload.to_text();
-        r.cpufreq = cpufreq_text;
-        r.cpuidle = cpuidle_text;
         Ok((r, trace, engine.plat))
     }
 }
