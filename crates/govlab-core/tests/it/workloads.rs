@@ -344,7 +344,7 @@ mod netperf {
     use super::*;
 
     fn primary(workload: &str, cpufreq: &str) -> f64 {
-        super::run(workload, cpufreq, "haltpoll", 300 * MS).primary_metric.value
+        super::run(workload, cpufreq, "haltpoll", 300 * MS).primary_metric.value.unwrap()
     }
 
     #[test]
