@@ -97,7 +97,7 @@ def unfinished_message(benchmark: str, axis_name: str | None, items: Sequence[tu
         p = result.get("progress") or {}
         if p.get("total"):
             where += f" ({p['done']:,} of {p['total']:,} {p['what']} in {sim_s:g} s)"
-            if p["done"]:
+            if 0 < p["done"] < p["total"]:
                 needed = max(needed, sim_s * p["total"] / p["done"])
         parts.append(where)
     shown = "; ".join(parts[:3]) + (f"; and {len(parts) - 3} more" if len(parts) > 3 else "")

@@ -64,9 +64,9 @@ def unfinished_text(d: Mapping[str, Any]) -> str:
     p = d.get("progress")
     if p and p.get("total"):
         text += f" ({p['done']:,} of {p['total']:,} {p['what']} at {fmt.number(sim_s)} s)"
-        if p["done"] > 0:
+        if 0 < p["done"] < p["total"]:
             needed = sim_s * p["total"] / p["done"]
-            text += f"; at that rate it needs about {fmt.number(needed)} s"
+            text += f"; at that rate it needs about {needed:.3g} s"
     return text + "; give a longer --duration"
 
 
