@@ -706,7 +706,7 @@ mod no_samples {
         for m in ["read_avg_us", "read_p99_us", "read_max_us"] {
             assert!(!r.metrics.contains_key(m), "{m} = {:?}", r.metrics.get(m));
         }
-        assert_eq!(metric(&r, "read_ops"), 0.0);
+        assert!(metric(&r, "read_ops") < 0.5, "no reads");
         assert!(metric(&r, "update_avg_us") > 0.0);
         assert_eq!(r.primary_metric.name, "read_avg_us");
         assert_eq!(r.primary_metric.value, None);
