@@ -44,6 +44,7 @@ __all__ = [
     "DEFAULT_CPUIDLE",
     "DEFAULT_DURATION",
     "DEFAULT_SEED",
+    "default_duration",
 ]
 
 #: A platform, workload or governor, with optional settings (see the module doc).
@@ -55,7 +56,10 @@ DEFAULT_PLATFORM = "skylake-e3-1240v5"
 DEFAULT_WORKLOAD = "cpu-bound"
 DEFAULT_CPUFREQ = "performance"
 DEFAULT_CPUIDLE = "ladder"
-DEFAULT_DURATION = "10s"
+#: No duration: the workload's own default, which the engine holds (10 s for a
+#: workload that runs until the duration; long enough for the defaults of one
+#: that ends by itself to finish; ``govlab list workloads`` shows each).
+DEFAULT_DURATION: DurationLike | None = None
 DEFAULT_SEED = 1
 
 
@@ -64,7 +68,7 @@ def run(
     workload: SpecLike = DEFAULT_WORKLOAD,
     cpufreq: SpecLike = DEFAULT_CPUFREQ,
     cpuidle: SpecLike = DEFAULT_CPUIDLE,
-    duration: DurationLike = DEFAULT_DURATION,
+    duration: DurationLike | None = DEFAULT_DURATION,
     seed: int = DEFAULT_SEED,
     trace: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], object] | None = None,
@@ -90,7 +94,7 @@ def show_config(
     workload: SpecLike = DEFAULT_WORKLOAD,
     cpufreq: SpecLike = DEFAULT_CPUFREQ,
     cpuidle: SpecLike = DEFAULT_CPUIDLE,
-    duration: DurationLike = DEFAULT_DURATION,
+    duration: DurationLike | None = DEFAULT_DURATION,
     seed: int = DEFAULT_SEED,
 ) -> dict[str, Any]:
     """The fully resolved configuration of a run (every tunable with its
@@ -127,10 +131,13 @@ def config_json(
     workload: SpecLike,
     cpufreq: SpecLike,
     cpuidle: SpecLike,
-    duration: DurationLike,
+    duration: DurationLike | None,
     seed: int,
 ) -> str:
-    """The config the engine takes, as JSON text (a Python governor is ``external``)."""
+    """The config the engine takes, as JSON text (a Python governor is ``external``).
+
+    A ``duration`` of None is left out: the engine gives the workload's default.
+    """
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"seed must be an integer, not {type(seed).__name__}")
     return json.dumps(
@@ -139,10 +146,20 @@ def config_json(
             "workload": spec_text(workload, "workload"),
             "cpufreq": "external" if governors.is_py_spec(cpufreq) else spec_text(cpufreq, "cpufreq"),
             "cpuidle": "external" if governors.is_py_spec(cpuidle) else spec_text(cpuidle, "cpuidle"),
-            "duration": duration_text(duration),
+            **({} if duration is None else {"duration": duration_text(duration)}),
             "seed": int(seed),
         }
     )
+
+
+def default_duration(workload: SpecLike) -> str:
+    """The duration a run of ``workload`` gets when none is given, as the engine decides it (``"1800s"``)."""
+    shown = json.loads(_core.show_config(json.dumps({"workload": spec_text(workload, "workload")}), None, None))
+    ns = int(shown["duration_ns"])
+    for unit, size in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if ns % size == 0:
+            return f"{ns // size}{unit}"
+    return f"{ns}ns"
 
 
 def spec_text(spec: SpecLike, what: str = "spec") -> str:

@@ -182,7 +182,19 @@ def _execute(experiments: Sequence[Any], store: Any, db: str, jobs: int | None, 
         f"({report.wall_s:.1f} s)",
         file=sys.stderr,
     )
+    _warn_constant(done.analyses)
     return done
+
+
+def _warn_constant(analyses: Sequence[Any]) -> None:
+    """One stderr line per configuration whose repeats are all identical: the seed does not reach it."""
+    for a in analyses:
+        for where in a.get("constant_configs", []):
+            print(
+                f"govlab: warning: {a['name']}: every repeat of {where} gives the same {a['metric']['name']}: "
+                "the seed does not reach this workload, so its repeats add nothing",
+                file=sys.stderr,
+            )
 
 
 def _write_run_report(
@@ -215,6 +227,7 @@ def _cmd_report(args: argparse.Namespace) -> str:
                 analyses, html_report.cells(store, analyses), timeline, source=args.db, timeline_missing=missing
             )
             _write_html(args.html, page)
+    _warn_constant(analyses)
     for a in analyses:
         if a["missing_runs"]:
             print(
@@ -292,7 +305,8 @@ def _parser() -> argparse.ArgumentParser:
         "--duration",
         default=api.DEFAULT_DURATION,
         metavar="TIME",
-        help="simulated time, such as 10s, 250ms, 500us, 100ns (default: %(default)s)",
+        help="simulated time, such as 10s, 250ms, 500us, 100ns (default: the workload's: 10s for one that runs "
+        "until the duration, long enough for the defaults of one that ends by itself; see `govlab list workloads`)",
     )
     run.add_argument("--seed", type=int, default=api.DEFAULT_SEED, metavar="N", help="(default: %(default)s)")
     run.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
@@ -328,7 +342,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Run every configuration x parameter value x repeat of each experiment file "
         "that the results database does not hold yet, on all local cores, then print the "
         "comparison: MMTests-style tables against the baseline (positive percentages are "
-        "improvements, *x%%* marks a significant difference: Welch's t-test, p < 0.05), "
+        "improvements, *x%* marks a significant difference: Welch's t-test, p < 0.05), "
         "energy, power and performance-per-watt, and a summary when there are several benchmarks.",
     )
     comp.add_argument("experiments", nargs="+", metavar="EXPERIMENT.toml", help="experiment files")

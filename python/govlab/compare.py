@@ -57,6 +57,8 @@ from govlab import fmt, stats
 from govlab.store import Store
 
 __all__ = [
+    "UnfinishedRuns",
+    "unfinished_message",
     "LARGE_PCT",
     "NEUTRAL_PCT",
     "CATEGORIES",
@@ -73,6 +75,42 @@ LARGE_PCT = 5.0
 CATEGORIES = ("large wins", "moderate wins", "neutral", "moderate losses", "large losses")
 
 _NAN = float("nan")
+
+
+class UnfinishedRuns(ValueError):
+    """Runs of a workload that ends by itself did not end within the experiment's duration.
+
+    Their primary metric (the time so far, or a rate over part of the work) is
+    no result, so no table is made of them: the message names the benchmark,
+    configuration, axis value and how far each got, and the fix is a longer
+    ``duration``. A ValueError, so the command line exits 2 with its message.
+    """
+
+
+def unfinished_message(benchmark: str, axis_name: str | None, items: Sequence[tuple[str, Any, Mapping[str, Any]]]) -> str:
+    """One line: which runs of ``benchmark`` are unfinished (config, axis value, result) and the duration needed."""
+    needed = 0.0
+    parts = []
+    for config, value, result in items:
+        where = config if axis_name is None else f"{config} at {axis_name}={fmt.value_label(value, 'none')}"
+        sim_s = float(result.get("sim_time_s") or 0.0)
+        p = result.get("progress") or {}
+        if p.get("total"):
+            where += f" ({p['done']:,} of {p['total']:,} {p['what']} in {sim_s:g} s)"
+            if 0 < p["done"] < p["total"]:
+                needed = max(needed, sim_s * p["total"] / p["done"])
+        parts.append(where)
+    shown = "; ".join(parts[:3]) + (f"; and {len(parts) - 3} more" if len(parts) > 3 else "")
+    duration = float(items[0][2].get("duration_s") or 0.0)
+    text = (
+        f"{benchmark}: {len(items)} unfinished run{'s' if len(items) != 1 else ''}: {items[0][2].get('workload')} did not "
+        f"end within duration = {duration:g} s: {shown}; "
+    )
+    if needed:
+        text += f"at that rate it needs about {needed:.3g} s: set a duration of at least that in the experiment"
+    else:
+        text += "set a longer duration in the experiment"
+    return text
 
 
 # --- loading -------------------------------------------------------------------------
@@ -121,22 +159,33 @@ def analyse(definition: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], re
     }
     metric: dict[str, Any] | None = None
     missing = 0
+    no_samples = 0
+    unfinished: list[tuple[str, Any, Mapping[str, Any]]] = []
     for run in sorted(runs, key=lambda r: (r["repeat"], r["seed"])):
         result = results.get(run["key"])
         if result is None:
             missing += 1
             continue
         pm = result["primary_metric"]
+        if pm.get("missing") == "unfinished":
+            unfinished.append((run["config"], run["axis_value"], result))
+            continue
         this = {"name": pm["name"], "unit": pm.get("unit", ""), "better": pm["better"]}
         if metric is None:
             metric = this
         elif this != metric:
             raise ValueError(f"{definition['name']}: runs report different primary metrics: {metric} and {this}")
+        if pm.get("value") is None:  # no samples: no value, not 0
+            no_samples += 1
+            missing += 1
+            continue
         index = _index_of(values, run["axis_value"])
         cell = samples[(run["config"], index)]
         cell["metric"].append(float(pm["value"]))
         cell["energy_j"].append(float(result["energy_j"]))
         cell["avg_power_w"].append(float(result["avg_power_w"]))
+    if unfinished:
+        raise UnfinishedRuns(unfinished_message(definition["name"], axis["name"] if axis else None, unfinished))
     if metric is None:
         metric = {"name": "?", "unit": "", "better": "higher"}
     better = metric["better"]
@@ -215,6 +264,8 @@ def analyse(definition: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], re
         "configs": [by_name[c] for c in configs],
         "runs": len(runs),
         "missing_runs": missing,
+        "no_samples_runs": no_samples,
+        "constant_configs": _constant_configs(configs, values, samples, labels),
         "performance": performance,
         "energy": energy,
         "scores": scores,
@@ -222,6 +273,21 @@ def analyse(definition: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], re
             {"config": c, "axis_value": values[i], **samples[(c, i)]} for c in configs for i in range(len(values))
         ],
     }
+
+
+def _constant_configs(configs, values, samples, labels) -> list[str]:
+    """The configurations (with the axis value) whose every repeat gave the same primary metric.
+
+    With two or more repeats, identical values mean the seed does not reach the
+    workload: the repeats add nothing and no test of significance can be made.
+    """
+    out = []
+    for c in configs:
+        for i in range(len(values)):
+            xs = samples[(c, i)]["metric"]
+            if len(xs) >= 2 and all(x == xs[0] for x in xs):
+                out.append(c if values[i] is None else f"{c} at {labels[i]}")
+    return out
 
 
 def _row(stat, label, value, fn_name, direction, tested, cells, configs) -> dict[str, Any]:
@@ -234,8 +300,10 @@ def _row(stat, label, value, fn_name, direction, tested, cells, configs) -> dict
         entry = {"config": c, "value": v, "pct": stats.pct_diff(v, base_value, direction), "n": len(xs)}
         if tested and c != configs[0]:
             w = stats.welch(xs, base)
-            entry["significant"] = w.significant
-            entry["p_value"] = w.p
+            entry["significant"] = w.significant and entry["pct"] != 0
+            entry["p_value"] = None if math.isnan(w.p) else w.p
+            if w.no_variance:
+                entry["no_variance"] = True
         else:
             entry["significant"] = None
             entry["p_value"] = None

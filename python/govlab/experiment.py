@@ -348,7 +348,7 @@ class _Loader:
         description = self.string(("experiment", "description"), exp.get("description", ""), empty=True)
         platform = self.spec(("experiment", "platform"), exp.get("platform", api.DEFAULT_PLATFORM), "platform")
         workload = self.spec(("experiment", "workload"), self.require(exp, "experiment", "workload"), "workload")
-        duration = self.duration(("experiment", "duration"), exp.get("duration", api.DEFAULT_DURATION))
+        duration = self.duration(("experiment", "duration"), exp["duration"] if "duration" in exp else _default_duration(workload))
         seeds = self.seeds(exp)
         if quick is not None:
             # a benchmark's own duration holds (it is what that benchmark needs to finish)
@@ -666,3 +666,11 @@ def _show(value: Any) -> str:
 
 def _choices(names: Any) -> str:
     return ", ".join(sorted(map(str, names))) if isinstance(names, set) else ", ".join(map(str, names))
+
+
+def _default_duration(workload: str) -> str:
+    """The engine's default duration for ``workload``; for a workload it cannot build, 10 s (the check that follows says what is wrong)."""
+    try:
+        return api.default_duration(workload)
+    except GovlabError:
+        return "10s"

@@ -38,9 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from govlab import stats
+from govlab import compare, stats
 from govlab.experiment import Experiment, load_all
 from govlab.plan import RunSpec
+
+_NAN = float("nan")
 
 __all__ = ["EVALUATIONS", "Evaluation", "experiments_of", "published", "rows", "verdict", "render_text", "EXTRA_METRICS"]
 
@@ -170,8 +172,12 @@ def rows(
                 mine = cells.get((config, json.dumps(value)), [])
                 if not mine or not base:
                     continue
+                unfinished = [r for r in mine + base if r["primary_metric"].get("missing") == "unfinished"]
+                if unfinished:  # compare's analysis refuses these first; kept for callers of rows() alone
+                    items = [(config, value, r) for r in unfinished]
+                    raise compare.UnfinishedRuns(compare.unfinished_message(e.name, e.axis_name, items))
                 pm = mine[0]["primary_metric"]
-                metrics = [(pm["name"], pm.get("unit", ""), pm["better"], lambda r: float(r["primary_metric"]["value"]))]
+                metrics = [(pm["name"], pm.get("unit", ""), pm["better"], _primary_value)]
                 metrics += [(m, *EXTRA_METRICS[m]) for m in ev.extra_metrics]
                 for name, unit, better, get in metrics:
                     if all(math.isnan(get(r)) for r in mine):
@@ -339,3 +345,9 @@ def _signed(p: float) -> str:
 
 def default_db() -> str:
     return os.path.join(os.getcwd(), "govlab-reproduce.sqlite")
+
+
+def _primary_value(result: Mapping[str, Any]) -> float:
+    """A run's primary metric; nan when it has none (no samples)."""
+    value = result["primary_metric"].get("value")
+    return _NAN if value is None else float(value)

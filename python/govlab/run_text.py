@@ -30,10 +30,15 @@ def format_text(result: Result) -> str:
         f"{fmt.number(d.get('events'))} events",
     ]
     lines = [" | ".join(header), ""]
-
     pm = d.get("primary_metric") or {}
-    primary = f"{pm.get('name')} = {fmt.number(pm.get('value'))}"
-    if pm.get("unit"):
+    if d.get("finished") is False:
+        # An unfinished run says so first: its primary metric is no result.
+        lines.insert(0, unfinished_text(d))
+
+    missing = pm.get("missing") or ("no samples" if pm.get("value") is None else None)
+    value = f"({missing})" if missing else fmt.number(pm.get("value"))
+    primary = f"{pm.get('name')} = {value}"
+    if pm.get("unit") and not missing:
         primary += f" {pm['unit']}"
     better = pm.get("better")
     if better in ("lower", "higher"):
@@ -50,6 +55,19 @@ def format_text(result: Result) -> str:
     lines += [f"{label:<{width}}  {text}" for label, text in rows]
     lines += ["", *_cpu_table(d.get("cpus") or [])]
     return "\n".join(lines) + "\n"
+
+
+def unfinished_text(d: Mapping[str, Any]) -> str:
+    """``UNFINISHED: ...``: an unfinished run's first line, how far it got and what to do."""
+    sim_s = d.get("sim_time_s") or 0.0
+    text = f"UNFINISHED: {d.get('workload')} did not end within --duration {fmt.number(d.get('duration_s'))} s"
+    p = d.get("progress")
+    if p and p.get("total"):
+        text += f" ({p['done']:,} of {p['total']:,} {p['what']} at {fmt.number(sim_s)} s)"
+        if 0 < p["done"] < p["total"]:
+            needed = sim_s * p["total"] / p["done"]
+            text += f"; at that rate it needs about {needed:.3g} s"
+    return text + "; give a longer --duration"
 
 
 def _cpu_table(cpus: list[dict[str, Any]]) -> list[str]:

@@ -26,8 +26,10 @@ Significance (:func:`welch`, :func:`significant`): Welch's unequal-variance
 two-sample t-test, two-sided, at ``p < 0.05`` (:data:`ALPHA`), on the per-run
 values of the configuration against those of the baseline. It needs at least
 two runs on each side. When both sides have zero variance (a deterministic
-simulation can repeat a value exactly) the t statistic is not defined; the
-difference then counts as significant exactly when the two means differ.
+simulation repeats a value exactly when the seed does not reach the workload)
+the t statistic is not defined: the test gives no verdict (``no_variance``,
+never significant), and the tables say "no variance" rather than guess. A
+zero difference is never significant.
 """
 
 from __future__ import annotations
@@ -154,17 +156,18 @@ def ratio(new: float, base: float, better: str) -> float:
 class Welch:
     """The outcome of Welch's t-test: statistic, degrees of freedom, two-sided p-value.
 
-    All three are nan when the test could not be made (fewer than two runs on a
-    side). When both variances are zero, ``t`` is 0 or ±inf and ``p`` 1 or 0.
+    All three are nan when the test could not be made: fewer than two runs on a
+    side, or no variance on either side (``no_variance``: t is undefined).
     """
 
     t: float
     df: float
     p: float
+    no_variance: bool = False
 
     @property
     def significant(self) -> bool:
-        """``p < ALPHA`` (nan is not significant)."""
+        """``p < ALPHA`` (nan, and so no variance, is not significant)."""
         return not math.isnan(self.p) and self.p < ALPHA
 
 
@@ -178,9 +181,9 @@ def welch(a: Sequence[float], b: Sequence[float]) -> Welch:
     va, vb = stddev(a) ** 2 / na, stddev(b) ** 2 / nb
     se2 = va + vb
     if se2 == 0:
-        if ma == mb:
-            return Welch(0.0, _NAN, 1.0)
-        return Welch(math.copysign(math.inf, ma - mb), _NAN, 0.0)
+        return Welch(_NAN, _NAN, _NAN, no_variance=True)
+    if ma == mb:
+        return Welch(0.0, _NAN, 1.0)
     t = (ma - mb) / math.sqrt(se2)
     df = se2**2 / ((va**2 / (na - 1) if va else 0.0) + (vb**2 / (nb - 1) if vb else 0.0))
     from scipy.stats import t as student_t  # imported here: only tables need it

@@ -93,10 +93,20 @@ def stat_decimals(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return {r["stat"]: decimals[_SAME_SCALE.get(r["stat"], r["stat"])] for r in rows}
 
 
-def _mark(p: float | None, significant: bool | None, width: int) -> str:
-    """``(  1.23%)``, or ``*  1.23%*`` when significant (MMTests' marker)."""
+#: The legend of the ``[x%]`` mark.
+NO_VARIANCE = "[x%] no variance: every repeat identical on both sides, so no test (the seed does not reach the workload)"
+
+
+def _mark(p: float | None, significant: bool | None, width: int, no_variance: bool = False) -> str:
+    """``(  1.23%)``, ``*  1.23%*`` when significant (MMTests' marker), ``[  1.23%]`` when there is no variance to test."""
     inner = fmt.pct(p).rjust(width)
+    if no_variance:
+        return f"[{inner}]"
     return f"*{inner}*" if significant else f"({inner})"
+
+
+def _has_no_variance(rows: Sequence[Mapping[str, Any]]) -> bool:
+    return any(c.get("no_variance") for r in rows for c in r["cells"])
 
 
 # text ----------------------------------------------------------------------------------
@@ -175,8 +185,11 @@ def _text_table(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list
             if c is None:
                 text += "  " + "-".rjust(cell_w)
                 continue
-            text += "  " + fmt.fixed(c["value"], decimals[r["stat"]]).rjust(value_w) + " " + _mark(c["pct"], c.get("significant"), pct_w)
+            mark = _mark(c["pct"], c.get("significant"), pct_w, bool(c.get("no_variance")))
+            text += "  " + fmt.fixed(c["value"], decimals[r["stat"]]).rjust(value_w) + " " + mark
         lines.append(text.rstrip())
+    if _has_no_variance(rows):
+        lines.append(NO_VARIANCE + ".")
     return lines
 
 
@@ -314,7 +327,10 @@ def _md_table(rows: Sequence[Mapping[str, Any]], names: Sequence[str], axis_name
                 out.append("-")
                 continue
             pct = fmt.pct(c["pct"])
-            mark = f"\\*{pct}\\*" if c.get("significant") else f"({pct})"
+            if c.get("no_variance"):
+                mark = f"[{pct}] no variance"
+            else:
+                mark = f"\\*{pct}\\*" if c.get("significant") else f"({pct})"
             out.append(f"{fmt.fixed(c['value'], dec[r['stat']])} {mark}")
         lines.append(f"| {stat} | {r['label']} | " + " | ".join(out) + " |")
     return lines
@@ -345,7 +361,8 @@ def _csv(analyses: Sequence[Mapping[str, Any]], summary: Mapping[str, Any] | Non
                     put(
                         benchmark=a["name"], section=section, stat=r["stat"], axis=axis,
                         axis_value=r["axis_value"], config=c["config"], baseline=a["baseline"],
-                        value=c["value"], unit=unit, pct_diff=c["pct"], significant=c["significant"],
+                        value=c["value"], unit=unit, pct_diff=c["pct"],
+                        significant="no variance" if c.get("no_variance") else c["significant"],
                         p_value=c["p_value"], n=c.get("n"),
                     )
         for s in a["scores"]:

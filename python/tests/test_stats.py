@@ -135,9 +135,14 @@ def test_welch_needs_two_runs_a_side():
     assert math.isnan(w.p) and not w.significant
 
 
-def test_welch_without_variance():
-    assert stats.welch([4, 4, 4], [4, 4]).p == 1.0
-    assert stats.welch([4, 4, 4], [5, 5]).significant
+def test_welch_without_variance_gives_no_verdict():
+    # issue 16: identical repeats on both sides were "significant" when the means
+    # differed (and make demo marked 248.63 vs 248.63 *0.00%*); t is undefined.
+    for a, b in (([4, 4, 4], [4, 4]), ([4, 4, 4], [5, 5])):
+        w = stats.welch(a, b)
+        assert w.no_variance and not w.significant and math.isnan(w.p)
+    w = stats.welch([4, 5, 6], [5, 5])
+    assert not w.no_variance and not math.isnan(w.p)
     assert stats.ALPHA == 0.05
 
 

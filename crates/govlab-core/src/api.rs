@@ -41,7 +41,7 @@ impl Default for RunConfig {
             workload: Spec::new("cpu-bound"),
             cpufreq: Spec::new("performance"),
             cpuidle: Spec::new("ladder"),
-            duration_ns: 10_000_000_000,
+            duration_ns: workload::DEFAULT_DURATION_NS,
             seed: 1,
         }
     }
@@ -58,7 +58,9 @@ pub struct RunArgs {
     pub workload: Option<String>,
     pub cpufreq: Option<String>,
     pub cpuidle: Option<String>,
-    /// `10s`, `250ms`, `500us`; a bare number is seconds.
+    /// `10s`, `250ms`, `500us`; a bare number is seconds. Without it (and
+    /// `duration_ns`), the workload's default duration
+    /// ([`workload::default_duration_ns`]).
     pub duration: Option<String>,
     /// The duration in ns, used when `duration` is absent.
     pub duration_ns: Option<u64>,
@@ -85,11 +87,13 @@ impl RunConfig {
                 .ok_or_else(|| Error::invalid("run", "duration", &s, "a positive duration up to 7 days such as 10s, 250ms, 500us"))?,
             (None, Some(ns)) if ns > 0 && ns <= MAX_DURATION_NS => ns,
             (None, Some(ns)) => return Err(Error::invalid("run", "duration", format!("{ns}ns"), "a positive duration up to 7 days")),
-            (None, None) => d.duration_ns,
+            (None, None) => 0,
         };
+        let workload = spec(args.workload, "workload", d.workload)?;
+        let duration_ns = if duration_ns == 0 { workload::default_duration_ns(&workload) } else { duration_ns };
         Ok(RunConfig {
             platform: spec(args.platform, "platform", d.platform)?,
-            workload: spec(args.workload, "workload", d.workload)?,
+            workload,
             cpufreq: spec(args.cpufreq, "cpufreq", d.cpufreq)?,
             cpuidle: spec(args.cpuidle, "cpuidle", d.cpuidle)?,
             duration_ns,
@@ -431,6 +435,10 @@ pub struct WorkloadEntry {
     pub description: &'static str,
     /// The headline metric.
     pub metric: &'static str,
+    /// How a run ends ([`workload::Ends::describe`]).
+    pub ends: String,
+    /// The duration of a run when none is given, as text (`10s`).
+    pub default_duration: String,
     pub params: Vec<ParamEntry>,
 }
 
@@ -507,7 +515,14 @@ pub fn list(kind: &str) -> Result<Catalogue> {
         "workloads" => Catalogue::Workloads(
             workload::registry()
                 .iter()
-                .map(|w| WorkloadEntry { name: w.name, description: w.description, metric: w.metric, params: ParamEntry::all(w.params) })
+                .map(|w| WorkloadEntry {
+                    name: w.name,
+                    description: w.description,
+                    metric: w.metric,
+                    ends: w.ends.describe(),
+                    default_duration: workload::duration_text(w.ends.default_duration_ns()),
+                    params: ParamEntry::all(w.params),
+                })
                 .collect(),
         ),
         "governors" => Catalogue::Governors(

@@ -10,10 +10,10 @@ use crate::metrics::{hist, CpuResult, HistogramResult, IdleStateResult, PrimaryM
 fn hist_result(h: &hist::Histogram) -> HistogramResult {
     HistogramResult {
         count: h.count,
-        mean_us: h.mean() / 1e3,
-        p50_us: h.percentile(50.0) / 1e3,
-        p99_us: h.percentile(99.0) / 1e3,
-        max_us: h.max as f64 / 1e3,
+        mean_us: (h.count > 0).then(|| h.mean() / 1e3),
+        p50_us: (h.count > 0).then(|| h.percentile(50.0) / 1e3),
+        p99_us: (h.count > 0).then(|| h.percentile(99.0) / 1e3),
+        max_us: (h.count > 0).then(|| h.max as f64 / 1e3),
         buckets: h.buckets().into_iter().map(|(lo, n)| (lo as f64 / 1e3, n)).collect(),
     }
 }
@@ -42,16 +42,30 @@ impl Engine {
         self.record.elapsed_ns = now;
         self.record.energy_j = energy_j;
         let metrics: Vec<Metric> = self.workload.metrics(&self.record);
-        let primary_name = self.workload.primary().to_string();
+        let primary_name = self.workload.primary();
         let primary = metrics
             .iter()
             .find(|m| m.name == primary_name)
-            .cloned()
-            .unwrap_or_else(|| metrics[0].clone());
+            .unwrap_or_else(|| panic!("the workload reports no metric {primary_name}, its primary"))
+            .clone();
+        // A workload that ends by itself and has not: its primary metric
+        // (the time so far, or a rate over part of the work) is no result.
+        let finished = self.record.finished || !self.workload.ends_by_itself();
+        let missing = if !finished {
+            Some("unfinished")
+        } else if primary.value.is_none() {
+            Some("no samples")
+        } else {
+            None
+        };
         let mut mmap = serde_json::Map::new();
         let mut units = serde_json::Map::new();
         for m in &metrics {
-            mmap.insert(m.name.clone(), json_f64(m.value));
+            let Some(value) = m.value else { continue };
+            if !finished && m.name == primary.name {
+                continue;
+            }
+            mmap.insert(m.name.clone(), json_f64(value));
             units.insert(m.name.clone(), serde_json::Value::String(m.unit.to_string()));
         }
         let cpus = (0..self.rqs.len())
@@ -101,14 +115,16 @@ impl Engine {
             sim_time_s: secs,
             sim_time_ns: now,
             events: self.events,
-            finished: self.record.finished,
+            finished,
+            progress: if finished { None } else { self.workload.progress(&self.record) },
             metrics: mmap,
             units,
             primary_metric: PrimaryMetric {
                 name: primary.name,
-                value: primary.value,
+                value: if missing.is_some() { None } else { primary.value },
                 unit: primary.unit.to_string(),
                 better: primary.better.as_str().to_string(),
+                missing,
             },
             energy_j,
             avg_power_w: if secs > 0.0 { energy_j / secs } else { 0.0 },

@@ -1,11 +1,23 @@
-//! A log-linear latency histogram with flat memory.
+//! A log-linear latency histogram with flat memory (HDR-style, as
+//! HdrHistogram lays out its buckets).
 //!
-//! Values (ns) are kept in buckets whose width is 1/64 of their power of two,
-//! so every percentile is within 1.6 % of the exact order statistic, however
-//! many samples arrive; count, sum, min and max are exact.
+//! Values (ns) below 64 are kept exactly; above, each power of two is cut
+//! into 64 equal buckets, so a bucket is at most 1/64 of the smallest value
+//! it holds. A percentile is the middle of the bucket that holds the exact
+//! order statistic (clamped to the exact min and max), so it is within half
+//! a bucket, [`MAX_RELATIVE_ERROR`] = 1/128 ≈ 0.8 %, of that statistic,
+//! however many samples arrive; count, sum, mean, min and max are exact.
+//!
+//! Written here rather than taken from the `hdrhistogram` crate: govlab
+//! needs record, merge, percentile and the buckets for plots (40 lines),
+//! and its results must not move with a dependency's rounding rules.
 
 const SUB_BITS: u32 = 6;
 const SUB: usize = 1 << SUB_BITS;
+
+/// The largest relative error of [`Histogram::percentile`] against the
+/// exact order statistic (half a bucket of 1/64 of its power of two).
+pub const MAX_RELATIVE_ERROR: f64 = 1.0 / (2 * SUB) as f64;
 
 #[derive(Debug, Clone, Default)]
 pub struct Histogram {
@@ -60,7 +72,9 @@ impl Histogram {
     }
 
     /// The p-th percentile (0..=100): the middle of the bucket holding the
-    /// order statistic, clamped to [min, max].
+    /// order statistic of rank ⌈p/100 · count⌉, clamped to [min, max];
+    /// within [`MAX_RELATIVE_ERROR`] of it. 0 for no samples (callers that
+    /// report it check `count` first: see `Metric::of_samples`).
     pub fn percentile(&self, p: f64) -> f64 {
         if self.count == 0 {
             return 0.0;
@@ -133,5 +147,52 @@ mod tests {
         assert_eq!(h.min, 1000);
         assert_eq!(h.max, 10_000_000);
         assert!((h.mean() - 5_000_500.0).abs() < 1e-6);
+    }
+
+    /// The exact order statistic of rank ⌈p/100 · n⌉ of sorted values.
+    fn exact(sorted: &[u64], p: f64) -> f64 {
+        let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+        sorted[rank - 1] as f64
+    }
+
+    #[test]
+    fn the_bound_is_under_one_percent() {
+        const { assert!(MAX_RELATIVE_ERROR < 0.01) };
+    }
+
+    /// issue 16: p99 and p99.9 of known distributions within 1 % (an
+    /// exponential of mean 50 µs and a log-normal-like spread over four
+    /// decades, by inverse CDF at evenly spaced quantiles).
+    #[test]
+    fn tail_percentiles_of_known_distributions_within_one_percent() {
+        let n = 100_000u32;
+        let exponential = |q: f64| -50_000.0 * (1.0 - q).ln();
+        let decades = |q: f64| 1_000.0 * 10f64.powf(4.0 * q);
+        for (name, inv) in [("exponential", &exponential as &dyn Fn(f64) -> f64), ("four decades", &decades)] {
+            let mut values: Vec<u64> = (0..n).map(|i| inv((f64::from(i) + 0.5) / f64::from(n)).round() as u64).collect();
+            let mut h = Histogram::default();
+            for &v in &values {
+                h.record(v);
+            }
+            values.sort_unstable();
+            for p in [50.0, 90.0, 99.0, 99.9, 99.99] {
+                let exact = exact(&values, p);
+                let got = h.percentile(p);
+                let err = (got - exact).abs() / exact;
+                assert!(err <= MAX_RELATIVE_ERROR, "{name} p{p}: {got} vs exact {exact} ({:.3} %)", err * 100.0);
+            }
+        }
+    }
+
+    #[test]
+    fn every_value_within_the_bound() {
+        // The worst case is a value at a bucket's lower edge.
+        for v in (64u64..100_000).step_by(7).chain([1 << 20, (1 << 20) + (1 << 14) - 1, 123_456_789]) {
+            let mut h = Histogram::default();
+            h.record(v);
+            h.record(u64::MAX >> 8); // so the clamp to [min, max] does not hide the bucket's error
+            let got = h.percentile(50.0);
+            assert!((got - v as f64).abs() / v as f64 <= MAX_RELATIVE_ERROR, "{v}: {got}");
+        }
     }
 }

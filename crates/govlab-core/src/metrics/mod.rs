@@ -95,18 +95,27 @@ pub struct CpuResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct PrimaryMetric {
     pub name: String,
-    pub value: f64,
+    /// None when the run has no value to give: `missing` says why.
+    pub value: Option<f64>,
     pub unit: String,
     pub better: String,
+    /// Why `value` is None: `"unfinished"` (the workload ends by itself and
+    /// the duration ran out first) or `"no samples"` (a latency of no
+    /// events). Absent when there is a value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<&'static str>,
 }
 
+/// Every run's wakeup latencies; the figures are absent (null) when there
+/// was no wakeup. Percentiles are within
+/// [`hist::MAX_RELATIVE_ERROR`] of the exact order statistic.
 #[derive(Debug, Clone, Serialize)]
 pub struct HistogramResult {
     pub count: u64,
-    pub mean_us: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub max_us: f64,
+    pub mean_us: Option<f64>,
+    pub p50_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub max_us: Option<f64>,
     /// (lower bound of the bucket in µs, count)
     pub buckets: Vec<(f64, u64)>,
 }
@@ -124,7 +133,13 @@ pub struct RunResult {
     pub sim_time_s: f64,
     pub sim_time_ns: u64,
     pub events: u64,
+    /// False only for an *unfinished* run: the workload ends by itself and
+    /// the duration ran out before it did (a workload that runs until the
+    /// duration always finishes). Its primary metric then has no value.
     pub finished: bool,
+    /// How far a workload that ends by itself got, when it knows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<crate::workload::Progress>,
     pub metrics: serde_json::Map<String, serde_json::Value>,
     pub units: serde_json::Map<String, serde_json::Value>,
     pub primary_metric: PrimaryMetric,

@@ -37,6 +37,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "tasks that compute forever; work done per second",
     metric: "work_rate_gcps (Gcycles/s at the reference frequency, higher is better)",
     params: &[TASKS, MEM_FRACTION],
+    ends: super::Ends::AtDuration,
     build,
 };
 

@@ -52,6 +52,7 @@
 use super::{
     Better, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload, WorkloadInfo,
 };
+use crate::metrics::hist::Histogram;
 use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
@@ -78,6 +79,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "dbench4 clients replaying file operations with periodic fsync; latency and throughput",
     metric: "latency_ms (dbench's per-second maximum operation latency, averaged; ms, lower is better)",
     params: &[CLIENTS, FSYNC],
+    ends: super::Ends::AtDuration,
     build,
 };
 
@@ -236,17 +238,19 @@ impl Workload for Dbench {
         let h = &r.series[OP as usize];
         let ms = |ns: f64| ns / 1e6;
         let ops_per_s = r.per_second(h.count as f64);
-        let per_second_max = if ops_per_s > 1.0 {
-            h.percentile(100.0 * (1.0 - 1.0 / ops_per_s))
-        } else {
-            h.max as f64
+        let per_second_max = |h: &Histogram| {
+            if ops_per_s > 1.0 {
+                h.percentile(100.0 * (1.0 - 1.0 / ops_per_s))
+            } else {
+                h.max as f64
+            }
         };
         let bytes = r.counters[BYTES as usize] as f64;
         vec![
-            Metric::new("latency_ms", ms(per_second_max), "ms", Better::Lower),
-            Metric::new("op_mean_ms", ms(h.mean()), "ms", Better::Lower),
-            Metric::new("op_p99_ms", ms(h.percentile(99.0)), "ms", Better::Lower),
-            Metric::new("op_max_ms", ms(h.max as f64), "ms", Better::Lower),
+            Metric::of_samples("latency_ms", h, |h| ms(per_second_max(h)), "ms", Better::Lower),
+            Metric::of_samples("op_mean_ms", h, |h| ms(h.mean()), "ms", Better::Lower),
+            Metric::of_samples("op_p99_ms", h, |h| ms(h.percentile(99.0)), "ms", Better::Lower),
+            Metric::of_samples("op_max_ms", h, |h| ms(h.max as f64), "ms", Better::Lower),
             Metric::new(
                 "throughput_mbs",
                 r.per_second(bytes) / 1e6,

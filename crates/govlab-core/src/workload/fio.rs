@@ -70,6 +70,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "fio jobs with direct IO at a queue depth; IOPS and completion latency",
     metric: "iops (completed requests per second, higher is better)",
     params: &[RW, BS_KB, IODEPTH, NUMJOBS],
+    ends: super::Ends::AtDuration,
     build,
 };
 

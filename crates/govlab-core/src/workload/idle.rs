@@ -40,6 +40,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "a nearly idle machine with per-CPU housekeeping wakeups; average power",
     metric: "power_w (average power of the machine, W, lower is better)",
     params: &[WAKEUPS_PER_S, WORK_US],
+    ends: super::Ends::AtDuration,
     build,
 };
 

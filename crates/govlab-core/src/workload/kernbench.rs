@@ -65,6 +65,9 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "make -j N of a defconfig vmlinux: a jobserver-limited pool of compile jobs between serial parts; elapsed time",
     metric: "elapsed_s (seconds until make exits, lower is better)",
     params: &[JOBS, FILES],
+    // The defaults take 33-1150 s on the built-in platforms (powersave on
+    // sd835 is the slowest).
+    ends: super::Ends::ByItself { default_duration_ns: 1_800_000_000_000 },
     build,
 };
 
@@ -143,9 +146,16 @@ impl Workload for Kernbench {
     fn metrics(&self, r: &Record) -> Vec<Metric> {
         vec![
             Metric::new("elapsed_s", r.elapsed_ns as f64 / 1e9, "s", Better::Lower),
-            Metric::new("finished", if r.finished { 1.0 } else { 0.0 }, "bool", Better::Higher),
             Metric::new("compiles", r.counters[COMPILES as usize] as f64, "count", Better::Higher),
         ]
+    }
+
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    fn progress(&self, r: &Record) -> Option<super::Progress> {
+        Some(super::Progress { done: r.counters[COMPILES as usize], total: self.files, what: "compile jobs" })
     }
 
     fn primary(&self) -> &'static str {

@@ -166,7 +166,10 @@ impl Better {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
     pub name: String,
-    pub value: f64,
+    /// None when the metric rests on samples and there were none (a mean
+    /// or percentile of no latencies): the result omits it rather than
+    /// reporting 0.
+    pub value: Option<f64>,
     pub unit: &'static str,
     pub better: Better,
 }
@@ -175,11 +178,76 @@ impl Metric {
     pub fn new(name: impl Into<String>, value: f64, unit: &'static str, better: Better) -> Self {
         Metric {
             name: name.into(),
-            value,
+            value: Some(value),
             unit,
             better,
         }
     }
+
+    /// A figure of the samples in `h` (`of(h)`), absent when `h` is empty.
+    pub fn of_samples(
+        name: impl Into<String>,
+        h: &Histogram,
+        of: impl FnOnce(&Histogram) -> f64,
+        unit: &'static str,
+        better: Better,
+    ) -> Self {
+        Metric {
+            name: name.into(),
+            value: (h.count > 0).then(|| of(h)),
+            unit,
+            better,
+        }
+    }
+}
+
+/// The default `duration` of a workload that runs until the duration (and
+/// of workload files): 10 s of simulated time.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+
+/// How a workload's run ends, as its registry entry declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ends {
+    /// It runs until the duration; its metrics (rates, latencies) are of
+    /// whatever ran, so a run of any duration is complete.
+    AtDuration,
+    /// It ends by itself (its metric is the time it took, or a rate over a
+    /// fixed amount of work); a run cut short by the duration is
+    /// *unfinished*. `default_duration_ns` lets its defaults finish on every
+    /// built-in platform.
+    ByItself { default_duration_ns: u64 },
+    /// It ends by itself when the parameter `param` is set (non-zero), and
+    /// runs until the duration otherwise (its default).
+    ByItselfWith { param: &'static str },
+}
+
+impl Ends {
+    /// The duration a run gets when none is given.
+    pub fn default_duration_ns(self) -> u64 {
+        match self {
+            Ends::AtDuration | Ends::ByItselfWith { .. } => DEFAULT_DURATION_NS,
+            Ends::ByItself { default_duration_ns } => default_duration_ns,
+        }
+    }
+
+    /// For `govlab list workloads`.
+    pub fn describe(self) -> String {
+        match self {
+            Ends::AtDuration => "runs until the duration".into(),
+            Ends::ByItself { .. } => "ends by itself (unfinished if the duration runs out first)".into(),
+            Ends::ByItselfWith { param } => {
+                format!("ends by itself when {param} is set (unfinished if the duration runs out first), else runs until the duration")
+            }
+        }
+    }
+}
+
+/// How far a workload that ends by itself got: `done` of `total` `what`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+    pub what: &'static str,
 }
 
 /// A configured workload model.
@@ -194,6 +262,15 @@ pub trait Workload: Send {
     fn primary(&self) -> &str;
     /// The resolved parameters, for `--show-config` and result keys.
     fn resolved(&self) -> Vec<(String, String)>;
+    /// Whether this configuration ends by itself (see [`Ends`]): a run whose
+    /// tasks have not all exited when the duration runs out is unfinished.
+    fn ends_by_itself(&self) -> bool {
+        false
+    }
+    /// How far a run got, for a workload that ends by itself and knows.
+    fn progress(&self, _record: &Record) -> Option<Progress> {
+        None
+    }
 }
 
 /// A registry entry.
@@ -203,7 +280,19 @@ pub struct WorkloadInfo {
     pub metric: &'static str,
     /// The workload's parameters, declared once (see [`ParamSpec`]).
     pub params: &'static [ParamSpec],
+    /// How a run ends, and so its default duration.
+    pub ends: Ends,
     pub build: fn(&Spec) -> Result<Box<dyn Workload>>,
+}
+
+/// The duration of a run of `spec` when none is given: the registry
+/// entry's ([`Ends::default_duration_ns`]); [`DEFAULT_DURATION_NS`] for a
+/// workload file or an unknown name (which fails later, when built).
+pub fn default_duration_ns(spec: &Spec) -> u64 {
+    registry()
+        .iter()
+        .find(|w| w.name == spec.name)
+        .map_or(DEFAULT_DURATION_NS, |w| w.ends.default_duration_ns())
 }
 
 /// Every built-in workload model.
@@ -280,18 +369,35 @@ pub(crate) fn transaction_metrics(r: &Record, count: u16, series: u16, prefix: &
     let ns_per_unit = if unit == "ms" { 1e6 } else { 1e3 };
     vec![
         Metric::new("tps", r.per_second(n), "trans/s", Better::Higher),
-        Metric::new(format!("{prefix}_mean_{unit}"), h.mean() / ns_per_unit, unit, Better::Lower),
-        Metric::new(format!("{prefix}_p99_{unit}"), h.percentile(99.0) / ns_per_unit, unit, Better::Lower),
+        Metric::of_samples(format!("{prefix}_mean_{unit}"), h, |h| h.mean() / ns_per_unit, unit, Better::Lower),
+        Metric::of_samples(format!("{prefix}_p99_{unit}"), h, |h| h.percentile(99.0) / ns_per_unit, unit, Better::Lower),
         Metric::new("transactions", n, "count", Better::Higher),
     ]
 }
 
-/// Standard latency metrics of one series, in µs.
+/// Standard latency metrics of one series, in µs (each absent when the
+/// series has no samples). Percentiles are the histogram's: within
+/// [`crate::metrics::hist::MAX_RELATIVE_ERROR`] of the exact order statistic.
 pub fn latency_metrics(prefix: &str, h: &Histogram, out: &mut Vec<Metric>) {
     let us = |v: f64| v / 1e3;
-    out.push(Metric::new(format!("{prefix}_mean_us"), us(h.mean()), "us", Better::Lower));
-    out.push(Metric::new(format!("{prefix}_p50_us"), us(h.percentile(50.0)), "us", Better::Lower));
-    out.push(Metric::new(format!("{prefix}_p99_us"), us(h.percentile(99.0)), "us", Better::Lower));
-    out.push(Metric::new(format!("{prefix}_p99.9_us"), us(h.percentile(99.9)), "us", Better::Lower));
-    out.push(Metric::new(format!("{prefix}_max_us"), us(h.max as f64), "us", Better::Lower));
+    let mut of = |name: &str, f: &dyn Fn(&Histogram) -> f64| {
+        out.push(Metric::of_samples(format!("{prefix}_{name}_us"), h, |h| us(f(h)), "us", Better::Lower));
+    };
+    of("mean", &Histogram::mean);
+    of("p50", &|h| h.percentile(50.0));
+    of("p99", &|h| h.percentile(99.0));
+    of("p99.9", &|h| h.percentile(99.9));
+    of("max", &|h| h.max as f64);
+}
+
+/// A duration as the shortest exact text `--duration` takes (`1800s`,
+/// `250ms`, `500us`, `100ns`).
+pub fn duration_text(ns: u64) -> String {
+    match ns {
+        0 => "0s".into(),
+        ns if ns % 1_000_000_000 == 0 => format!("{}s", ns / 1_000_000_000),
+        ns if ns % 1_000_000 == 0 => format!("{}ms", ns / 1_000_000),
+        ns if ns % 1_000 == 0 => format!("{}us", ns / 1_000),
+        ns => format!("{ns}ns"),
+    }
 }

@@ -53,6 +53,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "netperf to netserver over loopback: TCP_RR/UDP_RR transactions/s or TCP_STREAM Mb/s",
     metric: "trans_per_s (transactions/s for tcp_rr and udp_rr; mbps, Mb/s, for tcp_stream; higher is better)",
     params: &[TEST, SIZE],
+    ends: super::Ends::AtDuration,
     build,
 };
 

@@ -58,6 +58,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "timer-driven tasks doing fixed work each period; wakeup/response latency",
     metric: "response_p99_us (µs, lower is better)",
     params: &[TASKS, RUN_US, PERIOD_US, CPU],
+    ends: super::Ends::AtDuration,
     build,
 };
 

@@ -66,6 +66,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "pgbench clients and their PostgreSQL backends, TPC-B-like read/write or select-only; tps",
     metric: "tps (transactions/s, higher is better)",
     params: &[CLIENTS, MODE],
+    ends: super::Ends::AtDuration,
     build,
 };
 

@@ -87,6 +87,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "message threads waking worker threads after a sleep; worker wakeup latency percentiles",
     metric: "wakeup_p99.9_us (µs, lower is better)",
     params: &[MESSAGE_THREADS, WORKERS, SLEEP_US, CPU_US],
+    ends: super::Ends::AtDuration,
     build,
 };
 

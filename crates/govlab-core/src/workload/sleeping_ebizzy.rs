@@ -78,6 +78,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "ebizzy record searches in bursts between sleeps, at a chosen utilisation; records per second",
     metric: "records_per_s (records/s, higher is better)",
     params: &[THREADS, UTIL, INTERVAL_US, CPU],
+    ends: super::Ends::AtDuration,
     build,
 };
 

@@ -53,6 +53,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "one sqlite3 shell inserting rows, each its own synchronous transaction; transactions per second",
     metric: "tps (transactions/s, higher is better)",
     params: &[ROWS],
+    ends: super::Ends::ByItselfWith { param: "rows" },
     build,
 };
 
@@ -150,6 +151,14 @@ impl Workload for SqliteInsert {
 
     fn metrics(&self, r: &Record) -> Vec<Metric> {
         super::transaction_metrics(r, COMMITS, TXN, "txn", "us")
+    }
+
+    fn ends_by_itself(&self) -> bool {
+        self.rows > 0
+    }
+
+    fn progress(&self, r: &Record) -> Option<super::Progress> {
+        (self.rows > 0).then(|| super::Progress { done: r.counters[COMMITS as usize], total: self.rows, what: "rows inserted" })
     }
 
     fn primary(&self) -> &'static str {

@@ -66,6 +66,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "YCSB at a target rate against a single-threaded redis server; latency per operation type",
     metric: "read_avg_us (mean read latency, µs, lower is better; update_*, *_p99, *_max and achieved ops/s too)",
     params: &[TARGET, READ_FRACTION, ARRIVALS],
+    ends: super::Ends::AtDuration,
     build,
 };
 
@@ -152,9 +153,9 @@ impl Workload for YcsbRedis {
         let mut m = Vec::new();
         for (name, h) in [("read", &r.series[READ as usize]), ("update", &r.series[UPDATE as usize])] {
             let us = |ns: f64| ns / 1e3;
-            m.push(Metric::new(format!("{name}_avg_us"), us(h.mean()), "us", Better::Lower));
-            m.push(Metric::new(format!("{name}_p99_us"), us(h.percentile(99.0)), "us", Better::Lower));
-            m.push(Metric::new(format!("{name}_max_us"), us(h.max as f64), "us", Better::Lower));
+            m.push(Metric::of_samples(format!("{name}_avg_us"), h, |h| us(h.mean()), "us", Better::Lower));
+            m.push(Metric::of_samples(format!("{name}_p99_us"), h, |h| us(h.percentile(99.0)), "us", Better::Lower));
+            m.push(Metric::of_samples(format!("{name}_max_us"), h, |h| us(h.max as f64), "us", Better::Lower));
             m.push(Metric::new(format!("{name}_ops"), h.count as f64, "count", Better::Higher));
         }
         let mut all = r.series[READ as usize].clone();

@@ -178,7 +178,7 @@ mod hackbench {
     fn finishes_and_delivers_every_message() {
         let r = run("hackbench:groups=1,loops=50,ipc=pipe", 500_000_000);
         assert!(r.finished);
-        assert!((metric(&r, "finished") - 1.0).abs() < 1e-12);
+        assert!(r.progress.is_none());
         assert!((metric(&r, "messages") - f64::from(20 * 20 * 50)).abs() < 0.5);
         assert_eq!(r.primary_metric.name, "time_s");
         assert!((metric(&r, "time_s") - r.sim_time_s).abs() < 1e-9);
@@ -211,11 +211,17 @@ mod hackbench {
     }
 
     #[test]
-    fn unfinished_run_reports_elapsed_and_zero() {
+    fn unfinished_run_has_no_time_and_says_how_far_it_got() {
+        // issue 16: this reported time_s = 0.005 s, the duration.
         let r = run("hackbench:groups=2,loops=1000", 5_000_000);
         assert!(!r.finished);
-        assert!(metric(&r, "finished").abs() < 1e-12);
-        assert!((metric(&r, "time_s") - 0.005).abs() < 1e-6);
+        assert_eq!(r.primary_metric.value, None);
+        assert_eq!(r.primary_metric.missing, Some("unfinished"));
+        assert!(!r.metrics.contains_key("time_s"), "{:?}", r.metrics);
+        let p = r.progress.clone().expect("hackbench knows its progress");
+        assert_eq!(p.total, 2 * 20 * 20 * 1000);
+        assert!(p.done > 0 && p.done < p.total, "{p:?}");
+        assert!((metric(&r, "messages") - p.done as f64).abs() < 0.5);
     }
 }
 
@@ -344,7 +350,7 @@ mod netperf {
     use super::*;
 
     fn primary(workload: &str, cpufreq: &str) -> f64 {
-        super::run(workload, cpufreq, "haltpoll", 300 * MS).primary_metric.value
+        super::run(workload, cpufreq, "haltpoll", 300 * MS).primary_metric.value.unwrap()
     }
 
     #[test]
@@ -614,5 +620,97 @@ mod ycsb_redis {
         // Reads cost more CPU than updates.
         assert!(metric(&r, "read_avg_us") > metric(&r, "update_avg_us"));
         assert_eq!(r.primary_metric.name, "read_avg_us");
+    }
+}
+
+/// issue 16: a workload that ends by itself declares a default duration in
+/// which its defaults finish; one that runs until the duration never is
+/// unfinished.
+mod ends {
+    use super::*;
+    use govlab_core::api::RunArgs;
+
+    fn default_run(workload: &str, platform: &str, cpufreq: &str) -> RunResult {
+        let cfg = RunConfig::from_args(RunArgs {
+            platform: Some(platform.into()),
+            workload: Some(workload.into()),
+            cpufreq: Some(cpufreq.into()),
+            ..RunArgs::default()
+        })
+        .unwrap();
+        cfg.run(None, None).unwrap()
+    }
+
+    #[test]
+    fn defaults_finish_within_the_default_duration() {
+        for w in ["hackbench", "kernbench", "iozone"] {
+            let info = workload::registry().iter().find(|i| i.name == w).unwrap();
+            assert!(matches!(info.ends, workload::Ends::ByItself { .. }), "{w}");
+            // The slowest governor on the slowest platforms measured.
+            for (platform, cpufreq) in [("skylake-e3-1240v5", "powersave"), ("sd835", "powersave"), ("juno-r0", "powersave")] {
+                let r = default_run(w, platform, cpufreq);
+                assert!(r.finished, "{w} on {platform} under {cpufreq}: {:?}", r.progress);
+                assert!(r.primary_metric.value.is_some());
+                assert!((r.duration_s - info.ends.default_duration_ns() as f64 / 1e9).abs() < 1e-9);
+            }
+        }
+    }
+
+    #[test]
+    fn the_default_duration_is_the_workloads() {
+        let d = |w: &str| RunConfig::from_args(RunArgs { workload: Some(w.into()), ..RunArgs::default() }).unwrap().duration_ns;
+        assert_eq!(d("kernbench:jobs=4"), 1_800 * 1_000 * MS);
+        assert_eq!(d("cpu-bound"), workload::DEFAULT_DURATION_NS);
+        let given = RunConfig::from_args(RunArgs { workload: Some("kernbench".into()), duration: Some("5s".into()), ..RunArgs::default() });
+        assert_eq!(given.unwrap().duration_ns, 5_000 * MS);
+    }
+
+    #[test]
+    fn a_workload_that_runs_until_the_duration_always_finishes() {
+        for w in ["cpu-bound", "periodic", "schbench", "ycsb-redis", "dbench", "sqlite-insert"] {
+            let r = super::run(w, "performance", "menu", 50 * MS);
+            assert!(r.finished, "{w}");
+            assert!(r.progress.is_none() && r.primary_metric.missing != Some("unfinished"), "{w}");
+        }
+    }
+
+    #[test]
+    fn sqlite_insert_with_rows_ends_by_itself() {
+        let r = super::run("sqlite-insert:rows=100000", "performance", "menu", 50 * MS);
+        assert!(!r.finished);
+        let p = r.progress.unwrap();
+        assert_eq!((p.total, p.what), (100_000, "rows inserted"));
+        let done = super::run("sqlite-insert:rows=5", "performance", "menu", 1_000 * MS);
+        assert!(done.finished && done.primary_metric.value.is_some());
+    }
+
+    #[test]
+    fn list_shows_how_a_run_ends_and_its_default_duration() {
+        let list: serde_json::Value = serde_json::to_value(list("workloads").unwrap()).unwrap();
+        let entry = |n: &str| list.as_array().unwrap().iter().find(|w| w["name"] == n).unwrap().clone();
+        assert_eq!(entry("kernbench")["default_duration"], "1800s");
+        assert!(entry("kernbench")["ends"].as_str().unwrap().starts_with("ends by itself"));
+        assert_eq!(entry("cpu-bound")["default_duration"], "10s");
+        assert_eq!(entry("cpu-bound")["ends"], "runs until the duration");
+    }
+}
+
+/// issue 16: a metric that rests on samples is absent when there were none.
+mod no_samples {
+    use super::*;
+
+    #[test]
+    fn ycsb_without_reads_has_no_read_latency() {
+        // This reported read_avg_us = 0 (lower is better).
+        let r = super::run("ycsb-redis:read_fraction=0", "performance", "menu", 200 * MS);
+        for m in ["read_avg_us", "read_p99_us", "read_max_us"] {
+            assert!(!r.metrics.contains_key(m), "{m} = {:?}", r.metrics.get(m));
+        }
+        assert!(metric(&r, "read_ops") < 0.5, "no reads");
+        assert!(metric(&r, "update_avg_us") > 0.0);
+        assert_eq!(r.primary_metric.name, "read_avg_us");
+        assert_eq!(r.primary_metric.value, None);
+        assert_eq!(r.primary_metric.missing, Some("no samples"));
+        assert!(r.finished);
     }
 }

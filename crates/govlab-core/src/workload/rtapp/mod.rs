@@ -89,6 +89,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     description: "an rt-app JSON workload (tasks, phases, run/sleep/timer/locks/conditions/barriers/fork)",
     metric: "run_stretch (wall time of run events / their calibrated time, lower is better)",
     params: &[FILE, RT_AS_CFS],
+    ends: crate::workload::Ends::AtDuration,
     build,
 };
 
@@ -616,8 +617,12 @@ impl Workload for RtApp {
     fn metrics(&self, r: &Record) -> Vec<Metric> {
         let run = &r.series[RUN as usize];
         let nominal = r.counters[NOMINAL_RUN_NS as usize] as f64;
-        let stretch = if nominal > 0.0 { run.sum as f64 / nominal } else { 0.0 };
-        let mut m = vec![Metric::new("run_stretch", stretch, "ratio", Better::Lower)];
+        // No run event completed: no stretch to report.
+        let stretch = Metric {
+            value: (nominal > 0.0).then(|| run.sum as f64 / nominal),
+            ..Metric::new("run_stretch", 0.0, "ratio", Better::Lower)
+        };
+        let mut m = vec![stretch];
         latency_metrics("run", run, &mut m);
         m.push(Metric::new("run_count", run.count as f64, "count", Better::Higher));
         latency_metrics("wu_lat", &r.series[WU_LAT as usize], &mut m);
