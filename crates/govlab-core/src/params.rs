@@ -57,7 +57,16 @@ impl Spec {
                         "settings are written key=value, separated by commas",
                     ));
                 };
-                spec.params.push((k.trim().to_string(), v.trim().to_string()));
+                let k = k.trim();
+                if spec.params.iter().any(|(seen, _)| seen == k) {
+                    return Err(Error::invalid(
+                        format!("{what} {name}"),
+                        k,
+                        v.trim(),
+                        format!("each setting once, but {k} is given twice"),
+                    ));
+                }
+                spec.params.push((k.to_string(), v.trim().to_string()));
             }
         }
         Ok(spec)
