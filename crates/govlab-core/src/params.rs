@@ -433,6 +433,15 @@ mod tests {
         assert_eq!(s.to_text(), "userspace:scaling_setspeed=2000000");
     }
 
+    /// Issue 16: a key given twice is an error, not "the last one wins".
+    #[test]
+    fn duplicate_keys_are_rejected() {
+        let e = Spec::parse("ondemand:up_threshold=50,up_threshold=60", "cpufreq").unwrap_err();
+        assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
+        let m = e.to_string();
+        assert!(m.contains("cpufreq ondemand") && m.contains("up_threshold is given twice"), "{m}");
+    }
+
     #[test]
     fn unknown_key_names_valid_ones() {
         let s = Spec::parse("x:foo=1", "cpufreq").unwrap();

@@ -183,8 +183,12 @@ mod tests {
             generic("schedutil", &sky).unwrap(),
             CpufreqDriver::IntelCpufreq { hwp: true, strict_target: false }
         );
+        // In active mode performance is intel_pstate's own policy; passive
+        // mode makes it the generic governor, which asks for strict targets.
+        assert_eq!(generic("performance", &sky).unwrap(), CpufreqDriver::IntelPstate);
+        let passive = platform("skylake-e3-1240v5:intel_pstate=passive");
         assert_eq!(
-            generic("performance", &sky).unwrap(),
+            generic("performance", &passive).unwrap(),
             CpufreqDriver::IntelCpufreq { hwp: true, strict_target: true }
         );
         let no_hwp = platform("skylake-e3-1240v5:hwp=off,intel_pstate=passive");
@@ -202,7 +206,7 @@ mod tests {
         let active = platform("skylake-e3-1240v5:intel_pstate=active");
         let e = generic("schedutil", &active).unwrap_err();
         let Error::Unsupported(m) = &e else { panic!("{e:?}") };
-        for part in ["schedutil", "intel_pstate=active", "--cpufreq intel_pstate", "intel_pstate=passive"] {
+        for part in ["schedutil", "intel_pstate=active", "powersave or performance", "intel_pstate=passive"] {
             assert!(m.contains(part), "{part}: {m}");
         }
     }
