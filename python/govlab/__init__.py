@@ -26,7 +26,7 @@ module ``govlab._core``.
 """
 
 from govlab._core import __version__
-from govlab.api import list_governors, list_platforms, list_workloads, run
+from govlab.api import defaults, list_governors, list_platforms, list_workloads, run
 from govlab.exceptions import (
     FileFormatError,
     GovernorError,
@@ -42,6 +42,7 @@ from govlab.experiment import ExperimentError, load as load_experiment
 
 __all__ = [
     "run",
+    "defaults",
     "Result",
     "list_platforms",
     "list_workloads",

@@ -53,6 +53,12 @@ def list(kind: str) -> str:
     ``"governors"``) as a JSON list of ``{"name", "description", "kind"?,
     "params": [{"name", "default", "help"}]}``."""
 
+def defaults(platform: str | None = None) -> str:
+    """What a run on ``platform`` (a name, spec or file; None: the default
+    platform) uses for each field left out, as a JSON object with
+    ``platform``, ``workload``, ``cpufreq`` (that platform's default
+    governor), ``cpuidle``, ``duration`` and ``seed``."""
+
 def show_config(
     config_json: str,
     cpufreq: tuple[str, Any] | None = None,

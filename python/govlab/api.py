@@ -37,6 +37,7 @@ __all__ = [
     "config_json",
     "spec_text",
     "duration_text",
+    "defaults",
     "Result",
     "DEFAULT_PLATFORM",
     "DEFAULT_WORKLOAD",
@@ -52,21 +53,37 @@ SpecLike: TypeAlias = str | os.PathLike | tuple | Mapping[str, Any]
 #: ``"10s"``, ``"250ms"``, ``"500us"``, ``"100ns"``, or a number of seconds.
 DurationLike: TypeAlias = str | int | float
 
-DEFAULT_PLATFORM = "skylake-e3-1240v5"
-DEFAULT_WORKLOAD = "cpu-bound"
-DEFAULT_CPUFREQ = "performance"
-DEFAULT_CPUIDLE = "ladder"
+#: The engine's defaults (the core owns them; see :func:`defaults`).
+_CORE_DEFAULTS: dict[str, Any] = json.loads(_core.defaults())
+
+DEFAULT_PLATFORM: str = _CORE_DEFAULTS["platform"]
+DEFAULT_WORKLOAD: str = _CORE_DEFAULTS["workload"]
+#: None: the platform's default governor, what its kernel runs when nobody
+#: chose one (intel_pstate's own powersave on intel_pstate, ondemand on
+#: powernv, schedutil elsewhere; :func:`defaults` names it).
+DEFAULT_CPUFREQ: str | None = None
+DEFAULT_CPUIDLE: str = _CORE_DEFAULTS["cpuidle"]
 #: No duration: the workload's own default, which the engine holds (10 s for a
 #: workload that runs until the duration; long enough for the defaults of one
 #: that ends by itself to finish; ``govlab list workloads`` shows each).
 DEFAULT_DURATION: DurationLike | None = None
-DEFAULT_SEED = 1
+DEFAULT_SEED: int = _CORE_DEFAULTS["seed"]
+#: Largest seed the engine takes (a u64).
+MAX_SEED = 2**64 - 1
+
+
+def defaults(platform: SpecLike | None = None) -> dict[str, Any]:
+    """What a run on ``platform`` (default: the default platform) uses for each
+    argument left out: ``{"platform", "workload", "cpufreq", "cpuidle",
+    "duration", "seed"}``, ``cpufreq`` being that platform's default governor."""
+    text = None if platform is None else spec_text(platform, "platform")
+    return json.loads(_core.defaults(text))
 
 
 def run(
     platform: SpecLike = DEFAULT_PLATFORM,
     workload: SpecLike = DEFAULT_WORKLOAD,
-    cpufreq: SpecLike = DEFAULT_CPUFREQ,
+    cpufreq: SpecLike | None = DEFAULT_CPUFREQ,
     cpuidle: SpecLike = DEFAULT_CPUIDLE,
     duration: DurationLike | None = DEFAULT_DURATION,
     seed: int = DEFAULT_SEED,
@@ -80,8 +97,11 @@ def run(
     of wall time with simulated nanoseconds; an exception it raises stops the
     run and propagates. The same arguments always give the same result.
 
+    ``cpufreq`` None is the platform's default governor (:func:`defaults`).
     ``cpufreq`` and ``cpuidle`` may be governors written in Python (see
-    ``govlab.governors``); an error in one raises ``GovernorError``.
+    ``govlab.governors``); an error in one raises ``GovernorError``. Every
+    invalid argument raises a ``GovlabError`` naming it (a wrong value or type
+    ``InvalidValueError``, also a ``ValueError``).
     """
     py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
     config = config_json(platform, workload, cpufreq, cpuidle, duration, seed)
@@ -92,7 +112,7 @@ def run(
 def show_config(
     platform: SpecLike = DEFAULT_PLATFORM,
     workload: SpecLike = DEFAULT_WORKLOAD,
-    cpufreq: SpecLike = DEFAULT_CPUFREQ,
+    cpufreq: SpecLike | None = DEFAULT_CPUFREQ,
     cpuidle: SpecLike = DEFAULT_CPUIDLE,
     duration: DurationLike | None = DEFAULT_DURATION,
     seed: int = DEFAULT_SEED,
@@ -129,27 +149,27 @@ def list_governors(py: str | list[str] | None = None) -> list[dict[str, Any]]:
 def config_json(
     platform: SpecLike,
     workload: SpecLike,
-    cpufreq: SpecLike,
-    cpuidle: SpecLike,
+    cpufreq: SpecLike | None,
+    cpuidle: SpecLike | None,
     duration: DurationLike | None,
     seed: int,
 ) -> str:
-    """The config the engine takes, as JSON text (a Python governor is ``external``).
-
-    A ``duration`` of None is left out: the engine gives the workload's default.
-    """
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"seed must be an integer, not {type(seed).__name__}")
-    return json.dumps(
-        {
-            "platform": spec_text(platform, "platform"),
-            "workload": spec_text(workload, "workload"),
-            "cpufreq": "external" if governors.is_py_spec(cpufreq) else spec_text(cpufreq, "cpufreq"),
-            "cpuidle": "external" if governors.is_py_spec(cpuidle) else spec_text(cpuidle, "cpuidle"),
-            **({} if duration is None else {"duration": duration_text(duration)}),
-            "seed": int(seed),
-        }
-    )
+    """The config the engine takes, as JSON text (a Python governor is
+    ``external``; a governor or duration of None is left to the engine's
+    default: the platform's governor, the workload's duration)."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed <= MAX_SEED:
+        raise _invalid("seed", seed, f"an integer from 0 to {MAX_SEED}")
+    config: dict[str, Any] = {
+        "platform": spec_text(platform, "platform"),
+        "workload": spec_text(workload, "workload"),
+        "seed": int(seed),
+    }
+    if duration is not None:
+        config["duration"] = duration_text(duration)
+    for what, spec in (("cpufreq", cpufreq), ("cpuidle", cpuidle)):
+        if spec is not None:
+            config[what] = "external" if governors.is_py_spec(spec) else spec_text(spec, what)
+    return json.dumps(config)
 
 
 def default_duration(workload: SpecLike) -> str:
@@ -168,20 +188,23 @@ def spec_text(spec: SpecLike, what: str = "spec") -> str:
         name, params = os.fspath(spec), {}
     elif isinstance(spec, Mapping):
         if "name" not in spec:
-            raise ValueError(f"{what}: a dict spec needs a 'name' key, got {dict(spec)!r}")
+            raise _invalid(what, dict(spec), "a dict spec with a 'name' key")
         params = dict(spec)
         name = params.pop("name")
     elif isinstance(spec, (tuple, list)) and len(spec) in (1, 2):
         name = spec[0]
-        params = dict(spec[1]) if len(spec) == 2 and spec[1] is not None else {}
+        try:
+            params = dict(spec[1]) if len(spec) == 2 and spec[1] is not None else {}
+        except (TypeError, ValueError):
+            raise _invalid(what, spec, "(name, {key: value, ...})") from None
     else:
-        raise TypeError(
-            f"{what}: expected 'NAME[:k=v,...]', (name, {{k: v}}) or {{'name': ..., k: v}}, "
-            f"got {spec!r}"
-        )
-    if not isinstance(name, (str, os.PathLike)) or not os.fspath(name).strip():
-        raise ValueError(f"{what}: the name must be a non-empty string, got {name!r}")
+        raise _invalid(what, spec, "'NAME[:k=v,...]', (name, {k: v}) or {'name': ..., k: v}")
+    if isinstance(name, bytes):
+        name = os.fsdecode(name)
+    if not isinstance(name, (str, os.PathLike)) or not isinstance(os.fspath(name), str) or not os.fspath(name).strip():
+        raise _invalid(what, name, "a non-empty name")
     name = os.fspath(name).strip()
+    _check_utf8(what, name)
     if not params:
         return name
     if name.startswith("py:"):
@@ -191,7 +214,8 @@ def spec_text(spec: SpecLike, what: str = "spec") -> str:
     for key, value in params.items():
         key, value = str(key).strip(), _value_text(value)
         if not key or "," in key or "=" in key or "," in value:
-            raise ValueError(f"{what} {name}: cannot write {key!r}={value!r} in a spec")
+            raise _invalid(f"{what} {name}", f"{key}={value}", "a key and a value without ',' or '=' in the key")
+        _check_utf8(what, f"{key}={value}")
         settings.append(f"{key}={value}")
     return name + ("," if ":" in name else ":") + ",".join(settings)
 
@@ -201,12 +225,33 @@ def duration_text(duration: DurationLike) -> str:
     if isinstance(duration, str):
         return duration.strip()
     if isinstance(duration, bool) or not isinstance(duration, numbers.Real):
-        raise TypeError(f"duration must be a string such as '10s' or seconds, not {duration!r}")
+        raise _invalid("duration", duration, "a string such as '10s', '250ms', or a number of seconds")
+    if not math.isfinite(duration) or duration <= 0:
+        raise _invalid("duration", duration, "the duration must be positive and finite")
     if isinstance(duration, numbers.Integral):
         return f"{int(duration) * 1_000_000_000}ns"
-    if not math.isfinite(duration):
-        raise ValueError(f"duration must be finite, got {duration!r}")
     return f"{round(float(duration) * 1e9)}ns"
+
+
+def _invalid(what: str, value: Any, expected: str) -> Exception:
+    """An ``InvalidValueError`` (a ``GovlabError`` and a ``ValueError``) for argument ``what``."""
+    from govlab.exceptions import InvalidValueError
+
+    return InvalidValueError(f"{what}: invalid value {value!r}: {expected}")
+
+
+def _check_utf8(what: str, text: str) -> None:
+    """Refuse a name the engine cannot take: a file name that is not UTF-8
+    reaches Python as lone surrogates (PEP 383), and specs are UTF-8 text."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        from govlab.exceptions import InvalidValueError
+
+        shown = os.fsencode(text).decode("utf-8", "backslashreplace")
+        raise InvalidValueError(
+            f"{what}: '{shown}' is not valid UTF-8; govlab takes names and file paths in UTF-8 (rename the file)"
+        ) from None
 
 
 def _value_text(value: Any) -> str:

@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     parser = _parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(_negative_values(sys.argv[1:] if argv is None else list(argv)))
     except SystemExit as e:  # argparse printed its message (or --help, --version)
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     try:
@@ -62,6 +62,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"govlab: error: {str(e) or type(e).__name__}", file=sys.stderr)
         return 2
     return _write(out)
+
+
+#: Options whose value may start with "-" (argparse takes "-1s" for an option).
+_SIGNED_OPTIONS = ("--duration", "--seed")
+
+
+def _negative_values(argv: list[str]) -> list[str]:
+    """``--duration -1s`` as ``--duration=-1s``, so the engine says what is wrong with it."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in _SIGNED_OPTIONS and i + 1 < len(argv) and argv[i + 1][1:2] in "0123456789." and argv[i + 1][:1] == "-":
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
 
 
 # --- commands ----------------------------------------------------------------
@@ -299,7 +317,15 @@ def _parser() -> argparse.ArgumentParser:
         help="a built-in platform, or the path of a platform TOML file (default: %(default)s)",
     )
     run.add_argument("--workload", default=api.DEFAULT_WORKLOAD, metavar=spec, help="(default: %(default)s)")
-    run.add_argument("--cpufreq", default=api.DEFAULT_CPUFREQ, metavar=spec, help="(default: %(default)s)")
+    run.add_argument(
+        "--cpufreq",
+        default=api.DEFAULT_CPUFREQ,
+        metavar=spec,
+        help="(default: the platform's, what its kernel runs: powersave, intel_pstate's own policy, "
+        f"on intel_pstate ({api.DEFAULT_PLATFORM}: {api.defaults()['cpufreq']}); ondemand on powernv; "
+        "schedutil elsewhere; `govlab list platforms` shows each). On intel_pstate, powersave and performance "
+        "are intel_pstate's own policies; ondemand, conservative, schedutil and userspace run it in passive mode",
+    )
     run.add_argument("--cpuidle", default=api.DEFAULT_CPUIDLE, metavar=spec, help="(default: %(default)s)")
     run.add_argument(
         "--duration",

@@ -357,7 +357,7 @@ class _Loader:
             if "repeats" in quick:
                 repeats = quick["repeats"]
                 seeds = seeds[:repeats] if repeats <= len(seeds) else [seeds[0] + i for i in range(repeats)]
-        default_cpufreq = exp.get("cpufreq", api.DEFAULT_CPUFREQ)
+        default_cpufreq = exp.get("cpufreq")
         default_cpuidle = exp.get("cpuidle", api.DEFAULT_CPUIDLE)
         if "cpufreq" in exp:
             default_cpufreq = self.spec(("experiment", "cpufreq"), default_cpufreq, "cpufreq")
@@ -365,6 +365,8 @@ class _Loader:
             default_cpuidle = self.spec(("experiment", "cpuidle"), default_cpuidle, "cpuidle")
 
         self.check(("experiment", "platform"), platform=platform)
+        if default_cpufreq is None:  # no cpufreq anywhere: the platform's kernel's (docs/compare.md)
+            default_cpufreq = api.defaults(platform)["cpufreq"]
         self.check(("experiment", "workload"), platform=platform, workload=workload)
         self.check(("experiment", "duration"), platform=platform, workload=workload, duration=duration)
         axis_name, axis_values = self.axis(platform, workload)

@@ -435,7 +435,7 @@ def resolve(spec: Any, kind: str) -> tuple[str, _Governor] | None:
         return spec.spec_name or _instance_name(spec, spec.settings()), spec
     if isinstance(spec, type) or (not isinstance(spec, (str, Mapping, tuple, list)) and spec is not None):
         raise InvalidValueError(
-            f"--{kind}: {spec!r} is not a governor; a Python {kind} governor is a subclass of govlab.governors.{base.__name__}"
+            f"{kind}: {spec!r} is not a governor; a Python {kind} governor is a subclass of govlab.governors.{base.__name__}"
         )
     return None
 

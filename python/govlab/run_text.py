@@ -25,6 +25,7 @@ def format_text(result: Result) -> str:
         _label(d.get("platform")),
         _label(d.get("workload")),
         f"cpufreq {_label(d.get('cpufreq'))}, cpuidle {_label(d.get('cpuidle'))}",
+        *([f"driver: {d['driver']}"] if d.get("driver") else []),
         f"seed {d.get('seed')}",
         f"{fmt.number(d.get('sim_time_s'))} s simulated",
         f"{fmt.number(d.get('events'))} events",

@@ -164,7 +164,8 @@ def test_duration_text():
     assert duration_text(0.25) == "250000000ns"
     with pytest.raises(ValueError):
         duration_text(float("inf"))
-    with pytest.raises(TypeError):
+    # Issue 16: every invalid input is a GovlabError (InvalidValueError is also a ValueError).
+    with pytest.raises(govlab.InvalidValueError):
         duration_text(True)
 
 

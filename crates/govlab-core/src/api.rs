@@ -34,17 +34,60 @@ pub struct RunConfig {
     pub seed: u64,
 }
 
+/// The platform a run uses when none is named.
+pub const DEFAULT_PLATFORM: &str = "skylake-e3-1240v5";
+/// The workload a run uses when none is named.
+pub const DEFAULT_WORKLOAD: &str = "cpu-bound";
+/// The simulated time of a run when none is given and its workload declares
+/// none, ns (a workload that ends by itself declares its own).
+pub use crate::workload::DEFAULT_DURATION_NS;
+/// The seed of a run when none is given.
+pub const DEFAULT_SEED: u64 = 1;
+
+/// The default run: the default platform with the governors its kernel
+/// would run (for [`DEFAULT_PLATFORM`], intel_pstate's own powersave and
+/// menu). A caller who changes the platform with `..RunConfig::default()`
+/// keeps those names; [`RunConfig::from_args`] picks the named platform's
+/// default governor instead ([`cpufreq::default_governor`]).
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
-            platform: Spec::new("skylake-e3-1240v5"),
-            workload: Spec::new("cpu-bound"),
-            cpufreq: Spec::new("performance"),
-            cpuidle: Spec::new("ladder"),
-            duration_ns: workload::DEFAULT_DURATION_NS,
-            seed: 1,
+            platform: Spec::new(DEFAULT_PLATFORM),
+            workload: Spec::new(DEFAULT_WORKLOAD),
+            cpufreq: Spec::new("powersave"),
+            cpuidle: Spec::new(cpuidle::DEFAULT_GOVERNOR),
+            duration_ns: DEFAULT_DURATION_NS,
+            seed: DEFAULT_SEED,
         }
     }
+}
+
+/// What a run uses for each field the caller leaves out, on `platform`
+/// (`govlab run --help`, the Python API's defaults).
+#[derive(Debug, Clone, Serialize)]
+pub struct Defaults {
+    pub platform: String,
+    pub workload: &'static str,
+    /// The platform's default cpufreq governor ([`cpufreq::default_governor`]).
+    pub cpufreq: &'static str,
+    pub cpuidle: &'static str,
+    pub duration: String,
+    pub seed: u64,
+}
+
+/// The defaults of a run on `platform` (a name, spec or file; None: the
+/// default platform).
+pub fn defaults(platform: Option<&str>) -> Result<Defaults> {
+    let text = platform.unwrap_or(DEFAULT_PLATFORM);
+    let plat = platform::load_named(&Spec::parse(text, "platform")?)?;
+    Ok(Defaults {
+        platform: text.to_string(),
+        workload: DEFAULT_WORKLOAD,
+        cpufreq: cpufreq::default_governor(&plat),
+        cpuidle: cpuidle::DEFAULT_GOVERNOR,
+        duration: format!("{}s", DEFAULT_DURATION_NS / 1_000_000_000),
+        seed: DEFAULT_SEED,
+    })
 }
 
 /// A run configuration as a caller writes it: spec texts and a duration
@@ -82,6 +125,9 @@ impl RunConfig {
         let d = RunConfig::default();
         let spec = |v: Option<String>, what: &str, def: Spec| v.map_or(Ok(def), |s| Spec::parse(&s, what));
         let duration_ns = match (args.duration, args.duration_ns) {
+            (Some(s), _) if s.trim_start().starts_with('-') || parse_duration_ns(&s, 1_000_000_000) == Some(0) => {
+                return Err(Error::invalid("run", "duration", &s, "the duration must be positive, such as 10s, 250ms, 500us"))
+            }
             (Some(s), _) => parse_duration_ns(&s, 1_000_000_000)
                 .filter(|&ns| ns > 0 && ns <= MAX_DURATION_NS)
                 .ok_or_else(|| Error::invalid("run", "duration", &s, "a positive duration up to 7 days such as 10s, 250ms, 500us"))?,
@@ -91,10 +137,15 @@ impl RunConfig {
         };
         let workload = spec(args.workload, "workload", d.workload)?;
         let duration_ns = if duration_ns == 0 { workload::default_duration_ns(&workload) } else { duration_ns };
+        let platform = spec(args.platform, "platform", d.platform)?;
+        let cpufreq = match args.cpufreq {
+            Some(s) => Spec::parse(&s, "cpufreq")?,
+            None => Spec::new(cpufreq::default_governor(&platform::load_named(&platform)?)),
+        };
         Ok(RunConfig {
-            platform: spec(args.platform, "platform", d.platform)?,
+            platform,
             workload,
-            cpufreq: spec(args.cpufreq, "cpufreq", d.cpufreq)?,
+            cpufreq,
             cpuidle: spec(args.cpuidle, "cpuidle", d.cpuidle)?,
             duration_ns,
             seed: args.seed.unwrap_or(d.seed),
@@ -422,6 +473,10 @@ pub enum PlatformEntry {
         cpus: usize,
         driver: &'static str,
         hwp: bool,
+        /// The cpufreq governor the platform's kernel runs by default.
+        default_cpufreq: &'static str,
+        /// The cpuidle governor the platform's kernel runs by default.
+        default_cpuidle: &'static str,
         params: Vec<ParamEntry>,
     },
     /// A built-in description that does not load (a bug, shown rather than hidden).
@@ -474,8 +529,9 @@ fn driver_params(driver: platform::Driver) -> Vec<ParamEntry> {
     match driver {
         platform::Driver::IntelPstate { .. } => vec![ParamEntry::new(
             "intel_pstate",
-            "by governor",
-            "active or passive (default: active for --cpufreq intel_pstate, passive for the others)",
+            "active",
+            "active (powersave and performance are intel_pstate's own policies; a generic governor switches to passive) \
+             or passive (intel_cpufreq: the generic governors only)",
         )],
         platform::Driver::Powernv { global_pstate } => vec![ParamEntry::new(
             "global_pstate",
@@ -502,7 +558,16 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
                 ),
             ];
             params.extend(driver_params(p.driver));
-            PlatformEntry::Loaded { name, cpus: p.nr_cpus(), driver: p.driver.name(), hwp: p.hwp, description: p.description, params }
+            PlatformEntry::Loaded {
+                name,
+                cpus: p.nr_cpus(),
+                driver: p.driver.name(),
+                hwp: p.hwp,
+                default_cpufreq: cpufreq::default_governor(&p),
+                default_cpuidle: cpuidle::DEFAULT_GOVERNOR,
+                description: p.description,
+                params,
+            }
         }
         Err(e) => PlatformEntry::Broken { name, description: format!("(cannot load: {e})") },
     }

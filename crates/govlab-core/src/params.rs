@@ -57,7 +57,16 @@ impl Spec {
                         "settings are written key=value, separated by commas",
                     ));
                 };
-                spec.params.push((k.trim().to_string(), v.trim().to_string()));
+                let k = k.trim();
+                if spec.params.iter().any(|(seen, _)| seen == k) {
+                    return Err(Error::invalid(
+                        format!("{what} {name}"),
+                        k,
+                        v.trim(),
+                        format!("each setting once, but {k} is given twice"),
+                    ));
+                }
+                spec.params.push((k.to_string(), v.trim().to_string()));
             }
         }
         Ok(spec)
@@ -422,6 +431,15 @@ mod tests {
         assert_eq!(s.name, "userspace");
         assert_eq!(s.params, vec![("scaling_setspeed".into(), "2000000".into())]);
         assert_eq!(s.to_text(), "userspace:scaling_setspeed=2000000");
+    }
+
+    /// Issue 16: a key given twice is an error, not "the last one wins".
+    #[test]
+    fn duplicate_keys_are_rejected() {
+        let e = Spec::parse("ondemand:up_threshold=50,up_threshold=60", "cpufreq").unwrap_err();
+        assert!(matches!(e, Error::InvalidValue { .. }), "{e:?}");
+        let m = e.to_string();
+        assert!(m.contains("cpufreq ondemand") && m.contains("up_threshold is given twice"), "{m}");
     }
 
     #[test]

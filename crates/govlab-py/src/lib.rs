@@ -124,6 +124,14 @@ fn list_(kind: &str) -> PyResult<String> {
     api::list(kind).map(|c| json_sorted(&c)).map_err(error::to_py)
 }
 
+/// What a run on `platform` (None: the default platform) uses for each
+/// field left out, as JSON.
+#[pyfunction]
+#[pyo3(signature = (platform=None))]
+fn defaults(platform: Option<&str>) -> PyResult<String> {
+    api::defaults(platform).map(|d| json(&d)).map_err(error::to_py)
+}
+
 /// The resolved tunables and parameters of the run `config_json` describes, as JSON.
 #[pyfunction]
 #[pyo3(signature = (config_json, cpufreq=None, cpuidle=None))]
@@ -215,6 +223,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_timeline, m)?)?;
     m.add_function(wrap_pyfunction!(list_, m)?)?;
     m.add_function(wrap_pyfunction!(show_config, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_class::<governor::platform::PlatformView>()?;
     m.add_class::<governor::platform::PolicyInfo>()?;
     m.add_class::<governor::cpufreq::PolicyView>()?;

@@ -17,10 +17,19 @@
 //! | `powernv` | the table index is the local P-state (the core's frequency); the global P-state (the chip voltage) follows the ramp-down of [`super::powernv`] unless `global_pstate=off`, or the request came through the fast-switch path (schedutil), which writes global = local |
 //!
 //! Which driver runs is decided once, when the run is built ([`resolve`]):
-//! a platform file names its driver, and for intel_pstate the governor
-//! picks the mode unless the platform forces one (`intel_pstate=active` or
-//! `passive`, the kernel's command-line switch). A governor the driver
-//! cannot run is refused with an error that says what would work.
+//! a platform file names its driver. intel_pstate starts in active mode, as
+//! on an HWP machine booted without options; there `powersave` and
+//! `performance` are the driver's own policies ([`super::kernel_name`]
+//! turns them into `intel_pstate:policy=...` before they get here). A
+//! generic governor (ondemand, conservative, schedutil, userspace) needs
+//! passive mode: asking for one switches the driver to passive, as writing
+//! `passive` to /sys/devices/system/cpu/intel_pstate/status would, and the
+//! run's header says `intel_cpufreq (passive)`. The platform options
+//! `intel_pstate=active` and `intel_pstate=passive` (the kernel's
+//! command-line switch) pin the mode: active refuses the generic
+//! governors, passive makes `powersave` and `performance` the generic ones
+//! and refuses `intel_pstate`. A governor the driver cannot run is refused
+//! with an error that says what would work.
 //!
 //! intel_pstate's frequencies are its ratios × 100 MHz
 //! ([`INTEL_PSTATE_SCALING_KHZ`](crate::platform::INTEL_PSTATE_SCALING_KHZ)); platform files for it list one operating
@@ -64,6 +73,24 @@ impl CpufreqDriver {
             CpufreqDriver::Powernv { .. } => "powernv",
         }
     }
+
+    /// The driver and its mode as a run's header shows them:
+    /// `intel_pstate (active, HWP)`, `intel_pstate (active)`,
+    /// `intel_cpufreq (passive, HWP)`, `intel_cpufreq (passive)`,
+    /// `powernv`, `acpi-cpufreq`, `cpufreq-dt`. For active mode, HWP is in
+    /// use when the platform has it and the governor did not turn it off
+    /// (its `hwp` tunable, the kernel's `intel_pstate=no_hwp`).
+    pub fn describe(&self, platform: &Platform, gov: &dyn CpufreqGovernor) -> String {
+        let hwp_text = |hwp: bool| if hwp { ", HWP" } else { "" };
+        match *self {
+            CpufreqDriver::IntelPstate => {
+                let off = gov.tunables().iter().any(|(k, v)| k == "hwp" && v == "off");
+                format!("intel_pstate (active{})", hwp_text(platform.hwp && !off))
+            }
+            CpufreqDriver::IntelCpufreq { hwp, .. } => format!("intel_cpufreq (passive{})", hwp_text(hwp)),
+            other => other.name().to_string(),
+        }
+    }
 }
 
 /// Which driver runs `gov` on `platform`, or why none can.
@@ -80,8 +107,8 @@ pub fn resolve(platform: &Platform, gov: &dyn CpufreqGovernor) -> Result<Cpufreq
         }
         (None, Driver::IntelPstate { mode: Some(PstateMode::Active) }) => Err(Error::Unsupported(format!(
             "cpufreq governor {name} needs a driver that takes frequency targets, but platform {plat} runs \
-             intel_pstate in active mode (intel_pstate=active), which only runs its own governor: use \
-             --cpufreq intel_pstate (policy=powersave|performance), or intel_pstate=passive for {name}"
+             intel_pstate in active mode (intel_pstate=active), which only runs its own policies: use \
+             powersave or performance (intel_pstate's), or drop intel_pstate=active (or use intel_pstate=passive) for {name}"
         ))),
         (None, Driver::Powernv { global_pstate }) => Ok(CpufreqDriver::Powernv { global_pstate }),
         (Some("intel_pstate"), Driver::IntelPstate { mode: None | Some(PstateMode::Active) }) => {
@@ -156,8 +183,12 @@ mod tests {
             generic("schedutil", &sky).unwrap(),
             CpufreqDriver::IntelCpufreq { hwp: true, strict_target: false }
         );
+        // In active mode performance is intel_pstate's own policy; passive
+        // mode makes it the generic governor, which asks for strict targets.
+        assert_eq!(generic("performance", &sky).unwrap(), CpufreqDriver::IntelPstate);
+        let passive = platform("skylake-e3-1240v5:intel_pstate=passive");
         assert_eq!(
-            generic("performance", &sky).unwrap(),
+            generic("performance", &passive).unwrap(),
             CpufreqDriver::IntelCpufreq { hwp: true, strict_target: true }
         );
         let no_hwp = platform("skylake-e3-1240v5:hwp=off,intel_pstate=passive");
@@ -175,7 +206,7 @@ mod tests {
         let active = platform("skylake-e3-1240v5:intel_pstate=active");
         let e = generic("schedutil", &active).unwrap_err();
         let Error::Unsupported(m) = &e else { panic!("{e:?}") };
-        for part in ["schedutil", "intel_pstate=active", "--cpufreq intel_pstate", "intel_pstate=passive"] {
+        for part in ["schedutil", "intel_pstate=active", "powersave or performance", "intel_pstate=passive"] {
             assert!(m.contains(part), "{part}: {m}");
         }
     }

@@ -272,8 +272,11 @@ pub fn registry() -> &'static [GovernorInfo] {
 }
 
 /// Build the governor `spec` names and check that the platform's driver can
-/// run it.
+/// run it. On intel_pstate in active mode (the platform's default),
+/// `powersave` and `performance` are the driver's own two policies, as
+/// `scaling_governor` shows them there ([`kernel_name`]).
 pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
+    let spec = &kernel_name(spec, platform)?;
     match registry().iter().find(|g| g.name == spec.name) {
         Some(info) => {
             let gov = (info.build)(spec, platform)?;
@@ -285,5 +288,56 @@ pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor
             name: spec.name.clone(),
             choices: registry().iter().map(|g| g.name.to_string()).collect(),
         }),
+    }
+}
+
+/// What a `scaling_governor` name means on the platform's driver. On
+/// intel_pstate in active mode (v6.8 intel_pstate.c,
+/// intel_pstate_set_policy; Documentation/admin-guide/pm/intel_pstate.rst,
+/// "Active Mode") the driver offers only `performance` and `powersave`, and
+/// both are its own P-state selection algorithms, not the generic
+/// governors: they become `intel_pstate:policy=NAME`, keeping the spec's
+/// other settings (the driver's tunables, as its sysfs files are). In
+/// passive mode (`intel_pstate=passive`) and on every other driver a name
+/// means the generic governor.
+pub fn kernel_name(spec: &Spec, platform: &Platform) -> Result<Spec> {
+    let active = matches!(platform.driver, crate::platform::Driver::IntelPstate { mode: None | Some(crate::platform::PstateMode::Active) });
+    if !active || !matches!(spec.name.as_str(), "powersave" | "performance") {
+        return Ok(spec.clone());
+    }
+    if let Some((_, v)) = spec.params.iter().find(|(k, _)| k == "policy") {
+        return Err(Error::invalid(
+            format!("cpufreq governor {}", spec.name),
+            "policy",
+            v,
+            format!("no policy setting: on intel_pstate in active mode {} is the policy; write intel_pstate:policy=... instead", spec.name),
+        ));
+    }
+    let mut params = vec![("policy".to_string(), spec.name.clone())];
+    params.extend(spec.params.iter().cloned());
+    Ok(Spec { name: intel_pstate::INFO.name.to_string(), params })
+}
+
+/// The cpufreq governor a kernel of the platform's kind runs when nobody
+/// chose one (the `scaling_governor` a user finds after booting):
+///
+/// * intel_pstate in active mode: its own `powersave` policy (v6.8
+///   intel_pstate.c starts every policy in powersave unless the kernel's
+///   default governor is performance, which no distribution kernel for
+///   these machines picks);
+/// * intel_pstate in passive mode, acpi-cpufreq and cpufreq-dt:
+///   `schedutil`, the v6.8 drivers/cpufreq/Kconfig default on ARM and ARM64
+///   and on SMP x86 with intel_pstate built in (the x86 line came with
+///   v5.8, when intel_pstate's passive mode became the default without
+///   HWP);
+/// * powernv: `ondemand`, CONFIG_CPU_FREQ_DEFAULT_GOV_ONDEMAND of v6.8
+///   arch/powerpc/configs/powernv_defconfig (the Kconfig default there
+///   would be performance; the platform's own defconfig picks ondemand).
+pub fn default_governor(platform: &Platform) -> &'static str {
+    use crate::platform::{Driver, PstateMode};
+    match platform.driver {
+        Driver::IntelPstate { mode: None | Some(PstateMode::Active) } => powersave::INFO.name,
+        Driver::Powernv { .. } => ondemand::INFO.name,
+        Driver::IntelPstate { mode: Some(PstateMode::Passive) } | Driver::AcpiCpufreq | Driver::CpufreqDt => schedutil::INFO.name,
     }
 }

@@ -156,6 +156,13 @@ pub(crate) fn enabled_state(dev: &IdleDevice<'_>, idx: usize) -> usize {
         .unwrap_or(idx)
 }
 
+/// The idle governor a v6.8 kernel runs when nobody chose one: the
+/// registered governor of the highest rating (drivers/cpuidle/governor.c,
+/// cpuidle_register_governor), menu's 20 against teo's 19 and ladder's 10
+/// (ladder rates itself 25 only without NO_HZ, which no platform here
+/// lacks).
+pub const DEFAULT_GOVERNOR: &str = "menu";
+
 /// A registry entry, for `govlab list governors`.
 pub struct GovernorInfo {
     pub name: &'static str,

@@ -110,6 +110,7 @@ impl Engine {
             workload: String::new(),
             cpufreq: String::new(),
             cpuidle: String::new(),
+            driver: self.cpufreq_driver.describe(&self.plat, self.cpufreq.as_ref()),
             seed: self.seed,
             duration_s: self.end_ns as f64 / 1e9,
             sim_time_s: secs,

@@ -128,6 +128,10 @@ pub struct RunResult {
     pub workload: String,
     pub cpufreq: String,
     pub cpuidle: String,
+    /// The cpufreq driver and its mode, as the run's header shows it
+    /// (`intel_pstate (active, HWP)`, `intel_cpufreq (passive)`, `powernv`,
+    /// `cpufreq-dt`; see `cpufreq::driver::CpufreqDriver::describe`).
+    pub driver: String,
     pub seed: u64,
     pub duration_s: f64,
     pub sim_time_s: f64,

@@ -85,9 +85,11 @@ pub enum Driver {
     /// `cpufreq-dt`: the device tree's OPP table.
     CpufreqDt,
     /// `intel_pstate`. `mode` is what the kernel's `intel_pstate=active` or
-    /// `intel_pstate=passive` forces; None lets the governor decide: the
-    /// driver's own governor runs it in active mode, a generic governor in
-    /// passive mode (`intel_cpufreq`).
+    /// `intel_pstate=passive` forces. None is the boot default, active mode:
+    /// `powersave` and `performance` are the driver's own policies there,
+    /// and a generic governor switches the driver to passive mode
+    /// (`intel_cpufreq`), as writing `passive` to intel_pstate/status does
+    /// (see `cpufreq::driver`).
     IntelPstate { mode: Option<PstateMode> },
     /// `powernv-cpufreq` (IBM POWER on OPAL firmware). `global_pstate`: the
     /// chip voltage (global P-state) is brought down slowly after the

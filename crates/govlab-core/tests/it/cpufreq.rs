@@ -139,7 +139,7 @@ fn driver_and_governor_mismatches_are_refused() {
 fn passive_strict_targets_pin_the_clock() {
     let wl = wake_and_compute("strict");
     for (platform, cpufreq, khz) in [
-        ("skylake-e3-1240v5", "powersave", 800_000),
+        ("skylake-e3-1240v5:intel_pstate=passive", "powersave", 800_000),
         ("skylake-e3-1240v5", "userspace:scaling_setspeed=1850000", 1_900_000),
         ("skylake-e3-1240v5:hwp=off", "userspace:scaling_setspeed=1850000", 1_900_000),
     ] {
@@ -173,4 +173,56 @@ fn hwp_dynamic_boost_speeds_up_io_bound_work() {
     let (t_on, high_on) = run(1);
     assert!(t_on < 0.95 * t_off, "boost {t_on} s, no boost {t_off} s");
     assert!(high_on > 0.5 && high_off < 0.1, "share at P1 or above: boost {high_on}, no boost {high_off}");
+}
+
+/// Issue 16: on intel_pstate in active mode (the platform's default)
+/// `powersave` and `performance` are the driver's own policies, the same
+/// runs as `intel_pstate:policy=...`; with `intel_pstate=passive` they are
+/// the generic governors on intel_cpufreq. Every result names its driver.
+#[test]
+fn powersave_and_performance_are_intel_pstates_policies_in_active_mode() {
+    let wl = "periodic:tasks=4,run_us=2000,period_us=10000";
+    for policy in ["powersave", "performance"] {
+        let by_name = config("skylake-e3-1240v5", wl, policy, 300).run(None, None).unwrap();
+        let own = config("skylake-e3-1240v5", wl, &format!("intel_pstate:policy={policy}"), 300).run(None, None).unwrap();
+        assert_eq!(by_name.driver, "intel_pstate (active, HWP)");
+        assert_eq!(by_name.energy_j.to_bits(), own.energy_j.to_bits(), "{policy}");
+        assert_eq!(by_name.metrics, own.metrics, "{policy}");
+        let passive = config("skylake-e3-1240v5:intel_pstate=passive", wl, policy, 300).run(None, None).unwrap();
+        assert_eq!(passive.driver, "intel_cpufreq (passive, HWP)");
+    }
+    // The generic powersave pins the lowest frequency: the 2 ms bursts
+    // stretch; intel_pstate's powersave (HWP) does not.
+    let generic = config("skylake-e3-1240v5:intel_pstate=passive", wl, "powersave", 300).run(None, None).unwrap();
+    let own = config("skylake-e3-1240v5", wl, "powersave", 300).run(None, None).unwrap();
+    let p99 = |r: &govlab_core::metrics::RunResult| r.metrics["response_p99_us"].as_f64().unwrap();
+    assert!(p99(&generic) > 1.5 * p99(&own), "{} vs {}", p99(&generic), p99(&own));
+    // Without HWP (Broadwell) active mode is the P-state algorithm.
+    let bdw = config("broadwell-2s-e5-2698v4", "idle", "performance", 50).run(None, None).unwrap();
+    assert_eq!(bdw.driver, "intel_pstate (active)");
+    // A generic governor switches to passive mode; other drivers keep their names.
+    assert_eq!(config("skylake-e3-1240v5", wl, "schedutil", 50).run(None, None).unwrap().driver, "intel_cpufreq (passive, HWP)");
+    assert_eq!(config("skylake-e3-1240v5:hwp=off", wl, "ondemand", 50).run(None, None).unwrap().driver, "intel_cpufreq (passive)");
+    assert_eq!(config("power8", "idle", "powersave", 50).run(None, None).unwrap().driver, "powernv");
+    assert_eq!(config("juno-r0", "idle", "powersave", 50).run(None, None).unwrap().driver, "cpufreq-dt");
+    // A policy setting on a policy name is a contradiction.
+    let e = config("skylake-e3-1240v5", wl, "powersave:policy=performance", 50).run(None, None).unwrap_err();
+    assert!(matches!(e, Error::InvalidValue { .. }) && e.to_string().contains("intel_pstate:policy="), "{e}");
+}
+
+/// Issue 16: the defaults are what the platform's kernel runs: menu, and
+/// intel_pstate's powersave, powernv's ondemand or schedutil elsewhere.
+#[test]
+fn defaults_are_the_platforms_kernels() {
+    use govlab_core::api::{defaults, RunArgs};
+    let cfg = RunConfig::from_args(RunArgs::default()).unwrap();
+    assert_eq!((cfg.cpufreq.to_text().as_str(), cfg.cpuidle.to_text().as_str()), ("powersave", "menu"));
+    for (plat, gov) in [("skylake-e3-1240v5", "powersave"), ("skylake-e3-1240v5:intel_pstate=passive", "schedutil"), ("power8", "ondemand"), ("juno-r0", "schedutil"), ("hikey960", "schedutil")] {
+        let cfg = RunConfig::from_args(RunArgs { platform: Some(plat.into()), ..RunArgs::default() }).unwrap();
+        assert_eq!(cfg.cpufreq.to_text(), gov, "{plat}");
+        assert_eq!(defaults(Some(plat)).unwrap().cpufreq, gov, "{plat}");
+    }
+    assert_eq!(defaults(None).unwrap().cpuidle, "menu");
+    let e = RunConfig::from_args(RunArgs { duration: Some("-1s".into()), ..RunArgs::default() }).unwrap_err();
+    assert!(e.to_string().contains("must be positive"), "{e}");
 }

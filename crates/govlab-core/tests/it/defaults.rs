@@ -13,6 +13,7 @@ fn governor_defaults_snapshot() {
     for name in platform::platform_names() {
         let plat = platform::load_named(&Spec::new(name)).unwrap();
         writeln!(out, "[{name}]").unwrap();
+        writeln!(out, "default: cpufreq {}, cpuidle {}", cpufreq::default_governor(&plat), cpuidle::DEFAULT_GOVERNOR).unwrap();
         for g in cpufreq::registry() {
             match cpufreq::build(&Spec::new(g.name), &plat) {
                 Ok(gov) => writeln!(out, "cpufreq {}: {:?}", g.name, gov.tunables()).unwrap(),

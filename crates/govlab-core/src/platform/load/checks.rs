@@ -137,6 +137,28 @@ pub(super) fn driver(src: &Source, raw: &RawPlatform) -> Result<Driver> {
     Ok(driver)
 }
 
+/// The `hwp` key: required with intel_pstate (whether the CPUs have HWP
+/// decides how the driver works), and only true there.
+pub(super) fn hwp(src: &Source, raw: &RawPlatform, driver: Driver) -> Result<bool> {
+    match (&raw.hwp, driver) {
+        (Some(h), _) if !*h.get_ref() => Ok(false),
+        (Some(_), Driver::IntelPstate { .. }) => Ok(true),
+        (Some(h), other) => Err(src.err(
+            &h.span(),
+            "",
+            "hwp",
+            format!("hwp = true, but HWP is intel_pstate's and this platform's driver is {}", other.name()),
+        )),
+        (None, Driver::IntelPstate { .. }) => Err(src.err(
+            &raw.driver.span(),
+            "",
+            "driver",
+            "missing key hwp: required with driver intel_pstate (true where the CPUs have HWP, Skylake and later)",
+        )),
+        (None, _) => Ok(false),
+    }
+}
+
 /// intel_pstate names every frequency by its ratio: the table must hold one
 /// operating point per 100 MHz step, from the lowest to the highest.
 pub(super) fn check_pstate_grid(src: &Source, i: usize, raw: &Spanned<RawCpuType>, t: &CpuType) -> Result<()> {
@@ -258,20 +280,27 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
 
     // Turbo ceilings by active cores.
     let turbo: Vec<u32> = opps.iter().filter(|o| o.turbo).map(|o| o.khz).collect();
-    if !t.turbo_max_khz.is_empty() && turbo.is_empty() {
-        return Err(err(
-            "turbo_max_khz",
-            "given, but no OPP has turbo = true".into(),
-        ));
-    }
-    for (j, &khz) in t.turbo_max_khz.iter().enumerate() {
+    let turbo_max_khz: Vec<u32> = match (&t.turbo_max_khz, turbo.is_empty()) {
+        (Some(_), true) => return Err(err("turbo_max_khz", "given, but no OPP has turbo = true".into())),
+        (None, false) => {
+            return Err(err(
+                "turbo_max_khz",
+                "missing: required when an OPP has turbo = true (the highest turbo kHz with 1, 2, ... active \
+                 cores; one entry when the number of active cores does not matter)"
+                    .into(),
+            ))
+        }
+        (Some(v), false) if v.is_empty() => return Err(err("turbo_max_khz", "empty: give at least one ceiling".into())),
+        (v, _) => v.clone().unwrap_or_default(),
+    };
+    for (j, &khz) in turbo_max_khz.iter().enumerate() {
         if !turbo.contains(&khz) {
             return Err(err(
                 "turbo_max_khz",
                 format!("entry {j} ({khz}) is not the khz of a turbo OPP"),
             ));
         }
-        if j > 0 && khz > t.turbo_max_khz[j - 1] {
+        if j > 0 && khz > turbo_max_khz[j - 1] {
             return Err(err(
                 "turbo_max_khz",
                 format!("entry {j} ({khz}) is above entry {}: ceilings must not rise with more active cores", j - 1),
@@ -357,7 +386,7 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
             capacity: t.capacity,
             opps,
             base_khz,
-            turbo_max_khz: t.turbo_max_khz.clone(),
+            turbo_max_khz: turbo_max_khz.clone(),
             transition_latency_ns,
             idle_states,
             ceff_nf: t.ceff_nf,
@@ -479,17 +508,11 @@ mod tests {
 
     #[test]
     fn turbo_max_must_name_a_turbo_opp() {
-        let (_, e) = broken(
-            "ceff_nf = 0.45\n",
-            "ceff_nf = 0.45\nturbo_max_khz = [1150000]\n",
-        );
+        let (_, e) = broken("turbo_max_khz = [1200000]\n", "turbo_max_khz = [1150000]\n");
         let (line, msg) = file_error(&e);
         assert!(msg.contains("cpu_type[1].turbo_max_khz"), "{msg}");
         assert!(line.is_some());
-        let (_, e) = broken(
-            "ceff_nf = 0.45\n",
-            "ceff_nf = 0.45\nturbo_max_khz = [1100000]\n",
-        );
+        let (_, e) = broken("turbo_max_khz = [1200000]\n", "turbo_max_khz = [1100000]\n");
         assert!(file_error(&e).1.contains("turbo_max_khz"), "{e}");
     }
 
@@ -654,11 +677,27 @@ mod tests {
         assert_eq!(line, Some(line_with(&text, "global_pstate")));
     }
 
+    /// Issue 16: a field with no safe default is required, named with its
+    /// file and table, never filled in silently: turbo_max_khz where an OPP
+    /// is turbo, hwp with intel_pstate.
+    #[test]
+    fn required_fields_are_not_defaulted() {
+        let (_, e) = broken("turbo_max_khz = [1200000]\n", "");
+        let (line, msg) = file_error(&e);
+        assert!(msg.contains("mini.toml") || e.to_string().contains("mini.toml"), "{e}");
+        assert!(msg.contains("cpu_type[1].turbo_max_khz") && msg.contains("missing"), "{msg}");
+        assert!(line.is_some());
+        let (_, e) = broken("driver = \"cpufreq-dt\"", "driver = \"intel_pstate\"");
+        assert!(e.to_string().contains("missing key hwp"), "{e}");
+        let (_, e) = broken("driver = \"cpufreq-dt\"", "driver = \"cpufreq-dt\"\nhwp = true");
+        assert!(e.to_string().contains("hwp = true") && e.to_string().contains("cpufreq-dt"), "{e}");
+    }
+
     /// intel_pstate names frequencies by 100 MHz ratios: a table with a gap
     /// or an off-grid frequency is refused at its line.
     #[test]
     fn intel_pstate_needs_one_opp_per_ratio() {
-        let (text, e) = broken("driver = \"cpufreq-dt\"", "driver = \"intel_pstate\"");
+        let (text, e) = broken("driver = \"cpufreq-dt\"", "driver = \"intel_pstate\"\nhwp = false");
         let (line, msg) = file_error(&e);
         assert!(msg.contains("cpu_type[0].opps[1].khz") && msg.contains("100 MHz"), "{msg}");
         assert_eq!(line, Some(line_with(&text, "khz = 850000")));

@@ -66,7 +66,7 @@ impl PlatformOverrides {
                         p.owner(),
                         "intel_pstate",
                         v,
-                        "active or passive (default: active for --cpufreq intel_pstate, passive for the generic governors)",
+                        "active or passive (default: active, switched to passive by a generic governor such as schedutil)",
                     ))
                 }
             },

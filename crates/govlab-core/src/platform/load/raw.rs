@@ -14,8 +14,10 @@ pub(super) struct RawPlatform {
     pub(super) name: Spanned<String>,
     pub(super) description: String,
     pub(super) driver: Spanned<String>,
+    /// Required with driver intel_pstate (whether the CPUs have HWP);
+    /// optional elsewhere, where it must be false.
     #[serde(default)]
-    pub(super) hwp: bool,
+    pub(super) hwp: Option<Spanned<bool>>,
     /// powernv only: the global P-state ramp-down (default off).
     #[serde(default)]
     pub(super) global_pstate: Option<Spanned<bool>>,
@@ -96,8 +98,10 @@ pub(super) struct RawCpuType {
     pub(super) smt_throughput: Option<f64>,
     #[serde(default)]
     pub(super) smt_power: Option<f64>,
+    /// Required when an OPP has turbo = true (the ceilings by active
+    /// cores; one entry when the count does not matter); absent otherwise.
     #[serde(default)]
-    pub(super) turbo_max_khz: Vec<u32>,
+    pub(super) turbo_max_khz: Option<Vec<u32>>,
     pub(super) opps: Vec<Spanned<RawOpp>>,
     pub(super) idle_state: Vec<Spanned<RawIdleState>>,
 }

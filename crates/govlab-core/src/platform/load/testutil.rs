@@ -70,6 +70,7 @@ transition_latency_us = 300
 voltage_slew_mv_per_us = 8.0
 ceff_nf = 0.45
 leakage_mw_per_v = 40.0
+turbo_max_khz = [1200000]
 opps = [
   { khz = 450000, mv = 820 },
   { khz = 1100000, mv = 1000 },

@@ -77,6 +77,7 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         return Err(src.err(&raw.name.span(), "", "name", "must not be empty"));
     }
     let driver = driver(src, &raw)?;
+    let hwp = super::checks::hwp(src, &raw, driver)?;
     let acpi_pm_profile = match &raw.acpi_pm_profile {
         None => AcpiPmProfile::default(),
         Some(v) => AcpiPmProfile::NAMES
@@ -358,7 +359,7 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         name,
         description: raw.description,
         driver,
-        hwp: raw.hwp,
+        hwp,
         acpi_pm_profile,
         hz,
         idle_tick: IdleTick::Governor,
