@@ -31,9 +31,17 @@
 //!   start; a task running when the trace starts runs from the start; a
 //!   `sched_process_exit` or a dead `prev_state` ends its program.
 //!
-//! With `pin`, each task may run only on the CPUs it ran on in the trace
-//! (for a replay on the machine that recorded it: placement then follows the
-//! recording instead of being re-simulated).
+//! With `pin`, each stretch of a task runs on the CPU it ran on in the
+//! trace (for a replay on the machine that recorded it: placement then
+//! follows the recording instead of being re-simulated). A task seen on
+//! one CPU is pinned to it. A task seen on several is replayed as one task
+//! per CPU, each pinned to its CPU, handing the program over where the
+//! trace shows the task move ([`Step::OnCpu`]): the part on CPU A ends by
+//! sending a message on the channel `cpu-PID-B`, and the part on CPU B
+//! receives it before it goes on. A task allowed on all its CPUs at once
+//! would be placed by the re-simulated scheduler, which (with misfit
+//! migration) moves a busy task of a LITTLE CPU to a big one it only
+//! visited in the recording.
 //!
 //! Left out: in a trace without irq-context flags (`trace-cmd report`
 //! text without `-l`), an interrupt's wakeup while a task ran is taken for
@@ -69,6 +77,13 @@ pub enum Step {
     Wake(i32),
     /// Sleep until the task of this pid wakes this one.
     WokenBy(i32),
+    /// The steps that follow ran on this CPU: recorded when the task is
+    /// first switched in, and when it is switched in on another CPU than
+    /// before, where it last stopped on the old one (after its last burst
+    /// and wakeups there, before the sleep that followed), so the sleep and
+    /// the wakeup that ends it happen on the new CPU, as in the kernel,
+    /// which places a task when it wakes.
+    OnCpu(usize),
 }
 
 /// A task as the trace shows it.
@@ -95,6 +110,8 @@ struct Task {
     steps: Vec<Step>,
     cpus: std::collections::BTreeSet<usize>,
     state: State,
+    /// The CPU of the last [`Step::OnCpu`].
+    cpu: Option<usize>,
     /// Work of the burst so far, cycles (f64: kHz × ns / 10⁶ sums exactly
     /// enough, rounded once per burst).
     cycles: f64,
@@ -107,6 +124,19 @@ impl Task {
             self.steps.push(Step::Run(c));
         }
         self.cycles = 0.0;
+    }
+
+    /// Switched in (or found running) on `cpu`: a move ends the burst
+    /// (preempted on one CPU, resumed on another) and is marked where the
+    /// task stopped on the old CPU ([`Step::OnCpu`]).
+    fn on_cpu(&mut self, cpu: usize) {
+        if self.cpu != Some(cpu) {
+            self.end_burst();
+            let at = self.steps.iter().rposition(|s| matches!(s, Step::Run(_) | Step::Wake(_) | Step::OnCpu(_))).map_or(0, |i| i + 1);
+            self.steps.insert(at, Step::OnCpu(cpu));
+            self.cpu = Some(cpu);
+        }
+        self.cpus.insert(cpu);
     }
 
     fn sleep(&mut self, ns: u64) {
@@ -187,7 +217,7 @@ impl Replayer<'_> {
         }
         if self.current[cpu].is_none() && self.task(pid, comm).state == State::Unseen {
             let tk = self.task(pid, comm);
-            tk.cpus.insert(cpu);
+            tk.on_cpu(cpu);
             tk.state = State::Running { cpu, since_ns: t0 };
             self.current[cpu] = Some(pid);
         }
@@ -233,7 +263,7 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                 if s.prev_pid != 0 && r.task(s.prev_pid, &s.prev_comm).state == State::Unseen {
                     // Running since the trace began.
                     let tk = r.task(s.prev_pid, &s.prev_comm);
-                    tk.cpus.insert(c);
+                    tk.on_cpu(c);
                     tk.state = State::Running { cpu: c, since_ns: t0 };
                     r.current[c] = Some(s.prev_pid);
                 }
@@ -261,7 +291,7 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                         State::Running { .. } | State::Runnable | State::Dead => {}
                     }
                     if tk.state != State::Dead {
-                        tk.cpus.insert(c);
+                        tk.on_cpu(c);
                         tk.state = State::Running { cpu: c, since_ns: t };
                         r.current[c] = Some(s.next_pid);
                     }
@@ -319,7 +349,7 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
 }
 
 fn new_task(comm: &str) -> Task {
-    Task { comm: comm.to_string(), steps: Vec::new(), cpus: std::collections::BTreeSet::new(), state: State::Unseen, cycles: 0.0 }
+    Task { comm: comm.to_string(), steps: Vec::new(), cpus: std::collections::BTreeSet::new(), state: State::Unseen, cpu: None, cycles: 0.0 }
 }
 
 /// The replayed tasks as a workload of govlab's task language, built in
@@ -331,12 +361,14 @@ pub struct ReplayWorkload {
     source: String,
 }
 
-/// The tasks as programs of govlab's task language; with `pin`, each task
-/// may run only on the CPUs it ran on in the trace. Each program ends
-/// waiting for the end of the trace's span (an absolute `timer` from the
-/// start), so the replay lasts as long as the recording. A wakeup is a
-/// `send` on the channel `wake-WAKER-WAKEE`, the wait for it a `recv`.
-/// `source` names the trace.
+/// The tasks as programs of govlab's task language; with `pin`, each
+/// stretch of a task on the CPU it ran on (see the module doc). Each
+/// program ends waiting for the end of the trace's span (an absolute
+/// `timer` from the start), so the replay lasts as long as the recording.
+/// A wakeup is a `send` on the channel `wake-WAKER-WAKEE`, the wait for it
+/// a `recv`; a pinned task's move from one CPU to another, a `send` on
+/// `cpu-PID-CPU` to the part that runs on that CPU. `source` names the
+/// trace.
 pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> Result<ReplayWorkload> {
     if tasks.is_empty() {
         return Err(Error::invalid("trace replay", "trace", source, "a trace with at least one task that runs (sched_switch events)"));
@@ -345,30 +377,82 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
         .iter()
         .flat_map(|t| t.steps.iter().filter_map(move |s| if let Step::WokenBy(w) = s { Some((*w, t.pid)) } else { None }))
         .collect();
-    let chan = |pair: (i32, i32)| pairs.iter().position(|&p| p == pair).map(|i| i as u32);
     let mut setup = Setup {
         channels: pairs.iter().map(|&(waker, wakee)| ChannelSpec { name: channel(waker, wakee), capacity_bytes: PIPE_BYTES }).collect(),
         ..Setup::default()
     };
+    let chan = |pair: (i32, i32)| pairs.iter().position(|&p| p == pair).map(|i| i as u32);
+    let end = Op::Timer { period_ns: span_ns.max(1), timer: TimerRef::Own(0), relative: false };
     for t in tasks {
-        let mut ops = Vec::with_capacity(t.steps.len() + 1);
-        for step in &t.steps {
+        let to_op = |step: &Step| -> Option<Op> {
             match *step {
-                Step::Run(c) => ops.push(Op::Run { cycles: Dist::Fixed(c as f64), mem: 0.0 }),
-                Step::Sleep(ns) => ops.push(Op::Sleep { ns: Dist::Fixed(ns as f64) }),
+                Step::Run(c) => Some(Op::Run { cycles: Dist::Fixed(c as f64), mem: 0.0 }),
+                Step::Sleep(ns) => Some(Op::Sleep { ns: Dist::Fixed(ns as f64) }),
                 // A wakeup of a task that is not replayed (it never ran) goes nowhere.
-                Step::Wake(wakee) => ops.extend(chan((t.pid, wakee)).map(|chan| Op::Send { chan, bytes: 1 })),
-                Step::WokenBy(waker) => ops.extend(chan((waker, t.pid)).map(|chan| Op::Recv { chan })),
+                Step::Wake(wakee) => chan((t.pid, wakee)).map(|chan| Op::Send { chan, bytes: 1 }),
+                Step::WokenBy(waker) => chan((waker, t.pid)).map(|chan| Op::Recv { chan }),
+                Step::OnCpu(_) => None,
+            }
+        };
+        let name = format!("{}-{}", t.comm, t.pid);
+        let parts = if pin { cpu_parts(&t.steps) } else { Vec::new() };
+        if parts.len() <= 1 {
+            let mut ops: Vec<Op> = t.steps.iter().filter_map(to_op).collect();
+            ops.push(end.clone());
+            let mut spec = TaskSpec::new(name, Program { ops });
+            if pin {
+                spec.affinity = Some(t.cpus.iter().copied().collect());
+            }
+            setup.tasks.push(spec);
+            continue;
+        }
+        // One task per CPU, handing the program over at each move.
+        let cpus: Vec<usize> = t.cpus.iter().copied().collect();
+        let first_chan = setup.channels.len() as u32;
+        for &c in &cpus {
+            setup.channels.push(ChannelSpec { name: format!("cpu-{}-{c}", t.pid), capacity_bytes: PIPE_BYTES });
+        }
+        let baton = |cpu: usize| first_chan + cpus.iter().position(|&c| c == cpu).unwrap_or(0) as u32;
+        let mut programs: Vec<Vec<Op>> = vec![Vec::new(); cpus.len()];
+        for (k, (cpu, steps)) in parts.iter().enumerate() {
+            let ops = &mut programs[baton(*cpu) as usize - first_chan as usize];
+            if k > 0 {
+                ops.push(Op::Recv { chan: baton(*cpu) });
+            }
+            ops.extend(steps.iter().filter_map(to_op));
+            if let Some((next, _)) = parts.get(k + 1) {
+                ops.push(Op::Send { chan: baton(*next), bytes: 1 });
             }
         }
-        ops.push(Op::Timer { period_ns: span_ns.max(1), timer: TimerRef::Own(0), relative: false });
-        let mut spec = TaskSpec::new(format!("{}-{}", t.comm, t.pid), Program { ops });
-        if pin {
-            spec.affinity = Some(t.cpus.iter().copied().collect());
+        for (&c, mut ops) in cpus.iter().zip(programs) {
+            ops.push(end.clone());
+            let mut spec = TaskSpec::new(format!("{name}@{c}"), Program { ops });
+            spec.affinity = Some(vec![c]);
+            setup.tasks.push(spec);
         }
-        setup.tasks.push(spec);
     }
     Ok(ReplayWorkload { setup, source: source.to_string() })
+}
+
+/// A task's steps cut at each [`Step::OnCpu`]: (CPU, the steps done there),
+/// in order; the steps before the first move go with the first CPU.
+fn cpu_parts(steps: &[Step]) -> Vec<(usize, &[Step])> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut cpu = None;
+    for (i, s) in steps.iter().enumerate() {
+        if let Step::OnCpu(c) = *s {
+            if let Some(prev) = cpu {
+                parts.push((prev, &steps[start..i]));
+                start = i + 1;
+            }
+            cpu = Some(c);
+        }
+    }
+    if let Some(c) = cpu {
+        parts.push((c, &steps[start..]));
+    }
+    parts
 }
 
 /// A channel's buffer, as a pipe's (a workload file's default).
@@ -430,20 +514,36 @@ cpus=2
         let a = tasks.iter().find(|t| t.pid == 10).unwrap();
         // a runs from the start (1 ms at 1 GHz), is preempted, runs again
         // 1 ms at 2 GHz, blocks; sleeps 2 ms to its wakeup; runs 0.5 ms on
-        // CPU 1 at 1 GHz; dies.
-        assert_eq!(a.steps, [Step::Run(1_000_000 + 2_000_000), Step::Sleep(2_000_000), Step::Run(500_000)]);
+        // CPU 1 at 1 GHz; dies. The move to CPU 1 is marked where it
+        // stopped on CPU 0, before the sleep.
+        assert_eq!(a.steps, [Step::OnCpu(0), Step::Run(1_000_000 + 2_000_000), Step::OnCpu(1), Step::Sleep(2_000_000), Step::Run(500_000)]);
         let b = tasks.iter().find(|t| t.pid == 11).unwrap();
         // b first runs at 1 ms: 1 ms at 1 GHz then 1 ms at 2 GHz; blocked
         // from 3 ms with no traced wakeup, back at 10 ms until the end.
-        assert_eq!(b.steps, [Step::Sleep(1_000_000), Step::Run(3_000_000), Step::Sleep(7_000_000)]);
+        assert_eq!(b.steps, [Step::OnCpu(0), Step::Sleep(1_000_000), Step::Run(3_000_000), Step::Sleep(7_000_000)]);
         assert_eq!(a.cpus.iter().copied().collect::<Vec<_>>(), [0, 1]);
-        let setup = workload(&tasks, "t.txt", true, 9_000_000).unwrap().setup;
+        let end = "Timer { period_ns: 9000000, timer: Own(0), relative: false }";
+        // Free: one program, the scheduler places it.
+        let setup = workload(&tasks, "t.txt", false, 9_000_000).unwrap().setup;
         let a = setup.tasks.iter().find(|t| t.comm == "a-10").unwrap();
-        assert_eq!(a.affinity, Some(vec![0, 1]));
+        assert_eq!((a.affinity.as_ref(), setup.channels.len()), (None, 0));
         assert_eq!(
             ops_text(&a.program.ops),
-            ["Run { cycles: Fixed(3000000.0), mem: 0.0 }", "Sleep { ns: Fixed(2000000.0) }", "Run { cycles: Fixed(500000.0), mem: 0.0 }", "Timer { period_ns: 9000000, timer: Own(0), relative: false }"]
+            ["Run { cycles: Fixed(3000000.0), mem: 0.0 }", "Sleep { ns: Fixed(2000000.0) }", "Run { cycles: Fixed(500000.0), mem: 0.0 }", end]
         );
+        // Pinned: b stays on CPU 0; a is one task per CPU, the part on CPU 0
+        // handing over to the part on CPU 1 where a stopped on CPU 0.
+        let setup = workload(&tasks, "t.txt", true, 9_000_000).unwrap().setup;
+        let task = |comm: &str| setup.tasks.iter().find(|t| t.comm == comm).unwrap();
+        assert_eq!(task("b-11").affinity, Some(vec![0]));
+        assert_eq!(setup.channels.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["cpu-10-0", "cpu-10-1"]);
+        assert_eq!((task("a-10@0").affinity.clone(), task("a-10@1").affinity.clone()), (Some(vec![0]), Some(vec![1])));
+        assert_eq!(ops_text(&task("a-10@0").program.ops), ["Run { cycles: Fixed(3000000.0), mem: 0.0 }", "Send { chan: 1, bytes: 1 }", end]);
+        assert_eq!(
+            ops_text(&task("a-10@1").program.ops),
+            ["Recv { chan: 1 }", "Sleep { ns: Fixed(2000000.0) }", "Run { cycles: Fixed(500000.0), mem: 0.0 }", end]
+        );
+        assert!(setup.tasks.iter().all(|t| t.comm != "a-10"));
     }
 
     /// A wakes B in the middle of a burst; C is woken from idle.
@@ -470,10 +570,10 @@ cpus=2
         let tasks = tasks(&t, 1_000_000, None, Wakeups::Follow);
         let steps = |pid: i32| tasks.iter().find(|t| t.pid == pid).unwrap().steps.clone();
         // A's 6 ms burst at 2 GHz is cut where it woke B, 5 ms in.
-        assert_eq!(steps(20), [Step::Run(10_000_000), Step::Wake(21), Step::Run(2_000_000)]);
+        assert_eq!(steps(20), [Step::OnCpu(0), Step::Run(10_000_000), Step::Wake(21), Step::Run(2_000_000)]);
         // B waits for A instead of sleeping 4 ms; C, woken from idle, sleeps 8 ms.
-        assert_eq!(steps(21), [Step::Run(2_000_000), Step::WokenBy(20), Step::Run(2_000_000)]);
-        assert_eq!(steps(22), [Step::Sleep(8_000_000), Step::Run(1_980_000)]);
+        assert_eq!(steps(21), [Step::OnCpu(1), Step::Run(2_000_000), Step::WokenBy(20), Step::Run(2_000_000)]);
+        assert_eq!(steps(22), [Step::OnCpu(1), Step::Sleep(8_000_000), Step::Run(1_980_000)]);
         let setup = workload(&tasks, "t.txt", false, 20_000_000).unwrap().setup;
         assert_eq!(setup.channels.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["wake-20-21"]);
         let ops = |comm: &str| ops_text(&setup.tasks.iter().find(|t| t.comm == comm).unwrap().program.ops);
@@ -492,8 +592,8 @@ cpus=2
         let tasks = tasks(&t, 1_000_000, None, Wakeups::Follow);
         let steps = |pid: i32| tasks.iter().find(|t| t.pid == pid).unwrap().steps.clone();
         // A's burst is whole; B sleeps its recorded 4 ms.
-        assert_eq!(steps(20), [Step::Run(12_000_000)]);
-        assert_eq!(steps(21), [Step::Run(2_000_000), Step::Sleep(4_000_000), Step::Run(2_000_000)]);
+        assert_eq!(steps(20), [Step::OnCpu(0), Step::Run(12_000_000)]);
+        assert_eq!(steps(21), [Step::OnCpu(1), Step::Run(2_000_000), Step::Sleep(4_000_000), Step::Run(2_000_000)]);
     }
 
     #[test]
@@ -506,6 +606,6 @@ cpus=2
             b-11 [000] 1.003000: sched_switch: b:11 [120] S ==> a:10 [120]\n";
         let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
         let a = tasks(&t, 1_000_000, None, Wakeups::Follow).into_iter().find(|t| t.pid == 10).unwrap();
-        assert_eq!(a.steps, [Step::Run(1_000_000), Step::Sleep(1_000_000)]);
+        assert_eq!(a.steps, [Step::OnCpu(0), Step::Run(1_000_000), Step::Sleep(1_000_000)]);
     }
 }

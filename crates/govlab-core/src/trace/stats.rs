@@ -17,7 +17,7 @@
 //!   and idle exits per second;
 //! * time at each frequency (cpufreq's `time_in_state`) from `cpu_frequency`
 //!   (`cpu_id` names the CPU), and LISA/devlib's `cpu_frequency_devlib`
-//!   markers, which record the frequencies at the start of a run; changes
+//!   markers (older devlib: `cpu_frequency:` written to trace_marker), which record the frequencies at the start of a run; changes
 //!   of frequency count as transitions (`total_trans`) only from
 //!   `cpu_frequency`;
 //! * the idle governor's accuracy: each completed idle period judged by
@@ -484,9 +484,12 @@ fn analyse(trace: &Trace, platform: Option<&Platform>, max_spans: Option<usize>)
     Ok((stats, timeline))
 }
 
-/// LISA/devlib's `cpu_frequency_devlib: state=950000 cpu_id=0` marker.
+/// LISA/devlib's frequency marker: `cpu_frequency_devlib: state=950000
+/// cpu_id=0`, or `cpu_frequency: state=950000 cpu_id=0` as older devlib
+/// wrote it (devlib's `cpufreq` module, `trace_frequencies`, before the
+/// marker was renamed; LISA's example_rtapp recording has these).
 pub(crate) fn devlib_frequency(message: &str) -> Option<(u32, usize)> {
-    let rest = message.strip_prefix("cpu_frequency_devlib:")?;
+    let rest = message.strip_prefix("cpu_frequency_devlib:").or_else(|| message.strip_prefix("cpu_frequency:"))?;
     let mut khz = None;
     let mut cpu = None;
     for kv in rest.split_whitespace() {
@@ -676,5 +679,8 @@ cpus=3
     fn devlib_markers_give_frequencies() {
         assert_eq!(devlib_frequency("cpu_frequency_devlib:        state=950000 cpu_id=3"), Some((950_000, 3)));
         assert_eq!(devlib_frequency("TRACE_MARKER_START"), None);
+        // Older devlib wrote the event's own name to trace_marker.
+        assert_eq!(devlib_frequency("cpu_frequency:        state=450000 cpu_id=0"), Some((450_000, 0)));
+        assert_eq!(devlib_frequency("cpu_frequency: state=x cpu_id=0"), None);
     }
 }

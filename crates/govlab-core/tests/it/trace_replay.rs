@@ -41,11 +41,15 @@ fn replay_of_a_runs_trace_reproduces_its_busy_time() {
     let (pinned, free, follow) = (busy(&out), busy(&free), busy(&follow));
     let total = |v: &[u64]| v.iter().sum::<u64>() as f64;
     let span = run.sim_time_ns as f64;
-    // Pinned, sleeps timed, each task stays on its recorded CPU: busy time
-    // per CPU within 3% of the span (1.0% measured), and in total within 2%
-    // (0.65% measured).
+    // Pinned, sleeps timed, each stretch of a task on its recorded CPU:
+    // busy time per CPU within 4% of the span, and in total within 2% (0.2%
+    // measured). Per CPU 3.2% measured (1.0% when a task was allowed on all
+    // its CPUs at once): four tasks ran their first burst on another CPU
+    // than the rest, and the handover to the part on the new CPU delays the
+    // rest of that task by a wakeup there, which shifts how its bursts
+    // overlap those of the SMT sibling's task.
     for (cpu, (x, y)) in recorded.iter().zip(&pinned).enumerate() {
-        assert!((*x as f64 - *y as f64).abs() / span < 0.03, "CPU {cpu}: run {x} ns busy, pinned replay {y} ns");
+        assert!((*x as f64 - *y as f64).abs() / span < 0.04, "CPU {cpu}: run {x} ns busy, pinned replay {y} ns");
     }
     assert!((total(&pinned) / total(&recorded) - 1.0).abs() < 0.02, "total busy: run {recorded:?}, pinned replay {pinned:?}");
     // Placed by the simulated scheduler: other CPUs may be chosen (SMT

@@ -301,3 +301,38 @@ fn random_bytes_are_an_error() {
         }
     }
 }
+
+/// Older devlib wrote its frequency markers as `cpu_frequency: state=KHZ
+/// cpu_id=N` to trace_marker (LISA's example_rtapp: 12 of them, the
+/// frequencies of the 6 CPUs at the start and the end of the run). Each is
+/// read as a frequency: the big CPUs 1 and 2, which have no cpu_frequency
+/// event, run at the marker's 1.1 GHz from the first marker on.
+#[test]
+fn older_devlib_frequency_markers_are_frequencies() {
+    for rel in ["lisa/example_rtapp/trace.dat", "lisa/example_rtapp/trace.report.txt"] {
+        let path = real_data().join(rel);
+        let t = read(rel);
+        let in_file = std::fs::read_to_string(real_data().join("lisa/example_rtapp/trace.report.txt"))
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("tracing_mark_write: cpu_frequency:"))
+            .count();
+        let markers: Vec<u64> = t
+            .events
+            .iter()
+            .filter(|e| matches!(&e.kind, EventKind::Print { message } if message.starts_with("cpu_frequency:")))
+            .map(|e| e.ts_ns)
+            .collect();
+        assert_eq!((markers.len(), in_file), (12, 12), "{rel}");
+        let stats = govlab_core::api::trace_stats(&path, None).unwrap();
+        let (t0, _) = t.span_ns();
+        let before_first_ns = markers[1] - t0; // CPU 1's marker is the second
+        for cpu in [1, 2] {
+            let c = &stats.cpus[cpu];
+            assert!(c.time_in_state.contains_key(&1_100_000), "{rel} CPU {cpu}: {:?}", c.time_in_state);
+            assert!((c.freq_unknown_s - before_first_ns as f64 / 1e9).abs() < 1e-3, "{rel} CPU {cpu}: unknown {} s", c.freq_unknown_s);
+            // Markers are not the governor's changes.
+            assert_eq!(c.transitions, 0);
+        }
+    }
+}
