@@ -41,17 +41,20 @@ def check(path: str | os.PathLike[str], what: str = "output file") -> str:
     shown = os.fspath(path)
     if not shown:
         raise OutputError(f"the {what}'s file name is empty")
-    # Follow every symlink, including a chain or a dangling one: the file the
-    # link names is the one to write.
-    target = os.path.realpath(shown)
+    # The type of what the name stands for, through every link (including
+    # /dev/stdout's /proc/self/fd/1, which realpath cannot follow).
     try:
-        st = os.stat(target)
+        st = os.stat(shown)
     except FileNotFoundError:
         st = None
     except OSError as e:
         raise OutputError(f"cannot write the {what} {shown}: {e.strerror or e}") from None
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise OutputError(f"cannot write the {what} {shown}: it is {_kind(st.st_mode)}, not a regular file")
+    # The file a symlink (or a chain of them, or a dangling one) names is the one to write.
+    target = os.path.realpath(shown)
+    if st is not None and not os.path.isfile(target):
+        raise OutputError(f"cannot write the {what} {shown}: it does not name a file in a directory")
     directory = os.path.dirname(target)
     if not os.path.isdir(directory):
         raise OutputError(f"cannot write the {what} {shown}: the directory {directory} does not exist")
