@@ -36,7 +36,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,23 +113,40 @@ def execute(
         if notify and on_stored is not None:
             on_stored(run)
 
+    def claimed(runs: Sequence[RunSpec], held: dict[str, Any]) -> Iterator[RunSpec]:
+        """``runs`` one by one as this process claims them; the ones another process holds go to ``held``."""
+        for run in runs:
+            got, others = store.claim([run.key])
+            held.update(others)
+            if got:
+                yield run
+
     waiting_for: set[str] = set()
     try:
         while todo:
-            claimed, held = store.claim(r.key for r in todo)
-            if claimed:
-                _simulate([unique[k] for k in claimed], jobs, executor, keep)
-                continue  # claims that expired meanwhile are taken on the next pass
-            # Every run left is claimed by another live process: wait for it to store them.
-            holders = sorted({c.describe() for c in held.values()})
-            if set(holders) != waiting_for:
-                waiting_for = set(holders)
-                print(
-                    f"govlab: waiting for {len(held)} run(s) that {', '.join(holders)} is simulating "
-                    f"(another govlab on {store.path}); they are taken over if it stops",
-                    file=sys.stderr,
-                )
-            time.sleep(CLAIM_POLL_S)
+            held: dict[str, Any] = {}
+            if executor != LOCAL:
+                # A cluster takes every run at once: claim them all, then submit.
+                got, held = store.claim(r.key for r in todo)
+                mine: Iterable[RunSpec] = [unique[k] for k in got]
+            else:
+                # Claimed as they are started, so that two processes share the runs.
+                mine = claimed(todo, held)
+            simulated_before = simulated
+            _simulate(mine, len(todo), jobs, executor, keep)
+            if not held:
+                break
+            if simulated == simulated_before:
+                # Every run left is claimed by another live process: wait for it to store them.
+                holders = sorted({c.describe() for c in held.values()})
+                if set(holders) != waiting_for:
+                    waiting_for = set(holders)
+                    print(
+                        f"govlab: waiting for {len(held)} run(s) that {', '.join(holders)} is simulating "
+                        f"(another govlab on {store.path}); they are taken over if it stops",
+                        file=sys.stderr,
+                    )
+                time.sleep(CLAIM_POLL_S)
             present = store.present(held)
             todo = [unique[k] for k in held if k not in present]
     finally:
@@ -139,14 +156,18 @@ def execute(
     return SweepReport(len(unique), len(unique) - simulated, simulated, time.perf_counter() - start)
 
 
-def _simulate(missing: Sequence[RunSpec], jobs: int | None, executor: str, keep: Callable[..., None]) -> None:
-    """Simulate ``missing`` where ``executor`` says, ``keep(run, outcome)`` each result."""
+def _simulate(
+    missing: Iterable[RunSpec], count: int, jobs: int | None, executor: str, keep: Callable[..., None]
+) -> None:
+    """Simulate ``missing`` (at most ``count`` runs) where ``executor`` says, ``keep(run, outcome)`` each result."""
     if executor != LOCAL:
         from govlab.sweep import dask
 
-        dask.run(missing, executor, keep)
+        runs = list(missing)
+        if runs:
+            dask.run(runs, executor, keep)
         return
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(missing)))
+    jobs = max(1, min(jobs or os.cpu_count() or 1, count))
     if jobs == 1:
         for run in missing:
             keep(run, worker.simulate(run.kwargs))

@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
 from govlab.plan import RunSpec
@@ -44,8 +44,12 @@ def _init_worker(parent_pid: int) -> None:
     worker.die_with_parent(parent_pid, PARENT_POLL_S)
 
 
-def run(missing: Sequence[RunSpec], jobs: int, keep: Callable[..., None]) -> None:
-    """Simulate ``missing`` on a pool of ``jobs`` processes; ``keep(run, outcome)`` each result."""
+def run(missing: Iterable[RunSpec], jobs: int, keep: Callable[..., None]) -> None:
+    """Simulate ``missing`` on a pool of ``jobs`` processes; ``keep(run, outcome)`` each result.
+
+    ``missing`` is read as runs are started (the sweep claims each run in the
+    database when it is taken from it); the pool starts only if it yields one.
+    """
     # spawn: a clean interpreter per worker, safe whatever threads this process runs.
     context = multiprocessing.get_context("spawn")
     executor = ProcessPoolExecutor(
