@@ -125,6 +125,30 @@ def _cmd_run(args: argparse.Namespace) -> str:
     return format_text(result)
 
 
+#: Trace events per CPU per simulated second of a busy run, measured on
+#: skylake-e3-1240v5 (ycsb-redis: 14,400; periodic with 8 tasks at 20%: 10,000;
+#: an idle machine: 30), and the bytes of one event line (127 to 160).
+TRACE_EVENTS_PER_CPU_S = 15_000
+TRACE_BYTES_PER_EVENT = 140
+#: `run --trace` warns when its estimate is above this many bytes.
+TRACE_WARN_BYTES = 500_000_000
+
+
+def _warn_trace_size(config: dict[str, Any]) -> None:
+    """One line on stderr when the trace of this run may be large (the estimate for a busy workload)."""
+    resolved = api.show_config(**config)
+    cpus = int(resolved["platform"]["cpus"])
+    seconds = resolved["duration_ns"] / 1e9
+    estimate = seconds * cpus * TRACE_EVENTS_PER_CPU_S * TRACE_BYTES_PER_EVENT
+    if estimate > TRACE_WARN_BYTES:
+        print(
+            f"govlab: warning: the trace of {seconds:g} s on {cpus} CPUs may reach about {estimate / 1e9:.1f} GB "
+            f"(a busy workload writes about {TRACE_EVENTS_PER_CPU_S * TRACE_BYTES_PER_EVENT / 1e6:.0f} MB per CPU "
+            "per simulated second); a shorter --duration makes it smaller",
+            file=sys.stderr,
+        )
+
+
 def _cmd_list(args: argparse.Namespace) -> str:
     if args.py and args.kind != "governors":
         raise ValueError("--py lists governors written in Python: govlab list governors --py FILE.py[:CLASS]")
