@@ -23,7 +23,7 @@ SLOW = """
 name = "slow"
 platform = "skylake-e3-1240v5"
 workload = "periodic:run_us=100,period_us=500"
-duration = "40s"
+duration = "60s"
 repeats = 2
 seed = 1
 cpuidle = "menu"
@@ -282,7 +282,6 @@ def test_sigterm_stops_like_ctrl_c(tmp_path):
     assert "Traceback" not in r.stderr
 
 
-@pytest.mark.slow
 def test_crash_and_resume(cli, tmp_path):
     """Kill a compare (SIGKILL, SIGTERM) early and mid-way; nothing is left running, the
     database is sound, and the resumed compare prints what an uninterrupted one does."""
