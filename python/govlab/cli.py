@@ -313,7 +313,7 @@ def _cmd_trace_stats(args: argparse.Namespace) -> str:
     if args.html:
         from govlab import outfile
 
-        outfile.check(args.html, "HTML page")
+        outfile.check(args.html, "HTML report")
         stats = trace_page.write_html(args.file, args.html, args.platform)
         print(f"govlab: wrote the HTML page to {args.html}", file=sys.stderr)
     else:
