@@ -22,7 +22,8 @@ HTML report's writing.
 
 Exit status: 0 on success; 2 on bad input (argparse's own message for a bad
 option, ``govlab: error: ...`` for anything the engine or our own checks
-reject); 130 when interrupted. Output is built completely before anything is
+reject); 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM, which
+stops a command as Ctrl-C does: finished runs stay stored). Output is built completely before anything is
 written to stdout, so a failed run writes nothing there.
 """
 
@@ -31,6 +32,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -53,14 +56,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(_negative_values(sys.argv[1:] if argv is None else list(argv)))
     except SystemExit as e:  # argparse printed its message (or --help, --version)
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    previous = _handle_sigterm()
     try:
         out = args.handler(args)
+    except Terminated:
+        print("govlab: terminated (SIGTERM)", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("govlab: interrupted", file=sys.stderr)
         return 130
     except (GovlabError, OSError, ValueError) as e:
         print(f"govlab: error: {str(e) or type(e).__name__}", file=sys.stderr)
         return 2
+    except sqlite3.Error as e:  # a results database that went bad while in use
+        print(f"govlab: error: the results database cannot be used: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return _write(out)
 
 
@@ -82,6 +95,23 @@ def _negative_values(argv: list[str]) -> list[str]:
     return out
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be, so that it stops a command the same way."""
+
+
+def _handle_sigterm() -> Any:
+    """Make SIGTERM raise :class:`Terminated` (in the main thread only); returns the handler it replaced."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def terminate(_signum: int, _frame: Any) -> None:
+        raise Terminated
+
+    return signal.signal(signal.SIGTERM, terminate)
+
+
 # --- commands ----------------------------------------------------------------
 
 
@@ -96,15 +126,45 @@ def _cmd_run(args: argparse.Namespace) -> str:
     }
     if args.show_config:
         return json.dumps(api.show_config(**config), indent=2) + "\n"
+    trace_path = None
+    if args.trace:
+        from govlab import outfile
+
+        trace_path = outfile.check(args.trace, "trace")
+        _warn_trace_size(config)
     progress = _ProgressBar() if sys.stderr.isatty() else None
     try:
-        result = api.run(**config, trace=args.trace, progress=progress)
+        result = api.run(**config, trace=trace_path, progress=progress)
     finally:
         if progress is not None:
             progress.close()
     if args.format == "json":
         return json.dumps(result.to_dict(), indent=2, sort_keys=False) + "\n"
     return format_text(result)
+
+
+#: Trace events per CPU per simulated second of a busy run, measured on
+#: skylake-e3-1240v5 (ycsb-redis: 14,400; periodic with 8 tasks at 20%: 10,000;
+#: an idle machine: 30), and the bytes of one event line (127 to 160).
+TRACE_EVENTS_PER_CPU_S = 15_000
+TRACE_BYTES_PER_EVENT = 140
+#: `run --trace` warns when its estimate is above this many bytes.
+TRACE_WARN_BYTES = 500_000_000
+
+
+def _warn_trace_size(config: dict[str, Any]) -> None:
+    """One line on stderr when the trace of this run may be large (the estimate for a busy workload)."""
+    resolved = api.show_config(**config)
+    cpus = int(resolved["platform"]["cpus"])
+    seconds = resolved["duration_ns"] / 1e9
+    estimate = seconds * cpus * TRACE_EVENTS_PER_CPU_S * TRACE_BYTES_PER_EVENT
+    if estimate > TRACE_WARN_BYTES:
+        print(
+            f"govlab: warning: the trace of {seconds:g} s on {cpus} CPUs may reach about {estimate / 1e9:.1f} GB "
+            f"(a busy workload writes about {TRACE_EVENTS_PER_CPU_S * TRACE_BYTES_PER_EVENT / 1e6:.0f} MB per CPU "
+            "per simulated second); a shorter --duration makes it smaller",
+            file=sys.stderr,
+        )
 
 
 def _cmd_list(args: argparse.Namespace) -> str:
@@ -130,9 +190,13 @@ def _cmd_compare(args: argparse.Namespace) -> str:
         raise ValueError("--jobs applies to --executor local; a Dask cluster runs as many runs as its workers have threads")
     if (args.timeline or args.timeline_value) and not args.html:
         raise ValueError("--timeline and --timeline-value choose the run the HTML report shows; they need --html FILE")
+    from govlab import outfile
+
+    outfile.check(db, "results database")
     if args.html:
         from govlab import report as html_report
 
+        outfile.check(args.html, "HTML report")
         html_report.timeline_pick(experiments[0].to_dict(), args.timeline, args.timeline_value)
     with Store(db) as store:
         done = _execute(experiments, store, db, args.jobs, executor)
@@ -150,6 +214,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
     loaded = [(ev, reproduce.experiments_of(ev, quick=args.quick)) for ev in evaluations]
     _check_jobs(args.jobs)
     db = args.db or reproduce.default_db()
+    from govlab import outfile
+
+    outfile.check(db, "results database")
+    if args.html:
+        outfile.check(args.html, "HTML report")
     texts: list[str] = []
     documents: list[dict[str, Any]] = []
     every_analysis: list[dict[str, Any]] = []
@@ -185,14 +254,15 @@ def _check_jobs(jobs: int | None) -> None:
 def _execute(experiments: Sequence[Any], store: Any, db: str, jobs: int | None, executor: str = "local", label: str = "") -> Any:
     """Plan, run, store and analyse ``experiments`` (:func:`govlab.pipeline.run_experiments`), saying so on stderr.
 
-    On Ctrl-C, says that the finished runs are stored, then re-raises.
+    On Ctrl-C or SIGTERM, says that the finished runs are stored, then re-raises.
     """
     from govlab import pipeline
 
     try:
         done = pipeline.run_experiments(experiments, store, jobs=jobs, executor=executor)
-    except KeyboardInterrupt:
-        print(f"govlab: finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        why = "terminated" if isinstance(e, Terminated) else "interrupted"
+        print(f"govlab: {why}; finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
         raise
     report = done.report
     print(
@@ -229,6 +299,10 @@ def _cmd_report(args: argparse.Namespace) -> str:
     from govlab import compare, tables
     from govlab.store import Store
 
+    if args.html:
+        from govlab import outfile
+
+        outfile.check(args.html, "HTML report")
     with Store(args.db, create=False) as store:
         analyses = compare.from_store(store, args.experiment)
         if args.html:
@@ -268,6 +342,9 @@ def _cmd_trace_stats(args: argparse.Namespace) -> str:
     from govlab.report import trace_page
 
     if args.html:
+        from govlab import outfile
+
+        outfile.check(args.html, "HTML report")
         stats = trace_page.write_html(args.file, args.html, args.platform)
         print(f"govlab: wrote the HTML page to {args.html}", file=sys.stderr)
     else:

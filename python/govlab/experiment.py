@@ -92,6 +92,20 @@ __all__ = [
     "loads_all",
 ]
 
+#: The largest experiment a file may define, checked when it is loaded (before
+#: anything is allocated or simulated); docs/compare.md lists them.
+MAX_REPEATS = 1000
+#: Values of an axis.
+MAX_AXIS_VALUES = 1000
+#: [[config]] tables of an experiment.
+MAX_CONFIGS = 100
+#: [[benchmark]] tables of a file.
+MAX_BENCHMARKS = 100
+#: Runs of one experiment: configurations x axis values x repeats.
+MAX_RUNS = 100_000
+#: The largest seed (the engine's seeds are 64-bit; TOML integers are signed).
+MAX_SEED = 2**63 - 1
+
 _EXPERIMENT_KEYS = {
     "name", "description", "platform", "workload", "duration", "repeats", "seed", "seeds",
     "baseline", "cpufreq", "cpuidle",
@@ -263,13 +277,19 @@ class _Loader:
                 raise self.fail(("quick", k), f"unknown key; expected {_choices(_QUICK_KEYS)}")
         if "duration" in quick_table:
             self.duration(("quick", "duration"), quick_table["duration"])
-        if "repeats" in quick_table and (not _is_int(quick_table["repeats"]) or quick_table["repeats"] < 1):
-            raise self.fail(("quick", "repeats"), f"expected an integer of at least 1, got {_show(quick_table['repeats'])}")
+        if "repeats" in quick_table and (
+            not _is_int(quick_table["repeats"]) or not 1 <= quick_table["repeats"] <= MAX_REPEATS
+        ):
+            raise self.fail(
+                ("quick", "repeats"), f"expected an integer from 1 to {MAX_REPEATS}, got {_show(quick_table['repeats'])}"
+            )
         if "benchmark" not in doc:
             return [self.experiment(quick_table if quick else None)]
         benches = doc["benchmark"]
         if not isinstance(benches, list) or not benches or not all(isinstance(b, dict) for b in benches):
             raise self.fail(("benchmark",), "expected [[benchmark]] tables")
+        if len(benches) > MAX_BENCHMARKS:
+            raise self.fail(("benchmark",), f"{len(benches)} [[benchmark]] tables; at most {MAX_BENCHMARKS} per file")
         exp = self.table(("experiment",), required=True)
         for k in ("workload",):
             if k in exp:
@@ -375,6 +395,13 @@ class _Loader:
                 quick_values = axis_values if len(axis_values) <= 2 else [axis_values[0], axis_values[-1]]
             axis_values = [v for v in axis_values if v in quick_values]
         configs = self.configs(platform, workload, axis_name, axis_values, default_cpufreq, default_cpuidle)
+        runs = len(configs) * len(axis_values) * len(seeds)
+        if runs > MAX_RUNS:
+            raise ExperimentError(
+                self.path, None, "experiment",
+                f"{len(configs)} configs x {len(axis_values)} axis values x {len(seeds)} repeats = {runs} runs; "
+                f"at most {MAX_RUNS} per experiment",
+            )
 
         names = [c.name for c in configs]
         if "baseline" in exp:
@@ -403,6 +430,10 @@ class _Loader:
             seeds = exp["seeds"]
             if not isinstance(seeds, list) or not seeds or not all(_is_int(s) for s in seeds):
                 raise self.fail(key, f"expected a non-empty list of integers, got {_show(seeds)}")
+            if len(seeds) > MAX_REPEATS:
+                raise self.fail(key, f"{len(seeds)} seeds; at most {MAX_REPEATS}")
+            if any(not 0 <= s <= MAX_SEED for s in seeds):
+                raise self.fail(key, f"seeds must be from 0 to {MAX_SEED}, got {_show(seeds)}")
             if len(set(seeds)) != len(seeds):
                 raise self.fail(key, f"seeds repeat: {_show(seeds)}")
             if "seed" in exp:
@@ -411,11 +442,14 @@ class _Loader:
                 raise self.fail(("experiment", "repeats"), f"is {_show(exp['repeats'])} but seeds lists {len(seeds)}")
             return [int(s) for s in seeds]
         repeats = exp.get("repeats", 1)
-        if not _is_int(repeats) or repeats < 1:
-            raise self.fail(("experiment", "repeats"), f"expected an integer of at least 1, got {_show(repeats)}")
+        if not _is_int(repeats) or not 1 <= repeats <= MAX_REPEATS:
+            raise self.fail(("experiment", "repeats"), f"expected an integer from 1 to {MAX_REPEATS}, got {_show(repeats)}")
         seed = exp.get("seed", api.DEFAULT_SEED)
-        if not _is_int(seed) or seed < 0:
-            raise self.fail(("experiment", "seed"), f"expected a non-negative integer, got {_show(seed)}")
+        if not _is_int(seed) or not 0 <= seed <= MAX_SEED - repeats + 1:
+            raise self.fail(
+                ("experiment", "seed"),
+                f"expected an integer from 0 to {MAX_SEED - repeats + 1} (seed + repeats - 1 at most {MAX_SEED}), got {_show(seed)}",
+            )
         return [seed + i for i in range(repeats)]
 
     def axis(self, platform: str, workload: str) -> tuple[str | None, list[Any]]:
@@ -429,6 +463,8 @@ class _Loader:
         key = ("axis", name)
         if not isinstance(values, list) or not values:
             raise self.fail(key, f"expected a non-empty list of values, got {_show(values)}")
+        if len(values) > MAX_AXIS_VALUES:
+            raise self.fail(key, f"{len(values)} values; at most {MAX_AXIS_VALUES}")
         for v in values:
             if isinstance(v, (dict, list)) or (isinstance(v, float) and not math.isfinite(v)):
                 raise self.fail(key, f"values must be numbers, strings or booleans, got {_show(v)}")
@@ -446,6 +482,8 @@ class _Loader:
             raise ExperimentError(self.path, None, "config", "no [[config]] tables: an experiment compares at least one configuration")
         if not isinstance(raw, list) or not all(isinstance(c, dict) for c in raw):
             raise self.fail(("config",), "expected [[config]] tables")
+        if len(raw) > MAX_CONFIGS:
+            raise self.fail(("config",), f"{len(raw)} [[config]] tables; at most {MAX_CONFIGS}")
         workload0 = workload if axis_name is None else api.spec_text((workload, {axis_name: axis_values[0]}), "workload")
         configs: list[Config] = []
         for i, table in enumerate(raw):

@@ -41,13 +41,17 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import socket
 import sqlite3
+import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from govlab import __version__
+from govlab import __version__, outfile
+from govlab.exceptions import GovlabError
 
-__all__ = ["Store", "DEFAULT_DB_NAME", "SCHEMA_VERSION"]
+__all__ = ["Store", "StoreError", "DEFAULT_DB_NAME", "SCHEMA_VERSION", "APPLICATION_ID"]
 
 #: The database's file name when ``--db`` is not given (beside the experiment).
 DEFAULT_DB_NAME = "govlab-results.sqlite"
@@ -73,6 +77,14 @@ CREATE TABLE IF NOT EXISTS experiments (
     runs       TEXT NOT NULL,
     updated_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS claims (
+    key        TEXT PRIMARY KEY,
+    pid        INTEGER NOT NULL,
+    host       TEXT NOT NULL,
+    started    TEXT NOT NULL,
+    claimed_at TEXT NOT NULL,
+    heartbeat  REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS timelines (
     key        TEXT PRIMARY KEY,
     data       TEXT NOT NULL,
@@ -80,40 +92,82 @@ CREATE TABLE IF NOT EXISTS timelines (
 );
 """
 
+#: ``PRAGMA application_id`` of a govlab results database: "govl" in ASCII.
+APPLICATION_ID = 0x676F766C
+
+#: The tables of a govlab results database (older ones may lack the later ones).
+_TABLES = frozenset({"meta", "runs", "experiments", "timelines", "claims"})
+
 #: Keys per SELECT ... IN (...): below SQLite's default variable limit.
 _CHUNK = 500
 
 
+class StoreError(GovlabError, ValueError):
+    """A results database that cannot be used: not govlab's, corrupted, or in a place that cannot be opened."""
+
+
 class Store:
-    """A results database, opened (and created if need be) at ``path``."""
+    """A results database, opened (and created if need be) at ``path``.
+
+    Before anything is written, the file is checked: it must be a regular
+    file (or not exist yet, with ``create``) in a writable directory, an
+    SQLite database that ``PRAGMA quick_check`` finds sound, and govlab's (its
+    ``application_id`` is :data:`APPLICATION_ID`, or, for a database made
+    before govlab set it, its tables are govlab's). Anything else raises
+    :class:`StoreError` and leaves the file as it was.
+    """
 
     def __init__(self, path: str | os.PathLike[str], create: bool = True) -> None:
         self.path = os.fspath(path)
         if not create and not os.path.isfile(self.path):
+            if os.path.exists(self.path):
+                raise StoreError(f"{self.path}: not a results database (it is not a regular file)")
             raise FileNotFoundError(f"no results database at {self.path}")
+        target = outfile.check(self.path, "results database") if create else os.path.realpath(self.path)
         uri_mode = "rwc" if create else "rw"
         from urllib.parse import quote
 
-        self._db = sqlite3.connect(
-            f"file:{quote(os.path.abspath(self.path))}?mode={uri_mode}",
-            uri=True,
-            isolation_level=None,  # autocommit; transactions are explicit below
-            timeout=30.0,
-        )
         try:
+            self._db = sqlite3.connect(
+                f"file:{quote(target)}?mode={uri_mode}",
+                uri=True,
+                isolation_level=None,  # autocommit; transactions are explicit below
+                timeout=30.0,
+            )
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: cannot open the results database ({e})") from None
+        try:
+            # Read-only checks first: a database that is not govlab's is never written to.
+            self._check_foreign(create)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._check_schema(create)
+            self._check_schema()
         except sqlite3.DatabaseError as e:
             self._db.close()
-            raise ValueError(f"{self.path}: not a govlab results database ({e})") from None
+            raise StoreError(f"{self.path}: not a usable govlab results database ({e})") from None
+        except StoreError:
+            self._db.close()
+            raise
 
-    def _check_schema(self, create: bool) -> None:
+    def _check_foreign(self, create: bool) -> None:
         tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not tables and not create:
             raise sqlite3.DatabaseError("it is empty")
-        if tables and "runs" not in tables:
-            raise sqlite3.DatabaseError("it has no runs table")
+        check = self._db.execute("PRAGMA quick_check").fetchall()
+        if check != [("ok",)]:
+            raise StoreError(f"{self.path}: the results database is corrupted ({check[0][0]}); "
+                             "`sqlite3 FILE .recover` may save its runs")
+        app = int(self._db.execute("PRAGMA application_id").fetchone()[0])
+        if app not in (0, APPLICATION_ID):
+            raise StoreError(f"{self.path}: another program's SQLite database (application_id {app:#x}), "
+                             "not govlab's; govlab leaves it as it is: give --db a new file")
+        foreign = sorted(tables - _TABLES)
+        if tables and (foreign or not {"meta", "runs"} <= tables):
+            listing = f" (its tables include {', '.join(foreign[:5])})" if foreign else ""
+            raise StoreError(f"{self.path}: an SQLite database that is not govlab's{listing}; "
+                             "govlab leaves it as it is: give --db a new file")
+
+    def _check_schema(self) -> None:
         with self._transaction():
             for statement in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
                 self._db.execute(statement)
@@ -121,6 +175,7 @@ class Store:
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
             )
+            self._db.execute(f"PRAGMA application_id={APPLICATION_ID}")
         version = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
         if int(version) > SCHEMA_VERSION:
             raise sqlite3.DatabaseError(f"schema version {version} is newer than this govlab's {SCHEMA_VERSION}")
@@ -157,6 +212,12 @@ class Store:
                     _now(),
                 ),
             )
+            self._db.execute(
+                "DELETE FROM claims WHERE key=? AND pid=? AND host=? AND started=?", (key, *_owner())
+            )
+            self._db.execute(
+                "UPDATE claims SET heartbeat=? WHERE pid=? AND host=? AND started=?", (time.time(), *_owner())
+            )
             return cur.rowcount == 1
 
     def present(self, keys: Iterable[str]) -> set[str]:
@@ -185,6 +246,51 @@ class Store:
 
     def count(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM runs").fetchone()[0])
+
+    # --- claims ----------------------------------------------------------------------
+
+    def claim(self, keys: Iterable[str]) -> tuple[list[str], dict[str, Claim]]:
+        """Claim the runs ``keys`` not stored and not claimed by a live process: ``(claimed, held)``.
+
+        ``claimed`` lists the keys this process now holds (in the order given),
+        ``held`` maps each other key to the live claim that holds it. A claim
+        expires when its process is gone (same host: no such pid, or a pid
+        reused by a newer process) or, for a claim made on another host, when
+        its process has stored nothing for :data:`CLAIM_STALE_S`.
+        """
+        keys = list(dict.fromkeys(keys))
+        claimed: list[str] = []
+        held: dict[str, Claim] = {}
+        for chunk in _chunks(keys):
+            marks = ",".join("?" * len(chunk))
+            with self._transaction():
+                stored = {r[0] for r in self._db.execute(f"SELECT key FROM runs WHERE key IN ({marks})", chunk)}
+                claims = {
+                    r[0]: Claim(int(r[1]), str(r[2]), str(r[3]), float(r[4]))
+                    for r in self._db.execute(
+                        f"SELECT key, pid, host, started, heartbeat FROM claims WHERE key IN ({marks})", chunk
+                    )
+                }
+                now, stamp = time.time(), _now()
+                for key in chunk:
+                    if key in stored:
+                        continue
+                    other = claims.get(key)
+                    if other is not None and not other.mine() and other.alive(now):
+                        held[key] = other
+                        continue
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO claims(key, pid, host, started, claimed_at, heartbeat) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (key, *_owner(), stamp, now),
+                    )
+                    claimed.append(key)
+        return claimed, held
+
+    def release(self) -> None:
+        """Drop every claim of this process (the runs it did not finish)."""
+        with self._transaction():
+            self._db.execute("DELETE FROM claims WHERE pid=? AND host=? AND started=?", _owner())
 
     # --- experiments -------------------------------------------------------------
 
@@ -243,6 +349,63 @@ class Store:
 
     def __exit__(self, *_: Any) -> None:
         self.close()
+
+
+CLAIM_STALE_S = 3600.0
+"""How long a claim made on another host lasts after its process last stored a run."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim on a run: the process that will simulate it."""
+
+    pid: int
+    host: str
+    started: str
+    heartbeat: float
+
+    def mine(self) -> bool:
+        return (self.pid, self.host, self.started) == _owner()
+
+    def alive(self, now: float) -> bool:
+        """Whether the claiming process may still store the run."""
+        if self.host != _owner()[1]:
+            return now - self.heartbeat < CLAIM_STALE_S
+        return _process_start(self.pid) == self.started
+
+    def describe(self) -> str:
+        return f"process {self.pid} on {self.host}"
+
+
+def _process_start(pid: int) -> str | None:
+    """An id of the process ``pid``'s start (its start time in clock ticks since boot), or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return fields[19].decode()  # field 22, starttime, counting from after the command name
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    return "alive" if pid != os.getpid() else _START_FALLBACK
+
+
+_START_FALLBACK = "alive"
+_OWNERS: dict[int, tuple[int, str, str]] = {}
+
+
+def _owner() -> tuple[int, str, str]:
+    """This process as a claim names it: (pid, host, start)."""
+    pid = os.getpid()
+    if pid not in _OWNERS:
+        _OWNERS[pid] = (pid, socket.gethostname(), _process_start(pid) or _START_FALLBACK)
+    return _OWNERS[pid]
 
 
 def _chunks(items: list[str]) -> Iterable[list[str]]:

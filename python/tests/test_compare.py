@@ -196,7 +196,7 @@ BAD_EXPERIMENTS = {
     # name: (replace this, with that, line, key, text in the message)
     "unknown governor": ('cpufreq = "schedutil"', 'cpufreq = "schedutl"', 19, "config[2].cpufreq", "schedutl"),
     "bad tunable": ('cpufreq = "ondemand"', 'cpufreq = { name = "ondemand", up_threshold = 200 }', 15, "config[1].cpufreq", "up_threshold"),
-    "zero repeats": ("repeats = 3", "repeats = 0", 6, "experiment.repeats", "at least 1"),
+    "zero repeats": ("repeats = 3", "repeats = 0", 6, "experiment.repeats", "from 1 to 1000"),
     "unknown axis parameter": ("tasks = [1, 4]", "taskz = [1, 4]", 11, "axis.taskz", "taskz"),
     "bad axis value": ("tasks = [1, 4]", "tasks = [1, -4]", 11, "axis.tasks", "-4"),
     "unknown key": ('name = "schedutil"', 'name = "schedutil"\nspeed = 11', 19, "config[2].speed", "unknown key"),

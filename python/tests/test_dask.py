@@ -99,3 +99,24 @@ def test_a_killed_worker_costs_only_its_runs(cluster, small, tmp_path):
     assert sorted(stored) == stored_keys(tmp_path / "dask.sqlite") == stored_keys(tmp_path / "local.sqlite")
     assert len(set(stored)) == SMALL_RUNS == report.simulated
     assert text == reference
+
+
+def test_a_cluster_left_without_workers_stops_with_no_workers(small, tmp_path, monkeypatch):
+    # issue 16: a sweep whose workers all died waited forever in silence.
+    from govlab.sweep import dask as govlab_dask
+
+    monkeypatch.setattr(govlab_dask, "NO_WORKERS_TIMEOUT_S", 2.0)
+    db = tmp_path / "nw.sqlite"
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as lonely:
+        seen: list[str] = []
+
+        def stored(run):
+            seen.append(run.key)
+            if len(seen) == 1:
+                lonely.scale(0)  # the only worker goes, and no other comes
+
+        with pytest.raises(govlab_dask.ClusterError, match="no workers"):
+            compare_text(small, db, dask_url(lonely), stored)
+    assert stored_keys(db) and set(seen) <= set(stored_keys(db))  # the finished runs are kept

@@ -395,5 +395,7 @@ def test_cli_html_to_an_impossible_path(cli, tmp_path):
     target = tmp_path / "no" / "such" / "dir" / "r.html"
     proc = cli("report", str(db), "--html", str(target))
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.splitlines()[-1] == f"govlab: error: cannot write the HTML report {target}: No such file or directory"
+    assert proc.stderr.splitlines()[-1] == (
+        f"govlab: error: cannot write the HTML report {target}: the directory {target.parent} does not exist"
+    )
     assert "Traceback" not in proc.stderr and not target.parent.exists()

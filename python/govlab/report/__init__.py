@@ -205,17 +205,10 @@ def render(
 
 
 def write(path: str | os.PathLike[str], page: str) -> None:
-    """Write ``page`` to ``path`` whole: to a temporary file first, then renamed into place."""
-    path = os.fspath(path)
-    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.govlab-tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.replace(tmp, path)
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise OSError(f"cannot write the HTML report {path}: {e.strerror or e}") from None
+    """Write ``page`` to ``path`` whole, through a symlink, never over a device (:func:`govlab.outfile.write_text`)."""
+    from govlab import outfile
+
+    outfile.write_text(path, page, "HTML report")
 
 
 def _benchmark(a: Mapping[str, Any], cells: Cells, counter: Iterator[int]) -> dict[str, Any]:

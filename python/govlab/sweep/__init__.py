@@ -6,6 +6,13 @@ runs in this process) and stores each result, in its own transaction, the
 moment it arrives. A progress bar (runs done, elapsed and ETA) goes to stderr
 when it is a terminal.
 
+Two processes on one database: before simulating, a process claims the runs
+it will do in the database (:meth:`govlab.store.Store.claim`: its pid, host and
+start time), so a second ``compare`` on the same database simulates only the
+runs nobody holds, then waits (saying so) for the others to be stored. A claim
+whose process is gone expires, and the waiting or resumed process takes the
+run over; a process releases its claims when it stops.
+
 Interruption: the workers ignore SIGINT, so Ctrl-C reaches only this process.
 It cancels the runs not yet started, waits for the ones in flight and stores
 them, then raises KeyboardInterrupt; a second Ctrl-C while it waits abandons
@@ -29,7 +36,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +48,9 @@ __all__ = ["execute", "SweepReport", "parse_executor", "LOCAL"]
 
 #: The executor of a process pool on this machine.
 LOCAL = "local"
+
+#: Seconds between looks at the database while another process simulates the runs left.
+CLAIM_POLL_S = 1.0
 
 _DASK_ADDRESS = re.compile(r"^dask://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
 
@@ -86,38 +96,85 @@ def execute(
     for run in runs:
         unique.setdefault(run.key, run)
     stored = store.present(unique)
-    missing = [r for k, r in unique.items() if k not in stored]
-    report = SweepReport(len(unique), len(stored), len(missing), 0.0)
-    if not missing:
-        return SweepReport(report.total, report.stored, 0, time.perf_counter() - start)
+    todo = [r for k, r in unique.items() if k not in stored]
+    if not todo:
+        return SweepReport(len(unique), len(stored), 0, time.perf_counter() - start)
 
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(missing)))
-    bar = _bar(len(missing), desc, progress, len(stored))
+    bar = _bar(len(todo), desc, progress, len(stored))
+    simulated = 0
 
     def keep(run: RunSpec, outcome: tuple[dict[str, Any], float], notify: bool = True) -> None:
+        nonlocal simulated
         result, wall_s = outcome
         store.put(run.key, run.identity, result, wall_s)
+        simulated += 1
         if bar is not None:
             bar.update(1)
         if notify and on_stored is not None:
             on_stored(run)
 
+    def claimed(runs: Sequence[RunSpec], held: dict[str, Any]) -> Iterator[RunSpec]:
+        """``runs`` one by one as this process claims them; the ones another process holds go to ``held``."""
+        for run in runs:
+            got, others = store.claim([run.key])
+            held.update(others)
+            if got:
+                yield run
+
+    waiting_for: set[str] = set()
     try:
-        if executor != LOCAL:
-            from govlab.sweep import dask
-
-            dask.run(missing, executor, keep)
-        elif jobs == 1:
-            for run in missing:
-                keep(run, worker.simulate(run.kwargs))
-        else:
-            from govlab.sweep import local
-
-            local.run(missing, jobs, keep)
+        while todo:
+            held: dict[str, Any] = {}
+            if executor != LOCAL:
+                # A cluster takes every run at once: claim them all, then submit.
+                got, held = store.claim(r.key for r in todo)
+                mine: Iterable[RunSpec] = [unique[k] for k in got]
+            else:
+                # Claimed as they are started, so that two processes share the runs.
+                mine = claimed(todo, held)
+            simulated_before = simulated
+            _simulate(mine, len(todo), jobs, executor, keep)
+            if not held:
+                break
+            if simulated == simulated_before:
+                # Every run left is claimed by another live process: wait for it to store them.
+                holders = sorted({c.describe() for c in held.values()})
+                if set(holders) != waiting_for:
+                    waiting_for = set(holders)
+                    print(
+                        f"govlab: waiting for {len(held)} run(s) that {', '.join(holders)} is simulating "
+                        f"(another govlab on {store.path}); they are taken over if it stops",
+                        file=sys.stderr,
+                    )
+                time.sleep(CLAIM_POLL_S)
+            present = store.present(held)
+            todo = [unique[k] for k in held if k not in present]
     finally:
+        store.release()
         if bar is not None:
             bar.close()
-    return SweepReport(report.total, report.stored, report.simulated, time.perf_counter() - start)
+    return SweepReport(len(unique), len(unique) - simulated, simulated, time.perf_counter() - start)
+
+
+def _simulate(
+    missing: Iterable[RunSpec], count: int, jobs: int | None, executor: str, keep: Callable[..., None]
+) -> None:
+    """Simulate ``missing`` (at most ``count`` runs) where ``executor`` says, ``keep(run, outcome)`` each result."""
+    if executor != LOCAL:
+        from govlab.sweep import dask
+
+        runs = list(missing)
+        if runs:
+            dask.run(runs, executor, keep)
+        return
+    jobs = max(1, min(jobs or os.cpu_count() or 1, count))
+    if jobs == 1:
+        for run in missing:
+            keep(run, worker.simulate(run.kwargs))
+    else:
+        from govlab.sweep import local
+
+        local.run(missing, jobs, keep)
 
 
 def _bar(total: int, desc: str, progress: bool | None, already: int) -> Any:

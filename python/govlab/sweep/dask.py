@@ -14,12 +14,17 @@ that died (3 by default) and govlab then stops with an error naming the run.
 A run that raises an error fails the sweep as it does locally; simulations
 are deterministic, so it is not tried again.
 
+A cluster left with no worker at all (every one killed, none restarted) would
+keep the runs waiting forever: after :data:`NO_WORKERS_TIMEOUT_S` without a
+worker govlab stops with "no workers" (exit 2), keeping every finished run.
+
 Ctrl-C (or an error): the results that have arrived are stored, the other
 runs are cancelled on the cluster, and whatever was stored stays stored.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,10 +33,19 @@ from govlab.exceptions import GovlabError
 from govlab.plan import RunSpec
 from govlab.sweep.worker import govlab_version, simulate
 
-__all__ = ["ClusterError", "CONNECT_TIMEOUT_S", "run"]
+__all__ = ["ClusterError", "CONNECT_TIMEOUT_S", "NO_WORKERS_TIMEOUT_S", "run"]
 
 #: How long to wait for the scheduler to answer and for a first worker.
 CONNECT_TIMEOUT_S = 30
+
+#: How long a sweep waits while the cluster has no worker at all before it stops
+#: with "no workers" (the runs stored so far are kept).
+NO_WORKERS_TIMEOUT_S = 60.0
+
+#: Seconds between looks at whether the cluster has any worker.
+POLL_S = 1.0
+#: Seconds between looks for results that have arrived.
+_READY_POLL_S = 0.02
 
 
 class ClusterError(GovlabError):
@@ -41,7 +55,7 @@ class ClusterError(GovlabError):
 def run(missing: Sequence[RunSpec], address: str, keep: Callable[..., None]) -> None:
     """Simulate ``missing`` on the cluster whose scheduler is at ``address``; ``keep(run, outcome)`` each result."""
     try:
-        from distributed import Client, as_completed
+        from distributed import Client
     except ImportError:
         raise ClusterError(
             "--executor dask:// needs Dask's distributed package: pip install 'govlab[dask]'"
@@ -57,14 +71,47 @@ def run(missing: Sequence[RunSpec], address: str, keep: Callable[..., None]) -> 
         }
         kept: set[str] = set()
         try:
-            for future in as_completed(futures, loop=client.loop):
-                r = futures[future]
-                keep(r, _outcome(future, r))
-                kept.add(r.key)
+            _collect(client, futures, kept, keep, address)
         except BaseException:
             _store_arrived(futures, kept, keep)
             client.cancel(list(futures))
             raise
+
+
+def _collect(client: Any, futures: dict[Any, RunSpec], kept: set[str], keep: Callable[..., None], address: str) -> None:
+    """``keep`` each result as it arrives; raise ClusterError after NO_WORKERS_TIMEOUT_S without a worker."""
+    from distributed import as_completed
+
+    arriving = as_completed(list(futures), loop=client.loop)
+    pending = set(futures)
+    alone_since: float | None = None
+    last_look = time.monotonic()
+    while pending:
+        done = arriving.next_batch(block=False) if arriving.has_ready() else []
+        for future in done:
+            r = futures[future]
+            try:
+                outcome = _outcome(future, r)
+            except TimeoutError:  # its result was lost with the worker that held it: it is run again
+                arriving.add(future)
+                continue
+            keep(r, outcome)
+            kept.add(r.key)
+            pending.discard(future)
+        if not done:
+            time.sleep(_READY_POLL_S)
+        if time.monotonic() - last_look < POLL_S:
+            continue
+        last_look = time.monotonic()
+        if client.nthreads():
+            alone_since = None
+        elif alone_since is None:
+            alone_since = time.monotonic()
+        elif time.monotonic() - alone_since > NO_WORKERS_TIMEOUT_S:
+            raise ClusterError(
+                f"no workers: the Dask scheduler at {address} has had no worker for {NO_WORKERS_TIMEOUT_S:.0f} s, "
+                f"with {len(pending)} run(s) left; the {len(kept)} finished run(s) are stored"
+            )
 
 
 def _check_workers(client: Any, address: str) -> None:
@@ -86,7 +133,7 @@ def _outcome(future: Any, r: RunSpec) -> tuple[dict[str, Any], float]:
     from distributed import KilledWorker
 
     try:
-        return future.result()
+        return future.result(timeout=POLL_S)
     except KilledWorker:
         raise ClusterError(
             f"run {r.key[:12]} ({r.config}, seed {r.seed}) was lost with every Dask worker that took it; "
@@ -97,5 +144,9 @@ def _outcome(future: Any, r: RunSpec) -> tuple[dict[str, Any], float]:
 def _store_arrived(futures: dict[Any, RunSpec], kept: set[str], keep: Callable[..., None]) -> None:
     for future, r in futures.items():
         if r.key not in kept and future.status == "finished":
-            keep(r, future.result(), notify=False)
+            try:
+                outcome = future.result(timeout=POLL_S)
+            except Exception:  # lost with its worker, or the cluster is gone: nothing to store
+                continue
+            keep(r, outcome, notify=False)
             kept.add(r.key)

@@ -3,17 +3,21 @@
 :func:`run` simulates run requests on ``jobs`` spawned worker processes
 (:func:`govlab.sweep.worker.simulate` in each) and hands every outcome to
 ``keep`` as it arrives. The workers ignore SIGINT, so Ctrl-C reaches only this
-process: it cancels the runs not yet started, waits for the ones in flight and
+process (and SIGTERM, which the command line turns into the same
+interruption): it cancels the runs not yet started, waits for the ones in flight and
 keeps them, then re-raises; a second Ctrl-C while it waits abandons them.
+A worker dies with this process, however it ends (``kill -9`` included):
+see :func:`govlab.sweep.worker.die_with_parent`.
 """
 
 from __future__ import annotations
 
 import itertools
 import multiprocessing
+import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
 from govlab.plan import RunSpec
@@ -22,15 +26,35 @@ from govlab.sweep import worker
 __all__ = ["run"]
 
 
-def _ignore_sigint() -> None:
+#: Seconds between a worker's looks at whether its parent is still there.
+PARENT_POLL_S = 1.0
+
+
+def _init_worker(parent_pid: int) -> None:
+    """A worker's start: ignore Ctrl-C (the parent handles it) and die with the parent.
+
+    On Linux the kernel kills the worker when the parent goes
+    (``prctl(PR_SET_PDEATHSIG, SIGKILL)``); everywhere, a daemon thread also
+    polls :func:`os.getppid` and ends the worker once the parent is gone, which
+    covers a parent that died before the prctl was made. With no worker left,
+    multiprocessing's resource tracker sees its pipe close and exits too.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    worker.die_with_parent(parent_pid, PARENT_POLL_S)
 
 
-def run(missing: Sequence[RunSpec], jobs: int, keep: Callable[..., None]) -> None:
-    """Simulate ``missing`` on a pool of ``jobs`` processes; ``keep(run, outcome)`` each result."""
+def run(missing: Iterable[RunSpec], jobs: int, keep: Callable[..., None]) -> None:
+    """Simulate ``missing`` on a pool of ``jobs`` processes; ``keep(run, outcome)`` each result.
+
+    ``missing`` is read as runs are started (the sweep claims each run in the
+    database when it is taken from it); the pool starts only if it yields one.
+    """
     # spawn: a clean interpreter per worker, safe whatever threads this process runs.
     context = multiprocessing.get_context("spawn")
-    executor = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_ignore_sigint)
+    executor = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),)
+    )
     pending: dict[Future, RunSpec] = {}
     queue = iter(missing)
     try:

@@ -48,6 +48,7 @@ use super::{
     latency_metrics, Arrivals, Better, ChannelSpec, Dist, IoKind, Metric, Op, Program, Record, Setup, Since,
     SourceSpec, TaskSpec, TimerRef, Workload,
 };
+use super::limits;
 use crate::error::{Error, Result};
 use crate::params::{parse_duration_ns, Params, Spec};
 use crate::platform::Platform;
@@ -147,7 +148,7 @@ impl<'a> Ctx<'a> {
             let t = &doc["channel"].as_array().map_or(Value::Boolean(false), |a| a[i].clone());
             let cap = match t.get("capacity_bytes") {
                 None => 65_536,
-                Some(v) => v.as_integer().filter(|&c| c > 0).ok_or_else(|| self.err("capacity_bytes", "capacity_bytes must be a positive integer"))? as u64,
+                Some(v) => self.int_in(v, "capacity_bytes", &format!("channel {name}: capacity_bytes"), 1, limits::MAX_BYTES, "bytes")?,
             };
             self.chans.insert(name.clone(), i as u32);
             setup.channels.push(ChannelSpec { name, capacity_bytes: cap });
@@ -165,11 +166,19 @@ impl<'a> Ctx<'a> {
                 tpl_index += 1;
             }
         }
+        let mut threads = 0;
         for t in &tasks {
             let spec = self.task(t)?;
             if t.get("template").and_then(Value::as_bool) == Some(true) {
                 setup.templates.push(spec);
             } else {
+                threads += u64::from(spec.instances);
+                if threads > limits::MAX_THREADS {
+                    return Err(self.err(
+                        "instances",
+                        format!("the tasks start more than {} threads in all (the most a workload may start)", limits::MAX_THREADS),
+                    ));
+                }
                 setup.tasks.push(spec);
             }
         }
@@ -184,8 +193,13 @@ impl<'a> Ctx<'a> {
                 let rate = s
                     .get("rate")
                     .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-                    .filter(|r| *r > 0.0 && r.is_finite())
                     .ok_or_else(|| self.err("rate", "a [[source]] needs rate = requests per second (> 0)"))?;
+                if !(rate > 0.0 && rate <= limits::MAX_RATE_PER_S) {
+                    return Err(self.err(
+                        "rate",
+                        format!("source {name}: rate = {rate}: out of range; valid: above 0, at most {:.0} per second", limits::MAX_RATE_PER_S),
+                    ));
+                }
                 let arrivals = match s.get("arrivals").and_then(Value::as_str).unwrap_or("poisson") {
                     "poisson" => Arrivals::Poisson,
                     "constant" => Arrivals::Constant,
@@ -239,7 +253,7 @@ impl<'a> Ctx<'a> {
         spec.program = Arc::new(std::mem::take(Arc::make_mut(&mut spec.program)));
         spec.instances = match tbl.get("instances") {
             None => 1,
-            Some(v) => v.as_integer().filter(|&n| (1..=100_000).contains(&n)).ok_or_else(|| self.err("instances", format!("task {comm}: instances must be 1..100000")))? as u32,
+            Some(v) => self.int_in(v, "instances", &format!("task {comm}: instances"), 1, limits::MAX_INSTANCES, "threads")? as u32,
         };
         if let Some(v) = tbl.get("cpus") {
             let cpus: Option<Vec<usize>> = v.as_array().map(|a| a.iter().map(|c| c.as_integer().and_then(|i| usize::try_from(i).ok())).collect()).and_then(|v: Vec<Option<usize>>| v.into_iter().collect());
@@ -264,7 +278,17 @@ impl<'a> Ctx<'a> {
             Value::Float(f) => format!("{f}us"),
             _ => String::new(),
         };
-        parse_duration_ns(&s, 1000).ok_or_else(|| self.err(key, format!("task {comm}: {key} = {v}: a duration such as 10ms or 500us")))
+        let ns = parse_duration_ns(&s, 1000).ok_or_else(|| self.err(key, format!("task {comm}: {key} = {v}: a duration such as 10ms or 500us")))?;
+        if ns > limits::MAX_EVENT_US * 1000 {
+            return Err(self.err(key, format!("task {comm}: {key} = {v}: out of range; valid: at most {} s", limits::MAX_EVENT_US / 1_000_000)));
+        }
+        Ok(ns)
+    }
+
+    /// The integer `v` of `key` if it is in `min..=max`; the error names `what` and the range.
+    fn int_in(&self, v: &Value, key: &str, what: &str, min: u64, max: u64, unit: &str) -> Result<u64> {
+        let n = v.as_integer().ok_or_else(|| self.err(key, format!("{what} = {v}: an integer, {min}..={max}")))?;
+        limits::within(n, min, max, unit).map_err(|e| self.err(key, format!("{what} = {e}")))
     }
 
     fn dist(&self, comm: &str, op: &toml::Table, key: &str, mean: f64) -> Result<Dist> {
@@ -317,7 +341,10 @@ impl<'a> Ctx<'a> {
                         Some("flush") => IoKind::Flush,
                         _ => return Err(self.err("io", format!("task {comm}: io = read | write | flush"))),
                     };
-                    let bytes = op.get("bytes").and_then(Value::as_integer).unwrap_or(4096).max(0) as u64;
+                    let bytes = match op.get("bytes") {
+                        None => 4096,
+                        Some(v) => self.int_in(v, "bytes", &format!("task {comm}: io bytes"), 0, limits::MAX_BYTES, "bytes")?,
+                    };
                     let dev = op.get("device").and_then(Value::as_str).unwrap_or("ssd");
                     let device = self
                         .devices
@@ -330,7 +357,10 @@ impl<'a> Ctx<'a> {
                     let name = arg.as_str().ok_or_else(|| self.err(&kind, format!("task {comm}: {kind} = \"CHANNEL\"")))?;
                     let chan = self.chan(name)?;
                     if kind == "send" {
-                        let bytes = op.get("bytes").and_then(Value::as_integer).unwrap_or(1).max(1) as u64;
+                        let bytes = match op.get("bytes") {
+                            None => 1,
+                            Some(v) => self.int_in(v, "bytes", &format!("task {comm}: send bytes"), 1, limits::MAX_BYTES, "bytes")?,
+                        };
                         out.push(Op::Send { chan, bytes });
                     } else {
                         out.push(Op::Recv { chan });
@@ -347,7 +377,10 @@ impl<'a> Ctx<'a> {
                     let template = *self.templates.get(name).ok_or_else(|| {
                         self.err("fork", format!("task {comm}: no template task '{name}'; templates: {}", self.templates.keys().cloned().collect::<Vec<_>>().join(", ")))
                     })?;
-                    let count = op.get("count").and_then(Value::as_integer).unwrap_or(1).clamp(1, 100_000) as u32;
+                    let count = match op.get("count") {
+                        None => 1,
+                        Some(v) => self.int_in(v, "count", &format!("task {comm}: fork count"), 1, limits::MAX_FORK_COUNT, "threads")? as u32,
+                    };
                     out.push(Op::Fork { template, count });
                 }
                 "join" => out.push(Op::Join),
@@ -375,7 +408,10 @@ impl<'a> Ctx<'a> {
                     let name = arg.as_str().unwrap_or("count").to_string();
                     let n = self.counters.len() as u16;
                     let counter = *self.counters.entry(name).or_insert(n);
-                    let amount = op.get("amount").and_then(Value::as_integer).unwrap_or(1).max(0) as u64;
+                    let amount = match op.get("amount") {
+                        None => 1,
+                        Some(v) => self.int_in(v, "amount", &format!("task {comm}: count amount"), 0, limits::MAX_COUNT_AMOUNT, "")?,
+                    };
                     out.push(Op::Count { counter, amount });
                 }
                 "loop" => {

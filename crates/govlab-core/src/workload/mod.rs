@@ -17,6 +17,7 @@ pub mod idle;
 pub mod iozone;
 pub mod kernbench;
 pub mod lang;
+pub mod limits;
 pub mod netperf;
 pub mod periodic;
 pub mod rtapp;

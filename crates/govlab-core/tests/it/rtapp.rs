@@ -200,3 +200,43 @@ fn shared_real_files_run_or_are_refused_by_name() {
     }
     assert!(ran >= 3, "only {ran} of {} files ran", files.len());
 }
+
+#[test]
+fn counts_and_times_above_their_limits_are_refused_at_load() {
+    // Issue 16: an instance of 10^9 allocated gigabytes; a run of 10^17 µs
+    // overflowed to runs of 0 µs.
+    let cases = [
+        (r#"{ "tasks": { "t": { "instance": 1000000000, "run": 10 } } }"#, "tasks.t.instance", "0..=100000 threads"),
+        (r#"{ "tasks": { "a": { "instance": 60000, "run": 10 }, "b": { "instance": 60000, "run": 10 } } }"#, "tasks.b.instance", "100000 threads in all"),
+        (r#"{ "tasks": { "t": { "run": 100000000000000000 } } }"#, "tasks.t.run", "0..=1000000000000 µs"),
+        (r#"{ "tasks": { "t": { "runtime": 10, "sleep": 1000000000001 } } }"#, "tasks.t.sleep", "0..=1000000000000 µs"),
+        (r#"{ "tasks": { "t": { "delay": 100000000000000000, "run": 10 } } }"#, "tasks.t.delay", "µs"),
+        (r#"{ "tasks": { "t": { "run": 10, "timer": { "ref": "a", "period": 100000000000000000 } } } }"#, "tasks.t.timer.period", "µs"),
+        (r#"{ "tasks": { "t": { "mem": 2000000000000, "run": 10 } } }"#, "tasks.t.mem", "bytes"),
+    ];
+    for (i, (text, key, range)) in cases.iter().enumerate() {
+        let f = temp_file(&format!("limit{i}.json"), text);
+        let e = run_with(&format!("rtapp:file={}", f.display()), "performance", 10).unwrap_err().to_string();
+        assert!(e.contains(key) && e.contains(range), "case {i}: {e}");
+    }
+    // At the limit, a file loads.
+    let f = temp_file("at_limit.json", r#"{ "tasks": { "t": { "instance": 2, "run": 1000000000000 } } }"#);
+    run_with(&format!("rtapp:file={}", f.display()), "performance", 1).unwrap();
+}
+
+#[test]
+fn workload_file_counts_and_rates_above_their_limits_are_refused_at_load() {
+    // Issue 16: a source rate of 1e15 reached 7 GB before anything ran.
+    let server = "[[channel]]\nname = \"q\"\n[[task]]\ncomm = \"srv\"\nloop = \"forever\"\nops = [ { recv = \"q\" }, { run = \"10us\" } ]\n";
+    let cases = [
+        (format!("{server}[[source]]\nname = \"s\"\nchannel = \"q\"\nrate = 1e15\n"), "at most 1000000 per second"),
+        (server.replace("comm = \"srv\"", "comm = \"srv\"\ninstances = 100001"), "1..=100000 threads"),
+        (format!("{server}[[task]]\ncomm = \"io\"\nops = [ {{ io = \"read\", bytes = 2000000000000 }} ]\n"), "bytes"),
+        (format!("{server}[[task]]\ncomm = \"w\"\nops = [ {{ sleep = \"2000000s\" }} ]\n"), "at most 1000000 s"),
+    ];
+    for (i, (text, range)) in cases.iter().enumerate() {
+        let f = temp_file(&format!("limit{i}.toml"), text);
+        let e = run_with(&f.display().to_string(), "performance", 10).unwrap_err().to_string();
+        assert!(e.contains(&format!("limit{i}.toml")) && e.contains(range), "case {i}: {e}");
+    }
+}

@@ -63,6 +63,7 @@ use super::{
     latency_metrics, Better, Dist, Metric, Op, Program, Record, Setup, Since, TaskSpec, TimerRef, Workload,
     WorkloadInfo,
 };
+use super::limits;
 use crate::error::{Error, Result};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
@@ -235,15 +236,21 @@ impl<'a> Conv<'a> {
             Some(t @ Json::Obj(kv)) if !kv.is_empty() => t,
             _ => return Err(self.err("tasks", "needs at least one task object")),
         };
+        let mut threads = 0;
         for (name, t) in tasks.entries() {
+            let at = format!("tasks.{name}.instance");
             let instances = match t.get("instance") {
                 None => 1,
-                Some(v) => v
-                    .as_i64()
-                    .and_then(|n| u32::try_from(n).ok())
-                    .ok_or_else(|| self.err(&format!("tasks.{name}.instance"), format!("{}: a count ≥ 0", v.brief())))?,
+                Some(v) => {
+                    let n = v.as_i64().ok_or_else(|| self.err(&at, format!("{}: a count ≥ 0", v.brief())))?;
+                    limits::within(n, 0, limits::MAX_INSTANCES, "threads").map_err(|e| self.err(&at, e))?
+                }
             };
-            if self.tasks.insert(name.clone(), instances).is_some() {
+            threads += instances;
+            if threads > limits::MAX_THREADS {
+                return Err(self.err(&at, format!("the tasks start more than {} threads in all (the most a workload may start)", limits::MAX_THREADS)));
+            }
+            if self.tasks.insert(name.clone(), instances as u32).is_some() {
                 return Err(self.err(&format!("tasks.{name}"), "two tasks with this name"));
             }
         }
@@ -298,10 +305,8 @@ impl<'a> Conv<'a> {
                 }
                 "io_device" => self.io_device_ok = v.as_str() == Some("/dev/null"),
                 "mem_buffer_size" => {
-                    self.mem_buffer_size = v
-                        .as_i64()
-                        .filter(|&n| n > 0)
-                        .ok_or_else(|| self.err(&at, format!("{}: a size in bytes", v.brief())))?;
+                    let n = v.as_i64().ok_or_else(|| self.err(&at, format!("{}: a size in bytes", v.brief())))?;
+                    self.mem_buffer_size = limits::within(n, 1, limits::MAX_BYTES, "bytes").map_err(|e| self.err(&at, e))? as i64;
                 }
                 k if GLOBAL_IGNORED.contains(&k) => {}
                 _ => return Err(self.err(&at, "unknown global key")),
@@ -345,8 +350,9 @@ impl<'a> Conv<'a> {
                 as i32,
         };
         if let Some(v) = t.get("delay") {
-            let us = v.as_i64().filter(|&d| d >= 0).ok_or_else(|| self.err(&format!("{at}.delay"), format!("{}: µs ≥ 0", v.brief())))?;
-            spec.start_ns = us as u64 * 1000;
+            let dat = format!("{at}.delay");
+            let us = v.as_i64().ok_or_else(|| self.err(&dat, format!("{}: µs ≥ 0", v.brief())))?;
+            spec.start_ns = limits::within(us, 0, limits::MAX_EVENT_US, "µs").map_err(|e| self.err(&dat, e))? * 1000;
         }
         if let Some(v) = t.get("cpus") {
             spec.affinity = Some(self.cpus(&format!("{at}.cpus"), v)?);
@@ -469,9 +475,14 @@ impl<'a> Conv<'a> {
                 .ok_or_else(|| s.err(at, format!("{}: the {kind} event takes a name (a string)", v.brief())))
         };
         let us = |s: &Self| {
-            v.as_i64()
-                .filter(|&n| n >= 0)
-                .ok_or_else(|| s.err(at, format!("{}: the {kind} event takes a duration in µs (an integer ≥ 0)", v.brief())))
+            let n = v
+                .as_i64()
+                .ok_or_else(|| s.err(at, format!("{}: the {kind} event takes a duration in µs (an integer ≥ 0)", v.brief())))?;
+            limits::within(n, 0, limits::MAX_EVENT_US, "µs").map_err(|e| s.err(at, e))
+        };
+        let bytes = |s: &Self| {
+            let n = v.as_i64().ok_or_else(|| s.err(at, format!("{}: the {kind} event takes bytes ≥ 0", v.brief())))?;
+            limits::within(n, 0, limits::MAX_BYTES, "bytes").map_err(|e| s.err(at, e))
         };
         let field = |s: &Self, f: &str| {
             v.get(f)
@@ -497,7 +508,11 @@ impl<'a> Conv<'a> {
                 let r = v.get("ref").and_then(Json::as_str).unwrap_or("unknown").to_string();
                 let period = match v.get("period") {
                     None => 0,
-                    Some(p) => p.as_i64().filter(|&n| n >= 0).ok_or_else(|| self.err(&format!("{at}.period"), "µs ≥ 0"))?,
+                    Some(p) => {
+                        let pat = format!("{at}.period");
+                        let n = p.as_i64().ok_or_else(|| self.err(&pat, "µs ≥ 0"))?;
+                        limits::within(n, 0, limits::MAX_EVENT_US, "µs").map_err(|e| self.err(&pat, e))?
+                    }
                 };
                 let relative = match v.get("mode").map(|m| m.as_str()) {
                     None | Some(Some("relative")) => true,
@@ -512,7 +527,7 @@ impl<'a> Conv<'a> {
                 } else {
                     TimerRef::Shared(self.shared_timers.index(&r))
                 };
-                ops.push(Op::Timer { period_ns: period as u64 * 1000, timer, relative });
+                ops.push(Op::Timer { period_ns: period * 1000, timer, relative });
                 ops.push(Op::Record { series: WU_LAT, since: Since::Wake, deadline_ns: None });
             }
             "lock" => ops.push(Op::Lock { mutex: self.mutexes.index(&name(self)?) }),
@@ -554,7 +569,7 @@ impl<'a> Conv<'a> {
             }
             "yield" => ops.push(Op::Yield),
             "mem" => {
-                let bytes = v.as_i64().filter(|&n| n >= 0).ok_or_else(|| self.err(at, "bytes ≥ 0"))?;
+                let bytes = bytes(self)?;
                 let cycles = super::cycles_for_ns_at(bytes as f64 * MEMSET_NS_PER_BYTE, self.cal.ref_khz);
                 ops.push(Op::Run { cycles: Dist::Fixed(cycles), mem: 1.0 });
             }
@@ -562,7 +577,7 @@ impl<'a> Conv<'a> {
                 if !self.io_device_ok {
                     return Err(self.err(at, "iorun to an io_device other than /dev/null is not modelled"));
                 }
-                let bytes = v.as_i64().filter(|&n| n >= 0).ok_or_else(|| self.err(at, "bytes ≥ 0"))?;
+                let bytes = bytes(self)?;
                 let writes = (bytes as f64 / self.mem_buffer_size as f64).ceil();
                 let cycles = super::cycles_for_ns_at(writes * WRITE_NS, self.cal.ref_khz);
                 ops.push(Op::Run { cycles: Dist::Fixed(cycles), mem: 0.0 });
