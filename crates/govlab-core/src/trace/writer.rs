@@ -80,10 +80,11 @@ struct MemorySink {
 /// reader keeps them as [`Trace::meta`].
 #[must_use]
 pub fn header(nr_cpus: usize, meta: &Meta) -> String {
+    use std::fmt::Write as _;
     let mut out = format!("cpus={nr_cpus}\n");
     let first = meta.get_key_value(META_VERSION);
     for (k, v) in first.into_iter().chain(meta.iter().filter(|(k, _)| *k != META_VERSION)) {
-        out.push_str(&format!("{HEADER_PREFIX}{}={}\n", one_line(k), one_line(v)));
+        let _ = writeln!(out, "{HEADER_PREFIX}{}={}", one_line(k), one_line(v));
     }
     out
 }
