@@ -70,8 +70,8 @@ def show_config(
 def trace_stats(path: str | PathLike[str], platform: str | None = None) -> str:
     """``govlab trace stats``: the trace in ``path`` (ftrace text, trace-cmd
     report text, systrace HTML or trace.dat) analysed with the idle states of
-    ``platform`` (a name, spec or file; default: the engine's defaults), as
-    JSON text. The GIL is released while the trace is read."""
+    ``platform`` (a name, spec or file; default: the platform a govlab
+    trace's header records, else the engine's defaults), as JSON text. The GIL is released while the trace is read."""
 
 def trace_timeline(path: str | PathLike[str], platform: str | None = None, max_spans: int | None = None) -> str:
     """``govlab trace stats --html``: ``{"stats": <as trace_stats>,
@@ -91,7 +91,8 @@ def replay(
 ) -> str:
     """``govlab trace replay``: the tasks of the trace in ``path`` re-simulated
     with the platform, governors and seed of ``config_json`` (as for
-    :func:`run`; the duration is the trace's span). With ``pin`` each task
+    :func:`run`; the duration is the trace's span; without a platform, the
+    one a govlab trace's header records, else the default platform). With ``pin`` each task
     stays on the CPUs it ran on; with ``timed_wakeups`` a task woken by
     another sleeps as long as recorded instead of waiting for it. Returns ``{"run": <run result>, "recorded":
     <trace stats>, "tasks": n}`` as JSON text. GIL, progress and Ctrl-C as

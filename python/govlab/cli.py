@@ -541,7 +541,8 @@ def _parser() -> argparse.ArgumentParser:
     ts.add_argument(
         "--platform",
         metavar=spec,
-        help="take the idle states' target residencies from this platform (default: Arm Juno r0's, as the output says)",
+        help="take the idle states' target residencies from this platform (default: the platform a govlab "
+        "trace's header records, else Arm Juno r0's; the output says which)",
     )
     ts.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
     ts.add_argument(
@@ -560,7 +561,11 @@ def _parser() -> argparse.ArgumentParser:
         "print the run as `govlab run` does and, per CPU, the recording beside the replay.",
     )
     rp.add_argument("file", metavar="FILE", help="the trace")
-    rp.add_argument("--platform", default=api.DEFAULT_PLATFORM, metavar=spec, help="(default: %(default)s)")
+    rp.add_argument(
+        "--platform",
+        metavar=spec,
+        help=f"(default: the platform a govlab trace's header records, else {api.DEFAULT_PLATFORM})",
+    )
     rp.add_argument("--cpufreq", default="schedutil", metavar=spec, help="(default: %(default)s)")
     rp.add_argument("--cpuidle", default="menu", metavar=spec, help="(default: %(default)s)")
     rp.add_argument("--seed", type=int, default=api.DEFAULT_SEED, metavar="N", help="(default: %(default)s)")

@@ -26,8 +26,9 @@ __all__ = ["stats", "stats_and_timeline", "replay"]
 
 def stats(path: str | os.PathLike[str], platform: str | None = None) -> dict[str, Any]:
     """Analyse the trace in ``path``; ``platform`` gives the idle states'
-    target residencies (a platform name, spec or file; default: the engine's
-    defaults, named in the result's ``idle_states_from``)."""
+    target residencies (a platform name, spec or file; default: the platform
+    a govlab trace's header records, else the engine's defaults; the result's
+    ``idle_states_from`` names which)."""
     return json.loads(_core.trace_stats(os.fspath(path), platform))
 
 
@@ -42,7 +43,7 @@ def stats_and_timeline(
 
 def replay(
     path: str | os.PathLike[str],
-    platform: str = "skylake-e3-1240v5",
+    platform: str | None = None,
     cpufreq: str = "schedutil",
     cpuidle: str = "menu",
     seed: int = 1,
@@ -53,10 +54,14 @@ def replay(
     """Re-simulate the tasks of the trace in ``path`` (their bursts as work at
     the frequency they ran at; a sleep ended by another task as a wait for
     that task to get there, any other sleep timed) on ``platform`` under the
-    two governors, for the trace's span; ``pin`` keeps each task on the CPUs
+    two governors, for the trace's span (``platform`` None: the one a govlab
+    trace's header records, else ``skylake-e3-1240v5``); ``pin`` keeps each task on the CPUs
     it ran on; ``timed_wakeups`` times every sleep as recorded. Returns the
     run's result, :func:`stats` of the recording, and the number of tasks
     replayed."""
-    config = json.dumps({"platform": platform, "cpufreq": cpufreq, "cpuidle": cpuidle, "seed": seed})
+    fields: dict[str, Any] = {"cpufreq": cpufreq, "cpuidle": cpuidle, "seed": seed}
+    if platform is not None:
+        fields["platform"] = platform
+    config = json.dumps(fields)
     d = json.loads(_core.replay(os.fspath(path), config, pin, progress, timed_wakeups))
     return Result.from_json(json.dumps(d["run"])), d["recorded"], d["tasks"]

@@ -251,6 +251,27 @@ def test_latency_series_from_the_workload_metrics():
     assert aggregate.latency_series([{"metrics": {"ops": 1.0}, "units": {"ops": "1/s"}}]) == {}
 
 
+def test_latency_plots_are_dots_on_an_axis_fitted_to_the_data(evil_report):
+    """A few percent between configurations must show: no bars from 0, each statistic's axis spans its data."""
+    page, _ = evil_report
+    latency = [f for f in plot_data(page).values() if "latency (µs)" in json.dumps(f["layout"], ensure_ascii=False)
+               and all(t["type"] == "scatter" and t.get("mode") == "markers" for t in f["data"])]
+    assert latency, "no latency dot plot"
+    for figure in latency:
+        assert not any(t["type"] == "bar" for t in figure["data"])
+        axes = {k: v for k, v in figure["layout"].items() if k.startswith("yaxis")}
+        for name, axis in axes.items():
+            n = name[len("yaxis"):] or "1"
+            on_axis = "y" if n == "1" else f"y{n}"
+            ys = [y for t in figure["data"] if t.get("yaxis", "y") == on_axis for y in t["y"] if y is not None]
+            if not ys:
+                continue
+            low, high = axis["range"]
+            # fitted: the axis starts near the lowest value, not at 0, and holds every dot
+            assert 0 < low <= min(ys) and max(ys) <= high, (name, axis["range"], ys)
+            assert high - low < 1.5 * (max(ys) - min(ys)) + 0.15 * max(ys), (name, axis["range"], ys)
+
+
 def test_pareto_front():
     # (energy J, performance)
     points = [(10.0, 100.0), (12.0, 120.0), (11.0, 90.0), (15.0, 119.0), (9.0, 80.0), (10.0, 100.0)]

@@ -156,3 +156,52 @@ def test_the_timeline_is_the_engines_and_spans_the_run(opened):
     assert (drawn["start"], drawn["end"]) == (0, pytest.approx(150.0, abs=1e-9))
     assert "running" in drawn["names"] and len(drawn["names"]) >= 2
     assert "Built by the engine from the run's trace" in drawn["caption"]
+
+
+#: How far the page reaches to the right, and the window's width.
+WIDTHS = "() => [document.documentElement.scrollWidth, window.innerWidth]"
+
+
+@pytest.mark.parametrize("width", [1300, 1000])
+def test_the_report_does_not_overflow_the_window(browser, report_file, width):
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(report_file.as_uri())
+    page.wait_for_function(ALL_PLOTS_DRAWN)
+    scroll, inner = page.evaluate(WIDTHS)
+    assert scroll <= inner, f"the report is {scroll} px wide in a {inner} px window"
+    # The idle-state legend sits above its plot, not in a scrolled box beside it.
+    legends = page.evaluate(
+        """() => [...document.querySelectorAll("div.plot")]
+            .filter(d => d._fullLayout.legend && d._fullLayout.legend.title.text === "state")
+            .map(d => [d._fullLayout.legend.orientation,
+                       [...d.querySelectorAll(".legend .scrollbar")].map(b => b.getBBox().height)])"""
+    )
+    assert legends, "no idle-state residency plot"
+    for orientation, scrollbars in legends:
+        assert orientation == "h" and all(h == 0 for h in scrollbars), (orientation, scrollbars)
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def wide_trace_page(tmp_path_factory) -> Path:
+    """The page of a Skylake run's trace: 7 idle states x 4 columns per CPU, wider than any window."""
+    import govlab
+    from govlab.report import trace_page
+
+    directory = tmp_path_factory.mktemp("trace-page")
+    trace = directory / "run.txt"
+    govlab.run(workload="periodic:tasks=4,run_us=1000,period_us=5000", duration="100ms", trace=trace)
+    out = directory / "trace.html"
+    trace_page.write_html(trace, out)
+    return out
+
+
+def test_a_wide_trace_table_scrolls_inside_the_page(browser, wide_trace_page):
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    page.goto(wide_trace_page.as_uri())
+    page.wait_for_function(ALL_PLOTS_DRAWN)
+    widest = page.evaluate("() => Math.max(...[...document.querySelectorAll('table')].map(t => t.scrollWidth))")
+    assert widest > 1000  # the table is wider than the window ...
+    scroll, inner = page.evaluate(WIDTHS)
+    assert scroll <= inner, f"the trace page is {scroll} px wide in a {inner} px window"  # ... the page is not
+    page.close()

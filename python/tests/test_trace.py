@@ -119,3 +119,67 @@ def test_replay_with_timed_wakeups_replays_the_same_tasks(tmp_path):
     result, recorded, timed = trace.replay(path, pin=True, timed_wakeups=True)
     assert follow == timed == 4
     assert result.to_dict()["sim_time_ns"] == recorded["duration_ns"]
+
+
+# A govlab trace says which machine it came from (issue 16).
+
+
+def test_trace_stats_of_a_runs_trace_needs_no_platform(cli, tmp_path):
+    path = tmp_path / "run.txt"
+    proc = cli("run", "--workload", "periodic:tasks=2", "--duration", "100ms", "--trace", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert path.read_text().splitlines()[:3] == [
+        "cpus=8", f"# govlab: version={govlab.__version__}", "# govlab: platform=skylake-e3-1240v5",
+    ]
+    proc = cli("trace", "stats", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert "idle states from platform skylake-e3-1240v5 (recorded in the trace's header)" in proc.stdout
+    # Skylake's idle states, not the Juno defaults.
+    assert "C8 usage/time" in proc.stdout and "WFI" not in proc.stdout
+    # --html takes the same platform.
+    proc = cli("trace", "stats", str(path), "--format", "json", "--html", str(tmp_path / "t.html"))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["idle_states_from"].startswith("platform skylake-e3-1240v5")
+
+
+def test_an_explicit_platform_wins_over_the_header(cli, tmp_path):
+    path = tmp_path / "run.txt"
+    cli("run", "--platform", "skylake-e3-1240v5", "--workload", "periodic:tasks=2", "--duration", "100ms",
+        "--trace", str(path))
+    proc = cli("trace", "stats", str(path), "--platform", "juno-r0")
+    # Juno has 6 CPUs: the explicit platform is the one used, and refused.
+    assert proc.returncode == 2 and "juno-r0" in proc.stderr and "8 CPUs" in proc.stderr
+    proc = cli("trace", "replay", str(path), "--platform", "skylake-e3-1240v5:hz=1000", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["run"]["platform"] == "skylake-e3-1240v5:hz=1000"
+
+
+def test_replay_without_a_platform_uses_the_recorded_one(cli, tmp_path):
+    path = tmp_path / "run.txt"
+    proc = cli("run", "--platform", "juno-r0", "--workload", "periodic:tasks=2", "--duration", "100ms",
+               "--trace", str(path))
+    assert proc.returncode == 0, proc.stderr
+    proc = cli("trace", "replay", str(path), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    d = json.loads(proc.stdout)
+    assert d["run"]["platform"] == "juno-r0" and len(d["run"]["cpus"]) == 6
+    result, _, _ = trace.replay(path)
+    assert result.to_dict()["platform"] == "juno-r0"
+
+
+def test_a_real_recording_without_header_behaves_as_before(cli):
+    proc = cli("trace", "stats", str(SCHED_LOAD), "--format", "json")
+    assert json.loads(proc.stdout)["idle_states_from"].startswith("defaults")
+    proc = cli("trace", "replay", str(SCHED_LOAD), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["run"]["platform"] == govlab.api.DEFAULT_PLATFORM
+
+
+def test_a_header_platform_that_does_not_load_is_one_line(cli, tmp_path):
+    path = tmp_path / "run.txt"
+    cli("run", "--workload", "periodic:tasks=1", "--duration", "50ms", "--trace", str(path))
+    path.write_text(path.read_text().replace("platform=skylake-e3-1240v5", "platform=gone.toml"))
+    for command in ("stats", "replay"):
+        proc = cli("trace", command, str(path))
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert proc.stderr.count("\n") == 1 and "line 3" in proc.stderr and "--platform" in proc.stderr

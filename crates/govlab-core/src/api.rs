@@ -200,7 +200,8 @@ impl RunConfig {
         let parts = self.parts_with(ext)?;
         let cpufreq_text = external::spec_text(&self.cpufreq, parts.cpufreq.name());
         let cpuidle_text = external::spec_text(&self.cpuidle, parts.cpuidle.name());
-        let mut engine = machine::engine::build_traced(parts, trace)?;
+        let meta = crate::trace::writer::run_meta(&platform_in_header(&self.platform));
+        let mut engine = machine::engine::build_traced(parts, trace, &meta)?;
         engine.external_governors = self.cpufreq.name == external::EXTERNAL || self.cpuidle.name == external::EXTERNAL;
         let mut r = engine.run(progress)?;
         r.platform = self.platform.to_text();
@@ -299,18 +300,75 @@ pub struct ShownGovernor {
     pub scaling_driver: Option<&'static str>,
 }
 
-/// The platform `text` names (a name, spec or file), for the trace tools.
-fn named_platform(text: Option<&str>) -> Result<Option<platform::Platform>> {
-    text.map(|p| platform::load_named(&Spec::parse(p, "platform")?)).transpose()
+/// The platform `spec` as a trace's header names it: its spec text, with a
+/// platform file's path made absolute so the trace still names it when
+/// read from another directory.
+fn platform_in_header(spec: &Spec) -> String {
+    let is_file = Path::new(&spec.name).extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    match std::path::absolute(&spec.name) {
+        Ok(abs) if is_file => Spec { name: abs.display().to_string(), params: spec.params.clone() }.to_text(),
+        _ => spec.to_text(),
+    }
+}
+
+/// The platform (as a spec text) the trace tools use for `trace`, read from
+/// `path`: `explicit` when the caller names one, else the one the trace's
+/// header records (a govlab run's trace, [`crate::trace::META_PLATFORM`]),
+/// else none (a recording of a real machine). A header platform that does
+/// not load is an error naming the header and the way out.
+pub fn trace_platform(trace: &Trace, path: &Path, explicit: Option<&str>) -> Result<Option<TracePlatform>> {
+    if let Some(text) = explicit {
+        let platform = platform::load_named(&Spec::parse(text, "platform")?)?;
+        return Ok(Some(TracePlatform { spec: text.to_string(), platform, from_header: false }));
+    }
+    let Some(text) = trace.meta.get(crate::trace::META_PLATFORM) else { return Ok(None) };
+    let loaded = Spec::parse(text, "platform").and_then(|s| platform::load_named(&s));
+    match loaded {
+        Ok(platform) => Ok(Some(TracePlatform { spec: text.clone(), platform, from_header: true })),
+        Err(e) => Err(Error::trace_line(
+            path,
+            header_line(path, crate::trace::META_PLATFORM),
+            format!("the header's platform '{text}' does not load ({e}); name the platform with --platform"),
+        )),
+    }
+}
+
+/// The platform the trace tools use ([`trace_platform`]).
+#[derive(Debug, Clone)]
+pub struct TracePlatform {
+    /// As a spec text.
+    pub spec: String,
+    pub platform: platform::Platform,
+    /// Read from the trace's header, not named by the caller.
+    pub from_header: bool,
+}
+
+/// Say in `stats` where its platform came from, when from the header.
+fn say_source(stats: &mut TraceStats, platform: Option<&TracePlatform>) {
+    if platform.is_some_and(|p| p.from_header) {
+        stats.idle_states_from.push_str(" (recorded in the trace's header)");
+    }
+}
+
+/// The line of `path`'s header that holds `key` (1 when not found).
+fn header_line(path: &Path, key: &str) -> usize {
+    let want = format!("{}{key}=", crate::trace::HEADER_PREFIX);
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| t.lines().take(64).position(|l| l.trim_start().starts_with(&want)))
+        .map_or(1, |i| i + 1)
 }
 
 /// `govlab trace stats`: the trace in `path` (any format govlab reads)
-/// analysed with the idle states of `platform` (a name, spec or file), or
-/// the defaults.
+/// analysed with the idle states of `platform` (a name, spec or file), else
+/// of the platform the trace's header records ([`trace_platform`]), else the
+/// defaults.
 pub fn trace_stats(path: &Path, platform: Option<&str>) -> Result<TraceStats> {
     let trace = crate::trace::read_path(path)?;
-    let platform = named_platform(platform)?;
-    crate::trace::stats::stats(&trace, platform.as_ref())
+    let platform = trace_platform(&trace, path, platform)?;
+    let mut stats = crate::trace::stats::stats(&trace, platform.as_ref().map(|p| &p.platform))?;
+    say_source(&mut stats, platform.as_ref());
+    Ok(stats)
 }
 
 /// [`trace_stats`]' answer and every CPU's timeline, from one reading.
@@ -325,12 +383,13 @@ pub struct TraceTimeline {
 /// [`crate::trace::timeline::MAX_SPANS`]).
 pub fn trace_timeline(path: &Path, platform: Option<&str>, max_spans: Option<usize>) -> Result<TraceTimeline> {
     let trace = crate::trace::read_path(path)?;
-    let platform = named_platform(platform)?;
+    let platform = trace_platform(&trace, path, platform)?;
     let max_spans = max_spans.unwrap_or(crate::trace::timeline::MAX_SPANS);
     if max_spans == 0 {
         return Err(Error::invalid("trace stats", "max_spans", max_spans, "at least 1"));
     }
-    let (stats, timeline) = crate::trace::stats::stats_with_timeline(&trace, platform.as_ref(), max_spans)?;
+    let (mut stats, timeline) = crate::trace::stats::stats_with_timeline(&trace, platform.as_ref().map(|p| &p.platform), max_spans)?;
+    say_source(&mut stats, platform.as_ref());
     Ok(TraceTimeline { stats, timeline })
 }
 
@@ -426,9 +485,40 @@ pub fn replay(
     progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
 ) -> Result<Replay> {
     let trace = crate::trace::read_path(path)?;
+    replay_trace(&trace, path, cfg, pin, wakeups, progress)
+}
+
+/// [`replay`] with the run's fields as a caller writes them: without a
+/// platform, the one the trace's header records ([`trace_platform`]: a
+/// govlab run's trace), else [`DEFAULT_PLATFORM`]; governors left out are
+/// that platform's defaults ([`RunConfig::from_args`]).
+pub fn replay_args(
+    path: &Path,
+    mut args: RunArgs,
+    pin: bool,
+    wakeups: crate::trace::replay::Wakeups,
+    progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+) -> Result<Replay> {
+    let trace = crate::trace::read_path(path)?;
+    if args.platform.is_none() {
+        let recorded = trace_platform(&trace, path, None)?;
+        args.platform = Some(recorded.map_or_else(|| DEFAULT_PLATFORM.to_string(), |p| p.spec));
+    }
+    let cfg = RunConfig::from_args(args)?;
+    replay_trace(&trace, path, &cfg, pin, wakeups, progress)
+}
+
+fn replay_trace(
+    trace: &Trace,
+    path: &Path,
+    cfg: &RunConfig,
+    pin: bool,
+    wakeups: crate::trace::replay::Wakeups,
+    progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+) -> Result<Replay> {
     let plat = platform::load_named(&cfg.platform)?;
     let unknown_khz = plat.cpu_types[0].base_khz;
-    let tasks = crate::trace::replay::tasks(&trace, unknown_khz, Some(&plat), wakeups);
+    let tasks = crate::trace::replay::tasks(trace, unknown_khz, Some(&plat), wakeups);
     if pin {
         if let Some(c) = tasks.iter().flat_map(|t| t.cpus.iter()).find(|&&c| c >= plat.nr_cpus()) {
             return Err(Error::invalid("trace replay", "pin", c, format!("CPUs of platform {} (0-{}): tasks ran on CPU {c}", plat.name, plat.nr_cpus() - 1)));
@@ -440,7 +530,7 @@ pub fn replay(
     let mut run = cfg.run_workload(Box::new(workload), None, progress)?;
     run.workload = format!("replay of {}", path.display());
     let fits = trace.nr_cpus <= plat.nr_cpus();
-    let recorded = crate::trace::stats::stats(&trace, fits.then_some(&plat))?;
+    let recorded = crate::trace::stats::stats(trace, fits.then_some(&plat))?;
     Ok(Replay { run, recorded, tasks: tasks.len() })
 }
 

@@ -37,9 +37,13 @@ const CHECK_EVERY: Duration = Duration::from_millis(100);
 /// The run configuration `config_json` describes (an object with the
 /// fields of [`RunArgs`]), resolved by the engine.
 fn config(config_json: &str) -> PyResult<RunConfig> {
-    let args: RunArgs = serde_json::from_str(config_json)
-        .map_err(|e| error::to_py(Error::invalid("run configuration", "json", e, RunArgs::FIELDS)))?;
-    RunConfig::from_args(args).map_err(error::to_py)
+    RunConfig::from_args(run_args(config_json)?).map_err(error::to_py)
+}
+
+/// The fields `config_json` gives (an object with the fields of
+/// [`RunArgs`]), not yet resolved.
+fn run_args(config_json: &str) -> PyResult<RunArgs> {
+    serde_json::from_str(config_json).map_err(|e| error::to_py(Error::invalid("run configuration", "json", e, RunArgs::FIELDS)))
 }
 
 /// `value` as JSON text, fields in declaration order.
@@ -149,7 +153,7 @@ fn externals(cpufreq: Option<(String, PyObject)>, cpuidle: Option<(String, PyObj
 }
 
 /// `govlab trace stats`: the trace in `path` analysed with the idle states
-/// of `platform` (or the defaults), as JSON. Releases the GIL while reading.
+/// of `platform` (else the trace header's, else the defaults), as JSON. Releases the GIL while reading.
 #[pyfunction]
 #[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
 #[pyo3(signature = (path, platform=None))]
@@ -167,16 +171,17 @@ fn trace_timeline(py: Python<'_>, path: PathBuf, platform: Option<&str>, max_spa
 }
 
 /// `govlab trace replay`: the trace's tasks re-simulated as `config_json`
-/// says; returns `{"run", "recorded", "tasks"}` as JSON. Progress and Ctrl-C
+/// says (without a platform: the trace header's, else the default one);
+/// returns `{"run", "recorded", "tasks"}` as JSON. Progress and Ctrl-C
 /// as for `run`.
 #[pyfunction]
 #[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
 #[pyo3(signature = (path, config_json, pin=false, progress=None, timed_wakeups=false))]
 fn replay(py: Python<'_>, path: PathBuf, config_json: &str, pin: bool, progress: Option<PyObject>, timed_wakeups: bool) -> PyResult<String> {
-    let cfg = config(config_json)?;
+    let args = run_args(config_json)?;
     let mut check = Check::new(progress);
     let wakeups = if timed_wakeups { Wakeups::Timed } else { Wakeups::Follow };
-    let result = py.allow_threads(|| api::replay(&path, &cfg, pin, wakeups, Some(&mut |d, t| check.tick(d, t))));
+    let result = py.allow_threads(|| api::replay_args(&path, args, pin, wakeups, Some(&mut |d, t| check.tick(d, t))));
     finish(check, result).map(|r| json_sorted(&r))
 }
 

@@ -245,7 +245,9 @@ def _benchmark(a: Mapping[str, Any], cells: Cells, counter: Iterator[int]) -> di
             )
         )
     for series, fig in figures.workload_latency(a, cells):
-        plots.append((f"Latency of {series}", "The workload's own latency statistics, mean over the repeats.", fig))
+        plots.append((f"Latency of {series}", "The workload's own latency statistics, one panel per statistic, each with its axis fitted to its "
+                "data (not from 0, so differences of a few percent show; read the ticks): a dot at the mean "
+                "over the repeats, its bar from the lowest to the highest repeat.", fig))
     perf_rows = tables.performance_rows(a)
     score_note = (
         f" Gmean all: geometric mean of the {a['mean']} over {axis['name']}." if len(perf_rows) > len(a["performance"]) else ""

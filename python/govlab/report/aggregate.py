@@ -102,6 +102,14 @@ def latency_series(results: Results) -> dict[str, dict[str, float]]:
     (``stat`` one of mean, max, pNN) with unit ``us``. Statistics are ordered
     mean, percentiles ascending, max.
     """
+    return {
+        series: {stat: math.fsum(v) / len(v) for stat, v in by_stat.items()}
+        for series, by_stat in latency_runs(results).items()
+    }
+
+
+def latency_runs(results: Results) -> dict[str, dict[str, list[float]]]:
+    """:func:`latency_series`' figures before the mean: each run's value, ``{series: {stat: [µs per run]}}``."""
     sums: dict[str, dict[str, list[float]]] = {}
     for result in results:
         units = result.get("units") or {}
@@ -111,7 +119,7 @@ def latency_series(results: Results) -> dict[str, dict[str, float]]:
                 continue
             sums.setdefault(m["series"], {}).setdefault(m["stat"], []).append(float(value))
     return {
-        series: {stat: math.fsum(v) / len(v) for stat, v in sorted(by_stat.items(), key=lambda kv: stat_key(kv[0]))}
+        series: dict(sorted(by_stat.items(), key=lambda kv: stat_key(kv[0])))
         for series, by_stat in sums.items()
     }
 

@@ -244,7 +244,10 @@ def state_residency(a: Mapping[str, Any], cells: Cells) -> go.Figure:
         barmode="stack",
         yaxis={"title": {"text": "% of CPU time"}, "range": [0, 100]},
         xaxis={"title": {"text": f"{_axis_title(a)} / configuration" if a["axis"] else "configuration"}},
-        legend={"title": {"text": "state"}},
+        # Above the bars in rows, in the stacking order: a machine's idle
+        # states (8 on Skylake, more with busy) overflowed a legend beside
+        # the plot into a scrolled box.
+        legend={"title": {"text": "state"}, "orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom", "traceorder": "normal"},
     )
     return fig
 
@@ -282,10 +285,20 @@ def wakeup_latency(a: Mapping[str, Any], cells: Cells) -> go.Figure | None:
 
 
 def workload_latency(a: Mapping[str, Any], cells: Cells) -> list[tuple[str, go.Figure]]:
-    """For each latency series the workload reports: its statistics per parameter value and configuration."""
+    """For each latency series the workload reports: one panel per statistic (mean, p50, ..., max),
+    a dot per configuration and parameter value at the mean over the runs, its bar spanning the
+    lowest to the highest run.
+
+    Dots on an axis fitted to each panel's data, not bars from 0: latency
+    statistics differ by orders of magnitude (a mean of tens of µs, a p99.9
+    of milliseconds) and configurations often by a few percent, which bars
+    from 0 (or one shared log axis) flatten into equal heights. Each
+    panel's axis spans its own dots and run ranges with a margin of 8%
+    (:func:`_fitted_range`), so its ticks, not the origin, show the scale.
+    """
     configs = _configs(a)
-    labels = _labels(a)
-    by_cell = {(c, i): aggregate.latency_series(cells.get((c, i), [])) for c in configs for i in range(len(labels))}
+    labels = [text(x) for x in _labels(a)]
+    by_cell = {(c, i): aggregate.latency_runs(cells.get((c, i), [])) for c in configs for i in range(len(labels))}
     series: list[str] = []
     for s in by_cell.values():
         series += [name for name in s if name not in series]
@@ -295,27 +308,57 @@ def workload_latency(a: Mapping[str, Any], cells: Cells) -> list[tuple[str, go.F
         for s in by_cell.values():
             stats_seen += [k for k in s.get(name, {}) if k not in stats_seen]
         stats_seen.sort(key=aggregate.stat_key)
-        x = [[text(labels[i]) for i in range(len(labels)) for _ in stats_seen], [st for _ in labels for st in stats_seen]]
-        fig = go.Figure()
-        for k, config in enumerate(configs):
-            fig.add_trace(
-                go.Bar(
-                    x=x,
-                    y=[by_cell[(config, i)].get(name, {}).get(st) for i in range(len(labels)) for st in stats_seen],
-                    name=text(config),
-                    marker={"color": _color(k)},
-                    hovertemplate="%{x}: %{y:.4g} µs<extra>%{fullData.name}</extra>",
+        fig = _facets(len(stats_seen), stats_seen, horizontal_spacing=0.07, vertical_spacing=0.2)
+        for j, st in enumerate(stats_seen):
+            seen: list[float] = []
+            for k, config in enumerate(configs):
+                runs = [by_cell[(config, i)].get(name, {}).get(st) or [] for i in range(len(labels))]
+                seen += [x for v in runs for x in v if math.isfinite(x)]
+                mean = [math.fsum(v) / len(v) if v else None for v in runs]
+                fig.add_trace(
+                    go.Scatter(
+                        x=labels,
+                        y=mean,
+                        error_y={
+                            "type": "data",
+                            "symmetric": False,
+                            "array": [max(v) - m if v and m is not None else 0.0 for v, m in zip(runs, mean)],
+                            "arrayminus": [m - min(v) if v and m is not None else 0.0 for v, m in zip(runs, mean)],
+                            "visible": True,
+                            "width": 0,
+                        },
+                        mode="markers",
+                        name=text(config),
+                        legendgroup=text(config),
+                        showlegend=j == 0,
+                        marker={"color": _color(k), "size": 9},
+                        hovertemplate=f"%{{x}}: {st} %{{y:.4g}} µs<extra>%{{fullData.name}}</extra>",
+                    ),
+                    **_at(j),
                 )
-            )
+            fig.update_yaxes(range=_fitted_range(seen), tickformat=".4~g", **_at(j))
+            # The parameter's name under the bottom panel of each column only.
+            if a["axis"] and j + _FACET_COLUMNS >= len(stats_seen):
+                fig.update_xaxes(title_text=_axis_title(a), **_at(j))
+        fig.update_xaxes(type="category")
         fig.update_layout(
             template=_TEMPLATE,
-            barmode="group",
-            yaxis={"title": {"text": f"{text(name)} latency (µs), mean over the runs"}, "type": "log"},
-            xaxis={"title": {"text": f"{_axis_title(a)} / statistic" if a["axis"] else "statistic"}},
+            scattermode="group",
             legend={"title": {"text": "configuration"}},
         )
+        fig.update_yaxes(title_text=f"{text(name)} latency (µs)", col=1)
         figures.append((name, fig))
     return figures
+
+
+def _fitted_range(values: Sequence[float]) -> list[float] | None:
+    """An axis range that spans ``values`` with 8% to spare each side (5% of the value when all are
+    equal), never below 0 (a latency is not negative); None without values (plotly's own)."""
+    if not values:
+        return None
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.08 or abs(hi) * 0.05 or 1.0
+    return [max(lo - pad, 0.0), hi + pad]
 
 
 # --- one run -----------------------------------------------------------------------------

@@ -107,14 +107,17 @@ pub struct Engine {
     pub(crate) external_governors: bool,
 }
 
-/// Build an engine from resolved parts; `trace` streams ftrace text there.
+/// Build an engine from resolved parts; `trace` streams ftrace text there
+/// (its header naming the platform by its name).
 pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
-    build_traced(parts, trace.map(TraceTo::File))
+    let meta = crate::trace::writer::run_meta(&parts.platform.name);
+    build_traced(parts, trace.map(TraceTo::File), &meta)
 }
 
 /// [`build`], tracing to a file or to memory (taken back after the run by
-/// [`Engine::take_trace`]).
-pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>) -> Result<Engine> {
+/// [`Engine::take_trace`]), the trace's header saying `meta`
+/// ([`crate::trace::writer::header`]).
+pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::trace::Meta) -> Result<Engine> {
     let RunParts {
         platform,
         workload,
@@ -127,7 +130,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>) -> Result<Engin
     let mut wl_rng = Rng::new(seed, Stream::Workload);
     let setup = workload.setup(&platform, &mut wl_rng)?;
     let trace = match trace {
-        Some(to) => Some(TraceWriter::open(to, platform.nr_cpus())?),
+        Some(to) => Some(TraceWriter::open(to, platform.nr_cpus(), meta)?),
         None => None,
     };
     let n = platform.nr_cpus();

@@ -305,7 +305,27 @@ pub struct Trace {
     pub events: Vec<Event>,
     /// What the reader skipped or assumed, one sentence each.
     pub notes: Vec<String>,
+    /// What the trace says about itself: the `# govlab: key=value` lines of
+    /// a govlab trace's header (`version`, `platform`), or what a run
+    /// traced to memory would have written there ([`HEADER_PREFIX`]).
+    /// Empty for a recording of a real machine.
+    pub meta: Meta,
 }
+
+/// A trace's header keys and values ([`Trace::meta`]).
+pub type Meta = std::collections::BTreeMap<String, String>;
+
+/// How a govlab trace's header lines start: `# govlab: key=value`, one key
+/// a line, after the `cpus=N` line. A `#` line is a comment to the readers
+/// of `trace-cmd report` text (Perfetto's systrace parser, trappy), so they
+/// read the file as before.
+pub const HEADER_PREFIX: &str = "# govlab: ";
+/// The header key naming the platform a run simulated (a spec text:
+/// `skylake-e3-1240v5`, `skylake-e3-1240v5:turbo=0`, or a platform file's
+/// absolute path).
+pub const META_PLATFORM: &str = "platform";
+/// The header key naming the govlab version that wrote the trace.
+pub const META_VERSION: &str = "version";
 
 impl Trace {
     /// First and last event time, ns (0, 0 when empty).

@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::sched::TaskState;
 use crate::trace::event::{latency_letters, Comm, Comms, TRACE_FLAG_IRQS_NOSUPPORT};
 use crate::trace::read::sort_events;
-use crate::trace::{Event, EventKind, Format, PrevState, SchedSwitch, Trace};
+use crate::trace::{Event, EventKind, Format, Meta, PrevState, SchedSwitch, Trace, HEADER_PREFIX, META_PLATFORM, META_VERSION};
 
 /// Where a run's trace goes.
 #[derive(Debug, Clone, Copy)]
@@ -63,6 +63,7 @@ struct FileSink {
 /// The events as the text reader would read them back.
 struct MemorySink {
     nr_cpus: usize,
+    meta: Meta,
     events: Vec<Event>,
     comms: Comms,
     /// The task current on each CPU: (comm, pid).
@@ -71,28 +72,64 @@ struct MemorySink {
     idle: Comm,
 }
 
+/// A trace file's header: `cpus=N` first (the line Perfetto's trace-type
+/// guess takes for `trace-cmd report` text; trace-cmd itself prints a
+/// `version = 6` line before it, which Perfetto does not recognise), then
+/// one `# govlab: key=value` line per key of `meta`, `version` first, the
+/// others in key order. Readers of report text skip `#` lines; govlab's
+/// reader keeps them as [`Trace::meta`].
+#[must_use]
+pub fn header(nr_cpus: usize, meta: &Meta) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!("cpus={nr_cpus}\n");
+    let first = meta.get_key_value(META_VERSION);
+    for (k, v) in first.into_iter().chain(meta.iter().filter(|(k, _)| *k != META_VERSION)) {
+        let _ = writeln!(out, "{HEADER_PREFIX}{}={}", one_line(k), one_line(v));
+    }
+    out
+}
+
+/// The header of a run's trace on the platform `platform` names (a spec
+/// text, as the trace tools take it back): this govlab's version and the
+/// platform.
+/// No `kernel` key yet: govlab does not say which kernel version its
+/// models follow as one number.
+#[must_use]
+pub fn run_meta(platform: &str) -> Meta {
+    let mut meta = Meta::new();
+    meta.insert(META_VERSION.to_string(), env!("CARGO_PKG_VERSION").to_string());
+    meta.insert(META_PLATFORM.to_string(), platform.to_string());
+    meta
+}
+
+/// `s` on one line (a header value may not break the header's lines).
+fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r'], " ").trim().to_string()
+}
+
 const IDLE: (&str, u32) = ("<idle>", 0);
 /// The priority every task has (nice 0), as ftrace prints it.
 const PRIO: i32 = 120;
 
 impl TraceWriter {
-    /// A trace of `nr_cpus` CPUs to `to`.
-    pub fn open(to: TraceTo<'_>, nr_cpus: usize) -> Result<Self> {
+    /// A trace of `nr_cpus` CPUs to `to`, its header saying `meta`
+    /// ([`header`]).
+    pub fn open(to: TraceTo<'_>, nr_cpus: usize, meta: &Meta) -> Result<Self> {
         match to {
-            TraceTo::File(path) => Self::create(path, nr_cpus),
-            TraceTo::Memory => Ok(Self::memory(nr_cpus)),
+            TraceTo::File(path) => Self::create(path, nr_cpus, meta),
+            TraceTo::Memory => Ok(Self::memory(nr_cpus, meta)),
         }
     }
 
     /// ftrace text to `path` (in place when [`TraceWriter::flush`] succeeds).
-    pub fn create(path: &Path, nr_cpus: usize) -> Result<Self> {
+    pub fn create(path: &Path, nr_cpus: usize, meta: &Meta) -> Result<Self> {
         let name = path
             .file_name()
             .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
         let tmp = path.with_file_name(format!(".{name}.govlab-tmp"));
         let file = File::create(&tmp).map_err(|e| Error::io(path, e))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
-        let header = format!("version = 6\ncpus={nr_cpus}\n");
+        let header = header(nr_cpus, meta);
         out.write_all(header.as_bytes()).map_err(|e| Error::io(path, e))?;
         Ok(TraceWriter {
             sink: Sink::File(FileSink {
@@ -107,12 +144,13 @@ impl TraceWriter {
     }
 
     /// Events in memory, handed over by [`TraceWriter::into_trace`].
-    pub fn memory(nr_cpus: usize) -> Self {
+    pub fn memory(nr_cpus: usize, meta: &Meta) -> Self {
         let mut comms = Comms::default();
         let idle = comms.get_str(IDLE.0);
         TraceWriter {
             sink: Sink::Memory(MemorySink {
                 nr_cpus,
+                meta: meta.iter().map(|(k, v)| (k.clone(), one_line(v))).collect(),
                 events: Vec::new(),
                 comms,
                 current: vec![(idle.clone(), 0); nr_cpus],
@@ -128,7 +166,7 @@ impl TraceWriter {
             Sink::Memory(m) => {
                 let mut events = m.events;
                 sort_events(&mut events);
-                Some(Trace { format: Format::Simulated, nr_cpus: m.nr_cpus, events, notes: Vec::new() })
+                Some(Trace { format: Format::Simulated, nr_cpus: m.nr_cpus, events, notes: Vec::new(), meta: m.meta })
             }
         }
     }

@@ -13,6 +13,7 @@ mod workloads;
 mod trace_roundtrip;
 mod trace_memory;
 mod trace_replay;
+mod trace_header;
 mod traces;
 mod capacity;
 mod recorded_platforms;

@@ -76,7 +76,7 @@ pub fn read(bytes: &[u8], path: &Path) -> Result<Trace> {
     }
     super::sort_events(&mut events);
     name_tasks(&mut events, &mut dec.pids);
-    Ok(Trace { format: Format::TraceDat, nr_cpus: head.cpu_data.len(), events, notes: Vec::new() })
+    Ok(Trace { format: Format::TraceDat, nr_cpus: head.cpu_data.len(), events, notes: Vec::new(), meta: crate::trace::Meta::new() })
 }
 
 /// Give each event the comm of its pid as trace-cmd does: from the saved

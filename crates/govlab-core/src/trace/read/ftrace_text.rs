@@ -14,7 +14,8 @@
 //! up to nine decimals and a colon, the event name and a colon, then the
 //! event's fields as its print format wrote them. `print` events appear under
 //! the name of the function that wrote them (`tracing_mark_write: msg`).
-//! Lines starting with `#` are header; `#P:N` gives the number of CPUs.
+//! Lines starting with `#` are header; `#P:N` gives the number of CPUs, and
+//! `# govlab: key=value` (govlab's own traces) goes to [`Trace::meta`](crate::trace::Trace::meta).
 //! A last line that does not parse is taken for a recording cut while it
 //! was written (trappy's `trace_idle_unsorted.txt` ends so): it is skipped
 //! with a note; any other bad line is an error naming its line number.
@@ -42,6 +43,8 @@ pub(crate) struct Parsed {
     pub events: Vec<Event>,
     pub nr_cpus: Option<usize>,
     pub notes: Vec<String>,
+    /// `# govlab: key=value` header lines ([`crate::trace::Trace::meta`]).
+    pub meta: crate::trace::Meta,
 }
 
 /// Read raw ftrace text.
@@ -60,6 +63,10 @@ pub(crate) fn parse(text: &str, path: &Path, first_line: usize, dialect: Dialect
         let line = raw.trim();
         let err = |m: String| Error::trace_line(path, first_line + i + 1, m);
         if line.is_empty() {
+            continue;
+        }
+        if let Some((key, value)) = line.strip_prefix(crate::trace::HEADER_PREFIX).and_then(|kv| kv.split_once('=')) {
+            out.meta.insert(key.trim().to_string(), value.trim().to_string());
             continue;
         }
         if let Some(rest) = line.strip_prefix('#') {

@@ -78,7 +78,7 @@ pub(crate) fn finish(parsed: ftrace_text::Parsed, format: Format) -> Trace {
     let mut events = parsed.events;
     sort_events(&mut events);
     let seen = events.iter().map(|e| e.cpu as usize + 1).max().unwrap_or(0);
-    Trace { format, nr_cpus: parsed.nr_cpus.unwrap_or(0).max(seen), events, notes: parsed.notes }
+    Trace { format, nr_cpus: parsed.nr_cpus.unwrap_or(0).max(seen), events, notes: parsed.notes, meta: parsed.meta }
 }
 
 /// Time order; a stable sort, so ties keep their source order.

@@ -14,7 +14,9 @@
 //! `sched_switch` as `comm:pid [prio] STATE ==> comm:pid [prio]` (STATE from
 //! the low byte of prev_state: `SDTtZXxW`, `R` when none) and `sched_wakeup`
 //! as `comm:pid [prio] success=1 CPU:002`. With `-R` (raw) the kernel's
-//! `name=value` fields appear instead; both are read.
+//! `name=value` fields appear instead; both are read. govlab's own traces
+//! start with `cpus=N` and `# govlab: key=value` lines
+//! ([`crate::trace::writer::header`]), kept as [`Trace::meta`].
 
 use std::path::Path;
 

@@ -36,6 +36,7 @@ pub fn read(text: &str, path: &Path) -> Result<Trace> {
         all.nr_cpus = all.nr_cpus.max(parsed.nr_cpus);
         all.events.extend(parsed.events);
         all.notes.extend(parsed.notes);
+        all.meta.extend(parsed.meta);
         blocks += 1;
     }
     if blocks == 0 {
