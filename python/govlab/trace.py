@@ -49,6 +49,7 @@ def replay(
     pin: bool = False,
     progress: Any = None,
     timed_wakeups: bool = False,
+    kernel: str | None = None,
 ) -> tuple[Result, dict[str, Any], int]:
     """Re-simulate the tasks of the trace in ``path`` (their bursts as work at
     the frequency they ran at; a sleep ended by another task as a wait for
@@ -56,7 +57,9 @@ def replay(
     two governors, for the trace's span; ``pin`` keeps each task on the CPUs
     it ran on; ``timed_wakeups`` times every sleep as recorded. Returns the
     run's result, :func:`stats` of the recording, and the number of tasks
-    replayed."""
-    config = json.dumps({"platform": platform, "cpufreq": cpufreq, "cpuidle": cpuidle, "seed": seed})
-    d = json.loads(_core.replay(os.fspath(path), config, pin, progress, timed_wakeups))
+    replayed. ``kernel`` names the kernel version modelled (None: the newest)."""
+    config: dict[str, Any] = {"platform": platform, "cpufreq": cpufreq, "cpuidle": cpuidle, "seed": seed}
+    if kernel is not None:
+        config["kernel"] = kernel
+    d = json.loads(_core.replay(os.fspath(path), json.dumps(config), pin, progress, timed_wakeups))
     return Result.from_json(json.dumps(d["run"])), d["recorded"], d["tasks"]
