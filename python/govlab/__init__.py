@@ -26,7 +26,7 @@ module ``govlab._core``.
 """
 
 from govlab._core import __version__
-from govlab.api import defaults, list_governors, list_platforms, list_workloads, run
+from govlab.api import defaults, list_governors, list_kernels, list_platforms, list_workloads, run
 from govlab.exceptions import (
     FileFormatError,
     GovernorError,
@@ -44,6 +44,7 @@ __all__ = [
     "run",
     "defaults",
     "Result",
+    "list_kernels",
     "list_platforms",
     "list_workloads",
     "list_governors",

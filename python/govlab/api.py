@@ -31,6 +31,7 @@ from govlab.result import Result
 __all__ = [
     "run",
     "show_config",
+    "list_kernels",
     "list_platforms",
     "list_workloads",
     "list_governors",
@@ -89,6 +90,7 @@ def run(
     seed: int = DEFAULT_SEED,
     trace: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], object] | None = None,
+    kernel: SpecLike | None = None,
 ) -> Result:
     """Simulate ``duration`` of ``workload`` on ``platform`` under the two governors.
 
@@ -97,6 +99,9 @@ def run(
     of wall time with simulated nanoseconds; an exception it raises stops the
     run and propagates. The same arguments always give the same result.
 
+    ``kernel`` is ``"VERSION[:option=value,...]"`` (``"4.16"``,
+    ``"5.4:idle_tick=governor"``; None: the newest modelled, see
+    ``govlab list kernels``).
     ``cpufreq`` None is the platform's default governor (:func:`defaults`).
     ``cpufreq`` and ``cpuidle`` may be governors written in Python (see
     ``govlab.governors``); an error in one raises ``GovernorError``. Every
@@ -104,7 +109,7 @@ def run(
     ``InvalidValueError``, also a ``ValueError``).
     """
     py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
-    config = config_json(platform, workload, cpufreq, cpuidle, duration, seed)
+    config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel)
     trace_path = None if trace is None else os.fspath(trace)
     return Result.from_json(_core.run(config, trace_path, progress, py_cpufreq, py_cpuidle))
 
@@ -116,12 +121,19 @@ def show_config(
     cpuidle: SpecLike = DEFAULT_CPUIDLE,
     duration: DurationLike | None = DEFAULT_DURATION,
     seed: int = DEFAULT_SEED,
+    kernel: SpecLike | None = None,
 ) -> dict[str, Any]:
     """The fully resolved configuration of a run (every tunable with its
     value, defaults included), without running it."""
     py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
-    config = config_json(platform, workload, cpufreq, cpuidle, duration, seed)
+    config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel)
     return json.loads(_core.show_config(config, py_cpufreq, py_cpuidle))
+
+
+def list_kernels() -> list[dict[str, Any]]:
+    """The kernel versions govlab models: ``[{"version", "default", "until_next": [era, ...]}, ...]``,
+    each era being what changes after that version and up to the next one."""
+    return json.loads(_core.list("kernels"))
 
 
 def list_platforms() -> list[dict[str, Any]]:
@@ -153,6 +165,7 @@ def config_json(
     cpuidle: SpecLike | None,
     duration: DurationLike | None,
     seed: int,
+    kernel: SpecLike | None = None,
 ) -> str:
     """The config the engine takes, as JSON text (a Python governor is
     ``external``; a governor or duration of None is left to the engine's
@@ -166,6 +179,8 @@ def config_json(
     }
     if duration is not None:
         config["duration"] = duration_text(duration)
+    if kernel is not None:
+        config["kernel"] = spec_text(kernel, "kernel")
     for what, spec in (("cpufreq", cpufreq), ("cpuidle", cpuidle)):
         if spec is not None:
             config[what] = "external" if governors.is_py_spec(spec) else spec_text(spec, what)

@@ -7,17 +7,17 @@ the summary line) and renders (:mod:`govlab.tables`, :mod:`govlab.run_text`,
 :mod:`govlab.report`). ``compare`` and ``reproduce`` share that step and the
 HTML report's writing.
 
-    govlab run  [--platform SPEC] [--workload SPEC] [--cpufreq SPEC] [--cpuidle SPEC]
+    govlab run  [--platform SPEC] [--kernel VERSION] [--workload SPEC] [--cpufreq SPEC] [--cpuidle SPEC]
                 [--duration TIME] [--seed N] [--format text|json] [--trace FILE]
                 [--show-config]
-    govlab list platforms|workloads|governors [--py FILE.py[:CLASS]]...
+    govlab list platforms|kernels|workloads|governors [--py FILE.py[:CLASS]]...
     govlab compare EXPERIMENT.toml... [--db FILE] [--format text|markdown|csv|json]
                 [--jobs N | --executor local|dask://HOST:PORT]
                 [--html FILE [--timeline CONFIG] [--timeline-value VALUE]]
     govlab report DB [--experiment NAME]... [--format text|markdown|csv|json] [--html FILE]
     govlab reproduce [NAME] [--quick] [--db FILE] [--format text|json] [--jobs N] [--html FILE]
     govlab trace stats FILE [--platform SPEC] [--format text|json] [--html OUT]
-    govlab trace replay FILE [--platform SPEC] [--cpufreq SPEC] [--cpuidle SPEC] [--seed N] [--pin]
+    govlab trace replay FILE [--platform SPEC] [--kernel VERSION] [--cpufreq SPEC] [--cpuidle SPEC] [--seed N] [--pin]
                 [--timed-wakeups] [--format text|json]
 
 Exit status: 0 on success; 2 on bad input (argparse's own message for a bad
@@ -41,7 +41,7 @@ from typing import Any
 
 from govlab import __version__, api, fmt
 from govlab.exceptions import GovlabError
-from govlab.run_text import format_list, format_replay, format_stats, format_text
+from govlab.run_text import format_kernels, format_list, format_replay, format_stats, format_text
 
 __all__ = ["main", "format_text", "format_list"]
 
@@ -118,6 +118,7 @@ def _handle_sigterm() -> Any:
 def _cmd_run(args: argparse.Namespace) -> str:
     config = {
         "platform": args.platform,
+        "kernel": args.kernel,
         "workload": args.workload,
         "cpufreq": args.cpufreq,
         "cpuidle": args.cpuidle,
@@ -172,9 +173,12 @@ def _cmd_list(args: argparse.Namespace) -> str:
         raise ValueError("--py lists governors written in Python: govlab list governors --py FILE.py[:CLASS]")
     listing: dict[str, Callable[[], Any]] = {
         "platforms": api.list_platforms,
+        "kernels": api.list_kernels,
         "workloads": api.list_workloads,
         "governors": lambda: api.list_governors(py=args.py),
     }
+    if args.kind == "kernels":
+        return format_kernels(api.list_kernels())
     return format_list(listing[args.kind]())
 
 
@@ -360,7 +364,15 @@ def _cmd_trace_replay(args: argparse.Namespace) -> str:
     progress = _ProgressBar() if sys.stderr.isatty() else None
     try:
         result, recorded, tasks = trace.replay(
-            args.file, args.platform, args.cpufreq, args.cpuidle, args.seed, args.pin, progress, args.timed_wakeups
+            args.file,
+            args.platform,
+            args.cpufreq,
+            args.cpuidle,
+            args.seed,
+            args.pin,
+            progress,
+            args.timed_wakeups,
+            kernel=args.kernel,
         )
     finally:
         if progress is not None:
@@ -392,6 +404,14 @@ def _parser() -> argparse.ArgumentParser:
         default=api.DEFAULT_PLATFORM,
         metavar=spec,
         help="a built-in platform, or the path of a platform TOML file (default: %(default)s)",
+    )
+    run.add_argument(
+        "--kernel",
+        default=None,
+        metavar="VERSION[:k=v,...]",
+        help="the mainline kernel version modelled, with options (idle_tick, hz, freq_invariance, housekeeping); "
+        "a version between two supported ones runs the older one's semantics (default: the newest, "
+        "see `govlab list kernels`)",
     )
     run.add_argument("--workload", default=api.DEFAULT_WORKLOAD, metavar=spec, help="(default: %(default)s)")
     run.add_argument(
@@ -427,9 +447,9 @@ def _parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser(
         "list",
-        help="list platforms, workloads or governors with their settings and defaults",
+        help="list platforms, kernels, workloads or governors with their settings and defaults",
     )
-    listing.add_argument("kind", choices=("platforms", "workloads", "governors"))
+    listing.add_argument("kind", choices=("platforms", "kernels", "workloads", "governors"))
     listing.add_argument(
         "--py",
         action="append",
@@ -565,6 +585,14 @@ def _parser() -> argparse.ArgumentParser:
         "--platform",
         metavar=spec,
         help=f"(default: the platform a govlab trace's header records, else {api.DEFAULT_PLATFORM})",
+    )
+    rp.add_argument(
+        "--kernel",
+        default=None,
+        metavar="VERSION[:k=v,...]",
+        help="the mainline kernel version modelled, with options (idle_tick, hz, freq_invariance, housekeeping); "
+        "a version between two supported ones runs the older one's semantics (default: the newest, "
+        "see `govlab list kernels`)",
     )
     rp.add_argument("--cpufreq", default="schedutil", metavar=spec, help="(default: %(default)s)")
     rp.add_argument("--cpuidle", default="menu", metavar=spec, help="(default: %(default)s)")

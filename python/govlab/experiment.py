@@ -108,9 +108,9 @@ MAX_SEED = 2**63 - 1
 
 _EXPERIMENT_KEYS = {
     "name", "description", "platform", "workload", "duration", "repeats", "seed", "seeds",
-    "baseline", "cpufreq", "cpuidle",
+    "baseline", "cpufreq", "cpuidle", "kernel",
 }
-_CONFIG_KEYS = {"name", "description", "cpufreq", "cpuidle", "platform_options"}
+_CONFIG_KEYS = {"name", "description", "cpufreq", "cpuidle", "platform_options", "kernel"}
 _TOP_KEYS = {"experiment", "axis", "config", "benchmark", "quick"}
 _BENCHMARK_KEYS = {"name", "description", "workload", "axis", "duration", "quick"}
 _QUICK_KEYS = {"duration", "repeats"}
@@ -139,6 +139,8 @@ class Config:
     platform: str
     description: str = ""
     platform_options: dict[str, Any] = field(default_factory=dict)
+    #: ``VERSION[:k=v,...]`` (the config's, else the experiment's); None: the engine's default
+    kernel: str | None = None
 
 
 @dataclass
@@ -156,6 +158,8 @@ class Experiment:
     axis_name: str | None = None
     axis_values: list[Any] = field(default_factory=lambda: [None])
     description: str = ""
+    #: the experiment-level ``kernel``; each config may override it
+    kernel: str | None = None
 
     @property
     def repeats(self) -> int:
@@ -193,9 +197,11 @@ class Experiment:
                     "cpuidle": c.cpuidle,
                     "platform": c.platform,
                     "platform_options": dict(c.platform_options),
+                    **({"kernel": c.kernel} if c.kernel is not None else {}),
                 }
                 for c in self.configs
             ],
+            **({"kernel": self.kernel} if self.kernel is not None else {}),
         }
 
 
@@ -385,6 +391,10 @@ class _Loader:
             default_cpuidle = self.spec(("experiment", "cpuidle"), default_cpuidle, "cpuidle")
 
         self.check(("experiment", "platform"), platform=platform)
+        kernel = None
+        if "kernel" in exp:
+            kernel = self.spec(("experiment", "kernel"), exp["kernel"], "kernel")
+            self.check(("experiment", "kernel"), platform=platform, kernel=kernel)
         if default_cpufreq is None:  # no cpufreq anywhere: the platform's kernel's (docs/compare.md)
             default_cpufreq = api.defaults(platform)["cpufreq"]
         self.check(("experiment", "workload"), platform=platform, workload=workload)
@@ -394,7 +404,7 @@ class _Loader:
             if quick_values is None:
                 quick_values = axis_values if len(axis_values) <= 2 else [axis_values[0], axis_values[-1]]
             axis_values = [v for v in axis_values if v in quick_values]
-        configs = self.configs(platform, workload, axis_name, axis_values, default_cpufreq, default_cpuidle)
+        configs = self.configs(platform, workload, axis_name, axis_values, default_cpufreq, default_cpuidle, kernel)
         runs = len(configs) * len(axis_values) * len(seeds)
         if runs > MAX_RUNS:
             raise ExperimentError(
@@ -422,6 +432,7 @@ class _Loader:
             configs=configs,
             axis_name=axis_name,
             axis_values=axis_values,
+            kernel=kernel,
         )
 
     def seeds(self, exp: Mapping[str, Any]) -> list[int]:
@@ -476,7 +487,7 @@ class _Loader:
             self.check(key, platform=platform, workload=api.spec_text((workload, {name: v}), "workload"))
         return name, values
 
-    def configs(self, platform, workload, axis_name, axis_values, default_cpufreq, default_cpuidle) -> list[Config]:
+    def configs(self, platform, workload, axis_name, axis_values, default_cpufreq, default_cpuidle, default_kernel=None) -> list[Config]:
         raw = self.doc.get("config")
         if raw is None:
             raise ExperimentError(self.path, None, "config", "no [[config]] tables: an experiment compares at least one configuration")
@@ -503,12 +514,16 @@ class _Loader:
             cpuidle_key = (*at, "cpuidle") if "cpuidle" in table else ("experiment", "cpuidle")
             cpufreq = self.spec(cpufreq_key, table.get("cpufreq", default_cpufreq), "cpufreq")
             cpuidle = self.spec(cpuidle_key, table.get("cpuidle", default_cpuidle), "cpuidle")
+            kernel = default_kernel
+            if "kernel" in table:  # a config's kernel overrides the experiment's
+                kernel = self.spec((*at, "kernel"), table["kernel"], "kernel")
+                self.check((*at, "kernel"), platform=config_platform, kernel=kernel)
             if options:
                 self.check((*at, "platform_options"), platform=config_platform)
                 self.check((*at, "platform_options"), platform=config_platform, workload=workload0)
             self.check(cpufreq_key, platform=config_platform, workload=workload0, cpufreq=cpufreq)
             self.check(cpuidle_key, platform=config_platform, workload=workload0, cpuidle=cpuidle)
-            configs.append(Config(name, cpufreq, cpuidle, config_platform, description, dict(options)))
+            configs.append(Config(name, cpufreq, cpuidle, config_platform, description, dict(options), kernel))
         if not configs:
             raise self.fail(("config",), "no [[config]] tables")
         return configs

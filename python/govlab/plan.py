@@ -59,6 +59,8 @@ def runs(experiment: Experiment) -> list[RunSpec]:
             "duration": experiment.duration,
             "seed": seed,
         }
+        if config.kernel is not None:
+            kwargs["kernel"] = config.kernel
         identity = run_identity(**kwargs)
         out.append(RunSpec(config.name, value, repeat, seed, kwargs, run_key(identity), identity))
     return out
@@ -81,16 +83,19 @@ def find(planned: Sequence[RunSpec], config: str, axis_value: Any, seed: int) ->
 # --- run identity ----------------------------------------------------------------
 
 
-def run_identity(platform: str, workload: str, cpufreq: str, cpuidle: str, duration: str, seed: int) -> dict[str, Any]:
+def run_identity(
+    platform: str, workload: str, cpufreq: str, cpuidle: str, duration: str, seed: int, kernel: str | None = None
+) -> dict[str, Any]:
     """Everything that determines a run's result, as canonical JSON-able data.
 
     It holds each spec as written (name and settings, in sorted order), the
     engine's resolved configuration (so defaults are explicit), the sha256 of
     every platform, workload or Python governor *file* in place of its path (a
     moved file keeps its runs, an edited one does not), the duration in ns,
-    the seed and the govlab version.
+    the seed and the govlab version. A run that names a kernel holds it too
+    (one that names none keeps the identity it had before kernels existed).
     """
-    resolved = api.show_config(platform, workload, cpufreq, cpuidle, duration, seed)
+    resolved = api.show_config(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel)
     identity: dict[str, Any] = {
         "govlab_version": __version__,
         "platform": {"spec": specs.parts(platform), "resolved": resolved.get("platform")},
@@ -100,6 +105,8 @@ def run_identity(platform: str, workload: str, cpufreq: str, cpuidle: str, durat
         "duration_ns": resolved.get("duration_ns"),
         "seed": int(seed),
     }
+    if kernel is not None:
+        identity["kernel"] = {"spec": specs.parts(kernel), "resolved": resolved.get("kernel")}
     for what, spec in (("cpufreq", cpufreq), ("cpuidle", cpuidle)):
         if isinstance(spec, str) and governors.is_py_spec(spec):
             tunables = (resolved.get(what) or {}).get("tunables")

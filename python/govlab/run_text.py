@@ -15,7 +15,7 @@ from typing import Any
 from govlab import fmt
 from govlab.result import Result, avg_khz
 
-__all__ = ["format_text", "format_list", "format_stats", "format_replay"]
+__all__ = ["format_text", "format_list", "format_kernels", "format_stats", "format_replay"]
 
 
 def format_text(result: Result) -> str:
@@ -23,6 +23,7 @@ def format_text(result: Result) -> str:
     d = result.to_dict()
     header = [
         _label(d.get("platform")),
+        *([f"kernel {kernel_text(d)}"] if d.get("kernel") else []),
         _label(d.get("workload")),
         f"cpufreq {_label(d.get('cpufreq'))}, cpuidle {_label(d.get('cpuidle'))}",
         *([f"driver: {d['driver']}"] if d.get("driver") else []),
@@ -95,6 +96,37 @@ def _cpu_table(cpus: list[dict[str, Any]]) -> list[str]:
             row.append(f"{s['usage']}/{fmt.seconds(s['time_s'])}" if s else "-")
         table.append(row)
     return fmt.right_aligned(table)
+
+
+def kernel_text(d: Mapping[str, Any]) -> str:
+    """The run's kernel as named, with the semantics it ran when the named
+    version lies between two supported ones (``5.4 (5.2 semantics)``)."""
+    text = str(d.get("kernel"))
+    if d.get("kernel_semantics"):
+        text += f" ({d['kernel_semantics']} semantics)"
+    return text
+
+
+def format_kernels(entries: list[dict[str, Any]]) -> str:
+    """``govlab list kernels``: each supported version, then what changes
+    after it, up to the next supported one (version, commit, subject)."""
+    lines: list[str] = []
+    for entry in entries:
+        default = " (default)" if entry.get("default") else ""
+        lines.append(f"{entry['version']}{default}")
+        eras = entry.get("until_next") or []
+        if not eras:
+            lines.append("    (no modelled difference from the next)")
+        for era in eras:
+            first = f"v{era['first']['major']}.{era['first']['minor']}"
+            if not era.get("first_confirmed"):
+                first += " (inferred)"
+            status = {"modelled": "", "exposed": " [not yet used by the engine]", "not_modelled": " [not modelled]"}[
+                era.get("status", "modelled")
+            ]
+            lines.append(f"    {first} {era['name']}: {era['description']}{status}")
+            lines.append(f"        {era['commit']} \"{era['subject']}\"")
+    return "\n".join(lines) + "\n"
 
 
 def format_list(entries: Any) -> str:

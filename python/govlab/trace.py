@@ -50,6 +50,7 @@ def replay(
     pin: bool = False,
     progress: Any = None,
     timed_wakeups: bool = False,
+    kernel: str | None = None,
 ) -> tuple[Result, dict[str, Any], int]:
     """Re-simulate the tasks of the trace in ``path`` (their bursts as work at
     the frequency they ran at; a sleep ended by another task as a wait for
@@ -58,10 +59,11 @@ def replay(
     trace's header records, else ``skylake-e3-1240v5``); ``pin`` keeps each task on the CPUs
     it ran on; ``timed_wakeups`` times every sleep as recorded. Returns the
     run's result, :func:`stats` of the recording, and the number of tasks
-    replayed."""
+    replayed. ``kernel`` names the kernel version modelled (None: the newest)."""
     fields: dict[str, Any] = {"cpufreq": cpufreq, "cpuidle": cpuidle, "seed": seed}
     if platform is not None:
         fields["platform"] = platform
-    config = json.dumps(fields)
-    d = json.loads(_core.replay(os.fspath(path), config, pin, progress, timed_wakeups))
+    if kernel is not None:
+        fields["kernel"] = kernel
+    d = json.loads(_core.replay(os.fspath(path), json.dumps(fields), pin, progress, timed_wakeups))
     return Result.from_json(json.dumps(d["run"])), d["recorded"], d["tasks"]

@@ -8,6 +8,7 @@ fn main() {
     let mix = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/mix.toml");
     let cfg = RunConfig {
         platform: Spec::new("broadwell-2s-e5-2698v4"),
+        kernel: Spec::new("6.8"),
         workload: Spec::new(mix),
         cpufreq: Spec::new("performance"),
         cpuidle: Spec::new("ladder"),

@@ -40,6 +40,7 @@ fn main() {
     let dat = dir.join("bench-trace.dat");
     let cfg = |ns: u64| RunConfig {
         platform: Spec::new("broadwell-2s-e5-2698v4"),
+        kernel: Spec::new("6.8"),
         workload: Spec::parse(workload, "--workload").expect("workload spec"),
         cpufreq: Spec::new("schedutil"),
         cpuidle: Spec::new("menu"),

@@ -18,7 +18,7 @@ use crate::machine::RunParts;
 use crate::trace::stats::TraceStats;
 use crate::trace::timeline::Timeline;
 use crate::trace::{Trace, TraceTo, TraceWriter};
-use crate::{cpufreq, cpuidle, machine, platform, workload};
+use crate::{cpufreq, cpuidle, kernel, machine, platform, workload};
 
 /// The library version, recorded in every result.
 pub use crate::VERSION;
@@ -27,6 +27,8 @@ pub use crate::VERSION;
 #[derive(Debug, Clone)]
 pub struct RunConfig {
     pub platform: Spec,
+    /// `VERSION[:option=value,...]` (see [`crate::kernel`]).
+    pub kernel: Spec,
     pub workload: Spec,
     pub cpufreq: Spec,
     pub cpuidle: Spec,
@@ -53,6 +55,7 @@ impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
             platform: Spec::new(DEFAULT_PLATFORM),
+            kernel: Spec::new(kernel::DEFAULT_VERSION.to_string()),
             workload: Spec::new(DEFAULT_WORKLOAD),
             cpufreq: Spec::new("powersave"),
             cpuidle: Spec::new(cpuidle::DEFAULT_GOVERNOR),
@@ -67,6 +70,8 @@ impl Default for RunConfig {
 #[derive(Debug, Clone, Serialize)]
 pub struct Defaults {
     pub platform: String,
+    /// The kernel version modelled when none is named.
+    pub kernel: String,
     pub workload: &'static str,
     /// The platform's default cpufreq governor ([`cpufreq::default_governor`]).
     pub cpufreq: &'static str,
@@ -82,6 +87,7 @@ pub fn defaults(platform: Option<&str>) -> Result<Defaults> {
     let plat = platform::load_named(&Spec::parse(text, "platform")?)?;
     Ok(Defaults {
         platform: text.to_string(),
+        kernel: kernel::DEFAULT_VERSION.to_string(),
         workload: DEFAULT_WORKLOAD,
         cpufreq: cpufreq::default_governor(&plat),
         cpuidle: cpuidle::DEFAULT_GOVERNOR,
@@ -98,6 +104,8 @@ pub fn defaults(platform: Option<&str>) -> Result<Defaults> {
 #[serde(deny_unknown_fields)]
 pub struct RunArgs {
     pub platform: Option<String>,
+    /// `VERSION[:option=value,...]`; default [`kernel::DEFAULT_VERSION`].
+    pub kernel: Option<String>,
     pub workload: Option<String>,
     pub cpufreq: Option<String>,
     pub cpuidle: Option<String>,
@@ -112,7 +120,7 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The fields a configuration may have, for messages about its syntax.
-    pub const FIELDS: &'static str = "the fields platform, workload, cpufreq, cpuidle, duration, seed";
+    pub const FIELDS: &'static str = "the fields platform, kernel, workload, cpufreq, cpuidle, duration, seed";
 }
 
 /// Longest run accepted (a guard against a typo such as `10000h`).
@@ -138,12 +146,15 @@ impl RunConfig {
         let workload = spec(args.workload, "workload", d.workload)?;
         let duration_ns = if duration_ns == 0 { workload::default_duration_ns(&workload) } else { duration_ns };
         let platform = spec(args.platform, "platform", d.platform)?;
+        let kernel = spec(args.kernel, "kernel", d.kernel)?;
+        kernel::KernelConfig::from_spec(&kernel)?;
         let cpufreq = match args.cpufreq {
             Some(s) => Spec::parse(&s, "cpufreq")?,
             None => Spec::new(cpufreq::default_governor(&platform::load_named(&platform)?)),
         };
         Ok(RunConfig {
             platform,
+            kernel,
             workload,
             cpufreq,
             cpuidle: spec(args.cpuidle, "cpuidle", d.cpuidle)?,
@@ -165,11 +176,20 @@ impl RunConfig {
     /// The parts, with the caller's governors where the specs name
     /// [`external::EXTERNAL`].
     fn parts_with(&self, ext: ExternalGovernors) -> Result<RunParts> {
-        let platform = platform::load_named(&self.platform)?;
+        let (platform, kernel) = self.platform_and_kernel()?;
         let workload = workload::build(&self.workload)?;
         let cpufreq = external::build_cpufreq(&self.cpufreq, ext.cpufreq, &platform)?;
         let cpuidle = external::build_cpuidle(&self.cpuidle, ext.cpuidle, &platform)?;
-        Ok(RunParts { platform, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed })
+        Ok(RunParts { platform, kernel, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed })
+    }
+
+    /// The platform with the kernel's options applied (its tick rate), and
+    /// the kernel configuration, before any governor is built.
+    fn platform_and_kernel(&self) -> Result<(platform::Platform, kernel::KernelConfig)> {
+        let mut platform = platform::load_named(&self.platform)?;
+        let mut kernel = kernel::KernelConfig::from_spec(&self.kernel)?;
+        kernel.apply(&mut platform);
+        Ok((platform, kernel))
     }
 
     /// Run to the end.
@@ -200,7 +220,7 @@ impl RunConfig {
         let parts = self.parts_with(ext)?;
         let cpufreq_text = external::spec_text(&self.cpufreq, parts.cpufreq.name());
         let cpuidle_text = external::spec_text(&self.cpuidle, parts.cpuidle.name());
-        let meta = crate::trace::writer::run_meta(&platform_in_header(&self.platform));
+        let meta = crate::trace::writer::run_meta(&platform_in_header(&self.platform), &self.kernel.to_text());
         let mut engine = machine::engine::build_traced(parts, trace, &meta)?;
         engine.external_governors = self.cpufreq.name == external::EXTERNAL || self.cpuidle.name == external::EXTERNAL;
         let mut r = engine.run(progress)?;
@@ -219,10 +239,10 @@ impl RunConfig {
         trace: Option<&Path>,
         progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
     ) -> Result<RunResult> {
-        let platform = platform::load_named(&self.platform)?;
+        let (platform, kernel) = self.platform_and_kernel()?;
         let cpufreq = external::build_cpufreq(&self.cpufreq, None, &platform)?;
         let cpuidle = external::build_cpuidle(&self.cpuidle, None, &platform)?;
-        let parts = RunParts { platform, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed };
+        let parts = RunParts { platform, kernel, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed };
         let mut r = machine::build(parts, trace)?.run(progress)?;
         r.platform = self.platform.to_text();
         r.cpufreq = self.cpufreq.to_text();
@@ -241,6 +261,7 @@ impl RunConfig {
         let p = self.parts_with(ext)?;
         let scaling_driver = cpufreq::driver::resolve(&p.platform, p.cpufreq.as_ref())?.name();
         Ok(ShownConfig {
+            kernel: p.kernel.show(&p.platform),
             platform: ShownPlatform {
                 name: p.platform.name.clone(),
                 cpus: p.platform.nr_cpus(),
@@ -264,6 +285,7 @@ impl RunConfig {
 /// A run's configuration with everything resolved ([`RunConfig::show`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct ShownConfig {
+    pub kernel: kernel::ShownKernel,
     pub platform: ShownPlatform,
     pub workload: ShownWorkload,
     pub cpufreq: ShownGovernor,
@@ -612,6 +634,7 @@ pub enum Catalogue {
     Platforms(Vec<PlatformEntry>),
     Workloads(Vec<WorkloadEntry>),
     Governors(Vec<GovernorEntry>),
+    Kernels(Vec<kernel::KernelEntry>),
 }
 
 /// The cpufreq driver's own platform options (`list platforms`).
@@ -643,8 +666,8 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
                 ParamEntry::new("hwp", if p.hwp { "on" } else { "off" }, "hardware P-states"),
                 ParamEntry::new(
                     "idle_tick",
-                    "governor",
-                    "governor (v4.17+: the idle governor decides whether the tick stops) or stopped (before v4.17: stopped on every idle entry)",
+                    "(the kernel's)",
+                    "deprecated: use the kernel option (--kernel VERSION:idle_tick=governor|stopped); used where the kernel's is not given",
                 ),
             ];
             params.extend(driver_params(p.driver));
@@ -663,7 +686,7 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
     }
 }
 
-/// The registry `kind` names: `platforms`, `workloads` or `governors`.
+/// The registry `kind` names: `platforms`, `workloads`, `governors` or `kernels`.
 pub fn list(kind: &str) -> Result<Catalogue> {
     Ok(match kind {
         "platforms" => Catalogue::Platforms(platform::platform_names().into_iter().map(platform_entry).collect()),
@@ -687,11 +710,12 @@ pub fn list(kind: &str) -> Result<Catalogue> {
                 .chain(cpuidle::registry().iter().map(|g| GovernorEntry::new("cpuidle", g.name, g.description, g.models, ParamEntry::all(g.params))))
                 .collect(),
         ),
+        "kernels" => Catalogue::Kernels(kernel::list()),
         other => {
             return Err(Error::UnknownName {
                 kind: "list",
                 name: other.to_string(),
-                choices: vec!["platforms".into(), "workloads".into(), "governors".into()],
+                choices: vec!["platforms".into(), "workloads".into(), "governors".into(), "kernels".into()],
             })
         }
     })

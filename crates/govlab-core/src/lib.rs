@@ -12,7 +12,8 @@
 //! 3. The parts it drives: the governors ([`cpufreq`], [`cpuidle`]), the
 //!    scheduler's arithmetic ([`sched`]), [`workload`] programs, [`trace`]
 //!    reading and writing, and [`metrics`].
-//! 4. [`platform`]: the hardware description and its loader.
+//! 4. [`kernel`]: the kernel version a run models and its era-dependent
+//!    behaviour, beside [`platform`]: the hardware description and its loader.
 //! 5. [`params`] and [`error`].
 //! 6. [`sim`]: the clock, the event queue and random streams.
 //!
@@ -36,6 +37,7 @@ pub mod cpufreq;
 pub mod cpuidle;
 pub mod error;
 pub mod external;
+pub mod kernel;
 pub mod machine;
 pub mod metrics;
 pub mod params;

@@ -1057,6 +1057,7 @@ mod tests {
         let run = |cpuidle: &str| {
             crate::api::RunConfig {
                 platform: Spec::new("skylake-e3-1240v5"),
+                kernel: Spec::new("6.8"),
                 workload: Spec::parse("periodic:tasks=4,run_us=300,period_us=1700", "test").unwrap(),
                 cpufreq: Spec::new("performance"),
                 cpuidle: Spec::parse(cpuidle, "test").unwrap(),

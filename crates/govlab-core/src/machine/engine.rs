@@ -18,6 +18,7 @@ use crate::cpufreq::CpufreqGovernor;
 use crate::cpuidle::{CpuidleGovernor, IdleDevice};
 use crate::error::Result;
 use crate::metrics::{CpuIdleCounters, RunResult};
+use crate::kernel::KernelConfig;
 use crate::platform::Platform;
 use crate::sched::cpumask::CpuMask;
 use crate::sched::SchedTunables;
@@ -30,6 +31,9 @@ use crate::workload::{Record, TaskSpec, Workload};
 /// Everything needed to start a run, already resolved and validated.
 pub struct RunParts {
     pub platform: Platform,
+    /// The kernel version and its options; `apply`d to the platform already
+    /// (its `hz`), as [`crate::api::RunConfig`] does.
+    pub kernel: KernelConfig,
     pub workload: Box<dyn Workload>,
     pub cpufreq: Box<dyn CpufreqGovernor>,
     pub cpuidle: Box<dyn CpuidleGovernor>,
@@ -47,6 +51,9 @@ pub struct PackageRt {
 /// A simulation in progress.
 pub struct Engine {
     pub(crate) plat: Platform,
+    /// The kernel modelled: what the machine does by version (the idle
+    /// tick, and the eras sched/ and fair.rs read).
+    pub(crate) kernel: KernelConfig,
     pub(crate) now: Time,
     pub(crate) end_ns: Time,
     pub(crate) seed: u64,
@@ -108,9 +115,9 @@ pub struct Engine {
 }
 
 /// Build an engine from resolved parts; `trace` streams ftrace text there
-/// (its header naming the platform by its name).
+/// (its header naming the platform and the kernel).
 pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
-    let meta = crate::trace::writer::run_meta(&parts.platform.name);
+    let meta = crate::trace::writer::run_meta(&parts.platform.name, &parts.kernel.spec.to_text());
     build_traced(parts, trace.map(TraceTo::File), &meta)
 }
 
@@ -120,6 +127,7 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
 pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::trace::Meta) -> Result<Engine> {
     let RunParts {
         platform,
+        kernel,
         workload,
         cpufreq,
         cpuidle,
@@ -172,6 +180,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let cpufreq_hook = cpufreq.uses_util_hook();
     let mut e = Engine {
         plat: platform,
+        kernel,
         now: 0,
         end_ns: duration_ns,
         seed,

@@ -73,7 +73,7 @@ impl Engine {
         }
         let now = self.now;
         let tick = self.tun.tick_ns;
-        if self.plat.idle_tick == IdleTick::Stopped && !self.rqs[cpu].tick_stopped {
+        if self.kernel.idle_tick() == IdleTick::Stopped && !self.rqs[cpu].tick_stopped {
             // Before v4.17 the tick went before the governor was asked.
             self.cancel_tick(cpu);
             self.rqs[cpu].tick_stopped = true;

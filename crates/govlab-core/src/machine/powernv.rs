@@ -240,6 +240,7 @@ mod engine_tests {
     fn run_with(global_pstate: bool, steps: &[(u64, u32)], fast: bool, end_us: u64, name: &str, ops: &str) -> Engine {
         let plat = one_core_power8(global_pstate);
         let parts = RunParts {
+            kernel: crate::kernel::KernelConfig::default(),
             workload: workload::build(&Spec::new(workload_file(name, ops).to_str().unwrap())).unwrap(),
             cpufreq: Box::new(Script { steps: steps.to_vec(), next: 0, fast }),
             cpuidle: cpuidle::build(&Spec::new("menu"), &plat).unwrap(),

@@ -128,6 +128,12 @@ pub struct RunResult {
     pub workload: String,
     pub cpufreq: String,
     pub cpuidle: String,
+    /// The kernel as named (`6.8`, `5.4:idle_tick=stopped`; see `kernel`).
+    pub kernel: String,
+    /// The supported version whose semantics ran, when the named one is
+    /// between two (`5.2` for `5.4`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_semantics: Option<String>,
     /// The cpufreq driver and its mode, as the run's header shows it
     /// (`intel_pstate (active, HWP)`, `intel_cpufreq (passive)`, `powernv`,
     /// `cpufreq-dt`; see `cpufreq::driver::CpufreqDriver::describe`).

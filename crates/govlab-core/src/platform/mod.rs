@@ -55,9 +55,11 @@ pub struct Platform {
     pub acpi_pm_profile: AcpiPmProfile,
     /// Kernel tick rate (CONFIG_HZ) of the distribution kernel assumed.
     pub hz: u32,
-    /// Who stops the tick when a CPU goes idle (a kernel version choice,
-    /// like `hz`; set by the `idle_tick` override, not in platform files).
-    pub idle_tick: IdleTick,
+    /// Deprecated alias of the kernel option `idle_tick` (set by the
+    /// platform override `idle_tick`, not in platform files): who stops the
+    /// tick when a CPU goes idle is a kernel version choice, resolved by
+    /// `kernel::KernelConfig::apply`. None: the kernel's default.
+    pub idle_tick: Option<IdleTick>,
     /// Logical CPUs, indexed by CPU id.
     pub cpus: Vec<Cpu>,
     /// Physical cores.

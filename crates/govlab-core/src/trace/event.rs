@@ -326,6 +326,9 @@ pub const HEADER_PREFIX: &str = "# govlab: ";
 pub const META_PLATFORM: &str = "platform";
 /// The header key naming the govlab version that wrote the trace.
 pub const META_VERSION: &str = "version";
+/// The header key naming the kernel a run modelled (`6.8`,
+/// `4.16:idle_tick=stopped`: the `--kernel` spec as resolved).
+pub const META_KERNEL: &str = "kernel";
 
 impl Trace {
     /// First and last event time, ns (0, 0 when empty).

@@ -20,7 +20,7 @@ pub mod stats;
 pub mod timeline;
 pub mod writer;
 
-pub use event::{Event, EventKind, Format, Meta, PrevState, SchedSwitch, Trace, CPU_IDLE_EXIT, HEADER_PREFIX, META_PLATFORM, META_VERSION, TRACE_FLAG_HARDIRQ, TRACE_FLAG_SOFTIRQ};
+pub use event::{Event, EventKind, Format, Meta, PrevState, SchedSwitch, Trace, CPU_IDLE_EXIT, HEADER_PREFIX, META_KERNEL, META_PLATFORM, META_VERSION, TRACE_FLAG_HARDIRQ, TRACE_FLAG_SOFTIRQ};
 pub use read::read_path;
 pub use writer::{TraceTo, TraceWriter};
 

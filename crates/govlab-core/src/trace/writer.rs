@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::sched::TaskState;
 use crate::trace::event::{latency_letters, Comm, Comms, TRACE_FLAG_IRQS_NOSUPPORT};
 use crate::trace::read::sort_events;
-use crate::trace::{Event, EventKind, Format, Meta, PrevState, SchedSwitch, Trace, HEADER_PREFIX, META_PLATFORM, META_VERSION};
+use crate::trace::{Event, EventKind, Format, Meta, PrevState, SchedSwitch, Trace, HEADER_PREFIX, META_KERNEL, META_PLATFORM, META_VERSION};
 
 /// Where a run's trace goes.
 #[derive(Debug, Clone, Copy)]
@@ -95,10 +95,11 @@ pub fn header(nr_cpus: usize, meta: &Meta) -> String {
 /// No `kernel` key yet: govlab does not say which kernel version its
 /// models follow as one number.
 #[must_use]
-pub fn run_meta(platform: &str) -> Meta {
+pub fn run_meta(platform: &str, kernel: &str) -> Meta {
     let mut meta = Meta::new();
     meta.insert(META_VERSION.to_string(), env!("CARGO_PKG_VERSION").to_string());
     meta.insert(META_PLATFORM.to_string(), platform.to_string());
+    meta.insert(META_KERNEL.to_string(), kernel.to_string());
     meta
 }
 

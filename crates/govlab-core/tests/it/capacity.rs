@@ -9,6 +9,7 @@ use govlab_core::params::Spec;
 fn run(platform: &str, workload: &str, cpufreq: &str, ms: u64) -> RunResult {
     RunConfig {
         platform: Spec::parse(platform, "test").unwrap(),
+        kernel: Spec::new("6.8"),
         workload: Spec::parse(workload, "test").unwrap(),
         cpufreq: Spec::parse(cpufreq, "test").unwrap(),
         cpuidle: Spec::parse("menu", "test").unwrap(),

@@ -14,6 +14,7 @@ fn spec(s: &str) -> Spec {
 fn config(platform: &str, workload: &str, cpufreq: &str, ms: u64) -> RunConfig {
     RunConfig {
         platform: spec(platform),
+        kernel: Spec::new("6.8"),
         workload: spec(workload),
         cpufreq: spec(cpufreq),
         cpuidle: spec("menu"),

@@ -24,6 +24,7 @@ fn run(name: &str, platform: String, workload: &str) -> govlab_core::metrics::Ru
     let wl = temp_file(&format!("dev-{name}.toml"), workload);
     RunConfig {
         platform: Spec::new(platform),
+        kernel: Spec::new("6.8"),
         workload: Spec::new(wl.to_str().unwrap()),
         cpufreq: Spec::new("performance"),
         cpuidle: Spec::new("ladder"),

@@ -21,6 +21,7 @@ fn data(name: &str) -> String {
 fn run_with(workload: &str, cpufreq: &str, ms: u64) -> govlab_core::error::Result<RunResult> {
     RunConfig {
         platform: Spec::new("skylake-e3-1240v5"),
+        kernel: Spec::new("6.8"),
         workload: Spec::parse(workload, "test")?,
         cpufreq: Spec::parse(cpufreq, "test")?,
         cpuidle: Spec::new("menu"),

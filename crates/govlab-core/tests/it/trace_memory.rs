@@ -16,6 +16,7 @@ use govlab_core::trace::{read_path, EventKind, Format, Trace};
 fn configs() -> Vec<RunConfig> {
     let cfg = |platform: &str, workload: &str, cpufreq: &str, cpuidle: &str, ms: u64| RunConfig {
         platform: Spec::parse(platform, "platform").unwrap(),
+        kernel: Spec::new("6.8"),
         workload: Spec::parse(workload, "workload").unwrap(),
         cpufreq: Spec::parse(cpufreq, "cpufreq").unwrap(),
         cpuidle: Spec::parse(cpuidle, "cpuidle").unwrap(),

@@ -15,6 +15,7 @@ const MS: u64 = 1_000_000;
 fn run(workload: &str, cpufreq: &str, cpuidle: &str, duration_ns: u64) -> RunResult {
     RunConfig {
         platform: Spec::new("skylake-e3-1240v5"),
+        kernel: Spec::new("6.8"),
         workload: Spec::parse(workload, "test").unwrap(),
         cpufreq: Spec::parse(cpufreq, "test").unwrap(),
         cpuidle: Spec::parse(cpuidle, "test").unwrap(),
@@ -72,6 +73,7 @@ fn every_model_runs_with_its_defaults() {
         let spec = Spec::new(info.name);
         let r = RunConfig {
             platform: Spec::new("skylake-e3-1240v5"),
+            kernel: Spec::new("6.8"),
             workload: spec,
             cpufreq: Spec::new("schedutil"),
             cpuidle: Spec::new("menu"),

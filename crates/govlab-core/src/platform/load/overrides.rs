@@ -30,8 +30,11 @@ pub struct PlatformOverrides {
     /// frequency request); only on powernv platforms. Unset, the platform
     /// file's `global_pstate` holds.
     pub global_pstate: Option<bool>,
-    /// `stopped`: the pre-v4.17 idle loop, which stopped the tick on every
-    /// idle entry (see [`IdleTick`]); `governor` (default): v4.17+.
+    /// Deprecated: the kernel option `idle_tick` (`--kernel 4.16` or
+    /// `--kernel 6.8:idle_tick=stopped`) says this now. `stopped`: the
+    /// pre-v4.17 idle loop, which stopped the tick on every idle entry (see
+    /// [`IdleTick`]); `governor`: v4.17+. Used where the kernel's option is
+    /// not given.
     pub idle_tick: Option<IdleTick>,
 }
 
@@ -82,7 +85,7 @@ impl PlatformOverrides {
                         p.owner(),
                         "idle_tick",
                         v,
-                        "governor (v4.17+: the idle governor decides whether the tick stops) or stopped (before v4.17: stopped on every idle entry)",
+                        "governor or stopped (deprecated here: use the kernel option, --kernel VERSION:idle_tick=...)",
                     ))
                 }
             },
@@ -169,7 +172,7 @@ impl PlatformOverrides {
             *global_pstate = on;
         }
         if let Some(t) = self.idle_tick {
-            p.idle_tick = t;
+            p.idle_tick = Some(t);
         }
         Ok(())
     }

@@ -11,7 +11,7 @@ use toml::Spanned;
 use super::checks::{check_pstate_grid, cpu_type, device, driver, Source, HZ_VALUES, MAX_THREADS_PER_CORE};
 use super::raw::{Numbering, RawCluster, RawCpuType, RawPlatform};
 use crate::error::Result;
-use crate::platform::{AcpiPmProfile, Core, Cpu, CpuId, CpuType, Driver, FreqDomain, IdleTick, Package, Platform, VoltageDomain};
+use crate::platform::{AcpiPmProfile, Core, Cpu, CpuId, CpuType, Driver, FreqDomain, Package, Platform, VoltageDomain};
 
 /// How wide a frequency, voltage or cache domain is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -362,7 +362,7 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         hwp,
         acpi_pm_profile,
         hz,
-        idle_tick: IdleTick::Governor,
+        idle_tick: None,
         cpus,
         cores,
         packages,

@@ -1,0 +1,637 @@
+//! The kernel configuration: which mainline Linux version a run models, and
+//! every behaviour that depends on it.
+//!
+//! A run names a kernel as `VERSION[:option=value,...]` (`--kernel 4.16`,
+//! `kernel = "5.4:idle_tick=governor"`). The hardware description
+//! ([`crate::platform`]) says what the machine is; this says what the kernel
+//! running on it does. Each era-dependent behaviour is one entry of [`ERAS`]:
+//! the version it first appears in, the commit that changed it, and what
+//! changed. [`KernelConfig`] answers the era questions the engine asks
+//! (`idle_tick`, `pelt_scales_contributions`, `remote_callbacks`, ...).
+//!
+//! Versions: govlab models the mainline releases in [`SUPPORTED`]. A version
+//! in between resolves to the newest supported one not after it (`5.4` runs
+//! 5.2 semantics, and the run says so); a version before the oldest or after
+//! the newest is refused. The default is the newest, [`DEFAULT_VERSION`].
+//! The fair class is the one from before EEVDF (v6.6): versions from 6.6 run
+//! the pre-EEVDF fair class.
+//!
+//! Options:
+//! - `idle_tick = governor|stopped`: who stops the tick on idle entry.
+//!   Default by version: `stopped` before v4.17, `governor` from v4.17.
+//! - `hz = 100|250|300|1000`: `CONFIG_HZ`. Default: the platform file's `hz`
+//!   (a distribution's choice, not a kernel fact; each platform file says
+//!   where its value comes from).
+//! - `freq_invariance = off|base|max|1c|2c|...`: what utilisation is scaled
+//!   by. Default by version and architecture. Stored only: the engine still
+//!   scales by the top operating point (see [`FreqInvariance`]).
+//! - `housekeeping = on|off`: reserved for the housekeeping issue (kernel
+//!   threads and softirqs); accepted and stored, default off, no effect yet.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::params::{Params, Spec};
+use crate::platform::{Driver, Platform};
+
+pub use crate::platform::IdleTick;
+
+/// A mainline release, `major.minor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl Version {
+    #[must_use]
+    pub const fn new(major: u32, minor: u32) -> Self {
+        Version { major, minor }
+    }
+
+    /// `5.4`, `v5.4`, `5.4.0` (a stable patch level is ignored); None for
+    /// anything else.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Version> {
+        let t = text.trim();
+        let t = t.strip_prefix('v').unwrap_or(t);
+        let mut parts = t.split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next()?.parse().ok()?;
+        match parts.next() {
+            None => {}
+            Some(p) if p.parse::<u32>().is_ok() => {}
+            Some(_) => return None,
+        }
+        if parts.next().is_some() {
+            return None;
+        }
+        Some(Version { major, minor })
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// The versions govlab models, oldest first: the kernels of the evaluations
+/// it reproduces (3.15 ondemand 2014, 4.8 powernv 2016, 4.16 HWP boost 2018,
+/// 5.7 teo 2020) and the era boundaries around them.
+pub const SUPPORTED: [Version; 8] = [
+    Version::new(3, 15),
+    Version::new(4, 8),
+    Version::new(4, 16),
+    Version::new(4, 19),
+    Version::new(5, 2),
+    Version::new(5, 7),
+    Version::new(5, 9),
+    Version::new(6, 8),
+];
+
+/// The version of a run that names none: the newest modelled.
+pub const DEFAULT_VERSION: Version = Version::new(6, 8);
+
+/// The version EEVDF replaced CFS's pick in; govlab's fair class is the one
+/// from before it.
+pub const EEVDF_VERSION: Version = Version::new(6, 6);
+
+/// The kernel options and the values they take, for messages and `list`.
+pub const OPTIONS: [(&str, &str); 4] = [
+    ("idle_tick", "governor or stopped (default: stopped before 4.17, governor from 4.17)"),
+    ("hz", "100, 250, 300 or 1000 (default: the platform file's hz)"),
+    (
+        "freq_invariance",
+        "off, base, max or Nc for N from 1 to 64 (default: by version and architecture; stored, not yet read by the engine)",
+    ),
+    ("housekeeping", "on or off (default off; reserved for the housekeeping issue, no effect yet)"),
+];
+
+/// `CONFIG_HZ` values Kconfig offers (`kernel/Kconfig.hz`).
+const HZ_VALUES: [u32; 4] = [100, 250, 300, 1000];
+
+/// Whether an era is modelled by the engine, or recorded for later work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EraStatus {
+    /// The engine follows the version.
+    Modelled,
+    /// [`KernelConfig`] answers the era question, but no engine code reads
+    /// the answer yet.
+    Exposed,
+    /// Recorded for a later issue (the governors' eras); every version runs
+    /// the newest behaviour.
+    NotModelled,
+}
+
+/// One era-dependent behaviour: from `first` on, the kernel does what
+/// `description` says; before, what it said before.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Era {
+    /// The behaviour's short name (`idle_tick`, `pelt_clock`, ...).
+    pub name: &'static str,
+    /// The first mainline release with the new behaviour.
+    pub first: Version,
+    /// Whether `first` was seen in a tag or a stable marker (`false`:
+    /// inferred from mail dates, see docs/research/kernel-eras.md).
+    pub first_confirmed: bool,
+    /// The commit's abbreviated hash, or `hash not found`.
+    pub commit: &'static str,
+    /// The commit's subject line.
+    pub subject: &'static str,
+    /// What changed, in one line: before → from `first`.
+    pub description: &'static str,
+    pub status: EraStatus,
+}
+
+/// Every era govlab knows, by first version. Sources: docs/research/kernel-eras.md.
+pub const ERAS: [Era; 9] = [
+    Era {
+        name: "ondemand_formula",
+        first: Version::new(3, 17),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: ondemand: Eliminate the deadband effect",
+        description: "ondemand picks min + load x (max - min) / 100 with RELATION_C (before: load x max / 100 with RELATION_L)",
+        status: EraStatus::NotModelled,
+    },
+    Era {
+        name: "pelt_divider",
+        first: Version::new(4, 13),
+        first_confirmed: false,
+        commit: "625ed2bf049d",
+        subject: "sched/cfs: Make util/load_avg more stable",
+        description: "PELT averages divide by LOAD_AVG_MAX - 1024 + period_contrib (before: LOAD_AVG_MAX)",
+        status: EraStatus::Exposed,
+    },
+    Era {
+        name: "remote_callbacks",
+        first: Version::new(4, 14),
+        first_confirmed: false,
+        commit: "674e75411fc2",
+        subject: "sched: cpufreq: Allow remote cpufreq callbacks",
+        description: "the scheduler calls the cpufreq hook for another CPU's runqueue (before: local calls only)",
+        status: EraStatus::Exposed,
+    },
+    Era {
+        name: "idle_tick",
+        first: Version::new(4, 17),
+        first_confirmed: true,
+        commit: "554c8aa8ecad",
+        subject: "sched: idle: Select idle state before stopping the tick",
+        description: "the idle governor decides whether the tick stops (before: stopped on every idle entry with no timer within a tick)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "pelt_clock",
+        first: Version::new(5, 1),
+        first_confirmed: false,
+        commit: "23127296889f",
+        subject: "sched/fair: Update scale invariance of PELT",
+        description: "PELT scales its clock by frequency x capacity (before: each contribution, load by frequency, util by frequency x capacity)",
+        status: EraStatus::Exposed,
+    },
+    Era {
+        name: "x86_freq_invariance",
+        first: Version::new(5, 7),
+        first_confirmed: false,
+        commit: "1567c3e3467c",
+        subject: "x86, sched: Add support for frequency invariance",
+        description: "x86 scales utilisation by APERF/MPERF over the 4-core turbo ratio (before: no frequency invariance)",
+        status: EraStatus::Exposed,
+    },
+    Era {
+        name: "intel_pstate_passive_hwp",
+        first: Version::new(5, 9),
+        first_confirmed: true,
+        commit: "f6ebbcf08f37",
+        subject: "cpufreq: intel_pstate: Implement passive mode with HWP enabled",
+        description: "intel_pstate's passive mode keeps HWP on (before: passive mode ran without HWP)",
+        status: EraStatus::NotModelled,
+    },
+    Era {
+        name: "eevdf",
+        first: Version::new(6, 6),
+        first_confirmed: true,
+        commit: "hash not found",
+        subject: "(the EEVDF series; no single commit checked)",
+        description: "versions from 6.6 run the pre-EEVDF fair class (EEVDF is not modelled)",
+        status: EraStatus::NotModelled,
+    },
+    Era {
+        name: "schedutil_freq_ref",
+        first: Version::new(6, 8),
+        first_confirmed: true,
+        commit: "hash not found",
+        subject: "cpufreq/schedutil: Use a fixed reference frequency",
+        description: "schedutil's invariant base is arch_scale_freq_ref() (before: cpuinfo.max_freq)",
+        status: EraStatus::NotModelled,
+    },
+];
+
+/// What utilisation is scaled by (`arch_scale_freq_capacity`): the
+/// reference the current frequency is divided by.
+///
+/// Stored in [`KernelConfig::freq_invariance`] for the engine's PELT and
+/// schedutil to read; today the engine scales by the top operating point
+/// whatever this says (what [`FreqInvariance::Max`] means).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FreqInvariance {
+    /// No frequency invariance: `arch_scale_freq_capacity()` is 1024, and
+    /// schedutil scales from `policy->cur` (x86 before v5.7, powerpc).
+    Off,
+    /// The base (non-turbo) frequency is 1024.
+    Base,
+    /// The top operating point (`cpuinfo.max_freq`) is 1024: Arm's
+    /// cpufreq-driven `arch_set_freq_scale`, and the 1-core turbo on x86.
+    Max,
+    /// The n-core turbo ratio of the platform's turbo table is 1024 (x86
+    /// from v5.7: 4 cores, capped at 1024 above it).
+    Turbo(u32),
+}
+
+impl fmt::Display for FreqInvariance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FreqInvariance::Off => f.write_str("off"),
+            FreqInvariance::Base => f.write_str("base"),
+            FreqInvariance::Max => f.write_str("max"),
+            FreqInvariance::Turbo(n) => write!(f, "{n}c"),
+        }
+    }
+}
+
+impl FreqInvariance {
+    fn parse(text: &str) -> Option<FreqInvariance> {
+        match text {
+            "off" => Some(FreqInvariance::Off),
+            "base" => Some(FreqInvariance::Base),
+            "max" => Some(FreqInvariance::Max),
+            t => {
+                let n: u32 = t.strip_suffix('c')?.parse().ok()?;
+                (1..=64).contains(&n).then_some(FreqInvariance::Turbo(n))
+            }
+        }
+    }
+}
+
+/// The CPU architecture whose topology code sets frequency invariance,
+/// told from the platform's cpufreq driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arch {
+    X86,
+    PowerPc,
+    Arm,
+}
+
+fn arch_of(plat: &Platform) -> Arch {
+    match plat.driver {
+        Driver::IntelPstate { .. } | Driver::AcpiCpufreq => Arch::X86,
+        Driver::Powernv { .. } => Arch::PowerPc,
+        Driver::CpufreqDt => Arch::Arm,
+    }
+}
+
+/// The kernel a run models: a supported version and the options on top.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelConfig {
+    /// The version as asked (`5.4`).
+    pub requested: Version,
+    /// The supported version whose semantics run (`5.2` for `5.4`).
+    pub version: Version,
+    /// The options as given, for the run's record.
+    pub spec: Spec,
+    idle_tick: Option<IdleTick>,
+    /// `CONFIG_HZ`; None keeps the platform file's value.
+    pub hz: Option<u32>,
+    freq_invariance: Option<FreqInvariance>,
+    /// Reserved for the housekeeping issue: accepted and stored, no effect.
+    pub housekeeping: bool,
+}
+
+impl Default for KernelConfig {
+    fn default() -> Self {
+        KernelConfig::of(DEFAULT_VERSION)
+    }
+}
+
+impl KernelConfig {
+    /// `version` with every option at its default.
+    #[must_use]
+    pub fn of(version: Version) -> Self {
+        KernelConfig {
+            requested: version,
+            version,
+            spec: Spec::new(version.to_string()),
+            idle_tick: None,
+            hz: None,
+            freq_invariance: None,
+            housekeeping: false,
+        }
+    }
+
+    /// Resolve `VERSION[:option=value,...]`.
+    pub fn from_spec(spec: &Spec) -> Result<KernelConfig> {
+        let choices = || SUPPORTED.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let requested = Version::parse(&spec.name).ok_or_else(|| Error::UnknownName {
+            kind: "kernel version",
+            name: spec.name.clone(),
+            choices: choices(),
+        })?;
+        let version = SUPPORTED.iter().rev().find(|v| **v <= requested).copied();
+        let version = match version {
+            Some(v) if requested <= DEFAULT_VERSION => v,
+            _ => {
+                return Err(Error::invalid(
+                    "kernel",
+                    "version",
+                    &spec.name,
+                    format!(
+                        "a version from {} to {}: {} (a version in between runs the newest of these not after it)",
+                        SUPPORTED[0],
+                        DEFAULT_VERSION,
+                        choices().join(", ")
+                    ),
+                ))
+            }
+        };
+        let mut p = Params::new(format!("kernel {}", spec.name), spec);
+        let idle_tick = match p.string("idle_tick") {
+            None => None,
+            Some(v) => Some(match v.as_str() {
+                "governor" => IdleTick::Governor,
+                "stopped" => IdleTick::Stopped,
+                _ => return Err(Error::invalid(p.owner(), "idle_tick", v, OPTIONS[0].1)),
+            }),
+        };
+        let hz = match p.string("hz") {
+            None => None,
+            Some(v) => match v.parse::<u32>() {
+                Ok(hz) if HZ_VALUES.contains(&hz) => Some(hz),
+                _ => return Err(Error::invalid(p.owner(), "hz", v, OPTIONS[1].1)),
+            },
+        };
+        let freq_invariance = match p.string("freq_invariance") {
+            None => None,
+            Some(v) => Some(FreqInvariance::parse(&v).ok_or_else(|| Error::invalid(p.owner(), "freq_invariance", &v, OPTIONS[2].1))?),
+        };
+        let housekeeping = p.bool("housekeeping", false)?;
+        p.finish()?;
+        Ok(KernelConfig { requested, version, spec: spec.clone(), idle_tick, hz, freq_invariance, housekeeping })
+    }
+
+    /// Whether the version asked for runs another version's semantics.
+    #[must_use]
+    pub fn resolved_elsewhere(&self) -> bool {
+        self.requested != self.version
+    }
+
+    /// `5.4 (5.2 semantics)`, or the version alone when it is supported.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        if self.resolved_elsewhere() {
+            format!("{} ({} semantics)", self.requested, self.version)
+        } else {
+            self.version.to_string()
+        }
+    }
+
+    /// Whether the version has the behaviour of era `name` (its first
+    /// version or later). Panics on a name not in [`ERAS`] (a bug).
+    #[must_use]
+    pub fn has(&self, name: &str) -> bool {
+        let era = ERAS.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("no kernel era named {name}"));
+        self.version >= era.first
+    }
+
+    /// Who stops the tick on idle entry: the option, else the version's
+    /// default (`stopped` before v4.17, 554c8aa8ecad).
+    #[must_use]
+    pub fn idle_tick(&self) -> IdleTick {
+        self.idle_tick.unwrap_or(if self.has("idle_tick") { IdleTick::Governor } else { IdleTick::Stopped })
+    }
+
+    /// Whether `idle_tick` was given as an option (a platform's deprecated
+    /// `idle_tick` yields to it).
+    #[must_use]
+    pub fn idle_tick_given(&self) -> bool {
+        self.idle_tick.is_some()
+    }
+
+    /// Set `idle_tick` as if given (the platform's deprecated alias).
+    pub fn set_idle_tick(&mut self, t: IdleTick) {
+        self.idle_tick = Some(t);
+    }
+
+    /// Before v5.1 (23127296889f), PELT scaled each contribution (load by
+    /// frequency, util by frequency x capacity) and ran on the unscaled
+    /// clock; from v5.1 it scales the clock (`clock_pelt`). For sched/pelt.rs.
+    #[must_use]
+    pub fn pelt_scales_contributions(&self) -> bool {
+        !self.has("pelt_clock")
+    }
+
+    /// From v4.13 (625ed2bf049d) PELT averages divide by
+    /// `LOAD_AVG_MAX - 1024 + period_contrib`; before, by `LOAD_AVG_MAX`.
+    #[must_use]
+    pub fn pelt_divider_has_period_contrib(&self) -> bool {
+        self.has("pelt_divider")
+    }
+
+    /// From v4.14 (674e75411fc2) the scheduler calls the cpufreq hook for
+    /// a remote CPU's runqueue; before, local calls only. For machine/fair.rs.
+    #[must_use]
+    pub fn remote_callbacks(&self) -> bool {
+        self.has("remote_callbacks")
+    }
+
+    /// The frequency invariance in effect on `plat`: the option, else the
+    /// version's default for the architecture (x86: off before v5.7, the
+    /// 4-core turbo ratio from v5.7, 1567c3e3467c; powerpc: off, no
+    /// implementation found; Arm: the cpufreq-driven `max`). Not yet read
+    /// by the engine, which scales by the top operating point.
+    #[must_use]
+    pub fn freq_invariance(&self, plat: &Platform) -> FreqInvariance {
+        if let Some(f) = self.freq_invariance {
+            return f;
+        }
+        match arch_of(plat) {
+            Arch::X86 if self.has("x86_freq_invariance") => FreqInvariance::Turbo(4),
+            Arch::X86 | Arch::PowerPc => FreqInvariance::Off,
+            Arch::Arm => FreqInvariance::Max,
+        }
+    }
+
+    /// The tick rate on `plat`: the `hz` option, else the platform's.
+    #[must_use]
+    pub fn hz(&self, plat: &Platform) -> u32 {
+        self.hz.unwrap_or(plat.hz)
+    }
+
+    /// Make `plat` carry the kernel's tick rate (the governors and the
+    /// engine read `Platform::hz`), and take a platform's deprecated
+    /// `idle_tick` where the kernel's option is not given.
+    pub fn apply(&mut self, plat: &mut Platform) {
+        plat.hz = self.hz(plat);
+        if let (None, Some(t)) = (self.idle_tick, plat.idle_tick) {
+            self.idle_tick = Some(t);
+        }
+    }
+
+    /// Every option, resolved on `plat` (for `--show-config`).
+    #[must_use]
+    pub fn show(&self, plat: &Platform) -> ShownKernel {
+        ShownKernel {
+            version: self.requested.to_string(),
+            semantics: self.version.to_string(),
+            idle_tick: match self.idle_tick() {
+                IdleTick::Governor => "governor",
+                IdleTick::Stopped => "stopped",
+            },
+            hz: self.hz(plat),
+            freq_invariance: self.freq_invariance(plat).to_string(),
+            housekeeping: self.housekeeping,
+            pelt_scales_contributions: self.pelt_scales_contributions(),
+            remote_callbacks: self.remote_callbacks(),
+        }
+    }
+}
+
+/// A kernel configuration with every option resolved.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShownKernel {
+    /// As asked.
+    pub version: String,
+    /// The supported version whose semantics run.
+    pub semantics: String,
+    pub idle_tick: &'static str,
+    pub hz: u32,
+    /// Stored; not yet read by the engine.
+    pub freq_invariance: String,
+    /// Reserved; no effect yet.
+    pub housekeeping: bool,
+    /// Before v5.1: PELT scales contributions, not its clock.
+    pub pelt_scales_contributions: bool,
+    /// From v4.14: cpufreq hook calls for remote runqueues.
+    pub remote_callbacks: bool,
+}
+
+/// One supported version for `govlab list kernels`: what changes between
+/// it and the next supported one.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelEntry {
+    pub version: String,
+    pub default: bool,
+    /// The eras whose first version is after this one and not after the
+    /// next supported one (for the newest: the notes that hold from it on).
+    pub until_next: Vec<Era>,
+}
+
+/// The supported versions, each with the eras that begin before the next.
+#[must_use]
+pub fn list() -> Vec<KernelEntry> {
+    SUPPORTED
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let next = SUPPORTED.get(i + 1).copied();
+            let until_next = ERAS
+                .iter()
+                .filter(|e| match next {
+                    Some(n) => e.first > v && e.first <= n,
+                    None => e.first <= v && e.name == "eevdf",
+                })
+                .copied()
+                .collect();
+            KernelEntry { version: v.to_string(), default: v == DEFAULT_VERSION, until_next }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(text: &str) -> Result<KernelConfig> {
+        KernelConfig::from_spec(&Spec::parse(text, "kernel")?)
+    }
+
+    #[test]
+    fn versions_resolve_to_the_newest_supported_not_after() {
+        assert_eq!(k("5.4").unwrap().version, Version::new(5, 2));
+        assert_eq!(k("5.4").unwrap().describe(), "5.4 (5.2 semantics)");
+        assert_eq!(k("v4.16").unwrap().describe(), "4.16");
+        assert_eq!(k("4.19.0").unwrap().version, Version::new(4, 19));
+        assert_eq!(k("6.7").unwrap().version, Version::new(5, 9));
+        assert_eq!(KernelConfig::default().version, DEFAULT_VERSION);
+    }
+
+    #[test]
+    fn versions_outside_the_range_are_refused_with_the_choices() {
+        for bad in ["3.14", "6.9", "7.0", "2.6"] {
+            let e = k(bad).unwrap_err().to_string();
+            assert!(e.contains(bad) && e.contains("3.15") && e.contains("6.8"), "{e}");
+        }
+        let e = k("linus").unwrap_err().to_string();
+        assert!(e.contains("linus") && e.contains("4.19"), "{e}");
+    }
+
+    #[test]
+    fn options_are_checked() {
+        let e = k("6.8:idle_tick=never").unwrap_err().to_string();
+        assert!(e.contains("governor or stopped"), "{e}");
+        let e = k("6.8:tickless=on").unwrap_err().to_string();
+        assert!(e.contains("tickless") && e.contains("idle_tick") && e.contains("freq_invariance"), "{e}");
+        let e = k("6.8:freq_invariance=9").unwrap_err().to_string();
+        assert!(e.contains("Nc"), "{e}");
+        assert_eq!(k("6.8:hz=1000").unwrap().hz, Some(1000));
+        assert!(k("6.8:hz=500").is_err());
+        assert!(k("6.8:housekeeping=on").unwrap().housekeeping);
+    }
+
+    #[test]
+    fn idle_tick_follows_the_version() {
+        assert_eq!(k("4.16").unwrap().idle_tick(), IdleTick::Stopped);
+        // 4.17 itself runs 4.16 semantics: eras resolve at the supported version.
+        assert_eq!(k("4.17").unwrap().idle_tick(), IdleTick::Stopped);
+        assert_eq!(k("4.19").unwrap().idle_tick(), IdleTick::Governor);
+        assert_eq!(k("6.8").unwrap().idle_tick(), IdleTick::Governor);
+        assert_eq!(k("6.8:idle_tick=stopped").unwrap().idle_tick(), IdleTick::Stopped);
+        assert_eq!(k("3.15:idle_tick=governor").unwrap().idle_tick(), IdleTick::Governor);
+    }
+
+    #[test]
+    fn pelt_and_hook_eras() {
+        assert!(k("4.19").unwrap().pelt_scales_contributions());
+        assert!(!k("5.2").unwrap().pelt_scales_contributions());
+        assert!(!k("4.8").unwrap().remote_callbacks());
+        assert!(k("4.16").unwrap().remote_callbacks());
+        assert!(!k("4.8").unwrap().pelt_divider_has_period_contrib());
+    }
+
+    #[test]
+    fn freq_invariance_by_version_and_architecture() {
+        let sky = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        let p8 = crate::platform::load_named(&Spec::new("power8")).unwrap();
+        let juno = crate::platform::load_named(&Spec::new("juno-r0")).unwrap();
+        assert_eq!(k("5.2").unwrap().freq_invariance(&sky), FreqInvariance::Off);
+        assert_eq!(k("5.7").unwrap().freq_invariance(&sky), FreqInvariance::Turbo(4));
+        assert_eq!(k("6.8").unwrap().freq_invariance(&p8), FreqInvariance::Off);
+        assert_eq!(k("6.8").unwrap().freq_invariance(&juno), FreqInvariance::Max);
+        assert_eq!(k("4.8:freq_invariance=1c").unwrap().freq_invariance(&sky), FreqInvariance::Turbo(1));
+    }
+
+    #[test]
+    fn every_era_is_listed_once_and_the_newest_says_eevdf() {
+        let l = list();
+        assert_eq!(l.len(), SUPPORTED.len());
+        assert!(l.last().unwrap().until_next.iter().any(|e| e.description.contains("pre-EEVDF")));
+        let shown: usize = l[..l.len() - 1].iter().map(|e| e.until_next.len()).sum();
+        let inside = ERAS.iter().filter(|e| e.first > SUPPORTED[0] && e.first <= DEFAULT_VERSION).count();
+        assert_eq!(shown, inside);
+    }
+}
