@@ -128,8 +128,8 @@ def test_trace_stats_of_a_runs_trace_needs_no_platform(cli, tmp_path):
     path = tmp_path / "run.txt"
     proc = cli("run", "--workload", "periodic:tasks=2", "--duration", "100ms", "--trace", str(path))
     assert proc.returncode == 0, proc.stderr
-    assert path.read_text().splitlines()[:3] == [
-        "cpus=8", f"# govlab: version={govlab.__version__}", "# govlab: platform=skylake-e3-1240v5",
+    assert path.read_text().splitlines()[:4] == [
+        "cpus=8", f"# govlab: version={govlab.__version__}", "# govlab: kernel=6.8", "# govlab: platform=skylake-e3-1240v5",
     ]
     proc = cli("trace", "stats", str(path))
     assert proc.returncode == 0, proc.stderr

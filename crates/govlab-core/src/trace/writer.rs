@@ -90,10 +90,8 @@ pub fn header(nr_cpus: usize, meta: &Meta) -> String {
 }
 
 /// The header of a run's trace on the platform `platform` names (a spec
-/// text, as the trace tools take it back): this govlab's version and the
-/// platform.
-/// No `kernel` key yet: govlab does not say which kernel version its
-/// models follow as one number.
+/// text, as the trace tools take it back): this govlab's version, the kernel
+/// (`--kernel` as resolved) and the platform.
 #[must_use]
 pub fn run_meta(platform: &str, kernel: &str) -> Meta {
     let mut meta = Meta::new();

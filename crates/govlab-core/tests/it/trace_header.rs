@@ -29,13 +29,13 @@ fn traced_run(platform: &str, dir: &std::path::Path) -> PathBuf {
 }
 
 #[test]
-fn the_header_starts_with_cpus_and_names_version_and_platform() {
+fn the_header_starts_with_cpus_and_names_version_kernel_and_platform() {
     let d = dir("lines");
     let path = traced_run("juno-r0:hz=250", &d);
     let text = std::fs::read_to_string(&path).unwrap();
-    let head: Vec<&str> = text.lines().take(3).collect();
+    let head: Vec<&str> = text.lines().take(4).collect();
     let version = format!("# govlab: version={}", env!("CARGO_PKG_VERSION"));
-    assert_eq!(head, ["cpus=6", version.as_str(), "# govlab: platform=juno-r0:hz=250"]);
+    assert_eq!(head, ["cpus=6", version.as_str(), "# govlab: kernel=6.8", "# govlab: platform=juno-r0:hz=250"]);
     let trace = read_path(&path).unwrap();
     assert_eq!(trace.meta.get(META_PLATFORM).map(String::as_str), Some("juno-r0:hz=250"));
     assert_eq!(trace.meta.get(META_VERSION).map(String::as_str), Some(env!("CARGO_PKG_VERSION")));
