@@ -350,7 +350,7 @@ pub fn trace_platform(trace: &Trace, path: &Path, explicit: Option<&str>) -> Res
         Err(e) => Err(Error::trace_line(
             path,
             header_line(path, crate::trace::META_PLATFORM),
-            format!("the header's platform '{text}' does not load ({e}); name the platform with --platform"),
+            format!("the header's platform '{text}' does not load ({e}); name the platform explicitly"),
         )),
     }
 }

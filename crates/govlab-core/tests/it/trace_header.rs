@@ -97,7 +97,7 @@ fn a_header_platform_that_does_not_load_is_an_error_naming_the_line() {
     let text = std::fs::read_to_string(&path).unwrap().replace("platform=juno-r0", "platform=no-such-machine");
     std::fs::write(&path, text).unwrap();
     let e = trace_stats(&path, None).unwrap_err().to_string();
-    assert!(e.contains("line 3") && e.contains("no-such-machine") && e.contains("--platform"), "{e}");
+    assert!(e.contains("line 4") && e.contains("no-such-machine") && e.contains("explicitly"), "{e}");
     // An explicit platform does not need the header's.
     assert!(trace_stats(&path, Some("juno-r0")).is_ok());
     std::fs::remove_dir_all(d).ok();
