@@ -363,18 +363,16 @@ pub const DEVICE: ParamSpec = ParamSpec {
 pub(crate) fn pick_device(owner: &str, platform: &Platform, name: Option<&str>, why: &str) -> Result<u32> {
     require_device(owner, platform, why)?;
     let Some(name) = name else { return Ok(0) };
-    match platform.device_index(name) {
-        Some(i) => Ok(i as u32),
-        None => {
-            let names: Vec<&str> = platform.devices.iter().map(|d| d.name.as_str()).collect();
-            Err(Error::invalid(
-                owner,
-                DEVICE.name,
-                name,
-                format!("one of platform {}'s devices: {}", platform.name, names.join(", ")),
-            ))
-        }
+    if let Some(i) = platform.device_index(name) {
+        return Ok(i as u32);
     }
+    let names: Vec<&str> = platform.devices.iter().map(|d| d.name.as_str()).collect();
+    Err(Error::invalid(
+        owner,
+        DEVICE.name,
+        name,
+        format!("one of platform {}'s devices: {}", platform.name, names.join(", ")),
+    ))
 }
 
 /// `device` among the resolved parameters, only when it was given (a run
