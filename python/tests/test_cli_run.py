@@ -142,3 +142,19 @@ def test_every_cpuidle_governor_runs_and_is_listed(cli, periodic, short):
             assert {"samples", "correct", "too_deep", "too_shallow"} <= set(acc), (gov, acc)
             if gov == "oracle":
                 assert acc["correct"] == acc["samples"], acc
+
+
+def test_rk3399_fio_engines_and_devices(cli, short):
+    """Issue 24: the rk3399 fio command runs; unknown devices and engines are refused with the choices."""
+    proc = cli("run", "--platform", "rk3399", "--workload",
+               "fio:device=nvme,ioengine=psync,iodepth=1,numjobs=1,rw=randread",
+               "--cpufreq", "schedutil", "--cpuidle", "menu", "--duration", short, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert len(out["cpus"]) == 6
+    for spec, choices in (("fio:device=floppy", "nvme, emmc, sdcard"), ("fio:ioengine=aio", "psync, libaio, io_uring"),
+                          ("dbench:device=floppy", "nvme, emmc, sdcard")):
+        proc = cli("run", "--platform", "rk3399", "--workload", spec, "--duration", short)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith("govlab: error:") and choices in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr

@@ -669,7 +669,8 @@ impl Engine {
         let transfer_ns = if kind == IoKind::Flush {
             0
         } else {
-            (bytes.saturating_sub(spec.block_bytes) as f64 / spec.bytes_per_us * 1e3).ceil() as u64
+            let rate = if kind == IoKind::Write { spec.write_bytes_per_us } else { spec.bytes_per_us };
+            (bytes.saturating_sub(spec.block_bytes) as f64 / rate * 1e3).ceil() as u64
         };
         let cv = spec.service_cv;
         let d = &mut self.devices[dev];
@@ -693,15 +694,29 @@ impl Engine {
         };
         self.kick_flush(dev);
         self.io_dispatch(dev);
+        let irq_cpu = self.plat.devices[dev].irq_cpu;
         for (t, cpu) in waiters {
             let prev = self.tasks[t].cpu;
             self.rqs[prev].nr_iowait -= 1;
-            self.interrupt(cpu);
             // blk-mq completes in the device's interrupt handler when the
             // device has a queue per CPU (NVMe); a single-queue device's
             // completions go through BLOCK_SOFTIRQ. Both are irq context;
             // the trace says hardirq.
-            self.try_to_wake_up_in(t, cpu, TRACE_FLAG_HARDIRQ);
+            let waker = match irq_cpu {
+                None => cpu,
+                // One interrupt line: it lands on `irq`; block/blk-mq.c
+                // blk_mq_complete_need_ipi() (rq_affinity 1, v6.8) hands
+                // the completion to the submitting CPU by IPI unless the
+                // two share a last-level cache.
+                Some(irq) => {
+                    self.interrupt(irq);
+                    if self.plat.cpus[irq].llc == self.plat.cpus[cpu].llc { irq } else { cpu }
+                }
+            };
+            if waker == cpu {
+                self.interrupt(cpu);
+            }
+            self.try_to_wake_up_in(t, waker, TRACE_FLAG_HARDIRQ);
         }
     }
 

@@ -289,11 +289,20 @@ pub struct Device {
     pub flush_queued: bool,
     /// Reference request size for the service times.
     pub block_bytes: u64,
-    /// Sustained transfer rate beyond the reference size, bytes per µs.
+    /// Sustained transfer rate beyond the reference size, bytes per µs
+    /// (reads and flushes; writes when `write_bytes_per_us` equals it).
     pub bytes_per_us: f64,
+    /// Sustained write transfer rate, bytes per µs.
+    pub write_bytes_per_us: f64,
     /// Coefficient of variation of the service time (0 = fixed; gamma
     /// distribution otherwise).
     pub service_cv: f64,
+    /// The CPU the completion interrupt is routed to: None for a device
+    /// with a completion queue and interrupt per CPU (NVMe with managed
+    /// MSI-X affinity: the submitting CPU), Some(cpu) for a device with one
+    /// interrupt line (a GIC SPI, which goes to the first CPU of its
+    /// affinity, CPU 0 unless moved).
+    pub irq_cpu: Option<usize>,
 }
 
 impl Platform {

@@ -78,7 +78,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "dbench",
     description: "dbench4 clients replaying file operations with periodic fsync; latency and throughput",
     metric: "latency_ms (dbench's per-second maximum operation latency, averaged; ms, lower is better)",
-    params: &[CLIENTS, FSYNC],
+    params: &[CLIENTS, FSYNC, super::DEVICE],
     ends: super::Ends::AtDuration,
     build,
 };
@@ -119,6 +119,8 @@ const BYTES: u16 = 0;
 pub struct Dbench {
     clients: u64,
     fsync: bool,
+    /// `device=NAME`; None: the platform's first device.
+    device: Option<String>,
 }
 
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
@@ -126,38 +128,39 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let w = Dbench {
         clients: p.uint(&CLIENTS, &())?,
         fsync: p.flag(&FSYNC, &())?,
+        device: p.string(super::DEVICE.name),
     };
     p.finish()?;
     Ok(Box::new(w))
 }
 
 /// The fsync sequence for `dirty` bytes of data.
-fn fsync(b: &mut ProgramBuilder, cpu: Dist, dirty: u64) {
+fn fsync(b: &mut ProgramBuilder, dev: u32, cpu: Dist, dirty: u64) {
     b.run(cpu, 0.0)
         .op(Op::Io {
-            device: 0,
+            device: dev,
             kind: IoKind::Write,
             bytes: dirty,
         })
         .run(cpu, 0.0)
         .op(Op::Io {
-            device: 0,
+            device: dev,
             kind: IoKind::Write,
             bytes: JOURNAL_BYTES,
         })
         .op(Op::Io {
-            device: 0,
+            device: dev,
             kind: IoKind::Flush,
             bytes: 0,
         })
         .run(cpu, 0.0)
         .op(Op::Io {
-            device: 0,
+            device: dev,
             kind: IoKind::Write,
             bytes: COMMIT_BYTES,
         })
         .op(Op::Io {
-            device: 0,
+            device: dev,
             kind: IoKind::Flush,
             bytes: 0,
         })
@@ -166,7 +169,7 @@ fn fsync(b: &mut ProgramBuilder, cpu: Dist, dirty: u64) {
 
 impl Workload for Dbench {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        super::require_device("workload dbench", platform, "")?;
+        let dev = super::pick_device("workload dbench", platform, self.device.as_deref(), "")?;
         let f_ref = platform.cpu_types[0].base_khz;
         // CPU costs vary around their means (cv 0.5, assumed) so that
         // clients do not move in lock-step.
@@ -203,7 +206,7 @@ impl Workload for Dbench {
                 timed(b, &|b| {
                     b.run(write, 0.0).count(BYTES, IO_BYTES);
                     if fsync_each_write {
-                        fsync(b, fs_cpu, IO_BYTES);
+                        fsync(b, dev, fs_cpu, IO_BYTES);
                     }
                 });
             }
@@ -215,7 +218,7 @@ impl Workload for Dbench {
             } else {
                 IO_BYTES * WRITES as u64
             };
-            timed(b, &|b| fsync(b, fs_cpu, dirty));
+            timed(b, &|b| fsync(b, dev, fs_cpu, dirty));
         };
         let mut b = ProgramBuilder::new();
         b.repeat(None, |b| {
@@ -266,9 +269,11 @@ impl Workload for Dbench {
     }
 
     fn resolved(&self) -> Vec<(String, String)> {
-        vec![
+        let mut v = vec![
             CLIENTS.show(self.clients),
             FSYNC.show_flag(self.fsync),
-        ]
+        ];
+        super::show_device(self.device.as_ref(), &mut v);
+        v
     }
 }

@@ -7,7 +7,24 @@
 //! bandwidth, and per-IO completion latency ("clat": submission to
 //! completion) with percentiles.
 //!
-//! Model: each job is `iodepth` tasks, each looping over: the submit path's
+//! `ioengine` (fio's meaning): `psync` is pread/pwrite, one request in
+//! flight per job whatever `iodepth` says; `libaio` and `io_uring` keep
+//! `iodepth` requests in flight per job. `libaio` is the default, the model
+//! this workload had before `ioengine` existed (so its results are
+//! unchanged). A psync or libaio job waits for its completion in
+//! io_schedule(), i.e. in iowait. io_uring: whether a task sleeping in
+//! io_cqring_wait() counts as iowait changed between kernels: "io_uring: Use
+//! io_schedule* in cqring wait" (v6.5; 6.1.39 backport f32dfc802e87) made
+//! it iowait, "io_uring: gate iowait schedule on having pending requests"
+//! (v6.6; backport c7920f992840) limited that to waits with requests in
+//! flight, and IORING_ENTER_NO_IOWAIT (07754bfd9aee, v6.15) lets the ring
+//! opt out. This model follows v6.8 ([`IO_URING_WAIT_IS_IOWAIT`]): a fio
+//! job always has requests in flight when it waits, so its waits are
+//! iowait, as libaio's. `direct=0` (buffered) adds the page-cache copy's
+//! CPU to each request (assumed 2 bytes/ns); readahead and writeback are
+//! not modelled. `device=NAME` picks the platform's device.
+//!
+//! Model: each job is `iodepth` tasks (one for psync), each looping over: the submit path's
 //! CPU (io_submit, block layer, driver), a synchronous request to device 0,
 //! the completion's CPU (reaping the event). With direct IO nothing goes
 //! through the page cache. The completion interrupt and the wakeup are the
@@ -65,11 +82,35 @@ pub const NUMJOBS: ParamSpec = ParamSpec {
     help: "jobs (fio numjobs)",
 };
 
+pub const IOENGINE: ParamSpec = ParamSpec {
+    name: "ioengine",
+    unit: "",
+    default: ParamDefault::Word("libaio"),
+    range: Range::Choice(&["psync", "libaio", "io_uring"]),
+    help: "psync (one request in flight per job), libaio or io_uring (iodepth in flight)",
+};
+
+pub const DIRECT: ParamSpec = ParamSpec {
+    name: "direct",
+    unit: "",
+    default: ParamDefault::Flag(true),
+    range: Range::Bool,
+    help: "O_DIRECT (true) or buffered through the page cache (false)",
+};
+
+/// Whether a task sleeping in io_uring's io_cqring_wait() with requests in
+/// flight counts as iowait: true from v6.6 ("io_uring: gate iowait schedule
+/// on having pending requests") to today unless the ring sets
+/// IORING_ENTER_NO_IOWAIT (v6.15); false before v6.5. The model follows
+/// v6.8. The kernel configuration (kernel version) is to decide it; the
+/// engine's `io` operation is always iowait, so `false` is not modelled yet.
+pub const IO_URING_WAIT_IS_IOWAIT: bool = true;
+
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "fio",
     description: "fio jobs with direct IO at a queue depth; IOPS and completion latency",
     metric: "iops (completed requests per second, higher is better)",
-    params: &[RW, BS_KB, IODEPTH, NUMJOBS],
+    params: &[RW, BS_KB, IODEPTH, NUMJOBS, IOENGINE, DIRECT, super::DEVICE],
     ends: super::Ends::AtDuration,
     build,
 };
@@ -77,6 +118,9 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 /// CPU of submitting one request and of reaping its completion (assumed).
 const SUBMIT_NS: f64 = 4_000.0;
 const COMPLETE_NS: f64 = 2_000.0;
+
+/// Page-cache copy rate of buffered IO (assumed: memcpy on a small core).
+const PAGE_COPY_BYTES_PER_NS: f64 = 2.0;
 
 const CLAT: u16 = 0;
 const IOS: u16 = 0;
@@ -87,6 +131,19 @@ pub struct Fio {
     bs_kb: u64,
     iodepth: u64,
     numjobs: u64,
+    ioengine: &'static str,
+    direct: bool,
+    /// `ioengine`/`direct`/`device` given: shown among the resolved
+    /// parameters (a default run shows what it showed before they existed).
+    shown: Vec<(String, String)>,
+    device: Option<String>,
+}
+
+impl Fio {
+    /// Requests one job keeps in flight: fio's iodepth, which psync ignores.
+    pub fn in_flight_per_job(&self) -> u64 {
+        if self.ioengine == "psync" { 1 } else { self.iodepth }
+    }
 }
 
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
@@ -96,23 +153,35 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
         bs_kb: p.uint(&BS_KB, &())?,
         iodepth: p.uint(&IODEPTH, &())?,
         numjobs: p.uint(&NUMJOBS, &())?,
+        ioengine: p.word(&IOENGINE)?,
+        direct: p.flag(&DIRECT, &())?,
+        shown: Vec::new(),
+        device: p.string(super::DEVICE.name),
     };
+    let mut w = w;
+    for key in [IOENGINE.name, DIRECT.name] {
+        if spec.params.iter().any(|(k, _)| k == key) {
+            w.shown.push(if key == IOENGINE.name { IOENGINE.show(w.ioengine) } else { DIRECT.show_flag(w.direct) });
+        }
+    }
     p.finish()?;
     Ok(Box::new(w))
 }
 
 impl Workload for Fio {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        super::require_device("workload fio", platform, "")?;
+        let device = super::pick_device("workload fio", platform, self.device.as_deref(), "")?;
         let f_ref = platform.cpu_types[0].base_khz;
         let cyc = |ns: f64| Dist::Fixed(super::cycles_for_ns_at(ns, f_ref));
         let kind = if self.rw.ends_with("read") { IoKind::Read } else { IoKind::Write };
         let bytes = self.bs_kb * 1024;
+        // Buffered IO copies through the page cache (assumed 2 bytes/ns).
+        let copy_ns = if self.direct { 0.0 } else { bytes as f64 / PAGE_COPY_BYTES_PER_NS };
         let program = ProgramBuilder::new()
             .repeat(None, |b| {
-                b.run(cyc(SUBMIT_NS), 0.0)
+                b.run(cyc(SUBMIT_NS + copy_ns), 0.0)
                     .op(Op::Mark)
-                    .op(Op::Io { device: 0, kind, bytes })
+                    .op(Op::Io { device, kind, bytes })
                     .record(CLAT, Since::Mark, None)
                     .run(cyc(COMPLETE_NS), 0.0)
                     .count(IOS, 1)
@@ -120,7 +189,7 @@ impl Workload for Fio {
             })
             .build();
         let mut t = TaskSpec::new("fio", program);
-        t.instances = (self.numjobs * self.iodepth) as u32;
+        t.instances = (self.numjobs * self.in_flight_per_job()) as u32;
         Ok(Setup {
             tasks: vec![t],
             series: vec!["clat".into()],
@@ -149,5 +218,9 @@ impl Workload for Fio {
             IODEPTH.show(self.iodepth),
             NUMJOBS.show(self.numjobs),
         ]
+        .into_iter()
+        .chain(self.shown.iter().cloned())
+        .chain(self.device.iter().map(|d| super::DEVICE.show(d)))
+        .collect()
     }
 }

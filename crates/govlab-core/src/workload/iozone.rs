@@ -94,7 +94,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "iozone",
     description: "iozone -i 0: sequential write or rewrite of a file through the page cache, optional fsync; KB/s",
     metric: "kbps (file size / time of the pass, KB/s, higher is better)",
-    params: &[SIZE_MB, RECORD_KB, TEST, FSYNC, DIRTY_BACKGROUND_MB, DIRTY_MB],
+    params: &[SIZE_MB, RECORD_KB, TEST, FSYNC, DIRTY_BACKGROUND_MB, DIRTY_MB, super::DEVICE],
     // The defaults take 0.6-9.2 s on the built-in platforms (the Junos'
     // slow storage is the slowest).
     ends: super::Ends::ByItself { default_duration_ns: 60_000_000_000 },
@@ -128,6 +128,8 @@ pub struct Iozone {
     fsync: bool,
     dirty_background_mb: u64,
     dirty_mb: u64,
+    /// `device=NAME`; None: the platform's first device.
+    device: Option<String>,
 }
 
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
@@ -139,6 +141,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
         fsync: p.flag(&FSYNC, &())?,
         dirty_background_mb: p.uint(&DIRTY_BACKGROUND_MB, &())?,
         dirty_mb: p.uint(&DIRTY_MB, &())?,
+        device: p.string(super::DEVICE.name),
     };
     p.finish()?;
     if w.dirty_mb <= w.dirty_background_mb {
@@ -154,7 +157,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 
 impl Workload for Iozone {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        super::require_device("workload iozone", platform, "")?;
+        let dev = super::pick_device("workload iozone", platform, self.device.as_deref(), "")?;
         let f_ref = platform.cpu_types[0].base_khz;
         let record = self.record_kb * 1024;
         let size = (self.size_mb << 20).div_ceil(record) * record;
@@ -181,8 +184,8 @@ impl Workload for Iozone {
             });
             if self.fsync {
                 b.run(Dist::Fixed(super::cycles_for_ns_at(FSYNC_NS, f_ref)), 0.0)
-                    .op(Op::Io { device: 0, kind: IoKind::Write, bytes: left_dirty })
-                    .op(Op::Io { device: 0, kind: IoKind::Flush, bytes: 0 });
+                    .op(Op::Io { device: dev, kind: IoKind::Write, bytes: left_dirty })
+                    .op(Op::Io { device: dev, kind: IoKind::Flush, bytes: 0 });
             }
             if timed {
                 b.record(PASS, Since::Mark, None);
@@ -203,7 +206,7 @@ impl Workload for Iozone {
                 });
                 b.repeat(Some(chunks - background_chunks), |b| {
                     b.op(Op::Recv { chan: WRITEBACK }).op(Op::Io {
-                        device: 0,
+                        device: dev,
                         kind: IoKind::Write,
                         bytes: chunk,
                     });
@@ -251,14 +254,16 @@ impl Workload for Iozone {
     }
 
     fn resolved(&self) -> Vec<(String, String)> {
-        vec![
+        let mut v = vec![
             SIZE_MB.show(self.size_mb),
             RECORD_KB.show(self.record_kb),
             TEST.show(if self.rewrite { "rewrite" } else { "write" }),
             FSYNC.show_flag(self.fsync),
             DIRTY_BACKGROUND_MB.show(self.dirty_background_mb),
             DIRTY_MB.show(self.dirty_mb),
-        ]
+        ];
+        super::show_device(self.device.as_ref(), &mut v);
+        v
     }
 }
 

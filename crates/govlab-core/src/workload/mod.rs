@@ -348,6 +348,41 @@ pub fn cycles_for_ns_at(ns: f64, khz: u32) -> f64 {
 
 /// Refuse a platform without a storage device, for the workloads that do
 /// IO; `why` ends the message (such as " for mode=rw").
+/// `device=NAME` of the IO workloads: one of the platform's `[[device]]`s.
+pub const DEVICE: ParamSpec = ParamSpec {
+    name: "device",
+    unit: "",
+    default: crate::params::ParamDefault::Unset("the platform's first [[device]]"),
+    range: crate::params::Range::Text,
+    help: "storage device by name, one of the platform's [[device]] names",
+};
+
+/// The index of the device an IO workload uses: `name`, or the platform's
+/// first device when none is given. An unknown name is an error listing
+/// the platform's devices.
+pub(crate) fn pick_device(owner: &str, platform: &Platform, name: Option<&str>, why: &str) -> Result<u32> {
+    require_device(owner, platform, why)?;
+    let Some(name) = name else { return Ok(0) };
+    if let Some(i) = platform.device_index(name) {
+        return Ok(i as u32);
+    }
+    let names: Vec<&str> = platform.devices.iter().map(|d| d.name.as_str()).collect();
+    Err(Error::invalid(
+        owner,
+        DEVICE.name,
+        name,
+        format!("one of platform {}'s devices: {}", platform.name, names.join(", ")),
+    ))
+}
+
+/// `device` among the resolved parameters, only when it was given (a run
+/// on the default device shows what it showed before `device` existed).
+pub(crate) fn show_device(device: Option<&String>, out: &mut Vec<(String, String)>) {
+    if let Some(d) = device {
+        out.push(DEVICE.show(d));
+    }
+}
+
 pub(crate) fn require_device(owner: &str, platform: &Platform, why: &str) -> Result<()> {
     if platform.devices.is_empty() {
         return Err(Error::invalid(

@@ -65,7 +65,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "pgbench",
     description: "pgbench clients and their PostgreSQL backends, TPC-B-like read/write or select-only; tps",
     metric: "tps (transactions/s, higher is better)",
-    params: &[CLIENTS, MODE],
+    params: &[CLIENTS, MODE, super::DEVICE],
     ends: super::Ends::AtDuration,
     build,
 };
@@ -94,6 +94,8 @@ const TRANSACTIONS: u16 = 0;
 pub struct Pgbench {
     clients: u64,
     mode: &'static str,
+    /// `device=NAME`; None: the platform's first device.
+    device: Option<String>,
 }
 
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
@@ -101,6 +103,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let w = Pgbench {
         clients: p.uint(&CLIENTS, &())?,
         mode: p.word(&MODE)?,
+        device: p.string(super::DEVICE.name),
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -109,8 +112,9 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 impl Workload for Pgbench {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
         let rw = self.mode == "rw";
+        let mut dev = 0;
         if rw {
-            super::require_device("workload pgbench", platform, " for mode=rw")?;
+            dev = super::pick_device("workload pgbench", platform, self.device.as_deref(), " for mode=rw")?;
         }
         let f_ref = platform.cpu_types[0].base_khz;
         // Statement costs vary (cv 0.3, assumed) so that clients drift apart.
@@ -169,12 +173,12 @@ impl Workload for Pgbench {
                         b.op(Op::Recv { chan: req }).run(cost(ns), mem);
                         if flush {
                             b.op(Op::Io {
-                                device: 0,
+                                device: dev,
                                 kind: IoKind::Write,
                                 bytes: WAL_BYTES,
                             })
                             .op(Op::Io {
-                                device: 0,
+                                device: dev,
                                 kind: IoKind::Flush,
                                 bytes: 0,
                             });
@@ -201,9 +205,11 @@ impl Workload for Pgbench {
     }
 
     fn resolved(&self) -> Vec<(String, String)> {
-        vec![
+        let mut v = vec![
             CLIENTS.show(self.clients),
             MODE.show(self.mode),
-        ]
+        ];
+        super::show_device(self.device.as_ref(), &mut v);
+        v
     }
 }

@@ -52,7 +52,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "sqlite-insert",
     description: "one sqlite3 shell inserting rows, each its own synchronous transaction; transactions per second",
     metric: "tps (transactions/s, higher is better)",
-    params: &[ROWS],
+    params: &[ROWS, super::DEVICE],
     ends: super::Ends::ByItselfWith { param: "rows" },
     build,
 };
@@ -87,12 +87,15 @@ const COMMITS: u16 = 0;
 
 pub struct SqliteInsert {
     rows: u64,
+    /// `device=NAME`; None: the platform's first device.
+    device: Option<String>,
 }
 
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload sqlite-insert", spec);
     let w = SqliteInsert {
         rows: p.uint(&ROWS, &())?,
+        device: p.string(super::DEVICE.name),
     };
     p.finish()?;
     Ok(Box::new(w))
@@ -100,7 +103,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 
 impl Workload for SqliteInsert {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        super::require_device("workload sqlite-insert", platform, "")?;
+        let dev = super::pick_device("workload sqlite-insert", platform, self.device.as_deref(), "")?;
         let f_ref = platform.cpu_types[0].base_khz;
         let cyc = |ns: f64| Dist::Fixed(super::cycles_for_ns_at(ns, f_ref));
         let count = if self.rows == 0 { None } else { Some(self.rows) };
@@ -116,12 +119,12 @@ impl Workload for SqliteInsert {
         let sync_write = |b: &mut ProgramBuilder, bytes: u64| {
             b.run(cyc(SYNC_CPU_NS), 0.0)
                 .op(Op::Io {
-                    device: 0,
+                    device: dev,
                     kind: IoKind::Write,
                     bytes,
                 })
                 .op(Op::Io {
-                    device: 0,
+                    device: dev,
                     kind: IoKind::Flush,
                     bytes: 0,
                 });
@@ -166,6 +169,8 @@ impl Workload for SqliteInsert {
     }
 
     fn resolved(&self) -> Vec<(String, String)> {
-        vec![ROWS.show(self.rows)]
+        let mut v = vec![ROWS.show(self.rows)];
+        super::show_device(self.device.as_ref(), &mut v);
+        v
     }
 }

@@ -716,3 +716,60 @@ mod no_samples {
         assert!(r.finished);
     }
 }
+
+/// fio as people run it on the RK3399 (issue 24): engines, devices.
+mod fio_rk3399 {
+    use super::*;
+
+    fn run_on(plat: &str, w: &str) -> Result<RunResult, govlab_core::error::Error> {
+        RunConfig {
+            platform: Spec::new(plat),
+            workload: Spec::parse(w, "test").unwrap(),
+            cpufreq: Spec::parse("schedutil", "test").unwrap(),
+            cpuidle: Spec::parse("menu", "test").unwrap(),
+            duration_ns: 300 * MS,
+            seed: 1,
+            ..RunConfig::default()
+        }
+        .run(None, None)
+    }
+
+    fn in_flight(w: &str) -> u32 {
+        let p = platform::load_named(&Spec::new("rk3399")).unwrap();
+        let wl = workload::build(&Spec::parse(w, "test").unwrap()).unwrap();
+        let mut rng = govlab_core::sim::rng::Rng::new(1, govlab_core::sim::rng::Stream::Workload);
+        wl.setup(&p, &mut rng).unwrap().tasks.iter().map(|t| t.instances).sum()
+    }
+
+    #[test]
+    fn the_issue_command_runs() {
+        let r = run_on("rk3399", "fio:device=nvme,ioengine=psync,iodepth=1,numjobs=1,rw=randread").unwrap();
+        assert!(metric(&r, "iops") > 1000.0);
+    }
+
+    #[test]
+    fn psync_keeps_one_request_per_job_and_libaio_its_iodepth() {
+        assert_eq!(in_flight("fio:ioengine=psync,iodepth=1,numjobs=1"), 1);
+        assert_eq!(in_flight("fio:ioengine=psync,iodepth=32,numjobs=2"), 2);
+        assert_eq!(in_flight("fio:ioengine=libaio,iodepth=32,numjobs=1"), 32);
+        assert_eq!(in_flight("fio:ioengine=io_uring,iodepth=32,numjobs=2"), 64);
+    }
+
+    #[test]
+    fn iops_scale_with_numjobs_until_the_device_saturates() {
+        let iops = |n: u32| metric(&run_on("rk3399", &format!("fio:device=emmc,ioengine=psync,numjobs={n}")).unwrap(), "iops");
+        let (one, two, sixteen, many) = (iops(1), iops(2), iops(16), iops(32));
+        assert!(two > 1.6 * one, "1 job {one}, 2 jobs {two}");
+        // eMMC serves 3 requests at once: 11,000 read IOPS at most, and
+        // more jobs only queue.
+        assert!(many < 11_500.0 && many < 1.1 * sixteen, "16 jobs {sixteen}, 32 jobs {many}");
+    }
+
+    #[test]
+    fn unknown_device_and_engine_name_the_choices() {
+        let e = run_on("rk3399", "fio:device=floppy").unwrap_err().to_string();
+        assert!(e.contains("floppy") && e.contains("nvme, emmc, sdcard"), "{e}");
+        let e = run_on("rk3399", "fio:ioengine=aio").unwrap_err().to_string();
+        assert!(e.contains("psync") && e.contains("io_uring"), "{e}");
+    }
+}

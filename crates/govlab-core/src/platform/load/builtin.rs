@@ -17,6 +17,7 @@ pub(super) const BUILTIN: &[(&str, &str)] = &[
     ("juno-r2", include_str!("../../../../../data/platforms/juno-r2.toml")),
     ("hikey960", include_str!("../../../../../data/platforms/hikey960.toml")),
     ("sd835", include_str!("../../../../../data/platforms/sd835.toml")),
+    ("rk3399", include_str!("../../../../../data/platforms/rk3399.toml")),
 ];
 
 /// Names of the built-in platforms.
@@ -44,7 +45,8 @@ mod tests {
                 "juno-r0",
                 "juno-r2",
                 "hikey960",
-                "sd835"
+                "sd835",
+                "rk3399"
             ]
         );
     }
@@ -224,6 +226,58 @@ mod tests {
         assert_eq!(p.cpu_type_of(7).transition_latency_ns, 300_000);
         let em = crate::platform::energy::dynamic_mw(p.cpu_type_of(7), 2_362_000, 1100, 1);
         assert!((em - 1571.9).abs() < 0.1, "{em}");
+        check_consistent(&p);
+    }
+
+    /// RK3399 against its device trees: capacities (capacity-dmips-mhz
+    /// 485/1024 of mainline rk3399-base.dtsi), the OPP tables of
+    /// rk3399-opp.dtsi, dpc 100/436 of rk3399.dtsi and the idle states
+    /// CPU_SLEEP and CLUSTER_SLEEP of rk3399-base.dtsi @ 8b87f67b.
+    #[test]
+    fn rk3399_matches_its_device_trees() {
+        let p = named("rk3399").unwrap();
+        assert_eq!(p.nr_cpus(), 6);
+        assert_eq!(p.driver, Driver::CpufreqDt);
+        assert_eq!(p.freq_domains.len(), 2);
+        assert_eq!(p.freq_domains[0].cpus, vec![0, 1, 2, 3]);
+        assert_eq!(p.freq_domains[1].cpus, vec![4, 5]);
+        let caps: Vec<u32> = (0..6).map(|c| p.cpu_type_of(c).capacity).collect();
+        assert_eq!(caps, [381, 381, 381, 381, 1024, 1024]);
+        // The kernel's normalisation of capacity-dmips-mhz: 485 * 1416 / 1800.
+        assert_eq!(485 * 1416 / 1800, 381);
+        let opps = |cpu: usize| -> Vec<(u32, u32)> {
+            p.cpu_type_of(cpu).opps.iter().map(|o| (o.khz / 1000, o.mv)).collect()
+        };
+        assert_eq!(
+            opps(0),
+            [(408, 800), (600, 800), (816, 850), (1008, 925), (1200, 1000), (1416, 1125)]
+        );
+        assert_eq!(
+            opps(4),
+            [(408, 800), (600, 800), (816, 825), (1008, 875), (1200, 950), (1416, 1025), (1608, 1100), (1800, 1200)]
+        );
+        for (cpu, ceff) in [(0, 0.100), (4, 0.436)] {
+            let t = p.cpu_type_of(cpu);
+            assert!((t.ceff_nf - ceff).abs() < 1e-12, "cpu {cpu}");
+            assert_eq!(t.transition_latency_ns, 40_000);
+        }
+        // The kernel EM at the top OPPs (dpc * V^2 * MHz).
+        let em = crate::platform::energy::dynamic_mw(p.cpu_type_of(4), 1_800_000, 1200, 1);
+        assert!((em - 1130.1).abs() < 0.1, "{em}");
+        for cpu in [0, 4] {
+            let states: Vec<(&str, u64, u64)> = p
+                .cpu_type_of(cpu)
+                .idle_states
+                .iter()
+                .map(|s| (s.name.as_str(), s.exit_latency_ns / 1000, s.target_residency_ns / 1000))
+                .collect();
+            // entry + exit latency; min-residency.
+            assert_eq!(states, [("WFI", 1, 1), ("cpu-sleep", 120 + 250, 900), ("cluster-sleep", 400 + 500, 2000)]);
+        }
+        let devs: Vec<(&str, u32, Option<usize>)> =
+            p.devices.iter().map(|d| (d.name.as_str(), d.queue_depth, d.irq_cpu)).collect();
+        assert_eq!(devs, [("nvme", 32, None), ("emmc", 3, Some(0)), ("sdcard", 1, Some(0))]);
+        assert!((p.devices[1].write_bytes_per_us - 125.0).abs() < 1e-9);
         check_consistent(&p);
     }
 

@@ -425,6 +425,9 @@ pub(super) fn device(src: &Source, i: usize, raw: &Spanned<RawDevice>) -> Result
         ));
     }
     positive(&err, "mb_per_s", d.mb_per_s)?;
+    if let Some(w) = d.write_mb_per_s {
+        positive(&err, "write_mb_per_s", w)?;
+    }
     non_negative(&err, "service_cv", d.service_cv)?;
     Ok(Device {
         name: d.name.clone(),
@@ -436,7 +439,9 @@ pub(super) fn device(src: &Source, i: usize, raw: &Spanned<RawDevice>) -> Result
         block_bytes: d.block_kb * 1024,
         // 1 MB/s = 10^6 bytes per 10^6 µs = 1 byte/µs.
         bytes_per_us: d.mb_per_s,
+        write_bytes_per_us: d.write_mb_per_s.unwrap_or(d.mb_per_s),
         service_cv: d.service_cv,
+        irq_cpu: d.irq_cpu,
     })
 }
 

@@ -145,6 +145,13 @@ pub(super) struct RawDevice {
     pub(super) flush_queued: bool,
     pub(super) block_kb: u64,
     pub(super) mb_per_s: f64,
+    /// Write transfer rate; absent: `mb_per_s`.
+    #[serde(default)]
+    pub(super) write_mb_per_s: Option<f64>,
     #[serde(default)]
     pub(super) service_cv: f64,
+    /// The CPU the completion interrupt is routed to; absent: the
+    /// submitting CPU (a completion queue per CPU).
+    #[serde(default)]
+    pub(super) irq_cpu: Option<usize>,
 }

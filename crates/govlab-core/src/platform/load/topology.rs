@@ -345,6 +345,14 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         .map(|(i, d)| device(src, i, d))
         .collect::<Result<Vec<_>>>()?;
     for (i, d) in devices.iter().enumerate() {
+        if let Some(cpu) = d.irq_cpu.filter(|&c| c >= nr_cpus) {
+            return Err(src.err(
+                &raw.device[i].span(),
+                &format!("device[{i}]"),
+                "irq_cpu",
+                format!("CPU {cpu} does not exist (the platform has CPUs 0-{})", nr_cpus - 1),
+            ));
+        }
         if devices[..i].iter().any(|e| e.name == d.name) {
             return Err(src.err(
                 &raw.device[i].span(),
