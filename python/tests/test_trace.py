@@ -182,4 +182,4 @@ def test_a_header_platform_that_does_not_load_is_one_line(cli, tmp_path):
     for command in ("stats", "replay"):
         proc = cli("trace", command, str(path))
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
-        assert proc.stderr.count("\n") == 1 and "line 3" in proc.stderr and "--platform" in proc.stderr
+        assert proc.stderr.count("\n") == 1 and "line 4" in proc.stderr and "name the platform explicitly" in proc.stderr
