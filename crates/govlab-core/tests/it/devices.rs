@@ -101,3 +101,60 @@ fn queued_flush_runs_beside_other_requests() {
     let s = max_us(&r, "small");
     assert!((99.0..110.0).contains(&s), "small write {s} µs");
 }
+
+/// A cpufreq governor that only counts the scheduler's hook calls that carry
+/// SCHED_CPUFREQ_IOWAIT (a task that waited for IO being enqueued).
+struct CountsIowait(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl govlab_core::cpufreq::CpufreqGovernor for CountsIowait {
+    fn name(&self) -> &'static str {
+        "counts-iowait"
+    }
+    fn uses_util_hook(&self) -> bool {
+        true
+    }
+    fn start(&mut self, _p: &mut govlab_core::cpufreq::Policy<'_>) {}
+    fn update_util(&mut self, _p: &mut govlab_core::cpufreq::Policy<'_>, _cpu: usize, _time_ns: u64, flags: u32) {
+        if flags & govlab_core::cpufreq::SCHED_CPUFREQ_IOWAIT != 0 {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    fn tunables(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// IOWAIT hook calls and completed requests of `workload` on rk3399 in 100 ms.
+fn iowait_calls(workload: &str) -> (u64, f64) {
+    use govlab_core::external::{ExternalGovernors, EXTERNAL};
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let c = count.clone();
+    let ext = ExternalGovernors {
+        cpufreq: Some(Box::new(move |_| Ok(Box::new(CountsIowait(c.clone())) as Box<dyn govlab_core::cpufreq::CpufreqGovernor>))),
+        cpuidle: None,
+    };
+    let cfg = RunConfig {
+        platform: Spec::new("rk3399"),
+        workload: Spec::parse(workload, "workload").unwrap(),
+        cpufreq: Spec::new(EXTERNAL),
+        cpuidle: Spec::new("menu"),
+        duration_ns: 100_000_000,
+        ..RunConfig::default()
+    };
+    let r = cfg.run_with(ext, None, None).unwrap();
+    let done = r.metrics.get("iops").and_then(serde_json::Value::as_f64).unwrap_or(0.0) * r.sim_time_s;
+    (count.load(std::sync::atomic::Ordering::Relaxed), done)
+}
+
+/// fio's psync engine: every completion wakes its job from an IO wait, so
+/// the job's enqueue carries SCHED_CPUFREQ_IOWAIT (what iowait boosts act
+/// on); a workload without IO never does.
+#[test]
+fn each_psync_completion_wakes_its_job_in_iowait() {
+    let (calls, done) = iowait_calls("fio:device=nvme,ioengine=psync,iodepth=1,numjobs=1,rw=randread");
+    assert!(done >= 50.0, "only {done} requests completed");
+    // The last request may still be in flight when the run ends.
+    assert!((calls as f64 - done).abs() <= 1.0, "{calls} IOWAIT hook calls for {done} completed requests");
+    let (calls, _) = iowait_calls("periodic:tasks=1,run_us=500,period_us=4000");
+    assert_eq!(calls, 0, "a workload without IO waited for IO");
+}
