@@ -16,3 +16,4 @@ mod trace_replay;
 mod traces;
 mod capacity;
 mod recorded_platforms;
+mod kernel_hooks;
