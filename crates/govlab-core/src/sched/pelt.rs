@@ -800,11 +800,12 @@ pub enum PeltEra {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PeltDivider {
     /// `LOAD_AVG_MAX − 1024 + period_contrib`: from 625ed2bf049d ("sched/cfs:
-    /// Make util/load_avg more stable", v4.13 inferred) through v6.8, and
-    /// what the recorded Juno 4.19 values imply (tests/it/pelt_real.rs).
+    /// Make util/load_avg more stable", v4.13 inferred) through v6.8.
     #[default]
     PeriodContrib,
-    /// `LOAD_AVG_MAX`, before 625ed2bf049d.
+    /// `LOAD_AVG_MAX`, before 625ed2bf049d; also what the values of the
+    /// recorded Juno `4.19.0-07801-gf317706` development tree imply
+    /// (tests/it/pelt_real.rs).
     LoadAvgMax,
 }
 
@@ -1593,7 +1594,7 @@ mod tests {
     #[test]
     fn era_scaled_contributions() {
         // At full speed on a full-capacity CPU the two eras agree bit for bit.
-        let (mut a, mut b, mut c) = (
+        let (mut v68, mut old, mut via) = (
             SchedAvg::default(),
             SchedAvg::default(),
             SchedAvg::default(),
@@ -1602,12 +1603,12 @@ mod tests {
         for step in 0..3000u64 {
             t += 37_000 + (step % 7) * 91_111;
             let running = step % 3 != 0;
-            let da = update_entity(t, &mut a, true, running, NICE_0_LOAD);
+            let da = update_entity(t, &mut v68, true, running, NICE_0_LOAD);
             let db = update_entity_era(
                 PeltEra::ScaledContributions,
                 PeltDivider::PeriodContrib,
                 t,
-                &mut b,
+                &mut old,
                 true,
                 running,
                 NICE_0_LOAD,
@@ -1618,7 +1619,7 @@ mod tests {
                 PeltEra::ScaledClock,
                 PeltDivider::PeriodContrib,
                 t,
-                &mut c,
+                &mut via,
                 true,
                 running,
                 NICE_0_LOAD,
@@ -1626,12 +1627,12 @@ mod tests {
                 200,
             );
             assert_eq!(
-                (da, a.util_sum, a.load_sum, a.util_avg),
-                (db, b.util_sum, b.load_sum, b.util_avg)
+                (da, v68.util_sum, v68.load_sum, v68.util_avg),
+                (db, old.util_sum, old.load_sum, old.util_avg)
             );
             assert_eq!(
-                (da, a.util_sum, a.load_sum, a.load_avg),
-                (dc, c.util_sum, c.load_sum, c.load_avg)
+                (da, v68.util_sum, v68.load_sum, v68.load_avg),
+                (dc, via.util_sum, via.load_sum, via.load_avg)
             );
         }
 

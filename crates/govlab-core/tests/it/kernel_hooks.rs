@@ -59,6 +59,7 @@ fn ts_ns(line: &str) -> u64 {
 /// last change is far more than the rate limit ago), not at the next tick
 /// (up to 4 ms later), as before the fix.
 #[test]
+#[allow(clippy::print_stdout)]
 fn schedutil_changes_frequency_at_the_wakeup_after_idle() {
     let plat = temp_file("hook-wakeup-plat.toml", &platform());
     let wl = temp_file(
@@ -94,7 +95,7 @@ fn schedutil_changes_frequency_at_the_wakeup_after_idle() {
         .filter(|l| l.contains(" cpu_frequency: "))
         .map(|l| (ts_ns(l), l.split("state=").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap()))
         .collect();
-    let (last_t, before) = *freqs.iter().filter(|&&(t, _)| t <= wake).last().unwrap();
+    let (last_t, before) = *freqs.iter().rev().find(|&&(t, _)| t <= wake).unwrap();
     let &(t1, after) = freqs.iter().find(|&&(t, _)| t > wake).expect("a frequency change after the wakeup");
     println!("wakeup at {wake} ns: {before} kHz -> {after} kHz after {} us", (t1 - wake) / 1000);
     assert!(after > before, "a raise was due: {before} -> {after} kHz");

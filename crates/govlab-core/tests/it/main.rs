@@ -17,3 +17,4 @@ mod traces;
 mod capacity;
 mod recorded_platforms;
 mod kernel_hooks;
+mod pelt_real;
