@@ -734,6 +734,11 @@ impl CpufreqGovernor for IntelPstate {
         self.policies[id] = Some(pd);
     }
 
+    /// v6.8 `intel_pstate_update_util()`: remote calls return at once.
+    fn remote_hook_calls(&self) -> super::RemoteHookCalls {
+        super::RemoteHookCalls::OwnCpu
+    }
+
     fn update_util(&mut self, policy: &mut Policy<'_>, cpu: CpuId, time_ns: u64, flags: u32) {
         let Some(mut pd) = self.policies.get_mut(policy.id).and_then(Option::take) else {
             panic!("intel_pstate: hook call for cpu {cpu} at {time_ns} ns before policy {} started", policy.id);

@@ -204,6 +204,20 @@ impl Policy<'_> {
     }
 }
 
+/// Which hook calls made from another CPU (remote callbacks, v4.14+) a
+/// governor acts on; calls from other CPUs are ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteHookCalls {
+    /// `cpufreq_this_cpu_can_update()` (kernel/sched/cpufreq.c, v6.8): the
+    /// calling CPU is one of the policy's, or the policy sets
+    /// `dvfs_possible_from_any_cpu`. govlab takes that flag as unset for
+    /// every driver (which drivers set it in v6.8 is not checked).
+    PolicyCpus,
+    /// Only the CPU whose hook it is: v6.8 `intel_pstate_update_util()`
+    /// returns early when `smp_processor_id() != cpu->cpu`.
+    OwnCpu,
+}
+
 /// A cpufreq governor (one instance drives every policy of the machine;
 /// per-policy state lives inside it, indexed by [`Policy::id`]).
 pub trait CpufreqGovernor: Send {
@@ -226,6 +240,15 @@ pub trait CpufreqGovernor: Send {
     /// intel_cpufreq with HWP honours with min = max.
     fn strict_target(&self) -> bool {
         false
+    }
+
+    /// Which CPUs' hook calls for a CPU of this policy the governor acts on
+    /// (v6.8; the scheduler calls the hook of `cpu_of(rq)` from whichever
+    /// CPU holds the runqueue lock). Default: `cpufreq_this_cpu_can_update`,
+    /// as v6.8 schedutil (`sugov_should_update_freq`) and the ondemand and
+    /// conservative hook (`dbs_update_util_handler`) use it.
+    fn remote_hook_calls(&self) -> RemoteHookCalls {
+        RemoteHookCalls::PolicyCpus
     }
 
     /// The governor takes over a policy (cpufreq_governor->start / limits).

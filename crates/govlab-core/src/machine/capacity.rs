@@ -93,7 +93,8 @@ impl Engine {
     /// task or idles, `dst` wakes for `t`.
     fn active_migrate(&mut self, t: TaskId, src: CpuId, dst: CpuId) {
         self.put_prev_running(src);
-        self.migrate_queued(t, src, dst);
+        // The stopper runs on src.
+        self.migrate_queued_by(t, src, dst, src);
         self.schedule(src);
         self.kick_cpu(dst, t);
     }

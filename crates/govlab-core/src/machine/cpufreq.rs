@@ -9,7 +9,7 @@
 
 use super::{Engine, Event};
 use crate::cpufreq::driver::CpufreqDriver;
-use crate::cpufreq::{HwpCaps, Policy, PolicyRequests, SchedView};
+use crate::cpufreq::{HwpCaps, Policy, PolicyRequests, RemoteHookCalls, SchedView};
 use crate::platform::CpuId;
 use crate::sched::pelt;
 
@@ -116,10 +116,22 @@ impl Engine {
         self.call_governor(d, Call::Start);
     }
 
-    /// cpufreq_update_util(): the scheduler's hook on `cpu`.
+    /// cpufreq_update_util(): the scheduler's hook on `cpu`, called from
+    /// `hook_this_cpu` if set (a remote call), else from `cpu` itself. A
+    /// remote call reaches the governor only if its rule accepts the
+    /// calling CPU ([`RemoteHookCalls`], v6.8).
     pub(crate) fn cpufreq_update_util(&mut self, cpu: CpuId, flags: u32) {
         if self.cpufreq_hook {
             let d = self.plat.cpus[cpu].freq_domain;
+            if let Some(this) = self.hook_this_cpu.filter(|&c| c != cpu) {
+                let accept = match self.cpufreq.remote_hook_calls() {
+                    RemoteHookCalls::PolicyCpus => self.plat.cpus[this].freq_domain == d,
+                    RemoteHookCalls::OwnCpu => false,
+                };
+                if !accept {
+                    return;
+                }
+            }
             self.call_governor(d, Call::Update { cpu, flags });
         }
     }

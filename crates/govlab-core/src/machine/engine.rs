@@ -99,6 +99,10 @@ pub struct Engine {
 
     pub(crate) cpufreq: Box<dyn CpufreqGovernor>,
     pub(crate) cpufreq_hook: bool,
+    /// The CPU running the scheduler code that may call the cpufreq hook,
+    /// when it is not the hook's own CPU (a remote wakeup or a pull); None
+    /// means local. See `Engine::cpufreq_update_util`.
+    pub(crate) hook_this_cpu: Option<crate::platform::CpuId>,
     /// The scaling driver the governor runs on (cpufreq::driver).
     pub(crate) cpufreq_driver: CpufreqDriver,
     pub(crate) cpuidle: Box<dyn CpuidleGovernor>,
@@ -214,6 +218,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         next_pid: 1000,
         cpufreq,
         cpufreq_hook,
+        hook_this_cpu: None,
         cpufreq_driver,
         cpuidle,
         workload,

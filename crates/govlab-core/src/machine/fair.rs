@@ -56,31 +56,47 @@ impl Engine {
     // ---- enqueue / dequeue ---------------------------------------------
 
     /// enqueue_task_fair(): put a runnable task on `cpu`'s runqueue.
+    ///
+    /// v6.8 order (kernel/sched/fair.c `enqueue_task_fair`,
+    /// `enqueue_entity`, `update_load_avg`): `util_est_enqueue` first, so
+    /// every hook call below sees the waking task's estimate; then the
+    /// IOWAIT hook call; then `update_load_avg(UPDATE_TG | DO_ATTACH)`:
+    /// the task's own signal is aged (not yet on the runqueue), then the
+    /// runqueue's; a new or migrated task is attached (the hook is called
+    /// from `attach_entity_load_avg`), otherwise the hook is called if the
+    /// runqueue's signal decayed (`cfs_rq_util_change`), which is the case
+    /// for nearly every wakeup after a millisecond or more of idle.
     pub(crate) fn enqueue_task(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         self.update_rq_clock(cpu);
+        {
+            let rq = &mut self.rqs[cpu];
+            pelt::util_est_enqueue(&mut rq.cfs, &self.tasks[t].avg);
+        }
         if self.tasks[t].in_iowait {
             self.tasks[t].in_iowait = false;
             self.cpufreq_update_util(cpu, SCHED_CPUFREQ_IOWAIT);
         }
-        // The task's own signal decays to now (it was not on a runqueue),
-        // then the runqueue's; a new or migrated task is attached, which
-        // calls the cpufreq hook (attach_entity_load_avg).
         let attaching = self.tasks[t].needs_attach;
-        {
+        let decayed = {
             let rq = &mut self.rqs[cpu];
             let now = rq.clock.now();
-            pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.nr_running), rq.curr.is_some());
             let tk = &mut self.tasks[t];
-            if tk.needs_attach {
+            if !attaching {
+                // __update_load_avg_se with se->on_rq still 0.
+                pelt::update_entity(now, &mut tk.avg, false, false, tk.weight);
+            }
+            let decayed =
+                pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.nr_running), rq.curr.is_some());
+            if attaching {
                 pelt::attach_entity(&mut rq.cfs, &mut tk.avg, tk.weight);
                 tk.needs_attach = false;
-            } else {
-                pelt::update_blocked_entity(now, &mut tk.avg, tk.weight);
             }
-            pelt::util_est_enqueue(&mut rq.cfs, &tk.avg);
-        }
+            decayed
+        };
         if attaching {
             self.cpufreq_update_util(cpu, SCHED_CPUFREQ_MIGRATION);
+        } else if decayed {
+            self.cpufreq_update_util(cpu, 0);
         }
         self.place_entity(cpu, t, kind);
         let rq = &mut self.rqs[cpu];
@@ -94,7 +110,6 @@ impl Engine {
         if rq.nr_running > 1 {
             self.overloaded.set(cpu);
         }
-        self.update_load_avg(cpu, None);
     }
 
     /// place_entity(): where a waking, new or migrating task's vruntime goes.

@@ -130,7 +130,16 @@ impl Engine {
         if target != prev {
             self.migrate_sleeping(t, prev, target);
         }
+        // v6.8 ttwu_queue_cond (TTWU_QUEUE on): a wakeup onto another CPU
+        // is queued to that CPU (which then enqueues locally) when the two
+        // share no cache or the target runs nothing; otherwise the waker
+        // enqueues, and its hook calls for the target are remote.
+        let remote = target != waker_cpu
+            && self.plat.cpus[target].llc == self.plat.cpus[waker_cpu].llc
+            && self.rqs[target].nr_running > 0;
+        self.hook_this_cpu = remote.then_some(waker_cpu);
         self.enqueue_task(target, t, EnqueueKind::Wakeup);
+        self.hook_this_cpu = None;
         self.kick_cpu(target, t);
     }
 
@@ -149,8 +158,16 @@ impl Engine {
         }
     }
 
-    /// Migrate a queued (not running) task between runqueues.
+    /// Migrate a queued (not running) task between runqueues, pulled by
+    /// `to` (load balancing runs on the CPU that pulls).
     pub(super) fn migrate_queued(&mut self, t: TaskId, from: CpuId, to: CpuId) {
+        self.migrate_queued_by(t, from, to, to);
+    }
+
+    /// [`Self::migrate_queued`] run by CPU `this`: hook calls for the other
+    /// runqueue are remote calls from `this`.
+    pub(super) fn migrate_queued_by(&mut self, t: TaskId, from: CpuId, to: CpuId, this: CpuId) {
+        self.hook_this_cpu = Some(this);
         self.dequeue_task(from, t, false);
         let w = self.tasks[t].weight;
         pelt::detach_entity(&mut self.rqs[from].cfs, &self.tasks[t].avg, w);
@@ -161,6 +178,7 @@ impl Engine {
             tr.sched_migrate_task(self.now, from, &tk.comm, tk.pid, from, to);
         }
         self.enqueue_task(to, t, EnqueueKind::Migrate);
+        self.hook_this_cpu = None;
     }
 
     /// The last queued task of `src` that may run on `dst`.

@@ -765,6 +765,186 @@ pub fn cpu_util_boost(cfs: &CfsRqAvg, cpu_capacity: u64) -> u64 {
         .min(cpu_capacity)
 }
 
+// ---------------------------------------------------------------------------
+// Eras: PELT before the PELT clock (v4.13 … v5.0)
+// ---------------------------------------------------------------------------
+
+/// Where PELT applies frequency and CPU invariance.
+///
+/// * [`PeltEra::ScaledContributions`]: before 23127296889f ("sched/fair:
+///   Update scale invariance of PELT", v5.1 or v5.2 — the tag is not
+///   confirmed; see docs/research/kernel-eras.md §1). `accumulate_sum`
+///   (`kernel/sched/fair.c` until v4.18, `kernel/sched/pelt.c` in v4.19/v5.0)
+///   reads `scale_freq = arch_scale_freq_capacity(cpu)` and
+///   `scale_cpu = arch_scale_cpu_capacity(cpu)`, scales each contribution
+///   by `scale_freq` (`cap_scale`) and adds it to `load_sum` (and
+///   `runnable_load_sum`) as is and to `util_sum` times `scale_cpu`. The
+///   time PELT reads is the plain `rq_clock_task`.
+/// * [`PeltEra::ScaledClock`]: from 23127296889f (and v6.8, the rest of this
+///   module): contributions are unscaled and the time is `clock_pelt`
+///   ([`RqClockPelt`]).
+///
+/// Both share the decay table, the segments and (since 625ed2bf049d, v4.13
+/// inferred) the divider `LOAD_AVG_MAX − 1024 + period_contrib`;
+/// [`PeltDivider`] names the older one for completeness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PeltEra {
+    /// Before 23127296889f: contributions scaled, clock plain.
+    ScaledContributions,
+    /// From 23127296889f: clock scaled (`clock_pelt`), contributions plain.
+    #[default]
+    ScaledClock,
+}
+
+/// The sum-to-average divider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PeltDivider {
+    /// `LOAD_AVG_MAX − 1024 + period_contrib`: from 625ed2bf049d ("sched/cfs:
+    /// Make util/load_avg more stable", v4.13 inferred) through v6.8.
+    #[default]
+    PeriodContrib,
+    /// `LOAD_AVG_MAX`, before 625ed2bf049d; also what the values of the
+    /// recorded Juno `4.19.0-07801-gf317706` development tree imply
+    /// (tests/it/pelt_real.rs).
+    LoadAvgMax,
+}
+
+impl PeltDivider {
+    /// The divider for `sa` at its current period position.
+    #[inline]
+    #[must_use]
+    pub fn of(self, sa: &SchedAvg) -> u64 {
+        match self {
+            PeltDivider::PeriodContrib => get_pelt_divider(sa),
+            PeltDivider::LoadAvgMax => LOAD_AVG_MAX,
+        }
+    }
+}
+
+/// `accumulate_sum` of the [`PeltEra::ScaledContributions`] era: the same
+/// decay and segments as the v6.8 form, then `contrib = cap_scale(contrib,
+/// scale_freq)`; `load_sum += load × contrib`, `runnable_sum += runnable ×
+/// contrib × 1024` (kept in this module's v6.8 units; v4.19's
+/// `runnable_load_sum` was weighted differently and is not modelled) and
+/// `util_sum += contrib × scale_cpu`.
+fn accumulate_sum_scaled(
+    delta: u64,
+    sa: &mut SchedAvg,
+    load: u64,
+    runnable: u64,
+    running: bool,
+    scale_freq: u64,
+    scale_cpu: u64,
+) -> u64 {
+    let mut contrib = delta as u32;
+    let delta = delta + u64::from(sa.period_contrib);
+    let periods = delta / 1024;
+    let mut rest = delta;
+    if periods != 0 {
+        sa.load_sum = decay_load(sa.load_sum, periods);
+        sa.runnable_sum = decay_load(sa.runnable_sum, periods);
+        sa.util_sum = decay_load(u64::from(sa.util_sum), periods) as u32;
+        rest = delta % 1024;
+        contrib = accumulate_pelt_segments(periods, 1024 - sa.period_contrib, rest as u32);
+    }
+    sa.period_contrib = rest as u32;
+
+    let contrib = cap_scale(u64::from(contrib), scale_freq);
+    if load != 0 {
+        sa.load_sum = sa.load_sum.wrapping_add(load.wrapping_mul(contrib));
+    }
+    if runnable != 0 {
+        sa.runnable_sum = sa
+            .runnable_sum
+            .wrapping_add(runnable.wrapping_mul(contrib) << SCHED_CAPACITY_SHIFT);
+    }
+    if running {
+        // u32 in the kernel (`sa->util_sum += contrib * scale_cpu`).
+        sa.util_sum = sa
+            .util_sum
+            .wrapping_add(contrib.wrapping_mul(scale_cpu) as u32);
+    }
+    periods
+}
+
+/// `___update_load_sum` with the contribution scaling of `era`. For
+/// [`PeltEra::ScaledClock`] this is [`update_load_sum`] (the scales are
+/// ignored: `now` must then be the PELT clock); for
+/// [`PeltEra::ScaledContributions`] `now` is the plain task clock and each
+/// contribution is scaled by `scale_freq` (and `scale_cpu` for util), both
+/// 0..=1024.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn update_load_sum_era(
+    era: PeltEra,
+    now: u64,
+    sa: &mut SchedAvg,
+    load: u64,
+    runnable: u64,
+    running: bool,
+    scale_freq: u64,
+    scale_cpu: u64,
+) -> bool {
+    match era {
+        PeltEra::ScaledClock => update_load_sum(now, sa, load, runnable, running),
+        PeltEra::ScaledContributions => {
+            let delta = now.wrapping_sub(sa.last_update_time);
+            if (delta as i64) < 0 {
+                sa.last_update_time = now;
+                return false;
+            }
+            let delta = delta >> 10;
+            if delta == 0 {
+                return false;
+            }
+            sa.last_update_time += delta << 10;
+            let (runnable, running) = if load == 0 {
+                (0, false)
+            } else {
+                (runnable, running)
+            };
+            accumulate_sum_scaled(delta, sa, load, runnable, running, scale_freq, scale_cpu) != 0
+        }
+    }
+}
+
+/// `___update_load_avg` with a chosen divider (see [`update_load_avg`]).
+#[inline]
+pub fn update_load_avg_div(sa: &mut SchedAvg, load: u64, divider: PeltDivider) {
+    let divider = divider.of(sa);
+    sa.load_avg = load.wrapping_mul(sa.load_sum) / divider;
+    sa.runnable_avg = sa.runnable_sum / divider;
+    sa.util_avg = u64::from(sa.util_sum / divider as u32);
+}
+
+/// [`update_entity`] for a task under the rules of `era`: `now` is the
+/// task clock for [`PeltEra::ScaledContributions`], the PELT clock for
+/// [`PeltEra::ScaledClock`]; `scale_freq`/`scale_cpu` are the CPU's current
+/// frequency scale and capacity (used only by the older era). With
+/// `ScaledClock` and [`PeltDivider::PeriodContrib`] this is exactly
+/// [`update_entity`].
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn update_entity_era(
+    era: PeltEra,
+    divider: PeltDivider,
+    now: u64,
+    se: &mut SchedAvg,
+    on_rq: bool,
+    running: bool,
+    weight: u64,
+    scale_freq: u64,
+    scale_cpu: u64,
+) -> bool {
+    let on = u64::from(on_rq);
+    if update_load_sum_era(era, now, se, on, on, running, scale_freq, scale_cpu) {
+        update_load_avg_div(se, weight, divider);
+        cfs_se_util_change(se);
+        return true;
+    }
+    false
+}
+
 #[cfg(test)]
 // Floats appear only here, to compare integer results with y^n.
 #[allow(clippy::cast_precision_loss)]
@@ -1409,5 +1589,109 @@ mod tests {
             120
         );
         assert_eq!(task_util_est(&SchedAvg { util_avg: 80, ..a }), 100);
+    }
+
+    #[test]
+    fn era_scaled_contributions() {
+        // At full speed on a full-capacity CPU the two eras agree bit for bit.
+        let (mut v68, mut old, mut via) = (
+            SchedAvg::default(),
+            SchedAvg::default(),
+            SchedAvg::default(),
+        );
+        let mut t = 0;
+        for step in 0..3000u64 {
+            t += 37_000 + (step % 7) * 91_111;
+            let running = step % 3 != 0;
+            let da = update_entity(t, &mut v68, true, running, NICE_0_LOAD);
+            let db = update_entity_era(
+                PeltEra::ScaledContributions,
+                PeltDivider::PeriodContrib,
+                t,
+                &mut old,
+                true,
+                running,
+                NICE_0_LOAD,
+                1024,
+                1024,
+            );
+            let dc = update_entity_era(
+                PeltEra::ScaledClock,
+                PeltDivider::PeriodContrib,
+                t,
+                &mut via,
+                true,
+                running,
+                NICE_0_LOAD,
+                300,
+                200,
+            );
+            assert_eq!(
+                (da, v68.util_sum, v68.load_sum, v68.util_avg),
+                (db, old.util_sum, old.load_sum, old.util_avg)
+            );
+            assert_eq!(
+                (da, v68.util_sum, v68.load_sum, v68.load_avg),
+                (dc, via.util_sum, via.load_sum, via.load_avg)
+            );
+        }
+
+        // Always running at half frequency on a 446-capacity CPU: the old
+        // rules settle at the scaled share (load ~512, util ~446/2), while
+        // the clock rules (fed the same wall time) would climb to ~1024.
+        let mut se = SchedAvg::default();
+        let mut t = 0;
+        while t < 2_000_000_000 {
+            t += 1_000_000;
+            update_entity_era(
+                PeltEra::ScaledContributions,
+                PeltDivider::PeriodContrib,
+                t,
+                &mut se,
+                true,
+                true,
+                NICE_0_LOAD,
+                512,
+                446,
+            );
+        }
+        assert!(se.load_avg.abs_diff(512) <= 2, "{}", se.load_avg);
+        assert!(se.util_avg.abs_diff(223) <= 2, "{}", se.util_avg);
+        // One contribution: 1000 units at scale 512 → 500; util × 446.
+        let mut se = SchedAvg::default();
+        update_load_sum_era(
+            PeltEra::ScaledContributions,
+            1000 * PELT_UNIT_NS,
+            &mut se,
+            1,
+            1,
+            true,
+            512,
+            446,
+        );
+        assert_eq!(
+            (se.load_sum, se.util_sum, se.period_contrib),
+            (500, 500 * 446, 1000)
+        );
+        // cap_scale truncates: 3 units at 500 → 1.
+        update_load_sum_era(
+            PeltEra::ScaledContributions,
+            1003 * PELT_UNIT_NS,
+            &mut se,
+            1,
+            1,
+            true,
+            500,
+            1024,
+        );
+        assert_eq!(se.load_sum, 501);
+
+        // The pre-v4.13 divider is larger, so averages come out lower.
+        let mut x = se.clone();
+        update_load_avg_div(&mut x, NICE_0_LOAD, PeltDivider::LoadAvgMax);
+        let mut y = se.clone();
+        update_load_avg_div(&mut y, NICE_0_LOAD, PeltDivider::PeriodContrib);
+        assert_eq!(x.load_avg, 1024 * 501 / LOAD_AVG_MAX);
+        assert_eq!(y.load_avg, 1024 * 501 / (PELT_MIN_DIVIDER + 1003));
     }
 }

@@ -17,3 +17,5 @@ mod trace_header;
 mod traces;
 mod capacity;
 mod recorded_platforms;
+mod kernel_hooks;
+mod pelt_real;
