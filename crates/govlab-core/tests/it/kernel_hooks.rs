@@ -73,6 +73,7 @@ fn schedutil_changes_frequency_at_the_wakeup_after_idle() {
         cpuidle: spec("menu"),
         duration_ns: 120_000_000,
         seed: 1,
+        ..RunConfig::default()
     };
     let path = temp_file("hook-wakeup.trace", "");
     cfg.run(Some(&path), None).unwrap();
@@ -148,6 +149,7 @@ fn recorded(platform_text: &str, workload_text: &str, name: &str, ms: u64) -> Ve
         duration_ns: ms * 1_000_000,
         seed: 1,
         platform: plat,
+        kernel: govlab_core::kernel::KernelConfig::default(),
     };
     build(parts, None).unwrap().run(None).unwrap();
     let v = calls.lock().unwrap().clone();
