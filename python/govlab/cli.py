@@ -279,12 +279,14 @@ def _execute(experiments: Sequence[Any], store: Any, db: str, jobs: int | None, 
 
 
 def _warn_constant(analyses: Sequence[Any]) -> None:
-    """One stderr line per configuration whose repeats are all identical: the seed does not reach it."""
+    """One stderr line per benchmark naming the configurations whose repeats are all identical:
+    the seed does not reach them."""
     for a in analyses:
-        for where in a.get("constant_configs", []):
+        where = a.get("constant_configs", [])
+        if where:
             print(
-                f"govlab: warning: {a['name']}: every repeat of {where} gives the same {a['metric']['name']}: "
-                "the seed does not reach this workload, so its repeats add nothing",
+                f"govlab: warning: {a['name']}: every repeat gives the same {a['metric']['name']} for "
+                f"{'; '.join(where)}: the seed does not reach this workload, so its repeats add nothing",
                 file=sys.stderr,
             )
 
