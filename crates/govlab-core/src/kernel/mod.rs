@@ -148,7 +148,7 @@ pub struct Era {
 }
 
 /// Every era govlab knows, by first version. Sources: docs/research/kernel-eras.md.
-pub const ERAS: [Era; 9] = [
+pub const ERAS: [Era; 10] = [
     Era {
         name: "ondemand_formula",
         first: Version::new(3, 17),
@@ -211,6 +211,15 @@ pub const ERAS: [Era; 9] = [
         subject: "cpufreq: intel_pstate: Implement passive mode with HWP enabled",
         description: "intel_pstate's passive mode keeps HWP on (before: passive mode ran without HWP)",
         status: EraStatus::NotModelled,
+    },
+    Era {
+        name: "io_uring_iowait",
+        first: Version::new(6, 5),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "io_uring: Use io_schedule* in cqring wait",
+        description: "a task waiting in io_uring's io_cqring_wait() with requests in flight counts as iowait (before: a plain sleep, no iowait)",
+        status: EraStatus::Modelled,
     },
     Era {
         name: "eevdf",
@@ -440,6 +449,14 @@ impl KernelConfig {
     #[must_use]
     pub fn pelt_divider_has_period_contrib(&self) -> bool {
         self.has("pelt_divider")
+    }
+
+    /// From v6.5 ("io_uring: Use io_schedule* in cqring wait"; v6.6 kept it
+    /// for waits with requests in flight, which a fio job's always are) a
+    /// task waiting in io_cqring_wait() is in iowait; before, it was not.
+    #[must_use]
+    pub fn io_uring_wait_is_iowait(&self) -> bool {
+        self.has("io_uring_iowait")
     }
 
     /// From v4.14 (674e75411fc2) the scheduler calls the cpufreq hook for

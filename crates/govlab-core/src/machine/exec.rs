@@ -364,6 +364,15 @@ impl Engine {
                     self.io_submit(device as usize, t, kind, bytes, cpu);
                     return Outcome::Blocked;
                 }
+                Op::IoRing { device, kind, bytes } => {
+                    self.block(cpu, t);
+                    if self.kernel.io_uring_wait_is_iowait() {
+                        self.tasks[t].in_iowait = true;
+                        self.rqs[cpu].nr_iowait += 1;
+                    }
+                    self.io_submit(device as usize, t, kind, bytes, cpu);
+                    return Outcome::Blocked;
+                }
                 Op::Send { chan, bytes } => {
                     if !self.chan_send(cpu, chan as usize, t, bytes, self.now) {
                         return Outcome::Blocked;
@@ -697,7 +706,9 @@ impl Engine {
         let irq_cpu = self.plat.devices[dev].irq_cpu;
         for (t, cpu) in waiters {
             let prev = self.tasks[t].cpu;
-            self.rqs[prev].nr_iowait -= 1;
+            if self.tasks[t].in_iowait {
+                self.rqs[prev].nr_iowait -= 1;
+            }
             // blk-mq completes in the device's interrupt handler when the
             // device has a queue per CPU (NVMe); a single-queue device's
             // completions go through BLOCK_SOFTIRQ. Both are irq context;

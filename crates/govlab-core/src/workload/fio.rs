@@ -18,9 +18,10 @@
 //! it iowait, "io_uring: gate iowait schedule on having pending requests"
 //! (v6.6; backport c7920f992840) limited that to waits with requests in
 //! flight, and IORING_ENTER_NO_IOWAIT (07754bfd9aee, v6.15) lets the ring
-//! opt out. This model follows v6.8 ([`IO_URING_WAIT_IS_IOWAIT`]): a fio
-//! job always has requests in flight when it waits, so its waits are
-//! iowait, as libaio's. `direct=0` (buffered) adds the page-cache copy's
+//! opt out. The engine follows the kernel version run (`--kernel`;
+//! `KernelConfig::io_uring_wait_is_iowait`): from v6.5 a fio job's waits are
+//! iowait, as libaio's (it always has requests in flight when it waits);
+//! before, a plain sleep that no iowait boost sees. `direct=0` (buffered) adds the page-cache copy's
 //! CPU to each request (assumed 2 bytes/ns); readahead and writeback are
 //! not modelled. `device=NAME` picks the platform's device.
 //!
@@ -98,13 +99,6 @@ pub const DIRECT: ParamSpec = ParamSpec {
     help: "O_DIRECT (true) or buffered through the page cache (false)",
 };
 
-/// Whether a task sleeping in io_uring's io_cqring_wait() with requests in
-/// flight counts as iowait: true from v6.6 ("io_uring: gate iowait schedule
-/// on having pending requests") to today unless the ring sets
-/// IORING_ENTER_NO_IOWAIT (v6.15); false before v6.5. The model follows
-/// v6.8. The kernel configuration (kernel version) is to decide it; the
-/// engine's `io` operation is always iowait, so `false` is not modelled yet.
-pub const IO_URING_WAIT_IS_IOWAIT: bool = true;
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "fio",
@@ -181,7 +175,7 @@ impl Workload for Fio {
             .repeat(None, |b| {
                 b.run(cyc(SUBMIT_NS + copy_ns), 0.0)
                     .op(Op::Mark)
-                    .op(Op::Io { device, kind, bytes })
+                    .op(if self.ioengine == "io_uring" { Op::IoRing { device, kind, bytes } } else { Op::Io { device, kind, bytes } })
                     .record(CLAT, Since::Mark, None)
                     .run(cyc(COMPLETE_NS), 0.0)
                     .count(IOS, 1)

@@ -89,6 +89,10 @@ pub enum Op {
     Timer { period_ns: u64, timer: TimerRef, relative: bool },
     /// Submit a request to a device and wait for it in iowait.
     Io { device: u32, kind: IoKind, bytes: u64 },
+    /// Submit a request through io_uring and wait for its completion in
+    /// io_cqring_wait(), which counts as iowait only from v6.5
+    /// (`KernelConfig::io_uring_wait_is_iowait`).
+    IoRing { device: u32, kind: IoKind, bytes: u64 },
     /// Put a message in a channel; blocks while the channel is full.
     Send { chan: u32, bytes: u64 },
     /// Take a message from a channel; blocks while it is empty.

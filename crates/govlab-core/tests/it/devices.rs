@@ -126,6 +126,11 @@ impl govlab_core::cpufreq::CpufreqGovernor for CountsIowait {
 
 /// IOWAIT hook calls and completed requests of `workload` on rk3399 in 100 ms.
 fn iowait_calls(workload: &str) -> (u64, f64) {
+    iowait_calls_on(workload, "6.8")
+}
+
+/// [`iowait_calls`] under kernel `kernel`.
+fn iowait_calls_on(workload: &str, kernel: &str) -> (u64, f64) {
     use govlab_core::external::{ExternalGovernors, EXTERNAL};
     let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let c = count.clone();
@@ -138,6 +143,7 @@ fn iowait_calls(workload: &str) -> (u64, f64) {
         workload: Spec::parse(workload, "workload").unwrap(),
         cpufreq: Spec::new(EXTERNAL),
         cpuidle: Spec::new("menu"),
+        kernel: Spec::new(kernel),
         duration_ns: 100_000_000,
         ..RunConfig::default()
     };
@@ -157,4 +163,17 @@ fn each_psync_completion_wakes_its_job_in_iowait() {
     assert!((calls as f64 - done).abs() <= 1.0, "{calls} IOWAIT hook calls for {done} completed requests");
     let (calls, _) = iowait_calls("periodic:tasks=1,run_us=500,period_us=4000");
     assert_eq!(calls, 0, "a workload without IO waited for IO");
+}
+
+/// io_uring's wait for completions is iowait only from v6.5 ("io_uring: Use
+/// io_schedule* in cqring wait"): under the default kernel each completion
+/// wakes the job with SCHED_CPUFREQ_IOWAIT, under 5.9 none does.
+#[test]
+fn io_uring_waits_are_iowait_by_kernel_version() {
+    let wl = "fio:device=nvme,ioengine=io_uring,iodepth=1,numjobs=1,rw=randread";
+    let (calls, done) = iowait_calls_on(wl, "6.8");
+    assert!(done >= 50.0 && (calls as f64 - done).abs() <= 1.0, "6.8: {calls} IOWAIT calls for {done} requests");
+    let (calls, done) = iowait_calls_on(wl, "5.9");
+    assert!(done >= 50.0, "5.9: only {done} requests completed");
+    assert_eq!(calls, 0, "5.9: io_uring waits counted as iowait");
 }
