@@ -149,7 +149,7 @@ pub struct RunResult {
     pub finished: bool,
     /// How far a workload that ends by itself got, when it knows.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub progress: Option<crate::workload::Progress>,
+    pub progress: Option<Progress>,
     pub metrics: serde_json::Map<String, serde_json::Value>,
     pub units: serde_json::Map<String, serde_json::Value>,
     pub primary_metric: PrimaryMetric,
@@ -161,3 +161,13 @@ pub struct RunResult {
     pub wakeup_latency: HistogramResult,
     pub cpus: Vec<CpuResult>,
 }
+
+/// How far a workload that ends by itself got: `done` of `total` `what`
+/// (an unfinished run's result says it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+    pub what: &'static str,
+}
+

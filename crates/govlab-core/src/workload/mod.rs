@@ -243,13 +243,7 @@ impl Ends {
     }
 }
 
-/// How far a workload that ends by itself got: `done` of `total` `what`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Progress {
-    pub done: u64,
-    pub total: u64,
-    pub what: &'static str,
-}
+pub use crate::metrics::Progress;
 
 /// A configured workload model.
 pub trait Workload: Send {
