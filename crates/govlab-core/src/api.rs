@@ -667,7 +667,7 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
                 ParamEntry::new(
                     "idle_tick",
                     "(the kernel's)",
-                    "deprecated: use the kernel option (--kernel VERSION:idle_tick=governor|stopped); used where the kernel's is not given",
+                    "deprecated: use the kernel's option (VERSION:idle_tick=governor|stopped); used where the kernel's is not given",
                 ),
             ];
             params.extend(driver_params(p.driver));

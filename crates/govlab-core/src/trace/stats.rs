@@ -159,7 +159,7 @@ impl<'p> Table<'p> {
             disabled: vec![vec![false; states.len()]; nr_cpus],
             states: vec![states; nr_cpus],
             platform: None,
-            source: format!("defaults: Arm Juno r0 device tree (exit latency/target residency: {}); pass --platform to use another machine's", list.join(", ")),
+            source: format!("defaults: Arm Juno r0 device tree (exit latency/target residency: {}); name a platform to use another machine's", list.join(", ")),
         })
     }
 

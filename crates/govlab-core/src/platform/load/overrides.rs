@@ -85,7 +85,7 @@ impl PlatformOverrides {
                         p.owner(),
                         "idle_tick",
                         v,
-                        "governor or stopped (deprecated here: use the kernel option, --kernel VERSION:idle_tick=...)",
+                        "governor or stopped (deprecated here: use the kernel's option, VERSION:idle_tick=...)",
                     ))
                 }
             },
