@@ -483,6 +483,8 @@ pub(crate) mod testutil {
         pub idle_calls: Option<Vec<u64>>,
         /// ∫ clock frequency dt per CPU, kHz·ns.
         pub clock_khz_ns: Vec<u128>,
+        /// Utilisation is not frequency invariant (default: it is).
+        pub non_invariant: bool,
     }
 
     impl SchedView for FakeSched {
@@ -506,6 +508,9 @@ pub(crate) mod testutil {
         }
         fn clock_khz_ns(&self, cpu: CpuId, _now_ns: u64) -> u128 {
             self.clock_khz_ns[cpu]
+        }
+        fn freq_invariant(&self) -> bool {
+            !self.non_invariant
         }
     }
 
@@ -541,6 +546,7 @@ pub(crate) mod testutil {
                     capacity: 1024,
                     idle_calls: None,
                     clock_khz_ns: vec![0; ncpus],
+                    non_invariant: false,
                 },
                 cur_khz: max_khz,
                 min_khz,

@@ -86,6 +86,12 @@ pub trait SchedView {
     /// kHz·ns. What APERF counts, except that APERF stops in idle states
     /// and this does not; intel_pstate reads the average P-state from it.
     fn clock_khz_ns(&self, cpu: CpuId, now_ns: u64) -> u128;
+    /// arch_scale_freq_invariant(): whether utilisation is frequency
+    /// invariant (kernel::FreqInvariance is not `off`). Without invariance
+    /// schedutil scales from `policy->cur`.
+    fn freq_invariant(&self) -> bool {
+        true
+    }
 }
 
 /// What a governor asked for during one call; applied by the engine after.

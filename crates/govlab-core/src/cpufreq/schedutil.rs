@@ -22,8 +22,9 @@
 //! 3. Per CPU: util = max(utilisation, IO-wait boost), then the headroom:
 //!    perf = min(1.25 × util, capacity) (sugov_effective_cpu_perf).
 //!    A policy of several CPUs takes the largest perf of its CPUs.
-//! 4. f = f_ref × perf / capacity with f_ref = cpuinfo.max_freq (govlab's PELT
-//!    is frequency invariant), resolved to the lowest table frequency at or
+//! 4. f = f_ref × perf / capacity with f_ref = cpuinfo.max_freq when
+//!    utilisation is frequency invariant, else `cur + cur/4`
+//!    (get_capacity_ref_freq; the kernel's `freq_invariance`), resolved to the lowest table frequency at or
 //!    above f within the policy limits (RELATION_L). So a CPU busy 80 % of
 //!    the time at the top frequency keeps it there: the "tipping point".
 //! 5. Busy-CPU hold (single-CPU policies): if the CPU has not been idle
@@ -77,9 +78,8 @@
 //! * RT, DL and IRQ utilisation, uclamp, the runnable boost (~v6.5) and the
 //!   DL rate-limit bypass: govlab's [`SchedView::cpu_util`](super::SchedView::cpu_util)
 //!   is the CFS utilisation (util_avg max util_est) only.
-//! * The non-invariant reference frequency (`cur + cur/4` in get_next_freq()
-//!   without frequency invariance) and an
-//!   architecture reference frequency (arch_scale_freq_ref).
+//! * An architecture reference frequency (arch_scale_freq_ref, set by the
+//!   Arm topology code in v6.8 to the same cpuinfo.max_freq govlab uses).
 //! * Remote hook calls and the slow-switch kthread: the engine calls the hook
 //!   for the CPU whose runqueue changed and applies requests at once, through
 //!   the drivers' fast-switch path (which powernv treats differently: no
@@ -372,8 +372,16 @@ impl SugovPolicy {
 
     /// get_next_freq (step 4).
     fn get_next_freq(&mut self, policy: &Policy<'_>, util: u64, max_cap: u64) -> u32 {
-        // get_capacity_ref_freq: frequency invariant, so cpuinfo.max_freq.
-        let f_ref = u64::from(policy.cpuinfo_max_khz);
+        // get_capacity_ref_freq (v6.8, with e37617c8e53a "sched/fair: Fix
+        // frequency selection for non-invariant case"): cpuinfo.max_freq
+        // when utilisation is frequency invariant; otherwise policy->cur
+        // plus 25 %, on top of the headroom already in `util`.
+        let f_ref = if policy.sched.freq_invariant() {
+            u64::from(policy.cpuinfo_max_khz)
+        } else {
+            let cur = u64::from(policy.cur_khz);
+            cur + (cur >> 2)
+        };
         let freq = (f_ref * util / max_cap.max(1)) as u32;
         if freq == self.cached_raw_freq_khz && !self.need_freq_update {
             return self.next_freq_khz;
@@ -576,6 +584,25 @@ mod tests {
 
     /// Calls inside rate_limit_us of the last change do nothing; the clock
     /// runs from the last change, not from the last evaluation.
+    /// Without frequency invariance (x86 before v5.7, powerpc) the
+    /// reference is the current frequency plus 25 % (v6.8
+    /// get_capacity_ref_freq): from 1.0 GHz, util 800 → perf 1000 →
+    /// 1.25 GHz × 1000/1024 = 1.22 GHz → 1.6 GHz, where the invariant
+    /// formula would ask 3.2 × 1000/1024 → 3.2 GHz; a saturated CPU climbs
+    /// one 25 % step per evaluation (1.6 GHz → 2.0 GHz).
+    #[test]
+    fn non_invariant_reference_is_current_frequency_plus_a_quarter() {
+        let (mut g, mut h) = started("rate_limit_us=1000");
+        h.sched.non_invariant = true;
+        h.cur_khz = 1_000_000;
+        assert_eq!(hook(&mut g, &mut h, 2 * MS, 800, 0), Some(1_600_000));
+        h.cur_khz = 1_600_000;
+        assert_eq!(hook(&mut g, &mut h, 4 * MS, 1024, 0), Some(2_000_000));
+        h.sched.non_invariant = false;
+        h.cur_khz = 2_400_000;
+        assert_eq!(hook(&mut g, &mut h, 6 * MS, 800, 0), Some(3_200_000));
+    }
+
     #[test]
     fn rate_limit_counts_from_the_last_change() {
         let (mut g, mut h) = started("rate_limit_us=1000");

@@ -23,8 +23,7 @@
 //!   (a distribution's choice, not a kernel fact; each platform file says
 //!   where its value comes from).
 //! - `freq_invariance = off|base|max|1c|2c|...`: what utilisation is scaled
-//!   by. Default by version and architecture. Stored only: the engine still
-//!   scales by the top operating point (see [`FreqInvariance`]).
+//!   by (see [`FreqInvariance`]). Default by version and architecture.
 //! - `housekeeping = on|off`: reserved for the housekeeping issue (kernel
 //!   threads and softirqs); accepted and stored, default off, no effect yet.
 
@@ -34,7 +33,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::params::{Params, Spec};
-use crate::platform::{Driver, Platform};
+use crate::platform::{CpuType, Driver, Platform};
 
 pub use crate::platform::IdleTick;
 
@@ -105,7 +104,7 @@ pub const OPTIONS: [(&str, &str); 4] = [
     ("hz", "100, 250, 300 or 1000 (default: the platform file's hz)"),
     (
         "freq_invariance",
-        "off, base, max or Nc for N from 1 to 64 (default: by version and architecture; stored, not yet read by the engine)",
+        "off, base, max or Nc for N from 1 to 64 (default: by version and architecture)",
     ),
     ("housekeeping", "on or off (default off; reserved for the housekeeping issue, no effect yet)"),
 ];
@@ -148,7 +147,7 @@ pub struct Era {
 }
 
 /// Every era govlab knows, by first version. Sources: docs/research/kernel-eras.md.
-pub const ERAS: [Era; 10] = [
+pub const ERAS: [Era; 11] = [
     Era {
         name: "ondemand_formula",
         first: Version::new(3, 17),
@@ -165,7 +164,7 @@ pub const ERAS: [Era; 10] = [
         commit: "625ed2bf049d",
         subject: "sched/cfs: Make util/load_avg more stable",
         description: "PELT averages divide by LOAD_AVG_MAX - 1024 + period_contrib (before: LOAD_AVG_MAX)",
-        status: EraStatus::Exposed,
+        status: EraStatus::Modelled,
     },
     Era {
         name: "remote_callbacks",
@@ -174,7 +173,7 @@ pub const ERAS: [Era; 10] = [
         commit: "674e75411fc2",
         subject: "sched: cpufreq: Allow remote cpufreq callbacks",
         description: "the scheduler calls the cpufreq hook for another CPU's runqueue (before: local calls only)",
-        status: EraStatus::Exposed,
+        status: EraStatus::Modelled,
     },
     Era {
         name: "idle_tick",
@@ -186,13 +185,22 @@ pub const ERAS: [Era; 10] = [
         status: EraStatus::Modelled,
     },
     Era {
+        name: "util_est",
+        first: Version::new(4, 17),
+        first_confirmed: false,
+        commit: "7f65ea42eb00",
+        subject: "sched/fair: Add util_est on top of PELT",
+        description: "a task's utilisation estimate (util_est) enters CPU utilisation and placement (before: util_avg alone)",
+        status: EraStatus::Modelled,
+    },
+    Era {
         name: "pelt_clock",
         first: Version::new(5, 1),
         first_confirmed: false,
         commit: "23127296889f",
         subject: "sched/fair: Update scale invariance of PELT",
         description: "PELT scales its clock by frequency x capacity (before: each contribution, load by frequency, util by frequency x capacity)",
-        status: EraStatus::Exposed,
+        status: EraStatus::Modelled,
     },
     Era {
         name: "x86_freq_invariance",
@@ -201,7 +209,7 @@ pub const ERAS: [Era; 10] = [
         commit: "1567c3e3467c",
         subject: "x86, sched: Add support for frequency invariance",
         description: "x86 scales utilisation by APERF/MPERF over the 4-core turbo ratio (before: no frequency invariance)",
-        status: EraStatus::Exposed,
+        status: EraStatus::Modelled,
     },
     Era {
         name: "intel_pstate_passive_hwp",
@@ -244,9 +252,11 @@ pub const ERAS: [Era; 10] = [
 /// What utilisation is scaled by (`arch_scale_freq_capacity`): the
 /// reference the current frequency is divided by.
 ///
-/// Stored in [`KernelConfig::freq_invariance`] for the engine's PELT and
-/// schedutil to read; today the engine scales by the top operating point
-/// whatever this says (what [`FreqInvariance::Max`] means).
+/// The engine's PELT reads `cur / reference × 1024` (capped at 1024) at
+/// every update; schedutil reads whether there is any (its non-invariant
+/// formula scales from `policy->cur`). The scale follows the current
+/// frequency at once; x86's APERF/MPERF average over the last tick
+/// (`arch_scale_freq_tick`) is not modelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FreqInvariance {
@@ -275,6 +285,19 @@ impl fmt::Display for FreqInvariance {
 }
 
 impl FreqInvariance {
+    /// The frequency that reads as 1024 on a CPU of type `ct`, kHz; 0 for
+    /// [`FreqInvariance::Off`]. An n-core ratio beyond the turbo table
+    /// takes its last entry; a part without turbo, its top frequency.
+    #[must_use]
+    pub fn reference_khz(self, ct: &CpuType) -> u32 {
+        match self {
+            FreqInvariance::Off => 0,
+            FreqInvariance::Base => ct.base_khz,
+            FreqInvariance::Max => ct.max_khz(),
+            FreqInvariance::Turbo(n) => ct.turbo_limit_khz(n as usize).min(ct.max_khz()),
+        }
+    }
+
     fn parse(text: &str) -> Option<FreqInvariance> {
         match text {
             "off" => Some(FreqInvariance::Off),
@@ -459,6 +482,13 @@ impl KernelConfig {
         self.has("io_uring_iowait")
     }
 
+    /// From v4.17 (7f65ea42eb00) tasks carry a utilisation estimate that
+    /// schedutil and placement read; before, `util_avg` alone.
+    #[must_use]
+    pub fn util_est(&self) -> bool {
+        self.has("util_est")
+    }
+
     /// From v4.14 (674e75411fc2) the scheduler calls the cpufreq hook for
     /// a remote CPU's runqueue; before, local calls only. For machine/fair.rs.
     #[must_use]
@@ -469,8 +499,7 @@ impl KernelConfig {
     /// The frequency invariance in effect on `plat`: the option, else the
     /// version's default for the architecture (x86: off before v5.7, the
     /// 4-core turbo ratio from v5.7, 1567c3e3467c; powerpc: off, no
-    /// implementation found; Arm: the cpufreq-driven `max`). Not yet read
-    /// by the engine, which scales by the top operating point.
+    /// implementation found; Arm: the cpufreq-driven `max`).
     #[must_use]
     pub fn freq_invariance(&self, plat: &Platform) -> FreqInvariance {
         if let Some(f) = self.freq_invariance {
@@ -514,6 +543,7 @@ impl KernelConfig {
             housekeeping: self.housekeeping,
             pelt_scales_contributions: self.pelt_scales_contributions(),
             remote_callbacks: self.remote_callbacks(),
+            util_est: self.util_est(),
         }
     }
 }
@@ -527,7 +557,7 @@ pub struct ShownKernel {
     pub semantics: String,
     pub idle_tick: &'static str,
     pub hz: u32,
-    /// Stored; not yet read by the engine.
+    /// What utilisation is scaled by (`off`, `base`, `max`, `Nc`).
     pub freq_invariance: String,
     /// Reserved; no effect yet.
     pub housekeeping: bool,
@@ -535,6 +565,8 @@ pub struct ShownKernel {
     pub pelt_scales_contributions: bool,
     /// From v4.14: cpufreq hook calls for remote runqueues.
     pub remote_callbacks: bool,
+    /// From v4.17: tasks carry util_est.
+    pub util_est: bool,
 }
 
 /// One supported version for `govlab list kernels`: what changes between
@@ -640,6 +672,15 @@ mod tests {
         assert_eq!(k("6.8").unwrap().freq_invariance(&p8), FreqInvariance::Off);
         assert_eq!(k("6.8").unwrap().freq_invariance(&juno), FreqInvariance::Max);
         assert_eq!(k("4.8:freq_invariance=1c").unwrap().freq_invariance(&sky), FreqInvariance::Turbo(1));
+        // The reference each names on the Skylake E3-1240 v5 (its
+        // platform file's base and n-core turbo table).
+        let ct = &sky.cpu_types[0];
+        assert_eq!(FreqInvariance::Off.reference_khz(ct), 0);
+        assert_eq!(FreqInvariance::Base.reference_khz(ct), ct.base_khz);
+        assert_eq!(FreqInvariance::Max.reference_khz(ct), ct.max_khz());
+        assert_eq!(FreqInvariance::Turbo(1).reference_khz(ct), ct.turbo_max_khz[0]);
+        assert_eq!(FreqInvariance::Turbo(4).reference_khz(ct), ct.turbo_max_khz[3]);
+        assert_eq!(FreqInvariance::Turbo(8).reference_khz(ct), *ct.turbo_max_khz.last().unwrap());
     }
 
     #[test]

@@ -46,6 +46,10 @@ impl SchedView for View<'_> {
     fn clock_khz_ns(&self, cpu: CpuId, now_ns: u64) -> u128 {
         self.e.domains[self.e.plat.cpus[cpu].freq_domain].clock_khz_ns(now_ns)
     }
+
+    fn freq_invariant(&self) -> bool {
+        self.e.freq_invariant
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -124,6 +128,12 @@ impl Engine {
         if self.cpufreq_hook {
             let d = self.plat.cpus[cpu].freq_domain;
             if let Some(this) = self.hook_this_cpu.filter(|&c| c != cpu) {
+                // Before v4.14 (674e75411fc2) the scheduler made no remote
+                // calls: cfs_rq_util_change called the hook only for this
+                // CPU's own runqueue.
+                if !self.remote_callbacks {
+                    return;
+                }
                 let accept = match self.cpufreq.remote_hook_calls() {
                     RemoteHookCalls::PolicyCpus => self.plat.cpus[this].freq_domain == d,
                     RemoteHookCalls::OwnCpu => false,

@@ -31,9 +31,15 @@ use crate::sim::Time;
 /// (assumed: Intel's PCU works on a ~1 ms control loop).
 pub const PCU_INTERVAL_NS: Time = 1_000_000;
 
-/// `khz` on the 0..=1024 scale of `max_khz`, truncated.
-fn scale_of(khz: u32, max_khz: u32) -> u64 {
-    (u64::from(khz) << 10) / u64::from(max_khz)
+/// `khz` on the 0..=1024 scale of the invariance reference `ref_khz`,
+/// truncated and capped at 1024 (x86 caps APERF/MPERF ratios above the
+/// n-core turbo ratio the same way); a reference of 0 means no frequency
+/// invariance: always 1024.
+fn scale_of(khz: u32, ref_khz: u32) -> u64 {
+    if ref_khz == 0 {
+        return 1024;
+    }
+    ((u64::from(khz) << 10) / u64::from(ref_khz)).min(1024)
 }
 
 /// Runtime state of a frequency domain (one cpufreq policy).
@@ -42,9 +48,12 @@ pub struct DomainRt {
     /// OPP the clock runs at now (index into the cpu type's table).
     pub cur_opp: usize,
     pub cur_khz: u32,
-    /// `cur_khz` against the domain's highest frequency, 0..=1024
+    /// `cur_khz` against `freq_ref_khz`, 0..=1024
     /// (arch_scale_freq_capacity), kept with `cur_khz`.
     pub freq_scale: u64,
+    /// The frequency that is 1024 for frequency invariance (kernel::FreqInvariance),
+    /// kHz; 0 when the kernel has none.
+    pub freq_ref_khz: u32,
     /// OPP the driver was asked for (before the turbo grant).
     pub req_opp: usize,
     /// Transition in flight: target OPP.
@@ -81,7 +90,7 @@ pub struct DomainRt {
 }
 
 impl DomainRt {
-    pub fn new(plat: &Platform, d: &FreqDomain) -> Self {
+    pub fn new(plat: &Platform, d: &FreqDomain, freq_ref_khz: u32) -> Self {
         let ct = &plat.cpu_types[d.cpu_type];
         // Boot frequency: the highest non-turbo OPP (assumed: what most
         // firmware leaves the clock at when the kernel takes over).
@@ -89,7 +98,8 @@ impl DomainRt {
         DomainRt {
             cur_opp: boot,
             cur_khz: ct.opps[boot].khz,
-            freq_scale: scale_of(ct.opps[boot].khz, ct.max_khz()),
+            freq_scale: scale_of(ct.opps[boot].khz, freq_ref_khz),
+            freq_ref_khz,
             req_opp: boot,
             in_flight: None,
             gen: 0,
@@ -252,7 +262,7 @@ impl Engine {
         dom.account_until(now);
         dom.cur_opp = target;
         dom.cur_khz = khz;
-        dom.freq_scale = scale_of(khz, ct.max_khz());
+        dom.freq_scale = scale_of(khz, dom.freq_ref_khz);
         dom.transitions += 1;
         // The rail rose before the switch, or falls to what is still needed.
         let rail = self.rail_mv(vd);
@@ -298,7 +308,8 @@ impl Engine {
     }
 
     /// Scheduler frequency-invariance factor of a CPU (arch_scale_freq_capacity):
-    /// current frequency over the highest, ×1024.
+    /// current frequency over the kernel's reference, ×1024 (1024 without
+    /// invariance).
     pub(crate) fn freq_scale(&self, cpu: usize) -> u64 {
         self.domains[self.plat.cpus[cpu].freq_domain].freq_scale
     }

@@ -18,7 +18,8 @@ use crate::cpufreq::CpufreqGovernor;
 use crate::cpuidle::{CpuidleGovernor, IdleDevice};
 use crate::error::Result;
 use crate::metrics::{CpuIdleCounters, RunResult};
-use crate::kernel::KernelConfig;
+use crate::kernel::{FreqInvariance, KernelConfig};
+use crate::sched::pelt::PeltRules;
 use crate::platform::Platform;
 use crate::sched::cpumask::CpuMask;
 use crate::sched::SchedTunables;
@@ -54,6 +55,14 @@ pub struct Engine {
     /// The kernel modelled: what the machine does by version (the idle
     /// tick, and the eras sched/ and fair.rs read).
     pub(crate) kernel: KernelConfig,
+    /// The kernel's PELT rules (sched::pelt::PeltRules), read on every update.
+    pub(crate) pelt: PeltRules,
+    /// util_est exists (v4.17+); without it a task's estimate stays 0.
+    pub(crate) util_est: bool,
+    /// arch_scale_freq_invariant(): utilisation is frequency invariant.
+    pub(crate) freq_invariant: bool,
+    /// The scheduler calls the cpufreq hook for remote runqueues (v4.14+).
+    pub(crate) remote_callbacks: bool,
     pub(crate) now: Time,
     pub(crate) end_ns: Time,
     pub(crate) seed: u64,
@@ -171,7 +180,15 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let capacities: Vec<u64> = rqs.iter().map(|rq| rq.capacity).collect();
     let asym_cpucap = crate::sched::capacity::asym_cpucap(&capacities);
     let work_per_cycle = (0..platform.cpu_types.len()).map(|t| platform.work_per_cycle(t)).collect();
-    let domains = platform.freq_domains.iter().map(|d| DomainRt::new(&platform, d)).collect();
+    let invariance = kernel.freq_invariance(&platform);
+    let domains = platform
+        .freq_domains
+        .iter()
+        .map(|d| DomainRt::new(&platform, d, invariance.reference_khz(&platform.cpu_types[d.cpu_type])))
+        .collect();
+    let pelt = PeltRules::for_kernel(&kernel);
+    let util_est = kernel.util_est();
+    let remote_callbacks = kernel.remote_callbacks();
     let vdomains = platform.voltage_domains.iter().map(|_| VoltageRt::default()).collect();
     let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
     let packages = platform.packages.iter().map(|_| PackageRt::default()).collect();
@@ -185,6 +202,10 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let mut e = Engine {
         plat: platform,
         kernel,
+        pelt,
+        util_est,
+        freq_invariant: invariance != FreqInvariance::Off,
+        remote_callbacks,
         now: 0,
         end_ns: duration_ns,
         seed,

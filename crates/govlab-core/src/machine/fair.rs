@@ -10,45 +10,62 @@ use super::rq::{CpuMode, EnqueueKind};
 use super::{Engine, Event};
 use crate::cpufreq::{SCHED_CPUFREQ_IOWAIT, SCHED_CPUFREQ_MIGRATION};
 use crate::platform::CpuId;
-use crate::sched::pelt::{self, NICE_0_LOAD};
+use crate::sched::pelt::{self, PeltEra, RqLoad, Scales, NICE_0_LOAD};
 use crate::sched::{TaskId, TaskState};
 use crate::sim::Time;
 
 impl Engine {
     // ---- rq clock and PELT ---------------------------------------------
 
-    /// update_rq_clock(): advance the PELT clock to now.
+    /// update_rq_clock(): advance the PELT clock to now. Before v5.1
+    /// (pelt::PeltEra::ScaledContributions) PELT reads the plain task clock:
+    /// the clock advances unscaled and the scaling goes into each update.
     pub(crate) fn update_rq_clock(&mut self, cpu: CpuId) {
         let rq = &self.rqs[cpu];
         if rq.clock.is_current(self.now, rq.curr.is_none()) {
             return;
         }
-        let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
-        let fs = self.freq_scale(cpu);
+        let s = match self.pelt.era {
+            PeltEra::ScaledClock => self.pelt_scales(cpu),
+            PeltEra::ScaledContributions => Scales::NONE,
+        };
         let rq = &mut self.rqs[cpu];
         let idle = rq.curr.is_none();
-        rq.clock.update(self.now, idle, cap, fs);
+        rq.clock.update(self.now, idle, s.cpu, s.freq);
+    }
+
+    /// The CPU's invariance factors now: frequency scale and capacity.
+    pub(crate) fn pelt_scales(&self, cpu: CpuId) -> Scales {
+        Scales { freq: self.freq_scale(cpu), cpu: u64::from(self.plat.cpu_type_of(cpu).capacity) }
+    }
+
+    /// The runqueue's own PELT update (update_cfs_rq_load_avg) under the
+    /// kernel's rules; true when it decayed.
+    pub(crate) fn update_cfs_rq(&mut self, cpu: CpuId) -> bool {
+        let scales = self.pelt_scales(cpu);
+        let rq = &mut self.rqs[cpu];
+        let now = rq.clock.now();
+        let load = RqLoad { weight: rq.load_weight, h_nr_running: u64::from(rq.nr_running), curr_running: rq.curr.is_some() };
+        pelt::update_cfs_rq_era(self.pelt, now, &mut rq.cfs, load, scales)
+    }
+
+    /// __update_load_avg_se for task `t` on `cpu` under the kernel's rules.
+    fn update_task_avg(&mut self, cpu: CpuId, t: TaskId, on_rq: bool, running: bool) {
+        let s = self.pelt_scales(cpu);
+        let now = self.rqs[cpu].clock.now();
+        let tk = &mut self.tasks[t];
+        pelt::update_entity_era(self.pelt.era, self.pelt.divider, now, &mut tk.avg, on_rq, running, tk.weight, s.freq, s.cpu);
     }
 
     /// update_load_avg() for the runqueue and, if given, a task on it; calls
     /// the cpufreq hook when the CPU's signal crossed a period boundary.
     pub(crate) fn update_load_avg(&mut self, cpu: CpuId, task: Option<TaskId>) {
-        let rq = &mut self.rqs[cpu];
-        let now = rq.clock.now();
         if let Some(t) = task {
-            let running = rq.curr == Some(t);
-            let tk = &mut self.tasks[t];
-            let on_rq = matches!(tk.state, TaskState::Runnable | TaskState::Running);
-            pelt::update_entity(now, &mut tk.avg, on_rq, running, tk.weight);
+            let running = self.rqs[cpu].curr == Some(t);
+            let on_rq = matches!(self.tasks[t].state, TaskState::Runnable | TaskState::Running);
+            self.update_task_avg(cpu, t, on_rq, running);
         }
-        let decayed = pelt::update_cfs_rq(
-            now,
-            &mut rq.cfs,
-            rq.load_weight,
-            u64::from(rq.nr_running),
-            rq.curr.is_some(),
-        );
-        if decayed {
+        if self.update_cfs_rq(cpu) {
             self.cpufreq_update_util(cpu, 0);
         }
     }
@@ -68,7 +85,7 @@ impl Engine {
     /// for nearly every wakeup after a millisecond or more of idle.
     pub(crate) fn enqueue_task(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         self.update_rq_clock(cpu);
-        {
+        if self.util_est {
             let rq = &mut self.rqs[cpu];
             pelt::util_est_enqueue(&mut rq.cfs, &self.tasks[t].avg);
         }
@@ -77,22 +94,17 @@ impl Engine {
             self.cpufreq_update_util(cpu, SCHED_CPUFREQ_IOWAIT);
         }
         let attaching = self.tasks[t].needs_attach;
-        let decayed = {
-            let rq = &mut self.rqs[cpu];
-            let now = rq.clock.now();
+        if !attaching {
+            // __update_load_avg_se with se->on_rq still 0.
+            self.update_task_avg(cpu, t, false, false);
+        }
+        let decayed = self.update_cfs_rq(cpu);
+        if attaching {
+            let divider = self.pelt.divider;
             let tk = &mut self.tasks[t];
-            if !attaching {
-                // __update_load_avg_se with se->on_rq still 0.
-                pelt::update_entity(now, &mut tk.avg, false, false, tk.weight);
-            }
-            let decayed =
-                pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.nr_running), rq.curr.is_some());
-            if attaching {
-                pelt::attach_entity(&mut rq.cfs, &mut tk.avg, tk.weight);
-                tk.needs_attach = false;
-            }
-            decayed
-        };
+            pelt::attach_entity_div(&mut self.rqs[cpu].cfs, &mut tk.avg, tk.weight, divider);
+            tk.needs_attach = false;
+        }
         if attaching {
             self.cpufreq_update_util(cpu, SCHED_CPUFREQ_MIGRATION);
         } else if decayed {
@@ -143,17 +155,46 @@ impl Engine {
     }
 
     /// dequeue_task_fair(): take task `t` off `cpu` (to sleep if `sleep`).
+    ///
+    /// v6.8 order (kernel/sched/fair.c `dequeue_task_fair`,
+    /// `dequeue_entity`): `util_est_dequeue` first, so a hook call below no
+    /// longer sees the task's estimate; then `update_load_avg(UPDATE_TG)`
+    /// with the task still counted (the hook is called if the runqueue's
+    /// signal decayed); then `util_est_update` from the fresh `util_avg`.
     pub(crate) fn dequeue_task(&mut self, cpu: CpuId, t: TaskId, sleep: bool) {
+        self.dequeue_task_as(cpu, t, sleep, false);
+    }
+
+    /// A migration's dequeue (`DO_DETACH` in `dequeue_entity`): the task's
+    /// signal leaves the runqueue, and `detach_entity_load_avg` calls the
+    /// hook whether or not the runqueue's signal decayed.
+    pub(crate) fn dequeue_task_migrating(&mut self, cpu: CpuId, t: TaskId) {
+        self.dequeue_task_as(cpu, t, false, true);
+    }
+
+    fn dequeue_task_as(&mut self, cpu: CpuId, t: TaskId, sleep: bool, detach: bool) {
         self.update_rq_clock(cpu);
-        if self.rqs[cpu].curr == Some(t) {
+        let running = self.rqs[cpu].curr == Some(t);
+        if running {
             self.update_curr(cpu);
         }
-        self.update_load_avg(cpu, Some(t));
+        if self.util_est {
+            pelt::util_est_dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+        }
+        self.update_task_avg(cpu, t, true, running);
+        let decayed = self.update_cfs_rq(cpu);
+        if detach {
+            let tk = &mut self.tasks[t];
+            pelt::detach_entity(&mut self.rqs[cpu].cfs, &tk.avg, tk.weight);
+            tk.needs_attach = true;
+            self.cpufreq_update_util(cpu, 0);
+        } else if decayed {
+            self.cpufreq_update_util(cpu, 0);
+        }
         let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
         let rq = &mut self.rqs[cpu];
         let tk = &mut self.tasks[t];
-        pelt::util_est_dequeue(&mut rq.cfs, &tk.avg);
-        if sleep {
+        if self.util_est && sleep {
             pelt::util_est_update(&mut tk.avg, true, cap);
         }
         if rq.curr != Some(t) {

@@ -263,10 +263,7 @@ impl Engine {
 
     /// update_blocked_averages(): decay an idle runqueue's signal.
     pub(crate) fn update_blocked_averages(&mut self, cpu: CpuId) {
-        let rq = &mut self.rqs[cpu];
-        let now = rq.clock.now();
-        let decayed = crate::sched::pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.nr_running), rq.curr.is_some());
-        if decayed {
+        if self.update_cfs_rq(cpu) {
             self.cpufreq_update_util(cpu, 0);
         }
     }

@@ -103,7 +103,7 @@ impl Engine {
         }
         let rq = &mut self.rqs[from];
         let tk = &mut self.tasks[t];
-        pelt::sync_entity(&rq.cfs, &mut tk.avg, tk.weight);
+        pelt::sync_entity_div(&rq.cfs, &mut tk.avg, tk.weight, self.pelt.divider);
         pelt::remove_entity(&mut rq.cfs, &tk.avg);
         tk.needs_attach = true;
         tk.vruntime = tk.vruntime.saturating_sub(rq.min_vruntime) + self.rqs[to].min_vruntime;
@@ -168,10 +168,7 @@ impl Engine {
     /// runqueue are remote calls from `this`.
     pub(super) fn migrate_queued_by(&mut self, t: TaskId, from: CpuId, to: CpuId, this: CpuId) {
         self.hook_this_cpu = Some(this);
-        self.dequeue_task(from, t, false);
-        let w = self.tasks[t].weight;
-        pelt::detach_entity(&mut self.rqs[from].cfs, &self.tasks[t].avg, w);
-        self.tasks[t].needs_attach = true;
+        self.dequeue_task_migrating(from, t);
         self.tasks[t].vruntime = self.tasks[t].vruntime.saturating_sub(self.rqs[from].min_vruntime);
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];

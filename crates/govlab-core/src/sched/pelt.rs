@@ -437,24 +437,6 @@ pub fn update_blocked_entity(now: u64, se: &mut SchedAvg, weight: u64) -> bool {
     false
 }
 
-/// `__update_load_avg_cfs_rq`: the runqueue's own update. `load_weight` is
-/// `scale_load_down(cfs_rq->load.weight)`, `h_nr_running` the runnable count,
-/// `curr_running` is `cfs_rq->curr != NULL`.
-#[inline]
-fn update_load_avg_cfs_rq(
-    now: u64,
-    cfs: &mut CfsRqAvg,
-    load_weight: u64,
-    h_nr_running: u64,
-    curr_running: bool,
-) -> bool {
-    if update_load_sum(now, &mut cfs.avg, load_weight, h_nr_running, curr_running) {
-        update_load_avg(&mut cfs.avg, 1);
-        return true;
-    }
-    false
-}
-
 // ---------------------------------------------------------------------------
 // fair.c: runqueue aggregation
 // ---------------------------------------------------------------------------
@@ -471,10 +453,30 @@ pub fn update_cfs_rq(
     h_nr_running: u64,
     curr_running: bool,
 ) -> bool {
+    let rq = RqLoad { weight: load_weight, h_nr_running, curr_running };
+    update_cfs_rq_era(PeltRules::default(), now, cfs, rq, Scales::NONE)
+}
+
+/// What a cfs runqueue's own PELT update reads of it:
+/// `scale_load_down(cfs_rq->load.weight)`, `h_nr_running` and
+/// `cfs_rq->curr != NULL`.
+#[derive(Debug, Clone, Copy)]
+pub struct RqLoad {
+    pub weight: u64,
+    pub h_nr_running: u64,
+    pub curr_running: bool,
+}
+
+/// [`update_cfs_rq`] under `rules`: `now` is the task clock for
+/// [`PeltEra::ScaledContributions`] (contributions scaled by `scales`), the
+/// PELT clock for [`PeltEra::ScaledClock`]. The removal floors
+/// (`PELT_MIN_DIVIDER`) are v6.8's in every era.
+#[inline]
+pub fn update_cfs_rq_era(rules: PeltRules, now: u64, cfs: &mut CfsRqAvg, rq: RqLoad, scales: Scales) -> bool {
     let mut decayed = false;
 
     if cfs.removed_nr != 0 {
-        let divider = get_pelt_divider(&cfs.avg);
+        let divider = rules.divider.of(&cfs.avg);
         let removed_load = core::mem::take(&mut cfs.removed_load);
         let removed_util = core::mem::take(&mut cfs.removed_util);
         let removed_runnable = core::mem::take(&mut cfs.removed_runnable);
@@ -505,7 +507,20 @@ pub fn update_cfs_rq(
         decayed = true;
     }
 
-    decayed |= update_load_avg_cfs_rq(now, cfs, load_weight, h_nr_running, curr_running);
+    // __update_load_avg_cfs_rq
+    if update_load_sum_era(
+        rules.era,
+        now,
+        &mut cfs.avg,
+        rq.weight,
+        rq.h_nr_running,
+        rq.curr_running,
+        scales.freq,
+        scales.cpu,
+    ) {
+        update_load_avg_div(&mut cfs.avg, 1, rules.divider);
+        decayed = true;
+    }
     decayed
 }
 
@@ -537,7 +552,12 @@ fn dequeue_load_avg(cfs: &mut CfsRqAvg, se: &SchedAvg, weight: u64) {
 /// unweighted, and at least 1), and both averages and sums are added.
 /// Call [`update_cfs_rq`] first so the runqueue is current.
 pub fn attach_entity(cfs: &mut CfsRqAvg, se: &mut SchedAvg, weight: u64) {
-    let divider = get_pelt_divider(&cfs.avg);
+    attach_entity_div(cfs, se, weight, PeltDivider::PeriodContrib);
+}
+
+/// [`attach_entity`] with the divider of an era.
+pub fn attach_entity_div(cfs: &mut CfsRqAvg, se: &mut SchedAvg, weight: u64, divider: PeltDivider) {
+    let divider = divider.of(&cfs.avg);
 
     se.last_update_time = cfs.avg.last_update_time;
     se.period_contrib = cfs.avg.period_contrib;
@@ -585,6 +605,14 @@ pub fn detach_entity(cfs: &mut CfsRqAvg, se: &SchedAvg, weight: u64) {
 /// `last_update_time`, as the kernel does before [`remove_entity`].
 pub fn sync_entity(cfs: &CfsRqAvg, se: &mut SchedAvg, weight: u64) {
     update_blocked_entity(cfs.avg.last_update_time, se, weight);
+}
+
+/// [`sync_entity`] with the divider of an era (a blocked task contributes
+/// nothing, so no scaling applies).
+pub fn sync_entity_div(cfs: &CfsRqAvg, se: &mut SchedAvg, weight: u64, divider: PeltDivider) {
+    if update_load_sum(cfs.avg.last_update_time, se, 0, 0, false) {
+        update_load_avg_div(se, weight, divider);
+    }
 }
 
 /// `remove_entity_load_avg` without its leading sync (call [`sync_entity`]
@@ -819,6 +847,41 @@ impl PeltDivider {
             PeltDivider::LoadAvgMax => LOAD_AVG_MAX,
         }
     }
+}
+
+/// The PELT rules of a kernel version: where invariance applies and the
+/// averaging divider. The default is v6.8's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PeltRules {
+    pub era: PeltEra,
+    pub divider: PeltDivider,
+}
+
+/// A CPU's invariance factors at an update (`arch_scale_freq_capacity`,
+/// `arch_scale_cpu_capacity`, each 0..=1024): read only under
+/// [`PeltEra::ScaledContributions`], where they scale each contribution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scales {
+    pub freq: u64,
+    pub cpu: u64,
+}
+
+impl PeltRules {
+    /// The rules of `kernel`: contributions scaled before v5.1
+    /// (23127296889f), the `period_contrib` divider from v4.13
+    /// (625ed2bf049d).
+    #[must_use]
+    pub fn for_kernel(kernel: &crate::kernel::KernelConfig) -> PeltRules {
+        PeltRules {
+            era: if kernel.pelt_scales_contributions() { PeltEra::ScaledContributions } else { PeltEra::ScaledClock },
+            divider: if kernel.pelt_divider_has_period_contrib() { PeltDivider::PeriodContrib } else { PeltDivider::LoadAvgMax },
+        }
+    }
+}
+
+impl Scales {
+    /// No scaling (full frequency, full capacity).
+    pub const NONE: Scales = Scales { freq: SCHED_CAPACITY_SCALE, cpu: SCHED_CAPACITY_SCALE };
 }
 
 /// `accumulate_sum` of the [`PeltEra::ScaledContributions`] era: the same

@@ -43,7 +43,7 @@ power_mw = 0.1
 }
 
 /// (time ns, line) of a trace line's timestamp.
-fn ts_ns(line: &str) -> u64 {
+pub(crate) fn ts_ns(line: &str) -> u64 {
     let head = line.split(": ").next().unwrap();
     let ts = head.rsplit(' ').next().unwrap();
     let (s, us) = ts.split_once('.').unwrap();

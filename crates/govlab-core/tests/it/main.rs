@@ -17,5 +17,6 @@ mod trace_header;
 mod traces;
 mod capacity;
 mod recorded_platforms;
+mod kernel_eras;
 mod kernel_hooks;
 mod pelt_real;

@@ -37,8 +37,10 @@
 
 use std::collections::HashMap;
 
+use govlab_core::kernel::KernelConfig;
+use govlab_core::params::Spec;
 use govlab_core::sched::pelt::{
-    update_entity_era, PeltDivider, PeltEra, RqClockPelt, SchedAvg, LOAD_AVG_MAX, NICE_0_LOAD, PELT_MIN_DIVIDER,
+    update_entity_era, PeltDivider, PeltEra, PeltRules, RqClockPelt, SchedAvg, LOAD_AVG_MAX, NICE_0_LOAD, PELT_MIN_DIVIDER,
 };
 use govlab_core::trace::{read_path, EventKind};
 
@@ -333,9 +335,16 @@ fn advance(era: PeltEra, divider: PeltDivider, m: &Machine, cpu: usize, se: &mut
 #[test]
 #[allow(clippy::print_stdout)]
 fn pelt_before_v5_1_matches_the_juno_4_19_recording() {
-    let old = replay(PeltEra::ScaledContributions, PeltDivider::LoadAvgMax);
-    let old_pc = replay(PeltEra::ScaledContributions, PeltDivider::PeriodContrib);
-    let new = replay(PeltEra::ScaledClock, PeltDivider::PeriodContrib);
+    // The rules `--kernel 4.19` runs (the engine's PeltRules::for_kernel),
+    // with the divider the data implies.
+    let k419 = PeltRules::for_kernel(&KernelConfig::from_spec(&Spec::new("4.19")).unwrap());
+    assert_eq!(k419.era, PeltEra::ScaledContributions);
+    assert_eq!(k419.divider, PeltDivider::PeriodContrib);
+    let k68 = PeltRules::for_kernel(&KernelConfig::default());
+    assert_eq!(k68, PeltRules { era: PeltEra::ScaledClock, divider: PeltDivider::PeriodContrib });
+    let old = replay(k419.era, PeltDivider::LoadAvgMax);
+    let old_pc = replay(k419.era, k419.divider);
+    let new = replay(k68.era, k68.divider);
     for (name, o) in [
         ("pre-5.1 rules, divider LOAD_AVG_MAX", &old),
         ("pre-5.1 rules, divider LOAD_AVG_MAX-1024+period_contrib", &old_pc),
