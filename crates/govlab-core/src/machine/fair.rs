@@ -35,14 +35,25 @@ impl Engine {
     }
 
     /// The CPU's invariance factors now: frequency scale and capacity.
+    #[inline]
     pub(crate) fn pelt_scales(&self, cpu: CpuId) -> Scales {
-        Scales { freq: self.freq_scale(cpu), cpu: u64::from(self.plat.cpu_type_of(cpu).capacity) }
+        Scales { freq: self.freq_scale(cpu), cpu: self.rqs[cpu].capacity }
+    }
+
+    /// The factors a PELT update scales its contributions by: the CPU's
+    /// before v5.1, none from v5.1 (the clock carries them).
+    #[inline]
+    fn contribution_scales(&self, cpu: CpuId) -> Scales {
+        match self.pelt.era {
+            PeltEra::ScaledContributions => self.pelt_scales(cpu),
+            PeltEra::ScaledClock => Scales::NONE,
+        }
     }
 
     /// The runqueue's own PELT update (update_cfs_rq_load_avg) under the
     /// kernel's rules; true when it decayed.
     pub(crate) fn update_cfs_rq(&mut self, cpu: CpuId) -> bool {
-        let scales = self.pelt_scales(cpu);
+        let scales = self.contribution_scales(cpu);
         let rq = &mut self.rqs[cpu];
         let now = rq.clock.now();
         let load = RqLoad { weight: rq.load_weight, h_nr_running: u64::from(rq.nr_running), curr_running: rq.curr.is_some() };
@@ -51,7 +62,7 @@ impl Engine {
 
     /// __update_load_avg_se for task `t` on `cpu` under the kernel's rules.
     fn update_task_avg(&mut self, cpu: CpuId, t: TaskId, on_rq: bool, running: bool) {
-        let s = self.pelt_scales(cpu);
+        let s = self.contribution_scales(cpu);
         let now = self.rqs[cpu].clock.now();
         let tk = &mut self.tasks[t];
         pelt::update_entity_era(self.pelt.era, self.pelt.divider, now, &mut tk.avg, on_rq, running, tk.weight, s.freq, s.cpu);

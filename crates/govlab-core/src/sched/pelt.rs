@@ -937,7 +937,7 @@ fn accumulate_sum_scaled(
 /// contribution is scaled by `scale_freq` (and `scale_cpu` for util), both
 /// 0..=1024.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 pub fn update_load_sum_era(
     era: PeltEra,
     now: u64,
@@ -950,25 +950,35 @@ pub fn update_load_sum_era(
 ) -> bool {
     match era {
         PeltEra::ScaledClock => update_load_sum(now, sa, load, runnable, running),
-        PeltEra::ScaledContributions => {
-            let delta = now.wrapping_sub(sa.last_update_time);
-            if (delta as i64) < 0 {
-                sa.last_update_time = now;
-                return false;
-            }
-            let delta = delta >> 10;
-            if delta == 0 {
-                return false;
-            }
-            sa.last_update_time += delta << 10;
-            let (runnable, running) = if load == 0 {
-                (0, false)
-            } else {
-                (runnable, running)
-            };
-            accumulate_sum_scaled(delta, sa, load, runnable, running, scale_freq, scale_cpu) != 0
-        }
+        PeltEra::ScaledContributions => update_load_sum_scaled(now, sa, load, runnable, running, scale_freq, scale_cpu),
     }
+}
+
+/// The [`PeltEra::ScaledContributions`] half of [`update_load_sum_era`],
+/// kept out of line so that v6.8's path stays small.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn update_load_sum_scaled(
+    now: u64,
+    sa: &mut SchedAvg,
+    load: u64,
+    runnable: u64,
+    running: bool,
+    scale_freq: u64,
+    scale_cpu: u64,
+) -> bool {
+    let delta = now.wrapping_sub(sa.last_update_time);
+    if (delta as i64) < 0 {
+        sa.last_update_time = now;
+        return false;
+    }
+    let delta = delta >> 10;
+    if delta == 0 {
+        return false;
+    }
+    sa.last_update_time += delta << 10;
+    let (runnable, running) = if load == 0 { (0, false) } else { (runnable, running) };
+    accumulate_sum_scaled(delta, sa, load, runnable, running, scale_freq, scale_cpu) != 0
 }
 
 /// `___update_load_avg` with a chosen divider (see [`update_load_avg`]).
