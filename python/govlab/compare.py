@@ -395,3 +395,19 @@ def summarise(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "groups": groups,
         "ratios": {"configs": configs, "rows": rows, "gmean": gmean},
     }
+
+
+class _CallableModule(type(json)):  # type: ignore[misc]
+    """This module, callable: ``govlab.compare(...)`` is :func:`govlab.notebook.compare`
+    (a notebook's entry point), while ``govlab.compare.analyse`` and the rest stay this
+    module's (the pipeline's analyse stage)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from govlab.notebook import compare
+
+        return compare(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _CallableModule

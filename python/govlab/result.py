@@ -21,10 +21,21 @@ class Result:
     DataFrames in long form.
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_trace", "trace_path")
 
-    def __init__(self, data: Mapping[str, Any]) -> None:
+    def __init__(self, data: Mapping[str, Any], trace: Any = None, trace_path: str | None = None) -> None:
         self._data: dict[str, Any] = copy.deepcopy(dict(data))
+        #: The run's events kept in memory (``govlab.run(..., trace=True)``), for :class:`govlab.Trace`.
+        self._trace = trace
+        #: The trace file the run wrote (``govlab.run(..., trace="FILE")``).
+        self.trace_path = trace_path
+
+    @property
+    def trace(self) -> Any:
+        """The run's trace as a :class:`govlab.Trace` (needs ``trace=True`` or ``trace="FILE"`` in ``govlab.run``)."""
+        from govlab.trace import Trace
+
+        return Trace(self)
 
     @classmethod
     def from_json(cls, text: str) -> Result:
