@@ -18,27 +18,64 @@
 //! [`PrevState::to_raw`]: crate::trace::PrevState::to_raw
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 use crate::trace::event::Comm;
 use crate::trace::{Event, EventKind, Trace, CPU_IDLE_EXIT};
 
-/// Text interned as dictionary codes: `values[codes[i]]` is row i's text.
-#[derive(Debug, Default, Clone, PartialEq)]
+/// Text interned as dictionary codes: `values[codes[i]]` is row i's text;
+/// every value appears once.
+#[derive(Debug, Default, Clone)]
 pub struct Dict {
     pub codes: Vec<u32>,
     pub values: Vec<String>,
-    index: HashMap<Comm, u32>,
+    /// Codes by the address of the shared text: the readers intern command
+    /// names, so nearly every row is found here without hashing its text.
+    by_ptr: HashMap<usize, u32, BuildHasherDefault<AddrHasher>>,
+    by_text: HashMap<Comm, u32>,
+}
+
+impl PartialEq for Dict {
+    fn eq(&self, other: &Self) -> bool {
+        self.codes.len() == other.codes.len() && (0..self.codes.len()).all(|i| self.get(i) == other.get(i))
+    }
+}
+
+/// A hasher for addresses: one multiplication (Fibonacci hashing).
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 impl Dict {
     fn push(&mut self, text: &Comm) {
-        let code = if let Some(&c) = self.index.get(text) {
+        let addr = Arc::as_ptr(text).cast::<u8>() as usize;
+        let code = if let Some(&c) = self.by_ptr.get(&addr) {
             c
         } else {
-            let c = self.values.len() as u32;
-            self.values.push(text.to_string());
-            self.index.insert(text.clone(), c);
-            c
+            if let Some(&c) = self.by_text.get(text) {
+                c // the same text at another address: not cached, that address may not live on
+            } else {
+                let c = self.values.len() as u32;
+                self.values.push(text.to_string());
+                // `by_text` keeps this Arc alive, so its address is not reused while cached.
+                self.by_text.insert(text.clone(), c);
+                self.by_ptr.insert(addr, c);
+                c
+            }
         };
         self.codes.push(code);
     }
