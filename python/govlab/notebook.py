@@ -398,7 +398,9 @@ class Reproduction(Comparison):
                 row = {"evaluation": ev.name, **{k: v for k, v in r.items() if k not in ("published", "verdict")}}
                 row["published_pct"] = pub.get("pct", math.nan)
                 row["published_where"] = pub.get("where")
-                row.update({f"verdict_{k}": v for k, v in verdict.items()})
+                row["same_direction"] = verdict.get("same_direction")
+                row["within_2x"] = verdict.get("within_2x")
+                row["verdict"] = verdict.get("text")
                 rows.append(row)
         return _df(rows)
 
