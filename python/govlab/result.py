@@ -137,6 +137,22 @@ class Result:
         columns = ["cpu", "state", "usage", "time_s", "above", "below", "rejected"]
         return pd.DataFrame(rows, columns=columns)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the headline figures and the per-CPU table."""
+        import html
+
+        d = self._data
+        pm = d.get("primary_metric") or {}
+        head = (
+            f"<p><b>govlab.Result</b> {html.escape(str(d.get('platform')))}, {html.escape(str(d.get('workload')))}, "
+            f"{html.escape(str(d.get('cpufreq')))} / {html.escape(str(d.get('cpuidle')))}, seed {d.get('seed')}, "
+            f"{d.get('sim_time_s')} s</p>"
+            f"<table><tr><th>{html.escape(str(pm.get('name')))}</th><th>energy (J)</th><th>power (W)</th></tr>"
+            f"<tr><td>{pm.get('value')} {html.escape(str(pm.get('unit', '')))}</td>"
+            f"<td>{d.get('energy_j', float('nan')):.4g}</td><td>{d.get('avg_power_w', float('nan')):.4g}</td></tr></table>"
+        )
+        return head + self.cpus.to_html(index=False, float_format=lambda v: f"{v:.4g}")
+
     def __repr__(self) -> str:
         d = self._data
         pm = d.get("primary_metric") or {}

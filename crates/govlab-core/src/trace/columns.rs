@@ -65,17 +65,15 @@ impl Dict {
         let addr = Arc::as_ptr(text).cast::<u8>() as usize;
         let code = if let Some(&c) = self.by_ptr.get(&addr) {
             c
+        } else if let Some(&c) = self.by_text.get(text) {
+            c // the same text at another address: not cached, that address may not live on
         } else {
-            if let Some(&c) = self.by_text.get(text) {
-                c // the same text at another address: not cached, that address may not live on
-            } else {
-                let c = self.values.len() as u32;
-                self.values.push(text.to_string());
-                // `by_text` keeps this Arc alive, so its address is not reused while cached.
-                self.by_text.insert(text.clone(), c);
-                self.by_ptr.insert(addr, c);
-                c
-            }
+            let c = self.values.len() as u32;
+            self.values.push(text.to_string());
+            // `by_text` keeps this Arc alive, so its address is not reused while cached.
+            self.by_text.insert(text.clone(), c);
+            self.by_ptr.insert(addr, c);
+            c
         };
         self.codes.push(code);
     }
@@ -135,6 +133,7 @@ impl EventTable {
 }
 
 /// The columns of the event's own fields, by kind.
+#[derive(Clone, Copy)]
 enum Fields {
     Switch,
     Wakeup,
@@ -291,16 +290,15 @@ fn other_columns(events: &[&Event]) -> Vec<Column> {
         .map(|name| {
             let vals = raw.remove(&name).unwrap_or_default();
             let parsed: Option<Vec<i64>> = vals.iter().map(|v| v.as_deref().and_then(parse_int)).collect();
-            let values = match parsed {
-                Some(v) => Values::I64(v),
-                None => {
-                    let mut d = Dict::default();
-                    let empty = Comm::from("");
-                    for v in &vals {
-                        d.push(v.as_ref().unwrap_or(&empty));
-                    }
-                    Values::Text(d)
+            let values = if let Some(v) = parsed {
+                Values::I64(v)
+            } else {
+                let mut d = Dict::default();
+                let empty = Comm::from("");
+                for v in &vals {
+                    d.push(v.as_ref().unwrap_or(&empty));
                 }
+                Values::Text(d)
             };
             Column { name, values }
         })
