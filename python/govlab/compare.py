@@ -1,5 +1,9 @@
 """MMTests-style comparison of an experiment's runs (pipeline stage: analyse).
 
+Called, this module is the notebook's entry point: ``govlab.compare(experiment,
+db=None, jobs=None, executor=None, progress=True)`` is
+:func:`govlab.notebook.compare` (see docs/notebooks.md).
+
 :func:`analyse` turns an experiment's stored results into the figures of the
 tables below; :func:`summarise` sums several benchmarks up. Writing them as
 text, Markdown, CSV or JSON is :mod:`govlab.tables` (render).

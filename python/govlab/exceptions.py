@@ -1,7 +1,8 @@
 """govlab's exceptions.
 
-The classes are built in Rust (``crates/govlab-py/src/error.rs``); this module
-only re-exports them::
+The engine's classes are built in Rust (``crates/govlab-py/src/error.rs``)
+and re-exported here; the notebook API's two (``ResultsError``,
+``FileAccessError``) are defined here::
 
     Exception
     └── GovlabError

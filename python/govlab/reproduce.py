@@ -1,5 +1,8 @@
 """``govlab reproduce``: the published governor evaluations, re-run and checked (stages: load, analyse, render).
 
+Called, this module is the notebook's entry point: ``govlab.reproduce(name=None,
+quick=False, db=None, jobs=None, progress=True)`` is :func:`govlab.notebook.reproduce`.
+
 :func:`experiments_of` loads an evaluation's experiment file, :func:`rows`
 analyses its runs against the published figures, :func:`render_text` writes
 the rows; running them is :mod:`govlab.pipeline`'s, as for ``compare``.
