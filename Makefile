@@ -18,7 +18,8 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "maturin>=1.5,<2" pandas tqdm scipy plotly jinja2 distributed pytest simpy playwright
+	$(PY) -m pip install --quiet "maturin>=1.5,<2" pandas pyarrow tqdm scipy plotly jinja2 distributed pytest simpy playwright \
+		polars ipywidgets ipykernel nbclient nbformat
 	touch $@
 
 # Compile the engine and the bindings, install govlab into the venv (editable).

@@ -21,6 +21,12 @@ the first four and ``govlab.cli`` holds the command's thin handlers. Specs
 are read by ``govlab.spec`` and numbers written by ``govlab.fmt``.
 Governors can be written in Python too (``govlab.governors``).
 
+In a notebook (``docs/notebooks.md``): ``govlab.compare(experiment)``,
+``govlab.open_results(db)`` and ``govlab.reproduce(name)`` answer a
+:class:`Comparison` (DataFrames, the command's text, plotly figures), and
+``govlab.Trace(path_or_result).df_event("sched_switch")`` a trace's events as
+a DataFrame in LISA's columns.
+
 The engine is Rust (``crates/govlab-core``), reached through the private
 module ``govlab._core``.
 """
@@ -33,15 +39,33 @@ from govlab.exceptions import (
     GovlabError,
     InvalidValueError,
     TraceError,
+    FileAccessError,
+    ResultsError,
     UnknownKeyError,
     UnknownNameError,
     UnsupportedError,
 )
 from govlab.result import Result
 from govlab.experiment import ExperimentError, load as load_experiment
+from govlab.trace import Trace, TraceStats
+from govlab.notebook import Comparison, Reproduction, open_results
+
+# `govlab.compare(...)` and `govlab.reproduce(...)` are the notebook's entry points
+# (govlab.notebook); the modules of those names stay importable as before and are
+# callable for that (see the end of govlab/compare.py).
+from govlab import compare, reproduce  # noqa: E402
 
 __all__ = [
     "run",
+    "compare",
+    "reproduce",
+    "open_results",
+    "Comparison",
+    "Reproduction",
+    "Trace",
+    "TraceStats",
+    "ResultsError",
+    "FileAccessError",
     "defaults",
     "Result",
     "list_kernels",

@@ -88,14 +88,15 @@ def run(
     cpuidle: SpecLike = DEFAULT_CPUIDLE,
     duration: DurationLike | None = DEFAULT_DURATION,
     seed: int = DEFAULT_SEED,
-    trace: str | os.PathLike[str] | None = None,
+    trace: bool | str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], object] | None = None,
     kernel: SpecLike | None = None,
 ) -> Result:
     """Simulate ``duration`` of ``workload`` on ``platform`` under the two governors.
 
     ``trace`` names an ftrace text file to write every scheduler, frequency and
-    idle event to. ``progress(done_ns, total_ns)`` is called about every 100 ms
+    idle event to; ``trace=True`` keeps the events in memory instead, for
+    ``result.trace`` (a :class:`govlab.Trace`: ``result.trace.df_event("cpu_frequency")``). ``progress(done_ns, total_ns)`` is called about every 100 ms
     of wall time with simulated nanoseconds; an exception it raises stops the
     run and propagates. The same arguments always give the same result.
 
@@ -110,8 +111,18 @@ def run(
     """
     py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
     config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel)
-    trace_path = None if trace is None else os.fspath(trace)
-    return Result.from_json(_core.run(config, trace_path, progress, py_cpufreq, py_cpuidle))
+    if trace is True:
+        text, data = _core.run_trace(config, progress, py_cpufreq, py_cpuidle)
+        return Result(json.loads(text), trace=data)
+    if trace is False or trace is None:
+        trace_path = None
+    elif isinstance(trace, (str, os.PathLike)):
+        trace_path = os.fspath(trace)
+    else:
+        raise _invalid("trace", trace, "True (events in memory), a file path, or None")
+    result = Result.from_json(_core.run(config, trace_path, progress, py_cpufreq, py_cpuidle))
+    result.trace_path = trace_path
+    return result
 
 
 def show_config(

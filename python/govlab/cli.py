@@ -210,7 +210,7 @@ def _cmd_compare(args: argparse.Namespace) -> str:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> str:
-    from govlab import reproduce, tables
+    from govlab import reproduce
     from govlab.store import Store
 
     names = [args.name] if args.name else list(reproduce.EVALUATIONS)
@@ -236,13 +236,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
             if args.format == "json":
                 documents.append({"experiment": ev.name, "quick": args.quick, "rows": fmt.finite(table)})
             else:
-                title = f"{ev.name}: {ev.title}" + (" (quick)" if args.quick else "")
-                texts.append(
-                    "\n".join(["#" * len(title), title, "#" * len(title), ""])
-                    + tables.render(done.analyses, "text")
-                    + "\n"
-                    + reproduce.render_text(ev, table)
-                )
+                texts.append(reproduce.section_text(ev, done.analyses, table, args.quick))
         if args.html and first is not None:
             _write_run_report(args.html, store, db, every_analysis, first, None, None)
     if args.format == "json":

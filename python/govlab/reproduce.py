@@ -1,5 +1,8 @@
 """``govlab reproduce``: the published governor evaluations, re-run and checked (stages: load, analyse, render).
 
+Called, this module is the notebook's entry point: ``govlab.reproduce(name=None,
+quick=False, db=None, jobs=None, progress=True)`` is :func:`govlab.notebook.reproduce`.
+
 :func:`experiments_of` loads an evaluation's experiment file, :func:`rows`
 analyses its runs against the published figures, :func:`render_text` writes
 the rows; running them is :mod:`govlab.pipeline`'s, as for ``compare``.
@@ -44,7 +47,7 @@ from govlab.plan import RunSpec
 
 _NAN = float("nan")
 
-__all__ = ["EVALUATIONS", "Evaluation", "experiments_of", "published", "rows", "verdict", "render_text", "EXTRA_METRICS"]
+__all__ = ["EVALUATIONS", "Evaluation", "experiments_of", "published", "rows", "verdict", "render_text", "section_text", "EXTRA_METRICS"]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS_DIR = ROOT / "experiments"
@@ -305,6 +308,14 @@ def render_text(ev: Evaluation, table: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def section_text(ev: Evaluation, analyses: Sequence[Mapping[str, Any]], table: Sequence[Mapping[str, Any]], quick: bool) -> str:
+    """One evaluation's part of ``govlab reproduce``'s text: its title, the comparison tables, the rows."""
+    from govlab import tables
+
+    title = f"{ev.name}: {ev.title}" + (" (quick)" if quick else "")
+    return "\n".join(["#" * len(title), title, "#" * len(title), ""]) + tables.render(analyses, "text") + "\n" + render_text(ev, table)
+
+
 def _own_rows(table: Sequence[Mapping[str, Any]]) -> list[str]:
     head = ("benchmark", "param", "config", "metric", "govlab vs baseline", "energy J", "power W")
     body = [
@@ -351,3 +362,18 @@ def _primary_value(result: Mapping[str, Any]) -> float:
     """A run's primary metric; nan when it has none (no samples)."""
     value = result["primary_metric"].get("value")
     return _NAN if value is None else float(value)
+
+
+class _CallableModule(type(json)):  # type: ignore[misc]
+    """This module, callable: ``govlab.reproduce(...)`` is :func:`govlab.notebook.reproduce`,
+    while ``govlab.reproduce.rows`` and the rest stay this module's."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from govlab.notebook import reproduce
+
+        return reproduce(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _CallableModule

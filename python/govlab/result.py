@@ -21,10 +21,21 @@ class Result:
     DataFrames in long form.
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_trace", "trace_path")
 
-    def __init__(self, data: Mapping[str, Any]) -> None:
+    def __init__(self, data: Mapping[str, Any], trace: Any = None, trace_path: str | None = None) -> None:
         self._data: dict[str, Any] = copy.deepcopy(dict(data))
+        #: The run's events kept in memory (``govlab.run(..., trace=True)``), for :class:`govlab.Trace`.
+        self._trace = trace
+        #: The trace file the run wrote (``govlab.run(..., trace="FILE")``).
+        self.trace_path = trace_path
+
+    @property
+    def trace(self) -> Any:
+        """The run's trace as a :class:`govlab.Trace` (needs ``trace=True`` or ``trace="FILE"`` in ``govlab.run``)."""
+        from govlab.trace import Trace
+
+        return Trace(self)
 
     @classmethod
     def from_json(cls, text: str) -> Result:
@@ -125,6 +136,22 @@ class Result:
         ]
         columns = ["cpu", "state", "usage", "time_s", "above", "below", "rejected"]
         return pd.DataFrame(rows, columns=columns)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the headline figures and the per-CPU table."""
+        import html
+
+        d = self._data
+        pm = d.get("primary_metric") or {}
+        head = (
+            f"<p><b>govlab.Result</b> {html.escape(str(d.get('platform')))}, {html.escape(str(d.get('workload')))}, "
+            f"{html.escape(str(d.get('cpufreq')))} / {html.escape(str(d.get('cpuidle')))}, seed {d.get('seed')}, "
+            f"{d.get('sim_time_s')} s</p>"
+            f"<table><tr><th>{html.escape(str(pm.get('name')))}</th><th>energy (J)</th><th>power (W)</th></tr>"
+            f"<tr><td>{pm.get('value')} {html.escape(str(pm.get('unit', '')))}</td>"
+            f"<td>{d.get('energy_j', float('nan')):.4g}</td><td>{d.get('avg_power_w', float('nan')):.4g}</td></tr></table>"
+        )
+        return head + self.cpus.to_html(index=False, float_format=lambda v: f"{v:.4g}")
 
     def __repr__(self) -> str:
         d = self._data

@@ -21,7 +21,7 @@ from typing import Any
 from govlab import _core
 from govlab.result import Result
 
-__all__ = ["stats", "stats_and_timeline", "replay"]
+__all__ = ["stats", "stats_and_timeline", "replay", "Trace", "TraceStats", "BACKENDS"]
 
 
 def stats(path: str | os.PathLike[str], platform: str | None = None) -> dict[str, Any]:
@@ -67,3 +67,267 @@ def replay(
         fields["kernel"] = kernel
     d = json.loads(_core.replay(os.fspath(path), json.dumps(fields), pin, progress, timed_wakeups))
     return Result.from_json(json.dumps(d["run"])), d["recorded"], d["tasks"]
+
+
+# --- traces as DataFrames --------------------------------------------------------
+
+#: The DataFrame libraries :meth:`Trace.df_event` can answer in.
+BACKENDS = ("pandas", "polars")
+
+
+class TraceStats:
+    """What ``govlab trace stats`` computes, as DataFrames (:meth:`Trace.stats`).
+
+    ``frequency``: per CPU and frequency, the seconds spent there;
+    ``idle``: per CPU and idle state, usage and residency (s);
+    ``accuracy``: per CPU, the idle governor's picks against the oracle
+    (samples, correct, too deep, too shallow, percent correct);
+    ``cpus``: per CPU, busy and idle time, wakeups; ``raw``: the whole dict
+    (what ``govlab trace stats --format json`` prints).
+    """
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        import pandas as pd
+
+        self.raw = raw
+        cpus = raw["cpus"]
+        self.cpus = pd.DataFrame(
+            [
+                {
+                    "cpu": c["cpu"],
+                    "busy_s": c["busy_s"],
+                    "idle_s": c["idle_s"],
+                    "busy_pct": c["busy_pct"],
+                    "transitions": c["transitions"],
+                    "wakeups": c["wakeups"],
+                    "wakeups_per_s": c["wakeups_per_s"],
+                }
+                for c in cpus
+            ]
+        )
+        from govlab.result import time_in_state_pairs
+
+        self.frequency = pd.DataFrame(
+            [(c["cpu"], khz, s) for c in cpus for khz, s in time_in_state_pairs(c["time_in_state"])],
+            columns=["cpu", "khz", "seconds"],
+        )
+        self.idle = pd.DataFrame(
+            [(c["cpu"], s["name"], s["usage"], s["time_s"]) for c in cpus for s in c["idle_states"]],
+            columns=["cpu", "state", "usage", "time_s"],
+        )
+        rows = []
+        for c in cpus:
+            a = c["idle_accuracy"]
+            deep, shallow = sum(a["too_deep"].values()), sum(a["too_shallow"].values())
+            pct = 100.0 * a["correct"] / a["samples"] if a["samples"] else float("nan")
+            rows.append((c["cpu"], a["samples"], a["correct"], deep, shallow, pct))
+        self.accuracy = pd.DataFrame(rows, columns=["cpu", "samples", "correct", "too_deep", "too_shallow", "correct_pct"])
+
+    def __repr__(self) -> str:
+        return f"<govlab.TraceStats {self.raw['nr_cpus']} CPUs, {self.raw['duration_s']:.6g} s>"
+
+    def _repr_html_(self) -> str:
+        return "<h4>Per CPU</h4>" + self.cpus.to_html(index=False) + "<h4>Idle accuracy</h4>" + self.accuracy.to_html(index=False)
+
+
+def _read(path: str) -> Any:
+    """The engine's reading of the trace in ``path``; a refused file is a ``FileAccessError``."""
+    from govlab.notebook import checked
+
+    return checked(lambda: _core.trace_read(path))
+
+
+class Trace:
+    """A trace as DataFrames, in LISA's naming: a recording of a real machine
+    (any format ``govlab trace stats`` reads: trace.dat, ``trace-cmd report``
+    text, raw ftrace text, systrace HTML) or a simulated run's events.
+
+    ``Trace("trace.dat")``, or ``Trace(result)`` for a result of
+    ``govlab.run(..., trace=True)`` (events kept in memory) or of
+    ``govlab.run(..., trace="FILE")`` (the file it wrote).
+
+    The file is read once, by the engine; :meth:`df_event` builds one event
+    type's table in Rust and hands it over as Arrow arrays (see
+    ``crates/govlab-py/src/table.rs``), so a table of millions of rows never
+    crosses row by row.
+    """
+
+    def __init__(self, source: str | os.PathLike[str] | Result, platform: str | None = None) -> None:
+        self._source_path: str | None = None
+        if isinstance(source, Result):
+            data = source._trace
+            if data is None:
+                path = source.trace_path
+                if path is None:
+                    from govlab.exceptions import InvalidValueError
+
+                    raise InvalidValueError(
+                        "source: this result kept no trace: run it with govlab.run(..., trace=True) "
+                        "(events in memory) or trace='FILE'"
+                    )
+                self._source_path = path
+                data = _read(path)
+            self._data = data
+        else:
+            if not isinstance(source, (str, os.PathLike)):
+                from govlab.exceptions import InvalidValueError
+
+                raise InvalidValueError(f"source: invalid value {source!r}: a trace file's path or a govlab.Result")
+            self._source_path = os.fspath(source)
+            self._data = _read(self._source_path)
+        self.platform = platform
+        self._stats: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    # --- what the trace holds ------------------------------------------------
+
+    @property
+    def path(self) -> str | None:
+        """The file the trace was read from (None: a simulated run kept in memory)."""
+        return self._source_path
+
+    @property
+    def format(self) -> str:
+        """``trace.dat``, ``trace-cmd-report``, ``ftrace-text``, ``systrace-html`` or ``govlab-run``."""
+        return self._data.format
+
+    @property
+    def nr_cpus(self) -> int:
+        return self._data.nr_cpus
+
+    @property
+    def start(self) -> float:
+        """Time of the first event, s (the trace clock)."""
+        return self._data.span_ns[0] / 1e9
+
+    @property
+    def end(self) -> float:
+        """Time of the last event, s."""
+        return self._data.span_ns[1] / 1e9
+
+    @property
+    def events(self) -> dict[str, int]:
+        """Event counts by name."""
+        return dict(self._data.counts())
+
+    @property
+    def available_events(self) -> set[str]:
+        """The event names the trace holds (LISA's name)."""
+        return set(self.events)
+
+    @property
+    def notes(self) -> list[str]:
+        """What the reader skipped or assumed, one sentence each."""
+        return list(self._data.notes)
+
+    # --- event tables -----------------------------------------------------------
+
+    def arrow_event(self, name: str) -> Any:
+        """The events named ``name`` as an object exporting the Arrow PyCapsule
+        interface (``__arrow_c_stream__``): for pyarrow, polars, duckdb."""
+        if not isinstance(name, str) or not name:
+            from govlab.exceptions import InvalidValueError
+
+            raise InvalidValueError(f"name: invalid value {name!r}: an event name such as 'sched_switch'")
+        return self._data.event_table(name)
+
+    def df_event(self, name: str, backend: str = "pandas") -> Any:
+        """The events named ``name``, one row each, in LISA's columns.
+
+        pandas: indexed by ``Time`` (seconds, float), then ``__cpu``,
+        ``__pid``, ``__comm`` and the event's fields (``sched_switch``:
+        ``prev_comm, prev_pid, prev_prio, prev_state, next_comm, next_pid,
+        next_prio``; ``cpu_frequency``: ``cpu, frequency``; ``cpu_idle``:
+        ``cpu_id, state``, -1 on leaving idle). Command names are
+        ``category`` columns. polars (``backend="polars"``): the same
+        columns with ``Time`` first. An event the trace lacks gives no rows
+        and only the common columns.
+        """
+        if backend not in BACKENDS:
+            from govlab.exceptions import InvalidValueError
+
+            raise InvalidValueError(f"backend: invalid value {backend!r}: one of {', '.join(BACKENDS)}")
+        table = self.arrow_event(name)
+        if backend == "polars":
+            import polars as pl
+
+            return pl.DataFrame(table)
+        import pyarrow as pa
+
+        df = pa.table(table).to_pandas()
+        return df.set_index("Time")
+
+    # --- figures ----------------------------------------------------------------------
+
+    def _stats_timeline(self, platform: str | None, max_spans: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        platform = self.platform if platform is None else platform
+        key = (platform, max_spans)
+        if key not in self._stats:
+            d = json.loads(self._data.stats_json(platform, max_spans))
+            self._stats[key] = (d["stats"], d["timeline"])
+        return self._stats[key]
+
+    def stats(self, platform: str | None = None) -> TraceStats:
+        """What ``govlab trace stats`` computes (per CPU frequency residency,
+        idle residency and usage, idle accuracy), as DataFrames; ``platform``
+        gives the idle states' target residencies (default: the one given to
+        the constructor, else the header's, else the engine's defaults)."""
+        return TraceStats(self._stats_timeline(platform, None)[0])
+
+    def timeline(self, platform: str | None = None, max_spans: int | None = None) -> Any:
+        """Every CPU's timeline as a DataFrame: ``cpu, start_s, end_s, state``
+        (an idle state's name, ``busy``, ``idle`` in no traced state, or
+        ``unknown``), times from the trace's start, binned past ``max_spans``
+        intervals per CPU (the HTML page's timeline)."""
+        import pandas as pd
+
+        tl = self._stats_timeline(platform, max_spans)[1]
+        names = {-1: "busy", -2: "idle", -3: "unknown", **dict(enumerate(tl["idle_states"]))}
+        rows = [(c["cpu"], a, b, names.get(v, str(v))) for c in tl["cpus"] for a, b, v in c["segments"]]
+        return pd.DataFrame(rows, columns=["cpu", "start_s", "end_s", "state"])
+
+    def frequency_timeline(self, platform: str | None = None, max_spans: int | None = None) -> Any:
+        """Each CPU's frequency changes: ``cpu, time_s, khz``, times from the trace's start."""
+        import pandas as pd
+
+        tl = self._stats_timeline(platform, max_spans)[1]
+        rows = [(c["cpu"], t, khz) for c in tl["cpus"] for t, khz, _ in c["frequency"]]
+        return pd.DataFrame(rows, columns=["cpu", "time_s", "khz"])
+
+    def replay(
+        self,
+        platform: str | None = None,
+        cpufreq: str = "schedutil",
+        cpuidle: str = "menu",
+        kernel: str | None = None,
+        seed: int = 1,
+        pin: bool = False,
+        timed_wakeups: bool = False,
+        progress: Any = None,
+    ) -> Result:
+        """The trace's tasks re-simulated under ``cpufreq`` and ``cpuidle`` on
+        ``platform`` (``govlab trace replay``; see :func:`replay`)."""
+        path = self._source_path
+        if path is None:
+            from govlab.exceptions import UnsupportedError
+
+            raise UnsupportedError(
+                "replay reads a trace file: run the simulation with govlab.run(..., trace='FILE') and replay Trace('FILE')"
+            )
+        return replay(path, platform, cpufreq, cpuidle, seed, pin, progress, timed_wakeups, kernel=kernel)[0]
+
+    # --- display ----------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        where = self._source_path or "simulated run"
+        return f"<govlab.Trace {where}: {self.format}, {self.nr_cpus} CPUs, {self._data.events} events, {self.end - self.start:.6g} s>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>" for k, v in sorted(self.events.items()))
+        where = html.escape(self._source_path or "simulated run")
+        return (
+            f"<p><b>govlab.Trace</b> {where}: {html.escape(self.format)}, {self.nr_cpus} CPUs, "
+            f"{self.end - self.start:.6g} s</p><table><thead><tr><th>event</th><th>count</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+        )

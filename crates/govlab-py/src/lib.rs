@@ -20,6 +20,7 @@
 
 mod error;
 mod governor;
+mod table;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -119,6 +120,30 @@ fn run_timeline(
         cfg.run_timeline_with(externals(cpufreq, cpuidle), max_spans, Some(&mut tick))
     };
     finish(check, result).map(|r| json(&r))
+}
+
+/// Run the simulation `config_json` describes with its trace kept in
+/// memory; returns the result as JSON and the trace (see [`table`]). GIL,
+/// progress, Ctrl-C and Python governors as for `run`.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
+#[pyo3(signature = (config_json, progress=None, cpufreq=None, cpuidle=None))]
+fn run_trace(
+    py: Python<'_>,
+    config_json: &str,
+    progress: Option<PyObject>,
+    cpufreq: Option<(String, PyObject)>,
+    cpuidle: Option<(String, PyObject)>,
+) -> PyResult<(String, table::TraceData)> {
+    let cfg = config(config_json)?;
+    let mut check = Check::new(progress);
+    let mut tick = |d, t| check.tick(d, t);
+    let result = if cpufreq.is_none() && cpuidle.is_none() {
+        py.allow_threads(|| cfg.run_trace(Some(&mut tick)))
+    } else {
+        cfg.run_trace_with(externals(cpufreq, cpuidle), Some(&mut tick))
+    };
+    finish(check, result).map(|(r, t)| (json(&r), table::TraceData::new(t, None)))
 }
 
 /// The catalogue of `kind` ("platforms", "workloads", "governors") as JSON.
@@ -226,6 +251,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", govlab_core::api::VERSION)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_timeline, m)?)?;
+    m.add_function(wrap_pyfunction!(run_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(table::trace_read, m)?)?;
+    m.add_class::<table::TraceData>()?;
     m.add_function(wrap_pyfunction!(list_, m)?)?;
     m.add_function(wrap_pyfunction!(show_config, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;

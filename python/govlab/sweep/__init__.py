@@ -182,7 +182,9 @@ def _bar(total: int, desc: str, progress: bool | None, already: int) -> Any:
         progress = sys.stderr.isatty()
     if not progress:
         return None
-    from tqdm import tqdm
+    # tqdm.auto: the text bar on a terminal, a widget in a Jupyter notebook
+    # (where ipywidgets is installed; else the text bar there too).
+    from tqdm.auto import tqdm
 
     return tqdm(
         total=total,

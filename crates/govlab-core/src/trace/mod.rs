@@ -12,6 +12,7 @@
 //! ([`event`]), analysed by [`stats`]. [`dat_writer`] writes an event stream
 //! as trace-cmd's binary trace.dat.
 
+pub mod columns;
 pub mod dat_writer;
 pub mod event;
 pub mod read;
