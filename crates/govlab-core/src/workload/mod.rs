@@ -12,6 +12,7 @@ pub mod cpu_bound;
 pub mod dbench;
 pub mod file;
 pub mod fio;
+pub mod gitsource;
 pub mod hackbench;
 pub mod idle;
 pub mod iozone;
@@ -22,9 +23,11 @@ pub mod netperf;
 pub mod periodic;
 pub mod rtapp;
 pub mod pgbench;
+pub mod process;
 pub mod schbench;
 pub mod sleeping_ebizzy;
 pub mod sqlite_insert;
+pub mod tbench;
 pub mod ycsb_redis;
 
 use std::sync::Arc;
@@ -302,10 +305,12 @@ pub fn registry() -> &'static [WorkloadInfo] {
         sqlite_insert::INFO,
         pgbench::INFO,
         kernbench::INFO,
+        gitsource::INFO,
         iozone::INFO,
         ycsb_redis::INFO,
         fio::INFO,
         netperf::INFO,
+        tbench::INFO,
         rtapp::INFO,
         idle::INFO,
     ]
