@@ -156,6 +156,7 @@ impl Engine {
         for spec in &setup.templates {
             self.affinity_mask(spec)?;
         }
+        let mut pending = vec![0; self.plat.nr_cpus()];
         for spec in &setup.tasks {
             let affinity = self.affinity_mask(spec)?;
             for i in 0..spec.instances {
@@ -164,7 +165,8 @@ impl Engine {
                 if start == 0 {
                     self.wake_up_new_task(t, 0, 0);
                 } else {
-                    // Stays New until its start time.
+                    // Placed now, stays New until its start time.
+                    self.place_delayed_task(t, 0, &mut pending);
                     self.arm_task_timer(t, 0, start);
                 }
             }

@@ -37,6 +37,15 @@
 //!    on a tie; without an idle CPU, the least loaded one. The walk then
 //!    continues in the domains of that CPU below the level just decided.
 //!
+//! A workload's first tasks are forked by its launcher (the benchmark's
+//! main process or a shell), which govlab does not run: every one of them
+//! is placed when the run begins, from CPU 0, each counting the ones placed
+//! before it as runnable where they went; one with a start delay sleeps
+//! until its start (as rt-app's `delay` does) and is then woken from the
+//! CPU it was given, by the wakeup path. The launcher itself is taken to
+//! wait for them (a shell's `wait`, rt-app's join), so CPU 0 counts as
+//! idle.
+//!
 //! On an idle machine a new task thus lands on an idle CPU, preferring an
 //! idle package, then an idle core, then the CPU whose blocked
 //! utilisation is lowest: the CPU most likely to sit at a low frequency.
@@ -150,21 +159,26 @@ impl Engine {
         groups
     }
 
-    fn cpu_idle_for_fork(&self, cpu: CpuId) -> bool {
+    /// Whether `cpu` counts as idle for this fork (`launcher`, the forking
+    /// CPU, counts as whatever its runqueue says: a forking task is running
+    /// there; a workload's launcher is not modelled, see the header).
+    fn cpu_idle_for_fork(&self, cpu: CpuId, _launcher: CpuId) -> bool {
         self.idle_mask.test(cpu)
     }
 
     /// `update_sg_wakeup_stats` for a new task (not yet on any runqueue).
-    fn sg_wakeup_stats(&self, group: CpuMask) -> SgStats {
+    fn sg_wakeup_stats(&self, group: CpuMask, launcher: CpuId, pending: &[u32]) -> SgStats {
         let (mut nr, mut idle, mut util, mut load, mut cap, mut weight) = (0u32, 0u32, 0u64, 0u64, 0u64, 0u32);
         for i in group.iter() {
             let rq = &self.rqs[i];
             weight += 1;
-            nr += rq.nr_running;
+            let queued = rq.nr_running + pending.get(i).copied().unwrap_or(0);
+            let _ = launcher;
+            nr += queued;
             util += pelt::cpu_util(&rq.cfs, rq.capacity);
             load += rq.cfs.avg.load_avg;
             cap += rq.capacity;
-            if rq.nr_running == 0 && self.cpu_idle_for_fork(i) {
+            if queued == 0 && self.cpu_idle_for_fork(i, launcher) {
                 idle += 1;
             }
         }
@@ -178,7 +192,7 @@ impl Engine {
 
     /// `find_idlest_group`: the group of `span` (children `groups`) to
     /// descend into instead of the one holding `this`, if any.
-    fn find_idlest_group(&self, groups: &[CpuMask], allowed: &CpuMask, this: CpuId) -> Option<CpuMask> {
+    fn find_idlest_group(&self, groups: &[CpuMask], allowed: &CpuMask, this: CpuId, launcher: CpuId, pending: &[u32]) -> Option<CpuMask> {
         let local_at = groups.iter().position(|g| g.test(this))?;
         let mut idlest: Option<(CpuMask, SgStats)> = None;
         let mut local = None;
@@ -187,7 +201,7 @@ impl Engine {
             if g.and(allowed).is_empty() {
                 continue;
             }
-            let s = self.sg_wakeup_stats(g);
+            let s = self.sg_wakeup_stats(g, launcher, pending);
             if k == 0 {
                 local = Some(s);
                 continue;
@@ -220,12 +234,12 @@ impl Engine {
 
     /// `find_idlest_group_cpu`: the shallowest idle CPU of `group` (the
     /// most recently idled on a tie), else the least loaded.
-    fn find_idlest_group_cpu(&self, group: CpuMask, allowed: &CpuMask, this: CpuId) -> CpuId {
+    fn find_idlest_group_cpu(&self, group: CpuMask, allowed: &CpuMask, this: CpuId, launcher: CpuId, pending: &[u32]) -> CpuId {
         let cand = group.and(allowed);
         let mut shallowest: Option<(u64, u64, CpuId)> = None;
         let mut least: Option<(u64, CpuId)> = None;
         for i in cand.iter() {
-            if self.cpu_idle_for_fork(i) {
+            if pending.get(i).copied().unwrap_or(0) == 0 && self.cpu_idle_for_fork(i, launcher) {
                 let (exit_ns, stamp) = match self.rqs[i].mode {
                     CpuMode::Idle { state, entry_ns } => (self.plat.cpu_type_of(i).idle_states.get(state).map_or(0, |s| s.exit_latency_ns), entry_ns),
                     _ => (0, self.now),
@@ -247,8 +261,12 @@ impl Engine {
         shallowest.map(|(_, _, c)| c).or(least.map(|(_, c)| c)).unwrap_or(this)
     }
 
-    /// `find_idlest_cpu` for a new task forked on `parent_cpu`.
-    pub(crate) fn select_task_rq_fork(&self, t: TaskId, parent_cpu: CpuId) -> CpuId {
+    /// `find_idlest_cpu` for a new task forked on `parent_cpu`, where the
+    /// forking process runs (whether or not the engine runs a task of it).
+    /// `pending[c]` counts tasks already forked onto CPU `c` that are not
+    /// on its runqueue yet (a workload's delayed first tasks); they count
+    /// as runnable there.
+    pub(crate) fn select_task_rq_fork(&self, t: TaskId, parent_cpu: CpuId, pending: &[u32]) -> CpuId {
         let allowed = self.tasks[t].affinity.unwrap_or(self.all_cpus);
         let mut cpu = parent_cpu;
         let mut levels = self.fork_levels(cpu);
@@ -256,11 +274,11 @@ impl Engine {
         // levels[k] is the domain, levels[k + 1] its groups.
         while k + 1 < levels.len() {
             let groups = self.fork_groups(cpu, levels[k], levels[k + 1]);
-            let Some(group) = self.find_idlest_group(&groups, &allowed, cpu) else {
+            let Some(group) = self.find_idlest_group(&groups, &allowed, cpu, parent_cpu, pending) else {
                 k += 1;
                 continue;
             };
-            let new_cpu = self.find_idlest_group_cpu(group, &allowed, cpu);
+            let new_cpu = self.find_idlest_group_cpu(group, &allowed, cpu, parent_cpu, pending);
             if new_cpu == cpu {
                 k += 1;
                 continue;
@@ -281,8 +299,15 @@ impl Engine {
     /// wake_up_new_task(): place a new task, give it its first PELT
     /// values (`post_init_entity_util_avg`), and enqueue it.
     /// `irq`: the context it is raised in, for the trace (0: the parent).
+    /// A workload's first task with a start delay was placed when the
+    /// run began ([`Self::place_delayed_task`]) and is woken now as from a
+    /// sleep on that CPU.
     pub(crate) fn wake_up_new_task(&mut self, t: TaskId, parent_cpu: CpuId, irq: u8) {
-        let cpu = self.select_task_rq_fork(t, parent_cpu);
+        let cpu = if self.tasks[t].parent.is_none() && self.now > 0 {
+            self.select_task_rq(t, self.tasks[t].cpu)
+        } else {
+            self.select_task_rq_fork(t, parent_cpu, &[])
+        };
         self.tasks[t].cpu = cpu;
         self.tasks[t].wake_ns = self.now;
         self.tasks[t].wake_pending = true;
@@ -298,6 +323,19 @@ impl Engine {
         }
         self.enqueue_task(cpu, t, EnqueueKind::New);
         self.kick_cpu(cpu, t);
+    }
+}
+
+impl Engine {
+    /// A workload's first task that starts after a delay: the launcher
+    /// forks every task when the run begins, and a delayed one sleeps
+    /// until its start (as rt-app's `delay` does), so it is placed now by
+    /// fork balancing, among the tasks placed before it (`pending`), and
+    /// woken from that CPU at its start.
+    pub(crate) fn place_delayed_task(&mut self, t: TaskId, launcher: CpuId, pending: &mut [u32]) {
+        let cpu = self.select_task_rq_fork(t, launcher, pending);
+        pending[cpu] += 1;
+        self.tasks[t].cpu = cpu;
     }
 }
 
