@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::platform::CpuId;
 use crate::sched::cpumask::CpuMask;
 use crate::sched::fork::init_entity_runnable_average;
-use crate::sched::pelt::NICE_0_LOAD;
+use crate::sched::pelt::{SchedAvg, NICE_0_LOAD};
 use crate::sched::{TaskId, TaskState};
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::Time;
@@ -224,8 +224,9 @@ impl Engine {
             prev_sum_exec_ns: 0,
             exec_start_ns: 0,
             // sched_fork(): init_entity_runnable_average.
-            avg: init_entity_runnable_average(weight),
+            avg: if spec.forked { init_entity_runnable_average(weight) } else { SchedAvg::default() },
             needs_attach: true,
+            forked: spec.forked,
             in_iowait: false,
             parent,
             live_children: 0,

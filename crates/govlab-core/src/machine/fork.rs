@@ -311,7 +311,7 @@ impl Engine {
         self.tasks[t].cpu = cpu;
         self.tasks[t].wake_ns = self.now;
         self.tasks[t].wake_pending = true;
-        {
+        if self.tasks[t].forked {
             let rq = &self.rqs[cpu];
             let (cap, util, load) = (rq.capacity, rq.cfs.avg.util_avg, rq.cfs.avg.load_avg);
             let tk = &mut self.tasks[t];

@@ -56,6 +56,11 @@ pub struct TaskSpec {
     /// `start_ns + i * stagger_ns`.
     pub start_ns: u64,
     pub stagger_ns: u64,
+    /// A process the run creates (true: it arrives with the kernel's
+    /// initial PELT values, `sched/fork.rs`), or one a trace replay found
+    /// already running (false: its history is unknown, its signals start
+    /// at zero).
+    pub forked: bool,
 }
 
 impl TaskSpec {
@@ -68,6 +73,7 @@ impl TaskSpec {
             instances: 1,
             start_ns: 0,
             stagger_ns: 0,
+            forked: true,
         }
     }
 }
