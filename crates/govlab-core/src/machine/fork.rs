@@ -134,7 +134,7 @@ impl Engine {
     fn fork_levels(&self, cpu: CpuId) -> Vec<Level> {
         let mut out: Vec<Level> = Vec::new();
         for level in [Level::Cpu, Level::Core, Level::Llc, Level::Package, Level::Machine] {
-            if out.last().is_none_or(|&l| self.span_of(cpu, l) != self.span_of(cpu, level)) {
+            if out.last().map_or(true, |&l| self.span_of(cpu, l) != self.span_of(cpu, level)) {
                 out.push(level);
             }
         }
@@ -159,26 +159,25 @@ impl Engine {
         groups
     }
 
-    /// Whether `cpu` counts as idle for this fork (`launcher`, the forking
-    /// CPU, counts as whatever its runqueue says: a forking task is running
-    /// there; a workload's launcher is not modelled, see the header).
-    fn cpu_idle_for_fork(&self, cpu: CpuId, _launcher: CpuId) -> bool {
+    /// Whether `cpu` counts as idle for this fork (the forking CPU counts
+    /// as its runqueue says: a forking task is running there; a workload's
+    /// launcher is not modelled, see the header).
+    fn cpu_idle_for_fork(&self, cpu: CpuId) -> bool {
         self.idle_mask.test(cpu)
     }
 
     /// `update_sg_wakeup_stats` for a new task (not yet on any runqueue).
-    fn sg_wakeup_stats(&self, group: CpuMask, launcher: CpuId, pending: &[u32]) -> SgStats {
+    fn sg_wakeup_stats(&self, group: CpuMask, pending: &[u32]) -> SgStats {
         let (mut nr, mut idle, mut util, mut load, mut cap, mut weight) = (0u32, 0u32, 0u64, 0u64, 0u64, 0u32);
         for i in group.iter() {
             let rq = &self.rqs[i];
             weight += 1;
             let queued = rq.nr_running + pending.get(i).copied().unwrap_or(0);
-            let _ = launcher;
             nr += queued;
             util += pelt::cpu_util(&rq.cfs, rq.capacity);
             load += rq.cfs.avg.load_avg;
             cap += rq.capacity;
-            if queued == 0 && self.cpu_idle_for_fork(i, launcher) {
+            if queued == 0 && self.cpu_idle_for_fork(i) {
                 idle += 1;
             }
         }
@@ -192,7 +191,7 @@ impl Engine {
 
     /// `find_idlest_group`: the group of `span` (children `groups`) to
     /// descend into instead of the one holding `this`, if any.
-    fn find_idlest_group(&self, groups: &[CpuMask], allowed: &CpuMask, this: CpuId, launcher: CpuId, pending: &[u32]) -> Option<CpuMask> {
+    fn find_idlest_group(&self, groups: &[CpuMask], allowed: &CpuMask, this: CpuId, pending: &[u32]) -> Option<CpuMask> {
         let local_at = groups.iter().position(|g| g.test(this))?;
         let mut idlest: Option<(CpuMask, SgStats)> = None;
         let mut local = None;
@@ -201,7 +200,7 @@ impl Engine {
             if g.and(allowed).is_empty() {
                 continue;
             }
-            let s = self.sg_wakeup_stats(g, launcher, pending);
+            let s = self.sg_wakeup_stats(g, pending);
             if k == 0 {
                 local = Some(s);
                 continue;
@@ -234,12 +233,12 @@ impl Engine {
 
     /// `find_idlest_group_cpu`: the shallowest idle CPU of `group` (the
     /// most recently idled on a tie), else the least loaded.
-    fn find_idlest_group_cpu(&self, group: CpuMask, allowed: &CpuMask, this: CpuId, launcher: CpuId, pending: &[u32]) -> CpuId {
+    fn find_idlest_group_cpu(&self, group: CpuMask, allowed: &CpuMask, this: CpuId, pending: &[u32]) -> CpuId {
         let cand = group.and(allowed);
         let mut shallowest: Option<(u64, u64, CpuId)> = None;
         let mut least: Option<(u64, CpuId)> = None;
         for i in cand.iter() {
-            if pending.get(i).copied().unwrap_or(0) == 0 && self.cpu_idle_for_fork(i, launcher) {
+            if pending.get(i).copied().unwrap_or(0) == 0 && self.cpu_idle_for_fork(i) {
                 let (exit_ns, stamp) = match self.rqs[i].mode {
                     CpuMode::Idle { state, entry_ns } => (self.plat.cpu_type_of(i).idle_states.get(state).map_or(0, |s| s.exit_latency_ns), entry_ns),
                     _ => (0, self.now),
@@ -253,7 +252,7 @@ impl Engine {
                 }
             } else if shallowest.is_none() {
                 let load = self.rqs[i].cfs.avg.load_avg;
-                if least.is_none_or(|(l, _)| load < l || (load == l && i == this)) {
+                if least.map_or(true, |(l, _)| load < l || (load == l && i == this)) {
                     least = Some((load, i));
                 }
             }
@@ -261,8 +260,7 @@ impl Engine {
         shallowest.map(|(_, _, c)| c).or(least.map(|(_, c)| c)).unwrap_or(this)
     }
 
-    /// `find_idlest_cpu` for a new task forked on `parent_cpu`, where the
-    /// forking process runs (whether or not the engine runs a task of it).
+    /// `find_idlest_cpu` for a new task forked on `parent_cpu`.
     /// `pending[c]` counts tasks already forked onto CPU `c` that are not
     /// on its runqueue yet (a workload's delayed first tasks); they count
     /// as runnable there.
@@ -274,11 +272,11 @@ impl Engine {
         // levels[k] is the domain, levels[k + 1] its groups.
         while k + 1 < levels.len() {
             let groups = self.fork_groups(cpu, levels[k], levels[k + 1]);
-            let Some(group) = self.find_idlest_group(&groups, &allowed, cpu, parent_cpu, pending) else {
+            let Some(group) = self.find_idlest_group(&groups, &allowed, cpu, pending) else {
                 k += 1;
                 continue;
             };
-            let new_cpu = self.find_idlest_group_cpu(group, &allowed, cpu, parent_cpu, pending);
+            let new_cpu = self.find_idlest_group_cpu(group, &allowed, cpu, pending);
             if new_cpu == cpu {
                 k += 1;
                 continue;

@@ -81,7 +81,7 @@ struct Runnable {
 
 impl Runnable {
     fn idle(&self, cpu: usize) -> bool {
-        self.on.get(&cpu).is_none_or(BTreeSet::is_empty)
+        self.on.get(&cpu).map_or(true, BTreeSet::is_empty)
     }
 
     fn apply(&mut self, l: &Line) {
