@@ -215,3 +215,43 @@ fn tbench_pairs_wake_each_other() {
         assert!(wakes.get(p).copied().unwrap_or(0) > 100, "{p} woken {wakes:?}");
     }
 }
+
+/// A new task arrives with the kernel's initial utilisation (v6.8
+/// `post_init_entity_util_avg`): on an idle CPU of capacity 1024, half of
+/// it, 512, attached at its first enqueue. The CPU boots at its top 2 GHz
+/// and schedutil's first change comes after its rate limit, at ~12 ms of
+/// running: by then the task's utilisation has grown from 512 to
+/// 1024 − 512·y¹² ≈ 629, asking for 1.25 × 629/1024 × 2 GHz ≈ 1.54 GHz
+/// (the 1.6 GHz OPP). A task born with no utilisation would be at
+/// 1024·(1 − y¹²) ≈ 234 and ask for ~0.6 GHz.
+#[test]
+fn a_new_task_starts_with_half_the_idle_cpus_capacity() {
+    let opps: Vec<String> = (2..=20).map(|i| format!("{{ khz = {}, mv = 900 }}", i * 100_000)).collect();
+    let plat = crate::fixtures::one_core_platform(
+        "fork-util",
+        250,
+        &format!("[ {} ]", opps.join(", ")),
+        "[[cpu_type.idle_state]]\nname = \"WFI\"\nexit_latency_us = 1\ntarget_residency_us = 1\npower_mw = 1.0\n",
+    );
+    let plat = temp_file("fork-util-plat.toml", &plat);
+    let wl = temp_file("fork-util-wl.toml", "[[task]]\ncomm = \"a\"\nops = [ { run = \"20ms\", mem = 1.0 } ]\n");
+    let cfg = RunConfig {
+        platform: Spec::new(plat.to_str().unwrap()),
+        workload: Spec::new(wl.to_str().unwrap()),
+        cpufreq: Spec::new("schedutil"),
+        cpuidle: Spec::new("menu"),
+        duration_ns: 30_000_000,
+        seed: 1,
+        ..RunConfig::default()
+    };
+    let path = temp_file("fork-util.trace", "");
+    cfg.run(Some(&path), None).unwrap();
+    let lines: Vec<Line> = std::fs::read_to_string(&path).unwrap().lines().filter_map(parse).collect();
+    let born = lines.iter().find(|l| l.event == "sched_wakeup_new").expect("a's birth").ts_ns;
+    let first = lines
+        .iter()
+        .find(|l| l.event == "cpu_frequency" && l.ts_ns > born)
+        .expect("a frequency change after the birth");
+    assert!(first.ts_ns - born < 20_000_000, "{first:?}");
+    assert_eq!(num(first, "state"), 1_600_000, "{first:?}");
+}
