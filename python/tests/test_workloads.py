@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-MODELS = ["kernbench", "iozone", "ycsb-redis", "fio", "netperf", "idle", "rtapp", "hackbench", "pgbench"]
+MODELS = ["kernbench", "gitsource", "tbench", "iozone", "ycsb-redis", "fio", "netperf", "idle", "rtapp", "hackbench", "pgbench"]
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +25,32 @@ def test_each_model_is_listed_with_metric_and_defaults(listing, name):
     assert block, listing
     assert re.search(r"^\s+metric: \S+ \(.*(lower|higher)", block.group(0), re.M), block.group(0)
     assert re.search(r"^\s+\w+ = ", block.group(0), re.M), "parameters show their defaults"
+
+
+@pytest.mark.parametrize(
+    ("name", "param", "metric"),
+    [("gitsource", "scripts = 800", "elapsed_s (seconds until make test exits, lower is better)"),
+     ("tbench", "clients = 1", "throughput_mbs (MB/s of read and write data, higher is better)")],
+)
+def test_process_workloads_list_parameters_defaults_and_metric(listing, name, param, metric):
+    block = re.search(rf"^{re.escape(name)}\s+\S.*?(?=^\S|\Z)", listing, re.M | re.S)
+    assert block, listing
+    assert param in block.group(0) and f"metric: {metric}" in block.group(0), block.group(0)
+
+
+def test_gitsource_and_tbench_run_and_report_their_metric(cli):
+    proc = cli("run", "--workload", "gitsource:scripts=1", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert '"elapsed_s"' in proc.stdout and '"processes"' in proc.stdout
+    proc = cli("run", "--workload", "tbench:clients=2", "--duration", "50ms", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert '"throughput_mbs"' in proc.stdout
+
+
+def test_gitsource_bad_size_is_one_clear_line(cli):
+    proc = cli("run", "--workload", "gitsource:scripts=0")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("govlab: error:") and "scripts" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
 
 def test_rtapp_example_runs(cli):

@@ -27,11 +27,12 @@ use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::rq::{EnqueueKind, Task};
+use super::rq::Task;
 use super::{Engine, Event};
 use crate::error::{Error, Result};
 use crate::platform::CpuId;
 use crate::sched::cpumask::CpuMask;
+use crate::sched::fork::init_entity_runnable_average;
 use crate::sched::pelt::{SchedAvg, NICE_0_LOAD};
 use crate::sched::{TaskId, TaskState};
 use crate::sim::rng::{Rng, Stream};
@@ -155,6 +156,7 @@ impl Engine {
         for spec in &setup.templates {
             self.affinity_mask(spec)?;
         }
+        let mut pending = vec![0; self.plat.nr_cpus()];
         for spec in &setup.tasks {
             let affinity = self.affinity_mask(spec)?;
             for i in 0..spec.instances {
@@ -163,7 +165,8 @@ impl Engine {
                 if start == 0 {
                     self.wake_up_new_task(t, 0, 0);
                 } else {
-                    // Stays New until its start time.
+                    // Placed now, stays New until its start time.
+                    self.place_delayed_task(t, 0, &mut pending);
                     self.arm_task_timer(t, 0, start);
                 }
             }
@@ -220,8 +223,10 @@ impl Engine {
             sum_exec_ns: 0,
             prev_sum_exec_ns: 0,
             exec_start_ns: 0,
-            avg: SchedAvg::default(),
+            // sched_fork(): init_entity_runnable_average.
+            avg: if spec.forked { init_entity_runnable_average(weight) } else { SchedAvg::default() },
             needs_attach: true,
+            forked: spec.forked,
             in_iowait: false,
             parent,
             live_children: 0,
@@ -230,21 +235,6 @@ impl Engine {
         });
         self.live_tasks += 1;
         id
-    }
-
-    /// wake_up_new_task(): place and enqueue a new task.
-    /// `irq`: the context it is raised in, for the trace (0: the parent).
-    fn wake_up_new_task(&mut self, t: TaskId, parent_cpu: CpuId, irq: u8) {
-        let cpu = self.select_task_rq_fork(t, parent_cpu);
-        self.tasks[t].cpu = cpu;
-        self.tasks[t].wake_ns = self.now;
-        self.tasks[t].wake_pending = true;
-        if let Some(tr) = self.trace.as_mut() {
-            let tk = &self.tasks[t];
-            tr.sched_wakeup(self.now, parent_cpu, irq, &tk.comm, tk.pid, cpu, true);
-        }
-        self.enqueue_task(cpu, t, EnqueueKind::New);
-        self.kick_cpu(cpu, t);
     }
 
     // ---- timers ----------------------------------------------------------

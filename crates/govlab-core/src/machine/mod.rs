@@ -35,6 +35,7 @@ pub mod event;
 pub(crate) mod exec;
 mod external;
 mod fair;
+mod fork;
 pub(crate) mod hwp;
 mod idle;
 mod metrics;

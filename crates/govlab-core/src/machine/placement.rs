@@ -8,8 +8,7 @@
 //! previous CPU. wake_affine (pulling towards the waker's LLC) and SIS_UTIL's
 //! scan-depth limit are left out.
 //!
-//! Fork (find_idlest_cpu): an idle core anywhere, starting in the parent's
-//! LLC; else an idle CPU; else the least loaded allowed CPU.
+//! Fork placement (find_idlest_cpu) is in `fork.rs`.
 //!
 //! Balancing: a CPU about to go idle pulls a queued task from the busiest
 //! overloaded CPU, its own LLC first (newidle balance). A busy CPU's tick
@@ -71,28 +70,6 @@ impl Engine {
             .next_from(0)
             .or_else(|| allowed.next_from(0))
             .unwrap_or(prev)
-    }
-
-    /// find_idlest_cpu() for a new task.
-    pub(crate) fn select_task_rq_fork(&self, t: TaskId, parent_cpu: CpuId) -> CpuId {
-        let allowed = self.allowed(t);
-        let idle = allowed.and(&self.idle_mask);
-        let llc = self.llc_masks[self.plat.cpus[parent_cpu].llc];
-        // Among equally idle candidates the one with the least (blocked)
-        // utilisation wins, as find_idlest_group's util comparison does.
-        let util = |c: CpuId| (self.rqs[c].cfs.avg.util_avg, c);
-        for scope in [idle.and(&llc), idle] {
-            if let Some(c) = scope.iter().filter(|&c| self.is_idle_core(c)).min_by_key(|&c| util(c)) {
-                return c;
-            }
-        }
-        if let Some(c) = idle.and(&llc).iter().min_by_key(|&c| util(c)).or_else(|| idle.iter().min_by_key(|&c| util(c))) {
-            return c;
-        }
-        allowed
-            .iter()
-            .min_by_key(|&c| self.rqs[c].nr_running)
-            .unwrap_or(parent_cpu)
     }
 
     /// Move a sleeping task's PELT and vruntime from `from` to `to`

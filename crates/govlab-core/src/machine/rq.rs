@@ -58,6 +58,8 @@ pub struct Task {
     /// The task's PELT state must be attached on its next enqueue
     /// (it is new or it migrated).
     pub needs_attach: bool,
+    /// Born by fork: gets `post_init_entity_util_avg` at its first enqueue.
+    pub forked: bool,
     pub in_iowait: bool,
 
     // Family.

@@ -26,6 +26,7 @@
 
 pub mod capacity;
 pub mod cpumask;
+pub mod fork;
 pub mod pelt;
 pub mod sorted_set;
 

@@ -94,6 +94,9 @@ pub struct ReplayTask {
     pub steps: Vec<Step>,
     /// The CPUs it ran on.
     pub cpus: std::collections::BTreeSet<usize>,
+    /// Forked during the recording (its first event is `sched_wakeup_new`):
+    /// replayed as a new process, with the kernel's initial PELT values.
+    pub forked: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -115,6 +118,8 @@ struct Task {
     /// Work of the burst so far, cycles (f64: kHz × ns / 10⁶ sums exactly
     /// enough, rounded once per burst).
     cycles: f64,
+    /// Its first event was `sched_wakeup_new`.
+    forked: bool,
 }
 
 impl Task {
@@ -297,9 +302,12 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                     }
                 }
             }
-            EventKind::SchedWakeup { pid, comm, .. } if *pid != 0 => {
+            EventKind::SchedWakeup { pid, comm, new, .. } if *pid != 0 => {
                 let since_ns = match r.task(*pid, comm).state {
-                    State::Unseen => t0,
+                    State::Unseen => {
+                        r.task(*pid, comm).forked = *new;
+                        t0
+                    }
                     State::Blocked { since_ns } => since_ns,
                     _ => continue,
                 };
@@ -342,14 +350,14 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
         .into_iter()
         .map(|(pid, mut tk)| {
             tk.end_burst();
-            ReplayTask { pid, comm: tk.comm, steps: tk.steps, cpus: tk.cpus }
+            ReplayTask { pid, comm: tk.comm, steps: tk.steps, cpus: tk.cpus, forked: tk.forked }
         })
         .filter(|t| t.steps.iter().any(|s| matches!(s, Step::Run(_) | Step::Wake(_))))
         .collect()
 }
 
 fn new_task(comm: &str) -> Task {
-    Task { comm: comm.to_string(), steps: Vec::new(), cpus: std::collections::BTreeSet::new(), state: State::Unseen, cpu: None, cycles: 0.0 }
+    Task { comm: comm.to_string(), steps: Vec::new(), cpus: std::collections::BTreeSet::new(), state: State::Unseen, cpu: None, cycles: 0.0, forked: false }
 }
 
 /// The replayed tasks as a workload of govlab's task language, built in
@@ -400,6 +408,7 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
             let mut ops: Vec<Op> = t.steps.iter().filter_map(to_op).collect();
             ops.push(end.clone());
             let mut spec = TaskSpec::new(name, Program { ops });
+            spec.forked = t.forked;
             if pin {
                 spec.affinity = Some(t.cpus.iter().copied().collect());
             }
@@ -428,6 +437,8 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
             ops.push(end.clone());
             let mut spec = TaskSpec::new(format!("{name}@{c}"), Program { ops });
             spec.affinity = Some(vec![c]);
+            // Only the part where it began is the new process.
+            spec.forked = t.forked && parts.first().is_some_and(|&(first, _)| first == c);
             setup.tasks.push(spec);
         }
     }

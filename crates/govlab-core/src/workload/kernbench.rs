@@ -14,28 +14,41 @@
 //!
 //! Model: a `make` task fills a jobserver channel with N tokens, runs the
 //! serial preparation, then for each of `files` compile jobs takes a token,
-//! spends a little CPU deciding what to run, and forks a `cc` task; when
-//! every job has exited it runs the serial link. A `cc` task pays process
-//! start-up (fork and exec of the driver, cc1 and as), compiles (a
-//! log-normal CPU burst, partly memory-bound), and returns its token as it
-//! exits. The metric is the simulated time from the start until make exits.
+//! spends a little CPU deciding what to run, and forks the compiler driver
+//! `gcc`; when every job has exited it runs the serial link. Each job is a
+//! process tree at process granularity, as `gcc -c` runs it: the driver
+//! starts, forks `cc1` (the compiler proper) and waits for it, then forks
+//! `as` (the assembler) and waits for it, counts the job and returns its
+//! token as it exits. Every one of the three is a new task: the kernel's
+//! fork balancing places it (`machine/fork.rs`: an idle CPU when there is
+//! one, the one with the least blocked utilisation), and it arrives with
+//! the kernel's initial utilisation (half the capacity its CPU has free,
+//! `sched/fork.rs`), so a job starts on a CPU that has been idle, at
+//! whatever frequency that CPU's policy left it. The metric is the
+//! simulated time from the start until make exits.
 //!
-//! Constants (CPU time at the reference frequency) are assumed: the number
+//! Process costs are measured (`workload/process.rs`): the parent's fork,
+//! and each child's exec, dynamic linking, first faults and exit. Other
+//! constants (CPU time at the reference frequency) are assumed: the number
 //! of compile jobs is the order of the objects of an x86-64 defconfig
 //! vmlinux; the mean compile time puts the whole build at ~20 CPU-minutes,
 //! the order of a defconfig build on a current core; the spread (cv 1)
 //! stands for the few large files (drivers, generated tables) that take ten
-//! times the median. The memory-bound share of compiling (`CC_MEM`) is
-//! assumed. The sources are read from a warm page cache (MMTests' build
-//! tree is reused across iterations) and the objects are written into it;
-//! writeback is not on the critical path, so the model has no device IO.
-//! Left out: make's dependency order within a directory (jobs are
-//! independent here), the `-pipe` data flow between cc1 and as, and
-//! modules (the target is vmlinux only).
+//! times the median; `as` takes a small share of a job. The memory-bound
+//! share of compiling (`CC_MEM`) is assumed. The sources are read from a
+//! warm page cache (MMTests' build tree is reused across iterations) and
+//! the objects are written into it; writeback is not on the critical path,
+//! so the model has no device IO. Left out: make's dependency order within
+//! a directory (jobs are independent here), the `-pipe` data flow between
+//! cc1 and as (they run one after the other, as without `-pipe`), exec
+//! balancing (v6.8's `sched_exec` keeps a task whose CPU has nothing else
+//! queued, see `machine/fork.rs`), and modules (the target is vmlinux
+//! only).
 
 use super::{
     Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo,
 };
+use super::process;
 use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
@@ -71,19 +84,28 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     build,
 };
 
-/// Mean CPU time of one compile, and its coefficient of variation (assumed).
-const CC_NS: f64 = 450e6;
+/// Mean CPU time of one compile by cc1, and its coefficient of variation
+/// (assumed).
+const CC_NS: f64 = 430e6;
 const CC_CV: f64 = 1.0;
 /// Memory-bound share of a compile (assumed).
 const CC_MEM: f64 = 0.2;
-/// fork + exec of gcc, cc1 and as, and their exits (assumed).
-const EXEC_NS: f64 = 3e6;
-/// make's own CPU per job: dependency checks and the fork (assumed).
-const MAKE_PER_JOB_NS: f64 = 0.5e6;
+/// Mean CPU time of `as` on one file (assumed: a few percent of a compile).
+const AS_NS: f64 = 20e6;
+/// The gcc driver's own work: option parsing, spec strings, finding cc1
+/// and as (assumed).
+const DRIVER_NS: f64 = 1e6;
+/// make's own CPU per job: dependency checks (assumed), and the fork.
+const MAKE_PER_JOB_NS: f64 = 0.4e6 + process::FORK_PARENT_NS;
 /// Serial preparation before the first compile (assumed).
 const PREPARE_NS: f64 = 3e9;
 /// Serial link of vmlinux after the last compile (assumed).
 const LINK_NS: f64 = 15e9;
+
+/// Fork templates: the compiler driver, the compiler proper, the assembler.
+const GCC: u32 = 0;
+const CC1: u32 = 1;
+const AS: u32 = 2;
 
 /// The jobserver pipe; one byte per token.
 const JOBSERVER: u32 = 0;
@@ -112,11 +134,27 @@ impl Workload for Kernbench {
         let cyc = |ns: f64| super::cycles_for_ns_at(ns, f_ref);
         let jobs = if self.jobs == 0 { platform.nr_cpus() as u64 } else { self.jobs };
 
-        let cc = ProgramBuilder::new()
-            .run(Dist::Fixed(cyc(EXEC_NS)), 0.0)
-            .run(Dist::LogNormal { mean: cyc(CC_NS), cv: CC_CV }, CC_MEM)
+        // Each child pays its exec, start-up and exit (measured).
+        let start = Dist::Fixed(cyc(process::child_start_ns(process::FORK_EXEC_NS)));
+        let gcc = ProgramBuilder::new()
+            .run(start, 0.0)
+            .run(Dist::Fixed(cyc(DRIVER_NS)), 0.0)
+            .run(Dist::Fixed(cyc(process::FORK_PARENT_NS)), 0.0)
+            .op(Op::Fork { template: CC1, count: 1 })
+            .op(Op::Join)
+            .run(Dist::Fixed(cyc(process::FORK_PARENT_NS)), 0.0)
+            .op(Op::Fork { template: AS, count: 1 })
+            .op(Op::Join)
             .count(COMPILES, 1)
             .op(Op::Send { chan: JOBSERVER, bytes: TOKEN_BYTES })
+            .build();
+        let cc1 = ProgramBuilder::new()
+            .run(start, 0.0)
+            .run(Dist::LogNormal { mean: cyc(CC_NS), cv: CC_CV }, CC_MEM)
+            .build();
+        let assembler = ProgramBuilder::new()
+            .run(start, 0.0)
+            .run(Dist::LogNormal { mean: cyc(AS_NS), cv: CC_CV }, CC_MEM)
             .build();
         let make = ProgramBuilder::new()
             .repeat(Some(jobs), |b| {
@@ -126,14 +164,14 @@ impl Workload for Kernbench {
             .repeat(Some(self.files), |b| {
                 b.op(Op::Recv { chan: JOBSERVER })
                     .run(Dist::Fixed(cyc(MAKE_PER_JOB_NS)), 0.0)
-                    .op(Op::Fork { template: 0, count: 1 });
+                    .op(Op::Fork { template: GCC, count: 1 });
             })
             .op(Op::Join)
             .run(Dist::Fixed(cyc(LINK_NS)), 0.0)
             .build();
         Ok(Setup {
             tasks: vec![TaskSpec::new("make", make)],
-            templates: vec![TaskSpec::new("cc1", cc)],
+            templates: vec![TaskSpec::new("gcc", gcc), TaskSpec::new("cc1", cc1), TaskSpec::new("as", assembler)],
             channels: vec![ChannelSpec {
                 name: "jobserver".into(),
                 capacity_bytes: jobs.max(1) * TOKEN_BYTES,

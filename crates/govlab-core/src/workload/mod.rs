@@ -12,6 +12,7 @@ pub mod cpu_bound;
 pub mod dbench;
 pub mod file;
 pub mod fio;
+pub mod gitsource;
 pub mod hackbench;
 pub mod idle;
 pub mod iozone;
@@ -22,9 +23,11 @@ pub mod netperf;
 pub mod periodic;
 pub mod rtapp;
 pub mod pgbench;
+pub mod process;
 pub mod schbench;
 pub mod sleeping_ebizzy;
 pub mod sqlite_insert;
+pub mod tbench;
 pub mod ycsb_redis;
 
 use std::sync::Arc;
@@ -53,6 +56,11 @@ pub struct TaskSpec {
     /// `start_ns + i * stagger_ns`.
     pub start_ns: u64,
     pub stagger_ns: u64,
+    /// A process the run creates (true: it arrives with the kernel's
+    /// initial PELT values, `sched/fork.rs`), or one a trace replay found
+    /// already running (false: its history is unknown, its signals start
+    /// at zero).
+    pub forked: bool,
 }
 
 impl TaskSpec {
@@ -65,6 +73,7 @@ impl TaskSpec {
             instances: 1,
             start_ns: 0,
             stagger_ns: 0,
+            forked: true,
         }
     }
 }
@@ -302,10 +311,12 @@ pub fn registry() -> &'static [WorkloadInfo] {
         sqlite_insert::INFO,
         pgbench::INFO,
         kernbench::INFO,
+        gitsource::INFO,
         iozone::INFO,
         ycsb_redis::INFO,
         fio::INFO,
         netperf::INFO,
+        tbench::INFO,
         rtapp::INFO,
         idle::INFO,
     ]

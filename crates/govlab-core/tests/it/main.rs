@@ -20,3 +20,4 @@ mod recorded_platforms;
 mod kernel_eras;
 mod kernel_hooks;
 mod pelt_real;
+mod process_lifecycle;

@@ -1,0 +1,349 @@
+//! A new task's way onto a CPU (kernel/sched/core.c `wake_up_new_task`
+//! and kernel/sched/fair.c `select_task_rq_fair` with `WF_FORK`, Linux
+//! v6.8): where fork balancing puts it, and the PELT values it arrives
+//! with.
+//!
+//! **Models: Linux v6.8 mainline, kernel/sched/fair.c `find_idlest_cpu`,
+//! `find_idlest_group`, `update_sg_wakeup_stats`, `update_pick_idlest`,
+//! `find_idlest_group_cpu`** (renamed `sched_balance_find_dst_cpu`,
+//! `sched_balance_find_dst_group` and `sched_balance_find_dst_group_cpu`
+//! in v6.10), and kernel/sched/core.c `wake_up_new_task`.
+//!
+//! # Placement (find_idlest_cpu)
+//!
+//! Every default topology level has SD_BALANCE_FORK, so the walk starts at
+//! the widest domain of the parent's CPU and goes down:
+//!
+//! 1. The domains are the machine (groups: packages), the package (groups:
+//!    LLCs), the LLC (groups: cores) and the core (groups: its SMT
+//!    threads); a level whose span equals the one below is degenerate and
+//!    dropped, as the kernel's domain builder does.
+//! 2. In a domain, each group's statistics are taken
+//!    (`update_sg_wakeup_stats`): idle CPUs, running tasks, utilisation
+//!    (`cpu_util`: max of util_avg and util_est, capped at capacity) and
+//!    load. A group with fewer tasks than CPUs has spare capacity; one with
+//!    as many is fully busy; one with more is overloaded.
+//! 3. The idlest group other than the parent's (`update_pick_idlest`): the
+//!    lowest group type; among groups with spare capacity the most idle
+//!    CPUs, then the least utilisation; among busy ones the least load per
+//!    CPU. Groups are visited from the one after the local group, so a tie
+//!    goes to the first in that order.
+//! 4. The local group is kept (descend into the child domain) when its
+//!    type is lower, or, with spare capacity, when it has at least as many
+//!    idle CPUs; for busy groups when the idlest's load is not lower by
+//!    more than the domain's `imbalance_pct` (117) margin.
+//! 5. In the chosen group (`find_idlest_group_cpu`): the idle CPU in the
+//!    shallowest idle state (least exit latency), the most recently idled
+//!    on a tie; without an idle CPU, the least loaded one. The walk then
+//!    continues in the domains of that CPU below the level just decided.
+//!
+//! A workload's first tasks are forked by its launcher (the benchmark's
+//! main process or a shell), which govlab does not run: every one of them
+//! is placed when the run begins, from CPU 0, each counting the ones placed
+//! before it as runnable where they went; one with a start delay sleeps
+//! until its start (as rt-app's `delay` does) and is then woken from the
+//! CPU it was given, by the wakeup path. The launcher itself is taken to
+//! wait for them (a shell's `wait`, rt-app's join), so CPU 0 counts as
+//! idle.
+//!
+//! On an idle machine a new task thus lands on an idle CPU, preferring an
+//! idle package, then an idle core, then the CPU whose blocked
+//! utilisation is lowest: the CPU most likely to sit at a low frequency.
+//!
+//! # Exec balancing
+//!
+//! `sched_exec` runs the same walk with `WF_EXEC` when the task calls
+//! execve(). v6.8 counts the exec'ing task's own CPU as idle without it
+//! (`idle_cpu_without`, `update_sg_wakeup_stats`), so the task moves only
+//! when its CPU has other work queued; the fork placement above has
+//! already put it on an idle CPU when there was one, so govlab leaves
+//! exec balancing out (a task's program starts on the CPU fork chose).
+//!
+//! Left out: NUMA imbalance allowances (`allow_numa_imbalance`), the
+//! `sched_idle_cpu` shortcut (no SCHED_IDLE tasks), core scheduling
+//! cookies, and capacity-asymmetric systems' `WF_FORK` (they take the same
+//! walk; EAS is not consulted for a fork).
+
+use super::rq::{CpuMode, EnqueueKind};
+use super::Engine;
+use crate::platform::CpuId;
+use crate::sched::cpumask::CpuMask;
+use crate::sched::fork::post_init_entity_util_avg;
+use crate::sched::pelt;
+use crate::sched::TaskId;
+
+/// `sd->imbalance_pct` of the MC and PKG domains (kernel/sched/topology.c
+/// `sd_init`, v6.8: 117; the SMT level's 110 is not distinguished).
+const IMBALANCE_PCT: u64 = 117;
+
+/// A group's type (`enum group_type`, only the classes a fork compares).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum GroupType {
+    HasSpare,
+    FullyBusy,
+    Overloaded,
+}
+
+/// `struct sg_lb_stats` as `update_sg_wakeup_stats` fills it.
+#[derive(Debug, Clone, Copy)]
+struct SgStats {
+    group_type: GroupType,
+    idle_cpus: u32,
+    group_util: u64,
+    /// Σ cpu load × SCHED_CAPACITY_SCALE / Σ capacity.
+    avg_load: u64,
+}
+
+/// The topology levels a sched domain can span, widest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Machine,
+    Package,
+    Llc,
+    Core,
+    Cpu,
+}
+
+impl Engine {
+    /// The CPUs `cpu` shares `level` with.
+    fn span_of(&self, cpu: CpuId, level: Level) -> CpuMask {
+        let c = &self.plat.cpus[cpu];
+        let mut m = CpuMask::default();
+        match level {
+            Level::Machine => return self.all_cpus,
+            Level::Llc => return self.llc_masks[c.llc],
+            Level::Package => {
+                for i in self.all_cpus.iter().filter(|&i| self.plat.cpus[i].package == c.package) {
+                    m.set(i);
+                }
+            }
+            Level::Core => {
+                for &s in &c.siblings {
+                    m.set(s);
+                }
+                m.set(cpu);
+            }
+            Level::Cpu => m.set(cpu),
+        }
+        m
+    }
+
+    /// The domain levels of `cpu`, widest first, a level whose span equals
+    /// the next narrower one's dropped (a degenerate domain); the last
+    /// entry is `Level::Cpu`, the groups of the narrowest domain.
+    fn fork_levels(&self, cpu: CpuId) -> Vec<Level> {
+        let mut out: Vec<Level> = Vec::new();
+        for level in [Level::Cpu, Level::Core, Level::Llc, Level::Package, Level::Machine] {
+            if out.last().map_or(true, |&l| self.span_of(cpu, l) != self.span_of(cpu, level)) {
+                out.push(level);
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    /// The groups of `cpu`'s domain at `level`: its span cut by `child`.
+    fn fork_groups(&self, cpu: CpuId, level: Level, child: Level) -> Vec<CpuMask> {
+        let span = self.span_of(cpu, level);
+        let mut seen = CpuMask::default();
+        let mut groups = Vec::new();
+        for i in span.iter() {
+            if !seen.test(i) {
+                let g = self.span_of(i, child).and(&span);
+                for j in g.iter() {
+                    seen.set(j);
+                }
+                groups.push(g);
+            }
+        }
+        groups
+    }
+
+    /// Whether `cpu` counts as idle for this fork (the forking CPU counts
+    /// as its runqueue says: a forking task is running there; a workload's
+    /// launcher is not modelled, see the header).
+    fn cpu_idle_for_fork(&self, cpu: CpuId) -> bool {
+        self.idle_mask.test(cpu)
+    }
+
+    /// `update_sg_wakeup_stats` for a new task (not yet on any runqueue).
+    fn sg_wakeup_stats(&self, group: CpuMask, pending: &[u32]) -> SgStats {
+        let (mut nr, mut idle, mut util, mut load, mut cap, mut weight) = (0u32, 0u32, 0u64, 0u64, 0u64, 0u32);
+        for i in group.iter() {
+            let rq = &self.rqs[i];
+            weight += 1;
+            let queued = rq.nr_running + pending.get(i).copied().unwrap_or(0);
+            nr += queued;
+            util += pelt::cpu_util(&rq.cfs, rq.capacity);
+            load += rq.cfs.avg.load_avg;
+            cap += rq.capacity;
+            if queued == 0 && self.cpu_idle_for_fork(i) {
+                idle += 1;
+            }
+        }
+        let group_type = match nr.cmp(&weight) {
+            std::cmp::Ordering::Less => GroupType::HasSpare,
+            std::cmp::Ordering::Equal => GroupType::FullyBusy,
+            std::cmp::Ordering::Greater => GroupType::Overloaded,
+        };
+        SgStats { group_type, idle_cpus: idle, group_util: util, avg_load: load * pelt::SCHED_CAPACITY_SCALE / cap.max(1) }
+    }
+
+    /// `find_idlest_group`: the group of `span` (children `groups`) to
+    /// descend into instead of the one holding `this`, if any.
+    fn find_idlest_group(&self, groups: &[CpuMask], allowed: &CpuMask, this: CpuId, pending: &[u32]) -> Option<CpuMask> {
+        let local_at = groups.iter().position(|g| g.test(this))?;
+        let mut idlest: Option<(CpuMask, SgStats)> = None;
+        let mut local = None;
+        for k in 0..groups.len() {
+            let g = groups[(local_at + k) % groups.len()];
+            if g.and(allowed).is_empty() {
+                continue;
+            }
+            let s = self.sg_wakeup_stats(g, pending);
+            if k == 0 {
+                local = Some(s);
+                continue;
+            }
+            let better = match &idlest {
+                None => true,
+                Some((_, best)) => update_pick_idlest(best, &s),
+            };
+            if better {
+                idlest = Some((g, s));
+            }
+        }
+        let (g, idlest) = idlest?;
+        let Some(local) = local else { return Some(g) };
+        if local.group_type != idlest.group_type {
+            return (local.group_type > idlest.group_type).then_some(g);
+        }
+        match local.group_type {
+            GroupType::HasSpare => (local.idle_cpus < idlest.idle_cpus).then_some(g),
+            GroupType::FullyBusy | GroupType::Overloaded => {
+                let imbalance = pelt::NICE_0_LOAD * (IMBALANCE_PCT - 100) / 100;
+                if idlest.avg_load >= local.avg_load + imbalance || 100 * local.avg_load <= IMBALANCE_PCT * idlest.avg_load {
+                    None
+                } else {
+                    Some(g)
+                }
+            }
+        }
+    }
+
+    /// `find_idlest_group_cpu`: the shallowest idle CPU of `group` (the
+    /// most recently idled on a tie), else the least loaded.
+    fn find_idlest_group_cpu(&self, group: CpuMask, allowed: &CpuMask, this: CpuId, pending: &[u32]) -> CpuId {
+        let cand = group.and(allowed);
+        let mut shallowest: Option<(u64, u64, CpuId)> = None;
+        let mut least: Option<(u64, CpuId)> = None;
+        for i in cand.iter() {
+            if pending.get(i).copied().unwrap_or(0) == 0 && self.cpu_idle_for_fork(i) {
+                let (exit_ns, stamp) = match self.rqs[i].mode {
+                    CpuMode::Idle { state, entry_ns } => (self.plat.cpu_type_of(i).idle_states.get(state).map_or(0, |s| s.exit_latency_ns), entry_ns),
+                    _ => (0, self.now),
+                };
+                let take = match shallowest {
+                    None => true,
+                    Some((e, s, _)) => exit_ns < e || (exit_ns == e && stamp > s),
+                };
+                if take {
+                    shallowest = Some((exit_ns, stamp, i));
+                }
+            } else if shallowest.is_none() {
+                let load = self.rqs[i].cfs.avg.load_avg;
+                if least.map_or(true, |(l, _)| load < l || (load == l && i == this)) {
+                    least = Some((load, i));
+                }
+            }
+        }
+        shallowest.map(|(_, _, c)| c).or(least.map(|(_, c)| c)).unwrap_or(this)
+    }
+
+    /// `find_idlest_cpu` for a new task forked on `parent_cpu`.
+    /// `pending[c]` counts tasks already forked onto CPU `c` that are not
+    /// on its runqueue yet (a workload's delayed first tasks); they count
+    /// as runnable there.
+    pub(crate) fn select_task_rq_fork(&self, t: TaskId, parent_cpu: CpuId, pending: &[u32]) -> CpuId {
+        let allowed = self.tasks[t].affinity.unwrap_or(self.all_cpus);
+        let mut cpu = parent_cpu;
+        let mut levels = self.fork_levels(cpu);
+        let mut k = 0;
+        // levels[k] is the domain, levels[k + 1] its groups.
+        while k + 1 < levels.len() {
+            let groups = self.fork_groups(cpu, levels[k], levels[k + 1]);
+            let Some(group) = self.find_idlest_group(&groups, &allowed, cpu, pending) else {
+                k += 1;
+                continue;
+            };
+            let new_cpu = self.find_idlest_group_cpu(group, &allowed, cpu, pending);
+            if new_cpu == cpu {
+                k += 1;
+                continue;
+            }
+            // Go on in the new CPU's domains narrower than the one decided.
+            let weight = self.span_of(cpu, levels[k]).weight();
+            cpu = new_cpu;
+            levels = self.fork_levels(cpu);
+            k = levels.iter().position(|&l| self.span_of(cpu, l).weight() < weight).unwrap_or(levels.len());
+        }
+        if allowed.test(cpu) {
+            cpu
+        } else {
+            allowed.next_from(0).unwrap_or(parent_cpu)
+        }
+    }
+
+    /// wake_up_new_task(): place a new task, give it its first PELT
+    /// values (`post_init_entity_util_avg`), and enqueue it.
+    /// `irq`: the context it is raised in, for the trace (0: the parent).
+    /// A workload's first task with a start delay was placed when the
+    /// run began ([`Self::place_delayed_task`]) and is woken now as from a
+    /// sleep on that CPU.
+    pub(crate) fn wake_up_new_task(&mut self, t: TaskId, parent_cpu: CpuId, irq: u8) {
+        let cpu = if self.tasks[t].parent.is_none() && self.now > 0 {
+            self.select_task_rq(t, self.tasks[t].cpu)
+        } else {
+            self.select_task_rq_fork(t, parent_cpu, &[])
+        };
+        self.tasks[t].cpu = cpu;
+        self.tasks[t].wake_ns = self.now;
+        self.tasks[t].wake_pending = true;
+        if self.tasks[t].forked {
+            let rq = &self.rqs[cpu];
+            let (cap, util, load) = (rq.capacity, rq.cfs.avg.util_avg, rq.cfs.avg.load_avg);
+            let tk = &mut self.tasks[t];
+            post_init_entity_util_avg(&mut tk.avg, tk.weight, cap, util, load);
+        }
+        if let Some(tr) = self.trace.as_mut() {
+            let tk = &self.tasks[t];
+            tr.sched_wakeup(self.now, parent_cpu, irq, &tk.comm, tk.pid, cpu, true);
+        }
+        self.enqueue_task(cpu, t, EnqueueKind::New);
+        self.kick_cpu(cpu, t);
+    }
+}
+
+impl Engine {
+    /// A workload's first task that starts after a delay: the launcher
+    /// forks every task when the run begins, and a delayed one sleeps
+    /// until its start (as rt-app's `delay` does), so it is placed now by
+    /// fork balancing, among the tasks placed before it (`pending`), and
+    /// woken from that CPU at its start.
+    pub(crate) fn place_delayed_task(&mut self, t: TaskId, launcher: CpuId, pending: &mut [u32]) {
+        let cpu = self.select_task_rq_fork(t, launcher, pending);
+        pending[cpu] += 1;
+        self.tasks[t].cpu = cpu;
+    }
+}
+
+/// `update_pick_idlest`: whether `s` is a better idlest group than `best`.
+fn update_pick_idlest(best: &SgStats, s: &SgStats) -> bool {
+    if s.group_type != best.group_type {
+        return s.group_type < best.group_type;
+    }
+    match s.group_type {
+        GroupType::HasSpare => s.idle_cpus > best.idle_cpus || (s.idle_cpus == best.idle_cpus && s.group_util < best.group_util),
+        GroupType::FullyBusy | GroupType::Overloaded => s.avg_load < best.avg_load,
+    }
+}

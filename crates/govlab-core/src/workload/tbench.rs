@@ -1,0 +1,152 @@
+//! `tbench`: dbench's network half, client and server process pairs over
+//! loopback TCP; throughput MB/s.
+//!
+//! tbench (dbench 4, run by MMTests' tbench-bench with config-network-tbench:
+//! `tbench -t 180 --loadfile client-tiny.txt N 127.0.0.1`, N from 1 to
+//! 4 × the CPUs in powers of two) replays a file-server load file as
+//! network traffic instead of file-system calls: each of N client
+//! processes connects to `tbench_srv`, which forks one server process per
+//! connection. For every operation of the load file the client sends a
+//! request (carrying the data of a write) and waits for the reply
+//! (carrying the data of a read); the server reads the request and
+//! answers. Nothing touches a disk. Throughput is the bytes the reads and
+//! writes moved per second (dbench's MB/sec, 10^6 bytes).
+//!
+//! Model: `clients` pairs of a `tbench` client and a `tbench_srv` server,
+//! each pair joined by its own two channels (the two directions of the TCP
+//! connection). The client spends its per-operation CPU and the send path,
+//! sends, blocks for the reply, pays the receive path and counts the
+//! operation; the server blocks for a request, pays receive, its reply
+//! and send, and sends. Each message wakes the process blocked on the
+//! other end: the pairs wake each other once per direction per operation,
+//! the pattern that makes tbench sensitive to wakeup placement and to how
+//! fast a governor raises a CPU that keeps going idle for microseconds.
+//! With probability `DATA_SHARE` an operation is a read or write of
+//! `DATA_BYTES`, whose copies both ends pay and which counts toward
+//! throughput.
+//!
+//! Constants (CPU time at the reference frequency): a loopback TCP send
+//! plus receive of 100 B to 4 KiB costs 5.5 µs on this project's machine,
+//! nothing blocking (`tools/calibrate/loopback/loopback.c`, `loopback.out`:
+//! 5 583 ns at 100 B, 5 463 ns at 4 KiB), split as sender 3.5 µs (the
+//! loopback receive processing runs in the sender's context) and receiver
+//! 2 µs (split assumed); a blocking round trip between two processes there
+//! takes 17-18 µs. The per-operation CPU of client and server, the share
+//! of data operations and their size are assumed (client-tiny.txt is not
+//! on the machine). Left out: the loopback receive in NET_RX softirq (its
+//! cost is the sender's here), TCP delayed ACKs and Nagle (tbench sets
+//! TCP_NODELAY), and the load file's per-operation variety beyond the data
+//! share.
+
+use super::{Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo};
+use crate::error::Result;
+use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
+use crate::platform::Platform;
+use crate::sim::rng::Rng;
+
+pub const CLIENTS: ParamSpec = ParamSpec {
+    name: "clients",
+    unit: "",
+    default: ParamDefault::Uint(1),
+    range: Range::Uint { min: 1, max: 4096 },
+    help: "client/server pairs (MMTests: 1 to 4 x CPUs, powers of two)",
+};
+
+pub const INFO: WorkloadInfo = WorkloadInfo {
+    name: "tbench",
+    description: "dbench's network half: client/server process pairs over loopback TCP waking each other; MB/s",
+    metric: "throughput_mbs (MB/s of read and write data, higher is better)",
+    params: &[CLIENTS],
+    ends: super::Ends::AtDuration,
+    build,
+};
+
+/// Send path of one loopback message, receive path (measured 5.5 µs
+/// together, `loopback.out`; the split is assumed).
+const SEND_NS: f64 = 3_500.0;
+const RECV_NS: f64 = 2_000.0;
+/// Copy per byte, each side (assumed: 10 GB/s, as netperf's).
+const COPY_NS_PER_BYTE: f64 = 0.1;
+/// Client's work per operation: the load-file line and the request
+/// (assumed).
+const CLIENT_OP_NS: f64 = 2_000.0;
+/// Server's work per operation: parse the request, build the reply
+/// (assumed).
+const SERVER_OP_NS: f64 = 3_000.0;
+/// Share of operations that read or write data, and their size (assumed).
+const DATA_SHARE: f64 = 0.4;
+const DATA_BYTES: u64 = 10_240;
+/// Request or reply header bytes (assumed).
+const HEADER_BYTES: u64 = 128;
+/// Socket buffers of one direction (assumed: tcp_wmem + tcp_rmem defaults).
+const SOCKET_BUFFER_BYTES: u64 = 144 << 10;
+
+const OPS: u16 = 0;
+const BYTES: u16 = 1;
+
+pub struct Tbench {
+    clients: u64,
+}
+
+fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
+    let mut p = Params::new("workload tbench", spec);
+    let w = Tbench { clients: p.uint(&CLIENTS, &())? };
+    p.finish()?;
+    Ok(Box::new(w))
+}
+
+impl Workload for Tbench {
+    fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
+        let f_ref = platform.cpu_types[0].base_khz;
+        let cost = |ns: f64| Dist::LogNormal { mean: super::cycles_for_ns_at(ns, f_ref), cv: 0.1 };
+        let copy = cost(COPY_NS_PER_BYTE * DATA_BYTES as f64);
+        let mean_copy_ns = DATA_SHARE * COPY_NS_PER_BYTE * DATA_BYTES as f64;
+        let mut setup = Setup { counters: vec!["ops".into(), "bytes".into()], ..Setup::default() };
+        for i in 0..self.clients {
+            let (to_srv, to_cli) = (2 * i as u32, 2 * i as u32 + 1);
+            setup.channels.push(ChannelSpec { name: format!("to-server-{i}"), capacity_bytes: SOCKET_BUFFER_BYTES });
+            setup.channels.push(ChannelSpec { name: format!("to-client-{i}"), capacity_bytes: SOCKET_BUFFER_BYTES });
+            let client = ProgramBuilder::new()
+                .repeat(None, |b| {
+                    b.run(cost(CLIENT_OP_NS + SEND_NS), 0.0)
+                        .either(
+                            DATA_SHARE,
+                            |b| {
+                                b.run(copy, 0.0).count(BYTES, DATA_BYTES);
+                            },
+                            |_| {},
+                        )
+                        .op(Op::Send { chan: to_srv, bytes: HEADER_BYTES })
+                        .op(Op::Recv { chan: to_cli })
+                        .run(cost(RECV_NS), 0.0)
+                        .count(OPS, 1);
+                })
+                .build();
+            let server = ProgramBuilder::new()
+                .repeat(None, |b| {
+                    b.op(Op::Recv { chan: to_srv })
+                        .run(cost(RECV_NS + SERVER_OP_NS + mean_copy_ns + SEND_NS), 0.0)
+                        .op(Op::Send { chan: to_cli, bytes: HEADER_BYTES });
+                })
+                .build();
+            setup.tasks.push(TaskSpec::new("tbench", client));
+            setup.tasks.push(TaskSpec::new("tbench_srv", server));
+        }
+        Ok(setup)
+    }
+
+    fn metrics(&self, r: &Record) -> Vec<Metric> {
+        vec![
+            Metric::new("throughput_mbs", r.per_second(r.counters[BYTES as usize] as f64) / 1e6, "MB/s", Better::Higher),
+            Metric::new("ops_per_s", r.per_second(r.counters[OPS as usize] as f64), "ops/s", Better::Higher),
+        ]
+    }
+
+    fn primary(&self) -> &'static str {
+        "throughput_mbs"
+    }
+
+    fn resolved(&self) -> Vec<(String, String)> {
+        vec![CLIENTS.show(self.clients)]
+    }
+}
