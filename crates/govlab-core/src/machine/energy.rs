@@ -24,6 +24,7 @@
 //! core in C0. The package's RAPL domain is its cores plus its uncore; the
 //! run's energy is packages plus DRAM.
 
+use super::rq::CpuMode;
 use super::Engine;
 use crate::platform::energy::{dynamic_mw, idle_mw, leakage_mw};
 use crate::platform::UncorePolicy;
@@ -53,7 +54,12 @@ pub struct PackageEnergy {
     pub pc0_ns: u64,
 }
 
-/// One core's energy ledger.
+/// One core's energy ledger. A core leaving an idle state draws that
+/// state's power for the exit latency and pays the state's
+/// `entry_exit_uj` once, when it wakes: the kernel's target residency is
+/// then the break-even time against the next shallower state when
+/// `entry_exit_uj` grows by target × (power difference) per state
+/// (`platform::energy::break_even_ns`).
 #[derive(Debug, Clone, Default)]
 pub struct CoreEnergy {
     pub energy_mj: f64,
@@ -64,9 +70,12 @@ pub struct CoreEnergy {
     /// Closed stretches priced provisionally, waiting for their threads'
     /// choices.
     pub pending: Vec<PendingIdle>,
-    /// How deep the core is now: None while a thread is in C0, else the
-    /// shallowest idle state among its threads.
+    /// How deep the core is now: None while a thread is in C0 or leaving
+    /// idle, else the shallowest idle state among its threads.
     pub depth: Option<usize>,
+    /// A thread runs (C0, not leaving idle): the core loads the uncore and
+    /// the memory.
+    pub busy: bool,
 }
 
 /// A stretch in which every thread of a core was idle and some had not
@@ -89,9 +98,14 @@ impl Engine {
     /// power that holds from now on.
     pub(crate) fn refresh_core_power(&mut self, core: usize) {
         let now = self.now;
-        let (new_mw, open, depth) = self.core_power_mw(core);
+        let (new_mw, open, depth, busy) = self.core_power_mw(core);
+        if let (Some(d), None) = (self.cores[core].depth, depth) {
+            // The core wakes: its last state's entry and exit are paid.
+            self.charge_entry_exit(core, d);
+        }
         let c = &mut self.cores[core];
         c.depth = depth;
+        c.busy = busy;
         let elapsed_ns = now - c.since_ns;
         c.energy_mj += c.power_mw * elapsed_ns as f64 * 1e-9;
         if let Some(p) = c.open.take() {
@@ -116,20 +130,24 @@ impl Engine {
     pub(crate) fn refresh_package_power(&mut self, pkg: usize) {
         let now = self.now;
         let p = &self.plat.packages[pkg];
+        // Cores running load the uncore and memory; a core leaving idle
+        // has woken the package but does not load it yet.
         let mut active = 0u32;
+        let mut awake = false;
         let mut min_depth = usize::MAX;
         let mut fastest_khz = 0u32;
         for &core in &p.cores {
-            match self.cores[core].depth {
-                None => {
-                    active += 1;
-                    min_depth = 0;
-                    fastest_khz = fastest_khz.max(self.domains[self.plat.cores[core].freq_domain].cur_khz);
-                }
+            let c = &self.cores[core];
+            if c.busy {
+                active += 1;
+                fastest_khz = fastest_khz.max(self.domains[self.plat.cores[core].freq_domain].cur_khz);
+            }
+            match c.depth {
+                None => awake = true,
                 Some(d) => min_depth = min_depth.min(d),
             }
         }
-        let state = if self.plat.package_cstates && active == 0 {
+        let state = if self.plat.package_cstates && !awake {
             p.cstates.iter().rposition(|c| c.core_state <= min_depth)
         } else {
             None
@@ -213,7 +231,7 @@ impl Engine {
 
     /// The core's power now, and the unknowns it rests on when some idle
     /// thread has yet to choose its state.
-    fn core_power_mw(&self, core: usize) -> (f64, Option<PendingIdle>, Option<usize>) {
+    fn core_power_mw(&self, core: usize) -> (f64, Option<PendingIdle>, Option<usize>, bool) {
         let pc = &self.plat.cores[core];
         let ct = &self.plat.cpu_types[pc.cpu_type];
         let dom = &self.domains[pc.freq_domain];
@@ -222,8 +240,19 @@ impl Engine {
         let mut shallowest: Option<usize> = None;
         let mut shallowest_known: Option<usize> = None;
         let mut undecided = 0u32;
+        let mut exiting = false;
         for (pos, &cpu) in pc.cpus.iter().enumerate() {
-            match self.rqs[cpu].idle_state() {
+            let state = match self.rqs[cpu].mode {
+                // Leaving a state draws that state's power; the wakeup's
+                // energy is the state's entry_exit_uj, paid when the core
+                // wakes (see charge_entry_exit).
+                CpuMode::Exiting { state, .. } => {
+                    exiting = true;
+                    Some(state)
+                }
+                _ => self.rqs[cpu].idle_state(),
+            };
+            match state {
                 None => active += 1,
                 Some(s) => {
                     shallowest = Some(shallowest.map_or(s, |x: usize| x.min(s)));
@@ -236,7 +265,7 @@ impl Engine {
             }
         }
         if active > 0 {
-            return (dynamic_mw(ct, dom.cur_khz, mv, active) + leakage_mw(ct, mv), None, None);
+            return (dynamic_mw(ct, dom.cur_khz, mv, active) + leakage_mw(ct, mv), None, None, true);
         }
         let mw = idle_mw(ct, &ct.idle_states[shallowest.unwrap_or(0)], mv);
         let open = (undecided != 0).then_some(PendingIdle {
@@ -246,7 +275,7 @@ impl Engine {
             undecided,
             provisional_mw: mw,
         });
-        (mw, open, Some(shallowest.unwrap_or(0)))
+        (mw, open, (!exiting).then_some(shallowest.unwrap_or(0)), false)
     }
 
     /// `cpu` has chosen `state` for its idle period, which has just been

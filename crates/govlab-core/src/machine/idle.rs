@@ -214,7 +214,6 @@ impl Engine {
         // The package's own exit comes on top when this CPU wakes it.
         let exit = self.plat.cpu_type_of(cpu).idle_states[state].exit_latency_ns
             + self.package_exit_latency_ns(self.plat.cpus[cpu].package);
-        self.charge_entry_exit(self.plat.cpus[cpu].core, state);
         let until_ns = self.now + exit;
         let rq = &mut self.rqs[cpu];
         rq.mode = CpuMode::Exiting { state, entry_ns, until_ns, got_tick, poll_limit };
