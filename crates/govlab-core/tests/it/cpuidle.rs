@@ -281,8 +281,12 @@ fn energy_and_latency(mix: &str, cpuidle: Box<dyn cpuidle::CpuidleGovernor>, see
 /// the oracle, which sleeps as deep as each period allows; they must then
 /// spend more energy.
 ///
-/// The check has teeth: an oracle one state too deep is beaten on both
-/// counts. (One too shallow is not: it buys latency with energy, and only
+/// The check has teeth: an oracle one state too deep is beaten on latency
+/// by the oracle and judged too deep. Its energy is not comparable: since
+/// an idle exit costs the state's own power (issue 23), not C0's, the
+/// longer exits mostly slow the closed-loop ping-pong pair, which then does
+/// less work (tests/it/power.rs compares energy at fixed work). (One too
+/// shallow is not beaten on latency: it buys latency with energy, and only
 /// the accuracy accounting catches it.)
 #[test]
 fn no_governor_beats_the_oracle_on_energy_at_equal_or_better_latency() {
@@ -303,10 +307,11 @@ fn no_governor_beats_the_oracle_on_energy_at_equal_or_better_latency() {
             );
             others.push((gov, e, l));
         }
-        let (e, l, _) = energy_and_latency(&mix, Box::new(ShiftedOracle(1)), seed);
+        let (e, l, deep) = energy_and_latency(&mix, Box::new(ShiftedOracle(1)), seed);
+        let too_deep_us: f64 = deep.cpus.iter().map(|c| c.idle_accuracy.too_deep_latency_us).sum();
         assert!(
-            others.iter().any(|&(_, eg, lg)| eg < e && lg <= l),
-            "seed {seed}: an oracle one state too deep ({e:.4} J, {l:.2} µs) is not beaten: {others:?}"
+            lo < l && too_deep_us > 0.0,
+            "seed {seed}: an oracle one state too deep ({e:.4} J, {l:.2} µs) is not beaten by the oracle ({eo:.4} J, {lo:.2} µs)"
         );
     }
 }
