@@ -78,6 +78,8 @@ impl Engine {
                 let idle_ns = self.rqs[cpu].idle_ns;
                 CpuResult {
                     cpu,
+                    core: self.plat.cpus[cpu].core,
+                    package: self.plat.cpus[cpu].package,
                     busy_s: self.rqs[cpu].busy_ns as f64 / 1e9,
                     busy_ns: self.rqs[cpu].busy_ns,
                     idle_s: idle_ns as f64 / 1e9,
@@ -137,6 +139,7 @@ impl Engine {
             energy_check_j,
             package_j: packages.iter().map(|p| p.package_j).sum(),
             dram_j: packages.iter().map(|p| p.dram_j).sum(),
+            power_domains: self.plat.power_domains.clone(),
             packages,
             wakeup_latency: hist_result(&self.record.wakeup_latency),
             cpus,

@@ -77,6 +77,9 @@ pub struct IdleStateResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct CpuResult {
     pub cpu: usize,
+    /// Its core and package (indices, as turbostat's Core and Package).
+    pub core: usize,
+    pub package: usize,
     /// Time a task was running on the CPU.
     pub busy_s: f64,
     /// Time in idle states, exit latencies included.
@@ -162,6 +165,9 @@ pub struct RunResult {
     /// uncore) + `dram_j` = `energy_j`.
     pub package_j: f64,
     pub dram_j: f64,
+    /// The energy counters the platform has (`platform::POWER_DOMAINS`):
+    /// what turbostat (or the OCC) would show of the figures below.
+    pub power_domains: Vec<String>,
     /// Per package: its domains, package C-state residencies and uncore clock.
     pub packages: Vec<PackageResult>,
     pub wakeup_latency: HistogramResult,

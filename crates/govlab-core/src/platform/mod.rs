@@ -60,6 +60,11 @@ pub struct Platform {
     /// PC0 whatever its cores do, as with package C-states limited in the
     /// BIOS.
     pub package_cstates: bool,
+    /// The energy counters a user reads on this machine, in
+    /// [`POWER_DOMAINS`] names: RAPL's `package`, `cores` (PP0), `dram`;
+    /// POWER's OCC `chip` and `memory` sensors. Empty: none (the run's
+    /// energy is still the model's).
+    pub power_domains: Vec<String>,
     /// Deprecated alias of the kernel option `idle_tick` (set by the
     /// platform override `idle_tick`, not in platform files): who stops the
     /// tick when a CPU goes idle is a kernel version choice, resolved by
@@ -203,6 +208,9 @@ pub struct Package {
     /// Package C-states in increasing depth (empty: none modelled).
     pub cstates: Vec<PackageCState>,
 }
+
+/// The names `power_domains` may use.
+pub const POWER_DOMAINS: [&str; 5] = ["package", "cores", "dram", "chip", "memory"];
 
 /// How the uncore clock follows the cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

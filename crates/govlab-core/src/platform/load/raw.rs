@@ -88,6 +88,9 @@ pub(super) struct RawPackage {
     pub(super) dram: Option<RawDram>,
     #[serde(default)]
     pub(super) cstate: Vec<RawPackageCState>,
+    /// The energy counters the part has (RAPL domains, POWER's OCC sensors).
+    #[serde(default)]
+    pub(super) power_domains: Vec<String>,
 }
 
 #[derive(Deserialize)]

@@ -12,7 +12,7 @@ use super::checks::{check_pstate_grid, cpu_type, device, driver, non_negative, n
 use super::raw::{Numbering, RawCluster, RawCpuType, RawPlatform};
 use crate::error::Result;
 use crate::platform::{
-    AcpiPmProfile, Core, Cpu, CpuId, CpuType, Dram, Driver, FreqDomain, Package, PackageCState, Platform, Uncore, UncorePolicy,
+    AcpiPmProfile, Core, Cpu, CpuId, CpuType, Dram, Driver, FreqDomain, Package, PackageCState, Platform, Uncore, UncorePolicy, POWER_DOMAINS,
     VoltageDomain,
 };
 
@@ -172,6 +172,15 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
     }
 
     let (uncore, dram, pkg_cstates) = package_power(src, &raw, &clusters, &cpu_types)?;
+    let power_domains = raw.package.get_ref().power_domains.clone();
+    if let Some(bad) = power_domains.iter().find(|d| !POWER_DOMAINS.contains(&d.as_str())) {
+        return Err(src.err(
+            &raw.package.span(),
+            "package",
+            "power_domains",
+            format!("'{bad}' is not one of {}", POWER_DOMAINS.join(", ")),
+        ));
+    }
 
     // Cores in package, cluster, core order; this is also the order of
     // thread 0 in the CPU numbering.
@@ -380,6 +389,7 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         hz,
         idle_tick: None,
         package_cstates: true,
+        power_domains,
         cpus,
         cores,
         packages,
