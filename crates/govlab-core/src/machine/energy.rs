@@ -182,12 +182,11 @@ impl Engine {
         let elapsed_ns = now - pe.since_ns;
         pe.uncore_mj += pe.uncore_mw * elapsed_ns as f64 * 1e-9;
         pe.dram_mj += pe.dram_mw * elapsed_ns as f64 * 1e-9;
-        match pe.state {
-            Some(s) => pe.residency_ns[s] += elapsed_ns,
-            None => {
-                pe.pc0_ns += elapsed_ns;
-                pe.uncore_khz_ns += f64::from(pe.uncore_khz) * elapsed_ns as f64;
-            }
+        if let Some(s) = pe.state {
+            pe.residency_ns[s] += elapsed_ns;
+        } else {
+            pe.pc0_ns += elapsed_ns;
+            pe.uncore_khz_ns += f64::from(pe.uncore_khz) * elapsed_ns as f64;
         }
         pe.since_ns = now;
         let changed = pe.state != state;

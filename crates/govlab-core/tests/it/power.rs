@@ -57,7 +57,7 @@ fn pc6_s(r: &RunResult) -> f64 {
 #[test]
 fn package_enters_pc6_only_with_every_core_in_c6() {
     let c1e = fixed_state_run(BDW, "idle", 2, 300);
-    assert_eq!(pc6_s(&c1e), 0.0, "C1E cores: no PC6");
+    assert!(c1e.packages.iter().all(|p| p.cstates[0].usage == 0), "C1E cores: no PC6");
     let c6 = fixed_state_run(BDW, "idle", 3, 300);
     assert!(pc6_s(&c6) > 0.9 * 2.0 * 0.3, "C6 cores: PC6 {} s of 0.6", pc6_s(&c6));
     assert!(c6.packages.iter().all(|p| p.cstates[0].usage > 0));
@@ -175,6 +175,12 @@ fn domains_add_up_to_the_total_on_every_platform() {
     }
 }
 
+/// States whose target residency no plausible power and entry/exit energy
+/// honours: POWER8's fastsleep_ (skiboot's 300 ms target against a 40 µs
+/// exit would take 1.3 J a wakeup; the target is firmware policy, not break-
+/// even). docs/platforms.md lists them.
+const INCONSISTENT: &[(&str, &str)] = &[("power8", "fastsleep_")];
+
 /// States whose power the model cannot tell from the next shallower one:
 /// their saving is at a level the model has no power domain for (the
 /// cluster's), or the retention state's saving is not in the source.
@@ -208,6 +214,10 @@ fn break_even_is_the_target_residency_on_every_platform() {
                 }
                 let be = be.unwrap_or_else(|| panic!("{name} {} draws no less than the state before it", s.name));
                 let target = s.target_residency_ns as f64;
+                if INCONSISTENT.contains(&(name, s.name.as_str())) {
+                    assert!(be < 0.25 * target, "{name} {}: listed as inconsistent, but breaks even at {be} ns", s.name);
+                    continue;
+                }
                 assert!((be - target).abs() <= 0.25 * target, "{name} {} {}: break-even {be} ns, target {target} ns", ct.name, s.name);
                 checked += 1;
             }
@@ -234,7 +244,8 @@ fn break_even_is_the_target_residency_on_every_platform() {
 /// under menu), which is placement, not idle-state choice. With turbo, deeper idle buys turbo headroom
 /// for busy cores, so the oracle need not be lowest; with package C-states,
 /// the oracle's undecided periods are never credited a package state
-/// (machine/energy.rs).
+/// (machine/energy.rs). power8 is left out: its fastsleep_ breaks even far
+/// before its target residency (INCONSISTENT), which the oracle trusts.
 #[test]
 fn oracle_uses_least_energy_at_a_fixed_frequency() {
     let mut checked = 0;
@@ -245,6 +256,11 @@ fn oracle_uses_least_energy_at_a_fixed_frequency() {
     let pinned = temp_file("pinned-periodic.toml", &(0..4).map(task).collect::<String>());
     let pinned = pinned.to_str().unwrap().to_string();
     for name in platform_names() {
+        if INCONSISTENT.iter().any(|&(p, _)| p == name) {
+            // The oracle trusts the target residencies; where one is not the
+            // break-even (power8's fastsleep_), a governor may sleep cheaper.
+            continue;
+        }
         let plat = format!("{name}:turbo=off,package_cstates=off,smt=off");
         let asymmetric = platform::load_named(&spec(name)).unwrap().cpu_types.len() > 1;
         for (wl, closed_loop) in [(pinned.as_str(), false), ("dbench:clients=2", true)] {
@@ -264,5 +280,5 @@ fn oracle_uses_least_energy_at_a_fixed_frequency() {
             }
         }
     }
-    assert!(checked >= 4 * platform_names().len() + 4 * 4);
+    assert!(checked >= 4 * (platform_names().len() - 1) + 4 * 3);
 }

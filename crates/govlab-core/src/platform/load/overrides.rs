@@ -95,7 +95,6 @@ impl PlatformOverrides {
         };
         let package_cstates = opt_bool(p, "package_cstates")?;
         Ok(PlatformOverrides {
-            package_cstates,
             hz,
             turbo,
             hwp,
@@ -103,6 +102,7 @@ impl PlatformOverrides {
             intel_pstate,
             global_pstate,
             idle_tick,
+            package_cstates,
         })
     }
 
