@@ -177,9 +177,11 @@ fn domains_add_up_to_the_total_on_every_platform() {
 
 /// States whose target residency no plausible power and entry/exit energy
 /// honours: POWER8's fastsleep_ (skiboot's 300 ms target against a 40 µs
-/// exit would take 1.3 J a wakeup; the target is firmware policy, not break-
-/// even). docs/platforms.md lists them.
-const INCONSISTENT: &[(&str, &str)] = &[("power8", "fastsleep_")];
+/// exit would take 1.3 J a wakeup) and POWER9's stop4 (10 ms against a
+/// 100 µs exit: 25 mJ a wakeup, which drove a hackbench run on power9 to
+/// 1.2 kW); the targets are firmware policy, not break-even.
+/// docs/platforms.md lists them.
+const INCONSISTENT: &[(&str, &str)] = &[("power8", "fastsleep_"), ("power9", "stop4")];
 
 /// States whose power the model cannot tell from the next shallower one:
 /// their saving is at a level the model has no power domain for (the
@@ -244,8 +246,9 @@ fn break_even_is_the_target_residency_on_every_platform() {
 /// under menu), which is placement, not idle-state choice. With turbo, deeper idle buys turbo headroom
 /// for busy cores, so the oracle need not be lowest; with package C-states,
 /// the oracle's undecided periods are never credited a package state
-/// (machine/energy.rs). power8 is left out: its fastsleep_ breaks even far
-/// before its target residency (INCONSISTENT), which the oracle trusts.
+/// (machine/energy.rs). power8 and power9 are left out: their fastsleep_
+/// and stop4 break even far before their target residencies (INCONSISTENT),
+/// which the oracle trusts.
 #[test]
 fn oracle_uses_least_energy_at_a_fixed_frequency() {
     let mut checked = 0;
@@ -280,5 +283,5 @@ fn oracle_uses_least_energy_at_a_fixed_frequency() {
             }
         }
     }
-    assert!(checked >= 4 * (platform_names().len() - 1) + 4 * 3);
+    assert!(checked >= 4 * (platform_names().len() - 2) + 4 * 2);
 }
