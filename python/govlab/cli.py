@@ -9,7 +9,7 @@ HTML report's writing.
 
     govlab run  [--platform SPEC] [--kernel VERSION] [--workload SPEC] [--cpufreq SPEC] [--cpuidle SPEC]
                 [--duration TIME] [--seed N] [--format text|json] [--trace FILE]
-                [--show-config]
+                [--turbostat] [--show-config]
     govlab list platforms|kernels|workloads|governors [--py FILE.py[:CLASS]]...
     govlab compare EXPERIMENT.toml... [--db FILE] [--format text|markdown|csv|json]
                 [--jobs N | --executor local|dask://HOST:PORT]
@@ -140,7 +140,14 @@ def _cmd_run(args: argparse.Namespace) -> str:
         if progress is not None:
             progress.close()
     if args.format == "json":
-        return json.dumps(result.to_dict(), indent=2, sort_keys=False) + "\n"
+        d = result.to_dict()
+        if args.turbostat:
+            d["turbostat"] = result.turbostat()
+        return json.dumps(d, indent=2, sort_keys=False) + "\n"
+    if args.turbostat:
+        from govlab.run_text import format_turbostat
+
+        return format_text(result) + "\n" + format_turbostat(result.turbostat())
     return format_text(result)
 
 
@@ -433,6 +440,12 @@ def _parser() -> argparse.ArgumentParser:
         "--trace",
         metavar="FILE",
         help="write every scheduler, frequency and idle event to FILE as ftrace text",
+    )
+    run.add_argument(
+        "--turbostat",
+        action="store_true",
+        help="also show the run as turbostat would (Avg_MHz, Busy%%, Bzy_MHz, CPU%%cN, Pkg%%pcN, PkgWatt, CorWatt, "
+        "RAMWatt where the platform has them), per CPU and per package, over the whole run",
     )
     run.add_argument(
         "--show-config",

@@ -159,7 +159,9 @@ def analyse(definition: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], re
     values = list(axis["values"]) if axis else [None]
 
     samples: dict[tuple[str, int], dict[str, list[float]]] = {
-        (c, i): {"metric": [], "energy_j": [], "avg_power_w": []} for c in configs for i in range(len(values))
+        (c, i): {"metric": [], "energy_j": [], "avg_power_w": [], "package_w": [], "dram_w": []}
+        for c in configs
+        for i in range(len(values))
     }
     metric: dict[str, Any] | None = None
     missing = 0
@@ -188,6 +190,10 @@ def analyse(definition: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], re
         cell["metric"].append(float(pm["value"]))
         cell["energy_j"].append(float(result["energy_j"]))
         cell["avg_power_w"].append(float(result["avg_power_w"]))
+        secs = float(result.get("sim_time_s") or 0.0)
+        if secs > 0 and "package_j" in result:  # results stored before issue 23 have no domains
+            cell["package_w"].append(float(result["package_j"]) / secs)
+            cell["dram_w"].append(float(result["dram_j"]) / secs)
     if unfinished:
         raise UnfinishedRuns(unfinished_message(definition["name"], axis["name"] if axis else None, unfinished))
     if metric is None:
@@ -215,8 +221,12 @@ def analyse(definition: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], re
     energy_rows = [
         ("Energy", "energy_j", "lower", "J"),
         ("Power", "avg_power_w", "lower", "W"),
+        ("Package", "package_w", "lower", "W"),
+        ("DRAM", "dram_w", "lower", "W"),
         ("Perf/W", "perf_per_watt", "higher", _ppw_unit(metric)),
     ]
+    if any(not cell["package_w"] for cell in samples.values()):
+        energy_rows = [r for r in energy_rows if r[1] not in ("package_w", "dram_w")]
     energy = [
         {**_row(stat, labels[i], values[i], "amean", direction, True, [samples[(c, i)][key] for c in configs], configs), "unit": unit}
         for stat, key, direction, unit in energy_rows

@@ -83,6 +83,12 @@ class Result:
     def seed(self) -> int:
         return int(self._data["seed"])
 
+    def turbostat(self) -> list[dict[str, Any]]:
+        """The run as turbostat shows it: a summary row, then one row per CPU (:mod:`govlab.turbostat`)."""
+        from govlab.turbostat import turbostat_rows
+
+        return turbostat_rows(self._data)
+
     # --- per-CPU tables ------------------------------------------------------
 
     @property

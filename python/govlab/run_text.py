@@ -15,7 +15,7 @@ from typing import Any
 from govlab import fmt
 from govlab.result import Result, avg_khz
 
-__all__ = ["format_text", "format_list", "format_kernels", "format_stats", "format_replay"]
+__all__ = ["format_text", "format_turbostat", "format_list", "format_kernels", "format_stats", "format_replay"]
 
 
 def format_text(result: Result) -> str:
@@ -53,10 +53,33 @@ def format_text(result: Result) -> str:
         rows.append(("other metrics" if i == 0 else "", f"{name} = {_metric(value)}"))
     rows.append(("energy", f"{d.get('energy_j', float('nan')):.3f} J"))
     rows.append(("average power", f"{d.get('avg_power_w', float('nan')):.3f} W"))
+    secs = d.get("sim_time_s") or 0.0
+    if secs and "package_j" in d:
+        rows.append(("package / DRAM", f"{d['package_j'] / secs:.3f} W / {d['dram_j'] / secs:.3f} W"))
     width = max(len(label) for label, _ in rows)
     lines += [f"{label:<{width}}  {text}" for label, text in rows]
     lines += ["", *_cpu_table(d.get("cpus") or [])]
     return "\n".join(lines) + "\n"
+
+
+def format_turbostat(rows: list[dict[str, Any]]) -> str:
+    """turbostat's table: one column per key, ``-`` where a row has no value."""
+    from govlab.turbostat import columns
+
+    cols = columns(rows)
+    table = [cols]
+    for r in rows:
+        cells = []
+        for c in cols:
+            v = r.get(c)
+            if v is None:
+                cells.append("-")
+            elif isinstance(v, float):
+                cells.append(f"{v:.2f}" if c.endswith(("%", "Watt")) or "%" in c else f"{v:.0f}")
+            else:
+                cells.append(str(v))
+        table.append(cells)
+    return "\n".join(fmt.right_aligned(table)) + "\n"
 
 
 def unfinished_text(d: Mapping[str, Any]) -> str:

@@ -161,7 +161,7 @@ def _text_benchmark(a: Mapping[str, Any]) -> str:
     lines.append("")
     lines += _heading("ENERGY AND POWER", "-")
     ppw_unit = next((r["unit"] for r in a["energy"] if r["stat"] == "Perf/W"), "")
-    lines.append(f"Amean per run. Energy in J and Power in W: LOWER is better. Perf/W in {ppw_unit}: HIGHER is better.")
+    lines.append(f"Amean per run. Energy in J; Power, Package and DRAM in W: LOWER is better. Perf/W in {ppw_unit}: HIGHER is better.")
     lines.append("")
     lines += _text_table(a["energy"], names)
     return "\n".join(lines)

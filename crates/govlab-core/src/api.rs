@@ -670,6 +670,13 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
                     "deprecated: use the kernel's option (VERSION:idle_tick=governor|stopped); used where the kernel's is not given",
                 ),
             ];
+            if p.packages.iter().any(|k| !k.cstates.is_empty()) {
+                params.push(ParamEntry::new(
+                    "package_cstates",
+                    "on",
+                    "off keeps every package in PC0 (package C-states limited in the BIOS)",
+                ));
+            }
             params.extend(driver_params(p.driver));
             PlatformEntry::Loaded {
                 name,

@@ -16,6 +16,7 @@ pub fn state(name: &str, exit_us: u64, res_us: u64, polling: bool) -> IdleState 
         power_mw: 0.0,
         polling,
         power_gated: false,
+        entry_exit_uj: 0.0,
         turbo_active: false,
     }
 }

@@ -12,12 +12,54 @@
 //! the thread's provisional state and kept as a [`PendingIdle`]; once every
 //! undecided thread in it has chosen, the difference to the true power is
 //! added to both the core's ledger and the check integral.
+//!
+//! Each package keeps a second ledger for what is not a core: the uncore
+//! (ring, LLC, memory controller, IO) and its DRAM. A package is in a
+//! package C-state while every core of it sits in that state's core state
+//! or deeper (a core undecided in hindsight counts as its provisional,
+//! shallow state, so the oracle is never credited a package state); then
+//! the uncore draws the state's power and the DRAM may be in self-refresh.
+//! In PC0 the uncore clock follows the cores as the platform's policy says
+//! (`platform::UncorePolicy`), and the DRAM draws its floor plus a term per
+//! core in C0. The package's RAPL domain is its cores plus its uncore; the
+//! run's energy is packages plus DRAM.
 
+use super::rq::CpuMode;
 use super::Engine;
 use crate::platform::energy::{dynamic_mw, idle_mw, leakage_mw};
+use crate::platform::UncorePolicy;
 use crate::sim::Time;
 
-/// One core's energy ledger.
+/// The uncore clock's step, kHz: uncore ratios are multiples of the
+/// 100 MHz bus clock (MSR UNCORE_RATIO_LIMIT, as the core ratios).
+const UNCORE_STEP_KHZ: u32 = 100_000;
+
+/// One package's ledger: its uncore and DRAM energy, its package C-state
+/// and their residencies.
+#[derive(Debug, Clone, Default)]
+pub struct PackageEnergy {
+    /// The package C-state it is in (None: PC0).
+    pub state: Option<usize>,
+    pub uncore_khz: u32,
+    pub uncore_mw: f64,
+    pub dram_mw: f64,
+    pub uncore_mj: f64,
+    pub dram_mj: f64,
+    pub since_ns: Time,
+    /// Time in each package C-state, and entries into it.
+    pub residency_ns: Vec<u64>,
+    pub entries: Vec<u64>,
+    /// ∫ uncore kHz dt over the time in PC0 (kHz·ns), and that time.
+    pub uncore_khz_ns: f64,
+    pub pc0_ns: u64,
+}
+
+/// One core's energy ledger. A core leaving an idle state draws that
+/// state's power for the exit latency and pays the state's
+/// `entry_exit_uj` once, when it wakes: the kernel's target residency is
+/// then the break-even time against the next shallower state when
+/// `entry_exit_uj` grows by target × (power difference) per state
+/// (`platform::energy::break_even_ns`).
 #[derive(Debug, Clone, Default)]
 pub struct CoreEnergy {
     pub energy_mj: f64,
@@ -28,6 +70,12 @@ pub struct CoreEnergy {
     /// Closed stretches priced provisionally, waiting for their threads'
     /// choices.
     pub pending: Vec<PendingIdle>,
+    /// How deep the core is now: None while a thread is in C0 or leaving
+    /// idle, else the shallowest idle state among its threads.
+    pub depth: Option<usize>,
+    /// A thread runs (C0, not leaving idle): the core loads the uncore and
+    /// the memory.
+    pub busy: bool,
 }
 
 /// A stretch in which every thread of a core was idle and some had not
@@ -50,8 +98,14 @@ impl Engine {
     /// power that holds from now on.
     pub(crate) fn refresh_core_power(&mut self, core: usize) {
         let now = self.now;
-        let (new_mw, open) = self.core_power_mw(core);
+        let (new_mw, open, depth, busy) = self.core_power_mw(core);
+        if let (Some(d), None) = (self.cores[core].depth, depth) {
+            // The core wakes: its last state's entry and exit are paid.
+            self.charge_entry_exit(core, d);
+        }
         let c = &mut self.cores[core];
+        c.depth = depth;
+        c.busy = busy;
         let elapsed_ns = now - c.since_ns;
         c.energy_mj += c.power_mw * elapsed_ns as f64 * 1e-9;
         if let Some(p) = c.open.take() {
@@ -68,11 +122,115 @@ impl Engine {
             self.energy_check_ns = now;
             self.total_power_mw += delta;
         }
+        self.refresh_package_power(self.plat.cores[core].package);
+    }
+
+    /// Close the package's ledger at now and compute its state and power
+    /// from its cores' depths and clocks.
+    pub(crate) fn refresh_package_power(&mut self, pkg: usize) {
+        let now = self.now;
+        let p = &self.plat.packages[pkg];
+        // Cores running load the uncore and memory; a core leaving idle
+        // has woken the package but does not load it yet.
+        let mut active = 0u32;
+        let mut awake = false;
+        let mut min_depth = usize::MAX;
+        let mut fastest_khz = 0u32;
+        for &core in &p.cores {
+            let c = &self.cores[core];
+            if c.busy {
+                active += 1;
+                fastest_khz = fastest_khz.max(self.domains[self.plat.cores[core].freq_domain].cur_khz);
+            }
+            match c.depth {
+                None => awake = true,
+                Some(d) => min_depth = min_depth.min(d),
+            }
+        }
+        let state = if self.plat.package_cstates && !awake {
+            p.cstates.iter().rposition(|c| c.core_state <= min_depth)
+        } else {
+            None
+        };
+        let uncore_khz = match (&p.uncore, state) {
+            (Some(u), None) => match u.policy {
+                UncorePolicy::Ufs => {
+                    let span = f64::from(u.max_khz - u.min_khz) * f64::from(active) / p.cores.len() as f64;
+                    let steps = (span / f64::from(UNCORE_STEP_KHZ)).round() as u32;
+                    (u.min_khz + steps * UNCORE_STEP_KHZ).min(u.max_khz)
+                }
+                UncorePolicy::FollowCores => fastest_khz.clamp(u.min_khz, u.max_khz),
+            },
+            _ => 0,
+        };
+        let (uncore_mw, self_refresh) = match state {
+            Some(s) => (p.cstates[s].power_mw, p.cstates[s].dram_self_refresh),
+            None => (p.uncore_mw + p.uncore.as_ref().map_or(0.0, |u| u.power_mw(uncore_khz)), false),
+        };
+        let dram_mw = if self_refresh {
+            p.dram.self_refresh_mw
+        } else {
+            p.dram.idle_mw + p.dram.active_mw_per_core * f64::from(active)
+        };
+        let nstates = p.cstates.len();
+        let names: Option<&str> = state.map(|s| p.cstates[s].name.as_str());
+        let pe = &mut self.pkg_energy[pkg];
+        if pe.residency_ns.len() != nstates {
+            pe.residency_ns = vec![0; nstates];
+            pe.entries = vec![0; nstates];
+        }
+        let elapsed_ns = now - pe.since_ns;
+        pe.uncore_mj += pe.uncore_mw * elapsed_ns as f64 * 1e-9;
+        pe.dram_mj += pe.dram_mw * elapsed_ns as f64 * 1e-9;
+        if let Some(s) = pe.state {
+            pe.residency_ns[s] += elapsed_ns;
+        } else {
+            pe.pc0_ns += elapsed_ns;
+            pe.uncore_khz_ns += f64::from(pe.uncore_khz) * elapsed_ns as f64;
+        }
+        pe.since_ns = now;
+        let changed = pe.state != state;
+        if let (true, Some(s)) = (changed, state) {
+            pe.entries[s] += 1;
+        }
+        pe.state = state;
+        pe.uncore_khz = uncore_khz;
+        let delta = uncore_mw + dram_mw - pe.uncore_mw - pe.dram_mw;
+        pe.uncore_mw = uncore_mw;
+        pe.dram_mw = dram_mw;
+        if changed {
+            if let Some(t) = self.trace.as_mut() {
+                let cpu = self.plat.cores[self.plat.packages[pkg].cores[0]].cpus[0];
+                t.print(now, cpu, &format!("package_cstate: package={pkg} state={}", names.unwrap_or("PC0")));
+            }
+        }
+        if delta != 0.0 {
+            self.energy_check_mj += self.total_power_mw * (now - self.energy_check_ns) as f64 * 1e-9;
+            self.energy_check_ns = now;
+            self.total_power_mw += delta;
+        }
+    }
+
+    /// The latency the package's C-state adds to the exit of a core that
+    /// wakes it now.
+    pub(crate) fn package_exit_latency_ns(&self, pkg: usize) -> u64 {
+        self.pkg_energy[pkg].state.map_or(0, |s| self.plat.packages[pkg].cstates[s].exit_latency_ns)
+    }
+
+    /// One entry into and exit from `state` by a thread of `core`: its
+    /// energy beyond the exit latency at C0 power.
+    pub(crate) fn charge_entry_exit(&mut self, core: usize, state: usize) {
+        let ct = &self.plat.cpu_types[self.plat.cores[core].cpu_type];
+        let mj = ct.idle_states[state].entry_exit_uj / 1000.0;
+        if mj > 0.0 {
+            self.cores[core].energy_mj += mj;
+            self.energy_check_mj += mj;
+        }
     }
 
     /// The core's power now, and the unknowns it rests on when some idle
     /// thread has yet to choose its state.
-    fn core_power_mw(&self, core: usize) -> (f64, Option<PendingIdle>) {
+    fn core_power_mw(&self, core: usize) -> (f64, Option<PendingIdle>, Option<usize>, bool) {
         let pc = &self.plat.cores[core];
         let ct = &self.plat.cpu_types[pc.cpu_type];
         let dom = &self.domains[pc.freq_domain];
@@ -81,8 +239,19 @@ impl Engine {
         let mut shallowest: Option<usize> = None;
         let mut shallowest_known: Option<usize> = None;
         let mut undecided = 0u32;
+        let mut exiting = false;
         for (pos, &cpu) in pc.cpus.iter().enumerate() {
-            match self.rqs[cpu].idle_state() {
+            let state = match self.rqs[cpu].mode {
+                // Leaving a state draws that state's power; the wakeup's
+                // energy is the state's entry_exit_uj, paid when the core
+                // wakes (see charge_entry_exit).
+                CpuMode::Exiting { state, .. } => {
+                    exiting = true;
+                    Some(state)
+                }
+                _ => self.rqs[cpu].idle_state(),
+            };
+            match state {
                 None => active += 1,
                 Some(s) => {
                     shallowest = Some(shallowest.map_or(s, |x: usize| x.min(s)));
@@ -95,7 +264,7 @@ impl Engine {
             }
         }
         if active > 0 {
-            return (dynamic_mw(ct, dom.cur_khz, mv, active) + leakage_mw(ct, mv), None);
+            return (dynamic_mw(ct, dom.cur_khz, mv, active) + leakage_mw(ct, mv), None, None, true);
         }
         let mw = idle_mw(ct, &ct.idle_states[shallowest.unwrap_or(0)], mv);
         let open = (undecided != 0).then_some(PendingIdle {
@@ -105,7 +274,7 @@ impl Engine {
             undecided,
             provisional_mw: mw,
         });
-        (mw, open)
+        (mw, open, (!exiting).then_some(shallowest.unwrap_or(0)), false)
     }
 
     /// `cpu` has chosen `state` for its idle period, which has just been
@@ -142,8 +311,8 @@ impl Engine {
         }
     }
 
-    /// Close every ledger at now; returns (per-core total, check integral),
-    /// both in J, uncore included in both.
+    /// Close every ledger at now; returns (ledgers' total, check integral),
+    /// both in J, uncore and DRAM included in both.
     pub(crate) fn close_energy(&mut self) -> (f64, f64) {
         for core in 0..self.cores.len() {
             self.refresh_core_power(core);
@@ -151,13 +320,15 @@ impl Engine {
         let now = self.now;
         self.energy_check_mj += self.total_power_mw * (now - self.energy_check_ns) as f64 * 1e-9;
         self.energy_check_ns = now;
-        let uncore_mj: f64 = self
-            .plat
-            .packages
-            .iter()
-            .map(|p| p.uncore_mw * now as f64 * 1e-9)
-            .sum();
+        let pkg_mj: f64 = self.pkg_energy.iter().map(|p| p.uncore_mj + p.dram_mj).sum();
         let cores_mj: f64 = self.cores.iter().map(|c| c.energy_mj).sum();
-        ((cores_mj + uncore_mj) / 1000.0, (self.energy_check_mj + uncore_mj) / 1000.0)
+        ((cores_mj + pkg_mj) / 1000.0, self.energy_check_mj / 1000.0)
+    }
+
+    /// The RAPL-like domains of each package, J: (cores, uncore, DRAM).
+    pub(crate) fn package_domains_j(&self, pkg: usize) -> (f64, f64, f64) {
+        let cores_mj: f64 = self.plat.packages[pkg].cores.iter().map(|&c| self.cores[c].energy_mj).sum();
+        let pe = &self.pkg_energy[pkg];
+        (cores_mj / 1000.0, pe.uncore_mj / 1000.0, pe.dram_mj / 1000.0)
     }
 }

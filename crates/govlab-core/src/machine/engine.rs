@@ -90,6 +90,8 @@ pub struct Engine {
     pub(crate) domains: Vec<DomainRt>,
     pub(crate) vdomains: Vec<VoltageRt>,
     pub(crate) packages: Vec<PackageRt>,
+    /// Uncore and DRAM ledgers and package C-states (machine/energy.rs).
+    pub(crate) pkg_energy: Vec<super::energy::PackageEnergy>,
     /// ∫ total power dt, kept independently of the per-core ledgers (mJ).
     pub(crate) energy_check_mj: f64,
     pub(crate) total_power_mw: f64,
@@ -192,6 +194,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let vdomains = platform.voltage_domains.iter().map(|_| VoltageRt::default()).collect();
     let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
     let packages = platform.packages.iter().map(|_| PackageRt::default()).collect();
+    let n_packages = platform.packages.len();
     let record = Record {
         series: vec![crate::metrics::hist::Histogram::default(); setup.series.len()],
         deadline_misses: vec![0; setup.series.len()],
@@ -224,6 +227,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         cores,
         domains,
         vdomains,
+        pkg_energy: vec![super::energy::PackageEnergy::default(); n_packages],
         packages,
         energy_check_mj: 0.0,
         total_power_mw: 0.0,

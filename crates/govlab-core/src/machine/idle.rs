@@ -211,7 +211,9 @@ impl Engine {
             self.decide_in_hindsight(cpu);
         }
         let CpuMode::Idle { state, entry_ns } = self.rqs[cpu].mode else { return };
-        let exit = self.plat.cpu_type_of(cpu).idle_states[state].exit_latency_ns;
+        // The package's own exit comes on top when this CPU wakes it.
+        let exit = self.plat.cpu_type_of(cpu).idle_states[state].exit_latency_ns
+            + self.package_exit_latency_ns(self.plat.cpus[cpu].package);
         let until_ns = self.now + exit;
         let rq = &mut self.rqs[cpu];
         rq.mode = CpuMode::Exiting { state, entry_ns, until_ns, got_tick, poll_limit };

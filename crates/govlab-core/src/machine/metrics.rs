@@ -5,7 +5,9 @@
 
 use super::Engine;
 use crate::workload::Metric;
-use crate::metrics::{hist, CpuResult, HistogramResult, IdleStateResult, PrimaryMetric, RunResult};
+use crate::metrics::{
+    hist, CpuResult, HistogramResult, IdleStateResult, PackageCStateResult, PackageResult, PrimaryMetric, RunResult,
+};
 
 fn hist_result(h: &hist::Histogram) -> HistogramResult {
     HistogramResult {
@@ -76,6 +78,8 @@ impl Engine {
                 let idle_ns = self.rqs[cpu].idle_ns;
                 CpuResult {
                     cpu,
+                    core: self.plat.cpus[cpu].core,
+                    package: self.plat.cpus[cpu].package,
                     busy_s: self.rqs[cpu].busy_ns as f64 / 1e9,
                     busy_ns: self.rqs[cpu].busy_ns,
                     idle_s: idle_ns as f64 / 1e9,
@@ -104,6 +108,7 @@ impl Engine {
                 }
             })
             .collect();
+        let packages: Vec<PackageResult> = (0..self.plat.packages.len()).map(|p| self.package_result(p)).collect();
         Ok(RunResult {
             govlab_version: crate::VERSION.to_string(),
             platform: String::new(),
@@ -132,9 +137,40 @@ impl Engine {
             energy_j,
             avg_power_w: if secs > 0.0 { energy_j / secs } else { 0.0 },
             energy_check_j,
+            package_j: packages.iter().map(|p| p.package_j).sum(),
+            dram_j: packages.iter().map(|p| p.dram_j).sum(),
+            power_domains: self.plat.power_domains.clone(),
+            packages,
             wakeup_latency: hist_result(&self.record.wakeup_latency),
             cpus,
         })
+    }
+}
+
+impl Engine {
+    fn package_result(&self, pkg: usize) -> PackageResult {
+        let (cores_j, uncore_j, dram_j) = self.package_domains_j(pkg);
+        let pe = &self.pkg_energy[pkg];
+        PackageResult {
+            package: pkg,
+            package_j: cores_j + uncore_j,
+            cores_j,
+            uncore_j,
+            dram_j,
+            pc0_s: pe.pc0_ns as f64 / 1e9,
+            cstates: self.plat.packages[pkg]
+                .cstates
+                .iter()
+                .enumerate()
+                .map(|(i, c)| PackageCStateResult {
+                    name: c.name.clone(),
+                    usage: pe.entries.get(i).copied().unwrap_or(0),
+                    time_s: pe.residency_ns.get(i).copied().unwrap_or(0) as f64 / 1e9,
+                })
+                .collect(),
+            uncore_avg_mhz: (self.plat.packages[pkg].uncore.is_some() && pe.pc0_ns > 0)
+                .then(|| pe.uncore_khz_ns / pe.pc0_ns as f64 / 1000.0),
+        }
     }
 }
 

@@ -114,6 +114,7 @@ mod tests {
             power_mw: 0.0,
             polling: false,
             power_gated: false,
+            entry_exit_uj: 0.0,
             turbo_active: false,
         }
     }

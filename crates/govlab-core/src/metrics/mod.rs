@@ -77,6 +77,9 @@ pub struct IdleStateResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct CpuResult {
     pub cpu: usize,
+    /// Its core and package (indices, as turbostat's Core and Package).
+    pub core: usize,
+    pub package: usize,
     /// Time a task was running on the CPU.
     pub busy_s: f64,
     /// Time in idle states, exit latencies included.
@@ -158,6 +161,15 @@ pub struct RunResult {
     /// The same energy integrated a second way (Σ total power × dt); equals
     /// `energy_j` up to rounding.
     pub energy_check_j: f64,
+    /// The packages' RAPL-like domains summed: `package_j` (cores and
+    /// uncore) + `dram_j` = `energy_j`.
+    pub package_j: f64,
+    pub dram_j: f64,
+    /// The energy counters the platform has (`platform::POWER_DOMAINS`):
+    /// what turbostat (or the OCC) would show of the figures below.
+    pub power_domains: Vec<String>,
+    /// Per package: its domains, package C-state residencies and uncore clock.
+    pub packages: Vec<PackageResult>,
     pub wakeup_latency: HistogramResult,
     pub cpus: Vec<CpuResult>,
 }
@@ -171,3 +183,29 @@ pub struct Progress {
     pub what: &'static str,
 }
 
+/// One package's energy as RAPL-like domains would count it, and its
+/// package C-states (turbostat's `Pkg%pcN` are `time_s` over the run).
+#[derive(Debug, Clone, Serialize)]
+pub struct PackageResult {
+    pub package: usize,
+    /// The package domain: its cores and its uncore.
+    pub package_j: f64,
+    /// The cores' part of it (RAPL's PP0 / turbostat's `CorWatt`).
+    pub cores_j: f64,
+    pub uncore_j: f64,
+    pub dram_j: f64,
+    /// Time in PC0 (some core not deep enough for any package C-state).
+    pub pc0_s: f64,
+    pub cstates: Vec<PackageCStateResult>,
+    /// Mean uncore clock while in PC0, MHz (absent without an uncore clock
+    /// or without time in PC0).
+    pub uncore_avg_mhz: Option<f64>,
+}
+
+/// Residency of one package C-state.
+#[derive(Debug, Clone, Serialize)]
+pub struct PackageCStateResult {
+    pub name: String,
+    pub usage: u64,
+    pub time_s: f64,
+}

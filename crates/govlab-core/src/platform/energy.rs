@@ -9,6 +9,9 @@
 //!   thread is in (a core is only as deep as its shallowest thread), plus
 //!   leakage unless that state is power-gated.
 //!
+//! * while leaving an idle state (its exit latency): that state's power; the
+//!   state's `entry_exit_uj` is paid once per wakeup of the core.
+//!
 //! V is the core's voltage domain's voltage and f its frequency domain's
 //! clock. Power is constant between events; the engine integrates it into
 //! energy (`machine/energy.rs`).
@@ -38,4 +41,19 @@ pub fn idle_mw(ct: &CpuType, state: &IdleState, mv: u32) -> f64 {
     } else {
         state.power_mw + leakage_mw(ct, mv)
     }
+}
+
+/// Break-even time of idle state `deeper` against the shallower state
+/// `shallower`, ns, at voltage `mv`: the idle period beyond which `deeper`
+/// costs less energy, given both states' powers and entry/exit energies
+/// (exit latency priced at the state's own power, as the engine does).
+/// None when `deeper` draws no less than `shallower` (it never pays off).
+pub fn break_even_ns(ct: &CpuType, shallower: usize, deeper: usize, mv: u32) -> Option<f64> {
+    let (a, b) = (&ct.idle_states[shallower], &ct.idle_states[deeper]);
+    let saving_mw = idle_mw(ct, a, mv) - idle_mw(ct, b, mv);
+    if saving_mw <= 0.0 {
+        return None;
+    }
+    // µJ / mW = ms; in ns × 1e6.
+    Some((b.entry_exit_uj - a.entry_exit_uj).max(0.0) / saving_mw * 1e6)
 }

@@ -55,6 +55,16 @@ pub struct Platform {
     pub acpi_pm_profile: AcpiPmProfile,
     /// Kernel tick rate (CONFIG_HZ) of the distribution kernel assumed.
     pub hz: u32,
+    /// Whether the packages enter their package C-states (the override
+    /// `package_cstates=on|off`; on by default). Off: a package stays in
+    /// PC0 whatever its cores do, as with package C-states limited in the
+    /// BIOS.
+    pub package_cstates: bool,
+    /// The energy counters a user reads on this machine, in
+    /// [`POWER_DOMAINS`] names: RAPL's `package`, `cores` (PP0), `dram`;
+    /// POWER's OCC `chip` and `memory` sensors. Empty: none (the run's
+    /// energy is still the model's).
+    pub power_domains: Vec<String>,
     /// Deprecated alias of the kernel option `idle_tick` (set by the
     /// platform override `idle_tick`, not in platform files): who stops the
     /// tick when a CPU goes idle is a kernel version choice, resolved by
@@ -188,8 +198,84 @@ pub struct Core {
 #[derive(Debug, Clone)]
 pub struct Package {
     pub cores: Vec<usize>,
-    /// Uncore power (LLC, ring, memory controller share) drawn all the time.
+    /// Uncore power (LLC, ring, memory controller share, IO) drawn while the
+    /// package is in PC0, beside the uncore clock's own power (`uncore`).
     pub uncore_mw: f64,
+    /// The uncore clock, where it scales (None: its power is in `uncore_mw`).
+    pub uncore: Option<Uncore>,
+    /// The package's DRAM (a RAPL DRAM domain of its own).
+    pub dram: Dram,
+    /// Package C-states in increasing depth (empty: none modelled).
+    pub cstates: Vec<PackageCState>,
+}
+
+/// The names `power_domains` may use.
+pub const POWER_DOMAINS: [&str; 5] = ["package", "cores", "dram", "chip", "memory"];
+
+/// How the uncore clock follows the cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UncorePolicy {
+    /// Uncore frequency scaling (Haswell-EP and later Xeons): between its
+    /// limits, rising with the share of the package's cores in C0.
+    Ufs,
+    /// The ring runs at the clock of the fastest active core (client parts).
+    FollowCores,
+}
+
+/// The uncore clock of a package (ring, LLC).
+#[derive(Debug, Clone)]
+pub struct Uncore {
+    pub min_khz: u32,
+    pub max_khz: u32,
+    /// Uncore voltage at `min_khz` and at `max_khz`; linear between.
+    pub min_mv: u32,
+    pub max_mv: u32,
+    /// Dynamic power coefficient: `ceff_nf` · V² · f(MHz) mW.
+    pub ceff_nf: f64,
+    pub policy: UncorePolicy,
+}
+
+impl Uncore {
+    /// Uncore voltage at `khz`, mV.
+    pub fn mv_at(&self, khz: u32) -> f64 {
+        if self.max_khz <= self.min_khz {
+            return f64::from(self.max_mv);
+        }
+        let x = f64::from(khz.saturating_sub(self.min_khz)) / f64::from(self.max_khz - self.min_khz);
+        f64::from(self.min_mv) + x * (f64::from(self.max_mv) - f64::from(self.min_mv))
+    }
+
+    /// Dynamic power of the uncore clock at `khz`, mW.
+    pub fn power_mw(&self, khz: u32) -> f64 {
+        let v = self.mv_at(khz) / 1000.0;
+        self.ceff_nf * v * v * f64::from(khz) / 1000.0
+    }
+}
+
+/// A package's DRAM power: an idle floor (refresh, PHYs), a lower floor in
+/// self-refresh (entered with the package's deep C-states) and an activity
+/// term per core in C0 (the memory traffic of a running core).
+#[derive(Debug, Clone, Default)]
+pub struct Dram {
+    pub idle_mw: f64,
+    pub self_refresh_mw: f64,
+    pub active_mw_per_core: f64,
+}
+
+/// A package C-state: entered while every core of the package is in
+/// `core_state` or deeper.
+#[derive(Debug, Clone)]
+pub struct PackageCState {
+    pub name: String,
+    /// Index of the core idle state every core must be in (or deeper), in
+    /// the package's CPU type's idle states.
+    pub core_state: usize,
+    /// Latency added to the exit of the core that wakes the package.
+    pub exit_latency_ns: u64,
+    /// Uncore power in this state (instead of `uncore_mw` and the clock).
+    pub power_mw: f64,
+    /// The package's DRAM is in self-refresh in this state.
+    pub dram_self_refresh: bool,
 }
 
 /// CPUs that share one clock: one cpufreq policy.
@@ -266,6 +352,9 @@ pub struct IdleState {
     pub polling: bool,
     /// The core's power is cut: no leakage, only `power_mw`.
     pub power_gated: bool,
+    /// Energy of one entry and exit beyond the exit latency priced at C0
+    /// power (state save and restore, cache flush and refill), µJ.
+    pub entry_exit_uj: f64,
     /// A core in this state still counts as active for the turbo budget
     /// (Intel counts C0 and C1/C1E cores as active).
     pub turbo_active: bool,

@@ -151,6 +151,7 @@ impl<'p> Table<'p> {
                 power_mw: 0.0,
                 polling: false,
                 power_gated: false,
+                entry_exit_uj: 0.0,
                 turbo_active: false,
             })
             .collect();

@@ -21,3 +21,4 @@ mod kernel_eras;
 mod kernel_hooks;
 mod pelt_real;
 mod process_lifecycle;
+mod power;

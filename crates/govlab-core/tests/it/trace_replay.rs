@@ -139,7 +139,7 @@ fn last_starts(khz: u32) -> std::collections::BTreeMap<String, f64> {
     let tasks = replay::tasks(&trace, 2_000_000, None, replay::Wakeups::Follow);
     let workload = replay::workload(&tasks, "wakes.txt", true, 20_000_000).unwrap();
     let cfg = RunConfig {
-        platform: Spec::parse("skylake-e3-1240v5:hwp=off,turbo=off", "platform").unwrap(),
+        platform: Spec::parse("skylake-e3-1240v5:hwp=off,turbo=off,package_cstates=off", "platform").unwrap(),
         cpufreq: Spec::parse(&format!("userspace:scaling_setspeed={khz}"), "cpufreq").unwrap(),
         cpuidle: Spec::new("menu"),
         duration_ns: 20_000_000,

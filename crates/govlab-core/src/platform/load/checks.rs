@@ -337,6 +337,7 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
             ));
         }
         non_negative(&serr, "power_mw", s.power_mw)?;
+        non_negative(&serr, "entry_exit_uj", s.entry_exit_uj)?;
         let exit_latency_ns = ns(&serr, "exit_latency_us", s.exit_latency_us)?;
         let target_residency_ns = ns(&serr, "target_residency_us", s.target_residency_us)?;
         if s.exit_latency_us > s.target_residency_us {
@@ -376,6 +377,7 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
             power_mw: s.power_mw,
             polling: s.polling,
             power_gated: s.power_gated,
+            entry_exit_uj: s.entry_exit_uj,
             turbo_active: s.turbo_active,
         });
     }

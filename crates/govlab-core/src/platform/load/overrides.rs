@@ -1,5 +1,5 @@
 //! `name:key=value` changes to a loaded platform, as the command line asks
-//! for them: `hz`, `turbo`, `hwp`, `smt`, `idle_tick` and the cpufreq
+//! for them: `hz`, `turbo`, `hwp`, `smt`, `package_cstates`, `idle_tick` and the cpufreq
 //! driver's options (`intel_pstate`, `global_pstate`).
 
 use super::checks::HZ_VALUES;
@@ -36,6 +36,9 @@ pub struct PlatformOverrides {
     /// [`IdleTick`]); `governor`: v4.17+. Used where the kernel's option is
     /// not given.
     pub idle_tick: Option<IdleTick>,
+    /// `off` keeps every package in PC0 (package C-states limited in the
+    /// BIOS); `on` (the default) lets them follow their cores.
+    pub package_cstates: Option<bool>,
 }
 
 impl PlatformOverrides {
@@ -90,6 +93,7 @@ impl PlatformOverrides {
                 }
             },
         };
+        let package_cstates = opt_bool(p, "package_cstates")?;
         Ok(PlatformOverrides {
             hz,
             turbo,
@@ -98,6 +102,7 @@ impl PlatformOverrides {
             intel_pstate,
             global_pstate,
             idle_tick,
+            package_cstates,
         })
     }
 
@@ -170,6 +175,9 @@ impl PlatformOverrides {
                 )));
             };
             *global_pstate = on;
+        }
+        if let Some(on) = self.package_cstates {
+            p.package_cstates = on;
         }
         if let Some(t) = self.idle_tick {
             p.idle_tick = Some(t);

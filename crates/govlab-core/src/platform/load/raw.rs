@@ -82,6 +82,46 @@ fn one() -> usize {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPackage {
     pub(super) uncore_mw: f64,
+    #[serde(default)]
+    pub(super) uncore: Option<RawUncore>,
+    #[serde(default)]
+    pub(super) dram: Option<RawDram>,
+    #[serde(default)]
+    pub(super) cstate: Vec<RawPackageCState>,
+    /// The energy counters the part has (RAPL domains, POWER's OCC sensors).
+    #[serde(default)]
+    pub(super) power_domains: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawUncore {
+    pub(super) min_khz: u32,
+    pub(super) max_khz: u32,
+    pub(super) min_mv: u32,
+    pub(super) max_mv: u32,
+    pub(super) ceff_nf: f64,
+    /// `ufs` or `follow-cores`.
+    pub(super) policy: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDram {
+    pub(super) idle_mw: f64,
+    pub(super) self_refresh_mw: f64,
+    pub(super) active_mw_per_core: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPackageCState {
+    pub(super) name: String,
+    pub(super) core_state: String,
+    pub(super) exit_latency_us: u64,
+    pub(super) power_mw: f64,
+    #[serde(default)]
+    pub(super) dram_self_refresh: bool,
 }
 
 #[derive(Deserialize)]
@@ -129,6 +169,8 @@ pub(super) struct RawIdleState {
     pub(super) polling: bool,
     #[serde(default)]
     pub(super) power_gated: bool,
+    #[serde(default)]
+    pub(super) entry_exit_uj: f64,
     #[serde(default)]
     pub(super) turbo_active: bool,
 }

@@ -8,10 +8,13 @@ use std::ops::Range;
 
 use toml::Spanned;
 
-use super::checks::{check_pstate_grid, cpu_type, device, driver, Source, HZ_VALUES, MAX_THREADS_PER_CORE};
+use super::checks::{check_pstate_grid, cpu_type, device, driver, non_negative, ns, Source, HZ_VALUES, MAX_THREADS_PER_CORE};
 use super::raw::{Numbering, RawCluster, RawCpuType, RawPlatform};
 use crate::error::Result;
-use crate::platform::{AcpiPmProfile, Core, Cpu, CpuId, CpuType, Driver, FreqDomain, Package, Platform, VoltageDomain};
+use crate::platform::{
+    AcpiPmProfile, Core, Cpu, CpuId, CpuType, Dram, Driver, FreqDomain, Package, PackageCState, Platform, Uncore, UncorePolicy, POWER_DOMAINS,
+    VoltageDomain,
+};
 
 /// How wide a frequency, voltage or cache domain is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -168,6 +171,17 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         ));
     }
 
+    let (uncore, dram, pkg_cstates) = package_power(src, &raw, &clusters, &cpu_types)?;
+    let power_domains = raw.package.get_ref().power_domains.clone();
+    if let Some(bad) = power_domains.iter().find(|d| !POWER_DOMAINS.contains(&d.as_str())) {
+        return Err(src.err(
+            &raw.package.span(),
+            "package",
+            "power_domains",
+            format!("'{bad}' is not one of {}", POWER_DOMAINS.join(", ")),
+        ));
+    }
+
     // Cores in package, cluster, core order; this is also the order of
     // thread 0 in the CPU numbering.
     let mut slots = Vec::new();
@@ -311,6 +325,9 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         .map(|_| Package {
             cores: Vec::new(),
             uncore_mw,
+            uncore: uncore.clone(),
+            dram: dram.clone(),
+            cstates: pkg_cstates.clone(),
         })
         .collect();
     for (k, s) in slots.iter().enumerate() {
@@ -371,6 +388,8 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         acpi_pm_profile,
         hz,
         idle_tick: None,
+        package_cstates: true,
+        power_domains,
         cpus,
         cores,
         packages,
@@ -608,6 +627,84 @@ pub(super) fn explicit_numbering(
         taken[s.cluster] = at + c.threads;
     }
     Ok(nr_cpus)
+}
+
+/// The package's power description: uncore clock, DRAM and package
+/// C-states, checked. Package C-states need one CPU type in the package (a
+/// package state names a core state of that type).
+fn package_power(
+    src: &Source,
+    raw: &RawPlatform,
+    clusters: &[Cluster],
+    cpu_types: &[CpuType],
+) -> Result<(Option<Uncore>, Dram, Vec<PackageCState>)> {
+    let span = raw.package.span();
+    let pkg = raw.package.get_ref();
+    let err = |key: &str, msg: String| src.err(&span, "package", key, msg);
+    let uncore = match &pkg.uncore {
+        None => None,
+        Some(u) => {
+            let uerr = |key: &str, msg: String| src.err(&span, "package.uncore", key, msg);
+            let policy = match u.policy.as_str() {
+                "ufs" => UncorePolicy::Ufs,
+                "follow-cores" => UncorePolicy::FollowCores,
+                other => return Err(uerr("policy", format!("'{other}' is not one of ufs, follow-cores"))),
+            };
+            if u.min_khz == 0 || u.max_khz < u.min_khz {
+                return Err(uerr("max_khz", format!("{} must be ≥ min_khz {} > 0", u.max_khz, u.min_khz)));
+            }
+            if u.max_mv < u.min_mv {
+                return Err(uerr("max_mv", format!("{} must be ≥ min_mv {}", u.max_mv, u.min_mv)));
+            }
+            non_negative(&uerr, "ceff_nf", u.ceff_nf)?;
+            Some(Uncore {
+                min_khz: u.min_khz,
+                max_khz: u.max_khz,
+                min_mv: u.min_mv,
+                max_mv: u.max_mv,
+                ceff_nf: u.ceff_nf,
+                policy,
+            })
+        }
+    };
+    let dram = match &pkg.dram {
+        None => Dram::default(),
+        Some(d) => {
+            let derr = |key: &str, msg: String| src.err(&span, "package.dram", key, msg);
+            non_negative(&derr, "idle_mw", d.idle_mw)?;
+            non_negative(&derr, "self_refresh_mw", d.self_refresh_mw)?;
+            non_negative(&derr, "active_mw_per_core", d.active_mw_per_core)?;
+            Dram { idle_mw: d.idle_mw, self_refresh_mw: d.self_refresh_mw, active_mw_per_core: d.active_mw_per_core }
+        }
+    };
+    let mut cstates: Vec<PackageCState> = Vec::with_capacity(pkg.cstate.len());
+    if !pkg.cstate.is_empty() {
+        let t = clusters[0].cpu_type;
+        if clusters.iter().any(|c| c.cpu_type != t) {
+            return Err(err("cstate", "package C-states need one CPU type in the package".into()));
+        }
+        let states = &cpu_types[t].idle_states;
+        for (j, c) in pkg.cstate.iter().enumerate() {
+            let item = format!("package.cstate[{j}]");
+            let cerr = |key: &str, msg: String| src.err(&span, &item, key, msg);
+            let Some(core_state) = states.iter().position(|s| s.name == c.core_state) else {
+                let names: Vec<&str> = states.iter().map(|s| s.name.as_str()).collect();
+                return Err(cerr("core_state", format!("'{}' is not one of {}", c.core_state, names.join(", "))));
+            };
+            if cstates.last().is_some_and(|p| p.core_state > core_state) {
+                return Err(cerr("core_state", "package C-states must be listed in increasing depth".into()));
+            }
+            non_negative(&cerr, "power_mw", c.power_mw)?;
+            cstates.push(PackageCState {
+                name: c.name.clone(),
+                core_state,
+                exit_latency_ns: ns(&cerr, "exit_latency_us", c.exit_latency_us)?,
+                power_mw: c.power_mw,
+                dram_self_refresh: c.dram_self_refresh,
+            });
+        }
+    }
+    Ok((uncore, dram, cstates))
 }
 
 #[cfg(test)]

@@ -1,0 +1,287 @@
+//! The package power model (machine/energy.rs): package C-states follow
+//! every core of the package, the uncore clock follows core activity, the
+//! RAPL-like domains add up to the total, every platform's idle states
+//! break even at their target residency, and the oracle idle governor is
+//! the cheapest at a fixed frequency.
+
+use govlab_core::api::RunConfig;
+use govlab_core::machine::{build, RunParts};
+use govlab_core::metrics::RunResult;
+use govlab_core::params::Spec;
+use govlab_core::platform::{self, energy, platform_names};
+use govlab_core::trace::EventKind;
+use govlab_core::{cpufreq, workload};
+
+use crate::fixtures::{temp_file, FixedState};
+
+const BDW: &str = "broadwell-2s-e5-2698v4";
+
+fn spec(s: &str) -> Spec {
+    Spec::parse(s, "test").unwrap()
+}
+
+fn config(platform: &str, workload: &str, cpufreq: &str, cpuidle: &str, ms: u64) -> RunConfig {
+    RunConfig {
+        platform: spec(platform),
+        kernel: Spec::new("6.8"),
+        workload: spec(workload),
+        cpufreq: spec(cpufreq),
+        cpuidle: spec(cpuidle),
+        duration_ns: ms * 1_000_000,
+        seed: 3,
+    }
+}
+
+/// A run of `workload` on `platform` with every CPU's idle state fixed.
+fn fixed_state_run(platform: &str, workload: &str, state: usize, ms: u64) -> RunResult {
+    let plat = platform::load_named(&spec(platform)).unwrap();
+    let parts = RunParts {
+        kernel: govlab_core::kernel::KernelConfig::default(),
+        workload: workload::build(&spec(workload)).unwrap(),
+        cpufreq: cpufreq::build(&spec("userspace"), &plat).unwrap(),
+        cpuidle: Box::new(FixedState(state)),
+        duration_ns: ms * 1_000_000,
+        seed: 1,
+        platform: plat,
+    };
+    build(parts, None).unwrap().run(None).unwrap()
+}
+
+fn pc6_s(r: &RunResult) -> f64 {
+    r.packages.iter().flat_map(|p| &p.cstates).filter(|c| c.name == "PC6").map(|c| c.time_s).sum()
+}
+
+/// Cores in C6 put their package in PC6; one core in C1E anywhere in it
+/// keeps it out. With every CPU fixed in C1E there is no package C-state at
+/// all; fixed in C6, an idle machine spends nearly all its time in PC6.
+#[test]
+fn package_enters_pc6_only_with_every_core_in_c6() {
+    let c1e = fixed_state_run(BDW, "idle", 2, 300);
+    assert!(c1e.packages.iter().all(|p| p.cstates[0].usage == 0), "C1E cores: no PC6");
+    let c6 = fixed_state_run(BDW, "idle", 3, 300);
+    assert!(pc6_s(&c6) > 0.9 * 2.0 * 0.3, "C6 cores: PC6 {} s of 0.6", pc6_s(&c6));
+    assert!(c6.packages.iter().all(|p| p.cstates[0].usage > 0));
+}
+
+/// The trace shows the package's state (`package_cstate:` markers) and,
+/// at every entry into PC6, every CPU of that package is in C6.
+#[test]
+fn trace_shows_pc6_entered_only_when_the_whole_package_is_in_c6() {
+    let cfg = config(BDW, "periodic:tasks=3,run_us=2000,period_us=20000", "powersave", "menu", 300);
+    let (r, trace) = cfg.run_trace(None).unwrap();
+    let plat = platform::load_named(&spec(BDW)).unwrap();
+    let c6 = plat.cpu_types[0].idle_states.iter().position(|s| s.name == "C6").unwrap() as u32;
+    let mut state: Vec<u32> = vec![u32::MAX; plat.nr_cpus()];
+    let mut entries = 0;
+    let mut i = 0;
+    let ev = &trace.events;
+    while i < ev.len() {
+        // Apply every idle change of this instant before judging a marker.
+        let ts = ev[i].ts_ns;
+        let mut j = i;
+        let mut markers = Vec::new();
+        while j < ev.len() && ev[j].ts_ns == ts {
+            match &ev[j].kind {
+                EventKind::CpuIdle { state: s, cpu_id } => state[*cpu_id as usize] = *s,
+                EventKind::Print { message } if message.starts_with("package_cstate:") => markers.push(message.to_string()),
+                _ => {}
+            }
+            j += 1;
+        }
+        for m in markers {
+            if !m.ends_with("state=PC6") {
+                continue;
+            }
+            entries += 1;
+            let pkg: usize = m.split("package=").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+            for (cpu, c) in plat.cpus.iter().enumerate() {
+                if c.package == pkg {
+                    assert!(state[cpu] >= c6 && state[cpu] != u32::MAX, "{m} at {ts} ns with CPU {cpu} in state {}", state[cpu]);
+                }
+            }
+        }
+        i = j;
+    }
+    assert!(entries > 10, "{entries} PC6 entries traced");
+    let counted: u64 = r.packages.iter().map(|p| p.cstates[0].usage).sum();
+    assert_eq!(counted, entries, "the residency counters count the traced entries");
+}
+
+/// One core kept busy on an otherwise idle two-socket machine raises its
+/// package's power by what the component figures of the platform file
+/// give (the busy core at its clock instead of C6, PC0's uncore at the
+/// uncore clock UFS picks for one active core instead of PC6), ±25 %; the
+/// other package stays in PC6. No published one-busy-core package delta
+/// for this part was found (docs/platforms.md), so the figures are the
+/// file's own, composed independently of the engine here.
+#[test]
+fn one_busy_core_raises_package_power_by_its_components() {
+    let wl = temp_file("one-busy.toml", "[[task]]\ncomm = \"spin\"\ncpus = [0]\nops = [ { run = \"10s\" } ]\n");
+    let plat = platform::load_named(&spec(&format!("{BDW}:turbo=off"))).unwrap();
+    let run = |w: &str| config(&format!("{BDW}:turbo=off"), w, "userspace", "menu", 500).run(None, None).unwrap();
+    let idle = run("idle");
+    let busy = run(wl.to_str().unwrap());
+    let secs = idle.sim_time_s;
+    let pkg_w = |r: &RunResult, p: usize| r.packages[p].package_j / secs;
+    let rise_w = pkg_w(&busy, 0) - pkg_w(&idle, 0);
+    let ct = &plat.cpu_types[0];
+    let base = &ct.opps[ct.opp_index(ct.base_khz).unwrap()];
+    let core_busy_mw = energy::dynamic_mw(ct, base.khz, base.mv, 1) + energy::leakage_mw(ct, base.mv);
+    let core_c6_mw = energy::idle_mw(ct, ct.idle_states.last().unwrap(), base.mv);
+    let pkg = &plat.packages[0];
+    let u = pkg.uncore.as_ref().unwrap();
+    let one_active_khz = u.min_khz + ((u.max_khz - u.min_khz) / 20 / 100_000 + 1) * 100_000;
+    let uncore_pc0_mw = pkg.uncore_mw + u.power_mw(one_active_khz);
+    let expected_w = (core_busy_mw - core_c6_mw + uncore_pc0_mw - pkg.cstates[0].power_mw) / 1000.0;
+    assert!((rise_w / expected_w - 1.0).abs() <= 0.25, "package 0 rose {rise_w:.2} W, components give {expected_w:.2} W");
+    assert!((pkg_w(&busy, 1) - pkg_w(&idle, 1)).abs() < 0.25 * expected_w, "package 1 is idle in both runs");
+}
+
+/// The uncore clock rises with core activity: with the number of busy
+/// cores under UFS (Broadwell-EP), with the cores' clock where the ring
+/// follows them (client Skylake, here under schedutil as the load grows).
+#[test]
+fn uncore_frequency_rises_with_core_activity() {
+    let uncore_mhz = |plat: &str, wl: &str, freq: &str| {
+        let r = config(plat, wl, freq, "menu", 200).run(None, None).unwrap();
+        r.packages[0].uncore_avg_mhz.unwrap()
+    };
+    let ufs: Vec<f64> = [1, 4, 16]
+        .iter()
+        .map(|n| uncore_mhz(BDW, &format!("periodic:tasks={n},run_us=900,period_us=1000"), "performance"))
+        .collect();
+    assert!(ufs[0] < ufs[1] && ufs[1] < ufs[2], "{BDW}: uncore MHz {ufs:?}");
+    let ring: Vec<f64> = [50, 300, 900]
+        .iter()
+        .map(|us| uncore_mhz("skylake-e3-1240v5", &format!("periodic:tasks=4,run_us={us},period_us=1000"), "schedutil"))
+        .collect();
+    assert!(ring[0] < ring[1] && ring[1] < ring[2], "skylake: ring MHz {ring:?}");
+}
+
+/// package + DRAM = the run's energy; per package, cores + uncore = package;
+/// and the independent integral agrees, on every platform.
+#[test]
+fn domains_add_up_to_the_total_on_every_platform() {
+    for name in platform_names() {
+        let r = config(name, "periodic:tasks=3,run_us=700,period_us=3000", "schedutil", "menu", 200).run(None, None).unwrap();
+        let tol = 1e-9 * r.energy_j;
+        assert!((r.package_j + r.dram_j - r.energy_j).abs() <= tol, "{name}: {} + {} vs {}", r.package_j, r.dram_j, r.energy_j);
+        for p in &r.packages {
+            assert!((p.cores_j + p.uncore_j - p.package_j).abs() <= tol, "{name} package {}", p.package);
+        }
+        let pkgs: f64 = r.packages.iter().map(|p| p.package_j).sum();
+        assert!((pkgs - r.package_j).abs() <= tol, "{name}");
+        assert!((r.energy_j - r.energy_check_j).abs() <= tol, "{name}: {} vs check {}", r.energy_j, r.energy_check_j);
+    }
+}
+
+/// States whose target residency no plausible power and entry/exit energy
+/// honours: POWER8's fastsleep_ (skiboot's 300 ms target against a 40 µs
+/// exit would take 1.3 J a wakeup) and POWER9's stop4 (10 ms against a
+/// 100 µs exit: 25 mJ a wakeup, which drove a hackbench run on power9 to
+/// 1.2 kW); the targets are firmware policy, not break-even.
+/// docs/platforms.md lists them.
+const INCONSISTENT: &[(&str, &str)] = &[("power8", "fastsleep_"), ("power9", "stop4")];
+
+/// States whose power the model cannot tell from the next shallower one:
+/// their saving is at a level the model has no power domain for (the
+/// cluster's), or the retention state's saving is not in the source.
+/// docs/platforms.md lists them.
+const NO_BREAK_EVEN: &[(&str, &str)] = &[
+    ("hikey960", "cluster-sleep-0"),
+    ("hikey960", "cluster-sleep-1"),
+    ("juno-r0", "cluster-sleep-0"),
+    ("juno-r2", "cluster-sleep-0"),
+    ("rk3399", "cluster-sleep"),
+    ("sd835", "ret"),
+];
+
+/// The kernel's target residency is the vendor's break-even time: the model's
+/// state powers and entry/exit energies give the same time, ±25 %, against
+/// the next shallower state at the base clock's voltage, for every state of
+/// every platform (but the listed ones, which never pay off in the model).
+#[test]
+fn break_even_is_the_target_residency_on_every_platform() {
+    let mut checked = 0;
+    for name in platform_names() {
+        let plat = platform::load_named(&spec(name)).unwrap();
+        for ct in &plat.cpu_types {
+            let mv = ct.opps[ct.opp_index(ct.base_khz).unwrap()].mv;
+            for i in 1..ct.idle_states.len() {
+                let s = &ct.idle_states[i];
+                let be = energy::break_even_ns(ct, i - 1, i, mv);
+                if NO_BREAK_EVEN.contains(&(name, s.name.as_str())) {
+                    assert!(be.is_none(), "{name} {}: listed as never paying off, but breaks even at {be:?}", s.name);
+                    continue;
+                }
+                let be = be.unwrap_or_else(|| panic!("{name} {} draws no less than the state before it", s.name));
+                let target = s.target_residency_ns as f64;
+                if INCONSISTENT.contains(&(name, s.name.as_str())) {
+                    assert!(be < 0.25 * target, "{name} {}: listed as inconsistent, but breaks even at {be} ns", s.name);
+                    continue;
+                }
+                assert!((be - target).abs() <= 0.25 * target, "{name} {} {}: break-even {be} ns, target {target} ns", ct.name, s.name);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 20, "{checked}");
+}
+
+/// At a fixed frequency without turbo and without package C-states, the
+/// oracle (the ideal state for every idle period, in hindsight) uses no
+/// more energy than any other idle governor, on every platform. On the
+/// periodic workload (pinned) the work is fixed, so this is total energy. dbench is
+/// closed-loop: a governor with shorter exits does more operations in the
+/// same time (teo's C1 against the oracle's C1E for 20-30 µs idles), and
+/// one with longer exits does fewer; so there the oracle must use no more
+/// energy in total or no more per operation than each other governor (no
+/// governor beats it on both); dbench's clients cannot be pinned, so it
+/// runs only on the machines of one CPU type: on big.LITTLE the idle states
+/// CPUs show steer its clients between clusters (sd835: teo's keep them on
+/// the little cores, the oracle's move some to the big ones), which is
+/// placement, not idle-state choice. SMT is off: with SMT, where the scheduler
+/// puts a woken task depends on the idle states its siblings show, and two
+/// threads sharing one core cost less than two cores (POWER9's SMT4 packs
+/// under menu), which is placement, not idle-state choice. With turbo, deeper idle buys turbo headroom
+/// for busy cores, so the oracle need not be lowest; with package C-states,
+/// the oracle's undecided periods are never credited a package state
+/// (machine/energy.rs). power8 and power9 are left out: their fastsleep_
+/// and stop4 break even far before their target residencies (INCONSISTENT),
+/// which the oracle trusts.
+#[test]
+fn oracle_uses_least_energy_at_a_fixed_frequency() {
+    let mut checked = 0;
+    // The periodic workload, one task pinned to each of CPUs 0-3: where a
+    // task wakes is then the same under every governor (on big.LITTLE the
+    // idle states a CPU shows steer the placement of an unpinned task).
+    let task = |cpu: usize| format!("[[task]]\ncomm = \"p{cpu}\"\ncpus = [{cpu}]\nloop = \"forever\"\nops = [ {{ run = \"1500us\" }}, {{ timer = \"7ms\" }} ]\n");
+    let pinned = temp_file("pinned-periodic.toml", &(0..4).map(task).collect::<String>());
+    let pinned = pinned.to_str().unwrap().to_string();
+    for name in platform_names() {
+        if INCONSISTENT.iter().any(|&(p, _)| p == name) {
+            // The oracle trusts the target residencies; where one is not the
+            // break-even (power8's fastsleep_), a governor may sleep cheaper.
+            continue;
+        }
+        let plat = format!("{name}:turbo=off,package_cstates=off,smt=off");
+        let asymmetric = platform::load_named(&spec(name)).unwrap().cpu_types.len() > 1;
+        for (wl, closed_loop) in [(pinned.as_str(), false), ("dbench:clients=2", true)] {
+            if closed_loop && asymmetric {
+                continue;
+            }
+            let energy = |idle: &str| {
+                let r = config(&plat, wl, "userspace", idle, 300).run(None, None).unwrap();
+                (r.energy_j, r.energy_j / r.metrics.get("ops").and_then(serde_json::Value::as_f64).unwrap_or(1.0))
+            };
+            let (oracle, oracle_per_op) = energy("oracle");
+            for other in ["menu", "teo", "ladder", "haltpoll"] {
+                let (e, per_op) = energy(other);
+                let ok = oracle <= e * (1.0 + 1e-9) || (closed_loop && oracle_per_op <= per_op * (1.0 + 1e-9));
+                assert!(ok, "{name} {wl}: oracle {oracle} J ({oracle_per_op} J/op) against {other} {e} J ({per_op} J/op)");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 4 * (platform_names().len() - 2) + 4 * 2);
+}

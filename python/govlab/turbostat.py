@@ -1,0 +1,121 @@
+"""A run as turbostat would show it (``govlab run --turbostat``; pipeline stage: analyse).
+
+turbostat (tools/power/x86/turbostat/turbostat.8, Linux v6.8) prints one
+summary row, then one row per CPU; the package columns appear on the first
+CPU of each package. Its columns, as govlab fills them over the whole run:
+
+* ``Avg_MHz``: cycles over elapsed time, idle included = ``Bzy_MHz`` × ``Busy%``.
+* ``Busy%``: time in C0 (a task running) over elapsed time.
+* ``Bzy_MHz``: the clock while busy; here the CPU's policy clock averaged
+  over the run (govlab keeps time per frequency per policy, not per busy
+  CPU), so it is an approximation where the clock moves while the CPU idles.
+* ``CPU%cN``: time in hardware core state N. turbostat reads the core's
+  counters; here it is the CPU's own residency in the kernel states that
+  request N (C1 and C1E are c1; C7s and deeper are c7). POLL is C0 to the
+  hardware and counts in no column. States without an Intel name keep theirs
+  (``CPU%nap``).
+* ``Pkg%pcN``: time in package C-state N (the package's counters).
+* ``PkgWatt``, ``CorWatt``, ``RAMWatt``: the package, cores (PP0) and DRAM
+  energy counters over elapsed time, where the platform has them
+  (``power_domains``); POWER's OCC sensors ``chip`` and ``memory`` appear as
+  ``ChipWatt`` and ``MemWatt``.
+
+Per interval (``--turbostat-interval``) is not built yet: the engine keeps
+no per-interval counters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["turbostat_rows", "columns"]
+
+
+def _core_state_column(name: str) -> str | None:
+    """``CPU%c1`` for C1/C1E, ``CPU%c7`` for C7s..C10, ``CPU%<name>`` otherwise; None for POLL."""
+    if name.upper() == "POLL":
+        return None
+    m = re.fullmatch(r"C(\d+)[A-Za-z]*", name)
+    if m:
+        n = int(m.group(1))
+        return f"CPU%c{min(n, 7)}"
+    return f"CPU%{name}"
+
+
+def _pkg_column(name: str) -> str:
+    m = re.fullmatch(r"PC(\d+)", name)
+    return f"Pkg%pc{m.group(1)}" if m else f"Pkg%{name}"
+
+
+def _avg_mhz(time_in_state: Mapping[str, float]) -> float | None:
+    total = sum(time_in_state.values())
+    if total <= 0:
+        return None
+    return sum(int(k) * v for k, v in time_in_state.items()) / total / 1000.0
+
+
+_WATT_COLUMNS = (("package", "PkgWatt"), ("cores", "CorWatt"), ("dram", "RAMWatt"), ("chip", "ChipWatt"), ("memory", "MemWatt"))
+
+
+def turbostat_rows(d: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The summary row (Package, Core, CPU ``-``), then one row per CPU, as dicts of column → value."""
+    secs = float(d.get("sim_time_s") or 0.0)
+    domains = set(d.get("power_domains") or [])
+    packages = {p["package"]: p for p in d.get("packages") or []}
+    rows: list[dict[str, Any]] = []
+    seen_pkg: set[int] = set()
+    # turbostat numbers cores within their package.
+    first_core: dict[Any, int] = {}
+    for cpu in d.get("cpus") or []:
+        pkg, core = cpu.get("package"), cpu.get("core")
+        if core is not None:
+            first_core[pkg] = min(first_core.get(pkg, core), core)
+    for cpu in d.get("cpus") or []:
+        total = cpu["busy_s"] + cpu["idle_s"]
+        busy = cpu["busy_s"] / total if total else 0.0
+        bzy = _avg_mhz(cpu.get("time_in_state") or {})
+        row: dict[str, Any] = {
+            "Package": cpu.get("package"),
+            "Core": None if cpu.get("core") is None else cpu["core"] - first_core[cpu.get("package")],
+            "CPU": cpu["cpu"],
+            "Avg_MHz": None if bzy is None else bzy * busy,
+            "Busy%": 100.0 * busy,
+            "Bzy_MHz": bzy,
+        }
+        for s in cpu.get("idle_states") or []:
+            col = _core_state_column(s["name"])
+            if col:
+                row[col] = row.get(col, 0.0) + (100.0 * s["time_s"] / total if total else 0.0)
+        pkg = cpu.get("package")
+        if pkg is not None and pkg not in seen_pkg and pkg in packages and secs > 0:
+            seen_pkg.add(pkg)
+            p = packages[pkg]
+            for c in p.get("cstates") or []:
+                row[_pkg_column(c["name"])] = 100.0 * c["time_s"] / secs
+            watts = {"package": p["package_j"], "cores": p["cores_j"], "dram": p["dram_j"], "chip": p["package_j"], "memory": p["dram_j"]}
+            for dom, col in _WATT_COLUMNS:
+                if dom in domains:
+                    row[col] = watts[dom] / secs
+        rows.append(row)
+    summary: dict[str, Any] = {"Package": "-", "Core": "-", "CPU": "-"}
+    for col in columns(rows)[3:]:
+        vals = [r[col] for r in rows if r.get(col) is not None]
+        if not vals:
+            summary[col] = None
+        elif col.endswith("Watt"):
+            summary[col] = sum(vals)
+        else:
+            summary[col] = sum(vals) / len(vals)
+    return [summary, *rows]
+
+
+def columns(rows: list[dict[str, Any]]) -> list[str]:
+    """Every column of the rows, in order of first appearance."""
+    cols: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    return cols

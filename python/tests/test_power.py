@@ -1,0 +1,61 @@
+"""Package power as a user sees it (issue 23): turbostat's view of a run, the package and DRAM
+domains, and the ``package_cstates`` platform option."""
+
+from __future__ import annotations
+
+import json
+
+import govlab
+
+BDW = "broadwell-2s-e5-2698v4"
+
+
+def test_turbostat_text_has_turbostats_columns_per_cpu_and_package(cli):
+    proc = cli("run", "--platform", BDW, "--workload", "periodic:tasks=3", "--duration", "200ms", "--turbostat")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:3] == ["Package", "Core", "CPU"])
+    cols = lines[header].split()
+    for col in ("Avg_MHz", "Busy%", "Bzy_MHz", "CPU%c1", "CPU%c6", "Pkg%pc6", "PkgWatt", "RAMWatt"):
+        assert col in cols, cols
+    assert "CorWatt" not in cols, "Xeon E5 v4 has no PP0 domain"
+    rows = lines[header + 1 :]
+    assert rows[0].split()[:3] == ["-", "-", "-"], "the summary row comes first"
+    assert len(rows) == 1 + 80
+
+
+def test_turbostat_json_and_python_agree_and_add_up():
+    result = govlab.run(platform="skylake-e3-1240v5", workload="periodic:tasks=2", duration="200ms", seed=2)
+    rows = result.turbostat()
+    d = result.to_dict()
+    secs = d["sim_time_s"]
+    summary = rows[0]
+    assert abs(summary["PkgWatt"] - d["package_j"] / secs) < 1e-9
+    assert abs(summary["RAMWatt"] - d["dram_j"] / secs) < 1e-9
+    assert summary["CorWatt"] < summary["PkgWatt"], "client Skylake has PP0; the cores are part of the package"
+    assert abs(d["package_j"] + d["dram_j"] - d["energy_j"]) < 1e-9 * d["energy_j"]
+    assert 0.0 <= summary["Pkg%pc8"] <= 100.0
+
+
+def test_turbostat_json_from_the_cli(cli):
+    proc = cli("run", "--platform", BDW, "--workload", "idle", "--duration", "100ms", "--format", "json", "--turbostat")
+    assert proc.returncode == 0, proc.stderr
+    d = json.loads(proc.stdout)
+    assert d["turbostat"][0]["CPU"] == "-"
+    assert d["turbostat"][0]["Pkg%pc6"] > 50.0, "an idle Broadwell-EP sits in PC6"
+
+
+def test_package_cstates_off_keeps_the_package_in_pc0():
+    on = govlab.run(platform=BDW, workload="idle", duration="200ms").to_dict()
+    off = govlab.run(platform=f"{BDW}:package_cstates=off", workload="idle", duration="200ms").to_dict()
+    assert sum(p["cstates"][0]["time_s"] for p in on["packages"]) > 0.3
+    assert all(p["cstates"][0]["time_s"] == 0 for p in off["packages"])
+    assert off["avg_power_w"] > on["avg_power_w"]
+
+
+def test_bad_package_cstates_is_one_error_line(cli):
+    proc = cli("run", "--platform", f"{BDW}:package_cstates=maybe", "--duration", "10ms")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("govlab: error:"), proc.stderr
+    assert "package_cstates" in lines[0] and "on/off" in lines[0]
