@@ -160,6 +160,9 @@ impl Engine {
             for i in 0..spec.instances {
                 let start = spec.start_ns + u64::from(i) * spec.stagger_ns;
                 let t = self.new_task(spec, affinity, None, start);
+                if let Some(e) = self.fault.take() {
+                    return Err(e);
+                }
                 if start == 0 {
                     self.wake_up_new_task(t, 0, 0);
                 } else {
@@ -202,6 +205,13 @@ impl Engine {
             cpu: 0,
             affinity,
             weight,
+            nice_weight: weight,
+            class: crate::sched::rt::Class::Fair,
+            rt: super::rq::RtEntity::default(),
+            dl: super::rq::DlEntity::default(),
+            uclamp_min: 0,
+            uclamp_max: 1024,
+            group: None,
             program: spec.program.clone(),
             pc: 0,
             loops: Vec::new(),
@@ -229,6 +239,12 @@ impl Engine {
             interp_epoch: 0,
         });
         self.live_tasks += 1;
+        if spec.sched != crate::workload::SchedAttr::default() {
+            self.set_sched_attr(id, &spec.sched);
+            if let Some(g) = self.tasks[id].group {
+                self.group_attach(g, id);
+            }
+        }
         id
     }
 
@@ -546,6 +562,7 @@ impl Engine {
     fn task_exit(&mut self, cpu: CpuId, t: TaskId) {
         self.dequeue_task(cpu, t, true);
         self.tasks[t].state = TaskState::Dead;
+        self.release_sched_attr(t);
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];
             tr.sched_process_exit(self.now, cpu, &tk.comm, tk.pid);

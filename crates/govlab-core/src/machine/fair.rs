@@ -11,6 +11,7 @@ use super::{Engine, Event};
 use crate::cpufreq::{SCHED_CPUFREQ_IOWAIT, SCHED_CPUFREQ_MIGRATION};
 use crate::platform::CpuId;
 use crate::sched::pelt::{self, NICE_0_LOAD};
+use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
 use crate::sim::Time;
 
@@ -38,16 +39,14 @@ impl Engine {
         if let Some(t) = task {
             let running = rq.curr == Some(t);
             let tk = &mut self.tasks[t];
-            let on_rq = matches!(tk.state, TaskState::Runnable | TaskState::Running);
-            pelt::update_entity(now, &mut tk.avg, on_rq, running, tk.weight);
+            // RT and DL tasks have no place in the fair class's PELT.
+            if tk.class == Class::Fair {
+                let on_rq = matches!(tk.state, TaskState::Runnable | TaskState::Running);
+                pelt::update_entity(now, &mut tk.avg, on_rq, running, tk.weight);
+            }
         }
-        let decayed = pelt::update_cfs_rq(
-            now,
-            &mut rq.cfs,
-            rq.load_weight,
-            u64::from(rq.nr_running),
-            rq.curr.is_some(),
-        );
+        let running = rq.cfs_running();
+        let decayed = pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.cfs_nr_running), running);
         if decayed {
             self.cpufreq_update_util(cpu, 0);
         }
@@ -67,6 +66,10 @@ impl Engine {
     /// runqueue's signal decayed (`cfs_rq_util_change`), which is the case
     /// for nearly every wakeup after a millisecond or more of idle.
     pub(crate) fn enqueue_task(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
+        if self.tasks[t].class != Class::Fair {
+            self.enqueue_task_rt_dl(cpu, t);
+            return;
+        }
         self.update_rq_clock(cpu);
         {
             let rq = &mut self.rqs[cpu];
@@ -85,8 +88,8 @@ impl Engine {
                 // __update_load_avg_se with se->on_rq still 0.
                 pelt::update_entity(now, &mut tk.avg, false, false, tk.weight);
             }
-            let decayed =
-                pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.nr_running), rq.curr.is_some());
+            let running = rq.cfs_running();
+            let decayed = pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.cfs_nr_running), running);
             if attaching {
                 pelt::attach_entity(&mut rq.cfs, &mut tk.avg, tk.weight);
                 tk.needs_attach = false;
@@ -105,10 +108,14 @@ impl Engine {
         tk.cpu = cpu;
         rq.tree.insert((tk.vruntime, t));
         rq.nr_running += 1;
+        rq.cfs_nr_running += 1;
         rq.load_weight += tk.weight;
         self.idle_mask.clear(cpu);
         if rq.nr_running > 1 {
             self.overloaded.set(cpu);
+        }
+        if let Some(g) = self.tasks[t].group {
+            self.group_load_changed(g);
         }
     }
 
@@ -132,7 +139,7 @@ impl Engine {
     /// The task's share of the scheduling period (sched_slice).
     fn sched_slice(&self, cpu: CpuId, t: TaskId) -> u64 {
         let rq = &self.rqs[cpu];
-        let nr = u64::from(rq.nr_running) + u64::from(!matches!(self.tasks[t].state, TaskState::Runnable | TaskState::Running));
+        let nr = u64::from(rq.cfs_nr_running) + u64::from(!matches!(self.tasks[t].state, TaskState::Runnable | TaskState::Running));
         let period = if nr > self.tun.nr_latency {
             nr * self.tun.min_granularity_ns
         } else {
@@ -144,6 +151,10 @@ impl Engine {
 
     /// dequeue_task_fair(): take task `t` off `cpu` (to sleep if `sleep`).
     pub(crate) fn dequeue_task(&mut self, cpu: CpuId, t: TaskId, sleep: bool) {
+        if self.tasks[t].class != Class::Fair {
+            self.dequeue_task_rt_dl(cpu, t, sleep);
+            return;
+        }
         self.update_rq_clock(cpu);
         if self.rqs[cpu].curr == Some(t) {
             self.update_curr(cpu);
@@ -160,6 +171,7 @@ impl Engine {
             rq.tree.remove(&(tk.vruntime, t));
         }
         rq.nr_running -= 1;
+        rq.cfs_nr_running -= 1;
         rq.load_weight -= tk.weight;
         if rq.nr_running == 0 {
             self.idle_mask.set(cpu);
@@ -168,11 +180,19 @@ impl Engine {
             self.overloaded.clear(cpu);
         }
         tk.state = if sleep { TaskState::Blocked } else { TaskState::Runnable };
+        // A migration (not `sleep`) leaves the group's load as it is.
+        if let (true, Some(g)) = (sleep, tk.group) {
+            self.group_load_changed(g);
+        }
     }
 
     /// update_curr(): charge the running task for its time since exec_start.
     pub(crate) fn update_curr(&mut self, cpu: CpuId) {
         let Some(t) = self.rqs[cpu].curr else { return };
+        if self.rqs[cpu].curr_class != Class::Fair {
+            self.update_curr_rt_dl(cpu, t);
+            return;
+        }
         let now = self.now;
         let tk = &mut self.tasks[t];
         let delta = now.saturating_sub(tk.exec_start_ns);
@@ -310,7 +330,9 @@ impl Engine {
             if let Some(p) = prev {
                 self.update_curr(cpu);
                 self.pause_segment(cpu);
-                if self.tasks[p].state == TaskState::Running {
+                if self.tasks[p].state == TaskState::Running && self.tasks[p].class != Class::Fair {
+                    self.put_prev_task_rt_dl(cpu, p);
+                } else if self.tasks[p].state == TaskState::Running {
                     // Preempted: back into the tree (put_prev_entity).
                     self.update_load_avg(cpu, Some(p));
                     self.tasks[p].state = TaskState::Runnable;
@@ -318,13 +340,21 @@ impl Engine {
                     self.rqs[cpu].tree.insert((v, p));
                 }
             }
-            if self.rqs[cpu].tree.is_empty() {
-                self.newidle_balance(cpu);
+            // pick_next_task(): the deadline and RT classes first.
+            let mut next = self.pick_next_task_rt_dl(cpu);
+            if next.is_none() {
+                if self.rqs[cpu].tree.is_empty() {
+                    self.newidle_balance(cpu);
+                }
+                // newidle_balance may have pulled an RT task.
+                next = self.pick_next_task_rt_dl(cpu);
             }
-            let next = self.rqs[cpu].tree.first().map(|&(_, t)| t);
-            if let Some(n) = next {
-                let v = self.tasks[n].vruntime;
-                self.rqs[cpu].tree.remove(&(v, n));
+            if next.is_none() {
+                next = self.rqs[cpu].tree.first().map(|&(_, t)| t);
+                if let Some(n) = next {
+                    let v = self.tasks[n].vruntime;
+                    self.rqs[cpu].tree.remove(&(v, n));
+                }
             }
             if prev != next {
                 self.context_switch(cpu, prev, next);
@@ -359,7 +389,14 @@ impl Engine {
             rq.busy_ns += self.now - rq.busy_since_ns;
         }
         rq.busy_since_ns = self.now;
+        if self.rt_dl_used {
+            // The RT and DL signals up to the switch (update_rt_rq_load_avg
+            // in put_prev_task_rt, update_dl_rq_load_avg in put_prev_task_dl).
+            self.update_rt_dl_avg(cpu);
+        }
+        let rq = &mut self.rqs[cpu];
         rq.curr = next;
+        rq.curr_class = next.map_or(Class::Fair, |n| self.tasks[n].class);
         if let Some(n) = next {
             let now = self.now;
             let tk = &mut self.tasks[n];
@@ -384,6 +421,13 @@ impl Engine {
     pub(crate) fn check_preempt_wakeup(&mut self, cpu: CpuId, t: TaskId) {
         let Some(curr) = self.rqs[cpu].curr else { return };
         if self.rqs[cpu].mode != CpuMode::Active {
+            return;
+        }
+        if self.tasks[t].class != Class::Fair || self.rqs[cpu].curr_class != Class::Fair {
+            // wakeup_preempt() across classes, or within RT or DL.
+            if self.rt_dl_preempts(cpu, t, curr) {
+                self.schedule(cpu);
+            }
             return;
         }
         self.update_curr(cpu);
@@ -446,6 +490,9 @@ impl Engine {
         }
         self.arm_tick(cpu);
         self.update_rq_clock(cpu);
+        if self.rt_dl_used {
+            self.update_rt_dl_avg(cpu);
+        }
         let Some(curr) = self.rqs[cpu].curr else {
             self.update_load_avg(cpu, None);
             return true;
@@ -455,7 +502,21 @@ impl Engine {
         if self.rqs[cpu].curr != Some(curr) {
             return true;
         }
-        // check_preempt_tick()
+        if self.rqs[cpu].curr_class != Class::Fair {
+            // task_tick_rt() / task_tick_dl().
+            self.task_tick_rt_dl(cpu, curr);
+        } else {
+            self.check_preempt_tick(cpu, curr);
+        }
+        if self.now - self.rqs[cpu].last_balance_ns >= self.tun.balance_interval_ns {
+            self.rqs[cpu].last_balance_ns = self.now;
+            self.periodic_balance(cpu);
+        }
+        true
+    }
+
+    /// check_preempt_tick(): the running fair task used its slice.
+    fn check_preempt_tick(&mut self, cpu: CpuId, curr: TaskId) {
         let tk = &self.tasks[curr];
         let ran = tk.sum_exec_ns - tk.prev_sum_exec_ns;
         let ideal = self.sched_slice(cpu, curr);
@@ -468,11 +529,6 @@ impl Engine {
         if resched && !self.rqs[cpu].tree.is_empty() {
             self.schedule(cpu);
         }
-        if self.now - self.rqs[cpu].last_balance_ns >= self.tun.balance_interval_ns {
-            self.rqs[cpu].last_balance_ns = self.now;
-            self.periodic_balance(cpu);
-        }
-        true
     }
 }
 

@@ -265,7 +265,8 @@ impl Engine {
     pub(crate) fn update_blocked_averages(&mut self, cpu: CpuId) {
         let rq = &mut self.rqs[cpu];
         let now = rq.clock.now();
-        let decayed = crate::sched::pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.nr_running), rq.curr.is_some());
+        let running = rq.cfs_running();
+        let decayed = crate::sched::pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.cfs_nr_running), running);
         if decayed {
             self.cpufreq_update_util(cpu, 0);
         }

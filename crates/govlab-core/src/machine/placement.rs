@@ -25,6 +25,7 @@ use super::Engine;
 use crate::platform::CpuId;
 use crate::sched::cpumask::CpuMask;
 use crate::sched::pelt;
+use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
 
 impl Engine {
@@ -38,6 +39,9 @@ impl Engine {
 
     /// select_task_rq_fair() for a wakeup.
     pub(crate) fn select_task_rq(&self, t: TaskId, prev: CpuId) -> CpuId {
+        if self.tasks[t].class != Class::Fair {
+            return self.select_task_rq_rt_dl(t, prev);
+        }
         if self.asym_cpucap {
             return self.select_idle_sibling_asym(t, prev);
         }
@@ -75,6 +79,9 @@ impl Engine {
 
     /// find_idlest_cpu() for a new task.
     pub(crate) fn select_task_rq_fork(&self, t: TaskId, parent_cpu: CpuId) -> CpuId {
+        if self.tasks[t].class != Class::Fair {
+            return self.select_task_rq_rt_dl(t, parent_cpu);
+        }
         let allowed = self.allowed(t);
         let idle = allowed.and(&self.idle_mask);
         let llc = self.llc_masks[self.plat.cpus[parent_cpu].llc];
@@ -98,6 +105,10 @@ impl Engine {
     /// Move a sleeping task's PELT and vruntime from `from` to `to`
     /// (migrate_task_rq_fair for a wakeup migration).
     pub(crate) fn migrate_sleeping(&mut self, t: TaskId, from: CpuId, to: CpuId) {
+        if self.tasks[t].class != Class::Fair {
+            self.migrate_sleeping_dl(t, from);
+            return;
+        }
         if self.tasks[t].needs_attach {
             return;
         }

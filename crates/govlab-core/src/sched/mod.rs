@@ -26,7 +26,9 @@
 
 pub mod capacity;
 pub mod cpumask;
+pub mod deadline;
 pub mod pelt;
+pub mod rt;
 pub mod sorted_set;
 
 /// Default sysctl_sched_latency before scaling (fair.c, v6.5).

@@ -21,6 +21,7 @@ pub mod limits;
 pub mod netperf;
 pub mod periodic;
 pub mod rtapp;
+pub mod sched_attr;
 pub mod pgbench;
 pub mod schbench;
 pub mod sleeping_ebizzy;
@@ -36,6 +37,7 @@ use crate::platform::{CpuId, Platform};
 use crate::sim::rng::Rng;
 
 pub use lang::{Dist, IoKind, Op, Program, ProgramBuilder, Since, TimerRef};
+pub use sched_attr::{SchedAttr, SchedPolicy, TaskGroupSpec};
 
 /// A task to start at time 0, or (for templates) when forked.
 #[derive(Debug, Clone)]
@@ -53,6 +55,9 @@ pub struct TaskSpec {
     /// `start_ns + i * stagger_ns`.
     pub start_ns: u64,
     pub stagger_ns: u64,
+    /// Scheduling policy, clamps and task group (SCHED_OTHER, root group:
+    /// the default).
+    pub sched: SchedAttr,
 }
 
 impl TaskSpec {
@@ -65,6 +70,7 @@ impl TaskSpec {
             instances: 1,
             start_ns: 0,
             stagger_ns: 0,
+            sched: SchedAttr::default(),
         }
     }
 }
@@ -112,6 +118,8 @@ pub struct Setup {
     pub series: Vec<String>,
     /// Names of counters (`Count` ops), by index.
     pub counters: Vec<String>,
+    /// CFS task groups the tasks' [`SchedAttr::group`] names, by index.
+    pub groups: Vec<TaskGroupSpec>,
 }
 
 /// What the engine kept about the workload during a run.
