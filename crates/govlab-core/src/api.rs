@@ -169,7 +169,7 @@ impl RunConfig {
         machine::build(parts, trace)
     }
 
-    fn parts(&self) -> Result<RunParts> {
+    pub(crate) fn parts(&self) -> Result<RunParts> {
         self.parts_with(ExternalGovernors::default())
     }
 

@@ -152,8 +152,21 @@ impl Engine {
             });
             self.schedule_arrival(i);
         }
-        for spec in &setup.templates {
+        for spec in setup.templates.iter().chain(&setup.tasks) {
             self.affinity_mask(spec)?;
+            for op in &spec.program.ops {
+                if let Op::SetAffinity { cpus: Some(cpus) } = op {
+                    let n = self.plat.nr_cpus();
+                    if let Some(&bad) = cpus.iter().find(|&&c| c >= n) {
+                        return Err(Error::invalid(
+                            format!("task {}", spec.comm),
+                            "cpus",
+                            bad,
+                            format!("CPUs of {} (0 to {})", self.plat.name, n - 1),
+                        ));
+                    }
+                }
+            }
         }
         for spec in &setup.tasks {
             let affinity = self.affinity_mask(spec)?;
@@ -506,6 +519,27 @@ impl Engine {
                     }
                 }
                 Op::Count { counter, amount } => self.record.counters[counter as usize] += amount,
+                Op::SetAffinity { ref cpus } => {
+                    let mask = cpus.as_deref().map(|c| CpuMask::from_cpus(c.iter().copied()));
+                    self.tasks[t].affinity = mask;
+                    if mask.is_some_and(|m| !m.test(cpu)) {
+                        // The migration stopper moves the running task
+                        // (__set_cpus_allowed_ptr → affine_move_task):
+                        // modelled as a sleep and an immediate wakeup.
+                        self.block(cpu, t);
+                        self.try_to_wake_up(t, cpu);
+                        return Outcome::Blocked;
+                    }
+                }
+                Op::Yield if self.tasks[t].class == crate::sched::rt::Class::Rt => {
+                    // yield_task_rt(): behind the others of its priority.
+                    let prio = self.tasks[t].rt.prio;
+                    if self.rqs[cpu].rt_queue.first().is_some_and(|k| k.0 == prio) {
+                        self.update_curr(cpu);
+                        self.tasks[t].rt.time_slice_ns = 0;
+                        return Outcome::Yielded;
+                    }
+                }
                 Op::Yield => {
                     if !self.rqs[cpu].tree.is_empty() {
                         // sched_yield: go behind everyone queued.

@@ -31,6 +31,8 @@ mod capacity;
 mod deadline;
 mod fair_group;
 mod rt;
+#[cfg(test)]
+mod sched_class_tests;
 mod cpufreq;
 mod cpufreq_driver;
 pub(crate) mod dvfs;
