@@ -549,6 +549,9 @@ impl<'a> Conv<'a> {
                 _ if SCHED_KEYS.contains(&k.as_str()) && is_task => {}
                 "priority" | "policy" if p.get(k) == t.get(k) => {}
                 _ if SCHED_KEYS.contains(&k.as_str()) && p.get(k) == t.get(k) => {}
+                // A per-phase cgroup move: the task stays in its task-level
+                // group (the root if none); said in docs/workloads.md.
+                "taskgroup" => {}
                 "priority" | "policy" => {
                     return Err(self.err(&kat, "a per-phase change of scheduling class or priority is not modelled"));
                 }
