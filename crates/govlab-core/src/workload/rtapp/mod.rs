@@ -36,14 +36,21 @@
 //! the use case's start plus the thread's delay), which differs only for
 //! forked threads: here their timers start at the fork.
 //!
-//! Refused, with an error naming the file and the key's path: SCHED_FIFO,
-//! SCHED_RR, SCHED_DEADLINE and SCHED_IDLE (govlab schedules with CFS only;
-//! `rt_as_cfs=on` runs such threads as nice-0 SCHED_OTHER threads instead),
-//! per-phase `cpus`, `policy` or `priority` changes, `taskgroup`,
-//! `util_min`/`util_max`, `nodes_membind`, the pre-2015 grammar (`exec`,
-//! `period`, `lock_order`, `resources` in a task), and keys that are neither
-//! events nor properties. Logging and tracing keys of `global` are ignored,
-//! and so is `duration`: the run lasts as long as the experiment says.
+//! Scheduling: `policy` (SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE;
+//! SCHED_IDLE as nice 19), `priority` (nice for SCHED_OTHER, 1..99 for
+//! FIFO/RR, default 10 assumed), `dl-runtime`/`dl-period`/`dl-deadline`
+//! (µs), `util_min`/`util_max` and `taskgroup` become the task's
+//! [`SchedAttr`]; per-phase `cpus` becomes an `Op::SetAffinity` at each
+//! phase's start. `rt_as_cfs=on` runs RT/DL/IDLE threads as nice-0
+//! SCHED_OTHER instead.
+//!
+//! Refused, with an error naming the file and the key's path: per-phase
+//! `policy`, `priority`, deadline or clamp changes, `nodes_membind`, the
+//! pre-2015 grammar (`exec`, `period`, `lock_order`, `resources` in a task:
+//! the message says so and how to convert), files without `tasks`
+//! (fragments), and keys that are neither events nor properties. Logging
+//! and tracing keys of `global` are ignored, and so is `duration`: the run
+//! lasts as long as the experiment says.
 //!
 //! Metrics: `run_stretch` (primary), the wall time of all run/runtime
 //! events over their calibrated time (1 at the calibration frequency with
