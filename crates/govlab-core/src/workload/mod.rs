@@ -292,6 +292,11 @@ pub struct WorkloadInfo {
 /// entry's ([`Ends::default_duration_ns`]); [`DEFAULT_DURATION_NS`] for a
 /// workload file or an unknown name (which fails later, when built).
 pub fn default_duration_ns(spec: &Spec) -> u64 {
+    if spec.name == rtapp::INFO.name {
+        if let Some(ns) = rtapp::file_duration_ns(spec) {
+            return ns;
+        }
+    }
     registry()
         .iter()
         .find(|w| w.name == spec.name)

@@ -49,8 +49,9 @@
 //! pre-2015 grammar (`exec`, `period`, `lock_order`, `resources` in a task:
 //! the message says so and how to convert), files without `tasks`
 //! (fragments), and keys that are neither events nor properties. Logging
-//! and tracing keys of `global` are ignored, and so is `duration`: the run
-//! lasts as long as the experiment says.
+//! and tracing keys of `global` are ignored. `duration` (seconds) is the
+//! run's length when the experiment gives none ([`file_duration_ns`]); a
+//! given duration overrides it.
 //!
 //! Metrics: `run_stretch` (primary), the wall time of all run/runtime
 //! events over their calibrated time (1 at the calibration frequency with
@@ -148,6 +149,18 @@ pub struct RtApp {
     path: PathBuf,
     doc: Json,
     rt_as_cfs: bool,
+}
+
+/// The run length an rt-app file asks for: `global.duration` in seconds
+/// (rt-app stops the use case then; -1 or 0 runs until stopped, which gives
+/// None). None too when the file cannot be read: building it says why.
+pub fn file_duration_ns(spec: &Spec) -> Option<u64> {
+    let file = spec.params.iter().find(|(k, _)| k == FILE.name).map(|(_, v)| v)?;
+    let text = std::fs::read_to_string(file).ok()?;
+    let doc = json::parse(&text).ok()?;
+    let secs = doc.get("global")?.get("duration")?.as_i64()?;
+    let secs = u64::try_from(secs).ok().filter(|&s| s > 0 && s <= 7 * 24 * 3600)?;
+    Some(secs * 1_000_000_000)
 }
 
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
