@@ -195,6 +195,8 @@ impl Engine {
     /// migrate_task_rq_dl() for a sleeping task woken onto another CPU: a
     /// task still contending (before its 0-lag time) takes its bandwidth
     /// from `from`'s running_bw; the enqueue adds it on the new CPU.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn migrate_sleeping_dl(&mut self, t: TaskId, from: CpuId) {
         if self.tasks[t].class != crate::sched::rt::Class::Deadline || !self.tasks[t].dl.contending {
             return;

@@ -119,6 +119,9 @@ pub struct Engine {
     /// Some task is RT or DL (or has been): the RT/DL signals are kept
     /// (machine/rt.rs); false keeps the fair-only hot path as it was.
     pub(crate) rt_dl_used: bool,
+    /// Some task is RT, DL or in a task group: the class and group checks
+    /// of the fair hot paths are on (one predictable test when off).
+    pub(crate) sched_ext: bool,
     /// Some task set a utilisation clamp (the kernel's uclamp static key,
     /// `uclamp_is_used`, v6.8).
     pub(crate) uclamp_used: bool,
@@ -245,6 +248,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         fault: None,
         external_governors: false,
         rt_dl_used: false,
+        sched_ext: false,
         uclamp_used: false,
         rt_period_armed: false,
         rt_period_gen: 0,

@@ -39,11 +39,11 @@ impl Engine {
         if let Some(t) = task {
             let running = rq.curr == Some(t);
             let tk = &mut self.tasks[t];
-            // RT and DL tasks have no place in the fair class's PELT.
-            if tk.class == Class::Fair {
-                let on_rq = matches!(tk.state, TaskState::Runnable | TaskState::Running);
-                pelt::update_entity(now, &mut tk.avg, on_rq, running, tk.weight);
-            }
+            // An RT or DL task's own signal is aged too (the kernel's
+            // update_curr_rt/dl leave it alone); it is never attached to
+            // the fair runqueue's, so nothing reads it.
+            let on_rq = matches!(tk.state, TaskState::Runnable | TaskState::Running);
+            pelt::update_entity(now, &mut tk.avg, on_rq, running, tk.weight);
         }
         let running = rq.cfs_running();
         let decayed = pelt::update_cfs_rq(now, &mut rq.cfs, rq.load_weight, u64::from(rq.cfs_nr_running), running);
@@ -66,10 +66,30 @@ impl Engine {
     /// runqueue's signal decayed (`cfs_rq_util_change`), which is the case
     /// for nearly every wakeup after a millisecond or more of idle.
     pub(crate) fn enqueue_task(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
+        if self.sched_ext {
+            self.enqueue_task_ext(cpu, t, kind);
+        } else {
+            self.enqueue_task_fair(cpu, t, kind);
+        }
+    }
+
+    /// enqueue_task() with RT/DL tasks or task groups about.
+    #[cold]
+    #[inline(never)]
+    fn enqueue_task_ext(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         if self.tasks[t].class != Class::Fair {
             self.enqueue_task_rt_dl(cpu, t);
             return;
         }
+        self.enqueue_task_fair(cpu, t, kind);
+        if let Some(g) = self.tasks[t].group {
+            self.group_load_changed(g);
+        }
+    }
+
+    /// enqueue_task_fair() proper.
+    #[inline(always)]
+    fn enqueue_task_fair(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         self.update_rq_clock(cpu);
         {
             let rq = &mut self.rqs[cpu];
@@ -114,9 +134,6 @@ impl Engine {
         if rq.nr_running > 1 {
             self.overloaded.set(cpu);
         }
-        if let Some(g) = self.tasks[t].group {
-            self.group_load_changed(g);
-        }
     }
 
     /// place_entity(): where a waking, new or migrating task's vruntime goes.
@@ -151,10 +168,31 @@ impl Engine {
 
     /// dequeue_task_fair(): take task `t` off `cpu` (to sleep if `sleep`).
     pub(crate) fn dequeue_task(&mut self, cpu: CpuId, t: TaskId, sleep: bool) {
+        if self.sched_ext {
+            self.dequeue_task_ext(cpu, t, sleep);
+        } else {
+            self.dequeue_task_fair(cpu, t, sleep);
+        }
+    }
+
+    /// dequeue_task() with RT/DL tasks or task groups about.
+    #[cold]
+    #[inline(never)]
+    fn dequeue_task_ext(&mut self, cpu: CpuId, t: TaskId, sleep: bool) {
         if self.tasks[t].class != Class::Fair {
             self.dequeue_task_rt_dl(cpu, t, sleep);
             return;
         }
+        self.dequeue_task_fair(cpu, t, sleep);
+        // A migration (not `sleep`) leaves the group's load as it is.
+        if let (true, Some(g)) = (sleep, self.tasks[t].group) {
+            self.group_load_changed(g);
+        }
+    }
+
+    /// dequeue_task_fair() proper.
+    #[inline(always)]
+    fn dequeue_task_fair(&mut self, cpu: CpuId, t: TaskId, sleep: bool) {
         self.update_rq_clock(cpu);
         if self.rqs[cpu].curr == Some(t) {
             self.update_curr(cpu);
@@ -180,16 +218,13 @@ impl Engine {
             self.overloaded.clear(cpu);
         }
         tk.state = if sleep { TaskState::Blocked } else { TaskState::Runnable };
-        // A migration (not `sleep`) leaves the group's load as it is.
-        if let (true, Some(g)) = (sleep, tk.group) {
-            self.group_load_changed(g);
-        }
     }
 
     /// update_curr(): charge the running task for its time since exec_start.
     pub(crate) fn update_curr(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu].curr else { return };
-        if self.rqs[cpu].curr_class != Class::Fair {
+        let rq = &self.rqs[cpu];
+        let Some(t) = rq.curr else { return };
+        if self.sched_ext && rq.curr_class != Class::Fair {
             self.update_curr_rt_dl(cpu, t);
             return;
         }
@@ -324,13 +359,23 @@ impl Engine {
     /// __schedule(): pick the next task on `cpu` and switch to it; when the
     /// queue is empty, try to pull work, then go idle.
     pub(crate) fn schedule(&mut self, cpu: CpuId) {
+        if self.sched_ext {
+            self.schedule_impl::<true>(cpu);
+        } else {
+            self.schedule_impl::<false>(cpu);
+        }
+    }
+
+    /// [`Self::schedule`]; `EXT`: RT/DL tasks or task groups are about
+    /// (without them the class checks compile away).
+    fn schedule_impl<const EXT: bool>(&mut self, cpu: CpuId) {
         loop {
             self.update_rq_clock(cpu);
             let prev = self.rqs[cpu].curr;
             if let Some(p) = prev {
                 self.update_curr(cpu);
                 self.pause_segment(cpu);
-                if self.tasks[p].state == TaskState::Running && self.tasks[p].class != Class::Fair {
+                if EXT && self.tasks[p].state == TaskState::Running && self.tasks[p].class != Class::Fair {
                     self.put_prev_task_rt_dl(cpu, p);
                 } else if self.tasks[p].state == TaskState::Running {
                     // Preempted: back into the tree (put_prev_entity).
@@ -341,13 +386,15 @@ impl Engine {
                 }
             }
             // pick_next_task(): the deadline and RT classes first.
-            let mut next = self.pick_next_task_rt_dl(cpu);
+            let mut next = if EXT { self.pick_next_task_rt_dl(cpu) } else { None };
             if next.is_none() {
                 if self.rqs[cpu].tree.is_empty() {
                     self.newidle_balance(cpu);
                 }
                 // newidle_balance may have pulled an RT task.
-                next = self.pick_next_task_rt_dl(cpu);
+                if EXT {
+                    next = self.pick_next_task_rt_dl(cpu);
+                }
             }
             if next.is_none() {
                 next = self.rqs[cpu].tree.first().map(|&(_, t)| t);
@@ -389,14 +436,19 @@ impl Engine {
             rq.busy_ns += self.now - rq.busy_since_ns;
         }
         rq.busy_since_ns = self.now;
-        if self.rt_dl_used {
+        if self.sched_ext {
             // The RT and DL signals up to the switch (update_rt_rq_load_avg
             // in put_prev_task_rt, update_dl_rq_load_avg in put_prev_task_dl).
             self.update_rt_dl_avg(cpu);
+            let class = next.map_or(Class::Fair, |n| self.tasks[n].class);
+            let rq = &mut self.rqs[cpu];
+            rq.curr_class = class;
+            rq.cfs_curr = next.is_some() && class == Class::Fair;
+        } else {
+            self.rqs[cpu].cfs_curr = next.is_some();
         }
         let rq = &mut self.rqs[cpu];
         rq.curr = next;
-        rq.curr_class = next.map_or(Class::Fair, |n| self.tasks[n].class);
         if let Some(n) = next {
             let now = self.now;
             let tk = &mut self.tasks[n];
@@ -423,7 +475,7 @@ impl Engine {
         if self.rqs[cpu].mode != CpuMode::Active {
             return;
         }
-        if self.tasks[t].class != Class::Fair || self.rqs[cpu].curr_class != Class::Fair {
+        if self.sched_ext && (self.tasks[t].class != Class::Fair || self.rqs[cpu].curr_class != Class::Fair) {
             // wakeup_preempt() across classes, or within RT or DL.
             if self.rt_dl_preempts(cpu, t, curr) {
                 self.schedule(cpu);

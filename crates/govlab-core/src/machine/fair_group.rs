@@ -56,6 +56,8 @@ impl Engine {
 
     /// update_cfs_group(): the group's runnable load changed; reweight its
     /// runnable tasks (reweight_entity, charging a running one first).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn group_load_changed(&mut self, g: u32) {
         let g = g as usize;
         let shares = self.groups[g].shares;

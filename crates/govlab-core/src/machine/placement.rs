@@ -39,7 +39,7 @@ impl Engine {
 
     /// select_task_rq_fair() for a wakeup.
     pub(crate) fn select_task_rq(&self, t: TaskId, prev: CpuId) -> CpuId {
-        if self.tasks[t].class != Class::Fair {
+        if self.sched_ext && self.tasks[t].class != Class::Fair {
             return self.select_task_rq_rt_dl(t, prev);
         }
         if self.asym_cpucap {
@@ -79,7 +79,7 @@ impl Engine {
 
     /// find_idlest_cpu() for a new task.
     pub(crate) fn select_task_rq_fork(&self, t: TaskId, parent_cpu: CpuId) -> CpuId {
-        if self.tasks[t].class != Class::Fair {
+        if self.sched_ext && self.tasks[t].class != Class::Fair {
             return self.select_task_rq_rt_dl(t, parent_cpu);
         }
         let allowed = self.allowed(t);
@@ -105,7 +105,7 @@ impl Engine {
     /// Move a sleeping task's PELT and vruntime from `from` to `to`
     /// (migrate_task_rq_fair for a wakeup migration).
     pub(crate) fn migrate_sleeping(&mut self, t: TaskId, from: CpuId, to: CpuId) {
-        if self.tasks[t].class != Class::Fair {
+        if self.sched_ext && self.tasks[t].class != Class::Fair {
             self.migrate_sleeping_dl(t, from);
             return;
         }

@@ -141,6 +141,8 @@ pub struct CpuRq {
     pub cfs_nr_running: u32,
     /// The class of `curr` (Fair when idle).
     pub curr_class: Class,
+    /// `curr` is a fair task (cfs_rq->curr is set).
+    pub cfs_curr: bool,
     /// The RT runqueue (struct rt_rq): queued tasks by prio then arrival
     /// (the running one is taken out), its runnable count, the next head
     /// and tail arrival numbers, and the throttle's state.
@@ -210,6 +212,7 @@ impl Default for CpuRq {
             nr_running: 0,
             cfs_nr_running: 0,
             curr_class: Class::Fair,
+            cfs_curr: false,
             rt_queue: SortedSet::new(),
             rt_nr_running: 0,
             rt_seq_head: -1,
@@ -255,7 +258,7 @@ impl CpuRq {
     /// A fair task is current (cfs_rq->curr is set).
     #[inline]
     pub fn cfs_running(&self) -> bool {
-        self.curr.is_some() && self.curr_class == Class::Fair
+        self.cfs_curr
     }
 
     /// The idle state the CPU sits in, None while in C0 (or leaving idle).

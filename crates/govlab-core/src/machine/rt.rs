@@ -58,6 +58,9 @@ impl Engine {
             self.uclamp_used = true;
         }
         tk.group = a.group;
+        if a.group.is_some() || a.policy != SchedPolicy::Other {
+            self.sched_ext = true;
+        }
         match a.policy {
             SchedPolicy::Other => {}
             SchedPolicy::Fifo | SchedPolicy::Rr => {
@@ -121,6 +124,8 @@ impl Engine {
     // ---- enqueue / dequeue ---------------------------------------------
 
     /// enqueue_task_rt() / enqueue_task_dl().
+    #[cold]
+    #[inline(never)]
     pub(crate) fn enqueue_task_rt_dl(&mut self, cpu: CpuId, t: TaskId) {
         self.update_rq_clock(cpu);
         let tk = &mut self.tasks[t];
@@ -150,6 +155,8 @@ impl Engine {
     }
 
     /// dequeue_task_rt() / dequeue_task_dl(): `sleep` when the task blocks.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn dequeue_task_rt_dl(&mut self, cpu: CpuId, t: TaskId, sleep: bool) {
         self.update_rq_clock(cpu);
         if self.rqs[cpu].curr == Some(t) {
@@ -181,7 +188,8 @@ impl Engine {
     /// pick_next_task() for the deadline and RT classes: the earliest
     /// deadline, else the highest-priority RT task unless the RT runqueue
     /// is throttled; taken off its queue. None: the fair class picks.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     pub(crate) fn pick_next_task_rt_dl(&mut self, cpu: CpuId) -> Option<TaskId> {
         if !self.rt_dl_used {
             return None;
@@ -205,6 +213,8 @@ impl Engine {
 
     /// put_prev_task_rt() / put_prev_task_dl(): the running task `p` was
     /// preempted and is still runnable.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn put_prev_task_rt_dl(&mut self, cpu: CpuId, p: TaskId) {
         let rq = &mut self.rqs[cpu];
         let tk = &mut self.tasks[p];
@@ -232,6 +242,8 @@ impl Engine {
     /// wakeup_preempt() when the woken task `t` or the current `curr` is
     /// not a fair task: a higher class always preempts; within RT a higher
     /// priority, within DL an earlier deadline.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn rt_dl_preempts(&self, cpu: CpuId, t: TaskId, curr: TaskId) -> bool {
         let tc = self.tasks[t].class;
         let cc = self.rqs[cpu].curr_class;
@@ -259,6 +271,8 @@ impl Engine {
     /// update_curr_rt() / update_curr_dl(): charge the running task; RT time
     /// (DL time too, as v6.8's update_curr_dl does while RT bandwidth is
     /// enforced) counts against the RT throttle.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn update_curr_rt_dl(&mut self, cpu: CpuId, t: TaskId) {
         let now = self.now;
         let tk = &mut self.tasks[t];
@@ -282,6 +296,8 @@ impl Engine {
     }
 
     /// task_tick_rt() / task_tick_dl(), after the tick charged the task.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn task_tick_rt_dl(&mut self, cpu: CpuId, curr: TaskId) {
         if self.tasks[curr].class == Class::Deadline {
             self.task_tick_dl(cpu, curr);
@@ -312,6 +328,8 @@ impl Engine {
 
     /// update_rt_rq_load_avg() and update_dl_rq_load_avg(): rq->avg_rt and
     /// rq->avg_dl up to the PELT clock's now (the rq clock is current).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn update_rt_dl_avg(&mut self, cpu: CpuId) {
         let rq = &mut self.rqs[cpu];
         let now = rq.clock.now();
@@ -413,6 +431,8 @@ impl Engine {
     }
 
     /// select_task_rq_rt() / select_task_rq_dl() for a waking or new task.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn select_task_rq_rt_dl(&self, t: TaskId, prev: CpuId) -> CpuId {
         let allowed = self.tasks[t].affinity.unwrap_or(self.all_cpus);
         let mine = match self.tasks[t].class {
