@@ -88,7 +88,7 @@ impl Engine {
     }
 
     /// enqueue_task_fair() proper.
-    #[inline(always)]
+    #[inline]
     fn enqueue_task_fair(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         self.update_rq_clock(cpu);
         {
@@ -191,7 +191,7 @@ impl Engine {
     }
 
     /// dequeue_task_fair() proper.
-    #[inline(always)]
+    #[inline]
     fn dequeue_task_fair(&mut self, cpu: CpuId, t: TaskId, sleep: bool) {
         self.update_rq_clock(cpu);
         if self.rqs[cpu].curr == Some(t) {
@@ -554,11 +554,11 @@ impl Engine {
         if self.rqs[cpu].curr != Some(curr) {
             return true;
         }
-        if self.rqs[cpu].curr_class != Class::Fair {
+        if self.rqs[cpu].curr_class == Class::Fair {
+            self.check_preempt_tick(cpu, curr);
+        } else {
             // task_tick_rt() / task_tick_dl().
             self.task_tick_rt_dl(cpu, curr);
-        } else {
-            self.check_preempt_tick(cpu, curr);
         }
         if self.now - self.rqs[cpu].last_balance_ns >= self.tun.balance_interval_ns {
             self.rqs[cpu].last_balance_ns = self.now;

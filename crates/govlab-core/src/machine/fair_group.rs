@@ -71,11 +71,7 @@ impl Engine {
             let m = self.groups[g].members[i];
             let tk = &self.tasks[m];
             let on_rq = matches!(tk.state, TaskState::Runnable | TaskState::Running);
-            let w = if load == 0 {
-                shares.max(MIN_SHARES)
-            } else {
-                (tk.nice_weight * shares / load).max(MIN_SHARES)
-            };
+            let w = (tk.nice_weight * shares).checked_div(load).unwrap_or(shares).max(MIN_SHARES);
             if w == tk.weight {
                 continue;
             }

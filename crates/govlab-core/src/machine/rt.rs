@@ -50,49 +50,49 @@ impl Engine {
     /// sched_setattr() at task creation: class, priority, deadline
     /// parameters (with admission control), clamps, task group. Bad
     /// parameters or a refused admission set the run's fault.
-    pub(crate) fn set_sched_attr(&mut self, t: TaskId, a: &SchedAttr) {
+    pub(crate) fn set_sched_attr(&mut self, t: TaskId, attr: &SchedAttr) {
         let tk = &mut self.tasks[t];
-        tk.uclamp_min = a.util_min.unwrap_or(0);
-        tk.uclamp_max = a.util_max.unwrap_or(1024);
-        if a.util_min.is_some() || a.util_max.is_some() {
+        tk.uclamp_min = attr.util_min.unwrap_or(0);
+        tk.uclamp_max = attr.util_max.unwrap_or(1024);
+        if attr.util_min.is_some() || attr.util_max.is_some() {
             self.uclamp_used = true;
         }
-        tk.group = a.group;
-        if a.group.is_some() || a.policy != SchedPolicy::Other {
+        tk.group = attr.group;
+        if attr.group.is_some() || attr.policy != SchedPolicy::Other {
             self.sched_ext = true;
         }
-        match a.policy {
+        match attr.policy {
             SchedPolicy::Other => {}
             SchedPolicy::Fifo | SchedPolicy::Rr => {
                 tk.class = Class::Rt;
-                tk.rt.prio = rt::rt_prio(a.rt_priority);
-                tk.rt.rr = a.policy == SchedPolicy::Rr;
+                tk.rt.prio = rt::rt_prio(attr.rt_priority);
+                tk.rt.rr = attr.policy == SchedPolicy::Rr;
                 tk.rt.time_slice_ns = rt::RR_TIMESLICE_NS;
-                if a.util_min.is_none() {
+                if attr.util_min.is_none() {
                     tk.uclamp_min = UCLAMP_MIN_RT_DEFAULT;
                 }
                 self.rt_dl_used = true;
             }
             SchedPolicy::Deadline => {
-                let (r, d, p) = crate::sched::deadline::resolve(a.dl_runtime_ns, a.dl_deadline_ns, a.dl_period_ns);
+                let (runtime, deadline, period) = crate::sched::deadline::resolve(attr.dl_runtime_ns, attr.dl_deadline_ns, attr.dl_period_ns);
                 let comm = tk.comm.clone();
-                if let Err(why) = crate::sched::deadline::checkparam(r, d, p) {
+                if let Err(why) = crate::sched::deadline::checkparam(runtime, deadline, period) {
                     self.fault.get_or_insert(crate::error::Error::invalid(
                         format!("task {comm}"),
                         "SCHED_DEADLINE parameters",
-                        format!("runtime {r} ns, deadline {d} ns, period {p} ns"),
+                        format!("runtime {runtime} ns, deadline {deadline} ns, period {period} ns"),
                         why,
                     ));
                     return;
                 }
-                let bw = crate::sched::deadline::to_ratio(p, r);
+                let bw = crate::sched::deadline::to_ratio(period, runtime);
                 let limit = crate::sched::deadline::global_bw_limit(self.plat.nr_cpus());
                 // sched_dl_overflow(): admission against the root domain.
                 if self.dl_total_bw + bw > limit {
                     self.fault.get_or_insert(crate::error::Error::invalid(
                         format!("task {comm}"),
                         "SCHED_DEADLINE bandwidth",
-                        format!("runtime/period {r}/{p} ns"),
+                        format!("runtime/period {runtime}/{period} ns"),
                         format!(
                             "admission control refuses it (sched_dl_overflow, v6.8): the deadline tasks would need more than {} CPUs' worth at the RT limit of {}/{} µs per CPU",
                             self.plat.nr_cpus(),
@@ -105,9 +105,9 @@ impl Engine {
                 self.dl_total_bw += bw;
                 let tk = &mut self.tasks[t];
                 tk.class = Class::Deadline;
-                tk.dl.dl_runtime = r;
-                tk.dl.dl_deadline = d;
-                tk.dl.dl_period = p;
+                tk.dl.dl_runtime = runtime;
+                tk.dl.dl_deadline = deadline;
+                tk.dl.dl_period = period;
                 tk.dl.dl_bw = bw;
                 self.rt_dl_used = true;
             }
@@ -449,7 +449,7 @@ impl Engine {
         let first = c;
         while let Some(cpu) = c {
             let key = (self.rt_rank(cpu), !llc.test(cpu), cpu);
-            if best.is_none_or(|b| (key.0, key.1) < (b.0, b.1)) {
+            if best.map_or(true, |b| (key.0, key.1) < (b.0, b.1)) {
                 best = Some(key);
             }
             c = allowed.next_wrap(cpu + 1).filter(|&n| Some(n) != first);
@@ -472,7 +472,7 @@ impl Engine {
             if src == cpu {
                 continue;
             }
-            for &(prio, _, t) in self.rqs[src].rt_queue.iter() {
+            for &(prio, _, t) in &self.rqs[src].rt_queue {
                 if prio >= own || best.is_some_and(|b| b.0 <= prio) {
                     break;
                 }

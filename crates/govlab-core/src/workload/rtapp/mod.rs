@@ -384,30 +384,30 @@ impl<'a> Conv<'a> {
 
     /// The scheduling attributes of a task: policy and priority (or nice),
     /// deadline parameters, clamps, task group.
-    fn sched_attr(&mut self, at: &str, t: &Json) -> Result<(SchedAttr, i32)> {
-        let policy_v = t.get("policy").or_else(|| self.w.doc.get("global").and_then(|g| g.get("default_policy")));
+    fn sched_attr(&mut self, at: &str, task: &Json) -> Result<(SchedAttr, i32)> {
+        let policy_v = task.get("policy").or_else(|| self.w.doc.get("global").and_then(|g| g.get("default_policy")));
         let (policy, forced_nice) = match policy_v {
             Some(v) => self.policy(&format!("{at}.policy"), v)?,
             None => (SchedPolicy::Other, None),
         };
-        let mut a = SchedAttr { policy, ..SchedAttr::default() };
+        let mut attr = SchedAttr { policy, ..SchedAttr::default() };
         let mut nice = 0;
-        let prio = t.get("priority");
+        let prio = task.get("priority");
         match (policy, forced_nice, prio) {
             (_, Some(n), _) => nice = n,
             (SchedPolicy::Other, None, Some(v)) => {
                 nice = self.int_in(&format!("{at}.priority"), v, -20, 19, "a nice value for SCHED_OTHER")? as i32;
             }
             (SchedPolicy::Fifo | SchedPolicy::Rr, None, Some(v)) => {
-                a.rt_priority = self.int_in(&format!("{at}.priority"), v, 1, 99, "an RT priority for SCHED_FIFO/RR")? as u32;
+                attr.rt_priority = self.int_in(&format!("{at}.priority"), v, 1, 99, "an RT priority for SCHED_FIFO/RR")? as u32;
             }
             // rt-app's default RT priority (assumed: 10, rt-app's
             // THREAD_PRIORITY default for an RT policy).
-            (SchedPolicy::Fifo | SchedPolicy::Rr, None, None) => a.rt_priority = 10,
+            (SchedPolicy::Fifo | SchedPolicy::Rr, None, None) => attr.rt_priority = 10,
             _ => {}
         }
         let us = |s: &Self, k: &str| -> Result<u64> {
-            match t.get(k) {
+            match task.get(k) {
                 None => Ok(0),
                 Some(v) => Ok(s.int_in(&format!("{at}.{k}"), v, 0, limits::MAX_EVENT_US as i64, "µs")? as u64 * 1000),
             }
@@ -424,7 +424,7 @@ impl<'a> Conv<'a> {
                 d => d,
             };
             crate::sched::deadline::checkparam(r, d, p).map_err(|why| self.err(&format!("{at}.dl-runtime"), why))?;
-            (a.dl_runtime_ns, a.dl_deadline_ns, a.dl_period_ns) = (r, d, p);
+            (attr.dl_runtime_ns, attr.dl_deadline_ns, attr.dl_period_ns) = (r, d, p);
         } else {
             // On SCHED_OTHER, dl-runtime is EEVDF's custom slice (v6.12+),
             // which v6.8's sched_setattr ignores: checked, not used.
@@ -432,18 +432,18 @@ impl<'a> Conv<'a> {
             us(self, "dl-period")?;
             us(self, "dl-deadline")?;
         }
-        for (k, slot) in [("util_min", &mut a.util_min), ("util_max", &mut a.util_max)] {
-            if let Some(v) = t.get(k) {
+        for (k, slot) in [("util_min", &mut attr.util_min), ("util_max", &mut attr.util_max)] {
+            if let Some(v) = task.get(k) {
                 *slot = Some(self.int_in(&format!("{at}.{k}"), v, 0, 1024, "a utilisation clamp")? as u32);
             }
         }
-        if let Some(v) = t.get("taskgroup") {
+        if let Some(v) = task.get("taskgroup") {
             let path = v.as_str().ok_or_else(|| self.err(&format!("{at}.taskgroup"), format!("{}: a cgroup path", v.brief())))?;
             if !path.is_empty() && path != "/" {
-                a.group = Some(self.groups.index(path));
+                attr.group = Some(self.groups.index(path));
             }
         }
-        Ok((a, nice))
+        Ok((attr, nice))
     }
 
     fn task(&mut self, name: &str, t: &Json) -> Result<TaskSpec> {
@@ -563,9 +563,8 @@ impl<'a> Conv<'a> {
                 continue;
             }
             match k.as_str() {
-                "loop" => {}
-                "instance" | "delay" | "phases" | "cpus" | "priority" | "policy" if is_task => {}
-                "cpus" => {}
+                "loop" | "cpus" => {}
+                "instance" | "delay" | "phases" | "priority" | "policy" if is_task => {}
                 _ if SCHED_KEYS.contains(&k.as_str()) && is_task => {}
                 "priority" | "policy" if p.get(k) == t.get(k) => {}
                 _ if SCHED_KEYS.contains(&k.as_str()) && p.get(k) == t.get(k) => {}
