@@ -5,6 +5,10 @@
 //! Models: Linux v6.5 kernel/sched/fair.c (enqueue_task_fair,
 //! dequeue_task_fair, place_entity, update_curr, check_preempt_wakeup,
 //! task_tick_fair) and kernel/sched/core.c (__schedule, scheduler_tick).
+//! `__schedule` picks by class as v6.8's `pick_next_task` does (deadline,
+//! RT, then fair; machine/rt.rs); the class and group checks sit behind
+//! `Engine::sched_ext`, so a run with only fair tasks takes the fair-only
+//! paths.
 
 use super::rq::{CpuMode, EnqueueKind};
 use super::{Engine, Event};

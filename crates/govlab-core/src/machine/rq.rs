@@ -1,7 +1,9 @@
 //! The scheduler's per-task and per-CPU state as the engine keeps it: the
 //! task (include/linux/sched.h, struct task_struct and struct sched_entity)
 //! and the runqueue (kernel/sched/sched.h, struct rq and struct cfs_rq),
-//! Linux v6.5, with the idle and tick state of the CPU beside it.
+//! Linux v6.5, with the RT and deadline entities and runqueues (struct
+//! sched_rt_entity, sched_dl_entity, rt_rq, dl_rq, v6.8) and the idle and
+//! tick state of the CPU beside it.
 
 use std::sync::Arc;
 

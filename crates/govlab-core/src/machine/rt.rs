@@ -29,8 +29,8 @@
 //! (CONFIG_RT_GROUP_SCHED), priority inheritance.
 //!
 //! schedutil: `enqueue_top_rt_rq` calls the cpufreq hook, and
-//! `effective_cpu_util` (kernel/sched/fair.c... core.c in v6.8, see
-//! machine/cpufreq.rs) asks for the top frequency while RT tasks are
+//! `effective_cpu_util` (kernel/sched/core.c in v6.8, kernel/sched/syscalls.c
+//! from v6.11; machine/cpufreq.rs) asks for the top frequency while RT tasks are
 //! runnable. rq->avg_rt (PELT of the time RT tasks ran,
 //! `update_rt_rq_load_avg`, kernel/sched/pelt.c) is kept here too.
 
