@@ -141,6 +141,7 @@ impl Engine {
     }
 
     /// place_entity(): where a waking, new or migrating task's vruntime goes.
+    #[inline]
     fn place_entity(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         let rq = &self.rqs[cpu];
         let min_v = rq.min_vruntime;

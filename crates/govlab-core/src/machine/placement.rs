@@ -155,6 +155,7 @@ impl Engine {
     }
 
     /// After enqueueing `t` on `cpu`: wake the CPU or consider preemption.
+    #[inline]
     pub(crate) fn kick_cpu(&mut self, cpu: CpuId, t: TaskId) {
         match self.rqs[cpu].mode {
             CpuMode::Idle { .. } => self.idle_wakeup(cpu, false),
@@ -209,10 +210,15 @@ impl Engine {
     }
 
     /// newidle_balance(): `cpu` is about to idle; pull one queued task.
+    #[inline]
     pub(crate) fn newidle_balance(&mut self, cpu: CpuId) {
-        if self.overloaded.is_empty() {
-            return;
+        if !self.overloaded.is_empty() {
+            self.newidle_pull(cpu);
         }
+    }
+
+    /// newidle_balance() when some CPU is overloaded.
+    fn newidle_pull(&mut self, cpu: CpuId) {
         let llc = self.llc_masks[self.plat.cpus[cpu].llc];
         for scope in [self.overloaded.and(&llc), self.overloaded] {
             let mut tried = scope;
