@@ -133,6 +133,8 @@ def _cmd_run(args: argparse.Namespace) -> str:
 
         trace_path = outfile.check(args.trace, "trace")
         _warn_trace_size(config)
+    if args.duration is not None:
+        _note_duration_override(config)
     progress = _ProgressBar() if sys.stderr.isatty() else None
     try:
         result = api.run(**config, trace=trace_path, progress=progress)
@@ -149,6 +151,19 @@ def _cmd_run(args: argparse.Namespace) -> str:
 
         return format_text(result) + "\n" + format_turbostat(result.turbostat())
     return format_text(result)
+
+
+def _note_duration_override(config: dict[str, Any]) -> None:
+    """One line on stderr when --duration replaces the run length the workload asks for (an rt-app file's global.duration)."""
+    if not str(config.get("workload") or "").startswith("rtapp"):
+        return
+    resolved = api.show_config(**config)
+    own = resolved.get("workload_duration_ns")
+    if own is not None and own != resolved["duration_ns"]:
+        print(
+            f"govlab: note: --duration {config['duration']} overrides the rt-app file's global.duration ({own / 1e9:g} s)",
+            file=sys.stderr,
+        )
 
 
 #: Trace events per CPU per simulated second of a busy run, measured on
@@ -431,7 +446,7 @@ def _parser() -> argparse.ArgumentParser:
         "--duration",
         default=api.DEFAULT_DURATION,
         metavar="TIME",
-        help="simulated time, such as 10s, 250ms, 500us, 100ns (default: the workload's: 10s for one that runs "
+        help="simulated time, such as 10s, 250ms, 500us, 100ns (default: the workload's: an rt-app file's global.duration; 10s for one that runs "
         "until the duration, long enough for the defaults of one that ends by itself; see `govlab list workloads`)",
     )
     run.add_argument("--seed", type=int, default=api.DEFAULT_SEED, metavar="N", help="(default: %(default)s)")

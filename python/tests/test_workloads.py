@@ -62,8 +62,35 @@ def test_rtapp_example_runs(cli):
 
 def test_rtapp_refusal_is_one_clear_line(cli, tmp_path):
     bad = tmp_path / "fifo.json"
-    bad.write_text('{ "tasks": { "t": { "policy": "SCHED_FIFO", "run": 100 } } }')
+    bad.write_text('{ "tasks": { "t": { "policy": "SCHED_FIFO", "priority": 120, "run": 100 } } }')
     proc = cli("run", "--workload", f"rtapp:file={bad}", "--duration", "100ms")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("govlab: error:") and "Traceback" not in proc.stderr, proc.stderr
-    assert "fifo.json" in proc.stderr and "tasks.t.policy" in proc.stderr and "rt_as_cfs" in proc.stderr
+    assert "fifo.json" in proc.stderr and "tasks.t.priority" in proc.stderr and "1 to 99" in proc.stderr
+
+
+def test_rtapp_fragment_is_refused_as_a_fragment(cli):
+    frag = REPO / "data" / "real" / "rt-app" / "merge" / "global.json"
+    proc = cli("run", "--workload", f"rtapp:file={frag}", "--duration", "100ms")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("govlab: error:") and "global.json" in proc.stderr and "fragment" in proc.stderr
+
+
+def test_rtapp_sched_fifo_and_deadline_files_run(cli):
+    for f in ["cpufreq_governor_efficiency/dvfs.json", "custom-slice.json", "tutorial/example10.json"]:
+        path = REPO / "data" / "real" / "rt-app" / f
+        proc = cli("run", "--workload", f"rtapp:file={path}", "--duration", "200ms", "--format", "json")
+        assert proc.returncode == 0, f"{f}: {proc.stderr}"
+
+
+def test_rtapp_global_duration_is_the_run_length_unless_duration_is_given(cli, tmp_path):
+    f = tmp_path / "d.json"
+    f.write_text('{ "tasks": { "t": { "run": 1000, "sleep": 9000 } }, "global": { "duration": 2 } }')
+    proc = cli("run", "--workload", f"rtapp:file={f}", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert '"duration_s": 2.0' in proc.stdout, proc.stdout[:400]
+    assert "global.duration" not in proc.stderr
+    proc = cli("run", "--workload", f"rtapp:file={f}", "--duration", "300ms", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert '"duration_s": 0.3' in proc.stdout
+    assert "--duration 300ms overrides the rt-app file's global.duration (2 s)" in proc.stderr, proc.stderr

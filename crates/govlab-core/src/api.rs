@@ -169,7 +169,7 @@ impl RunConfig {
         machine::build(parts, trace)
     }
 
-    fn parts(&self) -> Result<RunParts> {
+    pub(crate) fn parts(&self) -> Result<RunParts> {
         self.parts_with(ExternalGovernors::default())
     }
 
@@ -277,6 +277,7 @@ impl RunConfig {
             },
             cpuidle: ShownGovernor { name: p.cpuidle.name(), tunables: p.cpuidle.tunables().into_iter().collect(), scaling_driver: None },
             duration_ns: self.duration_ns,
+            workload_duration_ns: workload::rtapp::file_duration_ns(&self.workload).filter(|_| self.workload.name == workload::rtapp::INFO.name),
             seed: self.seed,
         })
     }
@@ -291,6 +292,10 @@ pub struct ShownConfig {
     pub cpufreq: ShownGovernor,
     pub cpuidle: ShownGovernor,
     pub duration_ns: u64,
+    /// The run length the workload itself asks for (an rt-app file's
+    /// `global.duration`), which `duration_ns` replaces when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload_duration_ns: Option<u64>,
     pub seed: u64,
 }
 

@@ -67,6 +67,19 @@ pub trait SchedView {
     fn cpu_util(&self, cpu: CpuId) -> u64;
     /// arch_scale_cpu_capacity of the CPU.
     fn capacity(&self, cpu: CpuId) -> u64;
+    /// effective_cpu_util (v6.8) of the CPU for a CFS utilisation
+    /// `util_cfs`: (util, min, max), where util adds the RT and DL
+    /// signals, min is the floor (DL bandwidth, uclamp min, or the full
+    /// capacity while RT tasks are runnable and uclamp is unused) and max
+    /// the uclamp max. The default: CFS only, (util_cfs, 0, capacity).
+    fn effective_cpu_util(&self, cpu: CpuId, util_cfs: u64) -> (u64, u64, u64) {
+        let cap = self.capacity(cpu);
+        (util_cfs.min(cap), 0, cap)
+    }
+    /// cpu_bw_dl (v6.8): the CPU's running deadline bandwidth, capacity units.
+    fn cpu_bw_dl(&self, _cpu: CpuId) -> u64 {
+        0
+    }
     /// Cumulative idle time of the CPU up to `now_ns` (get_cpu_idle_time).
     fn idle_ns(&self, cpu: CpuId, now_ns: u64) -> u64;
     /// Cumulative time the CPU was idle with a task in iowait on it.

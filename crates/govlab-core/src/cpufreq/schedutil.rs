@@ -75,9 +75,11 @@
 //!   even when the frequency is unchanged: govlab's drivers
 //!   ([`super::driver`]) only hear about changes, which for intel_cpufreq
 //!   resolve to the same P-state anyway.
-//! * RT, DL and IRQ utilisation, uclamp, the runnable boost (~v6.5) and the
-//!   DL rate-limit bypass: govlab's [`SchedView::cpu_util`](super::SchedView::cpu_util)
-//!   is the CFS utilisation (util_avg max util_est) only.
+//! * IRQ utilisation and the runnable boost (~v6.5). RT and DL utilisation,
+//!   the DL bandwidth floor, the top frequency while RT tasks run, uclamp
+//!   and the DL rate-limit bypass (`ignore_dl_rate_limit`) come from the
+//!   engine's [`SchedView::effective_cpu_util`](super::SchedView::effective_cpu_util)
+//!   and [`SchedView::cpu_bw_dl`](super::SchedView::cpu_bw_dl).
 //! * An architecture reference frequency (arch_scale_freq_ref, set by the
 //!   Arm topology code in v6.8 to the same cpuinfo.max_freq govlab uses).
 //! * Remote hook calls and the slow-switch kthread: the engine calls the hook
@@ -191,6 +193,8 @@ struct SugovCpu {
     last_update_ns: u64,
     /// Performance request after headroom, capacity units.
     util: u64,
+    /// The floor of the last evaluation (sg_cpu->bw_min, v6.8).
+    bw_min: u64,
     /// IO-wait boost, capacity units (0 = none).
     iowait_boost: u64,
     /// An IOWAIT call raised the boost since the last evaluation.
@@ -237,6 +241,7 @@ impl SugovCpu {
             cpu,
             last_update_ns: 0,
             util: 0,
+            bw_min: 0,
             iowait_boost: 0,
             iowait_boost_pending: false,
             saved_idle_calls: 0,
@@ -318,10 +323,18 @@ impl SugovCpu {
 
     /// sugov_get_util: step 3 for this CPU.
     fn get_util(&mut self, sched: &dyn SchedView, boost: u64) {
-        let cap = sched.capacity(self.cpu);
-        // effective_cpu_util with CFS only: min = 0, max = capacity.
-        let util = sched.cpu_util(self.cpu).min(cap).max(boost);
-        self.util = effective_cpu_perf(util, 0, cap);
+        // effective_cpu_util (v6.8): CFS plus RT and DL, the DL bandwidth
+        // and uclamp min as a floor (the top while RT runs), uclamp max.
+        let (util, min, max) = sched.effective_cpu_util(self.cpu, sched.cpu_util(self.cpu));
+        let util = util.max(boost);
+        self.bw_min = min;
+        self.util = effective_cpu_perf(util, min, max);
+    }
+
+    /// ignore_dl_rate_limit (v6.8): DL bandwidth above the last floor
+    /// bypasses the rate limit.
+    fn dl_bw_rose(&self, sched: &dyn SchedView) -> bool {
+        sched.cpu_bw_dl(self.cpu) > self.bw_min
     }
 
     /// sugov_cpu_is_busy (step 5): no idle since the previous evaluation.
@@ -423,6 +436,9 @@ impl Schedutil {
         // Steps 1–3 (sugov_update_single_common).
         sg_cpu.iowait_boost(time_ns, tick_ns, flags, mode);
         sg_cpu.last_update_ns = time_ns;
+        if sg_cpu.dl_bw_rose(policy.sched) {
+            sg.limits_changed = true;
+        }
         if !sg.should_update_freq(time_ns) {
             return;
         }
@@ -453,6 +469,9 @@ impl Schedutil {
         let tick_ns = policy.tick_ns;
         sg.cpus[j].iowait_boost(time_ns, tick_ns, flags, mode);
         sg.cpus[j].last_update_ns = time_ns;
+        if sg.cpus[j].dl_bw_rose(policy.sched) {
+            sg.limits_changed = true;
+        }
         if !sg.should_update_freq(time_ns) {
             return;
         }

@@ -57,7 +57,8 @@ impl Engine {
     /// Returns whether a task moved.
     pub(crate) fn misfit_balance(&mut self, cpu: CpuId) -> bool {
         let Some(t) = self.rqs[cpu].curr else { return false };
-        if self.task_fits_cpu(t, cpu) {
+        // Misfit status is the fair class's (update_misfit_status).
+        if self.rqs[cpu].curr_class != crate::sched::rt::Class::Fair || self.task_fits_cpu(t, cpu) {
             return false;
         }
         let allowed = self.tasks[t].affinity.unwrap_or(self.all_cpus);

@@ -27,6 +27,32 @@ impl SchedView for View<'_> {
         u64::from(self.e.plat.cpu_type_of(cpu).capacity)
     }
 
+    /// effective_cpu_util() (Linux v6.8 kernel/sched/core.c) with no IRQ
+    /// time: util = CFS + rq->avg_rt + rq->avg_dl; min = max(cpu_bw_dl,
+    /// uclamp min of the runqueue), the capacity while an RT task is
+    /// runnable and uclamp is unused (`!uclamp_is_used() &&
+    /// rt_rq_is_runnable()`); max = min(capacity, uclamp max).
+    fn effective_cpu_util(&self, cpu: CpuId, util_cfs: u64) -> (u64, u64, u64) {
+        let e = self.e;
+        let scale = self.capacity(cpu);
+        if !e.rt_dl_used && !e.uclamp_used {
+            return (util_cfs.min(scale), 0, scale);
+        }
+        let rq = &e.rqs[cpu];
+        let (uc_min, uc_max) = if e.uclamp_used { e.uclamp_rq(cpu) } else { (0, 1024) };
+        let mut min = crate::sched::deadline::cpu_bw_dl(rq.running_bw).max(uc_min);
+        if !e.uclamp_used && rq.rt_nr_running > 0 && !rq.rt_throttled {
+            min = min.max(scale);
+        }
+        let util = util_cfs + rq.avg_rt.util_avg + rq.avg_dl.util_avg;
+        let max = scale.min(uc_max);
+        (util.min(scale), min, max)
+    }
+
+    fn cpu_bw_dl(&self, cpu: CpuId) -> u64 {
+        crate::sched::deadline::cpu_bw_dl(self.e.rqs[cpu].running_bw)
+    }
+
     fn idle_ns(&self, cpu: CpuId, now_ns: u64) -> u64 {
         self.e.rqs[cpu].idle_time_until(now_ns)
     }
@@ -60,6 +86,32 @@ enum Call {
 }
 
 impl Engine {
+    /// uclamp_rq_get(UCLAMP_MIN / UCLAMP_MAX) (v6.8): the largest clamps of
+    /// the runqueue's runnable tasks (max aggregation); (0, 1024) when
+    /// nothing is runnable (the kernel keeps the last max of an idle
+    /// runqueue, UCLAMP_FLAG_IDLE, which only matters once a task wakes).
+    pub(crate) fn uclamp_rq(&self, cpu: CpuId) -> (u64, u64) {
+        let rq = &self.rqs[cpu];
+        let tasks = rq
+            .curr
+            .into_iter()
+            .chain(rq.tree.iter().map(|&(_, t)| t))
+            .chain(rq.rt_queue.iter().map(|k| k.2))
+            .chain(rq.dl_queue.iter().map(|&(_, t)| t));
+        let mut any = false;
+        let (mut lo, mut hi) = (0u64, 0u64);
+        for t in tasks {
+            any = true;
+            lo = lo.max(u64::from(self.tasks[t].uclamp_min));
+            hi = hi.max(u64::from(self.tasks[t].uclamp_max));
+        }
+        if any {
+            (lo.min(hi), hi)
+        } else {
+            (0, 1024)
+        }
+    }
+
     /// Call the governor for policy `d` and apply what it asked for.
     fn call_governor(&mut self, d: usize, call: Call) {
         let mut out = PolicyRequests::default();

@@ -127,6 +127,26 @@ pub struct Engine {
     /// A governor comes from outside the crate and may fail during the run
     /// (crate::external): ask after every event.
     pub(crate) external_governors: bool,
+    /// Some task is RT or DL (or has been): the RT/DL signals are kept
+    /// (machine/rt.rs); false keeps the fair-only hot path as it was.
+    pub(crate) rt_dl_used: bool,
+    /// Some task is RT, DL or in a task group: the class and group checks
+    /// of the fair hot paths are on (one predictable test when off).
+    pub(crate) sched_ext: bool,
+    /// Some task set a utilisation clamp (the kernel's uclamp static key,
+    /// `uclamp_is_used`, v6.8).
+    pub(crate) uclamp_used: bool,
+    /// The RT bandwidth timer: armed, and its generation.
+    pub(crate) rt_period_armed: bool,
+    pub(crate) rt_period_gen: u32,
+    /// `sched_rt_runtime_us` (None: −1, no throttling) and
+    /// `sched_rt_period_us`, ns.
+    pub(crate) rt_runtime_ns: Option<u64>,
+    pub(crate) rt_period_ns: u64,
+    /// Total SCHED_DEADLINE bandwidth admitted (BW_SHIFT).
+    pub(crate) dl_total_bw: u64,
+    /// CFS task groups (machine/fair_group.rs).
+    pub(crate) groups: Vec<super::fair_group::GroupRt>,
 }
 
 /// Build an engine from resolved parts; `trace` streams ftrace text there
@@ -252,6 +272,15 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         stopped_early: false,
         fault: None,
         external_governors: false,
+        rt_dl_used: false,
+        sched_ext: false,
+        uclamp_used: false,
+        rt_period_armed: false,
+        rt_period_gen: 0,
+        rt_runtime_ns: Some(crate::sched::rt::RT_RUNTIME_NS),
+        rt_period_ns: crate::sched::rt::RT_PERIOD_NS,
+        dl_total_bw: 0,
+        groups: setup.groups.iter().map(super::fair_group::GroupRt::new).collect(),
     };
     e.init_hardware();
     e.init_workload(&setup)?;
@@ -403,6 +432,8 @@ impl Engine {
             }
             Event::HwpTick { domain, gen } => self.hwp_tick(domain as usize, gen),
             Event::DriverTimer { domain, gen } => self.driver_timer(domain as usize, gen),
+            Event::RtPeriod { gen } => self.rt_period_timer(gen),
+            Event::DlTimer { task, gen } => self.dl_task_timer(task as usize, gen),
             Event::End => true,
         }
     }

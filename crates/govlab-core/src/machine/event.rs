@@ -45,6 +45,10 @@ pub enum Event {
     HwpTick { domain: u32, gen: u32 },
     /// A cpufreq driver's own timer for a policy (powernv's global P-state).
     DriverTimer { domain: u32, gen: u32 },
+    /// The RT bandwidth period timer (sched_rt_period_timer, v6.8).
+    RtPeriod { gen: u32 },
+    /// A SCHED_DEADLINE task's replenishment timer (dl_task_timer, v6.8).
+    DlTimer { task: u32, gen: u32 },
     /// The run's duration is reached.
     End,
 }
@@ -56,12 +60,13 @@ impl Event {
                 EventClass::Hardware
             }
             Event::RunDone { .. } | Event::IoDone { .. } => EventClass::Completion,
-            Event::TaskTimer { .. } | Event::Arrival { .. } => EventClass::Wakeup,
+            Event::TaskTimer { .. } | Event::Arrival { .. } | Event::DlTimer { .. } => EventClass::Wakeup,
             Event::Tick { .. }
             | Event::GovTimer { .. }
             | Event::PcuTick { .. }
             | Event::HwpTick { .. }
-            | Event::DriverTimer { .. } => EventClass::Housekeeping,
+            | Event::DriverTimer { .. }
+            | Event::RtPeriod { .. } => EventClass::Housekeeping,
             Event::End => EventClass::End,
         }
     }

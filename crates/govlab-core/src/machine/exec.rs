@@ -153,8 +153,21 @@ impl Engine {
             });
             self.schedule_arrival(i);
         }
-        for spec in &setup.templates {
+        for spec in setup.templates.iter().chain(&setup.tasks) {
             self.affinity_mask(spec)?;
+            for op in &spec.program.ops {
+                if let Op::SetAffinity { cpus: Some(cpus) } = op {
+                    let n = self.plat.nr_cpus();
+                    if let Some(&bad) = cpus.iter().find(|&&c| c >= n) {
+                        return Err(Error::invalid(
+                            format!("task {}", spec.comm),
+                            "cpus",
+                            bad,
+                            format!("CPUs of {} (0 to {})", self.plat.name, n - 1),
+                        ));
+                    }
+                }
+            }
         }
         let mut pending = vec![0; self.plat.nr_cpus()];
         for spec in &setup.tasks {
@@ -162,6 +175,9 @@ impl Engine {
             for i in 0..spec.instances {
                 let start = spec.start_ns + u64::from(i) * spec.stagger_ns;
                 let t = self.new_task(spec, affinity, None, start);
+                if let Some(e) = self.fault.take() {
+                    return Err(e);
+                }
                 if start == 0 {
                     self.wake_up_new_task(t, 0, 0);
                 } else {
@@ -205,6 +221,13 @@ impl Engine {
             cpu: 0,
             affinity,
             weight,
+            nice_weight: weight,
+            class: crate::sched::rt::Class::Fair,
+            rt: super::rq::RtEntity::default(),
+            dl: super::rq::DlEntity::default(),
+            uclamp_min: 0,
+            uclamp_max: 1024,
+            group: None,
             program: spec.program.clone(),
             pc: 0,
             loops: Vec::new(),
@@ -234,6 +257,12 @@ impl Engine {
             interp_epoch: 0,
         });
         self.live_tasks += 1;
+        if spec.sched != crate::workload::SchedAttr::default() {
+            self.set_sched_attr(id, &spec.sched);
+            if let Some(g) = self.tasks[id].group {
+                self.group_attach(g, id);
+            }
+        }
         id
     }
 
@@ -480,6 +509,27 @@ impl Engine {
                     }
                 }
                 Op::Count { counter, amount } => self.record.counters[counter as usize] += amount,
+                Op::SetAffinity { ref cpus } => {
+                    let mask = cpus.as_deref().map(|c| CpuMask::from_cpus(c.iter().copied()));
+                    self.tasks[t].affinity = mask;
+                    if mask.is_some_and(|m| !m.test(cpu)) {
+                        // The migration stopper moves the running task
+                        // (__set_cpus_allowed_ptr → affine_move_task):
+                        // modelled as a sleep and an immediate wakeup.
+                        self.block(cpu, t);
+                        self.try_to_wake_up(t, cpu);
+                        return Outcome::Blocked;
+                    }
+                }
+                Op::Yield if self.tasks[t].class == crate::sched::rt::Class::Rt => {
+                    // yield_task_rt(): behind the others of its priority.
+                    let prio = self.tasks[t].rt.prio;
+                    if self.rqs[cpu].rt_queue.first().is_some_and(|k| k.0 == prio) {
+                        self.update_curr(cpu);
+                        self.tasks[t].rt.time_slice_ns = 0;
+                        return Outcome::Yielded;
+                    }
+                }
                 Op::Yield => {
                     if !self.rqs[cpu].tree.is_empty() {
                         // sched_yield: go behind everyone queued.
@@ -536,6 +586,7 @@ impl Engine {
     fn task_exit(&mut self, cpu: CpuId, t: TaskId) {
         self.dequeue_task(cpu, t, true);
         self.tasks[t].state = TaskState::Dead;
+        self.release_sched_attr(t);
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];
             tr.sched_process_exit(self.now, cpu, &tk.comm, tk.pid);

@@ -5,12 +5,17 @@
 //! Models: Linux v6.5 kernel/sched/fair.c (enqueue_task_fair,
 //! dequeue_task_fair, place_entity, update_curr, check_preempt_wakeup,
 //! task_tick_fair) and kernel/sched/core.c (__schedule, scheduler_tick).
+//! `__schedule` picks by class as v6.8's `pick_next_task` does (deadline,
+//! RT, then fair; machine/rt.rs); the class and group checks sit behind
+//! `Engine::sched_ext`, so a run with only fair tasks takes the fair-only
+//! paths.
 
 use super::rq::{CpuMode, EnqueueKind};
 use super::{Engine, Event};
 use crate::cpufreq::{SCHED_CPUFREQ_IOWAIT, SCHED_CPUFREQ_MIGRATION};
 use crate::platform::CpuId;
 use crate::sched::pelt::{self, PeltEra, RqLoad, Scales, NICE_0_LOAD};
+use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
 use crate::sim::Time;
 
@@ -56,7 +61,7 @@ impl Engine {
         let scales = self.contribution_scales(cpu);
         let rq = &mut self.rqs[cpu];
         let now = rq.clock.now();
-        let load = RqLoad { weight: rq.load_weight, h_nr_running: u64::from(rq.nr_running), curr_running: rq.curr.is_some() };
+        let load = RqLoad { weight: rq.load_weight, h_nr_running: u64::from(rq.cfs_nr_running), curr_running: rq.cfs_running() };
         pelt::update_cfs_rq_era(self.pelt, now, &mut rq.cfs, load, scales)
     }
 
@@ -73,6 +78,9 @@ impl Engine {
     pub(crate) fn update_load_avg(&mut self, cpu: CpuId, task: Option<TaskId>) {
         if let Some(t) = task {
             let running = self.rqs[cpu].curr == Some(t);
+            // An RT or DL task's own signal is aged too (the kernel's
+            // update_curr_rt/dl leave it alone); it is never attached to
+            // the fair runqueue's, so nothing reads it.
             let on_rq = matches!(self.tasks[t].state, TaskState::Runnable | TaskState::Running);
             self.update_task_avg(cpu, t, on_rq, running);
         }
@@ -95,6 +103,30 @@ impl Engine {
     /// runqueue's signal decayed (`cfs_rq_util_change`), which is the case
     /// for nearly every wakeup after a millisecond or more of idle.
     pub(crate) fn enqueue_task(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
+        if self.sched_ext {
+            self.enqueue_task_ext(cpu, t, kind);
+        } else {
+            self.enqueue_task_fair(cpu, t, kind);
+        }
+    }
+
+    /// enqueue_task() with RT/DL tasks or task groups about.
+    #[cold]
+    #[inline(never)]
+    fn enqueue_task_ext(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
+        if self.tasks[t].class != Class::Fair {
+            self.enqueue_task_rt_dl(cpu, t);
+            return;
+        }
+        self.enqueue_task_fair(cpu, t, kind);
+        if let Some(g) = self.tasks[t].group {
+            self.group_load_changed(g);
+        }
+    }
+
+    /// enqueue_task_fair() proper.
+    #[inline]
+    fn enqueue_task_fair(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         self.update_rq_clock(cpu);
         if self.util_est {
             let rq = &mut self.rqs[cpu];
@@ -128,6 +160,7 @@ impl Engine {
         tk.cpu = cpu;
         rq.tree.insert((tk.vruntime, t));
         rq.nr_running += 1;
+        rq.cfs_nr_running += 1;
         rq.load_weight += tk.weight;
         self.idle_mask.clear(cpu);
         if rq.nr_running > 1 {
@@ -136,6 +169,7 @@ impl Engine {
     }
 
     /// place_entity(): where a waking, new or migrating task's vruntime goes.
+    #[inline]
     fn place_entity(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         let rq = &self.rqs[cpu];
         let min_v = rq.min_vruntime;
@@ -155,7 +189,7 @@ impl Engine {
     /// The task's share of the scheduling period (sched_slice).
     fn sched_slice(&self, cpu: CpuId, t: TaskId) -> u64 {
         let rq = &self.rqs[cpu];
-        let nr = u64::from(rq.nr_running) + u64::from(!matches!(self.tasks[t].state, TaskState::Runnable | TaskState::Running));
+        let nr = u64::from(rq.cfs_nr_running) + u64::from(!matches!(self.tasks[t].state, TaskState::Runnable | TaskState::Running));
         let period = if nr > self.tun.nr_latency {
             nr * self.tun.min_granularity_ns
         } else {
@@ -173,17 +207,42 @@ impl Engine {
     /// with the task still counted (the hook is called if the runqueue's
     /// signal decayed); then `util_est_update` from the fresh `util_avg`.
     pub(crate) fn dequeue_task(&mut self, cpu: CpuId, t: TaskId, sleep: bool) {
-        self.dequeue_task_as(cpu, t, sleep, false);
+        if self.sched_ext {
+            self.dequeue_task_ext(cpu, t, sleep, false);
+        } else {
+            self.dequeue_task_fair(cpu, t, sleep, false);
+        }
     }
 
     /// A migration's dequeue (`DO_DETACH` in `dequeue_entity`): the task's
     /// signal leaves the runqueue, and `detach_entity_load_avg` calls the
     /// hook whether or not the runqueue's signal decayed.
     pub(crate) fn dequeue_task_migrating(&mut self, cpu: CpuId, t: TaskId) {
-        self.dequeue_task_as(cpu, t, false, true);
+        if self.sched_ext {
+            self.dequeue_task_ext(cpu, t, false, true);
+        } else {
+            self.dequeue_task_fair(cpu, t, false, true);
+        }
     }
 
-    fn dequeue_task_as(&mut self, cpu: CpuId, t: TaskId, sleep: bool, detach: bool) {
+    /// dequeue_task() with RT/DL tasks or task groups about.
+    #[cold]
+    #[inline(never)]
+    fn dequeue_task_ext(&mut self, cpu: CpuId, t: TaskId, sleep: bool, detach: bool) {
+        if self.tasks[t].class != Class::Fair {
+            self.dequeue_task_rt_dl(cpu, t, sleep);
+            return;
+        }
+        self.dequeue_task_fair(cpu, t, sleep, detach);
+        // A migration (not `sleep`) leaves the group's load as it is.
+        if let (true, Some(g)) = (sleep, self.tasks[t].group) {
+            self.group_load_changed(g);
+        }
+    }
+
+    /// dequeue_task_fair() proper.
+    #[inline]
+    fn dequeue_task_fair(&mut self, cpu: CpuId, t: TaskId, sleep: bool, detach: bool) {
         self.update_rq_clock(cpu);
         let running = self.rqs[cpu].curr == Some(t);
         if running {
@@ -212,6 +271,7 @@ impl Engine {
             rq.tree.remove(&(tk.vruntime, t));
         }
         rq.nr_running -= 1;
+        rq.cfs_nr_running -= 1;
         rq.load_weight -= tk.weight;
         if rq.nr_running == 0 {
             self.idle_mask.set(cpu);
@@ -224,7 +284,12 @@ impl Engine {
 
     /// update_curr(): charge the running task for its time since exec_start.
     pub(crate) fn update_curr(&mut self, cpu: CpuId) {
-        let Some(t) = self.rqs[cpu].curr else { return };
+        let rq = &self.rqs[cpu];
+        let Some(t) = rq.curr else { return };
+        if self.sched_ext && rq.curr_class != Class::Fair {
+            self.update_curr_rt_dl(cpu, t);
+            return;
+        }
         let now = self.now;
         let tk = &mut self.tasks[t];
         let delta = now.saturating_sub(tk.exec_start_ns);
@@ -356,13 +421,25 @@ impl Engine {
     /// __schedule(): pick the next task on `cpu` and switch to it; when the
     /// queue is empty, try to pull work, then go idle.
     pub(crate) fn schedule(&mut self, cpu: CpuId) {
+        if self.sched_ext {
+            self.schedule_impl::<true>(cpu);
+        } else {
+            self.schedule_impl::<false>(cpu);
+        }
+    }
+
+    /// [`Self::schedule`]; `EXT`: RT/DL tasks or task groups are about
+    /// (without them the class checks compile away).
+    fn schedule_impl<const EXT: bool>(&mut self, cpu: CpuId) {
         loop {
             self.update_rq_clock(cpu);
             let prev = self.rqs[cpu].curr;
             if let Some(p) = prev {
                 self.update_curr(cpu);
                 self.pause_segment(cpu);
-                if self.tasks[p].state == TaskState::Running {
+                if EXT && self.tasks[p].state == TaskState::Running && self.tasks[p].class != Class::Fair {
+                    self.put_prev_task_rt_dl(cpu, p);
+                } else if self.tasks[p].state == TaskState::Running {
                     // Preempted: back into the tree (put_prev_entity).
                     self.update_load_avg(cpu, Some(p));
                     self.tasks[p].state = TaskState::Runnable;
@@ -370,13 +447,23 @@ impl Engine {
                     self.rqs[cpu].tree.insert((v, p));
                 }
             }
-            if self.rqs[cpu].tree.is_empty() {
-                self.newidle_balance(cpu);
+            // pick_next_task(): the deadline and RT classes first.
+            let mut next = if EXT { self.pick_next_task_rt_dl(cpu) } else { None };
+            if next.is_none() {
+                if self.rqs[cpu].tree.is_empty() {
+                    self.newidle_balance(cpu);
+                }
+                // newidle_balance may have pulled an RT task.
+                if EXT {
+                    next = self.pick_next_task_rt_dl(cpu);
+                }
             }
-            let next = self.rqs[cpu].tree.first().map(|&(_, t)| t);
-            if let Some(n) = next {
-                let v = self.tasks[n].vruntime;
-                self.rqs[cpu].tree.remove(&(v, n));
+            if next.is_none() {
+                next = self.rqs[cpu].tree.first().map(|&(_, t)| t);
+                if let Some(n) = next {
+                    let v = self.tasks[n].vruntime;
+                    self.rqs[cpu].tree.remove(&(v, n));
+                }
             }
             if prev != next {
                 self.context_switch(cpu, prev, next);
@@ -411,6 +498,18 @@ impl Engine {
             rq.busy_ns += self.now - rq.busy_since_ns;
         }
         rq.busy_since_ns = self.now;
+        if self.sched_ext {
+            // The RT and DL signals up to the switch (update_rt_rq_load_avg
+            // in put_prev_task_rt, update_dl_rq_load_avg in put_prev_task_dl).
+            self.update_rt_dl_avg(cpu);
+            let class = next.map_or(Class::Fair, |n| self.tasks[n].class);
+            let rq = &mut self.rqs[cpu];
+            rq.curr_class = class;
+            rq.cfs_curr = next.is_some() && class == Class::Fair;
+        } else {
+            self.rqs[cpu].cfs_curr = next.is_some();
+        }
+        let rq = &mut self.rqs[cpu];
         rq.curr = next;
         if let Some(n) = next {
             let now = self.now;
@@ -436,6 +535,13 @@ impl Engine {
     pub(crate) fn check_preempt_wakeup(&mut self, cpu: CpuId, t: TaskId) {
         let Some(curr) = self.rqs[cpu].curr else { return };
         if self.rqs[cpu].mode != CpuMode::Active {
+            return;
+        }
+        if self.sched_ext && (self.tasks[t].class != Class::Fair || self.rqs[cpu].curr_class != Class::Fair) {
+            // wakeup_preempt() across classes, or within RT or DL.
+            if self.rt_dl_preempts(cpu, t, curr) {
+                self.schedule(cpu);
+            }
             return;
         }
         self.update_curr(cpu);
@@ -498,6 +604,9 @@ impl Engine {
         }
         self.arm_tick(cpu);
         self.update_rq_clock(cpu);
+        if self.rt_dl_used {
+            self.update_rt_dl_avg(cpu);
+        }
         let Some(curr) = self.rqs[cpu].curr else {
             self.update_load_avg(cpu, None);
             return true;
@@ -507,7 +616,21 @@ impl Engine {
         if self.rqs[cpu].curr != Some(curr) {
             return true;
         }
-        // check_preempt_tick()
+        if self.rqs[cpu].curr_class == Class::Fair {
+            self.check_preempt_tick(cpu, curr);
+        } else {
+            // task_tick_rt() / task_tick_dl().
+            self.task_tick_rt_dl(cpu, curr);
+        }
+        if self.now - self.rqs[cpu].last_balance_ns >= self.tun.balance_interval_ns {
+            self.rqs[cpu].last_balance_ns = self.now;
+            self.periodic_balance(cpu);
+        }
+        true
+    }
+
+    /// check_preempt_tick(): the running fair task used its slice.
+    fn check_preempt_tick(&mut self, cpu: CpuId, curr: TaskId) {
         let tk = &self.tasks[curr];
         let ran = tk.sum_exec_ns - tk.prev_sum_exec_ns;
         let ideal = self.sched_slice(cpu, curr);
@@ -520,11 +643,6 @@ impl Engine {
         if resched && !self.rqs[cpu].tree.is_empty() {
             self.schedule(cpu);
         }
-        if self.now - self.rqs[cpu].last_balance_ns >= self.tun.balance_interval_ns {
-            self.rqs[cpu].last_balance_ns = self.now;
-            self.periodic_balance(cpu);
-        }
-        true
     }
 }
 

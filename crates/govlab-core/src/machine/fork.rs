@@ -71,6 +71,7 @@ use crate::sched::cpumask::CpuMask;
 use crate::sched::fork::post_init_entity_util_avg;
 use crate::sched::pelt;
 use crate::sched::TaskId;
+use crate::sched::rt::Class;
 
 /// `sd->imbalance_pct` of the MC and PKG domains (kernel/sched/topology.c
 /// `sd_init`, v6.8: 117; the SMT level's 110 is not distinguished).
@@ -265,6 +266,9 @@ impl Engine {
     /// on its runqueue yet (a workload's delayed first tasks); they count
     /// as runnable there.
     pub(crate) fn select_task_rq_fork(&self, t: TaskId, parent_cpu: CpuId, pending: &[u32]) -> CpuId {
+        if self.sched_ext && self.tasks[t].class != Class::Fair {
+            return self.select_task_rq_rt_dl(t, parent_cpu);
+        }
         let allowed = self.tasks[t].affinity.unwrap_or(self.all_cpus);
         let mut cpu = parent_cpu;
         let mut levels = self.fork_levels(cpu);

@@ -15,6 +15,8 @@
 //! | `event.rs` | the events and their order at equal times |
 //! | `rq.rs` | task_struct and struct rq as the engine keeps them |
 //! | `fair.rs` | kernel/sched/fair.c and core.c: enqueue, dequeue, schedule, tick |
+//! | `rt.rs`, `deadline.rs` | kernel/sched/rt.c and deadline.c: the RT and deadline classes, the RT throttle |
+//! | `fair_group.rs` | fair.c's group scheduling (task groups' shares) |
 //! | `placement.rs`, `capacity.rs` | fair.c's select_task_rq and load balancing |
 //! | `idle.rs` | kernel/sched/idle.c and drivers/cpuidle/cpuidle.c |
 //! | `cpufreq.rs` | drivers/cpufreq/cpufreq.c: policies, governor calls |
@@ -26,6 +28,11 @@
 //! | `external.rs` | faults of governors from outside the crate |
 
 mod capacity;
+mod deadline;
+mod fair_group;
+mod rt;
+#[cfg(test)]
+mod sched_class_tests;
 mod cpufreq;
 mod cpufreq_driver;
 pub(crate) mod dvfs;

@@ -24,6 +24,7 @@ use super::Engine;
 use crate::platform::CpuId;
 use crate::sched::cpumask::CpuMask;
 use crate::sched::pelt;
+use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
 
 impl Engine {
@@ -37,6 +38,9 @@ impl Engine {
 
     /// select_task_rq_fair() for a wakeup.
     pub(crate) fn select_task_rq(&self, t: TaskId, prev: CpuId) -> CpuId {
+        if self.sched_ext && self.tasks[t].class != Class::Fair {
+            return self.select_task_rq_rt_dl(t, prev);
+        }
         if self.asym_cpucap {
             return self.select_idle_sibling_asym(t, prev);
         }
@@ -75,6 +79,10 @@ impl Engine {
     /// Move a sleeping task's PELT and vruntime from `from` to `to`
     /// (migrate_task_rq_fair for a wakeup migration).
     pub(crate) fn migrate_sleeping(&mut self, t: TaskId, from: CpuId, to: CpuId) {
+        if self.sched_ext && self.tasks[t].class != Class::Fair {
+            self.migrate_sleeping_dl(t, from);
+            return;
+        }
         if self.tasks[t].needs_attach {
             return;
         }
@@ -121,6 +129,7 @@ impl Engine {
     }
 
     /// After enqueueing `t` on `cpu`: wake the CPU or consider preemption.
+    #[inline]
     pub(crate) fn kick_cpu(&mut self, cpu: CpuId, t: TaskId) {
         match self.rqs[cpu].mode {
             CpuMode::Idle { .. } => self.idle_wakeup(cpu, false),
@@ -172,10 +181,15 @@ impl Engine {
     }
 
     /// newidle_balance(): `cpu` is about to idle; pull one queued task.
+    #[inline]
     pub(crate) fn newidle_balance(&mut self, cpu: CpuId) {
-        if self.overloaded.is_empty() {
-            return;
+        if !self.overloaded.is_empty() {
+            self.newidle_pull(cpu);
         }
+    }
+
+    /// newidle_balance() when some CPU is overloaded.
+    fn newidle_pull(&mut self, cpu: CpuId) {
         let llc = self.llc_masks[self.plat.cpus[cpu].llc];
         for scope in [self.overloaded.and(&llc), self.overloaded] {
             let mut tried = scope;

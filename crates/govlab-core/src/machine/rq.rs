@@ -1,13 +1,16 @@
 //! The scheduler's per-task and per-CPU state as the engine keeps it: the
 //! task (include/linux/sched.h, struct task_struct and struct sched_entity)
 //! and the runqueue (kernel/sched/sched.h, struct rq and struct cfs_rq),
-//! Linux v6.5, with the idle and tick state of the CPU beside it.
+//! Linux v6.5, with the RT and deadline entities and runqueues (struct
+//! sched_rt_entity, sched_dl_entity, rt_rq, dl_rq, v6.8) and the idle and
+//! tick state of the CPU beside it.
 
 use std::sync::Arc;
 
 use crate::platform::CpuId;
 use crate::sched::cpumask::CpuMask;
 use crate::sched::pelt::{CfsRqAvg, RqClockPelt, SchedAvg};
+use crate::sched::rt::{Class, RtKey};
 use crate::sched::sorted_set::SortedSet;
 use crate::sched::{TaskId, TaskState};
 use crate::sim::rng::Rng;
@@ -23,7 +26,20 @@ pub struct Task {
     /// CPU it runs or last ran on (task_cpu).
     pub cpu: CpuId,
     pub affinity: Option<CpuMask>,
+    /// The load weight the fair class uses: the nice level's weight, or
+    /// for a task in a task group its share of the group's (fair_group.rs).
     pub weight: u64,
+    /// The nice level's weight (sched_prio_to_weight).
+    pub nice_weight: u64,
+    /// Scheduling class (rt.rs, deadline.rs) and its parameters.
+    pub class: Class,
+    pub rt: RtEntity,
+    pub dl: DlEntity,
+    /// Effective utilisation clamps (uclamp_eff_value), 0..=1024.
+    pub uclamp_min: u32,
+    pub uclamp_max: u32,
+    /// CFS task group (index into the engine's groups); None: the root.
+    pub group: Option<u32>,
 
     // Program state.
     pub program: Arc<Program>,
@@ -71,6 +87,40 @@ pub struct Task {
     pub interp_epoch: u32,
 }
 
+/// The RT part of a task (struct sched_rt_entity, v6.8).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RtEntity {
+    /// The kernel's prio, 0..=98 (lower runs first).
+    pub prio: u32,
+    /// SCHED_RR (else SCHED_FIFO).
+    pub rr: bool,
+    /// RR time slice left, ns.
+    pub time_slice_ns: u64,
+    /// The task's key in its runqueue's RT queue while queued.
+    pub key: RtKey,
+}
+
+/// The deadline part of a task (struct sched_dl_entity, v6.8).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DlEntity {
+    pub dl_runtime: u64,
+    pub dl_deadline: u64,
+    pub dl_period: u64,
+    /// dl_runtime / dl_period, BW_SHIFT fixed point.
+    pub dl_bw: u64,
+    /// Remaining runtime and absolute deadline of the current instance.
+    pub runtime: i64,
+    pub deadline: Time,
+    /// Out of runtime until the replenishment timer fires.
+    pub throttled: bool,
+    /// Counts the bandwidth in its runqueue's running_bw.
+    pub contending: bool,
+    /// The pending DlTimer is the inactive (0-lag) timer, not the
+    /// replenishment timer.
+    pub inactive_timer: bool,
+    pub timer_gen: u32,
+}
+
 /// What a CPU is doing, as far as power and idle accounting care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CpuMode {
@@ -88,8 +138,32 @@ pub struct CpuRq {
     pub curr: Option<TaskId>,
     /// Runnable tasks that are not running, by (vruntime, task).
     pub tree: SortedSet<(u64, TaskId)>,
-    /// Runnable tasks including the running one.
+    /// Runnable tasks of every class, including the running one
+    /// (rq->nr_running).
     pub nr_running: u32,
+    /// Runnable fair tasks, including a running one (cfs_rq->h_nr_running).
+    pub cfs_nr_running: u32,
+    /// The class of `curr` (Fair when idle).
+    pub curr_class: Class,
+    /// `curr` is a fair task (cfs_rq->curr is set).
+    pub cfs_curr: bool,
+    /// The RT runqueue (struct rt_rq): queued tasks by prio then arrival
+    /// (the running one is taken out), its runnable count, the next head
+    /// and tail arrival numbers, and the throttle's state.
+    pub rt_queue: SortedSet<RtKey>,
+    pub rt_nr_running: u32,
+    pub rt_seq_head: i64,
+    pub rt_seq_tail: i64,
+    pub rt_time: u64,
+    pub rt_throttled: bool,
+    /// The deadline runqueue (struct dl_rq): queued, not throttled tasks by
+    /// absolute deadline; runnable count; running_bw (BW_SHIFT).
+    pub dl_queue: SortedSet<(Time, TaskId)>,
+    pub dl_nr_running: u32,
+    pub running_bw: u64,
+    /// rq->avg_rt and rq->avg_dl (PELT of the time RT and DL tasks ran).
+    pub avg_rt: SchedAvg,
+    pub avg_dl: SchedAvg,
     pub load_weight: u64,
     pub min_vruntime: u64,
     pub cfs: CfsRqAvg,
@@ -140,6 +214,20 @@ impl Default for CpuRq {
             curr: None,
             tree: SortedSet::new(),
             nr_running: 0,
+            cfs_nr_running: 0,
+            curr_class: Class::Fair,
+            cfs_curr: false,
+            rt_queue: SortedSet::new(),
+            rt_nr_running: 0,
+            rt_seq_head: -1,
+            rt_seq_tail: 0,
+            rt_time: 0,
+            rt_throttled: false,
+            dl_queue: SortedSet::new(),
+            dl_nr_running: 0,
+            running_bw: 0,
+            avg_rt: SchedAvg::default(),
+            avg_dl: SchedAvg::default(),
             load_weight: 0,
             min_vruntime: 0,
             cfs: CfsRqAvg::default(),
@@ -171,6 +259,12 @@ impl Default for CpuRq {
 }
 
 impl CpuRq {
+    /// A fair task is current (cfs_rq->curr is set).
+    #[inline]
+    pub fn cfs_running(&self) -> bool {
+        self.cfs_curr
+    }
+
     /// The idle state the CPU sits in, None while in C0 (or leaving idle).
     #[inline]
     pub fn idle_state(&self) -> Option<usize> {

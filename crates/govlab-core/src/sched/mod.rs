@@ -13,11 +13,15 @@
 //! runqueue's min_vruntime (GENTLE_FAIR_SLEEPERS); a new task starts one
 //! slice ahead (START_DEBIT). The three tunables scale with
 //! 1 + log2(min(CPUs, 8)) as the kernel's default SCHED_TUNABLESCALING_LOG
-//! does. Left out: cgroups and group scheduling, RT/DL classes, NUMA
+//! does. The RT and deadline classes (`rt.rs`, `deadline.rs` here for their
+//! arithmetic; `machine/rt.rs`, `machine/deadline.rs` for the classes) and
+//! task groups (`machine/fair_group.rs`) follow v6.8. Left out: hierarchical
+//! group scheduling (groups are flattened into task weights), NUMA
 //! balancing, EAS.
 //!
 //! Files: `mod.rs` (tunables, task states), `pelt.rs` (the PELT
-//! arithmetic), `capacity.rs` (capacity fitting on big.LITTLE),
+//! arithmetic), `rt.rs` (RT priorities and the throttle's arithmetic),
+//! `deadline.rs` (bandwidths, admission, `cpu_bw_dl`), `capacity.rs` (capacity fitting on big.LITTLE),
 //! `cpumask.rs`, `sorted_set.rs` (the runqueue's ordered sets). In
 //! `machine/`: `rq.rs` (tasks and runqueues), `fair.rs` (enqueue/dequeue,
 //! schedule, the tick), `placement.rs` (select_task_rq, balancing),
@@ -26,8 +30,10 @@
 
 pub mod capacity;
 pub mod cpumask;
+pub mod deadline;
 pub mod fork;
 pub mod pelt;
+pub mod rt;
 pub mod sorted_set;
 
 /// Default sysctl_sched_latency before scaling (fair.c, v6.5).

@@ -118,6 +118,10 @@ pub enum Op {
     Count { counter: u16, amount: u64 },
     /// Give up the CPU (sched_yield).
     Yield,
+    /// sched_setaffinity on itself: run only on `cpus` (None: every CPU);
+    /// a task on a CPU it may no longer use moves at once (rt-app's
+    /// per-phase `cpus`).
+    SetAffinity { cpus: Option<std::sync::Arc<[usize]>> },
     /// pthread_cond_wait: release `mutex` (if held), sleep until the
     /// condition is signalled, then take `mutex` again.
     CondWait { cond: u32, mutex: u32 },

@@ -22,6 +22,7 @@ pub mod limits;
 pub mod netperf;
 pub mod periodic;
 pub mod rtapp;
+pub mod sched_attr;
 pub mod pgbench;
 pub mod process;
 pub mod schbench;
@@ -39,6 +40,7 @@ use crate::platform::{CpuId, Platform};
 use crate::sim::rng::Rng;
 
 pub use lang::{Dist, IoKind, Op, Program, ProgramBuilder, Since, TimerRef};
+pub use sched_attr::{SchedAttr, SchedPolicy, TaskGroupSpec};
 
 /// A task to start at time 0, or (for templates) when forked.
 #[derive(Debug, Clone)]
@@ -61,6 +63,9 @@ pub struct TaskSpec {
     /// already running (false: its history is unknown, its signals start
     /// at zero).
     pub forked: bool,
+    /// Scheduling policy, clamps and task group (SCHED_OTHER, root group:
+    /// the default).
+    pub sched: SchedAttr,
 }
 
 impl TaskSpec {
@@ -74,6 +79,7 @@ impl TaskSpec {
             start_ns: 0,
             stagger_ns: 0,
             forked: true,
+            sched: SchedAttr::default(),
         }
     }
 }
@@ -121,6 +127,8 @@ pub struct Setup {
     pub series: Vec<String>,
     /// Names of counters (`Count` ops), by index.
     pub counters: Vec<String>,
+    /// CFS task groups the tasks' [`SchedAttr::group`] names, by index.
+    pub groups: Vec<TaskGroupSpec>,
 }
 
 /// What the engine kept about the workload during a run.
@@ -293,6 +301,11 @@ pub struct WorkloadInfo {
 /// entry's ([`Ends::default_duration_ns`]); [`DEFAULT_DURATION_NS`] for a
 /// workload file or an unknown name (which fails later, when built).
 pub fn default_duration_ns(spec: &Spec) -> u64 {
+    if spec.name == rtapp::INFO.name {
+        if let Some(ns) = rtapp::file_duration_ns(spec) {
+            return ns;
+        }
+    }
     registry()
         .iter()
         .find(|w| w.name == spec.name)

@@ -149,10 +149,10 @@ fn fork_starts_a_thread() {
 #[test]
 fn refusals_name_the_file_and_the_key() {
     let cases = [
-        (r#"{ "tasks": { "t": { "run": 10, "taskgroup": "/tg1" } } }"#, "tasks.t.taskgroup"),
-        (r#"{ "tasks": { "t": { "policy": "SCHED_FIFO", "run": 10 } } }"#, "tasks.t.policy"),
-        (r#"{ "tasks": { "t": { "phases": { "p": { "cpus": [1], "run": 10 } } } } }"#, "tasks.t.phases.p.cpus"),
         (r#"{ "tasks": { "t": { "exec": 5000, "period": 24000 } } }"#, "tasks.t.exec"),
+        (r#"{ "tasks": { "t": { "policy": "SCHED_FIFO", "priority": 100, "run": 10 } } }"#, "tasks.t.priority"),
+        (r#"{ "tasks": { "t": { "policy": "SCHED_DEADLINE", "dl-runtime": 20, "dl-period": 10, "run": 10 } } }"#, "tasks.t.dl-runtime"),
+        (r#"{ "global": { "duration": 5 } }"#, "fragment"),
         (r#"{ "tasks": { "t": { "run": "x" } } }"#, "tasks.t.run"),
         (r#"{ "tasks": { "t": { "run": 10 } }, "global": { "io_device": "/tmp/f" }, "x": 1 }"#, "x"),
         (r#"{ "tasks": { "t": { "fork": "nobody", "run": 10 } } }"#, "tasks.t.fork"),
@@ -174,7 +174,8 @@ fn fifo_runs_as_cfs_when_asked() {
     // dvfs.json: CPU 1, 10 loops of a 1.2 s timer then a 0.9 s run.
     let r = run_with(&w, "performance", 3_000).unwrap();
     assert!(r.cpus[1].busy_s > 0.85, "CPU 1 busy {} s", r.cpus[1].busy_s);
-    assert!(run_with(&format!("rtapp:file={}", data("dvfs.json")), "performance", 10).is_err());
+    // Without rt_as_cfs it runs as SCHED_FIFO.
+    assert!(run_with(&format!("rtapp:file={}", data("dvfs.json")), "performance", 10).is_ok());
 }
 
 /// Every rt-app file of the real recordings in data/real: each runs, or is refused with an error naming
@@ -240,4 +241,32 @@ fn workload_file_counts_and_rates_above_their_limits_are_refused_at_load() {
         let e = run_with(&f.display().to_string(), "performance", 10).unwrap_err().to_string();
         assert!(e.contains(&format!("limit{i}.toml")) && e.contains(range), "case {i}: {e}");
     }
+}
+
+/// Every rt-app file of data/real that is a complete workload runs; the
+/// merge fragments and the pre-2015 grammar are refused saying so.
+#[test]
+fn every_real_rtapp_file_that_is_a_workload_runs() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/real");
+    let mut files = Vec::new();
+    for dir in ["rt-app", "rt-app/tutorial", "rt-app/cpufreq_governor_efficiency", "rt-app/merge", "wa-rt-app"] {
+        for f in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = f.unwrap().path();
+            if p.extension().is_some_and(|e| e == "json") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert_eq!(files.len(), 31);
+    let (mut ran, mut fragments, mut old) = (0, 0, 0);
+    for f in &files {
+        match run_with(&format!("rtapp:file={}", f.display()), "schedutil", 200) {
+            Ok(_) => ran += 1,
+            Err(e) if e.to_string().contains("fragment") => fragments += 1,
+            Err(e) if e.to_string().contains("before v1.0") => old += 1,
+            Err(e) => panic!("{}: {e}", f.display()),
+        }
+    }
+    assert_eq!((ran, fragments, old), (24, 2, 5));
 }

@@ -36,14 +36,22 @@
 //! the use case's start plus the thread's delay), which differs only for
 //! forked threads: here their timers start at the fork.
 //!
-//! Refused, with an error naming the file and the key's path: SCHED_FIFO,
-//! SCHED_RR, SCHED_DEADLINE and SCHED_IDLE (govlab schedules with CFS only;
-//! `rt_as_cfs=on` runs such threads as nice-0 SCHED_OTHER threads instead),
-//! per-phase `cpus`, `policy` or `priority` changes, `taskgroup`,
-//! `util_min`/`util_max`, `nodes_membind`, the pre-2015 grammar (`exec`,
-//! `period`, `lock_order`, `resources` in a task), and keys that are neither
-//! events nor properties. Logging and tracing keys of `global` are ignored,
-//! and so is `duration`: the run lasts as long as the experiment says.
+//! Scheduling: `policy` (SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE;
+//! SCHED_IDLE as nice 19), `priority` (nice for SCHED_OTHER, 1..99 for
+//! FIFO/RR, default 10 assumed), `dl-runtime`/`dl-period`/`dl-deadline`
+//! (µs), `util_min`/`util_max` and `taskgroup` become the task's
+//! [`SchedAttr`]; per-phase `cpus` becomes an `Op::SetAffinity` at each
+//! phase's start. `rt_as_cfs=on` runs RT/DL/IDLE threads as nice-0
+//! SCHED_OTHER instead.
+//!
+//! Refused, with an error naming the file and the key's path: per-phase
+//! `policy`, `priority`, deadline or clamp changes, `nodes_membind`, the
+//! pre-2015 grammar (`exec`, `period`, `lock_order`, `resources` in a task:
+//! the message says so and how to convert), files without `tasks`
+//! (fragments), and keys that are neither events nor properties. Logging
+//! and tracing keys of `global` are ignored. `duration` (seconds) is the
+//! run's length when the experiment gives none ([`file_duration_ns`]); a
+//! given duration overrides it.
 //!
 //! Metrics: `run_stretch` (primary), the wall time of all run/runtime
 //! events over their calibrated time (1 at the calibration frequency with
@@ -60,6 +68,7 @@ use std::path::PathBuf;
 
 use self::json::Json;
 use super::{
+    SchedAttr, SchedPolicy,
     latency_metrics, Better, Dist, Metric, Op, Program, Record, Setup, Since, TaskSpec, TimerRef, Workload,
     WorkloadInfo,
 };
@@ -122,6 +131,14 @@ const GLOBAL_IGNORED: &[&str] = &[
     "spacing",
 ];
 
+/// Scheduling keys of a task (or of each phase, where they must not change).
+const SCHED_KEYS: &[&str] = &["dl-runtime", "dl-period", "dl-deadline", "util_min", "util_max", "taskgroup"];
+
+/// Whether any phase of task `t` sets its own `cpus`.
+fn phase_cpus(t: &Json) -> bool {
+    t.get("phases").is_some_and(|ph| ph.entries().iter().any(|(_, p)| p.get("cpus").is_some()))
+}
+
 /// Event names in the order rt-app's obj_is_event() tries their prefixes.
 const EVENTS: &[&str] = &[
     "lock", "unlock", "wait", "signal", "broad", "sync", "sleep", "runtime", "run", "timer", "suspend", "resume", "mem",
@@ -132,6 +149,18 @@ pub struct RtApp {
     path: PathBuf,
     doc: Json,
     rt_as_cfs: bool,
+}
+
+/// The run length an rt-app file asks for: `global.duration` in seconds
+/// (rt-app stops the use case then; -1 or 0 runs until stopped, which gives
+/// None). None too when the file cannot be read: building it says why.
+pub fn file_duration_ns(spec: &Spec) -> Option<u64> {
+    let file = spec.params.iter().find(|(k, _)| k == FILE.name).map(|(_, v)| v)?;
+    let text = std::fs::read_to_string(file).ok()?;
+    let doc = json::parse(&text).ok()?;
+    let secs = doc.get("global")?.get("duration")?.as_i64()?;
+    let secs = u64::try_from(secs).ok().filter(|&s| s > 0 && s <= 7 * 24 * 3600)?;
+    Some(secs * 1_000_000_000)
 }
 
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
@@ -180,6 +209,8 @@ struct Conv<'a> {
     forked: Names,
     /// Instances of each task, by name.
     tasks: BTreeMap<String, u32>,
+    /// Task groups by cgroup path.
+    groups: Names,
     io_device_ok: bool,
     mem_buffer_size: i64,
 }
@@ -210,6 +241,7 @@ impl<'a> Conv<'a> {
             shared_timers: Names::default(),
             forked: Names::default(),
             tasks: BTreeMap::new(),
+            groups: Names::default(),
             io_device_ok: true,
             mem_buffer_size: MEM_BUFFER_SIZE,
         }
@@ -234,6 +266,12 @@ impl<'a> Conv<'a> {
         }
         let tasks = match doc.get("tasks") {
             Some(t @ Json::Obj(kv)) if !kv.is_empty() => t,
+            None => {
+                return Err(self.err(
+                    "(top level)",
+                    "no \"tasks\": this file is a fragment of a use case (like the global or resources pieces of rt-app's merge examples), not a workload; join it with the pieces holding the tasks into one file",
+                ))
+            }
             _ => return Err(self.err("tasks", "needs at least one task object")),
         };
         let mut threads = 0;
@@ -285,6 +323,13 @@ impl<'a> Conv<'a> {
         setup.conds = self.conds.0.len() as u32;
         setup.barriers.clone_from(&self.barrier_parties);
         setup.shared_timers = self.shared_timers.0.len() as u32;
+        // rt-app creates each taskgroup as a cgroup with default shares.
+        setup.groups = self
+            .groups
+            .0
+            .iter()
+            .map(|path| crate::workload::TaskGroupSpec { path: path.clone(), shares: 1024 })
+            .collect();
         Ok(setup)
     }
 
@@ -315,17 +360,90 @@ impl<'a> Conv<'a> {
         Ok(())
     }
 
-    /// The nice value a policy stands for, or an error if it is not modelled.
-    fn policy(&self, at: &str, v: &Json) -> Result<Option<i32>> {
+    /// The policy a name stands for, and a nice value it forces.
+    fn policy(&self, at: &str, v: &Json) -> Result<(SchedPolicy, Option<i32>)> {
         match v.as_str() {
-            Some("SCHED_OTHER") => Ok(None),
-            Some("SCHED_FIFO" | "SCHED_RR" | "SCHED_DEADLINE" | "SCHED_IDLE") if self.w.rt_as_cfs => Ok(Some(0)),
-            Some(p @ ("SCHED_FIFO" | "SCHED_RR" | "SCHED_DEADLINE" | "SCHED_IDLE")) => Err(self.err(
-                at,
-                format!("{p} is not modelled (govlab schedules every task with CFS); pass rt_as_cfs=on to run it as SCHED_OTHER at nice 0"),
-            )),
+            Some("SCHED_OTHER") => Ok((SchedPolicy::Other, None)),
+            Some("SCHED_FIFO" | "SCHED_RR" | "SCHED_DEADLINE" | "SCHED_IDLE") if self.w.rt_as_cfs => Ok((SchedPolicy::Other, Some(0))),
+            Some("SCHED_FIFO") => Ok((SchedPolicy::Fifo, None)),
+            Some("SCHED_RR") => Ok((SchedPolicy::Rr, None)),
+            Some("SCHED_DEADLINE") => Ok((SchedPolicy::Deadline, None)),
+            // SCHED_IDLE is the fair class at WEIGHT_IDLEPRIO (3); govlab
+            // gives it nice 19's weight (15).
+            Some("SCHED_IDLE") => Ok((SchedPolicy::Other, Some(19))),
             _ => Err(self.err(at, format!("{}: one of SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE, SCHED_IDLE", v.brief()))),
         }
+    }
+
+    /// A µs count of `dl-*` or `util_*` within `lo..=hi`.
+    fn int_in(&self, at: &str, v: &Json, lo: i64, hi: i64, what: &str) -> Result<i64> {
+        v.as_i64()
+            .filter(|n| (lo..=hi).contains(n))
+            .ok_or_else(|| self.err(at, format!("{}: {what}, {lo} to {hi}", v.brief())))
+    }
+
+    /// The scheduling attributes of a task: policy and priority (or nice),
+    /// deadline parameters, clamps, task group.
+    fn sched_attr(&mut self, at: &str, task: &Json) -> Result<(SchedAttr, i32)> {
+        let policy_v = task.get("policy").or_else(|| self.w.doc.get("global").and_then(|g| g.get("default_policy")));
+        let (policy, forced_nice) = match policy_v {
+            Some(v) => self.policy(&format!("{at}.policy"), v)?,
+            None => (SchedPolicy::Other, None),
+        };
+        let mut attr = SchedAttr { policy, ..SchedAttr::default() };
+        let mut nice = 0;
+        let prio = task.get("priority");
+        match (policy, forced_nice, prio) {
+            (_, Some(n), _) => nice = n,
+            (SchedPolicy::Other, None, Some(v)) => {
+                nice = self.int_in(&format!("{at}.priority"), v, -20, 19, "a nice value for SCHED_OTHER")? as i32;
+            }
+            (SchedPolicy::Fifo | SchedPolicy::Rr, None, Some(v)) => {
+                attr.rt_priority = self.int_in(&format!("{at}.priority"), v, 1, 99, "an RT priority for SCHED_FIFO/RR")? as u32;
+            }
+            // rt-app's default RT priority (assumed: 10, rt-app's
+            // THREAD_PRIORITY default for an RT policy).
+            (SchedPolicy::Fifo | SchedPolicy::Rr, None, None) => attr.rt_priority = 10,
+            _ => {}
+        }
+        let us = |s: &Self, k: &str| -> Result<u64> {
+            match task.get(k) {
+                None => Ok(0),
+                Some(v) => Ok(s.int_in(&format!("{at}.{k}"), v, 0, limits::MAX_EVENT_US as i64, "µs")? as u64 * 1000),
+            }
+        };
+        if policy == SchedPolicy::Deadline {
+            // rt-app: dl-period defaults to dl-runtime, dl-deadline to dl-period.
+            let r = us(self, "dl-runtime")?;
+            let p = match us(self, "dl-period")? {
+                0 => r,
+                p => p,
+            };
+            let d = match us(self, "dl-deadline")? {
+                0 => p,
+                d => d,
+            };
+            crate::sched::deadline::checkparam(r, d, p).map_err(|why| self.err(&format!("{at}.dl-runtime"), why))?;
+            (attr.dl_runtime_ns, attr.dl_deadline_ns, attr.dl_period_ns) = (r, d, p);
+        } else {
+            // On SCHED_OTHER, dl-runtime is EEVDF's custom slice (v6.12+),
+            // which v6.8's sched_setattr ignores: checked, not used.
+            us(self, "dl-runtime")?;
+            us(self, "dl-period")?;
+            us(self, "dl-deadline")?;
+        }
+        for (k, slot) in [("util_min", &mut attr.util_min), ("util_max", &mut attr.util_max)] {
+            if let Some(v) = task.get(k) {
+                *slot = Some(self.int_in(&format!("{at}.{k}"), v, 0, 1024, "a utilisation clamp")? as u32);
+            }
+        }
+        if let Some(v) = task.get("taskgroup") {
+            let path = v.as_str().ok_or_else(|| self.err(&format!("{at}.taskgroup"), format!("{}: a cgroup path", v.brief())))?;
+            if !path.is_empty() && path != "/" {
+                attr.group = Some(self.groups.index(path));
+            }
+        }
+        Ok((attr, nice))
     }
 
     fn task(&mut self, name: &str, t: &Json) -> Result<TaskSpec> {
@@ -333,22 +451,11 @@ impl<'a> Conv<'a> {
         if !matches!(t, Json::Obj(_)) {
             return Err(self.err(&at, "a task must be an object"));
         }
-        let policy_v = t.get("policy").or_else(|| self.w.doc.get("global").and_then(|g| g.get("default_policy")));
-        let forced_nice = match policy_v {
-            Some(v) => self.policy(&format!("{at}.policy"), v)?,
-            None => None,
-        };
+        let (attr, nice) = self.sched_attr(&at, t)?;
         let mut spec = TaskSpec::new(name, Program::default());
         spec.instances = self.tasks[name];
-        spec.nice = match (forced_nice, t.get("priority")) {
-            (Some(n), _) => n,
-            (None, None) => 0,
-            (None, Some(v)) => v
-                .as_i64()
-                .filter(|n| (-20..=19).contains(n))
-                .ok_or_else(|| self.err(&format!("{at}.priority"), format!("{}: a nice value, -20..19, for SCHED_OTHER", v.brief())))?
-                as i32,
-        };
+        spec.nice = nice;
+        spec.sched = attr;
         if let Some(v) = t.get("delay") {
             let dat = format!("{at}.delay");
             let us = v.as_i64().ok_or_else(|| self.err(&dat, format!("{}: µs ≥ 0", v.brief())))?;
@@ -391,10 +498,10 @@ impl<'a> Conv<'a> {
     }
 
     /// A key of a task object that has `phases`.
-    fn task_key(&self, at: &str, k: &str, v: &Json) -> Result<()> {
+    fn task_key(&self, at: &str, k: &str, _v: &Json) -> Result<()> {
         match k {
             "loop" | "instance" | "delay" | "phases" | "cpus" | "priority" | "policy" => Ok(()),
-            "taskgroup" if v.as_str() == Some("") => Ok(()),
+            _ if SCHED_KEYS.contains(&k) => Ok(()),
             _ if event_kind(k).is_some() => Err(self.err(
                 &format!("{at}.{k}"),
                 "an event beside \"phases\": rt-app ignores it; move it into a phase",
@@ -405,12 +512,9 @@ impl<'a> Conv<'a> {
 
     fn unsupported_key(&self, at: &str, k: &str) -> Error {
         let why = match k {
-            "taskgroup" => "task groups (cgroups) are not modelled",
-            "util_min" | "util_max" => "utilization clamping is not modelled",
             "nodes_membind" => "NUMA memory binding is not modelled",
-            "dl-runtime" | "dl-period" | "dl-deadline" => "SCHED_DEADLINE parameters (or a SCHED_OTHER custom slice) are not modelled",
             "exec" | "period" | "lock_order" | "resources" | "deadline" => {
-                "this is the pre-2015 rt-app grammar (exec/period/lock_order); rewrite the task with events"
+                "this task uses the grammar of rt-app before v1.0 (2015: exec, period, deadline, lock_order, resources in a task), which rt-app itself no longer reads; convert it to events: exec → run, period → a timer {\"ref\": NAME, \"period\": µs}, lock_order → lock/unlock events around the run"
             }
             _ => "neither an rt-app event nor a task or phase property",
         };
@@ -443,6 +547,14 @@ impl<'a> Conv<'a> {
         // `loop`: 0 and negative values never do.
         let loops = if loops <= 0 { -1 } else { loops };
         let phase = open_loop(ops, loops);
+        if !is_task && phase_cpus(t) {
+            // Per-phase affinity: each phase sets its own, or the task's.
+            let cpus = match p.get("cpus").or_else(|| t.get("cpus")) {
+                Some(v) => Some(self.cpus(&format!("{at}.cpus"), v)?.into()),
+                None => None,
+            };
+            ops.push(Op::SetAffinity { cpus });
+        }
         let start = ops.len();
         for (k, v) in p.entries() {
             let kat = format!("{at}.{k}");
@@ -451,13 +563,20 @@ impl<'a> Conv<'a> {
                 continue;
             }
             match k.as_str() {
-                "loop" => {}
-                "instance" | "delay" | "phases" | "cpus" | "priority" | "policy" if is_task => {}
-                "cpus" | "priority" | "policy" if p.get(k) == t.get(k) => {}
-                "cpus" | "priority" | "policy" => {
-                    return Err(self.err(&kat, "a per-phase change of affinity or scheduling class is not modelled"));
+                "loop" | "cpus" => {}
+                "instance" | "delay" | "phases" | "priority" | "policy" if is_task => {}
+                _ if SCHED_KEYS.contains(&k.as_str()) && is_task => {}
+                "priority" | "policy" if p.get(k) == t.get(k) => {}
+                _ if SCHED_KEYS.contains(&k.as_str()) && p.get(k) == t.get(k) => {}
+                // A per-phase cgroup move: the task stays in its task-level
+                // group (the root if none); said in docs/workloads.md.
+                "taskgroup" => {}
+                "priority" | "policy" => {
+                    return Err(self.err(&kat, "a per-phase change of scheduling class or priority is not modelled"));
                 }
-                "taskgroup" if v.as_str() == Some("") => {}
+                _ if SCHED_KEYS.contains(&k.as_str()) => {
+                    return Err(self.err(&kat, "a per-phase change of deadline parameters, clamps or task group is not modelled"));
+                }
                 _ => return Err(self.unsupported_key(at, k)),
             }
         }

@@ -1,0 +1,496 @@
+//! The RT scheduling class acting on the engine's runqueues, and the parts
+//! of kernel/sched/core.c that choose between classes.
+//!
+//! Models Linux v6.8 kernel/sched/rt.c: SCHED_FIFO and SCHED_RR tasks run
+//! ahead of every fair task, highest `sched_priority` first, FIFO within a
+//! priority (`enqueue_task_rt`, `pick_next_task_rt`); a preempted task keeps
+//! its place at the head of its priority (`put_prev_task_rt`); SCHED_RR
+//! tasks go to the tail of their priority after `RR_TIMESLICE` (100 ms) of
+//! ticks when another task of that priority waits (`task_tick_rt`,
+//! `requeue_task_rt`). A waking RT task preempts at once any lower class or
+//! lower priority (`wakeup_preempt_rt`, the kernel's `check_preempt_curr_rt`).
+//!
+//! The RT throttle (`sched_rt_runtime_exceeded`, `sched_rt_period_timer`,
+//! `do_sched_rt_period_timer`): RT time is charged per runqueue
+//! (`update_curr_rt`); past `sched_rt_runtime_us` (950 ms) within a
+//! `sched_rt_period_us` (1 s) the runqueue's RT tasks stop being picked
+//! until the period timer gives the runtime back, so fair tasks keep the
+//! rest. RT_RUNTIME_SHARE is off (its default since v5.10), so runqueues do
+//! not borrow runtime from each other. The check runs wherever the running
+//! RT task is charged (the tick among others), as in the kernel.
+//!
+//! Placement (`select_task_rq_rt`, `find_lowest_rq` over cpupri): a waking
+//! RT task stays on its previous CPU unless that runs an RT or DL task it
+//! cannot preempt; then it goes to the allowed CPU of lowest priority
+//! (idle or fair first), its previous CPU preferred. Balancing: a CPU that
+//! schedules pulls a queued RT task of higher priority than its own from
+//! another CPU (`pull_rt_task`). Left out: `push_rt_task` after a wakeup
+//! (the wakeup placement covers the common case), RT group scheduling
+//! (CONFIG_RT_GROUP_SCHED), priority inheritance.
+//!
+//! schedutil: `enqueue_top_rt_rq` calls the cpufreq hook, and
+//! `effective_cpu_util` (kernel/sched/core.c in v6.8, kernel/sched/syscalls.c
+//! from v6.11; machine/cpufreq.rs) asks for the top frequency while RT tasks are
+//! runnable. rq->avg_rt (PELT of the time RT tasks ran,
+//! `update_rt_rq_load_avg`, kernel/sched/pelt.c) is kept here too.
+
+use super::rq::CpuMode;
+use super::{Engine, Event};
+use crate::platform::CpuId;
+use crate::sched::pelt;
+use crate::sched::rt::{self, Class};
+use crate::sched::{TaskId, TaskState};
+use crate::workload::{SchedAttr, SchedPolicy};
+
+/// sysctl_sched_util_clamp_min_rt_default (kernel/sched/core.c, v6.8):
+/// RT tasks ask for the full capacity unless they set util_min.
+const UCLAMP_MIN_RT_DEFAULT: u32 = 1024;
+
+impl Engine {
+    /// sched_setattr() at task creation: class, priority, deadline
+    /// parameters (with admission control), clamps, task group. Bad
+    /// parameters or a refused admission set the run's fault.
+    pub(crate) fn set_sched_attr(&mut self, t: TaskId, attr: &SchedAttr) {
+        let tk = &mut self.tasks[t];
+        tk.uclamp_min = attr.util_min.unwrap_or(0);
+        tk.uclamp_max = attr.util_max.unwrap_or(1024);
+        if attr.util_min.is_some() || attr.util_max.is_some() {
+            self.uclamp_used = true;
+        }
+        tk.group = attr.group;
+        if attr.group.is_some() || attr.policy != SchedPolicy::Other {
+            self.sched_ext = true;
+        }
+        match attr.policy {
+            SchedPolicy::Other => {}
+            SchedPolicy::Fifo | SchedPolicy::Rr => {
+                tk.class = Class::Rt;
+                tk.rt.prio = rt::rt_prio(attr.rt_priority);
+                tk.rt.rr = attr.policy == SchedPolicy::Rr;
+                tk.rt.time_slice_ns = rt::RR_TIMESLICE_NS;
+                if attr.util_min.is_none() {
+                    tk.uclamp_min = UCLAMP_MIN_RT_DEFAULT;
+                }
+                self.rt_dl_used = true;
+            }
+            SchedPolicy::Deadline => {
+                let (runtime, deadline, period) = crate::sched::deadline::resolve(attr.dl_runtime_ns, attr.dl_deadline_ns, attr.dl_period_ns);
+                let comm = tk.comm.clone();
+                if let Err(why) = crate::sched::deadline::checkparam(runtime, deadline, period) {
+                    self.fault.get_or_insert(crate::error::Error::invalid(
+                        format!("task {comm}"),
+                        "SCHED_DEADLINE parameters",
+                        format!("runtime {runtime} ns, deadline {deadline} ns, period {period} ns"),
+                        why,
+                    ));
+                    return;
+                }
+                let bw = crate::sched::deadline::to_ratio(period, runtime);
+                let limit = crate::sched::deadline::global_bw_limit(self.plat.nr_cpus());
+                // sched_dl_overflow(): admission against the root domain.
+                if self.dl_total_bw + bw > limit {
+                    self.fault.get_or_insert(crate::error::Error::invalid(
+                        format!("task {comm}"),
+                        "SCHED_DEADLINE bandwidth",
+                        format!("runtime/period {runtime}/{period} ns"),
+                        format!(
+                            "admission control refuses it (sched_dl_overflow, v6.8): the deadline tasks would need more than {} CPUs' worth at the RT limit of {}/{} µs per CPU",
+                            self.plat.nr_cpus(),
+                            rt::RT_RUNTIME_NS / 1000,
+                            rt::RT_PERIOD_NS / 1000
+                        ),
+                    ));
+                    return;
+                }
+                self.dl_total_bw += bw;
+                let tk = &mut self.tasks[t];
+                tk.class = Class::Deadline;
+                tk.dl.dl_runtime = runtime;
+                tk.dl.dl_deadline = deadline;
+                tk.dl.dl_period = period;
+                tk.dl.dl_bw = bw;
+                self.rt_dl_used = true;
+            }
+        }
+    }
+
+    /// A DL task left the system: give its bandwidth back (task_dead_dl).
+    pub(crate) fn release_sched_attr(&mut self, t: TaskId) {
+        if self.tasks[t].class == Class::Deadline {
+            self.dl_total_bw = self.dl_total_bw.saturating_sub(self.tasks[t].dl.dl_bw);
+        }
+    }
+
+    // ---- enqueue / dequeue ---------------------------------------------
+
+    /// enqueue_task_rt() / enqueue_task_dl().
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn enqueue_task_rt_dl(&mut self, cpu: CpuId, t: TaskId) {
+        self.update_rq_clock(cpu);
+        let tk = &mut self.tasks[t];
+        tk.state = TaskState::Runnable;
+        tk.cpu = cpu;
+        let rq = &mut self.rqs[cpu];
+        rq.nr_running += 1;
+        self.idle_mask.clear(cpu);
+        if rq.nr_running > 1 {
+            self.overloaded.set(cpu);
+        }
+        if tk.class == Class::Rt {
+            rq.rt_nr_running += 1;
+            let key = (tk.rt.prio, rq.rt_seq_tail, t);
+            rq.rt_seq_tail += 1;
+            rq.rt_queue.insert(key);
+            tk.rt.key = key;
+            let throttled = rq.rt_throttled;
+            self.start_rt_bandwidth();
+            // enqueue_top_rt_rq(): "Kick cpufreq".
+            if !throttled {
+                self.cpufreq_update_util(cpu, 0);
+            }
+        } else {
+            self.enqueue_dl_entity(cpu, t);
+        }
+    }
+
+    /// dequeue_task_rt() / dequeue_task_dl(): `sleep` when the task blocks.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn dequeue_task_rt_dl(&mut self, cpu: CpuId, t: TaskId, sleep: bool) {
+        self.update_rq_clock(cpu);
+        if self.rqs[cpu].curr == Some(t) {
+            self.update_curr(cpu);
+        }
+        let running = self.rqs[cpu].curr == Some(t);
+        let rq = &mut self.rqs[cpu];
+        rq.nr_running -= 1;
+        if rq.nr_running == 0 {
+            self.idle_mask.set(cpu);
+        }
+        if rq.nr_running < 2 {
+            self.overloaded.clear(cpu);
+        }
+        let tk = &mut self.tasks[t];
+        tk.state = if sleep { TaskState::Blocked } else { TaskState::Runnable };
+        if tk.class == Class::Rt {
+            rq.rt_nr_running -= 1;
+            if !running {
+                rq.rt_queue.remove(&tk.rt.key);
+            }
+        } else {
+            self.dequeue_dl_entity(cpu, t, running, sleep);
+        }
+    }
+
+    // ---- picking ---------------------------------------------------------
+
+    /// pick_next_task() for the deadline and RT classes: the earliest
+    /// deadline, else the highest-priority RT task unless the RT runqueue
+    /// is throttled; taken off its queue. None: the fair class picks.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn pick_next_task_rt_dl(&mut self, cpu: CpuId) -> Option<TaskId> {
+        if !self.rt_dl_used {
+            return None;
+        }
+        self.pull_rt_task(cpu);
+        let rq = &mut self.rqs[cpu];
+        if rq.rt_nr_running == 0 && rq.dl_nr_running == 0 {
+            return None;
+        }
+        if let Some(&(d, t)) = rq.dl_queue.first() {
+            rq.dl_queue.remove(&(d, t));
+            return Some(t);
+        }
+        if rq.rt_throttled {
+            return None;
+        }
+        let &key = rq.rt_queue.first()?;
+        rq.rt_queue.remove(&key);
+        Some(key.2)
+    }
+
+    /// put_prev_task_rt() / put_prev_task_dl(): the running task `p` was
+    /// preempted and is still runnable.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn put_prev_task_rt_dl(&mut self, cpu: CpuId, p: TaskId) {
+        let rq = &mut self.rqs[cpu];
+        let tk = &mut self.tasks[p];
+        tk.state = TaskState::Runnable;
+        if tk.class == Class::Rt {
+            // Back at the head of its priority, unless its RR slice ran out
+            // (requeue_task_rt to the tail).
+            let seq = if tk.rt.time_slice_ns == 0 {
+                tk.rt.time_slice_ns = rt::RR_TIMESLICE_NS;
+                let s = rq.rt_seq_tail;
+                rq.rt_seq_tail += 1;
+                s
+            } else {
+                let s = rq.rt_seq_head;
+                rq.rt_seq_head -= 1;
+                s
+            };
+            tk.rt.key = (tk.rt.prio, seq, p);
+            rq.rt_queue.insert(tk.rt.key);
+        } else if !tk.dl.throttled {
+            rq.dl_queue.insert((tk.dl.deadline, p));
+        }
+    }
+
+    /// wakeup_preempt() when the woken task `t` or the current `curr` is
+    /// not a fair task: a higher class always preempts; within RT a higher
+    /// priority, within DL an earlier deadline.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn rt_dl_preempts(&self, cpu: CpuId, t: TaskId, curr: TaskId) -> bool {
+        let tc = self.tasks[t].class;
+        let cc = self.rqs[cpu].curr_class;
+        let runnable = match tc {
+            Class::Rt => !self.rqs[cpu].rt_throttled,
+            Class::Deadline => !self.tasks[t].dl.throttled,
+            Class::Fair => true,
+        };
+        if !runnable {
+            return false;
+        }
+        match tc.cmp(&cc) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Greater => false,
+            std::cmp::Ordering::Equal => match tc {
+                Class::Rt => self.tasks[t].rt.prio < self.tasks[curr].rt.prio,
+                Class::Deadline => self.tasks[t].dl.deadline < self.tasks[curr].dl.deadline,
+                Class::Fair => false,
+            },
+        }
+    }
+
+    // ---- accounting ------------------------------------------------------
+
+    /// update_curr_rt() / update_curr_dl(): charge the running task; RT time
+    /// (DL time too, as v6.8's update_curr_dl does while RT bandwidth is
+    /// enforced) counts against the RT throttle.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn update_curr_rt_dl(&mut self, cpu: CpuId, t: TaskId) {
+        let now = self.now;
+        let tk = &mut self.tasks[t];
+        let delta = now.saturating_sub(tk.exec_start_ns);
+        tk.exec_start_ns = now;
+        tk.sum_exec_ns += delta;
+        if delta == 0 {
+            return;
+        }
+        if tk.class == Class::Deadline {
+            self.update_curr_dl(cpu, t, delta);
+        }
+        if self.rt_runtime_ns.is_some() {
+            let rq = &mut self.rqs[cpu];
+            rq.rt_time += delta;
+            if !rq.rt_throttled && rt::runtime_exceeded(rq.rt_time, self.rt_runtime_ns, self.rt_period_ns) {
+                // sched_rt_runtime_exceeded(): "sched: RT throttling activated".
+                rq.rt_throttled = true;
+            }
+        }
+    }
+
+    /// task_tick_rt() / task_tick_dl(), after the tick charged the task.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn task_tick_rt_dl(&mut self, cpu: CpuId, curr: TaskId) {
+        if self.tasks[curr].class == Class::Deadline {
+            self.task_tick_dl(cpu, curr);
+            return;
+        }
+        if self.rqs[cpu].rt_throttled {
+            self.schedule(cpu);
+            return;
+        }
+        let tick = self.tun.tick_ns;
+        let tk = &mut self.tasks[curr];
+        if !tk.rt.rr {
+            return;
+        }
+        tk.rt.time_slice_ns = tk.rt.time_slice_ns.saturating_sub(tick);
+        if tk.rt.time_slice_ns > 0 {
+            return;
+        }
+        let prio = tk.rt.prio;
+        let others = self.rqs[cpu].rt_queue.first().is_some_and(|k| k.0 == prio);
+        if others {
+            // Slice 0: put_prev_task_rt requeues it at the tail.
+            self.schedule(cpu);
+        } else {
+            self.tasks[curr].rt.time_slice_ns = rt::RR_TIMESLICE_NS;
+        }
+    }
+
+    /// update_rt_rq_load_avg() and update_dl_rq_load_avg(): rq->avg_rt and
+    /// rq->avg_dl up to the PELT clock's now (the rq clock is current).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn update_rt_dl_avg(&mut self, cpu: CpuId) {
+        let rq = &mut self.rqs[cpu];
+        let now = rq.clock.now();
+        let running = rq.curr.is_some();
+        let rt = u64::from(running && rq.curr_class == Class::Rt);
+        let dl = u64::from(running && rq.curr_class == Class::Deadline);
+        if pelt::update_load_sum(now, &mut rq.avg_rt, rt, rt, rt == 1) {
+            pelt::update_load_avg(&mut rq.avg_rt, 1);
+        }
+        if pelt::update_load_sum(now, &mut rq.avg_dl, dl, dl, dl == 1) {
+            pelt::update_load_avg(&mut rq.avg_dl, 1);
+        }
+    }
+
+    // ---- the RT throttle's period timer ---------------------------------
+
+    /// start_rt_bandwidth(): arm the period timer if it is idle.
+    fn start_rt_bandwidth(&mut self) {
+        if self.rt_period_armed || self.rt_runtime_ns.is_none() {
+            return;
+        }
+        self.rt_period_armed = true;
+        self.rt_period_gen = self.rt_period_gen.wrapping_add(1);
+        let gen = self.rt_period_gen;
+        self.q.schedule(self.now + self.rt_period_ns, Event::RtPeriod { gen });
+    }
+
+    /// sched_rt_period_timer() → do_sched_rt_period_timer(): give every
+    /// runqueue a period's runtime back; unthrottle and reschedule those
+    /// below the runtime again. The timer stops when no runqueue has RT
+    /// time or RT tasks left. False if the event was overtaken.
+    pub(crate) fn rt_period_timer(&mut self, gen: u32) -> bool {
+        if gen != self.rt_period_gen || !self.rt_period_armed {
+            return false;
+        }
+        let Some(runtime) = self.rt_runtime_ns else {
+            self.rt_period_armed = false;
+            return true;
+        };
+        let mut idle = true;
+        for cpu in 0..self.rqs.len() {
+            let rq = &mut self.rqs[cpu];
+            let mut unthrottled = false;
+            if rq.rt_time > 0 || rq.rt_throttled {
+                let (left, ok) = rt::period_replenish(rq.rt_time, runtime, 1);
+                rq.rt_time = left;
+                if rq.rt_throttled && ok {
+                    rq.rt_throttled = false;
+                    unthrottled = true;
+                }
+                if rq.rt_time > 0 || rq.rt_nr_running > 0 {
+                    idle = false;
+                }
+            } else if rq.rt_nr_running > 0 {
+                idle = false;
+            }
+            if unthrottled && rq.rt_nr_running > 0 {
+                // sched_rt_rq_enqueue() → enqueue_top_rt_rq() and resched_curr().
+                self.cpufreq_update_util(cpu, 0);
+                self.resched_for_rt(cpu);
+            }
+        }
+        if idle {
+            self.rt_period_armed = false;
+        } else {
+            self.q.schedule(self.now + self.rt_period_ns, Event::RtPeriod { gen });
+        }
+        true
+    }
+
+    /// resched_curr() on `cpu` because a higher class may run there.
+    pub(crate) fn resched_for_rt(&mut self, cpu: CpuId) {
+        match self.rqs[cpu].mode {
+            CpuMode::Idle { .. } => self.idle_wakeup(cpu, false),
+            CpuMode::Active => self.schedule(cpu),
+            CpuMode::Exiting { .. } => {}
+        }
+    }
+
+    // ---- placement and balancing -----------------------------------------
+
+    /// cpupri of `cpu` as find_lowest_rq ranks it: 0 when it runs no RT or
+    /// DL task (idle or fair), 1 + (99 − prio) of its best RT task, 200
+    /// with DL tasks. Lower is more preemptible.
+    fn rt_rank(&self, cpu: CpuId) -> u32 {
+        let rq = &self.rqs[cpu];
+        if rq.dl_nr_running > 0 {
+            return 200;
+        }
+        if rq.rt_nr_running == 0 || rq.rt_throttled {
+            return 0;
+        }
+        let queued = rq.rt_queue.first().map_or(rt::MAX_RT_PRIO, |k| k.0);
+        let running = match rq.curr {
+            Some(c) if rq.curr_class == Class::Rt => self.tasks[c].rt.prio,
+            _ => rt::MAX_RT_PRIO,
+        };
+        1 + (rt::MAX_RT_PRIO - 1).saturating_sub(queued.min(running))
+    }
+
+    /// select_task_rq_rt() / select_task_rq_dl() for a waking or new task.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn select_task_rq_rt_dl(&self, t: TaskId, prev: CpuId) -> CpuId {
+        let allowed = self.tasks[t].affinity.unwrap_or(self.all_cpus);
+        let mine = match self.tasks[t].class {
+            Class::Deadline => 200,
+            _ => 1 + (rt::MAX_RT_PRIO - 1) - self.tasks[t].rt.prio,
+        };
+        if allowed.test(prev) && self.rt_rank(prev) < mine {
+            return prev;
+        }
+        // find_lowest_rq(): the lowest rank, the previous CPU's LLC first.
+        let llc = self.llc_masks[self.plat.cpus[prev].llc];
+        let mut best: Option<(u32, bool, CpuId)> = None;
+        let mut c = allowed.next_wrap(prev);
+        let first = c;
+        while let Some(cpu) = c {
+            let key = (self.rt_rank(cpu), !llc.test(cpu), cpu);
+            if best.map_or(true, |b| (key.0, key.1) < (b.0, b.1)) {
+                best = Some(key);
+            }
+            c = allowed.next_wrap(cpu + 1).filter(|&n| Some(n) != first);
+        }
+        match best {
+            Some((rank, _, cpu)) if rank < mine || !allowed.test(prev) => cpu,
+            _ => prev,
+        }
+    }
+
+    /// pull_rt_task(): `cpu` is about to pick; take a queued (not running)
+    /// RT task of higher priority than any of its own from another CPU.
+    fn pull_rt_task(&mut self, cpu: CpuId) {
+        if self.rqs[cpu].rt_throttled {
+            return;
+        }
+        let own = self.rqs[cpu].rt_queue.first().map_or(rt::MAX_RT_PRIO, |k| k.0);
+        let mut best: Option<(u32, CpuId, TaskId)> = None;
+        for src in 0..self.rqs.len() {
+            if src == cpu {
+                continue;
+            }
+            for &(prio, _, t) in &self.rqs[src].rt_queue {
+                if prio >= own || best.is_some_and(|b| b.0 <= prio) {
+                    break;
+                }
+                if self.tasks[t].affinity.unwrap_or(self.all_cpus).test(cpu) {
+                    best = Some((prio, src, t));
+                    break;
+                }
+            }
+        }
+        if let Some((_, src, t)) = best {
+            self.hook_this_cpu = Some(cpu);
+            self.dequeue_task_rt_dl(src, t, false);
+            if let Some(tr) = self.trace.as_mut() {
+                let tk = &self.tasks[t];
+                tr.sched_migrate_task(self.now, cpu, &tk.comm, tk.pid, src, cpu);
+            }
+            self.enqueue_task_rt_dl(cpu, t);
+            self.hook_this_cpu = None;
+        }
+    }
+}

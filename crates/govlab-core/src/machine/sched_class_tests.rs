@@ -1,0 +1,121 @@
+//! The RT and deadline classes, the RT throttle, schedutil's RT/DL inputs
+//! and task groups, on whole runs of small rt-app files.
+
+use super::engine::{build, Engine};
+use crate::api::RunConfig;
+use crate::params::Spec;
+use crate::sim::Time;
+
+fn engine(name: &str, json: &str, cpufreq: &str, ns: Time) -> Engine {
+    let dir = std::env::temp_dir().join(format!("govlab-sched-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, json).unwrap();
+    let cfg = RunConfig {
+        platform: Spec::new("skylake-e3-1240v5"),
+        kernel: Spec::new("6.8"),
+        workload: Spec::parse(&format!("rtapp:file={}", path.display()), "test").unwrap(),
+        cpufreq: Spec::parse(cpufreq, "test").unwrap(),
+        cpuidle: Spec::new("menu"),
+        duration_ns: ns,
+        seed: 1,
+    };
+    let mut e = build(cfg.parts().unwrap(), None).unwrap();
+    e.run(None).unwrap();
+    e
+}
+
+fn task(e: &Engine, comm: &str) -> usize {
+    e.tasks.iter().position(|t| &*t.comm == comm).unwrap()
+}
+
+const MS: u64 = 1_000_000;
+
+#[test]
+fn rt_task_preempts_cfs_at_once_and_schedutil_goes_to_the_top() {
+    // A CFS hog on CPU 0; a SCHED_FIFO task wakes there at 20 ms for 10 ms
+    // of fixed-time work. At the tick of 24 ms (HZ 250) it has been charged
+    // the whole 4 ms since its wakeup.
+    let json = |cfs: &str| {
+        format!(
+            r#"{{ "tasks": {{
+                "cfs": {{ "cpus": [0], "loop": -1, {cfs} }},
+                "rt": {{ "cpus": [0], "policy": "SCHED_FIFO", "priority": 50, "delay": 20000, "loop": 1, "runtime": 10000, "sleep": 1000000 }}
+            }} }}"#
+        )
+    };
+    let e = engine("preempt.json", &json(r#""run": 1000"#), "schedutil", 24 * MS);
+    let rt = task(&e, "rt");
+    assert!(e.tasks[rt].sum_exec_ns >= 4 * MS - 10_000, "RT ran {} ns of 4 ms", e.tasks[rt].sum_exec_ns);
+    // The same with a light CFS task (0.5 ms every 10 ms): schedutil runs
+    // CPU 0 at the top while the RT task is runnable (effective_cpu_util's
+    // floor), where the light task alone keeps it low.
+    let light = json(r#""run": 500, "sleep": 9500"#);
+    let e = engine("preempt-light.json", &light, "schedutil", 25 * MS);
+    let d = e.plat.cpus[0].freq_domain;
+    let top = e.plat.cpu_types[e.plat.freq_domains[d].cpu_type].max_khz();
+    assert_eq!(e.domains[d].policy_cur_khz, top, "RT runnable: not at the top frequency");
+    let e = engine("preempt-light-before.json", &light, "schedutil", 19 * MS);
+    assert!(e.domains[d].policy_cur_khz < top, "the light CFS task alone already asked for the top");
+}
+
+#[test]
+fn throttled_rt_hog_leaves_the_configured_share_to_cfs() {
+    // sched_rt_runtime_us 950000 of sched_rt_period_us 1000000: over 2.5 s
+    // the CFS hog sharing CPU 0 with an RT hog gets the last 50 ms of each
+    // full period (about 100 ms), the RT hog the rest.
+    let json = r#"{ "tasks": {
+        "rt": { "cpus": [0], "policy": "SCHED_FIFO", "priority": 10, "loop": -1, "runtime": 1000 },
+        "cfs": { "cpus": [0], "loop": -1, "runtime": 1000 }
+    } }"#;
+    let e = engine("throttle.json", json, "performance", 2_500 * MS);
+    let cfs = e.tasks[task(&e, "cfs")].sum_exec_ns;
+    let rt = e.tasks[task(&e, "rt")].sum_exec_ns;
+    assert!((80 * MS..=130 * MS).contains(&cfs), "CFS got {cfs} ns");
+    assert!(rt >= 2_350 * MS, "RT got {rt} ns");
+}
+
+#[test]
+fn deadline_bandwidth_enters_schedutils_request() {
+    // A light task (0.5 ms of work every 10 ms) as SCHED_DEADLINE with a
+    // reserved 8 ms / 10 ms: its running_bw (0.8 of the CPU) is the floor
+    // of schedutil's request, so its CPU runs at ≥ 0.8 of the top while it
+    // is active; as SCHED_OTHER its small utilisation asks for much less.
+    let json = |policy: &str| {
+        format!(
+            r#"{{ "tasks": {{ "dl": {{ "cpus": [1], "policy": "{policy}", "dl-runtime": 8000, "dl-period": 10000,
+                "loop": -1, "timer": {{ "ref": "t", "period": 10000 }}, "run": 500 }} }} }}"#
+        )
+    };
+    let at = 50 * MS + 200_000;
+    let e = engine("dl.json", &json("SCHED_DEADLINE"), "schedutil", at);
+    let d = e.plat.cpus[1].freq_domain;
+    let top = e.plat.cpu_types[e.plat.freq_domains[d].cpu_type].max_khz();
+    let dl = task(&e, "dl");
+    assert_eq!(e.tasks[dl].class, crate::sched::rt::Class::Deadline);
+    let cpu = e.tasks[dl].cpu;
+    assert!(e.rqs[cpu].running_bw > 0, "no running bandwidth while the DL task runs");
+    let d = e.plat.cpus[cpu].freq_domain;
+    let f_dl = e.domains[d].policy_cur_khz;
+    assert!(u64::from(f_dl) * 10 >= u64::from(top) * 8, "DL: {f_dl} kHz of {top}");
+    let e = engine("other.json", &json("SCHED_OTHER"), "schedutil", at);
+    let f_other = e.domains[d].policy_cur_khz;
+    assert!(f_other < f_dl, "SCHED_OTHER asked for {f_other} kHz, DL {f_dl}");
+}
+
+#[test]
+fn task_group_of_two_gets_its_share_against_a_single_task() {
+    // Three hogs on CPU 0: a and b in task group /g (cpu.shares 1024), c in
+    // the root group. The group gets half the CPU, split between its two
+    // tasks; c the other half.
+    let json = r#"{ "tasks": {
+        "a": { "cpus": [0], "taskgroup": "/g", "loop": -1, "runtime": 1000 },
+        "b": { "cpus": [0], "taskgroup": "/g", "loop": -1, "runtime": 1000 },
+        "c": { "cpus": [0], "loop": -1, "runtime": 1000 }
+    } }"#;
+    let e = engine("groups.json", json, "performance", 1_000 * MS);
+    let run = |c: &str| e.tasks[task(&e, c)].sum_exec_ns as f64 / 1e6;
+    let (a, b, c) = (run("a"), run("b"), run("c"));
+    assert!((450.0..=550.0).contains(&c), "root task {c} ms");
+    assert!((200.0..=300.0).contains(&a) && (200.0..=300.0).contains(&b), "group tasks {a}, {b} ms");
+}
