@@ -178,17 +178,19 @@ impl RunConfig {
     fn parts_with(&self, ext: ExternalGovernors) -> Result<RunParts> {
         let (platform, kernel) = self.platform_and_kernel()?;
         let workload = workload::build(&self.workload)?;
-        let cpufreq = external::build_cpufreq(&self.cpufreq, ext.cpufreq, &platform)?;
-        let cpuidle = external::build_cpuidle(&self.cpuidle, ext.cpuidle, &platform)?;
+        let cpufreq = external::build_cpufreq(&self.cpufreq, ext.cpufreq, &platform, &kernel)?;
+        let cpuidle = external::build_cpuidle(&self.cpuidle, ext.cpuidle, &platform, &kernel)?;
         Ok(RunParts { platform, kernel, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed })
     }
 
-    /// The platform with the kernel's options applied (its tick rate), and
-    /// the kernel configuration, before any governor is built.
+    /// The platform with the kernel's options applied (its tick rate, and
+    /// intel_pstate's passive-mode eras for the cpufreq governor named),
+    /// and the kernel configuration, before any governor is built.
     fn platform_and_kernel(&self) -> Result<(platform::Platform, kernel::KernelConfig)> {
         let mut platform = platform::load_named(&self.platform)?;
         let mut kernel = kernel::KernelConfig::from_spec(&self.kernel)?;
         kernel.apply(&mut platform);
+        cpufreq::apply_kernel(&self.cpufreq, &mut platform, &kernel)?;
         Ok((platform, kernel))
     }
 
@@ -240,8 +242,8 @@ impl RunConfig {
         progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
     ) -> Result<RunResult> {
         let (platform, kernel) = self.platform_and_kernel()?;
-        let cpufreq = external::build_cpufreq(&self.cpufreq, None, &platform)?;
-        let cpuidle = external::build_cpuidle(&self.cpuidle, None, &platform)?;
+        let cpufreq = external::build_cpufreq(&self.cpufreq, None, &platform, &kernel)?;
+        let cpuidle = external::build_cpuidle(&self.cpuidle, None, &platform, &kernel)?;
         let parts = RunParts { platform, kernel, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed };
         let mut r = machine::build(parts, trace)?.run(progress)?;
         r.platform = self.platform.to_text();

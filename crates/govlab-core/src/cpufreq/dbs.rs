@@ -76,6 +76,7 @@
 
 use super::{CpufreqGovernor, Policy, Relation, SchedView};
 use crate::error::Result;
+use crate::kernel::KernelConfig;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, UINT_MAX};
 use crate::platform::{CpuId, Driver, Platform};
 
@@ -209,10 +210,78 @@ pub const IGNORE_NICE_LOAD: ParamSpec<Platform> = ParamSpec {
 pub const COPY_PREV_LOAD: ParamSpec<Platform> = ParamSpec {
     name: "copy_prev_load",
     unit: "",
-    default: ParamDefault::Flag(true),
+    default: ParamDefault::Described { word: "on", doc: "on from 3.16 (mainline), off before (on = 3.15 plus the patch)" },
     range: Range::Switch,
     help: "govlab switch: reuse the previous load once after a long idle (2014 rule); off = before it",
 };
+
+// ---- before v4.14: min_sampling_rate ------------------------------------------
+
+/// ondemand's `min_sampling_rate` with NOHZ idle micro-accounting, µs
+/// (MICRO_FREQUENCY_MIN_SAMPLE_RATE, cpufreq_governor.h, v3.x to v4.13;
+/// od_init() picks it when get_cpu_idle_time_us() works, which govlab's
+/// exact idle accounting always does).
+pub const MICRO_FREQUENCY_MIN_SAMPLE_RATE_US: u64 = 10_000;
+/// The floor from the transition latency: min_sampling_rate is at least
+/// this many times the latency in µs (MIN_LATENCY_MULTIPLIER, v3.x; value
+/// from docs/research/kernel-eras.md, read at dfa5bb622555).
+pub const MIN_LATENCY_MULTIPLIER: u64 = 20;
+/// conservative's `min_sampling_rate` before v4.14: MIN_SAMPLING_RATE_RATIO
+/// x jiffies_to_usecs(10), in ticks (cs_init(); conservative never took the
+/// micro-accounting rate).
+pub const CS_MIN_SAMPLING_TICKS: u64 = 2 * 10;
+
+/// Which dbs governor a pre-v4.14 `min_sampling_rate` is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbsKind {
+    Ondemand,
+    Conservative,
+}
+
+/// cpuinfo.transition_latency in µs as cpufreq_governor_dbs(POLICY_INIT)
+/// took it before v4.14: whole µs, 1 when unknown (0).
+fn legacy_latency_us(platform: &Platform) -> u64 {
+    (platform.domain_type(0).transition_latency_ns / 1000).max(1)
+}
+
+/// Before v4.14: `min_sampling_rate`, µs: the governor's own (10 ms for
+/// ondemand with NOHZ accounting, 20 ticks for conservative) raised to
+/// MIN_LATENCY_MULTIPLIER x latency (cpufreq_governor_dbs, POLICY_INIT).
+#[must_use]
+pub fn legacy_min_sampling_rate_us(platform: &Platform, kind: DbsKind) -> u64 {
+    let own = match kind {
+        DbsKind::Ondemand => MICRO_FREQUENCY_MIN_SAMPLE_RATE_US,
+        DbsKind::Conservative => CS_MIN_SAMPLING_TICKS * platform.tick_ns() / 1000,
+    };
+    own.max(MIN_LATENCY_MULTIPLIER * legacy_latency_us(platform))
+}
+
+/// Before v4.14: the default sampling_rate, µs: max(min_sampling_rate,
+/// LATENCY_MULTIPLIER x latency), with no 10 ms cap and no driver
+/// transition delay (legacy governors read neither before v4.14).
+#[must_use]
+pub fn legacy_default_sampling_rate_us(platform: &Platform, kind: DbsKind) -> u64 {
+    legacy_min_sampling_rate_us(platform, kind).max(u64::from(LATENCY_MULTIPLIER) * legacy_latency_us(platform))
+}
+
+/// sampling_rate for `kernel`: from v4.14 as [`SAMPLING_RATE`] declares
+/// (at least 2 ticks, smaller rejected); before, the `min_sampling_rate`
+/// era: a smaller value is raised to min_sampling_rate, as
+/// update_sampling_rate() / cs's store_sampling_rate did.
+pub(crate) fn sampling_rate(p: &mut Params<'_>, platform: &Platform, kernel: &KernelConfig, kind: DbsKind) -> Result<u32> {
+    if !kernel.dbs_min_sampling_rate() {
+        return uint32(p, &SAMPLING_RATE, platform);
+    }
+    let min = legacy_min_sampling_rate_us(platform, kind);
+    let v = p.u64(SAMPLING_RATE.name, legacy_default_sampling_rate_us(platform, kind), 0, UINT_MAX)?;
+    Ok(u32::try_from(v.max(min)).unwrap_or(u32::MAX))
+}
+
+/// copy_prev_load for `kernel`: default on where the 2014 patch is
+/// mainline (v3.16+), off before; given, it is the patch on top.
+pub(crate) fn copy_prev_load(p: &mut Params<'_>, kernel: &KernelConfig) -> Result<bool> {
+    p.bool(COPY_PREV_LOAD.name, kernel.copy_prev_load_mainline())
+}
 
 /// A u32 tunable read with its spec (the kernel's stores parse unsigned
 /// 32-bit numbers, so every range here fits).
@@ -234,6 +303,9 @@ pub struct DbsData {
     pub ignore_nice_load: bool,
     /// govlab switch: the 2014 copy-previous-load-once-after-idle rule.
     pub copy_prev_load: bool,
+    /// The long-idle test reads the window's idle time (v4.18+,
+    /// 7592019634f8); false: its wall time (v3.16 to v4.17).
+    pub long_idle_by_idle_time: bool,
 }
 
 /// Per-CPU sampling state (struct cpu_dbs_info).
@@ -317,10 +389,11 @@ pub fn dbs_update(data: &DbsData, dbs: &mut PolicyDbsInfo, policy: &Policy<'_>, 
         // (ignore_nice_load would add the window's nice time to idle here.)
 
         let long_idle = idle_time_ns > 2 * period_ns;
+        let copy_window_long = if data.long_idle_by_idle_time { long_idle } else { time_elapsed_ns > 2 * period_ns };
         let load = if time_elapsed_ns == 0 {
             // Step 2: two samples at the same instant.
             j.prev_load
-        } else if data.copy_prev_load && long_idle && j.prev_load != 0 {
+        } else if data.copy_prev_load && copy_window_long && j.prev_load != 0 {
             // Step 3: first sample after a long idle: reuse, once.
             let load = j.prev_load;
             j.prev_load = 0;
@@ -611,6 +684,7 @@ mod tests {
             io_is_busy,
             ignore_nice_load: false,
             copy_prev_load,
+            long_idle_by_idle_time: true,
         }
     }
 

@@ -51,6 +51,7 @@
 use super::dbs::{self, DbsData, DbsGovernor, DbsGovernorCore, PolicyDbsInfo};
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
 use crate::error::Result;
+use crate::kernel::KernelConfig;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::{Driver, Platform};
 
@@ -147,29 +148,49 @@ pub struct OndemandTunables {
     pub powersave_bias: u32,
     /// io_is_busy, 0 or 1 ([`IO_IS_BUSY`]).
     pub io_is_busy: u32,
-    /// govlab switch ([`dbs::COPY_PREV_LOAD`]).
+    /// govlab switch ([`dbs::COPY_PREV_LOAD`]); default by version.
     pub copy_prev_load: bool,
+}
+
+/// The eras of ondemand a run's kernel selects (see [`KernelConfig`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OndemandEra {
+    /// v3.17+: `cpuinfo.min + load x range / 100`, RELATION_C; false:
+    /// `load x cpuinfo.max / 100` raised to policy->min, RELATION_L.
+    pub target_from_min: bool,
+    /// v4.18+: the long-idle test reads idle time, not wall time.
+    pub long_idle_by_idle_time: bool,
+}
+
+impl OndemandEra {
+    #[must_use]
+    pub fn of(kernel: &KernelConfig) -> Self {
+        OndemandEra {
+            target_from_min: kernel.ondemand_target_from_min(),
+            long_idle_by_idle_time: kernel.dbs_long_idle_by_idle_time(),
+        }
+    }
 }
 
 impl OndemandTunables {
     /// The defaults a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        Self::read(Params::new(OWNER, &Spec::new("ondemand")), platform)
+        Self::read(Params::new(OWNER, &Spec::new("ondemand")), platform, &KernelConfig::default())
             .expect("the defaults are in range")
     }
 
     /// Every tunable from `p`, each checked as its spec says; then unknown
     /// keys are rejected.
-    fn read(mut p: Params<'_>, platform: &Platform) -> Result<Self> {
+    fn read(mut p: Params<'_>, platform: &Platform, kernel: &KernelConfig) -> Result<Self> {
         let p_ = &mut p;
         let t = OndemandTunables {
-            sampling_rate: dbs::uint32(p_, &dbs::SAMPLING_RATE, platform)?,
+            sampling_rate: dbs::sampling_rate(p_, platform, kernel, dbs::DbsKind::Ondemand)?,
             up_threshold: dbs::uint32(p_, &UP_THRESHOLD, platform)?,
             sampling_down_factor: dbs::uint32(p_, &SAMPLING_DOWN_FACTOR, platform)?,
             powersave_bias: dbs::uint32(p_, &POWERSAVE_BIAS, platform)?,
             io_is_busy: dbs::uint32(p_, &IO_IS_BUSY, platform)?,
             ignore_nice_load: dbs::uint32(p_, &dbs::IGNORE_NICE_LOAD, platform)?,
-            copy_prev_load: p_.flag(&dbs::COPY_PREV_LOAD, platform)?,
+            copy_prev_load: dbs::copy_prev_load(p_, kernel)?,
         };
         p.finish()?;
         Ok(t)
@@ -205,11 +226,12 @@ pub struct OdPolicyDbsInfo {
 /// The decision half of ondemand (the dbs skeleton does the rest).
 pub struct Ondemand {
     tunables: OndemandTunables,
+    era: OndemandEra,
 }
 
-fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
-    let tunables = OndemandTunables::read(Params::new(OWNER, spec), platform)?;
-    Ok(Box::new(DbsGovernorCore::new(Ondemand { tunables })))
+fn build(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
+    let tunables = OndemandTunables::read(Params::new(OWNER, spec), platform, kernel)?;
+    Ok(Box::new(DbsGovernorCore::new(Ondemand { tunables, era: OndemandEra::of(kernel) })))
 }
 
 impl Ondemand {
@@ -271,14 +293,23 @@ impl Ondemand {
             }
             self.dbs_freq_increase(info, policy, policy.max_khz);
         } else {
-            // Step 3: proportional to the load over the hardware range.
+            // Step 3: proportional to the load over the hardware range
+            // (v3.17+), or to the load times the top (before v3.17).
             let (min_f, max_f) = (u64::from(policy.cpuinfo_min_khz), u64::from(policy.cpuinfo_max_khz));
-            let mut freq_next = (min_f + u64::from(load) * max_f.saturating_sub(min_f) / 100) as u32;
+            let (mut freq_next, relation) = if self.era.target_from_min {
+                ((min_f + u64::from(load) * max_f.saturating_sub(min_f) / 100) as u32, Relation::C)
+            } else {
+                // v3.11-v3.16 od_check_cpu(): raised to policy->min.
+                ((u64::from(load) * max_f / 100) as u32, Relation::L)
+            };
+            if !self.era.target_from_min {
+                freq_next = freq_next.max(policy.min_khz);
+            }
             dbs.rate_mult = 1;
             if self.tunables.powersave_bias != 0 {
                 freq_next = self.powersave_bias_target(info, policy, freq_next, Relation::L);
             }
-            policy.set_target(freq_next, Relation::C);
+            policy.set_target(freq_next, relation);
         }
     }
 }
@@ -296,6 +327,7 @@ impl DbsGovernor for Ondemand {
             io_is_busy: self.tunables.io_is_busy != 0,
             ignore_nice_load: self.tunables.ignore_nice_load != 0,
             copy_prev_load: self.tunables.copy_prev_load,
+            long_idle_by_idle_time: self.era.long_idle_by_idle_time,
         }
     }
 
@@ -365,7 +397,7 @@ mod tests {
     fn ondemand(settings: &str) -> Box<dyn CpufreqGovernor> {
         build(
             &Spec::parse(&format!("ondemand:{settings}"), "test").unwrap(),
-            &skylake(),
+            &skylake(), &crate::kernel::KernelConfig::default(),
         )
         .unwrap()
     }
@@ -469,7 +501,7 @@ mod tests {
     #[test]
     fn tunable_validation_follows_the_sysfs_stores() {
         let sky = skylake();
-        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &sky).err().unwrap().to_string();
+        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &sky, &crate::kernel::KernelConfig::default()).err().unwrap().to_string();
         let e = err("ondemand:up_threshold=10");
         assert!(e.contains("up_threshold") && e.contains("from 11 to 100"), "{e}");
         let e = err("ondemand:up_threshold=101");

@@ -120,8 +120,8 @@ pub const IOWAIT_BOOST: ParamSpec<Platform> = ParamSpec {
     name: "iowait_boost",
     unit: "",
     default: ParamDefault::Word("gradual"),
-    range: Range::Choice(&["gradual", "max"]),
-    help: "govlab switch: gradual (v5.2+: 128, doubling, halving) or max (v4.9: straight to max, halving)",
+    range: Range::Choice(&["gradual", "max", "off"]),
+    help: "govlab switch: gradual (v5.2+: 128, doubling, halving), max (v4.9: straight to max, halving) or off (the 2024 removal series, not merged)",
 };
 
 const OWNER: &str = "cpufreq governor schedutil";
@@ -141,6 +141,9 @@ pub enum IowaitBoostMode {
     Gradual,
     /// v4.9–v4.13: straight to the maximum, halving per evaluation.
     Max,
+    /// No IO-wait boost: Christian Loehle's 2024 series removing it (not
+    /// merged), a patch on top of any version.
+    Off,
 }
 
 impl IowaitBoostMode {
@@ -148,6 +151,7 @@ impl IowaitBoostMode {
         match self {
             IowaitBoostMode::Gradual => "gradual",
             IowaitBoostMode::Max => "max",
+            IowaitBoostMode::Off => "off",
         }
     }
 }
@@ -175,6 +179,7 @@ impl SchedutilTunables {
             rate_limit_us: p.uint(&RATE_LIMIT_US, platform)? as u32,
             iowait_boost: match p.word(&IOWAIT_BOOST)? {
                 "max" => IowaitBoostMode::Max,
+                "off" => IowaitBoostMode::Off,
                 _ => IowaitBoostMode::Gradual,
             },
         };
@@ -227,7 +232,7 @@ pub struct Schedutil {
     policies: Vec<Option<SugovPolicy>>,
 }
 
-fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
+fn build(spec: &Spec, platform: &Platform, _kernel: &crate::kernel::KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
     Ok(Box::new(Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), platform)?)))
 }
 
@@ -282,6 +287,8 @@ impl SugovCpu {
                     self.iowait_boost = 0;
                 }
             }
+            // The 2024 removal: IOWAIT calls are plain updates.
+            IowaitBoostMode::Off => {}
         }
     }
 
@@ -312,6 +319,7 @@ impl SugovCpu {
                 self.iowait_boost >>= 1;
                 boost
             }
+            IowaitBoostMode::Off => 0,
         };
         (boost * max_cap) >> SCHED_CAPACITY_SHIFT
     }
@@ -533,7 +541,7 @@ mod tests {
     fn schedutil(settings: &str) -> Box<dyn CpufreqGovernor> {
         build(
             &Spec::parse(&format!("schedutil:{settings}"), "test").unwrap(),
-            &skylake(),
+            &skylake(), &crate::kernel::KernelConfig::default(),
         )
         .unwrap()
     }
@@ -695,7 +703,7 @@ mod tests {
         assert_eq!(t[1], ("iowait_boost".to_string(), "gradual".to_string()));
         assert!(g.uses_util_hook());
         let sky = skylake();
-        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &sky).err().unwrap().to_string();
+        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &sky, &crate::kernel::KernelConfig::default()).err().unwrap().to_string();
         let e = err("schedutil:rate_limit_us=-1");
         assert!(e.contains("rate_limit_us") && e.contains("from 0 to 4294967295"), "{e}");
         let e = err("schedutil:rate_limit_us=4294967296");

@@ -148,7 +148,16 @@ pub struct Era {
 }
 
 /// Every era govlab knows, by first version. Sources: docs/research/kernel-eras.md.
-pub const ERAS: [Era; 10] = [
+pub const ERAS: [Era; 20] = [
+    Era {
+        name: "copy_prev_load",
+        first: Version::new(3, 16),
+        first_confirmed: false,
+        commit: "18b46abd0009",
+        subject: "cpufreq: governor: Be friendly towards latency-sensitive bursty workloads",
+        description: "ondemand/conservative reuse the previous load once after a long idle (before: the near-zero load is measured); on earlier versions the copy_prev_load tunable is this patch on top",
+        status: EraStatus::Modelled,
+    },
     Era {
         name: "ondemand_formula",
         first: Version::new(3, 17),
@@ -156,7 +165,25 @@ pub const ERAS: [Era; 10] = [
         commit: "hash not found",
         subject: "cpufreq: ondemand: Eliminate the deadband effect",
         description: "ondemand picks min + load x (max - min) / 100 with RELATION_C (before: load x max / 100 with RELATION_L)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "dbs_util_hook",
+        first: Version::new(4, 6),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: governor: Replace timers with utilization update callbacks",
+        description: "ondemand/conservative sample from the scheduler's cpufreq_update_util hook (before: a deferrable timer); govlab samples by deferrable timer on every version",
         status: EraStatus::NotModelled,
+    },
+    Era {
+        name: "intel_pstate_passive",
+        first: Version::new(4, 10),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: intel_pstate: Generic governors support",
+        description: "intel_pstate has a passive mode (intel_cpufreq) for the generic governors (before: only its own active mode; generic governors need acpi-cpufreq)",
+        status: EraStatus::Modelled,
     },
     Era {
         name: "pelt_divider",
@@ -166,6 +193,15 @@ pub const ERAS: [Era; 10] = [
         subject: "sched/cfs: Make util/load_avg more stable",
         description: "PELT averages divide by LOAD_AVG_MAX - 1024 + period_contrib (before: LOAD_AVG_MAX)",
         status: EraStatus::Exposed,
+    },
+    Era {
+        name: "dbs_sampling_ticks",
+        first: Version::new(4, 14),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: governor: Drop min_sampling_rate",
+        description: "ondemand/conservative sampling_rate: default max(2 ticks, transition delay), at least 2 ticks (before: default max(min, 1000 x latency), floor min = max(10 ms, 20 x latency), smaller values raised to it)",
+        status: EraStatus::Modelled,
     },
     Era {
         name: "remote_callbacks",
@@ -186,6 +222,33 @@ pub const ERAS: [Era; 10] = [
         status: EraStatus::Modelled,
     },
     Era {
+        name: "dbs_long_idle",
+        first: Version::new(4, 18),
+        first_confirmed: false,
+        commit: "7592019634f8",
+        subject: "cpufreq: governor: Fix long idle detection logic in load calculation",
+        description: "copy_prev_load detects a long idle from the window's idle time (before: from its wall time)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "hwp_dynamic_boost",
+        first: Version::new(4, 18),
+        first_confirmed: false,
+        commit: "52ccc4314293",
+        subject: "cpufreq: intel_pstate: HWP boost performance on IO wakeup",
+        description: "intel_pstate's active mode with HWP can boost the HWP minimum on IO wakeups (hwp_dynamic_boost; before: no boost)",
+        status: EraStatus::NotModelled,
+    },
+    Era {
+        name: "teo",
+        first: Version::new(5, 1),
+        first_confirmed: true,
+        commit: "b26bf6ab716f",
+        subject: "cpuidle: New timer events oriented governor for tickless systems",
+        description: "the teo idle governor exists (before: ladder and menu only)",
+        status: EraStatus::Modelled,
+    },
+    Era {
         name: "pelt_clock",
         first: Version::new(5, 1),
         first_confirmed: false,
@@ -193,6 +256,24 @@ pub const ERAS: [Era; 10] = [
         subject: "sched/fair: Update scale invariance of PELT",
         description: "PELT scales its clock by frequency x capacity (before: each contribution, load by frequency, util by frequency x capacity)",
         status: EraStatus::Exposed,
+    },
+    Era {
+        name: "intel_pstate_iowait",
+        first: Version::new(5, 1),
+        first_confirmed: false,
+        commit: "b8bd1581aa61",
+        subject: "cpufreq: intel_pstate: Rework iowait boosting to be less aggressive",
+        description: "intel_pstate's iowait boost (non-HWP) ramps up over consecutive iowait wakeups (before: straight to the maximum)",
+        status: EraStatus::NotModelled,
+    },
+    Era {
+        name: "haltpoll",
+        first: Version::new(5, 4),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpuidle: add haltpoll governor",
+        description: "the haltpoll idle governor exists (before: not available)",
+        status: EraStatus::Modelled,
     },
     Era {
         name: "x86_freq_invariance",
@@ -209,8 +290,8 @@ pub const ERAS: [Era; 10] = [
         first_confirmed: true,
         commit: "f6ebbcf08f37",
         subject: "cpufreq: intel_pstate: Implement passive mode with HWP enabled",
-        description: "intel_pstate's passive mode keeps HWP on (before: passive mode ran without HWP)",
-        status: EraStatus::NotModelled,
+        description: "intel_pstate's passive mode keeps HWP on, the governor's target becoming the HWP minimum (before: passive mode ran without HWP)",
+        status: EraStatus::Modelled,
     },
     Era {
         name: "io_uring_iowait",
@@ -238,6 +319,92 @@ pub const ERAS: [Era; 10] = [
         subject: "cpufreq/schedutil: Use a fixed reference frequency",
         description: "schedutil's invariant base is arch_scale_freq_ref() (before: cpuinfo.max_freq)",
         status: EraStatus::NotModelled,
+    },
+    Era {
+        name: "schedutil_rate_limit_2ms",
+        first: Version::new(6, 9),
+        first_confirmed: true,
+        commit: "e13aa799c2a6",
+        subject: "cpufreq: Change default transition delay to 2ms",
+        description: "the default transition delay (schedutil's rate limit, dbs sampling) is capped at 2 ms (before: 10 ms); after the newest modelled version, recorded only",
+        status: EraStatus::NotModelled,
+    },
+];
+
+/// The era named `name`. Panics on a name not in [`ERAS`] (a bug).
+#[must_use]
+pub fn era_named(name: &str) -> &'static Era {
+    ERAS.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("no kernel era named {name}"))
+}
+
+/// A patch that a governor tunable models: on a version that lacks it, the
+/// tunable (set to the patch's value) means "this version plus that patch";
+/// on a version that has it (merged), it is mainline and its default.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Patch {
+    /// The governor (`ondemand`, `schedutil`, `intel_pstate`, `wtteo`).
+    pub governor: &'static str,
+    /// The tunable that switches it.
+    pub tunable: &'static str,
+    /// The value that applies the patch (`on`, `off`, ...).
+    pub value: &'static str,
+    /// The era whose first version merged it; None: never merged.
+    pub merged_in: Option<&'static str>,
+    /// The patch or series, as posted.
+    pub subject: &'static str,
+}
+
+/// The patches govlab models as governor tunables. A patch never merged is
+/// a patch on every version; its tunable's default leaves it out.
+pub const PATCHES: [Patch; 7] = [
+    Patch {
+        governor: "ondemand",
+        tunable: "copy_prev_load",
+        value: "on",
+        merged_in: Some("copy_prev_load"),
+        subject: "cpufreq: governor: Be friendly towards latency-sensitive bursty workloads (18b46abd0009, v3.16)",
+    },
+    Patch {
+        governor: "conservative",
+        tunable: "copy_prev_load",
+        value: "on",
+        merged_in: Some("copy_prev_load"),
+        subject: "cpufreq: governor: Be friendly towards latency-sensitive bursty workloads (18b46abd0009, v3.16)",
+    },
+    Patch {
+        governor: "schedutil",
+        tunable: "iowait_boost",
+        value: "off",
+        merged_in: None,
+        subject: "Christian Loehle's 2024 series removing schedutil's iowait boost (not merged)",
+    },
+    Patch {
+        governor: "intel_pstate",
+        tunable: "hwp_boost_migration",
+        value: "on",
+        merged_in: None,
+        subject: "HWP boost RFC v1's migration boost (2018; dropped from the merged series)",
+    },
+    Patch {
+        governor: "intel_pstate",
+        tunable: "idle_boost",
+        value: "on",
+        merged_in: None,
+        subject: "OSPM 2020 out-of-tree idle boost (govlab's model; not merged)",
+    },
+    Patch {
+        governor: "intel_pstate",
+        tunable: "ramp_up_faster",
+        value: "on",
+        merged_in: None,
+        subject: "OSPM 2020 out-of-tree ramp-up-faster (govlab's model; not merged)",
+    },
+    Patch {
+        governor: "wtteo",
+        tunable: "weighted",
+        value: "on",
+        merged_in: None,
+        subject: "cpuidle: teo: weighted-history RFC v2 (May 2020; not merged)",
     },
 ];
 
@@ -413,8 +580,7 @@ impl KernelConfig {
     /// version or later). Panics on a name not in [`ERAS`] (a bug).
     #[must_use]
     pub fn has(&self, name: &str) -> bool {
-        let era = ERAS.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("no kernel era named {name}"));
-        self.version >= era.first
+        self.version >= era_named(name).first
     }
 
     /// Who stops the tick on idle entry: the option, else the version's
@@ -481,6 +647,76 @@ impl KernelConfig {
             Arch::X86 | Arch::PowerPc => FreqInvariance::Off,
             Arch::Arm => FreqInvariance::Max,
         }
+    }
+
+    /// From v3.17 ("cpufreq: ondemand: Eliminate the deadband effect")
+    /// ondemand's proportional target is `cpuinfo.min + load x (cpuinfo.max
+    /// - cpuinfo.min) / 100` with RELATION_C; before (v3.11 dfa5bb622555 to
+    /// v3.16), `load x cpuinfo.max / 100` with RELATION_L.
+    #[must_use]
+    pub fn ondemand_target_from_min(&self) -> bool {
+        self.has("ondemand_formula")
+    }
+
+    /// Before v4.14 ("cpufreq: governor: Drop min_sampling_rate") the dbs
+    /// governors had a `min_sampling_rate` (10 ms with NOHZ idle accounting,
+    /// raised to 20 x the transition latency) that was the floor of
+    /// sampling_rate and a bound of its default; from v4.14 the floor is two
+    /// ticks and the default the policy's transition delay.
+    #[must_use]
+    pub fn dbs_min_sampling_rate(&self) -> bool {
+        !self.has("dbs_sampling_ticks")
+    }
+
+    /// Whether copy_prev_load (18b46abd0009, v3.16) is mainline in this
+    /// version; before, the tunable is the patch on top.
+    #[must_use]
+    pub fn copy_prev_load_mainline(&self) -> bool {
+        self.has("copy_prev_load")
+    }
+
+    /// From v4.18 (7592019634f8) the dbs long-idle test reads the window's
+    /// idle time; before, its wall time.
+    #[must_use]
+    pub fn dbs_long_idle_by_idle_time(&self) -> bool {
+        self.has("dbs_long_idle")
+    }
+
+    /// Whether intel_pstate has a passive mode (intel_cpufreq) at all:
+    /// from v4.10 ("Generic governors support").
+    #[must_use]
+    pub fn intel_pstate_passive(&self) -> bool {
+        self.has("intel_pstate_passive")
+    }
+
+    /// Whether intel_pstate's passive mode keeps HWP on: from v5.9
+    /// (f6ebbcf08f37); before, passive mode runs without HWP.
+    #[must_use]
+    pub fn intel_pstate_passive_hwp(&self) -> bool {
+        self.has("intel_pstate_passive_hwp")
+    }
+
+    /// The era that brings idle governor `name` into mainline when this
+    /// version lacks it (teo before v5.1, haltpoll before v5.4); None when
+    /// the version has it (or it is no mainline governor: govlab's oracle,
+    /// which any version runs). wtteo, an RFC on top of teo, needs teo.
+    #[must_use]
+    pub fn missing_cpuidle_governor(&self, name: &str) -> Option<&'static Era> {
+        let era = match name {
+            "teo" | "wtteo" => "teo",
+            "haltpoll" => "haltpoll",
+            _ => return None,
+        };
+        (!self.has(era)).then(|| era_named(era))
+    }
+
+    /// Where governor `governor`'s tunable `tunable` stands in this version,
+    /// when the tunable models a patch ([`PATCHES`]): mainline here, or a
+    /// patch on top. None for an ordinary tunable.
+    #[must_use]
+    pub fn patch_status(&self, governor: &str, tunable: &str) -> Option<(bool, &'static Patch)> {
+        let patch = PATCHES.iter().find(|p| p.governor == governor && p.tunable == tunable)?;
+        Some((patch.merged_in.is_some_and(|e| self.has(e)), patch))
     }
 
     /// The tick rate on `plat`: the `hz` option, else the platform's.
@@ -560,7 +796,7 @@ pub fn list() -> Vec<KernelEntry> {
                 .iter()
                 .filter(|e| match next {
                     Some(n) => e.first > v && e.first <= n,
-                    None => e.first <= v && e.name == "eevdf",
+                    None => (e.first <= v && e.name == "eevdf") || e.first > v,
                 })
                 .copied()
                 .collect();
