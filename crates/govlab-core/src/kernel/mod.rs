@@ -236,8 +236,8 @@ pub const ERAS: [Era; 20] = [
         first_confirmed: false,
         commit: "52ccc4314293",
         subject: "cpufreq: intel_pstate: HWP boost performance on IO wakeup",
-        description: "intel_pstate's active mode with HWP can boost the HWP minimum on IO wakeups (hwp_dynamic_boost; before: no boost)",
-        status: EraStatus::NotModelled,
+        description: "intel_pstate's active mode with HWP can boost the HWP minimum on IO wakeups (hwp_dynamic_boost; before: no boost, the tunable is the 2018 series on top); its per-model default of 4.18-6.3 runs as v6.4+'s server-profile rule",
+        status: EraStatus::Modelled,
     },
     Era {
         name: "teo",
@@ -263,8 +263,8 @@ pub const ERAS: [Era; 20] = [
         first_confirmed: false,
         commit: "b8bd1581aa61",
         subject: "cpufreq: intel_pstate: Rework iowait boosting to be less aggressive",
-        description: "intel_pstate's iowait boost (non-HWP) ramps up over consecutive iowait wakeups (before: straight to the maximum)",
-        status: EraStatus::NotModelled,
+        description: "intel_pstate's iowait boost (non-HWP) ramps up over consecutive iowait wakeups (before: straight to the maximum; the iowait_boost default)",
+        status: EraStatus::Modelled,
     },
     Era {
         name: "haltpoll",
@@ -356,7 +356,7 @@ pub struct Patch {
 
 /// The patches govlab models as governor tunables. A patch never merged is
 /// a patch on every version; its tunable's default leaves it out.
-pub const PATCHES: [Patch; 7] = [
+pub const PATCHES: [Patch; 8] = [
     Patch {
         governor: "ondemand",
         tunable: "copy_prev_load",
@@ -377,6 +377,13 @@ pub const PATCHES: [Patch; 7] = [
         value: "off",
         merged_in: None,
         subject: "Christian Loehle's 2024 series removing schedutil's iowait boost (not merged)",
+    },
+    Patch {
+        governor: "intel_pstate",
+        tunable: "hwp_dynamic_boost",
+        value: "on",
+        merged_in: Some("hwp_dynamic_boost"),
+        subject: "cpufreq: intel_pstate: HWP boost performance on IO wakeup (52ccc4314293, v4.18)",
     },
     Patch {
         governor: "intel_pstate",
@@ -406,6 +413,19 @@ pub const PATCHES: [Patch; 7] = [
         merged_in: None,
         subject: "cpuidle: teo: weighted-history RFC v2 (May 2020; not merged)",
     },
+];
+
+/// Which eras change which governor (for `govlab list governors --kernel`).
+/// The intel_pstate passive-mode eras concern the generic governors that
+/// run on it.
+pub const GOVERNOR_ERAS: [(&str, &[&str]); 7] = [
+    ("ondemand", &["copy_prev_load", "ondemand_formula", "dbs_util_hook", "intel_pstate_passive", "dbs_sampling_ticks", "dbs_long_idle", "intel_pstate_passive_hwp"]),
+    ("conservative", &["copy_prev_load", "dbs_util_hook", "intel_pstate_passive", "dbs_sampling_ticks", "dbs_long_idle", "intel_pstate_passive_hwp"]),
+    ("schedutil", &["intel_pstate_passive", "remote_callbacks", "x86_freq_invariance", "intel_pstate_passive_hwp", "schedutil_freq_ref", "schedutil_rate_limit_2ms"]),
+    ("intel_pstate", &["hwp_dynamic_boost", "intel_pstate_iowait"]),
+    ("teo", &["teo"]),
+    ("wtteo", &["teo"]),
+    ("haltpoll", &["haltpoll"]),
 ];
 
 /// What utilisation is scaled by (`arch_scale_freq_capacity`): the
@@ -717,6 +737,45 @@ impl KernelConfig {
     pub fn patch_status(&self, governor: &str, tunable: &str) -> Option<(bool, &'static Patch)> {
         let patch = PATCHES.iter().find(|p| p.governor == governor && p.tunable == tunable)?;
         Some((patch.merged_in.is_some_and(|e| self.has(e)), patch))
+    }
+
+    /// How governor `governor` in this version differs from the newest
+    /// modelled one: each era of [`GOVERNOR_ERAS`] this version lacks, as
+    /// one line (`before v3.17: ...`), with its status when not modelled.
+    #[must_use]
+    pub fn governor_differences(&self, governor: &str) -> Vec<String> {
+        let Some((_, eras)) = GOVERNOR_ERAS.iter().find(|(g, _)| *g == governor) else { return Vec::new() };
+        eras.iter()
+            .map(|name| era_named(name))
+            .filter(|e| !self.has(e.name) && e.first <= DEFAULT_VERSION)
+            .map(|e| {
+                let status = match e.status {
+                    EraStatus::Modelled => "",
+                    EraStatus::Exposed => " [not yet used by the engine]",
+                    EraStatus::NotModelled => " [not modelled: runs the newer behaviour]",
+                };
+                format!("{} (v{}, {}): {}{status}", e.name, e.first, e.commit, e.description)
+            })
+            .collect()
+    }
+
+    /// The default of governor `governor`'s tunable `tunable` in this
+    /// version, as `govlab list` shows it, where it depends on the version
+    /// (None: the version-independent default the tunable declares).
+    #[must_use]
+    pub fn tunable_default(&self, governor: &str, tunable: &str) -> Option<&'static str> {
+        match (governor, tunable) {
+            ("ondemand" | "conservative", "copy_prev_load") => Some(if self.copy_prev_load_mainline() { "on" } else { "off" }),
+            ("ondemand", "sampling_rate") if self.dbs_min_sampling_rate() => {
+                Some("max(min_sampling_rate, 1000 x latency) µs, min_sampling_rate = max(10 ms, 20 x latency); smaller values are raised to it")
+            }
+            ("conservative", "sampling_rate") if self.dbs_min_sampling_rate() => {
+                Some("max(min_sampling_rate, 1000 x latency) µs, min_sampling_rate = max(20 ticks, 20 x latency); smaller values are raised to it")
+            }
+            ("intel_pstate", "iowait_boost") => Some(if self.has("intel_pstate_iowait") { "weak" } else { "strong" }),
+            ("intel_pstate", "hwp_dynamic_boost") if !self.has("hwp_dynamic_boost") => Some("0"),
+            _ => None,
+        }
     }
 
     /// The tick rate on `plat`: the `hz` option, else the platform's.
