@@ -748,6 +748,52 @@ mod tests {
         assert_eq!((load, dbs.idle_periods), (83, u32::MAX));
     }
 
+    /// Before v4.18 the test read the window's wall time: the same long,
+    /// mostly busy window (30 ms, 5 ms idle) copies the previous 100 %.
+    #[test]
+    fn before_4_18_a_long_window_copies_by_wall_time() {
+        let mut h = Harness::new(&[800, 1600], 1);
+        let d = DbsData { long_idle_by_idle_time: false, ..data(true, false) };
+        let mut dbs = None;
+        h.call(|p| dbs = Some(PolicyDbsInfo::new(&d, p, 0)));
+        let mut dbs = dbs.unwrap();
+        let mut load = 0;
+        h.call(|p| load = dbs_update(&d, &mut dbs, p, 10 * MS));
+        assert_eq!(load, 100);
+        h.sched.idle_ns[0] = 5 * MS;
+        h.call(|p| load = dbs_update(&d, &mut dbs, p, 40 * MS));
+        assert_eq!(load, 100);
+    }
+
+    /// The sampling-rate eras on either side of v4.14 (power8: no
+    /// transition latency, HZ=100; Skylake on acpi-cpufreq: 10 µs, HZ=250).
+    #[test]
+    fn sampling_rate_floor_and_default_on_either_side_of_4_14() {
+        let kernel = |v: &str| KernelConfig::from_spec(&Spec::new(v)).unwrap();
+        let p8 = load_named(&Spec::new("power8")).unwrap();
+        let read = |text: &str, plat: &Platform, k: &str, kind: DbsKind| {
+            let spec = Spec::parse(text, "test").unwrap();
+            let mut p = Params::new("test", &spec);
+            sampling_rate(&mut p, plat, &kernel(k), kind)
+        };
+        // 4.8 (and 3.15): min_sampling_rate 10 ms (MICRO_FREQUENCY_MIN_SAMPLE_RATE), default 10 ms.
+        assert_eq!(read("ondemand", &p8, "4.8", DbsKind::Ondemand).unwrap(), 10_000);
+        assert_eq!(read("ondemand", &p8, "3.15", DbsKind::Ondemand).unwrap(), 10_000);
+        // A smaller value is raised to the floor, not rejected.
+        assert_eq!(read("ondemand:sampling_rate=2000", &p8, "4.8", DbsKind::Ondemand).unwrap(), 10_000);
+        // conservative's floor was 20 ticks: 200 ms at HZ=100.
+        assert_eq!(read("conservative", &p8, "4.8", DbsKind::Conservative).unwrap(), 200_000);
+        // 4.16: two ticks (20 ms at HZ=100) is both default and floor; smaller is rejected.
+        assert_eq!(read("ondemand", &p8, "4.16", DbsKind::Ondemand).unwrap(), 20_000);
+        let e = read("ondemand:sampling_rate=2000", &p8, "4.16", DbsKind::Ondemand).unwrap_err().to_string();
+        assert!(e.contains("sampling_rate") && e.contains("from 20000"), "{e}");
+        // Before v4.14 the latency counts uncapped: 1000 x 15 µs = 15 ms.
+        let mut slow = p8.clone();
+        slow.cpu_types[0].transition_latency_ns = 15_000;
+        assert_eq!(legacy_default_sampling_rate_us(&slow, DbsKind::Ondemand), 15_000);
+        assert_eq!(legacy_min_sampling_rate_us(&slow, DbsKind::Ondemand), 10_000);
+    }
+
     /// v6.8: max(2 ticks, transition delay); the delay is the driver's own
     /// for intel_cpufreq, else min(1000 × latency, 10 ms), 1 ms if unknown.
     #[test]

@@ -496,6 +496,51 @@ mod tests {
         assert_eq!(out.target, Some((3_200_000, Relation::L)));
     }
 
+    fn ondemand_on(kernel: &str, settings: &str) -> Box<dyn CpufreqGovernor> {
+        let k = KernelConfig::from_spec(&Spec::new(kernel)).unwrap();
+        build(&Spec::parse(&format!("ondemand:{settings}"), "test").unwrap(), &skylake(), &k).unwrap()
+    }
+
+    /// The target from a 60 % and a 20 % load on either side of v3.17:
+    /// 3.15 asks for load x max / 100 with RELATION_L (raised to the
+    /// minimum), 4.8 for min + load x range / 100 with RELATION_C.
+    #[test]
+    fn formula_and_relation_on_either_side_of_3_17() {
+        let targets = |kernel: &str| {
+            let mut g = ondemand_on(kernel, "sampling_rate=10000");
+            let mut h = Harness::new(&MHZ, 1);
+            h.cur_khz = 800_000;
+            h.call(|p| g.start(p));
+            // 10 ms, 4 ms idle: 60 %.
+            h.sched.idle_ns[0] = 4 * MS;
+            let a = h.call(|p| g.timer(p, 10 * MS)).target;
+            let at_60 = h.cur_khz;
+            // 10 ms, 8 ms idle: 20 %.
+            h.sched.idle_ns[0] = 12 * MS;
+            let b = h.call(|p| g.timer(p, 20 * MS)).target;
+            (a, at_60, b, h.cur_khz)
+        };
+        // 3.15: 0.6 x 3.2 = 1.92 GHz, lowest at or above: 2.4 GHz; 20 %:
+        // 0.64 GHz raised to the 0.8 GHz minimum.
+        assert_eq!(targets("3.15"), (Some((1_920_000, Relation::L)), 2_400_000, Some((800_000, Relation::L)), 800_000));
+        // 4.8: 0.8 + 0.6 x 2.4 = 2.24 GHz, closest: 2.4 GHz; 20 %: 1.28 GHz, closest 1.6 GHz.
+        assert_eq!(targets("4.8"), (Some((2_240_000, Relation::C)), 2_400_000, Some((1_280_000, Relation::C)), 1_600_000));
+    }
+
+    /// copy_prev_load follows the version (off in 3.15, on from 3.16), and
+    /// given on 3.15 it is the patch on top.
+    #[test]
+    fn copy_prev_load_default_follows_the_version() {
+        assert_eq!(tunable(ondemand_on("3.15", "").as_ref(), "copy_prev_load"), "off");
+        assert_eq!(tunable(ondemand_on("4.8", "").as_ref(), "copy_prev_load"), "on");
+        assert_eq!(tunable(ondemand_on("3.15", "copy_prev_load=on").as_ref(), "copy_prev_load"), "on");
+        // 3.15 on Skylake (transition latency 20 µs): min_sampling_rate
+        // max(10 ms, 20 x 20 µs) = 10 ms, default max(10 ms, 1000 x 20 µs)
+        // = 20 ms; 5 ms is raised to the floor.
+        assert_eq!(tunable(ondemand_on("3.15", "").as_ref(), "sampling_rate"), "20000");
+        assert_eq!(tunable(ondemand_on("3.15", "sampling_rate=5000").as_ref(), "sampling_rate"), "10000");
+    }
+
     /// Stores: reject what the kernel rejects, naming key and range; clamp
     /// what it clamps.
     #[test]

@@ -938,6 +938,59 @@ mod tests {
     }
 
     #[test]
+    fn governor_eras_switch_at_their_versions() {
+        assert!(!k("3.15").unwrap().ondemand_target_from_min());
+        assert!(k("4.8").unwrap().ondemand_target_from_min());
+        assert!(k("4.8").unwrap().dbs_min_sampling_rate());
+        assert!(!k("4.16").unwrap().dbs_min_sampling_rate());
+        assert!(!k("3.15").unwrap().copy_prev_load_mainline());
+        assert!(k("4.8").unwrap().copy_prev_load_mainline());
+        assert!(!k("4.16").unwrap().dbs_long_idle_by_idle_time());
+        assert!(k("4.19").unwrap().dbs_long_idle_by_idle_time());
+        assert!(!k("4.8").unwrap().intel_pstate_passive());
+        assert!(k("4.16").unwrap().intel_pstate_passive());
+        assert!(!k("5.7").unwrap().intel_pstate_passive_hwp());
+        assert!(k("5.9").unwrap().intel_pstate_passive_hwp());
+        assert_eq!(k("4.19").unwrap().missing_cpuidle_governor("teo").map(|e| e.first), Some(Version::new(5, 1)));
+        assert!(k("5.2").unwrap().missing_cpuidle_governor("teo").is_none());
+        assert!(k("5.2").unwrap().missing_cpuidle_governor("haltpoll").is_some());
+        assert!(k("5.7").unwrap().missing_cpuidle_governor("haltpoll").is_none());
+        assert!(k("3.15").unwrap().missing_cpuidle_governor("menu").is_none());
+        assert_eq!(k("4.19").unwrap().tunable_default("intel_pstate", "iowait_boost"), Some("strong"));
+        assert_eq!(k("5.2").unwrap().tunable_default("intel_pstate", "iowait_boost"), Some("weak"));
+    }
+
+    #[test]
+    fn patches_are_mainline_from_their_merge_and_on_top_before() {
+        let (mainline, p) = k("3.15").unwrap().patch_status("ondemand", "copy_prev_load").unwrap();
+        assert!(!mainline && p.subject.contains("18b46abd0009"));
+        assert!(k("4.8").unwrap().patch_status("ondemand", "copy_prev_load").unwrap().0);
+        assert!(!k("6.8").unwrap().patch_status("schedutil", "iowait_boost").unwrap().0);
+        assert!(!k("4.16").unwrap().patch_status("intel_pstate", "hwp_dynamic_boost").unwrap().0);
+        assert!(k("4.19").unwrap().patch_status("intel_pstate", "hwp_dynamic_boost").unwrap().0);
+        assert!(k("6.8").unwrap().patch_status("ondemand", "up_threshold").is_none());
+        for p in PATCHES {
+            if let Some(e) = p.merged_in {
+                assert_eq!(era_named(e).name, e);
+            }
+        }
+        for (_, eras) in GOVERNOR_ERAS {
+            for &e in eras.iter() {
+                assert_eq!(era_named(e).name, e);
+            }
+        }
+    }
+
+    #[test]
+    fn governor_differences_name_the_eras_a_version_lacks() {
+        let d = k("3.15").unwrap().governor_differences("ondemand");
+        assert!(d.iter().any(|l| l.starts_with("ondemand_formula (v3.17")), "{d:?}");
+        assert!(d.iter().any(|l| l.starts_with("copy_prev_load (v3.16")), "{d:?}");
+        assert!(k("6.8").unwrap().governor_differences("ondemand").is_empty());
+        assert!(k("6.8").unwrap().governor_differences("schedutil").is_empty());
+    }
+
+    #[test]
     fn every_era_is_listed_once_and_the_newest_says_eevdf() {
         let l = list();
         assert_eq!(l.len(), SUPPORTED.len());
