@@ -640,6 +640,17 @@ mod tests {
         assert_eq!(hook(&mut g, &mut h, 5 * MS, 0, SCHED_CPUFREQ_IOWAIT), Some(3_200_000));
     }
 
+    /// iowait_boost=off (the 2024 removal series on top): an IO wakeup is a
+    /// plain update: util 0 keeps the bottom, where gradual boosts.
+    #[test]
+    fn iowait_boost_off_ignores_io_wakeups() {
+        let (mut g, mut h) = started("rate_limit_us=1000,iowait_boost=off");
+        assert_eq!(hook(&mut g, &mut h, 2 * MS, 0, SCHED_CPUFREQ_IOWAIT), None);
+        assert_eq!(hook(&mut g, &mut h, 3_500 * US, 0, SCHED_CPUFREQ_IOWAIT), None);
+        let (mut g, mut h) = started("rate_limit_us=1000");
+        assert_eq!(hook(&mut g, &mut h, 2 * MS, 0, SCHED_CPUFREQ_IOWAIT), Some(500_000));
+    }
+
     /// Single-CPU policy: no decrease while the CPU has not idled since the
     /// last evaluation (idle-calls counter, or idle time as a fallback).
     #[test]

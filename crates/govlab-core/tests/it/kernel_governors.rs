@@ -77,3 +77,18 @@ fn ondemand_3_15_dips_to_the_minimum_after_idle_without_copy_prev_load() {
     assert!(without_n >= 20, "without copy_prev_load: {without_n} transitions");
     assert!(without_s - with_s > 0.1, "at the minimum: {without_s} s without, {with_s} s with");
 }
+
+/// intel_pstate's defaults by version: the iowait boost goes straight to
+/// the maximum before v5.1 (strong) and ramps up from it (weak); the HWP
+/// dynamic boost is off before v4.18 whatever the platform's profile.
+#[test]
+fn intel_pstate_defaults_follow_the_version() {
+    let show = |platform: &str, kernel: &str| {
+        cfg(platform, kernel, "cpu-bound", "intel_pstate", "menu", 10).show().unwrap().cpufreq.tunables
+    };
+    assert_eq!(show("skylake-e3-1240v5:hwp=off", "4.19")["iowait_boost"], "strong");
+    assert_eq!(show("skylake-e3-1240v5:hwp=off", "5.2")["iowait_boost"], "weak");
+    // Skylake E3 with a server PM profile: on in 6.8, off in 4.16.
+    assert_eq!(show("skylake-e3-1240v5", "6.8")["hwp_dynamic_boost"], "1");
+    assert_eq!(show("skylake-e3-1240v5", "4.16")["hwp_dynamic_boost"], "0");
+}
