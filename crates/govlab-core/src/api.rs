@@ -664,10 +664,8 @@ impl GovernorEntry {
     /// The entry as in `kernel`.
     fn in_kernel(mut self, kernel: &kernel::KernelConfig) -> Self {
         self.kernel = Some(kernel.describe());
-        self.not_in_kernel = kernel
-            .missing_cpuidle_governor(self.name)
-            .filter(|_| self.kind == "cpuidle")
-            .map(|e| format!("not in {}: {} arrived in v{} ({})", kernel.describe(), e.name, e.first, e.commit));
+        let missing = if self.kind == "cpuidle" { kernel.missing_cpuidle_governor(self.name) } else { kernel.missing_cpufreq_governor(self.name) };
+        self.not_in_kernel = missing.map(|e| format!("not in {}: {} arrived in v{} ({})", kernel.describe(), e.name, e.first, e.commit));
         self.differs = kernel.governor_differences(self.name);
         self
     }

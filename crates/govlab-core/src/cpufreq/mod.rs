@@ -308,6 +308,18 @@ pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor
 /// [`build`] for a run of `kernel`.
 pub fn build_for(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
     let spec = &kernel_name(spec, platform)?;
+    if let Some(era) = kernel.missing_cpufreq_governor(&spec.name) {
+        let has: Vec<&str> = registry().iter().map(|g| g.name).filter(|n| kernel.missing_cpufreq_governor(n).is_none()).collect();
+        return Err(Error::Unsupported(format!(
+            "cpufreq governor {} is not in kernel {}: it arrived in {} ({}); kernel {} has {}",
+            spec.name,
+            kernel.describe(),
+            era.first,
+            era.commit,
+            kernel.describe(),
+            has.join(", ")
+        )));
+    }
     match registry().iter().find(|g| g.name == spec.name) {
         Some(info) => {
             let gov = (info.build)(spec, platform, kernel)?;

@@ -87,7 +87,8 @@
 
 use super::dbs;
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation, SchedView, SCHED_CPUFREQ_IOWAIT};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::kernel::KernelConfig;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::{CpuId, Platform};
 
@@ -119,7 +120,7 @@ pub const RATE_LIMIT_US: ParamSpec<Platform> = ParamSpec {
 pub const IOWAIT_BOOST: ParamSpec<Platform> = ParamSpec {
     name: "iowait_boost",
     unit: "",
-    default: ParamDefault::Word("gradual"),
+    default: ParamDefault::Described { word: "gradual", doc: "gradual from 4.18, max from 4.9, off before" },
     range: Range::Choice(&["gradual", "max", "off"]),
     help: "govlab switch: gradual (v5.2+: 128, doubling, halving), max (v4.9: straight to max, halving) or off (the 2024 removal series, not merged)",
 };
@@ -169,20 +170,32 @@ pub struct SchedutilTunables {
 impl SchedutilTunables {
     /// The defaults a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        Self::read(Params::new(OWNER, &Spec::new("schedutil")), platform).expect("the defaults are in range")
+        Self::read(Params::new(OWNER, &Spec::new("schedutil")), platform, &KernelConfig::default()).expect("the defaults are in range")
     }
 
     /// Every tunable from `p`, each checked as its spec says; then unknown
     /// keys are rejected.
-    fn read(mut p: Params<'_>, platform: &Platform) -> Result<Self> {
-        let t = SchedutilTunables {
-            rate_limit_us: p.uint(&RATE_LIMIT_US, platform)? as u32,
-            iowait_boost: match p.word(&IOWAIT_BOOST)? {
-                "max" => IowaitBoostMode::Max,
-                "off" => IowaitBoostMode::Off,
-                _ => IowaitBoostMode::Gradual,
-            },
+    fn read(mut p: Params<'_>, platform: &Platform, kernel: &KernelConfig) -> Result<Self> {
+        let rate_limit_us = p.uint(&RATE_LIMIT_US, platform)? as u32;
+        // Default by version (KernelConfig::schedutil_iowait_boost).
+        let word = match p.string(IOWAIT_BOOST.name) {
+            None => kernel.schedutil_iowait_boost().to_string(),
+            Some(v) => v,
         };
+        let iowait_boost = match word.as_str() {
+            "gradual" => IowaitBoostMode::Gradual,
+            "max" => IowaitBoostMode::Max,
+            "off" => IowaitBoostMode::Off,
+            _ => {
+                return Err(Error::invalid(
+                    OWNER,
+                    IOWAIT_BOOST.name,
+                    word,
+                    "one of gradual, max, off (default: off before 4.9, max from 4.9, gradual from 4.18)",
+                ))
+            }
+        };
+        let t = SchedutilTunables { rate_limit_us, iowait_boost };
         p.finish()?;
         Ok(t)
     }
@@ -232,8 +245,8 @@ pub struct Schedutil {
     policies: Vec<Option<SugovPolicy>>,
 }
 
-fn build(spec: &Spec, platform: &Platform, _kernel: &crate::kernel::KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
-    Ok(Box::new(Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), platform)?)))
+fn build(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
+    Ok(Box::new(Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), platform, kernel)?)))
 }
 
 impl SugovCpu {

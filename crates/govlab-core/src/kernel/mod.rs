@@ -148,7 +148,7 @@ pub struct Era {
 }
 
 /// Every era govlab knows, by first version. Sources: docs/research/kernel-eras.md.
-pub const ERAS: [Era; 20] = [
+pub const ERAS: [Era; 23] = [
     Era {
         name: "copy_prev_load",
         first: Version::new(3, 16),
@@ -175,6 +175,24 @@ pub const ERAS: [Era; 20] = [
         subject: "cpufreq: governor: Replace timers with utilization update callbacks",
         description: "ondemand/conservative sample from the scheduler's cpufreq_update_util hook (before: a deferrable timer); govlab samples by deferrable timer on every version",
         status: EraStatus::NotModelled,
+    },
+    Era {
+        name: "schedutil",
+        first: Version::new(4, 7),
+        first_confirmed: false,
+        commit: "9bdcb44e391d",
+        subject: "cpufreq: schedutil: New governor based on scheduler utilization data",
+        description: "the schedutil cpufreq governor exists (before: not available)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "schedutil_iowait_boost",
+        first: Version::new(4, 9),
+        first_confirmed: false,
+        commit: "21ca6d2c52f8",
+        subject: "cpufreq: schedutil: Add iowait boosting",
+        description: "schedutil boosts after IO wakeups, straight to the maximum and halving (before: no iowait boost; the iowait_boost default)",
+        status: EraStatus::Modelled,
     },
     Era {
         name: "intel_pstate_passive",
@@ -228,6 +246,15 @@ pub const ERAS: [Era; 20] = [
         commit: "7592019634f8",
         subject: "cpufreq: governor: Fix long idle detection logic in load calculation",
         description: "copy_prev_load detects a long idle from the window's idle time (before: from its wall time)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "schedutil_iowait_gradual",
+        first: Version::new(4, 18),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: schedutil: Make iowait boost more energy efficient",
+        description: "schedutil's iowait boost starts low and doubles per IO wakeup (before: straight to the maximum; the iowait_boost default). govlab's gradual form is v5.2's (9eca544b1491: 1/8 of capacity), not 4.18's start at policy->min",
         status: EraStatus::Modelled,
     },
     Era {
@@ -418,14 +445,11 @@ pub const PATCHES: [Patch; 8] = [
 /// Which eras change which governor (for `govlab list governors --kernel`).
 /// The intel_pstate passive-mode eras concern the generic governors that
 /// run on it.
-pub const GOVERNOR_ERAS: [(&str, &[&str]); 7] = [
+pub const GOVERNOR_ERAS: [(&str, &[&str]); 4] = [
     ("ondemand", &["copy_prev_load", "ondemand_formula", "dbs_util_hook", "intel_pstate_passive", "dbs_sampling_ticks", "dbs_long_idle", "intel_pstate_passive_hwp"]),
     ("conservative", &["copy_prev_load", "dbs_util_hook", "intel_pstate_passive", "dbs_sampling_ticks", "dbs_long_idle", "intel_pstate_passive_hwp"]),
-    ("schedutil", &["intel_pstate_passive", "remote_callbacks", "x86_freq_invariance", "intel_pstate_passive_hwp", "schedutil_freq_ref", "schedutil_rate_limit_2ms"]),
+    ("schedutil", &["schedutil_iowait_boost", "intel_pstate_passive", "remote_callbacks", "schedutil_iowait_gradual", "x86_freq_invariance", "intel_pstate_passive_hwp", "schedutil_freq_ref", "schedutil_rate_limit_2ms"]),
     ("intel_pstate", &["hwp_dynamic_boost", "intel_pstate_iowait"]),
-    ("teo", &["teo"]),
-    ("wtteo", &["teo"]),
-    ("haltpoll", &["haltpoll"]),
 ];
 
 /// What utilisation is scaled by (`arch_scale_freq_capacity`): the
@@ -702,6 +726,19 @@ impl KernelConfig {
         self.has("dbs_long_idle")
     }
 
+    /// schedutil's iowait boost by version: `off` before v4.9 (21ca6d2c52f8),
+    /// `max` from it, `gradual` from v4.18.
+    #[must_use]
+    pub fn schedutil_iowait_boost(&self) -> &'static str {
+        if self.has("schedutil_iowait_gradual") {
+            "gradual"
+        } else if self.has("schedutil_iowait_boost") {
+            "max"
+        } else {
+            "off"
+        }
+    }
+
     /// Whether intel_pstate has a passive mode (intel_cpufreq) at all:
     /// from v4.10 ("Generic governors support").
     #[must_use]
@@ -728,6 +765,13 @@ impl KernelConfig {
             _ => return None,
         };
         (!self.has(era)).then(|| era_named(era))
+    }
+
+    /// The era that brings cpufreq governor `name` into mainline when this
+    /// version lacks it (schedutil before v4.7); None when it has it.
+    #[must_use]
+    pub fn missing_cpufreq_governor(&self, name: &str) -> Option<&'static Era> {
+        (name == "schedutil" && !self.has("schedutil")).then(|| era_named("schedutil"))
     }
 
     /// Where governor `governor`'s tunable `tunable` stands in this version,
@@ -773,6 +817,7 @@ impl KernelConfig {
                 Some("max(min_sampling_rate, 1000 x latency) µs, min_sampling_rate = max(20 ticks, 20 x latency); smaller values are raised to it")
             }
             ("intel_pstate", "iowait_boost") => Some(if self.has("intel_pstate_iowait") { "weak" } else { "strong" }),
+            ("schedutil", "iowait_boost") => Some(self.schedutil_iowait_boost()),
             ("intel_pstate", "hwp_dynamic_boost") if !self.has("hwp_dynamic_boost") => Some("0"),
             _ => None,
         }
@@ -953,11 +998,17 @@ mod tests {
         assert!(k("5.9").unwrap().intel_pstate_passive_hwp());
         assert_eq!(k("4.19").unwrap().missing_cpuidle_governor("teo").map(|e| e.first), Some(Version::new(5, 1)));
         assert!(k("5.2").unwrap().missing_cpuidle_governor("teo").is_none());
+        assert_eq!(k("3.15").unwrap().missing_cpufreq_governor("schedutil").map(|e| e.first), Some(Version::new(4, 7)));
+        assert!(k("4.8").unwrap().missing_cpufreq_governor("schedutil").is_none());
+        assert!(k("3.15").unwrap().missing_cpufreq_governor("ondemand").is_none());
         assert!(k("5.2").unwrap().missing_cpuidle_governor("haltpoll").is_some());
         assert!(k("5.7").unwrap().missing_cpuidle_governor("haltpoll").is_none());
         assert!(k("3.15").unwrap().missing_cpuidle_governor("menu").is_none());
         assert_eq!(k("4.19").unwrap().tunable_default("intel_pstate", "iowait_boost"), Some("strong"));
         assert_eq!(k("5.2").unwrap().tunable_default("intel_pstate", "iowait_boost"), Some("weak"));
+        assert_eq!(k("4.8").unwrap().schedutil_iowait_boost(), "off");
+        assert_eq!(k("4.16").unwrap().schedutil_iowait_boost(), "max");
+        assert_eq!(k("4.19").unwrap().schedutil_iowait_boost(), "gradual");
     }
 
     #[test]
