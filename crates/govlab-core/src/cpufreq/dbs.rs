@@ -56,8 +56,19 @@
 //! (7592019634f8, Chen Yu, "Fix long idle detection logic in load
 //! calculation") the test uses the **idle time** of the window
 //! (`idle > 2 × period`), because with hook-driven sampling a busy CPU could
-//! also see long windows. This file implements the v6.8 (idle-time) test.
-//! With `copy_prev_load = off` the rule is absent, as before the 2014 patch.
+//! also see long windows. Both are here, by the run's kernel version
+//! ([`DbsData::long_idle_by_idle_time`]). With `copy_prev_load = off` the
+//! rule is absent, as before the 2014 patch; its default follows the version
+//! (off before v3.16), and `on` before v3.16 is the patch on top.
+//!
+//! # Sampling rate by version
+//!
+//! From v4.14 ("cpufreq: governor: Drop min_sampling_rate"): default
+//! max(2 ticks, the policy's transition delay), at least 2 ticks. Before:
+//! a `min_sampling_rate` (ondemand 10 ms with NOHZ idle accounting,
+//! conservative 20 ticks, each at least 20 × the latency in µs), the
+//! default max(min_sampling_rate, 1000 × latency) and smaller values raised
+//! to the minimum ([`sampling_rate`]).
 //!
 //! # Left out
 //!

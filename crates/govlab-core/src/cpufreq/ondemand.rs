@@ -6,11 +6,17 @@
 //! decision of od_update() and od_dbs_update(), the defaults of od_init()
 //! and cpufreq_dbs_governor_init(), the checks of the store_*() functions.
 //!
-//! Left out: the older decision rules — v3.11–v4.2 asked for
-//! `load × cpuinfo.max / 100` with RELATION_L, and up to v3.10 compared
-//! load × average frequency with `up_threshold × cur` and stepped down with a
-//! `down_differential` — and the powersave_bias handler that AMD's
-//! frequency-sensitivity driver registers (od_register_powersave_bias_handler).
+//! By kernel version ([`KernelConfig`]): before v3.17 ("cpufreq: ondemand:
+//! Eliminate the deadband effect"; v3.11 dfa5bb622555 to v3.16) step 3 asks
+//! for `load × cpuinfo.max / 100`, raised to policy->min, with RELATION_L;
+//! the sampling-rate defaults and floor before v4.14, the copy_prev_load
+//! default before v3.16 and the wall-time long-idle test before v4.18 are
+//! in [`super::dbs`].
+//!
+//! Left out: the rule up to v3.10 (load × average frequency against
+//! `up_threshold × cur`, stepping down with a `down_differential`) and the
+//! powersave_bias handler that AMD's frequency-sensitivity driver registers
+//! (od_register_powersave_bias_handler).
 //! The sampling itself (a deferrable timer standing in for the v4.6+
 //! scheduler hook) and its limits are described in [`super::dbs`].
 //!
@@ -29,8 +35,8 @@
 //!    first dip.
 //! 3. Otherwise ask for `cpuinfo.min + load × (cpuinfo.max − cpuinfo.min) / 100`
 //!    with RELATION_C (the closest table frequency), and reset `rate_mult`
-//!    to 1. (Since ~v4.3 the line runs from the hardware minimum: v4.2 and
-//!    before used `load × max / 100`, which left a dead band at low loads.)
+//!    to 1. (Since v3.17 the line runs from the hardware minimum; before,
+//!    `load × max / 100`, which left a dead band at low loads: see below.)
 //! 4. With `powersave_bias` b (per mille), the target f is first resolved to
 //!    a table frequency, lowered to f_avg = f − f × b / 1000, and bracketed
 //!    by the table frequencies f_lo ≤ f_avg ≤ f_hi. If they differ, one

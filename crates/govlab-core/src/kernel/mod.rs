@@ -900,7 +900,7 @@ pub fn list() -> Vec<KernelEntry> {
                 .iter()
                 .filter(|e| match next {
                     Some(n) => e.first > v && e.first <= n,
-                    None => (e.first <= v && e.name == "eevdf") || e.first > v,
+                    None => e.first > v || e.name == "eevdf",
                 })
                 .copied()
                 .collect();
@@ -1026,7 +1026,7 @@ mod tests {
             }
         }
         for (_, eras) in GOVERNOR_ERAS {
-            for &e in eras.iter() {
+            for &e in eras {
                 assert_eq!(era_named(e).name, e);
             }
         }
