@@ -221,9 +221,9 @@ pub const IGNORE_NICE_LOAD: ParamSpec<Platform> = ParamSpec {
 pub const COPY_PREV_LOAD: ParamSpec<Platform> = ParamSpec {
     name: "copy_prev_load",
     unit: "",
-    default: ParamDefault::Described { word: "on", doc: "on from 3.16 (mainline), off before (on = 3.15 plus the patch)" },
+    default: ParamDefault::Flag(true),
     range: Range::Switch,
-    help: "govlab switch: reuse the previous load once after a long idle (2014 rule); off = before it",
+    help: "govlab switch: reuse the previous load once after a long idle (2014 rule); off = before it; default by version: on from 3.16, off before (on = the patch on top)",
 };
 
 // ---- before v4.14: min_sampling_rate ------------------------------------------

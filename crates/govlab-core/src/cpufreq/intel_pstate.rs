@@ -193,9 +193,9 @@ pub const HWP_BOOST_MIGRATION: ParamSpec<Platform> = ParamSpec {
 pub const IOWAIT_BOOST: ParamSpec<Platform> = ParamSpec {
     name: "iowait_boost",
     unit: "",
-    default: ParamDefault::Described { word: "weak", doc: "weak from 5.1, strong before" },
+    default: ParamDefault::Word("weak"),
     range: Range::Choice(&["weak", "strong"]),
-    help: "no HWP only: weak (v5.1+: 1/8, doubling) or strong (v4.14-v5.0: straight to max)",
+    help: "no HWP only: weak (v5.1+: 1/8, doubling) or strong (v4.14-v5.0: straight to max); default by version: strong before 5.1",
 };
 
 /// govlab's model of the OSPM 2020 idle-boost patch.

@@ -120,9 +120,9 @@ pub const RATE_LIMIT_US: ParamSpec<Platform> = ParamSpec {
 pub const IOWAIT_BOOST: ParamSpec<Platform> = ParamSpec {
     name: "iowait_boost",
     unit: "",
-    default: ParamDefault::Described { word: "gradual", doc: "gradual from 4.18, max from 4.9, off before" },
+    default: ParamDefault::Word("gradual"),
     range: Range::Choice(&["gradual", "max", "off"]),
-    help: "govlab switch: gradual (v5.2+: 128, doubling, halving), max (v4.9: straight to max, halving) or off (the 2024 removal series, not merged)",
+    help: "govlab switch: gradual (v5.2+: 128, doubling, halving), max (v4.9: straight to max, halving) or off (the 2024 removal series, not merged); default by version: off before 4.9, max, gradual from 4.18",
 };
 
 const OWNER: &str = "cpufreq governor schedutil";
