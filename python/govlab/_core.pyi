@@ -48,7 +48,7 @@ def run_timeline(
     platform's idle states and times in s from the run's start (ns exact).
     GIL, progress, Ctrl-C and Python governors as for :func:`run`."""
 
-def list(kind: str) -> str:
+def list(kind: str, kernel: str | None = None) -> str:
     """The catalogue of ``kind`` (``"platforms"``, ``"workloads"`` or
     ``"governors"``) as a JSON list of ``{"name", "description", "kind"?,
     "params": [{"name", "default", "help"}]}``."""

@@ -157,13 +157,17 @@ def list_workloads() -> list[dict[str, Any]]:
     return json.loads(_core.list("workloads"))
 
 
-def list_governors(py: str | list[str] | None = None) -> list[dict[str, Any]]:
+def list_governors(py: str | list[str] | None = None, kernel: str | None = None) -> list[dict[str, Any]]:
     """The cpufreq and cpuidle governors (``"kind"``), with their tunables and defaults.
 
     ``py`` adds governors written in Python: ``"FILE.py"`` (every governor
-    class there) or ``"FILE.py:CLASS"``, or a list of those.
+    class there) or ``"FILE.py:CLASS"``, or a list of those. ``kernel``
+    (``"3.15"``) lists them as in that version: ``"not_in_kernel"`` for an
+    idle governor it lacks, ``"differs"`` (how each differs from the newest
+    version), defaults by version, and each patch tunable's ``"patch"``
+    (mainline there, or a patch on top).
     """
-    entries = json.loads(_core.list("governors"))
+    entries = json.loads(_core.list("governors", kernel))
     for target in [py] if isinstance(py, str) else (py or []):
         entries += governors.describe(target)
     return entries

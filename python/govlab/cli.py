@@ -193,11 +193,13 @@ def _warn_trace_size(config: dict[str, Any]) -> None:
 def _cmd_list(args: argparse.Namespace) -> str:
     if args.py and args.kind != "governors":
         raise ValueError("--py lists governors written in Python: govlab list governors --py FILE.py[:CLASS]")
+    if args.kernel is not None and args.kind != "governors":
+        raise ValueError(f"--kernel lists governors as in a kernel version: govlab list governors --kernel VERSION (not list {args.kind})")
     listing: dict[str, Callable[[], Any]] = {
         "platforms": api.list_platforms,
         "kernels": api.list_kernels,
         "workloads": api.list_workloads,
-        "governors": lambda: api.list_governors(py=args.py),
+        "governors": lambda: api.list_governors(py=args.py, kernel=args.kernel),
     }
     if args.kind == "kernels":
         return format_kernels(api.list_kernels())
@@ -479,6 +481,12 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         metavar="FILE.py[:CLASS]",
         help="also list the governors written in Python in FILE.py (or its class CLASS); may be repeated",
+    )
+    listing.add_argument(
+        "--kernel",
+        metavar="VERSION[:option=value,...]",
+        help="governors only: list them as in this kernel version (which it has, how each differs, "
+        "each tunable's default there, and whether a patch tunable is mainline or a patch on top)",
     )
     listing.set_defaults(handler=_cmd_list)
 

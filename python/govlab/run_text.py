@@ -171,7 +171,12 @@ def format_list(entries: Any) -> str:
             name = str(entry.get("name", "?"))
             lines.append(f"{indent}{name:<{width}}  {entry.get('description', '')}".rstrip())
             for key, value in entry.items():
-                if key not in ("name", "description", "kind", "params"):
+                if key in ("name", "description", "kind", "params"):
+                    continue
+                if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+                    lines.append(f"{indent}    {key}:")  # one line per item (a governor's eras)
+                    lines += [f"{indent}      - {v}" for v in value]
+                else:
                     lines.append(f"{indent}    {key}: {fmt.compact(value)}")
             lines += _param_lines(entry.get("params") or [], indent + "    ")
     return "\n".join(lines) + "\n"

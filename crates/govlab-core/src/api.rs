@@ -178,17 +178,19 @@ impl RunConfig {
     fn parts_with(&self, ext: ExternalGovernors) -> Result<RunParts> {
         let (platform, kernel) = self.platform_and_kernel()?;
         let workload = workload::build(&self.workload)?;
-        let cpufreq = external::build_cpufreq(&self.cpufreq, ext.cpufreq, &platform)?;
-        let cpuidle = external::build_cpuidle(&self.cpuidle, ext.cpuidle, &platform)?;
+        let cpufreq = external::build_cpufreq(&self.cpufreq, ext.cpufreq, &platform, &kernel)?;
+        let cpuidle = external::build_cpuidle(&self.cpuidle, ext.cpuidle, &platform, &kernel)?;
         Ok(RunParts { platform, kernel, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed })
     }
 
-    /// The platform with the kernel's options applied (its tick rate), and
-    /// the kernel configuration, before any governor is built.
+    /// The platform with the kernel's options applied (its tick rate, and
+    /// intel_pstate's passive-mode eras for the cpufreq governor named),
+    /// and the kernel configuration, before any governor is built.
     fn platform_and_kernel(&self) -> Result<(platform::Platform, kernel::KernelConfig)> {
         let mut platform = platform::load_named(&self.platform)?;
         let mut kernel = kernel::KernelConfig::from_spec(&self.kernel)?;
         kernel.apply(&mut platform);
+        cpufreq::apply_kernel(&self.cpufreq, &mut platform, &kernel)?;
         Ok((platform, kernel))
     }
 
@@ -240,8 +242,8 @@ impl RunConfig {
         progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
     ) -> Result<RunResult> {
         let (platform, kernel) = self.platform_and_kernel()?;
-        let cpufreq = external::build_cpufreq(&self.cpufreq, None, &platform)?;
-        let cpuidle = external::build_cpuidle(&self.cpuidle, None, &platform)?;
+        let cpufreq = external::build_cpufreq(&self.cpufreq, None, &platform, &kernel)?;
+        let cpuidle = external::build_cpuidle(&self.cpuidle, None, &platform, &kernel)?;
         let parts = RunParts { platform, kernel, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed };
         let mut r = machine::build(parts, trace)?.run(progress)?;
         r.platform = self.platform.to_text();
@@ -568,11 +570,34 @@ pub struct ParamEntry {
     /// The default, as text.
     pub default: String,
     pub help: &'static str,
+    /// For a tunable that models a patch, listed for a kernel: whether it
+    /// is mainline in that version or a patch on top ([`kernel::PATCHES`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
 }
 
 impl ParamEntry {
     fn new(name: &'static str, default: impl Into<String>, help: &'static str) -> Self {
-        ParamEntry { name, default: default.into(), help }
+        ParamEntry { name, default: default.into(), help, patch: None }
+    }
+
+    /// A governor's tunables as in `kernel`: defaults by version, and
+    /// whether each patch tunable is mainline there or a patch on top.
+    fn for_kernel<C>(governor: &str, params: &[crate::params::ParamSpec<C>], kernel: &kernel::KernelConfig) -> Vec<ParamEntry> {
+        params
+            .iter()
+            .map(|p| {
+                let default = kernel.tunable_default(governor, p.name).map_or_else(|| p.default_text(), str::to_string);
+                let patch = kernel.patch_status(governor, p.name).map(|(mainline, patch)| {
+                    if mainline {
+                        format!("mainline in {}: {}", kernel.describe(), patch.subject)
+                    } else {
+                        format!("{}={} is a patch on top of {}: {}", p.name, patch.value, kernel.describe(), patch.subject)
+                    }
+                });
+                ParamEntry { name: p.name, default, help: p.help, patch }
+            })
+            .collect()
     }
 
     fn all<C>(params: &[crate::params::ParamSpec<C>]) -> Vec<ParamEntry> {
@@ -623,12 +648,31 @@ pub struct GovernorEntry {
     pub description: &'static str,
     /// Kernel behaviour and version it models.
     pub models: &'static str,
+    /// Listed for a kernel ([`list_for`]): its version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// Listed for a kernel that does not have this governor: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_in_kernel: Option<String>,
+    /// Listed for a kernel: how the governor there differs from the newest
+    /// modelled version (one line per era).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub differs: Vec<String>,
     pub params: Vec<ParamEntry>,
 }
 
 impl GovernorEntry {
     fn new(kind: &'static str, name: &'static str, description: &'static str, models: &'static str, params: Vec<ParamEntry>) -> Self {
-        GovernorEntry { name, kind, description, models, params }
+        GovernorEntry { name, kind, description, models, kernel: None, not_in_kernel: None, differs: Vec::new(), params }
+    }
+
+    /// The entry as in `kernel`.
+    fn in_kernel(mut self, kernel: &kernel::KernelConfig) -> Self {
+        self.kernel = Some(kernel.describe());
+        let missing = if self.kind == "cpuidle" { kernel.missing_cpuidle_governor(self.name) } else { kernel.missing_cpufreq_governor(self.name) };
+        self.not_in_kernel = missing.map(|e| format!("not in {}: {} arrived in v{} ({})", kernel.describe(), e.name, e.first, e.commit));
+        self.differs = kernel.governor_differences(self.name);
+        self
     }
 }
 
@@ -696,6 +740,29 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
         }
         Err(e) => PlatformEntry::Broken { name, description: format!("(cannot load: {e})") },
     }
+}
+
+/// [`list`], with the governors as in kernel `kernel` (`VERSION[:...]`):
+/// which a version has, how each differs from the newest, each tunable's
+/// default there and whether a patch tunable is mainline or on top. Only
+/// `governors` takes a kernel.
+pub fn list_for(kind: &str, kernel: Option<&str>) -> Result<Catalogue> {
+    let Some(text) = kernel else { return list(kind) };
+    let k = kernel::KernelConfig::from_spec(&Spec::parse(text, "kernel")?)?;
+    if kind != "governors" {
+        return Err(Error::invalid("list", "kernel", text, format!("no kernel for list {kind}: only list governors takes one")));
+    }
+    Ok(Catalogue::Governors(
+        cpufreq::registry()
+            .iter()
+            .map(|g| GovernorEntry::new("cpufreq", g.name, g.description, g.models, ParamEntry::for_kernel(g.name, g.params, &k)).in_kernel(&k))
+            .chain(
+                cpuidle::registry()
+                    .iter()
+                    .map(|g| GovernorEntry::new("cpuidle", g.name, g.description, g.models, ParamEntry::for_kernel(g.name, g.params, &k)).in_kernel(&k)),
+            )
+            .collect(),
+    ))
 }
 
 /// The registry `kind` names: `platforms`, `workloads`, `governors` or `kernels`.

@@ -30,6 +30,7 @@
 
 use crate::cpufreq::{self, CpufreqGovernor, HwpRequest, Policy, Relation, SchedView};
 use crate::cpuidle::{self, CpuidleGovernor, IdleDevice, Selection};
+use crate::kernel::KernelConfig;
 use crate::error::{Error, Result};
 use crate::params::Spec;
 use crate::platform::Platform;
@@ -83,20 +84,30 @@ fn check_spec(spec: &Spec, brought: bool, what: &str) -> Result<()> {
 }
 
 /// The cpufreq governor `spec` names, or the caller's.
-pub(crate) fn build_cpufreq(spec: &Spec, factory: Option<CpufreqFactory>, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
+pub(crate) fn build_cpufreq(
+    spec: &Spec,
+    factory: Option<CpufreqFactory>,
+    platform: &Platform,
+    kernel: &KernelConfig,
+) -> Result<Box<dyn CpufreqGovernor>> {
     check_spec(spec, factory.is_some(), "cpufreq")?;
     match factory {
         Some(build) => build(platform),
-        None => cpufreq::build(spec, platform),
+        None => cpufreq::build_for(spec, platform, kernel),
     }
 }
 
 /// The cpuidle governor `spec` names, or the caller's.
-pub(crate) fn build_cpuidle(spec: &Spec, factory: Option<CpuidleFactory>, platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
+pub(crate) fn build_cpuidle(
+    spec: &Spec,
+    factory: Option<CpuidleFactory>,
+    platform: &Platform,
+    kernel: &KernelConfig,
+) -> Result<Box<dyn CpuidleGovernor>> {
     check_spec(spec, factory.is_some(), "cpuidle")?;
     match factory {
         Some(build) => build(platform),
-        None => cpuidle::build(spec, platform),
+        None => cpuidle::build_for(spec, platform, kernel),
     }
 }
 

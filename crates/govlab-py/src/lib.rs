@@ -147,10 +147,12 @@ fn run_trace(
 }
 
 /// The catalogue of `kind` ("platforms", "workloads", "governors") as JSON.
+/// The catalogue of `kind` ("platforms", "workloads", "governors",
+/// "kernels") as JSON; the governors as in `kernel` when given.
 #[pyfunction]
-#[pyo3(name = "list")]
-fn list_(kind: &str) -> PyResult<String> {
-    api::list(kind).map(|c| json_sorted(&c)).map_err(error::to_py)
+#[pyo3(name = "list", signature = (kind, kernel=None))]
+fn list_(kind: &str, kernel: Option<&str>) -> PyResult<String> {
+    api::list_for(kind, kernel).map(|c| json_sorted(&c)).map_err(error::to_py)
 }
 
 /// What a run on `platform` (None: the default platform) uses for each

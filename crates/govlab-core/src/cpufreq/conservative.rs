@@ -38,6 +38,7 @@
 
 use super::dbs::{self, DbsData, DbsGovernor, DbsGovernorCore, PolicyDbsInfo};
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
+use crate::kernel::KernelConfig;
 use crate::error::{Error, Result};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::Platform;
@@ -140,19 +141,19 @@ pub struct ConservativeTunables {
 impl ConservativeTunables {
     /// The defaults a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        Self::read(Params::new(OWNER, &Spec::new("conservative")), platform).expect("the defaults are in range")
+        Self::read(Params::new(OWNER, &Spec::new("conservative")), platform, &KernelConfig::default()).expect("the defaults are in range")
     }
 
     /// Every tunable from `p`, each checked as its spec says; then unknown
     /// keys are rejected and the thresholds checked as a pair.
-    fn read(mut p: Params<'_>, platform: &Platform) -> Result<Self> {
-        let sampling_rate = dbs::uint32(&mut p, &dbs::SAMPLING_RATE, platform)?;
+    fn read(mut p: Params<'_>, platform: &Platform, kernel: &KernelConfig) -> Result<Self> {
+        let sampling_rate = dbs::sampling_rate(&mut p, platform, kernel, dbs::DbsKind::Conservative)?;
         let freq_step = dbs::uint32(&mut p, &FREQ_STEP, platform)?;
         let up_threshold = p.uint(&UP_THRESHOLD, platform)?;
         let down_threshold = p.uint(&DOWN_THRESHOLD, platform)?;
         let sampling_down_factor = dbs::uint32(&mut p, &SAMPLING_DOWN_FACTOR, platform)?;
         let ignore_nice_load = dbs::uint32(&mut p, &dbs::IGNORE_NICE_LOAD, platform)?;
-        let copy_prev_load = p.flag(&dbs::COPY_PREV_LOAD, platform)?;
+        let copy_prev_load = dbs::copy_prev_load(&mut p, kernel)?;
         let down_given = p.given(DOWN_THRESHOLD.name);
         p.finish()?;
         let (up_threshold, down_threshold) = check_thresholds(up_threshold, down_threshold, down_given)?;
@@ -180,13 +181,15 @@ pub struct CsPolicyDbsInfo {
 /// The decision half of conservative (the dbs skeleton does the rest).
 pub struct Conservative {
     tunables: ConservativeTunables,
+    /// v4.18+ (7592019634f8): the long-idle test reads idle time.
+    long_idle_by_idle_time: bool,
 }
 
 const OWNER: &str = "cpufreq governor conservative";
 
-fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
-    let tunables = ConservativeTunables::read(Params::new(OWNER, spec), platform)?;
-    Ok(Box::new(DbsGovernorCore::new(Conservative { tunables })))
+fn build(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
+    let tunables = ConservativeTunables::read(Params::new(OWNER, spec), platform, kernel)?;
+    Ok(Box::new(DbsGovernorCore::new(Conservative { tunables, long_idle_by_idle_time: kernel.dbs_long_idle_by_idle_time() })))
 }
 
 /// store_up_threshold / store_down_threshold on the final pair: up in
@@ -248,6 +251,7 @@ impl DbsGovernor for Conservative {
             io_is_busy: false,
             ignore_nice_load: self.tunables.ignore_nice_load != 0,
             copy_prev_load: self.tunables.copy_prev_load,
+            long_idle_by_idle_time: self.long_idle_by_idle_time,
         }
     }
 
@@ -357,7 +361,7 @@ mod tests {
     fn conservative(settings: &str) -> Result<Box<dyn CpufreqGovernor>> {
         build(
             &Spec::parse(&format!("conservative:{settings}"), "test").unwrap(),
-            &skylake(),
+            &skylake(), &crate::kernel::KernelConfig::default(),
         )
     }
 

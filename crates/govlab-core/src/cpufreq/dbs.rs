@@ -56,8 +56,19 @@
 //! (7592019634f8, Chen Yu, "Fix long idle detection logic in load
 //! calculation") the test uses the **idle time** of the window
 //! (`idle > 2 × period`), because with hook-driven sampling a busy CPU could
-//! also see long windows. This file implements the v6.8 (idle-time) test.
-//! With `copy_prev_load = off` the rule is absent, as before the 2014 patch.
+//! also see long windows. Both are here, by the run's kernel version
+//! ([`DbsData::long_idle_by_idle_time`]). With `copy_prev_load = off` the
+//! rule is absent, as before the 2014 patch; its default follows the version
+//! (off before v3.16), and `on` before v3.16 is the patch on top.
+//!
+//! # Sampling rate by version
+//!
+//! From v4.14 ("cpufreq: governor: Drop min_sampling_rate"): default
+//! max(2 ticks, the policy's transition delay), at least 2 ticks. Before:
+//! a `min_sampling_rate` (ondemand 10 ms with NOHZ idle accounting,
+//! conservative 20 ticks, each at least 20 × the latency in µs), the
+//! default max(min_sampling_rate, 1000 × latency) and smaller values raised
+//! to the minimum ([`sampling_rate`]).
 //!
 //! # Left out
 //!
@@ -76,6 +87,7 @@
 
 use super::{CpufreqGovernor, Policy, Relation, SchedView};
 use crate::error::Result;
+use crate::kernel::KernelConfig;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, UINT_MAX};
 use crate::platform::{CpuId, Driver, Platform};
 
@@ -211,8 +223,76 @@ pub const COPY_PREV_LOAD: ParamSpec<Platform> = ParamSpec {
     unit: "",
     default: ParamDefault::Flag(true),
     range: Range::Switch,
-    help: "govlab switch: reuse the previous load once after a long idle (2014 rule); off = before it",
+    help: "govlab switch: reuse the previous load once after a long idle (2014 rule); off = before it; default by version: on from 3.16, off before (on = the patch on top)",
 };
+
+// ---- before v4.14: min_sampling_rate ------------------------------------------
+
+/// ondemand's `min_sampling_rate` with NOHZ idle micro-accounting, µs
+/// (MICRO_FREQUENCY_MIN_SAMPLE_RATE, cpufreq_governor.h, v3.x to v4.13;
+/// od_init() picks it when get_cpu_idle_time_us() works, which govlab's
+/// exact idle accounting always does).
+pub const MICRO_FREQUENCY_MIN_SAMPLE_RATE_US: u64 = 10_000;
+/// The floor from the transition latency: min_sampling_rate is at least
+/// this many times the latency in µs (MIN_LATENCY_MULTIPLIER, v3.x; value
+/// from docs/research/kernel-eras.md, read at dfa5bb622555).
+pub const MIN_LATENCY_MULTIPLIER: u64 = 20;
+/// conservative's `min_sampling_rate` before v4.14: MIN_SAMPLING_RATE_RATIO
+/// x jiffies_to_usecs(10), in ticks (cs_init(); conservative never took the
+/// micro-accounting rate).
+pub const CS_MIN_SAMPLING_TICKS: u64 = 2 * 10;
+
+/// Which dbs governor a pre-v4.14 `min_sampling_rate` is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbsKind {
+    Ondemand,
+    Conservative,
+}
+
+/// cpuinfo.transition_latency in µs as cpufreq_governor_dbs(POLICY_INIT)
+/// took it before v4.14: whole µs, 1 when unknown (0).
+fn legacy_latency_us(platform: &Platform) -> u64 {
+    (platform.domain_type(0).transition_latency_ns / 1000).max(1)
+}
+
+/// Before v4.14: `min_sampling_rate`, µs: the governor's own (10 ms for
+/// ondemand with NOHZ accounting, 20 ticks for conservative) raised to
+/// MIN_LATENCY_MULTIPLIER x latency (cpufreq_governor_dbs, POLICY_INIT).
+#[must_use]
+pub fn legacy_min_sampling_rate_us(platform: &Platform, kind: DbsKind) -> u64 {
+    let own = match kind {
+        DbsKind::Ondemand => MICRO_FREQUENCY_MIN_SAMPLE_RATE_US,
+        DbsKind::Conservative => CS_MIN_SAMPLING_TICKS * platform.tick_ns() / 1000,
+    };
+    own.max(MIN_LATENCY_MULTIPLIER * legacy_latency_us(platform))
+}
+
+/// Before v4.14: the default sampling_rate, µs: max(min_sampling_rate,
+/// LATENCY_MULTIPLIER x latency), with no 10 ms cap and no driver
+/// transition delay (legacy governors read neither before v4.14).
+#[must_use]
+pub fn legacy_default_sampling_rate_us(platform: &Platform, kind: DbsKind) -> u64 {
+    legacy_min_sampling_rate_us(platform, kind).max(u64::from(LATENCY_MULTIPLIER) * legacy_latency_us(platform))
+}
+
+/// sampling_rate for `kernel`: from v4.14 as [`SAMPLING_RATE`] declares
+/// (at least 2 ticks, smaller rejected); before, the `min_sampling_rate`
+/// era: a smaller value is raised to min_sampling_rate, as
+/// update_sampling_rate() / cs's store_sampling_rate did.
+pub(crate) fn sampling_rate(p: &mut Params<'_>, platform: &Platform, kernel: &KernelConfig, kind: DbsKind) -> Result<u32> {
+    if !kernel.dbs_min_sampling_rate() {
+        return uint32(p, &SAMPLING_RATE, platform);
+    }
+    let min = legacy_min_sampling_rate_us(platform, kind);
+    let v = p.u64(SAMPLING_RATE.name, legacy_default_sampling_rate_us(platform, kind), 0, UINT_MAX)?;
+    Ok(u32::try_from(v.max(min)).unwrap_or(u32::MAX))
+}
+
+/// copy_prev_load for `kernel`: default on where the 2014 patch is
+/// mainline (v3.16+), off before; given, it is the patch on top.
+pub(crate) fn copy_prev_load(p: &mut Params<'_>, kernel: &KernelConfig) -> Result<bool> {
+    p.bool(COPY_PREV_LOAD.name, kernel.copy_prev_load_mainline())
+}
 
 /// A u32 tunable read with its spec (the kernel's stores parse unsigned
 /// 32-bit numbers, so every range here fits).
@@ -234,6 +314,9 @@ pub struct DbsData {
     pub ignore_nice_load: bool,
     /// govlab switch: the 2014 copy-previous-load-once-after-idle rule.
     pub copy_prev_load: bool,
+    /// The long-idle test reads the window's idle time (v4.18+,
+    /// 7592019634f8); false: its wall time (v3.16 to v4.17).
+    pub long_idle_by_idle_time: bool,
 }
 
 /// Per-CPU sampling state (struct cpu_dbs_info).
@@ -317,10 +400,11 @@ pub fn dbs_update(data: &DbsData, dbs: &mut PolicyDbsInfo, policy: &Policy<'_>, 
         // (ignore_nice_load would add the window's nice time to idle here.)
 
         let long_idle = idle_time_ns > 2 * period_ns;
+        let copy_window_long = if data.long_idle_by_idle_time { long_idle } else { time_elapsed_ns > 2 * period_ns };
         let load = if time_elapsed_ns == 0 {
             // Step 2: two samples at the same instant.
             j.prev_load
-        } else if data.copy_prev_load && long_idle && j.prev_load != 0 {
+        } else if data.copy_prev_load && copy_window_long && j.prev_load != 0 {
             // Step 3: first sample after a long idle: reuse, once.
             let load = j.prev_load;
             j.prev_load = 0;
@@ -617,6 +701,7 @@ mod tests {
             io_is_busy,
             ignore_nice_load: false,
             copy_prev_load,
+            long_idle_by_idle_time: true,
         }
     }
 
@@ -678,6 +763,52 @@ mod tests {
         h.sched.idle_ns[0] = 5 * MS;
         h.call(|p| load = dbs_update(&d, &mut dbs, p, 40 * MS));
         assert_eq!((load, dbs.idle_periods), (83, u32::MAX));
+    }
+
+    /// Before v4.18 the test read the window's wall time: the same long,
+    /// mostly busy window (30 ms, 5 ms idle) copies the previous 100 %.
+    #[test]
+    fn before_4_18_a_long_window_copies_by_wall_time() {
+        let mut h = Harness::new(&[800, 1600], 1);
+        let d = DbsData { long_idle_by_idle_time: false, ..data(true, false) };
+        let mut dbs = None;
+        h.call(|p| dbs = Some(PolicyDbsInfo::new(&d, p, 0)));
+        let mut dbs = dbs.unwrap();
+        let mut load = 0;
+        h.call(|p| load = dbs_update(&d, &mut dbs, p, 10 * MS));
+        assert_eq!(load, 100);
+        h.sched.idle_ns[0] = 5 * MS;
+        h.call(|p| load = dbs_update(&d, &mut dbs, p, 40 * MS));
+        assert_eq!(load, 100);
+    }
+
+    /// The sampling-rate eras on either side of v4.14 (power8: no
+    /// transition latency, HZ=100; Skylake on acpi-cpufreq: 10 µs, HZ=250).
+    #[test]
+    fn sampling_rate_floor_and_default_on_either_side_of_4_14() {
+        let kernel = |v: &str| KernelConfig::from_spec(&Spec::new(v)).unwrap();
+        let p8 = load_named(&Spec::new("power8")).unwrap();
+        let read = |text: &str, plat: &Platform, k: &str, kind: DbsKind| {
+            let spec = Spec::parse(text, "test").unwrap();
+            let mut p = Params::new("test", &spec);
+            sampling_rate(&mut p, plat, &kernel(k), kind)
+        };
+        // 4.8 (and 3.15): min_sampling_rate 10 ms (MICRO_FREQUENCY_MIN_SAMPLE_RATE), default 10 ms.
+        assert_eq!(read("ondemand", &p8, "4.8", DbsKind::Ondemand).unwrap(), 10_000);
+        assert_eq!(read("ondemand", &p8, "3.15", DbsKind::Ondemand).unwrap(), 10_000);
+        // A smaller value is raised to the floor, not rejected.
+        assert_eq!(read("ondemand:sampling_rate=2000", &p8, "4.8", DbsKind::Ondemand).unwrap(), 10_000);
+        // conservative's floor was 20 ticks: 200 ms at HZ=100.
+        assert_eq!(read("conservative", &p8, "4.8", DbsKind::Conservative).unwrap(), 200_000);
+        // 4.16: two ticks (20 ms at HZ=100) is both default and floor; smaller is rejected.
+        assert_eq!(read("ondemand", &p8, "4.16", DbsKind::Ondemand).unwrap(), 20_000);
+        let e = read("ondemand:sampling_rate=2000", &p8, "4.16", DbsKind::Ondemand).unwrap_err().to_string();
+        assert!(e.contains("sampling_rate") && e.contains("from 20000"), "{e}");
+        // Before v4.14 the latency counts uncapped: 1000 x 15 µs = 15 ms.
+        let mut slow = p8.clone();
+        slow.cpu_types[0].transition_latency_ns = 15_000;
+        assert_eq!(legacy_default_sampling_rate_us(&slow, DbsKind::Ondemand), 15_000);
+        assert_eq!(legacy_min_sampling_rate_us(&slow, DbsKind::Ondemand), 10_000);
     }
 
     /// v6.8: max(2 ticks, transition delay); the delay is the driver's own

@@ -105,6 +105,7 @@
 //! too ([`super::SchedView::clock_khz_ns`]), which only matters for step 4.
 
 use super::{CpufreqGovernor, GovernorInfo, HwpRequest, Policy, Relation, SchedView, SCHED_CPUFREQ_IOWAIT, SCHED_CPUFREQ_MIGRATION};
+use crate::kernel::KernelConfig;
 use crate::error::{Error, Result};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::hwp::HWP_EPP_FIRMWARE_DEFAULT;
@@ -194,7 +195,7 @@ pub const IOWAIT_BOOST: ParamSpec<Platform> = ParamSpec {
     unit: "",
     default: ParamDefault::Word("weak"),
     range: Range::Choice(&["weak", "strong"]),
-    help: "no HWP only: weak (v5.1+: 1/8, doubling) or strong (v4.14-v5.0: straight to max)",
+    help: "no HWP only: weak (v5.1+: 1/8, doubling) or strong (v4.14-v5.0: straight to max); default by version: strong before 5.1",
 };
 
 /// govlab's model of the OSPM 2020 idle-boost patch.
@@ -266,7 +267,7 @@ pub struct IntelPstateTunables {
 impl IntelPstateTunables {
     /// What a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        Self::read(&Spec::new("intel_pstate"), platform).expect("the defaults are valid")
+        Self::read(&Spec::new("intel_pstate"), platform, &KernelConfig::default()).expect("the defaults are valid")
     }
 
     fn uses_util_hook(&self) -> bool {
@@ -274,15 +275,15 @@ impl IntelPstateTunables {
     }
 }
 
-fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
-    Ok(Box::new(IntelPstate::new(IntelPstateTunables::read(spec, platform)?)))
+fn build(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
+    Ok(Box::new(IntelPstate::new(IntelPstateTunables::read(spec, platform, kernel)?)))
 }
 
 impl IntelPstateTunables {
     /// Every tunable from `spec`, each checked as its spec says, then the
     /// mode checks: a tunable of the other mode (HWP or not) is refused, and
     /// so is a non-zero epp under policy=performance.
-    fn read(spec: &Spec, platform: &Platform) -> Result<Self> {
+    fn read(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Self> {
         let owner = "cpufreq governor intel_pstate";
         let given = |key: &str| spec.params.iter().any(|(k, _)| k == key);
         let mut p = Params::new(owner, spec);
@@ -307,12 +308,18 @@ impl IntelPstateTunables {
                 Error::invalid(owner, "epp", &v, "0 to 255, or performance, balance_performance, balance_power, power (default 128)")
             })?,
         };
-        // Off by default when HWP is switched off, whatever the profile.
-        let hwp_dynamic_boost = p.bool(HWP_DYNAMIC_BOOST.name, hwp && HWP_DYNAMIC_BOOST.flag_default(platform))?;
+        // Off by default when HWP is switched off, whatever the profile, and
+        // before v4.18 (52ccc4314293), where it is the 2018 series on top.
+        let boost_mainline = kernel.has("hwp_dynamic_boost");
+        let hwp_dynamic_boost = p.bool(HWP_DYNAMIC_BOOST.name, hwp && boost_mainline && HWP_DYNAMIC_BOOST.flag_default(platform))?;
         let hwp_boost_migration = p.flag(&HWP_BOOST_MIGRATION, platform)?;
-        let iowait_boost = match p.word(&IOWAIT_BOOST)? {
-            "strong" => IowaitBoost::Strong,
-            _ => IowaitBoost::Weak,
+        // Default by version: strong before v5.1 (b8bd1581aa61), weak from it.
+        let iowait_boost = match p.string(IOWAIT_BOOST.name).as_deref() {
+            Some("strong") => IowaitBoost::Strong,
+            Some("weak") => IowaitBoost::Weak,
+            Some(v) => return Err(Error::invalid(owner, IOWAIT_BOOST.name, v, "one of weak, strong (default: strong before 5.1, weak from 5.1)")),
+            None if kernel.has("intel_pstate_iowait") => IowaitBoost::Weak,
+            None => IowaitBoost::Strong,
         };
         let idle_boost = p.flag(&IDLE_BOOST, platform)?;
         let ramp_up_faster = p.flag(&RAMP_UP_FASTER, platform)?;
@@ -787,7 +794,7 @@ mod tests {
     }
 
     fn governor(settings: &str, plat: &str) -> Result<Box<dyn CpufreqGovernor>> {
-        build(&Spec::parse(&format!("intel_pstate:{settings}"), "test").unwrap(), &platform(plat))
+        build(&Spec::parse(&format!("intel_pstate:{settings}"), "test").unwrap(), &platform(plat), &KernelConfig::default())
     }
 
     /// One CPU with P-states 8..=39 (0.8–3.9 GHz); 36..=39 are turbo, so P1 = 35.

@@ -35,6 +35,7 @@ pub mod schedutil;
 pub mod userspace;
 
 use crate::error::{Error, Result};
+use crate::kernel::KernelConfig;
 use crate::params::{ParamSpec, Spec};
 use crate::platform::{CpuId, Opp, Platform};
 
@@ -298,7 +299,9 @@ pub struct GovernorInfo {
     pub models: &'static str,
     /// The governor's tunables, declared once (see [`ParamSpec`]).
     pub params: &'static [ParamSpec<Platform>],
-    pub build: fn(&Spec, &Platform) -> Result<Box<dyn CpufreqGovernor>>,
+    /// Build the governor for a run of `kernel` (the governor reads the
+    /// eras that concern it from the kernel configuration).
+    pub build: fn(&Spec, &Platform, &KernelConfig) -> Result<Box<dyn CpufreqGovernor>>,
 }
 
 pub fn registry() -> &'static [GovernorInfo] {
@@ -318,10 +321,27 @@ pub fn registry() -> &'static [GovernorInfo] {
 /// `powersave` and `performance` are the driver's own two policies, as
 /// `scaling_governor` shows them there ([`kernel_name`]).
 pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
+    build_for(spec, platform, &KernelConfig::default())
+}
+
+/// [`build`] for a run of `kernel`.
+pub fn build_for(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
     let spec = &kernel_name(spec, platform)?;
+    if let Some(era) = kernel.missing_cpufreq_governor(&spec.name) {
+        let has: Vec<&str> = registry().iter().map(|g| g.name).filter(|n| kernel.missing_cpufreq_governor(n).is_none()).collect();
+        return Err(Error::Unsupported(format!(
+            "cpufreq governor {} is not in kernel {}: it arrived in {} ({}); kernel {} has {}",
+            spec.name,
+            kernel.describe(),
+            era.first,
+            era.commit,
+            kernel.describe(),
+            has.join(", ")
+        )));
+    }
     match registry().iter().find(|g| g.name == spec.name) {
         Some(info) => {
-            let gov = (info.build)(spec, platform)?;
+            let gov = (info.build)(spec, platform, kernel)?;
             driver::resolve(platform, gov.as_ref())?;
             Ok(gov)
         }
@@ -331,6 +351,38 @@ pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor
             choices: registry().iter().map(|g| g.name.to_string()).collect(),
         }),
     }
+}
+
+/// Apply the kernel's intel_pstate passive-mode eras to the run's platform
+/// before the governor `spec` names is built. A generic governor on
+/// intel_pstate runs its passive mode (intel_cpufreq, [`driver::resolve`]):
+/// before v4.10 ("Generic governors support") there is none, and the run is
+/// refused; before v5.9 (f6ebbcf08f37) passive mode runs without HWP, so
+/// the platform's HWP is switched off for the run.
+pub fn apply_kernel(spec: &Spec, platform: &mut Platform, kernel: &KernelConfig) -> Result<()> {
+    use crate::platform::{Driver, PstateMode};
+    if !matches!(platform.driver, Driver::IntelPstate { mode: None | Some(PstateMode::Passive) }) {
+        return Ok(());
+    }
+    let explicit_passive = matches!(platform.driver, Driver::IntelPstate { mode: Some(PstateMode::Passive) });
+    let name = kernel_name(spec, platform)?.name;
+    if name == intel_pstate::INFO.name && !explicit_passive {
+        return Ok(());
+    }
+    if !kernel.intel_pstate_passive() {
+        let era = crate::kernel::era_named("intel_pstate_passive");
+        return Err(Error::Unsupported(format!(
+            "cpufreq governor {} runs on intel_pstate's passive mode, which kernel {} does not have (it arrived in {},              \"{}\"): use intel_pstate's own policies (powersave, performance or intel_pstate:...) or a platform with              the acpi-cpufreq driver",
+            spec.name,
+            kernel.describe(),
+            era.first,
+            era.subject
+        )));
+    }
+    if !kernel.intel_pstate_passive_hwp() {
+        platform.hwp = false;
+    }
+    Ok(())
 }
 
 /// What a `scaling_governor` name means on the platform's driver. On

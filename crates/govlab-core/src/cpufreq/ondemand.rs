@@ -6,11 +6,17 @@
 //! decision of od_update() and od_dbs_update(), the defaults of od_init()
 //! and cpufreq_dbs_governor_init(), the checks of the store_*() functions.
 //!
-//! Left out: the older decision rules — v3.11–v4.2 asked for
-//! `load × cpuinfo.max / 100` with RELATION_L, and up to v3.10 compared
-//! load × average frequency with `up_threshold × cur` and stepped down with a
-//! `down_differential` — and the powersave_bias handler that AMD's
-//! frequency-sensitivity driver registers (od_register_powersave_bias_handler).
+//! By kernel version ([`KernelConfig`]): before v3.17 ("cpufreq: ondemand:
+//! Eliminate the deadband effect"; v3.11 dfa5bb622555 to v3.16) step 3 asks
+//! for `load × cpuinfo.max / 100`, raised to policy->min, with RELATION_L;
+//! the sampling-rate defaults and floor before v4.14, the copy_prev_load
+//! default before v3.16 and the wall-time long-idle test before v4.18 are
+//! in [`super::dbs`].
+//!
+//! Left out: the rule up to v3.10 (load × average frequency against
+//! `up_threshold × cur`, stepping down with a `down_differential`) and the
+//! powersave_bias handler that AMD's frequency-sensitivity driver registers
+//! (od_register_powersave_bias_handler).
 //! The sampling itself (a deferrable timer standing in for the v4.6+
 //! scheduler hook) and its limits are described in [`super::dbs`].
 //!
@@ -29,8 +35,8 @@
 //!    first dip.
 //! 3. Otherwise ask for `cpuinfo.min + load × (cpuinfo.max − cpuinfo.min) / 100`
 //!    with RELATION_C (the closest table frequency), and reset `rate_mult`
-//!    to 1. (Since ~v4.3 the line runs from the hardware minimum: v4.2 and
-//!    before used `load × max / 100`, which left a dead band at low loads.)
+//!    to 1. (Since v3.17 the line runs from the hardware minimum; before,
+//!    `load × max / 100`, which left a dead band at low loads: see below.)
 //! 4. With `powersave_bias` b (per mille), the target f is first resolved to
 //!    a table frequency, lowered to f_avg = f − f × b / 1000, and bracketed
 //!    by the table frequencies f_lo ≤ f_avg ≤ f_hi. If they differ, one
@@ -51,6 +57,7 @@
 use super::dbs::{self, DbsData, DbsGovernor, DbsGovernorCore, PolicyDbsInfo};
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
 use crate::error::Result;
+use crate::kernel::KernelConfig;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::{Driver, Platform};
 
@@ -147,29 +154,49 @@ pub struct OndemandTunables {
     pub powersave_bias: u32,
     /// io_is_busy, 0 or 1 ([`IO_IS_BUSY`]).
     pub io_is_busy: u32,
-    /// govlab switch ([`dbs::COPY_PREV_LOAD`]).
+    /// govlab switch ([`dbs::COPY_PREV_LOAD`]); default by version.
     pub copy_prev_load: bool,
+}
+
+/// The eras of ondemand a run's kernel selects (see [`KernelConfig`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OndemandEra {
+    /// v3.17+: `cpuinfo.min + load x range / 100`, RELATION_C; false:
+    /// `load x cpuinfo.max / 100` raised to policy->min, RELATION_L.
+    pub target_from_min: bool,
+    /// v4.18+: the long-idle test reads idle time, not wall time.
+    pub long_idle_by_idle_time: bool,
+}
+
+impl OndemandEra {
+    #[must_use]
+    pub fn of(kernel: &KernelConfig) -> Self {
+        OndemandEra {
+            target_from_min: kernel.ondemand_target_from_min(),
+            long_idle_by_idle_time: kernel.dbs_long_idle_by_idle_time(),
+        }
+    }
 }
 
 impl OndemandTunables {
     /// The defaults a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        Self::read(Params::new(OWNER, &Spec::new("ondemand")), platform)
+        Self::read(Params::new(OWNER, &Spec::new("ondemand")), platform, &KernelConfig::default())
             .expect("the defaults are in range")
     }
 
     /// Every tunable from `p`, each checked as its spec says; then unknown
     /// keys are rejected.
-    fn read(mut p: Params<'_>, platform: &Platform) -> Result<Self> {
+    fn read(mut p: Params<'_>, platform: &Platform, kernel: &KernelConfig) -> Result<Self> {
         let p_ = &mut p;
         let t = OndemandTunables {
-            sampling_rate: dbs::uint32(p_, &dbs::SAMPLING_RATE, platform)?,
+            sampling_rate: dbs::sampling_rate(p_, platform, kernel, dbs::DbsKind::Ondemand)?,
             up_threshold: dbs::uint32(p_, &UP_THRESHOLD, platform)?,
             sampling_down_factor: dbs::uint32(p_, &SAMPLING_DOWN_FACTOR, platform)?,
             powersave_bias: dbs::uint32(p_, &POWERSAVE_BIAS, platform)?,
             io_is_busy: dbs::uint32(p_, &IO_IS_BUSY, platform)?,
             ignore_nice_load: dbs::uint32(p_, &dbs::IGNORE_NICE_LOAD, platform)?,
-            copy_prev_load: p_.flag(&dbs::COPY_PREV_LOAD, platform)?,
+            copy_prev_load: dbs::copy_prev_load(p_, kernel)?,
         };
         p.finish()?;
         Ok(t)
@@ -205,11 +232,12 @@ pub struct OdPolicyDbsInfo {
 /// The decision half of ondemand (the dbs skeleton does the rest).
 pub struct Ondemand {
     tunables: OndemandTunables,
+    era: OndemandEra,
 }
 
-fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
-    let tunables = OndemandTunables::read(Params::new(OWNER, spec), platform)?;
-    Ok(Box::new(DbsGovernorCore::new(Ondemand { tunables })))
+fn build(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
+    let tunables = OndemandTunables::read(Params::new(OWNER, spec), platform, kernel)?;
+    Ok(Box::new(DbsGovernorCore::new(Ondemand { tunables, era: OndemandEra::of(kernel) })))
 }
 
 impl Ondemand {
@@ -271,14 +299,23 @@ impl Ondemand {
             }
             self.dbs_freq_increase(info, policy, policy.max_khz);
         } else {
-            // Step 3: proportional to the load over the hardware range.
+            // Step 3: proportional to the load over the hardware range
+            // (v3.17+), or to the load times the top (before v3.17).
             let (min_f, max_f) = (u64::from(policy.cpuinfo_min_khz), u64::from(policy.cpuinfo_max_khz));
-            let mut freq_next = (min_f + u64::from(load) * max_f.saturating_sub(min_f) / 100) as u32;
+            let (mut freq_next, relation) = if self.era.target_from_min {
+                ((min_f + u64::from(load) * max_f.saturating_sub(min_f) / 100) as u32, Relation::C)
+            } else {
+                // v3.11-v3.16 od_check_cpu(): raised to policy->min.
+                ((u64::from(load) * max_f / 100) as u32, Relation::L)
+            };
+            if !self.era.target_from_min {
+                freq_next = freq_next.max(policy.min_khz);
+            }
             dbs.rate_mult = 1;
             if self.tunables.powersave_bias != 0 {
                 freq_next = self.powersave_bias_target(info, policy, freq_next, Relation::L);
             }
-            policy.set_target(freq_next, Relation::C);
+            policy.set_target(freq_next, relation);
         }
     }
 }
@@ -296,6 +333,7 @@ impl DbsGovernor for Ondemand {
             io_is_busy: self.tunables.io_is_busy != 0,
             ignore_nice_load: self.tunables.ignore_nice_load != 0,
             copy_prev_load: self.tunables.copy_prev_load,
+            long_idle_by_idle_time: self.era.long_idle_by_idle_time,
         }
     }
 
@@ -365,7 +403,7 @@ mod tests {
     fn ondemand(settings: &str) -> Box<dyn CpufreqGovernor> {
         build(
             &Spec::parse(&format!("ondemand:{settings}"), "test").unwrap(),
-            &skylake(),
+            &skylake(), &crate::kernel::KernelConfig::default(),
         )
         .unwrap()
     }
@@ -464,12 +502,57 @@ mod tests {
         assert_eq!(out.target, Some((3_200_000, Relation::L)));
     }
 
+    fn ondemand_on(kernel: &str, settings: &str) -> Box<dyn CpufreqGovernor> {
+        let k = KernelConfig::from_spec(&Spec::new(kernel)).unwrap();
+        build(&Spec::parse(&format!("ondemand:{settings}"), "test").unwrap(), &skylake(), &k).unwrap()
+    }
+
+    /// The target from a 60 % and a 20 % load on either side of v3.17:
+    /// 3.15 asks for load x max / 100 with RELATION_L (raised to the
+    /// minimum), 4.8 for min + load x range / 100 with RELATION_C.
+    #[test]
+    fn formula_and_relation_on_either_side_of_3_17() {
+        let targets = |kernel: &str| {
+            let mut g = ondemand_on(kernel, "sampling_rate=10000");
+            let mut h = Harness::new(&MHZ, 1);
+            h.cur_khz = 800_000;
+            h.call(|p| g.start(p));
+            // 10 ms, 4 ms idle: 60 %.
+            h.sched.idle_ns[0] = 4 * MS;
+            let a = h.call(|p| g.timer(p, 10 * MS)).target;
+            let at_60 = h.cur_khz;
+            // 10 ms, 8 ms idle: 20 %.
+            h.sched.idle_ns[0] = 12 * MS;
+            let b = h.call(|p| g.timer(p, 20 * MS)).target;
+            (a, at_60, b, h.cur_khz)
+        };
+        // 3.15: 0.6 x 3.2 = 1.92 GHz, lowest at or above: 2.4 GHz; 20 %:
+        // 0.64 GHz raised to the 0.8 GHz minimum.
+        assert_eq!(targets("3.15"), (Some((1_920_000, Relation::L)), 2_400_000, Some((800_000, Relation::L)), 800_000));
+        // 4.8: 0.8 + 0.6 x 2.4 = 2.24 GHz, closest: 2.4 GHz; 20 %: 1.28 GHz, closest 1.6 GHz.
+        assert_eq!(targets("4.8"), (Some((2_240_000, Relation::C)), 2_400_000, Some((1_280_000, Relation::C)), 1_600_000));
+    }
+
+    /// copy_prev_load follows the version (off in 3.15, on from 3.16), and
+    /// given on 3.15 it is the patch on top.
+    #[test]
+    fn copy_prev_load_default_follows_the_version() {
+        assert_eq!(tunable(ondemand_on("3.15", "").as_ref(), "copy_prev_load"), "off");
+        assert_eq!(tunable(ondemand_on("4.8", "").as_ref(), "copy_prev_load"), "on");
+        assert_eq!(tunable(ondemand_on("3.15", "copy_prev_load=on").as_ref(), "copy_prev_load"), "on");
+        // 3.15 on Skylake (transition latency 20 µs): min_sampling_rate
+        // max(10 ms, 20 x 20 µs) = 10 ms, default max(10 ms, 1000 x 20 µs)
+        // = 20 ms; 5 ms is raised to the floor.
+        assert_eq!(tunable(ondemand_on("3.15", "").as_ref(), "sampling_rate"), "20000");
+        assert_eq!(tunable(ondemand_on("3.15", "sampling_rate=5000").as_ref(), "sampling_rate"), "10000");
+    }
+
     /// Stores: reject what the kernel rejects, naming key and range; clamp
     /// what it clamps.
     #[test]
     fn tunable_validation_follows_the_sysfs_stores() {
         let sky = skylake();
-        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &sky).err().unwrap().to_string();
+        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &sky, &crate::kernel::KernelConfig::default()).err().unwrap().to_string();
         let e = err("ondemand:up_threshold=10");
         assert!(e.contains("up_threshold") && e.contains("from 11 to 100"), "{e}");
         let e = err("ondemand:up_threshold=101");

@@ -19,7 +19,7 @@ pub const INFO: GovernorInfo = GovernorInfo {
 
 pub struct Performance;
 
-fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
+fn build(spec: &Spec, _platform: &Platform, _kernel: &crate::kernel::KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
     Params::new("cpufreq governor performance", spec).finish()?;
     Ok(Box::new(Performance))
 }

@@ -20,7 +20,7 @@ pub const INFO: GovernorInfo = GovernorInfo {
 
 pub struct Powersave;
 
-fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
+fn build(spec: &Spec, _platform: &Platform, _kernel: &crate::kernel::KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
     Params::new("cpufreq governor powersave", spec).finish()?;
     Ok(Box::new(Powersave))
 }

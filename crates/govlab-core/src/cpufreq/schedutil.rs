@@ -89,7 +89,8 @@
 
 use super::dbs;
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation, SchedView, SCHED_CPUFREQ_IOWAIT};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::kernel::KernelConfig;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::{CpuId, Platform};
 
@@ -122,8 +123,8 @@ pub const IOWAIT_BOOST: ParamSpec<Platform> = ParamSpec {
     name: "iowait_boost",
     unit: "",
     default: ParamDefault::Word("gradual"),
-    range: Range::Choice(&["gradual", "max"]),
-    help: "govlab switch: gradual (v5.2+: 128, doubling, halving) or max (v4.9: straight to max, halving)",
+    range: Range::Choice(&["gradual", "max", "off"]),
+    help: "govlab switch: gradual (v5.2+: 128, doubling, halving), max (v4.9: straight to max, halving) or off (the 2024 removal series, not merged); default by version: off before 4.9, max, gradual from 4.18",
 };
 
 const OWNER: &str = "cpufreq governor schedutil";
@@ -143,6 +144,9 @@ pub enum IowaitBoostMode {
     Gradual,
     /// v4.9–v4.13: straight to the maximum, halving per evaluation.
     Max,
+    /// No IO-wait boost: Christian Loehle's 2024 series removing it (not
+    /// merged), a patch on top of any version.
+    Off,
 }
 
 impl IowaitBoostMode {
@@ -150,6 +154,7 @@ impl IowaitBoostMode {
         match self {
             IowaitBoostMode::Gradual => "gradual",
             IowaitBoostMode::Max => "max",
+            IowaitBoostMode::Off => "off",
         }
     }
 }
@@ -167,19 +172,32 @@ pub struct SchedutilTunables {
 impl SchedutilTunables {
     /// The defaults a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        Self::read(Params::new(OWNER, &Spec::new("schedutil")), platform).expect("the defaults are in range")
+        Self::read(Params::new(OWNER, &Spec::new("schedutil")), platform, &KernelConfig::default()).expect("the defaults are in range")
     }
 
     /// Every tunable from `p`, each checked as its spec says; then unknown
     /// keys are rejected.
-    fn read(mut p: Params<'_>, platform: &Platform) -> Result<Self> {
-        let t = SchedutilTunables {
-            rate_limit_us: p.uint(&RATE_LIMIT_US, platform)? as u32,
-            iowait_boost: match p.word(&IOWAIT_BOOST)? {
-                "max" => IowaitBoostMode::Max,
-                _ => IowaitBoostMode::Gradual,
-            },
+    fn read(mut p: Params<'_>, platform: &Platform, kernel: &KernelConfig) -> Result<Self> {
+        let rate_limit_us = p.uint(&RATE_LIMIT_US, platform)? as u32;
+        // Default by version (KernelConfig::schedutil_iowait_boost).
+        let word = match p.string(IOWAIT_BOOST.name) {
+            None => kernel.schedutil_iowait_boost().to_string(),
+            Some(v) => v,
         };
+        let iowait_boost = match word.as_str() {
+            "gradual" => IowaitBoostMode::Gradual,
+            "max" => IowaitBoostMode::Max,
+            "off" => IowaitBoostMode::Off,
+            _ => {
+                return Err(Error::invalid(
+                    OWNER,
+                    IOWAIT_BOOST.name,
+                    word,
+                    "one of gradual, max, off (default: off before 4.9, max from 4.9, gradual from 4.18)",
+                ))
+            }
+        };
+        let t = SchedutilTunables { rate_limit_us, iowait_boost };
         p.finish()?;
         Ok(t)
     }
@@ -231,8 +249,8 @@ pub struct Schedutil {
     policies: Vec<Option<SugovPolicy>>,
 }
 
-fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
-    Ok(Box::new(Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), platform)?)))
+fn build(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
+    Ok(Box::new(Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), platform, kernel)?)))
 }
 
 impl SugovCpu {
@@ -287,6 +305,8 @@ impl SugovCpu {
                     self.iowait_boost = 0;
                 }
             }
+            // The 2024 removal: IOWAIT calls are plain updates.
+            IowaitBoostMode::Off => {}
         }
     }
 
@@ -317,6 +337,7 @@ impl SugovCpu {
                 self.iowait_boost >>= 1;
                 boost
             }
+            IowaitBoostMode::Off => 0,
         };
         (boost * max_cap) >> SCHED_CAPACITY_SHIFT
     }
@@ -560,7 +581,7 @@ mod tests {
     fn schedutil(settings: &str) -> Box<dyn CpufreqGovernor> {
         build(
             &Spec::parse(&format!("schedutil:{settings}"), "test").unwrap(),
-            &skylake(),
+            &skylake(), &crate::kernel::KernelConfig::default(),
         )
         .unwrap()
     }
@@ -678,6 +699,17 @@ mod tests {
         assert_eq!(hook(&mut g, &mut h, 5 * MS, 0, SCHED_CPUFREQ_IOWAIT), Some(3_200_000));
     }
 
+    /// iowait_boost=off (the 2024 removal series on top): an IO wakeup is a
+    /// plain update: util 0 keeps the bottom, where gradual boosts.
+    #[test]
+    fn iowait_boost_off_ignores_io_wakeups() {
+        let (mut g, mut h) = started("rate_limit_us=1000,iowait_boost=off");
+        assert_eq!(hook(&mut g, &mut h, 2 * MS, 0, SCHED_CPUFREQ_IOWAIT), None);
+        assert_eq!(hook(&mut g, &mut h, 3_500 * US, 0, SCHED_CPUFREQ_IOWAIT), None);
+        let (mut g, mut h) = started("rate_limit_us=1000");
+        assert_eq!(hook(&mut g, &mut h, 2 * MS, 0, SCHED_CPUFREQ_IOWAIT), Some(500_000));
+    }
+
     /// Single-CPU policy: no decrease while the CPU has not idled since the
     /// last evaluation (idle-calls counter, or idle time as a fallback).
     #[test]
@@ -741,7 +773,7 @@ mod tests {
         assert_eq!(t[1], ("iowait_boost".to_string(), "gradual".to_string()));
         assert!(g.uses_util_hook());
         let sky = skylake();
-        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &sky).err().unwrap().to_string();
+        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &sky, &crate::kernel::KernelConfig::default()).err().unwrap().to_string();
         let e = err("schedutil:rate_limit_us=-1");
         assert!(e.contains("rate_limit_us") && e.contains("from 0 to 4294967295"), "{e}");
         let e = err("schedutil:rate_limit_us=4294967296");

@@ -49,7 +49,7 @@ pub struct Userspace {
     tunables: UserspaceTunables,
 }
 
-fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
+fn build(spec: &Spec, _platform: &Platform, _kernel: &crate::kernel::KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
     let mut p = Params::new("cpufreq governor userspace", spec);
     let scaling_setspeed = p.opt_uint(&SCALING_SETSPEED)?.map(|v| v as u32);
     p.finish()?;

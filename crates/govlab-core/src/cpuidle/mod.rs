@@ -27,6 +27,7 @@ pub mod teo;
 pub(crate) mod testing;
 pub mod wtteo;
 
+use crate::kernel::KernelConfig;
 use crate::error::{Error, Result};
 use crate::params::{ParamSpec, Spec};
 use crate::platform::{CpuId, IdleState, Platform};
@@ -179,6 +180,34 @@ pub fn registry() -> &'static [GovernorInfo] {
 }
 
 pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
+    build_for(spec, platform, &KernelConfig::default())
+}
+
+/// The idle governors `kernel` has (teo from v5.1, haltpoll from v5.4; the
+/// others on every supported version).
+#[must_use]
+pub fn available(kernel: &KernelConfig) -> Vec<&'static str> {
+    registry().iter().map(|g| g.name).filter(|n| kernel.missing_cpuidle_governor(n).is_none()).collect()
+}
+
+/// [`build`] for a run of `kernel`: a governor the version does not have
+/// yet is refused, naming the version it arrived in and the ones this
+/// version has.
+pub fn build_for(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpuidleGovernor>> {
+    if let Some(era) = kernel.missing_cpuidle_governor(&spec.name) {
+        let why = if spec.name == era.name {
+            format!("it arrived in {} ({})", era.first, era.commit)
+        } else {
+            format!("it patches {}, which arrived in {} ({})", era.name, era.first, era.commit)
+        };
+        return Err(Error::Unsupported(format!(
+            "cpuidle governor {} is not in kernel {}: {why}; kernel {} has {}",
+            spec.name,
+            kernel.describe(),
+            kernel.describe(),
+            available(kernel).join(", ")
+        )));
+    }
     match registry().iter().find(|g| g.name == spec.name) {
         Some(info) => (info.build)(spec, platform),
         None => Err(Error::UnknownName {

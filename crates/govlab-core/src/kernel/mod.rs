@@ -147,7 +147,16 @@ pub struct Era {
 }
 
 /// Every era govlab knows, by first version. Sources: docs/research/kernel-eras.md.
-pub const ERAS: [Era; 11] = [
+pub const ERAS: [Era; 24] = [
+    Era {
+        name: "copy_prev_load",
+        first: Version::new(3, 16),
+        first_confirmed: false,
+        commit: "18b46abd0009",
+        subject: "cpufreq: governor: Be friendly towards latency-sensitive bursty workloads",
+        description: "ondemand/conservative reuse the previous load once after a long idle (before: the near-zero load is measured); on earlier versions the copy_prev_load tunable is this patch on top",
+        status: EraStatus::Modelled,
+    },
     Era {
         name: "ondemand_formula",
         first: Version::new(3, 17),
@@ -155,7 +164,43 @@ pub const ERAS: [Era; 11] = [
         commit: "hash not found",
         subject: "cpufreq: ondemand: Eliminate the deadband effect",
         description: "ondemand picks min + load x (max - min) / 100 with RELATION_C (before: load x max / 100 with RELATION_L)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "dbs_util_hook",
+        first: Version::new(4, 6),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: governor: Replace timers with utilization update callbacks",
+        description: "ondemand/conservative sample from the scheduler's cpufreq_update_util hook (before: a deferrable timer); govlab samples by deferrable timer on every version",
         status: EraStatus::NotModelled,
+    },
+    Era {
+        name: "schedutil",
+        first: Version::new(4, 7),
+        first_confirmed: false,
+        commit: "9bdcb44e391d",
+        subject: "cpufreq: schedutil: New governor based on scheduler utilization data",
+        description: "the schedutil cpufreq governor exists (before: not available)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "schedutil_iowait_boost",
+        first: Version::new(4, 9),
+        first_confirmed: false,
+        commit: "21ca6d2c52f8",
+        subject: "cpufreq: schedutil: Add iowait boosting",
+        description: "schedutil boosts after IO wakeups, straight to the maximum and halving (before: no iowait boost; the iowait_boost default)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "intel_pstate_passive",
+        first: Version::new(4, 10),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: intel_pstate: Generic governors support",
+        description: "intel_pstate has a passive mode (intel_cpufreq) for the generic governors (before: only its own active mode; generic governors need acpi-cpufreq)",
+        status: EraStatus::Modelled,
     },
     Era {
         name: "pelt_divider",
@@ -164,6 +209,15 @@ pub const ERAS: [Era; 11] = [
         commit: "625ed2bf049d",
         subject: "sched/cfs: Make util/load_avg more stable",
         description: "PELT averages divide by LOAD_AVG_MAX - 1024 + period_contrib (before: LOAD_AVG_MAX)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "dbs_sampling_ticks",
+        first: Version::new(4, 14),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: governor: Drop min_sampling_rate",
+        description: "ondemand/conservative sampling_rate: default max(2 ticks, transition delay), at least 2 ticks (before: default max(min, 1000 x latency), floor min = max(10 ms, 20 x latency), smaller values raised to it)",
         status: EraStatus::Modelled,
     },
     Era {
@@ -194,12 +248,66 @@ pub const ERAS: [Era; 11] = [
         status: EraStatus::Modelled,
     },
     Era {
+        name: "dbs_long_idle",
+        first: Version::new(4, 18),
+        first_confirmed: false,
+        commit: "7592019634f8",
+        subject: "cpufreq: governor: Fix long idle detection logic in load calculation",
+        description: "copy_prev_load detects a long idle from the window's idle time (before: from its wall time)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "schedutil_iowait_gradual",
+        first: Version::new(4, 18),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: schedutil: Make iowait boost more energy efficient",
+        description: "schedutil's iowait boost starts low and doubles per IO wakeup (before: straight to the maximum; the iowait_boost default). govlab's gradual form is v5.2's (9eca544b1491: 1/8 of capacity), not 4.18's start at policy->min",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "hwp_dynamic_boost",
+        first: Version::new(4, 18),
+        first_confirmed: false,
+        commit: "52ccc4314293",
+        subject: "cpufreq: intel_pstate: HWP boost performance on IO wakeup",
+        description: "intel_pstate's active mode with HWP can boost the HWP minimum on IO wakeups (hwp_dynamic_boost; before: no boost, the tunable is the 2018 series on top); its per-model default of 4.18-6.3 runs as v6.4+'s server-profile rule",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "teo",
+        first: Version::new(5, 1),
+        first_confirmed: true,
+        commit: "b26bf6ab716f",
+        subject: "cpuidle: New timer events oriented governor for tickless systems",
+        description: "the teo idle governor exists (before: ladder and menu only)",
+        status: EraStatus::Modelled,
+    },
+    Era {
         name: "pelt_clock",
         first: Version::new(5, 1),
         first_confirmed: false,
         commit: "23127296889f",
         subject: "sched/fair: Update scale invariance of PELT",
         description: "PELT scales its clock by frequency x capacity (before: each contribution, load by frequency, util by frequency x capacity)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "intel_pstate_iowait",
+        first: Version::new(5, 1),
+        first_confirmed: false,
+        commit: "b8bd1581aa61",
+        subject: "cpufreq: intel_pstate: Rework iowait boosting to be less aggressive",
+        description: "intel_pstate's iowait boost (non-HWP) ramps up over consecutive iowait wakeups (before: straight to the maximum; the iowait_boost default)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "haltpoll",
+        first: Version::new(5, 4),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpuidle: add haltpoll governor",
+        description: "the haltpoll idle governor exists (before: not available)",
         status: EraStatus::Modelled,
     },
     Era {
@@ -217,8 +325,8 @@ pub const ERAS: [Era; 11] = [
         first_confirmed: true,
         commit: "f6ebbcf08f37",
         subject: "cpufreq: intel_pstate: Implement passive mode with HWP enabled",
-        description: "intel_pstate's passive mode keeps HWP on (before: passive mode ran without HWP)",
-        status: EraStatus::NotModelled,
+        description: "intel_pstate's passive mode keeps HWP on, the governor's target becoming the HWP minimum (before: passive mode ran without HWP)",
+        status: EraStatus::Modelled,
     },
     Era {
         name: "io_uring_iowait",
@@ -247,6 +355,109 @@ pub const ERAS: [Era; 11] = [
         description: "schedutil's invariant base is arch_scale_freq_ref() (before: cpuinfo.max_freq)",
         status: EraStatus::NotModelled,
     },
+    Era {
+        name: "schedutil_rate_limit_2ms",
+        first: Version::new(6, 9),
+        first_confirmed: true,
+        commit: "e13aa799c2a6",
+        subject: "cpufreq: Change default transition delay to 2ms",
+        description: "the default transition delay (schedutil's rate limit, dbs sampling) is capped at 2 ms (before: 10 ms); after the newest modelled version, recorded only",
+        status: EraStatus::NotModelled,
+    },
+];
+
+/// The era named `name`. Panics on a name not in [`ERAS`] (a bug).
+#[must_use]
+pub fn era_named(name: &str) -> &'static Era {
+    ERAS.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("no kernel era named {name}"))
+}
+
+/// A patch that a governor tunable models: on a version that lacks it, the
+/// tunable (set to the patch's value) means "this version plus that patch";
+/// on a version that has it (merged), it is mainline and its default.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Patch {
+    /// The governor (`ondemand`, `schedutil`, `intel_pstate`, `wtteo`).
+    pub governor: &'static str,
+    /// The tunable that switches it.
+    pub tunable: &'static str,
+    /// The value that applies the patch (`on`, `off`, ...).
+    pub value: &'static str,
+    /// The era whose first version merged it; None: never merged.
+    pub merged_in: Option<&'static str>,
+    /// The patch or series, as posted.
+    pub subject: &'static str,
+}
+
+/// The patches govlab models as governor tunables. A patch never merged is
+/// a patch on every version; its tunable's default leaves it out.
+pub const PATCHES: [Patch; 8] = [
+    Patch {
+        governor: "ondemand",
+        tunable: "copy_prev_load",
+        value: "on",
+        merged_in: Some("copy_prev_load"),
+        subject: "cpufreq: governor: Be friendly towards latency-sensitive bursty workloads (18b46abd0009, v3.16)",
+    },
+    Patch {
+        governor: "conservative",
+        tunable: "copy_prev_load",
+        value: "on",
+        merged_in: Some("copy_prev_load"),
+        subject: "cpufreq: governor: Be friendly towards latency-sensitive bursty workloads (18b46abd0009, v3.16)",
+    },
+    Patch {
+        governor: "schedutil",
+        tunable: "iowait_boost",
+        value: "off",
+        merged_in: None,
+        subject: "Christian Loehle's 2024 series removing schedutil's iowait boost (not merged)",
+    },
+    Patch {
+        governor: "intel_pstate",
+        tunable: "hwp_dynamic_boost",
+        value: "on",
+        merged_in: Some("hwp_dynamic_boost"),
+        subject: "cpufreq: intel_pstate: HWP boost performance on IO wakeup (52ccc4314293, v4.18)",
+    },
+    Patch {
+        governor: "intel_pstate",
+        tunable: "hwp_boost_migration",
+        value: "on",
+        merged_in: None,
+        subject: "HWP boost RFC v1's migration boost (2018; dropped from the merged series)",
+    },
+    Patch {
+        governor: "intel_pstate",
+        tunable: "idle_boost",
+        value: "on",
+        merged_in: None,
+        subject: "OSPM 2020 out-of-tree idle boost (govlab's model; not merged)",
+    },
+    Patch {
+        governor: "intel_pstate",
+        tunable: "ramp_up_faster",
+        value: "on",
+        merged_in: None,
+        subject: "OSPM 2020 out-of-tree ramp-up-faster (govlab's model; not merged)",
+    },
+    Patch {
+        governor: "wtteo",
+        tunable: "weighted",
+        value: "on",
+        merged_in: None,
+        subject: "cpuidle: teo: weighted-history RFC v2 (May 2020; not merged)",
+    },
+];
+
+/// Which eras change which governor (for `govlab list governors --kernel`).
+/// The intel_pstate passive-mode eras concern the generic governors that
+/// run on it.
+pub const GOVERNOR_ERAS: [(&str, &[&str]); 4] = [
+    ("ondemand", &["copy_prev_load", "ondemand_formula", "dbs_util_hook", "intel_pstate_passive", "dbs_sampling_ticks", "dbs_long_idle", "intel_pstate_passive_hwp"]),
+    ("conservative", &["copy_prev_load", "dbs_util_hook", "intel_pstate_passive", "dbs_sampling_ticks", "dbs_long_idle", "intel_pstate_passive_hwp"]),
+    ("schedutil", &["schedutil_iowait_boost", "intel_pstate_passive", "remote_callbacks", "schedutil_iowait_gradual", "x86_freq_invariance", "intel_pstate_passive_hwp", "schedutil_freq_ref", "schedutil_rate_limit_2ms"]),
+    ("intel_pstate", &["hwp_dynamic_boost", "intel_pstate_iowait"]),
 ];
 
 /// What utilisation is scaled by (`arch_scale_freq_capacity`): the
@@ -436,8 +647,7 @@ impl KernelConfig {
     /// version or later). Panics on a name not in [`ERAS`] (a bug).
     #[must_use]
     pub fn has(&self, name: &str) -> bool {
-        let era = ERAS.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("no kernel era named {name}"));
-        self.version >= era.first
+        self.version >= era_named(name).first
     }
 
     /// Who stops the tick on idle entry: the option, else the version's
@@ -509,6 +719,136 @@ impl KernelConfig {
             Arch::X86 if self.has("x86_freq_invariance") => FreqInvariance::Turbo(4),
             Arch::X86 | Arch::PowerPc => FreqInvariance::Off,
             Arch::Arm => FreqInvariance::Max,
+        }
+    }
+
+    /// From v3.17 ("cpufreq: ondemand: Eliminate the deadband effect")
+    /// ondemand's proportional target is `cpuinfo.min + load x (cpuinfo.max
+    /// - cpuinfo.min) / 100` with RELATION_C; before (v3.11 dfa5bb622555 to
+    /// v3.16), `load x cpuinfo.max / 100` with RELATION_L.
+    #[must_use]
+    pub fn ondemand_target_from_min(&self) -> bool {
+        self.has("ondemand_formula")
+    }
+
+    /// Before v4.14 ("cpufreq: governor: Drop min_sampling_rate") the dbs
+    /// governors had a `min_sampling_rate` (10 ms with NOHZ idle accounting,
+    /// raised to 20 x the transition latency) that was the floor of
+    /// sampling_rate and a bound of its default; from v4.14 the floor is two
+    /// ticks and the default the policy's transition delay.
+    #[must_use]
+    pub fn dbs_min_sampling_rate(&self) -> bool {
+        !self.has("dbs_sampling_ticks")
+    }
+
+    /// Whether copy_prev_load (18b46abd0009, v3.16) is mainline in this
+    /// version; before, the tunable is the patch on top.
+    #[must_use]
+    pub fn copy_prev_load_mainline(&self) -> bool {
+        self.has("copy_prev_load")
+    }
+
+    /// From v4.18 (7592019634f8) the dbs long-idle test reads the window's
+    /// idle time; before, its wall time.
+    #[must_use]
+    pub fn dbs_long_idle_by_idle_time(&self) -> bool {
+        self.has("dbs_long_idle")
+    }
+
+    /// schedutil's iowait boost by version: `off` before v4.9 (21ca6d2c52f8),
+    /// `max` from it, `gradual` from v4.18.
+    #[must_use]
+    pub fn schedutil_iowait_boost(&self) -> &'static str {
+        if self.has("schedutil_iowait_gradual") {
+            "gradual"
+        } else if self.has("schedutil_iowait_boost") {
+            "max"
+        } else {
+            "off"
+        }
+    }
+
+    /// Whether intel_pstate has a passive mode (intel_cpufreq) at all:
+    /// from v4.10 ("Generic governors support").
+    #[must_use]
+    pub fn intel_pstate_passive(&self) -> bool {
+        self.has("intel_pstate_passive")
+    }
+
+    /// Whether intel_pstate's passive mode keeps HWP on: from v5.9
+    /// (f6ebbcf08f37); before, passive mode runs without HWP.
+    #[must_use]
+    pub fn intel_pstate_passive_hwp(&self) -> bool {
+        self.has("intel_pstate_passive_hwp")
+    }
+
+    /// The era that brings idle governor `name` into mainline when this
+    /// version lacks it (teo before v5.1, haltpoll before v5.4); None when
+    /// the version has it (or it is no mainline governor: govlab's oracle,
+    /// which any version runs). wtteo, an RFC on top of teo, needs teo.
+    #[must_use]
+    pub fn missing_cpuidle_governor(&self, name: &str) -> Option<&'static Era> {
+        let era = match name {
+            "teo" | "wtteo" => "teo",
+            "haltpoll" => "haltpoll",
+            _ => return None,
+        };
+        (!self.has(era)).then(|| era_named(era))
+    }
+
+    /// The era that brings cpufreq governor `name` into mainline when this
+    /// version lacks it (schedutil before v4.7); None when it has it.
+    #[must_use]
+    pub fn missing_cpufreq_governor(&self, name: &str) -> Option<&'static Era> {
+        (name == "schedutil" && !self.has("schedutil")).then(|| era_named("schedutil"))
+    }
+
+    /// Where governor `governor`'s tunable `tunable` stands in this version,
+    /// when the tunable models a patch ([`PATCHES`]): mainline here, or a
+    /// patch on top. None for an ordinary tunable.
+    #[must_use]
+    pub fn patch_status(&self, governor: &str, tunable: &str) -> Option<(bool, &'static Patch)> {
+        let patch = PATCHES.iter().find(|p| p.governor == governor && p.tunable == tunable)?;
+        Some((patch.merged_in.is_some_and(|e| self.has(e)), patch))
+    }
+
+    /// How governor `governor` in this version differs from the newest
+    /// modelled one: each era of [`GOVERNOR_ERAS`] this version lacks, as
+    /// one line (`before v3.17: ...`), with its status when not modelled.
+    #[must_use]
+    pub fn governor_differences(&self, governor: &str) -> Vec<String> {
+        let Some((_, eras)) = GOVERNOR_ERAS.iter().find(|(g, _)| *g == governor) else { return Vec::new() };
+        eras.iter()
+            .map(|name| era_named(name))
+            .filter(|e| !self.has(e.name) && e.first <= DEFAULT_VERSION)
+            .map(|e| {
+                let status = match e.status {
+                    EraStatus::Modelled => "",
+                    EraStatus::Exposed => " [not yet used by the engine]",
+                    EraStatus::NotModelled => " [not modelled: runs the newer behaviour]",
+                };
+                format!("{} (v{}, {}): {}{status}", e.name, e.first, e.commit, e.description)
+            })
+            .collect()
+    }
+
+    /// The default of governor `governor`'s tunable `tunable` in this
+    /// version, as `govlab list` shows it, where it depends on the version
+    /// (None: the version-independent default the tunable declares).
+    #[must_use]
+    pub fn tunable_default(&self, governor: &str, tunable: &str) -> Option<&'static str> {
+        match (governor, tunable) {
+            ("ondemand" | "conservative", "copy_prev_load") => Some(if self.copy_prev_load_mainline() { "on" } else { "off" }),
+            ("ondemand", "sampling_rate") if self.dbs_min_sampling_rate() => {
+                Some("max(min_sampling_rate, 1000 x latency) µs, min_sampling_rate = max(10 ms, 20 x latency); smaller values are raised to it")
+            }
+            ("conservative", "sampling_rate") if self.dbs_min_sampling_rate() => {
+                Some("max(min_sampling_rate, 1000 x latency) µs, min_sampling_rate = max(20 ticks, 20 x latency); smaller values are raised to it")
+            }
+            ("intel_pstate", "iowait_boost") => Some(if self.has("intel_pstate_iowait") { "weak" } else { "strong" }),
+            ("schedutil", "iowait_boost") => Some(self.schedutil_iowait_boost()),
+            ("intel_pstate", "hwp_dynamic_boost") if !self.has("hwp_dynamic_boost") => Some("0"),
+            _ => None,
         }
     }
 
@@ -592,7 +932,7 @@ pub fn list() -> Vec<KernelEntry> {
                 .iter()
                 .filter(|e| match next {
                     Some(n) => e.first > v && e.first <= n,
-                    None => e.first <= v && e.name == "eevdf",
+                    None => e.first > v || e.name == "eevdf",
                 })
                 .copied()
                 .collect();
@@ -681,6 +1021,65 @@ mod tests {
         assert_eq!(FreqInvariance::Turbo(1).reference_khz(ct), ct.turbo_max_khz[0]);
         assert_eq!(FreqInvariance::Turbo(4).reference_khz(ct), ct.turbo_max_khz[3]);
         assert_eq!(FreqInvariance::Turbo(8).reference_khz(ct), *ct.turbo_max_khz.last().unwrap());
+    }
+
+    #[test]
+    fn governor_eras_switch_at_their_versions() {
+        assert!(!k("3.15").unwrap().ondemand_target_from_min());
+        assert!(k("4.8").unwrap().ondemand_target_from_min());
+        assert!(k("4.8").unwrap().dbs_min_sampling_rate());
+        assert!(!k("4.16").unwrap().dbs_min_sampling_rate());
+        assert!(!k("3.15").unwrap().copy_prev_load_mainline());
+        assert!(k("4.8").unwrap().copy_prev_load_mainline());
+        assert!(!k("4.16").unwrap().dbs_long_idle_by_idle_time());
+        assert!(k("4.19").unwrap().dbs_long_idle_by_idle_time());
+        assert!(!k("4.8").unwrap().intel_pstate_passive());
+        assert!(k("4.16").unwrap().intel_pstate_passive());
+        assert!(!k("5.7").unwrap().intel_pstate_passive_hwp());
+        assert!(k("5.9").unwrap().intel_pstate_passive_hwp());
+        assert_eq!(k("4.19").unwrap().missing_cpuidle_governor("teo").map(|e| e.first), Some(Version::new(5, 1)));
+        assert!(k("5.2").unwrap().missing_cpuidle_governor("teo").is_none());
+        assert_eq!(k("3.15").unwrap().missing_cpufreq_governor("schedutil").map(|e| e.first), Some(Version::new(4, 7)));
+        assert!(k("4.8").unwrap().missing_cpufreq_governor("schedutil").is_none());
+        assert!(k("3.15").unwrap().missing_cpufreq_governor("ondemand").is_none());
+        assert!(k("5.2").unwrap().missing_cpuidle_governor("haltpoll").is_some());
+        assert!(k("5.7").unwrap().missing_cpuidle_governor("haltpoll").is_none());
+        assert!(k("3.15").unwrap().missing_cpuidle_governor("menu").is_none());
+        assert_eq!(k("4.19").unwrap().tunable_default("intel_pstate", "iowait_boost"), Some("strong"));
+        assert_eq!(k("5.2").unwrap().tunable_default("intel_pstate", "iowait_boost"), Some("weak"));
+        assert_eq!(k("4.8").unwrap().schedutil_iowait_boost(), "off");
+        assert_eq!(k("4.16").unwrap().schedutil_iowait_boost(), "max");
+        assert_eq!(k("4.19").unwrap().schedutil_iowait_boost(), "gradual");
+    }
+
+    #[test]
+    fn patches_are_mainline_from_their_merge_and_on_top_before() {
+        let (mainline, p) = k("3.15").unwrap().patch_status("ondemand", "copy_prev_load").unwrap();
+        assert!(!mainline && p.subject.contains("18b46abd0009"));
+        assert!(k("4.8").unwrap().patch_status("ondemand", "copy_prev_load").unwrap().0);
+        assert!(!k("6.8").unwrap().patch_status("schedutil", "iowait_boost").unwrap().0);
+        assert!(!k("4.16").unwrap().patch_status("intel_pstate", "hwp_dynamic_boost").unwrap().0);
+        assert!(k("4.19").unwrap().patch_status("intel_pstate", "hwp_dynamic_boost").unwrap().0);
+        assert!(k("6.8").unwrap().patch_status("ondemand", "up_threshold").is_none());
+        for p in PATCHES {
+            if let Some(e) = p.merged_in {
+                assert_eq!(era_named(e).name, e);
+            }
+        }
+        for (_, eras) in GOVERNOR_ERAS {
+            for &e in eras {
+                assert_eq!(era_named(e).name, e);
+            }
+        }
+    }
+
+    #[test]
+    fn governor_differences_name_the_eras_a_version_lacks() {
+        let d = k("3.15").unwrap().governor_differences("ondemand");
+        assert!(d.iter().any(|l| l.starts_with("ondemand_formula (v3.17")), "{d:?}");
+        assert!(d.iter().any(|l| l.starts_with("copy_prev_load (v3.16")), "{d:?}");
+        assert!(k("6.8").unwrap().governor_differences("ondemand").is_empty());
+        assert!(k("6.8").unwrap().governor_differences("schedutil").is_empty());
     }
 
     #[test]

@@ -22,3 +22,4 @@ mod kernel_hooks;
 mod pelt_real;
 mod process_lifecycle;
 mod power;
+mod kernel_governors;
