@@ -154,16 +154,18 @@ def _cmd_run(args: argparse.Namespace) -> str:
 
 
 def _note_duration_override(config: dict[str, Any]) -> None:
-    """One line on stderr when --duration replaces the run length the workload asks for (an rt-app file's global.duration)."""
-    if not str(config.get("workload") or "").startswith("rtapp"):
+    """One line on stderr when --duration replaces the run length the workload asks for (an rt-app file's global.duration, fio's runtime)."""
+    workload = str(config.get("workload") or "")
+    if workload.startswith("rtapp"):
+        what = "the rt-app file's global.duration"
+    elif workload.startswith("fio"):
+        what = "fio's runtime (plus 1 s for the last completions)"
+    else:
         return
     resolved = api.show_config(**config)
     own = resolved.get("workload_duration_ns")
     if own is not None and own != resolved["duration_ns"]:
-        print(
-            f"govlab: note: --duration {config['duration']} overrides the rt-app file's global.duration ({own / 1e9:g} s)",
-            file=sys.stderr,
-        )
+        print(f"govlab: note: --duration {config['duration']} overrides {what} ({own / 1e9:g} s)", file=sys.stderr)
 
 
 #: Trace events per CPU per simulated second of a busy run, measured on
@@ -448,7 +450,7 @@ def _parser() -> argparse.ArgumentParser:
         "--duration",
         default=api.DEFAULT_DURATION,
         metavar="TIME",
-        help="simulated time, such as 10s, 250ms, 500us, 100ns (default: the workload's: an rt-app file's global.duration; 10s for one that runs "
+        help="simulated time, such as 10s, 250ms, 500us, 100ns (default: the workload's: an rt-app file's global.duration, fio's runtime plus 1s; 10s for one that runs "
         "until the duration, long enough for the defaults of one that ends by itself; see `govlab list workloads`)",
     )
     run.add_argument("--seed", type=int, default=api.DEFAULT_SEED, metavar="N", help="(default: %(default)s)")

@@ -94,3 +94,17 @@ def test_rtapp_global_duration_is_the_run_length_unless_duration_is_given(cli, t
     assert proc.returncode == 0, proc.stderr
     assert '"duration_s": 0.3' in proc.stdout
     assert "--duration 300ms overrides the rt-app file's global.duration (2 s)" in proc.stderr, proc.stderr
+
+
+def test_fio_runtime_is_the_run_length_and_a_shorter_duration_is_noted(cli):
+    wl = "fio:device=nvme,ioengine=psync,runtime=100ms"
+    proc = cli("run", "--platform", "rk3399", "--workload", wl, "--cpufreq", "schedutil", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert '"duration_s": 1.1' in proc.stdout, proc.stdout[:400]
+    assert '"finished": true' in proc.stdout
+    proc = cli("run", "--platform", "rk3399", "--workload", wl, "--cpufreq", "schedutil", "--duration", "50ms", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert "--duration 50ms overrides fio's runtime (plus 1 s for the last completions) (1.1 s)" in proc.stderr, proc.stderr
+    proc = cli("run", "--platform", "rk3399", "--workload", "fio:runtime=soon")
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "runtime" in proc.stderr, proc.stderr

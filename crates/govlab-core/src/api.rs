@@ -279,7 +279,7 @@ impl RunConfig {
             },
             cpuidle: ShownGovernor { name: p.cpuidle.name(), tunables: p.cpuidle.tunables().into_iter().collect(), scaling_driver: None },
             duration_ns: self.duration_ns,
-            workload_duration_ns: workload::rtapp::file_duration_ns(&self.workload).filter(|_| self.workload.name == workload::rtapp::INFO.name),
+            workload_duration_ns: workload::declared_duration_ns(&self.workload),
             seed: self.seed,
         })
     }

@@ -471,6 +471,12 @@ impl Engine {
                     self.task_exit(cpu, t);
                     return Outcome::Blocked;
                 }
+                Op::ExitAfter { at_ns } => {
+                    if self.now >= at_ns {
+                        self.task_exit(cpu, t);
+                        return Outcome::Blocked;
+                    }
+                }
                 Op::Loop { count, end } => {
                     if count == Some(0) {
                         self.tasks[t].pc = end as usize + 1;

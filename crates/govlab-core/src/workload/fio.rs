@@ -27,6 +27,8 @@
 //!
 //! Model: each job is `iodepth` tasks (one for psync), each looping over: the submit path's
 //! CPU (io_submit, block layer, driver), a synchronous request to device 0,
+//! (with `runtime`: exit once the clock has passed it, checked after each
+//! completion as fio's `time_based` jobs do),
 //! the completion's CPU (reaping the event). With direct IO nothing goes
 //! through the page cache. The completion interrupt and the wakeup are the
 //! engine's. IOPS counts completed requests per second; clat is recorded
@@ -91,6 +93,16 @@ pub const IOENGINE: ParamSpec = ParamSpec {
     help: "psync (one request in flight per job), libaio or io_uring (iodepth in flight)",
 };
 
+/// fio's `runtime` with `time_based`: each job issues until the time has
+/// passed, then exits once its request in flight completes.
+pub const RUNTIME: ParamSpec = ParamSpec {
+    name: "runtime",
+    unit: "",
+    default: ParamDefault::Unset("unset: the jobs issue until the run's duration"),
+    range: Range::Custom,
+    help: "a duration such as 30s or 500ms (fio runtime, time_based): the jobs stop issuing then and exit; the run lasts it (plus the last completions) when no --duration is given",
+};
+
 pub const DIRECT: ParamSpec = ParamSpec {
     name: "direct",
     unit: "",
@@ -104,8 +116,8 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "fio",
     description: "fio jobs with direct IO at a queue depth; IOPS and completion latency",
     metric: "iops (completed requests per second, higher is better)",
-    params: &[RW, BS_KB, IODEPTH, NUMJOBS, IOENGINE, DIRECT, super::DEVICE],
-    ends: super::Ends::AtDuration,
+    params: &[RW, BS_KB, IODEPTH, NUMJOBS, IOENGINE, DIRECT, RUNTIME, super::DEVICE],
+    ends: super::Ends::ByItselfWith { param: "runtime" },
     build,
 };
 
@@ -131,6 +143,21 @@ pub struct Fio {
     /// parameters (a default run shows what it showed before they existed).
     shown: Vec<(String, String)>,
     device: Option<String>,
+    /// `runtime`, ns.
+    runtime_ns: Option<u64>,
+}
+
+/// How long past `runtime` a run lasts by default: the requests in flight
+/// at `runtime` complete (assumed: far above any device's service time).
+pub const RUNTIME_SLACK_NS: u64 = 1_000_000_000;
+
+/// The run length `spec` asks for when no duration is given: its
+/// `runtime` plus [`RUNTIME_SLACK_NS`]; None without one (or a bad one,
+/// which the build reports).
+pub fn runtime_duration_ns(spec: &Spec) -> Option<u64> {
+    let mut p = Params::new("workload fio", spec);
+    let ns = p.duration_ns(RUNTIME.name, 0, 1_000_000_000).ok()?;
+    (ns > 0).then(|| ns.saturating_add(RUNTIME_SLACK_NS))
 }
 
 impl Fio {
@@ -151,8 +178,15 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
         direct: p.flag(&DIRECT, &())?,
         shown: Vec::new(),
         device: p.string(super::DEVICE.name),
+        runtime_ns: None,
     };
+    // fio takes a bare number as seconds.
+    let runtime_ns = p.duration_ns(RUNTIME.name, 0, 1_000_000_000)?;
+    if spec.params.iter().any(|(k, _)| k == RUNTIME.name) && runtime_ns == 0 {
+        return Err(crate::error::Error::invalid("workload fio", RUNTIME.name, "0", "a duration above 0, such as 30s"));
+    }
     let mut w = w;
+    w.runtime_ns = (runtime_ns > 0).then_some(runtime_ns);
     for key in [IOENGINE.name, DIRECT.name] {
         if spec.params.iter().any(|(k, _)| k == key) {
             w.shown.push(if key == IOENGINE.name { IOENGINE.show(w.ioengine) } else { DIRECT.show_flag(w.direct) });
@@ -180,6 +214,9 @@ impl Workload for Fio {
                     .run(cyc(COMPLETE_NS), 0.0)
                     .count(IOS, 1)
                     .count(BYTES, bytes);
+                if let Some(at_ns) = self.runtime_ns {
+                    b.op(Op::ExitAfter { at_ns });
+                }
             })
             .build();
         let mut t = TaskSpec::new("fio", program);
@@ -205,6 +242,10 @@ impl Workload for Fio {
         "iops"
     }
 
+    fn ends_by_itself(&self) -> bool {
+        self.runtime_ns.is_some()
+    }
+
     fn resolved(&self) -> Vec<(String, String)> {
         vec![
             RW.show(self.rw),
@@ -215,6 +256,7 @@ impl Workload for Fio {
         .into_iter()
         .chain(self.shown.iter().cloned())
         .chain(self.device.iter().map(|d| super::DEVICE.show(d)))
+        .chain(self.runtime_ns.map(|ns| (RUNTIME.name.to_string(), super::duration_text(ns))))
         .collect()
     }
 }

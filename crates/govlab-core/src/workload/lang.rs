@@ -104,6 +104,9 @@ pub enum Op {
     /// Wait until every task this task forked has exited.
     Join,
     Exit,
+    /// Exit if the clock has passed `at_ns` (fio's `time_based` runtime
+    /// check after each completion); otherwise go on.
+    ExitAfter { at_ns: u64 },
     /// Start of a loop body; `count` None loops forever. `end` is the index
     /// of the matching `EndLoop`.
     Loop { count: Option<u64>, end: u32 },

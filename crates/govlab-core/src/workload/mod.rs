@@ -301,15 +301,26 @@ pub struct WorkloadInfo {
 /// entry's ([`Ends::default_duration_ns`]); [`DEFAULT_DURATION_NS`] for a
 /// workload file or an unknown name (which fails later, when built).
 pub fn default_duration_ns(spec: &Spec) -> u64 {
-    if spec.name == rtapp::INFO.name {
-        if let Some(ns) = rtapp::file_duration_ns(spec) {
-            return ns;
-        }
+    if let Some(ns) = declared_duration_ns(spec) {
+        return ns;
     }
     registry()
         .iter()
         .find(|w| w.name == spec.name)
         .map_or(DEFAULT_DURATION_NS, |w| w.ends.default_duration_ns())
+}
+
+/// The run length a workload's own parameters ask for, when they do: an
+/// rt-app file's `global.duration`, fio's `runtime` (plus the time its last
+/// requests take, [`fio::RUNTIME_SLACK_NS`]).
+pub fn declared_duration_ns(spec: &Spec) -> Option<u64> {
+    if spec.name == rtapp::INFO.name {
+        return rtapp::file_duration_ns(spec);
+    }
+    if spec.name == fio::INFO.name {
+        return fio::runtime_duration_ns(spec);
+    }
+    None
 }
 
 /// Every built-in workload model.

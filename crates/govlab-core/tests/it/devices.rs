@@ -177,3 +177,33 @@ fn io_uring_waits_are_iowait_by_kernel_version() {
     assert!(done >= 50.0, "5.9: only {done} requests completed");
     assert_eq!(calls, 0, "5.9: io_uring waits counted as iowait");
 }
+
+/// fio's `runtime` (time_based): each job exits at its first completion
+/// after it, so the run ends a request after 200 ms and is finished; with no
+/// duration given the run is allowed `runtime` + 1 s. A shorter duration
+/// cuts the jobs, and the run is unfinished.
+#[test]
+fn fio_runtime_ends_the_jobs_and_sets_the_default_duration() {
+    use govlab_core::api::RunArgs;
+    let args = |duration: Option<&str>| RunArgs {
+        platform: Some("rk3399".into()),
+        workload: Some("fio:device=nvme,ioengine=psync,runtime=200ms".into()),
+        cpufreq: Some("schedutil".into()),
+        cpuidle: Some("menu".into()),
+        duration: duration.map(String::from),
+        ..RunArgs::default()
+    };
+    let cfg = RunConfig::from_args(args(None)).unwrap();
+    assert_eq!(cfg.duration_ns, 1_200_000_000);
+    let r = cfg.run(None, None).unwrap();
+    assert!(r.finished);
+    // Past 200 ms by at most one request's service time and wakeup.
+    assert!(r.sim_time_ns >= 200_000_000 && r.sim_time_ns < 201_000_000, "ended at {} ns", r.sim_time_ns);
+    assert!(r.metrics["iops"].as_f64().unwrap() > 1000.0);
+    let cut = RunConfig::from_args(args(Some("100ms"))).unwrap().run(None, None).unwrap();
+    assert!(!cut.finished);
+    let e = RunConfig::from_args(RunArgs { workload: Some("fio:runtime=0".into()), platform: Some("rk3399".into()), ..RunArgs::default() })
+        .and_then(|c| c.run(None, None))
+        .unwrap_err();
+    assert!(e.to_string().contains("runtime"), "{e}");
+}
