@@ -228,7 +228,10 @@ impl Engine {
             joining: false,
             interp_epoch: 0,
         });
-        self.live_tasks += 1;
+        // Kernel threads never exit and do not keep a run going.
+        if !spec.kthread {
+            self.live_tasks += 1;
+        }
         id
     }
 
@@ -361,6 +364,11 @@ impl Engine {
                     self.block(cpu, t);
                     self.tasks[t].in_iowait = true;
                     self.rqs[cpu].nr_iowait += 1;
+                    self.io_submit(device as usize, t, kind, bytes, cpu);
+                    return Outcome::Blocked;
+                }
+                Op::IoAsync { device, kind, bytes } => {
+                    self.block(cpu, t);
                     self.io_submit(device as usize, t, kind, bytes, cpu);
                     return Outcome::Blocked;
                 }

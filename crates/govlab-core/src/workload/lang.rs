@@ -89,6 +89,11 @@ pub enum Op {
     Timer { period_ns: u64, timer: TimerRef, relative: bool },
     /// Submit a request to a device and wait for it in iowait.
     Io { device: u32, kind: IoKind, bytes: u64 },
+    /// Submit a request and sleep until it completes, not in iowait: a
+    /// kernel thread that submits IO and leaves its completion to another
+    /// context (XFS's CIL push submits the iclog write; `xlog_ioend_work`
+    /// completes it), so nothing waits in `io_schedule()`.
+    IoAsync { device: u32, kind: IoKind, bytes: u64 },
     /// Submit a request through io_uring and wait for its completion in
     /// io_cqring_wait(), which counts as iowait only from v6.5
     /// (`KernelConfig::io_uring_wait_is_iowait`).

@@ -12,6 +12,7 @@ pub mod cpu_bound;
 pub mod dbench;
 pub mod file;
 pub mod fio;
+pub mod fs;
 pub mod hackbench;
 pub mod idle;
 pub mod iozone;
@@ -53,6 +54,10 @@ pub struct TaskSpec {
     /// `start_ns + i * stagger_ns`.
     pub start_ns: u64,
     pub stagger_ns: u64,
+    /// A kernel thread beside the workload (`fs.rs`'s journal and flusher
+    /// threads): its program never exits, and a workload that ends by
+    /// itself ends without it.
+    pub kthread: bool,
 }
 
 impl TaskSpec {
@@ -65,6 +70,7 @@ impl TaskSpec {
             instances: 1,
             start_ns: 0,
             stagger_ns: 0,
+            kthread: false,
         }
     }
 }
