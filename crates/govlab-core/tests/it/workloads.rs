@@ -221,7 +221,7 @@ mod fs {
     #[test]
     fn sqlite_insert_with_rows_finishes_despite_kernel_threads() {
         let r = run("sqlite-insert:rows=20", "performance", "menu", 5_000 * MS);
-        assert_eq!(metric(&r, "transactions"), 20.0);
+        assert!((metric(&r, "transactions") - 20.0).abs() < 0.5, "20 rows inserted");
         assert!(r.finished, "the run ended when sqlite3 was done");
     }
 }
