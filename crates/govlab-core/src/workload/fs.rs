@@ -91,16 +91,17 @@ pub const JBD2_DEFAULT_MAX_COMMIT_AGE: u64 = 5;
 /// output.txt, `cpu MHz : 2596.122`): measured times are cycles at it.
 const CALIBRATION_KHZ: u32 = 2_596_000;
 /// CPU of the fsync path in the caller, besides the data write it waits
-/// for: measured 84 µs per 4 KiB write + fsync on ext4 with a journal, less
-/// 8.5 µs for the buffered write of the page (tools/calibrate/fs_fsync).
-const FSYNC_CALLER_NS: f64 = 75_000.0;
-/// CPU of an fdatasync that needs no commit: measured 55 µs per 4 KiB
-/// write + fsync on the machine's journal-less ext4, less the 8.5 µs write
-/// (tools/calibrate/fs_fsync, "root-fs results").
-const FDATASYNC_CALLER_NS: f64 = 47_000.0;
-/// CPU of one jbd2 commit: measured 45 µs of jbd2 CPU per fsync at 0.82
-/// commits per fsync (tools/calibrate/fs_fsync; clock-tick resolution, ±10 %).
-const JBD2_COMMIT_NS: f64 = 55_000.0;
+/// for: measured 84 and 91 µs per 4 KiB write + fsync on ext4 with a
+/// journal (two runs), less 8.5 µs for the buffered write of the page
+/// (tools/calibrate/fs_fsync, output.txt and output-2.txt; means).
+const FSYNC_CALLER_NS: f64 = 79_000.0;
+/// CPU of an fdatasync that needs no commit: measured 55 and 102.5 µs per
+/// 4 KiB write + fsync on the machine's journal-less ext4, less the 7 µs
+/// write (same files, "root-fs results"; means).
+const FDATASYNC_CALLER_NS: f64 = 72_000.0;
+/// CPU of one jbd2 commit: measured 45 µs of jbd2 CPU per fsync at 0.82 and
+/// 0.77 commits per fsync (same files; clock-tick resolution, ±10 %).
+const JBD2_COMMIT_NS: f64 = 56_000.0;
 /// CPU of one CIL push (assumed: the jbd2 commit's).
 const XLOG_CIL_PUSH_NS: f64 = 55_000.0;
 /// CPU of `xlog_ioend_work` completing an iclog and waking its waiters
