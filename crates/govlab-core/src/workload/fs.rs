@@ -212,8 +212,22 @@ impl Layer {
         b.run(half, 0.0);
     }
 
-    /// The kernel threads, to append after the workload's tasks.
+    /// The kernel threads, to append after the workload's tasks: the
+    /// journal's and the writeback flusher.
     pub fn threads(&self) -> Vec<TaskSpec> {
+        let mut out = self.journal_threads();
+        let flusher = ProgramBuilder::new()
+            .repeat(None, |b| {
+                b.timer(DIRTY_WRITEBACK_CENTISECS * 10_000_000).run(Self::cost(WB_WAKEUP_NS), 0.0);
+            })
+            .build();
+        out.push(kthread("kworker/flush".into(), flusher));
+        out
+    }
+
+    /// The journal's threads only, for a workload that models its own
+    /// writeback (iozone).
+    pub fn journal_threads(&self) -> Vec<TaskSpec> {
         let mut out = Vec::new();
         let (lock, request, done) = (self.lock, self.request, self.done);
         // The committer holds the lock from broadcasting `done` until it
@@ -275,12 +289,6 @@ impl Layer {
                 out.push(kthread("kworker/xfs-log".into(), log));
             }
         }
-        let flusher = ProgramBuilder::new()
-            .repeat(None, |b| {
-                b.timer(DIRTY_WRITEBACK_CENTISECS * 10_000_000).run(Self::cost(WB_WAKEUP_NS), 0.0);
-            })
-            .build();
-        out.push(kthread("kworker/flush".into(), flusher));
         out
     }
 }
