@@ -196,8 +196,7 @@ impl Layer {
         b.run(half, 0.0)
             .op(Op::Lock { mutex: self.lock })
             .op(Op::CondSignal { cond: self.request, all: false })
-            .op(Op::CondWait { cond: self.done, mutex: self.lock })
-            .op(Op::Unlock { mutex: self.lock });
+            .op(Op::WaitEvent { cond: self.done, mutex: self.lock });
     }
 
     /// The ops of an fdatasync of an overwrite that changes no metadata

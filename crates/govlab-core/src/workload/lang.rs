@@ -126,6 +126,12 @@ pub enum Op {
     /// pthread_cond_wait: release `mutex` (if held), sleep until the
     /// condition is signalled, then take `mutex` again.
     CondWait { cond: u32, mutex: u32 },
+    /// The kernel's wait_event(): release `mutex` (standing for the wait
+    /// queue's lock the condition is checked under) and sleep until the
+    /// condition is signalled; unlike `CondWait` the waiter does not take
+    /// `mutex` again, so a broadcast wakes every waiter at once (jbd2's
+    /// `j_wait_done_commit`).
+    WaitEvent { cond: u32, mutex: u32 },
     /// pthread_cond_signal (`all` = false: the longest waiter) or
     /// pthread_cond_broadcast (`all` = true); a signal nobody waits for is
     /// lost.

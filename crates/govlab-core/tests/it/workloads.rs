@@ -649,13 +649,15 @@ mod sqlite_insert {
             fast.metrics["tps"].as_f64().unwrap(),
             slow.metrics["tps"].as_f64().unwrap(),
         );
-        // The CPU is a small part of a commit on this platform (three 0.7 ms
-        // flushes): ~0.1 ms of ~2.4 ms at the top frequency, ~0.4 ms at 800 MHz.
+        // The CPU is a small part of a commit on this platform: three fsyncs,
+        // each a journal commit with two 0.7 ms flushes (issue 20: before,
+        // one flush each), plus the idle exits of the CPUs the client and
+        // the journal thread wake.
         assert!(f > 1.02 * s, "tps at max {f}, at 800 MHz {s}");
         let plat = platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
-        let bound = 1e9 / (3.0 * plat.devices[0].flush_ns as f64);
+        let bound = 1e9 / (6.0 * plat.devices[0].flush_ns as f64);
         assert!(f < bound, "tps {f} above the flush bound {bound}");
-        assert!(f > 0.5 * bound, "tps {f} far below the flush bound {bound}");
+        assert!(f > 0.3 * bound, "tps {f} far below the flush bound {bound}");
     }
 
     #[test]
