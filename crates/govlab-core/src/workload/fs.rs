@@ -17,8 +17,9 @@
 //! 1. The caller writes the file's dirty pages itself
 //!    (`file_write_and_wait_range`) and waits for them in iowait.
 //! 2. **ext4:** it asks jbd2 to commit the running transaction and sleeps
-//!    until the commit is done (`jbd2_log_wait_commit`: an uninterruptible
-//!    sleep, not iowait). The jbd2 kthread (`jbd2/<dev>-8`, unbound) wakes,
+//!    until the commit is done (`jbd2_log_wait_commit`: wait_event, an
+//!    uninterruptible sleep, not iowait; the model's [`Op::WaitEvent`], so
+//!    a commit wakes all its waiters at once). The jbd2 kthread (`jbd2/<dev>-8`, unbound) wakes,
 //!    spends its commit CPU, writes the journal blocks, issues the
 //!    pre-flush, writes the commit block and its FUA (two cache flushes in
 //!    the device model), waiting for each in iowait on *its* CPU, and wakes
