@@ -108,3 +108,36 @@ def test_fio_runtime_is_the_run_length_and_a_shorter_duration_is_noted(cli):
     proc = cli("run", "--platform", "rk3399", "--workload", "fio:runtime=soon")
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "runtime" in proc.stderr, proc.stderr
+
+
+
+@pytest.mark.parametrize("workload", ["dbench", "sqlite-insert", "pgbench", "iozone"])
+def test_io_workloads_take_the_file_system(cli, workload):
+    """`fs=xfs` runs and shows in the configuration; the listing names both choices (issue 20)."""
+    proc = cli("run", "--workload", f"{workload}:fs=xfs", "--duration", "200ms", "--show-config")
+    assert proc.returncode == 0, proc.stderr
+    assert '"fs": "xfs"' in proc.stdout, proc.stdout
+
+
+def test_unknown_file_system_is_one_clear_line(cli):
+    proc = cli("run", "--workload", "dbench:fs=btrfs", "--duration", "100ms")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("govlab: error:"), proc.stderr
+    assert "fs" in lines[0] and "ext4" in lines[0] and "xfs" in lines[0], lines[0]
+
+
+def test_traced_dbench_shows_journal_thread_beside_the_client(cli, tmp_path):
+    """The journal thread and the flusher are tasks of their own, on CPUs other than the client's."""
+    trace = tmp_path / "dbench.trace"
+    proc = cli("run", "--workload", "dbench:clients=1", "--duration", "5200ms", "--trace", str(trace))
+    assert proc.returncode == 0, proc.stderr
+    cpus: dict[str, set[int]] = {}
+    for line in trace.read_text().splitlines():
+        m = re.search(r"\[(\d+)\].*sched_switch: .*next_comm=(\S+)", line)
+        if m:
+            cpus.setdefault(m.group(2), set()).add(int(m.group(1)))
+    jbd2 = [c for c in cpus if c.startswith("jbd2/")]
+    assert jbd2, sorted(cpus)
+    assert "kworker/flush" in cpus, sorted(cpus)
+    assert cpus[jbd2[0]] - cpus["dbench"], (cpus[jbd2[0]], cpus["dbench"])

@@ -120,6 +120,9 @@ enum Outcome {
 /// to spin without doing anything (a bug in the workload).
 const MAX_ZERO_TIME_OPS: u32 = 1_000_000;
 
+/// A condition waiter (`Op::WaitEvent`) that takes no mutex when woken.
+const NO_MUTEX: u32 = u32::MAX;
+
 impl Engine {
     /// Create channels, devices, sources and the initial tasks.
     pub(crate) fn init_workload(&mut self, setup: &Setup) -> Result<()> {
@@ -256,7 +259,10 @@ impl Engine {
             joining: false,
             interp_epoch: 0,
         });
-        self.live_tasks += 1;
+        // Kernel threads never exit and do not keep a run going.
+        if !spec.kthread {
+            self.live_tasks += 1;
+        }
         if spec.sched != crate::workload::SchedAttr::default() {
             self.set_sched_attr(id, &spec.sched);
             if let Some(g) = self.tasks[id].group {
@@ -383,6 +389,11 @@ impl Engine {
                     self.io_submit(device as usize, t, kind, bytes, cpu);
                     return Outcome::Blocked;
                 }
+                Op::IoAsync { device, kind, bytes } => {
+                    self.block(cpu, t);
+                    self.io_submit(device as usize, t, kind, bytes, cpu);
+                    return Outcome::Blocked;
+                }
                 Op::IoRing { device, kind, bytes } => {
                     self.block(cpu, t);
                     if self.kernel.io_uring_wait_is_iowait() {
@@ -419,10 +430,20 @@ impl Engine {
                     self.block(cpu, t);
                     return Outcome::Blocked;
                 }
+                Op::WaitEvent { cond, mutex } => {
+                    self.mutex_unlock(cpu, t, mutex);
+                    self.sync.conds[cond as usize].push_back((t, NO_MUTEX));
+                    self.block(cpu, t);
+                    return Outcome::Blocked;
+                }
                 Op::CondSignal { cond, all } => {
                     let n = if all { self.sync.conds[cond as usize].len() } else { 1 };
                     for _ in 0..n {
                         let Some((w, mutex)) = self.sync.conds[cond as usize].pop_front() else { break };
+                        if mutex == NO_MUTEX {
+                            self.try_to_wake_up(w, cpu);
+                            continue;
+                        }
                         // The waiter wakes holding the mutex, or queues for it.
                         let m = &mut self.mutexes[mutex as usize];
                         if m.owner.is_none() {

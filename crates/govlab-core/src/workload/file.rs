@@ -442,7 +442,7 @@ fn takes_time(ops: &[Op]) -> bool {
     ops.iter().any(|o| match o {
         Op::Run { cycles, .. } => cycles.mean() > 0.0,
         Op::Sleep { ns } => ns.mean() > 0.0,
-        Op::Timer { .. } | Op::Io { .. } | Op::IoRing { .. } | Op::Recv { .. } | Op::Lock { .. } | Op::Join | Op::CondWait { .. } | Op::Barrier { .. } => true,
+        Op::Timer { .. } | Op::Io { .. } | Op::IoRing { .. } | Op::IoAsync { .. } | Op::Recv { .. } | Op::Lock { .. } | Op::Join | Op::CondWait { .. } | Op::WaitEvent { .. } | Op::Barrier { .. } => true,
         _ => false,
     })
 }

@@ -20,7 +20,9 @@
 //! writes every later chunk to the device. The channel between them holds
 //! `dirty_mb − dirty_background_mb`: a writer that gets that far ahead of
 //! the device blocks, as balance_dirty_pages() throttles it. With `fsync`
-//! the writer then writes what stayed dirty and flushes the device cache.
+//! the writer then writes what stayed dirty and waits for the journal
+//! commit of the file's new blocks (`fs.rs`, `fs=ext4|xfs`: jbd2, or XFS's
+//! CIL push and log worker, on their own CPUs).
 //! For `test = rewrite` an untimed write pass comes first.
 //!
 //! CPU costs (at the reference frequency) are assumed: the syscall of the
@@ -31,7 +33,8 @@
 //! vm.dirty_ratio = 20, Documentation/admin-guide/sysctl/vm.rst) of an
 //! assumed 16 GiB of memory. Left out: the dirty_expire (30 s) timer of
 //! periodic writeback (a pass shorter than 30 s never triggers it), the
-//! chunks still queued to the flusher when fsync starts, journal commits.
+//! chunks still queued to the flusher when fsync starts, the journal
+//! commits of the allocations during the pass (jbd2's 5-s timer).
 
 use super::{
     Better, ChannelSpec, Dist, IoKind, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec, Workload,
@@ -41,6 +44,7 @@ use crate::error::{Error, Result};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
+use super::fs::{Fs, Layer, FS};
 
 pub const SIZE_MB: ParamSpec = ParamSpec {
     name: "size_mb",
@@ -94,7 +98,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "iozone",
     description: "iozone -i 0: sequential write or rewrite of a file through the page cache, optional fsync; KB/s",
     metric: "kbps (file size / time of the pass, KB/s, higher is better)",
-    params: &[SIZE_MB, RECORD_KB, TEST, FSYNC, DIRTY_BACKGROUND_MB, DIRTY_MB, super::DEVICE],
+    params: &[SIZE_MB, RECORD_KB, TEST, FSYNC, DIRTY_BACKGROUND_MB, DIRTY_MB, super::fs::FS, super::DEVICE],
     // The defaults take 0.6-9.2 s on the built-in platforms (the Junos'
     // slow storage is the slowest).
     ends: super::Ends::ByItself { default_duration_ns: 60_000_000_000 },
@@ -114,8 +118,6 @@ const PAGE_BYTES: u64 = 4_096;
 const MEM: f64 = 0.5;
 /// Writeback chunk: fs-writeback.c MIN_WRITEBACK_PAGES, 4 MiB.
 const CHUNK_BYTES: u64 = 4 << 20;
-/// CPU of the fsync path before its IO (assumed).
-const FSYNC_NS: f64 = 20_000.0;
 
 const WRITEBACK: u32 = 0;
 const PASS: u16 = 0;
@@ -126,6 +128,7 @@ pub struct Iozone {
     record_kb: u64,
     rewrite: bool,
     fsync: bool,
+    fs: Fs,
     dirty_background_mb: u64,
     dirty_mb: u64,
     /// `device=NAME`; None: the platform's first device.
@@ -139,6 +142,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
         record_kb: p.uint(&RECORD_KB, &())?,
         rewrite: p.word(&TEST)? == "rewrite",
         fsync: p.flag(&FSYNC, &())?,
+        fs: Fs::from_word(p.word(&FS)?),
         dirty_background_mb: p.uint(&DIRTY_BACKGROUND_MB, &())?,
         dirty_mb: p.uint(&DIRTY_MB, &())?,
         device: p.string(super::DEVICE.name),
@@ -167,6 +171,14 @@ impl Workload for Iozone {
         let background_chunks = ((self.dirty_background_mb << 20) / chunk).min(chunks);
         let left_dirty = (background_chunks * chunk).min(size);
 
+        // Channel 0 is the writeback channel; the file system's objects follow.
+        let mut setup = Setup {
+            channels: vec![ChannelSpec { name: "writeback".into(), capacity_bytes: 0 }],
+            series: vec!["pass".into()],
+            counters: vec!["bytes".into()],
+            ..Setup::default()
+        };
+        let fs = Layer::new(self.fs, dev, &platform.devices[dev as usize].name, &mut setup);
         let record_ns = |page_ns: f64| {
             SYSCALL_NS + COPY_NS_PER_BYTE * record as f64 + page_ns * record.div_ceil(PAGE_BYTES) as f64
         };
@@ -183,9 +195,7 @@ impl Workload for Iozone {
                 }
             });
             if self.fsync {
-                b.run(Dist::Fixed(super::cycles_for_ns_at(FSYNC_NS, f_ref)), 0.0)
-                    .op(Op::Io { device: dev, kind: IoKind::Write, bytes: left_dirty })
-                    .op(Op::Io { device: dev, kind: IoKind::Flush, bytes: 0 });
+                fs.fsync(b, left_dirty);
             }
             if timed {
                 b.record(PASS, Since::Mark, None);
@@ -214,13 +224,10 @@ impl Workload for Iozone {
             })
             .build();
         let throttle_bytes = ((self.dirty_mb - self.dirty_background_mb) << 20).max(chunk);
-        Ok(Setup {
-            tasks: vec![TaskSpec::new("iozone", writer.build()), TaskSpec::new("kworker/flush", flusher)],
-            channels: vec![ChannelSpec { name: "writeback".into(), capacity_bytes: throttle_bytes }],
-            series: vec!["pass".into()],
-            counters: vec!["bytes".into()],
-            ..Setup::default()
-        })
+        setup.channels[WRITEBACK as usize].capacity_bytes = throttle_bytes;
+        setup.tasks = vec![TaskSpec::new("iozone", writer.build()), TaskSpec::new("kworker/flush", flusher)];
+        setup.tasks.extend(fs.journal_threads());
+        Ok(setup)
     }
 
     fn metrics(&self, r: &Record) -> Vec<Metric> {
@@ -259,6 +266,7 @@ impl Workload for Iozone {
             RECORD_KB.show(self.record_kb),
             TEST.show(if self.rewrite { "rewrite" } else { "write" }),
             FSYNC.show_flag(self.fsync),
+            FS.show(self.fs.name()),
             DIRTY_BACKGROUND_MB.show(self.dirty_background_mb),
             DIRTY_MB.show(self.dirty_mb),
         ];

@@ -89,6 +89,11 @@ pub enum Op {
     Timer { period_ns: u64, timer: TimerRef, relative: bool },
     /// Submit a request to a device and wait for it in iowait.
     Io { device: u32, kind: IoKind, bytes: u64 },
+    /// Submit a request and sleep until it completes, not in iowait: a
+    /// kernel thread that submits IO and leaves its completion to another
+    /// context (XFS's CIL push submits the iclog write; `xlog_ioend_work`
+    /// completes it), so nothing waits in `io_schedule()`.
+    IoAsync { device: u32, kind: IoKind, bytes: u64 },
     /// Submit a request through io_uring and wait for its completion in
     /// io_cqring_wait(), which counts as iowait only from v6.5
     /// (`KernelConfig::io_uring_wait_is_iowait`).
@@ -128,6 +133,12 @@ pub enum Op {
     /// pthread_cond_wait: release `mutex` (if held), sleep until the
     /// condition is signalled, then take `mutex` again.
     CondWait { cond: u32, mutex: u32 },
+    /// The kernel's wait_event(): release `mutex` (standing for the wait
+    /// queue's lock the condition is checked under) and sleep until the
+    /// condition is signalled; unlike `CondWait` the waiter does not take
+    /// `mutex` again, so a broadcast wakes every waiter at once (jbd2's
+    /// `j_wait_done_commit`).
+    WaitEvent { cond: u32, mutex: u32 },
     /// pthread_cond_signal (`all` = false: the longest waiter) or
     /// pthread_cond_broadcast (`all` = true); a signal nobody waits for is
     /// lost.

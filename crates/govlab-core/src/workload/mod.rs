@@ -12,6 +12,7 @@ pub mod cpu_bound;
 pub mod dbench;
 pub mod file;
 pub mod fio;
+pub mod fs;
 pub mod gitsource;
 pub mod hackbench;
 pub mod idle;
@@ -66,6 +67,10 @@ pub struct TaskSpec {
     /// Scheduling policy, clamps and task group (SCHED_OTHER, root group:
     /// the default).
     pub sched: SchedAttr,
+    /// A kernel thread beside the workload (`fs.rs`'s journal and flusher
+    /// threads): its program never exits, and a workload that ends by
+    /// itself ends without it.
+    pub kthread: bool,
 }
 
 impl TaskSpec {
@@ -80,6 +85,7 @@ impl TaskSpec {
             stagger_ns: 0,
             forked: true,
             sched: SchedAttr::default(),
+            kthread: false,
         }
     }
 }

@@ -125,6 +125,107 @@ mod dbench {
     }
 }
 
+/// The file-system layer (`workload/fs.rs`): kernel threads do the
+/// journal and writeback work on their own CPUs (issue 20).
+mod fs {
+    use super::*;
+    use crate::fixtures::temp_file;
+    use govlab_core::trace::event::EventKind;
+
+    /// CPUs each comm was switched in on, in a traced 1-client dbench on `fs`.
+    fn switch_ins(fs: &str) -> Vec<(String, u32, u64)> {
+        let cfg = RunConfig {
+            platform: Spec::new("skylake-e3-1240v5"),
+            kernel: Spec::new("6.8"),
+            workload: Spec::parse(&format!("dbench:clients=1,fs={fs}"), "test").unwrap(),
+            cpufreq: Spec::new("schedutil"),
+            cpuidle: Spec::new("menu"),
+            duration_ns: 5_200 * MS,
+            seed: 1,
+        };
+        let path = temp_file(&format!("fs-dbench-{fs}.trace"), "");
+        cfg.run(Some(&path), None).unwrap();
+        let t = govlab_core::trace::read::read_path(&path).unwrap();
+        t.events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::SchedSwitch(s) => Some((s.next_comm.to_string(), e.cpu, e.ts_ns)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Switch-ins of `comm` on a CPU other than the one dbench last ran on, and all of them.
+    fn away_from_client(ins: &[(String, u32, u64)], comm: &str) -> (usize, usize) {
+        let mut client_cpu = None;
+        let (mut away, mut all) = (0, 0);
+        for (c, cpu, _) in ins {
+            if c == "dbench" {
+                client_cpu = Some(*cpu);
+            } else if c.starts_with(comm) {
+                all += 1;
+                if client_cpu.is_some_and(|cc| cc != *cpu) {
+                    away += 1;
+                }
+            }
+        }
+        (away, all)
+    }
+
+    #[test]
+    fn ext4_journal_and_flusher_threads_run_beside_the_client() {
+        let ins = switch_ins("ext4");
+        let (away, all) = away_from_client(&ins, "jbd2/");
+        assert!(all > 100 && away * 2 > all, "jbd2 ran {all} times, {away} of them away from dbench's CPU");
+        let (away, all) = away_from_client(&ins, "kworker/flush");
+        assert!(all >= 1 && away == all, "the flusher ran {all} times, {away} away from dbench's CPU");
+    }
+
+    #[test]
+    fn xfs_log_workers_and_flusher_run_beside_the_client() {
+        let ins = switch_ins("xfs");
+        assert!(!ins.iter().any(|(c, _, _)| c.starts_with("jbd2/")), "no jbd2 on xfs");
+        for worker in ["kworker/xfs-cil", "kworker/xfs-log"] {
+            let (away, all) = away_from_client(&ins, worker);
+            assert!(all > 100 && away * 2 > all, "{worker} ran {all} times, {away} of them away from dbench's CPU");
+        }
+        let (away, all) = away_from_client(&ins, "kworker/flush");
+        assert!(all >= 1 && away == all, "the flusher ran {all} times, {away} away from dbench's CPU");
+    }
+
+    /// sqlite-insert's commit does three fsyncs. Each now waits for the
+    /// journal commit — two cache flushes of 0.7 ms on this platform's
+    /// device, besides the data write — so a transaction takes at least
+    /// 4.2 ms; charging one flush per fsync to the caller (as before) gave
+    /// about half.
+    #[test]
+    fn fsync_latency_includes_the_journal_commit() {
+        for fs in ["ext4", "xfs"] {
+            let r = run(&format!("sqlite-insert:fs={fs}"), "performance", "menu", 500 * MS);
+            let ms = metric(&r, "txn_mean_us") / 1000.0;
+            assert!(ms >= 3.0 * 2.0 * 0.7, "{fs}: a transaction took {ms} ms");
+        }
+    }
+
+    #[test]
+    fn unknown_fs_is_an_error_naming_the_choices() {
+        let cfg = RunConfig {
+            workload: Spec::parse("dbench:fs=btrfs", "test").unwrap(),
+            ..RunConfig::default()
+        };
+        let e = cfg.run(None, None).unwrap_err().to_string();
+        assert!(e.contains("fs") && e.contains("ext4") && e.contains("xfs"), "{e}");
+    }
+
+    /// A workload that ends by itself ends without its kernel threads.
+    #[test]
+    fn sqlite_insert_with_rows_finishes_despite_kernel_threads() {
+        let r = run("sqlite-insert:rows=20", "performance", "menu", 5_000 * MS);
+        assert!((metric(&r, "transactions") - 20.0).abs() < 0.5, "20 rows inserted");
+        assert!(r.finished, "the run ended when sqlite3 was done");
+    }
+}
+
 mod fio {
     use super::*;
 
@@ -548,13 +649,15 @@ mod sqlite_insert {
             fast.metrics["tps"].as_f64().unwrap(),
             slow.metrics["tps"].as_f64().unwrap(),
         );
-        // The CPU is a small part of a commit on this platform (three 0.7 ms
-        // flushes): ~0.1 ms of ~2.4 ms at the top frequency, ~0.4 ms at 800 MHz.
+        // The CPU is a small part of a commit on this platform: three fsyncs,
+        // each a journal commit with two 0.7 ms flushes (issue 20: before,
+        // one flush each), plus the idle exits of the CPUs the client and
+        // the journal thread wake.
         assert!(f > 1.02 * s, "tps at max {f}, at 800 MHz {s}");
         let plat = platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
-        let bound = 1e9 / (3.0 * plat.devices[0].flush_ns as f64);
+        let bound = 1e9 / (6.0 * plat.devices[0].flush_ns as f64);
         assert!(f < bound, "tps {f} above the flush bound {bound}");
-        assert!(f > 0.5 * bound, "tps {f} far below the flush bound {bound}");
+        assert!(f > 0.3 * bound, "tps {f} far below the flush bound {bound}");
     }
 
     #[test]

@@ -1,0 +1,308 @@
+//! The file system under the IO workloads: ext4 with its jbd2 journal
+//! thread, or XFS with its CIL push and log completion workers, and the
+//! writeback flusher — kernel threads beside the workload's tasks.
+//!
+//! Models: Linux v6.8 mainline, fs/ext4/fsync.c (`ext4_sync_file`),
+//! fs/jbd2/journal.c and commit.c (`kjournald2`, `jbd2_log_start_commit`,
+//! `jbd2_log_wait_commit`, `jbd2_journal_commit_transaction`),
+//! fs/xfs/xfs_file.c (`xfs_file_fsync`), fs/xfs/xfs_log_cil.c
+//! (`xlog_cil_force_seq`, `xlog_cil_push_work` on the `xfs-cil` workqueue),
+//! fs/xfs/xfs_log.c (`xlog_ioend_work` on the `xfs-log` workqueue,
+//! `xlog_wait_on_iclog`), fs/fs-writeback.c (`wb_workfn` on the unbound
+//! `writeback` workqueue, `wb_wakeup_delayed`) and mm/page-writeback.c (the
+//! dirty limits).
+//!
+//! What an fsync does, as a workload task sees it:
+//!
+//! 1. The caller writes the file's dirty pages itself
+//!    (`file_write_and_wait_range`) and waits for them in iowait.
+//! 2. **ext4:** it asks jbd2 to commit the running transaction and sleeps
+//!    until the commit is done (`jbd2_log_wait_commit`: wait_event, an
+//!    uninterruptible sleep, not iowait; the model's [`Op::WaitEvent`], so
+//!    a commit wakes all its waiters at once). The jbd2 kthread (`jbd2/<dev>-8`, unbound) wakes,
+//!    spends its commit CPU, writes the journal blocks, issues the
+//!    pre-flush, writes the commit block and its FUA (two cache flushes in
+//!    the device model), waiting for each in iowait on *its* CPU, and wakes
+//!    every fsync waiting for the transaction.
+//!    **XFS:** the caller queues the CIL push and sleeps on the iclog
+//!    (`xlog_wait_on_iclog`, not iowait). A `kworker` of the unbound
+//!    `xfs-cil` workqueue formats the checkpoint and submits one iclog write
+//!    with PREFLUSH|FUA; it does not wait for it (the model's
+//!    [`Op::IoAsync`]: no iowait). The write's completion runs
+//!    `xlog_ioend_work` on an `xfs-log` kworker, which wakes the waiters.
+//! 3. Commits are shared: every fsync waiting when a commit ends is released
+//!    by it (jbd2's and the CIL's batching). An fsync that starts while a
+//!    commit is already being written is released by that commit too — the
+//!    kernel would make it wait for the next one (left out: the model has no
+//!    transaction ids; with one client it never happens).
+//!
+//! The writeback flusher (`kworker/flush`, a worker of the unbound
+//! `writeback` workqueue) wakes every `dirty_writeback_centisecs` (5 s)
+//! while there is dirty data and writes back inodes dirtied more than
+//! `dirty_expire_centisecs` (30 s) ago, or anything above
+//! `dirty_background_ratio` (10 %) of memory. The fsync-driven workloads
+//! (dbench, sqlite-insert, pgbench) write their data themselves long before
+//! it expires, so their flusher only wakes, scans and sleeps: its CPU cost
+//! per wakeup is the model's. Workloads with their own buffered-write model
+//! (iozone) keep their flusher.
+//!
+//! Every kernel thread has no affinity: the scheduler places it like any
+//! unbound task, usually on an idle CPU other than the caller's, which is
+//! what wakes idle CPUs and what IO boosts and idle governors see.
+//! Block completions are the engine's (`machine/exec.rs`: the device's
+//! interrupt CPU).
+//!
+//! Costs: measured on the development machine (tools/calibrate/fs_fsync:
+//! AMD EPYC KVM guest reporting 2596 MHz, Linux 6.18, ext4 with journal on a
+//! loop device), converted to cycles at that frequency; XFS's are assumed
+//! equal to ext4's (no XFS was available to measure).
+//!
+//! Left out: the jbd2 commit timer (`JBD2_DEFAULT_MAX_COMMIT_AGE`, 5 s
+//! after a transaction starts — every modelled workload's fsyncs commit far
+//! sooner, so it never fires), xfsaild and the 30-s XFS log worker (they
+//! push metadata on log-tail pressure or every `xfs_syncd_centisecs`),
+//! ext4 fast commits, `data=journal`, and transaction ids (see 3.).
+
+use super::{ChannelSpec, Dist, IoKind, Op, ProgramBuilder, Setup, TaskSpec};
+use crate::params::{ParamDefault, ParamSpec, Range};
+
+/// `fs=ext4|xfs` of the IO workloads.
+pub const FS: ParamSpec = ParamSpec {
+    name: "fs",
+    unit: "",
+    default: ParamDefault::Word("ext4"),
+    range: Range::Choice(&["ext4", "xfs"]),
+    help: "file system: ext4 (jbd2 journal thread) or xfs (CIL push and log workers); both with default mount options",
+};
+
+/// `vm.dirty_writeback_centisecs` default (mm/page-writeback.c,
+/// `dirty_writeback_interval = 5 * 100`): the flusher's wakeup period.
+pub const DIRTY_WRITEBACK_CENTISECS: u64 = 500;
+/// `vm.dirty_expire_centisecs` default (mm/page-writeback.c,
+/// `dirty_expire_interval = 30 * 100`): age at which dirty data is written.
+pub const DIRTY_EXPIRE_CENTISECS: u64 = 3000;
+/// `vm.dirty_background_ratio` default (mm/page-writeback.c), % of
+/// dirtyable memory above which the flusher writes in the background.
+pub const DIRTY_BACKGROUND_RATIO: u64 = 10;
+/// jbd2's default commit interval, s (include/linux/jbd2.h
+/// `JBD2_DEFAULT_MAX_COMMIT_AGE`; ext4 `commit=5`).
+pub const JBD2_DEFAULT_MAX_COMMIT_AGE: u64 = 5;
+
+/// The frequency the calibration machine reports (tools/calibrate/fs_fsync/
+/// output.txt, `cpu MHz : 2596.122`): measured times are cycles at it.
+const CALIBRATION_KHZ: u32 = 2_596_000;
+/// CPU of the fsync path in the caller, besides the data write it waits
+/// for: measured 84 and 91 µs per 4 KiB write + fsync on ext4 with a
+/// journal (two runs), less 8.5 µs for the buffered write of the page
+/// (tools/calibrate/fs_fsync, output.txt and output-2.txt; means).
+const FSYNC_CALLER_NS: f64 = 79_000.0;
+/// CPU of an fdatasync that needs no commit: measured 55 and 102.5 µs per
+/// 4 KiB write + fsync on the machine's journal-less ext4, less the 7 µs
+/// write (same files, "root-fs results"; means).
+const FDATASYNC_CALLER_NS: f64 = 72_000.0;
+/// CPU of one jbd2 commit: measured 45 µs of jbd2 CPU per fsync at 0.82 and
+/// 0.77 commits per fsync (same files; clock-tick resolution, ±10 %).
+const JBD2_COMMIT_NS: f64 = 56_000.0;
+/// CPU of one CIL push (assumed: the jbd2 commit's).
+const XLOG_CIL_PUSH_NS: f64 = 55_000.0;
+/// CPU of `xlog_ioend_work` completing an iclog and waking its waiters
+/// (assumed).
+const XLOG_IOEND_NS: f64 = 10_000.0;
+/// CPU of a flusher wakeup that finds nothing expired (assumed: a scan of
+/// the bdi's dirty inode lists).
+const WB_WAKEUP_NS: f64 = 20_000.0;
+/// ext4: journal descriptor plus a few metadata blocks per commit, and the
+/// commit block (assumed: a small metadata transaction).
+const JBD2_JOURNAL_BYTES: u64 = 16_384;
+const JBD2_COMMIT_BYTES: u64 = 4_096;
+/// XFS: one iclog write of a small checkpoint (assumed).
+const XLOG_ICLOG_BYTES: u64 = 8_192;
+
+/// Which file system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fs {
+    Ext4,
+    Xfs,
+}
+
+impl Fs {
+    /// From the `fs` parameter's word.
+    pub fn from_word(w: &str) -> Fs {
+        if w == "xfs" { Fs::Xfs } else { Fs::Ext4 }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Fs::Ext4 => "ext4",
+            Fs::Xfs => "xfs",
+        }
+    }
+}
+
+/// The file system of one workload run: its kernel threads and the
+/// objects they share with the workload's tasks.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    fs: Fs,
+    device: u32,
+    /// The device's name, for the journal thread's comm.
+    device_name: String,
+    /// Mutex guarding the commit request and completion.
+    lock: u32,
+    /// Condition a caller signals to ask for a commit.
+    request: u32,
+    /// Condition broadcast when a commit is on disk.
+    done: u32,
+    /// XFS: the CIL worker hands a written iclog to the log worker.
+    ioend: u32,
+}
+
+impl Layer {
+    /// Reserve the layer's mutex, conditions and channel in `setup` (after
+    /// the workload's own); the threads come from [`Layer::threads`].
+    pub fn new(fs: Fs, device: u32, device_name: &str, setup: &mut Setup) -> Layer {
+        let lock = setup.mutexes;
+        setup.mutexes += 1;
+        let (request, done) = (setup.conds, setup.conds + 1);
+        setup.conds += 2;
+        let ioend = setup.channels.len() as u32;
+        setup.channels.push(ChannelSpec { name: "xlog-ioend".into(), capacity_bytes: u64::MAX / 2 });
+        Layer { fs, device, device_name: device_name.into(), lock, request, done, ioend }
+    }
+
+    pub fn fs(&self) -> Fs {
+        self.fs
+    }
+
+    /// The cycles a time measured on the calibration machine took there
+    /// (the same cycles on every platform, assumed), spread log-normally
+    /// (cv 0.3, assumed) so that threads do not move in lock-step.
+    fn cost(ns: f64) -> Dist {
+        Dist::LogNormal { mean: super::cycles_for_ns_at(ns, CALIBRATION_KHZ), cv: 0.3 }
+    }
+
+    fn io(&self, b: &mut ProgramBuilder, kind: IoKind, bytes: u64) {
+        b.op(Op::Io { device: self.device, kind, bytes });
+    }
+
+    /// The ops of an fsync (or fdatasync that must log metadata) of a file
+    /// with `data_bytes` dirty: the caller writes its data, then waits for
+    /// the journal commit (see the module doc).
+    pub fn fsync(&self, b: &mut ProgramBuilder, data_bytes: u64) {
+        let half = Self::cost(FSYNC_CALLER_NS / 2.0);
+        b.run(half, 0.0);
+        if data_bytes > 0 {
+            self.io(b, IoKind::Write, data_bytes);
+        }
+        b.run(half, 0.0)
+            .op(Op::Lock { mutex: self.lock })
+            .op(Op::CondSignal { cond: self.request, all: false })
+            .op(Op::WaitEvent { cond: self.done, mutex: self.lock });
+    }
+
+    /// The ops of an fdatasync of an overwrite that changes no metadata
+    /// (pgbench's preallocated WAL): the caller writes its data and issues
+    /// the cache flush itself (ext4_sync_file and xfs_file_fsync both call
+    /// blkdev_issue_flush when there is nothing to log).
+    pub fn fdatasync_overwrite(&self, b: &mut ProgramBuilder, data_bytes: u64) {
+        let half = Self::cost(FDATASYNC_CALLER_NS / 2.0);
+        b.run(half, 0.0);
+        self.io(b, IoKind::Write, data_bytes);
+        self.io(b, IoKind::Flush, 0);
+        b.run(half, 0.0);
+    }
+
+    /// The kernel threads, to append after the workload's tasks: the
+    /// journal's and the writeback flusher.
+    pub fn threads(&self) -> Vec<TaskSpec> {
+        let mut out = self.journal_threads();
+        let flusher = ProgramBuilder::new()
+            .repeat(None, |b| {
+                b.timer(DIRTY_WRITEBACK_CENTISECS * 10_000_000).run(Self::cost(WB_WAKEUP_NS), 0.0);
+            })
+            .build();
+        out.push(kthread("kworker/flush".into(), flusher));
+        out
+    }
+
+    /// The journal's threads only, for a workload that models its own
+    /// writeback (iozone).
+    pub fn journal_threads(&self) -> Vec<TaskSpec> {
+        let mut out = Vec::new();
+        let (lock, request, done) = (self.lock, self.request, self.done);
+        // The committer holds the lock from broadcasting `done` until it
+        // waits for the next request, so no request falls in between.
+        let committer = |b: &mut ProgramBuilder, body: &dyn Fn(&mut ProgramBuilder), after: &dyn Fn(&mut ProgramBuilder)| {
+            b.op(Op::Lock { mutex: lock });
+            b.repeat(None, |b| {
+                b.op(Op::CondWait { cond: request, mutex: lock }).op(Op::Unlock { mutex: lock });
+                body(b);
+                b.op(Op::Lock { mutex: lock });
+                after(b);
+            });
+        };
+        match self.fs {
+            Fs::Ext4 => {
+                let mut b = ProgramBuilder::new();
+                committer(
+                    &mut b,
+                    &|b| {
+                        b.run(Self::cost(JBD2_COMMIT_NS), 0.0);
+                        self.io(b, IoKind::Write, JBD2_JOURNAL_BYTES);
+                        self.io(b, IoKind::Flush, 0);
+                        self.io(b, IoKind::Write, JBD2_COMMIT_BYTES);
+                        self.io(b, IoKind::Flush, 0);
+                    },
+                    &|b| {
+                        b.op(Op::CondSignal { cond: done, all: true });
+                    },
+                );
+                out.push(kthread(jbd2_comm(&self.device_name), b.build()));
+            }
+            Fs::Xfs => {
+                let ioend = self.ioend;
+                let dev = self.device;
+                let mut b = ProgramBuilder::new();
+                committer(
+                    &mut b,
+                    &|b| {
+                        b.run(Self::cost(XLOG_CIL_PUSH_NS), 0.0);
+                        // One iclog write with PREFLUSH|FUA, submitted
+                        // without waiting in iowait.
+                        b.op(Op::IoAsync { device: dev, kind: IoKind::Flush, bytes: 0 })
+                            .op(Op::IoAsync { device: dev, kind: IoKind::Write, bytes: XLOG_ICLOG_BYTES })
+                            .op(Op::IoAsync { device: dev, kind: IoKind::Flush, bytes: 0 })
+                            .op(Op::Send { chan: ioend, bytes: 1 });
+                    },
+                    &|_| {},
+                );
+                out.push(kthread("kworker/xfs-cil".into(), b.build()));
+                let log = ProgramBuilder::new()
+                    .repeat(None, |b| {
+                        b.op(Op::Recv { chan: ioend })
+                            .run(Self::cost(XLOG_IOEND_NS), 0.0)
+                            .op(Op::Lock { mutex: lock })
+                            .op(Op::CondSignal { cond: done, all: true })
+                            .op(Op::Unlock { mutex: lock });
+                    })
+                    .build();
+                out.push(kthread("kworker/xfs-log".into(), log));
+            }
+        }
+        out
+    }
+}
+
+/// jbd2's thread name, `jbd2/<dev>-8` as kjournald2's (partition 1's
+/// journal inode 8), cut to the 15 bytes of a comm.
+fn jbd2_comm(device: &str) -> String {
+    let mut s = format!("jbd2/{device}-8");
+    s.truncate(15);
+    s
+}
+
+fn kthread(comm: String, program: super::Program) -> TaskSpec {
+    let mut t = TaskSpec::new(comm, program);
+    t.kthread = true;
+    t
+}
