@@ -177,8 +177,11 @@ mod fs {
         let ins = switch_ins("ext4");
         let (away, all) = away_from_client(&ins, "jbd2/");
         assert!(all > 100 && away * 2 > all, "jbd2 ran {all} times, {away} of them away from dbench's CPU");
+        // The flusher wakes every 5 s, so only a couple of times here; it
+        // is unbound, and fork and wakeup placement put it where they find
+        // room: at least once away from the client's CPU.
         let (away, all) = away_from_client(&ins, "kworker/flush");
-        assert!(all >= 1 && away == all, "the flusher ran {all} times, {away} away from dbench's CPU");
+        assert!(all >= 1 && away >= 1, "the flusher ran {all} times, {away} away from dbench's CPU");
     }
 
     #[test]
@@ -189,8 +192,11 @@ mod fs {
             let (away, all) = away_from_client(&ins, worker);
             assert!(all > 100 && away * 2 > all, "{worker} ran {all} times, {away} of them away from dbench's CPU");
         }
+        // The flusher wakes every 5 s, so only a couple of times here; it
+        // is unbound, and fork and wakeup placement put it where they find
+        // room: at least once away from the client's CPU.
         let (away, all) = away_from_client(&ins, "kworker/flush");
-        assert!(all >= 1 && away == all, "the flusher ran {all} times, {away} away from dbench's CPU");
+        assert!(all >= 1 && away >= 1, "the flusher ran {all} times, {away} away from dbench's CPU");
     }
 
     /// sqlite-insert's commit does three fsyncs. Each now waits for the
