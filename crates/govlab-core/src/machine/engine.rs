@@ -116,6 +116,8 @@ pub struct Engine {
     /// A governor comes from outside the crate and may fail during the run
     /// (crate::external): ask after every event.
     pub(crate) external_governors: bool,
+    /// The kernel's per-CPU housekeeping (machine/housekeeping.rs).
+    pub(crate) hk: super::housekeeping::HousekeepingRt,
 }
 
 /// Build an engine from resolved parts; `trace` streams ftrace text there
@@ -182,6 +184,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         ..Record::default()
     };
     let cpufreq_hook = cpufreq.uses_util_hook();
+    let hk = super::housekeeping::HousekeepingRt::new(kernel.housekeeping, &platform.name, n, seed);
     let mut e = Engine {
         plat: platform,
         kernel,
@@ -227,9 +230,11 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         stopped_early: false,
         fault: None,
         external_governors: false,
+        hk,
     };
     e.init_hardware();
     e.init_workload(&setup)?;
+    e.start_housekeeping();
     e.q.schedule(duration_ns, Event::End);
     Ok(e)
 }
@@ -378,6 +383,7 @@ impl Engine {
             }
             Event::HwpTick { domain, gen } => self.hwp_tick(domain as usize, gen),
             Event::DriverTimer { domain, gen } => self.driver_timer(domain as usize, gen),
+            Event::Housekeeping { cpu } => self.housekeeping_due(cpu as usize),
             Event::End => true,
         }
     }

@@ -45,6 +45,9 @@ pub enum Event {
     HwpTick { domain: u32, gen: u32 },
     /// A cpufreq driver's own timer for a policy (powernv's global P-state).
     DriverTimer { domain: u32, gen: u32 },
+    /// Per-CPU kernel housekeeping (a timer softirq, RCU, vmstat, a kworker
+    /// item) comes due on `cpu` (machine/housekeeping.rs).
+    Housekeeping { cpu: u32 },
     /// The run's duration is reached.
     End,
 }
@@ -61,7 +64,8 @@ impl Event {
             | Event::GovTimer { .. }
             | Event::PcuTick { .. }
             | Event::HwpTick { .. }
-            | Event::DriverTimer { .. } => EventClass::Housekeeping,
+            | Event::DriverTimer { .. }
+            | Event::Housekeeping { .. } => EventClass::Housekeeping,
             Event::End => EventClass::End,
         }
     }

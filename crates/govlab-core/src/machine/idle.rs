@@ -80,7 +80,9 @@ impl Engine {
             self.rqs[cpu].idle_calls += 1;
         }
         let rq = &self.rqs[cpu];
-        let sleep_length_ns = rq.timers.first().map_or(u64::MAX, |&(t, _)| t.saturating_sub(now));
+        // The next timer, the housekeeping's included (machine/housekeeping.rs).
+        let next_timer = rq.timers.first().map_or(u64::MAX, |&(t, _)| t).min(self.hk.next_ns[cpu]);
+        let sleep_length_ns = next_timer.saturating_sub(now);
         let args = SelectArgs {
             now_ns: now,
             sleep_length_ns,
@@ -211,7 +213,9 @@ impl Engine {
             self.decide_in_hindsight(cpu);
         }
         let CpuMode::Idle { state, entry_ns } = self.rqs[cpu].mode else { return };
-        let exit = self.plat.cpu_type_of(cpu).idle_states[state].exit_latency_ns;
+        // A housekeeping burst runs before the CPU can go idle again
+        // (machine/housekeeping.rs): it lengthens the exit, not the residency.
+        let exit = self.plat.cpu_type_of(cpu).idle_states[state].exit_latency_ns + self.hk.work_ns[cpu];
         let until_ns = self.now + exit;
         let rq = &mut self.rqs[cpu];
         rq.mode = CpuMode::Exiting { state, entry_ns, until_ns, got_tick, poll_limit };
@@ -229,7 +233,7 @@ impl Engine {
     pub(crate) fn idle_exit_done(&mut self, cpu: CpuId) {
         let CpuMode::Exiting { state, entry_ns, got_tick, poll_limit, .. } = self.rqs[cpu].mode else { return };
         let now = self.now;
-        let residency = now - entry_ns;
+        let residency = now - entry_ns - self.take_housekeeping_work(cpu);
         self.account_idle(cpu, state, residency);
         {
             let states = &self.plat.cpu_type_of(cpu).idle_states;

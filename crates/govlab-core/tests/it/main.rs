@@ -19,3 +19,4 @@ mod capacity;
 mod recorded_platforms;
 mod kernel_hooks;
 mod pelt_real;
+mod housekeeping;
