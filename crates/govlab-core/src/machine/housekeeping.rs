@@ -9,10 +9,13 @@
 //! re-evaluate the CPU. The model does not run these as tasks: each wakeup is
 //! an interrupt to an idle CPU followed by a short burst of kernel work
 //! (softirq or kthread) before the CPU goes idle again. The burst is added to
-//! the idle exit (the CPU is in C0 and priced as such, and a task woken onto
-//! the CPU meanwhile waits for it, as behind a softirq); the idle period the
-//! cpuidle governor is told about ends when the exit latency is paid, as
-//! `last_residency_ns` does.
+//! the idle exit: the CPU is priced as leaving idle, a task woken onto it
+//! meanwhile waits for it (as behind a softirq), and the idle period ends
+//! with the burst as it ends with the exit latency, so the residency the
+//! governor is told, the trace's `cpu_idle` exit and the CPU's idle time
+//! include its 20 µs (a simplification: the kernel traces the exit before
+//! the softirq runs). A governor choosing in hindsight (the oracle) is given
+//! the period with the burst.
 //!
 //! Per CPU the gaps between wakeups form a renewal process: with probability
 //! `p_short` a short gap (exponential, mean `short_ns`: a burst's follow-up

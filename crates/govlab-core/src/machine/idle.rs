@@ -158,7 +158,9 @@ impl Engine {
         let now = self.now;
         let states = &self.plat.cpu_type_of(cpu).idle_states;
         let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
-        let state = self.cpuidle.choose_in_hindsight(&dev, now - entry_ns, self.tun.latency_req_ns);
+        // A housekeeping burst due now ends the period with the exit
+        // (machine/housekeeping.rs): the period is judged with it.
+        let state = self.cpuidle.choose_in_hindsight(&dev, now - entry_ns + self.hk.work_ns[cpu], self.tun.latency_req_ns);
         assert!(
             state < states.len() && !self.idle_disabled[cpu][state],
             "cpuidle governor {} chose state {state} in hindsight on CPU {cpu} at {now} ns: not an enabled state",
@@ -214,7 +216,7 @@ impl Engine {
         }
         let CpuMode::Idle { state, entry_ns } = self.rqs[cpu].mode else { return };
         // A housekeeping burst runs before the CPU can go idle again
-        // (machine/housekeeping.rs): it lengthens the exit, not the residency.
+        // (machine/housekeeping.rs): it lengthens the exit.
         let exit = self.plat.cpu_type_of(cpu).idle_states[state].exit_latency_ns + self.hk.work_ns[cpu];
         let until_ns = self.now + exit;
         let rq = &mut self.rqs[cpu];
@@ -233,7 +235,10 @@ impl Engine {
     pub(crate) fn idle_exit_done(&mut self, cpu: CpuId) {
         let CpuMode::Exiting { state, entry_ns, got_tick, poll_limit, .. } = self.rqs[cpu].mode else { return };
         let now = self.now;
-        let residency = now - entry_ns - self.take_housekeeping_work(cpu);
+        // A housekeeping burst ends with the exit and counts in it, as the
+        // exit latency does (machine/housekeeping.rs).
+        self.take_housekeeping_work(cpu);
+        let residency = now - entry_ns;
         self.account_idle(cpu, state, residency);
         {
             let states = &self.plat.cpu_type_of(cpu).idle_states;
