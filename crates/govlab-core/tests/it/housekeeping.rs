@@ -67,7 +67,7 @@ fn every_idle_cpu_of_broadwell_wakes_at_the_published_idle_server_rate() {
     let (_, trace) = traced(&c);
     let s = stats(&trace, Some(&plat)).unwrap();
     let rate = govlab_core::machine::housekeeping::SERVER.rate_per_s();
-    assert_eq!(rate, 25.0);
+    assert!((rate - 25.0).abs() < 1e-9, "{rate}");
     let mut sum = 0.0;
     for cpu in &s.cpus[1..] {
         assert!(
@@ -86,7 +86,7 @@ fn every_idle_cpu_of_broadwell_wakes_at_the_published_idle_server_rate() {
     let (_, trace) = traced(&off);
     let s = stats(&trace, Some(&plat)).unwrap();
     for cpu in &s.cpus[1..] {
-        assert_eq!(cpu.idle_exits_per_s, 0.0, "CPU {}", cpu.cpu);
+        assert!(cpu.idle_exits_per_s.abs() < 1e-12, "CPU {}: {}", cpu.cpu, cpu.idle_exits_per_s);
     }
 }
 
@@ -124,7 +124,7 @@ fn the_idle_workload_is_housekeeping_and_off_is_silent() {
     let rate = on.metrics["wakeups_per_s"].as_f64().unwrap();
     // 8 CPUs x 25/s (SERVER), Poisson over 2 s.
     assert!((160.0..=240.0).contains(&rate), "{rate}/s");
-    assert_eq!(off.metrics["wakeups_per_s"].as_f64().unwrap(), 0.0);
+    assert!(off.metrics["wakeups_per_s"].as_f64().unwrap().abs() < 1e-12);
     assert!(off.avg_power_w < on.avg_power_w, "off {} W, on {} W", off.avg_power_w, on.avg_power_w);
 }
 
