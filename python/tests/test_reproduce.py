@@ -187,6 +187,8 @@ def test_the_2014_trace_pattern(tmp_path, copy, dips):
         cpuidle="menu",
         duration="2s",
         trace=str(trace),
+        # The pattern is the sleeping CPU's own: no housekeeping sampling it in between.
+        kernel="6.8:housekeeping=off",
     )
     after = _freqs_after_wakeups(trace.read_text(), 8)[1:]  # the first is the task's start, not a wakeup
     if dips:
@@ -203,8 +205,10 @@ def test_idle_tick_stopped_lets_the_deferrable_timer_sleep(tmp_path):
 
     def idle_samples(platform: str) -> int:
         trace = tmp_path / "t.txt"
+        # housekeeping off: its wakeups would let ondemand sample the idle CPU either way.
         govlab.run(platform=platform, workload="sleeping-ebizzy:threads=1,cpu=8,interval_us=100000,util=40",
-                   cpufreq="ondemand", cpuidle="menu", duration="1s", trace=str(trace))
+                   cpufreq="ondemand", cpuidle="menu", duration="1s", trace=str(trace),
+                   kernel="6.8:housekeeping=off")
         n, idle = 0, False
         for line in trace.read_text().splitlines():
             if "[008]" in line and "sched_switch" in line:

@@ -24,7 +24,8 @@ def test_each_model_is_listed_with_metric_and_defaults(listing, name):
     block = re.search(rf"^{re.escape(name)}\s+\S.*?(?=^\S|\Z)", listing, re.M | re.S)
     assert block, listing
     assert re.search(r"^\s+metric: \S+ \(.*(lower|higher)", block.group(0), re.M), block.group(0)
-    assert re.search(r"^\s+\w+ = ", block.group(0), re.M), "parameters show their defaults"
+    if name != "idle":  # idle has no parameters: the kernel's housekeeping wakes its CPUs
+        assert re.search(r"^\s+\w+ = ", block.group(0), re.M), "parameters show their defaults"
 
 
 @pytest.mark.parametrize(

@@ -24,8 +24,9 @@
 //!   where its value comes from).
 //! - `freq_invariance = off|base|max|1c|2c|...`: what utilisation is scaled
 //!   by (see [`FreqInvariance`]). Default by version and architecture.
-//! - `housekeeping = on|off`: reserved for the housekeeping issue (kernel
-//!   threads and softirqs); accepted and stored, default off, no effect yet.
+//! - `housekeeping = on|off`: the per-CPU kernel work that wakes idle CPUs
+//!   (timer softirqs, RCU, vmstat, kworkers; machine/housekeeping.rs).
+//!   Default on; `off` gives a silent machine (tests of something else).
 
 use std::fmt;
 
@@ -106,7 +107,7 @@ pub const OPTIONS: [(&str, &str); 4] = [
         "freq_invariance",
         "off, base, max or Nc for N from 1 to 64 (default: by version and architecture)",
     ),
-    ("housekeeping", "on or off (default off; reserved for the housekeeping issue, no effect yet)"),
+    ("housekeeping", "on or off (default on: per-CPU kernel work wakes idle CPUs; off: a silent machine)"),
 ];
 
 /// `CONFIG_HZ` values Kconfig offers (`kernel/Kconfig.hz`).
@@ -552,7 +553,7 @@ pub struct KernelConfig {
     /// `CONFIG_HZ`; None keeps the platform file's value.
     pub hz: Option<u32>,
     freq_invariance: Option<FreqInvariance>,
-    /// Reserved for the housekeeping issue: accepted and stored, no effect.
+    /// Per-CPU kernel work wakes idle CPUs (machine/housekeeping.rs).
     pub housekeeping: bool,
 }
 
@@ -573,7 +574,7 @@ impl KernelConfig {
             idle_tick: None,
             hz: None,
             freq_invariance: None,
-            housekeeping: false,
+            housekeeping: true,
         }
     }
 
@@ -622,7 +623,7 @@ impl KernelConfig {
             None => None,
             Some(v) => Some(FreqInvariance::parse(&v).ok_or_else(|| Error::invalid(p.owner(), "freq_invariance", &v, OPTIONS[2].1))?),
         };
-        let housekeeping = p.bool("housekeeping", false)?;
+        let housekeeping = p.bool("housekeeping", true)?;
         p.finish()?;
         Ok(KernelConfig { requested, version, spec: spec.clone(), idle_tick, hz, freq_invariance, housekeeping })
     }
@@ -980,6 +981,8 @@ mod tests {
         assert_eq!(k("6.8:hz=1000").unwrap().hz, Some(1000));
         assert!(k("6.8:hz=500").is_err());
         assert!(k("6.8:housekeeping=on").unwrap().housekeeping);
+        assert!(k("6.8").unwrap().housekeeping);
+        assert!(!k("6.8:housekeeping=off").unwrap().housekeeping);
     }
 
     #[test]

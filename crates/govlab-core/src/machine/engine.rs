@@ -147,6 +147,8 @@ pub struct Engine {
     pub(crate) dl_total_bw: u64,
     /// CFS task groups (machine/fair_group.rs).
     pub(crate) groups: Vec<super::fair_group::GroupRt>,
+    /// The kernel's per-CPU housekeeping (machine/housekeeping.rs).
+    pub(crate) hk: super::housekeeping::HousekeepingRt,
 }
 
 /// Build an engine from resolved parts; `trace` streams ftrace text there
@@ -222,6 +224,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         ..Record::default()
     };
     let cpufreq_hook = cpufreq.uses_util_hook();
+    let hk = super::housekeeping::HousekeepingRt::new(kernel.housekeeping, &platform.name, n, seed);
     let mut e = Engine {
         plat: platform,
         kernel,
@@ -281,9 +284,11 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         rt_period_ns: crate::sched::rt::RT_PERIOD_NS,
         dl_total_bw: 0,
         groups: setup.groups.iter().map(super::fair_group::GroupRt::new).collect(),
+        hk,
     };
     e.init_hardware();
     e.init_workload(&setup)?;
+    e.start_housekeeping();
     e.q.schedule(duration_ns, Event::End);
     Ok(e)
 }
@@ -434,6 +439,7 @@ impl Engine {
             Event::DriverTimer { domain, gen } => self.driver_timer(domain as usize, gen),
             Event::RtPeriod { gen } => self.rt_period_timer(gen),
             Event::DlTimer { task, gen } => self.dl_task_timer(task as usize, gen),
+            Event::Housekeeping { cpu } => self.housekeeping_due(cpu as usize),
             Event::End => true,
         }
     }

@@ -49,6 +49,9 @@ pub enum Event {
     RtPeriod { gen: u32 },
     /// A SCHED_DEADLINE task's replenishment timer (dl_task_timer, v6.8).
     DlTimer { task: u32, gen: u32 },
+    /// Per-CPU kernel housekeeping (a timer softirq, RCU, vmstat, a kworker
+    /// item) comes due on `cpu` (machine/housekeeping.rs).
+    Housekeeping { cpu: u32 },
     /// The run's duration is reached.
     End,
 }
@@ -66,7 +69,8 @@ impl Event {
             | Event::PcuTick { .. }
             | Event::HwpTick { .. }
             | Event::DriverTimer { .. }
-            | Event::RtPeriod { .. } => EventClass::Housekeeping,
+            | Event::RtPeriod { .. }
+            | Event::Housekeeping { .. } => EventClass::Housekeeping,
             Event::End => EventClass::End,
         }
     }

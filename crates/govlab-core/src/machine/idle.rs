@@ -80,7 +80,9 @@ impl Engine {
             self.rqs[cpu].idle_calls += 1;
         }
         let rq = &self.rqs[cpu];
-        let sleep_length_ns = rq.timers.first().map_or(u64::MAX, |&(t, _)| t.saturating_sub(now));
+        // The next timer, the housekeeping's included (machine/housekeeping.rs).
+        let next_timer = rq.timers.first().map_or(u64::MAX, |&(t, _)| t).min(self.hk.next_ns[cpu]);
+        let sleep_length_ns = next_timer.saturating_sub(now);
         let args = SelectArgs {
             now_ns: now,
             sleep_length_ns,
@@ -156,7 +158,9 @@ impl Engine {
         let now = self.now;
         let states = &self.plat.cpu_type_of(cpu).idle_states;
         let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
-        let state = self.cpuidle.choose_in_hindsight(&dev, now - entry_ns, self.tun.latency_req_ns);
+        // A housekeeping burst due now ends the period with the exit
+        // (machine/housekeeping.rs): the period is judged with it.
+        let state = self.cpuidle.choose_in_hindsight(&dev, now - entry_ns + self.hk.work_ns[cpu], self.tun.latency_req_ns);
         assert!(
             state < states.len() && !self.idle_disabled[cpu][state],
             "cpuidle governor {} chose state {state} in hindsight on CPU {cpu} at {now} ns: not an enabled state",
@@ -211,9 +215,12 @@ impl Engine {
             self.decide_in_hindsight(cpu);
         }
         let CpuMode::Idle { state, entry_ns } = self.rqs[cpu].mode else { return };
-        // The package's own exit comes on top when this CPU wakes it.
+        // The package's own exit comes on top when this CPU wakes it, and a
+        // housekeeping burst runs before the CPU can go idle again
+        // (machine/housekeeping.rs): both lengthen the exit.
         let exit = self.plat.cpu_type_of(cpu).idle_states[state].exit_latency_ns
-            + self.package_exit_latency_ns(self.plat.cpus[cpu].package);
+            + self.package_exit_latency_ns(self.plat.cpus[cpu].package)
+            + self.hk.work_ns[cpu];
         let until_ns = self.now + exit;
         let rq = &mut self.rqs[cpu];
         rq.mode = CpuMode::Exiting { state, entry_ns, until_ns, got_tick, poll_limit };
@@ -231,6 +238,9 @@ impl Engine {
     pub(crate) fn idle_exit_done(&mut self, cpu: CpuId) {
         let CpuMode::Exiting { state, entry_ns, got_tick, poll_limit, .. } = self.rqs[cpu].mode else { return };
         let now = self.now;
+        // A housekeeping burst ends with the exit and counts in it, as the
+        // exit latency does (machine/housekeeping.rs).
+        self.take_housekeeping_work(cpu);
         let residency = now - entry_ns;
         self.account_idle(cpu, state, residency);
         {

@@ -23,6 +23,7 @@
 //! | `cpufreq_driver.rs`, `powernv.rs` | the scaling drivers' target paths |
 //! | `dvfs.rs`, `hwp.rs` | clock, voltage and HWP hardware |
 //! | `energy.rs` | energy integration |
+//! | `housekeeping.rs` | per-CPU kernel work on idle CPUs (timer softirq, RCU, vmstat, kworkers) |
 //! | `exec.rs` | the workload interpreter, devices and block IO completion |
 //! | `metrics.rs` | collection at the end of the run |
 //! | `external.rs` | faults of governors from outside the crate |
@@ -43,6 +44,7 @@ pub(crate) mod exec;
 mod external;
 mod fair;
 mod fork;
+pub mod housekeeping;
 pub(crate) mod hwp;
 mod idle;
 mod metrics;

@@ -240,7 +240,9 @@ mod engine_tests {
     fn run_with(global_pstate: bool, steps: &[(u64, u32)], fast: bool, end_us: u64, name: &str, ops: &str) -> Engine {
         let plat = one_core_power8(global_pstate);
         let parts = RunParts {
-            kernel: crate::kernel::KernelConfig::default(),
+            // A silent machine: the sleeping core must not be woken by
+            // housekeeping (the deferrable ramp-down timer test).
+            kernel: crate::kernel::KernelConfig::from_spec(&Spec::parse("6.8:housekeeping=off", "kernel").unwrap()).unwrap(),
             workload: workload::build(&Spec::new(workload_file(name, ops).to_str().unwrap())).unwrap(),
             cpufreq: Box::new(Script { steps: steps.to_vec(), next: 0, fast }),
             cpuidle: cpuidle::build(&Spec::new("menu"), &plat).unwrap(),

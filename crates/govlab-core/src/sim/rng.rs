@@ -18,6 +18,8 @@ pub enum Stream {
     Source(u32),
     Workload,
     Governor,
+    /// The kernel's housekeeping wakeups of one CPU (machine/housekeeping.rs).
+    Housekeeping(u32),
 }
 
 impl Stream {
@@ -28,6 +30,7 @@ impl Stream {
             Stream::Source(i) => (3 << 40) | u64::from(i),
             Stream::Workload => 4 << 40,
             Stream::Governor => 5 << 40,
+            Stream::Housekeeping(i) => (6 << 40) | u64::from(i),
         }
     }
 }

@@ -157,6 +157,8 @@ pub struct Record {
     pub wakeup_latency: Histogram,
     /// Whether every task exited before the duration ran out.
     pub finished: bool,
+    /// Idle CPUs woken by the kernel's housekeeping (machine/housekeeping.rs).
+    pub kernel_wakeups: u64,
 }
 
 impl Record {

@@ -23,7 +23,8 @@ fn spec(s: &str) -> Spec {
 fn run(platform: &str, workload: &str, cpufreq: &str, cpuidle: &str, ms: u64, seed: u64) -> RunResult {
     let cfg = RunConfig {
         platform: Spec::new(platform),
-        kernel: Spec::new("6.8"),
+        // Hand-computed counts and energies: a silent machine.
+        kernel: spec("6.8:housekeeping=off"),
         workload: spec(workload),
         cpufreq: spec(cpufreq),
         cpuidle: spec(cpuidle),
@@ -108,7 +109,7 @@ fn oracle_energy_is_settled_at_the_chosen_states_power() {
     let wl = temp_file("oracle-idle.toml", "[[task]]\ncomm = \"sleeper\"\ncpus = [0]\nops = [ { sleep = \"10s\" } ]\n");
     let plat = platform::load_named(&spec("skylake-e3-1240v5")).unwrap();
     let parts = RunParts {
-        kernel: govlab_core::kernel::KernelConfig::default(),
+        kernel: crate::fixtures::silent_kernel(),
         workload: workload::build(&Spec::new(wl.to_str().unwrap())).unwrap(),
         cpufreq: cpufreq::build(&spec("userspace"), &plat).unwrap(),
         cpuidle: cpuidle::build(&spec("oracle"), &plat).unwrap(),
@@ -162,7 +163,7 @@ fn oracle_polls_without_a_time_limit_only_when_no_deeper_state_fits() {
     let plat = platform::load_path(&p).unwrap();
     let wl = sleeper("oracle-poll.toml", &[80, 1_000]);
     let parts = RunParts {
-        kernel: govlab_core::kernel::KernelConfig::default(),
+        kernel: crate::fixtures::silent_kernel(),
         workload: workload::build(&Spec::new(&wl)).unwrap(),
         cpufreq: cpufreq::build(&spec("performance"), &plat).unwrap(),
         cpuidle: cpuidle::build(&spec("oracle"), &plat).unwrap(),
@@ -258,7 +259,7 @@ fn oracle_is_never_wrong_on_mixed_and_request_reply_workloads() {
 fn energy_and_latency(mix: &str, cpuidle: Box<dyn cpuidle::CpuidleGovernor>, seed: u64) -> (f64, f64, RunResult) {
     let plat = platform::load_named(&spec("skylake-e3-1240v5")).unwrap();
     let parts = RunParts {
-        kernel: govlab_core::kernel::KernelConfig::default(),
+        kernel: crate::fixtures::silent_kernel(),
         workload: workload::build(&spec(mix)).unwrap(),
         cpufreq: cpufreq::build(&spec("userspace:scaling_setspeed=3500000"), &plat).unwrap(),
         cpuidle,
@@ -352,7 +353,8 @@ fn haltpoll_limit_drives_the_engines_poll_time() {
     let trace = std::env::temp_dir().join(format!("govlab-haltpoll-{}.txt", std::process::id()));
     let cfg = RunConfig {
         platform: Spec::new("skylake-e3-1240v5"),
-        kernel: Spec::new("6.8"),
+        // Hand-computed counts and energies: a silent machine.
+        kernel: spec("6.8:housekeeping=off"),
         workload: spec(&wl),
         cpufreq: spec("performance"),
         cpuidle: spec("haltpoll"),
@@ -377,7 +379,8 @@ fn every_governor_reports_counters_and_idle_accuracy_per_cpu() {
     for g in cpuidle::registry() {
         let cfg = RunConfig {
             platform: Spec::new("skylake-e3-1240v5"),
-            kernel: Spec::new("6.8"),
+            // Hand-computed counts and energies: a silent machine.
+        kernel: spec("6.8:housekeeping=off"),
             workload: spec(&mix),
             cpufreq: spec("schedutil"),
             cpuidle: Spec::new(g.name),

@@ -18,7 +18,8 @@ fn spec(s: &str) -> Spec {
 fn config(platform: &str, workload: &str, cpufreq: &str, ms: u64, seed: u64) -> RunConfig {
     RunConfig {
         platform: spec(platform),
-        kernel: Spec::new("6.8"),
+        // Hand-computed counts and energies: a silent machine.
+        kernel: spec("6.8:housekeeping=off"),
         workload: spec(workload),
         cpufreq: spec(cpufreq),
         cpuidle: spec("ladder"),
@@ -77,7 +78,7 @@ fn idle_machine_energy_matches_the_state_table() {
     let plat = platform::load_named(&spec("skylake-e3-1240v5")).unwrap();
     let state = 4; // C6
     let parts = RunParts {
-        kernel: govlab_core::kernel::KernelConfig::default(),
+        kernel: crate::fixtures::silent_kernel(),
         workload: workload::build(&Spec::new(wl.to_str().unwrap())).unwrap(),
         // userspace with no setspeed keeps the boot frequency: no transition.
         cpufreq: cpufreq::build(&spec("userspace"), &plat).unwrap(),
@@ -110,7 +111,8 @@ fn compute_scales_with_frequency_memory_does_not() {
         );
         let cfg = RunConfig {
             platform: spec("skylake-e3-1240v5"),
-            kernel: Spec::new("6.8"),
+            // Hand-computed counts and energies: a silent machine.
+        kernel: spec("6.8:housekeeping=off"),
             workload: Spec::new(wl.to_str().unwrap()),
             cpufreq: spec(&format!("userspace:scaling_setspeed={khz}")),
             cpuidle: spec("ladder"),
@@ -139,7 +141,7 @@ fn frequency_increase_waits_for_the_voltage_slew() {
         let plat = platform::load_path(&p).unwrap();
         let wl = temp_file("idle.toml", "[[task]]\ncomm = \"s\"\nops = [ { sleep = \"1s\" } ]\n");
         let parts = RunParts {
-            kernel: govlab_core::kernel::KernelConfig::default(),
+            kernel: crate::fixtures::silent_kernel(),
             workload: workload::build(&Spec::new(wl.to_str().unwrap())).unwrap(),
             cpufreq: Box::new(StepUp { at_ns: 1_000_000 }),
             cpuidle: cpuidle::build(&spec("ladder"), &plat).unwrap(),
@@ -179,7 +181,7 @@ fn above_and_below_match_hand_computed_counts() {
     let plat = platform::load_named(&spec("skylake-e3-1240v5:package_cstates=off")).unwrap();
     assert_eq!(plat.cpu_types[0].idle_states[3].name, "C3");
     let parts = RunParts {
-        kernel: govlab_core::kernel::KernelConfig::default(),
+        kernel: crate::fixtures::silent_kernel(),
         workload: workload::build(&Spec::new(wl.to_str().unwrap())).unwrap(),
         cpufreq: cpufreq::build(&spec("performance"), &plat).unwrap(),
         cpuidle: Box::new(FixedState(3)),
@@ -210,7 +212,7 @@ fn idle_accuracy_matches_hand_computed_distribution() {
     let wl = temp_file("sleeps-acc.toml", &format!("[[task]]\ncomm = \"s\"\ncpus = [0]\nops = [ {ops}]\n"));
     let plat = platform::load_named(&spec("skylake-e3-1240v5:package_cstates=off")).unwrap();
     let parts = RunParts {
-        kernel: govlab_core::kernel::KernelConfig::default(),
+        kernel: crate::fixtures::silent_kernel(),
         workload: workload::build(&Spec::new(wl.to_str().unwrap())).unwrap(),
         cpufreq: cpufreq::build(&spec("performance"), &plat).unwrap(),
         cpuidle: Box::new(FixedState(3)),
@@ -261,7 +263,8 @@ ops = [ { loop = 200, ops = [ { recv = "ping" }, { send = "pong" } ] } ]
     );
     let cfg = RunConfig {
         platform: spec("skylake-e3-1240v5"),
-        kernel: Spec::new("6.8"),
+        // Hand-computed counts and energies: a silent machine.
+        kernel: spec("6.8:housekeeping=off"),
         workload: Spec::new(wl.to_str().unwrap()),
         cpufreq: spec("performance"),
         cpuidle: spec("menu"),

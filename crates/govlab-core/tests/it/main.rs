@@ -23,3 +23,4 @@ mod pelt_real;
 mod process_lifecycle;
 mod power;
 mod kernel_governors;
+mod housekeeping;

@@ -15,7 +15,9 @@ use govlab_core::trace::replay::Wakeups;
 
 fn replay(rel: &str, platform: &str, pin: bool) -> (Vec<f64>, Vec<f64>) {
     let real = crate::traces::real_data();
-    let config = crate::trace_replay::config(platform);
+    // The recording already holds its machine's own kernel work: replay it
+    // on a silent machine (housekeeping off), as the bands were measured.
+    let config = api::RunConfig { kernel: govlab_core::params::Spec::parse("6.8:housekeeping=off", "kernel").unwrap(), ..crate::trace_replay::config(platform) };
     let out = api::replay(&real.join(rel), &config, pin, Wakeups::Follow, None).unwrap_or_else(|e| panic!("{rel} on {platform}: {e}"));
     let out = serde_json::to_value(out).unwrap();
     let busy = |v: &serde_json::Value| -> Vec<f64> { v["cpus"].as_array().unwrap().iter().map(|c| c["busy_s"].as_f64().unwrap()).collect() };
