@@ -63,7 +63,11 @@ fn ondemand_3_15_dips_to_the_minimum_after_idle_without_copy_prev_load() {
     let plat = govlab_core::platform::load_named(&Spec::new("power8")).unwrap();
     let min_khz = plat.cpu_types[0].opps.iter().map(|o| o.khz).min().unwrap();
     let run = |copy: u32| {
-        let c = cfg("power8", "3.15", "periodic:run_us=40000,period_us=140000,cpu=8", &format!("ondemand:copy_prev_load={copy}"), "menu", 2000);
+        // A quiet CPU 8, as in the post's trace (its 100 ms idle periods
+        // are unbroken): the housekeeping wakeups' deferrable-timer runs
+        // (the assumed server rate, 25/s) are another matter, reported in
+        // docs/validation.md.
+        let c = cfg("power8", "3.15:housekeeping=off", "periodic:run_us=40000,period_us=140000,cpu=8", &format!("ondemand:copy_prev_load={copy}"), "menu", 2000);
         let r = c.run(None, None).unwrap();
         (r.cpus[8].time_in_state.get(&min_khz).copied().unwrap_or(0.0), r.cpus[8].transitions)
     };

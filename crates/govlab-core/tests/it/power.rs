@@ -36,7 +36,8 @@ fn config(platform: &str, workload: &str, cpufreq: &str, cpuidle: &str, ms: u64)
 fn fixed_state_run(platform: &str, workload: &str, state: usize, ms: u64) -> RunResult {
     let plat = platform::load_named(&spec(platform)).unwrap();
     let parts = RunParts {
-        kernel: govlab_core::kernel::KernelConfig::default(),
+        // A silent machine: the fixed idle states are all that runs.
+        kernel: govlab_core::kernel::KernelConfig::from_spec(&spec("6.8:housekeeping=off")).unwrap(),
         workload: workload::build(&spec(workload)).unwrap(),
         cpufreq: cpufreq::build(&spec("userspace"), &plat).unwrap(),
         cpuidle: Box::new(FixedState(state)),
