@@ -72,7 +72,13 @@ TARGET_DF_EVENT_S = 2.0
 
 
 
-def run_govlab(sim_s: float, cpufreq: str = CPUFREQ, cpuidle: str = CPUIDLE) -> dict:
+#: The housekeeping issue's target: with the kernel's housekeeping on (the default), at least this
+#: share of the events/s with it off, on the same scenario.
+TARGET_HOUSEKEEPING_SHARE = 0.85
+HOUSEKEEPING_OFF = "6.8:housekeeping=off"
+
+
+def run_govlab(sim_s: float, cpufreq: str = CPUFREQ, cpuidle: str = CPUIDLE, kernel: str | None = None) -> dict:
     t0 = time.perf_counter()
     c0 = time.process_time()
     r = govlab.run(
@@ -82,6 +88,7 @@ def run_govlab(sim_s: float, cpufreq: str = CPUFREQ, cpuidle: str = CPUIDLE) -> 
         cpuidle=cpuidle,
         duration=sim_s,
         seed=SEED,
+        **({"kernel": kernel} if kernel else {}),
     )
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0
@@ -346,7 +353,20 @@ def py_verdict_lines(pairs: list[dict]) -> list[str]:
     return out
 
 
-def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dict], t: dict) -> None:
+def housekeeping_lines(on: dict, off: dict) -> list[str]:
+    """The scenario with the kernel's housekeeping on (the default, `on`) and off, in events/s."""
+    eps_on, eps_off = on["events"] / on["wall_s"], off["events"] / off["wall_s"]
+    share = eps_on / eps_off
+    return [
+        f"Housekeeping (kernel option `housekeeping`, machine/housekeeping.rs): on (the default) "
+        f"{eps_on / 1e6:.2f} M events/s ({fmt_int(on['events'])} events), off ({HOUSEKEEPING_OFF}) "
+        f"{eps_off / 1e6:.2f} M events/s ({fmt_int(off['events'])} events), best of {REPEATS} each: on is "
+        f"{100 * share:.0f} % of off; target at least {100 * TARGET_HOUSEKEEPING_SHARE:.0f} %: "
+        f"{'PASS' if share >= TARGET_HOUSEKEEPING_SHARE else 'FAIL'}",
+    ]
+
+
+def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dict], t: dict, hk: list[str]) -> None:
     now = datetime.datetime.now().astimezone()
     lines = [
         "# Speed benchmark: results",
@@ -401,6 +421,8 @@ def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dic
         "",
     ]
     lines += [f"- {l}" for l in trace_lines(t)]
+    lines += ["", "## Housekeeping on and off", ""]
+    lines += [f"- {l}" for l in hk]
     lines.append("")
     with open(path, "w") as f:
         f.write("\n".join(lines))
@@ -422,6 +444,10 @@ def main() -> int:
     s_dur = sized_duration(probe, SIMPY_MIN_WALL_S, 0.05)
     print(f"SimPy: {s_dur:g} simulated s per run", file=sys.stderr, flush=True)
     s = best_of(run_simpy, s_dur, SIMPY_MIN_WALL_S, "SimPy")
+
+    print(f"govlab with {HOUSEKEEPING_OFF}", file=sys.stderr, flush=True)
+    hk_off = best_of(lambda d: run_govlab(d, kernel=HOUSEKEEPING_OFF), g_dur, GOVLAB_MIN_WALL_S, "govlab, housekeeping off")
+    hk = housekeeping_lines(g, hk_off)
 
     pairs = measure_python_governors(g, g_dur)
     print(f"trace reading: about {TRACE_EVENTS:,} events", file=sys.stderr, flush=True)
@@ -451,9 +477,12 @@ def main() -> int:
         print(l)
     for l in trace_lines(t):
         print(l)
+    print()
+    for l in hk:
+        print(l)
     if args.write:
         path = os.path.join(HERE, "RESULTS.md")
-        write_results(path, machine(), g, s, v, pairs, t)
+        write_results(path, machine(), g, s, v, pairs, t, hk)
         print(f"\nwrote {os.path.relpath(path)}")
     return 0
 
