@@ -15,7 +15,7 @@ Comparisons (``govlab compare``) go through one pipeline, each stage a
 module: load (``govlab.experiment`` reads and checks experiment files), plan
 (``govlab.plan`` expands them into run requests), execute (``govlab.sweep``
 simulates the missing runs into the results database of ``govlab.store``),
-analyse (``govlab.compare``, with the statistics of ``govlab.stats``) and
+analyse (``govlab.analysis``, with the statistics of ``govlab.stats``) and
 render (``govlab.tables``, ``govlab.report``); ``govlab.pipeline`` chains
 the first four and ``govlab.cli`` holds the command's thin handlers. Specs
 are read by ``govlab.spec`` and numbers written by ``govlab.fmt``.
@@ -48,12 +48,10 @@ from govlab.exceptions import (
 from govlab.result import Result
 from govlab.experiment import ExperimentError, load as load_experiment
 from govlab.trace import Trace, TraceStats
-from govlab.notebook import Comparison, Reproduction, open_results
-
-# `govlab.compare(...)` and `govlab.reproduce(...)` are the notebook's entry points
-# (govlab.notebook); the modules of those names stay importable as before and are
-# callable for that (see the end of govlab/compare.py).
-from govlab import compare, reproduce  # noqa: E402
+# `govlab.compare(...)` and `govlab.reproduce(...)` are the notebook's entry points;
+# the pipeline's analysis and the evaluations' verdicts live in govlab.analysis and
+# govlab.reproduction.
+from govlab.notebook import Comparison, Reproduction, compare, open_results, reproduce
 
 __all__ = [
     "run",

@@ -236,7 +236,7 @@ def _cmd_compare(args: argparse.Namespace) -> str:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> str:
-    from govlab import reproduce
+    from govlab import reproduction as reproduce
     from govlab.store import Store
 
     names = [args.name] if args.name else list(reproduce.EVALUATIONS)
@@ -322,7 +322,7 @@ def _write_run_report(
 
 
 def _cmd_report(args: argparse.Namespace) -> str:
-    from govlab import compare, tables
+    from govlab import analysis as compare, tables
     from govlab.store import Store
 
     if args.html:
@@ -555,7 +555,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     rep.set_defaults(handler=_cmd_report)
 
-    from govlab.reproduce import EVALUATIONS
+    from govlab.reproduction import EVALUATIONS
 
     repro = commands.add_parser(
         "reproduce",

@@ -25,6 +25,11 @@ refused file there is a :class:`FileAccessError`, also an ``OSError`` with
 the same errno and message.
 """
 
+import re
+import sqlite3
+from collections.abc import Callable
+from typing import TypeVar
+
 from govlab._core import (
     FileFormatError,
     GovernorError,
@@ -46,9 +51,35 @@ class ResultsError(GovlabError, ValueError):
 class FileAccessError(GovlabError, OSError):
     """A file the operating system refuses (not there, not readable), from the
     notebook API; also an ``OSError`` with the errno and message of the original."""
+_T = TypeVar("_T")
+
+
+#: CLI flags and the Python arguments that stand for them.
+_FLAGS = {"--jobs": "jobs", "--db": "db", "--executor": "executor", "--experiment": "experiment", "--quick": "quick"}
+
+
+def _python_names(message: str) -> str:
+    return re.sub(r"--[a-z][a-z-]*", lambda m: _FLAGS.get(m.group(0), m.group(0)), message)
+
+
+def checked(call: Callable[[], _T]) -> _T:
+    """``call()``, its errors raised as :class:`GovlabError` subclasses with the command's messages."""
+    try:
+        return call()
+    except GovlabError:
+        raise
+    except sqlite3.Error as e:
+        raise ResultsError(f"the results database cannot be used: {e}") from e
+    except OSError as e:
+        if e.errno is None:
+            raise FileAccessError(_python_names(str(e) or type(e).__name__)) from e
+        raise FileAccessError(e.errno, e.strerror, *([e.filename] if e.filename is not None else [])) from e
+    except ValueError as e:
+        raise ResultsError(_python_names(str(e) or type(e).__name__)) from e
 
 
 __all__ = [
+    "checked",
     "ResultsError",
     "FileAccessError",
     "GovlabError",

@@ -32,35 +32,11 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from govlab.exceptions import FileAccessError, GovlabError, InvalidValueError, ResultsError
+from govlab.exceptions import FileAccessError, GovlabError, InvalidValueError, ResultsError, checked
 
 __all__ = ["compare", "open_results", "reproduce", "Comparison", "Reproduction", "Figures", "checked"]
 
 _T = TypeVar("_T")
-
-
-#: CLI flags and the Python arguments that stand for them.
-_FLAGS = {"--jobs": "jobs", "--db": "db", "--executor": "executor", "--experiment": "experiment", "--quick": "quick"}
-
-
-def _python_names(message: str) -> str:
-    return re.sub(r"--[a-z][a-z-]*", lambda m: _FLAGS.get(m.group(0), m.group(0)), message)
-
-
-def checked(call: Callable[[], _T]) -> _T:
-    """``call()``, its errors raised as :class:`GovlabError` subclasses with the command's messages."""
-    try:
-        return call()
-    except GovlabError:
-        raise
-    except sqlite3.Error as e:
-        raise ResultsError(f"the results database cannot be used: {e}") from e
-    except OSError as e:
-        if e.errno is None:
-            raise FileAccessError(_python_names(str(e) or type(e).__name__)) from e
-        raise FileAccessError(e.errno, e.strerror, *([e.filename] if e.filename is not None else [])) from e
-    except ValueError as e:
-        raise ResultsError(_python_names(str(e) or type(e).__name__)) from e
 
 
 # --- loading ------------------------------------------------------------------------------
@@ -146,7 +122,7 @@ def open_results(path: str | os.PathLike[str], experiment: str | Sequence[str] |
     nothing; ``experiment`` picks experiments by name (default: all)."""
 
     def work() -> Comparison:
-        from govlab import compare as analysis
+        from govlab import analysis
         from govlab.store import Store
 
         names = [experiment] if isinstance(experiment, str) else experiment
@@ -170,7 +146,7 @@ def reproduce(
 
     def work() -> Reproduction:
         from govlab import outfile, pipeline
-        from govlab import reproduce as repro
+        from govlab import reproduction as repro
         from govlab.store import Store
 
         names = [name] if name else list(repro.EVALUATIONS)
@@ -202,7 +178,7 @@ def _df(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None)
 
 
 class Comparison:
-    """An MMTests-style comparison of one or more benchmarks (see :mod:`govlab.compare`).
+    """An MMTests-style comparison of one or more benchmarks (see :mod:`govlab.analysis`).
 
     ``analyses``: the analysis dicts (``govlab compare --format json``'s
     ``benchmarks``); ``db``: the results database they came from.
@@ -293,7 +269,7 @@ class Comparison:
         """The summary over benchmarks: per configuration other than the baseline
         and benchmark, the difference in percent, its significance and its
         category (large wins ... large losses), as ``govlab compare`` sums up."""
-        from govlab import compare as analysis
+        from govlab import analysis
 
         s = analysis.summarise(self.analyses)
         rows = [
@@ -406,7 +382,7 @@ class Reproduction(Comparison):
 
     def to_text(self) -> str:
         """What ``govlab reproduce`` prints."""
-        from govlab import reproduce as repro
+        from govlab import reproduction as repro
 
         return "\n".join(repro.section_text(ev, analyses, table, self.quick) for ev, analyses, table in self._parts)
 

@@ -4,7 +4,7 @@
 (load), expands them into run requests with :mod:`govlab.plan` (plan), records
 them in the results database and simulates the runs it lacks with
 :mod:`govlab.sweep` (execute), then analyses every experiment with
-:mod:`govlab.compare` (analyse). Rendering (text tables, JSON, HTML) is left to
+:mod:`govlab.analysis` (analyse). Rendering (text tables, JSON, HTML) is left to
 the caller: the ``govlab`` command's handlers in :mod:`govlab.cli`.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from govlab import compare, plan
+from govlab import analysis as compare, plan
 from govlab.experiment import Experiment, ExperimentError
 from govlab.store import Store
 from govlab.sweep import LOCAL, SweepReport, execute

@@ -30,13 +30,6 @@ class Result:
         #: The trace file the run wrote (``govlab.run(..., trace="FILE")``).
         self.trace_path = trace_path
 
-    @property
-    def trace(self) -> Any:
-        """The run's trace as a :class:`govlab.Trace` (needs ``trace=True`` or ``trace="FILE"`` in ``govlab.run``)."""
-        from govlab.trace import Trace
-
-        return Trace(self)
-
     @classmethod
     def from_json(cls, text: str) -> Result:
         """A result from the engine's JSON text."""

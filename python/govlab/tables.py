@@ -1,10 +1,10 @@
 """The comparison as text, Markdown, CSV or JSON (pipeline stage: render).
 
-:func:`render` writes the analyses of :mod:`govlab.compare` in one of
+:func:`render` writes the analyses of :mod:`govlab.analysis` in one of
 :data:`FORMATS`: ``text`` (dense and aligned, for a mail, MMTests' layout),
 ``markdown``, ``csv`` (one figure per line) and ``json`` (everything, with the
 per-run samples; undefined figures are null). What the tables hold, and why,
-is told in :mod:`govlab.compare`; numbers are written by :mod:`govlab.fmt`.
+is told in :mod:`govlab.analysis`; numbers are written by :mod:`govlab.fmt`.
 The HTML report (:mod:`govlab.report`) shows the same tables.
 """
 
@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from govlab import compare, fmt, stats
+from govlab import analysis as compare, fmt, stats
 
 __all__ = ["FORMATS", "render", "performance_rows", "stat_decimals"]
 

@@ -132,7 +132,7 @@ class TraceStats:
 
 def _read(path: str) -> Any:
     """The engine's reading of the trace in ``path``; a refused file is a ``FileAccessError``."""
-    from govlab.notebook import checked
+    from govlab.exceptions import checked
 
     return checked(lambda: _core.trace_read(path))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from govlab import compare, experiment, pipeline, plan, stats, tables
+from govlab import analysis as compare, experiment, pipeline, plan, stats, tables
 from govlab.store import Store
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from govlab import compare, experiment, pipeline, plan
+from govlab import analysis as compare, experiment, pipeline, plan
 from govlab import report as html_report
 from govlab.report import aggregate
 from govlab.report.timeline import IDLE_OTHER, RUNNING, UNKNOWN, CpuTimeline, from_engine, trace_run

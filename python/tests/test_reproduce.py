@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from govlab import cli, experiment, plan, reproduce, stats
+from govlab import cli, experiment, plan, reproduction as reproduce, stats
 from govlab.pipeline import run_experiments
 from govlab.store import Store
 

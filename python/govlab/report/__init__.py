@@ -1,7 +1,7 @@
 """The HTML report of ``govlab compare --html`` and ``govlab report --html`` (pipeline stage: render).
 
 One self-contained file: plotly.js is embedded, so it opens with no network.
-For each benchmark it holds the comparison tables of :mod:`govlab.compare`
+For each benchmark it holds the comparison tables of :mod:`govlab.analysis`
 and these plots (:mod:`govlab.report.figures`):
 
 - the primary metric per parameter value, Amean with ±1 Stddev error bars,
@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from govlab import __version__, compare, fmt, plan, stats, tables
+from govlab import __version__, analysis as compare, fmt, plan, stats, tables
 from govlab.experiment import Experiment
 from govlab.plan import RunSpec
 from govlab.report import figures

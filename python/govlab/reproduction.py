@@ -1,7 +1,7 @@
 """``govlab reproduce``: the published governor evaluations, re-run and checked (stages: load, analyse, render).
 
-Called, this module is the notebook's entry point: ``govlab.reproduce(name=None,
-quick=False, db=None, jobs=None, progress=True)`` is :func:`govlab.notebook.reproduce`.
+The notebook's ``govlab.reproduce(name=None, quick=False, ...)`` is
+:func:`govlab.notebook.reproduce`, built on this module.
 
 :func:`experiments_of` loads an evaluation's experiment file, :func:`rows`
 analyses its runs against the published figures, :func:`render_text` writes
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from govlab import compare, stats
+from govlab import analysis as compare, stats
 from govlab.experiment import Experiment, load_all
 from govlab.plan import RunSpec
 
@@ -362,18 +362,3 @@ def _primary_value(result: Mapping[str, Any]) -> float:
     """A run's primary metric; nan when it has none (no samples)."""
     value = result["primary_metric"].get("value")
     return _NAN if value is None else float(value)
-
-
-class _CallableModule(type(json)):  # type: ignore[misc]
-    """This module, callable: ``govlab.reproduce(...)`` is :func:`govlab.notebook.reproduce`,
-    while ``govlab.reproduce.rows`` and the rest stay this module's."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from govlab.notebook import reproduce
-
-        return reproduce(*args, **kwargs)
-
-
-import sys as _sys  # noqa: E402
-
-_sys.modules[__name__].__class__ = _CallableModule

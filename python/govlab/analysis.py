@@ -1,8 +1,7 @@
 """MMTests-style comparison of an experiment's runs (pipeline stage: analyse).
 
-Called, this module is the notebook's entry point: ``govlab.compare(experiment,
-db=None, jobs=None, executor=None, progress=True)`` is
-:func:`govlab.notebook.compare` (see docs/notebooks.md).
+The notebook's ``govlab.compare(experiment, ...)`` is
+:func:`govlab.notebook.compare` (docs/notebooks.md), built on this module.
 
 :func:`analyse` turns an experiment's stored results into the figures of the
 tables below; :func:`summarise` sums several benchmarks up. Writing them as
@@ -409,19 +408,3 @@ def summarise(analyses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "groups": groups,
         "ratios": {"configs": configs, "rows": rows, "gmean": gmean},
     }
-
-
-class _CallableModule(type(json)):  # type: ignore[misc]
-    """This module, callable: ``govlab.compare(...)`` is :func:`govlab.notebook.compare`
-    (a notebook's entry point), while ``govlab.compare.analyse`` and the rest stay this
-    module's (the pipeline's analyse stage)."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from govlab.notebook import compare
-
-        return compare(*args, **kwargs)
-
-
-import sys as _sys  # noqa: E402
-
-_sys.modules[__name__].__class__ = _CallableModule
