@@ -25,7 +25,9 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
-from govlab import _core, governors
+import govlab._core as _core
+
+from govlab import governors
 from govlab.result import Result
 
 __all__ = [

@@ -39,7 +39,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from govlab import __version__, api, fmt
+from govlab._core import __version__
+
+from govlab import api, fmt
 from govlab.exceptions import GovlabError
 from govlab.run_text import format_kernels, format_list, format_replay, format_stats, format_text
 

@@ -79,7 +79,6 @@ def checked(call: Callable[[], _T]) -> _T:
 
 
 __all__ = [
-    "checked",
     "ResultsError",
     "FileAccessError",
     "GovlabError",

@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from govlab.exceptions import FileAccessError, GovlabError, InvalidValueError, ResultsError, checked
 
-__all__ = ["compare", "open_results", "reproduce", "Comparison", "Reproduction", "Figures", "checked"]
+__all__ = ["compare", "open_results", "reproduce", "Comparison", "Reproduction", "Figures"]
 
 _T = TypeVar("_T")
 

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from govlab import __version__, api, governors
+from govlab._core import __version__
+
+from govlab import api, governors
 from govlab import spec as specs
 from govlab.experiment import Experiment
 

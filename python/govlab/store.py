@@ -48,7 +48,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from govlab import __version__, outfile
+from govlab._core import __version__
+
+from govlab import outfile
 from govlab.exceptions import GovlabError
 
 __all__ = ["Store", "StoreError", "DEFAULT_DB_NAME", "SCHEMA_VERSION", "APPLICATION_ID"]

@@ -18,7 +18,7 @@ import json
 import os
 from typing import Any
 
-from govlab import _core
+import govlab._core as _core
 from govlab.result import Result
 
 __all__ = ["stats", "stats_and_timeline", "replay", "Trace", "TraceStats", "BACKENDS"]

@@ -169,7 +169,7 @@ def test_simulated_cpu_frequency_matches_its_trace_text(tmp_path):
         if " cpu_frequency: " in line
     ]
     assert len(lines) > 5
-    df = in_memory.trace.df_event("cpu_frequency")
+    df = govlab.Trace(in_memory).df_event("cpu_frequency")
     assert len(df) == len(lines)
     assert list(df["frequency"]) == [int(m[3]) for m in lines]
     assert list(df["cpu"]) == [int(m[4]) for m in lines]
@@ -178,9 +178,9 @@ def test_simulated_cpu_frequency_matches_its_trace_text(tmp_path):
     assert all(abs(t - float(m[2])) < 1e-6 for t, m in zip(df.index, lines))
     from_file = govlab.Trace(on_file).df_event("cpu_frequency")
     assert list(from_file["frequency"]) == list(df["frequency"])
-    assert in_memory.trace.format == "govlab-run"
+    assert govlab.Trace(in_memory).format == "govlab-run"
     with pytest.raises(govlab.UnsupportedError):
-        in_memory.trace.replay()
+        govlab.Trace(in_memory).replay()
     replayed = govlab.Trace(on_file).replay(cpufreq="performance")
     assert replayed.sim_time_s > 0
 

@@ -31,7 +31,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from govlab import __version__, analysis as compare, fmt, plan, stats, tables
+from govlab._core import __version__
+
+from govlab import analysis as compare, fmt, plan, stats, tables
 from govlab.experiment import Experiment
 from govlab.plan import RunSpec
 from govlab.report import figures

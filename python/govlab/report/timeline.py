@@ -101,7 +101,8 @@ def trace_run(kwargs: Mapping[str, Any], max_spans: int | None = None) -> tuple[
 
     ``max_spans`` None is the engine's default (``trace::timeline::MAX_SPANS``).
     """
-    from govlab import _core, api, governors
+    import govlab._core as _core
+    from govlab import api, governors
 
     args = {
         "platform": kwargs.get("platform", api.DEFAULT_PLATFORM),

@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from govlab import __version__
+from govlab._core import __version__
 from govlab.report import figures, script_json
 from govlab.report.timeline import CpuTimeline, from_engine
 from govlab.result import avg_khz

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from govlab import __version__
+from govlab._core import __version__
 from govlab.exceptions import GovlabError
 from govlab.plan import RunSpec
 from govlab.sweep.worker import govlab_version, simulate

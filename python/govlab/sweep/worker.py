@@ -24,18 +24,18 @@ _PR_SET_PDEATHSIG = 1
 
 def simulate(kwargs: dict[str, Any]) -> tuple[dict[str, Any], float]:
     """One run in a worker: ``govlab.run(**kwargs).to_dict()`` and its wall time."""
-    import govlab
+    from govlab.api import run
 
     start = time.perf_counter()
-    result = govlab.run(**kwargs).to_dict()
+    result = run(**kwargs).to_dict()
     return result, time.perf_counter() - start
 
 
 def govlab_version() -> str:
     """The govlab version where this runs (a Dask worker, to check it matches the client's)."""
-    import govlab
+    from govlab._core import __version__
 
-    return govlab.__version__
+    return __version__
 
 
 def die_with_parent(parent_pid: int, poll_s: float) -> None:
