@@ -52,6 +52,44 @@ pub struct PackageEnergy {
     /// ∫ uncore kHz dt over the time in PC0 (kHz·ns), and that time.
     pub uncore_khz_ns: f64,
     pub pc0_ns: u64,
+    /// The package's cores by what loads it, kept as cores change so that
+    /// a refresh reads counts instead of walking every core: running
+    /// cores, cores awake (not in an idle state), and idle cores per
+    /// state depth.
+    pub busy_cores: u32,
+    pub awake_cores: u32,
+    pub idle_at_depth: Vec<u32>,
+}
+
+impl PackageEnergy {
+    /// A package of `cores` cores, all awake and not running (as
+    /// `CoreEnergy::default()` starts).
+    pub fn new(cores: usize) -> Self {
+        PackageEnergy { awake_cores: cores as u32, ..PackageEnergy::default() }
+    }
+
+    /// A core moved from (`depth`, `busy`) to (`new_depth`, `new_busy`).
+    fn move_core(&mut self, (depth, busy): (Option<usize>, bool), (new_depth, new_busy): (Option<usize>, bool)) {
+        match depth {
+            None => self.awake_cores -= 1,
+            Some(d) => self.idle_at_depth[d] -= 1,
+        }
+        match new_depth {
+            None => self.awake_cores += 1,
+            Some(d) => {
+                if self.idle_at_depth.len() <= d {
+                    self.idle_at_depth.resize(d + 1, 0);
+                }
+                self.idle_at_depth[d] += 1;
+            }
+        }
+        self.busy_cores = self.busy_cores + u32::from(new_busy) - u32::from(busy);
+    }
+
+    /// The shallowest idle depth among the package's idle cores.
+    fn min_idle_depth(&self) -> usize {
+        self.idle_at_depth.iter().position(|&n| n > 0).unwrap_or(usize::MAX)
+    }
 }
 
 /// One core's energy ledger. A core leaving an idle state draws that
@@ -103,6 +141,10 @@ impl Engine {
             // The core wakes: its last state's entry and exit are paid.
             self.charge_entry_exit(core, d);
         }
+        let old = (self.cores[core].depth, self.cores[core].busy);
+        if old != (depth, busy) {
+            self.pkg_energy[self.plat.cores[core].package].move_core(old, (depth, busy));
+        }
         let c = &mut self.cores[core];
         c.depth = depth;
         c.busy = busy;
@@ -132,21 +174,20 @@ impl Engine {
         let p = &self.plat.packages[pkg];
         // Cores running load the uncore and memory; a core leaving idle
         // has woken the package but does not load it yet.
-        let mut active = 0u32;
-        let mut awake = false;
-        let mut min_depth = usize::MAX;
-        let mut fastest_khz = 0u32;
-        for &core in &p.cores {
-            let c = &self.cores[core];
-            if c.busy {
-                active += 1;
-                fastest_khz = fastest_khz.max(self.domains[self.plat.cores[core].freq_domain].cur_khz);
-            }
-            match c.depth {
-                None => awake = true,
-                Some(d) => min_depth = min_depth.min(d),
-            }
-        }
+        let counts = &self.pkg_energy[pkg];
+        let active = counts.busy_cores;
+        let awake = counts.awake_cores > 0;
+        let min_depth = counts.min_idle_depth();
+        let fastest_khz = match &p.uncore {
+            Some(u) if u.policy == UncorePolicy::FollowCores => p
+                .cores
+                .iter()
+                .filter(|&&c| self.cores[c].busy)
+                .map(|&c| self.domains[self.plat.cores[c].freq_domain].cur_khz)
+                .max()
+                .unwrap_or(0),
+            _ => 0,
+        };
         let state = if self.plat.package_cstates && !awake {
             p.cstates.iter().rposition(|c| c.core_state <= min_depth)
         } else {

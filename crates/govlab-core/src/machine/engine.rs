@@ -216,7 +216,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let vdomains = platform.voltage_domains.iter().map(|_| VoltageRt::default()).collect();
     let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
     let packages = platform.packages.iter().map(|_| PackageRt::default()).collect();
-    let n_packages = platform.packages.len();
+    let cores_per_package: Vec<usize> = platform.packages.iter().map(|p| p.cores.len()).collect();
     let record = Record {
         series: vec![crate::metrics::hist::Histogram::default(); setup.series.len()],
         deadline_misses: vec![0; setup.series.len()],
@@ -250,7 +250,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         cores,
         domains,
         vdomains,
-        pkg_energy: vec![super::energy::PackageEnergy::default(); n_packages],
+        pkg_energy: cores_per_package.iter().map(|&n| super::energy::PackageEnergy::new(n)).collect(),
         packages,
         energy_check_mj: 0.0,
         total_power_mw: 0.0,
