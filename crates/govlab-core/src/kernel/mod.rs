@@ -900,7 +900,7 @@ pub struct ShownKernel {
     pub hz: u32,
     /// What utilisation is scaled by (`off`, `base`, `max`, `Nc`).
     pub freq_invariance: String,
-    /// Reserved; no effect yet.
+    /// The per-CPU kernel work that wakes idle CPUs (machine/housekeeping.rs).
     pub housekeeping: bool,
     /// Before v5.1: PELT scales contributions, not its clock.
     pub pelt_scales_contributions: bool,
