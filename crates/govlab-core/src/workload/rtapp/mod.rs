@@ -47,8 +47,8 @@
 //! Refused, with an error naming the file and the key's path: per-phase
 //! `policy`, `priority`, deadline or clamp changes, `nodes_membind`, the
 //! pre-2015 grammar (`exec`, `period`, `lock_order`, `resources` in a task:
-//! the message says so and how to convert), files without `tasks`
-//! (fragments), and keys that are neither events nor properties. Logging
+//! the message says so and how to convert), files without `tasks` or
+//! whose tasks reach a resource the file does not define (fragments), and keys that are neither events nor properties. Logging
 //! and tracing keys of `global` are ignored. `duration` (seconds) is the
 //! run's length when the experiment gives none ([`file_duration_ns`]); a
 //! given duration overrides it.
@@ -274,6 +274,12 @@ impl<'a> Conv<'a> {
             }
             _ => return Err(self.err("tasks", "needs at least one task object")),
         };
+        if let Some((at, name)) = undefined_resource(tasks, doc.get("resources")) {
+            return Err(self.err(
+                &at,
+                format!("resource \"{name}\" is defined in no \"resources\" of this file: it is a fragment of a use case (like the thread pieces of rt-app's merge examples, whose resources are in another piece), not a workload; join it with the pieces into one file"),
+            ));
+        }
         let mut threads = 0;
         for (name, t) in tasks.entries() {
             let at = format!("tasks.{name}.instance");
@@ -705,6 +711,32 @@ impl<'a> Conv<'a> {
         }
         Ok(())
     }
+}
+
+/// The first resource a task of the pre-v1.0 grammar reaches through
+/// `access` that neither its own `resources` nor the file's top-level
+/// `resources` define, with where it is named: such a file is one piece of
+/// a use case split across files.
+fn undefined_resource(tasks: &Json, top: Option<&Json>) -> Option<(String, String)> {
+    let defined_top = |n: &str| top.is_some_and(|r| r.get(n).is_some());
+    for (task, t) in tasks.entries() {
+        let mut scopes: Vec<(String, &Json)> = vec![(format!("tasks.{task}"), t)];
+        if let Some(phases) = t.get("phases") {
+            scopes.extend(phases.entries().iter().map(|(p, v)| (format!("tasks.{task}.phases.{p}"), v)));
+        }
+        for (at, scope) in scopes {
+            let Some(res) = scope.get("resources") else { continue };
+            for (r, v) in res.entries() {
+                let Some(Json::Arr(names)) = v.get("access") else { continue };
+                for n in names.iter().filter_map(Json::as_str) {
+                    if res.get(n).is_none() && !defined_top(n) {
+                        return Some((format!("{at}.resources.{r}.access"), n.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    None
 }
 
 /// The event an object key names, by rt-app's prefix rule.
