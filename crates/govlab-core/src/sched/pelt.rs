@@ -363,18 +363,7 @@ pub fn update_load_sum(
     runnable: u64,
     running: bool,
 ) -> bool {
-    let delta = now.wrapping_sub(sa.last_update_time);
-    if (delta as i64) < 0 {
-        sa.last_update_time = now;
-        return false;
-    }
-    // Whole 1024-ns units only; the remainder stays for the next update.
-    let delta = delta >> 10;
-    if delta == 0 {
-        return false;
-    }
-    sa.last_update_time += delta << 10;
-
+    let Some(delta) = take_units(now, sa) else { return false };
     // Off the runqueue nothing can be runnable or running.
     let (runnable, running) = if load == 0 {
         (0, false)
@@ -383,6 +372,25 @@ pub fn update_load_sum(
     };
 
     accumulate_sum(delta, sa, load, runnable, running) != 0
+}
+
+/// The head of `___update_load_sum`: the whole 1024-ns units from
+/// `last_update_time` to `now`, which now count as accounted (the remainder
+/// stays for the next update); None when there is none, or when time went
+/// backwards (then `last_update_time` is reset to `now`).
+#[inline]
+fn take_units(now: u64, sa: &mut SchedAvg) -> Option<u64> {
+    let delta = now.wrapping_sub(sa.last_update_time);
+    if (delta as i64) < 0 {
+        sa.last_update_time = now;
+        return None;
+    }
+    let delta = delta >> 10;
+    if delta == 0 {
+        return None;
+    }
+    sa.last_update_time += delta << 10;
+    Some(delta)
 }
 
 /// `get_pelt_divider`: the largest sum reachable at the current position in
@@ -969,16 +977,7 @@ fn update_load_sum_scaled(
     scale_freq: u64,
     scale_cpu: u64,
 ) -> bool {
-    let delta = now.wrapping_sub(sa.last_update_time);
-    if (delta as i64) < 0 {
-        sa.last_update_time = now;
-        return false;
-    }
-    let delta = delta >> 10;
-    if delta == 0 {
-        return false;
-    }
-    sa.last_update_time += delta << 10;
+    let Some(delta) = take_units(now, sa) else { return false };
     let (runnable, running) = if load == 0 { (0, false) } else { (runnable, running) };
     accumulate_sum_scaled(delta, sa, load, runnable, running, scale_freq, scale_cpu) != 0
 }
