@@ -187,13 +187,13 @@ def plot(models: dict[str, dict], path: str) -> None:
             ax.axhline(TDP_W[name], color="grey", lw=0.8, ls="-.", label="package TDP (model's package W: +)")
             ax.plot(xs[1:], [m["steps"][p][0] for p in STEPS], "+", color="grey")
         if not REFERENCES.get(name):
-            ax.text(0.03, 0.93, "no published per-step reference found", transform=ax.transAxes, fontsize=9)
+            ax.text(0.97, 0.04, "no published per-step reference found", transform=ax.transAxes, fontsize=9, ha="right")
         ax.set_title(name)
         ax.set_xlabel("target load, % of calibrated maximum (0 = active idle)")
         ax.set_ylabel("W")
         ax.set_xticks(xs)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper left")
     fig.suptitle(f"Stepped load (SPECpower_ssj2008 steps): references as rise over idle, wall x {PSU_EFFICIENCY}", fontsize=11)
     fig.savefig(path, dpi=110)
 
