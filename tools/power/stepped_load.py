@@ -1,26 +1,106 @@
-"""Modelled power of a platform idle and under a SPECpower-like stepped load.
+"""Modelled power of a platform idle and under a SPECpower-like stepped load, beside published references.
 
 SPECpower_ssj2008 runs open-loop transactions at 100%, 90% ... 10% of the
 machine's calibrated maximum throughput, then "active idle". Here: a Poisson
 stream of 1 ms requests (time at the reference clock) served by one worker per
 CPU; the maximum is calibrated as SPECpower does, by a saturating closed-loop
-run (every CPU busy), and each step offers that fraction of it. Prints one
-row per step: offered load, package W, DRAM W, total W (the run's energy over
-its time), per platform, as a Markdown table (docs/platforms.md).
+run (every CPU busy), and each step offers that fraction of it.
 
-    .venv/bin/python tools/power/stepped_load.py [PLATFORM...]
+The references are SPECpower_ssj2008 results (wall power of whole servers,
+docs/research/sources.md C.4). What is compared is the rise over active idle,
+the only part of a wall reading a package + DRAM model can be held to: the
+rest of the node (board, BMC, fans at their floor, disk) is taken as constant
+across steps and cancels, and the supply's loss is removed with a fixed
+efficiency. The active-idle wall reading only bounds the modelled idle from
+above.
+
+    .venv/bin/python tools/power/stepped_load.py [--cpufreq GOV] [--plot PNG] [PLATFORM...]
+
+prints the Markdown tables of docs/platforms.md; --plot (needs matplotlib)
+draws every platform's steps beside its references.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import govlab
 
 PLATFORMS = ["broadwell-2s-e5-2698v4", "skylake-e3-1240v5", "power8", "power9"]
 DURATION = "2s"
+STEPS = list(range(10, 101, 10))
+TOLERANCE = 0.20
+
+# AC-to-DC efficiency of the server's supply between 20 % and 100 % of its
+# rating: 80 PLUS Platinum asks at least 90 % at 20 %, 94 % at 50 %, 91 % at
+# 100 % (Intel P4000IP TPS rev. 1.2, Table 34; sources.md C.4).
+PSU_EFFICIENCY = 0.92
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One SPECpower_ssj2008 result: average wall watts at active idle, 10 % ... 100 %."""
+
+    label: str
+    url: str
+    nodes: int
+    wall_w: tuple[float, ...]
+    same_part: bool
+
+    def rise_w(self, step: int) -> float:
+        """Package + DRAM rise over active idle per node at `step` %, as the supply's output."""
+        i = step // 10
+        return PSU_EFFICIENCY * (self.wall_w[i] - self.wall_w[0]) / self.nodes
+
+    def idle_bound_w(self) -> float:
+        """Everything one node draws at active idle, after the supply: the modelled idle must be below it."""
+        return PSU_EFFICIENCY * self.wall_w[0] / self.nodes
+
+
+REFERENCES: dict[str, list[Reference]] = {
+    "broadwell-2s-e5-2698v4": [
+        Reference(
+            "Huawei XH620 V3, 2x E5-2698 v4 per node (4-node chassis / 4)",
+            "https://www.spec.org/power_ssj2008/results/res2016q2/power_ssj2008-20160412-00726.html",
+            4,
+            (217, 396, 476, 553, 598, 668, 787, 863, 1042, 1213, 1419),
+            True,
+        ),
+        Reference(
+            "Huawei XH321 V3, 2x E5-2699 v4 per node (4-node chassis / 4)",
+            "https://www.spec.org/power_ssj2008/results/res2017q1/power_ssj2008-20170306-00743.html",
+            4,
+            (232, 419, 502, 579, 645, 705, 764, 852, 966, 1132, 1322),
+            False,
+        ),
+        Reference(
+            "HPE DL360 Gen9, 2x E5-2699 v3 (Haswell-EP)",
+            "https://www.spec.org/power_ssj2008/results/res2016q1/power_ssj2008-20151215-00708.html",
+            1,
+            (45, 83.7, 101, 118, 133, 145, 162, 188, 218, 248, 276),
+            False,
+        ),
+    ],
+    "skylake-e3-1240v5": [
+        Reference(
+            "Fujitsu TX100 S3p, 1x E3-1240 V2 (Ivy Bridge, 69 W): kin only",
+            "https://www.spec.org/power_ssj2008/results/res2012q3/power_ssj2008-20120726-00519.html",
+            1,
+            (14.1, 19.9, 24.1, 27.9, 31.7, 35.1, 39.3, 44.0, 54.1, 66.6, 72.5),
+            False,
+        ),
+    ],
+}
+
+
+# Package TDP of the whole machine, the limit a package holds at sustained
+# all-core load (quattor hardware templates: E5-2698 v4 135 W, E3-1240 v5
+# 80 W; sources.md C.4).
+TDP_W = {"broadwell-2s-e5-2698v4": 2 * 135.0, "skylake-e3-1240v5": 80.0}
 
 
 def workload(nr_cpus: int, rate: float | None) -> str:
@@ -35,33 +115,115 @@ def workload(nr_cpus: int, rate: float | None) -> str:
     )
 
 
-def run(platform: str, text: str) -> dict:
+def run(platform: str, text: str, cpufreq: str | None) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
         f.write(text)
     try:
-        return govlab.run(platform=platform, workload=f.name, duration=DURATION).to_dict()
+        return govlab.run(platform=platform, workload=f.name, duration=DURATION, cpufreq=cpufreq).to_dict()
     finally:
         Path(f.name).unlink()
 
 
-def main(names: list[str]) -> None:
-    for name in names or PLATFORMS:
-        idle = govlab.run(platform=name, workload="idle", duration=DURATION).to_dict()
-        nr = len(idle["cpus"])
-        sat = run(name, workload(nr, None))
-        max_rate = sat["metrics"].get("done_per_s", 0.0)
-        if not max_rate:
-            secs = sat["sim_time_s"]
-            max_rate = sum(c["busy_s"] for c in sat["cpus"]) / secs * 1000.0
-        print(f"\n{name}: calibrated maximum {max_rate:.0f} requests/s\n")
-        print("| load | package W | DRAM W | total W |")
-        print("|---:|---:|---:|---:|")
-        for pct in range(100, 0, -10):
-            r = run(name, workload(nr, max_rate * pct / 100))
-            s = r["sim_time_s"]
-            print(f"| {pct}% | {r['package_j'] / s:.1f} | {r['dram_j'] / s:.1f} | {r['avg_power_w']:.1f} |")
-        s = idle["sim_time_s"]
-        print(f"| active idle | {idle['package_j'] / s:.1f} | {idle['dram_j'] / s:.1f} | {idle['avg_power_w']:.1f} |")
+def watts(r: dict) -> tuple[float, float]:
+    s = r["sim_time_s"]
+    return r["package_j"] / s, r["dram_j"] / s
+
+
+def model(name: str, cpufreq: str | None) -> dict:
+    """Package and DRAM watts at active idle and at every step, with the calibrated maximum."""
+    idle = govlab.run(platform=name, workload="idle", duration=DURATION, cpufreq=cpufreq).to_dict()
+    nr = len(idle["cpus"])
+    sat = run(name, workload(nr, None), cpufreq)
+    max_rate = sat["metrics"].get("done_per_s", 0.0)
+    if not max_rate:
+        max_rate = sum(c["busy_s"] for c in sat["cpus"]) / sat["sim_time_s"] * 1000.0
+    steps = {pct: watts(run(name, workload(nr, max_rate * pct / 100), cpufreq)) for pct in STEPS}
+    return {"max_rate": max_rate, "idle": watts(idle), "steps": steps}
+
+
+def print_model(name: str, m: dict) -> None:
+    print(f"\n{name}: calibrated maximum {m['max_rate']:.0f} requests/s\n")
+    print("| load | package W | DRAM W | total W |")
+    print("|---:|---:|---:|---:|")
+    for pct in reversed(STEPS):
+        p, d = m["steps"][pct]
+        print(f"| {pct}% | {p:.1f} | {d:.1f} | {p + d:.1f} |")
+    p, d = m["idle"]
+    print(f"| active idle | {p:.1f} | {d:.1f} | {p + d:.1f} |")
+
+
+def print_comparison(name: str, m: dict) -> None:
+    refs = REFERENCES.get(name, [])
+    if not refs:
+        return
+    idle = sum(m["idle"])
+    print(f"\n{name}: rise of package + DRAM over active idle (W), beside each reference's (wall rise x {PSU_EFFICIENCY})\n")
+    print("| load | model | " + " | ".join(r.label for r in refs) + " | model vs first |")
+    print("|---:|---:|" + "---:|" * len(refs) + "---:|")
+    for pct in STEPS:
+        rise = sum(m["steps"][pct]) - idle
+        cells = " | ".join(f"{r.rise_w(pct):.1f}" for r in refs)
+        if refs[0].same_part:
+            diff = rise / refs[0].rise_w(pct) - 1.0
+            judged = f"{diff * 100:+.0f} %" + ("" if abs(diff) <= TOLERANCE else " (outside ±20 %)")
+        else:
+            judged = "not judged: no reference with this part"
+        print(f"| {pct}% | {rise:.1f} | {cells} | {judged} |")
+    bounds = " | ".join(f"< {r.idle_bound_w():.1f}" for r in refs)
+    print(f"| active idle (whole node after the supply) | {idle:.1f} | {bounds} | |")
+
+
+def plot(models: dict[str, dict], path: str) -> None:
+    """One panel per platform: modelled package + DRAM at active idle and every step; where a
+    reference exists, its rise over idle put on the modelled idle, the first one with a ±20 % band."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8), constrained_layout=True)
+    xs = [0] + STEPS
+    for ax, (name, m) in zip(axes.flat, models.items()):
+        idle = sum(m["idle"])
+        ys = [idle] + [sum(m["steps"][p]) for p in STEPS]
+        ax.plot(xs, ys, "o-", color="black", label="model: package + DRAM")
+        for i, r in enumerate(REFERENCES.get(name, [])):
+            ref = [idle] + [idle + r.rise_w(p) for p in STEPS]
+            style = "s--" if r.same_part else "^:"
+            ax.plot(xs, ref, style, label=f"{r.label}")
+            if i == 0 and r.same_part:
+                lo = [idle] + [idle + (1 - TOLERANCE) * r.rise_w(p) for p in STEPS]
+                hi = [idle] + [idle + (1 + TOLERANCE) * r.rise_w(p) for p in STEPS]
+                ax.fill_between(xs, lo, hi, alpha=0.15, label="±20 % of the reference with this part")
+        if name in TDP_W:
+            ax.axhline(TDP_W[name], color="grey", lw=0.8, ls="-.", label="package TDP (model's package W: +)")
+            ax.plot(xs[1:], [m["steps"][p][0] for p in STEPS], "+", color="grey")
+        if not any(r.same_part for r in REFERENCES.get(name, [])):
+            ax.text(0.97, 0.04, "no published per-step reference for this part", transform=ax.transAxes, fontsize=9, ha="right")
+        ax.set_title(name)
+        ax.set_xlabel("target load, % of calibrated maximum (0 = active idle)")
+        ax.set_ylabel("W")
+        ax.set_xticks(xs)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle(f"Stepped load (SPECpower_ssj2008 steps): references as rise over idle, wall x {PSU_EFFICIENCY}", fontsize=11)
+    fig.savefig(path, dpi=110)
+
+
+def main(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("platforms", nargs="*", default=PLATFORMS)
+    ap.add_argument("--cpufreq", default=None, help="governor for every run (default: each platform's)")
+    ap.add_argument("--plot", metavar="PNG", help="write the figure of docs/platforms.md here")
+    args = ap.parse_args(argv)
+    models = {}
+    for name in args.platforms:
+        m = model(name, args.cpufreq)
+        models[name] = m
+        print_model(name, m)
+        print_comparison(name, m)
+    if args.plot:
+        plot(models, args.plot)
 
 
 if __name__ == "__main__":
