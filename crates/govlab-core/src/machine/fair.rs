@@ -423,6 +423,7 @@ impl Engine {
     pub(crate) fn schedule(&mut self, cpu: CpuId) {
         if self.sched_ext {
             self.schedule_impl::<true>(cpu);
+            self.rt_queue_push_tasks(cpu);
         } else {
             self.schedule_impl::<false>(cpu);
         }
