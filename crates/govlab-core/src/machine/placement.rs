@@ -126,9 +126,6 @@ impl Engine {
         self.enqueue_task(target, t, EnqueueKind::Wakeup);
         self.hook_this_cpu = None;
         self.kick_cpu(target, t);
-        if self.sched_ext && self.tasks[t].class == Class::Rt {
-            self.task_woken_rt(target, t);
-        }
     }
 
     /// After enqueueing `t` on `cpu`: wake the CPU or consider preemption.

@@ -548,7 +548,8 @@ impl Engine {
     /// rt_queue_push_tasks(): after `cpu` picked an RT task
     /// (set_next_task_rt), push its other queued RT tasks; the kernel runs
     /// this as a balance callback at the end of __schedule(), as here.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     pub(crate) fn rt_queue_push_tasks(&mut self, cpu: CpuId) {
         let rq = &self.rqs[cpu];
         if rq.curr_class == Class::Rt && rq.curr.is_some() && !rq.rt_queue.is_empty() {
