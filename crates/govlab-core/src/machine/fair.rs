@@ -423,6 +423,7 @@ impl Engine {
     pub(crate) fn schedule(&mut self, cpu: CpuId) {
         if self.sched_ext {
             self.schedule_impl::<true>(cpu);
+            self.rt_queue_push_tasks(cpu);
         } else {
             self.schedule_impl::<false>(cpu);
         }
@@ -538,9 +539,12 @@ impl Engine {
             return;
         }
         if self.sched_ext && (self.tasks[t].class != Class::Fair || self.rqs[cpu].curr_class != Class::Fair) {
-            // wakeup_preempt() across classes, or within RT or DL.
+            // wakeup_preempt() across classes, or within RT or DL; then
+            // the class's task_woken (ttwu_do_activate, wake_up_new_task).
             if self.rt_dl_preempts(cpu, t, curr) {
                 self.schedule(cpu);
+            } else if self.tasks[t].class == Class::Rt {
+                self.task_woken_rt(cpu, t);
             }
             return;
         }

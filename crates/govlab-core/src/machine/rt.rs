@@ -20,12 +20,19 @@
 //! RT task is charged (the tick among others), as in the kernel.
 //!
 //! Placement (`select_task_rq_rt`, `find_lowest_rq` over cpupri): a waking
-//! RT task stays on its previous CPU unless that runs an RT or DL task it
-//! cannot preempt; then it goes to the allowed CPU of lowest priority
-//! (idle or fair first), its previous CPU preferred. Balancing: a CPU that
-//! schedules pulls a queued RT task of higher priority than its own from
-//! another CPU (`pull_rt_task`). Left out: `push_rt_task` after a wakeup
-//! (the wakeup placement covers the common case), RT group scheduling
+//! RT task stays on its previous CPU unless that CPU's current task is an
+//! RT or DL task that is pinned or not of lower priority; then it goes to
+//! the allowed CPU of lowest priority (idle or fair first) if that is below
+//! its own, its previous CPU preferred, then one sharing its LLC.
+//! Balancing: a CPU that schedules pulls a queued RT task of higher
+//! priority than its own from another CPU (`pull_rt_task`); queued RT
+//! tasks are pushed to such CPUs (`push_rt_tasks`) when an RT task woke
+//! without preempting the current one (`task_woken_rt`) and after a CPU
+//! switched to an RT task (`set_next_task_rt` → `rt_queue_push_tasks`), so
+//! an RT task preempted by a higher one moves to an idle CPU at once.
+//! Left out: the RT push IPI (`RT_PUSH_IPI`, which lets a CPU lowering its
+//! priority ask overloaded CPUs to push: here such a CPU pulls), equal
+//! priority rescheduling (`check_preempt_equal_prio`), RT group scheduling
 //! (CONFIG_RT_GROUP_SCHED), priority inheritance.
 //!
 //! schedutil: `enqueue_top_rt_rq` calls the cpufreq hook, and
@@ -430,34 +437,167 @@ impl Engine {
         1 + (rt::MAX_RT_PRIO - 1).saturating_sub(queued.min(running))
     }
 
+    /// The kernel `prio` of an RT or DL task (lower runs first): −1
+    /// (MAX_DL_PRIO − 1) for a deadline task, else its RT prio.
+    fn rt_dl_prio(&self, t: TaskId) -> i64 {
+        match self.tasks[t].class {
+            Class::Deadline => -1,
+            _ => i64::from(self.tasks[t].rt.prio),
+        }
+    }
+
+    /// The cpupri rank a CPU must be below for task `t` to run there at
+    /// once (the scale of [`Self::rt_rank`]).
+    fn task_rank(&self, t: TaskId) -> u32 {
+        match self.tasks[t].class {
+            Class::Deadline => 200,
+            _ => 1 + (rt::MAX_RT_PRIO - 1) - self.tasks[t].rt.prio,
+        }
+    }
+
+    /// find_lowest_rq(): among the CPUs `t` may use, those of the lowest
+    /// cpupri rank below its own (cpupri_find); of them `task_cpu` if it is
+    /// one, else the first from `task_cpu` on that shares its LLC (the
+    /// SD_WAKE_AFFINE domains), else the first. None when `t` is pinned or
+    /// no CPU runs something it would preempt.
+    fn find_lowest_rq(&self, t: TaskId, task_cpu: CpuId) -> Option<CpuId> {
+        let allowed = self.tasks[t].affinity.unwrap_or(self.all_cpus);
+        if allowed.weight() < 2 {
+            return None;
+        }
+        let mine = self.task_rank(t);
+        let lowest = allowed.iter().map(|c| self.rt_rank(c)).min()?;
+        if lowest >= mine {
+            return None;
+        }
+        if self.rt_rank(task_cpu) == lowest && allowed.test(task_cpu) {
+            return Some(task_cpu);
+        }
+        let llc = self.llc_masks[self.plat.cpus[task_cpu].llc];
+        let mut first_any = None;
+        let mut c = allowed.next_wrap(task_cpu);
+        let start = c;
+        while let Some(cpu) = c {
+            if self.rt_rank(cpu) == lowest {
+                if llc.test(cpu) {
+                    return Some(cpu);
+                }
+                first_any.get_or_insert(cpu);
+            }
+            c = allowed.next_wrap(cpu + 1).filter(|&n| Some(n) != start);
+        }
+        first_any
+    }
+
     /// select_task_rq_rt() / select_task_rq_dl() for a waking or new task.
+    ///
+    /// RT (kernel/sched/rt.c `select_task_rq_rt`, v6.8): the task stays on
+    /// its previous CPU unless that CPU's current task is an RT or DL task
+    /// that is pinned or of equal or higher priority; then it goes where
+    /// find_lowest_rq() says, if that CPU's best task is of lower priority
+    /// than it. DL: away from a CPU already running deadline tasks, to the
+    /// lowest-ranked CPU (select_task_rq_dl's find_later_rq, simplified).
     #[cold]
     #[inline(never)]
     pub(crate) fn select_task_rq_rt_dl(&self, t: TaskId, prev: CpuId) -> CpuId {
         let allowed = self.tasks[t].affinity.unwrap_or(self.all_cpus);
-        let mine = match self.tasks[t].class {
-            Class::Deadline => 200,
-            _ => 1 + (rt::MAX_RT_PRIO - 1) - self.tasks[t].rt.prio,
+        let mine = self.task_rank(t);
+        let must_move = match self.tasks[t].class {
+            Class::Deadline => self.rt_rank(prev) >= mine,
+            _ => self.rqs[prev].curr.is_some_and(|c| {
+                self.tasks[c].class != Class::Fair
+                    && (self.tasks[c].affinity.is_some_and(|a| a.weight() < 2) || self.rt_dl_prio(c) <= self.rt_dl_prio(t))
+            }),
         };
-        if allowed.test(prev) && self.rt_rank(prev) < mine {
+        if allowed.test(prev) && !must_move {
             return prev;
         }
-        // find_lowest_rq(): the lowest rank, the previous CPU's LLC first.
-        let llc = self.llc_masks[self.plat.cpus[prev].llc];
-        let mut best: Option<(u32, bool, CpuId)> = None;
-        let mut c = allowed.next_wrap(prev);
-        let first = c;
-        while let Some(cpu) = c {
-            let key = (self.rt_rank(cpu), !llc.test(cpu), cpu);
-            if best.map_or(true, |b| (key.0, key.1) < (b.0, b.1)) {
-                best = Some(key);
+        if let Some(cpu) = self.find_lowest_rq(t, prev) {
+            if self.rt_rank(cpu) < mine {
+                return cpu;
             }
-            c = allowed.next_wrap(cpu + 1).filter(|&n| Some(n) != first);
         }
-        match best {
-            Some((rank, _, cpu)) if rank < mine || !allowed.test(prev) => cpu,
-            _ => prev,
+        if allowed.test(prev) {
+            return prev;
         }
+        // Not allowed where it was (select_fallback_rq): its lowest-ranked CPU.
+        allowed.iter().min_by_key(|&c| (self.rt_rank(c), c)).unwrap_or(prev)
+    }
+
+    /// task_woken_rt(): RT task `t` woke on `cpu` without preempting its
+    /// current task, an RT or DL task that is pinned or of equal or higher
+    /// priority; if `t` may move, push the runqueue's queued RT tasks to
+    /// CPUs running something of lower priority now rather than wait for
+    /// one of them to pull.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn task_woken_rt(&mut self, cpu: CpuId, t: TaskId) {
+        let Some(curr) = self.rqs[cpu].curr else { return };
+        if curr == t || self.tasks[t].class != Class::Rt || self.tasks[curr].class == Class::Fair {
+            return;
+        }
+        let migratable = |e: &Self, x: TaskId| e.tasks[x].affinity.map_or(true, |a| a.weight() > 1);
+        if !migratable(self, t) {
+            return;
+        }
+        if !migratable(self, curr) || self.rt_dl_prio(curr) <= self.rt_dl_prio(t) {
+            self.push_rt_tasks(cpu);
+        }
+    }
+
+    /// rt_queue_push_tasks(): after `cpu` picked an RT task
+    /// (set_next_task_rt), push its other queued RT tasks; the kernel runs
+    /// this as a balance callback at the end of __schedule(), as here.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn rt_queue_push_tasks(&mut self, cpu: CpuId) {
+        let rq = &self.rqs[cpu];
+        if rq.curr_class == Class::Rt && rq.curr.is_some() && !rq.rt_queue.is_empty() {
+            self.push_rt_tasks(cpu);
+        }
+    }
+
+    /// push_rt_tasks(): push queued RT tasks away from `cpu` while one
+    /// moves.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn push_rt_tasks(&mut self, cpu: CpuId) {
+        while self.push_rt_task(cpu) {}
+    }
+
+    /// push_rt_task(): the highest-priority queued RT task of `cpu` that
+    /// may run elsewhere (pick_next_pushable_task) moves to the CPU
+    /// find_lowest_rq() gives, if that CPU's best task is of lower priority
+    /// (find_lock_lowest_rq), and that CPU reschedules. False when nothing
+    /// moved: no pushable task, none placeable, or the task should rather
+    /// preempt `cpu`'s own current task.
+    fn push_rt_task(&mut self, cpu: CpuId) -> bool {
+        let Some(curr) = self.rqs[cpu].curr else { return false };
+        if self.tasks[curr].class == Class::Fair {
+            return false;
+        }
+        let next = self.rqs[cpu].rt_queue.iter().map(|k| k.2).find(|&x| self.tasks[x].affinity.map_or(true, |a| a.weight() > 1));
+        let Some(next) = next else { return false };
+        if self.rt_dl_prio(next) < self.rt_dl_prio(curr) {
+            // It should preempt `cpu`'s current task instead: that CPU's
+            // wakeup or pick path reschedules.
+            return false;
+        }
+        let Some(dst) = self.find_lowest_rq(next, cpu) else { return false };
+        if dst == cpu || self.rt_rank(dst) >= self.task_rank(next) {
+            return false;
+        }
+        self.hook_this_cpu = Some(cpu);
+        self.dequeue_task_rt_dl(cpu, next, false);
+        if let Some(tr) = self.trace.as_mut() {
+            let tk = &self.tasks[next];
+            tr.sched_migrate_task(self.now, cpu, &tk.comm, tk.pid, cpu, dst);
+        }
+        self.enqueue_task_rt_dl(dst, next);
+        self.hook_this_cpu = None;
+        // resched_curr(lowest_rq).
+        self.resched_for_rt(dst);
+        true
     }
 
     /// pull_rt_task(): `cpu` is about to pick; take a queued (not running)

@@ -119,3 +119,49 @@ fn task_group_of_two_gets_its_share_against_a_single_task() {
     assert!((450.0..=550.0).contains(&c), "root task {c} ms");
     assert!((200.0..=300.0).contains(&a) && (200.0..=300.0).contains(&b), "group tasks {a}, {b} ms");
 }
+
+#[test]
+fn rt_task_preempted_by_a_higher_one_is_pushed_to_an_idle_cpu() {
+    // "low" (FIFO 10) runs on CPU 0, then may use CPUs 0 and 1; "high"
+    // (FIFO 50, pinned to CPU 0) preempts it there at 20 ms for 10 ms.
+    // After the switch CPU 0 pushes "low" to the idle CPU 1
+    // (set_next_task_rt → push_rt_tasks), where it goes on at once: by
+    // 30 ms it has run nearly all 30 ms. Unpushed it would wait on CPU 0's
+    // queue until "high" sleeps (about 20 ms). sum_exec_ns is charged at
+    // ticks and switches, so it lags the run's end by up to a tick (4 ms).
+    let json = r#"{ "tasks": {
+        "low": { "policy": "SCHED_FIFO", "priority": 10, "loop": 1, "phases": {
+            "pin": { "cpus": [0], "runtime": 1000 },
+            "free": { "cpus": [0, 1], "loop": -1, "runtime": 1000 } } },
+        "high": { "cpus": [0], "policy": "SCHED_FIFO", "priority": 50, "delay": 20000, "loop": 1, "runtime": 10000, "sleep": 1000000 }
+    } }"#;
+    let e = engine("push.json", json, "performance", 30 * MS);
+    let low = task(&e, "low");
+    let high = task(&e, "high");
+    assert!(e.tasks[high].sum_exec_ns >= 9 * MS, "high ran {} ns", e.tasks[high].sum_exec_ns);
+    assert!(e.tasks[low].sum_exec_ns >= 25 * MS, "low ran {} ns of 30 ms", e.tasks[low].sum_exec_ns);
+    assert_eq!(e.tasks[low].cpu, 1, "low was not pushed to CPU 1");
+}
+
+#[test]
+fn waking_rt_task_leaves_a_pinned_rt_task_alone() {
+    // "pinned" (FIFO 10) may run only on CPU 0; "waker" (FIFO 50) last ran
+    // there and wakes at 5.5 ms. select_task_rq_rt: the current task of its
+    // CPU is an RT task that cannot move, so the waker goes to the idle
+    // CPU 1 (find_lowest_rq) instead of preempting it: "pinned" runs on
+    // (about 29.5 of 30 ms). Preempting it would take 10 ms from it.
+    // (sum_exec_ns lags the run's end by up to a 4 ms tick.)
+    let json = r#"{ "tasks": {
+        "pinned": { "cpus": [0], "policy": "SCHED_FIFO", "priority": 10, "loop": -1, "runtime": 1000 },
+        "waker": { "policy": "SCHED_FIFO", "priority": 50, "loop": 1, "phases": {
+            "start": { "cpus": [0], "runtime": 500 },
+            "free": { "cpus": [0, 1], "loop": 1, "sleep": 5000, "runtime": 10000 } } }
+    } }"#;
+    let e = engine("pinned.json", json, "performance", 30 * MS);
+    let pinned = task(&e, "pinned");
+    let waker = task(&e, "waker");
+    assert!(e.tasks[waker].sum_exec_ns >= 10 * MS, "waker ran {} ns", e.tasks[waker].sum_exec_ns);
+    assert_eq!(e.tasks[waker].cpu, 1);
+    assert!(e.tasks[pinned].sum_exec_ns >= 25 * MS, "pinned ran {} ns of 30 ms", e.tasks[pinned].sum_exec_ns);
+}
+

@@ -149,7 +149,12 @@ fn fork_starts_a_thread() {
 #[test]
 fn refusals_name_the_file_and_the_key() {
     let cases = [
-        (r#"{ "tasks": { "t": { "exec": 5000, "period": 24000 } } }"#, "tasks.t.exec"),
+        (r#"{ "tasks": { "t": { "exec": 5000, "lock_order": ["m"] } } }"#, "tasks.t.lock_order[0]"),
+        (r#"{ "tasks": { "t": { "exec": 5000, "period": 1000 } } }"#, "tasks.t.period"),
+        (r#"{ "resources": { "m": {}, "w": { "type": "wait" } }, "tasks": { "t": { "exec": 50, "lock_order": ["w"] } } }"#, "no mutex before it"),
+        (r#"{ "resources": { "s": { "type": "signal", "target": "w" }, "w": { "type": "wait" } }, "tasks": { "t": { "exec": 50 } } }"#, "resources.s.target"),
+        (r#"{ "resources": { "r": { "type": "run" } }, "tasks": { "t": { "exec": 50, "lock_order": ["r"], "resources": { "r": { "duration": 60 } } } } }"#, "more than exec"),
+        (r#"{ "tasks": { "t": { "period": 24000, "run": 10 } } }"#, "tasks.t.period"),
         (r#"{ "tasks": { "t": { "policy": "SCHED_FIFO", "priority": 100, "run": 10 } } }"#, "tasks.t.priority"),
         (r#"{ "tasks": { "t": { "policy": "SCHED_DEADLINE", "dl-runtime": 20, "dl-period": 10, "run": 10 } } }"#, "tasks.t.dl-runtime"),
         (r#"{ "global": { "duration": 5 } }"#, "fragment"),
@@ -264,12 +269,51 @@ fn every_real_rtapp_file_that_is_a_workload_runs() {
         match run_with(&format!("rtapp:file={}", f.display()), "schedutil", 200) {
             Ok(_) => ran += 1,
             Err(e) if e.to_string().contains("fragment") => fragments += 1,
-            Err(e) if e.to_string().contains("before v1.0") => old += 1,
+            Err(e) if e.to_string().contains("pre-v1.0") => old += 1,
             Err(e) => panic!("{}: {e}", f.display()),
         }
     }
     // The merge/ thread pieces are fragments (data/real/rt-app/SOURCE.md):
     // their resources are in merge/resources.json. The one complete file in
-    // the pre-v1.0 grammar is wa-rt-app/taskset.json.
-    assert_eq!((ran, fragments, old), (24, 6, 1));
+    // the pre-v1.0 grammar, wa-rt-app/taskset.json, runs converted.
+    assert_eq!((ran, fragments, old), (25, 6, 0));
+}
+
+/// wa-rt-app/taskset.json, rt-app's pre-v1.0 grammar: ThreadA (CPU 0, nice
+/// -19) runs 5 ms every 24 ms (r0 1 ms, then trig1, then 4 ms); ThreadB
+/// waits for trig1 each iteration, runs 0.3 ms, triggers ThreadC, and runs
+/// on 3.7 ms in its two-loop phase2; ThreadC runs 1 + 0.15 ms then wakes
+/// ThreadD (sync3), which runs 0.3 ms and wakes ThreadC back.
+#[test]
+fn pre_v1_taskset_chains_its_threads_on_thread_a_period() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/real/wa-rt-app/taskset.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let runs = |name: &str, text: &str| {
+        let f = temp_file(name, text);
+        let r = run_with(&format!("rtapp:file={}", f.display()), "performance", 240).unwrap();
+        (metric(&r, "run_count"), metric(&r, "timer_misses"), r)
+    };
+    // 240 ms: ten periods of ThreadA. Run events per iteration: A 2 (r0 and
+    // the rest), B 1 in phase1 and 2 in phase2 (p1 p2 p2 p1 …: 16 in ten),
+    // C 2, D 1: 20 + 16 + 20 + 10 = 66 once every chain completes.
+    let (n, misses, r) = runs("taskset.json", &text);
+    assert!((64.0..=66.0).contains(&n), "{n} run events");
+    assert!(misses < 0.5, "ThreadA missed {misses} periods");
+    // ThreadA, pinned to CPU 0, runs 5 of every 24 ms there: 50 ms (plus
+    // what the unpinned threads run there).
+    let busy0 = r.cpus[0].busy_s;
+    assert!((0.05..0.07).contains(&busy0), "CPU 0 busy {busy0} s");
+    // Without ThreadA's trig1, ThreadB never wakes, so neither do C and D:
+    // only ThreadA's 20 run events remain.
+    let untriggered = text.replacen("\"r0\",\n                \"trig1\"", "\"r0\"", 1);
+    assert_ne!(untriggered, text);
+    let (n, _, _) = runs("taskset-untriggered.json", &untriggered);
+    assert!((19.0..=20.0).contains(&n), "{n} run events without trig1");
+    // ThreadA's period sets the chain's: at 48 ms instead of 24, half the
+    // iterations (5 of A, B p1 p2 p2 p1 p2 = 8, C 10, D 5: 33).
+    let slower = text.replacen("\"period\": 24000,\n            \"priority\": -19", "\"period\": 48000,\n            \"priority\": -19", 1);
+    assert_ne!(slower, text);
+    let (n, misses, _) = runs("taskset-48ms.json", &slower);
+    assert!((31.0..=33.0).contains(&n), "{n} run events at a 48 ms period");
+    assert!(misses < 0.5);
 }

@@ -44,10 +44,14 @@
 //! phase's start. `rt_as_cfs=on` runs RT/DL/IDLE threads as nice-0
 //! SCHED_OTHER instead.
 //!
+//! A task written in rt-app's pre-v1.0 grammar (2014–2015: `exec`,
+//! `period`, `deadline`, `sleep`, `lock_order` over typed `resources`) is
+//! converted into the same ops (`legacy.rs` says how and from which rt-app
+//! sources).
+//!
 //! Refused, with an error naming the file and the key's path: per-phase
-//! `policy`, `priority`, deadline or clamp changes, `nodes_membind`, the
-//! pre-2015 grammar (`exec`, `period`, `lock_order`, `resources` in a task:
-//! the message says so and how to convert), files without `tasks` or
+//! `policy`, `priority`, deadline or clamp changes, `nodes_membind`, what
+//! of the pre-v1.0 grammar has no defined meaning (`legacy.rs`), files without `tasks` or
 //! whose tasks reach a resource the file does not define (fragments), and keys that are neither events nor properties. Logging
 //! and tracing keys of `global` are ignored. `duration` (seconds) is the
 //! run's length when the experiment gives none ([`file_duration_ns`]); a
@@ -61,6 +65,7 @@
 //! it was); and the number of missed timer expiries.
 
 mod json;
+mod legacy;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -213,6 +218,9 @@ struct Conv<'a> {
     groups: Names,
     io_device_ok: bool,
     mem_buffer_size: i64,
+    /// The top-level resource table of the pre-v1.0 grammar, read at its
+    /// first task.
+    legacy: Option<legacy::Table>,
 }
 
 /// Names given indices in order of first use.
@@ -244,6 +252,7 @@ impl<'a> Conv<'a> {
             groups: Names::default(),
             io_device_ok: true,
             mem_buffer_size: MEM_BUFFER_SIZE,
+            legacy: None,
         }
     }
 
@@ -481,7 +490,9 @@ impl<'a> Conv<'a> {
             None => -1,
         };
         let thread = open_loop(&mut ops, thread_loop);
-        if let Some(phases) = t.get("phases") {
+        if legacy::is_legacy(t) {
+            self.legacy_task(&at, t, &mut spec, &mut ops, &mut own_timers)?;
+        } else if let Some(phases) = t.get("phases") {
             if !matches!(phases, Json::Obj(kv) if !kv.is_empty()) {
                 return Err(self.err(&format!("{at}.phases"), "an object of one or more phases"));
             }
@@ -503,6 +514,50 @@ impl<'a> Conv<'a> {
         Ok(spec)
     }
 
+    /// A task in rt-app's pre-v1.0 grammar (see `legacy.rs`).
+    fn legacy_task(&mut self, at: &str, t: &Json, spec: &mut TaskSpec, ops: &mut Vec<Op>, own: &mut Names) -> Result<()> {
+        if self.legacy.is_none() {
+            self.legacy = Some(self.legacy_table()?);
+        }
+        let table = self.legacy.take().unwrap_or_default();
+        let phases = t.get("phases");
+        if spec.sched.policy == SchedPolicy::Deadline {
+            // rt-app of that time reserved exec every period, by deadline.
+            if phases.is_some() {
+                return Err(self.err(
+                    &format!("{at}.policy"),
+                    "SCHED_DEADLINE on a pre-v1.0 task with phases: which phase's exec/period is the reservation is not defined; give the task dl-runtime, dl-period, dl-deadline in the event grammar",
+                ));
+            }
+            let us = |k: &str| t.get(k).and_then(Json::as_i64).and_then(|v| u64::try_from(v).ok());
+            let r = us("exec").unwrap_or(0) * 1000;
+            let p = us("period").map_or(r, |v| v * 1000);
+            let d = us("deadline").map_or(p, |v| v * 1000);
+            crate::sched::deadline::checkparam(r, d, p).map_err(|why| self.err(&format!("{at}.exec"), why))?;
+            (spec.sched.dl_runtime_ns, spec.sched.dl_deadline_ns, spec.sched.dl_period_ns) = (r, d, p);
+        }
+        let out = match phases {
+            Some(phases) => {
+                if !matches!(phases, Json::Obj(kv) if !kv.is_empty()) {
+                    return Err(self.err(&format!("{at}.phases"), "an object of one or more phases"));
+                }
+                for (k, v) in t.entries() {
+                    self.task_key(at, k, v)?;
+                }
+                phases.entries().iter().try_for_each(|(pname, p)| {
+                    let pat = format!("{at}.phases.{pname}");
+                    if !matches!(p, Json::Obj(_)) {
+                        return Err(self.err(&pat, "a phase must be an object"));
+                    }
+                    self.legacy_phase(&pat, p, false, &table, ops, own)
+                })
+            }
+            None => self.legacy_phase(at, t, true, &table, ops, own),
+        };
+        self.legacy = Some(table);
+        out
+    }
+
     /// A key of a task object that has `phases`.
     fn task_key(&self, at: &str, k: &str, _v: &Json) -> Result<()> {
         match k {
@@ -519,8 +574,8 @@ impl<'a> Conv<'a> {
     fn unsupported_key(&self, at: &str, k: &str) -> Error {
         let why = match k {
             "nodes_membind" => "NUMA memory binding is not modelled",
-            "exec" | "period" | "lock_order" | "resources" | "deadline" => {
-                "this task uses the grammar of rt-app before v1.0 (2015: exec, period, deadline, lock_order, resources in a task), which rt-app itself no longer reads; convert it to events: exec → run, period → a timer {\"ref\": NAME, \"period\": µs}, lock_order → lock/unlock events around the run"
+            "period" | "lock_order" | "resources" | "deadline" => {
+                "a key of rt-app's pre-v1.0 grammar (2014-2015), whose every phase also has exec (µs); give it exec, or write the task in events (run, timer, lock/unlock)"
             }
             _ => "neither an rt-app event nor a task or phase property",
         };
@@ -593,6 +648,29 @@ impl<'a> Conv<'a> {
         Ok(())
     }
 
+    /// A `run` (`fixed_time` false: calibrated work) or `runtime` of `us`
+    /// µs, recorded as a run event.
+    fn timed_run(&self, ops: &mut Vec<Op>, us: u64, fixed_time: bool) {
+        let ns = us as f64 * 1e3;
+        let (cycles, mem) = if fixed_time {
+            (super::cycles_for_ns_at(ns, self.cal.ref_khz), 1.0)
+        } else {
+            (super::cycles_for_ns_at(ns, self.cal.run_khz), 0.0)
+        };
+        ops.push(Op::Mark);
+        ops.push(Op::Run { cycles: Dist::Fixed(cycles), mem });
+        ops.push(Op::Record { series: RUN, since: Since::Mark, deadline_ns: None });
+        ops.push(Op::Count { counter: NOMINAL_RUN_NS, amount: ns as u64 });
+    }
+
+    /// The pre-v1.0 grammar's busy loop (`exec`, a resource's `duration`):
+    /// a calibrated `run`; nothing for 0.
+    fn calibrated_run(&self, ops: &mut Vec<Op>, us: u64) {
+        if us > 0 {
+            self.timed_run(ops, us, false);
+        }
+    }
+
     fn event(&mut self, at: &str, task: &str, kind: &str, v: &Json, ops: &mut Vec<Op>, own: &mut Names) -> Result<()> {
         let name = |s: &Self| {
             v.as_str()
@@ -616,17 +694,13 @@ impl<'a> Conv<'a> {
                 .ok_or_else(|| s.err(at, format!("the {kind} event takes {{ \"ref\": ..., \"mutex\": ... }}; \"{f}\" is missing")))
         };
         match kind {
-            "run" | "runtime" => {
-                let ns = us(self)? as f64 * 1e3;
-                let (cycles, mem) = if kind == "run" {
-                    (super::cycles_for_ns_at(ns, self.cal.run_khz), 0.0)
-                } else {
-                    (super::cycles_for_ns_at(ns, self.cal.ref_khz), 1.0)
-                };
-                ops.push(Op::Mark);
-                ops.push(Op::Run { cycles: Dist::Fixed(cycles), mem });
-                ops.push(Op::Record { series: RUN, since: Since::Mark, deadline_ns: None });
-                ops.push(Op::Count { counter: NOMINAL_RUN_NS, amount: ns as u64 });
+            "run" => {
+                let n = us(self)?;
+                self.timed_run(ops, n, false);
+            }
+            "runtime" => {
+                let n = us(self)?;
+                self.timed_run(ops, n, true);
             }
             "sleep" => ops.push(Op::Sleep { ns: Dist::Fixed(us(self)? as f64 * 1e3) }),
             "timer" => {
