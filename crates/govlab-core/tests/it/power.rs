@@ -29,6 +29,7 @@ fn config(platform: &str, workload: &str, cpufreq: &str, cpuidle: &str, ms: u64)
         cpuidle: spec(cpuidle),
         duration_ns: ms * 1_000_000,
         seed: 3,
+        interval_ns: None,
     }
 }
 
@@ -285,4 +286,25 @@ fn oracle_uses_least_energy_at_a_fixed_frequency() {
         }
     }
     assert!(checked >= 4 * (platform_names().len() - 2) + 4 * 2);
+}
+
+#[test]
+#[ignore]
+fn explore_oracle() {
+    let task = |cpu: usize| format!("[[task]]\ncomm = \"p{cpu}\"\ncpus = [{cpu}]\nloop = \"forever\"\nops = [ {{ run = \"1500us\" }}, {{ timer = \"7ms\" }} ]\n");
+    let pinned = temp_file("pinned-periodic-x.toml", &(0..4).map(task).collect::<String>());
+    let pinned = pinned.to_str().unwrap().to_string();
+    let which: Vec<String> = std::env::var("EXPLORE").unwrap().split(',').map(String::from).collect();
+    for name in &which {
+        let plat = format!("{name}:turbo=off,package_cstates=off,smt=off");
+        for wl in [pinned.as_str(), "dbench:clients=2"] {
+            for idle in ["oracle", "oracle:by=energy", "menu", "teo", "ladder", "haltpoll"] {
+                let r = config(&plat, wl, "userspace", idle, 300).run(None, None).unwrap();
+                let ops = r.metrics.get("ops").and_then(serde_json::Value::as_f64).unwrap_or(1.0);
+                let usage: Vec<String> = r.cpus[0].idle_states.iter().map(|s| format!("{}:{}/{:.4}", s.name, s.usage, s.time_s)).collect();
+                let busy: Vec<String> = r.cpus.iter().map(|c| format!("{:.3}", c.busy_s)).collect();
+                println!("{name} {} {idle}: {:.6} J, ops {ops}, J/op {:.3e}, cpu0 {usage:?} busy {busy:?}", if wl.contains("dbench") {"dbench"} else {"periodic"}, r.energy_j, r.energy_j / ops);
+            }
+        }
+    }
 }
