@@ -140,7 +140,7 @@ pub fn cheapest_state(states: &[IdleState], disabled: &[bool], idle_mw: &[f64], 
     let mut best: Option<(usize, f64)> = None;
     for i in (0..states.len()).filter(|&i| !disabled[i] && states[i].exit_latency_ns <= latency_req_ns) {
         let c = cost_uj(i);
-        if best.is_none_or(|(_, b)| c < b) {
+        if best.map_or(true, |(_, b)| c < b) {
             best = Some((i, c));
         }
     }
