@@ -93,6 +93,7 @@ def run(
     trace: bool | str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], object] | None = None,
     kernel: SpecLike | None = None,
+    turbostat_interval: DurationLike | None = None,
 ) -> Result:
     """Simulate ``duration`` of ``workload`` on ``platform`` under the two governors.
 
@@ -105,6 +106,9 @@ def run(
     ``kernel`` is ``"VERSION[:option=value,...]"`` (``"4.16"``,
     ``"5.4:idle_tick=governor"``; None: the newest modelled, see
     ``govlab list kernels``).
+    ``turbostat_interval`` (``"1s"``, ``"250ms"``, or seconds) keeps the counters
+    turbostat reads per interval too: ``result.turbostat_intervals()``,
+    ``result.turbostat_frame``.
     ``cpufreq`` None is the platform's default governor (:func:`defaults`).
     ``cpufreq`` and ``cpuidle`` may be governors written in Python (see
     ``govlab.governors``); an error in one raises ``GovernorError``. Every
@@ -112,7 +116,7 @@ def run(
     ``InvalidValueError``, also a ``ValueError``).
     """
     py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
-    config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel)
+    config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel, interval=turbostat_interval)
     if trace is True:
         text, data = _core.run_trace(config, progress, py_cpufreq, py_cpuidle)
         return Result(json.loads(text), trace=data)
@@ -183,6 +187,7 @@ def config_json(
     duration: DurationLike | None,
     seed: int,
     kernel: SpecLike | None = None,
+    interval: DurationLike | None = None,
 ) -> str:
     """The config the engine takes, as JSON text (a Python governor is
     ``external``; a governor or duration of None is left to the engine's
@@ -198,6 +203,8 @@ def config_json(
         config["duration"] = duration_text(duration)
     if kernel is not None:
         config["kernel"] = spec_text(kernel, "kernel")
+    if interval is not None:
+        config["turbostat_interval"] = duration_text(interval, "turbostat_interval")
     for what, spec in (("cpufreq", cpufreq), ("cpuidle", cpuidle)):
         if spec is not None:
             config[what] = "external" if governors.is_py_spec(spec) else spec_text(spec, what)
@@ -252,14 +259,14 @@ def spec_text(spec: SpecLike, what: str = "spec") -> str:
     return name + ("," if ":" in name else ":") + ",".join(settings)
 
 
-def duration_text(duration: DurationLike) -> str:
-    """The engine's duration text: strings pass through, numbers are seconds."""
+def duration_text(duration: DurationLike, what: str = "duration") -> str:
+    """The engine's duration text: strings pass through, numbers are seconds; ``what`` names it in errors."""
     if isinstance(duration, str):
         return duration.strip()
     if isinstance(duration, bool) or not isinstance(duration, numbers.Real):
-        raise _invalid("duration", duration, "a string such as '10s', '250ms', or a number of seconds")
+        raise _invalid(what, duration, "a string such as '10s', '250ms', or a number of seconds")
     if not math.isfinite(duration) or duration <= 0:
-        raise _invalid("duration", duration, "the duration must be positive and finite")
+        raise _invalid(what, duration, f"the {what} must be positive and finite")
     if isinstance(duration, numbers.Integral):
         return f"{int(duration) * 1_000_000_000}ns"
     return f"{round(float(duration) * 1e9)}ns"

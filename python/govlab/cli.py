@@ -9,7 +9,7 @@ HTML report's writing.
 
     govlab run  [--platform SPEC] [--kernel VERSION] [--workload SPEC] [--cpufreq SPEC] [--cpuidle SPEC]
                 [--duration TIME] [--seed N] [--format text|json] [--trace FILE]
-                [--turbostat] [--show-config]
+                [--turbostat] [--turbostat-interval TIME [--plot FILE.html]] [--show-config]
     govlab list platforms|kernels|workloads|governors [--py FILE.py[:CLASS]]...
     govlab compare EXPERIMENT.toml... [--db FILE] [--format text|markdown|csv|json]
                 [--jobs N | --executor local|dask://HOST:PORT]
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 #: Options whose value may start with "-" (argparse takes "-1s" for an option).
-_SIGNED_OPTIONS = ("--duration", "--seed")
+_SIGNED_OPTIONS = ("--duration", "--seed", "--turbostat-interval")
 
 
 def _negative_values(argv: list[str]) -> list[str]:
@@ -135,20 +135,40 @@ def _cmd_run(args: argparse.Namespace) -> str:
 
         trace_path = outfile.check(args.trace, "trace")
         _warn_trace_size(config)
+    plot_path = None
+    if args.plot:
+        from govlab import outfile
+
+        if args.turbostat_interval is None:
+            raise GovlabError("--plot draws the turbostat intervals: give --turbostat-interval TIME too")
+        plot_path = outfile.check(args.plot, "plot")
     if args.duration is not None:
         _note_duration_override(config)
+    extra = {} if args.turbostat_interval is None else {"turbostat_interval": args.turbostat_interval}
     progress = _ProgressBar() if sys.stderr.isatty() else None
     try:
-        result = api.run(**config, trace=trace_path, progress=progress)
+        result = api.run(**config, trace=trace_path, progress=progress, **extra)
     finally:
         if progress is not None:
             progress.close()
+    if plot_path is not None:
+        from govlab.report import turbostat_page
+
+        turbostat_page.write_html(plot_path, result.to_dict())
+        print(f"govlab: wrote the turbostat plot to {args.plot}", file=sys.stderr)
+    turbostat = args.turbostat or args.turbostat_interval is not None
     if args.format == "json":
         d = result.to_dict()
-        if args.turbostat:
+        if turbostat:
             d["turbostat"] = result.turbostat()
+        if args.turbostat_interval is not None:
+            d["turbostat_intervals"] = result.turbostat_intervals()
         return json.dumps(d, indent=2, sort_keys=False) + "\n"
-    if args.turbostat:
+    if args.turbostat_interval is not None:
+        from govlab.run_text import format_turbostat_intervals
+
+        return format_text(result) + "\n" + format_turbostat_intervals(result.turbostat_intervals())
+    if turbostat:
         from govlab.run_text import format_turbostat
 
         return format_text(result) + "\n" + format_turbostat(result.turbostat())
@@ -467,6 +487,17 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also show the run as turbostat would (Avg_MHz, Busy%%, Bzy_MHz, CPU%%cN, Pkg%%pcN, PkgWatt, CorWatt, "
         "RAMWatt where the platform has them), per CPU and per package, over the whole run",
+    )
+    run.add_argument(
+        "--turbostat-interval",
+        metavar="TIME",
+        help="show turbostat's table per interval of TIME (as turbostat -i does), such as 1s, 250ms; implies --turbostat "
+        "(in --format json: turbostat_intervals, and the engine's counters as intervals)",
+    )
+    run.add_argument(
+        "--plot",
+        metavar="FILE.html",
+        help="with --turbostat-interval: also write an HTML page plotting PkgWatt, RAMWatt and Busy%% over time to FILE.html",
     )
     run.add_argument(
         "--show-config",

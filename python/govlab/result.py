@@ -82,6 +82,22 @@ class Result:
 
         return turbostat_rows(self._data)
 
+    def turbostat_intervals(self) -> list[dict[str, Any]]:
+        """The run as ``turbostat -i`` shows it: per interval ``{"start_s", "end_s", "rows"}``,
+        ``rows`` as :meth:`turbostat` gives them for that interval. Empty unless the run
+        was asked for intervals (``govlab.run(..., turbostat_interval="1s")``)."""
+        from govlab.turbostat import interval_rows
+
+        return interval_rows(self._data)
+
+    @property
+    def turbostat_frame(self) -> pd.DataFrame:
+        """turbostat's rows as a DataFrame: start_s, end_s, Package, Core, CPU, then its columns;
+        one block of rows per interval (one for the whole run without intervals)."""
+        from govlab.turbostat import frame
+
+        return frame(self._data)
+
     # --- per-CPU tables ------------------------------------------------------
 
     @property

@@ -15,7 +15,7 @@ from typing import Any
 from govlab import fmt
 from govlab.result import Result, avg_khz
 
-__all__ = ["format_text", "format_turbostat", "format_list", "format_kernels", "format_stats", "format_replay"]
+__all__ = ["format_text", "format_turbostat", "format_turbostat_intervals", "format_list", "format_kernels", "format_stats", "format_replay"]
 
 
 def format_text(result: Result) -> str:
@@ -80,6 +80,12 @@ def format_turbostat(rows: list[dict[str, Any]]) -> str:
                 cells.append(str(v))
         table.append(cells)
     return "\n".join(fmt.right_aligned(table)) + "\n"
+
+
+def format_turbostat_intervals(intervals: list[dict[str, Any]]) -> str:
+    """One turbostat table per interval, each under the interval's times (turbostat -i)."""
+    parts = [f"{fmt.number(iv['start_s'])} s .. {fmt.number(iv['end_s'])} s\n" + format_turbostat(iv["rows"]) for iv in intervals]
+    return "\n".join(parts)
 
 
 def unfinished_text(d: Mapping[str, Any]) -> str:

@@ -20,8 +20,14 @@ CPU of each package. Its columns, as govlab fills them over the whole run:
   (``power_domains``); POWER's OCC sensors ``chip`` and ``memory`` appear as
   ``ChipWatt`` and ``MemWatt``.
 
-Per interval (``--turbostat-interval``) is not built yet: the engine keeps
-no per-interval counters.
+Per interval (``--turbostat-interval``, turbostat's ``-i``): the engine
+keeps the same counters per interval when the run is asked for them (the
+result's ``intervals``, machine/intervals.rs), and each interval gets the
+same table, its figures over that interval. The intervals add up to the run.
+Two counters are placed when known rather than as they ran: an idle period
+open at a boundary is split across it when it ends (at once for most
+governors, in hindsight for the oracle), and the oracle's energy corrections
+fall in the interval where it chooses.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["turbostat_rows", "columns"]
+__all__ = ["turbostat_rows", "interval_rows", "frame", "columns"]
 
 
 def _core_state_column(name: str) -> str | None:
@@ -109,6 +115,31 @@ def turbostat_rows(d: Mapping[str, Any]) -> list[dict[str, Any]]:
         else:
             summary[col] = sum(vals) / len(vals)
     return [summary, *rows]
+
+
+def interval_rows(d: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per interval of the run ``d`` (one asked for intervals): ``{"start_s", "end_s", "rows"}``,
+    ``rows`` as :func:`turbostat_rows` gives them for that interval; ``[]`` without intervals."""
+    out = []
+    for iv in d.get("intervals") or []:
+        part = {
+            "sim_time_s": iv["end_s"] - iv["start_s"],
+            "power_domains": d.get("power_domains"),
+            "cpus": iv["cpus"],
+            "packages": iv["packages"],
+        }
+        out.append({"start_s": iv["start_s"], "end_s": iv["end_s"], "rows": turbostat_rows(part)})
+    return out
+
+
+def frame(d: Mapping[str, Any]) -> Any:
+    """turbostat's rows as a pandas DataFrame: ``start_s``, ``end_s``, then its columns,
+    one row per interval and turbostat row (the whole run as one interval when the run has none)."""
+    import pandas as pd
+
+    parts = interval_rows(d) or [{"start_s": 0.0, "end_s": float(d.get("sim_time_s") or 0.0), "rows": turbostat_rows(d)}]
+    records = [{"start_s": p["start_s"], "end_s": p["end_s"], **r} for p in parts for r in p["rows"]]
+    return pd.DataFrame(records, columns=["start_s", "end_s", *columns([r for p in parts for r in p["rows"]])])
 
 
 def columns(rows: list[dict[str, Any]]) -> list[str]:

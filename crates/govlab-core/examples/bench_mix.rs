@@ -14,6 +14,7 @@ fn main() {
         cpuidle: Spec::new("ladder"),
         duration_ns: secs * 1_000_000_000,
         seed: 1,
+        interval_ns: None,
     };
     let t = std::time::Instant::now();
     let r = cfg.run(None, None).expect("benchmark scenario runs");

@@ -46,6 +46,7 @@ fn main() {
         cpuidle: Spec::new("menu"),
         duration_ns: ns,
         seed: 1,
+        interval_ns: None,
     };
     // Size the run on a short probe.
     let probe_ns = 200_000_000;

@@ -34,6 +34,10 @@ pub struct RunConfig {
     pub cpuidle: Spec,
     pub duration_ns: u64,
     pub seed: u64,
+    /// Keep the counters turbostat reads per interval of this length
+    /// (`RunResult::intervals`; `govlab run --turbostat-interval`). None:
+    /// only the whole run's, at no cost.
+    pub interval_ns: Option<u64>,
 }
 
 /// The platform a run uses when none is named.
@@ -61,6 +65,7 @@ impl Default for RunConfig {
             cpuidle: Spec::new(cpuidle::DEFAULT_GOVERNOR),
             duration_ns: DEFAULT_DURATION_NS,
             seed: DEFAULT_SEED,
+            interval_ns: None,
         }
     }
 }
@@ -116,15 +121,22 @@ pub struct RunArgs {
     /// The duration in ns, used when `duration` is absent.
     pub duration_ns: Option<u64>,
     pub seed: Option<u64>,
+    /// Counters per interval (`1s`, `250ms`; a bare number is seconds):
+    /// [`RunConfig::interval_ns`].
+    pub turbostat_interval: Option<String>,
 }
 
 impl RunArgs {
     /// The fields a configuration may have, for messages about its syntax.
-    pub const FIELDS: &'static str = "the fields platform, kernel, workload, cpufreq, cpuidle, duration, seed";
+    pub const FIELDS: &'static str = "the fields platform, kernel, workload, cpufreq, cpuidle, duration, seed, turbostat_interval";
 }
 
 /// Longest run accepted (a guard against a typo such as `10000h`).
 const MAX_DURATION_NS: u64 = 7 * 24 * 3600 * 1_000_000_000;
+
+/// Most intervals a run may be cut into (a guard against `1ns` over a long
+/// run: each interval holds every CPU's counters).
+pub const MAX_INTERVALS: u64 = 100_000;
 
 impl RunConfig {
     /// Resolve the caller's texts: parse the specs, check the duration,
@@ -152,6 +164,20 @@ impl RunConfig {
             Some(s) => Spec::parse(&s, "cpufreq")?,
             None => Spec::new(cpufreq::default_governor(&platform::load_named(&platform)?)),
         };
+        let interval_ns = match args.turbostat_interval {
+            None => None,
+            Some(s) => Some(
+                parse_duration_ns(&s, 1_000_000_000)
+                    .filter(|&ns| ns > 0 && !s.trim_start().starts_with('-'))
+                    .ok_or_else(|| Error::invalid("run", "turbostat_interval", &s, "a positive time such as 1s, 250ms, 500us"))?,
+            ),
+        };
+        if let Some(ns) = interval_ns {
+            if duration_ns.div_ceil(ns) > MAX_INTERVALS {
+                let why = format!("at most {MAX_INTERVALS} intervals in the run's {} ns: at least {} ns", duration_ns, duration_ns.div_ceil(MAX_INTERVALS));
+                return Err(Error::invalid("run", "turbostat_interval", format!("{ns}ns"), why));
+            }
+        }
         Ok(RunConfig {
             platform,
             kernel,
@@ -160,6 +186,7 @@ impl RunConfig {
             cpuidle: spec(args.cpuidle, "cpuidle", d.cpuidle)?,
             duration_ns,
             seed: args.seed.unwrap_or(d.seed),
+            interval_ns,
         })
     }
 
@@ -224,6 +251,9 @@ impl RunConfig {
         let cpuidle_text = external::spec_text(&self.cpuidle, parts.cpuidle.name());
         let meta = crate::trace::writer::run_meta(&platform_in_header(&self.platform), &self.kernel.to_text());
         let mut engine = machine::engine::build_traced(parts, trace, &meta)?;
+        if let Some(ns) = self.interval_ns {
+            engine.keep_intervals(ns);
+        }
         engine.external_governors = self.cpufreq.name == external::EXTERNAL || self.cpuidle.name == external::EXTERNAL;
         let mut r = engine.run(progress)?;
         r.platform = self.platform.to_text();
@@ -245,7 +275,11 @@ impl RunConfig {
         let cpufreq = external::build_cpufreq(&self.cpufreq, None, &platform, &kernel)?;
         let cpuidle = external::build_cpuidle(&self.cpuidle, None, &platform, &kernel)?;
         let parts = RunParts { platform, kernel, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed };
-        let mut r = machine::build(parts, trace)?.run(progress)?;
+        let mut engine = machine::build(parts, trace)?;
+        if let Some(ns) = self.interval_ns {
+            engine.keep_intervals(ns);
+        }
+        let mut r = engine.run(progress)?;
         r.platform = self.platform.to_text();
         r.cpufreq = self.cpufreq.to_text();
         r.cpuidle = self.cpuidle.to_text();

@@ -34,6 +34,7 @@ __all__ = [
     "wakeup_latency",
     "workload_latency",
     "cpu_timeline",
+    "turbostat_over_time",
 ]
 
 Cells = Mapping[tuple[str, int], Sequence[Mapping[str, Any]]]
@@ -444,3 +445,52 @@ def _state_name(index: int, names: Sequence[str]) -> str:
     if index == UNKNOWN:
         return "unknown"
     return names[index] if 0 <= index < len(names) else f"state {index}"
+
+
+def turbostat_over_time(intervals: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """``govlab run --turbostat-interval ... --plot``: per interval, the package and DRAM
+    power (turbostat's PkgWatt/RAMWatt, POWER's ChipWatt/MemWatt, per package and summed)
+    above, and the machine's Busy% below; each value drawn over its interval."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
+    summary_cols: list[str] = []
+    for iv in intervals:
+        for col in iv["rows"][0]:
+            if col.endswith("Watt") and col not in summary_cols:
+                summary_cols.append(col)
+
+    def steps(values: list[float | None]) -> tuple[list[float], list[float | None]]:
+        xs: list[float] = []
+        ys: list[float | None] = []
+        for iv, v in zip(intervals, values):
+            xs += [iv["start_s"], iv["end_s"]]
+            ys += [v, v]
+        return xs, ys
+
+    for k, col in enumerate(summary_cols):
+        xs, ys = steps([iv["rows"][0].get(col) for iv in intervals])
+        fig.add_trace(
+            go.Scatter(x=xs, y=ys, mode="lines", name=f"{col} (all packages)", line={"color": _color(k)},
+                       hovertemplate=f"%{{x:.3f}} s: %{{y:.2f}} W<extra>{col}</extra>"),
+            row=1, col=1,
+        )
+        packages = sorted({r["Package"] for iv in intervals for r in iv["rows"][1:] if r.get(col) is not None})
+        if len(packages) > 1:
+            for pkg in packages:
+                vals = [next((r[col] for r in iv["rows"][1:] if r["Package"] == pkg and r.get(col) is not None), None) for iv in intervals]
+                xs, ys = steps(vals)
+                fig.add_trace(
+                    go.Scatter(x=xs, y=ys, mode="lines", name=f"{col} package {pkg}", line={"color": _color(k), "dash": "dot"},
+                               hovertemplate=f"%{{x:.3f}} s: %{{y:.2f}} W<extra>{col} package {pkg}</extra>"),
+                    row=1, col=1,
+                )
+    xs, ys = steps([iv["rows"][0].get("Busy%") for iv in intervals])
+    fig.add_trace(
+        go.Scatter(x=xs, y=ys, mode="lines", name="Busy% (all CPUs)", line={"color": _color(len(summary_cols))},
+                   hovertemplate="%{x:.3f} s: %{y:.2f}%<extra>Busy%</extra>"),
+        row=2, col=1,
+    )
+    fig.update_yaxes(title_text="power (W)", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="Busy%", rangemode="tozero", row=2, col=1)
+    fig.update_xaxes(title_text="simulated time (s)", row=2, col=1)
+    fig.update_layout(template=_TEMPLATE)
+    return fig

@@ -112,9 +112,11 @@ pub trait CpuidleGovernor: Send {
     }
 
     /// The state for an idle period that lasted `idle_ns` (from entry to the
-    /// interrupt that ended it). Called only if `chooses_in_hindsight`; the
-    /// default is the shallowest state, for governors that never are asked.
-    fn choose_in_hindsight(&mut self, dev: &IdleDevice<'_>, _idle_ns: u64, _latency_req_ns: u64) -> usize {
+    /// interrupt that ended it); `idle_mw[i]` is what the CPU's core would
+    /// draw in state `i` at its voltage. Called only if
+    /// `chooses_in_hindsight`; the default is the shallowest state, for
+    /// governors that never are asked.
+    fn choose_in_hindsight(&mut self, dev: &IdleDevice<'_>, _idle_mw: &[f64], _idle_ns: u64, _latency_req_ns: u64) -> usize {
         dev.disabled.iter().position(|&d| !d).unwrap_or(0)
     }
 

@@ -1063,6 +1063,7 @@ mod tests {
                 cpuidle: Spec::parse(cpuidle, "test").unwrap(),
                 duration_ns: 300 * MS,
                 seed: 3,
+                interval_ns: None,
             }
             .run(None, None)
             .unwrap()

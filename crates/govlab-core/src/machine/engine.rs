@@ -149,6 +149,10 @@ pub struct Engine {
     pub(crate) groups: Vec<super::fair_group::GroupRt>,
     /// The kernel's per-CPU housekeeping (machine/housekeeping.rs).
     pub(crate) hk: super::housekeeping::HousekeepingRt,
+    /// Counters per interval, when asked (machine/intervals.rs), and the
+    /// next interval boundary (`Time::MAX` without).
+    pub(crate) intervals: Option<Box<super::intervals::Intervals>>,
+    pub(crate) next_boundary_ns: Time,
 }
 
 /// Build an engine from resolved parts; `trace` streams ftrace text there
@@ -285,6 +289,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         dl_total_bw: 0,
         groups: setup.groups.iter().map(super::fair_group::GroupRt::new).collect(),
         hk,
+        intervals: None,
+        next_boundary_ns: Time::MAX,
     };
     e.init_hardware();
     e.init_workload(&setup)?;
@@ -337,6 +343,9 @@ impl Engine {
         let mut countdown: u32 = 1 << 14;
         while let Some((t, ev)) = self.q.pop() {
             debug_assert!(t >= self.now, "time went backwards at {t} ns: {ev:?}");
+            if t > self.next_boundary_ns {
+                self.take_snapshots(t);
+            }
             self.now = t;
             if ev == Event::End {
                 self.events += 1;

@@ -160,7 +160,10 @@ impl Engine {
         let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
         // A housekeeping burst due now ends the period with the exit
         // (machine/housekeeping.rs): the period is judged with it.
-        let state = self.cpuidle.choose_in_hindsight(&dev, now - entry_ns + self.hk.work_ns[cpu], self.tun.latency_req_ns);
+        let ct = self.plat.cpu_type_of(cpu);
+        let mv = self.vdomains[self.plat.freq_domains[self.plat.cpus[cpu].freq_domain].voltage_domain].mv;
+        let idle_mw: Vec<f64> = states.iter().map(|s| crate::platform::energy::idle_mw(ct, s, mv)).collect();
+        let state = self.cpuidle.choose_in_hindsight(&dev, &idle_mw, now - entry_ns + self.hk.work_ns[cpu], self.tun.latency_req_ns);
         assert!(
             state < states.len() && !self.idle_disabled[cpu][state],
             "cpuidle governor {} chose state {state} in hindsight on CPU {cpu} at {now} ns: not an enabled state",
@@ -243,6 +246,7 @@ impl Engine {
         self.take_housekeeping_work(cpu);
         let residency = now - entry_ns;
         self.account_idle(cpu, state, residency);
+        self.interval_idle_closed(cpu, state, entry_ns);
         {
             let states = &self.plat.cpu_type_of(cpu).idle_states;
             let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
@@ -306,8 +310,9 @@ impl Engine {
             if self.rqs[cpu].hindsight {
                 self.decide_in_hindsight(cpu);
             }
-            let rq = &mut self.rqs[cpu];
-            if let CpuMode::Idle { state, entry_ns } | CpuMode::Exiting { state, entry_ns, .. } = rq.mode {
+            if let CpuMode::Idle { state, entry_ns } | CpuMode::Exiting { state, entry_ns, .. } = self.rqs[cpu].mode {
+                self.interval_idle_closed(cpu, state, entry_ns);
+                let rq = &mut self.rqs[cpu];
                 let residency = now - entry_ns;
                 rq.idle_ns += residency;
                 self.idle_counters[cpu].states[state].time_ns += residency;

@@ -109,6 +109,7 @@ impl Engine {
             })
             .collect();
         let packages: Vec<PackageResult> = (0..self.plat.packages.len()).map(|p| self.package_result(p)).collect();
+        let intervals = self.interval_results();
         Ok(RunResult {
             govlab_version: crate::VERSION.to_string(),
             platform: String::new(),
@@ -143,6 +144,7 @@ impl Engine {
             packages,
             wakeup_latency: hist_result(&self.record.wakeup_latency),
             cpus,
+            intervals,
         })
     }
 }

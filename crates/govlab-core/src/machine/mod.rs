@@ -26,6 +26,7 @@
 //! | `housekeeping.rs` | per-CPU kernel work on idle CPUs (timer softirq, RCU, vmstat, kworkers) |
 //! | `exec.rs` | the workload interpreter, devices and block IO completion |
 //! | `metrics.rs` | collection at the end of the run |
+//! | `intervals.rs` | counters per interval (turbostat -i) |
 //! | `external.rs` | faults of governors from outside the crate |
 
 mod capacity;
@@ -47,6 +48,7 @@ mod fork;
 pub mod housekeeping;
 pub(crate) mod hwp;
 mod idle;
+mod intervals;
 mod metrics;
 mod placement;
 pub(crate) mod powernv;

@@ -19,6 +19,7 @@ fn engine(name: &str, json: &str, cpufreq: &str, ns: Time) -> Engine {
         cpuidle: Spec::new("menu"),
         duration_ns: ns,
         seed: 1,
+        interval_ns: None,
     };
     let mut e = build(cfg.parts().unwrap(), None).unwrap();
     e.run(None).unwrap();

@@ -172,6 +172,57 @@ pub struct RunResult {
     pub packages: Vec<PackageResult>,
     pub wakeup_latency: HistogramResult,
     pub cpus: Vec<CpuResult>,
+    /// The counters turbostat reads, per interval, when the run was asked
+    /// for them (`RunConfig::interval_ns`); absent otherwise. The intervals
+    /// tile the run, so their figures add up to the whole run's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<Vec<IntervalResult>>,
+}
+
+/// What the counters of [`RunResult`] gained over one interval
+/// [`start_ns`, `end_ns`) of the run: what turbostat -i prints one table of.
+/// Only the counters turbostat reads: busy and idle time, idle-state
+/// residencies, time per frequency, the package's C-states and energy.
+#[derive(Debug, Clone, Serialize)]
+pub struct IntervalResult {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub cpus: Vec<IntervalCpu>,
+    pub packages: Vec<IntervalPackage>,
+}
+
+/// One CPU's counters over an interval (fields as in [`CpuResult`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct IntervalCpu {
+    pub cpu: usize,
+    pub core: usize,
+    pub package: usize,
+    pub busy_s: f64,
+    pub idle_s: f64,
+    /// kHz → seconds, of the CPU's policy.
+    pub time_in_state: std::collections::BTreeMap<u32, f64>,
+    pub idle_states: Vec<StateTime>,
+}
+
+/// One package's counters over an interval (fields as in [`PackageResult`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct IntervalPackage {
+    pub package: usize,
+    pub package_j: f64,
+    pub cores_j: f64,
+    pub uncore_j: f64,
+    pub dram_j: f64,
+    pub pc0_s: f64,
+    pub cstates: Vec<StateTime>,
+}
+
+/// Residency of one idle or package C-state over an interval.
+#[derive(Debug, Clone, Serialize)]
+pub struct StateTime {
+    pub name: String,
+    pub time_s: f64,
 }
 
 /// How far a workload that ends by itself got: `done` of `total` `what`

@@ -15,6 +15,7 @@ fn run(platform: &str, workload: &str, cpufreq: &str, ms: u64) -> RunResult {
         cpuidle: Spec::parse("menu", "test").unwrap(),
         duration_ns: ms * 1_000_000,
         seed: 1,
+        interval_ns: None,
     }
     .run(None, None)
     .unwrap()

@@ -20,6 +20,7 @@ fn config(platform: &str, workload: &str, cpufreq: &str, ms: u64) -> RunConfig {
         cpuidle: spec("menu"),
         duration_ns: ms * 1_000_000,
         seed: 1,
+        interval_ns: None,
     }
 }
 

@@ -30,6 +30,7 @@ fn run(platform: &str, workload: &str, cpufreq: &str, cpuidle: &str, ms: u64, se
         cpuidle: spec(cpuidle),
         duration_ns: ms * 1_000_000,
         seed,
+        interval_ns: None,
     };
     cfg.run(None, None).unwrap()
 }
@@ -360,6 +361,7 @@ fn haltpoll_limit_drives_the_engines_poll_time() {
         cpuidle: spec("haltpoll"),
         duration_ns: 100_000_000,
         seed: 1,
+        interval_ns: None,
     };
     let r = cfg.run(Some(&trace), None).unwrap();
     let periods = idle_periods(&trace, 0);
@@ -386,6 +388,7 @@ fn every_governor_reports_counters_and_idle_accuracy_per_cpu() {
             cpuidle: Spec::new(g.name),
             duration_ns: 100_000_000,
             seed: 1,
+            interval_ns: None,
         };
         let json = serde_json::to_value(cfg.run(None, None).unwrap()).unwrap();
         let cpus = json["cpus"].as_array().unwrap();

@@ -30,6 +30,7 @@ fn run(name: &str, platform: String, workload: &str) -> govlab_core::metrics::Ru
         cpuidle: Spec::new("ladder"),
         duration_ns: 100_000_000,
         seed: 1,
+        interval_ns: None,
     }
     .run(None, None)
     .unwrap()

@@ -25,6 +25,7 @@ fn config(platform: &str, workload: &str, cpufreq: &str, ms: u64, seed: u64) -> 
         cpuidle: spec("ladder"),
         duration_ns: ms * 1_000_000,
         seed,
+        interval_ns: None,
     }
 }
 
@@ -118,6 +119,7 @@ fn compute_scales_with_frequency_memory_does_not() {
             cpuidle: spec("ladder"),
             duration_ns: 10_000_000_000,
             seed: 1,
+            interval_ns: None,
         };
         let r = cfg.run(None, None).unwrap();
         assert!(r.finished);
@@ -270,6 +272,7 @@ ops = [ { loop = 200, ops = [ { recv = "ping" }, { send = "pong" } ] } ]
         cpuidle: spec("menu"),
         duration_ns: 5_000_000_000,
         seed: 1,
+        interval_ns: None,
     };
     let r = cfg.run(None, None).unwrap();
     assert!(r.finished, "both tasks exit after 200 rounds");

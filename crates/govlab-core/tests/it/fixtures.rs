@@ -34,7 +34,7 @@ impl CpuidleGovernor for ShiftedOracle {
     }
     fn enable(&mut self, _dev: &IdleDevice<'_>) {}
     fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection {
-        let state = self.choose_in_hindsight(dev, args.sleep_length_ns, args.latency_req_ns);
+        let state = self.choose_in_hindsight(dev, &[], args.sleep_length_ns, args.latency_req_ns);
         Selection { state, stop_tick: true }
     }
     fn reflect(&mut self, _dev: &IdleDevice<'_>, _r: &Reflection) {}
@@ -47,7 +47,7 @@ impl CpuidleGovernor for ShiftedOracle {
     fn chooses_in_hindsight(&self) -> bool {
         true
     }
-    fn choose_in_hindsight(&mut self, dev: &IdleDevice<'_>, idle_ns: u64, latency_req_ns: u64) -> usize {
+    fn choose_in_hindsight(&mut self, dev: &IdleDevice<'_>, _idle_mw: &[f64], idle_ns: u64, latency_req_ns: u64) -> usize {
         let ideal = cpuidle::ideal_state(dev.states, dev.disabled, idle_ns, latency_req_ns) as i64;
         (ideal + self.0).clamp(0, dev.states.len() as i64 - 1) as usize
     }

@@ -20,6 +20,7 @@ fn cfg(platform: &str, kernel: &str, workload: &str, cpufreq: &str, ms: u64) -> 
         cpuidle: Spec::new("menu"),
         duration_ns: ms * MS,
         seed: 3,
+        interval_ns: None,
     }
 }
 

@@ -81,6 +81,7 @@ fn probe_traced(kernel: &str, cores: u32, workload: &str, khz: u32, duration_ms:
         cpuidle: Spec::new("menu"),
         duration_ns: duration_ms * 1_000_000,
         seed: 1,
+        interval_ns: None,
     };
     let calls = Arc::new(Mutex::new(Vec::new()));
     let c = Arc::clone(&calls);

@@ -13,6 +13,7 @@ fn cfg(platform: &str, kernel: &str, workload: &str, cpufreq: &str, cpuidle: &st
         cpuidle: Spec::parse(cpuidle, "cpuidle").unwrap(),
         duration_ns: ms * 1_000_000,
         seed: 1,
+        interval_ns: None,
     }
 }
 

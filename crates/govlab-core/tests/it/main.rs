@@ -22,5 +22,6 @@ mod kernel_hooks;
 mod pelt_real;
 mod process_lifecycle;
 mod power;
+mod intervals;
 mod kernel_governors;
 mod housekeeping;

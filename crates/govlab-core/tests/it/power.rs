@@ -29,6 +29,7 @@ fn config(platform: &str, workload: &str, cpufreq: &str, cpuidle: &str, ms: u64)
         cpuidle: spec(cpuidle),
         duration_ns: ms * 1_000_000,
         seed: 3,
+        interval_ns: None,
     }
 }
 
@@ -230,26 +231,28 @@ fn break_even_is_the_target_residency_on_every_platform() {
 }
 
 /// At a fixed frequency without turbo and without package C-states, the
-/// oracle (the ideal state for every idle period, in hindsight) uses no
-/// more energy than any other idle governor, on every platform. On the
-/// periodic workload (pinned) the work is fixed, so this is total energy. dbench is
-/// closed-loop: a governor with shorter exits does more operations in the
-/// same time (teo's C1 against the oracle's C1E for 20-30 µs idles), and
-/// one with longer exits does fewer; so there the oracle must use no more
-/// energy in total or no more per operation than each other governor (no
-/// governor beats it on both); dbench's clients cannot be pinned, so it
-/// runs only on the machines of one CPU type: on big.LITTLE the idle states
-/// CPUs show steer its clients between clusters (sd835: teo's keep them on
-/// the little cores, the oracle's move some to the big ones), which is
-/// placement, not idle-state choice. SMT is off: with SMT, where the scheduler
-/// puts a woken task depends on the idle states its siblings show, and two
-/// threads sharing one core cost less than two cores (POWER9's SMT4 packs
-/// under menu), which is placement, not idle-state choice. With turbo, deeper idle buys turbo headroom
-/// for busy cores, so the oracle need not be lowest; with package C-states,
-/// the oracle's undecided periods are never credited a package state
-/// (machine/energy.rs). power8 and power9 are left out: their fastsleep_
-/// and stop4 break even far before their target residencies (INCONSISTENT),
-/// which the oracle trusts.
+/// oracle (the best state for every idle period, in hindsight) uses no
+/// more energy than any other idle governor, on every platform, on the
+/// periodic workload and on dbench. On the periodic workload (pinned) the
+/// work is fixed, so this is total energy. dbench is closed-loop: a
+/// governor with shorter exits does more operations in the same time
+/// (teo's C1 against the oracle's C1E for 20-30 µs idles), and one with
+/// longer exits does fewer; so there the oracle must use no more energy in
+/// total or no more per operation than each other governor (no governor
+/// beats it on both).
+///
+/// `oracle:by=energy` (the cheapest state for each period) is checked on
+/// every platform and both workloads; plain `oracle` (the accuracy ideal,
+/// by target residency) on every one but [`ORACLE_NOT_CHEAPEST`]. The one
+/// run left out is [`DBENCH_PLACEMENT`]. docs/platforms.md lists both.
+///
+/// SMT is off: with SMT, where the scheduler puts a woken task depends on
+/// the idle states its siblings show, and two threads sharing one core cost
+/// less than two cores (POWER9's SMT4 packs under menu), which is
+/// placement, not idle-state choice. With turbo, deeper idle buys turbo
+/// headroom for busy cores, so the oracle need not be lowest; with package
+/// C-states, the oracle's undecided periods are never credited a package
+/// state (machine/energy.rs).
 #[test]
 fn oracle_uses_least_energy_at_a_fixed_frequency() {
     let mut checked = 0;
@@ -260,29 +263,51 @@ fn oracle_uses_least_energy_at_a_fixed_frequency() {
     let pinned = temp_file("pinned-periodic.toml", &(0..4).map(task).collect::<String>());
     let pinned = pinned.to_str().unwrap().to_string();
     for name in platform_names() {
-        if INCONSISTENT.iter().any(|&(p, _)| p == name) {
-            // The oracle trusts the target residencies; where one is not the
-            // break-even (power8's fastsleep_), a governor may sleep cheaper.
-            continue;
-        }
         let plat = format!("{name}:turbo=off,package_cstates=off,smt=off");
-        let asymmetric = platform::load_named(&spec(name)).unwrap().cpu_types.len() > 1;
         for (wl, closed_loop) in [(pinned.as_str(), false), ("dbench:clients=2", true)] {
-            if closed_loop && asymmetric {
+            if closed_loop && DBENCH_PLACEMENT.contains(&name) {
                 continue;
             }
             let energy = |idle: &str| {
                 let r = config(&plat, wl, "userspace", idle, 300).run(None, None).unwrap();
                 (r.energy_j, r.energy_j / r.metrics.get("ops").and_then(serde_json::Value::as_f64).unwrap_or(1.0))
             };
-            let (oracle, oracle_per_op) = energy("oracle");
-            for other in ["menu", "teo", "ladder", "haltpoll"] {
-                let (e, per_op) = energy(other);
-                let ok = oracle <= e * (1.0 + 1e-9) || (closed_loop && oracle_per_op <= per_op * (1.0 + 1e-9));
-                assert!(ok, "{name} {wl}: oracle {oracle} J ({oracle_per_op} J/op) against {other} {e} J ({per_op} J/op)");
-                checked += 1;
+            let others: Vec<(&str, (f64, f64))> = ["menu", "teo", "ladder", "haltpoll"].into_iter().map(|g| (g, energy(g))).collect();
+            let mut oracles = vec!["oracle:by=energy"];
+            if !ORACLE_NOT_CHEAPEST.contains(&name) {
+                oracles.push("oracle");
+            }
+            for oracle_spec in oracles {
+                let (oracle, oracle_per_op) = energy(oracle_spec);
+                for &(other, (e, per_op)) in &others {
+                    let ok = oracle <= e * (1.0 + 1e-9) || (closed_loop && oracle_per_op <= per_op * (1.0 + 1e-9));
+                    assert!(ok, "{name} {wl}: {oracle_spec} {oracle} J ({oracle_per_op} J/op) against {other} {e} J ({per_op} J/op)");
+                    checked += 1;
+                }
             }
         }
     }
-    assert!(checked >= 4 * (platform_names().len() - 2) + 4 * 2);
+    let n = platform_names().len();
+    assert_eq!(checked, 4 * (2 * n + 2 * n - ORACLE_NOT_CHEAPEST.len() * 2 - DBENCH_PLACEMENT.len() * 2 + DBENCH_PLACEMENT.iter().filter(|p| ORACLE_NOT_CHEAPEST.contains(p)).count()));
 }
+
+/// Platforms where plain `oracle` is not the cheapest: their INCONSISTENT
+/// states (power8's fastsleep_, power9's stop4) pay off far before their
+/// firmware target residencies, which the accuracy ideal trusts, so a
+/// governor that sleeps deeper than the target allows uses less energy
+/// (on power8's periodic run teo 24 J, the ideal 45 J, `by=energy` 20 J).
+const ORACLE_NOT_CHEAPEST: &[&str] = &["power8", "power9"];
+
+/// Where dbench's result is placement, not idle-state choice: its clients
+/// cannot be pinned, and on rk3399 where they run differs by governor
+/// (where they start: fork's find_idlest_group_cpu prefers the idle CPU in
+/// the shallowest state, and a CPU undecided under the oracle shows its
+/// provisional state; where they wake: select_idle_capacity takes the first
+/// idle CPU the task fits, which depends on its utilisation and so on exit
+/// latencies). Measured (300 ms, seed 3): under haltpoll the A72s are busy
+/// 0.05 s each and the clients do 9,941 operations at 18.3 µJ each; under
+/// the oracle the A72s are busy 0.09 s and they do 14,304 at 18.8 µJ
+/// (`by=energy` 15,404 at 18.4 µJ). The other big.LITTLE boards (hikey960,
+/// juno-r0/r2, sd835) pass.
+const DBENCH_PLACEMENT: &[&str] = &["rk3399"];
+

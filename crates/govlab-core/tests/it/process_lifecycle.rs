@@ -58,6 +58,7 @@ fn traced(name: &str, workload: &str, duration_ns: u64) -> (RunResult, Vec<Line>
         cpuidle: Spec::new("menu"),
         duration_ns,
         seed: 1,
+        interval_ns: None,
     };
     let path = temp_file(&format!("{name}.trace"), "");
     let r = cfg.run(Some(&path), None).unwrap();

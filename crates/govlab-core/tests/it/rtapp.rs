@@ -27,6 +27,7 @@ fn run_with(workload: &str, cpufreq: &str, ms: u64) -> govlab_core::error::Resul
         cpuidle: Spec::new("menu"),
         duration_ns: ms * 1_000_000,
         seed: 1,
+        interval_ns: None,
     }
     .run(None, None)
 }

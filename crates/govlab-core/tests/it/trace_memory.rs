@@ -22,6 +22,7 @@ fn configs() -> Vec<RunConfig> {
         cpuidle: Spec::parse(cpuidle, "cpuidle").unwrap(),
         duration_ns: ms * 1_000_000,
         seed: 7,
+        interval_ns: None,
     };
     vec![
         cfg("skylake-e3-1240v5", "periodic:tasks=6,run_us=1500,period_us=7000", "schedutil", "menu", 300),

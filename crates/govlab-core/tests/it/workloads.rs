@@ -21,6 +21,7 @@ fn run(workload: &str, cpufreq: &str, cpuidle: &str, duration_ns: u64) -> RunRes
         cpuidle: Spec::parse(cpuidle, "test").unwrap(),
         duration_ns,
         seed: 1,
+        interval_ns: None,
     }
     .run(None, None)
     .unwrap_or_else(|e| panic!("{workload} under {cpufreq} and {cpuidle}: {e}"))
@@ -79,6 +80,7 @@ fn every_model_runs_with_its_defaults() {
             cpuidle: Spec::new("menu"),
             duration_ns: 50_000_000,
             seed: 1,
+            interval_ns: None,
         }
         .run(None, None)
         .unwrap_or_else(|e| panic!("{}: {e}", info.name));
@@ -142,6 +144,7 @@ mod fs {
             cpuidle: Spec::new("menu"),
             duration_ns: 5_200 * MS,
             seed: 1,
+            interval_ns: None,
         };
         let path = temp_file(&format!("fs-dbench-{fs}.trace"), "");
         cfg.run(Some(&path), None).unwrap();

@@ -1,0 +1,239 @@
+//! Counters per interval, for `turbostat -i` (`--turbostat-interval`).
+//!
+//! turbostat reads its counters (TSC, APERF, the core and package C-state
+//! residency MSRs, the RAPL energy MSRs) at the start and end of each
+//! interval and prints the differences. The engine does the same: at every
+//! interval boundary it takes a snapshot of the cumulative counters it
+//! keeps, and at the end of the run each interval is the difference of two
+//! snapshots, the last being the run's final counters. The intervals
+//! therefore add up to the whole run exactly (up to float rounding of the
+//! energies).
+//!
+//! Power and every state are constant between events, so a snapshot at a
+//! boundary is read from the state after the last event at or before it:
+//! each open ledger (a core's energy, a package's uncore and DRAM, a
+//! frequency domain's time at its clock, a package's C-state) is extended
+//! to the boundary without being closed, so a run with snapshots takes the
+//! same path as one without.
+//!
+//! Two counters are not causal and are placed when known:
+//! * **Idle-state residency.** An idle period's state is known when it ends
+//!   (at once for most governors, in hindsight for the oracle), so a
+//!   period is added to every snapshot it straddles when it closes; a
+//!   snapshot counts closed periods only until then.
+//! * **The oracle's energy.** A stretch priced provisionally is corrected
+//!   when the oracle chooses (machine/energy.rs); the correction falls in
+//!   the interval where the choice is made.
+//!
+//! Off unless asked: the event loop then compares each event's time with a
+//! boundary that never comes.
+
+use super::Engine;
+use crate::metrics::{IntervalCpu, IntervalPackage, IntervalResult, StateTime};
+use crate::sim::Time;
+
+/// The cumulative counters at one instant.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Snapshot {
+    t_ns: Time,
+    /// Per CPU: time running a task.
+    busy_ns: Vec<u64>,
+    /// Per CPU, per idle state: residency of the closed idle periods (and,
+    /// once they close, of those still open at `t_ns`, up to `t_ns`).
+    idle_ns: Vec<Vec<u64>>,
+    /// Per frequency domain, per OPP: time at that clock.
+    opp_ns: Vec<Vec<u64>>,
+    /// Per package: its cores', uncore and DRAM energy, mJ.
+    cores_mj: Vec<f64>,
+    uncore_mj: Vec<f64>,
+    dram_mj: Vec<f64>,
+    /// Per package: time in PC0, and in each package C-state.
+    pc0_ns: Vec<u64>,
+    pc_ns: Vec<Vec<u64>>,
+}
+
+/// The snapshots of a run asked for intervals.
+#[derive(Debug, Clone)]
+pub(crate) struct Intervals {
+    pub(crate) interval_ns: Time,
+    snaps: Vec<Snapshot>,
+}
+
+impl Intervals {
+    pub(crate) fn new(interval_ns: Time) -> Self {
+        Intervals { interval_ns, snaps: Vec::new() }
+    }
+
+    /// An idle period of `cpu` in `state`, from `entry_ns` to `end_ns`, has
+    /// closed: the part of it before each boundary it straddles joins that
+    /// boundary's snapshot.
+    fn idle_closed(&mut self, cpu: usize, state: usize, entry_ns: Time, end_ns: Time) {
+        for s in self.snaps.iter_mut().rev() {
+            if s.t_ns <= entry_ns {
+                break;
+            }
+            s.idle_ns[cpu][state] += s.t_ns.min(end_ns) - entry_ns;
+        }
+    }
+}
+
+impl Engine {
+    /// Keep the counters per interval of `interval_ns` (> 0) from now on.
+    pub fn keep_intervals(&mut self, interval_ns: Time) {
+        assert!(interval_ns > 0, "an interval of 0 ns");
+        self.intervals = Some(Box::new(Intervals::new(interval_ns)));
+        self.next_boundary_ns = self.now + interval_ns;
+    }
+
+    /// Snapshots at every boundary before `t`, the time of the next event.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn take_snapshots(&mut self, t: Time) {
+        while self.next_boundary_ns < t && self.next_boundary_ns < self.end_ns {
+            let snap = self.snapshot(self.next_boundary_ns);
+            let iv = self.intervals.as_mut().expect("a boundary without intervals");
+            iv.snaps.push(snap);
+            self.next_boundary_ns += iv.interval_ns;
+        }
+    }
+
+    /// An idle period has closed (machine/idle.rs): see [`Intervals::idle_closed`].
+    #[inline]
+    pub(crate) fn interval_idle_closed(&mut self, cpu: usize, state: usize, entry_ns: Time) {
+        if self.intervals.is_some() {
+            self.place_idle_period(cpu, state, entry_ns);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn place_idle_period(&mut self, cpu: usize, state: usize, entry_ns: Time) {
+        let now = self.now;
+        if let Some(iv) = self.intervals.as_mut() {
+            iv.idle_closed(cpu, state, entry_ns, now);
+        }
+    }
+
+    /// The cumulative counters at `t` (no earlier than the last event).
+    fn snapshot(&self, t: Time) -> Snapshot {
+        let busy_ns = self
+            .rqs
+            .iter()
+            .map(|rq| rq.busy_ns + if rq.curr.is_some() { t - rq.busy_since_ns } else { 0 })
+            .collect();
+        let idle_ns = self.idle_counters.iter().map(|c| c.states.iter().map(|s| s.time_ns).collect()).collect();
+        let opp_ns = self
+            .domains
+            .iter()
+            .map(|d| {
+                let mut v = d.time_in_opp_ns.clone();
+                v[d.cur_opp] += t - d.since_ns;
+                v
+            })
+            .collect();
+        let core_mj = |c: usize| {
+            let ce = &self.cores[c];
+            ce.energy_mj + ce.power_mw * (t - ce.since_ns) as f64 * 1e-9
+        };
+        let mut snap = Snapshot { t_ns: t, busy_ns, idle_ns, opp_ns, ..Snapshot::default() };
+        for (p, pe) in self.plat.packages.iter().zip(&self.pkg_energy) {
+            let dt = t - pe.since_ns;
+            snap.cores_mj.push(p.cores.iter().map(|&c| core_mj(c)).sum());
+            snap.uncore_mj.push(pe.uncore_mj + pe.uncore_mw * dt as f64 * 1e-9);
+            snap.dram_mj.push(pe.dram_mj + pe.dram_mw * dt as f64 * 1e-9);
+            let mut pc = pe.residency_ns.clone();
+            pc.resize(p.cstates.len(), 0);
+            let mut pc0 = pe.pc0_ns;
+            match pe.state {
+                Some(s) => pc[s] += dt,
+                None => pc0 += dt,
+            }
+            snap.pc0_ns.push(pc0);
+            snap.pc_ns.push(pc);
+        }
+        snap
+    }
+
+    /// The intervals of the run, once every counter is closed at the end
+    /// (machine/metrics.rs); None when none were asked for.
+    pub(crate) fn interval_results(&mut self) -> Option<Vec<IntervalResult>> {
+        self.intervals.as_ref()?;
+        let last = self.snapshot(self.now);
+        self.intervals.as_mut()?.snaps.push(last);
+        let zero = Snapshot {
+            busy_ns: vec![0; self.rqs.len()],
+            idle_ns: self.idle_counters.iter().map(|c| vec![0; c.states.len()]).collect(),
+            opp_ns: self.domains.iter().map(|d| vec![0; d.time_in_opp_ns.len()]).collect(),
+            cores_mj: vec![0.0; self.pkg_energy.len()],
+            uncore_mj: vec![0.0; self.pkg_energy.len()],
+            dram_mj: vec![0.0; self.pkg_energy.len()],
+            pc0_ns: vec![0; self.pkg_energy.len()],
+            pc_ns: self.plat.packages.iter().map(|p| vec![0; p.cstates.len()]).collect(),
+            t_ns: 0,
+        };
+        let snaps = &self.intervals.as_ref()?.snaps;
+        let out = std::iter::once(&zero)
+            .chain(snaps)
+            .zip(snaps)
+            .map(|(a, b)| self.interval_result(a, b))
+            .collect();
+        Some(out)
+    }
+
+    /// The counters gained from snapshot `a` to snapshot `b`.
+    fn interval_result(&self, a: &Snapshot, b: &Snapshot) -> IntervalResult {
+        let s = |ns: u64| ns as f64 / 1e9;
+        let cpus = (0..self.rqs.len())
+            .map(|cpu| {
+                let pc = &self.plat.cpus[cpu];
+                let ct = self.plat.cpu_type_of(cpu);
+                let d = pc.freq_domain;
+                let idle: Vec<u64> = b.idle_ns[cpu].iter().zip(&a.idle_ns[cpu]).map(|(y, x)| y - x).collect();
+                IntervalCpu {
+                    cpu,
+                    core: pc.core,
+                    package: pc.package,
+                    busy_s: s(b.busy_ns[cpu] - a.busy_ns[cpu]),
+                    idle_s: s(idle.iter().sum()),
+                    time_in_state: ct
+                        .opps
+                        .iter()
+                        .enumerate()
+                        .map(|(i, o)| (o.khz, s(b.opp_ns[d][i] - a.opp_ns[d][i])))
+                        .collect(),
+                    idle_states: ct
+                        .idle_states
+                        .iter()
+                        .zip(&idle)
+                        .map(|(st, &ns)| StateTime { name: st.name.clone(), time_s: s(ns) })
+                        .collect(),
+                }
+            })
+            .collect();
+        let packages = self
+            .plat
+            .packages
+            .iter()
+            .enumerate()
+            .map(|(p, pk)| {
+                let cores_j = (b.cores_mj[p] - a.cores_mj[p]) / 1000.0;
+                let uncore_j = (b.uncore_mj[p] - a.uncore_mj[p]) / 1000.0;
+                IntervalPackage {
+                    package: p,
+                    package_j: cores_j + uncore_j,
+                    cores_j,
+                    uncore_j,
+                    dram_j: (b.dram_mj[p] - a.dram_mj[p]) / 1000.0,
+                    pc0_s: s(b.pc0_ns[p] - a.pc0_ns[p]),
+                    cstates: pk
+                        .cstates
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| StateTime { name: c.name.clone(), time_s: s(b.pc_ns[p][i] - a.pc_ns[p][i]) })
+                        .collect(),
+                }
+            })
+            .collect();
+        IntervalResult { start_ns: a.t_ns, end_ns: b.t_ns, start_s: s(a.t_ns), end_s: s(b.t_ns), cpus, packages }
+    }
+}
