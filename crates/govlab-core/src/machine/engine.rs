@@ -147,6 +147,8 @@ pub struct Engine {
     pub(crate) dl_total_bw: u64,
     /// CFS task groups (machine/fair_group.rs).
     pub(crate) groups: Vec<super::fair_group::GroupRt>,
+    /// Σ scaled weights of the group entities on each CPU's root runqueue.
+    pub(crate) group_rq_weight: Vec<u64>,
     /// The kernel's per-CPU housekeeping (machine/housekeeping.rs).
     pub(crate) hk: super::housekeeping::HousekeepingRt,
 }
@@ -283,7 +285,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         rt_runtime_ns: Some(crate::sched::rt::RT_RUNTIME_NS),
         rt_period_ns: crate::sched::rt::RT_PERIOD_NS,
         dl_total_bw: 0,
-        groups: setup.groups.iter().map(super::fair_group::GroupRt::new).collect(),
+        groups: setup.groups.iter().map(|g| super::fair_group::GroupRt::new(g, n)).collect(),
+        group_rq_weight: vec![0; n],
         hk,
     };
     e.init_hardware();

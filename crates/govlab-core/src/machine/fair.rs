@@ -48,7 +48,7 @@ impl Engine {
     /// The factors a PELT update scales its contributions by: the CPU's
     /// before v5.1, none from v5.1 (the clock carries them).
     #[inline]
-    fn contribution_scales(&self, cpu: CpuId) -> Scales {
+    pub(super) fn contribution_scales(&self, cpu: CpuId) -> Scales {
         match self.pelt.era {
             PeltEra::ScaledContributions => self.pelt_scales(cpu),
             PeltEra::ScaledClock => Scales::NONE,
@@ -118,9 +118,9 @@ impl Engine {
             self.enqueue_task_rt_dl(cpu, t);
             return;
         }
-        self.enqueue_task_fair(cpu, t, kind);
-        if let Some(g) = self.tasks[t].group {
-            self.group_load_changed(g);
+        match self.tasks[t].group {
+            Some(g) => self.enqueue_task_grouped(cpu, t, g as usize, kind),
+            None => self.enqueue_task_fair(cpu, t, kind),
         }
     }
 
@@ -170,7 +170,7 @@ impl Engine {
 
     /// place_entity(): where a waking, new or migrating task's vruntime goes.
     #[inline]
-    fn place_entity(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
+    pub(super) fn place_entity(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         let rq = &self.rqs[cpu];
         let min_v = rq.min_vruntime;
         let v = match kind {
@@ -233,10 +233,9 @@ impl Engine {
             self.dequeue_task_rt_dl(cpu, t, sleep);
             return;
         }
-        self.dequeue_task_fair(cpu, t, sleep, detach);
-        // A migration (not `sleep`) leaves the group's load as it is.
-        if let (true, Some(g)) = (sleep, self.tasks[t].group) {
-            self.group_load_changed(g);
+        match self.tasks[t].group {
+            Some(g) => self.dequeue_task_grouped(cpu, t, g as usize, sleep, detach),
+            None => self.dequeue_task_fair(cpu, t, sleep, detach),
         }
     }
 
@@ -441,7 +440,10 @@ impl Engine {
                     self.put_prev_task_rt_dl(cpu, p);
                 } else if self.tasks[p].state == TaskState::Running {
                     // Preempted: back into the tree (put_prev_entity).
-                    self.update_load_avg(cpu, Some(p));
+                    match self.tasks[p].group {
+                        Some(g) if EXT => self.put_prev_member(cpu, p, g as usize),
+                        _ => self.update_load_avg(cpu, Some(p)),
+                    }
                     self.tasks[p].state = TaskState::Runnable;
                     let v = self.tasks[p].vruntime;
                     self.rqs[cpu].tree.insert((v, p));
@@ -464,6 +466,9 @@ impl Engine {
                     let v = self.tasks[n].vruntime;
                     self.rqs[cpu].tree.remove(&(v, n));
                 }
+            }
+            if EXT {
+                self.put_prev_group_se_unless_same(cpu, prev, next);
             }
             if prev != next {
                 self.context_switch(cpu, prev, next);
@@ -506,6 +511,9 @@ impl Engine {
             let rq = &mut self.rqs[cpu];
             rq.curr_class = class;
             rq.cfs_curr = next.is_some() && class == Class::Fair;
+            let prev_group = prev.and_then(|t| self.tasks[t].group);
+            let next_group = next.and_then(|t| self.tasks[t].group);
+            self.switch_group_curr(cpu, prev_group, next_group);
         } else {
             self.rqs[cpu].cfs_curr = next.is_some();
         }
@@ -522,7 +530,13 @@ impl Engine {
                 tk.wake_pending = false;
                 self.record.wakeup_latency.record(now - tk.wake_ns);
             }
-            self.update_load_avg(cpu, Some(n));
+            match self.tasks[n].group {
+                Some(g) if self.sched_ext => {
+                    let entity_too = prev.and_then(|p| self.tasks[p].group) != Some(g);
+                    self.set_next_member(cpu, n, g as usize, entity_too);
+                }
+                _ => self.update_load_avg(cpu, Some(n)),
+            }
         }
         if was_busy != next.is_some() {
             // A sibling's speed depends on whether this thread runs.
@@ -612,7 +626,10 @@ impl Engine {
             return true;
         };
         self.update_curr(cpu);
-        self.update_load_avg(cpu, Some(curr));
+        match self.tasks[curr].group {
+            Some(g) if self.sched_ext => self.entity_tick_grouped(cpu, curr, g as usize),
+            _ => self.update_load_avg(cpu, Some(curr)),
+        }
         if self.rqs[cpu].curr != Some(curr) {
             return true;
         }
@@ -624,6 +641,10 @@ impl Engine {
         }
         if self.now - self.rqs[cpu].last_balance_ns >= self.tun.balance_interval_ns {
             self.rqs[cpu].last_balance_ns = self.now;
+            if self.sched_ext && !self.groups.is_empty() {
+                // run_rebalance_domains(): update_blocked_averages() first.
+                self.update_blocked_groups(cpu);
+            }
             self.periodic_balance(cpu);
         }
         true
