@@ -149,6 +149,8 @@ pub struct Engine {
     pub(crate) groups: Vec<super::fair_group::GroupRt>,
     /// Σ scaled weights of the group entities on each CPU's root runqueue.
     pub(crate) group_rq_weight: Vec<u64>,
+    /// nohz.next_blocked: when the idle CPUs' blocked load is next updated.
+    pub(crate) nohz_next_blocked_ns: Time,
     /// The kernel's per-CPU housekeeping (machine/housekeeping.rs).
     pub(crate) hk: super::housekeeping::HousekeepingRt,
 }
@@ -287,6 +289,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         dl_total_bw: 0,
         groups: setup.groups.iter().map(|g| super::fair_group::GroupRt::new(g, n)).collect(),
         group_rq_weight: vec![0; n],
+        nohz_next_blocked_ns: 0,
         hk,
     };
     e.init_hardware();

@@ -642,8 +642,10 @@ impl Engine {
         if self.now - self.rqs[cpu].last_balance_ns >= self.tun.balance_interval_ns {
             self.rqs[cpu].last_balance_ns = self.now;
             if self.sched_ext && !self.groups.is_empty() {
-                // run_rebalance_domains(): update_blocked_averages() first.
+                // run_rebalance_domains(): update_blocked_averages() first;
+                // the nohz stats kick for the idle CPUs.
                 self.update_blocked_groups(cpu);
+                self.nohz_update_blocked(cpu);
             }
             self.periodic_balance(cpu);
         }

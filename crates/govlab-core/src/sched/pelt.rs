@@ -1976,4 +1976,60 @@ mod tests {
         assert_eq!(x.load_avg, 1024 * 501 / LOAD_AVG_MAX);
         assert_eq!(y.load_avg, 1024 * 501 / (PELT_MIN_DIVIDER + 1003));
     }
+
+    // calc_group_shares: the shares split by this CPU's part of the group's
+    // load, that part the larger of weight now and load average, floored at
+    // MIN_SHARES.
+    #[test]
+    fn group_shares_split_by_load() {
+        let shares = 1024 << SCHED_FIXEDPOINT_SHIFT;
+        // Alone in the group: all of it.
+        assert_eq!(calc_group_shares(shares, 1024, 1024, 1024, 1024), shares);
+        // Half the group's load here.
+        assert_eq!(calc_group_shares(shares, 1024, 1024, 2048, 1024), shares / 2);
+        // A task just woke here (weight 1024, average still 0, nothing
+        // reported yet): it counts at once against the other CPU's 1024.
+        assert_eq!(calc_group_shares(shares, 1024, 0, 1024, 0), shares / 2);
+        // Emptied and decayed: the floor.
+        assert_eq!(calc_group_shares(shares, 0, 0, 1024, 0), MIN_SHARES);
+        // Never above the shares, even with a stale, smaller group total.
+        assert_eq!(calc_group_shares(shares, 2048, 0, 0, 0), shares);
+    }
+
+    // update_tg_cfs_util: the entity takes its runqueue's util and the
+    // parent moves by the difference; a fall never takes the parent below 0.
+    #[test]
+    fn group_util_propagates_by_difference() {
+        let mut parent = SchedAvg { util_avg: 300, util_sum: (300 * PELT_MIN_DIVIDER) as u32, ..SchedAvg::default() };
+        let mut se = SchedAvg { util_avg: 100, util_sum: (100 * PELT_MIN_DIVIDER) as u32, ..SchedAvg::default() };
+        let gcfs = SchedAvg { util_avg: 400, ..SchedAvg::default() };
+        update_tg_cfs_util(&mut parent, &mut se, &gcfs, PeltDivider::PeriodContrib);
+        assert_eq!((se.util_avg, parent.util_avg), (400, 600));
+        assert_eq!(u64::from(se.util_sum), 400 * PELT_MIN_DIVIDER);
+        let empty = SchedAvg::default();
+        let mut small = SchedAvg { util_avg: 100, util_sum: (100 * PELT_MIN_DIVIDER) as u32, ..SchedAvg::default() };
+        update_tg_cfs_util(&mut small, &mut se, &empty, PeltDivider::PeriodContrib);
+        assert_eq!((se.util_avg, small.util_avg, small.util_sum), (0, 0, 0));
+    }
+
+    // update_tg_cfs_load: an attach adds the task's load sum to the entity's
+    // runnable sum (capped at the divider); the entity's load is it times
+    // se_weight, and the parent moves by the difference.
+    #[test]
+    fn group_load_propagates_an_attach() {
+        let divider = PELT_MIN_DIVIDER;
+        let mut parent = SchedAvg::default();
+        let mut se = SchedAvg::default();
+        let gcfs = SchedAvg::default();
+        let mut prop = (divider / 2) as i64;
+        update_tg_cfs_load(&mut parent, &mut se, &gcfs, 1024, 1024, &mut prop, PeltDivider::PeriodContrib);
+        assert_eq!(prop, 0);
+        assert_eq!(se.load_sum, divider / 2);
+        assert_eq!(se.load_avg, 1024 * (divider / 2) / divider);
+        assert_eq!(parent.load_avg, se.load_avg);
+        // A second attach past the divider is capped there.
+        let mut prop = divider as i64;
+        update_tg_cfs_load(&mut parent, &mut se, &gcfs, 1024, 1024, &mut prop, PeltDivider::PeriodContrib);
+        assert_eq!((se.load_sum, se.load_avg, parent.load_avg), (divider, 1024, 1024));
+    }
 }
