@@ -530,12 +530,13 @@ impl Engine {
                 tk.wake_pending = false;
                 self.record.wakeup_latency.record(now - tk.wake_ns);
             }
-            match self.tasks[n].group {
-                Some(g) if self.sched_ext => {
+            // The group check only once a task group exists.
+            match if self.sched_ext { self.tasks[n].group } else { None } {
+                Some(g) => {
                     let entity_too = prev.and_then(|p| self.tasks[p].group) != Some(g);
                     self.set_next_member(cpu, n, g as usize, entity_too);
                 }
-                _ => self.update_load_avg(cpu, Some(n)),
+                None => self.update_load_avg(cpu, Some(n)),
             }
         }
         if was_busy != next.is_some() {
@@ -626,9 +627,9 @@ impl Engine {
             return true;
         };
         self.update_curr(cpu);
-        match self.tasks[curr].group {
-            Some(g) if self.sched_ext => self.entity_tick_grouped(cpu, curr, g as usize),
-            _ => self.update_load_avg(cpu, Some(curr)),
+        match if self.sched_ext { self.tasks[curr].group } else { None } {
+            Some(g) => self.entity_tick_grouped(cpu, curr, g as usize),
+            None => self.update_load_avg(cpu, Some(curr)),
         }
         if self.rqs[cpu].curr != Some(curr) {
             return true;

@@ -9,8 +9,11 @@
 //! `cpu_util`). The constants `UTIL_EST_WEIGHT_SHIFT` and `UTIL_AVG_UNCHANGED`
 //! live in `include/linux/sched.h` in that release.
 //!
-//! Left out: group scheduling (task-group propagation, `se_runnable` of group
-//! entities, `update_tg_load_avg`), CFS bandwidth (the throttled PELT clock),
+//! Task groups' arithmetic is here too (`update_tg_cfs_util`/`_runnable`/
+//! `_load`, `calc_group_shares`, the group entity's update with its
+//! `se_runnable`); `machine/fair_group.rs` drives it.
+//!
+//! Left out: CFS bandwidth (the throttled PELT clock),
 //! the rt/dl/irq/hw-pressure signals (only their `util_sum` enters, as an
 //! input to the lost-idle-time rule), the wakeup-migration lag estimate
 //! (`migrate_se_pelt_lag`, `clock_pelt_idle`), the initial utilisation of new
@@ -1146,7 +1149,7 @@ pub fn update_tg_cfs_load(
     if runnable_sum >= 0 {
         runnable_sum = (runnable_sum + se.load_sum as i64).min(divider as i64);
     } else {
-        let load_sum = if gcfs_weight != 0 { gcfs.load_sum / gcfs_weight } else { 0 };
+        let load_sum = gcfs.load_sum.checked_div(gcfs_weight).unwrap_or(0);
         runnable_sum = se.load_sum.min(load_sum) as i64;
     }
     let running_sum = i64::from(se.util_sum >> SCHED_CAPACITY_SHIFT);
