@@ -469,12 +469,15 @@ impl Engine {
         self.put_prev_group_se(cpu, g as usize);
     }
 
-    /// set_next_entity() for a group task (UPDATE_TG), and for its group
-    /// entity unless it was already current (`entity_too`).
-    pub(crate) fn set_next_member(&mut self, cpu: CpuId, t: TaskId, g: usize, entity_too: bool) {
-        self.update_member_load_avg(cpu, t, g, true);
-        if entity_too {
-            self.update_group_se_load_avg(cpu, g);
+    /// set_next_entity() for group task `t` (UPDATE_TG), and for its group
+    /// entity unless it was already current (`prev` of the same group).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn set_next_member(&mut self, cpu: CpuId, prev: Option<TaskId>, t: TaskId) {
+        let Some(g) = self.tasks[t].group else { return };
+        self.update_member_load_avg(cpu, t, g as usize, true);
+        if prev.and_then(|p| self.tasks[p].group) != Some(g) {
+            self.update_group_se_load_avg(cpu, g as usize);
         }
     }
 
