@@ -177,3 +177,37 @@ fn root_runqueue_util_holds_the_group_tasks() {
     assert!(root + 16 >= flat && root <= flat + 16, "root util {root} grouped, {flat} not grouped");
 }
 
+
+#[test]
+fn group_runqueues_stay_consistent_through_wakeups_and_migrations() {
+    // Unpinned tasks of two groups and the root waking, sleeping and
+    // migrating on 8 CPUs: each group runqueue's weight and count are its
+    // runnable tasks', each entity is on the root runqueue exactly when its
+    // group has runnable tasks there, and the root runqueue's weight counts
+    // its root tasks and its entities.
+    let json = r#"{ "tasks": {
+        "a": { "instance": 3, "taskgroup": "/a", "loop": -1, "run": 3000, "sleep": 2000 },
+        "b": { "instance": 3, "taskgroup": "/b", "loop": -1, "run": 700, "sleep": 300 },
+        "r": { "instance": 4, "loop": -1, "run": 5000, "sleep": 1000 }
+    } }"#;
+    for ms in [97, 331, 600] {
+        let e = engine(&format!("consistency-{ms}.json"), json, "schedutil", ms * MS);
+        let runnable = |t: &super::rq::Task| matches!(t.state, crate::sched::TaskState::Runnable | crate::sched::TaskState::Running);
+        for (cpu, rq) in e.rqs.iter().enumerate() {
+            let mut entities = 0;
+            for grp in &e.groups {
+                let gc = &grp.cpus[cpu];
+                let here: Vec<_> = grp.members.iter().map(|&m| &e.tasks[m]).filter(|t| t.cpu == cpu && runnable(t)).collect();
+                assert_eq!(gc.load_weight, here.iter().map(|t| t.nice_weight).sum::<u64>(), "{ms} ms CPU {cpu}: group weight");
+                assert_eq!(gc.h_nr_running as usize, here.len(), "{ms} ms CPU {cpu}: group count");
+                assert_eq!(gc.on_rq, !here.is_empty(), "{ms} ms CPU {cpu}: entity on_rq");
+                if gc.on_rq {
+                    entities += gc.se_load_weight;
+                }
+            }
+            assert_eq!(e.group_rq_weight[cpu], entities, "{ms} ms CPU {cpu}: entities' weight");
+            let root_tasks: u64 = e.tasks.iter().filter(|t| t.group.is_none() && t.cpu == cpu && runnable(t)).map(|t| t.weight).sum();
+            assert_eq!(rq.load_weight, root_tasks + (entities >> 10), "{ms} ms CPU {cpu}: root weight");
+        }
+    }
+}
