@@ -48,10 +48,12 @@
 //! and checks preemption between matching entities, `find_matching_se`;
 //! here a group's tasks are placed and preempt as tasks), nested groups (a
 //! task counts in its own group only; rt-app's nested paths are groups of
-//! their own under the root), the decay of blocked group runqueues on busy
-//! CPUs between ticks that run them (they decay at the idle tick's
-//! `update_blocked_averages` and the busy CPU's balance tick), and CFS
-//! bandwidth control (cpu.max).
+//! their own under the root), a per-phase move to another group
+//! (`sched_move_task`), and CFS bandwidth control (cpu.max). Blocked group
+//! runqueues decay (`update_blocked_averages`) at a busy CPU's balance
+//! tick (every tick here, where the kernel's rebalance softirq runs when a
+//! domain's balance is due), at an idle CPU's kept tick, and for tickless
+//! idle CPUs at the nohz stats kick, every 32 ms.
 
 use super::Engine;
 use crate::platform::CpuId;
