@@ -147,6 +147,10 @@ pub struct Engine {
     pub(crate) dl_total_bw: u64,
     /// CFS task groups (machine/fair_group.rs).
     pub(crate) groups: Vec<super::fair_group::GroupRt>,
+    /// Σ scaled weights of the group entities on each CPU's root runqueue.
+    pub(crate) group_rq_weight: Vec<u64>,
+    /// nohz.next_blocked: when the idle CPUs' blocked load is next updated.
+    pub(crate) nohz_next_blocked_ns: Time,
     /// The kernel's per-CPU housekeeping (machine/housekeeping.rs).
     pub(crate) hk: super::housekeeping::HousekeepingRt,
     /// Counters per interval, when asked (machine/intervals.rs), and the
@@ -287,7 +291,9 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         rt_runtime_ns: Some(crate::sched::rt::RT_RUNTIME_NS),
         rt_period_ns: crate::sched::rt::RT_PERIOD_NS,
         dl_total_bw: 0,
-        groups: setup.groups.iter().map(super::fair_group::GroupRt::new).collect(),
+        groups: setup.groups.iter().map(|g| super::fair_group::GroupRt::new(g, n)).collect(),
+        group_rq_weight: vec![0; n],
+        nohz_next_blocked_ns: 0,
         hk,
         intervals: None,
         next_boundary_ns: Time::MAX,

@@ -315,9 +315,13 @@ impl Engine {
         self.tasks[t].wake_pending = true;
         if self.tasks[t].forked {
             let rq = &self.rqs[cpu];
-            let (cap, util, load) = (rq.capacity, rq.cfs.avg.util_avg, rq.cfs.avg.load_avg);
+            let cfs = match self.tasks[t].group {
+                Some(g) => self.member_cfs_rq(cpu, g as usize),
+                None => &rq.cfs,
+            };
+            let (cap, util, load) = (rq.capacity, cfs.avg.util_avg, cfs.avg.load_avg);
             let tk = &mut self.tasks[t];
-            post_init_entity_util_avg(&mut tk.avg, tk.weight, cap, util, load);
+            post_init_entity_util_avg(&mut tk.avg, tk.nice_weight, cap, util, load);
         }
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];

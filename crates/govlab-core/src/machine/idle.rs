@@ -279,6 +279,9 @@ impl Engine {
 
     /// update_blocked_averages(): decay an idle runqueue's signal.
     pub(crate) fn update_blocked_averages(&mut self, cpu: CpuId) {
+        if self.sched_ext && !self.groups.is_empty() {
+            self.update_blocked_groups(cpu);
+        }
         if self.update_cfs_rq(cpu) {
             self.cpufreq_update_util(cpu, 0);
         }

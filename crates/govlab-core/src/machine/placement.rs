@@ -86,6 +86,12 @@ impl Engine {
         if self.tasks[t].needs_attach {
             return;
         }
+        if let (true, Some(g)) = (self.sched_ext, self.tasks[t].group) {
+            self.remove_member(t, g as usize, from);
+            let tk = &mut self.tasks[t];
+            tk.vruntime = tk.vruntime.saturating_sub(self.rqs[from].min_vruntime) + self.rqs[to].min_vruntime;
+            return;
+        }
         let rq = &mut self.rqs[from];
         let tk = &mut self.tasks[t];
         pelt::sync_entity_div(&rq.cfs, &mut tk.avg, tk.weight, self.pelt.divider);

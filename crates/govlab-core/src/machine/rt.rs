@@ -64,7 +64,9 @@ impl Engine {
         if attr.util_min.is_some() || attr.util_max.is_some() {
             self.uclamp_used = true;
         }
-        tk.group = attr.group;
+        // Only the fair class is grouped here (RT group scheduling is not
+        // modelled).
+        tk.group = attr.group.filter(|_| attr.policy == SchedPolicy::Other);
         if attr.group.is_some() || attr.policy != SchedPolicy::Other {
             self.sched_ext = true;
         }

@@ -166,3 +166,95 @@ fn waking_rt_task_leaves_a_pinned_rt_task_alone() {
     assert!(e.tasks[pinned].sum_exec_ns >= 25 * MS, "pinned ran {} ns of 30 ms", e.tasks[pinned].sum_exec_ns);
 }
 
+
+/// The group entity of group `path` on `cpu`: its scaled weight (the
+/// group's shares are 1024 << 10).
+fn group_cpu<'a>(e: &'a Engine, path: &str, cpu: usize) -> &'a super::fair_group::GroupCpu {
+    let members = |g: &super::fair_group::GroupRt| g.members.iter().any(|&m| e.tasks[m].comm.starts_with(path));
+    let g = e.groups.iter().find(|g| members(g)).expect("group with a task named after it");
+    &g.cpus[cpu]
+}
+
+const FULL_SHARES: u64 = 1024 << 10;
+
+/// Two hogs of group /g, one on CPU 0 and one on CPU 1 for 300 ms of work
+/// (done by about 310 ms beside its SMT sibling), after which the second
+/// sleeps for good: the group's entity on CPU 0 weighs half the group's
+/// shares while both run, and takes the whole only as CPU 1's part of the
+/// group's load average decays (calc_group_shares over tg->load_avg, CPU 1's
+/// idle blocked load updated by the nohz stats kick every 32 ms), not at
+/// once.
+fn shares_json() -> &'static str {
+    r#"{ "tasks": {
+        "g0": { "cpus": [0], "taskgroup": "/g", "loop": -1, "runtime": 1000 },
+        "g1": { "cpus": [1], "taskgroup": "/g", "loop": 1, "runtime": 300000, "sleep": 100000000 }
+    } }"#
+}
+
+#[test]
+fn group_shares_follow_the_load_average_after_a_member_sleeps() {
+    let at = |ms: u64| {
+        let e = engine(&format!("shares-{ms}.json"), shares_json(), "performance", ms * MS);
+        group_cpu(&e, "g", 0).se_load_weight
+    };
+    let both = at(290);
+    assert!((FULL_SHARES * 45 / 100..=FULL_SHARES * 55 / 100).contains(&both), "both running: CPU 0's entity weighs {both}");
+    // About 30 ms after g1 stopped (one half-life of its load average):
+    // on its way, well short of the whole.
+    let soon = at(340);
+    assert!((FULL_SHARES * 52 / 100..FULL_SHARES * 80 / 100).contains(&soon), "30 ms after the sleep CPU 0's entity weighs {soon}");
+    let later = at(600);
+    assert!(later > FULL_SHARES * 95 / 100, "300 ms after the sleep CPU 0's entity weighs {later}");
+}
+
+#[test]
+fn root_runqueue_util_holds_the_group_tasks() {
+    // One hog in group /g on CPU 2 for 300 ms: its signal lives on the group
+    // runqueue, and reaches the root runqueue (what schedutil reads) through
+    // the group entity, as when it is not grouped.
+    let grouped = r#"{ "tasks": { "g": { "cpus": [2], "taskgroup": "/g", "loop": -1, "runtime": 1000 } } }"#;
+    let plain = r#"{ "tasks": { "g": { "cpus": [2], "loop": -1, "runtime": 1000 } } }"#;
+    let e = engine("root-util-grouped.json", grouped, "performance", 300 * MS);
+    let gc = group_cpu(&e, "g", 2);
+    let root = e.rqs[2].cfs.avg.util_avg;
+    assert!(gc.cfs.avg.util_avg > 900, "group runqueue util {}", gc.cfs.avg.util_avg);
+    assert_eq!(gc.se.util_avg, gc.cfs.avg.util_avg, "the entity carries its runqueue's util");
+    let e = engine("root-util-plain.json", plain, "performance", 300 * MS);
+    let flat = e.rqs[2].cfs.avg.util_avg;
+    assert!(root + 16 >= flat && root <= flat + 16, "root util {root} grouped, {flat} not grouped");
+}
+
+
+#[test]
+fn group_runqueues_stay_consistent_through_wakeups_and_migrations() {
+    // Unpinned tasks of two groups and the root waking, sleeping and
+    // migrating on 8 CPUs: each group runqueue's weight and count are its
+    // runnable tasks', each entity is on the root runqueue exactly when its
+    // group has runnable tasks there, and the root runqueue's weight counts
+    // its root tasks and its entities.
+    let json = r#"{ "tasks": {
+        "a": { "instance": 3, "taskgroup": "/a", "loop": -1, "run": 3000, "sleep": 2000 },
+        "b": { "instance": 3, "taskgroup": "/b", "loop": -1, "run": 700, "sleep": 300 },
+        "r": { "instance": 4, "loop": -1, "run": 5000, "sleep": 1000 }
+    } }"#;
+    for ms in [97, 331, 600] {
+        let e = engine(&format!("consistency-{ms}.json"), json, "schedutil", ms * MS);
+        let runnable = |t: &super::rq::Task| matches!(t.state, crate::sched::TaskState::Runnable | crate::sched::TaskState::Running);
+        for (cpu, rq) in e.rqs.iter().enumerate() {
+            let mut entities = 0;
+            for grp in &e.groups {
+                let gc = &grp.cpus[cpu];
+                let here: Vec<_> = grp.members.iter().map(|&m| &e.tasks[m]).filter(|t| t.cpu == cpu && runnable(t)).collect();
+                assert_eq!(gc.load_weight, here.iter().map(|t| t.nice_weight).sum::<u64>(), "{ms} ms CPU {cpu}: group weight");
+                assert_eq!(gc.h_nr_running as usize, here.len(), "{ms} ms CPU {cpu}: group count");
+                assert_eq!(gc.on_rq, !here.is_empty(), "{ms} ms CPU {cpu}: entity on_rq");
+                if gc.on_rq {
+                    entities += gc.se_load_weight;
+                }
+            }
+            assert_eq!(e.group_rq_weight[cpu], entities, "{ms} ms CPU {cpu}: entities' weight");
+            let root_tasks: u64 = e.tasks.iter().filter(|t| t.group.is_none() && t.cpu == cpu && runnable(t)).map(|t| t.weight).sum();
+            assert_eq!(rq.load_weight, root_tasks + (entities >> 10), "{ms} ms CPU {cpu}: root weight");
+        }
+    }
+}

@@ -15,8 +15,10 @@
 //! 1 + log2(min(CPUs, 8)) as the kernel's default SCHED_TUNABLESCALING_LOG
 //! does. The RT and deadline classes (`rt.rs`, `deadline.rs` here for their
 //! arithmetic; `machine/rt.rs`, `machine/deadline.rs` for the classes) and
-//! task groups (`machine/fair_group.rs`) follow v6.8. Left out: hierarchical
-//! group scheduling (groups are flattened into task weights), NUMA
+//! task groups (`machine/fair_group.rs`: group runqueues, hierarchical PELT,
+//! `calc_group_shares`) follow v6.8. Left out: the group entity's own
+//! vruntime (a group's tasks are ordered on the root runqueue by their
+//! share of the entity's weight), nested groups, CFS bandwidth, NUMA
 //! balancing, EAS.
 //!
 //! Files: `mod.rs` (tunables, task states), `pelt.rs` (the PELT

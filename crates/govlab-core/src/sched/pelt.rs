@@ -9,8 +9,11 @@
 //! `cpu_util`). The constants `UTIL_EST_WEIGHT_SHIFT` and `UTIL_AVG_UNCHANGED`
 //! live in `include/linux/sched.h` in that release.
 //!
-//! Left out: group scheduling (task-group propagation, `se_runnable` of group
-//! entities, `update_tg_load_avg`), CFS bandwidth (the throttled PELT clock),
+//! Task groups' arithmetic is here too (`update_tg_cfs_util`/`_runnable`/
+//! `_load`, `calc_group_shares`, the group entity's update with its
+//! `se_runnable`); `machine/fair_group.rs` drives it.
+//!
+//! Left out: CFS bandwidth (the throttled PELT clock),
 //! the rt/dl/irq/hw-pressure signals (only their `util_sum` enters, as an
 //! input to the lost-idle-time rule), the wakeup-migration lag estimate
 //! (`migrate_se_pelt_lag`, `clock_pelt_idle`), the initial utilisation of new
@@ -479,7 +482,11 @@ pub struct RqLoad {
 /// [`PeltEra::ScaledContributions`] (contributions scaled by `scales`), the
 /// PELT clock for [`PeltEra::ScaledClock`]. The removal floors
 /// (`PELT_MIN_DIVIDER`) are v6.8's in every era.
-#[inline]
+// Always inlined: with the group runqueues' caller it was no longer inlined
+// in the engine's root update (1 % more instructions, callgrind on
+// `bench_mix 1`).
+#[allow(clippy::inline_always)]
+#[inline(always)]
 pub fn update_cfs_rq_era(rules: PeltRules, now: u64, cfs: &mut CfsRqAvg, rq: RqLoad, scales: Scales) -> bool {
     let mut decayed = false;
 
@@ -1017,6 +1024,214 @@ pub fn update_entity_era(
         return true;
     }
     false
+}
+
+// ---------------------------------------------------------------------------
+// fair.c: task groups (CONFIG_FAIR_GROUP_SCHED)
+// ---------------------------------------------------------------------------
+
+/// `add_positive`: add a signed delta to a u64 field, clamping at 0.
+#[inline]
+fn add_positive(var: &mut u64, delta: i64) {
+    let res = var.wrapping_add(delta as u64);
+    *var = if delta < 0 && res > *var { 0 } else { res };
+}
+
+/// `add_positive` on a u32 field: the sum is taken in 64 bits, then
+/// truncated to the field's width before the clamp test, as the macro does.
+#[inline]
+fn add_positive_u32(var: &mut u32, delta: i64) {
+    let res = u64::from(*var).wrapping_add(delta as u64) as u32;
+    *var = if delta < 0 && res > *var { 0 } else { res };
+}
+
+/// `__update_load_avg_se` for a group entity: it is on the parent's
+/// runqueue (`on_rq`) while its group has runnable tasks on that CPU, its
+/// runnable count is `se_runnable` (`se->runnable_weight`, the group
+/// runqueue's `h_nr_running` as last set by `se_update_runnable`) and it
+/// runs while one of them runs. `weight` is `se_weight`. Returns decayed.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn update_group_entity(
+    rules: PeltRules,
+    now: u64,
+    se: &mut SchedAvg,
+    on_rq: bool,
+    runnable: u64,
+    running: bool,
+    weight: u64,
+    scales: Scales,
+) -> bool {
+    if update_load_sum_era(rules.era, now, se, u64::from(on_rq), runnable, running, scales.freq, scales.cpu) {
+        update_load_avg_div(se, weight, rules.divider);
+        cfs_se_util_change(se);
+        return true;
+    }
+    false
+}
+
+/// `update_cfs_rq_load_avg` for a group's runqueue: as [`update_cfs_rq_era`],
+/// and the runnable sum of tasks removed since the last update is returned
+/// (negative) for `add_tg_cfs_propagate`: `-(removed_runnable × divider)
+/// >> SCHED_CAPACITY_SHIFT`, the estimate of their removed load sum.
+#[inline]
+pub fn update_group_cfs_rq(rules: PeltRules, now: u64, cfs: &mut CfsRqAvg, rq: RqLoad, scales: Scales) -> (bool, Option<i64>) {
+    let removed = (cfs.removed_nr != 0).then(|| {
+        let divider = rules.divider.of(&cfs.avg);
+        -(cfs.removed_runnable.wrapping_mul(divider) as i64) >> SCHED_CAPACITY_SHIFT
+    });
+    (update_cfs_rq_era(rules, now, cfs, rq, scales), removed)
+}
+
+/// The load sum an attach (positive) or detach (negative) hands to
+/// `add_tg_cfs_propagate`: the entity's unweighted `load_sum`.
+#[inline]
+#[must_use]
+pub fn entity_load_sum(se: &SchedAvg) -> i64 {
+    se.load_sum as i64
+}
+
+/// `update_tg_cfs_util`: the group entity takes its runqueue's `util_avg`
+/// (its sum rebuilt with the parent's divider) and the parent moves by the
+/// difference, never below zero, its sum kept at or above average ×
+/// `PELT_MIN_DIVIDER`.
+pub fn update_tg_cfs_util(parent: &mut SchedAvg, se: &mut SchedAvg, gcfs: &SchedAvg, divider: PeltDivider) {
+    let delta_avg = gcfs.util_avg as i64 - se.util_avg as i64;
+    if delta_avg == 0 {
+        return;
+    }
+    let divider = divider.of(parent);
+    se.util_avg = gcfs.util_avg;
+    let new_sum = se.util_avg.wrapping_mul(divider) as u32;
+    let delta_sum = i64::from(new_sum) - i64::from(se.util_sum);
+    se.util_sum = new_sum;
+    add_positive(&mut parent.util_avg, delta_avg);
+    add_positive_u32(&mut parent.util_sum, delta_sum);
+    parent.util_sum = max_u32(u64::from(parent.util_sum), parent.util_avg.wrapping_mul(PELT_MIN_DIVIDER));
+}
+
+/// `update_tg_cfs_runnable`: the same for `runnable_avg` (the new sum is a
+/// u32 in the kernel).
+pub fn update_tg_cfs_runnable(parent: &mut SchedAvg, se: &mut SchedAvg, gcfs: &SchedAvg, divider: PeltDivider) {
+    let delta_avg = gcfs.runnable_avg as i64 - se.runnable_avg as i64;
+    if delta_avg == 0 {
+        return;
+    }
+    let divider = divider.of(parent);
+    se.runnable_avg = gcfs.runnable_avg;
+    let new_sum = se.runnable_avg.wrapping_mul(divider) as u32;
+    let delta_sum = i64::from(new_sum) - se.runnable_sum as i64;
+    se.runnable_sum = u64::from(new_sum);
+    add_positive(&mut parent.runnable_avg, delta_avg);
+    add_positive(&mut parent.runnable_sum, delta_sum);
+    parent.runnable_sum = u64::from(max_u32(parent.runnable_sum, parent.runnable_avg.wrapping_mul(PELT_MIN_DIVIDER)));
+}
+
+/// `update_tg_cfs_load`: the load a group entity carries after tasks came
+/// into or left its runqueue (`prop_runnable_sum`, taken and cleared). An
+/// addition raises the entity's unweighted runnable sum, capped at the
+/// divider (until the CPU saturates, runnable equals running); a removal
+/// re-estimates it as the group runqueue's load sum per unit of its weight
+/// (all its tasks taken as equally runnable), never above what it was. It
+/// never falls below the running sum. The entity's load is that sum times
+/// `se_weight`; the parent moves by the difference.
+pub fn update_tg_cfs_load(
+    parent: &mut SchedAvg,
+    se: &mut SchedAvg,
+    gcfs: &SchedAvg,
+    gcfs_weight: u64,
+    se_weight: u64,
+    prop_runnable_sum: &mut i64,
+    divider: PeltDivider,
+) {
+    let mut runnable_sum = *prop_runnable_sum;
+    if runnable_sum == 0 {
+        return;
+    }
+    *prop_runnable_sum = 0;
+    let divider = divider.of(parent);
+    if runnable_sum >= 0 {
+        runnable_sum = (runnable_sum + se.load_sum as i64).min(divider as i64);
+    } else {
+        let load_sum = gcfs.load_sum.checked_div(gcfs_weight).unwrap_or(0);
+        runnable_sum = se.load_sum.min(load_sum) as i64;
+    }
+    let running_sum = i64::from(se.util_sum >> SCHED_CAPACITY_SHIFT);
+    let runnable_sum = runnable_sum.max(running_sum) as u64;
+
+    let load_sum = se_weight.wrapping_mul(runnable_sum);
+    let load_avg = load_sum / divider;
+    let delta_avg = load_avg as i64 - se.load_avg as i64;
+    if delta_avg == 0 {
+        return;
+    }
+    let delta_sum = load_sum as i64 - se_weight.wrapping_mul(se.load_sum) as i64;
+    se.load_sum = runnable_sum;
+    se.load_avg = load_avg;
+    add_positive(&mut parent.load_avg, delta_avg);
+    add_positive(&mut parent.load_sum, delta_sum);
+    parent.load_sum = u64::from(max_u32(parent.load_sum, parent.load_avg.wrapping_mul(PELT_MIN_DIVIDER)));
+}
+
+/// The PELT half of `reweight_entity`: the entity's load leaves the
+/// runqueue's, its `load_avg` is recomputed for the new `se_weight` from its
+/// `load_sum`, and it comes back.
+pub fn reweight_entity_avg(cfs: &mut CfsRqAvg, se: &mut SchedAvg, old_weight: u64, new_weight: u64, divider: PeltDivider) {
+    dequeue_load_avg(cfs, se, old_weight);
+    let divider = divider.of(se);
+    se.load_avg = new_weight.wrapping_mul(se.load_sum) / divider;
+    enqueue_load_avg(cfs, se, new_weight);
+}
+
+/// `attach_entity_load_avg` under the rules of an era, returning the
+/// `load_sum` it hands to `add_tg_cfs_propagate` (a task joining a group
+/// runqueue).
+pub fn attach_entity_prop(cfs: &mut CfsRqAvg, se: &mut SchedAvg, weight: u64, divider: PeltDivider) -> i64 {
+    attach_entity_div(cfs, se, weight, divider);
+    entity_load_sum(se)
+}
+
+/// `detach_entity_load_avg`, returning the (negative) `load_sum` it hands
+/// to `add_tg_cfs_propagate`.
+pub fn detach_entity_prop(cfs: &mut CfsRqAvg, se: &SchedAvg, weight: u64) -> i64 {
+    detach_entity(cfs, se, weight);
+    -entity_load_sum(se)
+}
+
+/// MIN_SHARES (kernel/sched/sched.h, v6.8): the least weight a group
+/// entity gets, unscaled even though the weight it floors is scaled.
+pub const MIN_SHARES: u64 = 2;
+/// SCHED_FIXEDPOINT_SHIFT: the 10 extra bits of load resolution 64-bit
+/// kernels carry in `load.weight` (`scale_load`, kernel/sched/sched.h).
+pub const SCHED_FIXEDPOINT_SHIFT: u32 = 10;
+
+/// `scale_load_down`: a scaled weight in PELT's units, at least 2 when
+/// non-zero (kernel/sched/sched.h, v6.8).
+#[inline]
+#[must_use]
+pub fn scale_load_down(w: u64) -> u64 {
+    if w == 0 { 0 } else { (w >> SCHED_FIXEDPOINT_SHIFT).max(2) }
+}
+
+/// `calc_group_shares` (kernel/sched/fair.c, v6.8): the scaled weight of a
+/// group's entity on one CPU, the group's shares split by that CPU's part of
+/// the group's load. `tg_shares` is `tg->shares` (scaled), `load_weight`
+/// the group runqueue's `scale_load_down(load.weight)`, `load_avg` its
+/// `avg.load_avg`, `tg_load_avg` the group's `load_avg` (Σ of the CPUs'
+/// `tg_load_avg_contrib`) and `contrib` this runqueue's. The runqueue's load
+/// is the larger of its weight now and its average (so a task that just
+/// woke counts at once, a group that just emptied fades); the group's total
+/// swaps this CPU's stale contribution for it, so the total is never below
+/// the part. The result is clamped to [MIN_SHARES, tg_shares].
+#[must_use]
+pub fn calc_group_shares(tg_shares: u64, load_weight: u64, load_avg: u64, tg_load_avg: i64, contrib: u64) -> u64 {
+    let load = load_weight.max(load_avg) as i64;
+    let tg_weight = tg_load_avg - contrib as i64 + load;
+    let mut shares = tg_shares as i64 * load;
+    if tg_weight != 0 {
+        shares /= tg_weight;
+    }
+    shares.clamp(MIN_SHARES as i64, tg_shares as i64) as u64
 }
 
 #[cfg(test)]
@@ -1767,5 +1982,61 @@ mod tests {
         update_load_avg_div(&mut y, NICE_0_LOAD, PeltDivider::PeriodContrib);
         assert_eq!(x.load_avg, 1024 * 501 / LOAD_AVG_MAX);
         assert_eq!(y.load_avg, 1024 * 501 / (PELT_MIN_DIVIDER + 1003));
+    }
+
+    // calc_group_shares: the shares split by this CPU's part of the group's
+    // load, that part the larger of weight now and load average, floored at
+    // MIN_SHARES.
+    #[test]
+    fn group_shares_split_by_load() {
+        let shares = 1024 << SCHED_FIXEDPOINT_SHIFT;
+        // Alone in the group: all of it.
+        assert_eq!(calc_group_shares(shares, 1024, 1024, 1024, 1024), shares);
+        // Half the group's load here.
+        assert_eq!(calc_group_shares(shares, 1024, 1024, 2048, 1024), shares / 2);
+        // A task just woke here (weight 1024, average still 0, nothing
+        // reported yet): it counts at once against the other CPU's 1024.
+        assert_eq!(calc_group_shares(shares, 1024, 0, 1024, 0), shares / 2);
+        // Emptied and decayed: the floor.
+        assert_eq!(calc_group_shares(shares, 0, 0, 1024, 0), MIN_SHARES);
+        // Never above the shares, even with a stale, smaller group total.
+        assert_eq!(calc_group_shares(shares, 2048, 0, 0, 0), shares);
+    }
+
+    // update_tg_cfs_util: the entity takes its runqueue's util and the
+    // parent moves by the difference; a fall never takes the parent below 0.
+    #[test]
+    fn group_util_propagates_by_difference() {
+        let mut parent = SchedAvg { util_avg: 300, util_sum: (300 * PELT_MIN_DIVIDER) as u32, ..SchedAvg::default() };
+        let mut se = SchedAvg { util_avg: 100, util_sum: (100 * PELT_MIN_DIVIDER) as u32, ..SchedAvg::default() };
+        let gcfs = SchedAvg { util_avg: 400, ..SchedAvg::default() };
+        update_tg_cfs_util(&mut parent, &mut se, &gcfs, PeltDivider::PeriodContrib);
+        assert_eq!((se.util_avg, parent.util_avg), (400, 600));
+        assert_eq!(u64::from(se.util_sum), 400 * PELT_MIN_DIVIDER);
+        let empty = SchedAvg::default();
+        let mut small = SchedAvg { util_avg: 100, util_sum: (100 * PELT_MIN_DIVIDER) as u32, ..SchedAvg::default() };
+        update_tg_cfs_util(&mut small, &mut se, &empty, PeltDivider::PeriodContrib);
+        assert_eq!((se.util_avg, small.util_avg, small.util_sum), (0, 0, 0));
+    }
+
+    // update_tg_cfs_load: an attach adds the task's load sum to the entity's
+    // runnable sum (capped at the divider); the entity's load is it times
+    // se_weight, and the parent moves by the difference.
+    #[test]
+    fn group_load_propagates_an_attach() {
+        let divider = PELT_MIN_DIVIDER;
+        let mut parent = SchedAvg::default();
+        let mut se = SchedAvg::default();
+        let gcfs = SchedAvg::default();
+        let mut prop = (divider / 2) as i64;
+        update_tg_cfs_load(&mut parent, &mut se, &gcfs, 1024, 1024, &mut prop, PeltDivider::PeriodContrib);
+        assert_eq!(prop, 0);
+        assert_eq!(se.load_sum, divider / 2);
+        assert_eq!(se.load_avg, 1024 * (divider / 2) / divider);
+        assert_eq!(parent.load_avg, se.load_avg);
+        // A second attach past the divider is capped there.
+        let mut prop = divider as i64;
+        update_tg_cfs_load(&mut parent, &mut se, &gcfs, 1024, 1024, &mut prop, PeltDivider::PeriodContrib);
+        assert_eq!((se.load_sum, se.load_avg, parent.load_avg), (divider, 1024, 1024));
     }
 }
