@@ -25,7 +25,7 @@
 //! (fitted by tools/calibrate/housekeeping/fit.py from the idle statistics
 //! of the real recordings in tools/calibrate/idle_recordings/). POWER's
 //! wakeups are instead a few strictly periodic per-CPU hrtimers, each with
-//! its own phase (the CPU's bring-up time):
+//! its own phase (drawn uniformly; in the kernel, when the CPU came up):
 //!
 //! | profile | platforms | source | rate /s per CPU | median | p90 |
 //! |---|---|---|---|---|---|
