@@ -148,7 +148,7 @@ pub struct Era {
 }
 
 /// Every era govlab knows, by first version. Sources: docs/research/kernel-eras.md.
-pub const ERAS: [Era; 24] = [
+pub const ERAS: [Era; 25] = [
     Era {
         name: "copy_prev_load",
         first: Version::new(3, 16),
@@ -210,6 +210,15 @@ pub const ERAS: [Era; 24] = [
         commit: "625ed2bf049d",
         subject: "sched/cfs: Make util/load_avg more stable",
         description: "PELT averages divide by LOAD_AVG_MAX - 1024 + period_contrib (before: LOAD_AVG_MAX)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "ppc_hardlockup_watchdog",
+        first: Version::new(4, 13),
+        first_confirmed: true,
+        commit: "2104180a5369",
+        subject: "powerpc/64s: implement arch-specific hardlockup watchdog",
+        description: "POWER's own hard-lockup watchdog arms a second per-CPU 4 s timer beside the soft-lockup one (before: the soft-lockup timer alone)",
         status: EraStatus::Modelled,
     },
     Era {

@@ -232,7 +232,13 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         ..Record::default()
     };
     let cpufreq_hook = cpufreq.uses_util_hook();
-    let hk = super::housekeeping::HousekeepingRt::new(kernel.housekeeping, &platform.name, n, seed);
+    let hk = super::housekeeping::HousekeepingRt::new(
+        kernel.housekeeping,
+        &platform.name,
+        kernel.has("ppc_hardlockup_watchdog"),
+        n,
+        seed,
+    );
     let mut e = Engine {
         plat: platform,
         kernel,

@@ -129,3 +129,48 @@ fn the_idle_workload_is_housekeeping_and_off_is_silent() {
     assert!(off.avg_power_w < on.avg_power_w, "off {} W, on {} W", off.avg_power_w, on.avg_power_w);
 }
 
+
+/// Exit times (ns) of each CPU's idle periods.
+fn idle_exits(trace: &Trace, nr_cpus: usize) -> Vec<Vec<u64>> {
+    let mut out = vec![Vec::new(); nr_cpus];
+    for e in &trace.events {
+        if let EventKind::CpuIdle { state, cpu_id } = e.kind {
+            if state == CPU_IDLE_EXIT {
+                out[cpu_id as usize].push(e.ts_ns);
+            }
+        }
+    }
+    out
+}
+
+/// An idle powernv CPU wakes only for the kernel's own per-CPU timers
+/// (machine/housekeeping.rs `powernv`, docs/research/sources.md §A.3): the
+/// soft-lockup watchdog every 4 s under 4.8, and from v4.13 powerpc's
+/// hard-lockup watchdog every 4 s as well. Over 9 s each timer comes two or
+/// three times, each exactly a period after the last; the mean rate is the
+/// timers' (0.25/s each) within 10 %.
+#[test]
+fn idle_power_cpus_wake_for_the_lockup_watchdogs_only() {
+    for (platform, kernel, timers) in [("power8", "4.8", 1), ("power9", "5.7", 2)] {
+        let c = cfg(platform, kernel, "idle", "ondemand", 9_000);
+        let (r, trace) = traced(&c);
+        let exits = idle_exits(&trace, r.cpus.len());
+        // Two timers due within one wakeup's exit make one wakeup.
+        let fewest = 2 * timers - (timers - 1);
+        for (cpu, t) in exits.iter().enumerate() {
+            assert!(
+                (fewest..=3 * timers).contains(&t.len()),
+                "{platform} {kernel}: CPU {cpu} left idle {} times in 9 s, expected {timers} timer(s) of 4 s",
+                t.len()
+            );
+            if timers == 1 {
+                for w in t.windows(2) {
+                    assert_eq!(w[1] - w[0], 4_000 * MS, "{platform}: CPU {cpu} exits at {t:?}");
+                }
+            }
+        }
+        let mean = exits.iter().map(Vec::len).sum::<usize>() as f64 / exits.len() as f64 / 9.0;
+        let rate = 0.25 * timers as f64;
+        assert!((mean - rate).abs() < 0.1 * rate, "{platform} {kernel}: {mean}/s, the timers give {rate}/s");
+    }
+}
