@@ -17,7 +17,11 @@ the share of core busy time with both SMT threads running, core C-state
 residency and C6 entries, package C-state residency, and the idle
 governor's too-deep choices.
 
-    .venv/bin/python tools/power/stepped_breakdown.py [--cpufreq GOV] [--steps 40,50] [PLATFORM]
+    .venv/bin/python tools/power/stepped_breakdown.py [--cpufreq GOV | --lowest-clock] [--steps 40,50] [PLATFORM]
+
+`--lowest-clock` runs each step at the lowest fixed clock (`userspace`) that
+carries it, taken as the lowest OPP at which the threads are busy less than
+`CARRIES_BUSY_PCT` of the time (at 100 % busy an open-loop queue grows).
 
 Only for platforms with one CPU type and a trace of sched_switch and
 cpu_frequency events (broadwell-2s-e5-2698v4 is the one it was written for).
@@ -38,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import stepped_load as sl  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
+CARRIES_BUSY_PCT = 95.0
 EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+([\d.]+): (sched_switch|cpu_frequency):\s+(.*)")
 
 
@@ -158,6 +163,7 @@ def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("platform", nargs="?", default="broadwell-2s-e5-2698v4")
     ap.add_argument("--cpufreq", default=None, help="governor for the steps (the calibration always uses the platform's default)")
+    ap.add_argument("--lowest-clock", action="store_true", help="each step at the lowest fixed clock that carries it")
     ap.add_argument("--steps", default=",".join(map(str, sl.STEPS)), help="comma-separated load steps, %%")
     args = ap.parse_args(argv)
     name = args.platform
@@ -167,12 +173,21 @@ def main(argv: list[str]) -> None:
     max_rate = sl.run(name, sl.workload(nr, None), None)["metrics"]["done_per_s"]
     refs = sl.REFERENCES.get(name, [])
     ref = refs[0] if refs and refs[0].same_part else None
-    print(f"{name}, cpufreq {args.cpufreq or 'default'}: active idle {idle_w:.1f} W, calibrated maximum {max_rate:.0f} requests/s\n")
+    gov = "userspace at the lowest clock that carries each step" if args.lowest_clock else args.cpufreq or "default"
+    print(f"{name}, cpufreq {gov}: active idle {idle_w:.1f} W, calibrated maximum {max_rate:.0f} requests/s\n")
     head = ["load"] + (["reference rise W"] if ref else []) + [h for _, h, _ in COLUMNS]
     print("| " + " | ".join(head) + " |")
     print("|" + "---:|" * len(head))
+    opps = sorted(o["khz"] for o in tomllib.loads((ROOT / "data/platforms" / f"{name}.toml").read_text())["cpu_type"][0]["opps"])
     for pct in (int(p) for p in args.steps.split(",")):
-        d = breakdown(name, sl.workload(nr, max_rate * pct / 100), args.cpufreq, idle_w)
+        text = sl.workload(nr, max_rate * pct / 100)
+        if args.lowest_clock:
+            for khz in opps:
+                d = breakdown(name, text, f"userspace:scaling_setspeed={khz}", idle_w)
+                if d["thread_busy"] < CARRIES_BUSY_PCT:
+                    break
+        else:
+            d = breakdown(name, text, args.cpufreq, idle_w)
         cells = [fmt.format(d[k]) for k, _, fmt in COLUMNS]
         if ref:
             cells[0] += f" ({100 * (d['rise'] / ref.rise_w(pct) - 1):+.0f} %)"
