@@ -148,7 +148,7 @@ pub struct Era {
 }
 
 /// Every era govlab knows, by first version. Sources: docs/research/kernel-eras.md.
-pub const ERAS: [Era; 24] = [
+pub const ERAS: [Era; 25] = [
     Era {
         name: "copy_prev_load",
         first: Version::new(3, 16),
@@ -318,6 +318,15 @@ pub const ERAS: [Era; 24] = [
         commit: "1567c3e3467c",
         subject: "x86, sched: Add support for frequency invariance",
         description: "x86 scales utilisation by APERF/MPERF over the 4-core turbo ratio (before: no frequency invariance)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "intel_pstate_passive_default",
+        first: Version::new(5, 8),
+        first_confirmed: false,
+        commit: "33aa46f252c7",
+        subject: "cpufreq: intel_pstate: Use passive mode by default without HWP",
+        description: "without HWP, intel_pstate boots in passive mode (intel_cpufreq) under the default generic governor, schedutil (before: its own active-mode powersave)",
         status: EraStatus::Modelled,
     },
     Era {
@@ -776,6 +785,14 @@ impl KernelConfig {
         self.has("intel_pstate_passive")
     }
 
+    /// Whether intel_pstate boots in passive mode on a processor without
+    /// HWP: from v5.8 (33aa46f252c7, intel_pstate_init); before, in its
+    /// own active mode.
+    #[must_use]
+    pub fn intel_pstate_passive_default(&self) -> bool {
+        self.has("intel_pstate_passive_default")
+    }
+
     /// Whether intel_pstate's passive mode keeps HWP on: from v5.9
     /// (f6ebbcf08f37); before, passive mode runs without HWP.
     #[must_use]
@@ -1038,6 +1055,8 @@ mod tests {
         assert!(k("4.19").unwrap().dbs_long_idle_by_idle_time());
         assert!(!k("4.8").unwrap().intel_pstate_passive());
         assert!(k("4.16").unwrap().intel_pstate_passive());
+        assert!(!k("5.7").unwrap().intel_pstate_passive_default());
+        assert!(k("5.9").unwrap().intel_pstate_passive_default());
         assert!(!k("5.7").unwrap().intel_pstate_passive_hwp());
         assert!(k("5.9").unwrap().intel_pstate_passive_hwp());
         assert_eq!(k("4.19").unwrap().missing_cpuidle_governor("teo").map(|e| e.first), Some(Version::new(5, 1)));
