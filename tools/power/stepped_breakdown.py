@@ -19,6 +19,8 @@ governor's too-deep choices.
 
     .venv/bin/python tools/power/stepped_breakdown.py [--cpufreq GOV | --lowest-clock] [--steps 40,50] [PLATFORM]
 
+The load steps are calibrated as `stepped_load.py` does, by a saturating
+run under the platform's default governor, whatever `--cpufreq` says.
 `--lowest-clock` runs each step at the lowest fixed clock (`userspace`) that
 carries it, taken as the lowest OPP at which the threads are busy less than
 `CARRIES_BUSY_PCT` of the time (at 100 % busy an open-loop queue grows).
