@@ -75,12 +75,14 @@ DEFAULT_SEED: int = _CORE_DEFAULTS["seed"]
 MAX_SEED = 2**64 - 1
 
 
-def defaults(platform: SpecLike | None = None) -> dict[str, Any]:
-    """What a run on ``platform`` (default: the default platform) uses for each
-    argument left out: ``{"platform", "workload", "cpufreq", "cpuidle",
-    "duration", "seed"}``, ``cpufreq`` being that platform's default governor."""
+def defaults(platform: SpecLike | None = None, kernel: SpecLike | None = None) -> dict[str, Any]:
+    """What a run on ``platform`` under ``kernel`` (default: the default
+    platform and kernel) uses for each argument left out: ``{"platform",
+    "kernel", "workload", "cpufreq", "cpuidle", "duration", "seed"}``,
+    ``cpufreq`` being the governor that kernel boots with on that platform."""
     text = None if platform is None else spec_text(platform, "platform")
-    return json.loads(_core.defaults(text))
+    kernel_text = None if kernel is None else spec_text(kernel, "kernel")
+    return json.loads(_core.defaults(text, kernel_text))
 
 
 def run(

@@ -463,8 +463,9 @@ def _parser() -> argparse.ArgumentParser:
         default=api.DEFAULT_CPUFREQ,
         metavar=spec,
         help="(default: the platform's, what its kernel runs: powersave, intel_pstate's own policy, "
-        f"on intel_pstate ({api.DEFAULT_PLATFORM}: {api.defaults()['cpufreq']}); ondemand on powernv; "
-        "schedutil elsewhere; `govlab list platforms` shows each). On intel_pstate, powersave and performance "
+        f"on intel_pstate with HWP ({api.DEFAULT_PLATFORM}: {api.defaults()['cpufreq']}) or before v5.8; ondemand on powernv; "
+        "schedutil elsewhere, intel_pstate without HWP from v5.8 included; `govlab list platforms` shows each). "
+        "On intel_pstate, powersave and performance "
         "are intel_pstate's own policies; ondemand, conservative, schedutil and userspace run it in passive mode",
     )
     run.add_argument("--cpuidle", default=api.DEFAULT_CPUIDLE, metavar=spec, help="(default: %(default)s)")

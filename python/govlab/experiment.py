@@ -396,7 +396,7 @@ class _Loader:
             kernel = self.spec(("experiment", "kernel"), exp["kernel"], "kernel")
             self.check(("experiment", "kernel"), platform=platform, kernel=kernel)
         if default_cpufreq is None:  # no cpufreq anywhere: the platform's kernel's (docs/compare.md)
-            default_cpufreq = api.defaults(platform)["cpufreq"]
+            default_cpufreq = api.defaults(platform, kernel)["cpufreq"]
         self.check(("experiment", "workload"), platform=platform, workload=workload)
         self.check(("experiment", "duration"), platform=platform, workload=workload, duration=duration)
         axis_name, axis_values = self.axis(platform, workload)

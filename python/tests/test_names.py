@@ -83,6 +83,17 @@ def test_defaults_are_the_platforms_kernels(cli):
     assert "default_cpuidle: menu" in listing
 
 
+def test_without_hwp_intel_pstate_boots_passive_from_v5_8():
+    # intel_pstate_init, 33aa46f252c7 (v5.8): "Without HWP start in the passive mode".
+    assert govlab.defaults("broadwell-2s-e5-2698v4")["cpufreq"] == "schedutil"
+    assert govlab.defaults("broadwell-2s-e5-2698v4", kernel="5.7")["cpufreq"] == "powersave"
+    assert govlab.defaults("skylake-e3-1240v5", kernel="6.8")["cpufreq"] == "powersave"
+    r = govlab.run(platform="broadwell-2s-e5-2698v4", workload="idle", duration="50ms").to_dict()
+    assert (r["cpufreq"], r["driver"]) == ("schedutil", "intel_cpufreq (passive)")
+    r = govlab.run(platform="broadwell-2s-e5-2698v4", workload="idle", duration="50ms", kernel="5.7").to_dict()
+    assert (r["cpufreq"], r["driver"]) == ("powersave", "intel_pstate (active)")
+
+
 # --- errors as promised --------------------------------------------------------------
 
 

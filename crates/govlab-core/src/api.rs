@@ -75,7 +75,7 @@ impl Default for RunConfig {
 #[derive(Debug, Clone, Serialize)]
 pub struct Defaults {
     pub platform: String,
-    /// The kernel version modelled when none is named.
+    /// The kernel asked for, or the version modelled when none is named.
     pub kernel: String,
     pub workload: &'static str,
     /// The platform's default cpufreq governor ([`cpufreq::default_governor`]).
@@ -86,15 +86,20 @@ pub struct Defaults {
 }
 
 /// The defaults of a run on `platform` (a name, spec or file; None: the
-/// default platform).
-pub fn defaults(platform: Option<&str>) -> Result<Defaults> {
+/// default platform) under `kernel` (a kernel spec; None: the default
+/// version), which the default cpufreq governor depends on.
+pub fn defaults(platform: Option<&str>, kernel: Option<&str>) -> Result<Defaults> {
     let text = platform.unwrap_or(DEFAULT_PLATFORM);
     let plat = platform::load_named(&Spec::parse(text, "platform")?)?;
+    let kernel_config = match kernel {
+        Some(k) => kernel::KernelConfig::from_spec(&Spec::parse(k, "kernel")?)?,
+        None => kernel::KernelConfig::default(),
+    };
     Ok(Defaults {
         platform: text.to_string(),
-        kernel: kernel::DEFAULT_VERSION.to_string(),
+        kernel: kernel.map_or_else(|| kernel::DEFAULT_VERSION.to_string(), str::to_string),
         workload: DEFAULT_WORKLOAD,
-        cpufreq: cpufreq::default_governor(&plat),
+        cpufreq: cpufreq::default_governor(&plat, &kernel_config),
         cpuidle: cpuidle::DEFAULT_GOVERNOR,
         duration: format!("{}s", DEFAULT_DURATION_NS / 1_000_000_000),
         seed: DEFAULT_SEED,
@@ -159,10 +164,10 @@ impl RunConfig {
         let duration_ns = if duration_ns == 0 { workload::default_duration_ns(&workload) } else { duration_ns };
         let platform = spec(args.platform, "platform", d.platform)?;
         let kernel = spec(args.kernel, "kernel", d.kernel)?;
-        kernel::KernelConfig::from_spec(&kernel)?;
+        let kernel_config = kernel::KernelConfig::from_spec(&kernel)?;
         let cpufreq = match args.cpufreq {
             Some(s) => Spec::parse(&s, "cpufreq")?,
-            None => Spec::new(cpufreq::default_governor(&platform::load_named(&platform)?)),
+            None => Spec::new(cpufreq::default_governor(&platform::load_named(&platform)?, &kernel_config)),
         };
         let interval_ns = match args.turbostat_interval {
             None => None,
@@ -766,7 +771,7 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
                 cpus: p.nr_cpus(),
                 driver: p.driver.name(),
                 hwp: p.hwp,
-                default_cpufreq: cpufreq::default_governor(&p),
+                default_cpufreq: cpufreq::default_governor(&p, &kernel::KernelConfig::default()),
                 default_cpuidle: cpuidle::DEFAULT_GOVERNOR,
                 description: p.description,
                 params,

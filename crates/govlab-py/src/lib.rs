@@ -155,12 +155,12 @@ fn list_(kind: &str, kernel: Option<&str>) -> PyResult<String> {
     api::list_for(kind, kernel).map(|c| json_sorted(&c)).map_err(error::to_py)
 }
 
-/// What a run on `platform` (None: the default platform) uses for each
-/// field left out, as JSON.
+/// What a run on `platform` under `kernel` (None: the defaults) uses for
+/// each field left out, as JSON.
 #[pyfunction]
-#[pyo3(signature = (platform=None))]
-fn defaults(platform: Option<&str>) -> PyResult<String> {
-    api::defaults(platform).map(|d| json(&d)).map_err(error::to_py)
+#[pyo3(signature = (platform=None, kernel=None))]
+fn defaults(platform: Option<&str>, kernel: Option<&str>) -> PyResult<String> {
+    api::defaults(platform, kernel).map(|d| json(&d)).map_err(error::to_py)
 }
 
 /// The resolved tunables and parameters of the run `config_json` describes, as JSON.

@@ -412,24 +412,27 @@ pub fn kernel_name(spec: &Spec, platform: &Platform) -> Result<Spec> {
     Ok(Spec { name: intel_pstate::INFO.name.to_string(), params })
 }
 
-/// The cpufreq governor a kernel of the platform's kind runs when nobody
-/// chose one (the `scaling_governor` a user finds after booting):
+/// The cpufreq governor `kernel` runs on the platform when nobody chose one
+/// (the `scaling_governor` a user finds after booting):
 ///
 /// * intel_pstate in active mode: its own `powersave` policy (v6.8
 ///   intel_pstate.c starts every policy in powersave unless the kernel's
 ///   default governor is performance, which no distribution kernel for
-///   these machines picks);
-/// * intel_pstate in passive mode, acpi-cpufreq and cpufreq-dt:
-///   `schedutil`, the v6.8 drivers/cpufreq/Kconfig default on ARM and ARM64
-///   and on SMP x86 with intel_pstate built in (the x86 line came with
-///   v5.8, when intel_pstate's passive mode became the default without
-///   HWP);
+///   these machines picks). Active is the boot default with HWP, and
+///   without HWP before v5.8;
+/// * intel_pstate in passive mode (the boot default without HWP from v5.8,
+///   33aa46f252c7: intel_pstate_init "Without HWP start in the passive
+///   mode"), acpi-cpufreq and cpufreq-dt: `schedutil`, the v6.8
+///   drivers/cpufreq/Kconfig default on ARM and ARM64 and on SMP x86 with
+///   intel_pstate built in (the x86 line: a00ec3874e7d, "cpufreq:
+///   intel_pstate: Select schedutil as the default governor");
 /// * powernv: `ondemand`, CONFIG_CPU_FREQ_DEFAULT_GOV_ONDEMAND of v6.8
 ///   arch/powerpc/configs/powernv_defconfig (the Kconfig default there
 ///   would be performance; the platform's own defconfig picks ondemand).
-pub fn default_governor(platform: &Platform) -> &'static str {
+pub fn default_governor(platform: &Platform, kernel: &KernelConfig) -> &'static str {
     use crate::platform::{Driver, PstateMode};
     match platform.driver {
+        Driver::IntelPstate { mode: None } if !platform.hwp && kernel.intel_pstate_passive_default() => schedutil::INFO.name,
         Driver::IntelPstate { mode: None | Some(PstateMode::Active) } => powersave::INFO.name,
         Driver::Powernv { .. } => ondemand::INFO.name,
         Driver::IntelPstate { mode: Some(PstateMode::Passive) } | Driver::AcpiCpufreq | Driver::CpufreqDt => schedutil::INFO.name,

@@ -330,6 +330,15 @@ pub const ERAS: [Era; 25] = [
         status: EraStatus::Modelled,
     },
     Era {
+        name: "intel_pstate_passive_default",
+        first: Version::new(5, 8),
+        first_confirmed: false,
+        commit: "33aa46f252c7",
+        subject: "cpufreq: intel_pstate: Use passive mode by default without HWP",
+        description: "without HWP, intel_pstate boots in passive mode (intel_cpufreq) under the default generic governor, schedutil (before: its own active-mode powersave)",
+        status: EraStatus::Modelled,
+    },
+    Era {
         name: "intel_pstate_passive_hwp",
         first: Version::new(5, 9),
         first_confirmed: true,
@@ -785,6 +794,14 @@ impl KernelConfig {
         self.has("intel_pstate_passive")
     }
 
+    /// Whether intel_pstate boots in passive mode on a processor without
+    /// HWP: from v5.8 (33aa46f252c7, intel_pstate_init); before, in its
+    /// own active mode.
+    #[must_use]
+    pub fn intel_pstate_passive_default(&self) -> bool {
+        self.has("intel_pstate_passive_default")
+    }
+
     /// Whether intel_pstate's passive mode keeps HWP on: from v5.9
     /// (f6ebbcf08f37); before, passive mode runs without HWP.
     #[must_use]
@@ -1047,6 +1064,8 @@ mod tests {
         assert!(k("4.19").unwrap().dbs_long_idle_by_idle_time());
         assert!(!k("4.8").unwrap().intel_pstate_passive());
         assert!(k("4.16").unwrap().intel_pstate_passive());
+        assert!(!k("5.7").unwrap().intel_pstate_passive_default());
+        assert!(k("5.9").unwrap().intel_pstate_passive_default());
         assert!(!k("5.7").unwrap().intel_pstate_passive_hwp());
         assert!(k("5.9").unwrap().intel_pstate_passive_hwp());
         assert_eq!(k("4.19").unwrap().missing_cpuidle_governor("teo").map(|e| e.first), Some(Version::new(5, 1)));

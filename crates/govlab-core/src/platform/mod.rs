@@ -97,11 +97,15 @@ pub enum Driver {
     /// `cpufreq-dt`: the device tree's OPP table.
     CpufreqDt,
     /// `intel_pstate`. `mode` is what the kernel's `intel_pstate=active` or
-    /// `intel_pstate=passive` forces. None is the boot default, active mode:
-    /// `powersave` and `performance` are the driver's own policies there,
-    /// and a generic governor switches the driver to passive mode
-    /// (`intel_cpufreq`), as writing `passive` to intel_pstate/status does
-    /// (see `cpufreq::driver`).
+    /// `intel_pstate=passive` forces. None forces nothing: the governor
+    /// named picks the mode. `powersave` and `performance` are the driver's
+    /// own active-mode policies, and a generic governor runs it in passive
+    /// mode (`intel_cpufreq`), as writing `passive` to intel_pstate/status
+    /// does (see `cpufreq::driver`). Which one a booted kernel runs is
+    /// `cpufreq::default_governor`'s: passive without HWP from v5.8. (On
+    /// such a kernel, naming `powersave` here still means the active-mode
+    /// policy, as booting with `intel_pstate=active` would give, not the
+    /// generic powersave governor.)
     IntelPstate { mode: Option<PstateMode> },
     /// `powernv-cpufreq` (IBM POWER on OPAL firmware). `global_pstate`: the
     /// chip voltage (global P-state) is brought down slowly after the

@@ -219,12 +219,20 @@ fn defaults_are_the_platforms_kernels() {
     use govlab_core::api::{defaults, RunArgs};
     let cfg = RunConfig::from_args(RunArgs::default()).unwrap();
     assert_eq!((cfg.cpufreq.to_text().as_str(), cfg.cpuidle.to_text().as_str()), ("powersave", "menu"));
-    for (plat, gov) in [("skylake-e3-1240v5", "powersave"), ("skylake-e3-1240v5:intel_pstate=passive", "schedutil"), ("power8", "ondemand"), ("juno-r0", "schedutil"), ("hikey960", "schedutil")] {
+    for (plat, gov) in [
+        ("skylake-e3-1240v5", "powersave"),
+        ("skylake-e3-1240v5:intel_pstate=passive", "schedutil"),
+        ("broadwell-2s-e5-2698v4", "schedutil"),
+        ("power8", "ondemand"),
+        ("juno-r0", "schedutil"),
+        ("hikey960", "schedutil"),
+    ] {
         let cfg = RunConfig::from_args(RunArgs { platform: Some(plat.into()), ..RunArgs::default() }).unwrap();
         assert_eq!(cfg.cpufreq.to_text(), gov, "{plat}");
-        assert_eq!(defaults(Some(plat)).unwrap().cpufreq, gov, "{plat}");
+        assert_eq!(defaults(Some(plat), None).unwrap().cpufreq, gov, "{plat}");
     }
-    assert_eq!(defaults(None).unwrap().cpuidle, "menu");
+    assert_eq!(defaults(Some("broadwell-2s-e5-2698v4"), Some("5.7")).unwrap().cpufreq, "powersave");
+    assert_eq!(defaults(None, None).unwrap().cpuidle, "menu");
     let e = RunConfig::from_args(RunArgs { duration: Some("-1s".into()), ..RunArgs::default() }).unwrap_err();
     assert!(e.to_string().contains("must be positive"), "{e}");
 }

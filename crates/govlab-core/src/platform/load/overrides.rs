@@ -72,7 +72,7 @@ impl PlatformOverrides {
                         p.owner(),
                         "intel_pstate",
                         v,
-                        "active or passive (default: active, switched to passive by a generic governor such as schedutil)",
+                        "active or passive (default: none forced; the governor picks the mode: intel_pstate's own powersave and performance run active, a generic governor such as schedutil passive)",
                     ))
                 }
             },
