@@ -48,7 +48,8 @@ def test_turbostat_json_from_the_cli(cli):
 def test_package_cstates_off_keeps_the_package_in_pc0():
     on = govlab.run(platform=BDW, workload="idle", duration="200ms").to_dict()
     off = govlab.run(platform=f"{BDW}:package_cstates=off", workload="idle", duration="200ms").to_dict()
-    assert sum(p["cstates"][0]["time_s"] for p in on["packages"]) > 0.3
+    # Half of 2 x 200 ms: housekeeping on either package wakes both (PC6 is coordinated across the sockets).
+    assert sum(p["cstates"][0]["time_s"] for p in on["packages"]) > 0.2
     assert all(p["cstates"][0]["time_s"] == 0 for p in off["packages"])
     assert off["avg_power_w"] > on["avg_power_w"]
 

@@ -19,6 +19,9 @@
 //! or deeper (a core undecided in hindsight counts as its provisional,
 //! shallow state, so the oracle is never credited a package state); then
 //! the uncore draws the state's power and the DRAM may be in self-refresh.
+//! A coordinated state (Intel's PC2/PC3/PC6 on multi-socket Xeons) is
+//! granted only while every package of the machine could enter it: one
+//! core awake anywhere keeps every package out of it.
 //! In PC0 the uncore clock follows the cores as the platform's policy says
 //! (`platform::UncorePolicy`), and the DRAM draws its floor plus a term per
 //! core in C0. The package's RAPL domain is its cores plus its uncore; the
@@ -40,6 +43,9 @@ const UNCORE_STEP_KHZ: u32 = 100_000;
 pub struct PackageEnergy {
     /// The package C-state it is in (None: PC0).
     pub state: Option<usize>,
+    /// The deepest package C-state its own cores allow (None: PC0); a
+    /// coordinated state also waits for the other packages.
+    pub want: Option<usize>,
     pub uncore_khz: u32,
     pub uncore_mw: f64,
     pub dram_mw: f64,
@@ -167,17 +173,50 @@ impl Engine {
         self.refresh_package_power(self.plat.cores[core].package);
     }
 
-    /// Close the package's ledger at now and compute its state and power
-    /// from its cores' depths and clocks.
+    /// Recompute the package C-state `pkg`'s cores allow and settle the
+    /// package's power; when that changes a coordinated state's grant,
+    /// every package is settled again.
     pub(crate) fn refresh_package_power(&mut self, pkg: usize) {
+        let want = self.wanted_package_state(pkg);
+        let moved = self.pkg_energy[pkg].want != want;
+        self.pkg_energy[pkg].want = want;
+        if moved && self.plat.packages[pkg].cstates.iter().any(|c| c.coordinated) {
+            for q in 0..self.plat.packages.len() {
+                self.settle_package(q);
+            }
+        } else {
+            self.settle_package(pkg);
+        }
+    }
+
+    /// The deepest package C-state whose core state every core of `pkg` is
+    /// in or below; none while a core is awake.
+    fn wanted_package_state(&self, pkg: usize) -> Option<usize> {
+        let counts = &self.pkg_energy[pkg];
+        if !self.plat.package_cstates || counts.awake_cores > 0 {
+            return None;
+        }
+        let min_depth = counts.min_idle_depth();
+        self.plat.packages[pkg].cstates.iter().rposition(|c| c.core_state <= min_depth)
+    }
+
+    /// The deepest state `pkg` wants that it is granted: a coordinated one
+    /// only if every package wants it or deeper.
+    fn granted_package_state(&self, pkg: usize) -> Option<usize> {
+        let want = self.pkg_energy[pkg].want?;
+        let cstates = &self.plat.packages[pkg].cstates;
+        (0..=want).rev().find(|&s| !cstates[s].coordinated || self.pkg_energy.iter().all(|pe| pe.want.is_some_and(|w| w >= s)))
+    }
+
+    /// Close the package's ledger at now and compute its state and power
+    /// from its cores' depths and clocks and the state it is granted.
+    fn settle_package(&mut self, pkg: usize) {
         let now = self.now;
+        let state = self.granted_package_state(pkg);
         let p = &self.plat.packages[pkg];
         // Cores running load the uncore and memory; a core leaving idle
         // has woken the package but does not load it yet.
-        let counts = &self.pkg_energy[pkg];
-        let active = counts.busy_cores;
-        let awake = counts.awake_cores > 0;
-        let min_depth = counts.min_idle_depth();
+        let active = self.pkg_energy[pkg].busy_cores;
         let fastest_khz = match &p.uncore {
             Some(u) if u.policy == UncorePolicy::FollowCores => p
                 .cores
@@ -187,11 +226,6 @@ impl Engine {
                 .max()
                 .unwrap_or(0),
             _ => 0,
-        };
-        let state = if self.plat.package_cstates && !awake {
-            p.cstates.iter().rposition(|c| c.core_state <= min_depth)
-        } else {
-            None
         };
         let uncore_khz = match (&p.uncore, state) {
             (Some(u), None) => match u.policy {

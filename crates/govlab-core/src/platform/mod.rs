@@ -280,6 +280,10 @@ pub struct PackageCState {
     pub power_mw: f64,
     /// The package's DRAM is in self-refresh in this state.
     pub dram_self_refresh: bool,
+    /// Coordinated across packages: entered only while every package of
+    /// the machine could enter it (Intel's "coordinated" package C-states,
+    /// granted across all sockets and the PCH).
+    pub coordinated: bool,
 }
 
 /// CPUs that share one clock: one cpufreq policy.

@@ -122,6 +122,8 @@ pub(super) struct RawPackageCState {
     pub(super) power_mw: f64,
     #[serde(default)]
     pub(super) dram_self_refresh: bool,
+    #[serde(default)]
+    pub(super) coordinated: bool,
 }
 
 #[derive(Deserialize)]

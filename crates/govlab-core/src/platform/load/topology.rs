@@ -701,6 +701,7 @@ fn package_power(
                 exit_latency_ns: ns(&cerr, "exit_latency_us", c.exit_latency_us)?,
                 power_mw: c.power_mw,
                 dram_self_refresh: c.dram_self_refresh,
+                coordinated: c.coordinated,
             });
         }
     }
