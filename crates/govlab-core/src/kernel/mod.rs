@@ -148,7 +148,7 @@ pub struct Era {
 }
 
 /// Every era govlab knows, by first version. Sources: docs/research/kernel-eras.md.
-pub const ERAS: [Era; 25] = [
+pub const ERAS: [Era; 26] = [
     Era {
         name: "copy_prev_load",
         first: Version::new(3, 16),
