@@ -92,10 +92,13 @@ impl Engine {
     /// runqueue, UCLAMP_FLAG_IDLE, which only matters once a task wakes).
     pub(crate) fn uclamp_rq(&self, cpu: CpuId) -> (u64, u64) {
         let rq = &self.rqs[cpu];
+        let grouped = if self.fair_groups() { self.queued_fair_tasks(cpu) } else { Vec::new() };
+        let flat = if self.fair_groups() { None } else { Some(rq.tree.iter().map(|&(_, t)| t)) };
         let tasks = rq
             .curr
             .into_iter()
-            .chain(rq.tree.iter().map(|&(_, t)| t))
+            .chain(flat.into_iter().flatten())
+            .chain(grouped)
             .chain(rq.rt_queue.iter().map(|k| k.2))
             .chain(rq.dl_queue.iter().map(|&(_, t)| t));
         let mut any = false;

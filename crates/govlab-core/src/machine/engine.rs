@@ -287,7 +287,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         rt_runtime_ns: Some(crate::sched::rt::RT_RUNTIME_NS),
         rt_period_ns: crate::sched::rt::RT_PERIOD_NS,
         dl_total_bw: 0,
-        groups: setup.groups.iter().map(|g| super::fair_group::GroupRt::new(g, n)).collect(),
+        groups: super::fair_group::build_groups(&setup.groups, n),
         group_rq_weight: vec![0; n],
         nohz_next_blocked_ns: 0,
         hk,

@@ -300,6 +300,10 @@ impl Engine {
         tk.sum_exec_ns += delta;
         tk.vruntime += delta * NICE_0_LOAD / tk.weight;
         let v = tk.vruntime;
+        if self.sched_ext && !self.groups.is_empty() {
+            self.update_curr_levels(cpu, t, delta);
+            return;
+        }
         let rq = &mut self.rqs[cpu];
         let leftmost = rq.tree.first().map_or(v, |&(lv, _)| lv);
         rq.min_vruntime = rq.min_vruntime.max(v.min(leftmost));
@@ -440,14 +444,15 @@ impl Engine {
             if let Some(p) = prev {
                 self.update_curr(cpu);
                 self.pause_segment(cpu);
-                if EXT && self.tasks[p].state == TaskState::Running && self.tasks[p].class != Class::Fair {
-                    self.put_prev_task_rt_dl(cpu, p);
+                if EXT && self.tasks[p].class != Class::Fair {
+                    if self.tasks[p].state == TaskState::Running {
+                        self.put_prev_task_rt_dl(cpu, p);
+                    }
+                } else if EXT && self.fair_groups() {
+                    self.put_prev_task_fair_grouped(cpu, p);
                 } else if self.tasks[p].state == TaskState::Running {
                     // Preempted: back into the tree (put_prev_entity).
-                    match self.tasks[p].group {
-                        Some(g) if EXT => self.put_prev_member(cpu, p, g as usize),
-                        _ => self.update_load_avg(cpu, Some(p)),
-                    }
+                    self.update_load_avg(cpu, Some(p));
                     self.tasks[p].state = TaskState::Runnable;
                     let v = self.tasks[p].vruntime;
                     self.rqs[cpu].tree.insert((v, p));
@@ -464,7 +469,9 @@ impl Engine {
                     next = self.pick_next_task_rt_dl(cpu);
                 }
             }
-            if next.is_none() {
+            if next.is_none() && EXT && self.fair_groups() {
+                next = self.pick_next_task_fair_grouped(cpu);
+            } else if next.is_none() {
                 next = self.rqs[cpu].tree.first().map(|&(_, t)| t);
                 if let Some(n) = next {
                     let v = self.tasks[n].vruntime;
@@ -569,6 +576,10 @@ impl Engine {
             }
             return;
         }
+        if self.fair_groups() {
+            self.check_preempt_wakeup_grouped(cpu, curr, t);
+            return;
+        }
         self.update_curr(cpu);
         let gran = self.tun.wakeup_granularity_ns * NICE_0_LOAD / self.tasks[t].weight;
         if self.tasks[curr].vruntime > self.tasks[t].vruntime + gran {
@@ -644,7 +655,11 @@ impl Engine {
         if self.rqs[cpu].curr != Some(curr) {
             return true;
         }
-        if self.rqs[cpu].curr_class == Class::Fair {
+        if self.rqs[cpu].curr_class == Class::Fair && self.fair_groups() {
+            if self.check_preempt_tick_grouped(cpu, curr) {
+                self.schedule(cpu);
+            }
+        } else if self.rqs[cpu].curr_class == Class::Fair {
             self.check_preempt_tick(cpu, curr);
         } else {
             // task_tick_rt() / task_tick_dl().

@@ -445,7 +445,13 @@ impl<'a> Conv<'a> {
         }
         if let Some(v) = task.get("taskgroup") {
             let path = v.as_str().ok_or_else(|| self.err(&format!("{at}.taskgroup"), format!("{}: a cgroup path", v.brief())))?;
-            if !path.is_empty() && path != "/" {
+            let path = path.trim_end_matches('/');
+            if !path.is_empty() {
+                // rt-app makes the cgroup and its parents; each group's
+                // parent is listed before it.
+                for (i, _) in path.match_indices('/').filter(|&(i, _)| i > 0) {
+                    self.groups.index(&path[..i]);
+                }
                 attr.group = Some(self.groups.index(path));
             }
         }
