@@ -211,3 +211,103 @@ fn group_runqueues_stay_consistent_through_wakeups_and_migrations() {
         }
     }
 }
+
+/// [`engine`] with the engine changed before it runs.
+fn engine_with(name: &str, json: &str, ns: Time, change: impl FnOnce(&mut Engine)) -> Engine {
+    let dir = std::env::temp_dir().join(format!("govlab-sched-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, json).unwrap();
+    let cfg = RunConfig {
+        platform: Spec::new("skylake-e3-1240v5"),
+        kernel: Spec::new("6.8"),
+        workload: Spec::parse(&format!("rtapp:file={}", path.display()), "test").unwrap(),
+        cpufreq: Spec::parse("performance", "test").unwrap(),
+        cpuidle: Spec::new("menu"),
+        duration_ns: ns,
+        seed: 1,
+    };
+    let mut e = build(cfg.parts().unwrap(), None).unwrap();
+    change(&mut e);
+    e.run(None).unwrap();
+    e
+}
+
+#[test]
+fn groups_of_shares_2048_and_1024_split_the_cpu_two_to_one() {
+    // Three hogs in /big (cpu.shares 2048) and three in /small (1024) on
+    // CPU 0: the groups' entities weigh 2048 and 1024 on the root
+    // runqueue, so /big gets 2/3 of the CPU and /small 1/3, each split
+    // evenly among its tasks.
+    let json = r#"{ "tasks": {
+        "big": { "instance": 3, "cpus": [0], "taskgroup": "/big", "loop": -1, "runtime": 1000 },
+        "small": { "instance": 3, "cpus": [0], "taskgroup": "/small", "loop": -1, "runtime": 1000 }
+    } }"#;
+    let e = engine_with("shares-2-1.json", json, 1_500 * MS, |e| {
+        let big = e.tasks.iter().position(|t| t.comm.starts_with("big")).unwrap();
+        let g = e.tasks[big].group.unwrap() as usize;
+        e.groups[g].shares = 2048 << 10;
+    });
+    let ms = |prefix: &str| -> Vec<f64> {
+        e.tasks.iter().filter(|t| t.comm.starts_with(prefix)).map(|t| t.sum_exec_ns as f64 / 1e6).collect()
+    };
+    let (big, small) = (ms("big"), ms("small"));
+    let (b, s): (f64, f64) = (big.iter().sum(), small.iter().sum());
+    assert!((1.85..=2.15).contains(&(b / s)), "/big {b:.0} ms, /small {s:.0} ms");
+    for group in [&big, &small] {
+        let (lo, hi) = group.iter().fold((f64::MAX, 0.0_f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        assert!(hi - lo <= 0.1 * hi, "unequal within a group: {group:?}");
+    }
+}
+
+#[test]
+fn nested_group_gets_its_share_of_its_parents_share() {
+    // On CPU 0: r in the root group, x in /a, b1 and b2 in /a/b. At the
+    // root r and /a's entity weigh the same: half the CPU each. In /a, x
+    // and /a/b's entity split /a's half; b1 and b2 split /a/b's quarter.
+    // (Were /a/b a group of its own under the root, r, /a and /a/b would
+    // get a third each.)
+    let json = r#"{ "tasks": {
+        "r": { "cpus": [0], "loop": -1, "runtime": 1000 },
+        "x": { "cpus": [0], "taskgroup": "/a", "loop": -1, "runtime": 1000 },
+        "b1": { "cpus": [0], "taskgroup": "/a/b", "loop": -1, "runtime": 1000 },
+        "b2": { "cpus": [0], "taskgroup": "/a/b", "loop": -1, "runtime": 1000 }
+    } }"#;
+    let e = engine("nested.json", json, "performance", 2_000 * MS);
+    let share = |c: &str| e.tasks[task(&e, c)].sum_exec_ns as f64 / 2e9;
+    let (r, x, b1, b2) = (share("r"), share("x"), share("b1"), share("b2"));
+    assert!((0.45..=0.55).contains(&r), "r {r:.3}");
+    assert!((0.22..=0.28).contains(&x), "x {x:.3}");
+    assert!((0.11..=0.14).contains(&b1) && (0.11..=0.14).contains(&b2), "b1 {b1:.3}, b2 {b2:.3}");
+}
+
+#[test]
+fn waking_group_task_preempts_only_as_its_group_entity_would() {
+    // On CPU 0 a root hog r and a group /g of a hog a and a light task w
+    // (0.1 ms of work at every 10 ms timer). w sleeps long, so its own
+    // vruntime is far behind; but it is compared with the current task
+    // where their entities share a runqueue (find_matching_se). Beside a
+    // (in /g) that is w itself, which preempts at once; beside r it is
+    // /g's entity, queued with a fair vruntime, which preempts only once r
+    // has run more than the wakeup granularity (4 ms on 8 CPUs) past it.
+    // A flat tree would let w preempt r at every wakeup.
+    let json = r#"{ "tasks": {
+        "r": { "cpus": [0], "loop": -1, "runtime": 1000 },
+        "a": { "cpus": [0], "taskgroup": "/g", "loop": -1, "runtime": 1000 },
+        "w": { "cpus": [0], "taskgroup": "/g", "loop": -1, "timer": { "ref": "t", "period": 10000 }, "run": 100 }
+    } }"#;
+    let (mut prompt, mut late) = (0, 0);
+    for k in 5..25 {
+        let e = engine(&format!("matching-{k}.json"), json, "performance", k * 10 * MS + 300_000);
+        let w = &e.tasks[task(&e, "w")];
+        // w has done its run of the period that began 0.3 ms ago (its
+        // k − 1th: its first timer fires at 10 ms).
+        if w.sum_exec_ns >= (k - 1) * 95_000 {
+            prompt += 1;
+        } else {
+            late += 1;
+        }
+    }
+    assert!(prompt > 0, "w never ran at once beside its group's hog");
+    assert!(late > 0, "w always preempted at once ({prompt} of {})", prompt + late);
+}
