@@ -280,7 +280,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         fault: None,
         external_governors: false,
         rt_dl_used: false,
-        sched_ext: false,
+        // A task may join a group later (a per-phase taskgroup).
+        sched_ext: !setup.groups.is_empty(),
         uclamp_used: false,
         rt_period_armed: false,
         rt_period_gen: 0,

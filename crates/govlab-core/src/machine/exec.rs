@@ -536,6 +536,11 @@ impl Engine {
                     }
                 }
                 Op::Count { counter, amount } => self.record.counters[counter as usize] += amount,
+                Op::SetGroup { group } => {
+                    if self.sched_move_task(cpu, t, group) {
+                        return Outcome::Yielded;
+                    }
+                }
                 Op::SetAffinity { ref cpus } => {
                     let mask = cpus.as_deref().map(|c| CpuMask::from_cpus(c.iter().copied()));
                     self.tasks[t].affinity = mask;

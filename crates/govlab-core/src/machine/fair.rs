@@ -463,6 +463,14 @@ impl Engine {
             if next.is_none() {
                 if self.rqs[cpu].tree.is_empty() {
                     self.newidle_balance(cpu);
+                    if let (true, Some(p)) = (EXT && self.fair_groups(), prev) {
+                        // A task pulled into a group of prev's found its
+                        // entities still prev's current (cfs_rq->curr, which
+                        // the kernel's pick considers): into the trees.
+                        if self.tasks[p].class == Class::Fair {
+                            self.put_prev_task_fair_grouped(cpu, p);
+                        }
+                    }
                 }
                 // newidle_balance may have pulled an RT task.
                 if EXT {

@@ -1021,3 +1021,60 @@ impl Engine {
         }
     }
 }
+
+impl Engine {
+    /// sched_move_task() (v6.5 kernel/sched/core.c) for the running task
+    /// `t` moving itself to group `to` (rt-app's per-phase taskgroup):
+    /// dequeued from its runqueue as a move (its signal detached, its
+    /// vruntime made relative to that runqueue's min_vruntime), its old
+    /// group entities put back (put_prev_task), its group changed
+    /// (task_change_group_fair), enqueued on its new runqueue (its signal
+    /// attached there, its vruntime against the new min_vruntime), and
+    /// made current again (set_next_task). True when it moved: the CPU
+    /// then reschedules (resched_curr).
+    pub(crate) fn sched_move_task(&mut self, cpu: CpuId, t: TaskId, to: Option<u32>) -> bool {
+        let from = self.tasks[t].group;
+        if from == to || self.tasks[t].class != crate::sched::rt::Class::Fair || !self.fair_groups() {
+            return false;
+        }
+        self.update_rq_clock(cpu);
+        self.update_curr(cpu);
+        self.dequeue_task_migrating(cpu, t);
+        let min_v = self.task_min_vruntime(cpu, t);
+        self.tasks[t].vruntime = self.tasks[t].vruntime.saturating_sub(min_v);
+        self.put_prev_task_fair_grouped(cpu, t);
+        self.put_prev_group_se_unless_same(cpu, Some(t), None);
+        self.switch_group_curr(cpu, from, None);
+
+        if let Some(g) = from {
+            self.groups[g as usize].members.retain(|&m| m != t);
+        }
+        if let Some(g) = to {
+            self.groups[g as usize].members.push(t);
+        }
+        self.tasks[t].group = to;
+        self.enqueue_task(cpu, t, EnqueueKind::Migrate);
+
+        // set_next_task(): out of the trees, current at every level.
+        let v = self.tasks[t].vruntime;
+        self.level_tree_mut(cpu, to.map(|g| g as usize)).remove(&(v, t));
+        let mut level = to;
+        while let Some(g) = level {
+            let grp = &self.groups[g as usize];
+            let (on_rq, gv) = (grp.cpus[cpu].on_rq, grp.cpus[cpu].vruntime);
+            level = grp.parent;
+            if on_rq {
+                self.level_tree_mut(cpu, level.map(|p| p as usize)).remove(&(gv, GROUP_SE + g as usize));
+            }
+        }
+        self.switch_group_curr(cpu, None, to);
+        let tk = &mut self.tasks[t];
+        tk.state = TaskState::Running;
+        tk.prev_sum_exec_ns = tk.sum_exec_ns;
+        match to {
+            Some(_) => self.set_next_member(cpu, None, t),
+            None => self.update_load_avg(cpu, Some(t)),
+        }
+        true
+    }
+}

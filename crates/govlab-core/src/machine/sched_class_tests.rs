@@ -311,3 +311,103 @@ fn waking_group_task_preempts_only_as_its_group_entity_would() {
     assert!(prompt > 0, "w never ran at once beside its group's hog");
     assert!(late > 0, "w always preempted at once ({prompt} of {})", prompt + late);
 }
+
+#[test]
+fn example11s_phase_move_charges_the_threads_time_to_its_group_of_the_phase() {
+    // rt-app's tutorial example11: thread0 runs 20 ms and sleeps 80 ms in
+    // each of three phases, the first two in /tg1/tg11, the third in the
+    // root group (sched_move_task at each phase's start). Two thirds of its
+    // CPU time are charged to /tg1/tg11's entities, and so to /tg1's, the
+    // rest to no group.
+    let json = include_str!("../../../../data/real/rt-app/tutorial/example11.json");
+    let e = engine("example11.json", json, "performance", 1_950 * MS);
+    let ran = e.tasks[task(&e, "thread0")].sum_exec_ns as f64;
+    assert_eq!(e.groups.len(), 2, "/tg1 and /tg1/tg11");
+    let (tg1, tg11) = (&e.groups[0], &e.groups[1]);
+    assert_eq!(tg11.parent, Some(0), "/tg1/tg11 is under /tg1");
+    let charged = |g: &super::fair_group::GroupRt| g.cpus.iter().map(|c| c.sum_exec_ns).sum::<u64>() as f64 / ran;
+    assert!((0.6..=0.73).contains(&charged(tg11)), "/tg1/tg11 charged {:.3} of thread0's time", charged(tg11));
+    assert!((charged(tg1) - charged(tg11)).abs() < 1e-9, "/tg1 {:.3}, /tg1/tg11 {:.3}", charged(tg1), charged(tg11));
+}
+
+#[test]
+fn nested_group_runqueues_and_trees_stay_consistent_through_moves_and_migrations() {
+    // Unpinned tasks of /a, /a/b and the root, and movers switching between
+    // /a/b, the root and /c phase by phase, waking, sleeping and migrating
+    // on 8 CPUs. On every CPU each runqueue (the root's and each group's)
+    // holds in its tree exactly its queued entities but the current one,
+    // counts them (nr_running) and the tasks below (h_nr_running), and
+    // weighs its tasks' nice weights plus its queued child entities'.
+    let json = r#"{ "tasks": {
+        "a": { "instance": 2, "taskgroup": "/a", "loop": -1, "run": 3000, "sleep": 2000 },
+        "b": { "instance": 3, "taskgroup": "/a/b", "loop": -1, "run": 700, "sleep": 300 },
+        "r": { "instance": 3, "loop": -1, "run": 5000, "sleep": 1000 },
+        "m": { "instance": 2, "loop": -1, "phases": {
+            "p0": { "taskgroup": "/a/b", "run": 2000, "sleep": 500 },
+            "p1": { "taskgroup": "/", "run": 1500, "sleep": 700 },
+            "p2": { "taskgroup": "/c", "run": 1000, "sleep": 100 }
+        } }
+    } }"#;
+    use super::fair_group::GROUP_SE;
+    use crate::sched::TaskState;
+    for ms in [53, 297, 611] {
+        let e = engine(&format!("nested-consistency-{ms}.json"), json, "schedutil", ms * MS);
+        let runnable = |t: &super::rq::Task| matches!(t.state, TaskState::Runnable | TaskState::Running);
+        for (cpu, rq) in e.rqs.iter().enumerate() {
+            let curr = rq.curr.filter(|&c| e.tasks[c].class == crate::sched::rt::Class::Fair);
+            // The entities on each runqueue (None: the root's).
+            let level_of = |g: Option<u32>| g.map(|g| g as usize);
+            let mut want: Vec<Vec<usize>> = vec![Vec::new(); e.groups.len() + 1];
+            let slot = |l: Option<usize>| l.map_or(0, |g| g + 1);
+            for (id, t) in e.tasks.iter().enumerate() {
+                if t.cpu == cpu && runnable(t) && t.class == crate::sched::rt::Class::Fair {
+                    want[slot(level_of(t.group))].push(id);
+                }
+            }
+            for (g, grp) in e.groups.iter().enumerate() {
+                if grp.cpus[cpu].on_rq {
+                    want[slot(level_of(grp.parent))].push(GROUP_SE + g);
+                }
+            }
+            // The current entity of each level: curr's chain.
+            let mut current = vec![None; e.groups.len() + 1];
+            if let Some(c) = curr {
+                current[slot(level_of(e.tasks[c].group))] = Some(c);
+                let mut level = e.tasks[c].group;
+                while let Some(g) = level {
+                    level = e.groups[g as usize].parent;
+                    current[slot(level_of(level))] = Some(GROUP_SE + g as usize);
+                }
+            }
+            for l in 0..want.len() {
+                let tree = if l == 0 { &rq.tree } else { &e.groups[l - 1].cpus[cpu].tree };
+                let mut got: Vec<usize> = tree.iter().map(|&(_, s)| s).collect();
+                let mut expect: Vec<usize> = want[l].iter().copied().filter(|&s| Some(s) != current[l]).collect();
+                expect.sort_unstable();
+                got.sort_unstable();
+                assert_eq!(got, expect, "{ms} ms CPU {cpu} level {l}: tree");
+                if l == 0 {
+                    continue;
+                }
+                let gc = &e.groups[l - 1].cpus[cpu];
+                assert_eq!(gc.nr_running as usize, want[l].len(), "{ms} ms CPU {cpu} level {l}: nr_running");
+                let nice: u64 = want[l].iter().filter(|&&s| s < GROUP_SE).map(|&s| e.tasks[s].nice_weight).sum();
+                let children: u64 = want[l].iter().filter(|&&s| s >= GROUP_SE).map(|&s| e.groups[s - GROUP_SE].cpus[cpu].se_load_weight).sum();
+                assert_eq!(gc.child_weight, children, "{ms} ms CPU {cpu} level {l}: child weight");
+                assert_eq!(gc.load_weight, nice + (children >> 10), "{ms} ms CPU {cpu} level {l}: load weight");
+                let below = |t: &super::rq::Task| {
+                    let mut level = t.group;
+                    while let Some(g) = level {
+                        if g as usize == l - 1 {
+                            return true;
+                        }
+                        level = e.groups[g as usize].parent;
+                    }
+                    false
+                };
+                let h = e.tasks.iter().filter(|t| t.cpu == cpu && runnable(t) && below(t)).count();
+                assert_eq!(gc.h_nr_running as usize, h, "{ms} ms CPU {cpu} level {l}: h_nr_running");
+            }
+        }
+    }
+}
