@@ -2,6 +2,8 @@
 //! and task groups, on whole runs of small rt-app files.
 
 use super::engine::{build, Engine};
+use super::fair_group::GROUP_SE;
+use crate::sched::TaskState;
 use crate::api::RunConfig;
 use crate::params::Spec;
 use crate::sim::Time;
@@ -192,7 +194,7 @@ fn group_runqueues_stay_consistent_through_wakeups_and_migrations() {
     } }"#;
     for ms in [97, 331, 600] {
         let e = engine(&format!("consistency-{ms}.json"), json, "schedutil", ms * MS);
-        let runnable = |t: &super::rq::Task| matches!(t.state, crate::sched::TaskState::Runnable | crate::sched::TaskState::Running);
+        let runnable = |t: &super::rq::Task| matches!(t.state, TaskState::Runnable | TaskState::Running);
         for (cpu, rq) in e.rqs.iter().enumerate() {
             let mut entities = 0;
             for grp in &e.groups {
@@ -348,8 +350,6 @@ fn nested_group_runqueues_and_trees_stay_consistent_through_moves_and_migrations
             "p2": { "taskgroup": "/c", "run": 1000, "sleep": 100 }
         } }
     } }"#;
-    use super::fair_group::GROUP_SE;
-    use crate::sched::TaskState;
     for ms in [53, 297, 611] {
         let e = engine(&format!("nested-consistency-{ms}.json"), json, "schedutil", ms * MS);
         let runnable = |t: &super::rq::Task| matches!(t.state, TaskState::Runnable | TaskState::Running);
