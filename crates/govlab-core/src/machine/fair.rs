@@ -8,7 +8,8 @@
 //! `__schedule` picks by class as v6.8's `pick_next_task` does (deadline,
 //! RT, then fair; machine/rt.rs); the class and group checks sit behind
 //! `Engine::sched_ext`, so a run with only fair tasks takes the fair-only
-//! paths.
+//! paths. With task groups the pick, put_prev, update_curr, the wakeup and
+//! tick preemption checks go level by level (machine/fair_group.rs).
 
 use super::rq::{CpuMode, EnqueueKind};
 use super::{Engine, Event};
