@@ -290,21 +290,49 @@ impl Engine {
     pub(crate) fn update_curr(&mut self, cpu: CpuId) {
         let rq = &self.rqs[cpu];
         let Some(t) = rq.curr else { return };
-        if self.sched_ext && rq.curr_class != Class::Fair {
+        if self.sched_ext {
+            self.update_curr_ext(cpu, t);
+            return;
+        }
+        self.charge_curr(t);
+        self.update_root_min_vruntime(cpu, t);
+    }
+
+    /// update_curr() with RT/DL tasks or task groups about.
+    #[cold]
+    #[inline(never)]
+    fn update_curr_ext(&mut self, cpu: CpuId, t: TaskId) {
+        if self.rqs[cpu].curr_class != Class::Fair {
             self.update_curr_rt_dl(cpu, t);
             return;
         }
+        let delta = self.charge_curr(t);
+        if self.groups.is_empty() {
+            self.update_root_min_vruntime(cpu, t);
+        } else {
+            self.update_curr_levels(cpu, t, delta);
+        }
+    }
+
+    /// The running fair task's time since exec_start: its run time and its
+    /// vruntime at its weight; returns the time, ns.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn charge_curr(&mut self, t: TaskId) -> u64 {
         let now = self.now;
         let tk = &mut self.tasks[t];
         let delta = now.saturating_sub(tk.exec_start_ns);
         tk.exec_start_ns = now;
         tk.sum_exec_ns += delta;
         tk.vruntime += delta * NICE_0_LOAD / tk.weight;
-        let v = tk.vruntime;
-        if self.sched_ext && !self.groups.is_empty() {
-            self.update_curr_levels(cpu, t, delta);
-            return;
-        }
+        delta
+    }
+
+    /// update_min_vruntime() of the root runqueue, whose current is `t`.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn update_root_min_vruntime(&mut self, cpu: CpuId, t: TaskId) {
+        let v = self.tasks[t].vruntime;
         let rq = &mut self.rqs[cpu];
         let leftmost = rq.tree.first().map_or(v, |&(lv, _)| lv);
         rq.min_vruntime = rq.min_vruntime.max(v.min(leftmost));
@@ -664,12 +692,12 @@ impl Engine {
         if self.rqs[cpu].curr != Some(curr) {
             return true;
         }
-        if self.rqs[cpu].curr_class == Class::Fair && self.fair_groups() {
-            if self.check_preempt_tick_grouped(cpu, curr) {
-                self.schedule(cpu);
+        if self.rqs[cpu].curr_class == Class::Fair {
+            if self.fair_groups() {
+                self.task_tick_fair_grouped(cpu, curr);
+            } else {
+                self.check_preempt_tick(cpu, curr);
             }
-        } else if self.rqs[cpu].curr_class == Class::Fair {
-            self.check_preempt_tick(cpu, curr);
         } else {
             // task_tick_rt() / task_tick_dl().
             self.task_tick_rt_dl(cpu, curr);

@@ -342,11 +342,14 @@ impl Engine {
 
     /// The min_vruntime of the runqueue task `t` is queued on (or goes to)
     /// on `cpu`: its group's, or the root's.
+    #[inline]
     pub(crate) fn task_min_vruntime(&self, cpu: CpuId, t: TaskId) -> u64 {
-        match self.tasks[t].group {
-            Some(g) if self.sched_ext => self.groups[g as usize].cpus[cpu].min_vruntime,
-            _ => self.rqs[cpu].min_vruntime,
+        if self.sched_ext {
+            if let Some(g) = self.tasks[t].group {
+                return self.groups[g as usize].cpus[cpu].min_vruntime;
+            }
         }
+        self.rqs[cpu].min_vruntime
     }
 
     // ---- vruntime ----------------------------------------------------------
@@ -904,11 +907,21 @@ impl Engine {
         }
     }
 
+    /// The preemption half of task_tick_fair() with task groups: the CPU
+    /// reschedules if a level asks for it.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn task_tick_fair_grouped(&mut self, cpu: CpuId, curr: TaskId) {
+        if self.check_preempt_tick_grouped(cpu, curr) {
+            self.schedule(cpu);
+        }
+    }
+
     /// check_preempt_tick() at every level above the running task `curr`
     /// whose runqueue holds another entity (entity_tick: `nr_running > 1`):
     /// the level's current entity has used its slice, or is ahead of the
     /// leftmost by more than it.
-    pub(crate) fn check_preempt_tick_grouped(&self, cpu: CpuId, curr: TaskId) -> bool {
+    fn check_preempt_tick_grouped(&self, cpu: CpuId, curr: TaskId) -> bool {
         let mut se = curr;
         let mut resched = false;
         loop {
@@ -944,6 +957,8 @@ impl Engine {
     /// The fair tasks queued on `cpu` (not its current), the last of each
     /// runqueue first, a group entity standing for its runqueue's tasks;
     /// then those beside the current task in its groups.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn queued_fair_tasks(&self, cpu: CpuId) -> Vec<TaskId> {
         let mut out = Vec::new();
         self.collect_queued(cpu, None, &mut out);
