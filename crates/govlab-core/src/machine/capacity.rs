@@ -82,16 +82,15 @@ impl Engine {
         self.update_rq_clock(src);
         self.update_curr(src);
         self.pause_segment(src);
-        match self.tasks[p].group {
-            Some(g) if self.sched_ext => {
-                self.put_prev_member(src, p, g as usize);
-                self.put_prev_group_se(src, g as usize);
-            }
-            _ => self.update_load_avg(src, Some(p)),
+        if self.fair_groups() {
+            self.put_prev_task_fair_grouped(src, p);
+            self.put_prev_group_se_unless_same(src, Some(p), None);
+        } else {
+            self.update_load_avg(src, Some(p));
+            self.tasks[p].state = TaskState::Runnable;
+            let v = self.tasks[p].vruntime;
+            self.rqs[src].tree.insert((v, p));
         }
-        self.tasks[p].state = TaskState::Runnable;
-        let v = self.tasks[p].vruntime;
-        self.rqs[src].tree.insert((v, p));
         self.context_switch(src, Some(p), None);
     }
 

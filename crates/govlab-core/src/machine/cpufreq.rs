@@ -92,12 +92,24 @@ impl Engine {
     /// runqueue, UCLAMP_FLAG_IDLE, which only matters once a task wakes).
     pub(crate) fn uclamp_rq(&self, cpu: CpuId) -> (u64, u64) {
         let rq = &self.rqs[cpu];
+        if self.fair_groups() {
+            // The fair tasks queued in group runqueues too.
+            let fair = self.queued_fair_tasks(cpu);
+            let tasks = rq.curr.into_iter().chain(fair).chain(rq.rt_queue.iter().map(|k| k.2)).chain(rq.dl_queue.iter().map(|&(_, t)| t));
+            return self.uclamp_max(tasks);
+        }
         let tasks = rq
             .curr
             .into_iter()
             .chain(rq.tree.iter().map(|&(_, t)| t))
             .chain(rq.rt_queue.iter().map(|k| k.2))
             .chain(rq.dl_queue.iter().map(|&(_, t)| t));
+        self.uclamp_max(tasks)
+    }
+
+    /// The largest clamps of `tasks`, (0, 1024) for none.
+    #[inline]
+    fn uclamp_max(&self, tasks: impl Iterator<Item = crate::sched::TaskId>) -> (u64, u64) {
         let mut any = false;
         let (mut lo, mut hi) = (0u64, 0u64);
         for t in tasks {

@@ -536,6 +536,11 @@ impl Engine {
                     }
                 }
                 Op::Count { counter, amount } => self.record.counters[counter as usize] += amount,
+                Op::SetGroup { group } => {
+                    if self.sched_move_task(cpu, t, group) {
+                        return Outcome::Yielded;
+                    }
+                }
                 Op::SetAffinity { ref cpus } => {
                     let mask = cpus.as_deref().map(|c| CpuMask::from_cpus(c.iter().copied()));
                     self.tasks[t].affinity = mask;
@@ -558,9 +563,9 @@ impl Engine {
                     }
                 }
                 Op::Yield => {
-                    if !self.rqs[cpu].tree.is_empty() {
-                        // sched_yield: go behind everyone queued.
-                        let last = self.rqs[cpu].tree.last().map_or(0, |&(v, _)| v);
+                    // sched_yield: go behind everyone queued on its runqueue.
+                    let level = self.tasks[t].group.filter(|_| self.sched_ext).map(|g| g as usize);
+                    if let Some(&(last, _)) = self.level_tree(cpu, level).last() {
                         self.update_curr(cpu);
                         let tk = &mut self.tasks[t];
                         tk.vruntime = tk.vruntime.max(last + 1);

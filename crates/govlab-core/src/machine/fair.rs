@@ -8,7 +8,8 @@
 //! `__schedule` picks by class as v6.8's `pick_next_task` does (deadline,
 //! RT, then fair; machine/rt.rs); the class and group checks sit behind
 //! `Engine::sched_ext`, so a run with only fair tasks takes the fair-only
-//! paths.
+//! paths. With task groups the pick, put_prev, update_curr, the wakeup and
+//! tick preemption checks go level by level (machine/fair_group.rs).
 
 use super::rq::{CpuMode, EnqueueKind};
 use super::{Engine, Event};
@@ -289,17 +290,49 @@ impl Engine {
     pub(crate) fn update_curr(&mut self, cpu: CpuId) {
         let rq = &self.rqs[cpu];
         let Some(t) = rq.curr else { return };
-        if self.sched_ext && rq.curr_class != Class::Fair {
+        if self.sched_ext {
+            self.update_curr_ext(cpu, t);
+            return;
+        }
+        self.charge_curr(t);
+        self.update_root_min_vruntime(cpu, t);
+    }
+
+    /// update_curr() with RT/DL tasks or task groups about.
+    #[cold]
+    #[inline(never)]
+    fn update_curr_ext(&mut self, cpu: CpuId, t: TaskId) {
+        if self.rqs[cpu].curr_class != Class::Fair {
             self.update_curr_rt_dl(cpu, t);
             return;
         }
+        let delta = self.charge_curr(t);
+        if self.groups.is_empty() {
+            self.update_root_min_vruntime(cpu, t);
+        } else {
+            self.update_curr_levels(cpu, t, delta);
+        }
+    }
+
+    /// The running fair task's time since exec_start: its run time and its
+    /// vruntime at its weight; returns the time, ns.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn charge_curr(&mut self, t: TaskId) -> u64 {
         let now = self.now;
         let tk = &mut self.tasks[t];
         let delta = now.saturating_sub(tk.exec_start_ns);
         tk.exec_start_ns = now;
         tk.sum_exec_ns += delta;
         tk.vruntime += delta * NICE_0_LOAD / tk.weight;
-        let v = tk.vruntime;
+        delta
+    }
+
+    /// update_min_vruntime() of the root runqueue, whose current is `t`.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn update_root_min_vruntime(&mut self, cpu: CpuId, t: TaskId) {
+        let v = self.tasks[t].vruntime;
         let rq = &mut self.rqs[cpu];
         let leftmost = rq.tree.first().map_or(v, |&(lv, _)| lv);
         rq.min_vruntime = rq.min_vruntime.max(v.min(leftmost));
@@ -441,14 +474,15 @@ impl Engine {
             if let Some(p) = prev {
                 self.update_curr(cpu);
                 self.pause_segment(cpu);
-                if EXT && self.tasks[p].state == TaskState::Running && self.tasks[p].class != Class::Fair {
-                    self.put_prev_task_rt_dl(cpu, p);
+                if EXT && self.tasks[p].class != Class::Fair {
+                    if self.tasks[p].state == TaskState::Running {
+                        self.put_prev_task_rt_dl(cpu, p);
+                    }
+                } else if EXT && self.fair_groups() {
+                    self.put_prev_task_fair_grouped(cpu, p);
                 } else if self.tasks[p].state == TaskState::Running {
                     // Preempted: back into the tree (put_prev_entity).
-                    match self.tasks[p].group {
-                        Some(g) if EXT => self.put_prev_member(cpu, p, g as usize),
-                        _ => self.update_load_avg(cpu, Some(p)),
-                    }
+                    self.update_load_avg(cpu, Some(p));
                     self.tasks[p].state = TaskState::Runnable;
                     let v = self.tasks[p].vruntime;
                     self.rqs[cpu].tree.insert((v, p));
@@ -459,13 +493,23 @@ impl Engine {
             if next.is_none() {
                 if self.rqs[cpu].tree.is_empty() {
                     self.newidle_balance(cpu);
+                    if let (true, Some(p)) = (EXT && self.fair_groups(), prev) {
+                        // A task pulled into a group of prev's found its
+                        // entities still prev's current (cfs_rq->curr, which
+                        // the kernel's pick considers): into the trees.
+                        if self.tasks[p].class == Class::Fair {
+                            self.put_prev_task_fair_grouped(cpu, p);
+                        }
+                    }
                 }
                 // newidle_balance may have pulled an RT task.
                 if EXT {
                     next = self.pick_next_task_rt_dl(cpu);
                 }
             }
-            if next.is_none() {
+            if next.is_none() && EXT && self.fair_groups() {
+                next = self.pick_next_task_fair_grouped(cpu);
+            } else if next.is_none() {
                 next = self.rqs[cpu].tree.first().map(|&(_, t)| t);
                 if let Some(n) = next {
                     let v = self.tasks[n].vruntime;
@@ -573,6 +617,10 @@ impl Engine {
             }
             return;
         }
+        if self.fair_groups() {
+            self.check_preempt_wakeup_grouped(cpu, curr, t);
+            return;
+        }
         self.update_curr(cpu);
         let gran = self.tun.wakeup_granularity_ns * NICE_0_LOAD / self.tasks[t].weight;
         if self.tasks[curr].vruntime > self.tasks[t].vruntime + gran {
@@ -649,7 +697,11 @@ impl Engine {
             return true;
         }
         if self.rqs[cpu].curr_class == Class::Fair {
-            self.check_preempt_tick(cpu, curr);
+            if self.fair_groups() {
+                self.task_tick_fair_grouped(cpu, curr);
+            } else {
+                self.check_preempt_tick(cpu, curr);
+            }
         } else {
             // task_tick_rt() / task_tick_dl().
             self.task_tick_rt_dl(cpu, curr);

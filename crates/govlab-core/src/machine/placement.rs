@@ -88,8 +88,9 @@ impl Engine {
         }
         if let (true, Some(g)) = (self.sched_ext, self.tasks[t].group) {
             self.remove_member(t, g as usize, from);
+            let (from_v, to_v) = (self.task_min_vruntime(from, t), self.task_min_vruntime(to, t));
             let tk = &mut self.tasks[t];
-            tk.vruntime = tk.vruntime.saturating_sub(self.rqs[from].min_vruntime) + self.rqs[to].min_vruntime;
+            tk.vruntime = tk.vruntime.saturating_sub(from_v) + to_v;
             return;
         }
         let rq = &mut self.rqs[from];
@@ -161,7 +162,8 @@ impl Engine {
     pub(super) fn migrate_queued_by(&mut self, t: TaskId, from: CpuId, to: CpuId, this: CpuId) {
         self.hook_this_cpu = Some(this);
         self.dequeue_task_migrating(from, t);
-        self.tasks[t].vruntime = self.tasks[t].vruntime.saturating_sub(self.rqs[from].min_vruntime);
+        let min_v = self.task_min_vruntime(from, t);
+        self.tasks[t].vruntime = self.tasks[t].vruntime.saturating_sub(min_v);
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];
             tr.sched_migrate_task(self.now, from, &tk.comm, tk.pid, from, to);
@@ -172,6 +174,9 @@ impl Engine {
 
     /// The last queued task of `src` that may run on `dst`.
     fn pick_migratable(&self, src: CpuId, dst: CpuId) -> Option<TaskId> {
+        if self.fair_groups() {
+            return self.queued_fair_tasks(src).into_iter().find(|&t| self.allowed(t).test(dst));
+        }
         self.rqs[src]
             .tree
             .iter()

@@ -26,8 +26,8 @@ pub struct Task {
     /// CPU it runs or last ran on (task_cpu).
     pub cpu: CpuId,
     pub affinity: Option<CpuMask>,
-    /// The load weight the fair class uses: the nice level's weight, or
-    /// for a task in a task group its share of the group's (fair_group.rs).
+    /// The load weight the fair class uses (se->load): the nice level's
+    /// weight (a task group's share is its entity's, fair_group.rs).
     pub weight: u64,
     /// The nice level's weight (sched_prio_to_weight).
     pub nice_weight: u64,

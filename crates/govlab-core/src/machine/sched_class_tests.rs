@@ -2,6 +2,8 @@
 //! and task groups, on whole runs of small rt-app files.
 
 use super::engine::{build, Engine};
+use super::fair_group::GROUP_SE;
+use crate::sched::TaskState;
 use crate::api::RunConfig;
 use crate::params::Spec;
 use crate::sim::Time;
@@ -239,7 +241,7 @@ fn group_runqueues_stay_consistent_through_wakeups_and_migrations() {
     } }"#;
     for ms in [97, 331, 600] {
         let e = engine(&format!("consistency-{ms}.json"), json, "schedutil", ms * MS);
-        let runnable = |t: &super::rq::Task| matches!(t.state, crate::sched::TaskState::Runnable | crate::sched::TaskState::Running);
+        let runnable = |t: &super::rq::Task| matches!(t.state, TaskState::Runnable | TaskState::Running);
         for (cpu, rq) in e.rqs.iter().enumerate() {
             let mut entities = 0;
             for grp in &e.groups {
@@ -255,6 +257,204 @@ fn group_runqueues_stay_consistent_through_wakeups_and_migrations() {
             assert_eq!(e.group_rq_weight[cpu], entities, "{ms} ms CPU {cpu}: entities' weight");
             let root_tasks: u64 = e.tasks.iter().filter(|t| t.group.is_none() && t.cpu == cpu && runnable(t)).map(|t| t.weight).sum();
             assert_eq!(rq.load_weight, root_tasks + (entities >> 10), "{ms} ms CPU {cpu}: root weight");
+        }
+    }
+}
+
+/// [`engine`] with the engine changed before it runs.
+fn engine_with(name: &str, json: &str, ns: Time, change: impl FnOnce(&mut Engine)) -> Engine {
+    let dir = std::env::temp_dir().join(format!("govlab-sched-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, json).unwrap();
+    let cfg = RunConfig {
+        platform: Spec::new("skylake-e3-1240v5"),
+        kernel: Spec::new("6.8"),
+        workload: Spec::parse(&format!("rtapp:file={}", path.display()), "test").unwrap(),
+        cpufreq: Spec::parse("performance", "test").unwrap(),
+        cpuidle: Spec::new("menu"),
+        duration_ns: ns,
+        seed: 1,
+    };
+    let mut e = build(cfg.parts().unwrap(), None).unwrap();
+    change(&mut e);
+    e.run(None).unwrap();
+    e
+}
+
+#[test]
+fn groups_of_shares_2048_and_1024_split_the_cpu_two_to_one() {
+    // Three hogs in /big (cpu.shares 2048) and three in /small (1024) on
+    // CPU 0: the groups' entities weigh 2048 and 1024 on the root
+    // runqueue, so /big gets 2/3 of the CPU and /small 1/3, each split
+    // evenly among its tasks.
+    let json = r#"{ "tasks": {
+        "big": { "instance": 3, "cpus": [0], "taskgroup": "/big", "loop": -1, "runtime": 1000 },
+        "small": { "instance": 3, "cpus": [0], "taskgroup": "/small", "loop": -1, "runtime": 1000 }
+    } }"#;
+    let e = engine_with("shares-2-1.json", json, 1_500 * MS, |e| {
+        let big = e.tasks.iter().position(|t| t.comm.starts_with("big")).unwrap();
+        let g = e.tasks[big].group.unwrap() as usize;
+        e.groups[g].shares = 2048 << 10;
+    });
+    let ms = |prefix: &str| -> Vec<f64> {
+        e.tasks.iter().filter(|t| t.comm.starts_with(prefix)).map(|t| t.sum_exec_ns as f64 / 1e6).collect()
+    };
+    let (big, small) = (ms("big"), ms("small"));
+    let (b, s): (f64, f64) = (big.iter().sum(), small.iter().sum());
+    assert!((1.85..=2.15).contains(&(b / s)), "/big {b:.0} ms, /small {s:.0} ms");
+    for group in [&big, &small] {
+        let (lo, hi) = group.iter().fold((f64::MAX, 0.0_f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        assert!(hi - lo <= 0.1 * hi, "unequal within a group: {group:?}");
+    }
+}
+
+#[test]
+fn nested_group_gets_its_share_of_its_parents_share() {
+    // On CPU 0: r in the root group, x in /a, b1 and b2 in /a/b. At the
+    // root r and /a's entity weigh the same: half the CPU each. In /a, x
+    // and /a/b's entity split /a's half; b1 and b2 split /a/b's quarter.
+    // (Were /a/b a group of its own under the root, r, /a and /a/b would
+    // get a third each.)
+    let json = r#"{ "tasks": {
+        "r": { "cpus": [0], "loop": -1, "runtime": 1000 },
+        "x": { "cpus": [0], "taskgroup": "/a", "loop": -1, "runtime": 1000 },
+        "b1": { "cpus": [0], "taskgroup": "/a/b", "loop": -1, "runtime": 1000 },
+        "b2": { "cpus": [0], "taskgroup": "/a/b", "loop": -1, "runtime": 1000 }
+    } }"#;
+    let e = engine("nested.json", json, "performance", 2_000 * MS);
+    let share = |c: &str| e.tasks[task(&e, c)].sum_exec_ns as f64 / 2e9;
+    let (r, x, b1, b2) = (share("r"), share("x"), share("b1"), share("b2"));
+    assert!((0.45..=0.55).contains(&r), "r {r:.3}");
+    assert!((0.22..=0.28).contains(&x), "x {x:.3}");
+    assert!((0.11..=0.14).contains(&b1) && (0.11..=0.14).contains(&b2), "b1 {b1:.3}, b2 {b2:.3}");
+}
+
+#[test]
+fn waking_group_task_preempts_only_as_its_group_entity_would() {
+    // On CPU 0 a root hog r and a group /g of a hog a and a light task w
+    // (0.1 ms of work at every 10 ms timer). w sleeps long, so its own
+    // vruntime is far behind; but it is compared with the current task
+    // where their entities share a runqueue (find_matching_se). Beside a
+    // (in /g) that is w itself, which preempts at once; beside r it is
+    // /g's entity, queued with a fair vruntime, which preempts only once r
+    // has run more than the wakeup granularity (4 ms on 8 CPUs) past it.
+    // A flat tree would let w preempt r at every wakeup.
+    let json = r#"{ "tasks": {
+        "r": { "cpus": [0], "loop": -1, "runtime": 1000 },
+        "a": { "cpus": [0], "taskgroup": "/g", "loop": -1, "runtime": 1000 },
+        "w": { "cpus": [0], "taskgroup": "/g", "loop": -1, "timer": { "ref": "t", "period": 10000 }, "run": 100 }
+    } }"#;
+    let (mut prompt, mut late) = (0, 0);
+    for k in 5..25 {
+        let e = engine(&format!("matching-{k}.json"), json, "performance", k * 10 * MS + 300_000);
+        let w = &e.tasks[task(&e, "w")];
+        // w has done its run of the period that began 0.3 ms ago (its
+        // k − 1th: its first timer fires at 10 ms).
+        if w.sum_exec_ns >= (k - 1) * 95_000 {
+            prompt += 1;
+        } else {
+            late += 1;
+        }
+    }
+    assert!(prompt > 0, "w never ran at once beside its group's hog");
+    assert!(late > 0, "w always preempted at once ({prompt} of {})", prompt + late);
+}
+
+#[test]
+fn example11s_phase_move_charges_the_threads_time_to_its_group_of_the_phase() {
+    // rt-app's tutorial example11: thread0 runs 20 ms and sleeps 80 ms in
+    // each of three phases, the first two in /tg1/tg11, the third in the
+    // root group (sched_move_task at each phase's start). Two thirds of its
+    // CPU time are charged to /tg1/tg11's entities, and so to /tg1's, the
+    // rest to no group.
+    let json = include_str!("../../../../data/real/rt-app/tutorial/example11.json");
+    let e = engine("example11.json", json, "performance", 1_950 * MS);
+    let ran = e.tasks[task(&e, "thread0")].sum_exec_ns as f64;
+    assert_eq!(e.groups.len(), 2, "/tg1 and /tg1/tg11");
+    let (tg1, tg11) = (&e.groups[0], &e.groups[1]);
+    assert_eq!(tg11.parent, Some(0), "/tg1/tg11 is under /tg1");
+    let charged = |g: &super::fair_group::GroupRt| g.cpus.iter().map(|c| c.sum_exec_ns).sum::<u64>() as f64 / ran;
+    assert!((0.6..=0.73).contains(&charged(tg11)), "/tg1/tg11 charged {:.3} of thread0's time", charged(tg11));
+    assert!((charged(tg1) - charged(tg11)).abs() < 1e-9, "/tg1 {:.3}, /tg1/tg11 {:.3}", charged(tg1), charged(tg11));
+}
+
+#[test]
+fn nested_group_runqueues_and_trees_stay_consistent_through_moves_and_migrations() {
+    // Unpinned tasks of /a, /a/b and the root, and movers switching between
+    // /a/b, the root and /c phase by phase, waking, sleeping and migrating
+    // on 8 CPUs. On every CPU each runqueue (the root's and each group's)
+    // holds in its tree exactly its queued entities but the current one,
+    // counts them (nr_running) and the tasks below (h_nr_running), and
+    // weighs its tasks' nice weights plus its queued child entities'.
+    let json = r#"{ "tasks": {
+        "a": { "instance": 2, "taskgroup": "/a", "loop": -1, "run": 3000, "sleep": 2000 },
+        "b": { "instance": 3, "taskgroup": "/a/b", "loop": -1, "run": 700, "sleep": 300 },
+        "r": { "instance": 3, "loop": -1, "run": 5000, "sleep": 1000 },
+        "m": { "instance": 2, "loop": -1, "phases": {
+            "p0": { "taskgroup": "/a/b", "run": 2000, "sleep": 500 },
+            "p1": { "taskgroup": "/", "run": 1500, "sleep": 700 },
+            "p2": { "taskgroup": "/c", "run": 1000, "sleep": 100 }
+        } }
+    } }"#;
+    for ms in [53, 297, 611] {
+        let e = engine(&format!("nested-consistency-{ms}.json"), json, "schedutil", ms * MS);
+        let runnable = |t: &super::rq::Task| matches!(t.state, TaskState::Runnable | TaskState::Running);
+        for (cpu, rq) in e.rqs.iter().enumerate() {
+            let curr = rq.curr.filter(|&c| e.tasks[c].class == crate::sched::rt::Class::Fair);
+            // The entities on each runqueue (None: the root's).
+            let level_of = |g: Option<u32>| g.map(|g| g as usize);
+            let mut want: Vec<Vec<usize>> = vec![Vec::new(); e.groups.len() + 1];
+            let slot = |l: Option<usize>| l.map_or(0, |g| g + 1);
+            for (id, t) in e.tasks.iter().enumerate() {
+                if t.cpu == cpu && runnable(t) && t.class == crate::sched::rt::Class::Fair {
+                    want[slot(level_of(t.group))].push(id);
+                }
+            }
+            for (g, grp) in e.groups.iter().enumerate() {
+                if grp.cpus[cpu].on_rq {
+                    want[slot(level_of(grp.parent))].push(GROUP_SE + g);
+                }
+            }
+            // The current entity of each level: curr's chain.
+            let mut current = vec![None; e.groups.len() + 1];
+            if let Some(c) = curr {
+                current[slot(level_of(e.tasks[c].group))] = Some(c);
+                let mut level = e.tasks[c].group;
+                while let Some(g) = level {
+                    level = e.groups[g as usize].parent;
+                    current[slot(level_of(level))] = Some(GROUP_SE + g as usize);
+                }
+            }
+            for l in 0..want.len() {
+                let tree = if l == 0 { &rq.tree } else { &e.groups[l - 1].cpus[cpu].tree };
+                let mut got: Vec<usize> = tree.iter().map(|&(_, s)| s).collect();
+                let mut expect: Vec<usize> = want[l].iter().copied().filter(|&s| Some(s) != current[l]).collect();
+                expect.sort_unstable();
+                got.sort_unstable();
+                assert_eq!(got, expect, "{ms} ms CPU {cpu} level {l}: tree");
+                if l == 0 {
+                    continue;
+                }
+                let gc = &e.groups[l - 1].cpus[cpu];
+                assert_eq!(gc.nr_running as usize, want[l].len(), "{ms} ms CPU {cpu} level {l}: nr_running");
+                let nice: u64 = want[l].iter().filter(|&&s| s < GROUP_SE).map(|&s| e.tasks[s].nice_weight).sum();
+                let children: u64 = want[l].iter().filter(|&&s| s >= GROUP_SE).map(|&s| e.groups[s - GROUP_SE].cpus[cpu].se_load_weight).sum();
+                assert_eq!(gc.child_weight, children, "{ms} ms CPU {cpu} level {l}: child weight");
+                assert_eq!(gc.load_weight, nice + (children >> 10), "{ms} ms CPU {cpu} level {l}: load weight");
+                let below = |t: &super::rq::Task| {
+                    let mut level = t.group;
+                    while let Some(g) = level {
+                        if g as usize == l - 1 {
+                            return true;
+                        }
+                        level = e.groups[g as usize].parent;
+                    }
+                    false
+                };
+                let h = e.tasks.iter().filter(|t| t.cpu == cpu && runnable(t) && below(t)).count();
+                assert_eq!(gc.h_nr_running as usize, h, "{ms} ms CPU {cpu} level {l}: h_nr_running");
+            }
         }
     }
 }

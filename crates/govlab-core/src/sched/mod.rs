@@ -16,10 +16,9 @@
 //! does. The RT and deadline classes (`rt.rs`, `deadline.rs` here for their
 //! arithmetic; `machine/rt.rs`, `machine/deadline.rs` for the classes) and
 //! task groups (`machine/fair_group.rs`: group runqueues, hierarchical PELT,
-//! `calc_group_shares`) follow v6.8. Left out: the group entity's own
-//! vruntime (a group's tasks are ordered on the root runqueue by their
-//! share of the entity's weight), nested groups, CFS bandwidth, NUMA
-//! balancing, EAS.
+//! `calc_group_shares` as in v6.8; group entities with their own vruntime,
+//! picked level by level as in v6.5, nested groups) follow the kernel. Left
+//! out: CFS bandwidth, NUMA balancing, EAS.
 //!
 //! Files: `mod.rs` (tunables, task states), `pelt.rs` (the PELT
 //! arithmetic), `rt.rs` (RT priorities and the throttle's arithmetic),

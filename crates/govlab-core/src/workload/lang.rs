@@ -130,6 +130,10 @@ pub enum Op {
     /// a task on a CPU it may no longer use moves at once (rt-app's
     /// per-phase `cpus`).
     SetAffinity { cpus: Option<std::sync::Arc<[usize]>> },
+    /// Move itself to CFS task group `group` (an index into
+    /// [`super::Setup::groups`]; None: the root group), as writing its tid
+    /// into a cgroup's `tasks` file does (rt-app's per-phase `taskgroup`).
+    SetGroup { group: Option<u32> },
     /// pthread_cond_wait: release `mutex` (if held), sleep until the
     /// condition is signalled, then take `mutex` again.
     CondWait { cond: u32, mutex: u32 },

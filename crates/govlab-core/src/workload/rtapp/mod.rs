@@ -41,7 +41,8 @@
 //! FIFO/RR, default 10 assumed), `dl-runtime`/`dl-period`/`dl-deadline`
 //! (µs), `util_min`/`util_max` and `taskgroup` become the task's
 //! [`SchedAttr`]; per-phase `cpus` becomes an `Op::SetAffinity` at each
-//! phase's start. `rt_as_cfs=on` runs RT/DL/IDLE threads as nice-0
+//! phase's start, a per-phase `taskgroup` an `Op::SetGroup` (a phase
+//! without one leaves the thread in its group). `rt_as_cfs=on` runs RT/DL/IDLE threads as nice-0
 //! SCHED_OTHER instead.
 //!
 //! A task written in rt-app's pre-v1.0 grammar (2014–2015: `exec`,
@@ -453,12 +454,24 @@ impl<'a> Conv<'a> {
             }
         }
         if let Some(v) = task.get("taskgroup") {
-            let path = v.as_str().ok_or_else(|| self.err(&format!("{at}.taskgroup"), format!("{}: a cgroup path", v.brief())))?;
-            if !path.is_empty() && path != "/" {
-                attr.group = Some(self.groups.index(path));
-            }
+            attr.group = self.taskgroup(&format!("{at}.taskgroup"), v)?;
         }
         Ok((attr, nice))
+    }
+
+    /// A `taskgroup` path: its group's index, None for the root ("/").
+    /// rt-app makes the cgroup and its parents; each group's parent is
+    /// listed before it.
+    fn taskgroup(&mut self, at: &str, v: &Json) -> Result<Option<u32>> {
+        let path = v.as_str().ok_or_else(|| self.err(at, format!("{}: a cgroup path", v.brief())))?;
+        let path = path.trim_end_matches('/');
+        if path.is_empty() {
+            return Ok(None);
+        }
+        for (i, _) in path.match_indices('/').filter(|&(i, _)| i > 0) {
+            self.groups.index(&path[..i]);
+        }
+        Ok(Some(self.groups.index(path)))
     }
 
     fn task(&mut self, name: &str, t: &Json) -> Result<TaskSpec> {
@@ -616,6 +629,12 @@ impl<'a> Conv<'a> {
             };
             ops.push(Op::SetAffinity { cpus });
         }
+        if let (false, Some(v)) = (is_task, p.get("taskgroup")) {
+            // A phase's taskgroup moves the thread at the phase's start; a
+            // phase without one leaves it where the last move put it.
+            let group = self.taskgroup(&format!("{at}.taskgroup"), v)?;
+            ops.push(Op::SetGroup { group });
+        }
         let start = ops.len();
         for (k, v) in p.entries() {
             let kat = format!("{at}.{k}");
@@ -625,18 +644,16 @@ impl<'a> Conv<'a> {
             }
             match k.as_str() {
                 "loop" | "cpus" => {}
+                "taskgroup" if !is_task => {}
                 "instance" | "delay" | "phases" | "priority" | "policy" if is_task => {}
                 _ if SCHED_KEYS.contains(&k.as_str()) && is_task => {}
                 "priority" | "policy" if p.get(k) == t.get(k) => {}
                 _ if SCHED_KEYS.contains(&k.as_str()) && p.get(k) == t.get(k) => {}
-                // A per-phase cgroup move: the task stays in its task-level
-                // group (the root if none); said in docs/workloads.md.
-                "taskgroup" => {}
                 "priority" | "policy" => {
                     return Err(self.err(&kat, "a per-phase change of scheduling class or priority is not modelled"));
                 }
                 _ if SCHED_KEYS.contains(&k.as_str()) => {
-                    return Err(self.err(&kat, "a per-phase change of deadline parameters, clamps or task group is not modelled"));
+                    return Err(self.err(&kat, "a per-phase change of deadline parameters or clamps is not modelled"));
                 }
                 _ => return Err(self.unsupported_key(at, k)),
             }
