@@ -275,6 +275,7 @@ fn engine_with(name: &str, json: &str, ns: Time, change: impl FnOnce(&mut Engine
         cpuidle: Spec::new("menu"),
         duration_ns: ns,
         seed: 1,
+        interval_ns: None,
     };
     let mut e = build(cfg.parts().unwrap(), None).unwrap();
     change(&mut e);
