@@ -148,7 +148,7 @@ pub struct Era {
 }
 
 /// Every era govlab knows, by first version. Sources: docs/research/kernel-eras.md.
-pub const ERAS: [Era; 26] = [
+pub const ERAS: [Era; 27] = [
     Era {
         name: "copy_prev_load",
         first: Version::new(3, 16),
@@ -345,6 +345,15 @@ pub const ERAS: [Era; 26] = [
         commit: "f6ebbcf08f37",
         subject: "cpufreq: intel_pstate: Implement passive mode with HWP enabled",
         description: "intel_pstate's passive mode keeps HWP on, the governor's target becoming the HWP minimum (before: passive mode ran without HWP)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        name: "base_slice",
+        first: Version::new(5, 13),
+        first_confirmed: false,
+        commit: "0c2de3f054a5",
+        subject: "sched,fair: Alternative sched_slice()",
+        description: "a CFS task's slice (sched_slice) is never below sched_min_granularity (BASE_SLICE; before: a heavy runqueue could cut it below)",
         status: EraStatus::Modelled,
     },
     Era {
@@ -802,6 +811,13 @@ impl KernelConfig {
         self.has("intel_pstate_passive_default")
     }
 
+    /// Whether sched_slice() is floored at the minimum granularity: from
+    /// v5.13 (0c2de3f054a5, the BASE_SLICE feature, on by default).
+    #[must_use]
+    pub fn base_slice(&self) -> bool {
+        self.has("base_slice")
+    }
+
     /// Whether intel_pstate's passive mode keeps HWP on: from v5.9
     /// (f6ebbcf08f37); before, passive mode runs without HWP.
     #[must_use]
@@ -1065,6 +1081,8 @@ mod tests {
         assert!(!k("4.8").unwrap().intel_pstate_passive());
         assert!(k("4.16").unwrap().intel_pstate_passive());
         assert!(!k("5.7").unwrap().intel_pstate_passive_default());
+        assert!(!k("5.9").unwrap().base_slice());
+        assert!(k("6.8").unwrap().base_slice());
         assert!(k("5.9").unwrap().intel_pstate_passive_default());
         assert!(!k("5.7").unwrap().intel_pstate_passive_hwp());
         assert!(k("5.9").unwrap().intel_pstate_passive_hwp());

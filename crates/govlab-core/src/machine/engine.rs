@@ -187,7 +187,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         None => None,
     };
     let n = platform.nr_cpus();
-    let tun = SchedTunables::for_cpus(n, platform.tick_ns());
+    let tun = SchedTunables { base_slice: kernel.base_slice(), ..SchedTunables::for_cpus(n, platform.tick_ns()) };
     let rqs: Vec<CpuRq> = (0..n)
         .map(|c| {
             let ct = platform.cpu_type_of(c);

@@ -191,17 +191,28 @@ impl Engine {
         self.tasks[t].vruntime = v;
     }
 
-    /// The task's share of the scheduling period (sched_slice).
+    /// sched_slice() (kernel/sched/fair.c, v6.5): the period, sched_latency
+    /// or min_granularity per task beyond sched_nr_latency, counting the
+    /// task if it is not queued, cut by the task's part of the runqueue's
+    /// weight (its own weight added only if it is not queued); from v5.13
+    /// (BASE_SLICE) never below min_granularity.
     fn sched_slice(&self, cpu: CpuId, t: TaskId) -> u64 {
         let rq = &self.rqs[cpu];
-        let nr = u64::from(rq.cfs_nr_running) + u64::from(!matches!(self.tasks[t].state, TaskState::Runnable | TaskState::Running));
+        let tk = &self.tasks[t];
+        let queued = matches!(tk.state, TaskState::Runnable | TaskState::Running);
+        let nr = u64::from(rq.cfs_nr_running) + u64::from(!queued);
         let period = if nr > self.tun.nr_latency {
             nr * self.tun.min_granularity_ns
         } else {
             self.tun.sched_latency_ns
         };
-        let total = (rq.load_weight + self.tasks[t].weight).max(1);
-        period * self.tasks[t].weight / total
+        let load = rq.load_weight + if queued { 0 } else { tk.weight };
+        let slice = period * tk.weight / load.max(1);
+        if self.tun.base_slice {
+            slice.max(self.tun.min_granularity_ns)
+        } else {
+            slice
+        }
     }
 
     /// dequeue_task_fair(): take task `t` off `cpu` (to sleep if `sleep`).

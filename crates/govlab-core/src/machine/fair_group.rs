@@ -376,7 +376,7 @@ impl Engine {
         update_min_vruntime(&mut rq.min_vruntime, &rq.tree, v);
     }
 
-    /// sched_slice() for entity `se` (v6.5, ALT_PERIOD and BASE_SLICE): the
+    /// sched_slice() for entity `se` (v6.5, ALT_PERIOD; BASE_SLICE from v5.13): the
     /// period for all the fair tasks on the CPU, cut at each level by the
     /// entity's part of its runqueue's weight (its own weight added if it
     /// is not queued), never below the minimum granularity.
@@ -397,7 +397,11 @@ impl Engine {
                 None => break,
             }
         }
-        slice.max(self.tun.min_granularity_ns)
+        if self.tun.base_slice {
+            slice.max(self.tun.min_granularity_ns)
+        } else {
+            slice
+        }
     }
 
     /// place_entity() for a group task against its group's runqueue on

@@ -459,3 +459,24 @@ fn nested_group_runqueues_and_trees_stay_consistent_through_moves_and_migrations
         }
     }
 }
+
+#[test]
+fn two_hogs_share_the_period_by_halves() {
+    // Two nice-0 hogs on CPU 0 of the 8-CPU Skylake: sched_latency 24 ms
+    // (6 ms × (1 + ilog2 8)), so each one's sched_slice is 12 ms: the
+    // running task counts in the runqueue's weight once, not twice. The
+    // first runs until the 16 ms tick (the second was placed a slice
+    // ahead, START_DEBIT); the second then runs through the 28 ms tick
+    // (12 ms ran, not more than its slice) and is still running at 30 ms.
+    // Counting its weight twice (an 8 ms slice) would switch at 28 ms.
+    let json = r#"{ "tasks": {
+        "a": { "cpus": [0], "loop": -1, "runtime": 100000 },
+        "b": { "cpus": [0], "loop": -1, "runtime": 100000 }
+    } }"#;
+    let e = engine("halves.json", json, "performance", 30 * MS);
+    let (a, b) = (task(&e, "a"), task(&e, "b"));
+    let (first, second) = if e.tasks[a].sum_exec_ns > e.tasks[b].sum_exec_ns { (a, b) } else { (b, a) };
+    assert!(e.tasks[second].sum_exec_ns >= 11 * MS, "second ran {} ns", e.tasks[second].sum_exec_ns);
+    assert_eq!(e.tasks[first].state, crate::sched::TaskState::Runnable);
+    assert_eq!(e.tasks[second].state, crate::sched::TaskState::Running, "the second hog was preempted before its 12 ms slice ended");
+}

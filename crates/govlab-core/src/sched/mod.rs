@@ -62,6 +62,8 @@ pub struct SchedTunables {
     pub balance_interval_ns: u64,
     /// PM QoS CPU latency limit (no limit by default).
     pub latency_req_ns: u64,
+    /// sched_slice() never below `min_granularity_ns` (BASE_SLICE, v5.13+).
+    pub base_slice: bool,
 }
 
 impl SchedTunables {
@@ -78,6 +80,7 @@ impl SchedTunables {
             tick_ns,
             balance_interval_ns: tick_ns,
             latency_req_ns: u64::MAX,
+            base_slice: true,
         }
     }
 }
