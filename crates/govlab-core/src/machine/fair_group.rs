@@ -61,10 +61,13 @@
 //!    path's parent, created if no task names it; the group's entity is
 //!    attached to, weighs on and propagates into its parent's runqueue.
 //!
+//! 7. **A move to another group** (rt-app's per-phase `taskgroup`):
+//!    `sched_move_task`, the task dequeued as a move, its group changed and
+//!    enqueued again.
+//!
 //! Left out, and said so in docs/workloads.md: the buddies (`next`, `last`,
 //! `skip`: NEXT_BUDDY is off by default, and the flat class has none
-//! either), a per-phase move to another group (`sched_move_task`), and CFS
-//! bandwidth control (cpu.max). Blocked group
+//! either) and CFS bandwidth control (cpu.max). Blocked group
 //! runqueues decay (`update_blocked_averages`, children before parents) at
 //! a busy CPU's balance
 //! tick (every tick here, where the kernel's rebalance softirq runs when a
