@@ -9,6 +9,12 @@ use crate::params::Spec;
 use crate::sim::Time;
 
 fn engine(name: &str, json: &str, cpufreq: &str, ns: Time) -> Engine {
+    engine_with(name, json, cpufreq, ns, |_| ())
+}
+
+/// A run whose engine `change` may set up before it starts (what an
+/// rt-app file cannot say, such as a group's shares).
+fn engine_with(name: &str, json: &str, cpufreq: &str, ns: Time, change: impl FnOnce(&mut Engine)) -> Engine {
     let dir = std::env::temp_dir().join(format!("govlab-sched-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
@@ -24,6 +30,7 @@ fn engine(name: &str, json: &str, cpufreq: &str, ns: Time) -> Engine {
         interval_ns: None,
     };
     let mut e = build(cfg.parts().unwrap(), None).unwrap();
+    change(&mut e);
     e.run(None).unwrap();
     e
 }
@@ -261,28 +268,6 @@ fn group_runqueues_stay_consistent_through_wakeups_and_migrations() {
     }
 }
 
-/// [`engine`] with the engine changed before it runs.
-fn engine_with(name: &str, json: &str, ns: Time, change: impl FnOnce(&mut Engine)) -> Engine {
-    let dir = std::env::temp_dir().join(format!("govlab-sched-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, json).unwrap();
-    let cfg = RunConfig {
-        platform: Spec::new("skylake-e3-1240v5"),
-        kernel: Spec::new("6.8"),
-        workload: Spec::parse(&format!("rtapp:file={}", path.display()), "test").unwrap(),
-        cpufreq: Spec::parse("performance", "test").unwrap(),
-        cpuidle: Spec::new("menu"),
-        duration_ns: ns,
-        seed: 1,
-        interval_ns: None,
-    };
-    let mut e = build(cfg.parts().unwrap(), None).unwrap();
-    change(&mut e);
-    e.run(None).unwrap();
-    e
-}
-
 #[test]
 fn groups_of_shares_2048_and_1024_split_the_cpu_two_to_one() {
     // Three hogs in /big (cpu.shares 2048) and three in /small (1024) on
@@ -293,7 +278,7 @@ fn groups_of_shares_2048_and_1024_split_the_cpu_two_to_one() {
         "big": { "instance": 3, "cpus": [0], "taskgroup": "/big", "loop": -1, "runtime": 1000 },
         "small": { "instance": 3, "cpus": [0], "taskgroup": "/small", "loop": -1, "runtime": 1000 }
     } }"#;
-    let e = engine_with("shares-2-1.json", json, 1_500 * MS, |e| {
+    let e = engine_with("shares-2-1.json", json, "performance", 1_500 * MS, |e| {
         let big = e.tasks.iter().position(|t| t.comm.starts_with("big")).unwrap();
         let g = e.tasks[big].group.unwrap() as usize;
         e.groups[g].shares = 2048 << 10;
