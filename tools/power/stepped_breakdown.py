@@ -72,7 +72,7 @@ class CoreLedger:
 
 
 def breakdown(name: str, text: str, cpufreq: str | None, idle_w: float) -> dict:
-    spec = tomllib.loads((ROOT / "data/platforms" / f"{name}.toml").read_text())
+    spec = tomllib.loads((ROOT / "data/platforms" / f"{name.split(':')[0]}.toml").read_text())
     (ct,) = spec["cpu_type"]
     mv = {o["khz"]: o["mv"] for o in ct["opps"]}
     with tempfile.TemporaryDirectory() as d:
@@ -173,14 +173,13 @@ def main(argv: list[str]) -> None:
     idle_w = sum(sl.watts(idle))
     nr = len(idle["cpus"])
     max_rate = sl.run(name, sl.workload(nr, None), None)["metrics"]["done_per_s"]
-    refs = sl.REFERENCES.get(name, [])
-    ref = refs[0] if refs and refs[0].same_part else None
+    refs = [r for r in sl.REFERENCES.get(name.split(":")[0], []) if r.judged]
     gov = "userspace at the lowest clock that carries each step" if args.lowest_clock else args.cpufreq or "default"
     print(f"{name}, cpufreq {gov}: active idle {idle_w:.1f} W, calibrated maximum {max_rate:.0f} requests/s\n")
-    head = ["load"] + (["reference rise W"] if ref else []) + [h for _, h, _ in COLUMNS]
+    head = ["load"] + [f"{r.label.split(',')[0]} rise W" for r in refs] + [h for _, h, _ in COLUMNS]
     print("| " + " | ".join(head) + " |")
     print("|" + "---:|" * len(head))
-    opps = sorted(o["khz"] for o in tomllib.loads((ROOT / "data/platforms" / f"{name}.toml").read_text())["cpu_type"][0]["opps"])
+    opps = sorted(o["khz"] for o in tomllib.loads((ROOT / "data/platforms" / f"{name.split(':')[0]}.toml").read_text())["cpu_type"][0]["opps"])
     for pct in (int(p) for p in args.steps.split(",")):
         text = sl.workload(nr, max_rate * pct / 100)
         if args.lowest_clock:
@@ -191,9 +190,9 @@ def main(argv: list[str]) -> None:
         else:
             d = breakdown(name, text, args.cpufreq, idle_w)
         cells = [fmt.format(d[k]) for k, _, fmt in COLUMNS]
-        if ref:
-            cells[0] += f" ({100 * (d['rise'] / ref.rise_w(pct) - 1):+.0f} %)"
-            cells.insert(0, f"{ref.rise_w(pct):.1f}")
+        if refs:
+            cells[0] += " (" + "; ".join(f"{100 * (d['rise'] / r.rise_w(pct) - 1):+.0f} %" for r in refs) + ")"
+        cells[:0] = [f"{r.rise_w(pct):.1f}" for r in refs]
         cells.insert(0, f"{pct} %")
         print("| " + " | ".join(cells) + " |", flush=True)
 

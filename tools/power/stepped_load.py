@@ -43,13 +43,18 @@ PSU_EFFICIENCY = 0.92
 
 @dataclass(frozen=True)
 class Reference:
-    """One SPECpower_ssj2008 result: average wall watts at active idle, 10 % ... 100 %."""
+    """One SPECpower_ssj2008 result: average wall watts at active idle, 10 % ... 100 %.
+
+    `judged`: the server has the platform's part, or its die under another
+    name at the same TDP, and the model is held to it (±20 %); otherwise it
+    is kin, shown but not judged.
+    """
 
     label: str
     url: str
     nodes: int
     wall_w: tuple[float, ...]
-    same_part: bool
+    judged: bool
 
     def rise_w(self, step: int) -> float:
         """Package + DRAM rise over active idle per node at `step` %, as the supply's output."""
@@ -63,6 +68,13 @@ class Reference:
 
 REFERENCES: dict[str, list[Reference]] = {
     "broadwell-2s-e5-2698v4": [
+        Reference(
+            "Huawei RH2288H V3, 2x E5-2698 v4 (one node)",
+            "https://www.spec.org/power_ssj2008/results/res2016q2/power_ssj2008-20160412-00725.html",
+            1,
+            (43.5, 83.7, 101, 117, 131, 145, 164, 187, 228, 277, 329),
+            True,
+        ),
         Reference(
             "Huawei XH620 V3, 2x E5-2698 v4 per node (4-node chassis / 4)",
             "https://www.spec.org/power_ssj2008/results/res2016q2/power_ssj2008-20160412-00726.html",
@@ -87,10 +99,17 @@ REFERENCES: dict[str, list[Reference]] = {
     ],
     "skylake-e3-1240v5": [
         Reference(
-            "Fujitsu TX100 S3p, 1x E3-1240 V2 (Ivy Bridge, 69 W): kin only",
-            "https://www.spec.org/power_ssj2008/results/res2012q3/power_ssj2008-20120726-00519.html",
+            "Supermicro SYS-5019S-M, 1x E3-1270 v5 (same die, 80 W)",
+            "https://www.spec.org/power_ssj2008/results/res2015q4/power_ssj2008-20151111-00705.html",
             1,
-            (14.1, 19.9, 24.1, 27.9, 31.7, 35.1, 39.3, 44.0, 54.1, 66.6, 72.5),
+            (15.0, 19.7, 23.0, 26.5, 31.3, 37.1, 46.0, 54.8, 62.0, 65.5, 66.0),
+            True,
+        ),
+        Reference(
+            "Fujitsu RX1330 M3, 1x E3-1230 v6 (Kaby Lake, 72 W): kin",
+            "https://www.spec.org/power_ssj2008/results/res2017q2/power_ssj2008-20170315-00744.html",
+            1,
+            (13.1, 17.5, 20.5, 23.0, 25.4, 28.2, 31.9, 37.3, 44.5, 51.5, 56.1),
             False,
         ),
     ],
@@ -98,8 +117,8 @@ REFERENCES: dict[str, list[Reference]] = {
 
 
 # Package TDP of the whole machine, the limit a package holds at sustained
-# all-core load (quattor hardware templates: E5-2698 v4 135 W, E3-1240 v5
-# 80 W; sources.md C.4).
+# all-core load of Intel's high-complexity workload (quattor hardware
+# templates: E5-2698 v4 135 W, E3-1240 v5 80 W; sources.md C.4).
 TDP_W = {"broadwell-2s-e5-2698v4": 2 * 135.0, "skylake-e3-1240v5": 80.0}
 
 
@@ -152,30 +171,51 @@ def print_model(name: str, m: dict) -> None:
     print(f"| active idle | {p:.1f} | {d:.1f} | {p + d:.1f} |")
 
 
+def low_load_line(rise) -> tuple[float, float]:
+    """Least-squares line through the rises (`rise(step)`, W) at 10-40 %: (W at 0 %, W per 10 %).
+
+    Its value at 0 % estimates what the machine spends as soon as any core is
+    awake (both packages out of their package C-states, DRAM out of
+    self-refresh) apart from the work itself, assuming the low steps grow
+    linearly with load; the 10 % rise itself bounds it from above.
+    """
+    xs = [10, 20, 30, 40]
+    ys = [rise(p) for p in xs]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return my - slope * mx, slope * 10
+
+
 def print_comparison(name: str, m: dict) -> None:
     refs = REFERENCES.get(name, [])
     if not refs:
         return
     idle = sum(m["idle"])
+    judged = [r for r in refs if r.judged]
     print(f"\n{name}: rise of package + DRAM over active idle (W), beside each reference's (wall rise x {PSU_EFFICIENCY})\n")
-    print("| load | model | " + " | ".join(r.label for r in refs) + " | model vs first |")
-    print("|---:|---:|" + "---:|" * len(refs) + "---:|")
+    heads = [f"model vs {r.label.split(',')[0]}" for r in judged] or ["model vs reference"]
+    print("| load | model | " + " | ".join(r.label for r in refs) + " | " + " | ".join(heads) + " |")
+    print("|---:|---:|" + "---:|" * (len(refs) + len(heads)))
     for pct in STEPS:
         rise = sum(m["steps"][pct]) - idle
         cells = " | ".join(f"{r.rise_w(pct):.1f}" for r in refs)
-        if refs[0].same_part:
-            diff = rise / refs[0].rise_w(pct) - 1.0
-            judged = f"{diff * 100:+.0f} %" + ("" if abs(diff) <= TOLERANCE else " (outside ±20 %)")
-        else:
-            judged = "not judged: no reference with this part"
-        print(f"| {pct}% | {rise:.1f} | {cells} | {judged} |")
+        verdicts = []
+        for r in judged:
+            diff = rise / r.rise_w(pct) - 1.0
+            verdicts.append(f"{diff * 100:+.0f} %" + ("" if abs(diff) <= TOLERANCE else " (outside ±20 %)"))
+        print(f"| {pct}% | {rise:.1f} | {cells} | " + (" | ".join(verdicts) or "not judged: no reference with this part") + " |")
     bounds = " | ".join(f"< {r.idle_bound_w():.1f}" for r in refs)
-    print(f"| active idle (whole node after the supply) | {idle:.1f} | {bounds} | |")
+    print(f"| active idle (whole node after the supply) | {idle:.1f} | {bounds} |" + " |" * len(heads))
+    print("\nLines through the 10-40 % rises:\n")
+    lines = [("model", lambda p: sum(m["steps"][p]) - idle)] + [(r.label, r.rise_w) for r in judged]
+    for label, rise in lines:
+        at0, per10 = low_load_line(rise)
+        print(f"- {label}: {at0:.1f} W at 0 % + {per10:.1f} W per 10 % of load")
 
 
 def plot(models: dict[str, dict], path: str) -> None:
     """One panel per platform: modelled package + DRAM at active idle and every step; where a
-    reference exists, its rise over idle put on the modelled idle, the first one with a ±20 % band."""
+    reference exists, its rise over idle put on the modelled idle, each judged one with a ±20 % band."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -187,18 +227,18 @@ def plot(models: dict[str, dict], path: str) -> None:
         idle = sum(m["idle"])
         ys = [idle] + [sum(m["steps"][p]) for p in STEPS]
         ax.plot(xs, ys, "o-", color="black", label="model: package + DRAM")
-        for i, r in enumerate(REFERENCES.get(name, [])):
+        for r in REFERENCES.get(name, []):
             ref = [idle] + [idle + r.rise_w(p) for p in STEPS]
-            style = "s--" if r.same_part else "^:"
-            ax.plot(xs, ref, style, label=f"{r.label}")
-            if i == 0 and r.same_part:
+            style = "s--" if r.judged else "^:"
+            (line,) = ax.plot(xs, ref, style, label=f"{r.label}")
+            if r.judged:
                 lo = [idle] + [idle + (1 - TOLERANCE) * r.rise_w(p) for p in STEPS]
                 hi = [idle] + [idle + (1 + TOLERANCE) * r.rise_w(p) for p in STEPS]
-                ax.fill_between(xs, lo, hi, alpha=0.15, label="±20 % of the reference with this part")
+                ax.fill_between(xs, lo, hi, alpha=0.12, color=line.get_color(), label=f"±20 % of {r.label.split(',')[0]}")
         if name in TDP_W:
             ax.axhline(TDP_W[name], color="grey", lw=0.8, ls="-.", label="package TDP (model's package W: +)")
             ax.plot(xs[1:], [m["steps"][p][0] for p in STEPS], "+", color="grey")
-        if not any(r.same_part for r in REFERENCES.get(name, [])):
+        if not any(r.judged for r in REFERENCES.get(name, [])):
             ax.text(0.97, 0.04, "no published per-step reference for this part", transform=ax.transAxes, fontsize=9, ha="right")
         ax.set_title(name)
         ax.set_xlabel("target load, % of calibrated maximum (0 = active idle)")
