@@ -17,7 +17,7 @@ the share of core busy time with both SMT threads running, core C-state
 residency and C6 entries, package C-state residency, and the idle
 governor's too-deep choices.
 
-    .venv/bin/python tools/power/stepped_breakdown.py [--cpufreq GOV | --lowest-clock] [--steps 40,50] [PLATFORM]
+    .venv/bin/python tools/power/stepped_breakdown.py [--cpufreq GOV | --lowest-clock] [--steps 40,50] [PLATFORM[:OPTIONS]]
 
 The load steps are calibrated as `stepped_load.py` does, by a saturating
 run under the platform's default governor, whatever `--cpufreq` says.
@@ -26,7 +26,10 @@ carries it, taken as the lowest OPP at which the threads are busy less than
 `CARRIES_BUSY_PCT` of the time (at 100 % busy an open-loop queue grows).
 
 Only for platforms with one CPU type and a trace of sched_switch and
-cpu_frequency events (broadwell-2s-e5-2698v4 is the one it was written for).
+cpu_frequency events (broadwell-2s-e5-2698v4 and skylake-e3-1240v5; raw
+outputs `stepped_breakdown.out` and `stepped_breakdown_skylake.out`).
+PLATFORM may carry options: `skylake-e3-1240v5:hwp=off --lowest-clock`
+holds a HWP machine at fixed clocks.
 """
 
 from __future__ import annotations
