@@ -212,6 +212,25 @@ fn leaving_the_package_c_states_costs_what_this_parts_servers_spend() {
     }
 }
 
+/// An idle POWER9 chip reads what the OCC read on a socket left unloaded
+/// (2 x 22-core node, Tröpgen et al. ICPE 2023 artifacts,
+/// docs/research/sources.md C.3): 72 W of processor with its Vdd share
+/// scaled to this platform's 20 cores (69.7 W), and 21 W of memory, ±10 %
+/// each. `uncore_mw` and the memory's idle power were set from those
+/// readings; the check is that the idle cores, their housekeeping wakeups
+/// and the domains compose them (the processor reading excludes memory).
+#[test]
+fn an_idle_power9_chip_reads_what_its_occ_read() {
+    let r = config("power9", "idle", "ondemand", "menu", 500).run(None, None).unwrap();
+    for p in &r.packages {
+        let chip_w = p.package_j / r.sim_time_s;
+        let memory_w = p.dram_j / r.sim_time_s;
+        assert!((chip_w / 69.7 - 1.0).abs() <= 0.10, "chip {} reads {chip_w:.1} W", p.package);
+        assert!((memory_w / 21.0 - 1.0).abs() <= 0.10, "chip {} memory reads {memory_w:.1} W", p.package);
+    }
+    assert_eq!(platform::load_named(&spec("power9")).unwrap().power_domains, ["chip", "memory"]);
+}
+
 /// PC6 is coordinated across the sockets: with one core busy on package 0
 /// neither package enters it, while the idle machine spends nearly all its
 /// time there.
