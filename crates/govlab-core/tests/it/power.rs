@@ -201,7 +201,7 @@ fn leaving_the_package_c_states_costs_what_this_parts_servers_spend() {
     let core_w = (energy::dynamic_mw(ct, base.khz, base.mv, 1) + energy::leakage_mw(ct, base.mv)
         - energy::idle_mw(ct, ct.idle_states.last().unwrap(), base.mv))
         / 1000.0;
-    let total_w = |r: &RunResult| (r.packages.iter().map(|p| p.package_j + p.dram_j).sum::<f64>()) / r.sim_time_s;
+    let total_w = |r: &RunResult| (r.package_j + r.dram_j) / r.sim_time_s;
     let fixed_w = total_w(&busy) - total_w(&idle) - core_w;
     for (server, nodes, wall_w) in &E5_2698V4_SPECPOWER {
         let want_w = specpower_fixed_rise_w(*nodes, wall_w);
