@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::platform::CpuId;
 use crate::sched::cpumask::CpuMask;
 use crate::sched::fork::init_entity_runnable_average;
-use crate::sched::pelt::{SchedAvg, NICE_0_LOAD};
+use crate::sched::pelt::SchedAvg;
 use crate::sched::{TaskId, TaskState};
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::Time;
@@ -214,9 +214,7 @@ impl Engine {
         let id = self.tasks.len();
         let pid = self.next_pid;
         self.next_pid += 1;
-        // sched_prio_to_weight for nice 0 is 1024; other nice levels follow
-        // the kernel's ~1.25× per step.
-        let weight = ((NICE_0_LOAD as f64) / 1.25f64.powi(spec.nice)).round().max(15.0) as u64;
+        let weight = crate::sched::nice_to_weight(spec.nice);
         self.tasks.push(Task {
             pid,
             comm: Arc::from(spec.comm.as_str()),

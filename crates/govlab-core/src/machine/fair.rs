@@ -179,7 +179,7 @@ impl Engine {
         let rq = &self.rqs[cpu];
         let min_v = rq.min_vruntime;
         let v = match kind {
-            EnqueueKind::New => min_v + self.sched_slice(cpu, t),
+            EnqueueKind::New => min_v + self.sched_vslice(cpu, t),
             EnqueueKind::Wakeup => {
                 let floor = min_v.saturating_sub(self.tun.sched_latency_ns / 2);
                 self.tasks[t].vruntime.max(floor)
@@ -213,6 +213,13 @@ impl Engine {
         } else {
             slice
         }
+    }
+
+    /// sched_vslice() (v6.5): the slice in virtual time, what START_DEBIT
+    /// places a new task behind min_vruntime by (calc_delta_fair: scaled by
+    /// NICE_0_LOAD over the task's weight; the same for a nice-0 task).
+    pub(super) fn sched_vslice(&self, cpu: CpuId, t: TaskId) -> u64 {
+        self.sched_slice(cpu, t) * NICE_0_LOAD / self.tasks[t].weight
     }
 
     /// dequeue_task_fair(): take task `t` off `cpu` (to sleep if `sleep`).

@@ -412,7 +412,7 @@ impl Engine {
     fn place_member(&mut self, cpu: CpuId, t: TaskId, g: usize, kind: EnqueueKind) {
         let min_v = self.groups[g].cpus[cpu].min_vruntime;
         let v = match kind {
-            EnqueueKind::New => min_v + self.sched_slice_grouped(cpu, t),
+            EnqueueKind::New => min_v + self.sched_slice_grouped(cpu, t) * NICE_0_LOAD / self.tasks[t].weight,
             EnqueueKind::Wakeup => self.tasks[t].vruntime.max(min_v.saturating_sub(self.tun.sched_latency_ns / 2)),
             EnqueueKind::Migrate => self.tasks[t].vruntime + min_v,
         };

@@ -465,3 +465,26 @@ fn two_hogs_share_the_period_by_halves() {
     assert_eq!(e.tasks[first].state, crate::sched::TaskState::Runnable);
     assert_eq!(e.tasks[second].state, crate::sched::TaskState::Running, "the second hog was preempted before its 12 ms slice ended");
 }
+
+#[test]
+fn a_new_task_is_debited_its_slice_in_virtual_time() {
+    // START_DEBIT places a new task sched_vslice() ahead of min_vruntime:
+    // its slice scaled by NICE_0_LOAD over its weight (v6.5 place_entity,
+    // calc_delta_fair). On CPU 0 of the Skylake (sched_latency 24 ms,
+    // min_granularity 3 ms) the nice-0 hog `a`, enqueued first and alone,
+    // starts at 24 ms of vruntime; the nice-10 `b` (weight 110,
+    // sched_prio_to_weight) has a slice of 2.3 ms raised to 3 ms
+    // (BASE_SLICE), so it starts at 3 × 1024 / 110 = 27.9 ms, behind a:
+    // a runs first and keeps the CPU for its 21.7 ms slice, to the 24 ms
+    // tick. Debited its slice in real time (3 ms), b would have run first.
+    let json = r#"{ "tasks": {
+        "a": { "cpus": [0], "loop": -1, "runtime": 100000 },
+        "b": { "cpus": [0], "loop": -1, "runtime": 100000, "priority": 10 }
+    } }"#;
+    let e = engine("vslice.json", json, "performance", 20 * MS);
+    let (a, b) = (task(&e, "a"), task(&e, "b"));
+    assert_eq!(e.tasks[b].weight, 110);
+    assert_eq!(e.tasks[b].vruntime, 3 * MS * 1024 / 110, "b's placement");
+    assert_eq!(e.tasks[b].sum_exec_ns, 0, "b ran before a's slice ended");
+    assert_eq!(e.tasks[a].state, crate::sched::TaskState::Running);
+}

@@ -10,8 +10,8 @@
 //! `nr_running × min_granularity` when crowded) and at wakeup when the woken
 //! task's vruntime is more than `wakeup_granularity` behind. A waking task's
 //! vruntime is placed no further back than half a latency period behind the
-//! runqueue's min_vruntime (GENTLE_FAIR_SLEEPERS); a new task starts one
-//! slice ahead (START_DEBIT). The three tunables scale with
+//! runqueue's min_vruntime (GENTLE_FAIR_SLEEPERS); a new task starts its
+//! slice, in virtual time, ahead (START_DEBIT). The three tunables scale with
 //! 1 + log2(min(CPUs, 8)) as the kernel's default SCHED_TUNABLESCALING_LOG
 //! does. The RT and deadline classes (`rt.rs`, `deadline.rs` here for their
 //! arithmetic; `machine/rt.rs`, `machine/deadline.rs` for the classes) and
@@ -43,6 +43,20 @@ pub const SCHED_LATENCY_NS: u64 = 6_000_000;
 pub const SCHED_MIN_GRANULARITY_NS: u64 = 750_000;
 /// Default sysctl_sched_wakeup_granularity before scaling (fair.c, v6.5).
 pub const SCHED_WAKEUP_GRANULARITY_NS: u64 = 1_000_000;
+
+/// The load weight of each nice level from -20 to 19 (sched_prio_to_weight,
+/// kernel/sched/core.c): 1024 at nice 0, about 1.25 times per step, each
+/// value rounded as the kernel's table has it (nice 1 is 820, not 819).
+const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991,
+    1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+/// The load weight of `nice` (-20..=19; the workload parsers refuse others).
+#[must_use]
+pub fn nice_to_weight(nice: i32) -> u64 {
+    SCHED_PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
+}
 
 /// Index into the engine's task table.
 pub type TaskId = usize;
@@ -97,4 +111,20 @@ pub enum TaskState {
     /// Not yet started.
     New,
     Dead,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nice_to_weight;
+
+    #[test]
+    fn nice_weights_are_the_kernels_table_not_a_power_of_1_25() {
+        // 1024 / 1.25^nice rounds to 819, 336 and 88818 where the table has
+        // 820, 335 and 88761.
+        assert_eq!(nice_to_weight(0), 1024);
+        assert_eq!(nice_to_weight(1), 820);
+        assert_eq!(nice_to_weight(5), 335);
+        assert_eq!(nice_to_weight(-20), 88761);
+        assert_eq!(nice_to_weight(19), 15);
+    }
 }
