@@ -74,8 +74,13 @@ class CoreLedger:
         self.since_ns = t_ns
 
 
+def platform_file(name: str) -> dict:
+    """The shipped platform file of `name`, options (`:hwp=off`) left out."""
+    return tomllib.loads((ROOT / "data/platforms" / f"{name.split(':')[0]}.toml").read_text())
+
+
 def breakdown(name: str, text: str, cpufreq: str | None, idle_w: float) -> dict:
-    spec = tomllib.loads((ROOT / "data/platforms" / f"{name.split(':')[0]}.toml").read_text())
+    spec = platform_file(name)
     (ct,) = spec["cpu_type"]
     mv = {o["khz"]: o["mv"] for o in ct["opps"]}
     with tempfile.TemporaryDirectory() as d:
@@ -182,7 +187,7 @@ def main(argv: list[str]) -> None:
     head = ["load"] + [f"{r.label.split(',')[0]} rise W" for r in refs] + [h for _, h, _ in COLUMNS]
     print("| " + " | ".join(head) + " |")
     print("|" + "---:|" * len(head))
-    opps = sorted(o["khz"] for o in tomllib.loads((ROOT / "data/platforms" / f"{name.split(':')[0]}.toml").read_text())["cpu_type"][0]["opps"])
+    opps = sorted(o["khz"] for o in platform_file(name)["cpu_type"][0]["opps"])
     for pct in (int(p) for p in args.steps.split(",")):
         text = sl.workload(nr, max_rate * pct / 100)
         if args.lowest_clock:
