@@ -126,6 +126,15 @@ fn idle_and_one_busy_core(ms: u64) -> (RunResult, RunResult) {
     (run("idle"), run(wl.to_str().unwrap()))
 }
 
+/// What one core busy on one thread at the base clock draws beyond its
+/// deepest idle state, mW, from the platform file's figures.
+fn busy_core_over_deepest_mw(plat: &platform::Platform) -> f64 {
+    let ct = &plat.cpu_types[0];
+    let base = &ct.opps[ct.opp_index(ct.base_khz).unwrap()];
+    energy::dynamic_mw(ct, base.khz, base.mv, 1) + energy::leakage_mw(ct, base.mv)
+        - energy::idle_mw(ct, ct.idle_states.last().unwrap(), base.mv)
+}
+
 /// One core kept busy on an otherwise idle two-socket machine raises each
 /// package's power by what the component figures of the platform file
 /// give, ±25 %: package 0 by the busy core at its clock instead of C6 and
@@ -140,16 +149,13 @@ fn idle_and_one_busy_core(ms: u64) -> (RunResult, RunResult) {
 fn one_busy_core_raises_both_packages_power_by_their_components() {
     let (idle, busy) = idle_and_one_busy_core(500);
     let plat = platform::load_named(&spec(&format!("{BDW}:turbo=off"))).unwrap();
-    let ct = &plat.cpu_types[0];
-    let base = &ct.opps[ct.opp_index(ct.base_khz).unwrap()];
-    let core_busy_mw = energy::dynamic_mw(ct, base.khz, base.mv, 1) + energy::leakage_mw(ct, base.mv);
-    let core_c6_mw = energy::idle_mw(ct, ct.idle_states.last().unwrap(), base.mv);
+    let core_mw = busy_core_over_deepest_mw(&plat);
     let pkg = &plat.packages[0];
     let u = pkg.uncore.as_ref().unwrap();
     let one_active_khz = u.min_khz + ((u.max_khz - u.min_khz) / 20 / 100_000 + 1) * 100_000;
     let pc6_mw = pkg.cstates[0].power_mw;
     let expected = [
-        (core_busy_mw - core_c6_mw + pkg.uncore_mw + u.power_mw(one_active_khz) - pc6_mw) / 1000.0,
+        (core_mw + pkg.uncore_mw + u.power_mw(one_active_khz) - pc6_mw) / 1000.0,
         (pkg.uncore_mw + u.power_mw(u.min_khz) - pc6_mw) / 1000.0,
     ];
     for (p, want_w) in expected.iter().enumerate() {
@@ -196,11 +202,7 @@ fn specpower_fixed_rise_w(nodes: f64, wall_w: &[f64; 5]) -> f64 {
 fn leaving_the_package_c_states_costs_what_this_parts_servers_spend() {
     let (idle, busy) = idle_and_one_busy_core(500);
     let plat = platform::load_named(&spec(&format!("{BDW}:turbo=off"))).unwrap();
-    let ct = &plat.cpu_types[0];
-    let base = &ct.opps[ct.opp_index(ct.base_khz).unwrap()];
-    let core_w = (energy::dynamic_mw(ct, base.khz, base.mv, 1) + energy::leakage_mw(ct, base.mv)
-        - energy::idle_mw(ct, ct.idle_states.last().unwrap(), base.mv))
-        / 1000.0;
+    let core_w = busy_core_over_deepest_mw(&plat) / 1000.0;
     let total_w = |r: &RunResult| (r.package_j + r.dram_j) / r.sim_time_s;
     let fixed_w = total_w(&busy) - total_w(&idle) - core_w;
     for (server, nodes, wall_w) in &E5_2698V4_SPECPOWER {
