@@ -19,6 +19,10 @@ CPU of each package. Its columns, as govlab fills them over the whole run:
   energy counters over elapsed time, where the platform has them
   (``power_domains``); POWER's OCC sensors ``chip`` and ``memory`` appear as
   ``ChipWatt`` and ``MemWatt``.
+* ``PKG_%``: time the package's power limit held its clock down (turbostat:
+  "percent of the interval that RAPL throttling was active on the Package",
+  from MSR_PKG_PERF_STATUS), where the platform has a limit; on POWER, the
+  time the OCC's ceiling held (powernv counts such spells in ``throttle_stats``).
 
 Per interval (``--turbostat-interval``, turbostat's ``-i``): the engine
 keeps the same counters per interval when the run is asked for them (the
@@ -104,6 +108,8 @@ def turbostat_rows(d: Mapping[str, Any]) -> list[dict[str, Any]]:
             for dom, col in _WATT_COLUMNS:
                 if dom in domains:
                     row[col] = watts[dom] / secs
+            if p.get("power_limited_s") is not None:
+                row["PKG_%"] = 100.0 * p["power_limited_s"] / secs
         rows.append(row)
     summary: dict[str, Any] = {"Package": "-", "Core": "-", "CPU": "-"}
     for col in columns(rows)[3:]:

@@ -46,6 +46,10 @@ import govlab
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import stepped_load as sl  # noqa: E402
 
+# 2 s per step, traced: the split of the low and middle steps, where no
+# power limit binds (stepped_load.py reads settled 8 s runs instead).
+DURATION = "2s"
+
 ROOT = Path(__file__).resolve().parents[2]
 CARRIES_BUSY_PCT = 95.0
 EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+([\d.]+): (sched_switch|cpu_frequency):\s+(.*)")
@@ -86,7 +90,7 @@ def breakdown(name: str, text: str, cpufreq: str | None, idle_w: float) -> dict:
     with tempfile.TemporaryDirectory() as d:
         wl, tr = Path(d) / "w.toml", Path(d) / "trace.txt"
         wl.write_text(text)
-        r = govlab.run(platform=name, workload=str(wl), duration=sl.DURATION, cpufreq=cpufreq, trace=str(tr)).to_dict()
+        r = govlab.run(platform=name, workload=str(wl), duration=DURATION, cpufreq=cpufreq, trace=str(tr)).to_dict()
         core_of = {c["cpu"]: (c["package"], c["core"]) for c in r["cpus"]}
         start_khz = min(mv)
         cores = {k: CoreLedger(ct, mv, start_khz) for k in set(core_of.values())}
@@ -177,7 +181,7 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--steps", default=",".join(map(str, sl.STEPS)), help="comma-separated load steps, %%")
     args = ap.parse_args(argv)
     name = args.platform
-    idle = govlab.run(platform=name, workload="idle", duration=sl.DURATION).to_dict()
+    idle = govlab.run(platform=name, workload="idle", duration=DURATION).to_dict()
     idle_w = sum(sl.watts(idle))
     nr = len(idle["cpus"])
     max_rate = sl.run(name, sl.workload(nr, None), None)["metrics"]["done_per_s"]

@@ -31,7 +31,12 @@ from pathlib import Path
 import govlab
 
 PLATFORMS = ["broadwell-2s-e5-2698v4", "skylake-e3-1240v5", "power8", "power9"]
-DURATION = "2s"
+# Each step runs DURATION and is read over its last SETTLED: SPECpower's
+# levels last 240 s, long enough for any package power limit to have
+# settled (RAPL's PL1 averages over 1 s; a run starts with the budget of an
+# idle package).
+DURATION = "8s"
+SETTLED = "2s"
 STEPS = list(range(10, 101, 10))
 TOLERANCE = 0.20
 
@@ -138,19 +143,21 @@ def run(platform: str, text: str, cpufreq: str | None) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
         f.write(text)
     try:
-        return govlab.run(platform=platform, workload=f.name, duration=DURATION, cpufreq=cpufreq).to_dict()
+        return govlab.run(platform=platform, workload=f.name, duration=DURATION, cpufreq=cpufreq, turbostat_interval=SETTLED).to_dict()
     finally:
         Path(f.name).unlink()
 
 
 def watts(r: dict) -> tuple[float, float]:
-    s = r["sim_time_s"]
-    return r["package_j"] / s, r["dram_j"] / s
+    """Package and DRAM watts over the run's last interval (SETTLED)."""
+    last = r["intervals"][-1]
+    s = last["end_s"] - last["start_s"]
+    return sum(p["package_j"] for p in last["packages"]) / s, sum(p["dram_j"] for p in last["packages"]) / s
 
 
 def model(name: str, cpufreq: str | None) -> dict:
     """Package and DRAM watts at active idle and at every step, with the calibrated maximum."""
-    idle = govlab.run(platform=name, workload="idle", duration=DURATION, cpufreq=cpufreq).to_dict()
+    idle = govlab.run(platform=name, workload="idle", duration=DURATION, cpufreq=cpufreq, turbostat_interval=SETTLED).to_dict()
     nr = len(idle["cpus"])
     sat = run(name, workload(nr, None), cpufreq)
     max_rate = sat["metrics"].get("done_per_s", 0.0)

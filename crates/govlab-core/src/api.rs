@@ -765,6 +765,13 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
                     "off keeps every package in PC0 (package C-states limited in the BIOS)",
                 ));
             }
+            if p.packages.iter().any(|k| k.power_limit.is_some()) {
+                params.push(ParamEntry::new(
+                    "power_limit",
+                    "on",
+                    "off lifts each package's power limit (RAPL's PL1 on Intel, the OCC's power cap on POWER)",
+                ));
+            }
             params.extend(driver_params(p.driver));
             PlatformEntry::Loaded {
                 name,

@@ -20,6 +20,22 @@
 //! Turbo OPPs are granted by the package's power controller (PCU) only up to
 //! the limit for the number of active cores, re-evaluated every
 //! [`PCU_INTERVAL_NS`] while some domain of the package asks for turbo.
+//!
+//! Where the package has a power limit (RAPL's PL1, POWER's OCC power cap),
+//! the controller also holds the package's power to it, in a loop of its
+//! own that runs for the whole run, every [`PCU_INTERVAL_NS`]. Every step it
+//! reads the package domain's energy (cores and uncore) over the tick and
+//! folds that power into an exponential average with the limit's time
+//! window, as RAPL averages for PL1 (Intel SDM vol. 3B, 15.10.3, "time
+//! window"). While both the average and the last tick's power exceed the
+//! limit, it lowers the package's clock ceiling one OPP below the fastest
+//! clock running; whenever a tick's power is under the limit it raises the
+//! ceiling one OPP. A package that has been light keeps its budget (the
+//! average is low), so a burst runs at full speed until the average reaches
+//! the limit; under sustained load the clock settles where the power meets
+//! the limit, a tick's power alternating around it. Both vendors' control
+//! loops are firmware whose steps are not published: the one-OPP step per
+//! [`PCU_INTERVAL_NS`] is assumed.
 
 use super::hwp::HwpRt;
 use super::powernv::GlobalPstateInfo;
@@ -30,6 +46,13 @@ use crate::sim::Time;
 /// How often the package power controller re-evaluates turbo limits
 /// (assumed: Intel's PCU works on a ~1 ms control loop).
 pub const PCU_INTERVAL_NS: Time = 1_000_000;
+
+/// The power-limit loop's step while the package's power, last tick and
+/// averaged, is under half its limit: no ceiling can follow from such a
+/// step, and the energy read at the next step covers the whole gap, so
+/// only the reaction to a sudden load is delayed, by at most this. A
+/// simulation economy, not a hardware figure.
+const LIMIT_IDLE_INTERVAL_NS: Time = 10 * PCU_INTERVAL_NS;
 
 /// `khz` on the 0..=1024 scale of the invariance reference `ref_khz`,
 /// truncated and capped at 1024 (x86 caps APERF/MPERF ratios above the
@@ -143,9 +166,12 @@ pub struct VoltageRt {
 
 impl Engine {
     /// The voltage domain `d` needs: its clock's, or its floor's if higher.
+    /// A power-limit ceiling clips the floor as it clips the clock (the
+    /// OCC's vote limits the chip's P-states, global ones included).
     fn domain_mv(&self, d: usize) -> u32 {
         let dom = &self.domains[d];
-        self.plat.domain_type(d).opps[dom.cur_opp.max(dom.volt_opp)].mv
+        let cap = self.packages[self.plat.freq_domains[d].package].cap_opp;
+        self.plat.domain_type(d).opps[dom.cur_opp.max(dom.volt_opp.min(cap))].mv
     }
 
     /// Set the OPP whose voltage domain `d` holds (powernv's global
@@ -194,14 +220,16 @@ impl Engine {
         self.kick_transition(d);
     }
 
-    /// The OPP the hardware grants for the current request.
+    /// The OPP the hardware grants for the current request: under the
+    /// package's power-limit ceiling, and a turbo OPP only within the turbo
+    /// limit for the package's active cores.
     fn granted_opp(&self, d: usize) -> usize {
         let ct = self.plat.domain_type(d);
-        let req = self.domains[d].req_opp;
+        let pkg = self.plat.freq_domains[d].package;
+        let req = self.domains[d].req_opp.min(self.packages[pkg].cap_opp);
         if !ct.opps[req].turbo {
             return req;
         }
-        let pkg = self.plat.freq_domains[d].package;
         let limit = ct.turbo_limit_khz(self.active_cores(pkg));
         req.min(ct.opp_at_most(limit))
     }
@@ -285,6 +313,79 @@ impl Engine {
             self.retime_segment(cpu);
         }
         self.kick_transition(d);
+    }
+
+    /// Start the power-limit loop of every package that has a limit: it
+    /// ticks for the whole run.
+    pub(crate) fn start_power_limits(&mut self) {
+        for pkg in 0..self.packages.len() {
+            if self.plat.packages[pkg].power_limit.is_some() {
+                self.packages[pkg].last_mj = self.package_domain_mj(pkg);
+                self.packages[pkg].last_ns = self.now;
+                self.q.schedule(self.now + PCU_INTERVAL_NS, Event::LimitTick { package: pkg as u32 });
+            }
+        }
+    }
+
+    /// The package power limit's step (see the module comment): read the
+    /// power over the last tick, average it, and move the ceiling.
+    pub(crate) fn power_limit_tick(&mut self, pkg: usize) {
+        let Some(limit) = self.plat.packages[pkg].power_limit else { return };
+        let now = self.now;
+        let mj = self.package_domain_mj(pkg);
+        let rt = &mut self.packages[pkg];
+        let dt = now - rt.last_ns;
+        let tick_mw = if dt == 0 { rt.avg_mw } else { (mj - rt.last_mj) / (dt as f64 * 1e-9) };
+        rt.last_mj = mj;
+        rt.last_ns = now;
+        rt.avg_mw += (tick_mw - rt.avg_mw) * -(-(dt as f64) / limit.window_ns as f64).exp_m1();
+        let quiet = rt.cap_opp == usize::MAX && 2.0 * tick_mw.max(rt.avg_mw) < limit.limit_mw;
+        let next = if quiet { LIMIT_IDLE_INTERVAL_NS } else { PCU_INTERVAL_NS };
+        self.q.schedule(now + next, Event::LimitTick { package: pkg as u32 });
+        let rt = &self.packages[pkg];
+        let (tick_over, avg_over) = (tick_mw > limit.limit_mw, rt.avg_mw > limit.limit_mw);
+        let cap = rt.cap_opp;
+        let doms = || (0..self.domains.len()).filter(|&d| self.plat.freq_domains[d].package == pkg);
+        let new_cap = if tick_over && avg_over {
+            let fastest = doms().map(|d| self.domains[d].cur_opp).max().unwrap_or(0);
+            cap.min(fastest).saturating_sub(1)
+        } else if !tick_over && cap != usize::MAX {
+            let top = doms().map(|d| self.plat.domain_type(d).opps.len() - 1).max().unwrap_or(0);
+            if cap + 1 >= top {
+                usize::MAX
+            } else {
+                cap + 1
+            }
+        } else {
+            cap
+        };
+        if new_cap == cap {
+            return;
+        }
+        let rt = &mut self.packages[pkg];
+        rt.cap_opp = new_cap;
+        match (rt.capped_since, new_cap == usize::MAX) {
+            (None, false) => rt.capped_since = Some(now),
+            (Some(since), true) => {
+                rt.capped_ns += now - since;
+                rt.capped_since = None;
+            }
+            _ => {}
+        }
+        for d in doms().collect::<Vec<_>>() {
+            self.kick_transition(d);
+        }
+    }
+
+    /// Time package `pkg`'s power limit held a ceiling, up to now, ns.
+    pub(crate) fn power_limited_ns(&self, pkg: usize) -> Time {
+        self.power_limited_ns_at(pkg, self.now)
+    }
+
+    /// The same up to `t` (not before the last change of the ceiling).
+    pub(crate) fn power_limited_ns_at(&self, pkg: usize, t: Time) -> Time {
+        let rt = &self.packages[pkg];
+        rt.capped_ns + rt.capped_since.map_or(0, |since| t.saturating_sub(since))
     }
 
     /// The package's power controller re-evaluates turbo grants.

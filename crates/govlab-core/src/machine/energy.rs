@@ -400,6 +400,21 @@ impl Engine {
         ((cores_mj + pkg_mj) / 1000.0, self.energy_check_mj / 1000.0)
     }
 
+    /// The package domain's energy (its cores and uncore) up to now, mJ,
+    /// without closing any ledger: what the package's own power controller
+    /// reads. A hindsight idle stretch counts at its provisional power.
+    pub(crate) fn package_domain_mj(&self, pkg: usize) -> f64 {
+        let now = self.now;
+        let at_now = |mj: f64, mw: f64, since: Time| mj + mw * (now - since) as f64 * 1e-9;
+        let cores: f64 = self.plat.packages[pkg]
+            .cores
+            .iter()
+            .map(|&c| at_now(self.cores[c].energy_mj, self.cores[c].power_mw, self.cores[c].since_ns))
+            .sum();
+        let pe = &self.pkg_energy[pkg];
+        cores + at_now(pe.uncore_mj, pe.uncore_mw, pe.since_ns)
+    }
+
     /// The RAPL-like domains of each package, J: (cores, uncore, DRAM).
     pub(crate) fn package_domains_j(&self, pkg: usize) -> (f64, f64, f64) {
         let cores_mj: f64 = self.plat.packages[pkg].cores.iter().map(|&c| self.cores[c].energy_mj).sum();

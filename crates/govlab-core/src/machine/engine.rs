@@ -43,10 +43,27 @@ pub struct RunParts {
 }
 
 /// Per-package runtime state.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct PackageRt {
-    /// A PCU tick is queued.
+    /// A PCU tick (turbo grants) is queued.
     pub pcu_armed: bool,
+    /// The power limit's ceiling: the highest OPP the controller grants
+    /// (an index into the package's CPU type's OPPs; `usize::MAX`: none).
+    pub cap_opp: usize,
+    /// The package's power averaged as the limit reads it, mW.
+    pub avg_mw: f64,
+    /// The package domain's energy at the last tick, mJ, and that tick's time.
+    pub last_mj: f64,
+    pub last_ns: Time,
+    /// Time a ceiling was in force, ns, up to `capped_since` if one is now.
+    pub capped_ns: Time,
+    pub capped_since: Option<Time>,
+}
+
+impl Default for PackageRt {
+    fn default() -> Self {
+        PackageRt { pcu_armed: false, cap_opp: usize::MAX, avg_mw: 0.0, last_mj: 0.0, last_ns: 0, capped_ns: 0, capped_since: None }
+    }
 }
 
 /// A simulation in progress.
@@ -343,6 +360,7 @@ impl Engine {
         for d in 0..self.domains.len() {
             self.governor_start(d);
         }
+        self.start_power_limits();
         // Every CPU starts idle.
         for cpu in 0..self.plat.nr_cpus() {
             self.enter_idle(cpu);
@@ -455,6 +473,10 @@ impl Engine {
             }
             Event::PcuTick { package } => {
                 self.pcu_tick(package as usize);
+                true
+            }
+            Event::LimitTick { package } => {
+                self.power_limit_tick(package as usize);
                 true
             }
             Event::HwpTick { domain, gen } => self.hwp_tick(domain as usize, gen),

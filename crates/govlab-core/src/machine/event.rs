@@ -41,6 +41,9 @@ pub enum Event {
     GovTimer { domain: u32, gen: u32 },
     /// The package power controller re-evaluates the turbo limit.
     PcuTick { package: u32 },
+    /// The package power controller's power-limit loop (RAPL PL1, the OCC's
+    /// power cap) takes a step.
+    LimitTick { package: u32 },
     /// A domain's HWP hardware re-evaluates its P-state.
     HwpTick { domain: u32, gen: u32 },
     /// A cpufreq driver's own timer for a policy (powernv's global P-state).
@@ -67,6 +70,7 @@ impl Event {
             Event::Tick { .. }
             | Event::GovTimer { .. }
             | Event::PcuTick { .. }
+            | Event::LimitTick { .. }
             | Event::HwpTick { .. }
             | Event::DriverTimer { .. }
             | Event::RtPeriod { .. }

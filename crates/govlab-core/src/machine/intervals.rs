@@ -50,6 +50,8 @@ pub(crate) struct Snapshot {
     /// Per package: time in PC0, and in each package C-state.
     pc0_ns: Vec<u64>,
     pc_ns: Vec<Vec<u64>>,
+    /// Per package: time its power limit held a ceiling.
+    limited_ns: Vec<u64>,
 }
 
 /// The snapshots of a run asked for intervals.
@@ -151,6 +153,7 @@ impl Engine {
             snap.pc0_ns.push(pc0);
             snap.pc_ns.push(pc);
         }
+        snap.limited_ns = (0..self.packages.len()).map(|p| self.power_limited_ns_at(p, t)).collect();
         snap
     }
 
@@ -169,6 +172,7 @@ impl Engine {
             dram_mj: vec![0.0; self.pkg_energy.len()],
             pc0_ns: vec![0; self.pkg_energy.len()],
             pc_ns: self.plat.packages.iter().map(|p| vec![0; p.cstates.len()]).collect(),
+            limited_ns: vec![0; self.pkg_energy.len()],
             t_ns: 0,
         };
         let snaps = &self.intervals.as_ref()?.snaps;
@@ -225,6 +229,7 @@ impl Engine {
                     uncore_j,
                     dram_j: (b.dram_mj[p] - a.dram_mj[p]) / 1000.0,
                     pc0_s: s(b.pc0_ns[p] - a.pc0_ns[p]),
+                    power_limited_s: pk.power_limit.is_some().then(|| s(b.limited_ns[p] - a.limited_ns[p])),
                     cstates: pk
                         .cstates
                         .iter()

@@ -172,6 +172,10 @@ impl Engine {
                 .collect(),
             uncore_avg_mhz: (self.plat.packages[pkg].uncore.is_some() && pe.pc0_ns > 0)
                 .then(|| pe.uncore_khz_ns / pe.pc0_ns as f64 / 1000.0),
+            power_limited_s: self.plat.packages[pkg]
+                .power_limit
+                .is_some()
+                .then(|| self.power_limited_ns(pkg) as f64 / 1e9),
         }
     }
 }

@@ -215,6 +215,7 @@ pub struct IntervalPackage {
     pub uncore_j: f64,
     pub dram_j: f64,
     pub pc0_s: f64,
+    pub power_limited_s: Option<f64>,
     pub cstates: Vec<StateTime>,
 }
 
@@ -251,6 +252,11 @@ pub struct PackageResult {
     /// Mean uncore clock while in PC0, MHz (absent without an uncore clock
     /// or without time in PC0).
     pub uncore_avg_mhz: Option<f64>,
+    /// Time the package's power limit held its clocks below what was asked
+    /// or possible (turbostat's `PKG_%` over the run is this over the run's
+    /// time; powernv counts such spells as "Power Cap" throttles). Absent
+    /// without a power limit.
+    pub power_limited_s: Option<f64>,
 }
 
 /// Residency of one package C-state.

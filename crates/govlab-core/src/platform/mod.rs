@@ -211,6 +211,25 @@ pub struct Package {
     pub dram: Dram,
     /// Package C-states in increasing depth (empty: none modelled).
     pub cstates: Vec<PackageCState>,
+    /// The limit the package's power controller holds its power to (None:
+    /// no limit modelled, or `power_limit=off`).
+    pub power_limit: Option<PowerLimit>,
+}
+
+/// A package power limit, held by the package's own controller: Intel's
+/// PCU for RAPL's long-term limit PL1 (MSR_PKG_POWER_LIMIT; the kernel's
+/// powercap `constraint_0`, "long_term", drivers/powercap/intel_rapl_common.c),
+/// POWER's OCC for its power cap (the kernel reads the cap through OPAL,
+/// arch/powerpc/platforms/powernv/opal-powercap.c, and reports the throttle,
+/// drivers/cpufreq/powernv-cpufreq.c). The controller lowers the package's
+/// clock ceiling while the package's power averaged over `window_ns`
+/// exceeds `limit_mw`, and raises it again when the power falls below.
+#[derive(Debug, Clone, Copy)]
+pub struct PowerLimit {
+    /// The limit on the package domain (cores and uncore, not DRAM), mW.
+    pub limit_mw: f64,
+    /// Time constant of the power average the limit applies to, ns.
+    pub window_ns: u64,
 }
 
 /// The names `power_domains` may use.

@@ -611,6 +611,24 @@ mod tests {
         assert!(file_error(&e).1.contains("voltage_domain"), "{e}");
     }
 
+    /// A power limit's fields are checked and named with their table, and
+    /// MINI's two CPU types cannot share one (the limit steps one OPP table).
+    #[test]
+    fn bad_power_limits_are_rejected() {
+        let sky = super::super::builtin::BUILTIN.iter().find(|(n, _)| *n == "skylake-e3-1240v5").unwrap().1;
+        for (from, to, key) in [
+            ("limit_mw = 80000.0", "limit_mw = 0.0", "package.power_limit.limit_mw"),
+            ("window_us = 1000000", "window_us = 0", "package.power_limit.window_us"),
+            ("window_us = 1000000", "window_ms = 1000", "window_ms"),
+        ] {
+            assert!(sky.contains(from), "test bug: {from}");
+            let e = load_str(&sky.replacen(from, to, 1), Path::new("sky.toml")).unwrap_err();
+            assert!(e.to_string().contains(key), "{key}: {e}");
+        }
+        let (_, e) = broken("uncore_mw = 100.0\n", "uncore_mw = 100.0\n[package.power_limit]\nlimit_mw = 5000.0\nwindow_us = 1000\n");
+        assert!(file_error(&e).1.contains("one CPU type"), "{e}");
+    }
+
     #[test]
     fn package_freq_domain_across_types_is_rejected() {
         let text = MINI.replace("freq_domain = \"cluster\"", "freq_domain = \"package\"");

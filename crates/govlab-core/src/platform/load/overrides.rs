@@ -1,5 +1,5 @@
 //! `name:key=value` changes to a loaded platform, as the command line asks
-//! for them: `hz`, `turbo`, `hwp`, `smt`, `package_cstates`, `idle_tick` and the cpufreq
+//! for them: `hz`, `turbo`, `hwp`, `smt`, `package_cstates`, `power_limit`, `idle_tick` and the cpufreq
 //! driver's options (`intel_pstate`, `global_pstate`).
 
 use super::checks::HZ_VALUES;
@@ -39,6 +39,10 @@ pub struct PlatformOverrides {
     /// `off` keeps every package in PC0 (package C-states limited in the
     /// BIOS); `on` (the default) lets them follow their cores.
     pub package_cstates: Option<bool>,
+    /// `off` lifts every package's power limit (RAPL's PL1 raised out of
+    /// reach, POWER's power cap removed); `on` (the default) keeps the
+    /// platform file's, and needs one.
+    pub power_limit: Option<bool>,
 }
 
 impl PlatformOverrides {
@@ -94,6 +98,7 @@ impl PlatformOverrides {
             },
         };
         let package_cstates = opt_bool(p, "package_cstates")?;
+        let power_limit = opt_bool(p, "power_limit")?;
         Ok(PlatformOverrides {
             hz,
             turbo,
@@ -103,6 +108,7 @@ impl PlatformOverrides {
             global_pstate,
             idle_tick,
             package_cstates,
+            power_limit,
         })
     }
 
@@ -178,6 +184,16 @@ impl PlatformOverrides {
         }
         if let Some(on) = self.package_cstates {
             p.package_cstates = on;
+        }
+        match self.power_limit {
+            Some(false) => p.packages.iter_mut().for_each(|pkg| pkg.power_limit = None),
+            Some(true) if p.packages.iter().all(|pkg| pkg.power_limit.is_none()) => {
+                return Err(Error::Unsupported(format!(
+                    "platform {}: power_limit=on, but its file sets no [package.power_limit]",
+                    p.name
+                )));
+            }
+            _ => {}
         }
         if let Some(t) = self.idle_tick {
             p.idle_tick = Some(t);

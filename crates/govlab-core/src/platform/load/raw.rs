@@ -88,6 +88,8 @@ pub(super) struct RawPackage {
     pub(super) dram: Option<RawDram>,
     #[serde(default)]
     pub(super) cstate: Vec<RawPackageCState>,
+    #[serde(default)]
+    pub(super) power_limit: Option<RawPowerLimit>,
     /// The energy counters the part has (RAPL domains, POWER's OCC sensors).
     #[serde(default)]
     pub(super) power_domains: Vec<String>,
@@ -111,6 +113,13 @@ pub(super) struct RawDram {
     pub(super) idle_mw: f64,
     pub(super) self_refresh_mw: f64,
     pub(super) active_mw_per_core: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPowerLimit {
+    pub(super) limit_mw: f64,
+    pub(super) window_us: u64,
 }
 
 #[derive(Deserialize)]

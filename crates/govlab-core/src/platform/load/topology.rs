@@ -12,7 +12,7 @@ use super::checks::{check_pstate_grid, cpu_type, device, driver, non_negative, n
 use super::raw::{Numbering, RawCluster, RawCpuType, RawPlatform};
 use crate::error::Result;
 use crate::platform::{
-    AcpiPmProfile, Core, Cpu, CpuId, CpuType, Dram, Driver, FreqDomain, Package, PackageCState, Platform, Uncore, UncorePolicy, POWER_DOMAINS,
+    AcpiPmProfile, Core, Cpu, CpuId, CpuType, Dram, Driver, FreqDomain, Package, PackageCState, Platform, PowerLimit, Uncore, UncorePolicy, POWER_DOMAINS,
     VoltageDomain,
 };
 
@@ -171,7 +171,7 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         ));
     }
 
-    let (uncore, dram, pkg_cstates) = package_power(src, &raw, &clusters, &cpu_types)?;
+    let PackagePower { uncore, dram, cstates: pkg_cstates, power_limit } = package_power(src, &raw, &clusters, &cpu_types)?;
     let power_domains = raw.package.get_ref().power_domains.clone();
     if let Some(bad) = power_domains.iter().find(|d| !POWER_DOMAINS.contains(&d.as_str())) {
         return Err(src.err(
@@ -328,6 +328,7 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
             uncore: uncore.clone(),
             dram: dram.clone(),
             cstates: pkg_cstates.clone(),
+            power_limit,
         })
         .collect();
     for (k, s) in slots.iter().enumerate() {
@@ -629,15 +630,24 @@ pub(super) fn explicit_numbering(
     Ok(nr_cpus)
 }
 
-/// The package's power description: uncore clock, DRAM and package
-/// C-states, checked. Package C-states need one CPU type in the package (a
-/// package state names a core state of that type).
+/// A package's power description, as the file gives it.
+struct PackagePower {
+    uncore: Option<Uncore>,
+    dram: Dram,
+    cstates: Vec<PackageCState>,
+    power_limit: Option<PowerLimit>,
+}
+
+/// The package's power description: uncore clock, DRAM, package C-states
+/// and power limit, checked. Package C-states and a power limit need one
+/// CPU type in the package (a package state names a core state of that
+/// type; the limit steps through that type's OPPs).
 fn package_power(
     src: &Source,
     raw: &RawPlatform,
     clusters: &[Cluster],
     cpu_types: &[CpuType],
-) -> Result<(Option<Uncore>, Dram, Vec<PackageCState>)> {
+) -> Result<PackagePower> {
     let span = raw.package.span();
     let pkg = raw.package.get_ref();
     let err = |key: &str, msg: String| src.err(&span, "package", key, msg);
@@ -705,7 +715,23 @@ fn package_power(
             });
         }
     }
-    Ok((uncore, dram, cstates))
+    let power_limit = match &pkg.power_limit {
+        None => None,
+        Some(l) => {
+            let lerr = |key: &str, msg: String| src.err(&span, "package.power_limit", key, msg);
+            if clusters.iter().any(|c| c.cpu_type != clusters[0].cpu_type) {
+                return Err(lerr("limit_mw", "a power limit needs one CPU type in the package".into()));
+            }
+            if !(l.limit_mw.is_finite() && l.limit_mw > 0.0) {
+                return Err(lerr("limit_mw", format!("{} must be > 0", l.limit_mw)));
+            }
+            if l.window_us == 0 {
+                return Err(lerr("window_us", "0 must be > 0".into()));
+            }
+            Some(PowerLimit { limit_mw: l.limit_mw, window_ns: ns(&lerr, "window_us", l.window_us)? })
+        }
+    };
+    Ok(PackagePower { uncore, dram, cstates, power_limit })
 }
 
 #[cfg(test)]
