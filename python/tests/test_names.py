@@ -50,7 +50,8 @@ def test_powersave_on_active_intel_pstate_is_its_own_policy(cli):
         ("skylake-e3-1240v5", "performance", "intel_pstate (active, HWP)"),
         ("skylake-e3-1240v5", "schedutil", "intel_cpufreq (passive, HWP)"),
         ("skylake-e3-1240v5:hwp=off", "ondemand", "intel_cpufreq (passive)"),
-        ("broadwell-2s-e5-2698v4", "powersave", "intel_pstate (active)"),
+        ("broadwell-2s-e5-2698v4", "powersave", "intel_cpufreq (passive)"),
+        ("broadwell-2s-e5-2698v4:intel_pstate=active", "powersave", "intel_pstate (active)"),
         ("power8", "powersave", "powernv"),
         ("juno-r0", "powersave", "cpufreq-dt"),
     ],
@@ -92,6 +93,11 @@ def test_without_hwp_intel_pstate_boots_passive_from_v5_8():
     assert (r["cpufreq"], r["driver"]) == ("schedutil", "intel_cpufreq (passive)")
     r = govlab.run(platform="broadwell-2s-e5-2698v4", workload="idle", duration="50ms", kernel="5.7").to_dict()
     assert (r["cpufreq"], r["driver"]) == ("powersave", "intel_pstate (active)")
+    # ... so on a v5.8+ kernel `powersave` names the generic governor there, and before it intel_pstate's own
+    r = govlab.run(platform="broadwell-2s-e5-2698v4", workload="idle", cpufreq="powersave", duration="50ms").to_dict()
+    assert (r["cpufreq"], r["driver"]) == ("powersave", "intel_cpufreq (passive)")
+    r = govlab.run(platform="broadwell-2s-e5-2698v4", workload="idle", cpufreq="powersave", duration="50ms", kernel="5.7").to_dict()
+    assert r["driver"] == "intel_pstate (active)"
 
 
 # --- errors as promised --------------------------------------------------------------

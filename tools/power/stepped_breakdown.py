@@ -29,7 +29,10 @@ Only for platforms with one CPU type and a trace of sched_switch and
 cpu_frequency events (broadwell-2s-e5-2698v4 and skylake-e3-1240v5; raw
 outputs `stepped_breakdown.out` and `stepped_breakdown_skylake.out`).
 PLATFORM may carry options: `skylake-e3-1240v5:hwp=off --lowest-clock`
-holds a HWP machine at fixed clocks.
+holds a HWP machine at fixed clocks. The powersave table of
+`stepped_breakdown.out` was run as `--cpufreq powersave` when that named
+intel_pstate's own policy on broadwell under 6.8; it is
+`--cpufreq intel_pstate:policy=powersave` now (docs/governors.md).
 """
 
 from __future__ import annotations

@@ -317,16 +317,17 @@ pub fn registry() -> &'static [GovernorInfo] {
 }
 
 /// Build the governor `spec` names and check that the platform's driver can
-/// run it. On intel_pstate in active mode (the platform's default),
-/// `powersave` and `performance` are the driver's own two policies, as
-/// `scaling_governor` shows them there ([`kernel_name`]).
+/// run it. On intel_pstate in active mode (the boot default with HWP, and
+/// without HWP before v5.8), `powersave` and `performance` are the driver's
+/// own two policies, as `scaling_governor` shows them there
+/// ([`kernel_name`]); in passive mode they are the generic governors.
 pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
     build_for(spec, platform, &KernelConfig::default())
 }
 
 /// [`build`] for a run of `kernel`.
 pub fn build_for(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
-    let spec = &kernel_name(spec, platform)?;
+    let spec = &kernel_name(spec, platform, kernel)?;
     if let Some(era) = kernel.missing_cpufreq_governor(&spec.name) {
         let has: Vec<&str> = registry().iter().map(|g| g.name).filter(|n| kernel.missing_cpufreq_governor(n).is_none()).collect();
         return Err(Error::Unsupported(format!(
@@ -365,7 +366,7 @@ pub fn apply_kernel(spec: &Spec, platform: &mut Platform, kernel: &KernelConfig)
         return Ok(());
     }
     let explicit_passive = matches!(platform.driver, Driver::IntelPstate { mode: Some(PstateMode::Passive) });
-    let name = kernel_name(spec, platform)?.name;
+    let name = kernel_name(spec, platform, kernel)?.name;
     if name == intel_pstate::INFO.name && !explicit_passive {
         return Ok(());
     }
@@ -385,18 +386,18 @@ pub fn apply_kernel(spec: &Spec, platform: &mut Platform, kernel: &KernelConfig)
     Ok(())
 }
 
-/// What a `scaling_governor` name means on the platform's driver. On
-/// intel_pstate in active mode (v6.8 intel_pstate.c,
+/// What a `scaling_governor` name means on the platform's driver under
+/// `kernel`. On intel_pstate in active mode (v6.8 intel_pstate.c,
 /// intel_pstate_set_policy; Documentation/admin-guide/pm/intel_pstate.rst,
 /// "Active Mode") the driver offers only `performance` and `powersave`, and
 /// both are its own P-state selection algorithms, not the generic
 /// governors: they become `intel_pstate:policy=NAME`, keeping the spec's
 /// other settings (the driver's tunables, as its sysfs files are). In
-/// passive mode (`intel_pstate=passive`) and on every other driver a name
-/// means the generic governor.
-pub fn kernel_name(spec: &Spec, platform: &Platform) -> Result<Spec> {
-    let active = matches!(platform.driver, crate::platform::Driver::IntelPstate { mode: None | Some(crate::platform::PstateMode::Active) });
-    if !active || !matches!(spec.name.as_str(), "powersave" | "performance") {
+/// passive mode and on every other driver a name means the generic
+/// governor. Unless `intel_pstate=` forces a mode, the mode is the one the
+/// kernel boots in ([`intel_pstate_boots_active`]).
+pub fn kernel_name(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Spec> {
+    if !intel_pstate_boots_active(platform, kernel) || !matches!(spec.name.as_str(), "powersave" | "performance") {
         return Ok(spec.clone());
     }
     if let Some((_, v)) = spec.params.iter().find(|(k, _)| k == "policy") {
@@ -410,6 +411,20 @@ pub fn kernel_name(spec: &Spec, platform: &Platform) -> Result<Spec> {
     let mut params = vec![("policy".to_string(), spec.name.clone())];
     params.extend(spec.params.iter().cloned());
     Ok(Spec { name: intel_pstate::INFO.name.to_string(), params })
+}
+
+/// Whether intel_pstate runs in active mode on `platform` under `kernel`:
+/// as `intel_pstate=active|passive` forces it, else as the kernel boots it
+/// (v6.8 intel_pstate_init: active with HWP; without HWP, "start in the
+/// passive mode" from v5.8, 33aa46f252c7, active before). False on other
+/// drivers.
+pub fn intel_pstate_boots_active(platform: &Platform, kernel: &KernelConfig) -> bool {
+    use crate::platform::{Driver, PstateMode};
+    match platform.driver {
+        Driver::IntelPstate { mode: Some(m) } => m == PstateMode::Active,
+        Driver::IntelPstate { mode: None } => platform.hwp || !kernel.intel_pstate_passive_default(),
+        _ => false,
+    }
 }
 
 /// The cpufreq governor `kernel` runs on the platform when nobody chose one

@@ -23,11 +23,12 @@
 //!
 //! Where the package has a power limit (RAPL's PL1, POWER's OCC power cap),
 //! the controller also holds the package's power to it, in a loop of its
-//! own that runs for the whole run, every [`PCU_INTERVAL_NS`]. Every step it
-//! reads the package domain's energy (cores and uncore) over the tick and
+//! own that runs for the whole run, every [`PCU_INTERVAL_NS`] (every
+//! [`LIMIT_IDLE_INTERVAL_NS`] while far under the limit). Every step it
+//! reads the package domain's energy (cores and uncore) since the last and
 //! folds that power into an exponential average with the limit's time
-//! window, as RAPL averages for PL1 (Intel SDM vol. 3B, 15.10.3, "time
-//! window"). While both the average and the last tick's power exceed the
+//! window, as RAPL averages for PL1 (Intel SDM vol. 3B, "Package RAPL
+//! Domain": power "over a time window"). While both the average and the last step's power exceed the
 //! limit, it lowers the package's clock ceiling one OPP below the fastest
 //! clock running; whenever a tick's power is under the limit it raises the
 //! ceiling one OPP. A package that has been light keeps its budget (the

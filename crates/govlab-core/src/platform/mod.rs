@@ -97,15 +97,14 @@ pub enum Driver {
     /// `cpufreq-dt`: the device tree's OPP table.
     CpufreqDt,
     /// `intel_pstate`. `mode` is what the kernel's `intel_pstate=active` or
-    /// `intel_pstate=passive` forces. None forces nothing: the governor
-    /// named picks the mode. `powersave` and `performance` are the driver's
-    /// own active-mode policies, and a generic governor runs it in passive
-    /// mode (`intel_cpufreq`), as writing `passive` to intel_pstate/status
-    /// does (see `cpufreq::driver`). Which one a booted kernel runs is
-    /// `cpufreq::default_governor`'s: passive without HWP from v5.8. (On
-    /// such a kernel, naming `powersave` here still means the active-mode
-    /// policy, as booting with `intel_pstate=active` would give, not the
-    /// generic powersave governor.)
+    /// `intel_pstate=passive` forces. None forces nothing: the kernel boots
+    /// in its own mode (`cpufreq::intel_pstate_boots_active`: active with
+    /// HWP, passive without HWP from v5.8), where `powersave` and
+    /// `performance` name the driver's own policies in active mode and the
+    /// generic governors in passive mode. A generic governor then runs the
+    /// driver in passive mode (`intel_cpufreq`), as writing `passive` to
+    /// intel_pstate/status does, and `intel_pstate:...` in active mode, as
+    /// booting with `intel_pstate=active` does (see `cpufreq::driver`).
     IntelPstate { mode: Option<PstateMode> },
     /// `powernv-cpufreq` (IBM POWER on OPAL firmware). `global_pstate`: the
     /// chip voltage (global P-state) is brought down slowly after the

@@ -177,7 +177,7 @@ fn hwp_dynamic_boost_speeds_up_io_bound_work() {
     assert!(high_on > 0.5 && high_off < 0.1, "share at P1 or above: boost {high_on}, no boost {high_off}");
 }
 
-/// Issue 16: on intel_pstate in active mode (the platform's default)
+/// Issue 16: on intel_pstate in active mode (the boot default with HWP)
 /// `powersave` and `performance` are the driver's own policies, the same
 /// runs as `intel_pstate:policy=...`; with `intel_pstate=passive` they are
 /// the generic governors on intel_cpufreq. Every result names its driver.
@@ -199,9 +199,23 @@ fn powersave_and_performance_are_intel_pstates_policies_in_active_mode() {
     let own = config("skylake-e3-1240v5", wl, "powersave", 300).run(None, None).unwrap();
     let p99 = |r: &govlab_core::metrics::RunResult| r.metrics["response_p99_us"].as_f64().unwrap();
     assert!(p99(&generic) > 1.5 * p99(&own), "{} vs {}", p99(&generic), p99(&own));
-    // Without HWP (Broadwell) active mode is the P-state algorithm.
-    let bdw = config("broadwell-2s-e5-2698v4", "idle", "performance", 50).run(None, None).unwrap();
-    assert_eq!(bdw.driver, "intel_pstate (active)");
+    // Without HWP (Broadwell) the kernel boots active before v5.8, where the
+    // names are the P-state algorithm, and passive from v5.8 (33aa46f252c7),
+    // where they are the generic governors: powersave pins the lowest clock.
+    let bdw = |kernel: &str, policy: &str| {
+        let mut c = config("broadwell-2s-e5-2698v4", wl, policy, 100);
+        c.kernel = Spec::new(kernel);
+        c.run(None, None).unwrap()
+    };
+    assert_eq!(bdw("5.7", "performance").driver, "intel_pstate (active)");
+    assert_eq!(bdw("6.8", "performance").driver, "intel_cpufreq (passive)");
+    let generic_6_8 = bdw("6.8", "powersave");
+    assert_eq!(generic_6_8.driver, "intel_cpufreq (passive)");
+    let above_lowest_s = |r: &govlab_core::metrics::RunResult| -> f64 {
+        r.cpus[0].time_in_state.iter().filter(|(&khz, _)| khz > 1_200_000).map(|(_, s)| s).sum()
+    };
+    assert!(above_lowest_s(&generic_6_8) < 0.001, "generic powersave stays at the lowest clock");
+    assert!(above_lowest_s(&bdw("5.7", "powersave")) > 0.01, "intel_pstate's powersave follows the load");
     // A generic governor switches to passive mode; other drivers keep their names.
     assert_eq!(config("skylake-e3-1240v5", wl, "schedutil", 50).run(None, None).unwrap().driver, "intel_cpufreq (passive, HWP)");
     assert_eq!(config("skylake-e3-1240v5:hwp=off", wl, "ondemand", 50).run(None, None).unwrap().driver, "intel_cpufreq (passive)");

@@ -76,7 +76,7 @@ impl PlatformOverrides {
                         p.owner(),
                         "intel_pstate",
                         v,
-                        "active or passive (default: none forced; the governor picks the mode: intel_pstate's own powersave and performance run active, a generic governor such as schedutil passive)",
+                        "active or passive (default: none forced; the kernel's boot mode, active with HWP and without HWP before v5.8, passive without HWP from v5.8; a generic governor such as schedutil switches to passive, intel_pstate:... to active)",
                     ))
                 }
             },
