@@ -611,8 +611,9 @@ mod tests {
         assert!(file_error(&e).1.contains("voltage_domain"), "{e}");
     }
 
-    /// A power limit's fields are checked and named with their table, and
-    /// MINI's two CPU types cannot share one (the limit steps one OPP table).
+    /// A power limit's fields are checked and named with their table and
+    /// line, and MINI's two CPU types cannot share one (the limit steps one
+    /// OPP table).
     #[test]
     fn bad_power_limits_are_rejected() {
         let sky = super::super::builtin::BUILTIN.iter().find(|(n, _)| *n == "skylake-e3-1240v5").unwrap().1;
@@ -622,8 +623,12 @@ mod tests {
             ("window_us = 1000000", "window_ms = 1000", "window_ms"),
         ] {
             assert!(sky.contains(from), "test bug: {from}");
-            let e = load_str(&sky.replacen(from, to, 1), Path::new("sky.toml")).unwrap_err();
+            let text = sky.replacen(from, to, 1);
+            let e = load_str(&text, Path::new("sky.toml")).unwrap_err();
             assert!(e.to_string().contains(key), "{key}: {e}");
+            if key.starts_with("package.") {
+                assert_eq!(file_error(&e).0, Some(line_with(&text, to)), "{key}: the line of the bad value");
+            }
         }
         let (_, e) = broken("uncore_mw = 100.0\n", "uncore_mw = 100.0\n[package.power_limit]\nlimit_mw = 5000.0\nwindow_us = 1000\n");
         assert!(file_error(&e).1.contains("one CPU type"), "{e}");

@@ -89,7 +89,7 @@ pub(super) struct RawPackage {
     #[serde(default)]
     pub(super) cstate: Vec<RawPackageCState>,
     #[serde(default)]
-    pub(super) power_limit: Option<RawPowerLimit>,
+    pub(super) power_limit: Option<Spanned<RawPowerLimit>>,
     /// The energy counters the part has (RAPL domains, POWER's OCC sensors).
     #[serde(default)]
     pub(super) power_domains: Vec<String>,

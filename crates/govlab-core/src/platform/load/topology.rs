@@ -717,8 +717,9 @@ fn package_power(
     }
     let power_limit = match &pkg.power_limit {
         None => None,
-        Some(l) => {
-            let lerr = |key: &str, msg: String| src.err(&span, "package.power_limit", key, msg);
+        Some(spanned) => {
+            let (lspan, l) = (spanned.span(), spanned.get_ref());
+            let lerr = |key: &str, msg: String| src.err(&lspan, "package.power_limit", key, msg);
             if clusters.iter().any(|c| c.cpu_type != clusters[0].cpu_type) {
                 return Err(lerr("limit_mw", "a power limit needs one CPU type in the package".into()));
             }
