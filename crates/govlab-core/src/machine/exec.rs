@@ -223,6 +223,7 @@ impl Engine {
             affinity,
             weight,
             nice_weight: weight,
+            idle_policy: false,
             class: crate::sched::rt::Class::Fair,
             rt: super::rq::RtEntity::default(),
             dl: super::rq::DlEntity::default(),

@@ -635,6 +635,13 @@ impl Engine {
             }
             return;
         }
+        // v6.5 check_preempt_wakeup(): "Idle tasks are by definition
+        // preempted by non-idle tasks", and a SCHED_IDLE task preempts none.
+        match (self.tasks[curr].idle_policy, self.tasks[t].idle_policy) {
+            (true, false) => return self.schedule(cpu),
+            (_, true) => return,
+            (false, false) => {}
+        }
         if self.fair_groups() {
             self.check_preempt_wakeup_grouped(cpu, curr, t);
             return;

@@ -29,8 +29,10 @@ pub struct Task {
     /// The load weight the fair class uses (se->load): the nice level's
     /// weight (a task group's share is its entity's, fair_group.rs).
     pub weight: u64,
-    /// The nice level's weight (sched_prio_to_weight).
+    /// The nice level's weight (sched_prio_to_weight), or SCHED_IDLE's.
     pub nice_weight: u64,
+    /// SCHED_IDLE (task_has_idle_policy()).
+    pub idle_policy: bool,
     /// Scheduling class (rt.rs, deadline.rs) and its parameters.
     pub class: Class,
     pub rt: RtEntity,

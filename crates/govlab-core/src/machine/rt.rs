@@ -66,12 +66,18 @@ impl Engine {
         }
         // Only the fair class is grouped here (RT group scheduling is not
         // modelled).
-        tk.group = attr.group.filter(|_| attr.policy == SchedPolicy::Other);
-        if attr.group.is_some() || attr.policy != SchedPolicy::Other {
+        let fair = matches!(attr.policy, SchedPolicy::Other | SchedPolicy::Idle);
+        tk.group = attr.group.filter(|_| fair);
+        if attr.group.is_some() || !fair {
             self.sched_ext = true;
         }
         match attr.policy {
             SchedPolicy::Other => {}
+            SchedPolicy::Idle => {
+                tk.idle_policy = true;
+                tk.weight = crate::sched::WEIGHT_IDLEPRIO;
+                tk.nice_weight = crate::sched::WEIGHT_IDLEPRIO;
+            }
             SchedPolicy::Fifo | SchedPolicy::Rr => {
                 tk.class = Class::Rt;
                 tk.rt.prio = rt::rt_prio(attr.rt_priority);

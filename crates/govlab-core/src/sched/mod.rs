@@ -52,6 +52,10 @@ const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
     1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
 ];
 
+/// The load weight of a SCHED_IDLE task, WEIGHT_IDLEPRIO (kernel/sched/sched.h,
+/// v6.8; set_load_weight() in kernel/sched/core.c), below nice 19's 15.
+pub const WEIGHT_IDLEPRIO: u64 = 3;
+
 /// The load weight of `nice` (-20..=19; the workload parsers refuse others).
 #[must_use]
 pub fn nice_to_weight(nice: i32) -> u64 {

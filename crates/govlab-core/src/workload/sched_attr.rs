@@ -16,6 +16,10 @@ pub enum SchedPolicy {
     Rr,
     /// SCHED_DEADLINE with runtime ≤ deadline ≤ period.
     Deadline,
+    /// SCHED_IDLE: the fair class at the lowest weight, WEIGHT_IDLEPRIO
+    /// (kernel/sched/sched.h), whatever the nice value; any other fair task
+    /// that wakes preempts it, and it preempts none (machine/fair.rs).
+    Idle,
 }
 
 /// `struct sched_attr` as far as govlab models it, plus the task group.

@@ -318,3 +318,43 @@ fn pre_v1_taskset_chains_its_threads_on_thread_a_period() {
     assert!((31.0..=33.0).contains(&n), "{n} run events at a 48 ms period");
     assert!(misses < 0.5);
 }
+
+/// SCHED_IDLE is the fair class at WEIGHT_IDLEPRIO, 3 (kernel/sched/sched.h):
+/// beside a nice-0 hog on one CPU it gets 3/1027 of the time, a fifth of what
+/// nice 19 (weight 15) gets.
+#[test]
+fn sched_idle_runs_at_the_idle_weight_not_nice_19() {
+    let share = |policy: &str| -> f64 {
+        let f = temp_file(
+            &format!("idle-{}.json", policy.replace(['"', ':', ' ', ','], "")),
+            &format!(r#"{{ "tasks": {{ "hog": {{ "cpus": [0], "run": 1000 }}, "bg": {{ "cpus": [0], {policy}, "run": 1000 }} }} }}"#),
+        );
+        let cfg = RunConfig {
+            platform: Spec::new("skylake-e3-1240v5"),
+            kernel: Spec::parse("6.8:housekeeping=off", "test").unwrap(),
+            workload: Spec::parse(&format!("rtapp:file={}", f.display()), "test").unwrap(),
+            cpufreq: Spec::new("performance"),
+            cpuidle: Spec::new("menu"),
+            duration_ns: 4_000_000_000,
+            seed: 1,
+            interval_ns: None,
+        };
+        let (_, trace) = cfg.run_trace(None).unwrap();
+        let (mut since, mut ran_ns) = (None, 0u64);
+        for e in &trace.events {
+            if let govlab_core::trace::EventKind::SchedSwitch(s) = &e.kind {
+                if &*s.prev_comm == "bg" {
+                    ran_ns += e.ts_ns - since.take().unwrap_or(e.ts_ns);
+                }
+                if &*s.next_comm == "bg" {
+                    since = Some(e.ts_ns);
+                }
+            }
+        }
+        ran_ns as f64 / 4e9
+    };
+    let idle = share(r#""policy": "SCHED_IDLE""#);
+    let nice19 = share(r#""policy": "SCHED_OTHER", "priority": 19"#);
+    assert!(idle < 0.006 && idle > 0.0, "SCHED_IDLE share {idle:.4}");
+    assert!(nice19 > 0.010, "nice 19 share {nice19:.4}");
+}

@@ -36,8 +36,8 @@
 //! the use case's start plus the thread's delay), which differs only for
 //! forked threads: here their timers start at the fork.
 //!
-//! Scheduling: `policy` (SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE;
-//! SCHED_IDLE as nice 19), `priority` (nice for SCHED_OTHER, 1..99 for
+//! Scheduling: `policy` (SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE,
+//! SCHED_IDLE), `priority` (nice for SCHED_OTHER, 1..99 for
 //! FIFO/RR, default 10 assumed), `dl-runtime`/`dl-period`/`dl-deadline`
 //! (µs), `util_min`/`util_max` and `taskgroup` become the task's
 //! [`SchedAttr`]; per-phase `cpus` becomes an `Op::SetAffinity` at each
@@ -384,9 +384,7 @@ impl<'a> Conv<'a> {
             Some("SCHED_FIFO") => Ok((SchedPolicy::Fifo, None)),
             Some("SCHED_RR") => Ok((SchedPolicy::Rr, None)),
             Some("SCHED_DEADLINE") => Ok((SchedPolicy::Deadline, None)),
-            // SCHED_IDLE is the fair class at WEIGHT_IDLEPRIO (3); govlab
-            // gives it nice 19's weight (15).
-            Some("SCHED_IDLE") => Ok((SchedPolicy::Other, Some(19))),
+            Some("SCHED_IDLE") => Ok((SchedPolicy::Idle, None)),
             _ => Err(self.err(at, format!("{}: one of SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE, SCHED_IDLE", v.brief()))),
         }
     }
