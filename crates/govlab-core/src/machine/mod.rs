@@ -31,10 +31,13 @@
 
 mod capacity;
 mod deadline;
+mod eas;
 mod fair_group;
 mod rt;
 #[cfg(test)]
 mod sched_class_tests;
+#[cfg(test)]
+mod eas_tests;
 mod cpufreq;
 mod cpufreq_driver;
 pub(crate) mod dvfs;

@@ -30,6 +30,7 @@
 //! (the idle loop and cpuidle accounting).
 
 pub mod capacity;
+pub mod energy_model;
 pub mod cpumask;
 pub mod deadline;
 pub mod fork;
