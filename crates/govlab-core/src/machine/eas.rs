@@ -56,7 +56,7 @@ use super::Engine;
 use crate::cpufreq::CpufreqGovernor;
 use crate::kernel::KernelConfig;
 use crate::platform::{CpuId, Platform};
-use crate::sched::capacity::fits_capacity;
+use crate::sched::capacity::util_fits_cpu;
 use crate::sched::energy_model::{self, PerfDomain, PowerUnit};
 use crate::sched::pelt;
 use crate::sched::TaskId;
@@ -118,25 +118,6 @@ struct Waking {
     /// uclamp_eff_value(p, UCLAMP_MIN / UCLAMP_MAX).
     uclamp_min: u64,
     uclamp_max: u64,
-}
-
-/// util_fits_cpu() (v6.8, no thermal pressure): 1 if `util` fits
-/// `capacity` with the margin or util_max lets it fit anyway, -1 if it
-/// fits but its util_min asks for more than the CPU has, 0 otherwise.
-fn util_fits_cpu(util: u64, uclamp_min: u64, uclamp_max: u64, capacity: u64, uclamp_used: bool) -> i32 {
-    let mut fits = fits_capacity(util, capacity);
-    if !uclamp_used {
-        return i32::from(fits);
-    }
-    // A util_max below the CPU's capacity makes any utilisation fit, except
-    // on the biggest CPU with no max (where nothing bigger exists).
-    let max_is_default_on_biggest = capacity == SCALE && uclamp_max == SCALE;
-    fits = fits || (!max_is_default_on_biggest && uclamp_max <= capacity);
-    let uclamp_min = uclamp_min.min(uclamp_max);
-    if fits && util < uclamp_min && uclamp_min > capacity {
-        return -1;
-    }
-    i32::from(fits)
 }
 
 /// sugov_effective_cpu_perf() (v6.8): 25 % headroom, within [min, max].
@@ -483,20 +464,6 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn util_fits_cpu_follows_the_clamps() {
-        // No clamps: fits_capacity (356 of 446 fits, 357 does not).
-        assert_eq!(util_fits_cpu(356, 0, 1024, 446, false), 1);
-        assert_eq!(util_fits_cpu(357, 0, 1024, 446, false), 0);
-        // util_max 300 on a LITTLE CPU: a hog fits it anyway.
-        assert_eq!(util_fits_cpu(1000, 0, 300, 446, true), 1);
-        // On the biggest CPU with no max, a hog does not fit.
-        assert_eq!(util_fits_cpu(1000, 0, 1024, 1024, true), 0);
-        // util_min 600 on a LITTLE CPU: fits, but below what it asks.
-        assert_eq!(util_fits_cpu(100, 600, 1024, 446, true), -1);
-        assert_eq!(util_fits_cpu(100, 600, 1024, 1024, true), 1);
-    }
 
     #[test]
     fn effective_cpu_perf_adds_a_quarter_within_bounds() {
