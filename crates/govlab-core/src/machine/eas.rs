@@ -86,8 +86,7 @@ impl Eas {
     /// build_perf_domains(): EAS for this run, or None where one of its
     /// conditions fails (the run then places as before, bit for bit).
     pub(crate) fn build(plat: &Platform, kernel: &KernelConfig, cpufreq: &dyn CpufreqGovernor, asym: bool) -> Option<Eas> {
-        let smt = plat.cpus.iter().any(|c| !c.siblings.is_empty());
-        if !kernel.sched_energy_aware() || !asym || smt || cpufreq.name() != "schedutil" {
+        if why_off(plat, kernel, cpufreq.name(), asym).is_some() {
             return None;
         }
         let unit = if kernel.em_microwatts() { PowerUnit::Microwatts } else { PowerUnit::Milliwatts };
@@ -103,6 +102,68 @@ impl Eas {
             headroom_in_sugov: kernel.eas_headroom_in_sugov(),
         })
     }
+}
+
+/// Why EAS does not run on `plat` under `kernel` with cpufreq governor
+/// `governor` (sched_is_eas_possible() and build_perf_domains(), v6.8);
+/// None when it does. `asym`: the CPUs' capacities differ.
+pub(crate) fn why_off(plat: &Platform, kernel: &KernelConfig, governor: &str, asym: bool) -> Option<String> {
+    if !asym {
+        return Some("the CPUs all have one capacity".into());
+    }
+    if plat.cpu_types.iter().any(|t| t.dynamic_power_coefficient.is_none()) {
+        return Some("no Energy Model (no dynamic-power-coefficient)".into());
+    }
+    if plat.cpus.iter().any(|c| !c.siblings.is_empty()) {
+        return Some("SMT is on".into());
+    }
+    if !kernel.eas() {
+        return Some(format!("kernel {} has no EAS (from v5.0)", kernel.version));
+    }
+    if !kernel.sched_energy_aware() {
+        return Some("sched_energy_aware=off".into());
+    }
+    if governor != "schedutil" {
+        return Some(format!("the cpufreq governor is {governor}, not schedutil"));
+    }
+    None
+}
+
+/// What `--show-config` says of EAS on a platform with an Energy Model
+/// and asymmetric capacities (None elsewhere: there is nothing to say).
+#[must_use]
+pub fn shown(plat: &Platform, kernel: &KernelConfig, governor: &str) -> Option<String> {
+    let caps: Vec<u64> = (0..plat.nr_cpus()).map(|c| u64::from(plat.cpu_type_of(c).capacity)).collect();
+    let asym = crate::sched::capacity::asym_cpucap(&caps);
+    if !asym || plat.cpu_types.iter().any(|t| t.dynamic_power_coefficient.is_none()) {
+        return None;
+    }
+    Some(match why_off(plat, kernel, governor, asym) {
+        Some(why) => format!("off: {why}"),
+        None => "on".into(),
+    })
+}
+
+/// The Energy Model as `govlab list platforms` and `--show-config` show
+/// it: one line per performance domain (None without one).
+#[must_use]
+pub fn describe_em(plat: &Platform, kernel: &KernelConfig) -> Option<Vec<String>> {
+    let unit = if kernel.em_microwatts() { PowerUnit::Microwatts } else { PowerUnit::Milliwatts };
+    let pds = energy_model::build(plat, unit)?;
+    let sym = match unit {
+        PowerUnit::Milliwatts => "mW",
+        PowerUnit::Microwatts => "µW",
+    };
+    Some(
+        pds.iter()
+            .rev()
+            .map(|pd| {
+                let cpus: Vec<String> = pd.cpus.iter().map(ToString::to_string).collect();
+                let states: Vec<String> = pd.table.iter().map(|s| format!("{} MHz {} {sym} cost {}", s.frequency_khz / 1000, s.power, s.cost)).collect();
+                format!("CPUs {} (capacity {}): {}", cpus.join(","), pd.scale_cpu, states.join("; "))
+            })
+            .collect(),
+    )
 }
 
 /// The waking task as find_energy_efficient_cpu sees it, after

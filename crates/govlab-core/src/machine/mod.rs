@@ -31,7 +31,7 @@
 
 mod capacity;
 mod deadline;
-mod eas;
+pub mod eas;
 mod fair_group;
 mod rt;
 #[cfg(test)]
