@@ -139,6 +139,8 @@ pub struct Engine {
     pub(crate) workload: Box<dyn Workload>,
     pub(crate) record: Record,
     pub(crate) trace: Option<TraceWriter>,
+    /// rt-app's main-thread markers are in the trace (machine/exec.rs).
+    pub(crate) trace_main_marked: bool,
     pub(crate) stopped_early: bool,
     /// Bad input discovered during the run (e.g. a program that spins): the
     /// run stops and returns it.
@@ -307,6 +309,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         workload,
         record,
         trace,
+        trace_main_marked: false,
         stopped_early: false,
         fault: None,
         external_governors: false,
