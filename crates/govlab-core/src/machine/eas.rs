@@ -76,7 +76,7 @@ pub(crate) struct Eas {
     pub(crate) overutilized: bool,
     pd_delta: bool,
     no_margin: bool,
-    eas_uclamp: bool,
+    freq_uclamp: bool,
     fits_uclamp: bool,
     util_fits_cpu: bool,
     headroom_in_sugov: bool,
@@ -96,7 +96,7 @@ impl Eas {
             overutilized: false,
             pd_delta: kernel.eas_pd_delta(),
             no_margin: kernel.eas_no_margin(),
-            eas_uclamp: kernel.eas_uclamp(),
+            freq_uclamp: kernel.eas_uclamp(),
             fits_uclamp: kernel.eas_fits_uclamp(),
             util_fits_cpu: kernel.util_fits_cpu(),
             headroom_in_sugov: kernel.eas_headroom_in_sugov(),
@@ -265,7 +265,7 @@ impl Engine {
     /// headroom.
     fn freq_util(&self, eas: &Eas, cpu: CpuId, util_cfs: u64, p: &Waking, with_p: bool) -> u64 {
         let cap = self.rqs[cpu].capacity;
-        if !eas.eas_uclamp {
+        if !eas.freq_uclamp {
             return self.energy_util(cpu, util_cfs);
         }
         if eas.headroom_in_sugov {

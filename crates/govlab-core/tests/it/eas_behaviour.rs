@@ -18,6 +18,8 @@
 //! for ThreeSmallTasks, 15 % for RampUp, 18 % for RampDown; test_slack
 //! allows 15 % of activations late (here: timer expiries missed).
 
+use std::fmt::Write as _;
+
 use govlab_core::api::RunConfig;
 use govlab_core::params::Spec;
 use govlab_core::trace::event::EventKind;
@@ -101,7 +103,7 @@ fn rtapp_json(tasks: &[Task]) -> String {
             })
             .collect();
         let sep = if i == 0 { "" } else { "," };
-        out += &format!("{sep} \"{}\": {{ \"loop\": 1, \"phases\": {{ {} }} }}", t.name, phases.join(", "));
+        let _ = write!(out, "{sep} \"{}\": {{ \"loop\": 1, \"phases\": {{ {} }} }}", t.name, phases.join(", "));
     }
     out + " } }"
 }
@@ -284,8 +286,8 @@ fn the_judge_prices_placements_as_lisa_does() {
     apart[1] = 819.2;
     apart[2] = 819.2;
     assert!((optimal_power(&[819.2, 819.2]) - power(&apart)).abs() < 1e-9);
-    assert_eq!(unscaled(LITTLE[0], 50.0), 21.0);
-    assert!(expected_utils(&ramp_up(), 0.0)[0] > 0.0 && expected_utils(&ramp_up(), 100.0)[0] == 0.0);
+    assert!((unscaled(LITTLE[0], 50.0) - 21.0).abs() < 1e-9);
+    assert!(expected_utils(&ramp_up(), 0.0)[0] > 0.0 && expected_utils(&ramp_up(), 100.0)[0] < 1e-9);
 }
 
 /// With EAS (v6.8 and v5.2), every test passes where LISA says it should:
@@ -297,9 +299,14 @@ fn lisa_eas_behaviour_passes_with_eas() {
         let mut failed = Vec::new();
         for (name, tasks, margin) in cases() {
             let v = judge(kernel, &tasks);
-            eprintln!("{kernel} {name}: estimated {:.0}, optimal {:.0} ({:+.1} %), late {:.1} %", v.estimated, v.optimal, 100.0 * (v.estimated / v.optimal - 1.0), v.late_pct);
             if !passes(&v, margin) || v.late_pct > 15.0 {
-                failed.push(name);
+                failed.push(format!(
+                    "{name}: estimated {:.0}, optimal {:.0} ({:+.1} %, margin {margin} %), late {:.1} %",
+                    v.estimated,
+                    v.optimal,
+                    100.0 * (v.estimated / v.optimal - 1.0),
+                    v.late_pct
+                ));
             }
         }
         assert!(failed.is_empty(), "kernel {kernel}: {failed:?} failed");
