@@ -1,10 +1,8 @@
 //! The eras of Energy-Aware Scheduling and utilisation clamping, one
 //! question each (machine/eas.rs, sched/energy_model.rs and the uclamp
-//! paths read them). Sources: the commits named on each; the first
-//! versions marked "inferred" come from the merge window the commit's
-//! mail thread dates to, not from a tag seen.
+//! paths read them); each era's row in `era.rs` names its commit.
 
-use super::{KernelConfig, Version};
+use super::{EraId, KernelConfig};
 
 impl KernelConfig {
     /// v5.0 (732cd75b8c92 "sched/fair: Select an energy-efficient CPU on
@@ -12,7 +10,7 @@ impl KernelConfig {
     /// root domain's overutilized flag 2802bf3cd936): EAS exists.
     #[must_use]
     pub fn eas(&self) -> bool {
-        self.version >= Version::new(5, 0)
+        self.has(EraId::Eas)
     }
 
     /// Whether EAS may run: the kernel has it and `sched_energy_aware` is
@@ -26,7 +24,7 @@ impl KernelConfig {
     /// refcounting" and its series): tasks may carry util_min/util_max.
     #[must_use]
     pub fn uclamp(&self) -> bool {
-        self.version >= Version::new(5, 3)
+        self.has(EraId::Uclamp)
     }
 
     /// v5.3 (af24bde8df20 "sched/uclamp: Add uclamp support to
@@ -34,7 +32,7 @@ impl KernelConfig {
     /// from the clamped utilisation schedutil would use.
     #[must_use]
     pub fn eas_uclamp(&self) -> bool {
-        self.version >= Version::new(5, 3)
+        self.has(EraId::EasUclamp)
     }
 
     /// v5.4, inferred (eb92692b2544 "sched/fair: Speed-up energy-aware
@@ -43,7 +41,7 @@ impl KernelConfig {
     /// the task; the 6 % margin is taken on prev's delta plus the base.
     #[must_use]
     pub fn eas_pd_delta(&self) -> bool {
-        self.version >= Version::new(5, 4)
+        self.has(EraId::EasPdDelta)
     }
 
     /// v5.9, inferred (1d42509e475c "sched/fair: Make EAS wakeup
@@ -51,14 +49,14 @@ impl KernelConfig {
     /// the utilisation clamped by the runqueue's and the task's clamps.
     #[must_use]
     pub fn eas_fits_uclamp(&self) -> bool {
-        self.version >= Version::new(5, 9)
+        self.has(EraId::EasFitsUclamp)
     }
 
     /// v5.19, inferred (ae6ccaa65038 "PM: EM: convert power field to
     /// micro-Watts precision and align drivers"): EM powers in µW.
     #[must_use]
     pub fn em_microwatts(&self) -> bool {
-        self.version >= Version::new(5, 19)
+        self.has(EraId::EmMicrowatts)
     }
 
     /// v6.0, inferred (b812fc973cf6 "sched/fair: Remove the energy margin
@@ -67,7 +65,7 @@ impl KernelConfig {
     /// domain's busy time capped at its capacity.
     #[must_use]
     pub fn eas_no_margin(&self) -> bool {
-        self.version >= Version::new(6, 0)
+        self.has(EraId::EasNoMargin)
     }
 
     /// v6.2, inferred (244226035a1f "sched/uclamp: Fix fits_capacity()
@@ -76,7 +74,7 @@ impl KernelConfig {
     /// (util_fits_cpu), in EAS and in the overutilized test.
     #[must_use]
     pub fn util_fits_cpu(&self) -> bool {
-        self.version >= Version::new(6, 2)
+        self.has(EraId::UtilFitsCpu)
     }
 
     /// v6.8 (9c0b4bb7f630 "sched/cpufreq: Rework schedutil governor
@@ -84,6 +82,6 @@ impl KernelConfig {
     /// the clamps) before the Energy Model, not inside em_cpu_energy.
     #[must_use]
     pub fn eas_headroom_in_sugov(&self) -> bool {
-        self.version >= Version::new(6, 8)
+        self.has(EraId::EasHeadroomInSugov)
     }
 }
