@@ -44,7 +44,7 @@ impl KernelConfig {
         self.has(EraId::EasPdDelta)
     }
 
-    /// v5.9, inferred (1d42509e475c "sched/fair: Make EAS wakeup
+    /// v5.6 (1d42509e475c "sched/fair: Make EAS wakeup
     /// placement consider uclamp restrictions"): EAS's fitting test reads
     /// the utilisation clamped by the runqueue's and the task's clamps.
     #[must_use]
@@ -59,9 +59,9 @@ impl KernelConfig {
         self.has(EraId::EmMicrowatts)
     }
 
-    /// v6.0, inferred (b812fc973cf6 "sched/fair: Remove the energy margin
-    /// in feec()", with 3e8c6c9aac42 "sched/fair: Decouple task and cpu
-    /// utilization in find_energy_efficient_cpu()"): no 6 % margin, the
+    /// v6.0, inferred (b812fc9768e0 "sched/fair: Remove the energy margin
+    /// in feec()", with 3e8c6c9aac42 "sched/fair: Remove task_util
+    /// from effective utilization in feec()"): no 6 % margin, the
     /// domain's busy time capped at its capacity.
     #[must_use]
     pub fn eas_no_margin(&self) -> bool {
@@ -69,8 +69,8 @@ impl KernelConfig {
     }
 
     /// v6.2, inferred (244226035a1f "sched/uclamp: Fix fits_capacity()
-    /// check in feec()" and 48d5e9daa8b7 "sched/uclamp: Make
-    /// cpu_overutilized() use util_fits_cpu()"): fitting reads the clamps
+    /// check in feec()" and "sched/uclamp: Make cpu_overutilized()
+    /// use util_fits_cpu()"): fitting reads the clamps
     /// (util_fits_cpu), in EAS and in the overutilized test.
     #[must_use]
     pub fn util_fits_cpu(&self) -> bool {

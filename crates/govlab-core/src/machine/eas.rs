@@ -37,7 +37,7 @@
 //!    - v5.4 (eb92692b2544): each candidate's domain only, as a delta over
 //!      that domain's energy without the task; the 1/16 margin is taken of
 //!      prev's delta plus the machine's base energy.
-//!    - v6.0 (b812fc973cf6, 3e8c6c9aac42): no margin; the domain's busy
+//!    - v6.0 (b812fc9768e0, 3e8c6c9aac42): no margin; the domain's busy
 //!      time (capped at its capacity) and the task's are kept apart; v6.2
 //!      ranks candidates by util_fits_cpu (fits, or fits but below its
 //!      util_min); v6.8 (9c0b4bb7f630) adds schedutil's headroom and the
