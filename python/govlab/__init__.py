@@ -34,19 +34,28 @@ module ``govlab._core``.
 from govlab._core import __version__
 from govlab.api import defaults, list_governors, list_kernels, list_platforms, list_workloads, run
 from govlab.exceptions import (
+    ClusterError,
+    ExperimentError,
+    FileAccessError,
     FileFormatError,
+    FilePermissionError,
     GovernorError,
     GovlabError,
     InvalidValueError,
-    TraceError,
-    FileAccessError,
+    MissingFileError,
+    MissingTraceEventError,
+    OutputError,
     ResultsError,
+    StoreError,
+    TraceError,
+    UnfinishedRuns,
     UnknownKeyError,
     UnknownNameError,
     UnsupportedError,
+    WorkerError,
 )
 from govlab.result import Result
-from govlab.experiment import ExperimentError, load as load_experiment
+from govlab.experiment import load as load_experiment
 from govlab.trace import Trace, TraceStats
 # `govlab.compare(...)` and `govlab.reproduce(...)` are the notebook's entry points;
 # the pipeline's analysis and the evaluations' verdicts live in govlab.analysis and
@@ -79,6 +88,14 @@ __all__ = [
     "UnsupportedError",
     "GovernorError",
     "ExperimentError",
+    "StoreError",
+    "UnfinishedRuns",
+    "MissingTraceEventError",
+    "WorkerError",
+    "ClusterError",
+    "MissingFileError",
+    "FilePermissionError",
+    "OutputError",
     "load_experiment",
     "__version__",
 ]

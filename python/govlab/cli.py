@@ -42,7 +42,7 @@ from typing import Any
 from govlab._core import __version__
 
 from govlab import api, fmt
-from govlab.exceptions import GovlabError
+from govlab.exceptions import GovlabError, file_error
 from govlab.run_text import format_kernels, format_list, format_replay, format_stats, format_text
 
 __all__ = ["main", "format_text", "format_list"]
@@ -68,6 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("govlab: interrupted", file=sys.stderr)
         return 130
     except (GovlabError, OSError, ValueError) as e:
+        if isinstance(e, OSError) and not isinstance(e, GovlabError) and e.errno is not None:
+            e = file_error(e.errno, e.strerror, e.filename)  # FILE: reason, as the notebook API says it
         print(f"govlab: error: {str(e) or type(e).__name__}", file=sys.stderr)
         return 2
     except sqlite3.Error as e:  # a results database that went bad while in use

@@ -51,7 +51,7 @@ from typing import Any
 from govlab._core import __version__
 
 from govlab import outfile
-from govlab.exceptions import GovlabError
+from govlab.exceptions import StoreError
 
 __all__ = ["Store", "StoreError", "DEFAULT_DB_NAME", "SCHEMA_VERSION", "APPLICATION_ID"]
 
@@ -102,10 +102,6 @@ _TABLES = frozenset({"meta", "runs", "experiments", "timelines", "claims"})
 
 #: Keys per SELECT ... IN (...): below SQLite's default variable limit.
 _CHUNK = 500
-
-
-class StoreError(GovlabError, ValueError):
-    """A results database that cannot be used: not govlab's, corrupted, or in a place that cannot be opened."""
 
 
 class Store:
