@@ -153,7 +153,8 @@ def test_trace_counts_stats_and_untyped_events():
     assert set(s.idle.columns) == {"cpu", "state", "usage", "time_s"} and len(s.accuracy) == 6
     tl = t.timeline()
     assert set(tl["state"]) >= {"busy"} and (tl["end_s"] >= tl["start_s"]).all()
-    assert t.df_event("sched_waking").empty
+    with pytest.raises(govlab.MissingTraceEventError, match="did you mean 'sched_switch'"):
+        t.df_event("sched_swich")
     assert "<table>" in t._repr_html_()
 
 
