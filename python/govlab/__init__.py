@@ -54,6 +54,7 @@ from govlab.exceptions import (
     UnsupportedError,
     WorkerError,
 )
+from govlab.paths import data_file
 from govlab.result import Result
 from govlab.experiment import load as load_experiment
 from govlab.trace import Trace, TraceStats
@@ -97,5 +98,6 @@ __all__ = [
     "FilePermissionError",
     "OutputError",
     "load_experiment",
+    "data_file",
     "__version__",
 ]

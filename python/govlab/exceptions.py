@@ -131,6 +131,8 @@ class FileAccessError(GovlabError, OSError):
             return f"{self.filename}: {self.strerror}"
         if self.errno is None and len(self.args) == 1:
             return str(self.args[0])
+        if self.filename is None and self.strerror:
+            return str(self.strerror)
         return OSError.__str__(self)
 
 
@@ -146,21 +148,24 @@ class OutputError(FileAccessError):
     """An output file that cannot be written: its directory is missing or read-only, or it is not a regular file."""
 
 
-def file_error(errno: int | None, message: str, filename: str | None = None, like: type[OSError] = OSError) -> FileAccessError:
+def file_error(
+    errno: int | None, message: str | None = None, filename: str | None = None, like: type[OSError] = OSError
+) -> FileAccessError:
     """The :class:`FileAccessError` for ``errno`` on ``filename``
-    (``MissingFileError`` for ENOENT, ``FilePermissionError`` for EACCES and EPERM).
-    Without an errno, ``message`` is the message and ``like`` (the original
+    (``MissingFileError`` for ENOENT, ``FilePermissionError`` for EACCES and EPERM),
+    its message ``FILE: message`` (``message`` None: the system's text for ``errno``).
+    Without an errno, ``message`` stands alone and ``like`` (the original
     error's class) chooses the class."""
     if errno is None:
         cls = MissingFileError if issubclass(like, FileNotFoundError) else FilePermissionError if issubclass(like, PermissionError) else FileAccessError
-        err = cls(message)
+        err = cls(message or cls.__name__)
         if filename is not None:
             err.filename = filename
         return err
     cls = {_errno.ENOENT: MissingFileError, _errno.EACCES: FilePermissionError, _errno.EPERM: FilePermissionError}.get(
         errno, FileAccessError
     )
-    return cls(errno, os.strerror(errno), filename)
+    return cls(errno, message or os.strerror(errno), filename)
 
 
 _T = TypeVar("_T")
@@ -185,7 +190,7 @@ def checked(call: Callable[[], _T]) -> _T:
     except OSError as e:
         if e.errno is None:
             raise file_error(None, _python_names(str(e) or type(e).__name__), like=type(e)) from e
-        raise file_error(e.errno, e.strerror, e.filename) from e
+        raise file_error(e.errno, e.strerror, e.filename, like=type(e)) from e
     except ValueError as e:
         raise ResultsError(_python_names(str(e) or type(e).__name__)) from e
 

@@ -43,13 +43,13 @@ from typing import Any
 
 from govlab import analysis as compare, stats
 from govlab.experiment import Experiment, load_all
+from govlab.paths import ROOT
 from govlab.plan import RunSpec
 
 _NAN = float("nan")
 
 __all__ = ["EVALUATIONS", "Evaluation", "experiments_of", "published", "rows", "verdict", "render_text", "section_text", "EXTRA_METRICS"]
 
-ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS_DIR = ROOT / "experiments"
 PUBLISHED_DIR = ROOT / "data" / "published"
 

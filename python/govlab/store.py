@@ -39,6 +39,7 @@ so runs of different versions live side by side. Only the process that owns a
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import socket
@@ -120,7 +121,7 @@ class Store:
         if not create and not os.path.isfile(self.path):
             if os.path.exists(self.path):
                 raise StoreError(f"{self.path}: not a results database (it is not a regular file)")
-            raise FileNotFoundError(f"no results database at {self.path}")
+            raise FileNotFoundError(errno.ENOENT, "no results database there", self.path)
         target = outfile.check(self.path, "results database") if create else os.path.realpath(self.path)
         uri_mode = "rwc" if create else "rw"
         from urllib.parse import quote
