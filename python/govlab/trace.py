@@ -364,14 +364,14 @@ class Trace:
 
     def timeline(self, platform: str | None = None, max_spans: int | None = None) -> Any:
         """Every CPU's timeline as a DataFrame: ``cpu, start_s, end_s, state``
-        (an idle state's name, ``busy``, ``idle`` in no traced state, or
+        (an idle state's name, ``running``, ``idle`` in no traced state, or
         ``unknown``), times in the trace's time base, clipped to a view's
         window, binned past ``max_spans`` intervals per CPU (the HTML page's
         timeline, which is computed over the whole trace)."""
         import pandas as pd
 
         tl = self._stats_timeline(platform, max_spans)[1]
-        names = {-1: "busy", -2: "idle", -3: "unknown", **dict(enumerate(tl["idle_states"]))}
+        names = {-1: "running", -2: "idle", -3: "unknown", **dict(enumerate(tl["idle_states"]))}
         shift = self._whole()[0]
         lo, hi = self.window
         rows = [

@@ -152,7 +152,7 @@ def test_trace_counts_stats_and_untyped_events():
     assert s.raw == govlab.trace.stats(TRACES[1])
     assert set(s.idle.columns) == {"cpu", "state", "usage", "time_s"} and len(s.accuracy) == 6
     tl = t.timeline()
-    assert set(tl["state"]) >= {"busy"} and (tl["end_s"] >= tl["start_s"]).all()
+    assert set(tl["state"]) >= {"running"} and (tl["end_s"] >= tl["start_s"]).all()
     with pytest.raises(govlab.MissingTraceEventError, match="did you mean 'sched_switch'"):
         t.df_event("sched_swich")
     assert "<table>" in t._repr_html_()
