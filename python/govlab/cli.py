@@ -487,7 +487,7 @@ def _parser() -> argparse.ArgumentParser:
         "--duration",
         default=api.DEFAULT_DURATION,
         metavar="TIME",
-        help="simulated time, such as 10s, 250ms, 500us, 100ns (default: the workload's: an rt-app file's global.duration, fio's runtime plus 1s; 10s for one that runs "
+        help="simulated time with its unit, such as 10s, 250ms, 500us, 100ns (default: the workload's: an rt-app file's global.duration, fio's runtime plus 1s; 10s for one that runs "
         "until the duration, long enough for the defaults of one that ends by itself; see `govlab list workloads`)",
     )
     run.add_argument("--seed", type=int, default=api.DEFAULT_SEED, metavar="N", help="(default: %(default)s)")

@@ -120,13 +120,18 @@ fn unknown_name_error(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
     )
 }
 
-/// `govlab.exceptions.file_error(errno, message, filename)`: the notebook API's
+/// `govlab.exceptions.file_error(errno, message, filename)` (the system's text for
+/// the errno, or the engine's message when there is none): the notebook API's
 /// file error, so that every error is a `GovlabError` (the module is loaded by
 /// the time an engine call can fail: `govlab` imports it).
 fn file_error(path: &std::path::Path, source: &std::io::Error, msg: String) -> PyErr {
     Python::with_gil(|py| {
         let made = py.import("govlab.exceptions").and_then(|m| {
-            m.getattr("file_error")?.call1((source.raw_os_error(), msg.clone(), path.to_string_lossy().into_owned()))
+            let path = path.to_string_lossy().into_owned();
+            match source.raw_os_error() {
+                Some(errno) => m.getattr("file_error")?.call1((errno, None::<String>, path)),
+                None => m.getattr("file_error")?.call1((None::<i32>, msg.clone(), path)),
+            }
         });
         match made {
             Ok(err) => PyErr::from_value(err),

@@ -52,7 +52,10 @@ class _Worker:
     def __init__(self) -> None:
         requests_r, self.requests = os.pipe()
         self.answers, answers_w = os.pipe()
-        stderr = os.dup(2)
+        try:
+            stderr = os.dup(2)
+        except OSError:  # no standard error to share: the worker's goes nowhere
+            stderr = os.open(os.devnull, os.O_WRONLY)
         # Its standard error until it has started, for the message if it cannot.
         self.startup_log = tempfile.TemporaryFile()
         argv = [sys.executable, "-P", "-m", "govlab._worker", str(os.getpid()), str(requests_r), str(answers_w)]
