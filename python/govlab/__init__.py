@@ -25,7 +25,10 @@ In a notebook (``docs/notebooks.md``): ``govlab.compare(experiment)``,
 ``govlab.open_results(db)`` and ``govlab.reproduce(name)`` answer a
 :class:`Comparison` (DataFrames, the command's text, plotly figures), and
 ``govlab.Trace(path_or_result).df_event("sched_switch")`` a trace's events as
-a DataFrame in LISA's columns.
+a DataFrame in LISA's columns, with views (``trace[t0:t1]``) and analyses
+(``trace.ana.frequency``, ``.idle``, ``.tasks``, ``.load_tracking``, ``.rta``;
+:mod:`govlab.trace_analysis`). Every error is a :class:`GovlabError`; the
+hierarchy is in :mod:`govlab.exceptions`.
 
 The engine is Rust (``crates/govlab-core``), reached through the private
 module ``govlab._core``.

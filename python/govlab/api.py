@@ -265,8 +265,8 @@ def spec_text(spec: SpecLike, what: str = "spec") -> str:
     return name + ("," if ":" in name else ":") + ",".join(settings)
 
 
-#: A duration as text: a number and its unit, nothing between them (the sign is the engine's to refuse).
-_DURATION = re.compile(r"-?(\d+\.?\d*|\.\d+)(ns|us|µs|ms|s|min|m)")
+#: A duration as text: a number and its unit, nothing between them.
+_DURATION = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|ms|s|min|m)")
 
 
 def duration_text(duration: DurationLike, what: str = "duration") -> str:
@@ -279,9 +279,10 @@ def duration_text(duration: DurationLike, what: str = "duration") -> str:
     """
     if isinstance(duration, str):
         text = duration.strip()
-        if _DURATION.fullmatch(text) is None:
-            bare = re.fullmatch(r"-?(\d+\.?\d*|\.\d+)", text)
-            spaced = re.fullmatch(r"(-?[\d.]+)\s+(ns|us|µs|ms|s|min|m)", text)
+        # A negative one is the engine's to refuse first: it must be positive, whatever its unit.
+        if not text.startswith("-") and _DURATION.fullmatch(text) is None:
+            bare = re.fullmatch(r"(\d+\.?\d*|\.\d+)", text)
+            spaced = re.fullmatch(r"([\d.]+)\s+(ns|us|µs|ms|s|min|m)", text)
             if bare:
                 why = f"a duration needs its unit: '{text}s', '{text}ms', '{text}us' or '{text}ns'"
             elif spaced:

@@ -90,6 +90,8 @@ def compare(
     already there are not simulated again. ``jobs``: processes (default:
     one per core); ``executor``: ``"local"`` or ``"dask://HOST:PORT"``.
     ``progress``: a progress bar (tqdm's notebook widget in Jupyter).
+    No ``if __name__ == "__main__":`` guard is needed around it: the
+    workers are govlab's own processes and never import the calling script.
     """
 
     def work() -> Comparison:

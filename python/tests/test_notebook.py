@@ -229,3 +229,23 @@ def test_example_notebooks_run_from_outside_the_repository(notebook, tmp_path):
     assert not any("0%|" in t for t in texts)
     if "govlab.compare(" in "".join(c.source for c in nb.cells):
         assert any("runs simulated in" in t for t in texts)
+
+
+def test_significance_is_one_dtype_and_figures_have_titles(quick_db):
+    _, c = quick_db
+    table = c.table("all")
+    significant = [col for col in table.columns if col[1] == "significant"]
+    assert significant and all(str(table[col].dtype) == "boolean" for col in significant)
+    # the baseline has no test: <NA>, not None beside booleans in an object column
+    baseline = [col for col in significant if col[0] == "ondemand"][0]
+    assert table[baseline].isna().all()
+    assert str(c.scores["significant"].dtype) == "boolean" and str(c.summary["significant"].dtype) == "boolean"
+    titles = [fig.layout.title.text for fig in c.figures()]
+    assert titles and all(t and t.startswith("quick: ") for t in titles)
+    assert len(set(titles)) == len(titles)
+
+
+def test_run_docstring_names_what_exists(periodic_result):
+    """govlab.run's docstring promised result.trace; a Result has none: the doc says govlab.Trace(result)."""
+    assert "result.trace" not in govlab.run.__doc__ and "govlab.Trace(result)" in govlab.run.__doc__
+    assert not hasattr(periodic_result, "trace")

@@ -123,3 +123,30 @@ def test_a_worker_never_imports_the_main_module(tmp_path):
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert not mark.exists()
+
+
+RAISER = """\
+from govlab.governors import CpufreqGovernor
+
+
+class Raiser(CpufreqGovernor):
+    def start(self, policy):
+        policy.arm_timer(3_000_000, deferrable=False)
+
+    def timer(self, policy, time_ns):
+        return {}["missing"]
+"""
+
+
+def test_a_run_that_fails_in_a_worker_raises_its_own_error(tmp_path):
+    """The pool hands back the run's GovernorError (pickled across the pipe) and waits for
+    the other runs in flight, never for the failed one again."""
+    import govlab
+
+    gov = tmp_path / "raiser.py"
+    gov.write_text(RAISER)
+    exp = EXPERIMENT.replace('cpufreq = "schedutil"', f'cpufreq = "py:{gov}:Raiser"')
+    path = tmp_path / "fails.toml"
+    path.write_text(exp)
+    with pytest.raises(govlab.GovernorError, match="KeyError: 'missing'"):
+        govlab.compare(path, db=tmp_path / "f.sqlite", jobs=2, progress=False)

@@ -158,10 +158,13 @@ def run(missing: Iterable[RunSpec], jobs: int, keep: Callable[..., None]) -> Non
                 if w not in busy:  # idle for good (no runs left), and its pipe closed: it ended
                     select.unregister(w.answers)
                     continue
-                outcome = w.answer(busy[w])
+                # Out of `busy` before its answer is read: a run that failed is not waited for again.
+                r = busy.pop(w)
+                outcome = w.answer(r)
                 if outcome is None:
+                    busy[w] = r
                     continue
-                keep(busy.pop(w), outcome)
+                keep(r, outcome)
                 for following in itertools.islice(queue, 1):
                     w.submit(following.kwargs)
                     busy[w] = following
