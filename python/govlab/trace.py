@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import numbers
 import os
 from typing import Any
 
@@ -206,8 +207,12 @@ class Trace:
             from govlab.exceptions import InvalidValueError
 
             raise InvalidValueError(f"window: invalid value {window!r}: (start, end) in seconds, either None")
-        full_lo, full_hi = self._whole()
-        lo_now, hi_now = self._window or (full_lo, full_hi)
+        for bound in window:
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, numbers.Real)):
+                from govlab.exceptions import InvalidValueError
+
+                raise InvalidValueError(f"window: invalid value {tuple(window)!r}: (start, end) in seconds, either None")
+        lo_now, hi_now = self._window or self._whole()
         lo = lo_now if window[0] is None else max(float(window[0]), lo_now)
         hi = hi_now if window[1] is None else min(float(window[1]), hi_now)
         if hi < lo:

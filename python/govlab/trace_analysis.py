@@ -67,6 +67,23 @@ class _Analysis:
     def _bounds(self) -> tuple[float, float]:
         return self._trace.start, self._trace.end
 
+    def _cpu(self, cpu: int) -> int:
+        """``cpu``, checked against the trace's CPUs."""
+        if isinstance(cpu, bool) or not isinstance(cpu, int) or not 0 <= cpu < self._trace.nr_cpus:
+            from govlab.exceptions import InvalidValueError
+
+            raise InvalidValueError(f"cpu: invalid value {cpu!r}: a CPU of this trace, 0 to {self._trace.nr_cpus - 1}")
+        return cpu
+
+    def _column(self, df: pd.DataFrame, name: str, what: str) -> str:
+        """``name``, checked to be one of ``df``'s fields."""
+        if name not in df.columns:
+            from govlab.exceptions import InvalidValueError
+
+            fields = ", ".join(c for c in df.columns if not c.startswith("__"))
+            raise InvalidValueError(f"{what}: invalid value {name!r}: one of {fields}")
+        return name
+
 
 class FrequencyAnalysis(_Analysis):
     """``cpu_frequency``: residency and transitions per CPU and per frequency domain."""
@@ -82,7 +99,7 @@ class FrequencyAnalysis(_Analysis):
 
     def _steps(self, cpu: int) -> list[tuple[float, float, Any]]:
         df = self._full("cpu_frequency")
-        df = df[df["cpu"] == cpu]
+        df = df[df["cpu"] == self._cpu(cpu)]
         lo, hi = self._bounds
         return _intervals(list(df.index), list(df["frequency"]), lo, hi)
 
@@ -104,7 +121,7 @@ class FrequencyAnalysis(_Analysis):
         import pandas as pd
 
         df = self._full("cpu_frequency")
-        freq = df[df["cpu"] == cpu]["frequency"]
+        freq = df[df["cpu"] == self._cpu(cpu)]["frequency"]
         changed = freq[freq.ne(freq.shift()) & freq.shift().notna()]
         lo, hi = self._bounds
         changed = changed[(changed.index >= lo) & (changed.index <= hi)]
@@ -132,7 +149,7 @@ class FrequencyAnalysis(_Analysis):
     def df_domain_frequency_residency(self, cpu: int) -> pd.DataFrame:
         """:meth:`df_cpu_frequency_residency` of the frequency domain holding ``cpu``, with
         a ``cpus`` column naming the domain's CPUs."""
-        domain = next(d for d in self.frequency_domains if cpu in d)
+        domain = next(d for d in self.frequency_domains if self._cpu(cpu) in d)
         df = self.df_cpu_frequency_residency(domain[0])
         df["cpus"] = ",".join(map(str, domain))
         return df
@@ -182,7 +199,7 @@ class IdleAnalysis(_Analysis):
         import pandas as pd
 
         df = self._full("cpu_idle")
-        df = df[df["cpu_id"] == cpu]
+        df = df[df["cpu_id"] == self._cpu(cpu)]
         lo, hi = self._bounds
         totals: dict[int, float] = {}
         for a, b, s in _intervals(list(df.index), list(df["state"]), lo, hi):
@@ -313,10 +330,7 @@ class LoadTrackingAnalysis(_Analysis):
         """Each task's PELT ``signal`` (``util``, ``load``, ...) as traced: ``Time`` index,
         ``cpu``, ``pid``, ``comm``, ``signal`` (group entities, pid -1, left out)."""
         df = self._trace.df_event(self._event(("sched_load_se", "sched_pelt_se")))
-        if signal not in df.columns:
-            from govlab.exceptions import InvalidValueError
-
-            raise InvalidValueError(f"signal: invalid value {signal!r}: one of {', '.join(c for c in df.columns if not c.startswith('__'))}")
+        self._column(df, signal, "signal")
         df = df[df["pid"] >= 0]
         return df[["cpu", "pid", "comm", signal]]
 
@@ -328,6 +342,7 @@ class LoadTrackingAnalysis(_Analysis):
     def df_cpus_signal(self, signal: str = "util") -> pd.DataFrame:
         """Each CPU's root runqueue PELT ``signal``: ``Time`` index, ``cpu``, ``signal``."""
         df = self._trace.df_event(self._event(("sched_load_cfs_rq", "sched_pelt_cfs")))
+        self._column(df, signal, "signal")
         df = df[df["path"].astype(str) == "/"]
         return df[["cpu", signal]]
 

@@ -10,6 +10,7 @@ python/tests/test_report_layout_browser.py`` writes them there.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,9 +75,15 @@ def layout_of(browser, path: Path, shot: str | None = None) -> list[dict]:
     return plots
 
 
+#: A tick in SI units (plotly's default for large or small numbers: ``1.648353M``).
+SI_TICK = re.compile(r"[−-]?[\d.,]+[kMGTmµnp]")
+
+
 def check_layout(plots: list[dict]) -> None:
     assert plots
     for p in plots:
+        assert p["ticks"], p["id"]
+        assert not [t for t, _ in p["ticks"] if SI_TICK.fullmatch(t)], (p["id"], "SI ticks")
         for text, box in p["entries"]:
             assert inside(box, p["div"]), (p["id"], "legend entry outside the plot", text)
             assert p["legend"] is not None and inside(box, p["legend"]), (p["id"], "legend entry scrolled away", text)

@@ -156,3 +156,20 @@ def test_every_analysis_has_a_titled_figure(trace):
     for fig in figures:
         assert fig.layout.title.text and fig.layout.xaxis.title.text and fig.data
     assert [t.name for t in figures[2].data] == ["CPUs 0,3,4,5", "CPUs 1,2"]
+
+
+def test_wrong_arguments_are_govlab_errors(trace):
+    with pytest.raises(govlab.InvalidValueError, match="cpu: invalid value 6: a CPU of this trace, 0 to 5"):
+        trace.ana.frequency.df_cpu_frequency_residency(6)
+    with pytest.raises(govlab.InvalidValueError, match="cpu"):
+        trace.ana.frequency.df_domain_frequency_residency(-1)
+    with pytest.raises(govlab.InvalidValueError, match="window"):
+        trace["a":"b"]
+    with pytest.raises(govlab.InvalidValueError, match="the end is before the start"):
+        trace.get_view((2084.3, 2084.2))
+    with pytest.raises(govlab.InvalidValueError, match="signal: invalid value 'nosuch'"):
+        trace.ana.load_tracking.df_cpus_signal("nosuch")
+    with pytest.raises(govlab.InvalidValueError, match="no task named 'nosuch'"):
+        trace.ana.tasks.df_task_activation("nosuch")
+    # a view of a view narrows it
+    assert trace[2084.1:2084.3][2084.2:2084.4].window == (2084.2, 2084.3)
