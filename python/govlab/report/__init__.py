@@ -238,7 +238,7 @@ def _benchmark(a: Mapping[str, Any], cells: Cells, counter: Iterator[int]) -> di
         ),
         (
             "Idle-state residency",
-            "Share of CPU time busy and in each idle state, over every CPU of every repeat.",
+            "Share of CPU time running and in each idle state, over every CPU of every repeat.",
             figures.state_residency(a, cells),
         ),
     ]

@@ -97,7 +97,7 @@ def _events(stats: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _per_cpu(stats: Mapping[str, Any]) -> dict[str, Any]:
-    head = ["cpu", "busy %", "busy s", "idle s", "unknown s", "avg MHz", "transitions", "wakeups", "wakeups/s", "idle exits/s"]
+    head = ["cpu", "running %", "running s", "idle s", "unknown s", "avg MHz", "transitions", "wakeups", "wakeups/s", "idle exits/s"]
     rows = []
     traced = has_wakeups(stats)
     for i, c in enumerate(stats["cpus"]):
@@ -117,7 +117,7 @@ def _per_cpu(stats: Mapping[str, Any]) -> dict[str, Any]:
             ]
         )
     note = (
-        "Busy while a task other than the idle task runs (without sched_switch: out of cpu_idle states); "
+        "Running while a task other than the idle task runs (without sched_switch: out of cpu_idle states; busy_pct and busy_s in the JSON); "
         "unknown: time the trace says nothing about. avg MHz: time-weighted over the known frequencies."
     )
     if not traced:
@@ -203,7 +203,7 @@ def _timeline(data: Mapping[str, Any]) -> dict[str, Any]:
     binned = [c["resolution_s"] for c in data["cpus"] if c["resolution_s"] is not None]
     caption = (
         "Top: each CPU's frequency from its first cpu_frequency event (or devlib marker) on. Below, one row per "
-        "CPU: when it was busy, in which idle state, idle in no traced state, or unknown; the same intervals "
+        "CPU: when it was running a task, in which idle state, idle in no traced state, or unknown; the same intervals "
         "the tables account, in ms from the trace's first event."
     )
     if binned:
