@@ -154,6 +154,25 @@ class FrequencyAnalysis(_Analysis):
         df["cpus"] = ",".join(map(str, domain))
         return df
 
+    def df_domain_frequency_transitions(self, cpu: int) -> pd.DataFrame:
+        """:meth:`df_cpu_frequency_transitions` of the frequency domain holding ``cpu`` (its
+        CPUs change together, so a domain's transitions are any one of its CPUs'), with a
+        ``cpus`` column."""
+        domain = next(d for d in self.frequency_domains if self._cpu(cpu) in d)
+        df = self.df_cpu_frequency_transitions(domain[0])
+        df["cpus"] = ",".join(map(str, domain))
+        return df
+
+    def plot_cpu_frequencies(self, cpu: int) -> Any:
+        """CPU ``cpu``'s frequency over the window, as steps."""
+        import plotly.graph_objects as go
+
+        steps = self._steps(cpu)
+        xs = [a for a, _, _ in steps] + [steps[-1][1]] if steps else []
+        ys = [f / 1000 for _, _, f in steps] + [steps[-1][2] / 1000] if steps else []
+        fig = go.Figure(go.Scatter(x=xs, y=ys, mode="lines", line_shape="hv", name=f"CPU {cpu}"))
+        return _title(fig, f"CPU {cpu}: frequency", "time (s)", "frequency (MHz)")
+
     def plot_cpu_frequency_residency(self, cpu: int) -> Any:
         import plotly.express as px
 

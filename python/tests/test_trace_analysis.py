@@ -82,6 +82,10 @@ def test_frequency_domains_come_from_the_events(trace):
     assert freq.frequency_domains == [[0, 3, 4, 5], [1, 2]]  # Juno: LITTLE 0,3,4,5 and big 1,2
     dom = freq.df_domain_frequency_residency(4)
     assert set(dom["cpus"]) == {"0,3,4,5"} and dom["total_time"].equals(freq.df_cpu_frequency_residency(0)["total_time"])
+    # the big cluster (trace.report.txt): 800 MHz at 2084.218981, 450 MHz at 2084.259397
+    big = freq.df_domain_frequency_transitions(2)
+    assert set(big["cpus"]) == {"1,2"} and dict(big["transitions"]) == {450000: 1}
+    assert dict(freq.df_cpu_frequency_transitions(1)["transitions"]) == {450000: 1}
 
 
 def test_idle_state_residency_per_cpu(trace):
@@ -148,6 +152,7 @@ def test_every_analysis_has_a_titled_figure(trace):
         ana.frequency.plot_cpu_frequency_residency(0),
         ana.frequency.plot_cpu_frequency_transitions(0),
         ana.frequency.plot_domain_frequencies(),
+        ana.frequency.plot_cpu_frequencies(0),
         ana.idle.plot_cpu_idle_state_residency(5),
         ana.tasks.plot_task_total_residency(3105),
         ana.tasks.plot_task_activation(3105),
