@@ -88,7 +88,7 @@ def _events(stats: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _per_cpu(stats: Mapping[str, Any]) -> dict[str, Any]:
-    head = ["cpu", "busy %", "busy s", "idle s", "unknown s", "avg MHz", "transitions", "wakeups", "wakeups/s", "idle exits/s"]
+    head = ["cpu", "busy %", "busy s", "idle s", "unknown s", "Bzy_MHz", "transitions", "wakeups", "wakeups/s", "idle exits/s"]
     rows = []
     for i, c in enumerate(stats["cpus"]):
         khz = avg_khz(c["time_in_state"])
@@ -108,7 +108,7 @@ def _per_cpu(stats: Mapping[str, Any]) -> dict[str, Any]:
         )
     note = (
         "Busy while a task other than the idle task runs (without sched_switch: out of cpu_idle states); "
-        "unknown: time the trace says nothing about. avg MHz: time-weighted over the known frequencies."
+        "unknown: time the trace says nothing about. Bzy_MHz: the clock time-weighted over the known frequencies (turbostat's name for the clock while busy)."
     )
     return _table("per-cpu", "Per CPU", note, head, rows)
 
