@@ -43,8 +43,8 @@ What turbostat prints, and how govlab fills it:
   MSR_PKG_PERF_STATUS); ``RAM_%``: the same for DRAM, which govlab never
   limits (0.00). The summary row sums them over packages, as turbostat does.
 * ``UncMHz``: the uncore clock (the intel_uncore_frequency driver's
-  ``current_freq_khz``, present on the server parts it supports); here its
-  mean while the package is in PC0.
+  ``current_freq_khz`` at the end of the interval, present on the server parts
+  it supports); here its mean while the package is in PC0.
 * ``SMI`` and ``CoreThr`` are 0: nothing in the simulation enters SMM or
   throttles on temperature. ``GFX%C0`` and ``CPUGFX%`` are 0.00 without graphics.
 * Values govlab cannot give (``IPC``, ``IRQ``, ``CoreTmp``, ``PkgTmp``,
@@ -61,6 +61,8 @@ Per interval (``--turbostat-interval``, turbostat's ``-i``): the engine
 keeps the same counters per interval when the run is asked for them (the
 result's ``intervals``, machine/intervals.rs), and each interval gets the
 same table, its figures over that interval. The intervals add up to the run.
+The engine keeps no per-interval idle-state usage count or uncore clock:
+those columns are ``nan`` in the interval tables.
 Two counters are placed when known rather than as they ran: an idle period
 open at a boundary is split across it when it ends (at once for most
 governors, in hindsight for the oracle), and the oracle's energy corrections
@@ -251,7 +253,7 @@ def _cpu_values(cpu: Mapping[str, Any], part: Part | None) -> dict[str, Any]:
         row.update({"TSC_MHz": part.tsc_mhz, "IPC": None, "IRQ": None, "SMI": 0})
     for s in states:
         name = _state_column(s["name"])
-        row[name] = s["usage"]
+        row[name] = s.get("usage")  # not kept per interval
         row[f"{name}%"] = 100.0 * s["time_s"] / total if total else 0.0
     return row
 
