@@ -162,9 +162,10 @@ def _pkg_column(n: int) -> str:
     return "Pk%pc10" if n == 10 else f"Pkg%pc{n}"
 
 
-def _state_column(name: str) -> str:
-    """probe_sysfs: the state's name cut at '-', underscores removed (``C1-SKL`` → ``C1``)."""
-    return name.split("-", 1)[0].replace("_", "")
+def _state_column(name: str, x86: bool = True) -> str:
+    """probe_sysfs: the state's name cut at '-', underscores removed (``C1-SKL`` → ``C1``);
+    elsewhere (turbostat does not run there) the name as the kernel gives it."""
+    return name.split("-", 1)[0].replace("_", "") if x86 else name
 
 
 def _hw_cstate(name: str) -> int | None:
@@ -206,7 +207,7 @@ def columns(d: Mapping[str, Any]) -> list[str]:
     cols += ["Avg_MHz", "Busy%", "Bzy_MHz"]
     if part is not None:
         cols += ["TSC_MHz", "IPC", "IRQ", "SMI"]
-    names = [_state_column(s["name"]) for s in (cpus[0].get("idle_states") or [])] if cpus else []
+    names = [_state_column(s["name"], part is not None) for s in (cpus[0].get("idle_states") or [])] if cpus else []
     cols += names + [f"{n}%" for n in names]
     pkg_states = sorted({int(c["name"][2:]) for p in packages for c in p.get("cstates") or [] if c["name"][2:].isdigit()})
     other_pkg = [c["name"] for c in (packages[0].get("cstates") or []) if not c["name"][2:].isdigit()] if packages else []
@@ -228,7 +229,7 @@ def columns(d: Mapping[str, Any]) -> list[str]:
             cols.append("UncMHz")
         return cols
     cores = sorted({n for s in names if (n := _hw_cstate(s)) is not None})
-    cols += [f"CPU%c{n}" for n in cores] or []
+    cols += [f"CPU%c{n}" for n in cores]
     cols += [_pkg_column(n) for n in pkg_states] + [f"Pkg%{n}" for n in other_pkg]
     cols += [col for dom, col in _WATTS if dom in domains]
     if limited:
@@ -252,7 +253,7 @@ def _cpu_values(cpu: Mapping[str, Any], part: Part | None) -> dict[str, Any]:
     if part is not None:
         row.update({"TSC_MHz": part.tsc_mhz, "IPC": None, "IRQ": None, "SMI": 0})
     for s in states:
-        name = _state_column(s["name"])
+        name = _state_column(s["name"], part is not None)
         row[name] = s.get("usage")  # not kept per interval
         row[f"{name}%"] = 100.0 * s["time_s"] / total if total else 0.0
     return row
