@@ -61,8 +61,6 @@ Per interval (``--turbostat-interval``, turbostat's ``-i``): the engine
 keeps the same counters per interval when the run is asked for them (the
 result's ``intervals``, machine/intervals.rs), and each interval gets the
 same table, its figures over that interval. The intervals add up to the run.
-The engine keeps no per-interval idle-state usage count or uncore clock:
-those columns are ``nan`` in the interval tables.
 Two counters are placed when known rather than as they ran: an idle period
 open at a boundary is split across it when it ends (at once for most
 governors, in hindsight for the oracle), and the oracle's energy corrections
@@ -254,7 +252,7 @@ def _cpu_values(cpu: Mapping[str, Any], part: Part | None) -> dict[str, Any]:
         row.update({"TSC_MHz": part.tsc_mhz, "IPC": None, "IRQ": None, "SMI": 0})
     for s in states:
         name = _state_column(s["name"], part is not None)
-        row[name] = s.get("usage")  # not kept per interval
+        row[name] = s["usage"]
         row[f"{name}%"] = 100.0 * s["time_s"] / total if total else 0.0
     return row
 

@@ -131,3 +131,25 @@ def test_frame_is_numeric_with_the_summary_marked_apart():
 def test_govlab_summary_and_turbostat_name_the_clock_alike(cli):
     proc = cli("run", "--platform", SKL, "--workload", "periodic:tasks=2", "--duration", "50ms")
     assert "Bzy_MHz" in proc.stdout and "avg MHz" not in proc.stdout
+
+
+def test_broadwell_uncore_clock_rises_with_core_activity_and_falls_when_idle(tmp_path):
+    """UFS per interval (UncMHz): 4 busy threads, then 40, then none."""
+    wl = tmp_path / "steps.toml"
+    wl.write_text(
+        '[[task]]\ncomm = "a"\ninstances = 4\nops = [ { run = "2s" }, { sleep = "10s" } ]\n'
+        '[[task]]\ncomm = "b"\ninstances = 36\nops = [ { sleep = "1s" }, { run = "1s" }, { sleep = "10s" } ]\n'
+    )
+    result = govlab.run(platform=BDW, workload=str(wl), cpufreq="performance", duration="3s", turbostat_interval="1s")
+    unc = [iv["rows"][0]["UncMHz"] for iv in result.turbostat_intervals()]
+    assert unc[0] < unc[1], f"more busy cores, a faster uncore: {unc}"
+    assert unc[2] < unc[0], f"idle, the uncore slows: {unc}"
+    df = result.turbostat_frame
+    assert df.loc[df["summary"], "C6"].notna().all(), "per interval, each state's usage"
+
+
+def test_interval_usage_adds_up_to_the_run():
+    result = govlab.run(platform=SKL, workload="periodic:tasks=3", duration="300ms", turbostat_interval="100ms")
+    whole = result.turbostat()[0]
+    for col in ("C1", "C6", "C8"):
+        assert sum(iv["rows"][0][col] for iv in result.turbostat_intervals()) == whole[col], col
