@@ -495,5 +495,6 @@ def format_table(rows: Sequence[Mapping[str, Any]], cols: Iterable[str]) -> str:
                     continue
                 break
             cells.append(_cell(c, r[c], wide and c in counts))
-        lines.append("\t".join(cells))
+        if cells:  # a row with nothing to print prints no line (format_counters' final newline check)
+            lines.append("\t".join(cells))
     return "\n".join(lines) + "\n"

@@ -94,6 +94,10 @@ def test_show_and_hide(cli):
     proc = cli(*args, "--show", "Busy%,PkgWatt")
     assert proc.returncode == 0, proc.stderr
     assert list(_read(proc.stdout).columns) == ["Busy%", "PkgWatt"]
+    proc = cli(*args, "--show", "PkgWatt")
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "PkgWatt" and len(lines) == 3, "a row with nothing to print prints no line: summary and CPU 0"
+    assert lines[1] == lines[2], "one package: the summary's sum is its figure"
     proc = cli(*args, "--hide", "idle,IPC")
     cols = list(_read(proc.stdout).columns)
     assert "IPC" not in cols and "C1" not in cols and "C1%" not in cols and "CPU%c6" not in cols and "Pkg%pc8" not in cols
