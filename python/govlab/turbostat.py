@@ -86,9 +86,6 @@ __all__ = [
     "COLUMN_NAMES",
 ]
 
-NAN = float("nan")
-
-
 @dataclass(frozen=True)
 class Features:
     """What turbostat v6.8 shows on one Intel CPU model (its ``platform_features`` entry)."""
@@ -103,13 +100,14 @@ class Features:
 
 # turbostat.c skl_features (INTEL_SKYLAKE_L, INTEL_SKYLAKE): CC1|CC3|CC6|CC7,
 # PC2|PC3|PC6|PC7|PC8|PC9|PC10, has_ext_cst_msrs, RAPL_PKG_ALL | RAPL_CORE_ALL |
-# RAPL_DRAM | RAPL_DRAM_PERF_STATUS | RAPL_GFX. intel_uncore_frequency.c supports
-# server parts only.
+# RAPL_DRAM | RAPL_DRAM_PERF_STATUS | RAPL_GFX. The uncore frequency driver
+# (drivers/platform/x86/intel/uncore-frequency/uncore-frequency.c,
+# intel_uncore_cpu_ids) does not list SKYLAKE: no UncMHz.
 SKL = Features("skl_features", (1, 3, 6, 7), (2, 3, 6, 7, 8, 9, 10), True,
                ("PkgWatt", "CorWatt", "GFXWatt", "RAMWatt", "PKG_%", "RAM_%"), False)
 # turbostat.c bdx_features (INTEL_BROADWELL_X): CC1|CC3|CC6, PC2|PC3|PC6,
-# RAPL_PKG_ALL | RAPL_DRAM_ALL (no PP0, no PP1). intel_uncore_frequency.c lists
-# BROADWELL_X (uncore_cpu_ids), so /sys/.../intel_uncore_frequency exists: UncMHz.
+# RAPL_PKG_ALL | RAPL_DRAM_ALL (no PP0, no PP1). intel_uncore_cpu_ids lists
+# BROADWELL_X, so /sys/devices/system/cpu/intel_uncore_frequency exists: UncMHz.
 BDX = Features("bdx_features", (1, 3, 6), (2, 3, 6), False, ("PkgWatt", "RAMWatt", "PKG_%", "RAM_%"), True)
 
 
