@@ -791,3 +791,106 @@ mod tests {
         assert!((INFO.build)(&spec, &platform).is_err());
     }
 }
+
+/// menu's eras, each against the form before it.
+#[cfg(test)]
+mod era_tests {
+    use super::*;
+    use crate::cpuidle::testing::*;
+
+    fn fresh(dev: &IdleDevice<'_>, form: MenuForm) -> Menu {
+        let mut g = Menu::of(form);
+        g.enable(dev);
+        g
+    }
+
+    #[test]
+    fn form_follows_the_kernel() {
+        use crate::kernel::Version;
+        let form = |v| MenuForm::of(&KernelConfig::of(v));
+        assert_eq!(form(Version::new(3, 15)), MenuForm::V3_15 { loadavg: true });
+        assert_eq!(form(Version::new(4, 8)), MenuForm::V3_15 { loadavg: true });
+        assert_eq!(form(Version::new(4, 16)), MenuForm::V3_15 { loadavg: false });
+        assert_eq!(form(Version::new(4, 19)), MenuForm::V4_17);
+        assert_eq!(form(Version::new(5, 9)), MenuForm::V4_17);
+        assert_eq!(form(Version::new(6, 8)), MenuForm::V6_6);
+        assert_eq!(form(Version::new(6, 13)), MenuForm::V6_13);
+    }
+
+    /// Before v4.17 (IdleTick era) the tick is already stopped and menu has
+    /// no "stopped tick" rule: a 150 µs pattern takes C3 although the
+    /// timer is 10 ms away. From v4.17 a prediction under a tick with the
+    /// tick stopped is replaced by the timer (C8).
+    #[test]
+    fn stopped_tick_rule_only_from_v4_17() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = SelectArgs { tick_stopped: true, ..args(10 * MS) };
+        let run = |form| {
+            let mut g = fresh(&dev, form);
+            for _ in 0..8 {
+                cycle(&mut g, &dev, &a, 150 * US);
+            }
+            g.select(&dev, &a).state
+        };
+        assert_eq!(run(MenuForm::V3_15 { loadavg: false }), 3);
+        assert_eq!(run(MenuForm::V4_17), 6);
+    }
+
+    /// Until v4.12 (MenuNoLoadavg) the multiplier grows with the CPU's
+    /// load: a load of 1024 gives 1 + 2 × 5 = 11, so a 1 ms prediction
+    /// allows 90 µs of exit latency: C6 (85 µs), not C7s (124 µs).
+    /// Without the load term, 1 ms allows C8 (800 µs residency, 200 µs
+    /// exit latency).
+    #[test]
+    fn load_term_until_v4_12() {
+        assert_eq!(get_loadavg(1024), 5);
+        assert_eq!(get_loadavg(2048), 10);
+        assert_eq!(get_loadavg(100), 0);
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = SelectArgs { tick_stopped: true, cpu_util: 1024, ..args(MS) };
+        assert_eq!(fresh(&dev, MenuForm::V3_15 { loadavg: true }).select(&dev, &a).state, 4);
+        assert_eq!(fresh(&dev, MenuForm::V3_15 { loadavg: false }).select(&dev, &a).state, 6);
+    }
+
+    /// From v6.6 (5484e31bbbff) a typical interval of at most 15 µs skips
+    /// the sleep length: the timer is not seen, and a polling state 0 is
+    /// not preferred to C1 by "state 1 pays off before the timer". Before,
+    /// the 10 µs timer (under C1E's 20 µs) is read and counts.
+    #[test]
+    fn short_pattern_skips_the_sleep_length_from_v6_6() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let run = |form| {
+            let mut g = fresh(&dev, form);
+            for _ in 0..16 {
+                cycle(&mut g, &dev, &args(10 * MS), 5 * US);
+            }
+            g.select(&dev, &args(10 * MS));
+            g.devices[0].next_timer_ns
+        };
+        assert_eq!(run(MenuForm::V4_17), 10 * MS);
+        assert_eq!(run(MenuForm::V6_6), KTIME_MAX);
+    }
+
+    /// From v6.13 (38f83090f515) nr_iowait neither picks the bucket nor
+    /// divides the latency budget: with 1 task in iowait, a 1 ms
+    /// prediction under v6.8 allows 1000 / 11 = 90 µs of exit latency (C6),
+    /// under v6.13 the whole 1 ms (C8).
+    #[test]
+    fn iowait_ignored_from_v6_13() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = SelectArgs { nr_iowait: 1, delta_tick_ns: 4 * MS, ..args(MS) };
+        assert_eq!(fresh(&dev, MenuForm::V6_6).select(&dev, &a).state, 4);
+        assert_eq!(fresh(&dev, MenuForm::V6_13).select(&dev, &a).state, 6);
+        let mut g = fresh(&dev, MenuForm::V6_13);
+        g.select(&dev, &a);
+        assert_eq!(g.devices[0].bucket, which_bucket(MS, 0));
+    }
+}

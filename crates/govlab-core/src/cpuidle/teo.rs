@@ -619,7 +619,7 @@ mod tests {
     }
 
     impl Teo {
-        fn cpu(&self, i: usize) -> &TeoCpu {
+        pub(super) fn cpu(&self, i: usize) -> &TeoCpu {
             match self {
                 Teo::Bins { cpus, .. } => &cpus[i],
                 Teo::Original(_) => panic!("the original form keeps no bins"),
@@ -814,5 +814,166 @@ mod tests {
         assert_eq!((INFO.build)(&Spec::new("teo"), &platform).unwrap().name(), "teo");
         let spec = Spec::parse("teo:foo=1", "cpuidle").unwrap();
         assert!((INFO.build)(&spec, &platform).is_err());
+    }
+}
+
+/// The teo eras and govlab issue 43: a stream of IO-completion wakeups.
+#[cfg(test)]
+mod era_tests {
+    use super::*;
+    use crate::cpuidle::testing::*;
+    use crate::kernel::Version;
+
+    fn built(version: Version) -> Teo {
+        let ctx = BuildCtx::new(crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap(), KernelConfig::of(version));
+        Teo::of(TeoForm::of(&ctx.kernel))
+    }
+
+    #[test]
+    fn form_follows_the_kernel() {
+        assert_eq!(built(Version::new(5, 2)).form(), TeoForm::V5_1);
+        assert_eq!(built(Version::new(5, 9)).form(), TeoForm::V5_1);
+        assert_eq!(built(Version::new(6, 8)).form(), TeoForm::V6_6);
+        assert_eq!(built(Version::new(6, 12)).form(), TeoForm::V6_11);
+        assert_eq!(built(Version::new(5, 7)).tunables(), vec![("form".to_string(), "v5.1".to_string())]);
+    }
+
+    /// The issue's stream: the CPU is woken by an IO completion `IO_NS`
+    /// after each entry, the next timer 50 ms away; when the tick is kept,
+    /// every TICK_EVERY-th wakeup is the tick instead (a tick wakeup with
+    /// the timer beyond it: teo_reflect's safety net). Returns the states
+    /// entered.
+    const IO_NS: u64 = 100 * US;
+    const TICK_EVERY: usize = 40;
+
+    fn io_stream(g: &mut impl CpuidleGovernor, dev: &IdleDevice<'_>, wakeups: usize) -> Vec<usize> {
+        let a = SelectArgs { sleep_length_ns: 50 * MS, ..args(50 * MS) };
+        let mut picks = Vec::new();
+        for k in 0..wakeups {
+            let sel = g.select(dev, &a);
+            let got_tick = !sel.stop_tick && k % TICK_EVERY == TICK_EVERY - 1;
+            let residency_ns = IO_NS + dev.states[sel.state].exit_latency_ns;
+            g.reflect(dev, &Reflection { state: sel.state, residency_ns, poll_time_limit: false, got_tick });
+            picks.push(sel.state);
+        }
+        picks
+    }
+
+    /// Entries whose target residency exceeds the 100 µs idle period.
+    fn too_deep(states: &[crate::platform::IdleState], picks: &[usize]) -> usize {
+        picks.iter().filter(|&&s| states[s].target_residency_ns > IO_NS).count()
+    }
+
+    /// Issue 43, on every teo form: within the first hundred wakeups fewer
+    /// than a quarter of the entries are too deep.
+    ///
+    /// v6.8's rules by hand (teo_update(), teo_select()): the first select
+    /// knows nothing and takes C8 (tick stopped, 50 ms timer); its wakeup
+    /// (residency 300 µs, minus half of C8's 200 µs exit latency: 200 µs)
+    /// is an intercept in the C6 bin, the sleep length in C8's. The second
+    /// select walks down from C8 to C6 (all intercepts there) and keeps the
+    /// tick; its wakeup (185 − 42 = 143 µs) is an intercept in the C3 bin
+    /// (100–200 µs), and from then on every wakeup is: `2 × intercepts >
+    /// total − hits` and `recent > NR_RECENT / 2` hold, the walk stops at
+    /// C3, and the utilisation is 0: C3, tick kept (intercepts before the
+    /// tick are over 5/8 of the events). Each update decays a count by
+    /// 1/8 (x − x >> 3) and adds PULSE = 1024. The tick wakeups at entries
+    /// 40 and 80 are tick hits (sleep length and "duration" beyond the
+    /// tick) that leave their ring slot stale. After N = 100 wakeups: C3
+    /// intercepts 8115, recent 7 (9 slots less the two stale ones, not yet
+    /// wrapped); C6 intercepts 7 (the first wakeup's 1024, decayed 99
+    /// times); no hits; every other bin 0. One too-deep entry (C8, then C6)
+    /// in 100: two.
+    #[test]
+    fn io_completion_stream_is_learnt_within_a_hundred_wakeups_on_every_form() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        for v in [Version::new(5, 7), Version::new(6, 8), Version::new(6, 12)] {
+            let mut g = built(v);
+            g.enable(&dev);
+            let picks = io_stream(&mut g, &dev, 100);
+            let deep = too_deep(&states, &picks);
+            assert!(deep * 4 < picks.len(), "{v}: {deep} of 100 too deep: {picks:?}");
+        }
+        let mut g = built(Version::new(6, 8));
+        g.enable(&dev);
+        io_stream(&mut g, &dev, 100);
+        let bins: Vec<(u32, u32, u32)> = g.cpu(0).state_bins.iter().map(|b| (b.intercepts, b.hits, b.recent)).collect();
+        let mut want = vec![(0, 0, 0); 7];
+        want[3] = (8115, 0, 7);
+        want[4] = (7, 0, 0);
+        assert_eq!(bins, want);
+    }
+
+    /// The v6.8 defect behind issue 43 (teo_update(): a tick hit leaves its
+    /// ring slot stale; the C3 bin's recent count wraps): after enough tick
+    /// wakeups v6.8 teo stays on the deepest states for good. v6.11 removed
+    /// the ring (449914398083): the same stream stays on C3. Ignoring the
+    /// TeoNoRecent era (running v6.8's form on 6.12) fails the second half.
+    #[test]
+    fn v6_8_gets_stuck_deep_and_v6_11_does_not() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let mut g = built(Version::new(6, 8));
+        g.enable(&dev);
+        let picks = io_stream(&mut g, &dev, 2000);
+        let recent = g.cpu(0).state_bins[3].recent;
+        assert!(recent > u32::MAX / 2, "recent = {recent}");
+        assert_eq!(too_deep(&states, &picks[1500..]), 500, "{:?}", &picks[1500..]);
+
+        let mut g = built(Version::new(6, 12));
+        g.enable(&dev);
+        let picks = io_stream(&mut g, &dev, 2000);
+        // The first entry knows nothing (C8), the second has one intercept
+        // (C6), then C3 for good.
+        assert_eq!(too_deep(&states, &picks[2..]), 0, "{picks:?}");
+    }
+
+    /// v6.11 (0a2998fa48f0): util-awareness reverted; a utilized CPU takes
+    /// the deepest state as an idle one does. v6.8 steps one shallower.
+    #[test]
+    fn util_awareness_only_before_v6_11() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = SelectArgs { cpu_util: 500, ..args(10 * MS) };
+        let pick = |v| {
+            let mut g = built(v);
+            g.enable(&dev);
+            g.select(&dev, &a)
+        };
+        assert_eq!(pick(Version::new(6, 8)), Selection { state: 5, stop_tick: true });
+        assert_eq!(pick(Version::new(6, 12)), Selection { state: 6, stop_tick: true });
+    }
+
+    /// teo_select() before v5.14 (the v5.7 code, EraId::TeoBins) against
+    /// v6.8's on a 2 ms timer that never fires, the CPU woken after 30 µs
+    /// and 1.4 ms in turn. v6.8 starts from C8 each time: after a long
+    /// wakeup (a hit in C8's bin) the intercepts do not outweigh the hits
+    /// and C8 stays; after a short one they do and the walk stops at C3:
+    /// C8, C3, C8, C3 ... v5.7 judges C8 (the state the timer points at) by
+    /// its own hits and misses: once the 1.4 ms wakeups' misses in C8
+    /// outweigh its hits it takes the state with the most early hits, and
+    /// once more than half of the last 8 durations are below the expected
+    /// one their average moves it shallower again (teo_find_shallower_state):
+    /// from the 7th entry C6 and C1E/C3 alternate, never C8.
+    #[test]
+    fn before_v5_14_the_original_teo_runs() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let run = |v| {
+            let mut g = built(v);
+            g.enable(&dev);
+            // A 2 ms timer that never fires: wakeups after 30 µs and 1.4 ms
+            // in turn.
+            (0..20).map(|k| cycle(&mut g, &dev, &args(2 * MS), if k % 2 == 0 { 30 * US } else { 1400 * US }).state).collect::<Vec<_>>()
+        };
+        let old = run(Version::new(5, 7));
+        let new = run(Version::new(6, 8));
+        assert_eq!(old, vec![6, 3, 6, 3, 6, 3, 4, 3, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2]);
+        assert_eq!(new, [6, 3].repeat(10));
     }
 }
