@@ -13,11 +13,12 @@
 //!
 //! Era notes. The RFC was posted against 5.7-rc; the teo it patches keeps
 //! per-state `hits`, `misses` and `early_hits` and a ring of the last
-//! INTERVALS measured idle durations. v5.13 replaced all of that with bins
-//! of hits and intercepts; govlab's `teo` models v6.8, a different
-//! algorithm. The kernel's patched governor kept the name "teo" (the
-//! cover letter calls it "wtteo"); govlab registers it as `wtteo`, with
-//! `weighted=off` as the plain v5.7 teo the RFC compared against. RFC v1
+//! INTERVALS measured idle durations. v5.14 (c410a9a142f1) replaced all of
+//! that with bins of hits and intercepts. The kernel's patched governor
+//! kept the name "teo" (the cover letter calls it "wtteo"); govlab
+//! registers it as `wtteo`, with `weighted=off` as the plain v5.7 teo the
+//! RFC compared against, which is also what govlab's `teo` runs on the
+//! kernels before 5.14 (teo.rs, `TeoForm::V5_1`). RFC v1
 //! (Feb 2020) started from a 70/30 split and learned at 5 %; that is
 //! `initial_diag_weight=7000,learning_rate=5`. v1's draw loop also
 //! subtracted each cumulative weight while scanning (a bug found in review,
