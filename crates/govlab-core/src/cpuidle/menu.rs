@@ -23,7 +23,8 @@
 //!   load (1024) gives 11. The idle duration learned is the residency minus
 //!   the exit latency (v3.x menu_update(); no tick-wakeup or polling-limit
 //!   rules, which came with v4.17 and v5.x). 3.15 and 4.8 have the load
-//!   term, 4.16 not.
+//!   term, 4.16 not. A kernel option `idle_tick=governor` on these versions
+//!   (v4.17's idle loop on top) runs the `v4.17` form, which came with it.
 //! * `v4.17` (v4.17–v6.5): v6.8's selection, but the sleep length is
 //!   always read, first (5484e31bbbff, v6.6, added the skip below).
 //! * `v6.6` (v6.6–v6.12): this file as described below: 12 buckets (6
@@ -112,7 +113,7 @@
 
 use super::{enabled_state, KTIME_MAX, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
-use crate::kernel::{BuildCtx, EraId, KernelConfig};
+use crate::kernel::{BuildCtx, EraId, IdleTick, KernelConfig};
 use crate::params::{Params, Spec};
 use crate::platform::Driver;
 
@@ -215,7 +216,9 @@ impl MenuForm {
             MenuForm::V6_13
         } else if kernel.has(EraId::MenuSkipSleepLength) {
             MenuForm::V6_6
-        } else if kernel.has(EraId::IdleTick) {
+        } else if kernel.has(EraId::IdleTick) || kernel.idle_tick() == IdleTick::Governor {
+            // `idle_tick=governor` before 4.17 puts v4.17's idle loop on
+            // top, and menu_select() came with it (554c8aa8ecad's series).
             MenuForm::V4_17
         } else {
             MenuForm::V3_15 { loadavg: !kernel.has(EraId::MenuNoLoadavg) }
@@ -812,6 +815,9 @@ mod era_tests {
         assert_eq!(form(Version::new(4, 8)), MenuForm::V3_15 { loadavg: true });
         assert_eq!(form(Version::new(4, 16)), MenuForm::V3_15 { loadavg: false });
         assert_eq!(form(Version::new(4, 19)), MenuForm::V4_17);
+        let mut k = KernelConfig::of(Version::new(4, 16));
+        k.set_idle_tick(IdleTick::Governor);
+        assert_eq!(MenuForm::of(&k), MenuForm::V4_17);
         assert_eq!(form(Version::new(5, 9)), MenuForm::V4_17);
         assert_eq!(form(Version::new(6, 8)), MenuForm::V6_6);
         assert_eq!(form(Version::new(6, 13)), MenuForm::V6_13);
