@@ -6,9 +6,11 @@ CPU of each package. Its columns, as govlab fills them over the whole run:
 
 * ``Avg_MHz``: cycles over elapsed time, idle included = ``Bzy_MHz`` × ``Busy%``.
 * ``Busy%``: time in C0 (a task running) over elapsed time.
-* ``Bzy_MHz``: the clock while busy; here the CPU's policy clock averaged
-  over the run (govlab keeps time per frequency per policy, not per busy
-  CPU), so it is an approximation where the clock moves while the CPU idles.
+* ``Bzy_MHz``: the clock while busy, APERF/MPERF: the CPU's clock averaged
+  over its time in C0 (the result's ``c0_avg_khz``). Per interval
+  (``-i``) govlab has no per-CPU counters yet: there it is the CPU's clock
+  averaged over the interval, idle included, an approximation where the
+  clock moves while the CPU idles.
 * ``CPU%cN``: time in hardware core state N. turbostat reads the core's
   counters; here it is the CPU's own residency in the kernel states that
   request N (C1 and C1E are c1; C7s and deeper are c7). POLL is C0 to the
@@ -85,7 +87,8 @@ def turbostat_rows(d: Mapping[str, Any]) -> list[dict[str, Any]]:
     for cpu in d.get("cpus") or []:
         total = cpu["busy_s"] + cpu["idle_s"]
         busy = cpu["busy_s"] / total if total else 0.0
-        bzy = _avg_mhz(cpu.get("time_in_state") or {})
+        c0_khz = cpu.get("c0_avg_khz")
+        bzy = c0_khz / 1000.0 if c0_khz is not None else _avg_mhz(cpu.get("time_in_state") or {})
         row: dict[str, Any] = {
             "Package": cpu.get("package"),
             "Core": None if cpu.get("core") is None else cpu["core"] - first_core[cpu.get("package")],
