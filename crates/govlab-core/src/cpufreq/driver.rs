@@ -137,7 +137,7 @@ pub fn resolve(ctx: &BuildCtx, gov: &dyn CpufreqGovernor) -> Result<CpufreqDrive
 /// | driver | one policy per | source |
 /// |---|---|---|
 /// | `intel_pstate` (active and passive, `intel_cpufreq`) | logical CPU | `intel_pstate_cpu_init` / `intel_cpufreq_cpu_init` leave `policy->cpus` as the cpufreq core set it, the CPU alone; Documentation/admin-guide/pm/intel_pstate.rst, "General Information": it works with individual logical CPUs |
-/// | `acpi-cpufreq` | logical CPU | `acpi_cpufreq_cpu_init` copies the `_PSD` domain into `policy->cpus` only for software coordination (SW_ALL, SW_ANY); with hardware coordination (HW_ALL, assumed here: what Intel servers' firmware reports) each CPU is its own policy |
+/// | `acpi-cpufreq` | logical CPU, or clock domain | `acpi_cpufreq_cpu_init` copies the `_PSD` domain into `policy->cpus` only for software coordination (SW_ALL, SW_ANY: the platform file's `psd_coordination`); with hardware coordination (HW_ALL, the default here: what Intel servers' firmware reports) each CPU is its own policy |
 /// | `cpufreq-dt` | clock domain | `dt_cpufreq_early_init`: the CPUs sharing the OPP table (`opp-shared`, one clock) |
 /// | `powernv` | core | `powernv_cpufreq_cpu_init`: the threads of the core (`cpu_first_thread_sibling` .. `threads_per_core`) |
 ///
@@ -160,13 +160,14 @@ impl PolicyLayout {
     /// The layout `driver` makes on `platform`.
     pub fn of(platform: &Platform) -> Self {
         let mut cpus: Vec<Vec<CpuId>> = match platform.driver {
-            Driver::IntelPstate { .. } | Driver::AcpiCpufreq => {
+            Driver::IntelPstate { .. } => platform.cores.iter().flat_map(|c| c.cpus.iter().map(|&cpu| vec![cpu])).collect(),
+            Driver::AcpiCpufreq if !platform.psd_sw_coordination => {
                 platform.cores.iter().flat_map(|c| c.cpus.iter().map(|&cpu| vec![cpu])).collect()
             }
-            Driver::CpufreqDt => platform.freq_domains.iter().map(|d| d.cpus.clone()).collect(),
+            Driver::AcpiCpufreq | Driver::CpufreqDt => platform.freq_domains.iter().map(|d| d.cpus.clone()).collect(),
             Driver::Powernv { .. } => platform.cores.iter().map(|c| c.cpus.clone()).collect(),
         };
-        if matches!(platform.driver, Driver::IntelPstate { .. } | Driver::AcpiCpufreq) {
+        if matches!(platform.driver, Driver::IntelPstate { .. }) || (platform.driver == Driver::AcpiCpufreq && !platform.psd_sw_coordination) {
             cpus.sort_unstable();
         }
         let domain: Vec<usize> = cpus.iter().map(|c| platform.cpus[c[0]].freq_domain).collect();
@@ -277,6 +278,8 @@ mod tests {
         let mut acpi = bdw_plat.clone();
         acpi.driver = Driver::AcpiCpufreq;
         assert_eq!(PolicyLayout::of(&acpi), bdw);
+        acpi.psd_sw_coordination = true;
+        assert_eq!(PolicyLayout::of(&acpi).cpus, acpi.freq_domains.iter().map(|d| d.cpus.clone()).collect::<Vec<_>>());
         let juno = platform("juno-r0");
         let dt = PolicyLayout::of(&juno);
         assert_eq!(dt.cpus, juno.freq_domains.iter().map(|d| d.cpus.clone()).collect::<Vec<_>>());
