@@ -219,6 +219,12 @@ impl Aperf {
         }
     }
 
+    /// Whether the CPU is in C0 (counting; it votes for its clock).
+    #[inline]
+    pub fn in_c0(&self) -> bool {
+        self.since.is_some()
+    }
+
     /// The CPU enters (`c0`) or leaves C0 at `now`, the clock at `khz`.
     #[inline]
     fn switch(&mut self, c0: bool, now: Time, khz: u32) {
@@ -327,13 +333,15 @@ impl Engine {
         self.request_opp(d, opp);
     }
 
-    /// The highest request among domain `d`'s voting policies, else among all.
+    /// The highest request among domain `d`'s voting policies, else among
+    /// all. A CPU's vote is kept with its APERF (counting while in C0,
+    /// updated by [`Self::clock_vote_changed`]).
     fn voted_opp(&self, d: usize) -> usize {
         let (mut voted, mut any) = (None, 0);
         for &p in &self.pol.of_domain[d] {
             let req = self.policies[p].req_opp;
             any = any.max(req);
-            if self.pol.cpus[p].iter().any(|&c| self.cpu_votes(c)) {
+            if self.pol.cpus[p].iter().any(|&c| self.aperf[c].in_c0()) {
                 voted = Some(voted.map_or(req, |v: usize| v.max(req)));
             }
         }
@@ -345,6 +353,9 @@ impl Engine {
     pub(crate) fn clock_vote_changed(&mut self, cpu: CpuId) {
         let d = self.plat.cpus[cpu].freq_domain;
         let c0 = self.cpu_votes(cpu);
+        if c0 == self.aperf[cpu].in_c0() {
+            return;
+        }
         let (now, khz) = (self.now, self.domains[d].cur_khz);
         self.aperf[cpu].switch(c0, now, khz);
         if self.domains[d].shared {
