@@ -22,8 +22,10 @@ What turbostat prints, and how govlab fills it:
 * ``Avg_MHz`` (cycles over elapsed time) = ``Bzy_MHz`` × ``Busy%``.
 * ``Busy%``: time in C0 over elapsed time; C0 includes the kernel's POLL state
   (MPERF counts while the CPU spins).
-* ``Bzy_MHz``: the clock while in C0; here the CPU's policy clock averaged over
-  the run (govlab keeps time per frequency per policy, not per busy CPU), an
+* ``Bzy_MHz``: the clock while in C0, APERF/MPERF: over the whole run the
+  CPU's clock averaged over its time in C0 (the result's ``c0_avg_khz``);
+  per interval (``-i``) govlab has no per-CPU counters yet, so there it is the
+  CPU's policy clock averaged over the interval, idle included, an
   approximation where the clock moves while the CPU idles. govlab's own
   summary calls the same figure ``Bzy_MHz``.
 * ``TSC_MHz``: the part's base clock.
@@ -240,7 +242,8 @@ def _cpu_values(cpu: Mapping[str, Any], part: Part | None) -> dict[str, Any]:
     states = cpu.get("idle_states") or []
     poll = sum(s["time_s"] for s in states if s["name"].upper() == "POLL")
     busy = (cpu["busy_s"] + poll) / total if total else 0.0
-    bzy = _bzy_mhz(cpu.get("time_in_state") or {})
+    c0_khz = cpu.get("c0_avg_khz")
+    bzy = c0_khz / 1000.0 if c0_khz is not None else _bzy_mhz(cpu.get("time_in_state") or {})
     row: dict[str, Any] = {
         "Avg_MHz": None if bzy is None else bzy * busy,
         "Busy%": 100.0 * busy,

@@ -319,6 +319,7 @@ impl RunConfig {
                 hwp: c.hwp,
                 hz: c.hz,
                 housekeeping: c.platform.housekeeping.name(),
+                policies: ShownPolicy::all(&c.platform),
             },
             workload: ShownWorkload { name: self.workload.name.clone(), params: p.workload.resolved().into_iter().collect() },
             cpufreq: ShownGovernor {
@@ -375,6 +376,26 @@ pub struct ShownPlatform {
     /// The kernel's idle-CPU wakeup profile of this kind of machine (the
     /// platform file's `housekeeping`).
     pub housekeeping: &'static str,
+    /// The cpufreq policies the driver makes (`policyN` in sysfs), each
+    /// with its CPUs and the hardware clock domain it runs on.
+    pub policies: Vec<ShownPolicy>,
+}
+
+/// One cpufreq policy of a [`ShownPlatform`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ShownPolicy {
+    /// `policy->cpus`.
+    pub cpus: Vec<usize>,
+    /// The index of the clock domain (`freq_domain`) its CPUs run on;
+    /// policies with the same one share a clock.
+    pub clock_domain: usize,
+}
+
+impl ShownPolicy {
+    fn all(platform: &platform::Platform) -> Vec<ShownPolicy> {
+        let layout = cpufreq::driver::PolicyLayout::of(platform);
+        layout.cpus.iter().zip(&layout.domain).map(|(cpus, &clock_domain)| ShownPolicy { cpus: cpus.clone(), clock_domain }).collect()
+    }
 }
 
 /// The workload of a [`ShownConfig`]: every parameter, defaults included.

@@ -47,9 +47,7 @@
 use super::{CpufreqGovernor, Relation};
 use crate::error::{Error, Result};
 use crate::kernel::BuildCtx;
-use crate::platform::{CpuType, Driver, PstateMode};
-#[cfg(test)]
-use crate::platform::Platform;
+use crate::platform::{CpuId, CpuType, Driver, Platform, PstateMode};
 
 /// The scaling driver a run uses, resolved from the platform and the
 /// governor.
@@ -131,6 +129,68 @@ pub fn resolve(ctx: &BuildCtx, gov: &dyn CpufreqGovernor) -> Result<CpufreqDrive
     }
 }
 
+/// The cpufreq policies the platform's driver makes, and the hardware clock
+/// domain each one sits in. The platform file describes the clocks
+/// (`freq_domain`); the driver decides which CPUs a policy spans (Linux
+/// v6.8, each driver's `init` callback):
+///
+/// | driver | one policy per | source |
+/// |---|---|---|
+/// | `intel_pstate` (active and passive, `intel_cpufreq`) | logical CPU | `intel_pstate_cpu_init` / `intel_cpufreq_cpu_init` leave `policy->cpus` as the cpufreq core set it, the CPU alone; Documentation/admin-guide/pm/intel_pstate.rst, "General Information": it works with individual logical CPUs |
+/// | `acpi-cpufreq` | logical CPU, or clock domain | `acpi_cpufreq_cpu_init` copies the `_PSD` domain into `policy->cpus` only for software coordination (SW_ALL, SW_ANY: the platform file's `psd_coordination`); with hardware coordination (HW_ALL, the default here: what Intel servers' firmware reports) each CPU is its own policy |
+/// | `cpufreq-dt` | clock domain | `dt_cpufreq_early_init`: the CPUs sharing the OPP table (`opp-shared`, one clock) |
+/// | `powernv` | core | `powernv_cpufreq_cpu_init`: the threads of the core (`cpu_first_thread_sibling` .. `threads_per_core`) |
+///
+/// Where several policies share one clock, the hardware resolves their
+/// requests (machine/dvfs.rs, `resolve_domain`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyLayout {
+    /// Each policy's CPUs (`policy->cpus`), policies in the order of their
+    /// first CPU's core (the kernel names them after their first CPU).
+    pub cpus: Vec<Vec<CpuId>>,
+    /// The clock domain of each policy.
+    pub domain: Vec<usize>,
+    /// The policy of each CPU.
+    pub of_cpu: Vec<usize>,
+    /// The policies of each clock domain.
+    pub of_domain: Vec<Vec<usize>>,
+}
+
+impl PolicyLayout {
+    /// The layout `driver` makes on `platform`.
+    pub fn of(platform: &Platform) -> Self {
+        let mut cpus: Vec<Vec<CpuId>> = match platform.driver {
+            Driver::IntelPstate { .. } => platform.cores.iter().flat_map(|c| c.cpus.iter().map(|&cpu| vec![cpu])).collect(),
+            Driver::AcpiCpufreq if !platform.psd_sw_coordination => {
+                platform.cores.iter().flat_map(|c| c.cpus.iter().map(|&cpu| vec![cpu])).collect()
+            }
+            Driver::AcpiCpufreq | Driver::CpufreqDt => platform.freq_domains.iter().map(|d| d.cpus.clone()).collect(),
+            Driver::Powernv { .. } => platform.cores.iter().map(|c| c.cpus.clone()).collect(),
+        };
+        if matches!(platform.driver, Driver::IntelPstate { .. }) || (platform.driver == Driver::AcpiCpufreq && !platform.psd_sw_coordination) {
+            cpus.sort_unstable();
+        }
+        let domain: Vec<usize> = cpus.iter().map(|c| platform.cpus[c[0]].freq_domain).collect();
+        let mut of_cpu = vec![0; platform.nr_cpus()];
+        let mut of_domain = vec![Vec::new(); platform.freq_domains.len()];
+        for (p, cs) in cpus.iter().enumerate() {
+            for &c in cs {
+                of_cpu[c] = p;
+            }
+            of_domain[domain[p]].push(p);
+        }
+        PolicyLayout { cpus, domain, of_cpu, of_domain }
+    }
+
+    pub fn len(&self) -> usize {
+        self.cpus.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cpus.is_empty()
+    }
+}
+
 /// The table entry a relation picks for `khz` (cpufreq_frequency_table_target;
 /// for intel_cpufreq the same as its ceil / floor / round of the ratio).
 pub(crate) fn table_index(ct: &CpuType, khz: u32, relation: Relation) -> usize {
@@ -201,6 +261,39 @@ mod tests {
             CpufreqDriver::IntelCpufreq { hwp: false, strict_target: false }
         );
         assert_eq!(resolve(&BuildCtx::of(sky.clone()), &OwnGovernor).unwrap(), CpufreqDriver::IntelPstate);
+    }
+
+    /// The driver decides the policies; the platform's clocks stay what
+    /// they are: per logical CPU on intel_pstate (and acpi-cpufreq), per
+    /// clock on cpufreq-dt, per core on powernv, whatever the clock.
+    #[test]
+    fn each_driver_lays_out_its_policies() {
+        let sky = PolicyLayout::of(&platform("skylake-e3-1240v5"));
+        assert_eq!(sky.cpus, (0..8).map(|c| vec![c]).collect::<Vec<_>>());
+        assert!(sky.domain.iter().all(|&d| d == 0) && sky.of_domain == vec![(0..8).collect::<Vec<_>>()]);
+        let bdw_plat = platform("broadwell-2s-e5-2698v4");
+        let bdw = PolicyLayout::of(&bdw_plat);
+        assert_eq!(bdw.len(), 80);
+        assert!(bdw.of_domain.iter().all(|ps| ps.len() == 2), "a core's clock, its two threads' policies");
+        let mut acpi = bdw_plat.clone();
+        acpi.driver = Driver::AcpiCpufreq;
+        assert_eq!(PolicyLayout::of(&acpi), bdw);
+        acpi.psd_sw_coordination = true;
+        assert_eq!(PolicyLayout::of(&acpi).cpus, acpi.freq_domains.iter().map(|d| d.cpus.clone()).collect::<Vec<_>>());
+        let juno = platform("juno-r0");
+        let dt = PolicyLayout::of(&juno);
+        assert_eq!(dt.cpus, juno.freq_domains.iter().map(|d| d.cpus.clone()).collect::<Vec<_>>());
+        // POWER8: a core is a clock and a policy; POWER9: a quad's clock
+        // shared by four cores' policies.
+        let p8 = platform("power8");
+        let l8 = PolicyLayout::of(&p8);
+        assert_eq!(l8.cpus, p8.cores.iter().map(|c| c.cpus.clone()).collect::<Vec<_>>());
+        assert!(l8.of_domain.iter().enumerate().all(|(d, ps)| ps == &vec![d]));
+        let l9 = PolicyLayout::of(&platform("power9"));
+        assert!(l9.of_domain.iter().all(|ps| ps.len() == 4), "{:?}", l9.of_domain);
+        for (p, cpus) in l9.cpus.iter().enumerate() {
+            assert!(cpus.iter().all(|&c| l9.of_cpu[c] == p));
+        }
     }
 
     /// schedutil on intel_pstate forced into active mode: refused, saying

@@ -1,7 +1,9 @@
 //! cpufreq: the governor interface, its view of a policy, and the registry.
 //!
-//! As in the kernel, a governor drives *policies* (one per frequency domain:
-//! the CPUs that share a clock). It may install the scheduler's utilisation
+//! As in the kernel, a governor drives *policies*, laid out by the driver
+//! ([`driver::PolicyLayout`]: a logical CPU on intel_pstate and
+//! acpi-cpufreq, a clock on cpufreq-dt, a core on powernv); where policies
+//! share a clock, the hardware runs the highest request of the active ones. It may install the scheduler's utilisation
 //! hook ([`CpufreqGovernor::update_util`], called like
 //! `cpufreq_update_util()`: on PELT period boundaries, attach/detach, and
 //! with [`SCHED_CPUFREQ_IOWAIT`] when a task that waited for IO is enqueued)
@@ -124,7 +126,7 @@ pub struct PolicyRequests {
 
 /// A governor's view of one policy during a call.
 pub struct Policy<'a> {
-    /// Index of the policy (= frequency domain).
+    /// Index of the policy ([`driver::PolicyLayout`]).
     pub id: usize,
     pub cpus: &'a [CpuId],
     /// The driver's frequency table, ascending.

@@ -1,4 +1,5 @@
-//! The cpufreq core: starts governors on policies, forwards the scheduler's
+//! The cpufreq core: starts governors on policies (as the driver laid them
+//! out, [`crate::cpufreq::driver::PolicyLayout`]), forwards the scheduler's
 //! utilisation hook and the governors' timers, and hands their requests to
 //! the scaling driver (`cpufreq_driver.rs`): frequency targets through
 //! `driver_target`, HWP requests to the HWP hardware (`hwp.rs`).
@@ -129,22 +130,21 @@ impl Engine {
         }
     }
 
-    /// Call the governor for policy `d` and apply what it asked for.
-    fn call_governor(&mut self, d: usize, call: Call) {
+    /// Call the governor for policy `p` and apply what it asked for.
+    fn call_governor(&mut self, p: usize, call: Call) {
         let mut out = PolicyRequests::default();
         let mut gov = std::mem::replace(&mut self.cpufreq, Box::new(crate::cpufreq::performance::Performance));
         {
-            let fd = &self.plat.freq_domains[d];
-            let ct = &self.plat.cpu_types[fd.cpu_type];
-            let dom = &self.domains[d];
+            let pr = &self.policies[p];
+            let ct = self.plat.domain_type(pr.domain);
             let view = View { e: self };
             let mut policy = Policy {
-                id: d,
-                cpus: &fd.cpus,
+                id: p,
+                cpus: &self.pol.cpus[p],
                 opps: &ct.opps,
-                cur_khz: dom.policy_cur_khz,
-                min_khz: dom.min_khz,
-                max_khz: dom.max_khz,
+                cur_khz: pr.cur_khz,
+                min_khz: pr.min_khz,
+                max_khz: pr.max_khz,
                 cpuinfo_min_khz: ct.min_khz(),
                 cpuinfo_max_khz: ct.max_khz(),
                 transition_latency_ns: ct.transition_latency_ns,
@@ -160,33 +160,33 @@ impl Engine {
             }
         }
         self.cpufreq = gov;
-        self.apply_policy_requests(d, out);
+        self.apply_policy_requests(p, out);
     }
 
-    fn apply_policy_requests(&mut self, d: usize, out: PolicyRequests) {
+    fn apply_policy_requests(&mut self, p: usize, out: PolicyRequests) {
         if let Some((khz, relation)) = out.target {
-            self.driver_target(d, khz, relation, out.fast_switch);
+            self.driver_target(p, khz, relation, out.fast_switch);
         }
         if let Some(req) = out.hwp {
-            self.hwp_write_request(d, req);
+            self.hwp_write_request(p, req);
         }
         if out.cancel_timer {
-            let dom = &mut self.domains[d];
-            dom.timer_gen = dom.timer_gen.wrapping_add(1);
-            dom.timer_deferred = false;
+            let pr = &mut self.policies[p];
+            pr.timer_gen = pr.timer_gen.wrapping_add(1);
+            pr.timer_deferred = false;
         }
         if let Some((delay, deferrable)) = out.timer {
-            let dom = &mut self.domains[d];
-            dom.timer_gen = dom.timer_gen.wrapping_add(1);
-            dom.timer_deferrable = deferrable;
-            dom.timer_deferred = false;
-            let gen = dom.timer_gen;
-            self.q.schedule(self.now + delay, Event::GovTimer { domain: d as u32, gen });
+            let pr = &mut self.policies[p];
+            pr.timer_gen = pr.timer_gen.wrapping_add(1);
+            pr.timer_deferrable = deferrable;
+            pr.timer_deferred = false;
+            let gen = pr.timer_gen;
+            self.q.schedule(self.now + delay, Event::GovTimer { policy: p as u32, gen });
         }
     }
 
-    pub(crate) fn governor_start(&mut self, d: usize) {
-        self.call_governor(d, Call::Start);
+    pub(crate) fn governor_start(&mut self, p: usize) {
+        self.call_governor(p, Call::Start);
     }
 
     /// cpufreq_update_util(): the scheduler's hook on `cpu`, called from
@@ -195,7 +195,7 @@ impl Engine {
     /// calling CPU ([`RemoteHookCalls`], v6.8).
     pub(crate) fn cpufreq_update_util(&mut self, cpu: CpuId, flags: u32) {
         if self.cpufreq_hook {
-            let d = self.plat.cpus[cpu].freq_domain;
+            let p = self.pol.of_cpu[cpu];
             if let Some(this) = self.hook_this_cpu.filter(|&c| c != cpu) {
                 // Before v4.14 (674e75411fc2) the scheduler made no remote
                 // calls: cfs_rq_util_change called the hook only for this
@@ -204,39 +204,36 @@ impl Engine {
                     return;
                 }
                 let accept = match self.cpufreq.remote_hook_calls() {
-                    RemoteHookCalls::PolicyCpus => self.plat.cpus[this].freq_domain == d,
+                    RemoteHookCalls::PolicyCpus => self.pol.of_cpu[this] == p,
                     RemoteHookCalls::OwnCpu => false,
                 };
                 if !accept {
                     return;
                 }
             }
-            self.call_governor(d, Call::Update { cpu, flags });
+            self.call_governor(p, Call::Update { cpu, flags });
         }
     }
 
     /// A governor timer expired. A deferrable one waits while every CPU of
     /// the policy is idle and fires at the first wakeup.
-    pub(crate) fn governor_timer_fired(&mut self, d: usize) {
-        let all_idle = self.plat.freq_domains[d]
-            .cpus
-            .iter()
-            .all(|&c| self.rqs[c].idle_state().is_some());
-        if self.domains[d].timer_deferrable && all_idle {
-            self.domains[d].timer_deferred = true;
+    pub(crate) fn governor_timer_fired(&mut self, p: usize) {
+        let all_idle = self.pol.cpus[p].iter().all(|&c| self.rqs[c].idle_state().is_some());
+        if self.policies[p].timer_deferrable && all_idle {
+            self.policies[p].timer_deferred = true;
             return;
         }
-        self.call_governor(d, Call::Timer);
+        self.call_governor(p, Call::Timer);
     }
 
-    /// A CPU of policy `d` woke: run a deferred governor timer, and the
+    /// A CPU of its policy woke: run a deferred governor timer, and the
     /// driver's if it has one waiting.
     pub(crate) fn run_deferred_timer(&mut self, cpu: CpuId) {
-        let d = self.plat.cpus[cpu].freq_domain;
-        if self.domains[d].timer_deferred {
-            self.domains[d].timer_deferred = false;
-            self.call_governor(d, Call::Timer);
+        let p = self.pol.of_cpu[cpu];
+        if self.policies[p].timer_deferred {
+            self.policies[p].timer_deferred = false;
+            self.call_governor(p, Call::Timer);
         }
-        self.run_deferred_driver_timer(d);
+        self.run_deferred_driver_timer(p);
     }
 }

@@ -15,9 +15,10 @@ use crate::platform::hwp::{HwpRequest, HWP_EPP_FIRMWARE_DEFAULT};
 use crate::platform::INTEL_PSTATE_SCALING_KHZ;
 
 impl Engine {
-    /// A governor's frequency request for policy `d` reaches the driver
+    /// A governor's frequency request for policy `p` reaches the driver
     /// (already clamped to the policy limits).
-    pub(crate) fn driver_target(&mut self, d: usize, khz: u32, relation: Relation, fast_switch: bool) {
+    pub(crate) fn driver_target(&mut self, p: usize, khz: u32, relation: Relation, fast_switch: bool) {
+        let d = self.policies[p].domain;
         let ct = self.plat.domain_type(d);
         let opp = table_index(ct, khz, relation);
         let opp_khz = ct.opps[opp].khz;
@@ -25,27 +26,44 @@ impl Engine {
         // already, unless the driver wants every call
         // (CPUFREQ_NEED_UPDATE_LIMITS: intel_cpufreq).
         let every_call = matches!(self.cpufreq_driver, CpufreqDriver::IntelCpufreq { .. });
-        if !fast_switch && !every_call && opp_khz == self.domains[d].policy_cur_khz {
+        if !fast_switch && !every_call && opp_khz == self.policies[p].cur_khz {
             return;
         }
-        self.domains[d].policy_cur_khz = opp_khz;
+        self.policies[p].cur_khz = opp_khz;
+        // Where policies share a clock, each says what it asked for now
+        // (intel_pstate_set_pstate and cpufreq_driver_fast_switch trace
+        // cpu_frequency for the policy's CPUs, v6.8; the target path's
+        // transition notifier likewise); a policy that is its clock says so
+        // when the clock switches (machine/dvfs.rs).
+        if self.domains[d].shared {
+            self.trace_policy_frequency(p, opp_khz);
+        }
         match self.cpufreq_driver {
             CpufreqDriver::Table(_) | CpufreqDriver::IntelPstate | CpufreqDriver::IntelCpufreq { hwp: false, .. } => {
-                self.request_opp(d, opp);
+                self.policy_request(p, opp);
             }
             CpufreqDriver::IntelCpufreq { hwp: true, strict_target } => {
                 let pstate = opp_khz / INTEL_PSTATE_SCALING_KHZ;
-                let max_perf_ratio = (self.domains[d].max_khz / INTEL_PSTATE_SCALING_KHZ).max(pstate);
+                let max_perf_ratio = (self.policies[p].max_khz / INTEL_PSTATE_SCALING_KHZ).max(pstate);
                 let req = HwpRequest {
                     min_perf: pstate,
                     max_perf: if strict_target { pstate } else { max_perf_ratio },
                     desired_perf: 0,
                     epp: HWP_EPP_FIRMWARE_DEFAULT,
                 };
-                self.hwp_write_request(d, req);
+                self.hwp_write_request(p, req);
             }
             CpufreqDriver::Powernv { global_pstate } => {
-                self.powernv_target(d, opp, global_pstate && !fast_switch);
+                self.powernv_target(p, opp, global_pstate && !fast_switch);
+            }
+        }
+    }
+
+    /// `cpu_frequency` for each CPU of policy `p`, at `khz`.
+    pub(crate) fn trace_policy_frequency(&mut self, p: usize, khz: u32) {
+        if let Some(t) = self.trace.as_mut() {
+            for &cpu in &self.pol.cpus[p] {
+                t.cpu_frequency(self.now, cpu, khz);
             }
         }
     }

@@ -41,7 +41,7 @@
 use super::hwp::HwpRt;
 use super::powernv::GlobalPstateInfo;
 use super::{Engine, Event};
-use crate::platform::{FreqDomain, Platform};
+use crate::platform::{CpuId, FreqDomain, Platform};
 use crate::sim::Time;
 
 /// How often the package power controller re-evaluates turbo limits
@@ -66,7 +66,8 @@ fn scale_of(khz: u32, ref_khz: u32) -> u64 {
     ((u64::from(khz) << 10) / u64::from(ref_khz)).min(1024)
 }
 
-/// Runtime state of a frequency domain (one cpufreq policy).
+/// Runtime state of a hardware clock domain: the clock its policies'
+/// requests resolve to (see [`Engine::resolve_domain`]).
 #[derive(Debug, Clone)]
 pub struct DomainRt {
     /// OPP the clock runs at now (index into the cpu type's table).
@@ -78,31 +79,46 @@ pub struct DomainRt {
     /// The frequency that is 1024 for frequency invariance (kernel::FreqInvariance),
     /// kHz; 0 when the kernel has none.
     pub freq_ref_khz: u32,
-    /// OPP the driver was asked for (before the turbo grant).
+    /// The resolved request (before the turbo grant): the highest of its
+    /// policies' requests, as [`Engine::resolve_domain`] votes them.
     pub req_opp: usize,
     /// Transition in flight: target OPP.
     pub in_flight: Option<usize>,
     /// Generation of the in-flight transition's event.
     pub gen: u32,
-    /// Policy limits, kHz.
-    pub min_khz: u32,
-    pub max_khz: u32,
-    /// Frequency the governor last set (policy->cur), kHz.
-    pub policy_cur_khz: u32,
-    /// Governor timer: generation, and whether it is deferrable and waiting
-    /// for a CPU of the policy to wake.
-    pub timer_gen: u32,
-    pub timer_deferrable: bool,
-    pub timer_deferred: bool,
     /// Accounting: ns per OPP and number of frequency changes.
     pub time_in_opp_ns: Vec<u64>,
     pub since_ns: Time,
     pub transitions: u64,
     /// ∫ clock frequency dt up to `since_ns`, kHz·ns (the APERF-like counter).
     pub khz_ns: u128,
+    /// More than one policy requests this clock: the hardware resolves
+    /// their votes when one changes or a CPU enters or leaves idle.
+    pub shared: bool,
+}
+
+/// Runtime state of a cpufreq policy (struct cpufreq_policy and the
+/// driver's per-policy data), and the request its CPUs' registers hold.
+#[derive(Debug, Clone)]
+pub struct PolicyRt {
+    /// The clock domain the policy's CPUs run on.
+    pub domain: usize,
+    /// OPP the policy's CPUs ask the hardware for (PERF_CTL, the HWP
+    /// hardware's level, PMCR's local P-state, or the clock's rate).
+    pub req_opp: usize,
+    /// Policy limits, kHz.
+    pub min_khz: u32,
+    pub max_khz: u32,
+    /// Frequency the governor last set (policy->cur), kHz.
+    pub cur_khz: u32,
+    /// Governor timer: generation, and whether it is deferrable and waiting
+    /// for a CPU of the policy to wake.
+    pub timer_gen: u32,
+    pub timer_deferrable: bool,
+    pub timer_deferred: bool,
     /// The HWP hardware, once the OS enabled it with a first request.
     pub hwp: Option<HwpRt>,
-    /// The OPP whose voltage the domain holds its rail at, at least
+    /// The OPP whose voltage the policy holds its rail at, at least
     /// (powernv's global P-state; 0 = no floor beyond the clock's need).
     pub volt_opp: usize,
     /// powernv's per-policy ramp-down state (policy->driver_data).
@@ -113,8 +129,30 @@ pub struct DomainRt {
     pub driver_timer_deferred: bool,
 }
 
+impl PolicyRt {
+    /// Policy of clock domain `d`, asking for the domain's boot OPP.
+    pub fn new(plat: &Platform, d: usize, dom: &DomainRt) -> Self {
+        let ct = plat.domain_type(d);
+        PolicyRt {
+            domain: d,
+            req_opp: dom.req_opp,
+            min_khz: ct.min_khz(),
+            max_khz: ct.max_khz(),
+            cur_khz: dom.cur_khz,
+            timer_gen: 0,
+            timer_deferrable: false,
+            timer_deferred: false,
+            hwp: None,
+            volt_opp: 0,
+            gpstate: GlobalPstateInfo::default(),
+            driver_timer_gen: 0,
+            driver_timer_deferred: false,
+        }
+    }
+}
+
 impl DomainRt {
-    pub fn new(plat: &Platform, d: &FreqDomain, freq_ref_khz: u32) -> Self {
+    pub fn new(plat: &Platform, d: &FreqDomain, freq_ref_khz: u32, shared: bool) -> Self {
         let ct = &plat.cpu_types[d.cpu_type];
         // Boot frequency: the highest non-turbo OPP (assumed: what most
         // firmware leaves the clock at when the kernel takes over).
@@ -127,21 +165,11 @@ impl DomainRt {
             req_opp: boot,
             in_flight: None,
             gen: 0,
-            min_khz: ct.min_khz(),
-            max_khz: ct.max_khz(),
-            policy_cur_khz: ct.opps[boot].khz,
-            timer_gen: 0,
-            timer_deferrable: false,
-            timer_deferred: false,
             time_in_opp_ns: vec![0; ct.opps.len()],
             since_ns: 0,
             transitions: 0,
             khz_ns: 0,
-            hwp: None,
-            volt_opp: 0,
-            gpstate: GlobalPstateInfo::default(),
-            driver_timer_gen: 0,
-            driver_timer_deferred: false,
+            shared,
         }
     }
 
@@ -159,6 +187,57 @@ impl DomainRt {
     }
 }
 
+/// A CPU's APERF and MPERF, as turbostat reads them: the clock's cycles
+/// and the time while the CPU is in C0 (both stop in C1 and deeper; Intel
+/// SDM vol. 3B §14.2, "IA32_APERF ... counts ... in C0"). Their ratio is the
+/// CPU's effective clock while busy, turbostat's Bzy_MHz.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Aperf {
+    /// ∫ clock dt over C0 time, kHz·ns, up to `since`.
+    pub khz_ns: u128,
+    /// C0 time up to `since`, ns.
+    pub c0_ns: u64,
+    /// Counting since then (in C0), or stopped.
+    since: Option<Time>,
+}
+
+impl Aperf {
+    /// A CPU that starts in C0 at time 0.
+    pub fn running() -> Self {
+        Aperf { since: Some(0), ..Aperf::default() }
+    }
+
+    /// Bring the counters up to `now` at clock `khz` (unchanged since the
+    /// last call).
+    #[inline]
+    pub fn advance(&mut self, now: Time, khz: u32) {
+        if let Some(t) = self.since {
+            let dt = now - t;
+            self.khz_ns += u128::from(dt) * u128::from(khz);
+            self.c0_ns += dt;
+            self.since = Some(now);
+        }
+    }
+
+    /// Whether the CPU is in C0 (counting; it votes for its clock).
+    #[inline]
+    pub fn in_c0(&self) -> bool {
+        self.since.is_some()
+    }
+
+    /// The CPU enters (`c0`) or leaves C0 at `now`, the clock at `khz`.
+    #[inline]
+    fn switch(&mut self, c0: bool, now: Time, khz: u32) {
+        self.advance(now, khz);
+        self.since = c0.then_some(now);
+    }
+
+    /// The average clock over C0 time, kHz; None before any.
+    pub fn avg_khz(&self) -> Option<f64> {
+        (self.c0_ns > 0).then(|| self.khz_ns as f64 / self.c0_ns as f64)
+    }
+}
+
 /// Runtime state of a voltage rail.
 #[derive(Debug, Clone, Default)]
 pub struct VoltageRt {
@@ -166,20 +245,24 @@ pub struct VoltageRt {
 }
 
 impl Engine {
-    /// The voltage domain `d` needs: its clock's, or its floor's if higher.
-    /// A power-limit ceiling clips the floor as it clips the clock (the
-    /// OCC's vote limits the chip's P-states, global ones included).
+    /// The voltage domain `d` needs: its clock's, or its policies' highest
+    /// floor if higher. A power-limit ceiling clips the floor as it clips
+    /// the clock (the OCC's vote limits the chip's P-states, global ones
+    /// included).
     fn domain_mv(&self, d: usize) -> u32 {
         let dom = &self.domains[d];
         let cap = self.packages[self.plat.freq_domains[d].package].cap_opp;
-        self.plat.domain_type(d).opps[dom.cur_opp.max(dom.volt_opp.min(cap))].mv
+        let floor = self.pol.of_domain[d].iter().map(|&p| self.policies[p].volt_opp).max().unwrap_or(0);
+        self.plat.domain_type(d).opps[dom.cur_opp.max(floor.min(cap))].mv
     }
 
-    /// Set the OPP whose voltage domain `d` holds (powernv's global
-    /// P-state). A lower floor lowers the rail now; a higher one takes
-    /// effect when the clock next switches (the regulator slews first).
-    pub(crate) fn set_volt_opp(&mut self, d: usize, opp: usize) {
-        self.domains[d].volt_opp = opp;
+    /// Set the OPP whose voltage policy `p` holds its domain's rail at
+    /// (powernv's global P-state). A lower floor lowers the rail now; a
+    /// higher one takes effect when the clock next switches (the regulator
+    /// slews first).
+    pub(crate) fn set_volt_opp(&mut self, p: usize, opp: usize) {
+        self.policies[p].volt_opp = opp;
+        let d = self.policies[p].domain;
         let vd = self.plat.freq_domains[d].voltage_domain;
         let rail = self.rail_mv(vd);
         if rail < self.vdomains[vd].mv {
@@ -207,8 +290,84 @@ impl Engine {
         self.vdomains[vd].mv = self.vdomains[vd].mv.max(mv);
     }
 
-    /// The driver was asked for OPP `opp`.
-    pub(crate) fn request_opp(&mut self, d: usize, opp: usize) {
+    /// Policy `p`'s CPUs ask the hardware for OPP `opp` (the driver wrote
+    /// their registers, or the HWP hardware chose it).
+    pub(crate) fn policy_request(&mut self, p: usize, opp: usize) {
+        self.policies[p].req_opp = opp;
+        self.resolve_domain(self.policies[p].domain);
+    }
+
+    /// Whether `cpu` votes in its clock domain's resolution: it is active,
+    /// in C0. The Intel datasheets resolve a shared clock to "the highest
+    /// frequency P-state requested among all active cores" (6th Gen Intel
+    /// Core / Xeon E3-1200 v5 Datasheet Vol. 1, §4.2.1 "Enhanced Intel
+    /// SpeedStep Technology"; the same sentence in the Xeon E5-2600 v2/v3/v4
+    /// datasheets, §4.2.1) and count for turbo "the number of cores
+    /// operating in the C0 state" (§3.x "Intel Turbo Boost Technology"):
+    /// an active core is one in C0. A CPU in a polling state is in C0 to
+    /// the hardware and votes; one in C1 or deeper (halted, clock gated)
+    /// does not. A CPU leaving idle votes from the interrupt on (the core
+    /// powers up to run at the resolved clock). SMT siblings of a core
+    /// resolve the same way (assumed: IA32_PERF_CTL is per logical
+    /// processor, and the SDM gives no other rule for the core).
+    #[inline]
+    fn cpu_votes(&self, cpu: CpuId) -> bool {
+        match self.rqs[cpu].idle_state() {
+            None => true,
+            Some(s) => self.plat.cpu_type_of(cpu).idle_states[s].polling,
+        }
+    }
+
+    /// The hardware resolves clock domain `d`'s request: the highest
+    /// request among the policies with a voting CPU ([`Self::cpu_votes`]).
+    /// When no CPU of the domain votes there is nothing to resolve and the
+    /// highest standing request stands; a domain of one policy (cpufreq-dt's
+    /// clusters, POWER8's cores) therefore always runs its policy's request.
+    /// With HWP each policy's level is the one its HWP hardware chose
+    /// (machine/hwp.rs) and the domain resolves the same way (assumed: the
+    /// SDM, vol. 3B §14.4, leaves the resolution of logical processors
+    /// sharing a clock to the hardware). POWER9's quad runs the fastest
+    /// request of its cores' by the same rule (assumed, see power9.toml).
+    pub(crate) fn resolve_domain(&mut self, d: usize) {
+        let opp = if self.domains[d].shared { self.voted_opp(d) } else { self.policies[self.pol.of_domain[d][0]].req_opp };
+        self.request_opp(d, opp);
+    }
+
+    /// The highest request among domain `d`'s voting policies, else among
+    /// all. A CPU's vote is kept with its APERF (counting while in C0,
+    /// updated by [`Self::clock_vote_changed`]).
+    fn voted_opp(&self, d: usize) -> usize {
+        let (mut voted, mut any) = (None, 0);
+        for &p in &self.pol.of_domain[d] {
+            let req = self.policies[p].req_opp;
+            any = any.max(req);
+            if self.pol.cpus[p].iter().any(|&c| self.aperf[c].in_c0()) {
+                voted = Some(voted.map_or(req, |v: usize| v.max(req)));
+            }
+        }
+        voted.unwrap_or(any)
+    }
+
+    /// `cpu` entered or left idle: its APERF stops or starts counting, and
+    /// a shared clock re-resolves its votes.
+    pub(crate) fn clock_vote_changed(&mut self, cpu: CpuId) {
+        let d = self.plat.cpus[cpu].freq_domain;
+        let c0 = self.cpu_votes(cpu);
+        if c0 == self.aperf[cpu].in_c0() {
+            return;
+        }
+        let (now, khz) = (self.now, self.domains[d].cur_khz);
+        self.aperf[cpu].switch(c0, now, khz);
+        if self.domains[d].shared {
+            let opp = self.voted_opp(d);
+            if opp != self.domains[d].req_opp {
+                self.request_opp(d, opp);
+            }
+        }
+    }
+
+    /// The hardware of clock domain `d` was asked for OPP `opp`.
+    fn request_opp(&mut self, d: usize, opp: usize) {
         self.domains[d].req_opp = opp;
         let ct = self.plat.domain_type(d);
         if ct.opps[opp].turbo {
@@ -280,8 +439,10 @@ impl Engine {
         let Some(target) = self.domains[d].in_flight.take() else { return };
         let cpus = self.plat.freq_domains[d].cpus.clone();
         // PELT clocks advance at the old frequency up to now.
+        let old_khz = self.domains[d].cur_khz;
         for &cpu in &cpus {
             self.update_rq_clock(cpu);
+            self.aperf[cpu].advance(self.now, old_khz);
         }
         let ct = self.plat.domain_type(d);
         let khz = ct.opps[target].khz;
@@ -305,9 +466,15 @@ impl Engine {
                 self.refresh_domain_power(fd);
             }
         }
-        if let Some(t) = self.trace.as_mut() {
-            for &cpu in &cpus {
-                t.cpu_frequency(now, cpu, khz);
+        // A policy that is the clock (cpufreq-dt's, POWER8's) says so when
+        // the clock has switched (its driver's target returns then); where
+        // policies share a clock each says what it asked for, when it asks
+        // (machine/cpufreq_driver.rs).
+        if !self.domains[d].shared {
+            if let Some(t) = self.trace.as_mut() {
+                for &cpu in &cpus {
+                    t.cpu_frequency(now, cpu, khz);
+                }
             }
         }
         for &cpu in &cpus {
@@ -416,11 +583,15 @@ impl Engine {
         self.domains[self.plat.cpus[cpu].freq_domain].freq_scale
     }
 
-    /// Close time_in_state accounting at now.
+    /// Close time_in_state accounting (and the CPUs' APERF) at now.
     pub(crate) fn close_time_in_state(&mut self) {
         let now = self.now;
         for dom in &mut self.domains {
             dom.account_until(now);
+        }
+        for cpu in 0..self.aperf.len() {
+            let khz = self.domains[self.plat.cpus[cpu].freq_domain].cur_khz;
+            self.aperf[cpu].advance(now, khz);
         }
     }
 }

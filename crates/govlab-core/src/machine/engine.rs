@@ -8,12 +8,12 @@
 
 use std::path::Path;
 
-use super::dvfs::{DomainRt, VoltageRt};
+use super::dvfs::{DomainRt, PolicyRt, VoltageRt};
 use super::energy::CoreEnergy;
 use super::exec::{ChannelRt, DeviceRt, MutexRt, SourceRt, SyncRt};
 use super::rq::{CpuRq, Task};
 use super::Event;
-use crate::cpufreq::driver::CpufreqDriver;
+use crate::cpufreq::driver::{CpufreqDriver, PolicyLayout};
 use crate::cpufreq::CpufreqGovernor;
 use crate::cpuidle::{CpuidleGovernor, IdleDevice};
 use crate::error::Result;
@@ -108,7 +108,13 @@ pub struct Engine {
     pub(crate) work_per_cycle: Vec<f64>,
 
     pub(crate) cores: Vec<CoreEnergy>,
+    /// Hardware clock domains, and the cpufreq policies the driver made
+    /// over them (cpufreq::driver::PolicyLayout).
     pub(crate) domains: Vec<DomainRt>,
+    pub(crate) pol: PolicyLayout,
+    pub(crate) policies: Vec<PolicyRt>,
+    /// Each CPU's APERF/MPERF (machine/dvfs.rs).
+    pub(crate) aperf: Vec<super::dvfs::Aperf>,
     pub(crate) vdomains: Vec<VoltageRt>,
     pub(crate) packages: Vec<PackageRt>,
     /// Uncore and DRAM ledgers and package C-states (machine/energy.rs).
@@ -238,11 +244,14 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let eas = super::eas::Eas::build(&platform, &kernel, cpufreq.as_ref(), asym_cpucap).map(Box::new);
     let work_per_cycle = (0..platform.cpu_types.len()).map(|t| platform.work_per_cycle(t)).collect();
     let invariance = kernel.freq_invariance(&platform);
-    let domains = platform
+    let pol = PolicyLayout::of(&platform);
+    let domains: Vec<DomainRt> = platform
         .freq_domains
         .iter()
-        .map(|d| DomainRt::new(&platform, d, invariance.reference_khz(&platform.cpu_types[d.cpu_type])))
+        .enumerate()
+        .map(|(i, d)| DomainRt::new(&platform, d, invariance.reference_khz(&platform.cpu_types[d.cpu_type]), pol.of_domain[i].len() > 1))
         .collect();
+    let policies = pol.domain.iter().map(|&d| PolicyRt::new(&platform, d, &domains[d])).collect();
     let pelt = PeltRules::for_kernel(&kernel);
     let util_est = kernel.util_est();
     let remote_callbacks = kernel.remote_callbacks();
@@ -290,6 +299,9 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         work_per_cycle,
         cores,
         domains,
+        pol,
+        policies,
+        aperf: vec![super::dvfs::Aperf::running(); n],
         vdomains,
         pkg_energy: cores_per_package.iter().map(|&n| super::energy::PackageEnergy::new(n)).collect(),
         packages,
@@ -368,8 +380,8 @@ impl Engine {
             let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
             self.cpuidle.enable(&dev);
         }
-        for d in 0..self.domains.len() {
-            self.governor_start(d);
+        for p in 0..self.policies.len() {
+            self.governor_start(p);
         }
         self.start_power_limits();
         // Every CPU starts idle.
@@ -474,11 +486,11 @@ impl Engine {
                 }
                 live
             }
-            Event::GovTimer { domain, gen } => {
-                let d = domain as usize;
-                let live = self.domains[d].timer_gen == gen;
+            Event::GovTimer { policy, gen } => {
+                let p = policy as usize;
+                let live = self.policies[p].timer_gen == gen;
                 if live {
-                    self.governor_timer_fired(d);
+                    self.governor_timer_fired(p);
                 }
                 live
             }
@@ -490,8 +502,8 @@ impl Engine {
                 self.power_limit_tick(package as usize);
                 true
             }
-            Event::HwpTick { domain, gen } => self.hwp_tick(domain as usize, gen),
-            Event::DriverTimer { domain, gen } => self.driver_timer(domain as usize, gen),
+            Event::HwpTick { policy, gen } => self.hwp_tick(policy as usize, gen),
+            Event::DriverTimer { policy, gen } => self.driver_timer(policy as usize, gen),
             Event::RtPeriod { gen } => self.rt_period_timer(gen),
             Event::DlTimer { task, gen } => self.dl_task_timer(task as usize, gen),
             Event::Housekeeping { cpu } => self.housekeeping_due(cpu as usize),

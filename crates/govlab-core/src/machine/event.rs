@@ -38,16 +38,16 @@ pub enum Event {
     /// The scheduler tick of a CPU.
     Tick { cpu: u32, gen: u32 },
     /// A cpufreq governor's sampling timer for a policy.
-    GovTimer { domain: u32, gen: u32 },
+    GovTimer { policy: u32, gen: u32 },
     /// The package power controller re-evaluates the turbo limit.
     PcuTick { package: u32 },
     /// The package power controller's power-limit loop (RAPL PL1, the OCC's
     /// power cap) takes a step.
     LimitTick { package: u32 },
-    /// A domain's HWP hardware re-evaluates its P-state.
-    HwpTick { domain: u32, gen: u32 },
+    /// A policy's HWP hardware (its logical CPU's) re-evaluates its level.
+    HwpTick { policy: u32, gen: u32 },
     /// A cpufreq driver's own timer for a policy (powernv's global P-state).
-    DriverTimer { domain: u32, gen: u32 },
+    DriverTimer { policy: u32, gen: u32 },
     /// The RT bandwidth period timer (sched_rt_period_timer, v6.8).
     RtPeriod { gen: u32 },
     /// A SCHED_DEADLINE task's replenishment timer (dl_task_timer, v6.8).

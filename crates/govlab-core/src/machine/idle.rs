@@ -123,6 +123,7 @@ impl Engine {
             t.cpu_idle(now, cpu, sel.state as u32);
         }
         self.refresh_core_power(self.plat.cpus[cpu].core);
+        self.clock_vote_changed(cpu);
     }
 
     /// Enter idle with the state to be chosen in hindsight. The tick stays
@@ -146,6 +147,7 @@ impl Engine {
         rq.hindsight = true;
         rq.idle_gen = rq.idle_gen.wrapping_add(1);
         self.refresh_core_power(self.plat.cpus[cpu].core);
+        self.clock_vote_changed(cpu);
     }
 
     /// The undecided idle period of `cpu` ends now: the governor chooses
@@ -230,6 +232,7 @@ impl Engine {
         rq.idle_gen = rq.idle_gen.wrapping_add(1);
         let gen = rq.idle_gen;
         self.refresh_core_power(self.plat.cpus[cpu].core);
+        self.clock_vote_changed(cpu);
         if exit == 0 {
             self.idle_exit_done(cpu);
         } else {

@@ -91,6 +91,7 @@ impl Engine {
                         .map(|(o, &ns)| (o.khz, ns as f64 / 1e9))
                         .collect(),
                     transitions: dom.transitions,
+                    c0_avg_khz: self.aperf[cpu].avg_khz(),
                     idle_states: ct
                         .idle_states
                         .iter()

@@ -21,7 +21,7 @@
 //! | `idle.rs` | kernel/sched/idle.c and drivers/cpuidle/cpuidle.c |
 //! | `cpufreq.rs` | drivers/cpufreq/cpufreq.c: policies, governor calls |
 //! | `cpufreq_driver.rs`, `powernv.rs` | the scaling drivers' target paths |
-//! | `dvfs.rs`, `hwp.rs` | clock, voltage and HWP hardware |
+//! | `dvfs.rs`, `hwp.rs` | clock, voltage and HWP hardware; a shared clock's resolution of its policies' requests |
 //! | `energy.rs` | energy integration |
 //! | `housekeeping.rs` | per-CPU kernel work on idle CPUs (timer softirq, RCU, vmstat, kworkers) |
 //! | `exec.rs` | the workload interpreter, devices and block IO completion |
@@ -30,6 +30,8 @@
 //! | `external.rs` | faults of governors from outside the crate |
 
 mod capacity;
+#[cfg(test)]
+mod clock_domain_tests;
 mod deadline;
 pub mod eas;
 mod fair_group;

@@ -39,40 +39,40 @@ impl Engine {
 
     /// Write PMCR: the local P-state to the clock, the global one to the
     /// voltage the core holds.
-    fn set_pstate(&mut self, d: usize, global: usize, local: usize) {
-        let g = &mut self.domains[d].gpstate;
+    fn set_pstate(&mut self, p: usize, global: usize, local: usize) {
+        let g = &mut self.policies[p].gpstate;
         g.last_gpstate = global;
         g.last_lpstate = local;
-        self.request_opp(d, local);
-        self.set_volt_opp(d, global);
+        self.policy_request(p, local);
+        self.set_volt_opp(p, global);
     }
 
-    fn queue_gpstate_timer(&mut self, d: usize) {
-        let delay_ms = timer_interval_ms(self.domains[d].gpstate.elapsed_time_ms);
-        let dom = &mut self.domains[d];
-        dom.driver_timer_gen = dom.driver_timer_gen.wrapping_add(1);
-        dom.driver_timer_deferred = false;
+    fn queue_gpstate_timer(&mut self, p: usize) {
+        let delay_ms = timer_interval_ms(self.policies[p].gpstate.elapsed_time_ms);
+        let pr = &mut self.policies[p];
+        pr.driver_timer_gen = pr.driver_timer_gen.wrapping_add(1);
+        pr.driver_timer_deferred = false;
         let at: Time = self.now + delay_ms * NSEC_PER_MSEC;
-        self.q.schedule(at, Event::DriverTimer { domain: d as u32, gen: dom.driver_timer_gen });
+        self.q.schedule(at, Event::DriverTimer { policy: p as u32, gen: pr.driver_timer_gen });
     }
 
-    fn cancel_gpstate_timer(&mut self, d: usize) {
-        let dom = &mut self.domains[d];
-        dom.driver_timer_gen = dom.driver_timer_gen.wrapping_add(1);
-        dom.driver_timer_deferred = false;
+    fn cancel_gpstate_timer(&mut self, p: usize) {
+        let pr = &mut self.policies[p];
+        pr.driver_timer_gen = pr.driver_timer_gen.wrapping_add(1);
+        pr.driver_timer_deferred = false;
     }
 
-    /// powernv_cpufreq_target_index for policy `d`'s new local P-state
+    /// powernv_cpufreq_target_index for policy `p`'s new local P-state
     /// `new` (steps 1–2); `ramp` false writes global = local.
-    pub(crate) fn powernv_target(&mut self, d: usize, new: usize, ramp: bool) {
+    pub(crate) fn powernv_target(&mut self, p: usize, new: usize, ramp: bool) {
         let now_ms = self.now_ms();
         if !ramp {
-            self.domains[d].gpstate.reset();
-            self.cancel_gpstate_timer(d);
-            self.set_pstate(d, new, new);
+            self.policies[p].gpstate.reset();
+            self.cancel_gpstate_timer(p);
+            self.set_pstate(p, new, new);
             return;
         }
-        let g = &mut self.domains[d].gpstate;
+        let g = &mut self.policies[p].gpstate;
         let global = match g.last_sampled_time_ms {
             None => {
                 g.highest_lpstate = new;
@@ -96,17 +96,17 @@ impl Engine {
         };
         g.last_sampled_time_ms = Some(now_ms);
         if global == new {
-            self.cancel_gpstate_timer(d);
+            self.cancel_gpstate_timer(p);
         } else {
-            self.queue_gpstate_timer(d);
+            self.queue_gpstate_timer(p);
         }
-        self.set_pstate(d, global, new);
+        self.set_pstate(p, global, new);
     }
 
     /// gpstate_timer_handler (step 3).
-    fn gpstate_timer_handler(&mut self, d: usize) {
+    fn gpstate_timer_handler(&mut self, p: usize) {
         let now_ms = self.now_ms();
-        let g = &mut self.domains[d].gpstate;
+        let g = &mut self.policies[p].gpstate;
         let last = g.last_sampled_time_ms.unwrap_or(now_ms);
         g.last_sampled_time_ms = Some(now_ms);
         g.elapsed_time_ms += now_ms - last;
@@ -119,34 +119,31 @@ impl Engine {
             calc_global_pstate(g.elapsed_time_ms, g.highest_lpstate, local)
         };
         if global != local {
-            self.queue_gpstate_timer(d);
+            self.queue_gpstate_timer(p);
         }
-        self.set_pstate(d, global, local);
+        self.set_pstate(p, global, local);
     }
 
-    /// The driver's timer of policy `d` expired; false if stale. Being
+    /// The driver's timer of policy `p` expired; false if stale. Being
     /// deferrable, it waits while every CPU of the policy idles.
-    pub(crate) fn driver_timer(&mut self, d: usize, gen: u32) -> bool {
-        if self.domains[d].driver_timer_gen != gen {
+    pub(crate) fn driver_timer(&mut self, p: usize, gen: u32) -> bool {
+        if self.policies[p].driver_timer_gen != gen {
             return false;
         }
-        let all_idle = self.plat.freq_domains[d]
-            .cpus
-            .iter()
-            .all(|&c| self.rqs[c].idle_state().is_some());
+        let all_idle = self.pol.cpus[p].iter().all(|&c| self.rqs[c].idle_state().is_some());
         if all_idle {
-            self.domains[d].driver_timer_deferred = true;
+            self.policies[p].driver_timer_deferred = true;
         } else {
-            self.gpstate_timer_handler(d);
+            self.gpstate_timer_handler(p);
         }
         true
     }
 
-    /// A CPU of policy `d` woke: run the driver's deferred timer.
-    pub(crate) fn run_deferred_driver_timer(&mut self, d: usize) {
-        if self.domains[d].driver_timer_deferred {
-            self.domains[d].driver_timer_deferred = false;
-            self.gpstate_timer_handler(d);
+    /// A CPU of policy `p` woke: run the driver's deferred timer.
+    pub(crate) fn run_deferred_driver_timer(&mut self, p: usize) {
+        if self.policies[p].driver_timer_deferred {
+            self.policies[p].driver_timer_deferred = false;
+            self.gpstate_timer_handler(p);
         }
     }
 }
@@ -268,7 +265,7 @@ mod engine_tests {
         let down = [(10, PMIN_KHZ)];
         let at = |on: bool, ms: u64| {
             let e = run(on, &down, false, ms * 1000);
-            (e.domains[0].cur_khz, e.domains[0].volt_opp, e.vdomains[0].mv, mv(&e, 20), mv(&e, 0))
+            (e.domains[0].cur_khz, e.policies[0].volt_opp, e.vdomains[0].mv, mv(&e, 20), mv(&e, 0))
         };
         let opps: Vec<(u64, usize)> = [9, 11, 2009, 2011, 4011, 5119, 5121, 9000]
             .into_iter()
@@ -288,8 +285,8 @@ mod engine_tests {
     /// 5.12 s at one frequency the voltage follows the drop at once.
     #[test]
     fn ramp_down_counts_from_the_previous_request() {
-        assert_eq!(run(true, &[(1000, PMIN_KHZ)], false, 3_001_000).domains[0].volt_opp, 14);
-        assert_eq!(run(true, &[(6000, PMIN_KHZ)], false, 6_001_000).domains[0].volt_opp, 0);
+        assert_eq!(run(true, &[(1000, PMIN_KHZ)], false, 3_001_000).policies[0].volt_opp, 14);
+        assert_eq!(run(true, &[(6000, PMIN_KHZ)], false, 6_001_000).policies[0].volt_opp, 0);
     }
 
     /// A ramp-up 0.5 s after the drop finds the voltage still up with
@@ -316,7 +313,7 @@ mod engine_tests {
     #[test]
     fn ramp_down_timer_waits_for_the_core_to_wake() {
         let ops = r#"{ run = "20ms" }, { sleep = "2980ms" }, { run = "60s" }"#;
-        let opp_at = |us: u64| run_with(true, &[(10, PMIN_KHZ)], false, us, "nap", ops).domains[0].volt_opp;
+        let opp_at = |us: u64| run_with(true, &[(10, PMIN_KHZ)], false, us, "nap", ops).policies[0].volt_opp;
         assert_eq!(opp_at(2_500_000), 20);
         assert_eq!(opp_at(3_100_000), 14);
     }
@@ -326,7 +323,7 @@ mod engine_tests {
     #[test]
     fn fast_switch_bypasses_the_ramp_down() {
         let e = run(true, &[(10, PMIN_KHZ)], true, 11_000);
-        assert_eq!((e.domains[0].cur_khz, e.domains[0].volt_opp), (PMIN_KHZ, 0));
+        assert_eq!((e.domains[0].cur_khz, e.policies[0].volt_opp), (PMIN_KHZ, 0));
         assert_eq!(e.vdomains[0].mv, mv(&e, 0));
     }
 }

@@ -63,10 +63,11 @@ fn rt_task_preempts_cfs_at_once_and_schedutil_goes_to_the_top() {
     let light = json(r#""run": 500, "sleep": 9500"#);
     let e = engine("preempt-light.json", &light, "schedutil", 25 * MS);
     let d = e.plat.cpus[0].freq_domain;
+    let p = e.pol.of_cpu[0];
     let top = e.plat.cpu_types[e.plat.freq_domains[d].cpu_type].max_khz();
-    assert_eq!(e.domains[d].policy_cur_khz, top, "RT runnable: not at the top frequency");
+    assert_eq!(e.policies[p].cur_khz, top, "RT runnable: not at the top frequency");
     let e = engine("preempt-light-before.json", &light, "schedutil", 19 * MS);
-    assert!(e.domains[d].policy_cur_khz < top, "the light CFS task alone already asked for the top");
+    assert!(e.policies[p].cur_khz < top, "the light CFS task alone already asked for the top");
 }
 
 #[test]
@@ -105,11 +106,11 @@ fn deadline_bandwidth_enters_schedutils_request() {
     assert_eq!(e.tasks[dl].class, crate::sched::rt::Class::Deadline);
     let cpu = e.tasks[dl].cpu;
     assert!(e.rqs[cpu].running_bw > 0, "no running bandwidth while the DL task runs");
-    let d = e.plat.cpus[cpu].freq_domain;
-    let f_dl = e.domains[d].policy_cur_khz;
+    let p = e.pol.of_cpu[cpu];
+    let f_dl = e.policies[p].cur_khz;
     assert!(u64::from(f_dl) * 10 >= u64::from(top) * 8, "DL: {f_dl} kHz of {top}");
     let e = engine("other.json", &json("SCHED_OTHER"), "schedutil", at);
-    let f_other = e.domains[d].policy_cur_khz;
+    let f_other = e.policies[p].cur_khz;
     assert!(f_other < f_dl, "SCHED_OTHER asked for {f_other} kHz, DL {f_dl}");
 }
 

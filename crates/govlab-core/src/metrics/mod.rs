@@ -89,8 +89,12 @@ pub struct CpuResult {
     pub idle_ns: u64,
     /// kHz → seconds, like cpufreq's stats/time_in_state of the CPU's policy.
     pub time_in_state: std::collections::BTreeMap<u32, f64>,
-    /// Frequency changes of the CPU's policy (stats/total_trans).
+    /// Frequency changes of the CPU's clock (stats/total_trans where the
+    /// policy is the clock).
     pub transitions: u64,
+    /// The CPU's clock averaged over its time in C0 (APERF/MPERF, turbostat's
+    /// Bzy_MHz), kHz; None if it never left idle.
+    pub c0_avg_khz: Option<f64>,
     pub idle_states: Vec<IdleStateResult>,
     pub idle_accuracy: IdleAccuracy,
 }

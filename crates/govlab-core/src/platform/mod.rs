@@ -53,6 +53,11 @@ pub struct Platform {
     pub hwp: bool,
     /// The firmware's preferred PM profile (x86 ACPI FADT).
     pub acpi_pm_profile: AcpiPmProfile,
+    /// acpi-cpufreq: the firmware's `_PSD` coordination of the CPUs that
+    /// share a clock is software's (SW_ALL or SW_ANY: the kernel makes one
+    /// policy of them); false for hardware coordination (HW_ALL, one policy
+    /// per CPU). See `cpufreq::driver::PolicyLayout`.
+    pub psd_sw_coordination: bool,
     /// Which of the kernel's idle-CPU wakeup profiles this kind of machine
     /// shows (machine/housekeeping.rs; the platform file's `housekeeping`).
     pub housekeeping: HousekeepingProfile,

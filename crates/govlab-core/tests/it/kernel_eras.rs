@@ -50,7 +50,9 @@ impl CpufreqGovernor for Probe {
 }
 
 /// 1 and 2 GHz; x86 (acpi-cpufreq), no turbo table, so every invariance
-/// but `off` takes 2 GHz as 1024.
+/// but `off` takes 2 GHz as 1024. The firmware asks software to coordinate
+/// the cluster's clock (`_PSD` SW_ANY): its CPUs are one policy, so a hook
+/// call from one CPU for the other passes `cpufreq_this_cpu_can_update`.
 fn platform(cores: u32) -> String {
     let text = one_core_platform(
         "eras",
@@ -58,7 +60,9 @@ fn platform(cores: u32) -> String {
         "[ { khz = 1000000, mv = 800 }, { khz = 2000000, mv = 1000 } ]",
         "[[cpu_type.idle_state]]\nname = \"WFI\"\nexit_latency_us = 1\ntarget_residency_us = 1\npower_mw = 1.0\n",
     );
-    text.replace("cores = 1", &format!("cores = {cores}")).replace("freq_domain = \"core\"", "freq_domain = \"cluster\"")
+    text.replace("cores = 1", &format!("cores = {cores}"))
+        .replace("freq_domain = \"core\"", "freq_domain = \"cluster\"")
+        .replacen("driver = \"acpi-cpufreq\"", "driver = \"acpi-cpufreq\"\npsd_coordination = \"sw_any\"", 1)
 }
 
 /// Run `workload` (a TOML text) under `kernel` with the clock pinned at

@@ -141,10 +141,13 @@ fn a_runs_timeline_is_binned_past_max_spans() {
     let got = cfg.run_timeline(Some(50), None).unwrap();
     assert_eq!(got.timeline.max_spans, 50);
     for c in &got.timeline.cpus {
-        assert!(c.segments.len() <= 50 && c.resolution_s.is_some(), "CPU {}: {} segments", c.cpu, c.segments.len());
+        // Binned past 50 spans; a CPU with fewer (an idle CPU of the
+        // Skylake, whose own policy seldom asks) keeps its spans.
+        assert!(c.segments.len() <= 50 && (c.resolution_s.is_some() || c.segments.len() < 50), "CPU {}: {} segments", c.cpu, c.segments.len());
         let covered: f64 = c.segments.iter().map(|s| s.1 - s.0).sum();
         assert!((covered - got.timeline.duration_s).abs() < 1e-9, "CPU {}", c.cpu);
     }
+    assert!(got.timeline.cpus.iter().any(|c| c.resolution_s.is_some()), "no CPU binned");
     let e = cfg.run_timeline(Some(0), None).unwrap_err().to_string();
     assert!(e.contains("max_spans"), "{e}");
 }

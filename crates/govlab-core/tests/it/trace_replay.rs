@@ -8,7 +8,11 @@ use govlab_core::trace::replay::Wakeups;
 // Turbo and HWP off: cpu_frequency records the frequency requested, and
 // with turbo the package controller may run the cores lower (fewer turbo
 // bins with more cores active), with HWP the hardware chooses; a replay,
-// like one from a real trace, sees only the request (docs/traces.md).
+// like one from a real trace, sees only the request (docs/traces.md). For
+// the same reason the machine is one whose policies are their clocks
+// (Broadwell-EP without SMT: a core, a clock, a policy): where policies
+// share a clock it runs the highest request of the active ones, which no
+// single CPU's cpu_frequency says.
 /// A replay's configuration: `platform` under schedutil and menu.
 pub fn config(platform: &str) -> RunConfig {
     let args = RunArgs { platform: Some(platform.into()), cpufreq: Some("schedutil".into()), cpuidle: Some("menu".into()), ..RunArgs::default() };
@@ -21,7 +25,7 @@ fn replay_of_a_runs_trace_reproduces_its_busy_time() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("run.txt");
     let cfg = RunConfig {
-        platform: Spec::parse("skylake-e3-1240v5:hwp=off,turbo=off", "platform").unwrap(),
+        platform: Spec::parse("broadwell-2s-e5-2698v4:smt=off,turbo=off", "platform").unwrap(),
         workload: Spec::parse("periodic:tasks=6,run_us=1500,period_us=7000", "workload").unwrap(),
         cpufreq: Spec::new("schedutil"),
         cpuidle: Spec::new("menu"),
@@ -29,7 +33,7 @@ fn replay_of_a_runs_trace_reproduces_its_busy_time() {
         ..RunConfig::default()
     };
     let run = cfg.run(Some(&path), None).unwrap();
-    let config = &config("skylake-e3-1240v5:hwp=off,turbo=off");
+    let config = &config("broadwell-2s-e5-2698v4:smt=off,turbo=off");
     let out = serde_json::to_value(replay(&path, config, true, Wakeups::Timed, None).unwrap()).unwrap();
     let free = serde_json::to_value(replay(&path, config, false, Wakeups::Timed, None).unwrap()).unwrap();
     let follow = serde_json::to_value(replay(&path, config, true, Wakeups::Follow, None).unwrap()).unwrap();

@@ -12,7 +12,12 @@ fn trace_stats_of_a_run_agree_with_the_run() {
     let dir = std::env::temp_dir().join(format!("govlab-roundtrip-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("run.txt");
+    // A machine whose policies are their clocks (Broadwell-EP without SMT:
+    // a core, a clock, a policy), so that each CPU's cpu_frequency is its
+    // clock; where policies share one, each traces its own request and the
+    // clock runs the highest of the active ones (docs/platforms.md).
     let cfg = RunConfig {
+        platform: Spec::parse("broadwell-2s-e5-2698v4:smt=off", "platform").unwrap(),
         workload: Spec::parse("periodic:tasks=6,run_us=1500,period_us=7000", "workload").unwrap(),
         cpufreq: Spec::new("schedutil"),
         cpuidle: Spec::new("menu"),

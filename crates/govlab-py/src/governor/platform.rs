@@ -88,14 +88,15 @@ impl PlatformView {
             requested: k.requested.to_string(),
             eras: PyFrozenSet::new(py, names)?.unbind(),
         };
-        let policies = (0..p.freq_domains.len())
-            .map(|d| {
-                let ct = p.domain_type(d);
+        let layout = govlab_core::cpufreq::driver::PolicyLayout::of(p);
+        let policies = (0..layout.len())
+            .map(|id| {
+                let ct = p.domain_type(layout.domain[id]);
                 Py::new(
                     py,
                     PolicyInfo {
-                        id: d,
-                        cpus: tuple(py, p.freq_domains[d].cpus.iter().copied())?,
+                        id,
+                        cpus: tuple(py, layout.cpus[id].iter().copied())?,
                         opps: tuple(py, ct.opps.iter().map(|o| o.khz))?,
                         cpuinfo_min_khz: ct.min_khz(),
                         cpuinfo_max_khz: ct.max_khz(),

@@ -137,6 +137,20 @@ pub(super) fn driver(src: &Source, raw: &RawPlatform) -> Result<Driver> {
     Ok(driver)
 }
 
+/// The `psd_coordination` key (acpi-cpufreq only): whether the firmware's
+/// `_PSD` asks software to coordinate the CPUs of a clock.
+pub(super) fn psd_coordination(src: &Source, raw: &RawPlatform, driver: Driver) -> Result<bool> {
+    let Some(v) = &raw.psd_coordination else { return Ok(false) };
+    if driver != Driver::AcpiCpufreq {
+        return Err(src.err(&v.span(), "", "psd_coordination", format!("only acpi-cpufreq reads _PSD; this platform's driver is {}", driver.name())));
+    }
+    match v.get_ref().as_str() {
+        "hw" => Ok(false),
+        "sw_all" | "sw_any" => Ok(true),
+        other => Err(src.err(&v.span(), "", "psd_coordination", format!("unknown coordination '{other}'; valid: hw, sw_all, sw_any"))),
+    }
+}
+
 /// The `hwp` key: required with intel_pstate (whether the CPUs have HWP
 /// decides how the driver works), and only true there.
 pub(super) fn hwp(src: &Source, raw: &RawPlatform, driver: Driver) -> Result<bool> {
@@ -699,6 +713,19 @@ mod tests {
         let o = PlatformOverrides { intel_pstate: Some(PstateMode::Active), ..PlatformOverrides::default() };
         let e = o.apply(&mut m).unwrap_err().to_string();
         assert!(e.contains("cpufreq-dt") && e.contains("intel_pstate=active"), "{e}");
+    }
+
+    /// `_PSD` coordination is acpi-cpufreq's: elsewhere refused with its
+    /// line; an unknown word names the valid ones.
+    #[test]
+    fn psd_coordination_belongs_to_acpi_cpufreq() {
+        let (text, e) = broken("hz = 250\n", "hz = 250\npsd_coordination = \"sw_any\"\n");
+        let (line, msg) = file_error(&e);
+        assert!(msg.contains("only acpi-cpufreq") && msg.contains("cpufreq-dt"), "{msg}");
+        assert_eq!(line, Some(line_with(&text, "psd_coordination")));
+        let (_, e) = broken("driver = \"cpufreq-dt\"", "driver = \"acpi-cpufreq\"\npsd_coordination = \"sw\"");
+        let (_, msg) = file_error(&e);
+        assert!(msg.contains("unknown coordination 'sw'") && msg.contains("hw, sw_all, sw_any"), "{msg}");
     }
 
     #[test]

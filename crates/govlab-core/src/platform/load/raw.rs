@@ -21,6 +21,10 @@ pub(super) struct RawPlatform {
     /// powernv only: the global P-state ramp-down (default off).
     #[serde(default)]
     pub(super) global_pstate: Option<Spanned<bool>>,
+    /// acpi-cpufreq only: the `_PSD` coordination type, "hw" (default),
+    /// "sw_all" or "sw_any".
+    #[serde(default)]
+    pub(super) psd_coordination: Option<Spanned<String>>,
     /// x86: the ACPI FADT preferred PM profile (default "unspecified").
     #[serde(default)]
     pub(super) acpi_pm_profile: Option<Spanned<String>>,

@@ -97,6 +97,7 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
                 )
             })?,
     };
+    let psd_sw_coordination = super::checks::psd_coordination(src, &raw, driver)?;
     let housekeeping = match &raw.housekeeping {
         None => HousekeepingProfile::default(),
         Some(v) => HousekeepingProfile::NAMES
@@ -403,6 +404,7 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         driver,
         hwp,
         acpi_pm_profile,
+        psd_sw_coordination,
         housekeeping,
         hz,
         idle_tick: None,
