@@ -12,9 +12,9 @@
 //! Versions: govlab models the mainline releases in [`SUPPORTED`]. A version
 //! in between resolves to the newest supported one not after it (`5.4` runs
 //! 5.2 semantics, and the run says so); a version before the oldest or after
-//! the newest is refused. The default is the newest, [`DEFAULT_VERSION`].
-//! The fair class is the one from before EEVDF (v6.6): versions from 6.6 run
-//! the pre-EEVDF fair class.
+//! the newest ([`NEWEST_VERSION`]) is refused. The default is
+//! [`DEFAULT_VERSION`], 6.8. From v6.6 the fair class is EEVDF
+//! (machine/eevdf.rs); 6.5, the last CFS, runs the class from before it.
 //!
 //! Options:
 //! - `idle_tick = governor|stopped`: who stops the tick on idle entry.
@@ -85,8 +85,11 @@ impl fmt::Display for Version {
 
 /// The versions govlab models, oldest first: the kernels of the evaluations
 /// it reproduces (3.15 ondemand 2014, 4.8 powernv 2016, 4.16 HWP boost 2018,
-/// 5.7 teo 2020) and the era boundaries around them.
-pub const SUPPORTED: [Version; 8] = [
+/// 5.7 teo 2020), the era boundaries around them, the last CFS (6.5), the
+/// LTS kernels people run (6.6, the first EEVDF; 6.12) and the newest
+/// stable release whose sources govlab's authors could read (6.18, also
+/// an LTS).
+pub const SUPPORTED: [Version; 12] = [
     Version::new(3, 15),
     Version::new(4, 8),
     Version::new(4, 16),
@@ -94,15 +97,20 @@ pub const SUPPORTED: [Version; 8] = [
     Version::new(5, 2),
     Version::new(5, 7),
     Version::new(5, 9),
+    Version::new(6, 5),
+    Version::new(6, 6),
     Version::new(6, 8),
+    Version::new(6, 12),
+    Version::new(6, 18),
 ];
 
-/// The version of a run that names none: the newest modelled.
+/// The version of a run that names none. Kept at 6.8, which every
+/// evaluation and regression case since 2024 was written against; newer
+/// versions are one `--kernel` away (docs/kernels.md, "Versions").
 pub const DEFAULT_VERSION: Version = Version::new(6, 8);
 
-/// The version EEVDF replaced CFS's pick in; govlab's fair class is the one
-/// from before it.
-pub const EEVDF_VERSION: Version = Version::new(6, 6);
+/// The newest version modelled; a later one is refused.
+pub const NEWEST_VERSION: Version = SUPPORTED[SUPPORTED.len() - 1];
 
 /// The kernel options and the values they take, for messages and `list`.
 pub const OPTIONS: [(&str, &str); 4] = [
@@ -261,7 +269,7 @@ impl KernelConfig {
         })?;
         let version = SUPPORTED.iter().rev().find(|v| **v <= requested).copied();
         let version = match version {
-            Some(v) if requested <= DEFAULT_VERSION => v,
+            Some(v) if requested <= NEWEST_VERSION => v,
             _ => {
                 return Err(Error::invalid(
                     "kernel",
@@ -270,7 +278,7 @@ impl KernelConfig {
                     format!(
                         "a version from {} to {}: {} (a version in between runs the newest of these not after it)",
                         SUPPORTED[0],
-                        DEFAULT_VERSION,
+                        NEWEST_VERSION,
                         choices().join(", ")
                     ),
                 ))
@@ -486,7 +494,7 @@ impl KernelConfig {
     pub fn differences(&self, eras: &[EraId]) -> Vec<String> {
         eras.iter()
             .map(|e| e.era())
-            .filter(|e| !self.has(e.id) && e.first <= DEFAULT_VERSION)
+            .filter(|e| !self.has(e.id))
             .map(|e| {
                 let status = match e.status {
                     EraStatus::Modelled => "",
@@ -562,7 +570,7 @@ pub fn list() -> Vec<KernelEntry> {
                 .iter()
                 .filter(|e| match next {
                     Some(n) => e.first > v && e.first <= n,
-                    None => e.first > v || e.id == EraId::Eevdf,
+                    None => e.first > v,
                 })
                 .copied()
                 .collect();
