@@ -593,15 +593,19 @@ mod tests {
         assert_eq!(k("5.4").unwrap().describe(), "5.4 (5.2 semantics)");
         assert_eq!(k("v4.16").unwrap().describe(), "4.16");
         assert_eq!(k("4.19.0").unwrap().version, Version::new(4, 19));
-        assert_eq!(k("6.7").unwrap().version, Version::new(5, 9));
+        assert_eq!(k("6.4").unwrap().version, Version::new(5, 9));
+        assert_eq!(k("6.7").unwrap().version, Version::new(6, 6));
+        assert_eq!(k("6.9").unwrap().describe(), "6.9 (6.8 semantics)");
+        assert_eq!(k("6.17").unwrap().version, Version::new(6, 12));
+        assert_eq!(k("6.18.5").unwrap().version, Version::new(6, 18));
         assert_eq!(KernelConfig::default().version, DEFAULT_VERSION);
     }
 
     #[test]
     fn versions_outside_the_range_are_refused_with_the_choices() {
-        for bad in ["3.14", "6.9", "7.0", "2.6"] {
+        for bad in ["3.14", "6.19", "7.0", "2.6"] {
             let e = k(bad).unwrap_err().to_string();
-            assert!(e.contains(bad) && e.contains("3.15") && e.contains("6.8"), "{e}");
+            assert!(e.contains(bad) && e.contains("3.15") && e.contains("6.18"), "{e}");
         }
         let e = k("linus").unwrap_err().to_string();
         assert!(e.contains("linus") && e.contains("4.19"), "{e}");
@@ -690,12 +694,22 @@ mod tests {
     }
 
     #[test]
-    fn every_era_is_listed_once_and_the_newest_says_eevdf() {
+    fn every_era_is_listed_once() {
         let l = list();
         assert_eq!(l.len(), SUPPORTED.len());
-        assert!(l.last().unwrap().until_next.iter().any(|e| e.description.contains("pre-EEVDF")));
-        let shown: usize = l[..l.len() - 1].iter().map(|e| e.until_next.len()).sum();
-        let inside = ERAS.iter().filter(|e| e.first > SUPPORTED[0] && e.first <= DEFAULT_VERSION).count();
+        assert!(l.last().unwrap().until_next.is_empty(), "no era is after the newest version");
+        let shown: usize = l.iter().map(|e| e.until_next.len()).sum();
+        let inside = ERAS.iter().filter(|e| e.first > SUPPORTED[0]).count();
         assert_eq!(shown, inside);
+        assert!(ERAS.iter().all(|e| e.first <= NEWEST_VERSION));
+    }
+
+    #[test]
+    fn eevdf_from_6_6() {
+        assert!(!k("6.5").unwrap().has(EraId::Eevdf));
+        assert!(k("6.6").unwrap().has(EraId::Eevdf));
+        assert!(k("6.12").unwrap().has(EraId::Eevdf));
+        assert!(!k("6.8").unwrap().has(EraId::SchedutilRateLimit2ms));
+        assert!(k("6.12").unwrap().has(EraId::TransitionDelayFromLatency));
     }
 }
