@@ -254,13 +254,15 @@ pub const COPY_PREV_LOAD_PATCH: Patch = Patch {
 
 /// The eras both dbs governors share (ondemand and conservative add
 /// their own).
-pub const DBS_ERAS: [EraId; 6] = [
+pub const DBS_ERAS: [EraId; 8] = [
     EraId::CopyPrevLoad,
     EraId::DbsUtilHook,
     EraId::IntelPstatePassive,
     EraId::DbsSamplingTicks,
     EraId::DbsLongIdle,
     EraId::IntelPstatePassiveHwp,
+    EraId::SchedutilRateLimit2ms,
+    EraId::TransitionDelayFromLatency,
 ];
 
 // ---- before v4.14: min_sampling_rate ------------------------------------------
@@ -860,6 +862,7 @@ mod tests {
         let juno = load_named(&Spec::new("juno-r0")).unwrap();
         let p8 = load_named(&Spec::new("power8")).unwrap();
         for (v, want) in [("6.8", 10_000), ("6.9", 2_000), ("6.11", 2_000), ("6.12", 2_175), ("6.18", 2_175)] {
+            // (6.11 runs 6.9's semantics, the newest supported not after it.)
             assert_eq!(policy_transition_delay_us(&BuildCtx::new(juno.clone(), kernel(v)), 0), want, "{v}");
             assert_eq!(policy_transition_delay_us(&BuildCtx::new(p8.clone(), kernel(v)), 0), 1000, "{v}");
         }

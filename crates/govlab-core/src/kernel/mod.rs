@@ -86,10 +86,11 @@ impl fmt::Display for Version {
 /// The versions govlab models, oldest first: the kernels of the evaluations
 /// it reproduces (3.15 ondemand 2014, 4.8 powernv 2016, 4.16 HWP boost 2018,
 /// 5.7 teo 2020), the era boundaries around them, the last CFS (6.5), the
-/// LTS kernels people run (6.6, the first EEVDF; 6.12) and the newest
+/// LTS kernels people run (6.6, the first EEVDF; 6.12), 6.9 (the 2 ms
+/// default transition delay, gone again in 6.12) and the newest
 /// stable release whose sources govlab's authors could read (6.18, also
 /// an LTS).
-pub const SUPPORTED: [Version; 12] = [
+pub const SUPPORTED: [Version; 13] = [
     Version::new(3, 15),
     Version::new(4, 8),
     Version::new(4, 16),
@@ -100,6 +101,7 @@ pub const SUPPORTED: [Version; 12] = [
     Version::new(6, 5),
     Version::new(6, 6),
     Version::new(6, 8),
+    Version::new(6, 9),
     Version::new(6, 12),
     Version::new(6, 18),
 ];
@@ -595,7 +597,7 @@ mod tests {
         assert_eq!(k("4.19.0").unwrap().version, Version::new(4, 19));
         assert_eq!(k("6.4").unwrap().version, Version::new(5, 9));
         assert_eq!(k("6.7").unwrap().version, Version::new(6, 6));
-        assert_eq!(k("6.9").unwrap().describe(), "6.9 (6.8 semantics)");
+        assert_eq!(k("6.10").unwrap().describe(), "6.10 (6.9 semantics)");
         assert_eq!(k("6.17").unwrap().version, Version::new(6, 12));
         assert_eq!(k("6.18.5").unwrap().version, Version::new(6, 18));
         assert_eq!(KernelConfig::default().version, DEFAULT_VERSION);
