@@ -425,8 +425,8 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: true,
         commit: "857b158dc5e8",
         subject: "sched/eevdf: Use sched_attr::sched_runtime to set request/slice suggestion",
-        description: "a fair task may ask for its own slice (sched_attr.sched_runtime, 0.1-100 ms) instead of base_slice; not modelled: the workloads have no way to ask, every task runs base_slice",
-        status: EraStatus::NotModelled,
+        description: "a fair task may ask for its own slice (sched_attr.sched_runtime, clamped to 0.1-100 ms; rt-app's dl-runtime on SCHED_OTHER) instead of base_slice (before: ignored)",
+        status: EraStatus::Modelled,
     },
     Era {
         id: EraId::EevdfPreemptShort,
@@ -435,8 +435,8 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: true,
         commit: "85e511df3cec",
         subject: "sched/eevdf: Allow shorter slices to wakeup-preempt",
-        description: "PREEMPT_SHORT: a waking task with a shorter slice than the current one overrides RUN_TO_PARITY; equal slices on every task (no custom slice) make it a no-op here",
-        status: EraStatus::NotModelled,
+        description: "PREEMPT_SHORT: a waking task with a shorter slice than the current one is judged without RUN_TO_PARITY's protection of the current (the half in update_curr, did_preempt_short, is not modelled)",
+        status: EraStatus::Modelled,
     },
     Era {
         id: EraId::TransitionDelayFromLatency,

@@ -53,11 +53,18 @@
 //! with the smaller vruntime wins (the kernel's tree breaks such ties by
 //! insertion order, which govlab does not keep).
 //!
-//! Left out (docs/kernels.md): delayed dequeue (v6.12, DELAY_DEQUEUE),
-//! custom slices (`sched_attr.sched_runtime`, v6.12) and with them
-//! PREEMPT_SHORT; NEXT_BUDDY (off by default); and EEVDF in task groups: a
-//! run with task groups keeps the CFS rules of fair_group.rs on every
-//! version.
+//! 7. **Custom slices** (v6.12, 857b158dc5e8): a fair task's
+//!    `sched_attr.sched_runtime` (rt-app's `dl-runtime` on SCHED_OTHER),
+//!    clamped to 0.1-100 ms, is its request instead of base_slice: a
+//!    shorter request, an earlier deadline. With PREEMPT_SHORT
+//!    (85e511df3cec) a waking task with a shorter slice is judged without
+//!    RUN_TO_PARITY's protection of the current task.
+//!
+//! Left out (docs/kernels.md): delayed dequeue (v6.12, DELAY_DEQUEUE);
+//! PREEMPT_SHORT's later half in update_curr (`did_preempt_short`, a
+//! reschedule when a protected current turned ineligible); NEXT_BUDDY (off
+//! by default); and EEVDF in task groups: a run with task groups keeps the
+//! CFS rules of fair_group.rs on every version.
 
 use super::Engine;
 use crate::platform::CpuId;
@@ -74,6 +81,18 @@ use crate::sched::{TaskId, TaskState};
 /// a placement can carry (an idle-priority task's 2 s, inflated) is far
 /// below it.
 pub(crate) const VRUNTIME_BASE: u64 = 1 << 40;
+
+/// The bounds sched_setattr() puts on a fair task's requested slice, ns
+/// (v6.12 `__setscheduler_params`: `clamp(sched_runtime, NSEC_PER_MSEC/10,
+/// NSEC_PER_MSEC*100)`).
+const SLICE_MIN_NS: u64 = 100_000;
+const SLICE_MAX_NS: u64 = 100_000_000;
+
+/// A requested slice (sched_attr.sched_runtime, ns, > 0) as the kernel
+/// keeps it.
+pub(crate) fn custom_slice(runtime_ns: u64) -> u64 {
+    runtime_ns.clamp(SLICE_MIN_NS, SLICE_MAX_NS)
+}
 
 /// calc_delta_fair(): `delta` ns of service in virtual time at `weight`.
 #[inline]
@@ -122,10 +141,20 @@ impl Engine {
         sum >= i128::from(v) * i128::from(load)
     }
 
+    /// A task's request, ns (se->slice): base_slice, or from v6.12 the
+    /// slice it asked for (857b158dc5e8).
+    #[inline]
+    pub(crate) fn eevdf_slice(&self, t: TaskId) -> u64 {
+        match self.tasks[t].custom_slice_ns {
+            s if s > 0 && self.custom_slice => s,
+            _ => self.tun.min_granularity_ns,
+        }
+    }
+
     /// A task's request in virtual time (`calc_delta_fair(se->slice)`).
     #[inline]
     pub(crate) fn eevdf_vslice(&self, t: TaskId) -> u64 {
-        calc_delta_fair(self.tun.min_granularity_ns, self.tasks[t].weight)
+        calc_delta_fair(self.eevdf_slice(t), self.tasks[t].weight)
     }
 
     /// update_entity_lag() → entity_lag(): the lag task `t`, still counted
@@ -134,7 +163,7 @@ impl Engine {
     pub(crate) fn update_entity_lag(&mut self, cpu: CpuId, t: TaskId) {
         let avg = self.avg_vruntime(cpu);
         let tk = &self.tasks[t];
-        let limit = calc_delta_fair((2 * self.tun.min_granularity_ns).max(self.tun.tick_ns), tk.weight) as i64;
+        let limit = calc_delta_fair((2 * self.eevdf_slice(t)).max(self.tun.tick_ns), tk.weight) as i64;
         let lag = (avg as i64).wrapping_sub(tk.vruntime as i64);
         self.tasks[t].vlag = lag.clamp(-limit, limit);
     }
@@ -185,12 +214,18 @@ impl Engine {
     /// RUN_TO_PARITY keeps `curr` on the deadline it was picked with while
     /// it is eligible.
     pub(crate) fn pick_eevdf_from(&self, cpu: CpuId, curr: Option<TaskId>) -> Option<TaskId> {
+        self.pick_eevdf_protect(cpu, curr, true)
+    }
+
+    /// __pick_eevdf() (v6.12): [`Self::pick_eevdf_from`], with
+    /// RUN_TO_PARITY's protection of `curr` only when `protect`.
+    fn pick_eevdf_protect(&self, cpu: CpuId, curr: Option<TaskId>, protect: bool) -> Option<TaskId> {
         let rq = &self.rqs[cpu];
         if rq.cfs_nr_running == 1 {
             return curr.or_else(|| rq.tree.first().map(|&(_, t)| t));
         }
         let curr = curr.filter(|&c| self.vruntime_eligible(cpu, self.tasks[c].vruntime));
-        if let Some(c) = curr {
+        if let Some(c) = curr.filter(|_| protect) {
             let tk = &self.tasks[c];
             if tk.vlag == tk.deadline as i64 {
                 return Some(c);
@@ -228,10 +263,14 @@ impl Engine {
 
     /// The wakeup preemption of v6.6's check_preempt_wakeup(): the current
     /// task (already charged) is preempted when a reschedule is pending or
-    /// the pick would choose the woken task `t`.
+    /// the pick would choose the woken task `t`. From v6.12 (PREEMPT_SHORT,
+    /// 85e511df3cec) a woken task with a shorter slice than the current
+    /// one's is judged without RUN_TO_PARITY's protection of the current.
     pub(crate) fn check_preempt_wakeup_eevdf(&mut self, cpu: CpuId, t: TaskId) {
         self.update_curr(cpu);
-        if self.rqs[cpu].resched || self.pick_eevdf_from(cpu, self.eevdf_curr(cpu)) == Some(t) {
+        let curr = self.eevdf_curr(cpu);
+        let preempt_short = self.custom_slice && curr.is_some_and(|c| self.eevdf_slice(t) < self.eevdf_slice(c));
+        if self.rqs[cpu].resched || self.pick_eevdf_protect(cpu, curr, !preempt_short) == Some(t) {
             self.schedule(cpu);
         }
     }

@@ -184,3 +184,27 @@ fn a_short_task_waits_for_the_hogs_request_under_eevdf_not_under_cfs() {
         assert!(h.mean() > cfs.record.wakeup_latency.mean(), "{k}");
     }
 }
+
+/// A custom slice (v6.12): the same short task asking for 0.1 ms
+/// (rt-app's `dl-runtime` on SCHED_OTHER) gets a request 30 times shorter
+/// than the hog's, so its deadline comes first whenever it is eligible,
+/// and with PREEMPT_SHORT the hog's RUN_TO_PARITY does not shield it: on
+/// average it waits less than with the base slice (its lag limit stays a
+/// tick, as two of its slices are less, so the gain is modest). 6.6
+/// ignores the request.
+#[test]
+fn a_short_slice_wakes_sooner_on_6_12_and_is_ignored_before() {
+    let json = |extra: &str| {
+        format!(
+            r#"{{ "tasks": {{
+                "hog": {{ "cpus": [0], "loop": -1, "runtime": 100000 }},
+                "short": {{ "cpus": [0], "loop": -1, {extra} "run": 200, "timer": {{ "ref": "t", "period": 10000 }} }}
+            }} }}"#
+        )
+    };
+    let mean = |k: &str, extra: &str| engine(k, "slice.json", &json(extra), 1000 * MS).record.wakeup_latency.mean();
+    let (base_612, short_612) = (mean("6.12", ""), mean("6.12", r#""dl-runtime": 100,"#));
+    let (base_66, short_66) = (mean("6.6", ""), mean("6.6", r#""dl-runtime": 100,"#));
+    assert!(short_612 < base_612, "6.12: {short_612} ns with a 0.1 ms slice, {base_612} ns without");
+    assert_eq!(short_66, base_66, "6.6 ignores the requested slice");
+}

@@ -247,6 +247,7 @@ impl Engine {
             vruntime: 0,
             deadline: 0,
             vlag: 0,
+            custom_slice_ns: 0,
             sum_exec_ns: 0,
             prev_sum_exec_ns: 0,
             exec_start_ns: 0,

@@ -32,7 +32,7 @@
 
 mod capacity;
 mod deadline;
-mod eevdf;
+pub(crate) mod eevdf;
 #[cfg(test)]
 mod eevdf_tests;
 mod fair_group;

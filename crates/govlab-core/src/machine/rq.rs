@@ -75,6 +75,9 @@ pub struct Task {
     /// (se->vlag; while running, the deadline it was picked with).
     pub deadline: u64,
     pub vlag: i64,
+    /// The slice the task asked for (sched_attr.sched_runtime, clamped;
+    /// 0: none, base_slice), read from v6.12 (EEVDF's custom slice).
+    pub custom_slice_ns: u64,
 
     // PELT.
     pub avg: SchedAvg,
