@@ -24,13 +24,9 @@ import os
 import stat
 import tempfile
 
-from govlab.exceptions import GovlabError
+from govlab.exceptions import OutputError
 
 __all__ = ["OutputError", "check", "write_text"]
-
-
-class OutputError(GovlabError, OSError):
-    """An output file that cannot be written: its directory is missing or read-only, or it is not a regular file."""
 
 
 def check(path: str | os.PathLike[str], what: str = "output file") -> str:

@@ -18,7 +18,7 @@
 //! | `rt.rs`, `deadline.rs` | kernel/sched/rt.c and deadline.c: the RT and deadline classes, the RT throttle |
 //! | `eevdf.rs` | fair.c's EEVDF rules from v6.6: lag, eligibility, placement, deadlines, the pick |
 //! | `fair_group.rs` | fair.c's group scheduling (group runqueues and entities, shares) |
-//! | `placement.rs`, `capacity.rs` | fair.c's select_task_rq and load balancing |
+//! | `placement.rs`, `capacity.rs`, `eas.rs` | fair.c's select_task_rq, energy-aware wakeups and load balancing |
 //! | `idle.rs` | kernel/sched/idle.c and drivers/cpuidle/cpuidle.c |
 //! | `cpufreq.rs` | drivers/cpufreq/cpufreq.c: policies, governor calls |
 //! | `cpufreq_driver.rs`, `powernv.rs` | the scaling drivers' target paths |
@@ -32,6 +32,7 @@
 
 mod capacity;
 mod deadline;
+pub mod eas;
 pub(crate) mod eevdf;
 #[cfg(test)]
 mod eevdf_tests;
@@ -39,6 +40,8 @@ mod fair_group;
 mod rt;
 #[cfg(test)]
 mod sched_class_tests;
+#[cfg(test)]
+mod eas_tests;
 mod cpufreq;
 mod cpufreq_driver;
 pub(crate) mod dvfs;
