@@ -126,12 +126,13 @@ def format_kernels(entries: list[dict[str, Any]]) -> str:
     """``govlab list kernels``: each supported version, then what changes
     after it, up to the next supported one (version, commit, subject)."""
     lines: list[str] = []
-    for entry in entries:
+    for i, entry in enumerate(entries):
         default = " (default)" if entry.get("default") else ""
         lines.append(f"{entry['version']}{default}")
         eras = entry.get("until_next") or []
         if not eras:
-            lines.append("    (no modelled difference from the next)")
+            last = i == len(entries) - 1
+            lines.append("    (the newest modelled)" if last else "    (no modelled difference from the next)")
         for era in eras:
             first = f"v{era['first']['major']}.{era['first']['minor']}"
             if not era.get("first_confirmed"):

@@ -12,13 +12,13 @@ from govlab import experiment, plan
 RUN = ["run", "--workload", "periodic:tasks=2,run_us=500,period_us=4000", "--duration", "200ms", "--format", "json"]
 
 
-@pytest.mark.parametrize("version", ["3.14", "6.13", "linux", "5"])
+@pytest.mark.parametrize("version", ["3.14", "6.19", "linux", "5"])
 def test_unknown_version_is_refused_with_the_choices(cli, version):
     r = cli(*RUN, "--kernel", version)
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("govlab: error:"), r.stderr
-    assert version in lines[0] and "3.15" in lines[0] and "6.12" in lines[0], r.stderr
+    assert version in lines[0] and "3.15" in lines[0] and "6.18" in lines[0], r.stderr
 
 
 @pytest.mark.parametrize(
@@ -116,5 +116,14 @@ def test_experiment_kernel_error_names_the_key(tmp_path):
 def test_list_kernels(cli):
     out = cli("list", "kernels").stdout
     assert "6.8 (default)" in out and "554c8aa8ecad" in out
-    assert "versions from 6.6 run the pre-EEVDF fair class (EEVDF is not modelled)" in out
-    assert [k["version"] for k in govlab.list_kernels()] == ["3.15", "4.8", "4.16", "4.19", "5.2", "5.7", "5.9", "6.8", "6.12"]
+    assert "147f3efaa241" in out and "e13aa799c2a6" in out and "6.18\n    (the newest modelled)" in out
+    assert [k["version"] for k in govlab.list_kernels()] == [
+        "3.15", "4.8", "4.16", "4.19", "5.2", "5.7", "5.9", "6.5", "6.6", "6.8", "6.9", "6.12", "6.18",
+    ]
+
+
+def test_newer_versions_run_and_say_so(cli):
+    r = cli(*RUN, "--kernel", "6.14")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["kernel"] == "6.14" and d["kernel_semantics"] == "6.12"

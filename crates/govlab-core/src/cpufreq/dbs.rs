@@ -98,12 +98,14 @@ use crate::platform::{CpuId, Driver, Platform};
 /// include/linux/cpufreq.h, v6.8).
 pub const LATENCY_MULTIPLIER: u32 = 1000;
 /// Cap on the transition delay derived from the latency, µs: 10 ms from v4.14
-/// up to and including v6.8. Commit e13aa799c2a6 ("cpufreq: Change default
+/// up to and including v6.8 (2 ms from v6.9: [`TRANSITION_DELAY_CAP_V6_9_US`]). Commit e13aa799c2a6 ("cpufreq: Change default
 /// transition delay to 2ms") was still under review in February 2024 and
 /// entered linux-pm's linux-next on 2024-02-13 with other v6.9 material, so
 /// the 2 ms cap is v6.9 (it is sometimes placed in v6.8; the linux-pm push
 /// log and the v2 review thread say otherwise).
 pub const TRANSITION_DELAY_CAP_US: u32 = 10_000;
+/// The cap from v6.9 (e13aa799c2a6, `2 * MSEC_PER_SEC`) to v6.11.
+pub const TRANSITION_DELAY_CAP_V6_9_US: u32 = 2_000;
 /// intel_cpufreq (intel_pstate in passive mode) without HWP sets
 /// policy->transition_delay_us to this (INTEL_CPUFREQ_TRANSITION_DELAY).
 pub const INTEL_CPUFREQ_TRANSITION_DELAY_US: u32 = 500;
@@ -120,18 +122,20 @@ pub const CPUFREQ_DBS_MIN_SAMPLING_TICKS: u64 = 2;
 // ---- cpufreq core helpers --------------------------------------------------
 
 /// The transition delay the driver implies for a policy, µs
-/// (cpufreq_policy_transition_delay_us, v6.8 rule):
+/// (cpufreq_policy_transition_delay_us, drivers/cpufreq/cpufreq.c):
 ///
 /// 1. a driver that sets policy->transition_delay_us wins: intel_cpufreq
 ///    (the generic governors run on intel_pstate in passive mode) sets
 ///    500 µs, or 5000 µs with HWP;
-/// 2. otherwise, from cpuinfo.transition_latency L in whole µs:
-///    min(1000 × L, 10 ms) when L > 0;
-/// 3. 1000 µs when L is unknown (0).
+/// 2. otherwise, from cpuinfo.transition_latency L in whole µs, when L > 0:
+///    min(1000 × L, 10 ms) up to v6.8; min(1000 × L, 2 ms) from v6.9
+///    (e13aa799c2a6); L + L/2 from v6.12 ("cpufreq: sched/schedutil: Remove
+///    LATENCY_MULTIPLIER": 50 % headroom over the latency);
+/// 3. 1000 µs when L is unknown (0), in every version.
 ///
-/// Later kernels differ (cpufreq_policy_transition_delay_us() in
-/// include/linux/cpufreq.h, later drivers/cpufreq/cpufreq.c): 2 ms cap in
-/// v6.9, 1.5 × L from v6.12, a 10 ms cap again in 2025.
+/// Between v6.9 and v6.12 a latency above 2 ms was also taken as it is, and
+/// a 10 ms cap on 1.5 × L came back in 2025: no govlab platform has a
+/// latency above 1450 µs, so neither changes a result here.
 ///
 /// The latency is that of `domain`'s core type. With tunables global to all
 /// policies (x86), the kernel derives them from the first policy initialised,
@@ -150,9 +154,11 @@ pub fn policy_transition_delay_us(ctx: &BuildCtx, domain: usize) -> u32 {
     if latency_us == 0 {
         return LATENCY_MULTIPLIER;
     }
-    latency_us
-        .saturating_mul(u64::from(LATENCY_MULTIPLIER))
-        .min(u64::from(TRANSITION_DELAY_CAP_US)) as u32
+    if ctx.has(EraId::TransitionDelayFromLatency) {
+        return (latency_us + latency_us / 2).min(u64::from(u32::MAX)) as u32;
+    }
+    let cap = if ctx.has(EraId::SchedutilRateLimit2ms) { TRANSITION_DELAY_CAP_V6_9_US } else { TRANSITION_DELAY_CAP_US };
+    latency_us.saturating_mul(u64::from(LATENCY_MULTIPLIER)).min(u64::from(cap)) as u32
 }
 
 /// The table frequency a request ends at (cpufreq_frequency_table_target
@@ -248,13 +254,15 @@ pub const COPY_PREV_LOAD_PATCH: Patch = Patch {
 
 /// The eras both dbs governors share (ondemand and conservative add
 /// their own).
-pub const DBS_ERAS: [EraId; 6] = [
+pub const DBS_ERAS: [EraId; 8] = [
     EraId::CopyPrevLoad,
     EraId::DbsUtilHook,
     EraId::IntelPstatePassive,
     EraId::DbsSamplingTicks,
     EraId::DbsLongIdle,
     EraId::IntelPstatePassiveHwp,
+    EraId::SchedutilRateLimit2ms,
+    EraId::TransitionDelayFromLatency,
 ];
 
 // ---- before v4.14: min_sampling_rate ------------------------------------------
@@ -842,6 +850,22 @@ mod tests {
         let slow = BuildCtx::new(slow, kernel("4.8"));
         assert_eq!(legacy_default_sampling_rate_us(&slow, DbsKind::Ondemand), 15_000);
         assert_eq!(legacy_min_sampling_rate_us(&slow, DbsKind::Ondemand), 10_000);
+    }
+
+    /// The transition delay by version on the Juno r0 (SCP latency 1450 µs):
+    /// min(1000 × L, 10 ms) to v6.8, min(1000 × L, 2 ms) from v6.9
+    /// (e13aa799c2a6), L + L/2 from v6.12; 1 ms for an unknown latency in
+    /// every version (POWER8).
+    #[test]
+    fn transition_delay_follows_the_version() {
+        let kernel = |v: &str| KernelConfig::from_spec(&Spec::new(v)).unwrap();
+        let juno = load_named(&Spec::new("juno-r0")).unwrap();
+        let p8 = load_named(&Spec::new("power8")).unwrap();
+        for (v, want) in [("6.8", 10_000), ("6.9", 2_000), ("6.11", 2_000), ("6.12", 2_175), ("6.18", 2_175)] {
+            // (6.11 runs 6.9's semantics, the newest supported not after it.)
+            assert_eq!(policy_transition_delay_us(&BuildCtx::new(juno.clone(), kernel(v)), 0), want, "{v}");
+            assert_eq!(policy_transition_delay_us(&BuildCtx::new(p8.clone(), kernel(v)), 0), 1000, "{v}");
+        }
     }
 
     /// v6.8: max(2 ticks, transition delay); the delay is the driver's own

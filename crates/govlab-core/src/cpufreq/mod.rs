@@ -485,8 +485,10 @@ mod tests {
         let d = k("3.15").differences(info("ondemand").eras);
         assert!(d.iter().any(|l| l.starts_with("ondemand_formula (v3.17")), "{d:?}");
         assert!(d.iter().any(|l| l.starts_with("copy_prev_load (v3.16")), "{d:?}");
-        assert!(k("6.8").differences(info("ondemand").eras).is_empty());
-        assert!(k("6.12").differences(info("schedutil").eras).is_empty());
+        assert!(k("6.18").differences(info("ondemand").eras).is_empty());
+        assert!(k("6.18").differences(info("schedutil").eras).is_empty());
+        let d = k("6.8").differences(info("schedutil").eras);
+        assert!(d.iter().any(|l| l.starts_with("schedutil_rate_limit_2ms (v6.9")), "{d:?}");
     }
 
     /// Patch tunables: mainline from the era that merged them, on top

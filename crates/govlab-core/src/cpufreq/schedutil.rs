@@ -143,6 +143,7 @@ pub const INFO: GovernorInfo = GovernorInfo {
         EraId::IntelPstatePassiveHwp,
         EraId::SchedutilFreqRef,
         EraId::SchedutilRateLimit2ms,
+        EraId::TransitionDelayFromLatency,
     ],
     patches: &[Patch {
         tunable: "iowait_boost",

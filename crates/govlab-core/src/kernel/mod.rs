@@ -12,9 +12,9 @@
 //! Versions: govlab models the mainline releases in [`SUPPORTED`]. A version
 //! in between resolves to the newest supported one not after it (`5.4` runs
 //! 5.2 semantics, and the run says so); a version before the oldest or after
-//! the newest ([`NEWEST_VERSION`]) is refused. The default is [`DEFAULT_VERSION`], 6.8.
-//! The fair class is the one from before EEVDF (v6.6): versions from 6.6 run
-//! the pre-EEVDF fair class.
+//! the newest ([`NEWEST_VERSION`]) is refused. The default is
+//! [`DEFAULT_VERSION`], 6.8. From v6.6 the fair class is EEVDF
+//! (machine/eevdf.rs); 6.5, the last CFS, runs the class from before it.
 //!
 //! Options:
 //! - `idle_tick = governor|stopped`: who stops the tick on idle entry.
@@ -89,9 +89,12 @@ impl fmt::Display for Version {
 
 /// The versions govlab models, oldest first: the kernels of the evaluations
 /// it reproduces (3.15 ondemand 2014, 4.8 powernv 2016, 4.16 HWP boost 2018,
-/// 5.7 teo 2020), the era boundaries around them, and 6.12 (teo without its
-/// recent ring, v6.11).
-pub const SUPPORTED: [Version; 9] = [
+/// 5.7 teo 2020), the era boundaries around them, the last CFS (6.5), the
+/// LTS kernels people run (6.6, the first EEVDF; 6.12), 6.9 (the 2 ms
+/// default transition delay, gone again in 6.12) and the newest
+/// stable release whose sources govlab's authors could read (6.18, also
+/// an LTS).
+pub const SUPPORTED: [Version; 13] = [
     Version::new(3, 15),
     Version::new(4, 8),
     Version::new(4, 16),
@@ -99,19 +102,21 @@ pub const SUPPORTED: [Version; 9] = [
     Version::new(5, 2),
     Version::new(5, 7),
     Version::new(5, 9),
+    Version::new(6, 5),
+    Version::new(6, 6),
     Version::new(6, 8),
+    Version::new(6, 9),
     Version::new(6, 12),
+    Version::new(6, 18),
 ];
 
-/// The version of a run that names none.
+/// The version of a run that names none. Kept at 6.8, which every
+/// evaluation and regression case since 2024 was written against; newer
+/// versions are one `--kernel` away (docs/kernels.md, "Versions").
 pub const DEFAULT_VERSION: Version = Version::new(6, 8);
 
-/// The newest supported version; a later one is refused.
+/// The newest version modelled; a later one is refused.
 pub const NEWEST_VERSION: Version = SUPPORTED[SUPPORTED.len() - 1];
-
-/// The version EEVDF replaced CFS's pick in; govlab's fair class is the one
-/// from before it.
-pub const EEVDF_VERSION: Version = Version::new(6, 6);
 
 /// The kernel options and the values they take, for messages and `list`.
 pub const OPTIONS: [(&str, &str); 5] = [
@@ -510,7 +515,7 @@ impl KernelConfig {
     pub fn differences(&self, eras: &[EraId]) -> Vec<String> {
         eras.iter()
             .map(|e| e.era())
-            .filter(|e| !self.has(e.id) && e.first <= NEWEST_VERSION)
+            .filter(|e| !self.has(e.id))
             .map(|e| {
                 let status = match e.status {
                     EraStatus::Modelled => "",
@@ -586,7 +591,7 @@ pub fn list() -> Vec<KernelEntry> {
                 .iter()
                 .filter(|e| match next {
                     Some(n) => e.first > v && e.first <= n,
-                    None => e.first > v || e.id == EraId::Eevdf,
+                    None => e.first > v,
                 })
                 .copied()
                 .collect();
@@ -609,15 +614,19 @@ mod tests {
         assert_eq!(k("5.4").unwrap().describe(), "5.4 (5.2 semantics)");
         assert_eq!(k("v4.16").unwrap().describe(), "4.16");
         assert_eq!(k("4.19.0").unwrap().version, Version::new(4, 19));
-        assert_eq!(k("6.7").unwrap().version, Version::new(5, 9));
+        assert_eq!(k("6.4").unwrap().version, Version::new(5, 9));
+        assert_eq!(k("6.7").unwrap().version, Version::new(6, 6));
+        assert_eq!(k("6.10").unwrap().describe(), "6.10 (6.9 semantics)");
+        assert_eq!(k("6.17").unwrap().version, Version::new(6, 12));
+        assert_eq!(k("6.18.5").unwrap().version, Version::new(6, 18));
         assert_eq!(KernelConfig::default().version, DEFAULT_VERSION);
     }
 
     #[test]
     fn versions_outside_the_range_are_refused_with_the_choices() {
-        for bad in ["3.14", "6.13", "7.0", "2.6"] {
+        for bad in ["3.14", "6.19", "7.0", "2.6"] {
             let e = k(bad).unwrap_err().to_string();
-            assert!(e.contains(bad) && e.contains("3.15") && e.contains("6.12"), "{e}");
+            assert!(e.contains(bad) && e.contains("3.15") && e.contains("6.18"), "{e}");
         }
         let e = k("linus").unwrap_err().to_string();
         assert!(e.contains("linus") && e.contains("4.19"), "{e}");
@@ -706,12 +715,22 @@ mod tests {
     }
 
     #[test]
-    fn every_era_is_listed_once_and_the_newest_says_eevdf() {
+    fn every_era_is_listed_once() {
         let l = list();
         assert_eq!(l.len(), SUPPORTED.len());
-        assert!(l.last().unwrap().until_next.iter().any(|e| e.description.contains("pre-EEVDF")));
-        let shown: usize = l[..l.len() - 1].iter().map(|e| e.until_next.len()).sum();
-        let inside = ERAS.iter().filter(|e| e.first > SUPPORTED[0] && e.first <= NEWEST_VERSION).count();
+        assert!(l.last().unwrap().until_next.is_empty(), "no era is after the newest version");
+        let shown: usize = l.iter().map(|e| e.until_next.len()).sum();
+        let inside = ERAS.iter().filter(|e| e.first > SUPPORTED[0]).count();
         assert_eq!(shown, inside);
+        assert!(ERAS.iter().all(|e| e.first <= NEWEST_VERSION));
+    }
+
+    #[test]
+    fn eevdf_from_6_6() {
+        assert!(!k("6.5").unwrap().has(EraId::Eevdf));
+        assert!(k("6.6").unwrap().has(EraId::Eevdf));
+        assert!(k("6.12").unwrap().has(EraId::Eevdf));
+        assert!(!k("6.8").unwrap().has(EraId::SchedutilRateLimit2ms));
+        assert!(k("6.12").unwrap().has(EraId::TransitionDelayFromLatency));
     }
 }

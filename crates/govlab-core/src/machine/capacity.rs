@@ -95,8 +95,7 @@ impl Engine {
         } else {
             self.update_load_avg(src, Some(p));
             self.tasks[p].state = TaskState::Runnable;
-            let v = self.tasks[p].vruntime;
-            self.rqs[src].tree.insert((v, p));
+            self.queue_fair(src, p);
         }
         self.context_switch(src, Some(p), None);
     }

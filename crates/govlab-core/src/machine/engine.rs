@@ -78,6 +78,12 @@ pub struct Engine {
     pub(crate) pelt: PeltRules,
     /// util_est exists (v4.17+); without it a task's estimate stays 0.
     pub(crate) util_est: bool,
+    /// The fair class is EEVDF (v6.6+, machine/eevdf.rs); a run with task
+    /// groups keeps CFS's rules (fair_group.rs) on every version.
+    pub(crate) eevdf: bool,
+    /// A fair task's sched_runtime is its slice, and a shorter slice may
+    /// preempt through RUN_TO_PARITY (v6.12+, PREEMPT_SHORT).
+    pub(crate) custom_slice: bool,
     /// arch_scale_freq_invariant(): utilisation is frequency invariant.
     pub(crate) freq_invariant: bool,
     /// The scheduler calls the cpufreq hook for remote runqueues (v4.14+).
@@ -218,11 +224,14 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     };
     let n = platform.nr_cpus();
     let tun = SchedTunables { base_slice: kernel.base_slice(), ..SchedTunables::for_cpus(n, tick_ns) };
+    let eevdf = kernel.has(EraId::Eevdf) && setup.groups.is_empty();
+    let custom_slice = kernel.has(EraId::EevdfCustomSlice);
     let rqs: Vec<CpuRq> = (0..n)
         .map(|c| {
             let ct = platform.cpu_type_of(c);
             CpuRq {
                 capacity: u64::from(ct.capacity),
+                min_vruntime: if eevdf { super::eevdf::VRUNTIME_BASE } else { 0 },
                 ..CpuRq::default()
             }
         })
@@ -279,6 +288,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         hwp,
         pelt,
         util_est,
+        eevdf,
+        custom_slice,
         freq_invariant: invariance != FreqInvariance::Off,
         remote_callbacks,
         now: 0,

@@ -245,6 +245,9 @@ impl Engine {
             timer_cpu: 0,
             timer_expiry_ns: 0,
             vruntime: 0,
+            deadline: 0,
+            vlag: 0,
+            custom_slice_ns: 0,
             sum_exec_ns: 0,
             prev_sum_exec_ns: 0,
             exec_start_ns: 0,
@@ -564,9 +567,14 @@ impl Engine {
                     }
                 }
                 Op::Yield => {
-                    // sched_yield: go behind everyone queued on its runqueue.
+                    // sched_yield: go behind everyone queued on its runqueue
+                    // (EEVDF: give up the rest of the request).
                     let level = self.tasks[t].group.filter(|_| self.sched_ext).map(|g| g as usize);
                     if let Some(&(last, _)) = self.level_tree(cpu, level).last() {
+                        if self.eevdf {
+                            self.yield_task_eevdf(cpu, t);
+                            return Outcome::Yielded;
+                        }
                         self.update_curr(cpu);
                         let tk = &mut self.tasks[t];
                         tk.vruntime = tk.vruntime.max(last + 1);

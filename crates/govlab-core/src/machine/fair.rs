@@ -4,7 +4,9 @@
 //!
 //! Models: Linux v6.5 kernel/sched/fair.c (enqueue_task_fair,
 //! dequeue_task_fair, place_entity, update_curr, check_preempt_wakeup,
-//! task_tick_fair) and kernel/sched/core.c (__schedule, scheduler_tick).
+//! task_tick_fair) and kernel/sched/core.c (__schedule, scheduler_tick);
+//! from v6.6 the pick, placement, deadlines and wakeup preemption are
+//! EEVDF's (machine/eevdf.rs), called from here where the kernel calls them.
 //! `__schedule` picks by class as v6.8's `pick_next_task` does (deadline,
 //! RT, then fair; machine/rt.rs); the class and group checks sit behind
 //! `Engine::sched_ext`, so a run with only fair tasks takes the fair-only
@@ -134,6 +136,10 @@ impl Engine {
     #[inline]
     fn enqueue_task_fair(&mut self, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         self.update_rq_clock(cpu);
+        if self.eevdf {
+            // enqueue_entity() charges the current task first: V counts it.
+            self.update_curr(cpu);
+        }
         if self.util_est {
             let rq = &mut self.rqs[cpu];
             pelt::util_est_enqueue(&mut rq.cfs, &self.tasks[t].avg);
@@ -159,12 +165,16 @@ impl Engine {
         } else if decayed {
             self.cpufreq_update_util(cpu, 0);
         }
-        self.place_entity(cpu, t, kind);
+        if self.eevdf {
+            self.place_entity_eevdf(cpu, t, kind == EnqueueKind::New);
+        } else {
+            self.place_entity(cpu, t, kind);
+        }
+        self.queue_fair(cpu, t);
         let rq = &mut self.rqs[cpu];
         let tk = &mut self.tasks[t];
         tk.state = TaskState::Runnable;
         tk.cpu = cpu;
-        rq.tree.insert((tk.vruntime, t));
         rq.nr_running += 1;
         rq.cfs_nr_running += 1;
         rq.load_weight += tk.weight;
@@ -174,7 +184,29 @@ impl Engine {
         }
     }
 
-    /// place_entity(): where a waking, new or migrating task's vruntime goes.
+    /// Put fair task `t` into `cpu`'s tree (__enqueue_entity), counting it
+    /// in EEVDF's sums.
+    #[inline]
+    pub(crate) fn queue_fair(&mut self, cpu: CpuId, t: TaskId) {
+        let (v, w) = (self.tasks[t].vruntime, self.tasks[t].weight);
+        let rq = &mut self.rqs[cpu];
+        rq.tree.insert((v, t));
+        rq.avg_vsum += i128::from(v) * i128::from(w);
+        rq.avg_load += w;
+    }
+
+    /// Take fair task `t` out of `cpu`'s tree (__dequeue_entity).
+    #[inline]
+    pub(crate) fn unqueue_fair(&mut self, cpu: CpuId, t: TaskId) {
+        let (v, w) = (self.tasks[t].vruntime, self.tasks[t].weight);
+        let rq = &mut self.rqs[cpu];
+        rq.tree.remove(&(v, t));
+        rq.avg_vsum -= i128::from(v) * i128::from(w);
+        rq.avg_load -= w;
+    }
+
+    /// place_entity() before EEVDF (v6.5): where a waking, new or migrating
+    /// task's vruntime goes.
     // Always inlined: called from the group path too, it was no longer
     // inlined in enqueue_task_fair (0.3 % more instructions, callgrind on
     // `bench_mix 1`).
@@ -272,8 +304,11 @@ impl Engine {
     fn dequeue_task_fair(&mut self, cpu: CpuId, t: TaskId, sleep: bool, detach: bool) {
         self.update_rq_clock(cpu);
         let running = self.rqs[cpu].curr == Some(t);
-        if running {
+        if running || self.eevdf {
             self.update_curr(cpu);
+        }
+        if self.eevdf {
+            self.update_entity_lag(cpu, t);
         }
         if self.util_est {
             pelt::util_est_dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
@@ -289,13 +324,13 @@ impl Engine {
             self.cpufreq_update_util(cpu, 0);
         }
         let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
+        if self.rqs[cpu].curr != Some(t) {
+            self.unqueue_fair(cpu, t);
+        }
         let rq = &mut self.rqs[cpu];
         let tk = &mut self.tasks[t];
         if self.util_est && sleep {
             pelt::util_est_update(&mut tk.avg, true, cap);
-        }
-        if rq.curr != Some(t) {
-            rq.tree.remove(&(tk.vruntime, t));
         }
         rq.nr_running -= 1;
         rq.cfs_nr_running -= 1;
@@ -318,6 +353,9 @@ impl Engine {
             return;
         }
         self.charge_curr(t);
+        if self.eevdf {
+            self.update_deadline(cpu, t);
+        }
         self.update_root_min_vruntime(cpu, t);
     }
 
@@ -331,6 +369,9 @@ impl Engine {
         }
         let delta = self.charge_curr(t);
         if self.groups.is_empty() {
+            if self.eevdf {
+                self.update_deadline(cpu, t);
+            }
             self.update_root_min_vruntime(cpu, t);
         } else {
             self.update_curr_levels(cpu, t, delta);
@@ -494,6 +535,9 @@ impl Engine {
         loop {
             self.update_rq_clock(cpu);
             let prev = self.rqs[cpu].curr;
+            // A fair prev preempted while runnable: EEVDF's pick treats it as
+            // the runqueue's current (RUN_TO_PARITY).
+            let mut prev_queued = None;
             if let Some(p) = prev {
                 self.update_curr(cpu);
                 self.pause_segment(cpu);
@@ -507,8 +551,8 @@ impl Engine {
                     // Preempted: back into the tree (put_prev_entity).
                     self.update_load_avg(cpu, Some(p));
                     self.tasks[p].state = TaskState::Runnable;
-                    let v = self.tasks[p].vruntime;
-                    self.rqs[cpu].tree.insert((v, p));
+                    self.queue_fair(cpu, p);
+                    prev_queued = Some(p);
                 }
             }
             // pick_next_task(): the deadline and RT classes first.
@@ -533,15 +577,23 @@ impl Engine {
             if next.is_none() && EXT && self.fair_groups() {
                 next = self.pick_next_task_fair_grouped(cpu);
             } else if next.is_none() {
-                next = self.rqs[cpu].tree.first().map(|&(_, t)| t);
+                next = if self.eevdf {
+                    self.pick_eevdf_from(cpu, prev_queued)
+                } else {
+                    self.rqs[cpu].tree.first().map(|&(_, t)| t)
+                };
                 if let Some(n) = next {
-                    let v = self.tasks[n].vruntime;
-                    self.rqs[cpu].tree.remove(&(v, n));
+                    self.unqueue_fair(cpu, n);
+                    if self.eevdf && next != prev {
+                        self.set_next_entity_eevdf(n);
+                    }
                 }
             }
             if EXT {
                 self.put_prev_group_se_unless_same(cpu, prev, next);
             }
+            // clear_tsk_need_resched() after the pick.
+            self.rqs[cpu].resched = false;
             if prev != next {
                 self.context_switch_impl::<EXT>(cpu, prev, next);
             } else if let Some(n) = next {
@@ -651,6 +703,10 @@ impl Engine {
             self.check_preempt_wakeup_grouped(cpu, curr, t);
             return;
         }
+        if self.eevdf {
+            self.check_preempt_wakeup_eevdf(cpu, t);
+            return;
+        }
         self.update_curr(cpu);
         let gran = self.tun.wakeup_granularity_ns * NICE_0_LOAD / self.tasks[t].weight;
         if self.tasks[curr].vruntime > self.tasks[t].vruntime + gran {
@@ -733,6 +789,12 @@ impl Engine {
             }
             if self.fair_groups() {
                 self.task_tick_fair_grouped(cpu, curr);
+            } else if self.eevdf {
+                // EEVDF has no slice check at the tick: update_curr() above
+                // asked for the reschedule if the request was used up.
+                if self.rqs[cpu].resched {
+                    self.schedule(cpu);
+                }
             } else {
                 self.check_preempt_tick(cpu, curr);
             }

@@ -16,6 +16,7 @@
 //! | `rq.rs` | task_struct and struct rq as the engine keeps them |
 //! | `fair.rs` | kernel/sched/fair.c and core.c: enqueue, dequeue, schedule, tick |
 //! | `rt.rs`, `deadline.rs` | kernel/sched/rt.c and deadline.c: the RT and deadline classes, the RT throttle |
+//! | `eevdf.rs` | fair.c's EEVDF rules from v6.6: lag, eligibility, placement, deadlines, the pick |
 //! | `fair_group.rs` | fair.c's group scheduling (group runqueues and entities, shares) |
 //! | `placement.rs`, `capacity.rs`, `eas.rs` | fair.c's select_task_rq, energy-aware wakeups and load balancing |
 //! | `idle.rs` | kernel/sched/idle.c and drivers/cpuidle/cpuidle.c |
@@ -34,6 +35,9 @@ mod capacity;
 mod clock_domain_tests;
 mod deadline;
 pub mod eas;
+pub(crate) mod eevdf;
+#[cfg(test)]
+mod eevdf_tests;
 mod fair_group;
 mod rt;
 #[cfg(test)]

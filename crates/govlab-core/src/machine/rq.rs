@@ -72,6 +72,14 @@ pub struct Task {
     pub sum_exec_ns: u64,
     pub prev_sum_exec_ns: u64,
     pub exec_start_ns: Time,
+    /// EEVDF (v6.6+, machine/eevdf.rs): the virtual deadline of the current
+    /// request (se->deadline), and the lag kept while off the runqueue
+    /// (se->vlag; while running, the deadline it was picked with).
+    pub deadline: u64,
+    pub vlag: i64,
+    /// The slice the task asked for (sched_attr.sched_runtime, clamped;
+    /// 0: none, base_slice), read from v6.12 (EEVDF's custom slice).
+    pub custom_slice_ns: u64,
 
     // PELT.
     pub avg: SchedAvg,
@@ -170,6 +178,12 @@ pub struct CpuRq {
     pub avg_dl: SchedAvg,
     pub load_weight: u64,
     pub min_vruntime: u64,
+    /// Σ vruntime × weight and Σ weight of the fair tasks in `tree`
+    /// (EEVDF's avg_vruntime and avg_load, kept absolute: machine/eevdf.rs).
+    pub avg_vsum: i128,
+    pub avg_load: u64,
+    /// A reschedule is pending (resched_curr from EEVDF's update_deadline).
+    pub resched: bool,
     pub cfs: CfsRqAvg,
     pub clock: RqClockPelt,
 
@@ -234,6 +248,9 @@ impl Default for CpuRq {
             avg_dl: SchedAvg::default(),
             load_weight: 0,
             min_vruntime: 0,
+            avg_vsum: 0,
+            avg_load: 0,
+            resched: false,
             cfs: CfsRqAvg::default(),
             clock: RqClockPelt::default(),
             run_gen: 0,

@@ -84,6 +84,9 @@ impl Engine {
         if attr.group.is_some() || !fair {
             self.sched_ext = true;
         }
+        if matches!(attr.policy, SchedPolicy::Other | SchedPolicy::Idle) && attr.dl_runtime_ns > 0 {
+            tk.custom_slice_ns = crate::machine::eevdf::custom_slice(attr.dl_runtime_ns);
+        }
         match attr.policy {
             SchedPolicy::Other => {}
             SchedPolicy::Idle => {

@@ -12,16 +12,25 @@ fn engine(name: &str, json: &str, cpufreq: &str, ns: Time) -> Engine {
     engine_with(name, json, cpufreq, ns, |_| ())
 }
 
+/// [`engine`] under v6.5, the last CFS (the fair class's own tests).
+fn engine_cfs(name: &str, json: &str, cpufreq: &str, ns: Time) -> Engine {
+    engine_on("6.5", name, json, cpufreq, ns, |_| ())
+}
+
 /// A run whose engine `change` may set up before it starts (what an
 /// rt-app file cannot say, such as a group's shares).
 fn engine_with(name: &str, json: &str, cpufreq: &str, ns: Time, change: impl FnOnce(&mut Engine)) -> Engine {
+    engine_on("6.8", name, json, cpufreq, ns, change)
+}
+
+fn engine_on(kernel: &str, name: &str, json: &str, cpufreq: &str, ns: Time, change: impl FnOnce(&mut Engine)) -> Engine {
     let dir = std::env::temp_dir().join(format!("govlab-sched-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, json).unwrap();
     let cfg = RunConfig {
         platform: Spec::new("skylake-e3-1240v5"),
-        kernel: Spec::new("6.8"),
+        kernel: Spec::new(kernel),
         workload: Spec::parse(&format!("rtapp:file={}", path.display()), "test").unwrap(),
         cpufreq: Spec::parse(cpufreq, "test").unwrap(),
         cpuidle: Spec::new("menu"),
@@ -459,7 +468,7 @@ fn two_hogs_share_the_period_by_halves() {
         "a": { "cpus": [0], "loop": -1, "runtime": 100000 },
         "b": { "cpus": [0], "loop": -1, "runtime": 100000 }
     } }"#;
-    let e = engine("halves.json", json, "performance", 30 * MS);
+    let e = engine_cfs("halves.json", json, "performance", 30 * MS);
     let (a, b) = (task(&e, "a"), task(&e, "b"));
     let (first, second) = if e.tasks[a].sum_exec_ns > e.tasks[b].sum_exec_ns { (a, b) } else { (b, a) };
     assert!(e.tasks[second].sum_exec_ns >= 11 * MS, "second ran {} ns", e.tasks[second].sum_exec_ns);
@@ -482,7 +491,7 @@ fn a_new_task_is_debited_its_slice_in_virtual_time() {
         "a": { "cpus": [0], "loop": -1, "runtime": 100000 },
         "b": { "cpus": [0], "loop": -1, "runtime": 100000, "priority": 10 }
     } }"#;
-    let e = engine("vslice.json", json, "performance", 20 * MS);
+    let e = engine_cfs("vslice.json", json, "performance", 20 * MS);
     let (a, b) = (task(&e, "a"), task(&e, "b"));
     assert_eq!(e.tasks[b].weight, 110);
     assert_eq!(e.tasks[b].vruntime, 3 * MS * 1024 / 110, "b's placement");

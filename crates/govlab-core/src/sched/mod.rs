@@ -3,8 +3,9 @@
 //! scheduler acting on the engine's runqueues (enqueue, dequeue, schedule,
 //! the tick, placement, balancing, the idle loop) is in `machine/`.
 //!
-//! Models the shape of Linux's CFS before EEVDF (v6.5 and earlier,
-//! kernel/sched/fair.c): each runqueue orders its runnable tasks by virtual
+//! From v6.6 the fair class is EEVDF (machine/eevdf.rs: lag, eligibility,
+//! virtual deadlines from base_slice). Before it, as below, CFS (v6.5 and
+//! earlier, kernel/sched/fair.c): each runqueue orders its runnable tasks by virtual
 //! runtime; the running task is preempted at the tick when it has used its
 //! slice of the scheduling period (`sched_latency`, stretched to
 //! `nr_running × min_granularity` when crowded) and at wakeup when the woken

@@ -31,6 +31,8 @@ pub struct SchedAttr {
     /// SCHED_DEADLINE runtime, deadline and period, ns (deadline and period
     /// 0 mean "the runtime's deadline": period defaults to deadline and
     /// deadline to period, as sched_setattr does when sched_period is 0).
+    /// On SCHED_OTHER/SCHED_IDLE the runtime is the task's slice request
+    /// (EEVDF's custom slice, v6.12+; 0: none).
     pub dl_runtime_ns: u64,
     pub dl_deadline_ns: u64,
     pub dl_period_ns: u64,

@@ -521,9 +521,10 @@ impl<'a> Conv<'a> {
             crate::sched::deadline::checkparam(r, d, p).map_err(|why| self.err(&format!("{at}.dl-runtime"), why))?;
             (attr.dl_runtime_ns, attr.dl_deadline_ns, attr.dl_period_ns) = (r, d, p);
         } else {
-            // On SCHED_OTHER, dl-runtime is EEVDF's custom slice (v6.12+),
-            // which v6.8's sched_setattr ignores: checked, not used.
-            us(self, "dl-runtime")?;
+            // On SCHED_OTHER, dl-runtime is sched_attr.sched_runtime: EEVDF's
+            // custom slice from v6.12 (machine/eevdf.rs); earlier kernels
+            // ignore it.
+            attr.dl_runtime_ns = us(self, "dl-runtime")?;
             us(self, "dl-period")?;
             us(self, "dl-deadline")?;
         }
