@@ -27,7 +27,7 @@ from typing import Any, TypeAlias
 
 import govlab._core as _core
 
-from govlab import governors
+from govlab import argcheck, governors
 from govlab.result import Result
 
 __all__ = [
@@ -117,6 +117,7 @@ def run(
     invalid argument raises a ``GovlabError`` naming it (a wrong value or type
     ``InvalidValueError``, also a ``ValueError``).
     """
+    argcheck.function("progress", progress, none=True)
     py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
     config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel, interval=turbostat_interval)
     if trace is True:
@@ -175,8 +176,9 @@ def list_governors(py: str | list[str] | None = None, kernel: str | None = None)
     version), defaults by version, and each patch tunable's ``"patch"``
     (mainline there, or a patch on top).
     """
-    entries = json.loads(_core.list("governors", kernel))
-    for target in [py] if isinstance(py, str) else (py or []):
+    targets = argcheck.texts("py", py, none=True) or []
+    entries = json.loads(_core.list("governors", argcheck.text("kernel", kernel, none=True)))
+    for target in targets:
         entries += governors.describe(target)
     return entries
 

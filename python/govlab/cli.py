@@ -60,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     previous = _handle_sigterm()
     try:
+        _refuse_empty(args)
         out = args.handler(args)
     except Terminated:
         print("govlab: terminated (SIGTERM)", file=sys.stderr)
@@ -68,15 +69,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("govlab: interrupted", file=sys.stderr)
         return 130
     except (GovlabError, OSError, ValueError) as e:
-        print(f"govlab: error: {str(e) or type(e).__name__}", file=sys.stderr)
+        print(f"govlab: error: {_one_line(str(e) or type(e).__name__)}", file=sys.stderr)
         return 2
     except sqlite3.Error as e:  # a results database that went bad while in use
-        print(f"govlab: error: the results database cannot be used: {e}", file=sys.stderr)
+        print(f"govlab: error: {_one_line(f'the results database cannot be used: {e}')}", file=sys.stderr)
         return 2
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     return _write(out)
+
+
+def _one_line(message: str) -> str:
+    """``message`` on one line, each word (an echoed value) cut at :data:`govlab.fmt.MAX_SHOWN_CHARS`."""
+    words = []
+    for word in message.split(" "):
+        word = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in word)
+        words.append(fmt.clip(word))
+    return " ".join(words)
+
+
+def _refuse_empty(args: argparse.Namespace) -> None:
+    """An empty or blank value is a mistake (`--html ""` from an unset shell variable), never "not given"."""
+    for key, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            positional = {"file": "FILE", "name": "NAME", "experiments": "EXPERIMENT.toml", "kind": "KIND"}
+            if args.command == "report":
+                positional["db"] = "DB"
+            name = positional.get(key, "--" + key.replace("_", "-"))
+            raise ValueError(f"{name}: the value is empty; give a value or leave the option out")
 
 
 #: Options whose value may start with "-" (argparse takes "-1s" for an option).
@@ -129,6 +151,12 @@ def _cmd_run(args: argparse.Namespace) -> str:
     }
     if args.show_config:
         return json.dumps(api.show_config(**config), indent=2) + "\n"
+    from govlab import outfile, spec
+
+    outfile.refuse_inputs(
+        [("--trace", args.trace), ("--plot", args.plot)],
+        [(f"--{k}", f) for k in ("platform", "workload", "cpufreq", "cpuidle") for f in spec.files(getattr(args, k))],
+    )
     trace_path = None
     if args.trace:
         from govlab import outfile
@@ -244,6 +272,7 @@ def _cmd_compare(args: argparse.Namespace) -> str:
         raise ValueError("--timeline and --timeline-value choose the run the HTML report shows; they need --html FILE")
     from govlab import outfile
 
+    outfile.refuse_inputs([("--db", db), ("--html", args.html)], _experiment_inputs(args.experiments, experiments))
     outfile.check(db, "results database")
     if args.html:
         from govlab import report as html_report
@@ -257,6 +286,21 @@ def _cmd_compare(args: argparse.Namespace) -> str:
     return tables.render(done.analyses, args.format)
 
 
+def _experiment_inputs(paths: Sequence[str], experiments: Sequence[Any]) -> list[tuple[str, str]]:
+    """The files a comparison reads: its experiment files, and the platform,
+    workload and governor files they name."""
+    from govlab import spec
+
+    inputs = [("EXPERIMENT.toml", p) for p in paths]
+    for e in experiments:
+        d = e.to_dict()
+        specs = [d.get("platform"), d.get("workload")]
+        for c in d.get("configs", []):
+            specs += [c.get("cpufreq"), c.get("cpuidle")]
+        inputs += [(f"a file {e.name} reads", f) for s in specs for f in spec.files(s)]
+    return inputs
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> str:
     from govlab import reproduction as reproduce
     from govlab.store import Store
@@ -268,6 +312,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
     db = args.db or reproduce.default_db()
     from govlab import outfile
 
+    inputs = [(f"{ev.name}'s {what} file", str(f)) for ev in evaluations for what, f in (("experiment", ev.experiment_file), ("published", ev.published_file))]
+    outfile.refuse_inputs([("--db", db), ("--html", args.html)], inputs)
     outfile.check(db, "results database")
     if args.html:
         outfile.check(args.html, "HTML report")
@@ -293,8 +339,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
 
 
 def _check_jobs(jobs: int | None) -> None:
-    if jobs is not None and jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    from govlab.sweep import MAX_JOBS
+
+    if jobs is not None and not 1 <= jobs <= MAX_JOBS:
+        raise ValueError(f"--jobs must be from 1 to {MAX_JOBS}, got {fmt.clip(str(jobs))}")
 
 
 def _execute(experiments: Sequence[Any], store: Any, db: str, jobs: int | None, executor: str = "local", label: str = "") -> Any:
@@ -347,9 +395,10 @@ def _cmd_report(args: argparse.Namespace) -> str:
     from govlab import analysis as compare, tables
     from govlab.store import Store
 
-    if args.html:
-        from govlab import outfile
+    from govlab import outfile
 
+    outfile.refuse_inputs([("--html", args.html)], [("DB", args.db)])
+    if args.html:
         outfile.check(args.html, "HTML report")
     with Store(args.db, create=False) as store:
         analyses = compare.from_store(store, args.experiment)
@@ -389,9 +438,10 @@ def _cmd_trace_stats(args: argparse.Namespace) -> str:
     from govlab import trace
     from govlab.report import trace_page
 
-    if args.html:
-        from govlab import outfile
+    from govlab import outfile, spec
 
+    outfile.refuse_inputs([("--html", args.html)], [("FILE", args.file), *(("--platform", f) for f in spec.files(args.platform))])
+    if args.html:
         outfile.check(args.html, "HTML report")
         stats = trace_page.write_html(args.file, args.html, args.platform)
         print(f"govlab: wrote the HTML page to {args.html}", file=sys.stderr)

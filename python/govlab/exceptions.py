@@ -51,6 +51,13 @@ class ResultsError(GovlabError, ValueError):
 class FileAccessError(GovlabError, OSError):
     """A file the operating system refuses (not there, not readable), from the
     notebook API; also an ``OSError`` with the errno and message of the original."""
+
+
+class InvalidTypeError(InvalidValueError, TypeError):
+    """An argument of the wrong type (``open_results(None)``): also a
+    ``TypeError``, and an ``InvalidValueError`` as a wrong value is."""
+
+
 _T = TypeVar("_T")
 
 
@@ -84,6 +91,7 @@ __all__ = [
     "GovlabError",
     "UnknownNameError",
     "InvalidValueError",
+    "InvalidTypeError",
     "UnknownKeyError",
     "FileFormatError",
     "TraceError",

@@ -24,7 +24,17 @@ __all__ = [
     "seconds",
     "short_seconds",
     "right_aligned",
+    "clip",
+    "MAX_SHOWN_CHARS",
 ]
+
+#: The most characters of a value an error message echoes.
+MAX_SHOWN_CHARS = 200
+
+
+def clip(text: str, most: int = MAX_SHOWN_CHARS) -> str:
+    """``text`` cut to ``most`` characters (the last an ellipsis), for echoing a value in a message."""
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def finite(data: Any) -> Any:

@@ -468,6 +468,8 @@ def load_module(path: str) -> Any:
     """The module in ``path``, imported once per content (an edited file is imported again)."""
     full = os.path.abspath(path)
     if not os.path.isfile(full):
+        if os.path.exists(full):
+            raise FileFormatError(f"{path}: not a regular file (a directory, FIFO or device); a governor is a Python file")
         raise FileNotFoundError(f"{path}: no such governor file")
     digest = file_sha256(full)
     key = (full, digest)
@@ -484,6 +486,10 @@ def load_module(path: str) -> Any:
     except SyntaxError as e:
         del sys.modules[name]
         raise FileFormatError(f"{e.filename or path}:{e.lineno}: {e.msg}") from None
+    except SystemExit as e:
+        # sys.exit() (or exit()) at import would end govlab without a word.
+        del sys.modules[name]
+        raise FileFormatError(f"{path}: importing it called sys.exit({e.code!r}); a governor file may not exit") from None
     except Exception as e:
         del sys.modules[name]
         raise FileFormatError(f"{path}: importing it raised {_exception_text(e)}") from None

@@ -32,6 +32,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from govlab import argcheck
 from govlab.exceptions import FileAccessError, GovlabError, InvalidValueError, ResultsError, checked
 
 __all__ = ["compare", "open_results", "reproduce", "Comparison", "Reproduction", "Figures"]
@@ -70,8 +71,9 @@ def _experiments(experiment: Any) -> tuple[list[Any], str | None]:
 
 
 def _check_jobs(jobs: Any) -> None:
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise InvalidValueError(f"jobs must be at least 1, got {jobs}")
+    from govlab.sweep import MAX_JOBS
+
+    argcheck.integer("jobs", jobs, 1, MAX_JOBS, none=True)
 
 
 def compare(
@@ -91,6 +93,10 @@ def compare(
     one per core); ``executor``: ``"local"`` or ``"dask://HOST:PORT"``.
     ``progress``: a progress bar (tqdm's notebook widget in Jupyter).
     """
+    argcheck.path("db", db, none=True)
+    _check_jobs(jobs)
+    argcheck.text("executor", executor, none=True)
+    argcheck.flag("progress", progress)
 
     def work() -> Comparison:
         from govlab import outfile, pipeline, sweep
@@ -120,6 +126,8 @@ def compare(
 def open_results(path: str | os.PathLike[str], experiment: str | Sequence[str] | None = None) -> Comparison:
     """The comparison stored in the results database ``path`` (``govlab report``), simulating
     nothing; ``experiment`` picks experiments by name (default: all)."""
+    argcheck.path("path", path)
+    argcheck.texts("experiment", experiment, none=True)
 
     def work() -> Comparison:
         from govlab import analysis
@@ -143,6 +151,11 @@ def reproduce(
     five) and answer a :class:`Reproduction`: the comparison and the
     published-against-govlab verdict table. ``quick``: the short form (fewer
     runs). ``db`` as for :func:`compare` (default: the command's)."""
+    argcheck.text("name", name, none=True)
+    argcheck.flag("quick", quick)
+    argcheck.path("db", db, none=True)
+    _check_jobs(jobs)
+    argcheck.flag("progress", progress)
 
     def work() -> Reproduction:
         from govlab import outfile, pipeline

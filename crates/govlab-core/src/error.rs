@@ -103,7 +103,7 @@ impl Error {
         Error::InvalidValue {
             owner: owner.into(),
             key: key.into(),
-            value: value.to_string(),
+            value: shown(&value.to_string()),
             expected: expected.into(),
         }
     }
@@ -112,7 +112,7 @@ impl Error {
         Error::File {
             path: path.into(),
             line,
-            message: message.into(),
+            message: shown(&message.into()),
         }
     }
 
@@ -121,7 +121,7 @@ impl Error {
         Error::Trace {
             path: path.into(),
             location: format!("line {line}"),
-            message: message.into(),
+            message: shown(&message.into()),
         }
     }
 
@@ -130,7 +130,7 @@ impl Error {
         Error::Trace {
             path: path.into(),
             location: format!("byte {offset}"),
-            message: message.into(),
+            message: shown(&message.into()),
         }
     }
 
@@ -140,6 +140,36 @@ impl Error {
             source,
         }
     }
+}
+
+/// The most characters of one word (a run without spaces, such as a value
+/// echoed from the input) an error message shows.
+pub const MAX_SHOWN_CHARS: usize = 200;
+
+/// `text` fit for a one-line message: control characters (a NUL, a newline)
+/// escaped, and each word longer than [`MAX_SHOWN_CHARS`] cut there.
+pub fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(4 * MAX_SHOWN_CHARS));
+    let mut word = 0;
+    for c in text.chars() {
+        if c == ' ' {
+            word = 0;
+        } else {
+            word += 1;
+            if word > MAX_SHOWN_CHARS {
+                if word == MAX_SHOWN_CHARS + 1 {
+                    out.push('…');
+                }
+                continue;
+            }
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// 1-based line of byte `offset` in `text`.

@@ -70,7 +70,7 @@ mod legacy;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use self::json::Json;
 use super::{
@@ -162,7 +162,7 @@ pub struct RtApp {
 /// None). None too when the file cannot be read: building it says why.
 pub fn file_duration_ns(spec: &Spec) -> Option<u64> {
     let file = spec.params.iter().find(|(k, _)| k == FILE.name).map(|(_, v)| v)?;
-    let text = std::fs::read_to_string(file).ok()?;
+    let text = crate::input::read_text(Path::new(file), "rt-app file", crate::input::MAX_DESCRIPTION_BYTES).ok()?;
     let doc = json::parse(&text).ok()?;
     let secs = doc.get("global")?.get("duration")?.as_i64()?;
     let secs = u64::try_from(secs).ok().filter(|&s| s > 0 && s <= 7 * 24 * 3600)?;
@@ -178,7 +178,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
         return Err(Error::invalid("workload rtapp", "file", "(missing)", "rtapp:file=PATH of an rt-app JSON file"));
     };
     let path = PathBuf::from(file);
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let text = crate::input::read_text(&path, "rt-app file", crate::input::MAX_DESCRIPTION_BYTES)?;
     let doc = json::parse(&text).map_err(|(msg, line)| Error::file(&path, Some(line), msg))?;
     let w = RtApp { path, doc, rt_as_cfs };
     // Check everything now, against a neutral machine.

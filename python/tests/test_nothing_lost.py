@@ -1,0 +1,299 @@
+"""Nothing lost, nothing hung (issue 39): an output never replaces an input,
+an input that is not a regular file is refused at once, an empty value is an
+error, and a wrong type given to the Python API is a GovlabError."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import govlab
+from govlab.exceptions import InvalidTypeError, InvalidValueError
+
+REPO = Path(__file__).resolve().parents[2]
+PLATFORM = REPO / "data" / "platforms" / "skylake-e3-1240v5.toml"
+RTAPP = REPO / "data" / "real" / "rt-app" / "template.json"
+
+TINY = """\
+[experiment]
+name = "tiny"
+platform = "skylake-e3-1240v5"
+workload = "periodic:tasks=2,run_us=1000,period_us=5000"
+duration = "50ms"
+repeats = 2
+seed = 1
+
+[[config]]
+name = "ondemand"
+cpufreq = "ondemand"
+
+[[config]]
+name = "schedutil"
+cpufreq = "schedutil"
+"""
+
+TRACE = """\
+# tracer: nop
+          <idle>-0     [000] d..2.  100.000000: cpu_idle: state=1 cpu_id=0
+          <idle>-0     [000] d..2.  100.001000: cpu_idle: state=4294967295 cpu_id=0
+          <idle>-0     [000] d..2.  100.002000: cpu_frequency: state=800000 cpu_id=0
+"""
+
+
+def gov(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "govlab", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def one_line_error(proc: subprocess.CompletedProcess, *must: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("govlab: error:"), proc.stderr
+    assert "Traceback" not in proc.stderr
+    for text in must:
+        assert text in proc.stderr, (text, proc.stderr)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> tuple[Path, Path]:
+    """A small experiment and the results database `compare` wrote for it."""
+    d = tmp_path_factory.mktemp("db")
+    exp = d / "tiny.toml"
+    exp.write_text(TINY)
+    db = d / "R.sqlite"
+    proc = gov("compare", str(exp), "--db", str(db), "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    return exp, db
+
+
+# --- 1. an output onto an input ------------------------------------------------------
+
+
+def _snapshot(*paths: Path) -> dict[Path, bytes | None]:
+    return {p: p.read_bytes() if p.exists() else None for p in paths}
+
+
+def test_report_html_onto_the_database_is_refused(results):
+    _, db = results
+    before = _snapshot(db, Path(f"{db}-wal"))
+    proc = gov("report", str(db), "--html", str(db))
+    one_line_error(proc, "--html", "DB", "same file")
+    assert _snapshot(db, Path(f"{db}-wal")) == before
+
+
+def test_compare_html_onto_the_database_or_the_experiment_is_refused(results, tmp_path):
+    exp, db = results
+    for html in (db, exp):
+        before = _snapshot(db, exp)
+        proc = gov("compare", str(exp), "--db", str(db), "--html", str(html))
+        one_line_error(proc, "--html", "same file")
+        assert _snapshot(db, exp) == before
+
+
+def test_compare_html_through_a_symlink_and_db_onto_the_experiment_are_refused(results, tmp_path):
+    exp, db = results
+    link = tmp_path / "report.html"
+    link.symlink_to(exp)
+    before = exp.read_bytes()
+    one_line_error(gov("compare", str(exp), "--db", str(db), "--html", str(link)), "--html", "EXPERIMENT.toml")
+    one_line_error(gov("compare", str(exp), "--db", str(exp)), "--db", "EXPERIMENT.toml")
+    assert exp.read_bytes() == before
+
+
+def test_compare_db_onto_a_platform_file_the_experiment_reads_is_refused(tmp_path):
+    platform = tmp_path / "machine.toml"
+    platform.write_bytes(PLATFORM.read_bytes())
+    exp = tmp_path / "e.toml"
+    exp.write_text(TINY.replace('platform = "skylake-e3-1240v5"', f'platform = "{platform}"'))
+    before = platform.read_bytes()
+    one_line_error(gov("compare", str(exp), "--html", str(platform)), "--html", "machine.toml")
+    assert platform.read_bytes() == before
+
+
+def test_trace_stats_html_onto_the_trace_is_refused(tmp_path):
+    trace = tmp_path / "t.txt"
+    trace.write_text(TRACE)
+    one_line_error(gov("trace", "stats", str(trace), "--html", str(trace)), "--html", "FILE", "same file")
+    assert trace.read_text() == TRACE
+
+
+def test_run_trace_or_plot_onto_the_platform_workload_or_governor_file_is_refused(tmp_path):
+    platform = tmp_path / "P.toml"
+    platform.write_bytes(PLATFORM.read_bytes())
+    rtapp = tmp_path / "w.json"
+    rtapp.write_bytes(RTAPP.read_bytes())
+    cases = [
+        (["--platform", str(platform), "--trace", str(platform)], platform, "--platform"),
+        (["--workload", f"rtapp:file={rtapp}", "--trace", str(rtapp)], rtapp, "--workload"),
+        (["--platform", str(platform), "--turbostat-interval", "10ms", "--plot", str(platform)], platform, "--plot"),
+    ]
+    for args, victim, option in cases:
+        before = victim.read_bytes()
+        one_line_error(gov("run", *args, "--duration", "20ms"), option, "same file")
+        assert victim.read_bytes() == before, args
+
+
+def test_two_outputs_onto_one_file_are_refused(tmp_path):
+    platform = tmp_path / "P.toml"
+    platform.write_bytes(PLATFORM.read_bytes())
+    out = tmp_path / "out.txt"
+    one_line_error(
+        gov("run", "--turbostat-interval", "10ms", "--trace", str(out), "--plot", str(out), "--duration", "20ms"),
+        "--plot", "--trace",
+    )
+    assert not out.exists()
+
+
+def test_a_new_output_beside_the_inputs_is_still_written(results, tmp_path):
+    _, db = results
+    html = tmp_path / "r.html"
+    proc = gov("report", str(db), "--html", str(html))
+    assert proc.returncode == 0, proc.stderr
+    assert html.read_text().startswith("<!")
+
+
+# --- 2. FIFO inputs ------------------------------------------------------------------
+
+
+@pytest.fixture
+def fifo(tmp_path) -> Path:
+    path = tmp_path / "in.fifo"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["trace", "stats", "{f}"],
+        ["trace", "replay", "{f}"],
+        ["run", "--workload", "rtapp:file={f}", "--duration", "10ms"],
+        ["run", "--platform", "{t}", "--duration", "10ms"],
+        ["run", "--workload", "{t}", "--duration", "10ms"],
+        ["compare", "{t}"],
+        ["list", "governors", "--py", "{p}"],
+    ],
+    ids=["trace-stats", "trace-replay", "rtapp", "platform", "workload-file", "compare", "py-governor"],
+)
+def test_a_fifo_input_is_refused_at_once(tmp_path, args):
+    f = tmp_path / "in.fifo"
+    os.mkfifo(f)
+    t = tmp_path / "in.toml"
+    os.mkfifo(t)
+    p = tmp_path / "gov.py"
+    os.mkfifo(p)
+    argv = [a.format(f=f, t=t, p=p) for a in args]
+    proc = gov(*argv, timeout=60)
+    one_line_error(proc, "not a regular file")
+
+
+def test_the_python_api_refuses_a_fifo_trace(fifo):
+    with pytest.raises(govlab.GovlabError, match="not a regular file"):
+        govlab.Trace(fifo)
+    with pytest.raises(govlab.GovlabError, match="not a regular file"):
+        govlab.load_experiment(fifo)
+
+
+# --- 3. empty values -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["run", "--trace", ""], "--trace"),
+        (["run", "--turbostat-interval", "10ms", "--plot", ""], "--plot"),
+        (["report", "x.sqlite", "--html", ""], "--html"),
+        (["compare", "e.toml", "--db", ""], "--db"),
+        (["reproduce", "--quick", ""], "NAME"),
+        (["run", "--kernel", " "], "--kernel"),
+    ],
+)
+def test_an_empty_value_is_refused(args, option):
+    one_line_error(gov(*args, timeout=60), option, "empty")
+
+
+def test_a_database_name_ending_in_a_slash_is_refused(tmp_path):
+    exp = tmp_path / "e.toml"
+    exp.write_text(TINY)
+    one_line_error(gov("compare", str(exp), "--db", f"{tmp_path}/x.sqlite/"), "x.sqlite/", "directory")
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_absurd_jobs_are_refused(tmp_path):
+    exp = tmp_path / "e.toml"
+    exp.write_text(TINY)
+    for jobs in ("99999999999999999999999", "100000", "0"):
+        one_line_error(gov("compare", str(exp), "--jobs", jobs, "--db", str(tmp_path / "r.sqlite")), "--jobs")
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_a_long_value_is_echoed_at_most_200_characters():
+    proc = gov("run", "--platform", "x" * 100_000, timeout=60)
+    one_line_error(proc)
+    assert len(proc.stderr) < 600, len(proc.stderr)
+
+
+# --- 4. the Python API's types -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: govlab.compare("e.toml", db=1.5),
+        lambda: govlab.compare("e.toml", executor=1),
+        lambda: govlab.compare("e.toml", jobs=10**30),
+        lambda: govlab.compare("e.toml", progress="yes"),
+        lambda: govlab.open_results(None),
+        lambda: govlab.open_results("x.sqlite", experiment=1),
+        lambda: govlab.reproduce({"bogus": 1}),
+        lambda: govlab.reproduce(quick="yes"),
+        lambda: govlab.Trace("t.txt", platform=1),
+        lambda: govlab.list_governors(py=b"x"),
+        lambda: govlab.list_governors(kernel=5.4),
+        lambda: govlab.load_experiment(None),
+        lambda: govlab.run(progress=1),
+        lambda: govlab.trace.replay("t.txt", cpufreq=b"x"),
+        lambda: govlab.trace.stats(None),
+    ],
+)
+def test_a_wrong_type_is_a_govlab_error_and_a_type_or_value_error(call):
+    with pytest.raises(govlab.GovlabError) as e:
+        call()
+    assert isinstance(e.value, (TypeError, ValueError)), type(e.value)
+
+
+def test_wrong_types_and_ranges_say_which_argument(tmp_path):
+    with pytest.raises(InvalidTypeError, match=r"^db: expected a file path"):
+        govlab.compare("e.toml", db=1.5)
+    with pytest.raises(TypeError):
+        govlab.open_results(None)
+    trace = tmp_path / "t.txt"
+    trace.write_text(TRACE)
+    t = govlab.Trace(trace)
+    with pytest.raises(InvalidValueError, match=r"^max_spans: -1 is out of range"):
+        t.timeline(max_spans=-1)
+    assert len(t.timeline(max_spans=10)) > 0
+
+
+def test_a_governor_file_that_exits_or_raises_at_import_is_an_error_naming_it(tmp_path):
+    exits = tmp_path / "exits.py"
+    exits.write_text("import sys\nsys.exit(0)\n")
+    raises = tmp_path / "raises.py"
+    raises.write_text("raise RuntimeError('no')\n")
+    for path, what in ((exits, "sys.exit(0)"), (raises, "RuntimeError")):
+        one_line_error(gov("list", "governors", "--py", str(path), timeout=60), str(path), what)
+        one_line_error(gov("run", "--cpufreq", f"py:{path}:G", "--duration", "10ms", timeout=60), str(path), what)
+
+
+# --- 5. deep experiment files --------------------------------------------------------
+
+
+def test_a_deeply_nested_experiment_is_one_line(tmp_path):
+    exp = tmp_path / "deep.toml"
+    exp.write_text("x = " + "[" * 10_000 + "]" * 10_000 + "\n")
+    one_line_error(gov("compare", str(exp), timeout=60), "deep.toml", "nested too deeply")
