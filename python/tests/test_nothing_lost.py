@@ -306,3 +306,71 @@ def test_a_deeply_nested_experiment_is_one_line(tmp_path):
     exp = tmp_path / "deep.toml"
     exp.write_text("x = " + "[" * 10_000 + "]" * 10_000 + "\n")
     one_line_error(gov("compare", str(exp), timeout=60), "deep.toml", "nested too deeply")
+
+
+# --- 6. limits before work in the readers ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "op, must",
+    [
+        ('{ timer = "0us" }', "timer = 0 ns: shorter than 1 µs"),
+        ('{ timer = "1ns" }', "timer = 1 ns: shorter than 1 µs"),
+        ('{ sleep = "1ns" }', "sleep = 1 ns: shorter than 1 µs"),
+        ('{ run = "1us", sleep = "1us" }', "'sleep' is not an option of the run op"),
+        ('{ run = "1ms", dist = -1 }', "dist = -1: a string"),
+        ('{ run = "1ms", mem = "x" }', 'mem = "x": a number'),
+        ('{ run = "1ms", cv = "x" }', 'cv = "x": a number'),
+        ('{ run = "1ms", cv = -1 }', "cv = -1: a coefficient of variation"),
+        ('{ mark = "x" }, { run = "1ms" }', 'mark = "x"'),
+        ('{ sleep = "1ms", since = -1 }', "'since' is not an option of the sleep op"),
+    ],
+)
+def test_a_workload_file_op_out_of_range_or_of_the_wrong_type_is_refused(tmp_path, op, must):
+    f = tmp_path / "w.toml"
+    f.write_text(f'[[task]]\ncomm = "t"\nloop = "forever"\nops = [ {op} ]\n')
+    one_line_error(gov("run", "--workload", str(f), "--duration", "200ms", timeout=60), "w.toml:4", must)
+
+
+def test_a_workload_file_timer_of_1us_still_runs(tmp_path):
+    f = tmp_path / "w.toml"
+    f.write_text('[[task]]\ncomm = "t"\nloop = "forever"\nops = [ { timer = "1us" }, { run = "1us", dist = "exp", cv = 0.5 } ]\n')
+    proc = gov("run", "--workload", str(f), "--duration", "5ms", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_an_rtapp_file_of_100000_phases_is_read(tmp_path):
+    # issue 39: each phase scanned every phase for `cpus`, quadratic in the
+    # phases (20,000 took 2.8 s, 100,000 more than a minute). The timeout is
+    # a guard against that, not a measurement (linear: well under a second).
+    phases = ",\n".join(f'"p{i}": {{ "run": 100, "sleep": 100 }}' for i in range(100_000))
+    f = tmp_path / "big.json"
+    f.write_text('{ "tasks": { "t": { "loop": 1, "phases": {' + phases + "} } } }")
+    proc = gov("run", "--workload", f"rtapp:file={f}", "--duration", "1ms", "--show-config", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_text_trace_with_zero_padding_is_refused_naming_the_byte(tmp_path):
+    f = tmp_path / "padded.txt"
+    f.write_text(TRACE)
+    with open(f, "ab") as out:
+        out.truncate(len(TRACE) + 10_000_000)  # sparse zeros after the text
+    proc = gov("trace", "stats", str(f), timeout=60)
+    one_line_error(proc, "padded.txt", f"byte {len(TRACE)} is a NUL byte")
+    assert "\x00" not in proc.stderr
+
+
+def test_a_1_gib_sparse_trace_is_refused_before_it_is_read(tmp_path):
+    f = tmp_path / "huge.dat"
+    with open(f, "wb") as out:
+        out.write(b"\x17\x08\x44tracing")  # trace.dat's magic, then a gigabyte of holes
+        out.truncate(1 << 30)
+    code = (
+        "import resource, subprocess, sys\n"
+        "p = subprocess.run([sys.executable, '-m', 'govlab', 'trace', 'stats', sys.argv[1]], capture_output=True, text=True)\n"
+        "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.stderr.strip())\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True, text=True, timeout=120)
+    status, rss_kib, message = proc.stdout.split(" ", 2)
+    assert status == "2" and message.startswith("govlab: error:") and "more than the" in message, proc.stdout
+    assert int(rss_kib) < 200 * 1024, rss_kib

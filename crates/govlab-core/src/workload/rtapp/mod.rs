@@ -222,19 +222,25 @@ struct Conv<'a> {
     /// The top-level resource table of the pre-v1.0 grammar, read at its
     /// first task.
     legacy: Option<legacy::Table>,
+    /// Whether a phase of the task being converted sets `cpus` (found once
+    /// per task: asking at each phase made parsing quadratic in phases).
+    phase_cpus: bool,
 }
 
-/// Names given indices in order of first use.
+/// Names given indices in order of first use (looked up by hash: a file
+/// may name a hundred thousand).
 #[derive(Default)]
-struct Names(Vec<String>);
+struct Names(Vec<String>, std::collections::HashMap<String, u32>);
 
 impl Names {
     fn index(&mut self, name: &str) -> u32 {
-        if let Some(i) = self.0.iter().position(|n| n == name) {
-            return i as u32;
+        if let Some(&i) = self.1.get(name) {
+            return i;
         }
+        let i = self.0.len() as u32;
         self.0.push(name.to_string());
-        (self.0.len() - 1) as u32
+        self.1.insert(name.to_string(), i);
+        i
     }
 }
 
@@ -254,6 +260,7 @@ impl<'a> Conv<'a> {
             io_device_ok: true,
             mem_buffer_size: MEM_BUFFER_SIZE,
             legacy: None,
+            phase_cpus: false,
         }
     }
 
@@ -501,6 +508,7 @@ impl<'a> Conv<'a> {
             None => -1,
         };
         let thread = open_loop(&mut ops, thread_loop);
+        self.phase_cpus = phase_cpus(t);
         if legacy::is_legacy(t) {
             self.legacy_task(&at, t, &mut spec, &mut ops, &mut own_timers)?;
         } else if let Some(phases) = t.get("phases") {
@@ -619,7 +627,7 @@ impl<'a> Conv<'a> {
         // `loop`: 0 and negative values never do.
         let loops = if loops <= 0 { -1 } else { loops };
         let phase = open_loop(ops, loops);
-        if !is_task && phase_cpus(t) {
+        if !is_task && self.phase_cpus {
             // Per-phase affinity: each phase sets its own, or the task's.
             let cpus = match p.get("cpus").or_else(|| t.get("cpus")) {
                 Some(v) => Some(self.cpus(&format!("{at}.cpus"), v)?.into()),
