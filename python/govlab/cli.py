@@ -72,7 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"govlab: error: {_one_line(str(e) or type(e).__name__)}", file=sys.stderr)
         return 2
     except sqlite3.Error as e:  # a results database that went bad while in use
-        print(f"govlab: error: {_one_line(f'the results database cannot be used: {e}')}", file=sys.stderr)
+        db = getattr(args, "db", None)
+        where = f"the results database {db}" if db else "the results database"
+        print(f"govlab: error: {_one_line(f'{where} cannot be used: {e}')}", file=sys.stderr)
         return 2
     finally:
         if previous is not None:
@@ -80,13 +82,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _write(out)
 
 
+#: The longest error line (the message after "govlab: error: ").
+MAX_MESSAGE_CHARS = 280
+
+
 def _one_line(message: str) -> str:
-    """``message`` on one line, each word (an echoed value) cut at :data:`govlab.fmt.MAX_SHOWN_CHARS`."""
-    words = []
-    for word in message.split(" "):
-        word = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in word)
-        words.append(fmt.clip(word))
-    return " ".join(words)
+    """``message`` on one line, each word (an echoed value) cut at :data:`govlab.fmt.MAX_SHOWN_CHARS`,
+    and shorter still when several make the line longer than MAX_MESSAGE_CHARS."""
+    words = ["".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in w) for w in message.split(" ")]
+    words = [fmt.clip(w) for w in words]
+    if len(" ".join(words)) > MAX_MESSAGE_CHARS:
+        words = [fmt.clip(w, 60) for w in words]
+    return fmt.clip(" ".join(words), MAX_MESSAGE_CHARS)
 
 
 def _refuse_empty(args: argparse.Namespace) -> None:
@@ -476,8 +483,15 @@ def _cmd_trace_replay(args: argparse.Namespace) -> str:
     return f"{tasks} tasks replayed\n" + format_text(result) + "\n" + format_replay(result, recorded)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its error line cut as ours are (a 100 kB argument is not echoed whole)."""
+
+    def error(self, message: str) -> Any:
+        super().error(_one_line(message))
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="govlab",
         description="A laboratory for Linux cpufreq and cpuidle governors.",
     )

@@ -374,3 +374,17 @@ def test_a_1_gib_sparse_trace_is_refused_before_it_is_read(tmp_path):
     status, rss_kib, message = proc.stdout.split(" ", 2)
     assert status == "2" and message.startswith("govlab: error:") and "more than the" in message, proc.stdout
     assert int(rss_kib) < 200 * 1024, rss_kib
+
+
+def test_a_stored_result_that_is_not_json_names_the_database_the_table_and_the_run(results, tmp_path):
+    import shutil
+    import sqlite3
+
+    _, db = results
+    copy = tmp_path / "bad.sqlite"
+    shutil.copy(db, copy)
+    with sqlite3.connect(copy) as con:
+        (key,) = con.execute("SELECT key FROM runs LIMIT 1").fetchone()
+        con.execute("UPDATE runs SET result = '{x' WHERE key = ?", (key,))
+    proc = gov("report", str(copy))
+    one_line_error(proc, "bad.sqlite", "table runs", f"run {key[:20]}", "not valid JSON")
