@@ -8,6 +8,7 @@ and re-exported here; the notebook API's two (``ResultsError``,
     └── GovlabError
         ├── UnknownNameError                  unknown platform, workload, governor, ...
         ├── InvalidValueError  (ValueError)   a tunable or parameter value out of range
+        │   └── InvalidTypeError (TypeError)  a Python argument of the wrong type
         ├── UnknownKeyError    (ValueError)   a tunable or parameter its owner does not have
         ├── FileFormatError                   a platform or workload file that cannot be used
         ├── TraceError                        a trace that cannot be read

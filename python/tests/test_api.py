@@ -180,11 +180,12 @@ def test_exception_hierarchy():
     for cls in (govlab.InvalidValueError, govlab.UnknownKeyError):
         assert issubclass(cls, G) and issubclass(cls, ValueError), cls
     for name in govlab.exceptions.__all__:
-        if name in ("ResultsError", "FileAccessError"):  # the notebook API's, made in Python
+        if name in ("ResultsError", "FileAccessError", "InvalidTypeError"):  # made in Python
             assert issubclass(getattr(govlab, name), G)
             continue
         assert getattr(govlab.exceptions, name) is getattr(_core, name) is getattr(govlab, name)
     assert issubclass(govlab.ResultsError, ValueError) and issubclass(govlab.FileAccessError, OSError)
+    assert issubclass(govlab.InvalidTypeError, govlab.InvalidValueError) and issubclass(govlab.InvalidTypeError, TypeError)
 
 
 def test_invalid_value_is_a_value_error(short):

@@ -176,3 +176,18 @@ pub fn shown(text: &str) -> String {
 pub fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_escapes_control_bytes_and_cuts_long_words() {
+        assert_eq!(shown("a\0b\nc"), "a\\u{0}b\\nc");
+        let long = "x".repeat(1000);
+        let out = shown(&format!("value {long} end"));
+        assert_eq!(out, format!("value {}… end", "x".repeat(MAX_SHOWN_CHARS)));
+        let e = Error::file("f.toml", Some(3), format!("bad '{long}'"));
+        assert!(e.to_string().chars().count() < 260, "{e}");
+    }
+}
