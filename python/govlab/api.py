@@ -280,7 +280,9 @@ def _invalid(what: str, value: Any, expected: str) -> Exception:
     """An ``InvalidValueError`` (a ``GovlabError`` and a ``ValueError``) for argument ``what``."""
     from govlab.exceptions import InvalidValueError
 
-    return InvalidValueError(f"{what}: invalid value {value!r}: {expected}")
+    from govlab.fmt import clip
+
+    return InvalidValueError(f"{what}: invalid value {clip(repr(value))}: {expected}")
 
 
 def _check_utf8(what: str, text: str) -> None:

@@ -96,14 +96,16 @@ def _one_line(message: str) -> str:
     return fmt.clip(" ".join(words), MAX_MESSAGE_CHARS)
 
 
+#: The positional arguments, by their attribute: how the usage line names them.
+_POSITIONAL = {"file": "FILE", "name": "NAME", "experiments": "EXPERIMENT.toml", "kind": "KIND"}
+
+
 def _refuse_empty(args: argparse.Namespace) -> None:
     """An empty or blank value is a mistake (`--html ""` from an unset shell variable), never "not given"."""
     for key, value in vars(args).items():
         values = value if isinstance(value, list) else [value]
         if any(isinstance(v, str) and not v.strip() for v in values):
-            positional = {"file": "FILE", "name": "NAME", "experiments": "EXPERIMENT.toml", "kind": "KIND"}
-            if args.command == "report":
-                positional["db"] = "DB"
+            positional = {**_POSITIONAL, **({"db": "DB"} if args.command == "report" else {})}
             name = positional.get(key, "--" + key.replace("_", "-"))
             raise ValueError(f"{name}: the value is empty; give a value or leave the option out")
 
@@ -166,14 +168,10 @@ def _cmd_run(args: argparse.Namespace) -> str:
     )
     trace_path = None
     if args.trace:
-        from govlab import outfile
-
         trace_path = outfile.check(args.trace, "trace")
         _warn_trace_size(config)
     plot_path = None
     if args.plot:
-        from govlab import outfile
-
         if args.turbostat_interval is None:
             raise GovlabError("--plot draws the turbostat intervals: give --turbostat-interval TIME too")
         plot_path = outfile.check(args.plot, "plot")

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from govlab import argcheck
+from govlab.fmt import clip
 from govlab.exceptions import FileAccessError, GovlabError, InvalidValueError, ResultsError, checked
 
 __all__ = ["compare", "open_results", "reproduce", "Comparison", "Reproduction", "Figures"]
@@ -66,7 +67,7 @@ def _experiments(experiment: Any) -> tuple[list[Any], str | None]:
             if first_dir is None:
                 first_dir = os.path.dirname(os.path.abspath(path))
         else:
-            raise InvalidValueError(f"experiment: invalid value {item!r}: a path, TOML text or a dict")
+            raise InvalidValueError(f"experiment: invalid value {clip(repr(item))}: a path, TOML text or a dict")
     return loaded, first_dir
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import govlab._core as _core
 from govlab import argcheck
+from govlab.fmt import clip
 from govlab.result import Result
 
 __all__ = ["stats", "stats_and_timeline", "replay", "Trace", "TraceStats", "BACKENDS"]
@@ -192,7 +193,7 @@ class Trace:
             if not isinstance(source, (str, os.PathLike)):
                 from govlab.exceptions import InvalidValueError
 
-                raise InvalidValueError(f"source: invalid value {source!r}: a trace file's path or a govlab.Result")
+                raise InvalidValueError(f"source: invalid value {clip(repr(source))}: a trace file's path or a govlab.Result")
             self._source_path = os.fspath(source)
             self._data = _read(self._source_path)
         self.platform = platform
@@ -247,7 +248,7 @@ class Trace:
         if not isinstance(name, str) or not name:
             from govlab.exceptions import InvalidValueError
 
-            raise InvalidValueError(f"name: invalid value {name!r}: an event name such as 'sched_switch'")
+            raise InvalidValueError(f"name: invalid value {clip(repr(name))}: an event name such as 'sched_switch'")
         return self._data.event_table(name)
 
     def df_event(self, name: str, backend: str = "pandas") -> Any:
@@ -265,7 +266,7 @@ class Trace:
         if backend not in BACKENDS:
             from govlab.exceptions import InvalidValueError
 
-            raise InvalidValueError(f"backend: invalid value {backend!r}: one of {', '.join(BACKENDS)}")
+            raise InvalidValueError(f"backend: invalid value {clip(repr(backend))}: one of {', '.join(BACKENDS)}")
         table = self.arrow_event(name)
         if backend == "polars":
             import polars as pl
