@@ -42,7 +42,7 @@ from typing import Any
 from govlab._core import __version__
 
 from govlab import api, fmt
-from govlab.exceptions import GovlabError
+from govlab.exceptions import GovernorError, GovlabError
 from govlab.run_text import format_kernels, format_list, format_replay, format_stats, format_text
 
 __all__ = ["main", "format_text", "format_list"]
@@ -68,6 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("govlab: interrupted", file=sys.stderr)
         return 130
+    except GovernorError as e:  # a user's governor failed: its traceback follows the line (several lines)
+        print(f"govlab: error: {e}", file=sys.stderr)
+        return 2
     except (GovlabError, OSError, ValueError) as e:
         print(f"govlab: error: {_one_line(str(e) or type(e).__name__)}", file=sys.stderr)
         return 2
@@ -82,18 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _write(out)
 
 
-#: The longest error line (the message after "govlab: error: ").
-MAX_MESSAGE_CHARS = 280
-
-
 def _one_line(message: str) -> str:
-    """``message`` on one line, each word (an echoed value) cut at :data:`govlab.fmt.MAX_SHOWN_CHARS`,
-    and shorter still when several make the line longer than MAX_MESSAGE_CHARS."""
+    """``message`` on one line, each word (an echoed value) cut at :data:`govlab.fmt.MAX_SHOWN_CHARS`."""
     words = ["".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in w) for w in message.split(" ")]
-    words = [fmt.clip(w) for w in words]
-    if len(" ".join(words)) > MAX_MESSAGE_CHARS:
-        words = [fmt.clip(w, 60) for w in words]
-    return fmt.clip(" ".join(words), MAX_MESSAGE_CHARS)
+    return " ".join(fmt.clip(w) for w in words)
 
 
 #: The positional arguments, by their attribute: how the usage line names them.

@@ -74,7 +74,9 @@ def _experiments(experiment: Any) -> tuple[list[Any], str | None]:
 def _check_jobs(jobs: Any) -> None:
     from govlab.sweep import MAX_JOBS
 
-    argcheck.integer("jobs", jobs, 1, MAX_JOBS, none=True)
+    argcheck.integer("jobs", jobs, -(2**63), 2**63, none=True)
+    if jobs is not None and not 1 <= jobs <= MAX_JOBS:
+        raise InvalidValueError(f"jobs must be from 1 to {MAX_JOBS}, got {clip(str(jobs))}")
 
 
 def compare(
