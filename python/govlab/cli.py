@@ -85,10 +85,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _write(out)
 
 
+#: The length an error line is brought under by cutting its longest words
+#: (echoed values, paths), none below MIN_WORD_CHARS; the message's own words
+#: (a list of valid names) are never cut.
+MAX_MESSAGE_CHARS = 300
+MIN_WORD_CHARS = 40
+
+
 def _one_line(message: str) -> str:
-    """``message`` on one line, each word (an echoed value) cut at :data:`govlab.fmt.MAX_SHOWN_CHARS`."""
+    """``message`` on one line: control characters escaped, each word (an echoed value) cut at
+    :data:`govlab.fmt.MAX_SHOWN_CHARS`, then the longest cut further while the line is over MAX_MESSAGE_CHARS."""
     words = ["".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in w) for w in message.split(" ")]
-    return " ".join(fmt.clip(w) for w in words)
+    words = [fmt.clip(w) for w in words]
+    excess = len("govlab: error: ") + len(" ".join(words)) - MAX_MESSAGE_CHARS
+    while excess > 0:
+        i = max(range(len(words)), key=lambda k: len(words[k]))
+        if len(words[i]) <= MIN_WORD_CHARS:
+            break
+        keep = max(MIN_WORD_CHARS, len(words[i]) - excess)
+        excess -= len(words[i]) - keep
+        words[i] = fmt.clip(words[i], keep)
+    return " ".join(words)
 
 
 #: The positional arguments, by their attribute: how the usage line names them.

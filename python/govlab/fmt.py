@@ -33,8 +33,12 @@ MAX_SHOWN_CHARS = 200
 
 
 def clip(text: str, most: int = MAX_SHOWN_CHARS) -> str:
-    """``text`` cut to ``most`` characters (the last an ellipsis), for echoing a value in a message."""
-    return text if len(text) <= most else text[: most - 1] + "…"
+    """``text`` cut to ``most`` characters for echoing a value in a message: its start and its
+    end (a path's file name) around an ellipsis."""
+    if len(text) <= most:
+        return text
+    tail = (most - 1) // 3
+    return text[: most - 1 - tail] + "…" + text[len(text) - tail :]
 
 
 def finite(data: Any) -> Any:

@@ -237,7 +237,7 @@ class Store:
         for chunk in _chunks(list(keys)):
             marks = ",".join("?" * len(chunk))
             for key, text in self._db.execute(f"SELECT key, result FROM runs WHERE key IN ({marks})", chunk):
-                out[key] = self._json(text, "runs", "result", f"run {key}")
+                out[key] = self._json(text, "runs", "result", f"run {key[:16]}")
         return out
 
     def run_rows(self) -> list[dict[str, Any]]:
@@ -346,7 +346,7 @@ class Store:
             ).fetchone()
             if row is not None and (found is None or row[2] > found[2]):
                 found = row
-        return None if found is None else (found[0], self._json(found[1], "timelines", "data", f"run {found[0]}"))
+        return None if found is None else (found[0], self._json(found[1], "timelines", "data", f"run {found[0][:16]}"))
 
     def _json(self, text: Any, table: str, column: str, row: str) -> Any:
         """A stored JSON value, or a StoreError naming the database, the table and the row."""
@@ -354,8 +354,8 @@ class Store:
             return json.loads(text)
         except (TypeError, ValueError, RecursionError) as e:
             raise StoreError(
-                f"{self.path}: table {table}, {clip(row, 80)}: the stored {column} is not valid JSON ({clip(str(e), 120)}); "
-                "the database was changed by another program: delete the row, or the database"
+                f"{self.path}: table {table}, {clip(row, 40)}: the stored {column} is not valid JSON "
+                f"({clip(str(e), 80)}); another program changed it: delete the row or the database"
             ) from None
 
     # --- lifetime ------------------------------------------------------------------

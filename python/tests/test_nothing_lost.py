@@ -387,4 +387,5 @@ def test_a_stored_result_that_is_not_json_names_the_database_the_table_and_the_r
         (key,) = con.execute("SELECT key FROM runs LIMIT 1").fetchone()
         con.execute("UPDATE runs SET result = '{x' WHERE key = ?", (key,))
     proc = gov("report", str(copy))
-    one_line_error(proc, "bad.sqlite", "table runs", f"run {key[:20]}", "not valid JSON")
+    one_line_error(proc, "bad.sqlite", "table runs", f"run {key[:16]}", "not valid JSON")
+    assert len(proc.stderr.strip()) <= 300, proc.stderr
