@@ -126,12 +126,22 @@ def run(
     if trace is False or trace is None:
         trace_path = None
     elif isinstance(trace, (str, os.PathLike)):
-        trace_path = os.fspath(trace)
+        trace_path = argcheck.path("trace", trace)
+        _refuse_inputs(trace_path, config)
     else:
         raise _invalid("trace", trace, "True (events in memory), a file path, or None")
     result = Result.from_json(_core.run(config, trace_path, progress, py_cpufreq, py_cpuidle))
     result.trace_path = trace_path
     return result
+
+
+def _refuse_inputs(trace_path: str, config: str) -> None:
+    """The trace may not be written over a file the run reads (a platform, workload or governor file)."""
+    from govlab import outfile, spec
+
+    specs = json.loads(config)
+    inputs = [(k, f) for k in ("platform", "workload", "cpufreq", "cpuidle") for f in spec.files(specs.get(k))]
+    outfile.refuse_inputs([("trace", trace_path)], inputs)
 
 
 def show_config(

@@ -389,3 +389,14 @@ def test_a_stored_result_that_is_not_json_names_the_database_the_table_and_the_r
     proc = gov("report", str(copy))
     one_line_error(proc, "bad.sqlite", "table runs", f"run {key[:16]}", "not valid JSON")
     assert len(proc.stderr.strip()) <= 300, proc.stderr
+
+
+def test_the_python_api_refuses_a_trace_over_the_platform_file_and_an_empty_trace(tmp_path):
+    platform = tmp_path / "P.toml"
+    platform.write_bytes(PLATFORM.read_bytes())
+    before = platform.read_bytes()
+    with pytest.raises(govlab.GovlabError, match="same file"):
+        govlab.run(platform=platform, trace=platform, duration="5ms")
+    assert platform.read_bytes() == before
+    with pytest.raises(InvalidValueError, match="trace: the file path is empty"):
+        govlab.run(trace="", duration="5ms")
