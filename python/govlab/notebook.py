@@ -71,6 +71,16 @@ def _experiments(experiment: Any) -> tuple[list[Any], str | None]:
     return loaded, first_dir
 
 
+def _files(experiment: Any) -> list[str]:
+    """The experiment files among what ``experiment`` names (not TOML text, not dicts)."""
+    items = list(experiment) if isinstance(experiment, (list, tuple)) else [experiment]
+    return [
+        os.fspath(i)
+        for i in items
+        if isinstance(i, os.PathLike) or (isinstance(i, str) and "\n" not in i and not i.lstrip().startswith("["))
+    ]
+
+
 def _check_jobs(jobs: Any) -> None:
     from govlab.sweep import MAX_JOBS
 
@@ -118,6 +128,7 @@ def compare(
             path = os.path.join(first_dir, DEFAULT_DB_NAME)
         else:
             path = os.path.join(tempfile.mkdtemp(prefix="govlab-"), DEFAULT_DB_NAME)
+        outfile.refuse_inputs([("db", path)], [("experiment", f) for f in _files(experiment)])
         outfile.check(path, "results database")
         with Store(path) as store:
             done = pipeline.run_experiments(experiments, store, jobs=jobs, progress=bool(progress), executor=chosen)

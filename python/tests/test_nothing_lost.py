@@ -400,3 +400,11 @@ def test_the_python_api_refuses_a_trace_over_the_platform_file_and_an_empty_trac
     assert platform.read_bytes() == before
     with pytest.raises(InvalidValueError, match="trace: the file path is empty"):
         govlab.run(trace="", duration="5ms")
+
+
+def test_notebook_compare_refuses_the_experiment_file_as_its_database(tmp_path):
+    exp = tmp_path / "e.toml"
+    exp.write_text(TINY)
+    with pytest.raises(govlab.GovlabError, match="same file"):
+        govlab.compare(exp, db=exp, progress=False)
+    assert exp.read_text() == TINY
