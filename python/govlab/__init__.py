@@ -25,7 +25,10 @@ In a notebook (``docs/notebooks.md``): ``govlab.compare(experiment)``,
 ``govlab.open_results(db)`` and ``govlab.reproduce(name)`` answer a
 :class:`Comparison` (DataFrames, the command's text, plotly figures), and
 ``govlab.Trace(path_or_result).df_event("sched_switch")`` a trace's events as
-a DataFrame in LISA's columns.
+a DataFrame in LISA's columns, with views (``trace[t0:t1]``) and analyses
+(``trace.ana.frequency``, ``.idle``, ``.tasks``, ``.load_tracking``, ``.rta``;
+:mod:`govlab.trace_analysis`). Every error is a :class:`GovlabError`; the
+hierarchy is in :mod:`govlab.exceptions`.
 
 The engine is Rust (``crates/govlab-core``), reached through the private
 module ``govlab._core``.
@@ -34,20 +37,30 @@ module ``govlab._core``.
 from govlab._core import __version__
 from govlab.api import defaults, list_governors, list_kernels, list_platforms, list_workloads, run
 from govlab.exceptions import (
+    ClusterError,
+    ExperimentError,
+    FileAccessError,
     FileFormatError,
+    FilePermissionError,
     GovernorError,
     GovlabError,
     InvalidTypeError,
     InvalidValueError,
-    TraceError,
-    FileAccessError,
+    MissingFileError,
+    MissingTraceEventError,
+    OutputError,
     ResultsError,
+    StoreError,
+    TraceError,
+    UnfinishedRuns,
     UnknownKeyError,
     UnknownNameError,
     UnsupportedError,
+    WorkerError,
 )
+from govlab.paths import data_file
 from govlab.result import Result
-from govlab.experiment import ExperimentError, load as load_experiment
+from govlab.experiment import load as load_experiment
 from govlab.trace import Trace, TraceStats
 # `govlab.compare(...)` and `govlab.reproduce(...)` are the notebook's entry points;
 # the pipeline's analysis and the evaluations' verdicts live in govlab.analysis and
@@ -81,6 +94,15 @@ __all__ = [
     "UnsupportedError",
     "GovernorError",
     "ExperimentError",
+    "StoreError",
+    "UnfinishedRuns",
+    "MissingTraceEventError",
+    "WorkerError",
+    "ClusterError",
+    "MissingFileError",
+    "FilePermissionError",
+    "OutputError",
     "load_experiment",
+    "data_file",
     "__version__",
 ]

@@ -101,7 +101,7 @@ def replay(
 class GovlabError(Exception):
     """Base class of every error govlab raises."""
 
-class UnknownNameError(GovlabError):
+class UnknownNameError(GovlabError, ValueError):
     """A platform, workload, governor or other name that govlab does not know."""
 
 class InvalidValueError(GovlabError, ValueError):

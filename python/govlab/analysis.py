@@ -57,6 +57,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from govlab import fmt, stats
+from govlab.exceptions import UnfinishedRuns
 from govlab.store import Store
 
 __all__ = [
@@ -78,16 +79,6 @@ LARGE_PCT = 5.0
 CATEGORIES = ("large wins", "moderate wins", "neutral", "moderate losses", "large losses")
 
 _NAN = float("nan")
-
-
-class UnfinishedRuns(ValueError):
-    """Runs of a workload that ends by itself did not end within the experiment's duration.
-
-    Their primary metric (the time so far, or a rate over part of the work) is
-    no result, so no table is made of them: the message names the benchmark,
-    configuration, axis value and how far each got, and the fix is a longer
-    ``duration``. A ValueError, so the command line exits 2 with its message.
-    """
 
 
 def unfinished_message(benchmark: str, axis_name: str | None, items: Sequence[tuple[str, Any, Mapping[str, Any]]]) -> str:

@@ -22,6 +22,7 @@ import json
 import math
 import numbers
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
@@ -53,7 +54,7 @@ __all__ = [
 
 #: A platform, workload or governor, with optional settings (see the module doc).
 SpecLike: TypeAlias = str | os.PathLike | tuple | Mapping[str, Any]
-#: ``"10s"``, ``"250ms"``, ``"500us"``, ``"100ns"``, or a number of seconds.
+#: ``"10s"``, ``"250ms"``, ``"500us"``, ``"100ns"`` (text needs its unit), or a number of seconds.
 DurationLike: TypeAlias = str | int | float
 
 #: The engine's defaults (the core owns them; see :func:`defaults`).
@@ -100,8 +101,11 @@ def run(
     """Simulate ``duration`` of ``workload`` on ``platform`` under the two governors.
 
     ``trace`` names an ftrace text file to write every scheduler, frequency and
-    idle event to; ``trace=True`` keeps the events in memory instead, for
-    ``result.trace`` (a :class:`govlab.Trace`: ``result.trace.df_event("cpu_frequency")``). ``progress(done_ns, total_ns)`` is called about every 100 ms
+    idle event to; ``trace=True`` keeps the events in memory instead. Either
+    way ``govlab.Trace(result)`` opens them (``govlab.Trace(result).df_event("cpu_frequency")``).
+    ``duration``: text with its unit (``"10s"``, ``"250ms"``; see
+    :func:`duration_text`) or a number of seconds.
+    ``progress(done_ns, total_ns)`` is called about every 100 ms
     of wall time with simulated nanoseconds; an exception it raises stops the
     run and propagates. The same arguments always give the same result.
 
@@ -273,10 +277,32 @@ def spec_text(spec: SpecLike, what: str = "spec") -> str:
     return name + ("," if ":" in name else ":") + ",".join(settings)
 
 
+#: A duration as text: a number and its unit, nothing between them.
+_DURATION = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|ms|s|min|m)")
+
+
 def duration_text(duration: DurationLike, what: str = "duration") -> str:
-    """The engine's duration text: strings pass through, numbers are seconds; ``what`` names it in errors."""
+    """The engine's duration text; ``what`` names it in errors.
+
+    The one rule, the same for the command line, experiment files and Python:
+    text needs its unit, right after the number (``"10s"``, ``"250ms"``,
+    ``"500us"``, ``"100ns"``, ``"2min"``): ``"10"`` and ``"10 ms"`` are
+    refused. A number (a Python or TOML int or float, not text) is seconds.
+    """
     if isinstance(duration, str):
-        return duration.strip()
+        text = duration.strip()
+        # A negative one is the engine's to refuse first: it must be positive, whatever its unit.
+        if not text.startswith("-") and _DURATION.fullmatch(text) is None:
+            bare = re.fullmatch(r"(\d+\.?\d*|\.\d+)", text)
+            spaced = re.fullmatch(r"([\d.]+)\s+(ns|us|µs|ms|s|min|m)", text)
+            if bare:
+                why = f"a duration needs its unit: '{text}s', '{text}ms', '{text}us' or '{text}ns'"
+            elif spaced:
+                why = f"no space between the number and its unit: '{spaced[1]}{spaced[2]}'"
+            else:
+                why = "a number and its unit, such as 10s, 250ms, 500us, 100ns or 2min"
+            raise _invalid(what, duration, why)
+        return text
     if isinstance(duration, bool) or not isinstance(duration, numbers.Real):
         raise _invalid(what, duration, "a string such as '10s', '250ms', or a number of seconds")
     if not math.isfinite(duration) or duration <= 0:

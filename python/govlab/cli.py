@@ -42,7 +42,7 @@ from typing import Any
 from govlab._core import __version__
 
 from govlab import api, fmt
-from govlab.exceptions import GovernorError, GovlabError
+from govlab.exceptions import GovernorError, GovlabError, file_error
 from govlab.run_text import format_kernels, format_list, format_replay, format_stats, format_text
 
 __all__ = ["main", "format_text", "format_list"]
@@ -72,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"govlab: error: {e}", file=sys.stderr)
         return 2
     except (GovlabError, OSError, ValueError) as e:
+        if isinstance(e, OSError) and not isinstance(e, GovlabError) and e.errno is not None:
+            e = file_error(e.errno, e.strerror, e.filename)  # FILE: reason, as the notebook API says it
         print(f"govlab: error: {_one_line(str(e) or type(e).__name__)}", file=sys.stderr)
         return 2
     except sqlite3.Error as e:  # a results database that went bad while in use
@@ -337,19 +339,22 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
     texts: list[str] = []
     documents: list[dict[str, Any]] = []
     every_analysis: list[dict[str, Any]] = []
+    verdicts: list[dict[str, Any]] = []
     first = None
     with Store(db) as store:
         for ev, experiments in loaded:
             done = _execute(experiments, store, db, args.jobs, label=f"{ev.name}: ")
             first = first or done
             table = reproduce.rows(ev, done.experiments, done.planned, done.results(store))
+            verdicts.append(reproduce.verdict_table(ev, table))
             every_analysis += done.analyses
             if args.format == "json":
                 documents.append({"experiment": ev.name, "quick": args.quick, "rows": fmt.finite(table)})
             else:
                 texts.append(reproduce.section_text(ev, done.analyses, table, args.quick))
         if args.html and first is not None:
-            _write_run_report(args.html, store, db, every_analysis, first, None, None)
+            title = f"govlab reproduce: {', '.join(ev.name for ev, _ in loaded)}" + (" (quick)" if args.quick else "")
+            _write_run_report(args.html, store, db, every_analysis, first, None, None, title=title, verdicts=verdicts)
     if args.format == "json":
         return json.dumps(documents[0] if args.name else documents, indent=1, allow_nan=False) + "\n"
     return "\n".join(texts)
@@ -399,13 +404,22 @@ def _warn_constant(analyses: Sequence[Any]) -> None:
 
 
 def _write_run_report(
-    path: str, store: Any, db: str, analyses: Sequence[Any], done: Any, config: str | None, value: str | None
+    path: str,
+    store: Any,
+    db: str,
+    analyses: Sequence[Any],
+    done: Any,
+    config: str | None,
+    value: str | None,
+    title: str | None = None,
+    verdicts: Sequence[Any] = (),
 ) -> None:
     """The HTML report of ``analyses``, with the timeline of a run of ``done``'s first experiment."""
     from govlab import report as html_report
 
     timeline = html_report.record_timeline(store, done.experiments[0], done.planned[0], config, value)
-    _write_html(path, html_report.render(analyses, html_report.cells(store, analyses), timeline, source=db))
+    page = html_report.render(analyses, html_report.cells(store, analyses), timeline, source=db, title=title, verdicts=verdicts)
+    _write_html(path, page)
 
 
 def _cmd_report(args: argparse.Namespace) -> str:
@@ -547,7 +561,7 @@ def _parser() -> argparse.ArgumentParser:
         "--duration",
         default=api.DEFAULT_DURATION,
         metavar="TIME",
-        help="simulated time, such as 10s, 250ms, 500us, 100ns (default: the workload's: an rt-app file's global.duration, fio's runtime plus 1s; 10s for one that runs "
+        help="simulated time with its unit, such as 10s, 250ms, 500us, 100ns (default: the workload's: an rt-app file's global.duration, fio's runtime plus 1s; 10s for one that runs "
         "until the duration, long enough for the defaults of one that ends by itself; see `govlab list workloads`)",
     )
     run.add_argument("--seed", type=int, default=api.DEFAULT_SEED, metavar="N", help="(default: %(default)s)")

@@ -81,7 +81,7 @@ from pathlib import Path
 from typing import Any
 
 from govlab import api, argcheck, governors, spec as specs
-from govlab.exceptions import GovlabError
+from govlab.exceptions import ExperimentError, GovlabError
 
 __all__ = [
     "ExperimentError",
@@ -115,19 +115,6 @@ _CONFIG_KEYS = {"name", "description", "cpufreq", "cpuidle", "platform_options",
 _TOP_KEYS = {"experiment", "axis", "config", "benchmark", "quick"}
 _BENCHMARK_KEYS = {"name", "description", "workload", "axis", "duration", "quick"}
 _QUICK_KEYS = {"duration", "repeats"}
-
-
-class ExperimentError(GovlabError, ValueError):
-    """A mistake in an experiment file: ``FILE:LINE: KEY: message``.
-
-    ``path``, ``line`` (1-based, or None when it cannot be told) and ``key``
-    (a dotted TOML path such as ``config[2].cpufreq``) are attributes too.
-    """
-
-    def __init__(self, path: str, line: int | None, key: str | None, message: str) -> None:
-        self.path, self.line, self.key, self.message = path, line, key, message
-        where = path if line is None else f"{path}:{line}"
-        super().__init__(f"{where}: {key}: {message}" if key else f"{where}: {message}")
 
 
 @dataclass(frozen=True)

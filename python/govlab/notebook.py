@@ -105,6 +105,8 @@ def compare(
     already there are not simulated again. ``jobs``: processes (default:
     one per core); ``executor``: ``"local"`` or ``"dask://HOST:PORT"``.
     ``progress``: a progress bar (tqdm's notebook widget in Jupyter).
+    No ``if __name__ == "__main__":`` guard is needed around it: the
+    workers are govlab's own processes and never import the calling script.
     """
     argcheck.path("db", db, none=True)
     _check_jobs(jobs)
@@ -267,6 +269,10 @@ class Comparison:
             raise InvalidValueError(f"stat: invalid value {stat!r}: one of {', '.join(known + ['all'])}")
         df = pd.DataFrame(rows).set_index(["benchmark", "part", "stat", "label", "unit"])
         df.columns = pd.MultiIndex.from_tuples(df.columns, names=["config", "figure"])
+        # True, False, or <NA> where there is no test (the baseline, too few runs): one dtype, pandas' nullable boolean.
+        for column in df.columns:
+            if column[1] == "significant":
+                df[column] = df[column].astype("boolean")
         return df
 
     @property
@@ -289,7 +295,10 @@ class Comparison:
             for a in self.analyses
             for s in a["scores"]
         ]
-        return _df(rows)
+        df = _df(rows)
+        if "significant" in df:
+            df["significant"] = df["significant"].astype("boolean")
+        return df
 
     @property
     def summary(self) -> Any:
@@ -305,7 +314,9 @@ class Comparison:
             for cat, entries in g["categories"].items()
             for e in entries
         ]
-        return _df(rows, ["config", "category", "benchmark", "metric", "baseline", "pct", "significant"])
+        df = _df(rows, ["config", "category", "benchmark", "metric", "baseline", "pct", "significant"])
+        df["significant"] = df["significant"].astype("boolean")
+        return df
 
     # --- text --------------------------------------------------------------------------
 
@@ -342,14 +353,22 @@ class Comparison:
         out = Figures()
         for a in self.analyses:
             cells = self._cells.get(a["name"], {})
-            out.append(f.metric_per_value(a))
-            out.append(f.performance_energy(a))
-            out.append(f.frequency_residency(a, cells))
-            out.append(f.state_residency(a, cells))
+            name = a["name"]
+            metric = a["metric"]["name"]
+            titled = [
+                (f.metric_per_value(a), f"{name}: {metric}" + (f" per {a['axis']['name']}" if a.get("axis") else "")),
+                (f.performance_energy(a), f"{name}: {metric} against energy per run"),
+                (f.frequency_residency(a, cells), f"{name}: time at each frequency"),
+                (f.state_residency(a, cells), f"{name}: time running and in each idle state"),
+            ]
             wakeup = f.wakeup_latency(a, cells)
             if wakeup is not None:
-                out.append(wakeup)
-            out += [fig for _, fig in f.workload_latency(a, cells)]
+                titled.append((wakeup, f"{name}: wakeup latency"))
+            titled += [(fig, f"{name}: the workload's {label} latency") for label, fig in f.workload_latency(a, cells)]
+            for fig, title in titled:
+                fig.update_layout(title={"text": title, "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top"})
+                fig.update_layout(margin={"t": max(90, (fig.layout.margin.t or 0) + 40)})
+                out.append(fig)
         return out
 
     # --- display -----------------------------------------------------------------------

@@ -30,13 +30,10 @@ import stat
 import tempfile
 from collections.abc import Sequence
 
-from govlab.exceptions import GovlabError
+from govlab.exceptions import OutputError
+from govlab.fmt import clip
 
 __all__ = ["OutputError", "check", "refuse_inputs", "write_text"]
-
-
-class OutputError(GovlabError, OSError):
-    """An output file that cannot be written: its directory is missing or read-only, or it is not a regular file."""
 
 
 def check(path: str | os.PathLike[str], what: str = "output file") -> str:
@@ -96,7 +93,7 @@ def refuse_inputs(outputs: Sequence[tuple[str, str | None]], inputs: Sequence[tu
         for other, other_path, other_key in seen:
             if key == other_key:
                 raise OutputError(
-                    f"{option} {_clip(path)} is the same file as {other} {_clip(other_path)}: "
+                    f"{option} {clip(path)} is the same file as {other} {clip(other_path)}: "
                     "an output never replaces an input; choose another file"
                 )
         seen += [(option, shown, k) for shown, k in _identities(option, path)]
@@ -116,10 +113,6 @@ def _identity(path: str) -> tuple[object, ...]:
     except (OSError, ValueError):
         return ("path", os.path.realpath(path))
     return ("inode", st.st_dev, st.st_ino)
-
-
-def _clip(text: str, most: int = 200) -> str:
-    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def write_text(path: str | os.PathLike[str], text: str, what: str = "output file") -> None:

@@ -43,13 +43,13 @@ from typing import Any
 
 from govlab import analysis as compare, stats
 from govlab.experiment import Experiment, load_all
+from govlab.paths import ROOT
 from govlab.plan import RunSpec
 
 _NAN = float("nan")
 
-__all__ = ["EVALUATIONS", "Evaluation", "experiments_of", "published", "rows", "verdict", "render_text", "section_text", "EXTRA_METRICS"]
+__all__ = ["EVALUATIONS", "Evaluation", "experiments_of", "published", "rows", "verdict", "render_text", "section_text", "verdict_table", "EXTRA_METRICS"]
 
-ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS_DIR = ROOT / "experiments"
 PUBLISHED_DIR = ROOT / "data" / "published"
 
@@ -273,14 +273,29 @@ def verdict(published_pct: float, govlab_pct: float) -> dict[str, Any]:
 # --- text ----------------------------------------------------------------------------
 
 
-def render_text(ev: Evaluation, table: Sequence[Mapping[str, Any]]) -> str:
-    """The published figures and govlab's side by side, with the verdicts."""
+def verdict_table(ev: Evaluation, table: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The published figures and govlab's side by side, with the verdicts, as data:
+    ``{"title", "head", "rows", "notes"}`` (each row a tuple of cells as text), the one
+    source of :func:`render_text` and of ``govlab reproduce --html``'s table."""
     checked = [r for r in table if "published" in r]
-    lines = [f"Published vs govlab: {ev.title}", "-" * 60]
+    title = f"Published vs govlab: {ev.title}"
     if not checked:
-        lines.append("(no published figures are kept for this evaluation: govlab's figures are its prediction)")
-        lines += _own_rows(table)
-        return "\n".join(lines) + "\n"
+        head = ("benchmark", "param", "config", "metric", "govlab vs baseline", "energy J", "power W")
+        body = [
+            (
+                r["benchmark"],
+                _param(r),
+                r["config"],
+                r["metric"],
+                f"{_g(r['value'])} vs {_g(r['baseline_value'])} ({_signed(r['pct'])})",
+                f"{_g(r['energy_j'])} vs {_g(r['baseline_energy_j'])}",
+                f"{_g(r['avg_power_w'])} vs {_g(r['baseline_avg_power_w'])}",
+            )
+            for r in table
+            if r["config"] != r["baseline"]
+        ]
+        notes = ["(no published figures are kept for this evaluation: govlab's figures are its prediction)"]
+        return {"title": title, "head": head, "rows": body, "notes": notes, "published": False}
     head = ("benchmark", "param", "config", "metric", "published", "govlab", "verdict")
     body = []
     for r in checked:
@@ -296,15 +311,27 @@ def render_text(ev: Evaluation, table: Sequence[Mapping[str, Any]]) -> str:
                 r["verdict"]["text"] + (f" [{r['idle_samples']} idle entries]" if "idle_samples" in r else ""),
             )
         )
-    lines += _columns(head, body)
     heads = [r for r in checked if r["published"]["headline"]]
     agree = sum(1 for r in heads if r["verdict"]["same_direction"])
-    lines.append("")
-    lines.append(
+    notes = [
         f"* headline row. Direction right on {agree} of {len(heads)} headline rows, "
         f"{sum(1 for r in checked if r['verdict']['same_direction'])} of {len(checked)} rows in all; "
         "a difference is positive when it is an improvement."
-    )
+    ]
+    return {"title": title, "head": head, "rows": body, "notes": notes, "published": True}
+
+
+def render_text(ev: Evaluation, table: Sequence[Mapping[str, Any]]) -> str:
+    """The published figures and govlab's side by side, with the verdicts (:func:`verdict_table`)."""
+    t = verdict_table(ev, table)
+    lines = [t["title"], "-" * 60]
+    if not t["published"]:
+        lines += t["notes"]
+        lines += _columns(t["head"], t["rows"])
+        return "\n".join(lines) + "\n"
+    lines += _columns(t["head"], t["rows"])
+    lines.append("")
+    lines += t["notes"]
     return "\n".join(lines) + "\n"
 
 
@@ -314,24 +341,6 @@ def section_text(ev: Evaluation, analyses: Sequence[Mapping[str, Any]], table: S
 
     title = f"{ev.name}: {ev.title}" + (" (quick)" if quick else "")
     return "\n".join(["#" * len(title), title, "#" * len(title), ""]) + tables.render(analyses, "text") + "\n" + render_text(ev, table)
-
-
-def _own_rows(table: Sequence[Mapping[str, Any]]) -> list[str]:
-    head = ("benchmark", "param", "config", "metric", "govlab vs baseline", "energy J", "power W")
-    body = [
-        (
-            r["benchmark"],
-            _param(r),
-            r["config"],
-            r["metric"],
-            f"{_g(r['value'])} vs {_g(r['baseline_value'])} ({_signed(r['pct'])})",
-            f"{_g(r['energy_j'])} vs {_g(r['baseline_energy_j'])}",
-            f"{_g(r['avg_power_w'])} vs {_g(r['baseline_avg_power_w'])}",
-        )
-        for r in table
-        if r["config"] != r["baseline"]
-    ]
-    return _columns(head, body)
 
 
 def _columns(head: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:

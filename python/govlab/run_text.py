@@ -253,6 +253,9 @@ def format_stats(d: dict[str, Any]) -> str:
         "",
     ]
     cpus = d["cpus"]
+    traced = any(d["events"].get(name) for name in ("sched_wakeup", "sched_wakeup_new"))
+    if not traced:
+        lines[-1:-1] = ["wakeups: not traced (no sched_wakeup or sched_wakeup_new events), so none are counted"]
     states = [s["name"] for s in cpus[0]["idle_states"]] if cpus else []
     head = ["cpu", "busy", "unknown", "avg MHz", "trans", "wakeups/s", "idle exits/s", *(f"{s} usage/time" for s in states)]
     rows = [head]
@@ -265,7 +268,7 @@ def format_stats(d: dict[str, Any]) -> str:
                 fmt.short_seconds(c["unknown_ns"] / 1e9),
                 f"{khz / 1000:.0f}" if khz else "-",
                 str(c["transitions"]),
-                f"{c['wakeups_per_s']:.1f}",
+                f"{c['wakeups_per_s']:.1f}" if traced else "-",
                 f"{c['idle_exits_per_s']:.1f}",
                 *(f"{s['usage']}/{fmt.short_seconds(s['time_s'])}" for s in c["idle_states"]),
             ]

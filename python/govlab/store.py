@@ -39,6 +39,7 @@ so runs of different versions live side by side. Only the process that owns a
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import socket
@@ -51,8 +52,8 @@ from typing import Any
 from govlab._core import __version__
 
 from govlab import outfile
+from govlab.exceptions import StoreError
 from govlab.fmt import clip
-from govlab.exceptions import GovlabError
 
 __all__ = ["Store", "StoreError", "DEFAULT_DB_NAME", "SCHEMA_VERSION", "APPLICATION_ID"]
 
@@ -105,10 +106,6 @@ _TABLES = frozenset({"meta", "runs", "experiments", "timelines", "claims"})
 _CHUNK = 500
 
 
-class StoreError(GovlabError, ValueError):
-    """A results database that cannot be used: not govlab's, corrupted, or in a place that cannot be opened."""
-
-
 class Store:
     """A results database, opened (and created if need be) at ``path``.
 
@@ -125,7 +122,7 @@ class Store:
         if not create and not os.path.isfile(self.path):
             if os.path.exists(self.path):
                 raise StoreError(f"{self.path}: not a results database (it is not a regular file)")
-            raise FileNotFoundError(f"no results database at {self.path}")
+            raise FileNotFoundError(errno.ENOENT, "no results database there", self.path)
         target = outfile.check(self.path, "results database") if create else os.path.realpath(self.path)
         uri_mode = "rwc" if create else "rw"
         from urllib.parse import quote

@@ -14,7 +14,9 @@ re-simulates it under chosen governors on a chosen platform;
 
 from __future__ import annotations
 
+import copy
 import json
+import numbers
 import os
 from typing import Any
 
@@ -170,9 +172,20 @@ class Trace:
     type's table in Rust and hands it over as Arrow arrays (see
     ``crates/govlab-py/src/table.rs``), so a table of millions of rows never
     crosses row by row.
+
+    One time base, everywhere (``df_event``'s ``Time``, :attr:`start`,
+    :attr:`end`, windows, :meth:`timeline`, :meth:`frequency_timeline` and the
+    analyses of :attr:`ana`): seconds of the trace's clock, or with
+    ``normalize_time=True`` seconds from the trace's first event (LISA's
+    option of that name). ``trace[t0:t1]`` and ``trace.get_view((t0, t1))``
+    are views of the same trace holding only the events with
+    ``t0 <= Time < t1`` (either bound may be None); ``trace.ana`` holds the
+    analyses (:mod:`govlab.trace_analysis`).
     """
 
-    def __init__(self, source: str | os.PathLike[str] | Result, platform: str | None = None) -> None:
+    def __init__(
+        self, source: str | os.PathLike[str] | Result, platform: str | None = None, normalize_time: bool = False
+    ) -> None:
         self._source_path: str | None = None
         argcheck.text("platform", platform, none=True)
         if isinstance(source, Result):
@@ -197,7 +210,59 @@ class Trace:
             self._source_path = os.fspath(source)
             self._data = _read(self._source_path)
         self.platform = platform
+        self.normalize_time = bool(normalize_time)
+        #: Seconds subtracted from the trace clock: the first event's time with normalize_time.
+        self._offset = self._data.span_ns[0] / 1e9 if self.normalize_time else 0.0
+        #: The view's window in this time base, None for the whole trace.
+        self._window: tuple[float, float] | None = None
         self._stats: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    # --- views -----------------------------------------------------------------
+
+    def get_view(self, window: tuple[float | None, float | None] | None = None) -> Trace:
+        """A view of the events with ``window[0] <= Time < window[1]`` (in this trace's time
+        base, bounds None meaning the trace's own); the view shares the trace's data."""
+        if window is None:
+            return self
+        if not isinstance(window, (tuple, list)) or len(window) != 2:
+            from govlab.exceptions import InvalidValueError
+
+            raise InvalidValueError(f"window: invalid value {window!r}: (start, end) in seconds, either None")
+        for bound in window:
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, numbers.Real)):
+                from govlab.exceptions import InvalidValueError
+
+                raise InvalidValueError(f"window: invalid value {tuple(window)!r}: (start, end) in seconds, either None")
+        lo_now, hi_now = self._window or self._whole()
+        lo = lo_now if window[0] is None else max(float(window[0]), lo_now)
+        hi = hi_now if window[1] is None else min(float(window[1]), hi_now)
+        if hi < lo:
+            from govlab.exceptions import InvalidValueError
+
+            raise InvalidValueError(f"window: invalid value {tuple(window)!r}: the end is before the start")
+        view = copy.copy(self)
+        view._window = (lo, hi)
+        return view
+
+    def __getitem__(self, window: slice) -> Trace:
+        """``trace[t0:t1]``: :meth:`get_view` of ``(t0, t1)``."""
+        if not isinstance(window, slice) or window.step is not None:
+            from govlab.exceptions import InvalidValueError
+
+            raise InvalidValueError(f"window: invalid value {window!r}: a slice of times, trace[t0:t1]")
+        return self.get_view((window.start, window.stop))
+
+    def _whole(self) -> tuple[float, float]:
+        a, b = self._data.span_ns
+        return a / 1e9 - self._offset, b / 1e9 - self._offset
+
+    @property
+    def ana(self) -> Any:
+        """The analyses, by LISA's names: ``trace.ana.frequency``, ``.idle``, ``.tasks``,
+        ``.load_tracking``, ``.rta`` (:mod:`govlab.trace_analysis`)."""
+        from govlab.trace_analysis import Analyses
+
+        return Analyses(self)
 
     # --- what the trace holds ------------------------------------------------
 
@@ -217,13 +282,18 @@ class Trace:
 
     @property
     def start(self) -> float:
-        """Time of the first event, s (the trace clock)."""
-        return self._data.span_ns[0] / 1e9
+        """Start of the trace (its first event) or of the view's window, s, in the trace's time base."""
+        return (self._window or self._whole())[0]
 
     @property
     def end(self) -> float:
-        """Time of the last event, s."""
-        return self._data.span_ns[1] / 1e9
+        """End of the trace (its last event) or of the view's window, s."""
+        return (self._window or self._whole())[1]
+
+    @property
+    def window(self) -> tuple[float, float]:
+        """``(start, end)`` of this trace or view."""
+        return self.start, self.end
 
     @property
     def events(self) -> dict[str, int]:
@@ -260,22 +330,46 @@ class Trace:
         next_prio``; ``cpu_frequency``: ``cpu, frequency``; ``cpu_idle``:
         ``cpu_id, state``, -1 on leaving idle). Command names are
         ``category`` columns. polars (``backend="polars"``): the same
-        columns with ``Time`` first. An event the trace lacks gives no rows
-        and only the common columns.
+        columns with ``Time`` first. ``Time`` is in the trace's time base
+        (see the class doc); a view has only the rows of its window. An event
+        the trace does not hold raises :class:`govlab.MissingTraceEventError`
+        (a ``KeyError``) naming the events it has and the closest one.
         """
         if backend not in BACKENDS:
             from govlab.exceptions import InvalidValueError
 
             raise InvalidValueError(f"backend: invalid value {clip(repr(backend))}: one of {', '.join(BACKENDS)}")
-        table = self.arrow_event(name)
         if backend == "polars":
             import polars as pl
 
-            return pl.DataFrame(table)
+            df = pl.DataFrame(self._checked_table(name))
+            if self._offset:
+                df = df.with_columns(pl.col("Time") - self._offset)
+            if self._window is not None:
+                lo, hi = self._window
+                df = df.filter((pl.col("Time") >= lo) & (pl.col("Time") < hi))
+            return df
+        return self._df_event(name, windowed=True)
+
+    def _checked_table(self, name: str) -> Any:
+        if isinstance(name, str) and name and name not in self.events:
+            from govlab.exceptions import MissingTraceEventError
+
+            raise MissingTraceEventError(name, self.events)
+        return self.arrow_event(name)
+
+    def _df_event(self, name: str, windowed: bool) -> Any:
+        """:meth:`df_event` in pandas, in the trace's time base; the whole trace unless ``windowed``."""
         import pyarrow as pa
 
-        df = pa.table(table).to_pandas()
-        return df.set_index("Time")
+        df = pa.table(self._checked_table(name)).to_pandas().set_index("Time")
+        if self._offset:
+            df.index = df.index - self._offset
+            df.index.name = "Time"
+        if windowed and self._window is not None:
+            lo, hi = self._window
+            df = df[(df.index >= lo) & (df.index < hi)]
+        return df
 
     # --- figures ----------------------------------------------------------------------
 
@@ -289,7 +383,7 @@ class Trace:
         return self._stats[key]
 
     def stats(self, platform: str | None = None) -> TraceStats:
-        """What ``govlab trace stats`` computes (per CPU frequency residency,
+        """What ``govlab trace stats`` computes, over the whole trace (not a view's window) (per CPU frequency residency,
         idle residency and usage, idle accuracy), as DataFrames; ``platform``
         gives the idle states' target residencies (default: the one given to
         the constructor, else the header's, else the engine's defaults)."""
@@ -297,22 +391,32 @@ class Trace:
 
     def timeline(self, platform: str | None = None, max_spans: int | None = None) -> Any:
         """Every CPU's timeline as a DataFrame: ``cpu, start_s, end_s, state``
-        (an idle state's name, ``busy``, ``idle`` in no traced state, or
-        ``unknown``), times from the trace's start, binned past ``max_spans``
-        intervals per CPU (the HTML page's timeline)."""
+        (an idle state's name, ``running``, ``idle`` in no traced state, or
+        ``unknown``), times in the trace's time base, clipped to a view's
+        window, binned past ``max_spans`` intervals per CPU (the HTML page's
+        timeline, which is computed over the whole trace)."""
         import pandas as pd
 
         tl = self._stats_timeline(platform, max_spans)[1]
-        names = {-1: "busy", -2: "idle", -3: "unknown", **dict(enumerate(tl["idle_states"]))}
-        rows = [(c["cpu"], a, b, names.get(v, str(v))) for c in tl["cpus"] for a, b, v in c["segments"]]
+        names = {-1: "running", -2: "idle", -3: "unknown", **dict(enumerate(tl["idle_states"]))}
+        shift = self._whole()[0]
+        lo, hi = self.window
+        rows = [
+            (c["cpu"], max(a + shift, lo), min(b + shift, hi), names.get(v, str(v)))
+            for c in tl["cpus"]
+            for a, b, v in c["segments"]
+            if b + shift > lo and a + shift < hi
+        ]
         return pd.DataFrame(rows, columns=["cpu", "start_s", "end_s", "state"])
 
     def frequency_timeline(self, platform: str | None = None, max_spans: int | None = None) -> Any:
-        """Each CPU's frequency changes: ``cpu, time_s, khz``, times from the trace's start."""
+        """Each CPU's frequency changes: ``cpu, time_s, khz``, times in the trace's time base, in a view's window."""
         import pandas as pd
 
         tl = self._stats_timeline(platform, max_spans)[1]
-        rows = [(c["cpu"], t, khz) for c in tl["cpus"] for t, khz, _ in c["frequency"]]
+        shift = self._whole()[0]
+        lo, hi = self.window
+        rows = [(c["cpu"], t + shift, khz) for c in tl["cpus"] for t, khz, _ in c["frequency"] if lo <= t + shift < hi]
         return pd.DataFrame(rows, columns=["cpu", "time_s", "khz"])
 
     def replay(
@@ -341,7 +445,8 @@ class Trace:
 
     def __repr__(self) -> str:
         where = self._source_path or "simulated run"
-        return f"<govlab.Trace {where}: {self.format}, {self.nr_cpus} CPUs, {self._data.events} events, {self.end - self.start:.6g} s>"
+        view = f", view {self.start:.9g}-{self.end:.9g} s" if self._window is not None else ""
+        return f"<govlab.Trace {where}: {self.format}, {self.nr_cpus} CPUs, {self._data.events} events, {self.end - self.start:.6g} s{view}>"
 
     def _repr_html_(self) -> str:
         import html

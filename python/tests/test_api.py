@@ -172,20 +172,100 @@ def test_duration_text():
 # --- exceptions ----------------------------------------------------------------
 
 
+#: Each class of govlab.exceptions and the built-in classes it must also be (besides GovlabError).
+ALSO = {
+    "UnknownNameError": {ValueError},
+    "InvalidValueError": {ValueError},
+    "InvalidTypeError": {ValueError, TypeError},
+    "UnknownKeyError": {ValueError},
+    "ExperimentError": {ValueError},
+    "ResultsError": {ValueError},
+    "StoreError": {ValueError},
+    "UnfinishedRuns": {ValueError},
+    "MissingTraceEventError": {KeyError},
+    "FileFormatError": set(),
+    "TraceError": set(),
+    "UnsupportedError": set(),
+    "GovernorError": set(),
+    "WorkerError": set(),
+    "ClusterError": set(),
+    "FileAccessError": {OSError},
+    "MissingFileError": {FileNotFoundError},
+    "FilePermissionError": {PermissionError},
+    "OutputError": {OSError},
+}
+BUILTINS = (ValueError, TypeError, KeyError, OSError, FileNotFoundError, PermissionError)
+
+
 def test_exception_hierarchy():
+    """Each class's bases: a GovlabError, and exactly the built-in errors the module doc promises."""
+    from govlab import exceptions
+
     G = govlab.GovlabError
-    assert issubclass(G, Exception)
-    for cls in (govlab.UnknownNameError, govlab.FileFormatError, govlab.TraceError, govlab.UnsupportedError):
-        assert issubclass(cls, G) and not issubclass(cls, ValueError), cls
-    for cls in (govlab.InvalidValueError, govlab.UnknownKeyError):
-        assert issubclass(cls, G) and issubclass(cls, ValueError), cls
-    for name in govlab.exceptions.__all__:
-        if name in ("ResultsError", "FileAccessError", "InvalidTypeError"):  # made in Python
-            assert issubclass(getattr(govlab, name), G)
-            continue
-        assert getattr(govlab.exceptions, name) is getattr(_core, name) is getattr(govlab, name)
-    assert issubclass(govlab.ResultsError, ValueError) and issubclass(govlab.FileAccessError, OSError)
-    assert issubclass(govlab.InvalidTypeError, govlab.InvalidValueError) and issubclass(govlab.InvalidTypeError, TypeError)
+    assert G.__bases__ == (Exception,)
+    classes = [n for n in exceptions.__all__ if n not in ("GovlabError", "file_error")]
+    assert sorted(classes) == sorted(ALSO)
+    for name in classes:
+        cls = getattr(exceptions, name)
+        assert issubclass(cls, G), name
+        assert {b for b in BUILTINS if issubclass(cls, b)} == {b for b in BUILTINS if any(issubclass(a, b) for a in ALSO[name])}, name
+        assert getattr(govlab, name) is cls, name
+        assert name in exceptions.__doc__, name
+    assert issubclass(exceptions.StoreError, exceptions.ResultsError)
+    assert issubclass(exceptions.UnfinishedRuns, exceptions.ResultsError)
+    assert issubclass(exceptions.OutputError, exceptions.FileAccessError)
+    for name in ("UnknownNameError", "InvalidValueError", "UnknownKeyError", "FileFormatError", "TraceError"):
+        assert getattr(exceptions, name) is getattr(_core, name)
+    # The modules that raise them hold the same classes.
+    from govlab import analysis, experiment, outfile, store
+    from govlab.sweep import dask
+
+    assert store.StoreError is exceptions.StoreError and analysis.UnfinishedRuns is exceptions.UnfinishedRuns
+    assert experiment.ExperimentError is exceptions.ExperimentError and outfile.OutputError is exceptions.OutputError
+    assert dask.ClusterError is exceptions.ClusterError
+
+
+def test_a_missing_file_is_file_not_found_with_errno_and_filename(tmp_path):
+    import errno
+
+    for call in (
+        lambda: govlab.run(platform=str(tmp_path / "none.toml"), duration="10ms"),
+        lambda: govlab.Trace(tmp_path / "none.toml"),
+        lambda: govlab.trace.stats(tmp_path / "none.toml"),
+    ):
+        with pytest.raises(FileNotFoundError) as e:
+            call()
+        assert isinstance(e.value, govlab.MissingFileError) and isinstance(e.value, govlab.GovlabError)
+        assert e.value.errno == errno.ENOENT and e.value.filename == str(tmp_path / "none.toml")
+        assert str(e.value) == f"{tmp_path / 'none.toml'}: No such file or directory"
+
+
+def test_unknown_name_is_a_value_error():
+    with pytest.raises(ValueError) as e:
+        govlab.run(platform="nosuch-machine", duration="10ms")
+    assert isinstance(e.value, govlab.UnknownNameError)
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("10", "a duration needs its unit: '10s', '10ms', '10us' or '10ns'"),
+        ("10 ms", "no space between the number and its unit: '10ms'"),
+        ("3 parsecs", "a number and its unit"),
+        ("10S", "a number and its unit"),
+    ],
+)
+def test_duration_text_needs_its_unit_in_python_and_the_cli(cli, text, says):
+    with pytest.raises(govlab.InvalidValueError) as e:
+        govlab.run(duration=text)
+    assert str(e.value).startswith(f"duration: invalid value {text!r}: {says}")
+    proc = cli("run", "--duration", text)
+    assert proc.returncode == 2 and proc.stderr.strip() == f"govlab: error: {e.value}"
+
+
+def test_a_number_of_seconds_and_text_with_a_unit_agree():
+    assert duration_text("250ms") == "250ms" and duration_text(" 2min ") == "2min"
+    assert duration_text(2) == "2000000000ns"
 
 
 def test_invalid_value_is_a_value_error(short):

@@ -272,6 +272,30 @@ def test_wrong_kind_and_unknown_class():
         govlab.run(cpufreq="py:/nonexistent/gov.py:G", duration="10ms")
 
 
+def test_init_sees_the_runs_kernel():
+    """A Python governor is built with the run's kernel, read-only: its version and eras."""
+    seen = {}
+
+    class Probe(CpufreqGovernor):
+        def init(self, platform):
+            k = platform.kernel
+            seen[k.requested] = (k.version, k.version_tuple, k.has("util_est"), k.has("schedutil"), platform.hz)
+            with pytest.raises(ValueError, match="no kernel era named 'util_ets'"):
+                k.has("util_ets")
+
+        def start(self, policy):
+            pass
+
+        def update(self, policy, cpu, time_ns, util, max, flags):  # noqa: A002
+            pass
+
+    for kernel in ("4.8", "5.4", "6.8:hz=1000"):
+        govlab.run(platform="juno-r0", kernel=kernel, cpufreq=Probe, duration="10ms")
+    assert seen["4.8"] == ("4.8", (4, 8), False, True, 250)
+    assert seen["5.4"] == ("5.2", (5, 2), True, True, 250)
+    assert seen["6.8"] == ("6.8", (6, 8), True, True, 1000)
+
+
 def test_views_hold_the_engines_data():
     seen = {}
 

@@ -425,3 +425,20 @@ def test_cli_html_to_an_impossible_path(cli, tmp_path):
         f"govlab: error: cannot write the HTML report {target}: the directory {target.parent} does not exist"
     )
     assert "Traceback" not in proc.stderr and not target.parent.exists()
+
+
+def test_the_no_variance_mark_is_kept_in_the_html_tables():
+    """[x%] (no variance to test) as in the text tables, not (x%)."""
+    rows = [
+        {
+            "stat": "Amean",
+            "label": "1",
+            "cells": [
+                {"config": "a", "value": 1.0, "pct": 0.0, "significant": None},
+                {"config": "b", "value": 1.0, "pct": 0.0, "significant": None, "no_variance": True},
+                {"config": "c", "value": 2.0, "pct": 100.0, "significant": True},
+            ],
+        }
+    ]
+    cells = html_report._table(rows, ["a", "b", "c"])[0]["cells"]
+    assert [c["text"].split()[-1] for c in cells] == ["(0.00%)", "[0.00%]", "*100.00%*"]

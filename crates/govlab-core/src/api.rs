@@ -145,7 +145,10 @@ pub const MAX_INTERVALS: u64 = 100_000;
 
 impl RunConfig {
     /// Resolve the caller's texts: parse the specs, check the duration,
-    /// fill in the defaults.
+    /// fill in the defaults. The default cpufreq governor is the one the
+    /// kernel boots on the machine, so the platform is loaded here once to
+    /// name it; the run's build context is resolved when the run is built
+    /// ([`RunConfig::resolve`]).
     pub fn from_args(args: RunArgs) -> Result<RunConfig> {
         let d = RunConfig::default();
         let spec = |v: Option<String>, what: &str, def: Spec| v.map_or(Ok(def), |s| Spec::parse(&s, what));
@@ -208,22 +211,30 @@ impl RunConfig {
     /// The parts, with the caller's governors where the specs name
     /// [`external::EXTERNAL`].
     fn parts_with(&self, ext: ExternalGovernors) -> Result<RunParts> {
-        let (platform, kernel) = self.platform_and_kernel()?;
+        let ctx = self.resolve()?;
         let workload = workload::build(&self.workload)?;
-        let cpufreq = external::build_cpufreq(&self.cpufreq, ext.cpufreq, &platform, &kernel)?;
-        let cpuidle = external::build_cpuidle(&self.cpuidle, ext.cpuidle, &platform, &kernel)?;
-        Ok(RunParts { platform, kernel, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed })
+        self.parts_for(ctx, workload, ext)
     }
 
-    /// The platform with the kernel's options applied (its tick rate, and
-    /// intel_pstate's passive-mode eras for the cpufreq governor named),
-    /// and the kernel configuration, before any governor is built.
-    fn platform_and_kernel(&self) -> Result<(platform::Platform, kernel::KernelConfig)> {
-        let mut platform = platform::load_named(&self.platform)?;
-        let mut kernel = kernel::KernelConfig::from_spec(&self.kernel)?;
-        kernel.apply(&mut platform);
-        cpufreq::apply_kernel(&self.cpufreq, &mut platform, &kernel)?;
-        Ok((platform, kernel))
+    /// Every governor built in `ctx`, around `workload`.
+    fn parts_for(&self, ctx: kernel::BuildCtx, workload: Box<dyn workload::Workload>, ext: ExternalGovernors) -> Result<RunParts> {
+        let cpufreq = external::build_cpufreq(&self.cpufreq, ext.cpufreq, &ctx)?;
+        let cpuidle = external::build_cpuidle(&self.cpuidle, ext.cpuidle, &ctx)?;
+        Ok(RunParts { ctx, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed })
+    }
+
+    /// The run's build context, resolved once: the platform (the
+    /// hardware), the kernel, and what the kernel decides on that hardware
+    /// for the cpufreq governor named (its tick rate; intel_pstate's
+    /// passive-mode eras), before any governor is built.
+    ///
+    /// # Errors
+    /// An unknown platform or kernel, or a governor the kernel's driver mode
+    /// cannot run.
+    pub fn resolve(&self) -> Result<kernel::BuildCtx> {
+        let platform = platform::load_named(&self.platform)?;
+        let kernel = kernel::KernelConfig::from_spec(&self.kernel)?;
+        cpufreq::resolve_ctx(&self.cpufreq, kernel::BuildCtx::new(platform, kernel))
     }
 
     /// Run to the end.
@@ -276,10 +287,7 @@ impl RunConfig {
         trace: Option<&Path>,
         progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
     ) -> Result<RunResult> {
-        let (platform, kernel) = self.platform_and_kernel()?;
-        let cpufreq = external::build_cpufreq(&self.cpufreq, None, &platform, &kernel)?;
-        let cpuidle = external::build_cpuidle(&self.cpuidle, None, &platform, &kernel)?;
-        let parts = RunParts { platform, kernel, workload, cpufreq, cpuidle, duration_ns: self.duration_ns, seed: self.seed };
+        let parts = self.parts_for(self.resolve()?, workload, ExternalGovernors::default())?;
         let mut engine = machine::build(parts, trace)?;
         if let Some(ns) = self.interval_ns {
             engine.keep_intervals(ns);
@@ -300,15 +308,17 @@ impl RunConfig {
     /// [`RunConfig::show`] with the caller's governors.
     pub fn show_with(&self, ext: ExternalGovernors) -> Result<ShownConfig> {
         let p = self.parts_with(ext)?;
-        let scaling_driver = cpufreq::driver::resolve(&p.platform, p.cpufreq.as_ref())?.name();
+        let c = &p.ctx;
+        let scaling_driver = cpufreq::driver::resolve(c, p.cpufreq.as_ref())?.name();
         Ok(ShownConfig {
-            kernel: p.kernel.show(&p.platform),
+            kernel: c.kernel.show(&c.platform, c.hz),
             platform: ShownPlatform {
-                name: p.platform.name.clone(),
-                cpus: p.platform.nr_cpus(),
-                driver: p.platform.driver.name(),
-                hwp: p.platform.hwp,
-                hz: p.platform.hz,
+                name: c.platform.name.clone(),
+                cpus: c.platform.nr_cpus(),
+                driver: c.platform.driver.name(),
+                hwp: c.hwp,
+                hz: c.hz,
+                housekeeping: c.platform.housekeeping.name(),
             },
             workload: ShownWorkload { name: self.workload.name.clone(), params: p.workload.resolved().into_iter().collect() },
             cpufreq: ShownGovernor {
@@ -347,8 +357,14 @@ pub struct ShownPlatform {
     pub cpus: usize,
     /// The cpufreq driver of the hardware (`acpi-cpufreq`, `intel_pstate`, ...).
     pub driver: &'static str,
+    /// HWP in use for the run (the hardware has it and the driver's mode
+    /// keeps it).
     pub hwp: bool,
+    /// The run's tick rate (CONFIG_HZ).
     pub hz: u32,
+    /// The kernel's idle-CPU wakeup profile of this kind of machine (the
+    /// platform file's `housekeeping`).
+    pub housekeeping: &'static str,
 }
 
 /// The workload of a [`ShownConfig`]: every parameter, defaults included.
@@ -610,7 +626,8 @@ pub struct ParamEntry {
     pub default: String,
     pub help: &'static str,
     /// For a tunable that models a patch, listed for a kernel: whether it
-    /// is mainline in that version or a patch on top ([`kernel::PATCHES`]).
+    /// is mainline in that version or a patch on top (the governor's
+    /// `patches`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub patch: Option<String>,
 }
@@ -620,21 +637,21 @@ impl ParamEntry {
         ParamEntry { name, default: default.into(), help, patch: None }
     }
 
-    /// A governor's tunables as in `kernel`: defaults by version, and
-    /// whether each patch tunable is mainline there or a patch on top.
-    fn for_kernel<C>(governor: &str, params: &[crate::params::ParamSpec<C>], kernel: &kernel::KernelConfig) -> Vec<ParamEntry> {
+    /// A governor's tunables as in `ctx`'s kernel: defaults by version,
+    /// and whether each patch tunable is mainline there or a patch on top.
+    fn for_kernel(params: &[crate::params::ParamSpec<kernel::BuildCtx>], patches: &[kernel::Patch], ctx: &kernel::BuildCtx) -> Vec<ParamEntry> {
+        let k = &ctx.kernel;
         params
             .iter()
             .map(|p| {
-                let default = kernel.tunable_default(governor, p.name).map_or_else(|| p.default_text(), str::to_string);
-                let patch = kernel.patch_status(governor, p.name).map(|(mainline, patch)| {
-                    if mainline {
-                        format!("mainline in {}: {}", kernel.describe(), patch.subject)
+                let patch = patches.iter().find(|patch| patch.tunable == p.name).map(|patch| {
+                    if k.merged(patch) {
+                        format!("mainline in {}: {}", k.describe(), patch.subject)
                     } else {
-                        format!("{}={} is a patch on top of {}: {}", p.name, patch.value, kernel.describe(), patch.subject)
+                        format!("{}={} is a patch on top of {}: {}", p.name, patch.value, k.describe(), patch.subject)
                     }
                 });
-                ParamEntry { name: p.name, default, help: p.help, patch }
+                ParamEntry { name: p.name, default: p.default_text_in(ctx), help: p.help, patch }
             })
             .collect()
     }
@@ -705,12 +722,12 @@ impl GovernorEntry {
         GovernorEntry { name, kind, description, models, kernel: None, not_in_kernel: None, differs: Vec::new(), params }
     }
 
-    /// The entry as in `kernel`.
-    fn in_kernel(mut self, kernel: &kernel::KernelConfig) -> Self {
+    /// The entry as in `kernel`, whose eras `eras` change the governor.
+    fn in_kernel(mut self, kernel: &kernel::KernelConfig, eras: &[kernel::EraId]) -> Self {
         self.kernel = Some(kernel.describe());
         let missing = if self.kind == "cpuidle" { kernel.missing_cpuidle_governor(self.name) } else { kernel.missing_cpufreq_governor(self.name) };
         self.not_in_kernel = missing.map(|e| format!("not in {}: {} arrived in v{} ({})", kernel.describe(), e.name, e.first, e.commit));
-        self.differs = kernel.governor_differences(self.name);
+        self.differs = kernel.differences(eras);
         self
     }
 }
@@ -798,15 +815,16 @@ pub fn list_for(kind: &str, kernel: Option<&str>) -> Result<Catalogue> {
     if kind != "governors" {
         return Err(Error::invalid("list", "kernel", text, format!("no kernel for list {kind}: only list governors takes one")));
     }
+    // Versioned defaults read the kernel alone; the default platform only
+    // completes the context.
+    let ctx = kernel::BuildCtx::new(platform::load_named(&Spec::new(DEFAULT_PLATFORM))?, k.clone());
     Ok(Catalogue::Governors(
         cpufreq::registry()
             .iter()
-            .map(|g| GovernorEntry::new("cpufreq", g.name, g.description, g.models, ParamEntry::for_kernel(g.name, g.params, &k)).in_kernel(&k))
-            .chain(
-                cpuidle::registry()
-                    .iter()
-                    .map(|g| GovernorEntry::new("cpuidle", g.name, g.description, g.models, ParamEntry::for_kernel(g.name, g.params, &k)).in_kernel(&k)),
-            )
+            .map(|g| GovernorEntry::new("cpufreq", g.name, g.description, g.models, ParamEntry::for_kernel(g.params, g.patches, &ctx)).in_kernel(&k, g.eras))
+            .chain(cpuidle::registry().iter().map(|g| {
+                GovernorEntry::new("cpuidle", g.name, g.description, g.models, ParamEntry::for_kernel(g.params, g.patches, &ctx)).in_kernel(&k, g.eras)
+            }))
             .collect(),
     ))
 }
@@ -828,13 +846,20 @@ pub fn list(kind: &str) -> Result<Catalogue> {
                 })
                 .collect(),
         ),
-        "governors" => Catalogue::Governors(
-            cpufreq::registry()
-                .iter()
-                .map(|g| GovernorEntry::new("cpufreq", g.name, g.description, g.models, ParamEntry::all(g.params)))
-                .chain(cpuidle::registry().iter().map(|g| GovernorEntry::new("cpuidle", g.name, g.description, g.models, ParamEntry::all(g.params))))
-                .collect(),
-        ),
+        "governors" => {
+            // Defaults that depend on the version show the default kernel's.
+            let ctx = kernel::BuildCtx::of(platform::load_named(&Spec::new(DEFAULT_PLATFORM))?);
+            let entries = |params: &[crate::params::ParamSpec<kernel::BuildCtx>]| -> Vec<ParamEntry> {
+                params.iter().map(|p| ParamEntry::new(p.name, p.default_text_in(&ctx), p.help)).collect()
+            };
+            Catalogue::Governors(
+                cpufreq::registry()
+                    .iter()
+                    .map(|g| GovernorEntry::new("cpufreq", g.name, g.description, g.models, entries(g.params)))
+                    .chain(cpuidle::registry().iter().map(|g| GovernorEntry::new("cpuidle", g.name, g.description, g.models, entries(g.params))))
+                    .collect(),
+            )
+        }
         "kernels" => Catalogue::Kernels(kernel::list()),
         other => {
             return Err(Error::UnknownName {

@@ -30,18 +30,17 @@
 
 use crate::cpufreq::{self, CpufreqGovernor, HwpRequest, Policy, Relation, SchedView};
 use crate::cpuidle::{self, CpuidleGovernor, IdleDevice, Selection};
-use crate::kernel::KernelConfig;
+use crate::kernel::BuildCtx;
 use crate::error::{Error, Result};
 use crate::params::Spec;
-use crate::platform::Platform;
 
 /// The governor name that stands for the one the caller brings.
 pub const EXTERNAL: &str = "external";
 
-/// Builds an external cpufreq governor for the run's platform.
-pub type CpufreqFactory = Box<dyn FnOnce(&Platform) -> Result<Box<dyn CpufreqGovernor>>>;
-/// Builds an external cpuidle governor for the run's platform.
-pub type CpuidleFactory = Box<dyn FnOnce(&Platform) -> Result<Box<dyn CpuidleGovernor>>>;
+/// Builds an external cpufreq governor for the run's machine and kernel.
+pub type CpufreqFactory = Box<dyn FnOnce(&BuildCtx) -> Result<Box<dyn CpufreqGovernor>>>;
+/// Builds an external cpuidle governor for the run's machine and kernel.
+pub type CpuidleFactory = Box<dyn FnOnce(&BuildCtx) -> Result<Box<dyn CpuidleGovernor>>>;
 
 /// The governors a caller brings to one run, used where the configuration
 /// names [`EXTERNAL`].
@@ -87,13 +86,12 @@ fn check_spec(spec: &Spec, brought: bool, what: &str) -> Result<()> {
 pub(crate) fn build_cpufreq(
     spec: &Spec,
     factory: Option<CpufreqFactory>,
-    platform: &Platform,
-    kernel: &KernelConfig,
+    ctx: &BuildCtx,
 ) -> Result<Box<dyn CpufreqGovernor>> {
     check_spec(spec, factory.is_some(), "cpufreq")?;
     match factory {
-        Some(build) => build(platform),
-        None => cpufreq::build_for(spec, platform, kernel),
+        Some(build) => build(ctx),
+        None => cpufreq::build_for(spec, ctx),
     }
 }
 
@@ -101,13 +99,12 @@ pub(crate) fn build_cpufreq(
 pub(crate) fn build_cpuidle(
     spec: &Spec,
     factory: Option<CpuidleFactory>,
-    platform: &Platform,
-    kernel: &KernelConfig,
+    ctx: &BuildCtx,
 ) -> Result<Box<dyn CpuidleGovernor>> {
     check_spec(spec, factory.is_some(), "cpuidle")?;
     match factory {
-        Some(build) => build(platform),
-        None => cpuidle::build_for(spec, platform, kernel),
+        Some(build) => build(ctx),
+        None => cpuidle::build_for(spec, ctx),
     }
 }
 

@@ -95,9 +95,9 @@ pub const UINT_MAX: u64 = 0xFFFF_FFFF;
 
 /// One setting (a governor tunable or a workload parameter), declared once.
 ///
-/// `C` is what a default or a bound may depend on: the platform for
-/// governors (the kernel derives some defaults from the machine), nothing
-/// for workloads. (Named `ParamSpec`: it is the declaration that a [`Spec`]'s
+/// `C` is what a default or a bound may depend on: the run's build
+/// context for governors (`kernel::BuildCtx`: the kernel derives some
+/// defaults from the machine and the version), nothing for workloads. (Named `ParamSpec`: it is the declaration that a [`Spec`]'s
 /// `key=value` settings are read against, and it serves tunables and
 /// workload parameters alike.)
 pub struct ParamSpec<C: 'static = ()> {
@@ -126,6 +126,15 @@ pub enum ParamDefault<C: 'static = ()> {
     /// Depends on the machine: `doc` states the rule for listings, `value`
     /// computes it.
     Derived { doc: &'static str, value: fn(&C) -> u64 },
+    /// Depends on the machine by a rule that changed with the kernel
+    /// version: `doc` states the newest rule, `doc_in` the rule in the
+    /// context's kernel (read from the kernel alone), `value` computes it.
+    DerivedVersioned { doc: &'static str, doc_in: fn(&C) -> &'static str, value: fn(&C) -> u64 },
+    /// Depends on the kernel version alone: `doc` states the rule for
+    /// listings, `value` gives the word (a switch's `on`/`off`, or one of
+    /// a choice's words) in the context's kernel. It reads nothing of the
+    /// machine, so a listing by version can compute it on any machine.
+    Versioned { doc: &'static str, value: fn(&C) -> &'static str },
 }
 
 /// A setting's valid values and what happens outside them.
@@ -162,7 +171,19 @@ impl<C> ParamSpec<C> {
             ParamDefault::Word(w)
             | ParamDefault::Unset(w)
             | ParamDefault::Described { doc: w, .. }
-            | ParamDefault::Derived { doc: w, .. } => (*w).to_string(),
+            | ParamDefault::Derived { doc: w, .. }
+            | ParamDefault::DerivedVersioned { doc: w, .. }
+            | ParamDefault::Versioned { doc: w, .. } => (*w).to_string(),
+        }
+    }
+
+    /// The default in `ctx` where it depends on the version alone, else as
+    /// [`default_text`](Self::default_text) shows it.
+    pub fn default_text_in(&self, ctx: &C) -> String {
+        match &self.default {
+            ParamDefault::Versioned { value, .. } => value(ctx).to_string(),
+            ParamDefault::DerivedVersioned { doc_in, .. } => doc_in(ctx).to_string(),
+            _ => self.default_text(),
         }
     }
 
@@ -174,8 +195,22 @@ impl<C> ParamSpec<C> {
         match &self.default {
             ParamDefault::Uint(v) => *v,
             ParamDefault::Flag(b) => u64::from(*b),
-            ParamDefault::Derived { value, .. } => value(ctx),
+            ParamDefault::Derived { value, .. } | ParamDefault::DerivedVersioned { value, .. } => value(ctx),
             _ => panic!("{}: the default is not an integer", self.name),
+        }
+    }
+
+    /// The integer (or switch, as 0/1) default where it depends on nothing
+    /// (a governor's own constants, not the machine or the version).
+    ///
+    /// # Panics
+    /// If the default depends on a context or is not a number (a bug in
+    /// its table).
+    pub fn fixed_default(&self) -> u64 {
+        match &self.default {
+            ParamDefault::Uint(v) => *v,
+            ParamDefault::Flag(b) => u64::from(*b),
+            _ => panic!("{}: the default is not a fixed number", self.name),
         }
     }
 
@@ -186,7 +221,8 @@ impl<C> ParamSpec<C> {
     pub fn flag_default(&self, ctx: &C) -> bool {
         match &self.default {
             ParamDefault::Flag(b) => *b,
-            ParamDefault::Derived { value, .. } => value(ctx) != 0,
+            ParamDefault::Derived { value, .. } | ParamDefault::DerivedVersioned { value, .. } => value(ctx) != 0,
+            ParamDefault::Versioned { value, .. } => value(ctx) == "on",
             _ => panic!("{}: the default is not a switch", self.name),
         }
     }
@@ -376,6 +412,28 @@ impl<'a> Params<'a> {
                 self.choice(spec.name, d, choices)
             }
             _ => panic!("{}: not a choice", spec.name),
+        }
+    }
+
+    /// The word setting `spec` declares, one of its choices, with its
+    /// default for `ctx` where it depends on the version.
+    ///
+    /// # Errors
+    /// A word that is not one of the choices.
+    ///
+    /// # Panics
+    /// If the spec is not a choice (a bug in its table).
+    pub fn word_in<C>(&mut self, spec: &ParamSpec<C>, ctx: &C) -> Result<&'static str> {
+        match (&spec.range, &spec.default) {
+            (Range::Choice(choices), ParamDefault::Versioned { value, doc }) => {
+                let Some(v) = self.raw(spec.name) else { return Ok(value(ctx)) };
+                choices
+                    .iter()
+                    .find(|c| **c == v)
+                    .copied()
+                    .ok_or_else(|| self.bad(spec.name, v, format!("one of {} (default: {doc})", choices.join(", "))))
+            }
+            _ => self.word(spec),
         }
     }
 

@@ -3,16 +3,21 @@
 //! ```text
 //! Exception
 //! └── GovlabError
-//!     ├── UnknownNameError                  Error::UnknownName
+//!     ├── UnknownNameError   (+ ValueError) Error::UnknownName
 //!     ├── InvalidValueError  (+ ValueError) Error::InvalidValue
 //!     ├── UnknownKeyError    (+ ValueError) Error::UnknownKey
 //!     ├── FileFormatError                   Error::File
 //!     ├── TraceError                        Error::Trace
 //!     ├── UnsupportedError                  Error::Unsupported
 //!     └── GovernorError                     Error::Governor
-//! Error::Io          -> FileNotFoundError / PermissionError / OSError, by io::ErrorKind
+//! Error::Io          -> govlab.exceptions.file_error: a FileAccessError (+ OSError,
+//!                       FileNotFoundError or PermissionError by errno) with errno and filename
 //! Error::Interrupted -> KeyboardInterrupt
 //! ```
+//!
+//! `FileAccessError` and its subclasses are Python classes (`python/govlab/exceptions.py`,
+//! the one place the whole hierarchy is written down); an I/O error is handed to
+//! that module's `file_error`.
 //!
 //! `UnknownKeyError` is a `ValueError`, not a `KeyError`: the key sits inside a
 //! spec string the caller wrote (`performance:foo=1`), and `str()` of a
@@ -38,12 +43,6 @@ create_exception!(
     GovlabError,
     PyException,
     "Base class of every error govlab raises."
-);
-create_exception!(
-    govlab,
-    UnknownNameError,
-    GovlabError,
-    "A platform, workload, governor or other name that govlab does not know."
 );
 create_exception!(
     govlab,
@@ -75,6 +74,7 @@ create_exception!(
 /// by calling `type(name, (GovlabError, ValueError), ns)`.
 static INVALID_VALUE_ERROR: GILOnceCell<Py<PyType>> = GILOnceCell::new();
 static UNKNOWN_KEY_ERROR: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+static UNKNOWN_NAME_ERROR: GILOnceCell<Py<PyType>> = GILOnceCell::new();
 
 fn value_error_class<'py>(
     py: Python<'py>,
@@ -111,11 +111,47 @@ fn unknown_key_error(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
     )
 }
 
+fn unknown_name_error(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+    value_error_class(
+        py,
+        &UNKNOWN_NAME_ERROR,
+        "UnknownNameError",
+        "A platform, workload, governor or other name that govlab does not know; also a ValueError.",
+    )
+}
+
+/// `govlab.exceptions.file_error(errno, message, filename)` (the system's text for
+/// the errno, or the engine's message when there is none): the notebook API's
+/// file error, so that every error is a `GovlabError` (the module is loaded by
+/// the time an engine call can fail: `govlab` imports it).
+fn file_error(path: &std::path::Path, source: &std::io::Error, msg: String) -> PyErr {
+    Python::with_gil(|py| {
+        let made = py.import("govlab.exceptions").and_then(|m| {
+            let path = path.to_string_lossy().into_owned();
+            match source.raw_os_error() {
+                Some(errno) => m.getattr("file_error")?.call1((errno, None::<String>, path)),
+                None => m.getattr("file_error")?.call1((None::<i32>, msg.clone(), path)),
+            }
+        });
+        match made {
+            Ok(err) => PyErr::from_value(err),
+            Err(_) => match source.kind() {
+                ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+                ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
+                _ => PyOSError::new_err(msg),
+            },
+        }
+    })
+}
+
 /// The Python exception for an engine error.
 pub(crate) fn to_py(err: Error) -> PyErr {
     let msg = err.to_string();
     match err {
-        Error::UnknownName { .. } => UnknownNameError::new_err(msg),
+        Error::UnknownName { .. } => Python::with_gil(|py| match unknown_name_error(py) {
+            Ok(class) => PyErr::from_type(class, msg),
+            Err(e) => e,
+        }),
         Error::InvalidValue { .. } => Python::with_gil(|py| match invalid_value_error(py) {
             Ok(class) => PyErr::from_type(class, msg),
             Err(e) => e,
@@ -126,11 +162,7 @@ pub(crate) fn to_py(err: Error) -> PyErr {
         }),
         Error::File { .. } => FileFormatError::new_err(msg),
         Error::Trace { .. } => TraceError::new_err(msg),
-        Error::Io { source, .. } => match source.kind() {
-            ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
-            ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
-            _ => PyOSError::new_err(msg),
-        },
+        Error::Io { path, source } => file_error(&path, &source, msg),
         Error::Unsupported(_) => UnsupportedError::new_err(msg),
         Error::Governor { .. } => GovernorError::new_err(msg),
         Error::Interrupted => PyKeyboardInterrupt::new_err(()),
@@ -142,7 +174,7 @@ pub(crate) fn to_py(err: Error) -> PyErr {
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("GovlabError", py.get_type::<GovlabError>())?;
-    m.add("UnknownNameError", py.get_type::<UnknownNameError>())?;
+    m.add("UnknownNameError", unknown_name_error(py)?)?;
     m.add("InvalidValueError", invalid_value_error(py)?)?;
     m.add("UnknownKeyError", unknown_key_error(py)?)?;
     m.add("FileFormatError", py.get_type::<FileFormatError>())?;

@@ -261,6 +261,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_class::<governor::platform::PlatformView>()?;
     m.add_class::<governor::platform::PolicyInfo>()?;
+    m.add_class::<governor::platform::KernelView>()?;
     m.add_class::<governor::cpufreq::PolicyView>()?;
     m.add_class::<governor::hwp::HwpRequestPy>()?;
     m.add_class::<governor::hwp::HwpCapsView>()?;

@@ -179,8 +179,12 @@ def render(
     timeline: TimelineRun | None = None,
     source: str | None = None,
     timeline_missing: str = "No timeline was recorded for these runs.",
+    title: str | None = None,
+    verdicts: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    """The whole HTML page."""
+    """The whole HTML page; ``title`` (default ``govlab compare: NAMES``) heads it, and
+    ``verdicts`` (:func:`govlab.reproduction.verdict_table` of each evaluation, from
+    ``govlab reproduce --html``) come first."""
     import jinja2
     from plotly.offline import get_plotlyjs
 
@@ -194,7 +198,8 @@ def render(
     benchmarks = [_benchmark(a, cells_by_benchmark.get(a["name"], {}), counter) for a in analyses]
     names = ", ".join(a["name"] for a in analyses)
     return env.get_template("report.html.j2").render(
-        title=f"govlab compare: {names}",
+        title=title or f"govlab compare: {names}",
+        verdicts=list(verdicts),
         version=__version__,
         source=source,
         alpha=f"{stats.ALPHA:g}",
@@ -233,7 +238,7 @@ def _benchmark(a: Mapping[str, Any], cells: Cells, counter: Iterator[int]) -> di
         ),
         (
             "Idle-state residency",
-            "Share of CPU time busy and in each idle state, over every CPU of every repeat.",
+            "Share of CPU time running and in each idle state, over every CPU of every repeat.",
             figures.state_residency(a, cells),
         ),
     ]
@@ -282,6 +287,7 @@ def _benchmark(a: Mapping[str, Any], cells: Cells, counter: Iterator[int]) -> di
         "names": names,
         "performance": _table(perf_rows, names),
         "performance_note": f"Differences to {a['baseline']}.{score_note}",
+        "no_variance_note": tables.NO_VARIANCE if any(c.get("no_variance") for r in perf_rows for c in r["cells"]) else "",
         "energy": _table(a["energy"], names),
         "ppw_unit": next((r["unit"] for r in a["energy"] if r["stat"] == "Perf/W"), ""),
         "plots": [
@@ -303,7 +309,8 @@ def _table(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[dict
                 cells_out.append({"text": "-", "significant": False})
                 continue
             pct = fmt.pct(c["pct"])
-            mark = f"*{pct}*" if c.get("significant") else f"({pct})"
+            # The marks of the text table (govlab.tables): *x%* significant, [x%] no variance to test.
+            mark = f"*{pct}*" if c.get("significant") else f"[{pct}]" if c.get("no_variance") else f"({pct})"
             cells_out.append({"text": f"{fmt.fixed(c['value'], decimals[r['stat']])} {mark}", "significant": bool(c.get("significant"))})
         out.append({"stat": r["stat"], "label": str(r["label"]), "cells": cells_out})
     return out

@@ -30,7 +30,7 @@ Results = Sequence[Mapping[str, Any]]
 #: The residency of CPUs that were running something.
 BUSY = "busy"
 #: Idle time not counted in any idle state (idle, but not yet or no longer in a state).
-OTHER_IDLE = "idle, no state"
+OTHER_IDLE = "idle, no traced state"
 
 #: A workload latency metric: ``<series>_<statistic>_us``.
 _LATENCY_METRIC = re.compile(r"^(?P<series>.+)_(?P<stat>p\d+(?:\.\d+)?|mean|max)_us$")

@@ -23,10 +23,14 @@ from plotly.subplots import make_subplots
 
 from govlab import fmt, stats
 from govlab.report import aggregate
-from govlab.report.timeline import IDLE_OTHER, RUNNING, UNKNOWN, CpuTimeline
+from govlab.report.timeline import IDLE_OTHER, UNKNOWN, CpuTimeline
+from govlab.report.timeline import RUNNING as TIMELINE_RUNNING
 
 __all__ = [
     "text",
+    "RUNNING",
+    "state_color",
+    "cpu_ranges",
     "metric_per_value",
     "performance_energy",
     "frequency_residency",
@@ -71,7 +75,8 @@ def _axis_title(a: Mapping[str, Any]) -> str:
 def _metric_title(a: Mapping[str, Any]) -> str:
     m = a["metric"]
     unit = f" ({text(m['unit'])})" if m.get("unit") else ""
-    return f"{text(m['name'])}{unit}, {m['better']} is better"
+    # Two lines: a long metric name on one would outgrow the plot's height.
+    return f"{text(m['name'])}{unit}<br>{m['better']} is better"
 
 
 def _color(i: int) -> str:
@@ -84,11 +89,71 @@ def _samples(a: Mapping[str, Any]) -> dict[tuple[str, int], Mapping[str, list[fl
     return {(s["config"], index[repr(s["axis_value"])]): s for s in a["samples"]}
 
 
+#: What a CPU does when it is not idle, by one name in every chart and page.
+RUNNING = "running"
+#: Colours of what a CPU is doing, the same in every chart: running dark grey,
+#: idle in no state light blue, unknown light grey; the idle states take the
+#: pastel colours by their index in the platform's table (state 0 the first).
+_RUNNING_COLOR = "#444444"
+_IDLE_OTHER_COLOR = "#9ecae1"
+_UNKNOWN_COLOR = "#dddddd"
+
+
+def state_color(name: str, idle_states: Sequence[str]) -> str:
+    """The colour of ``name`` (``running``, an idle state of ``idle_states``, the
+    platform's table in order, or what is neither) in every chart."""
+    if name == RUNNING:
+        return _RUNNING_COLOR
+    if name == aggregate.OTHER_IDLE:
+        return _IDLE_OTHER_COLOR
+    if name in idle_states:
+        return qualitative.Pastel[list(idle_states).index(name) % len(qualitative.Pastel)]
+    return _UNKNOWN_COLOR
+
+
+def cpu_ranges(cpus: Sequence[int]) -> str:
+    """``0-3,8`` for CPUs 0, 1, 2, 3 and 8."""
+    out: list[str] = []
+    ordered = sorted(cpus)
+    start = prev = ordered[0] if ordered else 0
+    for c in ordered[1:] + [None]:  # type: ignore[list-item]
+        if c is not None and c == prev + 1:
+            prev = c
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if c is not None:
+            start = prev = c
+    return ",".join(out)
+
+
 def _facets(n: int, titles: Sequence[str], **kwargs: Any) -> go.Figure:
+    """Panels in rows of :data:`_FACET_COLUMNS`, 300 px a row, spaced so that an axis's
+    ticks and title never reach the next panel or its title."""
     cols = min(n, _FACET_COLUMNS)
     rows = math.ceil(n / cols)
+    height = max(380, 320 * rows)
+    kwargs.setdefault("horizontal_spacing", 0.1 if cols > 1 else 0.2)
+    # 110 px between rows: the x ticks, the x title and the next row's panel titles
+    kwargs.setdefault("vertical_spacing", min(0.5, 110 / height) if rows > 1 else 0.2)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=list(titles), **kwargs)
-    fig.update_layout(height=max(360, 300 * rows))
+    fig.update_layout(height=height)
+    return fig
+
+
+def _facet_axis_titles(fig: go.Figure, n: int, x: str, y: str) -> None:
+    """``y`` beside the first panel of each row, ``x`` under the bottom panel of each column only."""
+    for i in range(n):
+        at = _at(i)
+        if at["col"] == 1:
+            fig.update_yaxes(title_text=y, **at)
+        if i + _FACET_COLUMNS >= n:
+            fig.update_xaxes(title_text=x, **at)
+
+
+def _readable_ticks(fig: go.Figure) -> go.Figure:
+    """Whole numbers with thousands separators, never ``1.648353M``."""
+    fig.update_xaxes(exponentformat="none", separatethousands=True)
+    fig.update_yaxes(exponentformat="none", separatethousands=True)
     return fig
 
 
@@ -128,8 +193,9 @@ def metric_per_value(a: Mapping[str, Any]) -> go.Figure:
         xaxis={"title": {"text": _axis_title(a)}, "type": "category"},
         yaxis={"title": {"text": _metric_title(a)}},
         legend={"title": {"text": "configuration"}},
+        height=420,
     )
-    return fig
+    return _readable_ticks(fig)
 
 
 def performance_energy(a: Mapping[str, Any]) -> go.Figure:
@@ -187,10 +253,9 @@ def performance_energy(a: Mapping[str, Any]) -> go.Figure:
             ),
             **_at(i),
         )
-    fig.update_xaxes(title_text="energy per run (J), lower is better")
-    fig.update_yaxes(title_text=_metric_title(a))
+    _facet_axis_titles(fig, len(labels), "energy per run (J), lower is better", _metric_title(a))
     fig.update_layout(template=_TEMPLATE, legend={"title": {"text": "configuration (◆ mean, • run)"}})
-    return fig
+    return _readable_ticks(fig)
 
 
 def frequency_residency(a: Mapping[str, Any], cells: Cells) -> go.Figure:
@@ -214,10 +279,10 @@ def frequency_residency(a: Mapping[str, Any], cells: Cells) -> go.Figure:
                 ),
                 **_at(i),
             )
-    fig.update_xaxes(title_text="frequency (MHz)", type="category")
-    fig.update_yaxes(title_text="% of CPU time")
+    fig.update_xaxes(type="category")
+    _facet_axis_titles(fig, len(labels), "frequency (MHz)", "% of CPU time")
     fig.update_layout(template=_TEMPLATE, barmode="group", legend={"title": {"text": "configuration"}})
-    return fig
+    return _readable_ticks(fig)
 
 
 def state_residency(a: Mapping[str, Any], cells: Cells) -> go.Figure:
@@ -228,15 +293,17 @@ def state_residency(a: Mapping[str, Any], cells: Cells) -> go.Figure:
     states: list[str] = []
     for s in shares.values():
         states += [name for name in s if name not in states]
+    idle_states = [s for s in states if s not in (aggregate.BUSY, aggregate.OTHER_IDLE)]
     x = [[text(labels[i]) for i in range(len(labels)) for _ in configs], [text(c) for _ in labels for c in configs]]
     fig = go.Figure()
-    for j, state in enumerate(states):
+    for state in states:
+        name = RUNNING if state == aggregate.BUSY else state
         fig.add_trace(
             go.Bar(
                 x=x,
                 y=[100 * shares[(c, i)].get(state, 0.0) for i in range(len(labels)) for c in configs],
-                name=text(state),
-                marker={"color": "#444444" if state == aggregate.BUSY else qualitative.Pastel[j % len(qualitative.Pastel)]},
+                name=text(name),
+                marker={"color": state_color(name, idle_states)},
                 hovertemplate="%{x}: %{y:.2f}%<extra>%{fullData.name}</extra>",
             )
         )
@@ -279,10 +346,11 @@ def wakeup_latency(a: Mapping[str, Any], cells: Cells) -> go.Figure | None:
             )
     if points == 0:
         return None
-    fig.update_xaxes(title_text="wakeup latency (µs)", type="log")
-    fig.update_yaxes(title_text="% of wakeups", range=[0, 100.5])
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(range=[0, 100.5])
+    _facet_axis_titles(fig, len(labels), "wakeup latency (µs)", "% of wakeups")
     fig.update_layout(template=_TEMPLATE, legend={"title": {"text": "configuration"}})
-    return fig
+    return _readable_ticks(fig)
 
 
 def workload_latency(a: Mapping[str, Any], cells: Cells) -> list[tuple[str, go.Figure]]:
@@ -309,7 +377,7 @@ def workload_latency(a: Mapping[str, Any], cells: Cells) -> list[tuple[str, go.F
         for s in by_cell.values():
             stats_seen += [k for k in s.get(name, {}) if k not in stats_seen]
         stats_seen.sort(key=aggregate.stat_key)
-        fig = _facets(len(stats_seen), stats_seen, horizontal_spacing=0.07, vertical_spacing=0.2)
+        fig = _facets(len(stats_seen), stats_seen, horizontal_spacing=0.07)
         for j, st in enumerate(stats_seen):
             seen: list[float] = []
             for k, config in enumerate(configs):
@@ -348,7 +416,7 @@ def workload_latency(a: Mapping[str, Any], cells: Cells) -> list[tuple[str, go.F
             legend={"title": {"text": "configuration"}},
         )
         fig.update_yaxes(title_text=f"{text(name)} latency (µs)", col=1)
-        figures.append((name, fig))
+        figures.append((name, _readable_ticks(fig)))
     return figures
 
 
@@ -366,21 +434,34 @@ def _fitted_range(values: Sequence[float]) -> list[float] | None:
 
 
 def cpu_timeline(timeline: CpuTimeline, state_names: Sequence[str]) -> go.Figure:
-    """Each CPU's frequency (top) and what it was doing (below: running or an idle state), in ms."""
+    """Each frequency domain's frequency (top) and what each CPU was doing (below: running
+    or an idle state), in ms, each panel with its own time axis.
+
+    A frequency domain is the CPUs whose frequency changes are the same, to the
+    millisecond (the kernel traces a policy's change for each of its CPUs): one line and one
+    legend entry each, named by its CPUs. The panels are sized in pixels: the
+    frequency panel 220 px, a row per CPU below.
+    """
     cpus = sorted(set(timeline.frequency) | set(timeline.segments))
+    domains: dict[tuple[Any, ...], list[int]] = {}
+    for cpu in cpus:
+        points = timeline.frequency.get(cpu, [])
+        if points:
+            # to the millisecond: a recording traces a policy's CPUs one after the other, µs apart
+            domains.setdefault(tuple((round(t * 1e3), khz) for t, khz, _ in points), []).append(cpu)
+    freq_px, state_px, gap_px = 220, max(120, 26 * len(cpus)), 110
+    plot_px = freq_px + gap_px + state_px
     fig = make_subplots(
         rows=2,
         cols=1,
         shared_xaxes=True,
-        row_heights=[0.4, 0.6],
-        vertical_spacing=0.06,
-        subplot_titles=["frequency", "running or idle state"],
+        row_heights=[freq_px / (freq_px + state_px), state_px / (freq_px + state_px)],
+        vertical_spacing=gap_px / plot_px,
+        subplot_titles=["frequency of each frequency domain", "running or idle state, per CPU"],
     )
     end_ms = 1e3 * timeline.end_s
-    for cpu in cpus:
-        points = timeline.frequency.get(cpu, [])
-        if not points:
-            continue
+    for members in domains.values():
+        points = timeline.frequency[members[0]]
         xs = [1e3 * t for t, _, _ in points] + [end_ms]
         ys = [khz / 1000 for _, khz, _ in points] + [points[-1][1] / 1000]
         tasks = [text(comm) for _, _, comm in points] + [text(points[-1][2])]
@@ -390,9 +471,9 @@ def cpu_timeline(timeline: CpuTimeline, state_names: Sequence[str]) -> go.Figure
                 y=ys,
                 mode="lines",
                 line_shape="hv",
-                name=f"CPU {cpu}",
+                name=f"CPU {members[0]}" if len(members) == 1 else f"CPUs {cpu_ranges(members)}",
                 legendgroup="frequency",
-                legendgrouptitle_text="frequency",
+                legendgrouptitle_text="frequency domain",
                 customdata=tasks,
                 hovertemplate="%{x:.3f} ms: %{y:g} MHz (task %{customdata})<extra>%{fullData.name}</extra>",
             ),
@@ -405,9 +486,9 @@ def cpu_timeline(timeline: CpuTimeline, state_names: Sequence[str]) -> go.Figure
             xs, ys = by_state.setdefault(state, ([], []))
             xs += [1e3 * start_s, 1e3 * end_s, None]
             ys += [f"CPU {cpu}", f"CPU {cpu}", None]
-    for state in sorted(by_state, key=lambda s: (s != RUNNING, s)):
+    for state in sorted(by_state, key=lambda s: (s != RUNNING_INDEX, s)):
         xs, ys = by_state[state]
-        name = "running" if state == RUNNING else _state_name(state, state_names)
+        name = _state_name(state, state_names)
         fig.add_trace(
             go.Scatter(
                 x=xs,
@@ -416,14 +497,14 @@ def cpu_timeline(timeline: CpuTimeline, state_names: Sequence[str]) -> go.Figure
                 name=text(name),
                 legendgroup="state",
                 legendgrouptitle_text="state",
-                line={"width": 12, "color": _STATE_COLORS.get(state) or qualitative.Pastel[state % len(qualitative.Pastel)]},
+                line={"width": 12, "color": state_color(name, state_names)},
                 hovertemplate="%{x:.3f} ms<extra>%{fullData.name}</extra>",
             ),
             row=2,
             col=1,
         )
-    fig.update_xaxes(title_text="time (ms)", row=2, col=1)
-    fig.update_yaxes(title_text="MHz", row=1, col=1)
+    fig.update_xaxes(title_text="time (ms)", showticklabels=True, exponentformat="none", separatethousands=True)
+    fig.update_yaxes(title_text="MHz", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(
         type="category",
         categoryorder="array",
@@ -431,17 +512,25 @@ def cpu_timeline(timeline: CpuTimeline, state_names: Sequence[str]) -> go.Figure
         row=2,
         col=1,
     )
-    fig.update_layout(template=_TEMPLATE, height=max(480, 260 + 28 * len(cpus)), hovermode="closest")
+    fig.update_layout(
+        template=_TEMPLATE,
+        height=plot_px + 140,
+        margin={"t": 60, "b": 70},
+        hovermode="closest",
+        legend={"groupclick": "toggleitem"},
+    )
     return fig
 
 
-#: The timeline's colours for what is not an idle state of the table.
-_STATE_COLORS = {RUNNING: "#444444", IDLE_OTHER: "#9ecae1", UNKNOWN: "#dddddd"}
+#: The timeline's index of a running CPU (:data:`govlab.report.timeline.RUNNING`).
+RUNNING_INDEX = TIMELINE_RUNNING
 
 
 def _state_name(index: int, names: Sequence[str]) -> str:
+    if index == RUNNING_INDEX:
+        return RUNNING
     if index == IDLE_OTHER:
-        return "idle, no traced state"
+        return aggregate.OTHER_IDLE
     if index == UNKNOWN:
         return "unknown"
     return names[index] if 0 <= index < len(names) else f"state {index}"

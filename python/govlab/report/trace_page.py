@@ -78,6 +78,15 @@ def _label(text: Any) -> Cell:
     return {"text": str(text), "path": None, "scale": None}
 
 
+#: What the tables say of a trace without sched_wakeup events, instead of counting 0 wakeups.
+NO_WAKEUPS = "This trace has no sched_wakeup or sched_wakeup_new events: wakeups were not traced, so none are counted."
+
+
+def has_wakeups(stats: Mapping[str, Any]) -> bool:
+    """Whether the trace holds the events wakeups are counted from."""
+    return any(stats["events"].get(name) for name in ("sched_wakeup", "sched_wakeup_new"))
+
+
 def _table(anchor: str, title: str, note: str, head: Sequence[str], rows: list[list[Cell]]) -> dict[str, Any]:
     return {"anchor": anchor, "title": title, "note": note, "head": list(head), "rows": rows}
 
@@ -88,8 +97,9 @@ def _events(stats: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _per_cpu(stats: Mapping[str, Any]) -> dict[str, Any]:
-    head = ["cpu", "busy %", "busy s", "idle s", "unknown s", "avg MHz", "transitions", "wakeups", "wakeups/s", "idle exits/s"]
+    head = ["cpu", "running %", "running s", "idle s", "unknown s", "avg MHz", "transitions", "wakeups", "wakeups/s", "idle exits/s"]
     rows = []
+    traced = has_wakeups(stats)
     for i, c in enumerate(stats["cpus"]):
         khz = avg_khz(c["time_in_state"])
         rows.append(
@@ -101,15 +111,17 @@ def _per_cpu(stats: Mapping[str, Any]) -> dict[str, Any]:
                 _num(c["unknown_ns"], 6, "cpus", i, "unknown_ns", scale=1e-9),
                 _label(f"{khz / 1000:.0f}" if khz else "-"),
                 _num(c["transitions"], 0, "cpus", i, "transitions"),
-                _num(c["wakeups"], 0, "cpus", i, "wakeups"),
-                _num(c["wakeups_per_s"], 2, "cpus", i, "wakeups_per_s"),
+                _num(c["wakeups"], 0, "cpus", i, "wakeups") if traced else _label("not traced"),
+                _num(c["wakeups_per_s"], 2, "cpus", i, "wakeups_per_s") if traced else _label("-"),
                 _num(c["idle_exits_per_s"], 2, "cpus", i, "idle_exits_per_s"),
             ]
         )
     note = (
-        "Busy while a task other than the idle task runs (without sched_switch: out of cpu_idle states); "
+        "Running while a task other than the idle task runs (without sched_switch: out of cpu_idle states; busy_pct and busy_s in the JSON); "
         "unknown: time the trace says nothing about. avg MHz: time-weighted over the known frequencies."
     )
+    if not traced:
+        note += " " + NO_WAKEUPS
     return _table("per-cpu", "Per CPU", note, head, rows)
 
 
@@ -191,7 +203,7 @@ def _timeline(data: Mapping[str, Any]) -> dict[str, Any]:
     binned = [c["resolution_s"] for c in data["cpus"] if c["resolution_s"] is not None]
     caption = (
         "Top: each CPU's frequency from its first cpu_frequency event (or devlib marker) on. Below, one row per "
-        "CPU: when it was busy, in which idle state, idle in no traced state, or unknown; the same intervals "
+        "CPU: when it was running a task, in which idle state, idle in no traced state, or unknown; the same intervals "
         "the tables account, in ms from the trace's first event."
     )
     if binned:

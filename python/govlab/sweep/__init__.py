@@ -186,9 +186,10 @@ def _bar(total: int, desc: str, progress: bool | None, already: int) -> Any:
         progress = sys.stderr.isatty()
     if not progress:
         return None
-    # tqdm.auto: the text bar on a terminal, a widget in a Jupyter notebook
-    # (where ipywidgets is installed; else the text bar there too).
-    from tqdm.auto import tqdm
+    postfix = f"{already} stored" if already else None
+    if _in_notebook():
+        return _NotebookBar(total, desc, postfix)
+    from tqdm import tqdm
 
     return tqdm(
         total=total,
@@ -197,7 +198,51 @@ def _bar(total: int, desc: str, progress: bool | None, already: int) -> Any:
         file=sys.stderr,
         leave=False,
         dynamic_ncols=True,
-        postfix=f"{already} stored" if already else None,
+        postfix=postfix,
         bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} runs "
         "[{elapsed}<{remaining}{postfix}]",
     )
+
+
+def _in_notebook() -> bool:
+    """In a Jupyter kernel with ipywidgets (where tqdm.auto would pick its widget)."""
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        from IPython import get_ipython
+
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and "IPKernelApp" in shell.config
+
+
+class _NotebookBar:
+    """tqdm's notebook widget, replaced by one line of text when the sweep ends.
+
+    A saved notebook keeps a widget's text form as it was when first shown (0 %),
+    so the bar is shown through a display handle and, at the end, that output
+    is updated to say what was done: the live notebook and the saved one then
+    both read the same line.
+    """
+
+    def __init__(self, total: int, desc: str, postfix: str | None) -> None:
+        from IPython.display import display
+        from tqdm.notebook import tqdm
+
+        self._desc = desc
+        self._start = time.perf_counter()
+        self._bar = tqdm(total=total, desc=desc, unit="run", leave=True, postfix=postfix, display=False)
+        self._handle = display(self._bar.container, display_id=True)
+
+    def update(self, n: int) -> None:
+        self._bar.update(n)
+
+    def close(self) -> None:
+        from IPython.display import Pretty
+
+        done, total = self._bar.n, self._bar.total
+        self._bar.close()
+        elapsed = time.perf_counter() - self._start
+        self._handle.update(Pretty(f"{self._desc}: {done} of {total} runs simulated in {elapsed:.1f} s"))

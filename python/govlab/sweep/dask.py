@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from govlab._core import __version__
-from govlab.exceptions import GovlabError
+from govlab.exceptions import ClusterError
 from govlab.plan import RunSpec
 from govlab.sweep.worker import govlab_version, simulate
 
@@ -48,10 +48,6 @@ NO_WORKERS_TIMEOUT_S = 60.0
 POLL_S = 1.0
 #: Seconds between looks for results that have arrived.
 _READY_POLL_S = 0.02
-
-
-class ClusterError(GovlabError):
-    """The Dask cluster cannot run the sweep (unreachable, no workers, wrong govlab, runs lost)."""
 
 
 def run(missing: Sequence[RunSpec], address: str, keep: Callable[..., None]) -> None:

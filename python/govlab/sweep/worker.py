@@ -2,21 +2,32 @@
 
 A worker gets a run request's keyword arguments (:attr:`govlab.plan.RunSpec.kwargs`,
 built once by :mod:`govlab.plan`) and returns the result dict and the wall time it
-took. The local pool (:mod:`govlab.sweep.local`) and the Dask executor
-(:mod:`govlab.sweep.dask`) both send these functions to their workers, so the
-workers need nothing but govlab itself.
+took. The Dask executor (:mod:`govlab.sweep.dask`) sends :func:`simulate` to its
+workers; the local pool (:mod:`govlab.sweep.local`) starts each worker as
+``python -m govlab._worker``, which runs :func:`serve`: the workers need nothing
+but govlab itself, and never import the user's main module (a script without an
+``if __name__ == "__main__":`` guard, a script on standard input, ``python -c``).
+
+:func:`serve` talks to its parent over two pipes, one message a frame
+(:func:`send`, :func:`receive`: an 8-byte length, then a pickle): it answers
+``("ready", pid)`` once started, then for each request ``("done", (result,
+wall_s))`` or ``("error", exception)``, until the request pipe closes.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import signal
+import struct
 import sys
 import threading
 import time
 from typing import Any
 
-__all__ = ["simulate", "govlab_version", "die_with_parent"]
+__all__ = ["simulate", "govlab_version", "die_with_parent", "serve", "send", "receive"]
+
+_FRAME = struct.Struct("!Q")
 
 #: prctl(2) option: the signal this process gets when its parent thread ends (linux/prctl.h).
 _PR_SET_PDEATHSIG = 1
@@ -62,3 +73,59 @@ def die_with_parent(parent_pid: int, poll_s: float) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="govlab-parent-watch", daemon=True).start()
+
+
+def send(fd: int, message: Any) -> None:
+    """Write ``message`` to the pipe ``fd`` as one frame."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_FRAME.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def receive(fd: int) -> Any:
+    """The next frame's message from the pipe ``fd``; EOFError when the pipe is closed."""
+    (size,) = _FRAME.unpack(_read_exactly(fd, _FRAME.size))
+    return pickle.loads(_read_exactly(fd, size))
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    parts, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise EOFError
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def serve(parent_pid: int, requests: int, answers: int, stderr: int, poll_s: float) -> None:
+    """A local pool's worker: simulate each request from the pipe ``requests``, answer on ``answers``.
+
+    Ctrl-C is for the parent (it stores the runs in flight), so this ignores
+    SIGINT, and it dies with the parent (:func:`die_with_parent`). Until it
+    answers ``ready`` its standard error is a file the parent reads if it
+    cannot start; then it writes to ``stderr``, the parent's.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent(parent_pid, poll_s)
+    os.dup2(stderr, 2)
+    os.close(stderr)
+    send(answers, ("ready", os.getpid()))
+    while True:
+        try:
+            kwargs = receive(requests)
+        except EOFError:
+            return
+        try:
+            answer: tuple[str, Any] = ("done", simulate(kwargs))
+        except Exception as e:
+            answer = ("error", e)
+        try:
+            send(answers, answer)
+        except Exception as e:  # an exception that does not pickle
+            from govlab.exceptions import WorkerError
+
+            send(answers, ("error", WorkerError(f"a run's error could not be sent from its worker: {answer[1]!r} ({e})")))

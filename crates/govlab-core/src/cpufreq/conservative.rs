@@ -38,7 +38,7 @@
 
 use super::dbs::{self, DbsData, DbsGovernor, DbsGovernorCore, PolicyDbsInfo};
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
-use crate::kernel::KernelConfig;
+use crate::kernel::BuildCtx;
 use crate::error::{Error, Result};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::Platform;
@@ -63,7 +63,7 @@ pub const MAX_FREQUENCY_STEP: u32 = 100;
 
 /// freq_step, % of policy->max (store_freq_step clamps to 100); 0 freezes
 /// the frequency.
-pub const FREQ_STEP: ParamSpec<Platform> = ParamSpec {
+pub const FREQ_STEP: ParamSpec<BuildCtx> = ParamSpec {
     name: "freq_step",
     unit: "%",
     default: ParamDefault::Uint(DEF_FREQUENCY_STEP as u64),
@@ -74,7 +74,7 @@ pub const FREQ_STEP: ParamSpec<Platform> = ParamSpec {
 /// up_threshold, %. Read as the store reads it (any unsigned int); the pair
 /// is then checked by [`check_thresholds`] (store_up_threshold: in
 /// down_threshold+1..=100, else rejected).
-pub const UP_THRESHOLD: ParamSpec<Platform> = ParamSpec {
+pub const UP_THRESHOLD: ParamSpec<BuildCtx> = ParamSpec {
     name: "up_threshold",
     unit: "%",
     default: ParamDefault::Uint(DEF_FREQUENCY_UP_THRESHOLD as u64),
@@ -84,7 +84,7 @@ pub const UP_THRESHOLD: ParamSpec<Platform> = ParamSpec {
 
 /// down_threshold, % (store_down_threshold: in 1..=up_threshold-1, else
 /// rejected; checked with the pair by [`check_thresholds`]).
-pub const DOWN_THRESHOLD: ParamSpec<Platform> = ParamSpec {
+pub const DOWN_THRESHOLD: ParamSpec<BuildCtx> = ParamSpec {
     name: "down_threshold",
     unit: "%",
     default: ParamDefault::Uint(DEF_FREQUENCY_DOWN_THRESHOLD as u64),
@@ -94,7 +94,7 @@ pub const DOWN_THRESHOLD: ParamSpec<Platform> = ParamSpec {
 
 /// sampling_down_factor (store_sampling_down_factor): outside 1..=10
 /// rejected.
-pub const SAMPLING_DOWN_FACTOR: ParamSpec<Platform> = ParamSpec {
+pub const SAMPLING_DOWN_FACTOR: ParamSpec<BuildCtx> = ParamSpec {
     name: "sampling_down_factor",
     unit: "",
     default: ParamDefault::Uint(DEF_SAMPLING_DOWN_FACTOR as u64),
@@ -115,6 +115,8 @@ pub const INFO: GovernorInfo = GovernorInfo {
         dbs::IGNORE_NICE_LOAD,
         dbs::COPY_PREV_LOAD,
     ],
+    eras: &dbs::DBS_ERAS,
+    patches: &[dbs::COPY_PREV_LOAD_PATCH],
     build,
 };
 
@@ -141,19 +143,19 @@ pub struct ConservativeTunables {
 impl ConservativeTunables {
     /// The defaults a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        Self::read(Params::new(OWNER, &Spec::new("conservative")), platform, &KernelConfig::default()).expect("the defaults are in range")
+        Self::read(Params::new(OWNER, &Spec::new("conservative")), &BuildCtx::of(platform.clone())).expect("the defaults are in range")
     }
 
     /// Every tunable from `p`, each checked as its spec says; then unknown
     /// keys are rejected and the thresholds checked as a pair.
-    fn read(mut p: Params<'_>, platform: &Platform, kernel: &KernelConfig) -> Result<Self> {
-        let sampling_rate = dbs::sampling_rate(&mut p, platform, kernel, dbs::DbsKind::Conservative)?;
-        let freq_step = dbs::uint32(&mut p, &FREQ_STEP, platform)?;
-        let up_threshold = p.uint(&UP_THRESHOLD, platform)?;
-        let down_threshold = p.uint(&DOWN_THRESHOLD, platform)?;
-        let sampling_down_factor = dbs::uint32(&mut p, &SAMPLING_DOWN_FACTOR, platform)?;
-        let ignore_nice_load = dbs::uint32(&mut p, &dbs::IGNORE_NICE_LOAD, platform)?;
-        let copy_prev_load = dbs::copy_prev_load(&mut p, kernel)?;
+    fn read(mut p: Params<'_>, ctx: &BuildCtx) -> Result<Self> {
+        let sampling_rate = dbs::sampling_rate(&mut p, ctx, dbs::DbsKind::Conservative)?;
+        let freq_step = dbs::uint32(&mut p, &FREQ_STEP, ctx)?;
+        let up_threshold = p.uint(&UP_THRESHOLD, ctx)?;
+        let down_threshold = p.uint(&DOWN_THRESHOLD, ctx)?;
+        let sampling_down_factor = dbs::uint32(&mut p, &SAMPLING_DOWN_FACTOR, ctx)?;
+        let ignore_nice_load = dbs::uint32(&mut p, &dbs::IGNORE_NICE_LOAD, ctx)?;
+        let copy_prev_load = dbs::copy_prev_load(&mut p, ctx)?;
         let down_given = p.given(DOWN_THRESHOLD.name);
         p.finish()?;
         let (up_threshold, down_threshold) = check_thresholds(up_threshold, down_threshold, down_given)?;
@@ -187,9 +189,9 @@ pub struct Conservative {
 
 const OWNER: &str = "cpufreq governor conservative";
 
-fn build(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
-    let tunables = ConservativeTunables::read(Params::new(OWNER, spec), platform, kernel)?;
-    Ok(Box::new(DbsGovernorCore::new(Conservative { tunables, long_idle_by_idle_time: kernel.dbs_long_idle_by_idle_time() })))
+fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
+    let tunables = ConservativeTunables::read(Params::new(OWNER, spec), ctx)?;
+    Ok(Box::new(DbsGovernorCore::new(Conservative { tunables, long_idle_by_idle_time: ctx.kernel.dbs_long_idle_by_idle_time() })))
 }
 
 /// store_up_threshold / store_down_threshold on the final pair: up in
@@ -361,7 +363,7 @@ mod tests {
     fn conservative(settings: &str) -> Result<Box<dyn CpufreqGovernor>> {
         build(
             &Spec::parse(&format!("conservative:{settings}"), "test").unwrap(),
-            &skylake(), &crate::kernel::KernelConfig::default(),
+            &crate::kernel::BuildCtx::of(skylake().clone()),
         )
     }
 

@@ -87,7 +87,7 @@
 
 use super::{CpufreqGovernor, Policy, Relation, SchedView};
 use crate::error::Result;
-use crate::kernel::KernelConfig;
+use crate::kernel::{BuildCtx, EraId, Patch};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, UINT_MAX};
 use crate::platform::{CpuId, Driver, Platform};
 
@@ -136,10 +136,11 @@ pub const CPUFREQ_DBS_MIN_SAMPLING_TICKS: u64 = 2;
 /// The latency is that of `domain`'s core type. With tunables global to all
 /// policies (x86), the kernel derives them from the first policy initialised,
 /// so callers pass domain 0.
-pub fn policy_transition_delay_us(platform: &Platform, domain: usize) -> u32 {
+pub fn policy_transition_delay_us(ctx: &BuildCtx, domain: usize) -> u32 {
+    let platform = &ctx.platform;
     // A generic governor on intel_pstate runs it in passive mode.
     if matches!(platform.driver, Driver::IntelPstate { .. }) {
-        return if platform.hwp {
+        return if ctx.hwp {
             INTEL_CPUFREQ_TRANSITION_DELAY_HWP_US
         } else {
             INTEL_CPUFREQ_TRANSITION_DELAY_US
@@ -186,29 +187,37 @@ pub fn min_sampling_interval_us(tick_ns: u64) -> u64 {
 
 /// Default sampling_rate, µs (cpufreq_dbs_governor_init since v4.14): the
 /// larger of two ticks and the policy's transition delay.
-pub fn default_sampling_rate_us(platform: &Platform) -> u32 {
-    let floor = min_sampling_interval_us(platform.tick_ns());
-    floor.max(u64::from(policy_transition_delay_us(platform, 0))) as u32
+pub fn default_sampling_rate_us(ctx: &BuildCtx) -> u32 {
+    let floor = min_sampling_interval_us(ctx.tick_ns());
+    floor.max(u64::from(policy_transition_delay_us(ctx, 0))) as u32
 }
 
 // ---- tunables shared by ondemand and conservative ---------------------------
 
 /// sampling_rate, µs (store_sampling_rate): default the larger of two ticks
 /// and the policy's transition delay; below two ticks rejected.
-pub const SAMPLING_RATE: ParamSpec<Platform> = ParamSpec {
+pub const SAMPLING_RATE: ParamSpec<BuildCtx> = ParamSpec {
     name: "sampling_rate",
     unit: "µs",
-    default: ParamDefault::Derived {
+    default: ParamDefault::DerivedVersioned {
         doc: "max(2 ticks, transition delay) µs",
-        value: |p| u64::from(default_sampling_rate_us(p)),
+        doc_in: |c| {
+            if c.kernel.dbs_min_sampling_rate() {
+                "max(min_sampling_rate, 1000 x latency) µs, min_sampling_rate = max(10 ms for ondemand or 20 ticks for conservative, \
+                 20 x latency); smaller values are raised to it"
+            } else {
+                "max(2 ticks, transition delay) µs"
+            }
+        },
+        value: |c| u64::from(default_sampling_rate_us(c)),
     },
-    range: Range::UintFrom { min: |p| min_sampling_interval_us(p.tick_ns()), max: UINT_MAX },
+    range: Range::UintFrom { min: |c| min_sampling_interval_us(c.tick_ns()), max: UINT_MAX },
     help: "sampling period in µs; at least 2 ticks (smaller is rejected)",
 };
 
 /// ignore_nice_load, 0 or 1 (store_ignore_nice_load clamps larger values to
 /// 1). No effect in govlab yet: the engine has no nice accounting.
-pub const IGNORE_NICE_LOAD: ParamSpec<Platform> = ParamSpec {
+pub const IGNORE_NICE_LOAD: ParamSpec<BuildCtx> = ParamSpec {
     name: "ignore_nice_load",
     unit: "",
     default: ParamDefault::Uint(0),
@@ -218,13 +227,35 @@ pub const IGNORE_NICE_LOAD: ParamSpec<Platform> = ParamSpec {
 
 /// govlab switch, not in sysfs: the 2014 copy-previous-load rule (see the
 /// module doc); off reproduces the behaviour before the patch.
-pub const COPY_PREV_LOAD: ParamSpec<Platform> = ParamSpec {
+pub const COPY_PREV_LOAD: ParamSpec<BuildCtx> = ParamSpec {
     name: "copy_prev_load",
     unit: "",
-    default: ParamDefault::Flag(true),
+    default: ParamDefault::Versioned {
+        doc: "on from 3.16, off before (on = the patch on top)",
+        value: |c| if c.kernel.merged(&COPY_PREV_LOAD_PATCH) { "on" } else { "off" },
+    },
     range: Range::Switch,
     help: "govlab switch: reuse the previous load once after a long idle (2014 rule); off = before it; default by version: on from 3.16, off before (on = the patch on top)",
 };
+
+/// The patch behind [`COPY_PREV_LOAD`], mainline from v3.16.
+pub const COPY_PREV_LOAD_PATCH: Patch = Patch {
+    tunable: "copy_prev_load",
+    value: "on",
+    merged_in: Some(EraId::CopyPrevLoad),
+    subject: "cpufreq: governor: Be friendly towards latency-sensitive bursty workloads (18b46abd0009, v3.16)",
+};
+
+/// The eras both dbs governors share (ondemand and conservative add
+/// their own).
+pub const DBS_ERAS: [EraId; 6] = [
+    EraId::CopyPrevLoad,
+    EraId::DbsUtilHook,
+    EraId::IntelPstatePassive,
+    EraId::DbsSamplingTicks,
+    EraId::DbsLongIdle,
+    EraId::IntelPstatePassiveHwp,
+];
 
 // ---- before v4.14: min_sampling_rate ------------------------------------------
 
@@ -259,45 +290,45 @@ fn legacy_latency_us(platform: &Platform) -> u64 {
 /// ondemand with NOHZ accounting, 20 ticks for conservative) raised to
 /// MIN_LATENCY_MULTIPLIER x latency (cpufreq_governor_dbs, POLICY_INIT).
 #[must_use]
-pub fn legacy_min_sampling_rate_us(platform: &Platform, kind: DbsKind) -> u64 {
+pub fn legacy_min_sampling_rate_us(ctx: &BuildCtx, kind: DbsKind) -> u64 {
     let own = match kind {
         DbsKind::Ondemand => MICRO_FREQUENCY_MIN_SAMPLE_RATE_US,
-        DbsKind::Conservative => CS_MIN_SAMPLING_TICKS * platform.tick_ns() / 1000,
+        DbsKind::Conservative => CS_MIN_SAMPLING_TICKS * ctx.tick_ns() / 1000,
     };
-    own.max(MIN_LATENCY_MULTIPLIER * legacy_latency_us(platform))
+    own.max(MIN_LATENCY_MULTIPLIER * legacy_latency_us(&ctx.platform))
 }
 
 /// Before v4.14: the default sampling_rate, µs: max(min_sampling_rate,
 /// LATENCY_MULTIPLIER x latency), with no 10 ms cap and no driver
 /// transition delay (legacy governors read neither before v4.14).
 #[must_use]
-pub fn legacy_default_sampling_rate_us(platform: &Platform, kind: DbsKind) -> u64 {
-    legacy_min_sampling_rate_us(platform, kind).max(u64::from(LATENCY_MULTIPLIER) * legacy_latency_us(platform))
+pub fn legacy_default_sampling_rate_us(ctx: &BuildCtx, kind: DbsKind) -> u64 {
+    legacy_min_sampling_rate_us(ctx, kind).max(u64::from(LATENCY_MULTIPLIER) * legacy_latency_us(&ctx.platform))
 }
 
 /// sampling_rate for `kernel`: from v4.14 as [`SAMPLING_RATE`] declares
 /// (at least 2 ticks, smaller rejected); before, the `min_sampling_rate`
 /// era: a smaller value is raised to min_sampling_rate, as
 /// update_sampling_rate() / cs's store_sampling_rate did.
-pub(crate) fn sampling_rate(p: &mut Params<'_>, platform: &Platform, kernel: &KernelConfig, kind: DbsKind) -> Result<u32> {
-    if !kernel.dbs_min_sampling_rate() {
-        return uint32(p, &SAMPLING_RATE, platform);
+pub(crate) fn sampling_rate(p: &mut Params<'_>, ctx: &BuildCtx, kind: DbsKind) -> Result<u32> {
+    if !ctx.kernel.dbs_min_sampling_rate() {
+        return uint32(p, &SAMPLING_RATE, ctx);
     }
-    let min = legacy_min_sampling_rate_us(platform, kind);
-    let v = p.u64(SAMPLING_RATE.name, legacy_default_sampling_rate_us(platform, kind), 0, UINT_MAX)?;
+    let min = legacy_min_sampling_rate_us(ctx, kind);
+    let v = p.u64(SAMPLING_RATE.name, legacy_default_sampling_rate_us(ctx, kind), 0, UINT_MAX)?;
     Ok(u32::try_from(v.max(min)).unwrap_or(u32::MAX))
 }
 
-/// copy_prev_load for `kernel`: default on where the 2014 patch is
+/// copy_prev_load in `ctx`'s kernel: default on where the 2014 patch is
 /// mainline (v3.16+), off before; given, it is the patch on top.
-pub(crate) fn copy_prev_load(p: &mut Params<'_>, kernel: &KernelConfig) -> Result<bool> {
-    p.bool(COPY_PREV_LOAD.name, kernel.copy_prev_load_mainline())
+pub(crate) fn copy_prev_load(p: &mut Params<'_>, ctx: &BuildCtx) -> Result<bool> {
+    p.flag(&COPY_PREV_LOAD, ctx)
 }
 
 /// A u32 tunable read with its spec (the kernel's stores parse unsigned
 /// 32-bit numbers, so every range here fits).
-pub(crate) fn uint32(p: &mut Params<'_>, spec: &ParamSpec<Platform>, platform: &Platform) -> Result<u32> {
-    Ok(u32::try_from(p.uint(spec, platform)?).expect("a u32 tunable's range fits in u32"))
+pub(crate) fn uint32(p: &mut Params<'_>, spec: &ParamSpec<BuildCtx>, ctx: &BuildCtx) -> Result<u32> {
+    Ok(u32::try_from(p.uint(spec, ctx)?).expect("a u32 tunable's range fits in u32"))
 }
 
 // ---- dbs state ---------------------------------------------------------------
@@ -692,6 +723,7 @@ mod tests {
     use super::*;
     use crate::params::Spec;
     use crate::platform::load_named;
+    use crate::kernel::KernelConfig;
 
     const MS: u64 = 1_000_000;
 
@@ -791,7 +823,7 @@ mod tests {
         let read = |text: &str, plat: &Platform, k: &str, kind: DbsKind| {
             let spec = Spec::parse(text, "test").unwrap();
             let mut p = Params::new("test", &spec);
-            sampling_rate(&mut p, plat, &kernel(k), kind)
+            sampling_rate(&mut p, &BuildCtx::new(plat.clone(), kernel(k)), kind)
         };
         // 4.8 (and 3.15): min_sampling_rate 10 ms (MICRO_FREQUENCY_MIN_SAMPLE_RATE), default 10 ms.
         assert_eq!(read("ondemand", &p8, "4.8", DbsKind::Ondemand).unwrap(), 10_000);
@@ -807,6 +839,7 @@ mod tests {
         // Before v4.14 the latency counts uncapped: 1000 x 15 µs = 15 ms.
         let mut slow = p8.clone();
         slow.cpu_types[0].transition_latency_ns = 15_000;
+        let slow = BuildCtx::new(slow, kernel("4.8"));
         assert_eq!(legacy_default_sampling_rate_us(&slow, DbsKind::Ondemand), 15_000);
         assert_eq!(legacy_min_sampling_rate_us(&slow, DbsKind::Ondemand), 10_000);
     }
@@ -815,19 +848,19 @@ mod tests {
     /// for intel_cpufreq, else min(1000 × latency, 10 ms), 1 ms if unknown.
     #[test]
     fn transition_delay_and_default_sampling_rate_follow_v6_8() {
-        let mut sky = load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        let mut sky = BuildCtx::of(load_named(&Spec::new("skylake-e3-1240v5")).unwrap());
         assert_eq!(policy_transition_delay_us(&sky, 0), 5000); // HWP
         assert_eq!(default_sampling_rate_us(&sky), 8000); // 2 ticks at HZ=250
         sky.hwp = false;
         assert_eq!(policy_transition_delay_us(&sky, 0), 500);
-        sky.driver = Driver::AcpiCpufreq;
-        sky.cpu_types[0].transition_latency_ns = 10_000;
+        sky.platform.driver = Driver::AcpiCpufreq;
+        sky.platform.cpu_types[0].transition_latency_ns = 10_000;
         assert_eq!(policy_transition_delay_us(&sky, 0), 10_000); // 1000 × 10 µs, at the cap
-        sky.cpu_types[0].transition_latency_ns = 50_000;
+        sky.platform.cpu_types[0].transition_latency_ns = 50_000;
         assert_eq!(policy_transition_delay_us(&sky, 0), 10_000); // capped
-        sky.cpu_types[0].transition_latency_ns = 4_000;
+        sky.platform.cpu_types[0].transition_latency_ns = 4_000;
         assert_eq!(policy_transition_delay_us(&sky, 0), 4000);
-        sky.cpu_types[0].transition_latency_ns = 0;
+        sky.platform.cpu_types[0].transition_latency_ns = 0;
         assert_eq!(policy_transition_delay_us(&sky, 0), 1000);
         sky.hz = 1000;
         assert_eq!(default_sampling_rate_us(&sky), 2000);

@@ -46,7 +46,10 @@
 
 use super::{CpufreqGovernor, Relation};
 use crate::error::{Error, Result};
-use crate::platform::{CpuType, Driver, Platform, PstateMode};
+use crate::kernel::BuildCtx;
+use crate::platform::{CpuType, Driver, PstateMode};
+#[cfg(test)]
+use crate::platform::Platform;
 
 /// The scaling driver a run uses, resolved from the platform and the
 /// governor.
@@ -80,12 +83,12 @@ impl CpufreqDriver {
     /// `powernv`, `acpi-cpufreq`, `cpufreq-dt`. For active mode, HWP is in
     /// use when the platform has it and the governor did not turn it off
     /// (its `hwp` tunable, the kernel's `intel_pstate=no_hwp`).
-    pub fn describe(&self, platform: &Platform, gov: &dyn CpufreqGovernor) -> String {
+    pub fn describe(&self, hwp: bool, gov: &dyn CpufreqGovernor) -> String {
         let hwp_text = |hwp: bool| if hwp { ", HWP" } else { "" };
         match *self {
             CpufreqDriver::IntelPstate => {
                 let off = gov.tunables().iter().any(|(k, v)| k == "hwp" && v == "off");
-                format!("intel_pstate (active{})", hwp_text(platform.hwp && !off))
+                format!("intel_pstate (active{})", hwp_text(hwp && !off))
             }
             CpufreqDriver::IntelCpufreq { hwp, .. } => format!("intel_cpufreq (passive{})", hwp_text(hwp)),
             other => other.name().to_string(),
@@ -93,15 +96,16 @@ impl CpufreqDriver {
     }
 }
 
-/// Which driver runs `gov` on `platform`, or why none can.
-pub fn resolve(platform: &Platform, gov: &dyn CpufreqGovernor) -> Result<CpufreqDriver> {
+/// Which driver runs `gov` on the run's platform, or why none can.
+pub fn resolve(ctx: &BuildCtx, gov: &dyn CpufreqGovernor) -> Result<CpufreqDriver> {
+    let platform = &ctx.platform;
     let name = gov.name();
     let plat = &platform.name;
     match (gov.driver(), platform.driver) {
         (None, table @ (Driver::AcpiCpufreq | Driver::CpufreqDt)) => Ok(CpufreqDriver::Table(table.name())),
         (None, Driver::IntelPstate { mode: None | Some(PstateMode::Passive) }) => {
             Ok(CpufreqDriver::IntelCpufreq {
-                hwp: platform.hwp,
+                hwp: ctx.hwp,
                 strict_target: gov.strict_target(),
             })
         }
@@ -168,7 +172,7 @@ mod tests {
     fn generic(name: &str, plat: &Platform) -> Result<CpufreqDriver> {
         let gov = super::super::build(&Spec::new(name), plat);
         match gov {
-            Ok(g) => resolve(plat, g.as_ref()),
+            Ok(g) => resolve(&BuildCtx::of(plat.clone()), g.as_ref()),
             Err(e) => Err(e),
         }
     }
@@ -196,7 +200,7 @@ mod tests {
             generic("ondemand", &no_hwp).unwrap(),
             CpufreqDriver::IntelCpufreq { hwp: false, strict_target: false }
         );
-        assert_eq!(resolve(&sky, &OwnGovernor).unwrap(), CpufreqDriver::IntelPstate);
+        assert_eq!(resolve(&BuildCtx::of(sky.clone()), &OwnGovernor).unwrap(), CpufreqDriver::IntelPstate);
     }
 
     /// schedutil on intel_pstate forced into active mode: refused, saying
@@ -217,10 +221,10 @@ mod tests {
     fn own_governor_needs_its_driver_in_active_mode() {
         let mut acpi = platform("broadwell-2s-e5-2698v4");
         acpi.driver = Driver::AcpiCpufreq;
-        let e = resolve(&acpi, &OwnGovernor).unwrap_err().to_string();
+        let e = resolve(&BuildCtx::of(acpi.clone()), &OwnGovernor).unwrap_err().to_string();
         assert!(e.contains("acpi-cpufreq") && e.contains("part of the intel_pstate driver"), "{e}");
         let passive = platform("broadwell-2s-e5-2698v4:intel_pstate=passive");
-        let e = resolve(&passive, &OwnGovernor).unwrap_err().to_string();
+        let e = resolve(&BuildCtx::of(passive.clone()), &OwnGovernor).unwrap_err().to_string();
         assert!(e.contains("passive") && e.contains("schedutil"), "{e}");
         assert_eq!(generic("ondemand", &acpi).unwrap(), CpufreqDriver::Table("acpi-cpufreq"));
     }

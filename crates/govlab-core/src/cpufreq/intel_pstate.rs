@@ -105,7 +105,7 @@
 //! too ([`super::SchedView::clock_khz_ns`]), which only matters for step 4.
 
 use super::{CpufreqGovernor, GovernorInfo, HwpRequest, Policy, Relation, SchedView, SCHED_CPUFREQ_IOWAIT, SCHED_CPUFREQ_MIGRATION};
-use crate::kernel::KernelConfig;
+use crate::kernel::{BuildCtx, EraId, Patch};
 use crate::error::{Error, Result};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::hwp::HWP_EPP_FIRMWARE_DEFAULT;
@@ -134,7 +134,7 @@ pub const EPP_NAMES: [(&str, u32); 4] = [("performance", 0), ("balance_performan
 // ---- tunables ----
 
 /// scaling_governor: powersave (the driver's fallback) or performance.
-pub const POLICY: ParamSpec<Platform> = ParamSpec {
+pub const POLICY: ParamSpec<BuildCtx> = ParamSpec {
     name: "policy",
     unit: "",
     default: ParamDefault::Word("powersave"),
@@ -145,7 +145,7 @@ pub const POLICY: ParamSpec<Platform> = ParamSpec {
 /// HWP in use: `auto` resolves to the platform's HWP; `on` where the
 /// platform has none is refused; `off` is the intel_pstate=no_hwp boot
 /// option.
-pub const HWP: ParamSpec<Platform> = ParamSpec {
+pub const HWP: ParamSpec<BuildCtx> = ParamSpec {
     name: "hwp",
     unit: "",
     default: ParamDefault::Described { word: "auto", doc: "auto (on where the platform has HWP)" },
@@ -156,7 +156,7 @@ pub const HWP: ParamSpec<Platform> = ParamSpec {
 /// energy_performance_preference, 0..255 or one of [`EPP_NAMES`]
 /// (store_energy_performance_preference rejects anything else); read by
 /// [`parse_epp`].
-pub const EPP: ParamSpec<Platform> = ParamSpec {
+pub const EPP: ParamSpec<BuildCtx> = ParamSpec {
     name: "epp",
     unit: "",
     default: ParamDefault::Derived {
@@ -169,19 +169,20 @@ pub const EPP: ParamSpec<Platform> = ParamSpec {
 
 /// /sys/devices/system/cpu/intel_pstate/hwp_dynamic_boost: on by default on
 /// server PM profiles (v6.4+), off without HWP.
-pub const HWP_DYNAMIC_BOOST: ParamSpec<Platform> = ParamSpec {
+pub const HWP_DYNAMIC_BOOST: ParamSpec<BuildCtx> = ParamSpec {
     name: "hwp_dynamic_boost",
     unit: "",
-    default: ParamDefault::Derived {
+    default: ParamDefault::DerivedVersioned {
         doc: "1 on server PM profiles, else 0",
-        value: |p| u64::from(p.hwp && p.acpi_pm_profile.is_server()),
+        doc_in: |c| if c.has(EraId::HwpDynamicBoost) { "1 on server PM profiles, else 0" } else { "0" },
+        value: |c| u64::from(c.hwp && c.platform.acpi_pm_profile.is_server() && c.has(EraId::HwpDynamicBoost)),
     },
     range: Range::Switch,
     help: "HWP only: raise the HWP minimum on IO wakeups (0/1)",
 };
 
 /// govlab switch: RFC v1's migration boost.
-pub const HWP_BOOST_MIGRATION: ParamSpec<Platform> = ParamSpec {
+pub const HWP_BOOST_MIGRATION: ParamSpec<BuildCtx> = ParamSpec {
     name: "hwp_boost_migration",
     unit: "",
     default: ParamDefault::Flag(false),
@@ -190,16 +191,19 @@ pub const HWP_BOOST_MIGRATION: ParamSpec<Platform> = ParamSpec {
 };
 
 /// govlab switch: which IO-wait boost (weak is v6.8's).
-pub const IOWAIT_BOOST: ParamSpec<Platform> = ParamSpec {
+pub const IOWAIT_BOOST: ParamSpec<BuildCtx> = ParamSpec {
     name: "iowait_boost",
     unit: "",
-    default: ParamDefault::Word("weak"),
+    default: ParamDefault::Versioned {
+        doc: "strong before 5.1, weak from 5.1",
+        value: |c| if c.has(EraId::IntelPstateIowait) { "weak" } else { "strong" },
+    },
     range: Range::Choice(&["weak", "strong"]),
     help: "no HWP only: weak (v5.1+: 1/8, doubling) or strong (v4.14-v5.0: straight to max); default by version: strong before 5.1",
 };
 
 /// govlab's model of the OSPM 2020 idle-boost patch.
-pub const IDLE_BOOST: ParamSpec<Platform> = ParamSpec {
+pub const IDLE_BOOST: ParamSpec<BuildCtx> = ParamSpec {
     name: "idle_boost",
     unit: "",
     default: ParamDefault::Flag(false),
@@ -208,7 +212,7 @@ pub const IDLE_BOOST: ParamSpec<Platform> = ParamSpec {
 };
 
 /// govlab's model of the OSPM 2020 ramp-up-faster patch.
-pub const RAMP_UP_FASTER: ParamSpec<Platform> = ParamSpec {
+pub const RAMP_UP_FASTER: ParamSpec<BuildCtx> = ParamSpec {
     name: "ramp_up_faster",
     unit: "",
     default: ParamDefault::Flag(false),
@@ -221,6 +225,33 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "intel_pstate's active mode: P-states from the busy fraction, or HWP with dynamic boost",
     models: "Linux v6.8 drivers/cpufreq/intel_pstate.c (active mode); 2018 HWP boost; OSPM 2020 idle boost / ramp up faster (govlab's models)",
     params: &[POLICY, HWP, EPP, HWP_DYNAMIC_BOOST, HWP_BOOST_MIGRATION, IOWAIT_BOOST, IDLE_BOOST, RAMP_UP_FASTER],
+    eras: &[EraId::HwpDynamicBoost, EraId::IntelPstateIowait],
+    patches: &[
+        Patch {
+            tunable: "hwp_dynamic_boost",
+            value: "on",
+            merged_in: Some(EraId::HwpDynamicBoost),
+            subject: "cpufreq: intel_pstate: HWP boost performance on IO wakeup (52ccc4314293, v4.18)",
+        },
+        Patch {
+            tunable: "hwp_boost_migration",
+            value: "on",
+            merged_in: None,
+            subject: "HWP boost RFC v1's migration boost (2018; dropped from the merged series)",
+        },
+        Patch {
+            tunable: "idle_boost",
+            value: "on",
+            merged_in: None,
+            subject: "OSPM 2020 out-of-tree idle boost (govlab's model; not merged)",
+        },
+        Patch {
+            tunable: "ramp_up_faster",
+            value: "on",
+            merged_in: None,
+            subject: "OSPM 2020 out-of-tree ramp-up-faster (govlab's model; not merged)",
+        },
+    ],
     build,
 };
 
@@ -267,7 +298,7 @@ pub struct IntelPstateTunables {
 impl IntelPstateTunables {
     /// What a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        Self::read(&Spec::new("intel_pstate"), platform, &KernelConfig::default()).expect("the defaults are valid")
+        Self::read(&Spec::new("intel_pstate"), &BuildCtx::of(platform.clone())).expect("the defaults are valid")
     }
 
     fn uses_util_hook(&self) -> bool {
@@ -275,15 +306,15 @@ impl IntelPstateTunables {
     }
 }
 
-fn build(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
-    Ok(Box::new(IntelPstate::new(IntelPstateTunables::read(spec, platform, kernel)?)))
+fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
+    Ok(Box::new(IntelPstate::new(IntelPstateTunables::read(spec, ctx)?)))
 }
 
 impl IntelPstateTunables {
     /// Every tunable from `spec`, each checked as its spec says, then the
     /// mode checks: a tunable of the other mode (HWP or not) is refused, and
     /// so is a non-zero epp under policy=performance.
-    fn read(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Self> {
+    fn read(spec: &Spec, ctx: &BuildCtx) -> Result<Self> {
         let owner = "cpufreq governor intel_pstate";
         let given = |key: &str| spec.params.iter().any(|(k, _)| k == key);
         let mut p = Params::new(owner, spec);
@@ -292,37 +323,33 @@ impl IntelPstateTunables {
             _ => PstatePolicy::Powersave,
         };
         let hwp = match p.word(&HWP)? {
-            "on" if !platform.hwp => {
+            "on" if !ctx.platform.hwp => {
                 return Err(Error::Unsupported(format!(
                     "{owner}: hwp=on, but platform {}'s CPUs have no hardware P-states (HWP)",
-                    platform.name
+                    ctx.platform.name
                 )))
             }
             "on" => true,
             "off" => false,
-            _ => platform.hwp,
+            _ => ctx.hwp,
         };
         let epp = match p.string(EPP.name) {
-            None => EPP.uint_default(platform) as u32,
+            None => EPP.uint_default(ctx) as u32,
             Some(v) => parse_epp(&v).ok_or_else(|| {
                 Error::invalid(owner, "epp", &v, "0 to 255, or performance, balance_performance, balance_power, power (default 128)")
             })?,
         };
         // Off by default when HWP is switched off, whatever the profile, and
         // before v4.18 (52ccc4314293), where it is the 2018 series on top.
-        let boost_mainline = kernel.has("hwp_dynamic_boost");
-        let hwp_dynamic_boost = p.bool(HWP_DYNAMIC_BOOST.name, hwp && boost_mainline && HWP_DYNAMIC_BOOST.flag_default(platform))?;
-        let hwp_boost_migration = p.flag(&HWP_BOOST_MIGRATION, platform)?;
+        let hwp_dynamic_boost = p.bool(HWP_DYNAMIC_BOOST.name, hwp && HWP_DYNAMIC_BOOST.flag_default(ctx))?;
+        let hwp_boost_migration = p.flag(&HWP_BOOST_MIGRATION, ctx)?;
         // Default by version: strong before v5.1 (b8bd1581aa61), weak from it.
-        let iowait_boost = match p.string(IOWAIT_BOOST.name).as_deref() {
-            Some("strong") => IowaitBoost::Strong,
-            Some("weak") => IowaitBoost::Weak,
-            Some(v) => return Err(Error::invalid(owner, IOWAIT_BOOST.name, v, "one of weak, strong (default: strong before 5.1, weak from 5.1)")),
-            None if kernel.has("intel_pstate_iowait") => IowaitBoost::Weak,
-            None => IowaitBoost::Strong,
+        let iowait_boost = match p.word_in(&IOWAIT_BOOST, ctx)? {
+            "strong" => IowaitBoost::Strong,
+            _ => IowaitBoost::Weak,
         };
-        let idle_boost = p.flag(&IDLE_BOOST, platform)?;
-        let ramp_up_faster = p.flag(&RAMP_UP_FASTER, platform)?;
+        let idle_boost = p.flag(&IDLE_BOOST, ctx)?;
+        let ramp_up_faster = p.flag(&RAMP_UP_FASTER, ctx)?;
         p.finish()?;
 
         let wrong_mode = |keys: &[&str], needs: &str| keys.iter().find(|k| given(k)).map(|k| {
@@ -794,7 +821,7 @@ mod tests {
     }
 
     fn governor(settings: &str, plat: &str) -> Result<Box<dyn CpufreqGovernor>> {
-        build(&Spec::parse(&format!("intel_pstate:{settings}"), "test").unwrap(), &platform(plat), &KernelConfig::default())
+        build(&Spec::parse(&format!("intel_pstate:{settings}"), "test").unwrap(), &crate::kernel::BuildCtx::of(platform(plat).clone()))
     }
 
     /// One CPU with P-states 8..=39 (0.8–3.9 GHz); 36..=39 are turbo, so P1 = 35.

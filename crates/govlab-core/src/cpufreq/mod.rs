@@ -35,7 +35,7 @@ pub mod schedutil;
 pub mod userspace;
 
 use crate::error::{Error, Result};
-use crate::kernel::KernelConfig;
+use crate::kernel::{BuildCtx, EraId, KernelConfig, Patch};
 use crate::params::{ParamSpec, Spec};
 use crate::platform::{CpuId, Opp, Platform};
 
@@ -298,10 +298,16 @@ pub struct GovernorInfo {
     /// Kernel behaviour and version it models.
     pub models: &'static str,
     /// The governor's tunables, declared once (see [`ParamSpec`]).
-    pub params: &'static [ParamSpec<Platform>],
-    /// Build the governor for a run of `kernel` (the governor reads the
-    /// eras that concern it from the kernel configuration).
-    pub build: fn(&Spec, &Platform, &KernelConfig) -> Result<Box<dyn CpufreqGovernor>>,
+    pub params: &'static [ParamSpec<BuildCtx>],
+    /// The kernel eras that change the governor (for `govlab list
+    /// governors --kernel`).
+    pub eras: &'static [EraId],
+    /// The patches its tunables model (mainline from their era, on top
+    /// before).
+    pub patches: &'static [Patch],
+    /// Build the governor for a run (it reads the eras that concern it
+    /// from the context's kernel).
+    pub build: fn(&Spec, &BuildCtx) -> Result<Box<dyn CpufreqGovernor>>,
 }
 
 pub fn registry() -> &'static [GovernorInfo] {
@@ -322,12 +328,14 @@ pub fn registry() -> &'static [GovernorInfo] {
 /// own two policies, as `scaling_governor` shows them there
 /// ([`kernel_name`]); in passive mode they are the generic governors.
 pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpufreqGovernor>> {
-    build_for(spec, platform, &KernelConfig::default())
+    let ctx = resolve_ctx(spec, BuildCtx::of(platform.clone()))?;
+    build_for(spec, &ctx)
 }
 
-/// [`build`] for a run of `kernel`.
-pub fn build_for(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
-    let spec = &kernel_name(spec, platform, kernel)?;
+/// [`build`] for a run's context (resolved by [`resolve_ctx`]).
+pub fn build_for(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
+    let kernel = &ctx.kernel;
+    let spec = &kernel_name(spec, ctx)?;
     if let Some(era) = kernel.missing_cpufreq_governor(&spec.name) {
         let has: Vec<&str> = registry().iter().map(|g| g.name).filter(|n| kernel.missing_cpufreq_governor(n).is_none()).collect();
         return Err(Error::Unsupported(format!(
@@ -342,8 +350,8 @@ pub fn build_for(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Res
     }
     match registry().iter().find(|g| g.name == spec.name) {
         Some(info) => {
-            let gov = (info.build)(spec, platform, kernel)?;
-            driver::resolve(platform, gov.as_ref())?;
+            let gov = (info.build)(spec, ctx)?;
+            driver::resolve(ctx, gov.as_ref())?;
             Ok(gov)
         }
         None => Err(Error::UnknownName {
@@ -354,36 +362,38 @@ pub fn build_for(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Res
     }
 }
 
-/// Apply the kernel's intel_pstate passive-mode eras to the run's platform
-/// before the governor `spec` names is built. A generic governor on
-/// intel_pstate runs its passive mode (intel_cpufreq, [`driver::resolve`]):
-/// before v4.10 ("Generic governors support") there is none, and the run is
-/// refused; before v5.9 (f6ebbcf08f37) passive mode runs without HWP, so
-/// the platform's HWP is switched off for the run.
-pub fn apply_kernel(spec: &Spec, platform: &mut Platform, kernel: &KernelConfig) -> Result<()> {
+/// The driver's mode for the governor `spec` names, decided by the kernel:
+/// a generic governor on intel_pstate runs its passive mode (intel_cpufreq,
+/// [`driver::resolve`]); before v4.10 ("Generic governors support") there
+/// is none, and the run is refused; before v5.9 (f6ebbcf08f37) passive
+/// mode runs without HWP, so the run's context has HWP off (the platform,
+/// the hardware, keeps it).
+pub fn resolve_ctx(spec: &Spec, mut ctx: BuildCtx) -> Result<BuildCtx> {
     use crate::platform::{Driver, PstateMode};
-    if !matches!(platform.driver, Driver::IntelPstate { mode: None | Some(PstateMode::Passive) }) {
-        return Ok(());
+    if !matches!(ctx.platform.driver, Driver::IntelPstate { mode: None | Some(PstateMode::Passive) }) {
+        return Ok(ctx);
     }
-    let explicit_passive = matches!(platform.driver, Driver::IntelPstate { mode: Some(PstateMode::Passive) });
-    let name = kernel_name(spec, platform, kernel)?.name;
+    let explicit_passive = matches!(ctx.platform.driver, Driver::IntelPstate { mode: Some(PstateMode::Passive) });
+    let name = kernel_name(spec, &ctx)?.name;
     if name == intel_pstate::INFO.name && !explicit_passive {
-        return Ok(());
+        return Ok(ctx);
     }
-    if !kernel.intel_pstate_passive() {
-        let era = crate::kernel::era_named("intel_pstate_passive");
+    if !ctx.has(EraId::IntelPstatePassive) {
+        let era = EraId::IntelPstatePassive.era();
         return Err(Error::Unsupported(format!(
-            "cpufreq governor {} runs on intel_pstate's passive mode, which kernel {} does not have (it arrived in {},              \"{}\"): use intel_pstate's own policies (powersave, performance or intel_pstate:...) or a platform with              the acpi-cpufreq driver",
+            "cpufreq governor {} runs on intel_pstate's passive mode, which kernel {} does not have (it arrived in {}, \
+             \"{}\"): use intel_pstate's own policies (powersave, performance or intel_pstate:...) or a platform with \
+             the acpi-cpufreq driver",
             spec.name,
-            kernel.describe(),
+            ctx.kernel.describe(),
             era.first,
             era.subject
         )));
     }
-    if !kernel.intel_pstate_passive_hwp() {
-        platform.hwp = false;
+    if !ctx.has(EraId::IntelPstatePassiveHwp) {
+        ctx.hwp = false;
     }
-    Ok(())
+    Ok(ctx)
 }
 
 /// What a `scaling_governor` name means on the platform's driver under
@@ -396,8 +406,8 @@ pub fn apply_kernel(spec: &Spec, platform: &mut Platform, kernel: &KernelConfig)
 /// passive mode and on every other driver a name means the generic
 /// governor. Unless `intel_pstate=` forces a mode, the mode is the one the
 /// kernel boots in ([`intel_pstate_boots_active`]).
-pub fn kernel_name(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Spec> {
-    if !intel_pstate_boots_active(platform, kernel) || !matches!(spec.name.as_str(), "powersave" | "performance") {
+pub fn kernel_name(spec: &Spec, ctx: &BuildCtx) -> Result<Spec> {
+    if !intel_pstate_boots_active(&ctx.platform, &ctx.kernel) || !matches!(spec.name.as_str(), "powersave" | "performance") {
         return Ok(spec.clone());
     }
     if let Some((_, v)) = spec.params.iter().find(|(k, _)| k == "policy") {
@@ -451,5 +461,85 @@ pub fn default_governor(platform: &Platform, kernel: &KernelConfig) -> &'static 
         Driver::IntelPstate { mode: None | Some(PstateMode::Active) } => powersave::INFO.name,
         Driver::Powernv { .. } => ondemand::INFO.name,
         Driver::IntelPstate { mode: Some(PstateMode::Passive) } | Driver::AcpiCpufreq | Driver::CpufreqDt => schedutil::INFO.name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(v: &str) -> KernelConfig {
+        KernelConfig::from_spec(&Spec::new(v)).unwrap()
+    }
+
+    fn info(name: &str) -> &'static GovernorInfo {
+        registry().iter().find(|g| g.name == name).unwrap()
+    }
+
+    /// A governor lists the eras that change it; a version lacking them
+    /// says so, one line each, and the newest lacks none.
+    #[test]
+    fn differences_name_the_eras_a_version_lacks() {
+        let d = k("3.15").differences(info("ondemand").eras);
+        assert!(d.iter().any(|l| l.starts_with("ondemand_formula (v3.17")), "{d:?}");
+        assert!(d.iter().any(|l| l.starts_with("copy_prev_load (v3.16")), "{d:?}");
+        assert!(k("6.8").differences(info("ondemand").eras).is_empty());
+        assert!(k("6.8").differences(info("schedutil").eras).is_empty());
+    }
+
+    /// Patch tunables: mainline from the era that merged them, on top
+    /// before; a patch never merged is on top everywhere.
+    #[test]
+    fn patches_are_mainline_from_their_merge_and_on_top_before() {
+        let patch = |gov: &str, tunable: &str| *info(gov).patches.iter().find(|p| p.tunable == tunable).unwrap();
+        assert!(!k("3.15").merged(&patch("ondemand", "copy_prev_load")));
+        assert!(k("4.8").merged(&patch("conservative", "copy_prev_load")));
+        assert!(!k("6.8").merged(&patch("schedutil", "iowait_boost")));
+        assert!(!k("4.16").merged(&patch("intel_pstate", "hwp_dynamic_boost")));
+        assert!(k("4.19").merged(&patch("intel_pstate", "hwp_dynamic_boost")));
+        // Every patch names a tunable its governor declares.
+        for g in registry() {
+            for p in g.patches {
+                assert!(g.params.iter().any(|s| s.name == p.tunable), "{}: {}", g.name, p.tunable);
+            }
+        }
+    }
+
+    /// Version-dependent defaults are declared on the tunable and resolve
+    /// in the run's kernel (schedutil's and intel_pstate's iowait boost).
+    #[test]
+    fn versioned_defaults_follow_the_kernel() {
+        let sky = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        let default = |gov: &str, tunable: &str, v: &str| {
+            let spec = info(gov).params.iter().find(|p| p.name == tunable).unwrap();
+            spec.default_text_in(&BuildCtx::new(sky.clone(), k(v)))
+        };
+        assert_eq!(default("schedutil", "iowait_boost", "4.8"), "off");
+        assert_eq!(default("schedutil", "iowait_boost", "4.16"), "max");
+        assert_eq!(default("schedutil", "iowait_boost", "4.19"), "gradual");
+        assert_eq!(default("intel_pstate", "iowait_boost", "4.19"), "strong");
+        assert_eq!(default("intel_pstate", "iowait_boost", "5.2"), "weak");
+        assert_eq!(default("ondemand", "copy_prev_load", "3.15"), "off");
+        assert_eq!(default("ondemand", "copy_prev_load", "4.8"), "on");
+        // A wrong word is refused with the rule, not parsed past the choices.
+        let ctx = BuildCtx::new(sky, k("4.16"));
+        let e = build_for(&Spec::parse("schedutil:iowait_boost=huge", "cpufreq").unwrap(), &resolve_ctx(&Spec::new("schedutil"), ctx).unwrap())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("gradual, max, off") && e.contains("max from 4.9"), "{e}");
+    }
+
+    /// The kernel's decisions go into the run's context, never into the
+    /// platform: before v5.9 intel_pstate's passive mode runs without HWP.
+    #[test]
+    fn passive_mode_before_5_9_turns_hwp_off_in_the_context_only() {
+        let sky = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        let ctx = resolve_ctx(&Spec::new("schedutil"), BuildCtx::new(sky.clone(), k("5.7"))).unwrap();
+        assert!(!ctx.hwp && ctx.platform.hwp);
+        let ctx = resolve_ctx(&Spec::new("schedutil"), BuildCtx::new(sky.clone(), k("5.9"))).unwrap();
+        assert!(ctx.hwp);
+        let ctx = resolve_ctx(&Spec::new("powersave"), BuildCtx::new(sky, k("5.7"))).unwrap();
+        assert!(ctx.hwp, "intel_pstate's own powersave keeps HWP");
     }
 }

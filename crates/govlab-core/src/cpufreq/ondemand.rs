@@ -57,7 +57,7 @@
 use super::dbs::{self, DbsData, DbsGovernor, DbsGovernorCore, PolicyDbsInfo};
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
 use crate::error::Result;
-use crate::kernel::KernelConfig;
+use crate::kernel::{BuildCtx, EraId, KernelConfig};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::{Driver, Platform};
 
@@ -83,7 +83,7 @@ pub const MAX_POWERSAVE_BIAS: u32 = 1000;
 
 /// up_threshold, % (store_up_threshold): default 95, as with NOHZ idle
 /// micro-accounting (80 without); outside 11..=100 rejected.
-pub const UP_THRESHOLD: ParamSpec<Platform> = ParamSpec {
+pub const UP_THRESHOLD: ParamSpec<BuildCtx> = ParamSpec {
     name: "up_threshold",
     unit: "%",
     default: ParamDefault::Uint(MICRO_FREQUENCY_UP_THRESHOLD as u64),
@@ -93,7 +93,7 @@ pub const UP_THRESHOLD: ParamSpec<Platform> = ParamSpec {
 
 /// sampling_down_factor (store_sampling_down_factor): outside 1..=100000
 /// rejected.
-pub const SAMPLING_DOWN_FACTOR: ParamSpec<Platform> = ParamSpec {
+pub const SAMPLING_DOWN_FACTOR: ParamSpec<BuildCtx> = ParamSpec {
     name: "sampling_down_factor",
     unit: "",
     default: ParamDefault::Uint(DEF_SAMPLING_DOWN_FACTOR as u64),
@@ -102,7 +102,7 @@ pub const SAMPLING_DOWN_FACTOR: ParamSpec<Platform> = ParamSpec {
 };
 
 /// powersave_bias, per mille (store_powersave_bias clamps to 1000).
-pub const POWERSAVE_BIAS: ParamSpec<Platform> = ParamSpec {
+pub const POWERSAVE_BIAS: ParamSpec<BuildCtx> = ParamSpec {
     name: "powersave_bias",
     unit: "‰",
     default: ParamDefault::Uint(0),
@@ -112,10 +112,10 @@ pub const POWERSAVE_BIAS: ParamSpec<Platform> = ParamSpec {
 
 /// io_is_busy, 0 or 1 (store_io_is_busy stores any non-zero value as 1):
 /// default from should_io_be_busy.
-pub const IO_IS_BUSY: ParamSpec<Platform> = ParamSpec {
+pub const IO_IS_BUSY: ParamSpec<BuildCtx> = ParamSpec {
     name: "io_is_busy",
     unit: "",
-    default: ParamDefault::Derived { doc: "1 on the Intel drivers, else 0", value: |p| u64::from(should_io_be_busy(p)) },
+    default: ParamDefault::Derived { doc: "1 on the Intel drivers, else 0", value: |c| u64::from(should_io_be_busy(&c.platform)) },
     range: Range::Clamp { max: 1 },
     help: "count iowait time as busy; any non-zero value means 1",
 };
@@ -135,6 +135,16 @@ pub const INFO: GovernorInfo = GovernorInfo {
         dbs::IGNORE_NICE_LOAD,
         dbs::COPY_PREV_LOAD,
     ],
+    eras: &[
+        dbs::DBS_ERAS[0],
+        EraId::OndemandFormula,
+        dbs::DBS_ERAS[1],
+        dbs::DBS_ERAS[2],
+        dbs::DBS_ERAS[3],
+        dbs::DBS_ERAS[4],
+        dbs::DBS_ERAS[5],
+    ],
+    patches: &[dbs::COPY_PREV_LOAD_PATCH],
     build,
 };
 
@@ -181,22 +191,22 @@ impl OndemandEra {
 impl OndemandTunables {
     /// The defaults a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        Self::read(Params::new(OWNER, &Spec::new("ondemand")), platform, &KernelConfig::default())
+        Self::read(Params::new(OWNER, &Spec::new("ondemand")), &BuildCtx::of(platform.clone()))
             .expect("the defaults are in range")
     }
 
     /// Every tunable from `p`, each checked as its spec says; then unknown
     /// keys are rejected.
-    fn read(mut p: Params<'_>, platform: &Platform, kernel: &KernelConfig) -> Result<Self> {
+    fn read(mut p: Params<'_>, ctx: &BuildCtx) -> Result<Self> {
         let p_ = &mut p;
         let t = OndemandTunables {
-            sampling_rate: dbs::sampling_rate(p_, platform, kernel, dbs::DbsKind::Ondemand)?,
-            up_threshold: dbs::uint32(p_, &UP_THRESHOLD, platform)?,
-            sampling_down_factor: dbs::uint32(p_, &SAMPLING_DOWN_FACTOR, platform)?,
-            powersave_bias: dbs::uint32(p_, &POWERSAVE_BIAS, platform)?,
-            io_is_busy: dbs::uint32(p_, &IO_IS_BUSY, platform)?,
-            ignore_nice_load: dbs::uint32(p_, &dbs::IGNORE_NICE_LOAD, platform)?,
-            copy_prev_load: dbs::copy_prev_load(p_, kernel)?,
+            sampling_rate: dbs::sampling_rate(p_, ctx, dbs::DbsKind::Ondemand)?,
+            up_threshold: dbs::uint32(p_, &UP_THRESHOLD, ctx)?,
+            sampling_down_factor: dbs::uint32(p_, &SAMPLING_DOWN_FACTOR, ctx)?,
+            powersave_bias: dbs::uint32(p_, &POWERSAVE_BIAS, ctx)?,
+            io_is_busy: dbs::uint32(p_, &IO_IS_BUSY, ctx)?,
+            ignore_nice_load: dbs::uint32(p_, &dbs::IGNORE_NICE_LOAD, ctx)?,
+            copy_prev_load: dbs::copy_prev_load(p_, ctx)?,
         };
         p.finish()?;
         Ok(t)
@@ -235,9 +245,9 @@ pub struct Ondemand {
     era: OndemandEra,
 }
 
-fn build(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
-    let tunables = OndemandTunables::read(Params::new(OWNER, spec), platform, kernel)?;
-    Ok(Box::new(DbsGovernorCore::new(Ondemand { tunables, era: OndemandEra::of(kernel) })))
+fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
+    let tunables = OndemandTunables::read(Params::new(OWNER, spec), ctx)?;
+    Ok(Box::new(DbsGovernorCore::new(Ondemand { tunables, era: OndemandEra::of(&ctx.kernel) })))
 }
 
 impl Ondemand {
@@ -403,7 +413,7 @@ mod tests {
     fn ondemand(settings: &str) -> Box<dyn CpufreqGovernor> {
         build(
             &Spec::parse(&format!("ondemand:{settings}"), "test").unwrap(),
-            &skylake(), &crate::kernel::KernelConfig::default(),
+            &crate::kernel::BuildCtx::of(skylake().clone()),
         )
         .unwrap()
     }
@@ -504,7 +514,7 @@ mod tests {
 
     fn ondemand_on(kernel: &str, settings: &str) -> Box<dyn CpufreqGovernor> {
         let k = KernelConfig::from_spec(&Spec::new(kernel)).unwrap();
-        build(&Spec::parse(&format!("ondemand:{settings}"), "test").unwrap(), &skylake(), &k).unwrap()
+        build(&Spec::parse(&format!("ondemand:{settings}"), "test").unwrap(), &crate::kernel::BuildCtx::new(skylake(), k.clone())).unwrap()
     }
 
     /// The target from a 60 % and a 20 % load on either side of v3.17:
@@ -552,7 +562,7 @@ mod tests {
     #[test]
     fn tunable_validation_follows_the_sysfs_stores() {
         let sky = skylake();
-        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &sky, &crate::kernel::KernelConfig::default()).err().unwrap().to_string();
+        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &crate::kernel::BuildCtx::of(sky.clone())).err().unwrap().to_string();
         let e = err("ondemand:up_threshold=10");
         assert!(e.contains("up_threshold") && e.contains("from 11 to 100"), "{e}");
         let e = err("ondemand:up_threshold=101");

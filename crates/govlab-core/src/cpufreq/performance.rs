@@ -6,20 +6,22 @@
 
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
 use crate::error::Result;
+use crate::kernel::BuildCtx;
 use crate::params::{Params, Spec};
-use crate::platform::Platform;
 
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "performance",
     description: "always the highest allowed frequency",
     models: "Linux v6.8 drivers/cpufreq/cpufreq_performance.c",
     params: &[],
+    eras: &[],
+    patches: &[],
     build,
 };
 
 pub struct Performance;
 
-fn build(spec: &Spec, _platform: &Platform, _kernel: &crate::kernel::KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
+fn build(spec: &Spec, _ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
     Params::new("cpufreq governor performance", spec).finish()?;
     Ok(Box::new(Performance))
 }

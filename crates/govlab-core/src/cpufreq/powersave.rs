@@ -7,20 +7,22 @@
 
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
 use crate::error::Result;
+use crate::kernel::BuildCtx;
 use crate::params::{Params, Spec};
-use crate::platform::Platform;
 
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "powersave",
     description: "always the lowest allowed frequency",
     models: "Linux v6.8 drivers/cpufreq/cpufreq_powersave.c",
     params: &[],
+    eras: &[],
+    patches: &[],
     build,
 };
 
 pub struct Powersave;
 
-fn build(spec: &Spec, _platform: &Platform, _kernel: &crate::kernel::KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
+fn build(spec: &Spec, _ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
     Params::new("cpufreq governor powersave", spec).finish()?;
     Ok(Box::new(Powersave))
 }

@@ -89,8 +89,8 @@
 
 use super::dbs;
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation, SchedView, SCHED_CPUFREQ_IOWAIT};
-use crate::error::{Error, Result};
-use crate::kernel::KernelConfig;
+use crate::error::Result;
+use crate::kernel::{BuildCtx, EraId, Patch};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::{CpuId, Platform};
 
@@ -107,22 +107,22 @@ pub const IOWAIT_BOOST_MIN: u64 = SCHED_CAPACITY_SCALE / 8;
 /// rate_limit_us, µs (rate_limit_us_store: any unsigned int, 0 included;
 /// anything else rejected). Default the policy's transition delay (v6.8:
 /// the driver's own, else min(1000 × latency, 10 ms), 1 ms if unknown).
-pub const RATE_LIMIT_US: ParamSpec<Platform> = ParamSpec {
+pub const RATE_LIMIT_US: ParamSpec<BuildCtx> = ParamSpec {
     name: "rate_limit_us",
     unit: "µs",
     default: ParamDefault::Derived {
         doc: "the policy's transition delay (µs)",
-        value: |p| u64::from(dbs::policy_transition_delay_us(p, 0)),
+        value: |c| u64::from(dbs::policy_transition_delay_us(c, 0)),
     },
     range: Range::Uint { min: 0, max: UINT_MAX },
     help: "minimum time between frequency changes, µs; 0 to 4294967295",
 };
 
 /// govlab switch, not in sysfs: which IO-wait boost to model.
-pub const IOWAIT_BOOST: ParamSpec<Platform> = ParamSpec {
+pub const IOWAIT_BOOST: ParamSpec<BuildCtx> = ParamSpec {
     name: "iowait_boost",
     unit: "",
-    default: ParamDefault::Word("gradual"),
+    default: ParamDefault::Versioned { doc: "off before 4.9, max from 4.9, gradual from 4.18", value: |c| iowait_boost_default(&c.kernel) },
     range: Range::Choice(&["gradual", "max", "off"]),
     help: "govlab switch: gradual (v5.2+: 128, doubling, halving), max (v4.9: straight to max, halving) or off (the 2024 removal series, not merged); default by version: off before 4.9, max, gradual from 4.18",
 };
@@ -134,8 +134,36 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "frequency = 1.25 × max × util / capacity, rate limited, with IO-wait boost",
     models: "Linux v6.8 kernel/sched/cpufreq_schedutil.c",
     params: &[RATE_LIMIT_US, IOWAIT_BOOST],
+    eras: &[
+        EraId::SchedutilIowaitBoost,
+        EraId::IntelPstatePassive,
+        EraId::RemoteCallbacks,
+        EraId::SchedutilIowaitGradual,
+        EraId::X86FreqInvariance,
+        EraId::IntelPstatePassiveHwp,
+        EraId::SchedutilFreqRef,
+        EraId::SchedutilRateLimit2ms,
+    ],
+    patches: &[Patch {
+        tunable: "iowait_boost",
+        value: "off",
+        merged_in: None,
+        subject: "Christian Loehle's 2024 series removing schedutil's iowait boost (not merged)",
+    }],
     build,
 };
+
+/// schedutil's iowait boost by version: none before v4.9 (21ca6d2c52f8),
+/// straight to the maximum from it, gradual from v4.18.
+fn iowait_boost_default(kernel: &crate::kernel::KernelConfig) -> &'static str {
+    if kernel.has(EraId::SchedutilIowaitGradual) {
+        "gradual"
+    } else if kernel.has(EraId::SchedutilIowaitBoost) {
+        "max"
+    } else {
+        "off"
+    }
+}
 
 /// The IO-wait boost model (govlab switch, not in sysfs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,30 +200,17 @@ pub struct SchedutilTunables {
 impl SchedutilTunables {
     /// The defaults a v6.8 kernel would pick on this machine.
     pub fn for_platform(platform: &Platform) -> Self {
-        Self::read(Params::new(OWNER, &Spec::new("schedutil")), platform, &KernelConfig::default()).expect("the defaults are in range")
+        Self::read(Params::new(OWNER, &Spec::new("schedutil")), &BuildCtx::of(platform.clone())).expect("the defaults are in range")
     }
 
     /// Every tunable from `p`, each checked as its spec says; then unknown
     /// keys are rejected.
-    fn read(mut p: Params<'_>, platform: &Platform, kernel: &KernelConfig) -> Result<Self> {
-        let rate_limit_us = p.uint(&RATE_LIMIT_US, platform)? as u32;
-        // Default by version (KernelConfig::schedutil_iowait_boost).
-        let word = match p.string(IOWAIT_BOOST.name) {
-            None => kernel.schedutil_iowait_boost().to_string(),
-            Some(v) => v,
-        };
-        let iowait_boost = match word.as_str() {
+    fn read(mut p: Params<'_>, ctx: &BuildCtx) -> Result<Self> {
+        let rate_limit_us = p.uint(&RATE_LIMIT_US, ctx)? as u32;
+        let iowait_boost = match p.word_in(&IOWAIT_BOOST, ctx)? {
             "gradual" => IowaitBoostMode::Gradual,
             "max" => IowaitBoostMode::Max,
-            "off" => IowaitBoostMode::Off,
-            _ => {
-                return Err(Error::invalid(
-                    OWNER,
-                    IOWAIT_BOOST.name,
-                    word,
-                    "one of gradual, max, off (default: off before 4.9, max from 4.9, gradual from 4.18)",
-                ))
-            }
+            _ => IowaitBoostMode::Off,
         };
         let t = SchedutilTunables { rate_limit_us, iowait_boost };
         p.finish()?;
@@ -249,8 +264,8 @@ pub struct Schedutil {
     policies: Vec<Option<SugovPolicy>>,
 }
 
-fn build(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
-    Ok(Box::new(Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), platform, kernel)?)))
+fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
+    Ok(Box::new(Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), ctx)?)))
 }
 
 impl SugovCpu {
@@ -581,7 +596,7 @@ mod tests {
     fn schedutil(settings: &str) -> Box<dyn CpufreqGovernor> {
         build(
             &Spec::parse(&format!("schedutil:{settings}"), "test").unwrap(),
-            &skylake(), &crate::kernel::KernelConfig::default(),
+            &crate::kernel::BuildCtx::of(skylake().clone()),
         )
         .unwrap()
     }
@@ -773,7 +788,7 @@ mod tests {
         assert_eq!(t[1], ("iowait_boost".to_string(), "gradual".to_string()));
         assert!(g.uses_util_hook());
         let sky = skylake();
-        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &sky, &crate::kernel::KernelConfig::default()).err().unwrap().to_string();
+        let err = |s: &str| build(&Spec::parse(s, "test").unwrap(), &crate::kernel::BuildCtx::of(sky.clone())).err().unwrap().to_string();
         let e = err("schedutil:rate_limit_us=-1");
         assert!(e.contains("rate_limit_us") && e.contains("from 0 to 4294967295"), "{e}");
         let e = err("schedutil:rate_limit_us=4294967296");

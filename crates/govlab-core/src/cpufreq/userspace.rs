@@ -17,12 +17,12 @@
 
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
 use crate::error::Result;
+use crate::kernel::BuildCtx;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
-use crate::platform::Platform;
 
 /// scaling_setspeed, kHz (store_scaling_setspeed: any unsigned int, clamped
 /// to the policy limits when applied). Unset keeps policy->cur.
-pub const SCALING_SETSPEED: ParamSpec<Platform> = ParamSpec {
+pub const SCALING_SETSPEED: ParamSpec<BuildCtx> = ParamSpec {
     name: "scaling_setspeed",
     unit: "kHz",
     default: ParamDefault::Unset("policy->cur at start (base frequency)"),
@@ -35,6 +35,8 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "a fixed frequency chosen by the user",
     models: "Linux v6.8 drivers/cpufreq/cpufreq_userspace.c",
     params: &[SCALING_SETSPEED],
+    eras: &[],
+    patches: &[],
     build,
 };
 
@@ -49,7 +51,7 @@ pub struct Userspace {
     tunables: UserspaceTunables,
 }
 
-fn build(spec: &Spec, _platform: &Platform, _kernel: &crate::kernel::KernelConfig) -> Result<Box<dyn CpufreqGovernor>> {
+fn build(spec: &Spec, _ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
     let mut p = Params::new("cpufreq governor userspace", spec);
     let scaling_setspeed = p.opt_uint(&SCALING_SETSPEED)?.map(|v| v as u32);
     p.finish()?;

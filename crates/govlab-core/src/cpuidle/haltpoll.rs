@@ -47,8 +47,9 @@
 
 use super::{enabled_state, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
+use crate::kernel::BuildCtx;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
-use crate::platform::{CpuId, Platform};
+use crate::platform::CpuId;
 
 /// Default of guest_halt_poll_ns: the most a vCPU polls, ns (haltpoll.c).
 pub const DEF_GUEST_HALT_POLL_NS: u32 = 200_000;
@@ -70,7 +71,7 @@ pub const RATING: u32 = 9;
 // does not parse as one and checks no range, so neither does govlab.
 
 /// Most a vCPU polls, and the block time beyond which the limit shrinks.
-pub const GUEST_HALT_POLL_NS: ParamSpec = ParamSpec {
+pub const GUEST_HALT_POLL_NS: ParamSpec<BuildCtx> = ParamSpec {
     name: "guest_halt_poll_ns",
     unit: "ns",
     default: ParamDefault::Uint(DEF_GUEST_HALT_POLL_NS as u64),
@@ -79,7 +80,7 @@ pub const GUEST_HALT_POLL_NS: ParamSpec = ParamSpec {
 };
 
 /// Divisor of the limit after a long block; 0 resets it to 0.
-pub const GUEST_HALT_POLL_SHRINK: ParamSpec = ParamSpec {
+pub const GUEST_HALT_POLL_SHRINK: ParamSpec<BuildCtx> = ParamSpec {
     name: "guest_halt_poll_shrink",
     unit: "",
     default: ParamDefault::Uint(DEF_GUEST_HALT_POLL_SHRINK as u64),
@@ -89,7 +90,7 @@ pub const GUEST_HALT_POLL_SHRINK: ParamSpec = ParamSpec {
 
 /// Multiplier of the limit after a short block (0 or 1 leave the limit at
 /// guest_halt_poll_grow_start once reached).
-pub const GUEST_HALT_POLL_GROW: ParamSpec = ParamSpec {
+pub const GUEST_HALT_POLL_GROW: ParamSpec<BuildCtx> = ParamSpec {
     name: "guest_halt_poll_grow",
     unit: "",
     default: ParamDefault::Uint(DEF_GUEST_HALT_POLL_GROW as u64),
@@ -98,7 +99,7 @@ pub const GUEST_HALT_POLL_GROW: ParamSpec = ParamSpec {
 };
 
 /// Smallest limit a grow step sets.
-pub const GUEST_HALT_POLL_GROW_START: ParamSpec = ParamSpec {
+pub const GUEST_HALT_POLL_GROW_START: ParamSpec<BuildCtx> = ParamSpec {
     name: "guest_halt_poll_grow_start",
     unit: "ns",
     default: ParamDefault::Uint(DEF_GUEST_HALT_POLL_GROW_START as u64),
@@ -107,7 +108,7 @@ pub const GUEST_HALT_POLL_GROW_START: ParamSpec = ParamSpec {
 };
 
 /// Whether long blocks shrink the limit.
-pub const GUEST_HALT_POLL_ALLOW_SHRINK: ParamSpec = ParamSpec {
+pub const GUEST_HALT_POLL_ALLOW_SHRINK: ParamSpec<BuildCtx> = ParamSpec {
     name: "guest_halt_poll_allow_shrink",
     unit: "",
     default: ParamDefault::Flag(DEF_GUEST_HALT_POLL_ALLOW_SHRINK),
@@ -126,6 +127,8 @@ pub const INFO: GovernorInfo = GovernorInfo {
         GUEST_HALT_POLL_GROW_START,
         GUEST_HALT_POLL_ALLOW_SHRINK,
     ],
+    eras: &[],
+    patches: &[],
     build,
 };
 
@@ -148,16 +151,22 @@ pub struct HaltpollTunables {
 
 impl Default for HaltpollTunables {
     fn default() -> Self {
-        Self::from_spec(&Spec::new("haltpoll")).expect("the defaults are valid")
+        HaltpollTunables {
+            guest_halt_poll_ns: GUEST_HALT_POLL_NS.fixed_default() as u32,
+            guest_halt_poll_shrink: GUEST_HALT_POLL_SHRINK.fixed_default() as u32,
+            guest_halt_poll_grow: GUEST_HALT_POLL_GROW.fixed_default() as u32,
+            guest_halt_poll_grow_start: GUEST_HALT_POLL_GROW_START.fixed_default() as u32,
+            guest_halt_poll_allow_shrink: GUEST_HALT_POLL_ALLOW_SHRINK.fixed_default() != 0,
+        }
     }
 }
 
 impl HaltpollTunables {
     /// Read the tunables from a spec (`haltpoll:guest_halt_poll_ns=100000`),
     /// rejecting unknown keys.
-    pub fn from_spec(spec: &Spec) -> Result<Self> {
+    pub fn from_spec(spec: &Spec, ctx: &BuildCtx) -> Result<Self> {
         let mut p = Params::new("cpuidle governor haltpoll", spec);
-        let mut uint = |spec: &ParamSpec| -> Result<u32> { Ok(p.uint(spec, &())? as u32) };
+        let mut uint = |spec: &ParamSpec<BuildCtx>| -> Result<u32> { Ok(p.uint(spec, ctx)? as u32) };
         let guest_halt_poll_ns = uint(&GUEST_HALT_POLL_NS)?;
         let guest_halt_poll_shrink = uint(&GUEST_HALT_POLL_SHRINK)?;
         let guest_halt_poll_grow = uint(&GUEST_HALT_POLL_GROW)?;
@@ -167,7 +176,7 @@ impl HaltpollTunables {
             guest_halt_poll_shrink,
             guest_halt_poll_grow,
             guest_halt_poll_grow_start,
-            guest_halt_poll_allow_shrink: p.flag(&GUEST_HALT_POLL_ALLOW_SHRINK, &())?,
+            guest_halt_poll_allow_shrink: p.flag(&GUEST_HALT_POLL_ALLOW_SHRINK, ctx)?,
         };
         p.finish()?;
         Ok(t)
@@ -196,8 +205,8 @@ impl Haltpoll {
     }
 }
 
-fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
-    Ok(Box::new(Haltpoll::new(HaltpollTunables::from_spec(spec)?)))
+fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
+    Ok(Box::new(Haltpoll::new(HaltpollTunables::from_spec(spec, ctx)?)))
 }
 
 /// Grow the poll limit after a block the poll window just missed, shrink it
@@ -330,7 +339,7 @@ mod tests {
         let disabled = [false; 2];
         let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
         let spec = Spec::parse("haltpoll:guest_halt_poll_grow=3,guest_halt_poll_allow_shrink=off", "cpuidle").unwrap();
-        let mut g = Haltpoll::new(HaltpollTunables::from_spec(&spec).unwrap());
+        let mut g = Haltpoll::new(HaltpollTunables::from_spec(&spec, &crate::kernel::BuildCtx::of(crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap())).unwrap());
         g.enable(&dev);
         // 0 → 50 (grow_start) → 150 → 450, clamped to 200 µs.
         let grown: Vec<u64> = [10, 60, 160].iter().map(|&b| halt(&mut g, &dev, b * US)).collect();
@@ -338,7 +347,7 @@ mod tests {
         assert_eq!(halt(&mut g, &dev, 10_000 * US), 200 * US);
         // shrink = 0 resets the limit.
         let spec = Spec::parse("haltpoll:guest_halt_poll_shrink=0", "cpuidle").unwrap();
-        let mut g = Haltpoll::new(HaltpollTunables::from_spec(&spec).unwrap());
+        let mut g = Haltpoll::new(HaltpollTunables::from_spec(&spec, &crate::kernel::BuildCtx::of(crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap())).unwrap());
         g.enable(&dev);
         halt(&mut g, &dev, 10 * US);
         assert_eq!(halt(&mut g, &dev, 10_000 * US), 0);
@@ -405,7 +414,7 @@ mod tests {
 
     #[test]
     fn tunables_parse_with_kernel_defaults_and_reject_unknown_keys() {
-        let platform = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        let platform = crate::kernel::BuildCtx::of(crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap());
         let g = (INFO.build)(&Spec::new("haltpoll"), &platform).unwrap();
         assert_eq!(
             g.tunables(),

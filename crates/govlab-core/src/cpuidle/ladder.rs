@@ -25,8 +25,8 @@
 
 use super::{CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
+use crate::kernel::BuildCtx;
 use crate::params::{Params, Spec};
-use crate::platform::Platform;
 
 /// Consecutive long idles needed to step deeper (ladder.c).
 pub const PROMOTION_COUNT: u32 = 4;
@@ -38,6 +38,8 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "step deeper after repeated long idles, shallower after a short one",
     models: "Linux v6.8 drivers/cpuidle/governors/ladder.c",
     params: &[],
+    eras: &[],
+    patches: &[],
     build,
 };
 
@@ -63,7 +65,7 @@ pub struct Ladder {
     devices: Vec<LadderDevice>,
 }
 
-fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
+fn build(spec: &Spec, _ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
     Params::new("cpuidle governor ladder", spec).finish()?;
     Ok(Box::new(Ladder::default()))
 }

@@ -83,8 +83,8 @@
 
 use super::{enabled_state, KTIME_MAX, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
+use crate::kernel::BuildCtx;
 use crate::params::{Params, Spec};
-use crate::platform::Platform;
 
 /// Correction-factor buckets: 6 magnitudes × {no iowait, iowait} (menu.c).
 pub const BUCKETS: usize = 12;
@@ -112,6 +112,8 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "next timer × learned correction, or a detected repeating interval; deepest state that pays off",
     models: "Linux v6.8 drivers/cpuidle/governors/menu.c",
     params: &[],
+    eras: &[],
+    patches: &[],
     build,
 };
 
@@ -165,7 +167,7 @@ pub struct Menu {
     devices: Vec<MenuDevice>,
 }
 
-fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
+fn build(spec: &Spec, _ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
     // menu has no sysfs tunables.
     Params::new("cpuidle governor menu", spec).finish()?;
     Ok(Box::new(Menu::default()))
@@ -582,7 +584,7 @@ mod tests {
 
     #[test]
     fn builds_without_settings_and_rejects_any() {
-        let platform = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        let platform = crate::kernel::BuildCtx::of(crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap());
         assert_eq!((INFO.build)(&Spec::new("menu"), &platform).unwrap().name(), "menu");
         let spec = Spec::parse("menu:foo=1", "cpuidle").unwrap();
         assert!((INFO.build)(&spec, &platform).is_err());

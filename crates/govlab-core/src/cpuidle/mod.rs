@@ -27,7 +27,7 @@ pub mod teo;
 pub(crate) mod testing;
 pub mod wtteo;
 
-use crate::kernel::KernelConfig;
+use crate::kernel::{BuildCtx, EraId, KernelConfig, Patch};
 use crate::error::{Error, Result};
 use crate::params::{ParamSpec, Spec};
 use crate::platform::{CpuId, IdleState, Platform};
@@ -172,9 +172,15 @@ pub struct GovernorInfo {
     pub description: &'static str,
     pub models: &'static str,
     /// The governor's tunables, declared once (see [`ParamSpec`]).
-    /// (No idle governor's default depends on the machine.)
-    pub params: &'static [ParamSpec],
-    pub build: fn(&Spec, &Platform) -> Result<Box<dyn CpuidleGovernor>>,
+    pub params: &'static [ParamSpec<BuildCtx>],
+    /// The kernel eras that change the governor (for `govlab list
+    /// governors --kernel`).
+    pub eras: &'static [EraId],
+    /// The patches its tunables model.
+    pub patches: &'static [Patch],
+    /// Build the governor for a run (it reads its era from the context's
+    /// kernel).
+    pub build: fn(&Spec, &BuildCtx) -> Result<Box<dyn CpuidleGovernor>>,
 }
 
 pub fn registry() -> &'static [GovernorInfo] {
@@ -182,7 +188,7 @@ pub fn registry() -> &'static [GovernorInfo] {
 }
 
 pub fn build(spec: &Spec, platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
-    build_for(spec, platform, &KernelConfig::default())
+    build_for(spec, &BuildCtx::of(platform.clone()))
 }
 
 /// The idle governors `kernel` has (teo from v5.1, haltpoll from v5.4; the
@@ -195,7 +201,8 @@ pub fn available(kernel: &KernelConfig) -> Vec<&'static str> {
 /// [`build`] for a run of `kernel`: a governor the version does not have
 /// yet is refused, naming the version it arrived in and the ones this
 /// version has.
-pub fn build_for(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Result<Box<dyn CpuidleGovernor>> {
+pub fn build_for(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
+    let kernel = &ctx.kernel;
     if let Some(era) = kernel.missing_cpuidle_governor(&spec.name) {
         let why = if spec.name == era.name {
             format!("it arrived in {} ({})", era.first, era.commit)
@@ -211,7 +218,7 @@ pub fn build_for(spec: &Spec, platform: &Platform, kernel: &KernelConfig) -> Res
         )));
     }
     match registry().iter().find(|g| g.name == spec.name) {
-        Some(info) => (info.build)(spec, platform),
+        Some(info) => (info.build)(spec, ctx),
         None => Err(Error::UnknownName {
             kind: "cpuidle governor",
             name: spec.name.clone(),

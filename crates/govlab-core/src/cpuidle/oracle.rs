@@ -95,12 +95,13 @@
 
 use super::{ideal_state, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
+use crate::kernel::BuildCtx;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
-use crate::platform::{CpuId, IdleState, Platform};
+use crate::platform::{CpuId, IdleState};
 
 /// What "ideal" means: the accounting's (target residencies) or the least
 /// energy (see the header).
-pub const BY: ParamSpec = ParamSpec {
+pub const BY: ParamSpec<BuildCtx> = ParamSpec {
     name: "by",
     unit: "",
     default: ParamDefault::Word("target"),
@@ -113,6 +114,8 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "knows how long each idle period lasts: the ideal state every time (an upper bound, not a kernel governor)",
     models: "no kernel: the ideal state of the idle accuracy accounting (or the cheapest, by=energy), chosen in hindsight",
     params: &[BY],
+    eras: &[],
+    patches: &[],
     build,
 };
 
@@ -123,7 +126,7 @@ pub struct Oracle {
     pub by_energy: bool,
 }
 
-fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
+fn build(spec: &Spec, _ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
     let mut p = Params::new("cpuidle governor oracle", spec);
     let by = p.word(&BY)?;
     p.finish()?;
@@ -246,7 +249,7 @@ mod tests {
 
     #[test]
     fn builds_without_settings_and_rejects_any() {
-        let platform = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        let platform = crate::kernel::BuildCtx::of(crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap());
         assert_eq!((INFO.build)(&Spec::new("oracle"), &platform).unwrap().name(), "oracle");
         let spec = Spec::parse("oracle:lookahead=1", "cpuidle").unwrap();
         assert!((INFO.build)(&spec, &platform).is_err());

@@ -93,8 +93,8 @@
 
 use super::{enabled_state, teo_time_ok, KTIME_MAX, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
+use crate::kernel::BuildCtx;
 use crate::params::{Params, Spec};
-use crate::platform::Platform;
 
 /// Added to a metric when it grows (teo.c).
 pub const PULSE: u32 = 1024;
@@ -117,6 +117,8 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "deepest state unless recent non-timer wakeups (intercepts) say shallower, or the CPU is utilized; timer checked last",
     models: "Linux v6.8 drivers/cpuidle/governors/teo.c",
     params: &[],
+    eras: &[],
+    patches: &[],
     build,
 };
 
@@ -166,7 +168,7 @@ pub struct Teo {
     cpus: Vec<TeoCpu>,
 }
 
-fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
+fn build(spec: &Spec, _ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
     // teo has no sysfs tunables.
     Params::new("cpuidle governor teo", spec).finish()?;
     Ok(Box::new(Teo::default()))
@@ -668,7 +670,7 @@ mod tests {
 
     #[test]
     fn builds_without_settings_and_rejects_any() {
-        let platform = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        let platform = crate::kernel::BuildCtx::of(crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap());
         assert_eq!((INFO.build)(&Spec::new("teo"), &platform).unwrap().name(), "teo");
         let spec = Spec::parse("teo:foo=1", "cpuidle").unwrap();
         assert!((INFO.build)(&spec, &platform).is_err());

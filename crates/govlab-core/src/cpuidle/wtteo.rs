@@ -106,8 +106,8 @@
 
 use super::{enabled_state, teo_time_ok, KTIME_MAX, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
+use crate::kernel::{BuildCtx, Patch};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
-use crate::platform::Platform;
 use crate::sim::rng::{Rng, Stream};
 
 /// Added to a metric when it grows (teo.c, v5.7).
@@ -139,7 +139,7 @@ pub const RATING: u32 = 19;
 /// LEARNING_RATE, percent: a weight grows by this share of itself and the
 /// others lose this share / (n − 1); growth stops short of (100 − rate) %
 /// and shrinking at rate %.
-pub const LEARNING_RATE_PARAM: ParamSpec = ParamSpec {
+pub const LEARNING_RATE_PARAM: ParamSpec<BuildCtx> = ParamSpec {
     name: "learning_rate",
     unit: "%",
     default: ParamDefault::Uint(LEARNING_RATE as u64),
@@ -149,7 +149,7 @@ pub const LEARNING_RATE_PARAM: ParamSpec = ParamSpec {
 
 /// Initial W[i][i] in 0.01 %; the off-diagonal entries start at
 /// (10000 − this) / (n − 1).
-pub const INITIAL_DIAG_WEIGHT: ParamSpec = ParamSpec {
+pub const INITIAL_DIAG_WEIGHT: ParamSpec<BuildCtx> = ParamSpec {
     name: "initial_diag_weight",
     unit: "0.01 %",
     default: ParamDefault::Uint(DEF_INITIAL_DIAG_WEIGHT as u64),
@@ -158,7 +158,7 @@ pub const INITIAL_DIAG_WEIGHT: ParamSpec = ParamSpec {
 };
 
 /// on: the RFC; off: plain v5.7 teo, no weights.
-pub const WEIGHTED: ParamSpec = ParamSpec {
+pub const WEIGHTED: ParamSpec<BuildCtx> = ParamSpec {
     name: "weighted",
     unit: "",
     default: ParamDefault::Flag(DEF_WEIGHTED),
@@ -171,6 +171,13 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "v5.7 teo with the 2020 RFC's weighted history: a seeded weighted draw replaces shallower picks from recent idles",
     models: "Linux v5.7 drivers/cpuidle/governors/teo.c + RFC v2 (May 2020) weighted-history patch",
     params: &[LEARNING_RATE_PARAM, INITIAL_DIAG_WEIGHT, WEIGHTED],
+    eras: &[],
+    patches: &[Patch {
+        tunable: "weighted",
+        value: "on",
+        merged_in: None,
+        subject: "cpuidle: teo: weighted-history RFC v2 (May 2020; not merged)",
+    }],
     build,
 };
 
@@ -188,19 +195,23 @@ pub struct WtteoTunables {
 
 impl Default for WtteoTunables {
     fn default() -> Self {
-        Self::from_spec(&Spec::new("wtteo")).expect("the defaults are valid")
+        WtteoTunables {
+            learning_rate: LEARNING_RATE_PARAM.fixed_default() as u32,
+            initial_diag_weight: INITIAL_DIAG_WEIGHT.fixed_default() as u32,
+            weighted: WEIGHTED.fixed_default() != 0,
+        }
     }
 }
 
 impl WtteoTunables {
     /// Read the settings from a spec (`wtteo:learning_rate=5,weighted=off`),
     /// rejecting unknown keys and out-of-range values.
-    pub fn from_spec(spec: &Spec) -> Result<Self> {
+    pub fn from_spec(spec: &Spec, ctx: &BuildCtx) -> Result<Self> {
         let mut p = Params::new("cpuidle governor wtteo", spec);
         let t = WtteoTunables {
-            learning_rate: p.uint(&LEARNING_RATE_PARAM, &())? as u32,
-            initial_diag_weight: p.uint(&INITIAL_DIAG_WEIGHT, &())? as u32,
-            weighted: p.flag(&WEIGHTED, &())?,
+            learning_rate: p.uint(&LEARNING_RATE_PARAM, ctx)? as u32,
+            initial_diag_weight: p.uint(&INITIAL_DIAG_WEIGHT, ctx)? as u32,
+            weighted: p.flag(&WEIGHTED, ctx)?,
         };
         p.finish()?;
         Ok(t)
@@ -279,8 +290,8 @@ impl Default for Wtteo {
     }
 }
 
-fn build(spec: &Spec, _platform: &Platform) -> Result<Box<dyn CpuidleGovernor>> {
-    Ok(Box::new(Wtteo::new(WtteoTunables::from_spec(spec)?)))
+fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
+    Ok(Box::new(Wtteo::new(WtteoTunables::from_spec(spec, ctx)?)))
 }
 
 /// The RFC's initial weights: `diag` on the diagonal, the rest of the scale
@@ -1081,7 +1092,7 @@ mod tests {
 
     #[test]
     fn builds_from_spec_and_rejects_bad_settings() {
-        let platform = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
+        let platform = crate::kernel::BuildCtx::of(crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap());
         let g = (INFO.build)(&Spec::new("wtteo"), &platform).unwrap();
         assert_eq!(g.name(), "wtteo");
         assert_eq!(
@@ -1094,7 +1105,7 @@ mod tests {
         );
         let spec = Spec::parse("wtteo:learning_rate=5,initial_diag_weight=7000,weighted=off", "cpuidle").unwrap();
         assert_eq!(
-            WtteoTunables::from_spec(&spec).unwrap(),
+            WtteoTunables::from_spec(&spec, &crate::kernel::BuildCtx::of(crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap())).unwrap(),
             WtteoTunables { learning_rate: 5, initial_diag_weight: 7000, weighted: false }
         );
         for bad in ["wtteo:learning_rate=101", "wtteo:initial_diag_weight=10001", "wtteo:weighted=maybe", "wtteo:foo=1"] {

@@ -36,6 +36,11 @@ use crate::error::{Error, Result};
 use crate::params::{Params, Spec};
 use crate::platform::{CpuType, Driver, Platform};
 
+mod ctx;
+mod era;
+pub use ctx::BuildCtx;
+pub use era::{Era, EraId, EraStatus, ERAS};
+
 pub use crate::platform::IdleTick;
 
 /// A mainline release, `major.minor`.
@@ -113,380 +118,21 @@ pub const OPTIONS: [(&str, &str); 4] = [
 /// `CONFIG_HZ` values Kconfig offers (`kernel/Kconfig.hz`).
 const HZ_VALUES: [u32; 4] = [100, 250, 300, 1000];
 
-/// Whether an era is modelled by the engine, or recorded for later work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EraStatus {
-    /// The engine follows the version.
-    Modelled,
-    /// [`KernelConfig`] answers the era question, but no engine code reads
-    /// the answer yet.
-    Exposed,
-    /// Recorded for a later issue (the governors' eras); every version runs
-    /// the newest behaviour.
-    NotModelled,
-}
-
-/// One era-dependent behaviour: from `first` on, the kernel does what
-/// `description` says; before, what it said before.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct Era {
-    /// The behaviour's short name (`idle_tick`, `pelt_clock`, ...).
-    pub name: &'static str,
-    /// The first mainline release with the new behaviour.
-    pub first: Version,
-    /// Whether `first` was seen in a tag or a stable marker (`false`:
-    /// inferred from mail dates, see docs/research/kernel-eras.md).
-    pub first_confirmed: bool,
-    /// The commit's abbreviated hash, or `hash not found`.
-    pub commit: &'static str,
-    /// The commit's subject line.
-    pub subject: &'static str,
-    /// What changed, in one line: before → from `first`.
-    pub description: &'static str,
-    pub status: EraStatus,
-}
-
-/// Every era govlab knows, by first version. Sources: docs/research/kernel-eras.md.
-pub const ERAS: [Era; 27] = [
-    Era {
-        name: "copy_prev_load",
-        first: Version::new(3, 16),
-        first_confirmed: false,
-        commit: "18b46abd0009",
-        subject: "cpufreq: governor: Be friendly towards latency-sensitive bursty workloads",
-        description: "ondemand/conservative reuse the previous load once after a long idle (before: the near-zero load is measured); on earlier versions the copy_prev_load tunable is this patch on top",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "ondemand_formula",
-        first: Version::new(3, 17),
-        first_confirmed: false,
-        commit: "hash not found",
-        subject: "cpufreq: ondemand: Eliminate the deadband effect",
-        description: "ondemand picks min + load x (max - min) / 100 with RELATION_C (before: load x max / 100 with RELATION_L)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "dbs_util_hook",
-        first: Version::new(4, 6),
-        first_confirmed: false,
-        commit: "hash not found",
-        subject: "cpufreq: governor: Replace timers with utilization update callbacks",
-        description: "ondemand/conservative sample from the scheduler's cpufreq_update_util hook (before: a deferrable timer); govlab samples by deferrable timer on every version",
-        status: EraStatus::NotModelled,
-    },
-    Era {
-        name: "schedutil",
-        first: Version::new(4, 7),
-        first_confirmed: false,
-        commit: "9bdcb44e391d",
-        subject: "cpufreq: schedutil: New governor based on scheduler utilization data",
-        description: "the schedutil cpufreq governor exists (before: not available)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "schedutil_iowait_boost",
-        first: Version::new(4, 9),
-        first_confirmed: false,
-        commit: "21ca6d2c52f8",
-        subject: "cpufreq: schedutil: Add iowait boosting",
-        description: "schedutil boosts after IO wakeups, straight to the maximum and halving (before: no iowait boost; the iowait_boost default)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "intel_pstate_passive",
-        first: Version::new(4, 10),
-        first_confirmed: false,
-        commit: "hash not found",
-        subject: "cpufreq: intel_pstate: Generic governors support",
-        description: "intel_pstate has a passive mode (intel_cpufreq) for the generic governors (before: only its own active mode; generic governors need acpi-cpufreq)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "pelt_divider",
-        first: Version::new(4, 13),
-        first_confirmed: false,
-        commit: "625ed2bf049d",
-        subject: "sched/cfs: Make util/load_avg more stable",
-        description: "PELT averages divide by LOAD_AVG_MAX - 1024 + period_contrib (before: LOAD_AVG_MAX)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "ppc_hardlockup_watchdog",
-        first: Version::new(4, 13),
-        first_confirmed: true,
-        commit: "2104180a5369",
-        subject: "powerpc/64s: implement arch-specific hardlockup watchdog",
-        description: "POWER's own hard-lockup watchdog arms a second per-CPU 4 s timer beside the soft-lockup one (before: the soft-lockup timer alone)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "dbs_sampling_ticks",
-        first: Version::new(4, 14),
-        first_confirmed: false,
-        commit: "hash not found",
-        subject: "cpufreq: governor: Drop min_sampling_rate",
-        description: "ondemand/conservative sampling_rate: default max(2 ticks, transition delay), at least 2 ticks (before: default max(min, 1000 x latency), floor min = max(10 ms, 20 x latency), smaller values raised to it)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "remote_callbacks",
-        first: Version::new(4, 14),
-        first_confirmed: false,
-        commit: "674e75411fc2",
-        subject: "sched: cpufreq: Allow remote cpufreq callbacks",
-        description: "the scheduler calls the cpufreq hook for another CPU's runqueue (before: local calls only)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "idle_tick",
-        first: Version::new(4, 17),
-        first_confirmed: true,
-        commit: "554c8aa8ecad",
-        subject: "sched: idle: Select idle state before stopping the tick",
-        description: "the idle governor decides whether the tick stops (before: stopped on every idle entry with no timer within a tick)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "util_est",
-        first: Version::new(4, 17),
-        first_confirmed: false,
-        commit: "7f65ea42eb00",
-        subject: "sched/fair: Add util_est on top of PELT",
-        description: "a task's utilisation estimate (util_est) enters CPU utilisation and placement (before: util_avg alone)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "dbs_long_idle",
-        first: Version::new(4, 18),
-        first_confirmed: false,
-        commit: "7592019634f8",
-        subject: "cpufreq: governor: Fix long idle detection logic in load calculation",
-        description: "copy_prev_load detects a long idle from the window's idle time (before: from its wall time)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "schedutil_iowait_gradual",
-        first: Version::new(4, 18),
-        first_confirmed: false,
-        commit: "hash not found",
-        subject: "cpufreq: schedutil: Make iowait boost more energy efficient",
-        description: "schedutil's iowait boost starts low and doubles per IO wakeup (before: straight to the maximum; the iowait_boost default). govlab's gradual form is v5.2's (9eca544b1491: 1/8 of capacity), not 4.18's start at policy->min",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "hwp_dynamic_boost",
-        first: Version::new(4, 18),
-        first_confirmed: false,
-        commit: "52ccc4314293",
-        subject: "cpufreq: intel_pstate: HWP boost performance on IO wakeup",
-        description: "intel_pstate's active mode with HWP can boost the HWP minimum on IO wakeups (hwp_dynamic_boost; before: no boost, the tunable is the 2018 series on top); its per-model default of 4.18-6.3 runs as v6.4+'s server-profile rule",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "teo",
-        first: Version::new(5, 1),
-        first_confirmed: true,
-        commit: "b26bf6ab716f",
-        subject: "cpuidle: New timer events oriented governor for tickless systems",
-        description: "the teo idle governor exists (before: ladder and menu only)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "pelt_clock",
-        first: Version::new(5, 1),
-        first_confirmed: false,
-        commit: "23127296889f",
-        subject: "sched/fair: Update scale invariance of PELT",
-        description: "PELT scales its clock by frequency x capacity (before: each contribution, load by frequency, util by frequency x capacity)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "intel_pstate_iowait",
-        first: Version::new(5, 1),
-        first_confirmed: false,
-        commit: "b8bd1581aa61",
-        subject: "cpufreq: intel_pstate: Rework iowait boosting to be less aggressive",
-        description: "intel_pstate's iowait boost (non-HWP) ramps up over consecutive iowait wakeups (before: straight to the maximum; the iowait_boost default)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "haltpoll",
-        first: Version::new(5, 4),
-        first_confirmed: false,
-        commit: "hash not found",
-        subject: "cpuidle: add haltpoll governor",
-        description: "the haltpoll idle governor exists (before: not available)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "x86_freq_invariance",
-        first: Version::new(5, 7),
-        first_confirmed: false,
-        commit: "1567c3e3467c",
-        subject: "x86, sched: Add support for frequency invariance",
-        description: "x86 scales utilisation by APERF/MPERF over the 4-core turbo ratio (before: no frequency invariance)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "intel_pstate_passive_default",
-        first: Version::new(5, 8),
-        first_confirmed: false,
-        commit: "33aa46f252c7",
-        subject: "cpufreq: intel_pstate: Use passive mode by default without HWP",
-        description: "without HWP, intel_pstate boots in passive mode (intel_cpufreq) under the default generic governor, schedutil (before: its own active-mode powersave)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "intel_pstate_passive_hwp",
-        first: Version::new(5, 9),
-        first_confirmed: true,
-        commit: "f6ebbcf08f37",
-        subject: "cpufreq: intel_pstate: Implement passive mode with HWP enabled",
-        description: "intel_pstate's passive mode keeps HWP on, the governor's target becoming the HWP minimum (before: passive mode ran without HWP)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "base_slice",
-        first: Version::new(5, 13),
-        first_confirmed: false,
-        commit: "0c2de3f054a5",
-        subject: "sched,fair: Alternative sched_slice()",
-        description: "a CFS task's slice (sched_slice) is never below sched_min_granularity (BASE_SLICE; before: a heavy runqueue could cut it below)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "io_uring_iowait",
-        first: Version::new(6, 5),
-        first_confirmed: false,
-        commit: "hash not found",
-        subject: "io_uring: Use io_schedule* in cqring wait",
-        description: "a task waiting in io_uring's io_cqring_wait() with requests in flight counts as iowait (before: a plain sleep, no iowait)",
-        status: EraStatus::Modelled,
-    },
-    Era {
-        name: "eevdf",
-        first: Version::new(6, 6),
-        first_confirmed: true,
-        commit: "hash not found",
-        subject: "(the EEVDF series; no single commit checked)",
-        description: "versions from 6.6 run the pre-EEVDF fair class (EEVDF is not modelled)",
-        status: EraStatus::NotModelled,
-    },
-    Era {
-        name: "schedutil_freq_ref",
-        first: Version::new(6, 8),
-        first_confirmed: true,
-        commit: "hash not found",
-        subject: "cpufreq/schedutil: Use a fixed reference frequency",
-        description: "schedutil's invariant base is arch_scale_freq_ref() (before: cpuinfo.max_freq)",
-        status: EraStatus::NotModelled,
-    },
-    Era {
-        name: "schedutil_rate_limit_2ms",
-        first: Version::new(6, 9),
-        first_confirmed: true,
-        commit: "e13aa799c2a6",
-        subject: "cpufreq: Change default transition delay to 2ms",
-        description: "the default transition delay (schedutil's rate limit, dbs sampling) is capped at 2 ms (before: 10 ms); after the newest modelled version, recorded only",
-        status: EraStatus::NotModelled,
-    },
-];
-
-/// The era named `name`. Panics on a name not in [`ERAS`] (a bug).
-#[must_use]
-pub fn era_named(name: &str) -> &'static Era {
-    ERAS.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("no kernel era named {name}"))
-}
-
 /// A patch that a governor tunable models: on a version that lacks it, the
-/// tunable (set to the patch's value) means "this version plus that patch";
-/// on a version that has it (merged), it is mainline and its default.
+/// tunable (set to `value`) means "this version plus that patch"; on a
+/// version that has it (merged), it is mainline and its default. Each
+/// governor lists its own (`GovernorInfo::patches`).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Patch {
-    /// The governor (`ondemand`, `schedutil`, `intel_pstate`, `wtteo`).
-    pub governor: &'static str,
     /// The tunable that switches it.
     pub tunable: &'static str,
     /// The value that applies the patch (`on`, `off`, ...).
     pub value: &'static str,
     /// The era whose first version merged it; None: never merged.
-    pub merged_in: Option<&'static str>,
+    pub merged_in: Option<EraId>,
     /// The patch or series, as posted.
     pub subject: &'static str,
 }
-
-/// The patches govlab models as governor tunables. A patch never merged is
-/// a patch on every version; its tunable's default leaves it out.
-pub const PATCHES: [Patch; 8] = [
-    Patch {
-        governor: "ondemand",
-        tunable: "copy_prev_load",
-        value: "on",
-        merged_in: Some("copy_prev_load"),
-        subject: "cpufreq: governor: Be friendly towards latency-sensitive bursty workloads (18b46abd0009, v3.16)",
-    },
-    Patch {
-        governor: "conservative",
-        tunable: "copy_prev_load",
-        value: "on",
-        merged_in: Some("copy_prev_load"),
-        subject: "cpufreq: governor: Be friendly towards latency-sensitive bursty workloads (18b46abd0009, v3.16)",
-    },
-    Patch {
-        governor: "schedutil",
-        tunable: "iowait_boost",
-        value: "off",
-        merged_in: None,
-        subject: "Christian Loehle's 2024 series removing schedutil's iowait boost (not merged)",
-    },
-    Patch {
-        governor: "intel_pstate",
-        tunable: "hwp_dynamic_boost",
-        value: "on",
-        merged_in: Some("hwp_dynamic_boost"),
-        subject: "cpufreq: intel_pstate: HWP boost performance on IO wakeup (52ccc4314293, v4.18)",
-    },
-    Patch {
-        governor: "intel_pstate",
-        tunable: "hwp_boost_migration",
-        value: "on",
-        merged_in: None,
-        subject: "HWP boost RFC v1's migration boost (2018; dropped from the merged series)",
-    },
-    Patch {
-        governor: "intel_pstate",
-        tunable: "idle_boost",
-        value: "on",
-        merged_in: None,
-        subject: "OSPM 2020 out-of-tree idle boost (govlab's model; not merged)",
-    },
-    Patch {
-        governor: "intel_pstate",
-        tunable: "ramp_up_faster",
-        value: "on",
-        merged_in: None,
-        subject: "OSPM 2020 out-of-tree ramp-up-faster (govlab's model; not merged)",
-    },
-    Patch {
-        governor: "wtteo",
-        tunable: "weighted",
-        value: "on",
-        merged_in: None,
-        subject: "cpuidle: teo: weighted-history RFC v2 (May 2020; not merged)",
-    },
-];
-
-/// Which eras change which governor (for `govlab list governors --kernel`).
-/// The intel_pstate passive-mode eras concern the generic governors that
-/// run on it.
-pub const GOVERNOR_ERAS: [(&str, &[&str]); 4] = [
-    ("ondemand", &["copy_prev_load", "ondemand_formula", "dbs_util_hook", "intel_pstate_passive", "dbs_sampling_ticks", "dbs_long_idle", "intel_pstate_passive_hwp"]),
-    ("conservative", &["copy_prev_load", "dbs_util_hook", "intel_pstate_passive", "dbs_sampling_ticks", "dbs_long_idle", "intel_pstate_passive_hwp"]),
-    ("schedutil", &["schedutil_iowait_boost", "intel_pstate_passive", "remote_callbacks", "schedutil_iowait_gradual", "x86_freq_invariance", "intel_pstate_passive_hwp", "schedutil_freq_ref", "schedutil_rate_limit_2ms"]),
-    ("intel_pstate", &["hwp_dynamic_boost", "intel_pstate_iowait"]),
-];
 
 /// What utilisation is scaled by (`arch_scale_freq_capacity`): the
 /// reference the current frequency is divided by.
@@ -671,18 +317,18 @@ impl KernelConfig {
         }
     }
 
-    /// Whether the version has the behaviour of era `name` (its first
-    /// version or later). Panics on a name not in [`ERAS`] (a bug).
+    /// Whether the version has the behaviour of `era` (its first version
+    /// or later).
     #[must_use]
-    pub fn has(&self, name: &str) -> bool {
-        self.version >= era_named(name).first
+    pub fn has(&self, era: EraId) -> bool {
+        self.version >= era.first()
     }
 
     /// Who stops the tick on idle entry: the option, else the version's
     /// default (`stopped` before v4.17, 554c8aa8ecad).
     #[must_use]
     pub fn idle_tick(&self) -> IdleTick {
-        self.idle_tick.unwrap_or(if self.has("idle_tick") { IdleTick::Governor } else { IdleTick::Stopped })
+        self.idle_tick.unwrap_or(if self.has(EraId::IdleTick) { IdleTick::Governor } else { IdleTick::Stopped })
     }
 
     /// Whether `idle_tick` was given as an option (a platform's deprecated
@@ -702,14 +348,14 @@ impl KernelConfig {
     /// clock; from v5.1 it scales the clock (`clock_pelt`). For sched/pelt.rs.
     #[must_use]
     pub fn pelt_scales_contributions(&self) -> bool {
-        !self.has("pelt_clock")
+        !self.has(EraId::PeltClock)
     }
 
     /// From v4.13 (625ed2bf049d) PELT averages divide by
     /// `LOAD_AVG_MAX - 1024 + period_contrib`; before, by `LOAD_AVG_MAX`.
     #[must_use]
     pub fn pelt_divider_has_period_contrib(&self) -> bool {
-        self.has("pelt_divider")
+        self.has(EraId::PeltDivider)
     }
 
     /// From v6.5 ("io_uring: Use io_schedule* in cqring wait"; v6.6 kept it
@@ -717,21 +363,21 @@ impl KernelConfig {
     /// task waiting in io_cqring_wait() is in iowait; before, it was not.
     #[must_use]
     pub fn io_uring_wait_is_iowait(&self) -> bool {
-        self.has("io_uring_iowait")
+        self.has(EraId::IoUringIowait)
     }
 
     /// From v4.17 (7f65ea42eb00) tasks carry a utilisation estimate that
     /// schedutil and placement read; before, `util_avg` alone.
     #[must_use]
     pub fn util_est(&self) -> bool {
-        self.has("util_est")
+        self.has(EraId::UtilEst)
     }
 
     /// From v4.14 (674e75411fc2) the scheduler calls the cpufreq hook for
     /// a remote CPU's runqueue; before, local calls only. For machine/fair.rs.
     #[must_use]
     pub fn remote_callbacks(&self) -> bool {
-        self.has("remote_callbacks")
+        self.has(EraId::RemoteCallbacks)
     }
 
     /// The frequency invariance in effect on `plat`: the option, else the
@@ -744,7 +390,7 @@ impl KernelConfig {
             return f;
         }
         match arch_of(plat) {
-            Arch::X86 if self.has("x86_freq_invariance") => FreqInvariance::Turbo(4),
+            Arch::X86 if self.has(EraId::X86FreqInvariance) => FreqInvariance::Turbo(4),
             Arch::X86 | Arch::PowerPc => FreqInvariance::Off,
             Arch::Arm => FreqInvariance::Max,
         }
@@ -756,7 +402,7 @@ impl KernelConfig {
     /// v3.16), `load x cpuinfo.max / 100` with RELATION_L.
     #[must_use]
     pub fn ondemand_target_from_min(&self) -> bool {
-        self.has("ondemand_formula")
+        self.has(EraId::OndemandFormula)
     }
 
     /// Before v4.14 ("cpufreq: governor: Drop min_sampling_rate") the dbs
@@ -766,41 +412,21 @@ impl KernelConfig {
     /// ticks and the default the policy's transition delay.
     #[must_use]
     pub fn dbs_min_sampling_rate(&self) -> bool {
-        !self.has("dbs_sampling_ticks")
-    }
-
-    /// Whether copy_prev_load (18b46abd0009, v3.16) is mainline in this
-    /// version; before, the tunable is the patch on top.
-    #[must_use]
-    pub fn copy_prev_load_mainline(&self) -> bool {
-        self.has("copy_prev_load")
+        !self.has(EraId::DbsSamplingTicks)
     }
 
     /// From v4.18 (7592019634f8) the dbs long-idle test reads the window's
     /// idle time; before, its wall time.
     #[must_use]
     pub fn dbs_long_idle_by_idle_time(&self) -> bool {
-        self.has("dbs_long_idle")
-    }
-
-    /// schedutil's iowait boost by version: `off` before v4.9 (21ca6d2c52f8),
-    /// `max` from it, `gradual` from v4.18.
-    #[must_use]
-    pub fn schedutil_iowait_boost(&self) -> &'static str {
-        if self.has("schedutil_iowait_gradual") {
-            "gradual"
-        } else if self.has("schedutil_iowait_boost") {
-            "max"
-        } else {
-            "off"
-        }
+        self.has(EraId::DbsLongIdle)
     }
 
     /// Whether intel_pstate has a passive mode (intel_cpufreq) at all:
     /// from v4.10 ("Generic governors support").
     #[must_use]
     pub fn intel_pstate_passive(&self) -> bool {
-        self.has("intel_pstate_passive")
+        self.has(EraId::IntelPstatePassive)
     }
 
     /// Whether intel_pstate boots in passive mode on a processor without
@@ -808,21 +434,21 @@ impl KernelConfig {
     /// own active mode.
     #[must_use]
     pub fn intel_pstate_passive_default(&self) -> bool {
-        self.has("intel_pstate_passive_default")
+        self.has(EraId::IntelPstatePassiveDefault)
     }
 
     /// Whether sched_slice() is floored at the minimum granularity: from
     /// v5.13 (0c2de3f054a5, the BASE_SLICE feature, on by default).
     #[must_use]
     pub fn base_slice(&self) -> bool {
-        self.has("base_slice")
+        self.has(EraId::BaseSlice)
     }
 
     /// Whether intel_pstate's passive mode keeps HWP on: from v5.9
     /// (f6ebbcf08f37); before, passive mode runs without HWP.
     #[must_use]
     pub fn intel_pstate_passive_hwp(&self) -> bool {
-        self.has("intel_pstate_passive_hwp")
+        self.has(EraId::IntelPstatePassiveHwp)
     }
 
     /// The era that brings idle governor `name` into mainline when this
@@ -832,38 +458,35 @@ impl KernelConfig {
     #[must_use]
     pub fn missing_cpuidle_governor(&self, name: &str) -> Option<&'static Era> {
         let era = match name {
-            "teo" | "wtteo" => "teo",
-            "haltpoll" => "haltpoll",
+            "teo" | "wtteo" => EraId::Teo,
+            "haltpoll" => EraId::Haltpoll,
             _ => return None,
         };
-        (!self.has(era)).then(|| era_named(era))
+        (!self.has(era)).then(|| era.era())
     }
 
     /// The era that brings cpufreq governor `name` into mainline when this
     /// version lacks it (schedutil before v4.7); None when it has it.
     #[must_use]
     pub fn missing_cpufreq_governor(&self, name: &str) -> Option<&'static Era> {
-        (name == "schedutil" && !self.has("schedutil")).then(|| era_named("schedutil"))
+        (name == "schedutil" && !self.has(EraId::Schedutil)).then(|| EraId::Schedutil.era())
     }
 
-    /// Where governor `governor`'s tunable `tunable` stands in this version,
-    /// when the tunable models a patch ([`PATCHES`]): mainline here, or a
-    /// patch on top. None for an ordinary tunable.
+    /// Whether `patch` is mainline in this version (merged at or before
+    /// it); otherwise its tunable applies it on top.
     #[must_use]
-    pub fn patch_status(&self, governor: &str, tunable: &str) -> Option<(bool, &'static Patch)> {
-        let patch = PATCHES.iter().find(|p| p.governor == governor && p.tunable == tunable)?;
-        Some((patch.merged_in.is_some_and(|e| self.has(e)), patch))
+    pub fn merged(&self, patch: &Patch) -> bool {
+        patch.merged_in.is_some_and(|e| self.has(e))
     }
 
-    /// How governor `governor` in this version differs from the newest
-    /// modelled one: each era of [`GOVERNOR_ERAS`] this version lacks, as
-    /// one line (`before v3.17: ...`), with its status when not modelled.
+    /// How a governor that the eras `eras` change differs in this version
+    /// from the newest modelled one: each era this version lacks, as one
+    /// line, with its status when not modelled.
     #[must_use]
-    pub fn governor_differences(&self, governor: &str) -> Vec<String> {
-        let Some((_, eras)) = GOVERNOR_ERAS.iter().find(|(g, _)| *g == governor) else { return Vec::new() };
+    pub fn differences(&self, eras: &[EraId]) -> Vec<String> {
         eras.iter()
-            .map(|name| era_named(name))
-            .filter(|e| !self.has(e.name) && e.first <= DEFAULT_VERSION)
+            .map(|e| e.era())
+            .filter(|e| !self.has(e.id) && e.first <= DEFAULT_VERSION)
             .map(|e| {
                 let status = match e.status {
                     EraStatus::Modelled => "",
@@ -875,45 +498,9 @@ impl KernelConfig {
             .collect()
     }
 
-    /// The default of governor `governor`'s tunable `tunable` in this
-    /// version, as `govlab list` shows it, where it depends on the version
-    /// (None: the version-independent default the tunable declares).
-    #[must_use]
-    pub fn tunable_default(&self, governor: &str, tunable: &str) -> Option<&'static str> {
-        match (governor, tunable) {
-            ("ondemand" | "conservative", "copy_prev_load") => Some(if self.copy_prev_load_mainline() { "on" } else { "off" }),
-            ("ondemand", "sampling_rate") if self.dbs_min_sampling_rate() => {
-                Some("max(min_sampling_rate, 1000 x latency) µs, min_sampling_rate = max(10 ms, 20 x latency); smaller values are raised to it")
-            }
-            ("conservative", "sampling_rate") if self.dbs_min_sampling_rate() => {
-                Some("max(min_sampling_rate, 1000 x latency) µs, min_sampling_rate = max(20 ticks, 20 x latency); smaller values are raised to it")
-            }
-            ("intel_pstate", "iowait_boost") => Some(if self.has("intel_pstate_iowait") { "weak" } else { "strong" }),
-            ("schedutil", "iowait_boost") => Some(self.schedutil_iowait_boost()),
-            ("intel_pstate", "hwp_dynamic_boost") if !self.has("hwp_dynamic_boost") => Some("0"),
-            _ => None,
-        }
-    }
-
-    /// The tick rate on `plat`: the `hz` option, else the platform's.
-    #[must_use]
-    pub fn hz(&self, plat: &Platform) -> u32 {
-        self.hz.unwrap_or(plat.hz)
-    }
-
-    /// Make `plat` carry the kernel's tick rate (the governors and the
-    /// engine read `Platform::hz`), and take a platform's deprecated
-    /// `idle_tick` where the kernel's option is not given.
-    pub fn apply(&mut self, plat: &mut Platform) {
-        plat.hz = self.hz(plat);
-        if let (None, Some(t)) = (self.idle_tick, plat.idle_tick) {
-            self.idle_tick = Some(t);
-        }
-    }
-
     /// Every option, resolved on `plat` (for `--show-config`).
     #[must_use]
-    pub fn show(&self, plat: &Platform) -> ShownKernel {
+    pub fn show(&self, plat: &Platform, hz: u32) -> ShownKernel {
         ShownKernel {
             version: self.requested.to_string(),
             semantics: self.version.to_string(),
@@ -921,7 +508,7 @@ impl KernelConfig {
                 IdleTick::Governor => "governor",
                 IdleTick::Stopped => "stopped",
             },
-            hz: self.hz(plat),
+            hz,
             freq_invariance: self.freq_invariance(plat).to_string(),
             housekeeping: self.housekeeping,
             pelt_scales_contributions: self.pelt_scales_contributions(),
@@ -975,7 +562,7 @@ pub fn list() -> Vec<KernelEntry> {
                 .iter()
                 .filter(|e| match next {
                     Some(n) => e.first > v && e.first <= n,
-                    None => e.first > v || e.name == "eevdf",
+                    None => e.first > v || e.id == EraId::Eevdf,
                 })
                 .copied()
                 .collect();
@@ -1074,8 +661,6 @@ mod tests {
         assert!(k("4.8").unwrap().ondemand_target_from_min());
         assert!(k("4.8").unwrap().dbs_min_sampling_rate());
         assert!(!k("4.16").unwrap().dbs_min_sampling_rate());
-        assert!(!k("3.15").unwrap().copy_prev_load_mainline());
-        assert!(k("4.8").unwrap().copy_prev_load_mainline());
         assert!(!k("4.16").unwrap().dbs_long_idle_by_idle_time());
         assert!(k("4.19").unwrap().dbs_long_idle_by_idle_time());
         assert!(!k("4.8").unwrap().intel_pstate_passive());
@@ -1094,41 +679,6 @@ mod tests {
         assert!(k("5.2").unwrap().missing_cpuidle_governor("haltpoll").is_some());
         assert!(k("5.7").unwrap().missing_cpuidle_governor("haltpoll").is_none());
         assert!(k("3.15").unwrap().missing_cpuidle_governor("menu").is_none());
-        assert_eq!(k("4.19").unwrap().tunable_default("intel_pstate", "iowait_boost"), Some("strong"));
-        assert_eq!(k("5.2").unwrap().tunable_default("intel_pstate", "iowait_boost"), Some("weak"));
-        assert_eq!(k("4.8").unwrap().schedutil_iowait_boost(), "off");
-        assert_eq!(k("4.16").unwrap().schedutil_iowait_boost(), "max");
-        assert_eq!(k("4.19").unwrap().schedutil_iowait_boost(), "gradual");
-    }
-
-    #[test]
-    fn patches_are_mainline_from_their_merge_and_on_top_before() {
-        let (mainline, p) = k("3.15").unwrap().patch_status("ondemand", "copy_prev_load").unwrap();
-        assert!(!mainline && p.subject.contains("18b46abd0009"));
-        assert!(k("4.8").unwrap().patch_status("ondemand", "copy_prev_load").unwrap().0);
-        assert!(!k("6.8").unwrap().patch_status("schedutil", "iowait_boost").unwrap().0);
-        assert!(!k("4.16").unwrap().patch_status("intel_pstate", "hwp_dynamic_boost").unwrap().0);
-        assert!(k("4.19").unwrap().patch_status("intel_pstate", "hwp_dynamic_boost").unwrap().0);
-        assert!(k("6.8").unwrap().patch_status("ondemand", "up_threshold").is_none());
-        for p in PATCHES {
-            if let Some(e) = p.merged_in {
-                assert_eq!(era_named(e).name, e);
-            }
-        }
-        for (_, eras) in GOVERNOR_ERAS {
-            for &e in eras {
-                assert_eq!(era_named(e).name, e);
-            }
-        }
-    }
-
-    #[test]
-    fn governor_differences_name_the_eras_a_version_lacks() {
-        let d = k("3.15").unwrap().governor_differences("ondemand");
-        assert!(d.iter().any(|l| l.starts_with("ondemand_formula (v3.17")), "{d:?}");
-        assert!(d.iter().any(|l| l.starts_with("copy_prev_load (v3.16")), "{d:?}");
-        assert!(k("6.8").unwrap().governor_differences("ondemand").is_empty());
-        assert!(k("6.8").unwrap().governor_differences("schedutil").is_empty());
     }
 
     #[test]

@@ -144,7 +144,7 @@ impl Engine {
                 cpuinfo_max_khz: ct.max_khz(),
                 transition_latency_ns: ct.transition_latency_ns,
                 tick_ns: self.tun.tick_ns,
-                hwp: (self.cpufreq_driver == CpufreqDriver::IntelPstate && self.plat.hwp).then(|| HwpCaps::of(ct)),
+                hwp: (self.cpufreq_driver == CpufreqDriver::IntelPstate && self.hwp).then(|| HwpCaps::of(ct)),
                 sched: &view,
                 out: &mut out,
             };

@@ -18,7 +18,7 @@ use crate::cpufreq::CpufreqGovernor;
 use crate::cpuidle::{CpuidleGovernor, IdleDevice};
 use crate::error::Result;
 use crate::metrics::{CpuIdleCounters, RunResult};
-use crate::kernel::{FreqInvariance, KernelConfig};
+use crate::kernel::{BuildCtx, EraId, FreqInvariance, KernelConfig};
 use crate::sched::pelt::PeltRules;
 use crate::platform::Platform;
 use crate::sched::cpumask::CpuMask;
@@ -31,10 +31,9 @@ use crate::workload::{Record, TaskSpec, Workload};
 
 /// Everything needed to start a run, already resolved and validated.
 pub struct RunParts {
-    pub platform: Platform,
-    /// The kernel version and its options; `apply`d to the platform already
-    /// (its `hz`), as [`crate::api::RunConfig`] does.
-    pub kernel: KernelConfig,
+    /// The machine and the kernel, with the kernel's decisions on it (its
+    /// tick rate, the driver's HWP), resolved once for the run.
+    pub ctx: BuildCtx,
     pub workload: Box<dyn Workload>,
     pub cpufreq: Box<dyn CpufreqGovernor>,
     pub cpuidle: Box<dyn CpuidleGovernor>,
@@ -72,6 +71,9 @@ pub struct Engine {
     /// The kernel modelled: what the machine does by version (the idle
     /// tick, and the eras sched/ and fair.rs read).
     pub(crate) kernel: KernelConfig,
+    /// The cpufreq driver runs with HWP on (the run's, from its
+    /// [`BuildCtx`]; the platform only says whether the hardware has it).
+    pub(crate) hwp: bool,
     /// The kernel's PELT rules (sched::pelt::PeltRules), read on every update.
     pub(crate) pelt: PeltRules,
     /// util_est exists (v4.17+); without it a task's estimate stays 0.
@@ -179,7 +181,7 @@ pub struct Engine {
 /// Build an engine from resolved parts; `trace` streams ftrace text there
 /// (its header naming the platform and the kernel).
 pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
-    let meta = crate::trace::writer::run_meta(&parts.platform.name, &parts.kernel.spec.to_text());
+    let meta = crate::trace::writer::run_meta(&parts.ctx.platform.name, &parts.ctx.kernel.spec.to_text());
     build_traced(parts, trace.map(TraceTo::File), &meta)
 }
 
@@ -188,15 +190,16 @@ pub fn build(parts: RunParts, trace: Option<&Path>) -> Result<Engine> {
 /// ([`crate::trace::writer::header`]).
 pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::trace::Meta) -> Result<Engine> {
     let RunParts {
-        platform,
-        kernel,
+        ctx,
         workload,
         cpufreq,
         cpuidle,
         duration_ns,
         seed,
     } = parts;
-    let cpufreq_driver = crate::cpufreq::driver::resolve(&platform, cpufreq.as_ref())?;
+    let cpufreq_driver = crate::cpufreq::driver::resolve(&ctx, cpufreq.as_ref())?;
+    let tick_ns = ctx.tick_ns();
+    let BuildCtx { platform, kernel, hwp, .. } = ctx;
     let mut wl_rng = Rng::new(seed, Stream::Workload);
     let setup = workload.setup(&platform, &mut wl_rng)?;
     let trace = match trace {
@@ -204,7 +207,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         None => None,
     };
     let n = platform.nr_cpus();
-    let tun = SchedTunables { base_slice: kernel.base_slice(), ..SchedTunables::for_cpus(n, platform.tick_ns()) };
+    let tun = SchedTunables { base_slice: kernel.base_slice(), ..SchedTunables::for_cpus(n, tick_ns) };
     let rqs: Vec<CpuRq> = (0..n)
         .map(|c| {
             let ct = platform.cpu_type_of(c);
@@ -251,14 +254,15 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let cpufreq_hook = cpufreq.uses_util_hook();
     let hk = super::housekeeping::HousekeepingRt::new(
         kernel.housekeeping,
-        &platform.name,
-        kernel.has("ppc_hardlockup_watchdog"),
+        platform.housekeeping,
+        kernel.has(EraId::PpcHardlockupWatchdog),
         n,
         seed,
     );
     let mut e = Engine {
         plat: platform,
         kernel,
+        hwp,
         pelt,
         util_est,
         freq_invariant: invariance != FreqInvariance::Off,

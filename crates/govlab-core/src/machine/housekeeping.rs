@@ -27,11 +27,15 @@
 //! wakeups are instead a few strictly periodic per-CPU hrtimers, each with
 //! its own phase (drawn uniformly; in the kernel, when the CPU came up):
 //!
+//! A platform file names its profile (`housekeeping = "board"`; the
+//! [`HousekeepingProfile`] of the platform, `server` when the file names
+//! none):
+//!
 //! | profile | platforms | source | rate /s per CPU | median | p90 |
 //! |---|---|---|---|---|---|
-//! | Juno | juno-r0, juno-r2, rk3399 | LISA `sched_load`, Juno r0, 4.19 | 92.3 | 0.985 ms | 7.06 ms |
+//! | board (Juno) | juno-r0, juno-r2, rk3399 | LISA `sched_load`, Juno r0, 4.19 | 92.3 | 0.985 ms | 7.06 ms |
 //! | phone | sd835, hikey960 | trappy `trace_surfaceflinger`, SD835 phone | 39.1 | 0.760 ms | 58.1 ms |
-//! | server | every other platform | microsoft/WSL#6982 (see SERVER) | 25 | Poisson | |
+//! | server | broadwell, skylake, and a file that names none | microsoft/WSL#6982 (see SERVER) | 25 | Poisson | |
 //! | powernv | power8, power9 | the kernel's own per-CPU timers (see [`powernv`]) | 0.25 before v4.13, 0.5 from | periodic, 4 s | |
 //!
 //! hikey960 (a phone SoC on a board) takes the phone's profile and rk3399
@@ -61,7 +65,7 @@
 //! length is one assumed constant ([`WORK_NS`]); device interrupts are not
 //! modelled here.
 
-use crate::platform::CpuId;
+use crate::platform::{CpuId, HousekeepingProfile};
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::Time;
 use super::rq::CpuMode;
@@ -180,18 +184,16 @@ impl Source {
     }
 }
 
-/// The source a platform takes, by its name and the kernel's hard-lockup
-/// watchdog era (see the module header).
+/// The source of a platform's profile (its file's `housekeeping`) under a
+/// kernel with or without powerpc's hard-lockup watchdog (see the module
+/// header).
 #[must_use]
-pub fn source_for(platform: &str, kernel_has_ppc_hardlockup_watchdog: bool) -> Source {
-    if platform.starts_with("juno") || platform.starts_with("rk3399") {
-        Source::Renewal(JUNO)
-    } else if platform.starts_with("sd835") || platform.starts_with("hikey960") {
-        Source::Renewal(PHONE)
-    } else if platform.starts_with("power") {
-        Source::Periodic(powernv(kernel_has_ppc_hardlockup_watchdog))
-    } else {
-        Source::Renewal(SERVER)
+pub fn source_for(profile: HousekeepingProfile, kernel_has_ppc_hardlockup_watchdog: bool) -> Source {
+    match profile {
+        HousekeepingProfile::Board => Source::Renewal(JUNO),
+        HousekeepingProfile::Phone => Source::Renewal(PHONE),
+        HousekeepingProfile::Powernv => Source::Periodic(powernv(kernel_has_ppc_hardlockup_watchdog)),
+        HousekeepingProfile::Server => Source::Renewal(SERVER),
     }
 }
 
@@ -216,8 +218,8 @@ impl HousekeepingRt {
     /// `ppc_watchdog`: the kernel has powerpc's own hard-lockup watchdog
     /// (era `ppc_hardlockup_watchdog`); only POWER reads it.
     #[must_use]
-    pub fn new(on: bool, platform: &str, ppc_watchdog: bool, nr_cpus: usize, seed: u64) -> Self {
-        let source = on.then(|| source_for(platform, ppc_watchdog));
+    pub fn new(on: bool, profile: HousekeepingProfile, ppc_watchdog: bool, nr_cpus: usize, seed: u64) -> Self {
+        let source = on.then(|| source_for(profile, ppc_watchdog));
         let mut rngs: Vec<Rng> = (0..nr_cpus).map(|c| Rng::new(seed, Stream::Housekeeping(c as u32))).collect();
         let phases = match source {
             Some(Source::Periodic(p)) => rngs
@@ -320,19 +322,40 @@ mod tests {
         assert!((JUNO.rate_per_s() - 92.3).abs() < 0.5, "{}", JUNO.rate_per_s());
         assert!((PHONE.rate_per_s() - 39.1).abs() < 0.5, "{}", PHONE.rate_per_s());
         assert!((SERVER.rate_per_s() - 25.0).abs() < 1e-9);
-        assert_eq!(source_for("juno-r2", false).name(), "juno");
-        assert_eq!(source_for("hikey960", false).name(), "phone");
-        assert_eq!(source_for("broadwell-2s-e5-2698v4", true).name(), "server");
+        let profile = |name: &str| crate::platform::load_named(&crate::params::Spec::new(name)).unwrap().housekeeping;
+        assert_eq!(source_for(profile("juno-r2"), false).name(), "juno");
+        assert_eq!(source_for(profile("rk3399"), false).name(), "juno");
+        assert_eq!(source_for(profile("hikey960"), false).name(), "phone");
+        assert_eq!(source_for(profile("broadwell-2s-e5-2698v4"), true).name(), "server");
         // POWER: the soft-lockup watchdog's 4 s, and from v4.13 powerpc's
         // hard-lockup watchdog's 4 s beside it.
-        assert_eq!(source_for("power8", false), Source::Periodic(powernv(false)));
-        assert!((source_for("power8", false).rate_per_s() - 0.25).abs() < 1e-12);
-        assert!((source_for("power9", true).rate_per_s() - 0.5).abs() < 1e-12);
+        assert_eq!(source_for(profile("power8"), false), Source::Periodic(powernv(false)));
+        assert!((source_for(profile("power8"), false).rate_per_s() - 0.25).abs() < 1e-12);
+        assert!((source_for(profile("power9"), true).rate_per_s() - 0.5).abs() < 1e-12);
+    }
+
+    /// The profile is the platform file's setting, not its name: a file
+    /// named like a board but naming no profile gets the documented
+    /// default, and a bad name is refused with the choices.
+    #[test]
+    fn the_profile_comes_from_the_file_not_the_name() {
+        use crate::platform::load::load_str;
+        use std::path::Path;
+        let juno = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/platforms/juno-r0.toml"));
+        let renamed = juno.replace("name = \"juno-r0\"", "name = \"juno-custom\"");
+        let unnamed: String = renamed.lines().filter(|l| !l.starts_with("housekeeping")).collect::<Vec<_>>().join("\n");
+        let p = load_str(&unnamed, Path::new("juno-custom.toml")).unwrap();
+        assert_eq!(p.housekeeping, HousekeepingProfile::Server);
+        let p = load_str(&renamed, Path::new("juno-custom.toml")).unwrap();
+        assert_eq!(p.housekeeping, HousekeepingProfile::Board);
+        let bad = renamed.replace("housekeeping = \"board\"", "housekeeping = \"juno\"");
+        let e = load_str(&bad, Path::new("juno-custom.toml")).unwrap_err().to_string();
+        assert!(e.contains("housekeeping") && e.contains("board, phone, powernv"), "{e}");
     }
 
     #[test]
     fn a_periodic_timer_comes_at_its_phase_plus_whole_periods() {
-        let mut hk = HousekeepingRt::new(true, "power8", false, 2, 7);
+        let mut hk = HousekeepingRt::new(true, HousekeepingProfile::Powernv, false, 2, 7);
         let phase = hk.phases[1][0];
         assert!(phase < 4_000_000_000);
         assert_eq!(hk.next_after(1, 0), if phase == 0 { 4_000_000_000 } else { phase });
@@ -341,11 +364,11 @@ mod tests {
         assert_eq!(hk.next_after(1, phase + 4_000_000_000), phase + 8_000_000_000);
         assert_eq!(hk.next_after(1, phase + 11_000_000_000), phase + 12_000_000_000);
         // Two timers from v4.13: the earlier of the two.
-        let mut hk = HousekeepingRt::new(true, "power9", true, 1, 7);
+        let mut hk = HousekeepingRt::new(true, HousekeepingProfile::Powernv, true, 1, 7);
         let (a, b) = (hk.phases[0][0], hk.phases[0][1]);
         assert_eq!(hk.next_after(0, 4_000_000_000 + a.max(b)), 8_000_000_000 + a.min(b));
         // Off: never.
-        let mut hk = HousekeepingRt::new(false, "power9", true, 1, 7);
+        let mut hk = HousekeepingRt::new(false, HousekeepingProfile::Powernv, true, 1, 7);
         assert_eq!(hk.next_after(0, 0), Time::MAX);
     }
 }

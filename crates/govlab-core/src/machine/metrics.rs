@@ -118,7 +118,7 @@ impl Engine {
             cpuidle: String::new(),
             kernel: self.kernel.spec.to_text(),
             kernel_semantics: self.kernel.resolved_elsewhere().then(|| self.kernel.version.to_string()),
-            driver: self.cpufreq_driver.describe(&self.plat, self.cpufreq.as_ref()),
+            driver: self.cpufreq_driver.describe(self.hwp, self.cpufreq.as_ref()),
             seed: self.seed,
             duration_s: self.end_ns as f64 / 1e9,
             sim_time_s: secs,

@@ -242,13 +242,12 @@ mod engine_tests {
         let parts = RunParts {
             // A silent machine: the sleeping core must not be woken by
             // housekeeping (the deferrable ramp-down timer test).
-            kernel: crate::kernel::KernelConfig::from_spec(&Spec::parse("6.8:housekeeping=off", "kernel").unwrap()).unwrap(),
             workload: workload::build(&Spec::new(workload_file(name, ops).to_str().unwrap())).unwrap(),
             cpufreq: Box::new(Script { steps: steps.to_vec(), next: 0, fast }),
             cpuidle: cpuidle::build(&Spec::new("menu"), &plat).unwrap(),
             duration_ns: end_us * 1000,
             seed: 1,
-            platform: plat,
+            ctx: crate::kernel::BuildCtx::new(plat, crate::kernel::KernelConfig::from_spec(&Spec::parse("6.8:housekeeping=off", "kernel").unwrap()).unwrap()),
         };
         let mut e = crate::machine::build(parts, None).unwrap();
         e.run(None).unwrap();

@@ -53,7 +53,12 @@ pub struct Platform {
     pub hwp: bool,
     /// The firmware's preferred PM profile (x86 ACPI FADT).
     pub acpi_pm_profile: AcpiPmProfile,
-    /// Kernel tick rate (CONFIG_HZ) of the distribution kernel assumed.
+    /// Which of the kernel's idle-CPU wakeup profiles this kind of machine
+    /// shows (machine/housekeeping.rs; the platform file's `housekeeping`).
+    pub housekeeping: HousekeepingProfile,
+    /// The tick rate (CONFIG_HZ) of the distribution kernel this machine is
+    /// assumed to run: the run's default, read by `kernel::BuildCtx` (the
+    /// kernel's `hz` option overrides it).
     pub hz: u32,
     /// Whether the packages enter their package C-states (the override
     /// `package_cstates=on|off`; on by default). Off: a package stays in
@@ -174,6 +179,38 @@ impl AcpiPmProfile {
     /// intel_pstate_acpi_pm_profile_server().
     pub fn is_server(self) -> bool {
         matches!(self, AcpiPmProfile::EnterpriseServer | AcpiPmProfile::PerformanceServer)
+    }
+}
+
+/// The kernel's own wakeups of an idle CPU (timer softirqs, RCU, vmstat,
+/// kworkers) as measured on a kind of machine; each profile's numbers and
+/// sources are in machine/housekeeping.rs. A platform file names its
+/// profile with `housekeeping = "..."`; one that names none gets `server`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HousekeepingProfile {
+    /// An x86 server or desktop (the published per-CPU idle rate).
+    #[default]
+    Server,
+    /// An Arm development board (the Juno recording).
+    Board,
+    /// An Android phone SoC (the SD835 recording).
+    Phone,
+    /// IBM POWER under powernv (the kernel's own per-CPU timers).
+    Powernv,
+}
+
+impl HousekeepingProfile {
+    /// The file's spelling of each profile.
+    pub const NAMES: [(&'static str, HousekeepingProfile); 4] = [
+        ("server", HousekeepingProfile::Server),
+        ("board", HousekeepingProfile::Board),
+        ("phone", HousekeepingProfile::Phone),
+        ("powernv", HousekeepingProfile::Powernv),
+    ];
+
+    /// The file's spelling.
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(_, p)| *p == self).map_or("server", |(n, _)| n)
     }
 }
 
@@ -447,11 +484,6 @@ impl Platform {
 
     pub fn domain_type(&self, domain: usize) -> &CpuType {
         &self.cpu_types[self.freq_domains[domain].cpu_type]
-    }
-
-    /// Tick period in ns (TICK_NSEC).
-    pub fn tick_ns(&self) -> u64 {
-        1_000_000_000 / u64::from(self.hz)
     }
 
     pub fn device_index(&self, name: &str) -> Option<usize> {

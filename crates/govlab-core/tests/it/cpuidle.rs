@@ -110,13 +110,12 @@ fn oracle_energy_is_settled_at_the_chosen_states_power() {
     let wl = temp_file("oracle-idle.toml", "[[task]]\ncomm = \"sleeper\"\ncpus = [0]\nops = [ { sleep = \"10s\" } ]\n");
     let plat = platform::load_named(&spec("skylake-e3-1240v5")).unwrap();
     let parts = RunParts {
-        kernel: crate::fixtures::silent_kernel(),
         workload: workload::build(&Spec::new(wl.to_str().unwrap())).unwrap(),
         cpufreq: cpufreq::build(&spec("userspace"), &plat).unwrap(),
         cpuidle: cpuidle::build(&spec("oracle"), &plat).unwrap(),
         duration_ns: 1_000_000_000,
         seed: 1,
-        platform: plat.clone(),
+        ctx: govlab_core::kernel::BuildCtx::new(plat.clone(), crate::fixtures::silent_kernel()),
     };
     let r = build(parts, None).unwrap().run(None).unwrap();
     let ct = &plat.cpu_types[0];
@@ -164,13 +163,12 @@ fn oracle_polls_without_a_time_limit_only_when_no_deeper_state_fits() {
     let plat = platform::load_path(&p).unwrap();
     let wl = sleeper("oracle-poll.toml", &[80, 1_000]);
     let parts = RunParts {
-        kernel: crate::fixtures::silent_kernel(),
         workload: workload::build(&Spec::new(&wl)).unwrap(),
         cpufreq: cpufreq::build(&spec("performance"), &plat).unwrap(),
         cpuidle: cpuidle::build(&spec("oracle"), &plat).unwrap(),
         duration_ns: 10_000_000,
         seed: 1,
-        platform: plat,
+        ctx: govlab_core::kernel::BuildCtx::new(plat, crate::fixtures::silent_kernel()),
     };
     let r = build(parts, None).unwrap().run(None).unwrap();
     assert_never_wrong(&r, "poll limit");
@@ -260,13 +258,12 @@ fn oracle_is_never_wrong_on_mixed_and_request_reply_workloads() {
 fn energy_and_latency(mix: &str, cpuidle: Box<dyn cpuidle::CpuidleGovernor>, seed: u64) -> (f64, f64, RunResult) {
     let plat = platform::load_named(&spec("skylake-e3-1240v5")).unwrap();
     let parts = RunParts {
-        kernel: crate::fixtures::silent_kernel(),
         workload: workload::build(&spec(mix)).unwrap(),
         cpufreq: cpufreq::build(&spec("userspace:scaling_setspeed=3500000"), &plat).unwrap(),
         cpuidle,
         duration_ns: 500_000_000,
         seed,
-        platform: plat,
+        ctx: govlab_core::kernel::BuildCtx::new(plat, crate::fixtures::silent_kernel()),
     };
     let r = build(parts, None).unwrap().run(None).unwrap();
     (r.energy_j, r.wakeup_latency.mean_us.unwrap(), r)

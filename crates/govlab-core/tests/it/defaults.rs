@@ -22,7 +22,7 @@ fn governor_defaults_snapshot() {
             }
         }
         for g in cpuidle::registry() {
-            let gov = (g.build)(&Spec::new(g.name), &plat).unwrap();
+            let gov = (g.build)(&Spec::new(g.name), &govlab_core::kernel::BuildCtx::of(plat.clone())).unwrap();
             writeln!(out, "cpuidle {}: {:?}", g.name, gov.tunables()).unwrap();
         }
     }

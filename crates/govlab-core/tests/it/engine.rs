@@ -79,14 +79,13 @@ fn idle_machine_energy_matches_the_state_table() {
     let plat = platform::load_named(&spec("skylake-e3-1240v5")).unwrap();
     let state = 4; // C6
     let parts = RunParts {
-        kernel: crate::fixtures::silent_kernel(),
         workload: workload::build(&Spec::new(wl.to_str().unwrap())).unwrap(),
         // userspace with no setspeed keeps the boot frequency: no transition.
         cpufreq: cpufreq::build(&spec("userspace"), &plat).unwrap(),
         cpuidle: Box::new(FixedState(state)),
         duration_ns: 1_000_000_000,
         seed: 1,
-        platform: plat.clone(),
+        ctx: govlab_core::kernel::BuildCtx::new(plat.clone(), crate::fixtures::silent_kernel()),
     };
     let r = build(parts, None).unwrap().run(None).unwrap();
     let ct = &plat.cpu_types[0];
@@ -143,13 +142,12 @@ fn frequency_increase_waits_for_the_voltage_slew() {
         let plat = platform::load_path(&p).unwrap();
         let wl = temp_file("idle.toml", "[[task]]\ncomm = \"s\"\nops = [ { sleep = \"1s\" } ]\n");
         let parts = RunParts {
-            kernel: crate::fixtures::silent_kernel(),
             workload: workload::build(&Spec::new(wl.to_str().unwrap())).unwrap(),
             cpufreq: Box::new(StepUp { at_ns: 1_000_000 }),
             cpuidle: cpuidle::build(&spec("ladder"), &plat).unwrap(),
             duration_ns: 5_000_000,
             seed: 1,
-            platform: plat,
+            ctx: govlab_core::kernel::BuildCtx::new(plat, crate::fixtures::silent_kernel()),
         };
         let r = build(parts, None).unwrap().run(None).unwrap();
         let tis = &r.cpus[0].time_in_state;
@@ -183,13 +181,12 @@ fn above_and_below_match_hand_computed_counts() {
     let plat = platform::load_named(&spec("skylake-e3-1240v5:package_cstates=off")).unwrap();
     assert_eq!(plat.cpu_types[0].idle_states[3].name, "C3");
     let parts = RunParts {
-        kernel: crate::fixtures::silent_kernel(),
         workload: workload::build(&Spec::new(wl.to_str().unwrap())).unwrap(),
         cpufreq: cpufreq::build(&spec("performance"), &plat).unwrap(),
         cpuidle: Box::new(FixedState(3)),
         duration_ns: 100_000_000,
         seed: 1,
-        platform: plat,
+        ctx: govlab_core::kernel::BuildCtx::new(plat, crate::fixtures::silent_kernel()),
     };
     let r = build(parts, None).unwrap().run(None).unwrap();
     let c3 = &r.cpus[0].idle_states[3];
@@ -214,13 +211,12 @@ fn idle_accuracy_matches_hand_computed_distribution() {
     let wl = temp_file("sleeps-acc.toml", &format!("[[task]]\ncomm = \"s\"\ncpus = [0]\nops = [ {ops}]\n"));
     let plat = platform::load_named(&spec("skylake-e3-1240v5:package_cstates=off")).unwrap();
     let parts = RunParts {
-        kernel: crate::fixtures::silent_kernel(),
         workload: workload::build(&Spec::new(wl.to_str().unwrap())).unwrap(),
         cpufreq: cpufreq::build(&spec("performance"), &plat).unwrap(),
         cpuidle: Box::new(FixedState(3)),
         duration_ns: 100_000_000,
         seed: 1,
-        platform: plat,
+        ctx: govlab_core::kernel::BuildCtx::new(plat, crate::fixtures::silent_kernel()),
     };
     let r = build(parts, None).unwrap().run(None).unwrap();
     let a = &r.cpus[0].idle_accuracy;

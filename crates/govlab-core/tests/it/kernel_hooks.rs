@@ -148,8 +148,7 @@ fn recorded(platform_text: &str, workload_text: &str, name: &str, ms: u64) -> Ve
         cpuidle: govlab_core::cpuidle::build(&spec("menu"), &plat).unwrap(),
         duration_ns: ms * 1_000_000,
         seed: 1,
-        platform: plat,
-        kernel: govlab_core::kernel::KernelConfig::default(),
+        ctx: govlab_core::kernel::BuildCtx::new(plat, govlab_core::kernel::KernelConfig::default()),
     };
     build(parts, None).unwrap().run(None).unwrap();
     let v = calls.lock().unwrap().clone();

@@ -40,13 +40,12 @@ fn fixed_state_run(platform: &str, workload: &str, state: usize, ms: u64) -> Run
     let plat = platform::load_named(&spec(platform)).unwrap();
     let parts = RunParts {
         // A silent machine: the fixed idle states are all that runs.
-        kernel: govlab_core::kernel::KernelConfig::from_spec(&spec("6.8:housekeeping=off")).unwrap(),
         workload: workload::build(&spec(workload)).unwrap(),
         cpufreq: cpufreq::build(&spec("userspace"), &plat).unwrap(),
         cpuidle: Box::new(FixedState(state)),
         duration_ns: ms * 1_000_000,
         seed: 1,
-        platform: plat,
+        ctx: govlab_core::kernel::BuildCtx::new(plat, govlab_core::kernel::KernelConfig::from_spec(&spec("6.8:housekeeping=off")).unwrap()),
     };
     build(parts, None).unwrap().run(None).unwrap()
 }

@@ -202,11 +202,11 @@ pub(crate) struct PyCpufreq {
 /// The factory for a run: `name` stands for the governor in messages and
 /// the result; `gov` is the Python object.
 pub(crate) fn factory(name: String, gov: PyObject) -> CpufreqFactory {
-    Box::new(move |platform| {
+    Box::new(move |ctx| {
         Python::with_gil(|py| {
             let who = Who::new("cpufreq", &name);
             let g = gov.bind(py);
-            let tunables = init(py, &who, g, platform)?;
+            let tunables = init(py, &who, g, ctx)?;
             let lookup = |attr: &str| method(g, attr).map_err(|e| who.exception(py, attr, 0, &e));
             let (start, update, timer) = (lookup("start")?, lookup("update")?, lookup("timer")?);
             let uses_hook = g
@@ -226,7 +226,7 @@ pub(crate) fn factory(name: String, gov: PyObject) -> CpufreqFactory {
                 uses_hook,
                 driver,
                 tunables,
-                nr_cpus: platform.nr_cpus(),
+                nr_cpus: ctx.platform.nr_cpus(),
                 views: Vec::new(),
                 now_ns: 0,
                 failed: false,

@@ -150,11 +150,11 @@ pub(crate) struct PyCpuidle {
 /// The factory for a run: `name` stands for the governor in messages and
 /// the result; `gov` is the Python object.
 pub(crate) fn factory(name: String, gov: PyObject) -> CpuidleFactory {
-    Box::new(move |platform| {
+    Box::new(move |ctx| {
         Python::with_gil(|py| {
             let who = Who::new("cpuidle", &name);
             let g = gov.bind(py);
-            let tunables = init(py, &who, g, platform)?;
+            let tunables = init(py, &who, g, ctx)?;
             let lookup = |attr: &str| method(g, attr).map_err(|e| who.exception(py, attr, 0, &e));
             Ok(Box::new(PyCpuidle {
                 enable: lookup("enable")?,
@@ -163,7 +163,7 @@ pub(crate) fn factory(name: String, gov: PyObject) -> CpuidleFactory {
                 who,
                 tunables,
                 devs: Vec::new(),
-                entry_ns: vec![0; platform.nr_cpus()],
+                entry_ns: vec![0; ctx.platform.nr_cpus()],
                 failed: false,
                 error: None,
             }) as Box<dyn CpuidleGovernor>)

@@ -149,8 +149,8 @@ pub(crate) fn method(gov: &Bound<'_, PyAny>, name: &str) -> PyResult<PyObject> {
 }
 
 /// `init(platform)` then `tunable_values()`, when the run is built.
-pub(crate) fn init(py: Python<'_>, who: &Who, gov: &Bound<'_, PyAny>, platform: &govlab_core::platform::Platform) -> govlab_core::Result<Vec<(String, String)>> {
-    let view = Py::new(py, platform::PlatformView::new(py, platform).map_err(|e| who.exception(py, "init", 0, &e))?)
+pub(crate) fn init(py: Python<'_>, who: &Who, gov: &Bound<'_, PyAny>, ctx: &govlab_core::kernel::BuildCtx) -> govlab_core::Result<Vec<(String, String)>> {
+    let view = Py::new(py, platform::PlatformView::new(py, ctx).map_err(|e| who.exception(py, "init", 0, &e))?)
         .map_err(|e| who.exception(py, "init", 0, &e))?;
     gov.call_method1("init", (view,)).map_err(|e| who.exception(py, "init", 0, &e))?;
     let values = gov.call_method0("tunable_values").map_err(|e| who.exception(py, "tunable_values", 0, &e))?;

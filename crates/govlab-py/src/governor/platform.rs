@@ -1,9 +1,10 @@
-//! The machine as a Python governor's `init(platform)` sees it: plain,
-//! read-only data copied from the engine's platform once per run.
+//! The machine and the kernel as a Python governor's `init(platform)` sees
+//! them: plain, read-only data copied from the run's build context once per
+//! run.
 
-use govlab_core::platform::Platform;
+use govlab_core::kernel::{BuildCtx, ERAS};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyFrozenSet, PyFrozenSetMethods, PyTuple};
 
 use super::tuple;
 
@@ -33,6 +34,27 @@ pub(crate) struct PlatformView {
     /// One [`PolicyInfo`] per cpufreq policy (frequency domain), by id.
     #[pyo3(get)]
     policies: Py<PyTuple>,
+    /// The run's kernel ([`KernelView`]).
+    #[pyo3(get)]
+    kernel: Py<KernelView>,
+}
+
+/// The run's kernel (read-only): its version and the eras it has, named as
+/// `govlab list kernels` names them.
+#[pyclass(frozen, module = "govlab.governors", name = "Kernel")]
+pub(crate) struct KernelView {
+    /// The version whose semantics run, `6.8`.
+    #[pyo3(get)]
+    version: String,
+    /// (major, minor) of [`version`](Self::version).
+    #[pyo3(get)]
+    version_tuple: (u32, u32),
+    /// The version as asked (`5.4` runs 5.2's semantics).
+    #[pyo3(get)]
+    requested: String,
+    /// The names of the eras this version has.
+    #[pyo3(get)]
+    eras: Py<PyFrozenSet>,
 }
 
 /// One cpufreq policy's fixed data (read-only).
@@ -56,7 +78,16 @@ pub(crate) struct PolicyInfo {
 }
 
 impl PlatformView {
-    pub fn new(py: Python<'_>, p: &Platform) -> PyResult<Self> {
+    pub fn new(py: Python<'_>, ctx: &BuildCtx) -> PyResult<Self> {
+        let p = &ctx.platform;
+        let k = &ctx.kernel;
+        let names: Vec<&str> = ERAS.iter().filter(|e| k.has(e.id)).map(|e| e.name).collect();
+        let kernel = KernelView {
+            version: k.version.to_string(),
+            version_tuple: (k.version.major, k.version.minor),
+            requested: k.requested.to_string(),
+            eras: PyFrozenSet::new(py, names)?.unbind(),
+        };
         let policies = (0..p.freq_domains.len())
             .map(|d| {
                 let ct = p.domain_type(d);
@@ -76,12 +107,13 @@ impl PlatformView {
         Ok(PlatformView {
             name: p.name.clone(),
             driver: p.driver.name().to_string(),
-            hwp: p.hwp,
+            hwp: ctx.hwp,
             acpi_pm_profile: p.acpi_pm_profile.name(),
-            hz: p.hz,
-            tick_ns: p.tick_ns(),
+            hz: ctx.hz,
+            tick_ns: ctx.tick_ns(),
             nr_cpus: p.nr_cpus(),
             policies: tuple(py, policies)?,
+            kernel: Py::new(py, kernel)?,
         })
     }
 }
@@ -90,6 +122,23 @@ impl PlatformView {
 impl PlatformView {
     fn __repr__(&self) -> String {
         format!("<Platform {} ({} CPUs, {}, HZ={})>", self.name, self.nr_cpus, self.driver, self.hz)
+    }
+}
+
+#[pymethods]
+impl KernelView {
+    /// Whether the kernel has the era `name` (as `govlab list kernels`
+    /// names it); an unknown name is an error naming the eras.
+    fn has(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
+        if !ERAS.iter().any(|e| e.name == name) {
+            let names: Vec<&str> = ERAS.iter().map(|e| e.name).collect();
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("no kernel era named '{name}'; eras: {}", names.join(", "))));
+        }
+        self.eras.bind(py).contains(name)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Kernel {}>", self.version)
     }
 }
 

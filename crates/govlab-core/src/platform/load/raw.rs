@@ -24,6 +24,10 @@ pub(super) struct RawPlatform {
     /// x86: the ACPI FADT preferred PM profile (default "unspecified").
     #[serde(default)]
     pub(super) acpi_pm_profile: Option<Spanned<String>>,
+    /// The kernel's own wakeups of an idle CPU on this kind of machine
+    /// (default "server"; see `HousekeepingProfile`).
+    #[serde(default)]
+    pub(super) housekeeping: Option<Spanned<String>>,
     pub(super) hz: Spanned<u32>,
     pub(super) topology: Spanned<RawTopology>,
     pub(super) package: Spanned<RawPackage>,

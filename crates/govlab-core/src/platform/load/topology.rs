@@ -12,7 +12,7 @@ use super::checks::{check_pstate_grid, cpu_type, device, driver, non_negative, n
 use super::raw::{Numbering, RawCluster, RawCpuType, RawPlatform};
 use crate::error::Result;
 use crate::platform::{
-    AcpiPmProfile, Core, Cpu, CpuId, CpuType, Dram, Driver, FreqDomain, Package, PackageCState, Platform, PowerLimit, Uncore, UncorePolicy, POWER_DOMAINS,
+    AcpiPmProfile, HousekeepingProfile, Core, Cpu, CpuId, CpuType, Dram, Driver, FreqDomain, Package, PackageCState, Platform, PowerLimit, Uncore, UncorePolicy, POWER_DOMAINS,
     VoltageDomain,
 };
 
@@ -93,6 +93,22 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
                     &v.span(),
                     "",
                     "acpi_pm_profile",
+                    format!("unknown profile '{}'; valid: {}", v.get_ref(), names.join(", ")),
+                )
+            })?,
+    };
+    let housekeeping = match &raw.housekeeping {
+        None => HousekeepingProfile::default(),
+        Some(v) => HousekeepingProfile::NAMES
+            .iter()
+            .find(|(n, _)| *n == v.get_ref().as_str())
+            .map(|&(_, p)| p)
+            .ok_or_else(|| {
+                let names: Vec<&str> = HousekeepingProfile::NAMES.iter().map(|(n, _)| *n).collect();
+                src.err(
+                    &v.span(),
+                    "",
+                    "housekeeping",
                     format!("unknown profile '{}'; valid: {}", v.get_ref(), names.join(", ")),
                 )
             })?,
@@ -387,6 +403,7 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         driver,
         hwp,
         acpi_pm_profile,
+        housekeeping,
         hz,
         idle_tick: None,
         package_cstates: true,

@@ -1,0 +1,425 @@
+//! The kernel's eras: each behaviour that changed between the versions
+//! govlab models, with the version and commit that changed it.
+//!
+//! An era is named by [`EraId`], a closed enum: code asks
+//! `kernel.has(EraId::UtilEst)`, so an era that does not exist is a compile
+//! error, and [`ERAS`] holds what `govlab list kernels` shows of each (the
+//! table is checked at compile time to be in the enum's order). To add an
+//! era: a variant here, its row in [`ERAS`] (by first version), and the code
+//! that reads it asks [`super::KernelConfig::has`]. Sources:
+//! docs/research/kernel-eras.md.
+
+use serde::Serialize;
+
+use super::Version;
+
+/// Every era govlab knows, in [`ERAS`]'s order (by first version).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EraId {
+    CopyPrevLoad,
+    OndemandFormula,
+    DbsUtilHook,
+    Schedutil,
+    SchedutilIowaitBoost,
+    IntelPstatePassive,
+    PeltDivider,
+    PpcHardlockupWatchdog,
+    DbsSamplingTicks,
+    RemoteCallbacks,
+    IdleTick,
+    UtilEst,
+    DbsLongIdle,
+    SchedutilIowaitGradual,
+    HwpDynamicBoost,
+    Teo,
+    PeltClock,
+    IntelPstateIowait,
+    Haltpoll,
+    X86FreqInvariance,
+    IntelPstatePassiveDefault,
+    IntelPstatePassiveHwp,
+    BaseSlice,
+    IoUringIowait,
+    Eevdf,
+    SchedutilFreqRef,
+    SchedutilRateLimit2ms,
+}
+
+impl EraId {
+    /// How many eras there are.
+    pub const COUNT: usize = EraId::SchedutilRateLimit2ms as usize + 1;
+
+    /// The era's row in [`ERAS`].
+    #[must_use]
+    pub const fn era(self) -> &'static Era {
+        &ERAS[self as usize]
+    }
+
+    /// The first mainline release with the era's behaviour.
+    #[must_use]
+    pub const fn first(self) -> Version {
+        self.era().first
+    }
+}
+
+/// Whether an era is modelled by the engine, or recorded for later work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EraStatus {
+    /// The engine follows the version.
+    Modelled,
+    /// [`KernelConfig`] answers the era question, but no engine code reads
+    /// the answer yet.
+    Exposed,
+    /// Recorded for a later issue (the governors' eras); every version runs
+    /// the newest behaviour.
+    NotModelled,
+}
+
+/// One era-dependent behaviour: from `first` on, the kernel does what
+/// `description` says; before, what it said before.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Era {
+    /// The era itself (its index in [`ERAS`]).
+    pub id: EraId,
+    /// The behaviour's short name (`idle_tick`, `pelt_clock`, ...).
+    pub name: &'static str,
+    /// The first mainline release with the new behaviour.
+    pub first: Version,
+    /// Whether `first` was seen in a tag or a stable marker (`false`:
+    /// inferred from mail dates, see docs/research/kernel-eras.md).
+    pub first_confirmed: bool,
+    /// The commit's abbreviated hash, or `hash not found`.
+    pub commit: &'static str,
+    /// The commit's subject line.
+    pub subject: &'static str,
+    /// What changed, in one line: before → from `first`.
+    pub description: &'static str,
+    pub status: EraStatus,
+}
+
+/// Every era govlab knows, by first version. Sources: docs/research/kernel-eras.md.
+pub const ERAS: [Era; EraId::COUNT] = [
+    Era {
+        id: EraId::CopyPrevLoad,
+        name: "copy_prev_load",
+        first: Version::new(3, 16),
+        first_confirmed: false,
+        commit: "18b46abd0009",
+        subject: "cpufreq: governor: Be friendly towards latency-sensitive bursty workloads",
+        description: "ondemand/conservative reuse the previous load once after a long idle (before: the near-zero load is measured); on earlier versions the copy_prev_load tunable is this patch on top",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::OndemandFormula,
+        name: "ondemand_formula",
+        first: Version::new(3, 17),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: ondemand: Eliminate the deadband effect",
+        description: "ondemand picks min + load x (max - min) / 100 with RELATION_C (before: load x max / 100 with RELATION_L)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::DbsUtilHook,
+        name: "dbs_util_hook",
+        first: Version::new(4, 6),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: governor: Replace timers with utilization update callbacks",
+        description: "ondemand/conservative sample from the scheduler's cpufreq_update_util hook (before: a deferrable timer); govlab samples by deferrable timer on every version",
+        status: EraStatus::NotModelled,
+    },
+    Era {
+        id: EraId::Schedutil,
+        name: "schedutil",
+        first: Version::new(4, 7),
+        first_confirmed: false,
+        commit: "9bdcb44e391d",
+        subject: "cpufreq: schedutil: New governor based on scheduler utilization data",
+        description: "the schedutil cpufreq governor exists (before: not available)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::SchedutilIowaitBoost,
+        name: "schedutil_iowait_boost",
+        first: Version::new(4, 9),
+        first_confirmed: false,
+        commit: "21ca6d2c52f8",
+        subject: "cpufreq: schedutil: Add iowait boosting",
+        description: "schedutil boosts after IO wakeups, straight to the maximum and halving (before: no iowait boost; the iowait_boost default)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::IntelPstatePassive,
+        name: "intel_pstate_passive",
+        first: Version::new(4, 10),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: intel_pstate: Generic governors support",
+        description: "intel_pstate has a passive mode (intel_cpufreq) for the generic governors (before: only its own active mode; generic governors need acpi-cpufreq)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::PeltDivider,
+        name: "pelt_divider",
+        first: Version::new(4, 13),
+        first_confirmed: false,
+        commit: "625ed2bf049d",
+        subject: "sched/cfs: Make util/load_avg more stable",
+        description: "PELT averages divide by LOAD_AVG_MAX - 1024 + period_contrib (before: LOAD_AVG_MAX)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::PpcHardlockupWatchdog,
+        name: "ppc_hardlockup_watchdog",
+        first: Version::new(4, 13),
+        first_confirmed: true,
+        commit: "2104180a5369",
+        subject: "powerpc/64s: implement arch-specific hardlockup watchdog",
+        description: "POWER's own hard-lockup watchdog arms a second per-CPU 4 s timer beside the soft-lockup one (before: the soft-lockup timer alone)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::DbsSamplingTicks,
+        name: "dbs_sampling_ticks",
+        first: Version::new(4, 14),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: governor: Drop min_sampling_rate",
+        description: "ondemand/conservative sampling_rate: default max(2 ticks, transition delay), at least 2 ticks (before: default max(min, 1000 x latency), floor min = max(10 ms, 20 x latency), smaller values raised to it)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::RemoteCallbacks,
+        name: "remote_callbacks",
+        first: Version::new(4, 14),
+        first_confirmed: false,
+        commit: "674e75411fc2",
+        subject: "sched: cpufreq: Allow remote cpufreq callbacks",
+        description: "the scheduler calls the cpufreq hook for another CPU's runqueue (before: local calls only)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::IdleTick,
+        name: "idle_tick",
+        first: Version::new(4, 17),
+        first_confirmed: true,
+        commit: "554c8aa8ecad",
+        subject: "sched: idle: Select idle state before stopping the tick",
+        description: "the idle governor decides whether the tick stops (before: stopped on every idle entry with no timer within a tick)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::UtilEst,
+        name: "util_est",
+        first: Version::new(4, 17),
+        first_confirmed: false,
+        commit: "7f65ea42eb00",
+        subject: "sched/fair: Add util_est on top of PELT",
+        description: "a task's utilisation estimate (util_est) enters CPU utilisation and placement (before: util_avg alone)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::DbsLongIdle,
+        name: "dbs_long_idle",
+        first: Version::new(4, 18),
+        first_confirmed: false,
+        commit: "7592019634f8",
+        subject: "cpufreq: governor: Fix long idle detection logic in load calculation",
+        description: "copy_prev_load detects a long idle from the window's idle time (before: from its wall time)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::SchedutilIowaitGradual,
+        name: "schedutil_iowait_gradual",
+        first: Version::new(4, 18),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpufreq: schedutil: Make iowait boost more energy efficient",
+        description: "schedutil's iowait boost starts low and doubles per IO wakeup (before: straight to the maximum; the iowait_boost default). govlab's gradual form is v5.2's (9eca544b1491: 1/8 of capacity), not 4.18's start at policy->min",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::HwpDynamicBoost,
+        name: "hwp_dynamic_boost",
+        first: Version::new(4, 18),
+        first_confirmed: false,
+        commit: "52ccc4314293",
+        subject: "cpufreq: intel_pstate: HWP boost performance on IO wakeup",
+        description: "intel_pstate's active mode with HWP can boost the HWP minimum on IO wakeups (hwp_dynamic_boost; before: no boost, the tunable is the 2018 series on top); its per-model default of 4.18-6.3 runs as v6.4+'s server-profile rule",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::Teo,
+        name: "teo",
+        first: Version::new(5, 1),
+        first_confirmed: true,
+        commit: "b26bf6ab716f",
+        subject: "cpuidle: New timer events oriented governor for tickless systems",
+        description: "the teo idle governor exists (before: ladder and menu only)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::PeltClock,
+        name: "pelt_clock",
+        first: Version::new(5, 1),
+        first_confirmed: false,
+        commit: "23127296889f",
+        subject: "sched/fair: Update scale invariance of PELT",
+        description: "PELT scales its clock by frequency x capacity (before: each contribution, load by frequency, util by frequency x capacity)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::IntelPstateIowait,
+        name: "intel_pstate_iowait",
+        first: Version::new(5, 1),
+        first_confirmed: false,
+        commit: "b8bd1581aa61",
+        subject: "cpufreq: intel_pstate: Rework iowait boosting to be less aggressive",
+        description: "intel_pstate's iowait boost (non-HWP) ramps up over consecutive iowait wakeups (before: straight to the maximum; the iowait_boost default)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::Haltpoll,
+        name: "haltpoll",
+        first: Version::new(5, 4),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "cpuidle: add haltpoll governor",
+        description: "the haltpoll idle governor exists (before: not available)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::X86FreqInvariance,
+        name: "x86_freq_invariance",
+        first: Version::new(5, 7),
+        first_confirmed: false,
+        commit: "1567c3e3467c",
+        subject: "x86, sched: Add support for frequency invariance",
+        description: "x86 scales utilisation by APERF/MPERF over the 4-core turbo ratio (before: no frequency invariance)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::IntelPstatePassiveDefault,
+        name: "intel_pstate_passive_default",
+        first: Version::new(5, 8),
+        first_confirmed: false,
+        commit: "33aa46f252c7",
+        subject: "cpufreq: intel_pstate: Use passive mode by default without HWP",
+        description: "without HWP, intel_pstate boots in passive mode (intel_cpufreq) under the default generic governor, schedutil (before: its own active-mode powersave)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::IntelPstatePassiveHwp,
+        name: "intel_pstate_passive_hwp",
+        first: Version::new(5, 9),
+        first_confirmed: true,
+        commit: "f6ebbcf08f37",
+        subject: "cpufreq: intel_pstate: Implement passive mode with HWP enabled",
+        description: "intel_pstate's passive mode keeps HWP on, the governor's target becoming the HWP minimum (before: passive mode ran without HWP)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::BaseSlice,
+        name: "base_slice",
+        first: Version::new(5, 13),
+        first_confirmed: false,
+        commit: "0c2de3f054a5",
+        subject: "sched,fair: Alternative sched_slice()",
+        description: "a CFS task's slice (sched_slice) is never below sched_min_granularity (BASE_SLICE; before: a heavy runqueue could cut it below)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::IoUringIowait,
+        name: "io_uring_iowait",
+        first: Version::new(6, 5),
+        first_confirmed: false,
+        commit: "hash not found",
+        subject: "io_uring: Use io_schedule* in cqring wait",
+        description: "a task waiting in io_uring's io_cqring_wait() with requests in flight counts as iowait (before: a plain sleep, no iowait)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::Eevdf,
+        name: "eevdf",
+        first: Version::new(6, 6),
+        first_confirmed: true,
+        commit: "hash not found",
+        subject: "(the EEVDF series; no single commit checked)",
+        description: "versions from 6.6 run the pre-EEVDF fair class (EEVDF is not modelled)",
+        status: EraStatus::NotModelled,
+    },
+    Era {
+        id: EraId::SchedutilFreqRef,
+        name: "schedutil_freq_ref",
+        first: Version::new(6, 8),
+        first_confirmed: true,
+        commit: "hash not found",
+        subject: "cpufreq/schedutil: Use a fixed reference frequency",
+        description: "schedutil's invariant base is arch_scale_freq_ref() (before: cpuinfo.max_freq)",
+        status: EraStatus::NotModelled,
+    },
+    Era {
+        id: EraId::SchedutilRateLimit2ms,
+        name: "schedutil_rate_limit_2ms",
+        first: Version::new(6, 9),
+        first_confirmed: true,
+        commit: "e13aa799c2a6",
+        subject: "cpufreq: Change default transition delay to 2ms",
+        description: "the default transition delay (schedutil's rate limit, dbs sampling) is capped at 2 ms (before: 10 ms); after the newest modelled version, recorded only",
+        status: EraStatus::NotModelled,
+    },
+];
+
+// The table is in the enum's order, so `EraId::era` is an index.
+const _: () = {
+    let mut i = 0;
+    while i < ERAS.len() {
+        assert!(ERAS[i].id as usize == i, "ERAS is not in EraId's order");
+        i += 1;
+    }
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Eras are named by the enum only: no era is looked up by a string
+    /// anywhere in the engine (the old `has("...")` / `era_named`), so a
+    /// misspelt era is a compile error, not a run-time panic.
+    #[test]
+    fn no_era_is_named_by_a_string() {
+        fn walk(dir: &std::path::Path, hits: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, hits);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    for (i, line) in text.lines().enumerate() {
+                        let code = line.split("//").next().unwrap_or("");
+                        if code.contains(concat!(".has", "(\"")) || code.contains(concat!("era_", "named(")) {
+                            hits.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                        }
+                    }
+                }
+            }
+        }
+        let mut hits = Vec::new();
+        walk(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")), &mut hits);
+        walk(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../govlab-py/src")), &mut hits);
+        assert!(hits.is_empty(), "eras named by strings:\n{}", hits.join("\n"));
+    }
+
+    /// Every era's short name is unique (the name `govlab list kernels`
+    /// and Python governors' `kernel.has(name)` use).
+    #[test]
+    fn era_names_are_unique_and_ordered_by_version() {
+        for (i, a) in ERAS.iter().enumerate() {
+            assert!(ERAS[i + 1..].iter().all(|b| b.name != a.name), "{} twice", a.name);
+        }
+        assert!(ERAS.windows(2).all(|w| w[0].first <= w[1].first), "ERAS is ordered by first version");
+    }
+}
