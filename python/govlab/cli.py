@@ -94,12 +94,12 @@ MAX_MESSAGE_CHARS = 300
 MIN_WORD_CHARS = 40
 
 
-def _one_line(message: str) -> str:
+def _one_line(message: str, prefix: str = "govlab: error: ") -> str:
     """``message`` on one line: control characters escaped, each word (an echoed value) cut at
     :data:`govlab.fmt.MAX_SHOWN_CHARS`, then the longest cut further while the line is over MAX_MESSAGE_CHARS."""
     words = ["".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in w) for w in message.split(" ")]
     words = [fmt.clip(w) for w in words]
-    excess = len("govlab: error: ") + len(" ".join(words)) - MAX_MESSAGE_CHARS
+    excess = len(prefix) + len(" ".join(words)) - MAX_MESSAGE_CHARS
     while excess > 0:
         i = max(range(len(words)), key=lambda k: len(words[k]))
         if len(words[i]) <= MIN_WORD_CHARS:
@@ -511,7 +511,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse's parser, its error line cut as ours are (a 100 kB argument is not echoed whole)."""
 
     def error(self, message: str) -> Any:
-        super().error(_one_line(message))
+        super().error(_one_line(message, f"{self.prog}: error: "))
 
 
 def _parser() -> argparse.ArgumentParser:
