@@ -28,7 +28,7 @@ from typing import Any, TypeAlias
 
 import govlab._core as _core
 
-from govlab import governors
+from govlab import argcheck, governors
 from govlab.result import Result
 
 __all__ = [
@@ -121,6 +121,7 @@ def run(
     invalid argument raises a ``GovlabError`` naming it (a wrong value or type
     ``InvalidValueError``, also a ``ValueError``).
     """
+    argcheck.function("progress", progress, none=True)
     py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
     config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel, interval=turbostat_interval)
     if trace is True:
@@ -129,12 +130,22 @@ def run(
     if trace is False or trace is None:
         trace_path = None
     elif isinstance(trace, (str, os.PathLike)):
-        trace_path = os.fspath(trace)
+        trace_path = argcheck.path("trace", trace)
+        _refuse_inputs(trace_path, config)
     else:
         raise _invalid("trace", trace, "True (events in memory), a file path, or None")
     result = Result.from_json(_core.run(config, trace_path, progress, py_cpufreq, py_cpuidle))
     result.trace_path = trace_path
     return result
+
+
+def _refuse_inputs(trace_path: str, config: str) -> None:
+    """The trace may not be written over a file the run reads (a platform, workload or governor file)."""
+    from govlab import outfile, spec
+
+    specs = json.loads(config)
+    inputs = [(k, f) for k in ("platform", "workload", "cpufreq", "cpuidle") for f in spec.files(specs.get(k))]
+    outfile.refuse_inputs([("trace", trace_path)], inputs)
 
 
 def show_config(
@@ -179,8 +190,9 @@ def list_governors(py: str | list[str] | None = None, kernel: str | None = None)
     version), defaults by version, and each patch tunable's ``"patch"``
     (mainline there, or a patch on top).
     """
-    entries = json.loads(_core.list("governors", kernel))
-    for target in [py] if isinstance(py, str) else (py or []):
+    targets = argcheck.texts("py", py, none=True) or []
+    entries = json.loads(_core.list("governors", argcheck.text("kernel", kernel, none=True)))
+    for target in targets:
         entries += governors.describe(target)
     return entries
 
@@ -304,7 +316,9 @@ def _invalid(what: str, value: Any, expected: str) -> Exception:
     """An ``InvalidValueError`` (a ``GovlabError`` and a ``ValueError``) for argument ``what``."""
     from govlab.exceptions import InvalidValueError
 
-    return InvalidValueError(f"{what}: invalid value {value!r}: {expected}")
+    from govlab.fmt import clip
+
+    return InvalidValueError(f"{what}: invalid value {clip(repr(value))}: {expected}")
 
 
 def _check_utf8(what: str, text: str) -> None:

@@ -42,7 +42,7 @@ from typing import Any
 from govlab._core import __version__
 
 from govlab import api, fmt
-from govlab.exceptions import GovlabError, file_error
+from govlab.exceptions import GovernorError, GovlabError, file_error
 from govlab.run_text import format_kernels, format_list, format_replay, format_stats, format_text
 
 __all__ = ["main", "format_text", "format_list"]
@@ -60,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     previous = _handle_sigterm()
     try:
+        _refuse_empty(args)
         out = args.handler(args)
     except Terminated:
         print("govlab: terminated (SIGTERM)", file=sys.stderr)
@@ -67,18 +68,60 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("govlab: interrupted", file=sys.stderr)
         return 130
+    except GovernorError as e:  # a user's governor failed: its traceback follows the line (several lines)
+        print(f"govlab: error: {e}", file=sys.stderr)
+        return 2
     except (GovlabError, OSError, ValueError) as e:
         if isinstance(e, OSError) and not isinstance(e, GovlabError) and e.errno is not None:
             e = file_error(e.errno, e.strerror, e.filename)  # FILE: reason, as the notebook API says it
-        print(f"govlab: error: {str(e) or type(e).__name__}", file=sys.stderr)
+        print(f"govlab: error: {_one_line(str(e) or type(e).__name__)}", file=sys.stderr)
         return 2
     except sqlite3.Error as e:  # a results database that went bad while in use
-        print(f"govlab: error: the results database cannot be used: {e}", file=sys.stderr)
+        db = getattr(args, "db", None)
+        where = f"the results database {db}" if db else "the results database"
+        print(f"govlab: error: {_one_line(f'{where} cannot be used: {e}')}", file=sys.stderr)
         return 2
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     return _write(out)
+
+
+#: The length an error line is brought under by cutting its longest words
+#: (echoed values, paths), none below MIN_WORD_CHARS; the message's own words
+#: (a list of valid names) are never cut.
+MAX_MESSAGE_CHARS = 300
+MIN_WORD_CHARS = 40
+
+
+def _one_line(message: str, prefix: str = "govlab: error: ") -> str:
+    """``message`` on one line: control characters escaped, each word (an echoed value) cut at
+    :data:`govlab.fmt.MAX_SHOWN_CHARS`, then the longest cut further while the line is over MAX_MESSAGE_CHARS."""
+    words = ["".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in w) for w in message.split(" ")]
+    words = [fmt.clip(w) for w in words]
+    excess = len(prefix) + len(" ".join(words)) - MAX_MESSAGE_CHARS
+    while excess > 0:
+        i = max(range(len(words)), key=lambda k: len(words[k]))
+        if len(words[i]) <= MIN_WORD_CHARS:
+            break
+        keep = max(MIN_WORD_CHARS, len(words[i]) - excess)
+        excess -= len(words[i]) - keep
+        words[i] = fmt.clip(words[i], keep)
+    return " ".join(words)
+
+
+#: The positional arguments, by their attribute: how the usage line names them.
+_POSITIONAL = {"file": "FILE", "name": "NAME", "experiments": "EXPERIMENT.toml", "kind": "KIND"}
+
+
+def _refuse_empty(args: argparse.Namespace) -> None:
+    """An empty or blank value is a mistake (`--html ""` from an unset shell variable), never "not given"."""
+    for key, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            positional = {**_POSITIONAL, **({"db": "DB"} if args.command == "report" else {})}
+            name = positional.get(key, "--" + key.replace("_", "-"))
+            raise ValueError(f"{name}: the value is empty; give a value or leave the option out")
 
 
 #: Options whose value may start with "-" (argparse takes "-1s" for an option).
@@ -131,16 +174,18 @@ def _cmd_run(args: argparse.Namespace) -> str:
     }
     if args.show_config:
         return json.dumps(api.show_config(**config), indent=2) + "\n"
+    from govlab import outfile, spec
+
+    outfile.refuse_inputs(
+        [("--trace", args.trace), ("--plot", args.plot)],
+        [(f"--{k}", f) for k in ("platform", "workload", "cpufreq", "cpuidle") for f in spec.files(getattr(args, k))],
+    )
     trace_path = None
     if args.trace:
-        from govlab import outfile
-
         trace_path = outfile.check(args.trace, "trace")
         _warn_trace_size(config)
     plot_path = None
     if args.plot:
-        from govlab import outfile
-
         if args.turbostat_interval is None:
             raise GovlabError("--plot draws the turbostat intervals: give --turbostat-interval TIME too")
         plot_path = outfile.check(args.plot, "plot")
@@ -255,6 +300,7 @@ def _cmd_compare(args: argparse.Namespace) -> str:
         raise ValueError("--timeline and --timeline-value choose the run the HTML report shows; they need --html FILE")
     from govlab import outfile
 
+    outfile.refuse_inputs([("--db", db), ("--html", args.html)], _experiment_inputs(args.experiments, experiments))
     outfile.check(db, "results database")
     if args.html:
         from govlab import report as html_report
@@ -268,6 +314,21 @@ def _cmd_compare(args: argparse.Namespace) -> str:
     return tables.render(done.analyses, args.format)
 
 
+def _experiment_inputs(paths: Sequence[str], experiments: Sequence[Any]) -> list[tuple[str, str]]:
+    """The files a comparison reads: its experiment files, and the platform,
+    workload and governor files they name."""
+    from govlab import spec
+
+    inputs = [("EXPERIMENT.toml", p) for p in paths]
+    for e in experiments:
+        d = e.to_dict()
+        specs = [d.get("platform"), d.get("workload")]
+        for c in d.get("configs", []):
+            specs += [c.get("cpufreq"), c.get("cpuidle")]
+        inputs += [(f"a file {e.name} reads", f) for s in specs for f in spec.files(s)]
+    return inputs
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> str:
     from govlab import reproduction as reproduce
     from govlab.store import Store
@@ -279,6 +340,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
     db = args.db or reproduce.default_db()
     from govlab import outfile
 
+    inputs = [(f"{ev.name}'s {what} file", str(f)) for ev in evaluations for what, f in (("experiment", ev.experiment_file), ("published", ev.published_file))]
+    outfile.refuse_inputs([("--db", db), ("--html", args.html)], inputs)
     outfile.check(db, "results database")
     if args.html:
         outfile.check(args.html, "HTML report")
@@ -307,8 +370,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
 
 
 def _check_jobs(jobs: int | None) -> None:
-    if jobs is not None and jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    from govlab.sweep import MAX_JOBS
+
+    if jobs is not None and not 1 <= jobs <= MAX_JOBS:
+        raise ValueError(f"--jobs must be from 1 to {MAX_JOBS}, got {fmt.clip(str(jobs))}")
 
 
 def _execute(experiments: Sequence[Any], store: Any, db: str, jobs: int | None, executor: str = "local", label: str = "") -> Any:
@@ -370,9 +435,10 @@ def _cmd_report(args: argparse.Namespace) -> str:
     from govlab import analysis as compare, tables
     from govlab.store import Store
 
-    if args.html:
-        from govlab import outfile
+    from govlab import outfile
 
+    outfile.refuse_inputs([("--html", args.html)], [("DB", args.db)])
+    if args.html:
         outfile.check(args.html, "HTML report")
     with Store(args.db, create=False) as store:
         analyses = compare.from_store(store, args.experiment)
@@ -412,9 +478,10 @@ def _cmd_trace_stats(args: argparse.Namespace) -> str:
     from govlab import trace
     from govlab.report import trace_page
 
-    if args.html:
-        from govlab import outfile
+    from govlab import outfile, spec
 
+    outfile.refuse_inputs([("--html", args.html)], [("FILE", args.file), *(("--platform", f) for f in spec.files(args.platform))])
+    if args.html:
         outfile.check(args.html, "HTML report")
         stats = trace_page.write_html(args.file, args.html, args.platform)
         print(f"govlab: wrote the HTML page to {args.html}", file=sys.stderr)
@@ -449,8 +516,15 @@ def _cmd_trace_replay(args: argparse.Namespace) -> str:
     return f"{tasks} tasks replayed\n" + format_text(result) + "\n" + format_replay(result, recorded)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its error line cut as ours are (a 100 kB argument is not echoed whole)."""
+
+    def error(self, message: str) -> Any:
+        super().error(_one_line(message, f"{self.prog}: error: "))
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="govlab",
         description="A laboratory for Linux cpufreq and cpuidle governors.",
     )

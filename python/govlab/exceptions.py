@@ -10,6 +10,7 @@ with ``errno`` and ``filename``; an interrupted run raises
     └── GovlabError
         ├── UnknownNameError     (ValueError)         an unknown platform, workload, governor, ...
         ├── InvalidValueError    (ValueError)         a tunable, parameter or argument value out of range
+        │   └── InvalidTypeError (TypeError)          a Python argument of the wrong type
         ├── UnknownKeyError      (ValueError)         a tunable or parameter its owner does not have
         ├── ExperimentError      (ValueError)         a mistake in an experiment file: FILE:LINE: KEY: message
         ├── ResultsError         (ValueError)         a comparison that cannot be made
@@ -61,6 +62,11 @@ from govlab._core import (
 class ResultsError(GovlabError, ValueError):
     """A comparison that cannot be made: a results database without the experiment
     asked for, runs that did not finish, a database gone bad."""
+
+
+class InvalidTypeError(InvalidValueError, TypeError):
+    """An argument of the wrong type (``open_results(None)``): also a
+    ``TypeError``, and an ``InvalidValueError`` as a wrong value is."""
 
 
 class StoreError(ResultsError):
@@ -199,6 +205,7 @@ __all__ = [
     "GovlabError",
     "UnknownNameError",
     "InvalidValueError",
+    "InvalidTypeError",
     "UnknownKeyError",
     "ExperimentError",
     "ResultsError",

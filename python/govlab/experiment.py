@@ -73,13 +73,14 @@ import math
 import numbers
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from govlab import api, governors, spec as specs
+from govlab import api, argcheck, governors, spec as specs
 from govlab.exceptions import ExperimentError, GovlabError
 
 __all__ = [
@@ -197,19 +198,30 @@ class Experiment:
 
 def load(path: str | os.PathLike[str]) -> Experiment:
     """Read and check the experiment file ``path`` (one benchmark: no ``[[benchmark]]``)."""
-    path = os.fspath(path)
+    path = argcheck.path("path", path) or ""
     return loads(_read(path), path)
 
 
 def load_all(path: str | os.PathLike[str], quick: bool = False) -> list[Experiment]:
     """Read and check ``path``: one experiment per ``[[benchmark]]``, or the one it defines."""
-    path = os.fspath(path)
+    path = argcheck.path("path", path) or ""
     return loads_all(_read(path), path, quick)
 
 
+#: The largest experiment file read, bytes (assumed: a thousand times the
+#: largest of experiments/; MAX_CONFIGS and MAX_BENCHMARKS bound what it may hold).
+MAX_FILE_BYTES = 16 << 20
+
+
 def _read(path: str) -> str:
+    """The text of ``path``: a regular file (a FIFO would block the open) of at most MAX_FILE_BYTES."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise ExperimentError(path, None, None, "not a regular file (a directory, FIFO or device); an experiment is a TOML file")
+    if st.st_size > MAX_FILE_BYTES:
+        raise ExperimentError(path, None, None, f"{st.st_size} bytes, more than the {MAX_FILE_BYTES} an experiment file may have")
     with open(path, "rb") as f:
-        raw = f.read()
+        raw = f.read(MAX_FILE_BYTES + 1)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -237,6 +249,8 @@ def _parse(text: str, path: str) -> tuple[dict[str, Any], _KeyLines]:
     lines = _KeyLines(text)
     try:
         doc = tomllib.loads(text)
+    except RecursionError:
+        raise ExperimentError(path, None, None, "invalid TOML: arrays or tables nested too deeply to read") from None
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"\(at line (\d+), column \d+\)", str(e))
         line = int(m.group(1)) if m else None

@@ -24,7 +24,21 @@ __all__ = [
     "seconds",
     "short_seconds",
     "right_aligned",
+    "clip",
+    "MAX_SHOWN_CHARS",
 ]
+
+#: The most characters of a value an error message echoes.
+MAX_SHOWN_CHARS = 200
+
+
+def clip(text: str, most: int = MAX_SHOWN_CHARS) -> str:
+    """``text`` cut to ``most`` characters for echoing a value in a message: its start and its
+    end (a path's file name) around an ellipsis."""
+    if len(text) <= most:
+        return text
+    tail = (most - 1) // 3
+    return text[: most - 1 - tail] + "…" + text[len(text) - tail :]
 
 
 def finite(data: Any) -> Any:

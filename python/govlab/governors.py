@@ -96,6 +96,7 @@ from typing import Any, ClassVar
 
 from govlab._core import EPP_NAMES as _EPP_NAMES
 from govlab._core import HwpCaps, HwpRequest, IdleDevice, IdleState, Platform, Policy, PolicyInfo
+from govlab import fmt
 from govlab.exceptions import (
     FileFormatError,
     GovernorError,
@@ -435,7 +436,7 @@ def resolve(spec: Any, kind: str) -> tuple[str, _Governor] | None:
         return spec.spec_name or _instance_name(spec, spec.settings()), spec
     if isinstance(spec, type) or (not isinstance(spec, (str, Mapping, tuple, list)) and spec is not None):
         raise InvalidValueError(
-            f"{kind}: {spec!r} is not a governor; a Python {kind} governor is a subclass of govlab.governors.{base.__name__}"
+            f"{kind}: {fmt.clip(repr(spec))} is not a governor; a Python {kind} governor is a subclass of govlab.governors.{base.__name__}"
         )
     return None
 
@@ -468,6 +469,8 @@ def load_module(path: str) -> Any:
     """The module in ``path``, imported once per content (an edited file is imported again)."""
     full = os.path.abspath(path)
     if not os.path.isfile(full):
+        if os.path.exists(full):
+            raise FileFormatError(f"{path}: not a regular file (a directory, FIFO or device); a governor is a Python file")
         raise FileNotFoundError(f"{path}: no such governor file")
     digest = file_sha256(full)
     key = (full, digest)
@@ -484,6 +487,10 @@ def load_module(path: str) -> Any:
     except SyntaxError as e:
         del sys.modules[name]
         raise FileFormatError(f"{e.filename or path}:{e.lineno}: {e.msg}") from None
+    except SystemExit as e:
+        # sys.exit() (or exit()) at import would end govlab without a word.
+        del sys.modules[name]
+        raise FileFormatError(f"{path}: importing it called sys.exit({fmt.clip(repr(e.code), 60)}); a governor file may not exit") from None
     except Exception as e:
         del sys.modules[name]
         raise FileFormatError(f"{path}: importing it raised {_exception_text(e)}") from None

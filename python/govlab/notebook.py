@@ -32,6 +32,8 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from govlab import argcheck
+from govlab.fmt import clip
 from govlab.exceptions import FileAccessError, GovlabError, InvalidValueError, ResultsError, checked
 
 __all__ = ["compare", "open_results", "reproduce", "Comparison", "Reproduction", "Figures"]
@@ -65,13 +67,26 @@ def _experiments(experiment: Any) -> tuple[list[Any], str | None]:
             if first_dir is None:
                 first_dir = os.path.dirname(os.path.abspath(path))
         else:
-            raise InvalidValueError(f"experiment: invalid value {item!r}: a path, TOML text or a dict")
+            raise InvalidValueError(f"experiment: invalid value {clip(repr(item))}: a path, TOML text or a dict")
     return loaded, first_dir
 
 
+def _files(experiment: Any) -> list[str]:
+    """The experiment files among what ``experiment`` names (not TOML text, not dicts)."""
+    items = list(experiment) if isinstance(experiment, (list, tuple)) else [experiment]
+    return [
+        os.fspath(i)
+        for i in items
+        if isinstance(i, os.PathLike) or (isinstance(i, str) and "\n" not in i and not i.lstrip().startswith("["))
+    ]
+
+
 def _check_jobs(jobs: Any) -> None:
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise InvalidValueError(f"jobs must be at least 1, got {jobs}")
+    from govlab.sweep import MAX_JOBS
+
+    argcheck.integer("jobs", jobs, -(2**63), 2**63, none=True)
+    if jobs is not None and not 1 <= jobs <= MAX_JOBS:
+        raise InvalidValueError(f"jobs must be from 1 to {MAX_JOBS}, got {clip(str(jobs))}")
 
 
 def compare(
@@ -93,6 +108,10 @@ def compare(
     No ``if __name__ == "__main__":`` guard is needed around it: the
     workers are govlab's own processes and never import the calling script.
     """
+    argcheck.path("db", db, none=True)
+    _check_jobs(jobs)
+    argcheck.text("executor", executor, none=True)
+    argcheck.flag("progress", progress)
 
     def work() -> Comparison:
         from govlab import outfile, pipeline, sweep
@@ -111,6 +130,7 @@ def compare(
             path = os.path.join(first_dir, DEFAULT_DB_NAME)
         else:
             path = os.path.join(tempfile.mkdtemp(prefix="govlab-"), DEFAULT_DB_NAME)
+        outfile.refuse_inputs([("db", path)], [("experiment", f) for f in _files(experiment)])
         outfile.check(path, "results database")
         with Store(path) as store:
             done = pipeline.run_experiments(experiments, store, jobs=jobs, progress=bool(progress), executor=chosen)
@@ -122,6 +142,8 @@ def compare(
 def open_results(path: str | os.PathLike[str], experiment: str | Sequence[str] | None = None) -> Comparison:
     """The comparison stored in the results database ``path`` (``govlab report``), simulating
     nothing; ``experiment`` picks experiments by name (default: all)."""
+    argcheck.path("path", path)
+    argcheck.texts("experiment", experiment, none=True)
 
     def work() -> Comparison:
         from govlab import analysis
@@ -145,6 +167,11 @@ def reproduce(
     five) and answer a :class:`Reproduction`: the comparison and the
     published-against-govlab verdict table. ``quick``: the short form (fewer
     runs). ``db`` as for :func:`compare` (default: the command's)."""
+    argcheck.text("name", name, none=True)
+    argcheck.flag("quick", quick)
+    argcheck.path("db", db, none=True)
+    _check_jobs(jobs)
+    argcheck.flag("progress", progress)
 
     def work() -> Reproduction:
         from govlab import outfile, pipeline

@@ -10,6 +10,11 @@ the trace of ``run --trace``, whose writer is in the core) goes through here:
   (a directory, a device such as ``/dev/full`` or ``/dev/stdout``, a FIFO, a
   socket), and checks that the directory exists and is writable, so that a
   sweep never runs only to fail at its last step.
+- :func:`refuse_inputs` is called there too: an output may not be the same
+  file as an input of the command or the results database (the same device
+  and inode, or the same resolved path for a file not yet there), so that
+  ``report R.sqlite --html R.sqlite`` or ``trace stats T --html T`` cannot
+  replace what they read.
 - :func:`write_text` writes a temporary file in the target's directory and
   renames it over the target: a reader sees the old file or the new one, never
   half of one. The temporary file is removed on any error, Ctrl-C included.
@@ -23,10 +28,12 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 
 from govlab.exceptions import OutputError
+from govlab.fmt import clip
 
-__all__ = ["OutputError", "check", "write_text"]
+__all__ = ["OutputError", "check", "refuse_inputs", "write_text"]
 
 
 def check(path: str | os.PathLike[str], what: str = "output file") -> str:
@@ -35,8 +42,10 @@ def check(path: str | os.PathLike[str], what: str = "output file") -> str:
     ``what`` names the file in the message (``"HTML report"``, ``"trace"``, ...).
     """
     shown = os.fspath(path)
-    if not shown:
+    if not shown.strip():
         raise OutputError(f"the {what}'s file name is empty")
+    if shown.endswith(os.sep):
+        raise OutputError(f"cannot write the {what} {shown}: the name ends in '{os.sep}', which names a directory, not a file")
     # The type of what the name stands for, through every link (including
     # /dev/stdout's /proc/self/fd/1, which realpath cannot follow).
     try:
@@ -59,6 +68,51 @@ def check(path: str | os.PathLike[str], what: str = "output file") -> str:
     if st is not None and not os.access(target, os.W_OK):
         raise OutputError(f"cannot write the {what} {shown}: the file is not writable")
     return target
+
+
+#: Files SQLite keeps beside a database, part of it while it is open.
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def refuse_inputs(outputs: Sequence[tuple[str, str | None]], inputs: Sequence[tuple[str, str | None]]) -> None:
+    """Raise :class:`OutputError` when an output is the same file as an input or another output.
+
+    Each entry is ``(option, path)``, ``option`` naming it in the message
+    (``"--html"``, ``"DB"``); a None path is left out. A results database
+    among ``outputs`` or ``inputs`` is named by an option ending in ``db``
+    or ``DB``: its SQLite side files count as it.
+    """
+    seen: list[tuple[str, str, tuple[object, ...]]] = []
+    for option, path in inputs:
+        if path is not None:
+            seen += [(option, shown, key) for shown, key in _identities(option, path)]
+    for option, path in outputs:
+        if path is None:
+            continue
+        key = _identity(path)
+        for other, other_path, other_key in seen:
+            if key == other_key:
+                raise OutputError(
+                    f"{option} {clip(path)} is the same file as {other} {clip(other_path)}: "
+                    "an output never replaces an input; choose another file"
+                )
+        seen += [(option, shown, k) for shown, k in _identities(option, path)]
+
+
+def _identities(option: str, path: str) -> list[tuple[str, tuple[object, ...]]]:
+    names = [path]
+    if option.lower().endswith("db"):
+        names += [path + side for side in SQLITE_SIDE_FILES]
+    return [(name, _identity(name)) for name in names]
+
+
+def _identity(path: str) -> tuple[object, ...]:
+    """What makes two names the same file: device and inode when it exists, else its resolved path."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return ("path", os.path.realpath(path))
+    return ("inode", st.st_dev, st.st_ino)
 
 
 def write_text(path: str | os.PathLike[str], text: str, what: str = "output file") -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["split", "parts", "settings", "looks_like_file"]
+__all__ = ["split", "parts", "settings", "looks_like_file", "files"]
 
 
 def split(text: str) -> tuple[str, str, str]:
@@ -38,3 +38,20 @@ def parts(spec: str) -> dict[str, Any]:
 def looks_like_file(name: str) -> bool:
     """Whether a spec's name is a file path (a platform or workload file) rather than a built-in name."""
     return "/" in name or name.endswith((".toml", ".json"))
+
+
+def files(text: str | None) -> list[str]:
+    """The files a spec reads: a platform or workload file (``NAME.toml``), an
+    rt-app file (``rtapp:file=PATH``), a Python governor's file (``py:PATH.py:CLASS``)."""
+    if not isinstance(text, str):
+        return []
+    text = text.strip()
+    if text.startswith("py:"):
+        body = text[3:]
+        path, sep, _ = body.partition(".py:")
+        return [path + ".py" if sep else body] if body else []
+    name, _, rest = split(text)
+    out = [name.strip()] if name.strip().lower().endswith(".toml") else []
+    if name.strip() == "rtapp" and settings(rest).get("file"):
+        out.append(settings(rest)["file"])
+    return out

@@ -53,6 +53,7 @@ from govlab._core import __version__
 
 from govlab import outfile
 from govlab.exceptions import StoreError
+from govlab.fmt import clip
 
 __all__ = ["Store", "StoreError", "DEFAULT_DB_NAME", "SCHEMA_VERSION", "APPLICATION_ID"]
 
@@ -233,7 +234,7 @@ class Store:
         for chunk in _chunks(list(keys)):
             marks = ",".join("?" * len(chunk))
             for key, text in self._db.execute(f"SELECT key, result FROM runs WHERE key IN ({marks})", chunk):
-                out[key] = json.loads(text)
+                out[key] = self._json(text, "runs", "result", f"run {key[:16]}")
         return out
 
     def run_rows(self) -> list[dict[str, Any]]:
@@ -311,8 +312,14 @@ class Store:
 
     def experiments(self) -> list[dict[str, Any]]:
         """``[{"definition": ..., "runs": [...]}, ...]`` in the order they were first stored."""
-        rows = self._db.execute("SELECT definition, runs FROM experiments ORDER BY rowid").fetchall()
-        return [{"definition": json.loads(d), "runs": json.loads(r)} for d, r in rows]
+        rows = self._db.execute("SELECT name, definition, runs FROM experiments ORDER BY rowid").fetchall()
+        return [
+            {
+                "definition": self._json(d, "experiments", "definition", f"experiment {name}"),
+                "runs": self._json(r, "experiments", "runs", f"experiment {name}"),
+            }
+            for name, d, r in rows
+        ]
 
     # --- timelines --------------------------------------------------------------
 
@@ -336,7 +343,17 @@ class Store:
             ).fetchone()
             if row is not None and (found is None or row[2] > found[2]):
                 found = row
-        return None if found is None else (found[0], json.loads(found[1]))
+        return None if found is None else (found[0], self._json(found[1], "timelines", "data", f"run {found[0][:16]}"))
+
+    def _json(self, text: Any, table: str, column: str, row: str) -> Any:
+        """A stored JSON value, or a StoreError naming the database, the table and the row."""
+        try:
+            return json.loads(text)
+        except (TypeError, ValueError, RecursionError) as e:
+            raise StoreError(
+                f"{self.path}: table {table}, {clip(row, 40)}: the stored {column} is not valid JSON "
+                f"({clip(str(e), 80)}); another program changed it: delete the row or the database"
+            ) from None
 
     # --- lifetime ------------------------------------------------------------------
 

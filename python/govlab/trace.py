@@ -21,6 +21,8 @@ import os
 from typing import Any
 
 import govlab._core as _core
+from govlab import argcheck
+from govlab.fmt import clip
 from govlab.result import Result
 
 __all__ = ["stats", "stats_and_timeline", "replay", "Trace", "TraceStats", "BACKENDS"]
@@ -31,7 +33,7 @@ def stats(path: str | os.PathLike[str], platform: str | None = None) -> dict[str
     target residencies (a platform name, spec or file; default: the platform
     a govlab trace's header records, else the engine's defaults; the result's
     ``idle_states_from`` names which)."""
-    return json.loads(_core.trace_stats(os.fspath(path), platform))
+    return json.loads(_core.trace_stats(argcheck.path("path", path), argcheck.text("platform", platform, none=True)))
 
 
 def stats_and_timeline(
@@ -39,7 +41,11 @@ def stats_and_timeline(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """:func:`stats` of the trace in ``path`` and its per-CPU timeline (see
     ``_core.trace_timeline``), from one reading of the trace."""
-    d = json.loads(_core.trace_timeline(os.fspath(path), platform, max_spans))
+    d = json.loads(
+        _core.trace_timeline(
+            argcheck.path("path", path), argcheck.text("platform", platform, none=True), _max_spans(max_spans)
+        )
+    )
     return d["stats"], d["timeline"]
 
 
@@ -62,6 +68,15 @@ def replay(
     it ran on; ``timed_wakeups`` times every sleep as recorded. Returns the
     run's result, :func:`stats` of the recording, and the number of tasks
     replayed. ``kernel`` names the kernel version modelled (None: the newest)."""
+    path = argcheck.path("path", path)
+    for name, value in (("platform", platform), ("kernel", kernel)):
+        argcheck.text(name, value, none=True)
+    argcheck.text("cpufreq", cpufreq)
+    argcheck.text("cpuidle", cpuidle)
+    argcheck.integer("seed", seed, 0, 2**64 - 1)
+    argcheck.flag("pin", pin)
+    argcheck.flag("timed_wakeups", timed_wakeups)
+    argcheck.function("progress", progress, none=True)
     fields: dict[str, Any] = {"cpufreq": cpufreq, "cpuidle": cpuidle, "seed": seed}
     if platform is not None:
         fields["platform"] = platform
@@ -69,6 +84,11 @@ def replay(
         fields["kernel"] = kernel
     d = json.loads(_core.replay(os.fspath(path), json.dumps(fields), pin, progress, timed_wakeups))
     return Result.from_json(json.dumps(d["run"])), d["recorded"], d["tasks"]
+
+
+def _max_spans(value: Any) -> int | None:
+    """``max_spans``: None (the engine's default) or 1 to 2**31 - 1 (assumed: far beyond any page's width)."""
+    return argcheck.integer("max_spans", value, 1, 2**31 - 1, none=True)
 
 
 # --- traces as DataFrames --------------------------------------------------------
@@ -167,6 +187,7 @@ class Trace:
         self, source: str | os.PathLike[str] | Result, platform: str | None = None, normalize_time: bool = False
     ) -> None:
         self._source_path: str | None = None
+        argcheck.text("platform", platform, none=True)
         if isinstance(source, Result):
             data = source._trace
             if data is None:
@@ -185,7 +206,7 @@ class Trace:
             if not isinstance(source, (str, os.PathLike)):
                 from govlab.exceptions import InvalidValueError
 
-                raise InvalidValueError(f"source: invalid value {source!r}: a trace file's path or a govlab.Result")
+                raise InvalidValueError(f"source: invalid value {clip(repr(source))}: a trace file's path or a govlab.Result")
             self._source_path = os.fspath(source)
             self._data = _read(self._source_path)
         self.platform = platform
@@ -297,7 +318,7 @@ class Trace:
         if not isinstance(name, str) or not name:
             from govlab.exceptions import InvalidValueError
 
-            raise InvalidValueError(f"name: invalid value {name!r}: an event name such as 'sched_switch'")
+            raise InvalidValueError(f"name: invalid value {clip(repr(name))}: an event name such as 'sched_switch'")
         return self._data.event_table(name)
 
     def df_event(self, name: str, backend: str = "pandas") -> Any:
@@ -317,7 +338,7 @@ class Trace:
         if backend not in BACKENDS:
             from govlab.exceptions import InvalidValueError
 
-            raise InvalidValueError(f"backend: invalid value {backend!r}: one of {', '.join(BACKENDS)}")
+            raise InvalidValueError(f"backend: invalid value {clip(repr(backend))}: one of {', '.join(BACKENDS)}")
         if backend == "polars":
             import polars as pl
 
@@ -353,7 +374,8 @@ class Trace:
     # --- figures ----------------------------------------------------------------------
 
     def _stats_timeline(self, platform: str | None, max_spans: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
-        platform = self.platform if platform is None else platform
+        platform = self.platform if argcheck.text("platform", platform, none=True) is None else platform
+        max_spans = _max_spans(max_spans)
         key = (platform, max_spans)
         if key not in self._stats:
             d = json.loads(self._data.stats_json(platform, max_spans))

@@ -176,6 +176,7 @@ def test_duration_text():
 ALSO = {
     "UnknownNameError": {ValueError},
     "InvalidValueError": {ValueError},
+    "InvalidTypeError": {ValueError, TypeError},
     "UnknownKeyError": {ValueError},
     "ExperimentError": {ValueError},
     "ResultsError": {ValueError},
@@ -193,7 +194,7 @@ ALSO = {
     "FilePermissionError": {PermissionError},
     "OutputError": {OSError},
 }
-BUILTINS = (ValueError, KeyError, OSError, FileNotFoundError, PermissionError)
+BUILTINS = (ValueError, TypeError, KeyError, OSError, FileNotFoundError, PermissionError)
 
 
 def test_exception_hierarchy():

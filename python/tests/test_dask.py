@@ -120,3 +120,53 @@ def test_a_cluster_left_without_workers_stops_with_no_workers(small, tmp_path, m
         with pytest.raises(govlab_dask.ClusterError, match="no workers"):
             compare_text(small, db, dask_url(lonely), stored)
     assert stored_keys(db) and set(seen) <= set(stored_keys(db))  # the finished runs are kept
+
+
+def test_a_dead_scheduler_stops_the_sweep_with_one_line_and_the_stored_count(small, tmp_path):
+    # issue 39: killing the scheduler mid-sweep ended in FutureCancelledError's traceback.
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    bindir = Path(sys.executable).parent
+    scheduler = subprocess.Popen(
+        [bindir / "dask", "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    worker = subprocess.Popen(
+        [bindir / "dask", "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1", "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    db = tmp_path / "gone.sqlite"
+    seen: list[str] = []
+
+    def stored(run):
+        seen.append(run.key)
+        if len(seen) == 2:
+            scheduler.send_signal(signal.SIGKILL)
+            scheduler.wait()
+
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        from govlab.sweep import dask as govlab_dask
+
+        with pytest.raises(govlab_dask.ClusterError, match=r"scheduler .* is gone.*the \d+ finished run\(s\) are stored") as e:
+            compare_text(small, db, f"dask://127.0.0.1:{port}", stored)
+        assert "\n" not in str(e.value)
+    finally:
+        for p in (worker, scheduler):
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    assert len(seen) >= 2 and set(seen) <= set(stored_keys(db))

@@ -87,7 +87,7 @@ def test_compare_takes_toml_text_and_dicts(tmp_path):
 
 def test_errors_are_govlab_errors_with_the_command_message(quick_db, cli, tmp_path):
     db, _ = quick_db
-    with pytest.raises(govlab.GovlabError, match="^jobs must be at least 1, got 0$"):
+    with pytest.raises(govlab.GovlabError, match="^jobs must be from 1 to 256, got 0$"):
         govlab.compare(QUICK, db=db, jobs=0)
     # a database without that experiment: the command's message, --experiment named as the argument
     proc = cli("report", str(db), "--experiment", "nope")

@@ -468,7 +468,7 @@ fn say_source(stats: &mut TraceStats, platform: Option<&TracePlatform>) {
 /// The line of `path`'s header that holds `key` (1 when not found).
 fn header_line(path: &Path, key: &str) -> usize {
     let want = format!("{}{key}=", crate::trace::HEADER_PREFIX);
-    std::fs::read_to_string(path)
+    crate::input::read_text(path, "trace", crate::trace::read::MAX_TRACE_BYTES)
         .ok()
         .and_then(|t| t.lines().take(64).position(|l| l.trim_start().starts_with(&want)))
         .map_or(1, |i| i + 1)

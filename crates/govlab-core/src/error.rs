@@ -103,7 +103,7 @@ impl Error {
         Error::InvalidValue {
             owner: owner.into(),
             key: key.into(),
-            value: value.to_string(),
+            value: shown(&value.to_string()),
             expected: expected.into(),
         }
     }
@@ -112,7 +112,7 @@ impl Error {
         Error::File {
             path: path.into(),
             line,
-            message: message.into(),
+            message: shown(&message.into()),
         }
     }
 
@@ -121,7 +121,7 @@ impl Error {
         Error::Trace {
             path: path.into(),
             location: format!("line {line}"),
-            message: message.into(),
+            message: shown(&message.into()),
         }
     }
 
@@ -130,7 +130,7 @@ impl Error {
         Error::Trace {
             path: path.into(),
             location: format!("byte {offset}"),
-            message: message.into(),
+            message: shown(&message.into()),
         }
     }
 
@@ -142,7 +142,52 @@ impl Error {
     }
 }
 
+/// The most characters of one word (a run without spaces, such as a value
+/// echoed from the input) an error message shows.
+pub const MAX_SHOWN_CHARS: usize = 200;
+
+/// `text` fit for a one-line message: control characters (a NUL, a newline)
+/// escaped, and each word longer than [`MAX_SHOWN_CHARS`] cut there.
+pub fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(4 * MAX_SHOWN_CHARS));
+    let mut word = 0;
+    for c in text.chars() {
+        if c == ' ' {
+            word = 0;
+        } else {
+            word += 1;
+            if word > MAX_SHOWN_CHARS {
+                if word == MAX_SHOWN_CHARS + 1 {
+                    out.push('…');
+                }
+                continue;
+            }
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// 1-based line of byte `offset` in `text`.
 pub fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_escapes_control_bytes_and_cuts_long_words() {
+        assert_eq!(shown("a\0b\nc"), "a\\u{0}b\\nc");
+        let long = "x".repeat(1000);
+        let out = shown(&format!("value {long} end"));
+        assert_eq!(out, format!("value {}… end", "x".repeat(MAX_SHOWN_CHARS)));
+        let e = Error::file("f.toml", Some(3), format!("bad '{long}'"));
+        assert!(e.to_string().chars().count() < 260, "{e}");
+    }
 }

@@ -37,6 +37,7 @@ pub mod cpufreq;
 pub mod cpuidle;
 pub mod error;
 pub mod external;
+pub mod input;
 pub mod kernel;
 pub mod machine;
 pub mod metrics;

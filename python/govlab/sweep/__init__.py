@@ -48,6 +48,10 @@ __all__ = ["execute", "SweepReport", "parse_executor", "LOCAL"]
 
 #: The executor of a process pool on this machine.
 LOCAL = "local"
+#: The most local worker processes (``--jobs``): each is a Python interpreter
+#: with the engine, some 60 MB (measured with ps on a local run); 256 of them
+#: already need 15 GB (the ceiling is assumed, not measured against a machine).
+MAX_JOBS = 256
 
 #: Seconds between looks at the database while another process simulates the runs left.
 CLAIM_POLL_S = 1.0

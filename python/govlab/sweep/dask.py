@@ -17,6 +17,8 @@ are deterministic, so it is not tried again.
 A cluster left with no worker at all (every one killed, none restarted) would
 keep the runs waiting forever: after :data:`NO_WORKERS_TIMEOUT_S` without a
 worker govlab stops with "no workers" (exit 2), keeping every finished run.
+A scheduler that goes away mid-sweep cancels every run it held: govlab stops
+with "the Dask scheduler ... is gone" and the count of runs stored (exit 2).
 
 Ctrl-C (or an error): the results that have arrived are stored, the other
 runs are cancelled on the cluster, and whatever was stored stays stored.
@@ -70,13 +72,24 @@ def run(missing: Sequence[RunSpec], address: str, keep: Callable[..., None]) -> 
             _collect(client, futures, kept, keep, address)
         except BaseException:
             _store_arrived(futures, kept, keep)
-            client.cancel(list(futures))
+            try:
+                client.cancel(list(futures))
+            except (OSError, TimeoutError):  # the scheduler is gone, and the runs with it
+                pass
             raise
 
 
 def _collect(client: Any, futures: dict[Any, RunSpec], kept: set[str], keep: Callable[..., None], address: str) -> None:
-    """``keep`` each result as it arrives; raise ClusterError after NO_WORKERS_TIMEOUT_S without a worker."""
+    """``keep`` each result as it arrives; raise ClusterError after NO_WORKERS_TIMEOUT_S without a worker,
+    or when the scheduler is gone."""
     from distributed import as_completed
+    from distributed.utils import CancelledError
+
+    def gone(why: str) -> ClusterError:
+        return ClusterError(
+            f"the Dask scheduler at {address} is gone ({why}), with {len(pending)} run(s) left; "
+            f"the {len(kept)} finished run(s) are stored: run the same command again to resume"
+        )
 
     arriving = as_completed(list(futures), loop=client.loop)
     pending = set(futures)
@@ -91,6 +104,8 @@ def _collect(client: Any, futures: dict[Any, RunSpec], kept: set[str], keep: Cal
             except TimeoutError:  # its result was lost with the worker that held it: it is run again
                 arriving.add(future)
                 continue
+            except CancelledError:  # only the scheduler's loss cancels a run govlab did not cancel
+                raise gone("it cancelled the runs") from None
             keep(r, outcome)
             kept.add(r.key)
             pending.discard(future)
@@ -99,7 +114,11 @@ def _collect(client: Any, futures: dict[Any, RunSpec], kept: set[str], keep: Cal
         if time.monotonic() - last_look < POLL_S:
             continue
         last_look = time.monotonic()
-        if client.nthreads():
+        try:
+            workers = client.nthreads()
+        except (OSError, TimeoutError):  # CommClosedError is an OSError
+            raise gone("it does not answer") from None
+        if workers:
             alone_since = None
         elif alone_since is None:
             alone_since = time.monotonic()

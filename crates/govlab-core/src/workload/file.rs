@@ -68,7 +68,7 @@ impl FileWorkload {
     pub fn load(spec: &Spec) -> Result<Box<dyn Workload>> {
         Params::new(format!("workload {}", spec.name), spec).finish()?;
         let path = PathBuf::from(&spec.name);
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let text = crate::input::read_text(&path, "workload file", crate::input::MAX_DESCRIPTION_BYTES)?;
         let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
             let line = e.span().map(|s| crate::error::line_of(&text, s.start));
             Error::file(&path, line, e.message().to_string())
@@ -292,14 +292,69 @@ impl<'a> Ctx<'a> {
     }
 
     fn dist(&self, comm: &str, op: &toml::Table, key: &str, mean: f64) -> Result<Dist> {
-        let cv = op.get("cv").and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64))).unwrap_or(0.5);
-        Ok(match op.get("dist").and_then(Value::as_str).unwrap_or("fixed") {
+        let cv = self.number(comm, op, "cv")?.unwrap_or(0.5);
+        if !(0.0..=MAX_CV).contains(&cv) {
+            return Err(self.err("cv", format!("task {comm}: cv = {cv}: a coefficient of variation from 0 to {MAX_CV}")));
+        }
+        Ok(match self.string(comm, op, "dist")?.unwrap_or("fixed") {
             "fixed" => Dist::Fixed(mean),
             "exp" => Dist::Exp { mean },
             "uniform" => Dist::Uniform { lo: 0.0, hi: 2.0 * mean },
             "lognormal" => Dist::LogNormal { mean, cv },
             other => return Err(self.err(key, format!("task {comm}: dist '{other}': one of fixed, exp, uniform, lognormal"))),
         })
+    }
+
+    /// Option `key` of an op, a number if given.
+    fn number(&self, comm: &str, op: &toml::Table, key: &str) -> Result<Option<f64>> {
+        match op.get(key) {
+            None => Ok(None),
+            Some(Value::Float(f)) if f.is_finite() => Ok(Some(*f)),
+            Some(Value::Integer(i)) => Ok(Some(*i as f64)),
+            Some(v) => Err(self.err(key, format!("task {comm}: {key} = {}: a number", shown(v)))),
+        }
+    }
+
+    /// Option `key` of an op, a string if given.
+    fn string<'t>(&self, comm: &str, op: &'t toml::Table, key: &str) -> Result<Option<&'t str>> {
+        match op.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(v) => Err(self.err(key, format!("task {comm}: {key} = {}: a string", shown(v)))),
+        }
+    }
+
+    /// An op's table holds the op's key and only the options it takes.
+    fn op_options(&self, comm: &str, kind: &str, op: &toml::Table) -> Result<()> {
+        let takes: &[&str] = match kind {
+            "run" => &["mem", "dist", "cv"],
+            "sleep" => &["dist", "cv"],
+            "io" => &["bytes", "device"],
+            "send" => &["bytes"],
+            "fork" => &["count"],
+            "record" => &["since", "deadline"],
+            "count" => &["amount"],
+            "loop" => &["ops"],
+            _ => &[],
+        };
+        match op.keys().find(|k| k.as_str() != kind && !takes.contains(&k.as_str())) {
+            None => Ok(()),
+            Some(k) => {
+                let options = if takes.is_empty() { "none".to_string() } else { takes.join(", ") };
+                Err(self.err(k, format!("task {comm}: '{k}' is not an option of the {kind} op (one op per table; its options: {options})")))
+            }
+        }
+    }
+
+    /// A sleep or timer period, at least [`MIN_SPACING_NS`].
+    fn spacing(&self, comm: &str, key: &str, ns: u64) -> Result<u64> {
+        if ns < MIN_SPACING_NS {
+            return Err(self.err(
+                key,
+                format!("task {comm}: {key} = {ns} ns: shorter than 1 µs, the soonest the kernel programs a timer to fire (kernel/time/clockevents.c, cev_delta2ns, v6.8)"),
+            ));
+        }
+        Ok(ns)
     }
 
     fn ops(&mut self, comm: &str, list: &[Value], out: &mut Vec<Op>) -> Result<()> {
@@ -313,13 +368,14 @@ impl<'a> Ctx<'a> {
                 let k = op.keys().next().cloned().unwrap_or_default();
                 return Err(self.err(&k, format!("task {comm}: unknown op '{k}'; ops: {}", OPS.join(", "))));
             };
+            self.op_options(comm, &kind, op)?;
             let arg = &op[&kind];
             let as_dur = |s: &Self, key: &str| s.duration(comm, key, arg);
             match kind.as_str() {
                 "run" => {
                     let ns = as_dur(self, "run")? as f64;
                     let cycles = super::cycles_for_ns_at(ns, self.f_ref_khz);
-                    let mem = op.get("mem").and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64))).unwrap_or(0.0);
+                    let mem = self.number(comm, op, "mem")?.unwrap_or(0.0);
                     if !(0.0..=1.0).contains(&mem) {
                         return Err(self.err("mem", format!("task {comm}: mem = {mem}: a fraction from 0 to 1")));
                     }
@@ -330,10 +386,13 @@ impl<'a> Ctx<'a> {
                     out.push(Op::Run { cycles: Dist::Fixed(c as f64), mem: 0.0 });
                 }
                 "sleep" => {
-                    let ns = as_dur(self, "sleep")? as f64;
+                    let ns = self.spacing(comm, "sleep", as_dur(self, "sleep")?)? as f64;
                     out.push(Op::Sleep { ns: self.dist(comm, op, "sleep", ns)? });
                 }
-                "timer" => out.push(Op::Timer { period_ns: as_dur(self, "timer")?.max(1), timer: TimerRef::Own(0), relative: false }),
+                "timer" => {
+                    let period_ns = self.spacing(comm, "timer", as_dur(self, "timer")?)?;
+                    out.push(Op::Timer { period_ns, timer: TimerRef::Own(0), relative: false });
+                }
                 "io" => {
                     let kind = match arg.as_str() {
                         Some("read") => IoKind::Read,
@@ -386,13 +445,18 @@ impl<'a> Ctx<'a> {
                 "join" => out.push(Op::Join),
                 "exit" => out.push(Op::Exit),
                 "yield" => out.push(Op::Yield),
-                "mark" => out.push(Op::Mark),
+                "mark" => {
+                    if arg.as_bool() != Some(true) {
+                        return Err(self.err("mark", format!("task {comm}: mark = {}: write {{ mark = true }}", shown(arg))));
+                    }
+                    out.push(Op::Mark);
+                }
                 "record" => {
                     let name = arg.as_str().unwrap_or_default();
                     let series = self.w.series.iter().position(|s| s == name).ok_or_else(|| {
                         self.err("record", format!("task {comm}: unknown series '{name}'; declare it with [[series]] name = \"{name}\""))
                     })? as u16;
-                    let since = match op.get("since").and_then(Value::as_str).unwrap_or("wake") {
+                    let since = match self.string(comm, op, "since")?.unwrap_or("wake") {
                         "wake" => Since::Wake,
                         "mark" => Since::Mark,
                         "request" => Since::Request,
@@ -436,6 +500,22 @@ impl<'a> Ctx<'a> {
         }
         Ok(())
     }
+}
+
+/// The shortest sleep or timer period: Linux never programs a clock event
+/// device less than 1 µs ahead (v6.8 kernel/time/clockevents.c,
+/// cev_delta2ns: "Deltas less than 1usec are pointless noise"), so a
+/// shorter one fires after 1 µs at the soonest; below it a forever loop
+/// would only cost events.
+pub const MIN_SPACING_NS: u64 = 1000;
+
+/// The largest `cv` of a distribution (assumed: ten times the spread of any
+/// service-time model of the built-in platforms, whose largest is 0.5).
+const MAX_CV: f64 = 10.0;
+
+/// An option's value, at most a few words of it, for a message.
+fn shown(v: &Value) -> String {
+    crate::error::shown(&v.to_string())
 }
 
 fn takes_time(ops: &[Op]) -> bool {

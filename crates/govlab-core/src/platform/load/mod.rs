@@ -54,7 +54,7 @@ use crate::platform::Platform;
 
 /// Read a platform file and load it.
 pub fn load_path(path: &Path) -> Result<Platform> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::input::read_text(path, "platform file", crate::input::MAX_DESCRIPTION_BYTES)?;
     load_str(&text, path)
 }
 

@@ -30,9 +30,16 @@ pub(crate) fn cpu_number(v: i64, what: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("{what} {v} is not a CPU number (0..{MAX_CPUS})"))
 }
 
-/// Read the trace in `path`, whatever its format.
+/// The largest trace file read: 512 MiB (assumed: it is read whole into
+/// memory, and its events take about as much again; at about 140 bytes an
+/// event line that is some 3.8 million events, 10 s of a busy 25-CPU
+/// machine). `govlab run --trace` warns before writing one near this size.
+pub const MAX_TRACE_BYTES: u64 = 512 << 20;
+
+/// Read the trace in `path`, whatever its format: a regular file of at most
+/// [`MAX_TRACE_BYTES`].
 pub fn read_path(path: &Path) -> Result<Trace> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::input::read(path, "trace", MAX_TRACE_BYTES)?;
     read_bytes(&bytes, path)
 }
 
@@ -41,6 +48,17 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<Trace> {
     // A file cut inside the magic is a truncated trace.dat too.
     if bytes.starts_with(dat::MAGIC) || (!bytes.is_empty() && dat::MAGIC.starts_with(bytes)) {
         return dat::read(bytes, path);
+    }
+    // Text never holds a NUL: one is zero padding (a preallocated or
+    // sparse file) or a binary file, which would otherwise read as text
+    // that ends early, without a word.
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        let line = crate::error::line_of(std::str::from_utf8(&bytes[..at]).unwrap_or(""), at);
+        return Err(Error::trace_line(
+            path,
+            line,
+            format!("not a trace: byte {at} is a NUL byte, which no text trace holds (zero padding, or a binary file that is not trace.dat)"),
+        ));
     }
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let at = e.valid_up_to();

@@ -82,7 +82,7 @@ mod legacy;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use self::json::Json;
 use super::{
@@ -173,7 +173,7 @@ pub struct RtApp {
 /// None). None too when the file cannot be read: building it says why.
 pub fn file_duration_ns(spec: &Spec) -> Option<u64> {
     let file = spec.params.iter().find(|(k, _)| k == FILE.name).map(|(_, v)| v)?;
-    let text = std::fs::read_to_string(file).ok()?;
+    let text = crate::input::read_text(Path::new(file), "rt-app file", crate::input::MAX_DESCRIPTION_BYTES).ok()?;
     let doc = json::parse(&text).ok()?;
     let secs = doc.get("global")?.get("duration")?.as_i64()?;
     let secs = u64::try_from(secs).ok().filter(|&s| s > 0 && s <= 7 * 24 * 3600)?;
@@ -189,7 +189,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
         return Err(Error::invalid("workload rtapp", "file", "(missing)", "rtapp:file=PATH of an rt-app JSON file"));
     };
     let path = PathBuf::from(file);
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let text = crate::input::read_text(&path, "rt-app file", crate::input::MAX_DESCRIPTION_BYTES)?;
     let doc = json::parse(&text).map_err(|(msg, line)| Error::file(&path, Some(line), msg))?;
     let w = RtApp { path, doc, rt_as_cfs };
     // Check everything now, against a neutral machine.
@@ -233,6 +233,9 @@ struct Conv<'a> {
     /// The top-level resource table of the pre-v1.0 grammar, read at its
     /// first task.
     legacy: Option<legacy::Table>,
+    /// Whether a phase of the task being converted sets `cpus` (found once
+    /// per task: asking at each phase made parsing quadratic in phases).
+    phase_cpus: bool,
     /// The trace_marker lines `global.ftrace` asks for.
     ftrace: Ftrace,
     /// The index of the phase being converted (rt-app's `phase`).
@@ -276,17 +279,20 @@ fn event_type(kind: &str) -> u32 {
     }
 }
 
-/// Names given indices in order of first use.
+/// Names given indices in order of first use (looked up by hash: a file
+/// may name a hundred thousand).
 #[derive(Default)]
-struct Names(Vec<String>);
+struct Names(Vec<String>, std::collections::HashMap<String, u32>);
 
 impl Names {
     fn index(&mut self, name: &str) -> u32 {
-        if let Some(i) = self.0.iter().position(|n| n == name) {
-            return i as u32;
+        if let Some(&i) = self.1.get(name) {
+            return i;
         }
+        let i = self.0.len() as u32;
         self.0.push(name.to_string());
-        (self.0.len() - 1) as u32
+        self.1.insert(name.to_string(), i);
+        i
     }
 }
 
@@ -306,6 +312,7 @@ impl<'a> Conv<'a> {
             io_device_ok: true,
             mem_buffer_size: MEM_BUFFER_SIZE,
             legacy: None,
+            phase_cpus: false,
             ftrace: Ftrace::default(),
             phase_no: 0,
         }
@@ -590,6 +597,7 @@ impl<'a> Conv<'a> {
         }
         self.phase_no = 0;
         let thread = open_loop(&mut ops, thread_loop);
+        self.phase_cpus = phase_cpus(t);
         if legacy::is_legacy(t) {
             self.legacy_task(&at, t, &mut spec, &mut ops, &mut own_timers)?;
         } else if let Some(phases) = t.get("phases") {
@@ -712,7 +720,7 @@ impl<'a> Conv<'a> {
         // `loop`: 0 and negative values never do.
         let loops = if loops <= 0 { -1 } else { loops };
         let phase = open_loop(ops, loops);
-        if !is_task && phase_cpus(t) {
+        if !is_task && self.phase_cpus {
             // Per-phase affinity: each phase sets its own, or the task's.
             let cpus = match p.get("cpus").or_else(|| t.get("cpus")) {
                 Some(v) => Some(self.cpus(&format!("{at}.cpus"), v)?.into()),
