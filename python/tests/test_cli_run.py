@@ -158,3 +158,32 @@ def test_rk3399_fio_engines_and_devices(cli, short):
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.startswith("govlab: error:") and choices in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+# Issue 41's machines: each runs under the governors its kernel boots with
+# and under schedutil, performance and powersave, on every kernel from its
+# drivers' first (the file's min_kernel) to the newest modelled.
+NEW_PLATFORMS = {
+    # name: (default cpufreq header text at 6.8, oldest kernel it runs on)
+    "i7-2600k": ("cpufreq schedutil", "3.15"),
+    "i5-10600k": ("cpufreq powersave", "5.6"),
+    "gs101": ("cpufreq schedutil", "5.10"),
+}
+
+
+@pytest.mark.parametrize("platform", list(NEW_PLATFORMS))
+@pytest.mark.parametrize("cpufreq", [None, "schedutil", "performance", "powersave"])
+def test_new_platforms_run_under_every_common_governor(cli, periodic, platform, cpufreq):
+    default_text, oldest = NEW_PLATFORMS[platform]
+    for kernel in (oldest, "6.8"):
+        args = ["--platform", platform, "--kernel", kernel] + (["--cpufreq", cpufreq] if cpufreq else [])
+        proc = cli(*run_args(periodic, "200ms", *args, "--format", "json"))
+        assert proc.returncode == 0, (kernel, proc.stderr)
+        out = json.loads(proc.stdout)
+        assert out["platform"].startswith(platform), out["platform"]
+        assert len(out["cpus"]) == {"i7-2600k": 8, "i5-10600k": 12, "gs101": 8}[platform]
+        assert out["energy_j"] > 0
+    if cpufreq is None:
+        proc = cli(*run_args(periodic, "200ms", "--platform", platform))
+        assert proc.returncode == 0, proc.stderr
+        assert default_text in proc.stdout.splitlines()[0], proc.stdout.splitlines()[0]

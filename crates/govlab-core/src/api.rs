@@ -229,11 +229,12 @@ impl RunConfig {
     /// passive-mode eras), before any governor is built.
     ///
     /// # Errors
-    /// An unknown platform or kernel, or a governor the kernel's driver mode
-    /// cannot run.
+    /// An unknown platform or kernel, a kernel older than the platform's
+    /// drivers, or a governor the kernel's driver mode cannot run.
     pub fn resolve(&self) -> Result<kernel::BuildCtx> {
         let platform = platform::load_named(&self.platform)?;
         let kernel = kernel::KernelConfig::from_spec(&self.kernel)?;
+        kernel.check_platform(&platform)?;
         cpufreq::resolve_ctx(&self.cpufreq, kernel::BuildCtx::new(platform, kernel))
     }
 
