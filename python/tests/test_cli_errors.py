@@ -20,6 +20,19 @@ BAD_INPUT = {
     "malformed duration": (["--duration", "3parsecs"], ["3parsecs"]),
     "missing platform file": (["--platform", "/nonexistent.toml"], ["/nonexistent.toml"]),
     "trace in a missing directory": (["--trace", "/nonexistent-dir/x.txt"], ["/nonexistent-dir/x.txt"]),
+    # A kernel older than the platform's drivers (issue 41: the file's min_kernel).
+    "kernel before intel_idle's _CST states": (
+        ["--platform", "i5-10600k", "--kernel", "5.2"],
+        ["platform i5-10600k needs kernel 5.6 or later, not 5.2", "18734958e9bf"],
+    ),
+    "kernel before the phone's": (
+        ["--platform", "gs101", "--kernel", "4.19"],
+        ["platform gs101 needs kernel 5.10 or later, not 4.19"],
+    ),
+    "kernel between two modelled ones, before the driver": (
+        ["--platform", "i5-10600k", "--kernel", "5.5"],
+        ["needs kernel 5.6 or later, not 5.5"],
+    ),
 }
 
 

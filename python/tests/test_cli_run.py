@@ -158,3 +158,36 @@ def test_rk3399_fio_engines_and_devices(cli, short):
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.startswith("govlab: error:") and choices in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+# Issue 41's machines: each runs under the governors its kernel boots with
+# and under schedutil, performance and powersave, from its drivers' first
+# kernel (the file's min_kernel; 3.15, the oldest modelled, for i7-2600k) to
+# the newest modelled. schedutil itself exists from 4.7: before, it is refused.
+NEW_PLATFORMS = {
+    # name: (default cpufreq in the 6.8 header, CPUs, kernels to run)
+    "i7-2600k": ("cpufreq schedutil", 8, ("3.15", "5.7", "6.8")),
+    "i5-10600k": ("cpufreq powersave", 12, ("5.6", "6.8")),
+    "gs101": ("cpufreq schedutil", 8, ("5.10", "6.8")),
+}
+
+
+@pytest.mark.parametrize("platform", list(NEW_PLATFORMS))
+@pytest.mark.parametrize("cpufreq", [None, "schedutil", "performance", "powersave"])
+def test_new_platforms_run_under_every_common_governor(cli, periodic, platform, cpufreq):
+    default_text, nr_cpus, kernels = NEW_PLATFORMS[platform]
+    for kernel in kernels:
+        args = ["--platform", platform, "--kernel", kernel] + (["--cpufreq", cpufreq] if cpufreq else [])
+        proc = cli(*run_args(periodic, "200ms", *args, "--format", "json"))
+        if cpufreq == "schedutil" and kernel == "3.15":
+            assert proc.returncode == 2 and "schedutil" in proc.stderr, proc.stderr
+            continue
+        assert proc.returncode == 0, (kernel, proc.stderr)
+        out = json.loads(proc.stdout)
+        assert out["platform"].startswith(platform), out["platform"]
+        assert len(out["cpus"]) == nr_cpus
+        assert out["energy_j"] > 0
+    if cpufreq is None:
+        proc = cli(*run_args(periodic, "200ms", "--platform", platform))
+        assert proc.returncode == 0, proc.stderr
+        assert default_text in proc.stdout.splitlines()[0], proc.stdout.splitlines()[0]

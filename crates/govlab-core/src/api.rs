@@ -229,11 +229,12 @@ impl RunConfig {
     /// passive-mode eras), before any governor is built.
     ///
     /// # Errors
-    /// An unknown platform or kernel, or a governor the kernel's driver mode
-    /// cannot run.
+    /// An unknown platform or kernel, a kernel older than the platform's
+    /// drivers, or a governor the kernel's driver mode cannot run.
     pub fn resolve(&self) -> Result<kernel::BuildCtx> {
         let platform = platform::load_named(&self.platform)?;
         let kernel = kernel::KernelConfig::from_spec(&self.kernel)?;
+        kernel.check_platform(&platform)?;
         cpufreq::resolve_ctx(&self.cpufreq, kernel::BuildCtx::new(platform, kernel))
     }
 
@@ -706,6 +707,10 @@ pub enum PlatformEntry {
         default_cpufreq: &'static str,
         /// The cpuidle governor the platform's kernel runs by default.
         default_cpuidle: &'static str,
+        /// The oldest kernel that runs the platform's drivers, and why;
+        /// absent when every modelled kernel does.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        min_kernel: Option<String>,
         /// The kernel's Energy Model of the CPUs (default kernel), one line
         /// per performance domain; absent without one.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -832,6 +837,7 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
                 hwp: p.hwp,
                 default_cpufreq: cpufreq::default_governor(&p, &kernel::KernelConfig::default()),
                 default_cpuidle: cpuidle::DEFAULT_GOVERNOR,
+                min_kernel: p.min_kernel.as_ref().map(|m| format!("{}.{} ({})", m.major, m.minor, m.why)),
                 energy_model: machine::eas::describe_em(&p, &kernel::KernelConfig::default()),
                 description: p.description,
                 params,

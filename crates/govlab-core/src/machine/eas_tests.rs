@@ -31,7 +31,7 @@ fn eas_needs_asymmetry_an_energy_model_schedutil_and_the_sysctl() {
     assert!(!on("juno-r0", "6.8:sched_energy_aware=off", "schedutil"));
     assert!(!on("juno-r0", "6.8", "ondemand"), "EAS needs schedutil");
     assert!(!on("skylake-e3-1240v5", "6.8", "schedutil"), "symmetric, no EM");
-    for p in ["juno-r2", "hikey960", "sd835", "rk3399"] {
+    for p in ["juno-r2", "hikey960", "sd835", "rk3399", "gs101"] {
         assert!(on(p, "6.8", "schedutil"), "{p}");
     }
 }

@@ -61,6 +61,9 @@ pub struct Platform {
     /// Which of the kernel's idle-CPU wakeup profiles this kind of machine
     /// shows (machine/housekeeping.rs; the platform file's `housekeeping`).
     pub housekeeping: HousekeepingProfile,
+    /// The oldest kernel that runs this machine's drivers (the file's
+    /// `min_kernel`); None: every modelled kernel does.
+    pub min_kernel: Option<MinKernel>,
     /// The tick rate (CONFIG_HZ) of the distribution kernel this machine is
     /// assumed to run: the run's default, read by `kernel::BuildCtx` (the
     /// kernel's `hz` option overrides it).
@@ -217,6 +220,16 @@ impl HousekeepingProfile {
     pub fn name(self) -> &'static str {
         Self::NAMES.iter().find(|(_, p)| *p == self).map_or("server", |(n, _)| n)
     }
+}
+
+/// The first kernel release whose drivers run a machine, and why: a run
+/// under an older kernel is refused (`kernel::KernelConfig::check_platform`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MinKernel {
+    pub major: u32,
+    pub minor: u32,
+    /// The driver and the change that made it run here, for the error.
+    pub why: String,
 }
 
 /// A logical CPU (an SMT thread).

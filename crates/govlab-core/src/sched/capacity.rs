@@ -128,7 +128,7 @@ mod tests {
         for name in crate::platform::platform_names() {
             let p = crate::platform::load_named(&crate::params::Spec::new(name)).unwrap();
             let caps: Vec<u64> = (0..p.nr_cpus()).map(|c| u64::from(p.cpu_type_of(c).capacity)).collect();
-            let arm = matches!(name, "juno-r0" | "juno-r2" | "hikey960" | "sd835" | "rk3399");
+            let arm = matches!(name, "juno-r0" | "juno-r2" | "hikey960" | "sd835" | "rk3399" | "gs101");
             assert_eq!(asym_cpucap(&caps), arm, "{name}");
         }
     }

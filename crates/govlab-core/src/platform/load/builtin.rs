@@ -18,6 +18,9 @@ pub(super) const BUILTIN: &[(&str, &str)] = &[
     ("hikey960", include_str!("../../../../../data/platforms/hikey960.toml")),
     ("sd835", include_str!("../../../../../data/platforms/sd835.toml")),
     ("rk3399", include_str!("../../../../../data/platforms/rk3399.toml")),
+    ("i7-2600k", include_str!("../../../../../data/platforms/i7-2600k.toml")),
+    ("i5-10600k", include_str!("../../../../../data/platforms/i5-10600k.toml")),
+    ("gs101", include_str!("../../../../../data/platforms/gs101.toml")),
 ];
 
 /// Names of the built-in platforms.
@@ -46,7 +49,10 @@ mod tests {
                 "juno-r2",
                 "hikey960",
                 "sd835",
-                "rk3399"
+                "rk3399",
+                "i7-2600k",
+                "i5-10600k",
+                "gs101"
             ]
         );
     }
@@ -291,6 +297,108 @@ mod tests {
             assert!(p.cpu_type_of(cpu).opp_index(khz).is_some(), "cpu {cpu} {khz}");
         }
         assert_eq!(p.cpu_type_of(4).idle_states[2].name, "pc");
+        check_consistent(&p);
+    }
+
+    /// (name, exit latency µs, target residency µs) of a CPU's idle states.
+    fn idle_table(p: &crate::platform::Platform, cpu: usize) -> Vec<(&str, u64, u64)> {
+        p.cpu_type_of(cpu)
+            .idle_states
+            .iter()
+            .map(|s| (s.name.as_str(), s.exit_latency_ns / 1000, s.target_residency_ns / 1000))
+            .collect()
+    }
+
+    /// i7-2600K: 4 cores / 8 threads with threads last, one clock, no HWP;
+    /// 1.6-3.4 GHz plus Intel's 4/3/2/1 turbo bins to 3.8 GHz; POLL and
+    /// intel_idle's snb_cstates without C7 (torvalds/linux @ 00433eae).
+    #[test]
+    fn i7_2600k_matches_its_sources() {
+        let p = named("i7-2600k").unwrap();
+        assert_eq!(p.nr_cpus(), 8);
+        assert_eq!((p.cores.len(), p.packages.len()), (4, 1));
+        assert_eq!(p.cpus[0].siblings, vec![4]);
+        assert_eq!(p.cpus[7].siblings, vec![3]);
+        assert_eq!(p.freq_domains.len(), 1);
+        assert_eq!(p.freq_domains[0].cpus, (0..8).collect::<Vec<_>>());
+        assert_eq!(p.llcs.len(), 1);
+        assert_eq!((p.driver.name(), p.hwp, p.hz), ("intel_pstate", false, 250));
+        assert_eq!(p.min_kernel, None);
+        let t = p.cpu_type_of(0);
+        assert_eq!((t.min_khz(), t.base_khz, t.max_khz()), (1_600_000, 3_400_000, 3_800_000));
+        let turbo: Vec<u32> = (1..=4).map(|n| t.turbo_limit_khz(n)).collect();
+        assert_eq!(turbo, [3_800_000, 3_700_000, 3_600_000, 3_500_000]);
+        assert!(t.opps.windows(2).all(|w| w[1].khz - w[0].khz == crate::platform::INTEL_PSTATE_SCALING_KHZ));
+        assert_eq!(
+            idle_table(&p, 5),
+            [("POLL", 0, 0), ("C1", 2, 2), ("C1E", 10, 20), ("C3", 80, 211), ("C6", 104, 345)]
+        );
+        assert!(t.idle_states[0].polling);
+        check_consistent(&p);
+    }
+
+    /// i5-10600K: 6 cores / 12 threads, HWP, 0.8-4.1 GHz and turbo to
+    /// 4.8 GHz (4.5 GHz on all six cores); the idle states intel_idle builds
+    /// from ACPI _CST for a model without a table (C1 target = latency,
+    /// deeper ones 3 x latency), so kernels before v5.6 are refused.
+    #[test]
+    fn i5_10600k_matches_its_sources() {
+        let p = named("i5-10600k").unwrap();
+        assert_eq!(p.nr_cpus(), 12);
+        assert_eq!((p.cores.len(), p.packages.len()), (6, 1));
+        assert_eq!(p.cpus[0].siblings, vec![6]);
+        assert_eq!(p.cpus[11].siblings, vec![5]);
+        assert_eq!(p.freq_domains.len(), 1);
+        assert_eq!((p.driver.name(), p.hwp), ("intel_pstate", true));
+        let t = p.cpu_type_of(0);
+        assert_eq!((t.min_khz(), t.base_khz, t.max_khz()), (800_000, 4_100_000, 4_800_000));
+        assert_eq!((t.turbo_limit_khz(1), t.turbo_limit_khz(6)), (4_800_000, 4_500_000));
+        let states = idle_table(&p, 0);
+        assert_eq!(states, [("POLL", 0, 0), ("C1_ACPI", 1, 1), ("C2_ACPI", 127, 381), ("C3_ACPI", 1048, 3144)]);
+        for &(_, exit, target) in &states[2..] {
+            assert_eq!(target, 3 * exit, "intel_idle_init_cstates_acpi: 3 x latency past C1");
+        }
+        let m = p.min_kernel.as_ref().unwrap();
+        assert_eq!((m.major, m.minor), (5, 6));
+        check_consistent(&p);
+    }
+
+    /// GS101 against mainline gs101.dtsi @ 01272f05aae5: three clusters
+    /// (4 A55, 2 A76, 2 X1), capacities from capacity-dmips-mhz 250/620/1024
+    /// at 1803/2253/2802 MHz, the OPP tables (µV truncated to mV as the
+    /// kernel's EM does), dynamic-power-coefficient 70/284/650 and the PSCI
+    /// idle states (entry + exit latency, min-residency).
+    #[test]
+    fn gs101_matches_its_device_tree() {
+        let p = named("gs101").unwrap();
+        assert_eq!(p.nr_cpus(), 8);
+        assert_eq!(p.driver, Driver::CpufreqDt);
+        let doms: Vec<Vec<usize>> = p.freq_domains.iter().map(|d| d.cpus.clone()).collect();
+        assert_eq!(doms, [vec![0, 1, 2, 3], vec![4, 5], vec![6, 7]]);
+        let caps: Vec<u32> = (0..8).map(|c| p.cpu_type_of(c).capacity).collect();
+        assert_eq!(caps, [160, 160, 160, 160, 498, 498, 1024, 1024]);
+        assert_eq!((250 * 1803 * 1024 / (1024 * 2802), 620 * 2253 * 1024 / (1024 * 2802)), (160, 498));
+        let range = |cpu: usize| {
+            let t = p.cpu_type_of(cpu);
+            (t.opps.len(), t.min_khz(), t.max_khz(), t.opps[0].mv, t.opps[t.opps.len() - 1].mv)
+        };
+        assert_eq!(range(0), (11, 300_000, 1_803_000, 537, 906));
+        assert_eq!(range(4), (14, 400_000, 2_253_000, 506, 968));
+        assert_eq!(range(6), (17, 500_000, 2_802_000, 500, 1056));
+        for (cpu, dpc) in [(0, 70), (4, 284), (6, 650)] {
+            let t = p.cpu_type_of(cpu);
+            assert_eq!(t.dynamic_power_coefficient, Some(dpc));
+            assert_eq!(t.transition_latency_ns, 500_000);
+        }
+        // The kernel EM at the X1's top OPP: 650 * 1056^2 * 2802 / 1e9 mW.
+        let em = crate::platform::energy::dynamic_mw(p.cpu_type_of(7), 2_802_000, 1056, 1);
+        assert!((em - 2031.0).abs() < 0.1, "{em}");
+        assert_eq!(idle_table(&p, 0), [("WFI", 1, 1), ("cpu-ananke-sleep", 70 + 160, 2000)]);
+        assert_eq!(idle_table(&p, 5), [("WFI", 1, 1), ("cpu-enyo-sleep", 150 + 190, 2500)]);
+        assert_eq!(idle_table(&p, 7), [("WFI", 1, 1), ("cpu-hera-sleep", 235 + 220, 3500)]);
+        assert_eq!(p.housekeeping, crate::platform::HousekeepingProfile::Phone);
+        let m = p.min_kernel.as_ref().unwrap();
+        assert_eq!((m.major, m.minor), (5, 10));
         check_consistent(&p);
     }
 }

@@ -652,6 +652,24 @@ mod tests {
         assert!(file_error(&e).1.contains("one CPU type"), "{e}");
     }
 
+    /// `min_kernel` must be MAJOR.MINOR and come with its reason, on the
+    /// line it is written.
+    #[test]
+    fn bad_min_kernels_are_rejected() {
+        let cml = super::super::builtin::BUILTIN.iter().find(|(n, _)| *n == "i5-10600k").unwrap().1;
+        let from = "min_kernel = \"5.6\"";
+        assert!(cml.contains(from), "test bug");
+        let text = cml.replacen(from, "min_kernel = \"five\"", 1);
+        let e = load_str(&text, Path::new("cml.toml")).unwrap_err();
+        assert_eq!(file_error(&e).0, Some(line_with(&text, "min_kernel = \"five\"")));
+        assert!(file_error(&e).1.contains("MAJOR.MINOR"), "{e}");
+        let why = cml.lines().find(|l| l.starts_with("min_kernel_why")).unwrap();
+        let e = load_str(&cml.replacen(why, "", 1), Path::new("cml.toml")).unwrap_err();
+        assert!(file_error(&e).1.contains("min_kernel_why"), "{e}");
+        let e = load_str(&cml.replacen(from, "", 1), Path::new("cml.toml")).unwrap_err();
+        assert!(file_error(&e).1.starts_with("min_kernel: missing"), "{e}");
+    }
+
     #[test]
     fn package_freq_domain_across_types_is_rejected() {
         let text = MINI.replace("freq_domain = \"cluster\"", "freq_domain = \"package\"");

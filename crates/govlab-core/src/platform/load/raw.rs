@@ -32,6 +32,12 @@ pub(super) struct RawPlatform {
     /// (default "server"; see `HousekeepingProfile`).
     #[serde(default)]
     pub(super) housekeeping: Option<Spanned<String>>,
+    /// The first kernel version that runs this machine's drivers
+    /// (`"5.6"`), with `min_kernel_why` saying which and why.
+    #[serde(default)]
+    pub(super) min_kernel: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) min_kernel_why: Option<String>,
     pub(super) hz: Spanned<u32>,
     pub(super) topology: Spanned<RawTopology>,
     pub(super) package: Spanned<RawPackage>,

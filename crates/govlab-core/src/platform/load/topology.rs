@@ -12,7 +12,7 @@ use super::checks::{check_pstate_grid, cpu_type, device, driver, non_negative, n
 use super::raw::{Numbering, RawCluster, RawCpuType, RawPlatform};
 use crate::error::Result;
 use crate::platform::{
-    AcpiPmProfile, HousekeepingProfile, Core, Cpu, CpuId, CpuType, Dram, Driver, FreqDomain, Package, PackageCState, Platform, PowerLimit, Uncore, UncorePolicy, POWER_DOMAINS,
+    AcpiPmProfile, HousekeepingProfile, MinKernel, Core, Cpu, CpuId, CpuType, Dram, Driver, FreqDomain, Package, PackageCState, Platform, PowerLimit, Uncore, UncorePolicy, POWER_DOMAINS,
     VoltageDomain,
 };
 
@@ -113,6 +113,21 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
                     format!("unknown profile '{}'; valid: {}", v.get_ref(), names.join(", ")),
                 )
             })?,
+    };
+    let min_kernel = match (&raw.min_kernel, raw.min_kernel_why.clone()) {
+        (None, None) => None,
+        (None, Some(_)) => return Err(src.missing("min_kernel", "missing: min_kernel_why is given without the version it explains")),
+        (Some(v), why) => {
+            let bad = |msg: String| src.err(&v.span(), "", "min_kernel", msg);
+            let parsed = v.get_ref().split_once('.').and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)));
+            let Some((major, minor)) = parsed else {
+                return Err(bad(format!("'{}' is not a kernel release MAJOR.MINOR (e.g. \"5.6\")", v.get_ref())));
+            };
+            let Some(why) = why.filter(|w| !w.trim().is_empty()) else {
+                return Err(bad("given without min_kernel_why: say which driver needs it".into()));
+            };
+            Some(MinKernel { major, minor, why })
+        }
     };
     let hz = *raw.hz.get_ref();
     if !HZ_VALUES.contains(&hz) {
@@ -406,6 +421,7 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         acpi_pm_profile,
         psd_sw_coordination,
         housekeeping,
+        min_kernel,
         hz,
         idle_tick: None,
         package_cstates: true,
