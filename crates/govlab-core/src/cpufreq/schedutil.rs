@@ -461,20 +461,31 @@ impl Schedutil {
         }
     }
 
+    /// What every hook call records before `sugov_should_update_freq` may
+    /// turn it away (v6.8 `sugov_update_single_common` and
+    /// `sugov_update_shared`; v4.14's `sugov_update_single` and
+    /// `sugov_update_shared` in the same order): the iowait boost
+    /// bookkeeping, `last_update`, and `ignore_dl_rate_limit`. A remote
+    /// call the policy rejects leaves these behind, so a remote IOWAIT
+    /// wakeup's boost applies at the CPU's next local call.
+    fn record_call(&self, sg: &mut SugovPolicy, j: usize, policy: &Policy<'_>, time_ns: u64, flags: u32) {
+        let sg_cpu = &mut sg.cpus[j];
+        sg_cpu.iowait_boost(time_ns, policy.tick_ns, flags, self.tunables.iowait_boost);
+        sg_cpu.last_update_ns = time_ns;
+        if sg_cpu.dl_bw_rose(policy.sched) {
+            sg.limits_changed = true;
+        }
+    }
+
     /// sugov_update_single_freq: a policy of one CPU.
     fn update_single_freq(&self, sg: &mut SugovPolicy, policy: &mut Policy<'_>, time_ns: u64, flags: u32) {
         let mode = self.tunables.iowait_boost;
         let tick_ns = policy.tick_ns;
         let cached_freq = sg.cached_raw_freq_khz;
-        let sg_cpu = &mut sg.cpus[0];
-        let max_cap = policy.sched.capacity(sg_cpu.cpu);
+        let max_cap = policy.sched.capacity(sg.cpus[0].cpu);
 
         // Steps 1–3 (sugov_update_single_common).
-        sg_cpu.iowait_boost(time_ns, tick_ns, flags, mode);
-        sg_cpu.last_update_ns = time_ns;
-        if sg_cpu.dl_bw_rose(policy.sched) {
-            sg.limits_changed = true;
-        }
+        self.record_call(sg, 0, policy, time_ns, flags);
         if !sg.should_update_freq(time_ns) {
             return;
         }
@@ -503,11 +514,7 @@ impl Schedutil {
     fn update_shared(&self, sg: &mut SugovPolicy, j: usize, policy: &mut Policy<'_>, time_ns: u64, flags: u32) {
         let mode = self.tunables.iowait_boost;
         let tick_ns = policy.tick_ns;
-        sg.cpus[j].iowait_boost(time_ns, tick_ns, flags, mode);
-        sg.cpus[j].last_update_ns = time_ns;
-        if sg.cpus[j].dl_bw_rose(policy.sched) {
-            sg.limits_changed = true;
-        }
+        self.record_call(sg, j, policy, time_ns, flags);
         if !sg.should_update_freq(time_ns) {
             return;
         }
@@ -566,6 +573,19 @@ impl CpufreqGovernor for Schedutil {
         } else {
             self.update_single_freq(&mut sg, policy, time_ns, flags);
         }
+        self.policies[policy.id] = Some(sg);
+    }
+
+    /// A remote call `sugov_should_update_freq` turns away
+    /// (`cpufreq_this_cpu_can_update`) after the bookkeeping.
+    fn update_util_rejected(&mut self, policy: &mut Policy<'_>, cpu: CpuId, time_ns: u64, flags: u32) {
+        let Some(mut sg) = self.policies.get_mut(policy.id).and_then(Option::take) else {
+            panic!("schedutil: hook call for cpu {cpu} at {time_ns} ns before policy {} started", policy.id);
+        };
+        let Some(j) = sg.cpus.iter().position(|c| c.cpu == cpu) else {
+            panic!("schedutil: hook call at {time_ns} ns for cpu {cpu}, not in policy {}", policy.id);
+        };
+        self.record_call(&mut sg, j, policy, time_ns, flags);
         self.policies[policy.id] = Some(sg);
     }
 

@@ -327,7 +327,15 @@ impl Engine {
             let tk = &self.tasks[t];
             tr.sched_wakeup(self.now, parent_cpu, irq, &tk.comm, tk.pid, cpu, true);
         }
+        // wake_up_new_task() enqueues the child from the parent's CPU
+        // (activate_task on the chosen runqueue, no wake list, on every
+        // version since v2.6), so a child placed on another CPU gets
+        // remote hook calls there. The launcher of a workload's first
+        // tasks is not run (see the header): their placement stays local.
+        let remote = self.tasks[t].parent.is_some() && cpu != parent_cpu;
+        self.hook_this_cpu = remote.then_some(parent_cpu);
         self.enqueue_task(cpu, t, EnqueueKind::New);
+        self.hook_this_cpu = None;
         self.kick_cpu(cpu, t);
     }
 }
