@@ -36,6 +36,7 @@ pub enum EraId {
     Teo,
     PeltClock,
     IntelPstateIowait,
+    SchedutilIowaitBoostMin,
     Haltpoll,
     X86FreqInvariance,
     IntelPstatePassiveDefault,
@@ -251,7 +252,7 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: false,
         commit: "hash not found",
         subject: "cpufreq: schedutil: Make iowait boost more energy efficient",
-        description: "schedutil's iowait boost starts low and doubles per IO wakeup (before: straight to the maximum; the iowait_boost default). govlab's gradual form is v5.2's (9eca544b1491: 1/8 of capacity), not 4.18's start at policy->min",
+        description: "schedutil's iowait boost starts low and doubles per IO wakeup (before: straight to the maximum; the iowait_boost default); where it starts: schedutil_iowait_boost_min",
         status: EraStatus::Modelled,
     },
     Era {
@@ -292,6 +293,16 @@ pub const ERAS: [Era; EraId::COUNT] = [
         commit: "b8bd1581aa61",
         subject: "cpufreq: intel_pstate: Rework iowait boosting to be less aggressive",
         description: "intel_pstate's iowait boost (non-HWP) ramps up over consecutive iowait wakeups (before: straight to the maximum; the iowait_boost default)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::SchedutilIowaitBoostMin,
+        name: "schedutil_iowait_boost_min",
+        first: Version::new(5, 2),
+        first_confirmed: false,
+        commit: "9eca544b1491",
+        subject: "cpufreq: schedutil: Simplify iowait boosting",
+        description: "schedutil's gradual iowait boost starts at IOWAIT_BOOST_MIN, 1/8 of capacity, and drops below it (before, from v4.18: starts at and drops below policy->min, as a fraction of cpuinfo.max_freq)",
         status: EraStatus::Modelled,
     },
     Era {
