@@ -132,8 +132,8 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: false,
         commit: "hash not found",
         subject: "cpufreq: governor: Replace timers with utilization update callbacks",
-        description: "ondemand/conservative sample from the scheduler's cpufreq_update_util hook (before: a deferrable timer); govlab samples by deferrable timer on every version",
-        status: EraStatus::NotModelled,
+        description: "ondemand/conservative sample at the first scheduler hook call (cpufreq_update_util) on a CPU of the policy once the sampling delay has passed (before: a deferrable timer per CPU)",
+        status: EraStatus::Modelled,
     },
     Era {
         id: EraId::Schedutil,
