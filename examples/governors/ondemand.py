@@ -128,6 +128,8 @@ class Ondemand(CpufreqGovernor):
             raise InvalidValueError(
                 f"invalid value '{self.sampling_rate}' for 'sampling_rate': at least 2 ticks, {min_rate_us} µs on this machine"
             )
+        # From v4.6 the samples come from the scheduler's hook, not a timer.
+        self.from_hook = platform.kernel.has("dbs_util_hook")
         if self.io_is_busy is None:
             # should_io_be_busy: Intel family 6; the Intel drivers stand for it.
             self.io_is_busy = int(platform.driver in ("intel_pstate", "acpi-cpufreq"))
@@ -143,12 +145,27 @@ class Ondemand(CpufreqGovernor):
             elif policy.min_khz > policy.cur_khz:
                 policy.set_target(policy.min_khz, "L")
             dbs.sample_delay_ns = 0
-            policy.arm_timer(0)
+            if not self.from_hook:
+                policy.arm_timer(0)
             return None
         cpus = [CpuDbs(cpu, self.cpu_idle_ns(policy, cpu, 0), 0) for cpu in policy.cpus]
         dbs = PolicyDbs(cpus, self.sampling_rate * 1000)
         self.policies[policy.id] = dbs
-        policy.arm_timer(dbs.sample_delay_ns)
+        dbs.last_sample_time_ns = 0
+        if not self.from_hook:
+            policy.arm_timer(dbs.sample_delay_ns)
+        return None
+
+    def update(self, policy, cpu, time_ns, util, max, flags):  # noqa: A002
+        """dbs_update_util_handler (v4.6+): sample once sample_delay_ns has passed since the last sample."""
+        if not self.from_hook:
+            return None
+        dbs = self.policies[policy.id]
+        if time_ns - dbs.last_sample_time_ns < dbs.sample_delay_ns:
+            return None
+        dbs.last_sample_time_ns = time_ns
+        delay_us = self.od_dbs_update(dbs, policy, time_ns)
+        dbs.sample_delay_ns = delay_us * 1000
         return None
 
     def timer(self, policy, time_ns):

@@ -38,7 +38,7 @@
 
 use super::dbs::{self, DbsData, DbsGovernor, DbsGovernorCore, PolicyDbsInfo};
 use super::{CpufreqGovernor, GovernorInfo, Policy, Relation};
-use crate::kernel::BuildCtx;
+use crate::kernel::{BuildCtx, EraId};
 use crate::error::{Error, Result};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::Platform;
@@ -191,7 +191,7 @@ const OWNER: &str = "cpufreq governor conservative";
 
 fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
     let tunables = ConservativeTunables::read(Params::new(OWNER, spec), ctx)?;
-    Ok(Box::new(DbsGovernorCore::new(Conservative { tunables, long_idle_by_idle_time: ctx.kernel.dbs_long_idle_by_idle_time() })))
+    Ok(Box::new(DbsGovernorCore::new(Conservative { tunables, long_idle_by_idle_time: ctx.kernel.dbs_long_idle_by_idle_time() }, ctx.has(EraId::DbsUtilHook))))
 }
 
 /// store_up_threshold / store_down_threshold on the final pair: up in

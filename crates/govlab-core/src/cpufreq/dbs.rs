@@ -34,19 +34,23 @@
 //!    delay to the next sample: `sampling_rate × rate_mult` normally, where
 //!    ondemand raises `rate_mult` to `sampling_down_factor` while at the top.
 //!
-//! # Sampling: a deferrable timer per policy
+//! # Sampling: a deferrable timer, or the scheduler's hook (v4.6+)
 //!
-//! Until v4.5 each CPU had a deferrable timer; since v4.6 the kernel samples
-//! from the scheduler's utilisation hook instead (at the first hook call on a
-//! CPU of the policy once the delay has passed, through irq_work and a
-//! kworker). govlab's engine offers a deferrable timer, so this model arms
-//! one per policy: it does not wake an idle policy and fires at the first
-//! wakeup of any of its CPUs. The effect that matters is the same in both
-//! kernels and here: idle CPUs are not sampled, and the first sample after an
-//! idle period sees one long window. What differs: on a busy CPU the hook
-//! version samples at the first hook call after the delay (the hook runs
-//! about once per ms), so kernel samples land up to ~1 ms late; govlab's
-//! timer is exact. The sampling work itself costs no CPU time here.
+//! Until v4.5 each CPU had a deferrable timer: govlab arms one per policy,
+//! which does not wake an idle policy and fires at the first wakeup of any
+//! of its CPUs. Since v4.6 ("cpufreq: governor: Replace timers with
+//! utilization update callbacks", `EraId::DbsUtilHook`) the kernel samples
+//! from the scheduler's cpufreq hook instead (v6.8
+//! `dbs_update_util_handler`): a hook call on a CPU of the policy that the
+//! policy accepts (`cpufreq_this_cpu_can_update`), at least
+//! `sample_delay_ns` after `last_sample_time`, records the time and queues
+//! the sample (irq_work, then `dbs_work_handler` in a kworker). govlab
+//! samples at that hook call itself: the irq_work and kworker latency (a
+//! few µs) and their CPU time are left out, and so is `work_in_progress`
+//! (the sample is done before the next call can come). In both forms idle
+//! CPUs are not sampled and the first sample after an idle period sees one
+//! long window; with the hook a busy CPU's sample waits for its next hook
+//! call (its tick, at the latest), and a wakeup is sampled at once.
 //!
 //! # Which long-idle detection
 //!
@@ -506,20 +510,25 @@ pub trait DbsGovernor: Send {
 struct DbsPolicy<T> {
     dbs: PolicyDbsInfo,
     info: T,
+    /// When the hook last queued a sample, ns (last_sample_time, v4.6+).
+    last_sample_time_ns: u64,
 }
 
 /// A dbs governor on govlab's interface: the shared start / limits / sample
 /// cycle of cpufreq_governor.c around a [`DbsGovernor`]'s decision.
 pub struct DbsGovernorCore<G: DbsGovernor> {
     gov: G,
+    /// Sample from the scheduler's hook (v4.6+), not from a deferrable timer.
+    sample_from_hook: bool,
     /// Indexed by policy id; None until started.
     policies: Vec<Option<DbsPolicy<G::PolicyInfo>>>,
 }
 
 impl<G: DbsGovernor> DbsGovernorCore<G> {
-    pub fn new(gov: G) -> Self {
+    pub fn new(gov: G, sample_from_hook: bool) -> Self {
         DbsGovernorCore {
             gov,
+            sample_from_hook,
             policies: Vec::new(),
         }
     }
@@ -530,15 +539,18 @@ impl<G: DbsGovernor> DbsGovernorCore<G> {
     }
 
     /// cpufreq_dbs_governor_limits: move into the new limits at once, then
-    /// sample at the next opportunity (delay 0).
-    fn limits(dbs: &mut PolicyDbsInfo, policy: &mut Policy<'_>) {
+    /// sample at the next opportunity (delay 0: the timer now, or the next
+    /// hook call).
+    fn limits(dbs: &mut PolicyDbsInfo, policy: &mut Policy<'_>, sample_from_hook: bool) {
         if policy.max_khz < policy.cur_khz {
             policy.set_target(policy.max_khz, Relation::H);
         } else if policy.min_khz > policy.cur_khz {
             policy.set_target(policy.min_khz, Relation::L);
         }
         dbs.sample_delay_ns = 0;
-        policy.arm_timer(0, true);
+        if !sample_from_hook {
+            policy.arm_timer(0, true);
+        }
     }
 }
 
@@ -550,26 +562,50 @@ impl<G: DbsGovernor> CpufreqGovernor for DbsGovernorCore<G> {
         self.gov.name()
     }
 
+    fn uses_util_hook(&self) -> bool {
+        self.sample_from_hook
+    }
+
     /// cpufreq_dbs_governor_start the first time; the limits callback after.
+    /// From v4.6 `gov_set_update_util` sets `last_sample_time` to 0 (the
+    /// start, here) and installs the hook instead of a timer.
     fn start(&mut self, policy: &mut Policy<'_>) {
         let id = policy.id;
         if self.policies.len() <= id {
             self.policies.resize_with(id + 1, || None);
         }
         if let Some(p) = self.policies[id].as_mut() {
-            Self::limits(&mut p.dbs, policy);
+            Self::limits(&mut p.dbs, policy, self.sample_from_hook);
             return;
         }
         let data = self.gov.dbs_data();
         let dbs = PolicyDbsInfo::new(&data, policy, START_TIME_NS);
         let info = self.gov.start(policy);
-        policy.arm_timer(dbs.sample_delay_ns, true);
-        self.policies[id] = Some(DbsPolicy { dbs, info });
+        if !self.sample_from_hook {
+            policy.arm_timer(dbs.sample_delay_ns, true);
+        }
+        self.policies[id] = Some(DbsPolicy { dbs, info, last_sample_time_ns: START_TIME_NS });
+    }
+
+    /// dbs_update_util_handler (v6.8): sample when at least
+    /// `sample_delay_ns` passed since the last sample; the engine has
+    /// already turned away calls from outside the policy.
+    fn update_util(&mut self, policy: &mut Policy<'_>, cpu: CpuId, time_ns: u64, _flags: u32) {
+        let Self { gov, policies, .. } = self;
+        let Some(p) = policies.get_mut(policy.id).and_then(Option::as_mut) else {
+            panic!("{}: hook call for cpu {cpu} at {time_ns} ns before policy {} started", gov.name(), policy.id);
+        };
+        if time_ns.saturating_sub(p.last_sample_time_ns) < p.dbs.sample_delay_ns {
+            return;
+        }
+        p.last_sample_time_ns = time_ns;
+        let delay_us = gov.gov_dbs_update(&mut p.dbs, &mut p.info, policy, time_ns);
+        p.dbs.sample_delay_ns = us_to_ns(delay_us);
     }
 
     /// dbs_work_handler: one sample, then the timer for the next one.
     fn timer(&mut self, policy: &mut Policy<'_>, time_ns: u64) {
-        let Self { gov, policies } = self;
+        let Self { gov, policies, .. } = self;
         let Some(p) = policies.get_mut(policy.id).and_then(Option::as_mut) else {
             panic!(
                 "{}: timer of policy {} fired at {time_ns} ns before the governor started it",

@@ -445,6 +445,9 @@ struct CpuData {
     hwp_boost_min: u32,
     /// Time of the previous IOWAIT call, ns (last_io_update).
     last_io_update_ns: u64,
+    /// The flags of hook calls since the last IOWAIT one was acted on,
+    /// remote ones included (sched_flags, HWP only).
+    sched_flags: u32,
 }
 
 /// Per-policy state.
@@ -482,6 +485,7 @@ impl CpuData {
             hwp_req_cached: HwpRequest { min_perf: pstate.min_pstate, max_perf: pstate.turbo_pstate, desired_perf: 0, epp: HWP_EPP_FIRMWARE_DEFAULT },
             hwp_boost_min: 0,
             last_io_update_ns: 0,
+            sched_flags: 0,
         }
     }
 
@@ -720,12 +724,18 @@ impl IntelPstate {
         }
     }
 
-    /// intel_pstate_update_util_hwp: the HWP dynamic boost hook.
+    /// intel_pstate_update_util_hwp_local: the HWP dynamic boost hook on
+    /// the CPU's own calls. The IOWAIT test reads `sched_flags`, which
+    /// holds the flags of remote calls too (v6.8
+    /// `intel_pstate_update_util_hwp` ORs them in before its own-CPU check),
+    /// and clears it when it acts on one.
     fn update_util_hwp(&self, pd: &mut PolicyData, j: usize, policy: &mut Policy<'_>, time_ns: u64, flags: u32) {
         let p1 = pd.pstate.max_pstate;
         let tick_ns = policy.tick_ns;
         let cpu = &mut pd.cpus[j];
-        let changed = if flags & SCHED_CPUFREQ_IOWAIT != 0 {
+        cpu.sched_flags |= flags;
+        let changed = if cpu.sched_flags & SCHED_CPUFREQ_IOWAIT != 0 {
+            cpu.sched_flags = 0;
             let do_io = time_ns < cpu.last_io_update_ns + 2 * tick_ns;
             cpu.last_io_update_ns = time_ns;
             do_io && cpu.hwp_boost_up(p1, time_ns)
@@ -786,6 +796,19 @@ impl CpufreqGovernor for IntelPstate {
             self.update_util_pstate(&mut pd, j, policy, time_ns, flags);
         }
         self.policies[policy.id] = Some(pd);
+    }
+
+    /// v6.8 `intel_pstate_update_util_hwp`: a remote call's flags are kept
+    /// (`sched_flags |= flags`) before the own-CPU check returns, so a
+    /// remote IOWAIT counts at the CPU's next own call. The non-HWP hook
+    /// returns before it records anything.
+    fn update_util_rejected(&mut self, policy: &mut Policy<'_>, cpu: CpuId, _time_ns: u64, flags: u32) {
+        if !self.tunables.hwp {
+            return;
+        }
+        if let Some(c) = self.policies.get_mut(policy.id).and_then(Option::as_mut).and_then(|pd| pd.cpus.iter_mut().find(|c| c.cpu == cpu)) {
+            c.sched_flags |= flags;
+        }
     }
 
     fn tunables(&self) -> Vec<(String, String)> {

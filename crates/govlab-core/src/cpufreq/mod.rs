@@ -279,6 +279,13 @@ pub trait CpufreqGovernor: Send {
     /// The scheduler's utilisation hook for `cpu` of this policy.
     fn update_util(&mut self, _policy: &mut Policy<'_>, _cpu: CpuId, _time_ns: u64, _flags: u32) {}
 
+    /// A hook call for `cpu` that [`Self::remote_hook_calls`] turns away:
+    /// what the governor's callback records before its check rejects the
+    /// call (v6.8 schedutil keeps the iowait boost and `last_update`,
+    /// intel_pstate with HWP the call's flags). It asks for nothing.
+    /// Default: nothing is recorded (the check comes first).
+    fn update_util_rejected(&mut self, _policy: &mut Policy<'_>, _cpu: CpuId, _time_ns: u64, _flags: u32) {}
+
     /// The governor's own timer fired.
     fn timer(&mut self, _policy: &mut Policy<'_>, _time_ns: u64) {}
 

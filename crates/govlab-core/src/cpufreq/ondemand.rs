@@ -247,7 +247,7 @@ pub struct Ondemand {
 
 fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
     let tunables = OndemandTunables::read(Params::new(OWNER, spec), ctx)?;
-    Ok(Box::new(DbsGovernorCore::new(Ondemand { tunables, era: OndemandEra::of(&ctx.kernel) })))
+    Ok(Box::new(DbsGovernorCore::new(Ondemand { tunables, era: OndemandEra::of(&ctx.kernel) }, ctx.has(EraId::DbsUtilHook))))
 }
 
 impl Ondemand {
@@ -463,23 +463,47 @@ mod tests {
         let mut g = ondemand("sampling_rate=10000,sampling_down_factor=4,up_threshold=80");
         let mut h = Harness::new(&MHZ, 1);
         h.cur_khz = 800_000;
+        // v6.8 samples from the scheduler's hook (v4.6+): no timer.
+        let out = h.call(|p| g.start(p));
+        assert_eq!(out.timer, None);
+        assert!(g.uses_util_hook());
+        // A call before the first sampling_rate has passed: nothing.
+        h.sched.idle_ns[0] = MS;
+        assert_eq!(h.call(|p| g.update_util(p, 0, 9 * MS, 0)).target, None);
+        // 10 ms, 1 ms idle: 90 % > 80.
+        let out = h.call(|p| g.update_util(p, 0, 10 * MS, 0));
+        assert_eq!(out.target, Some((3_200_000, Relation::H)));
+        // The next sample waits 4 × 10 ms.
+        h.sched.idle_ns[0] = 16 * MS;
+        assert_eq!(h.call(|p| g.update_util(p, 0, 49 * MS, 0)).target, None);
+        // 40 ms window, 16 ms idle: 60 % → 0.8 + 0.6 × 2.4 = 2.24 GHz → 2.4 GHz.
+        h.sched.idle_ns[0] = 17 * MS;
+        let out = h.call(|p| g.update_util(p, 0, 50 * MS, 0));
+        assert_eq!(out.target, Some((2_240_000, Relation::C)));
+        assert_eq!(h.cur_khz, 2_400_000);
+        // Back to the plain period: nothing at 59 ms, a sample at 60 ms.
+        assert_eq!(h.call(|p| g.update_util(p, 0, 59 * MS, 0)).target, None);
+        // Load exactly at the threshold is not above it.
+        h.sched.idle_ns[0] = 19 * MS;
+        let out = h.call(|p| g.update_util(p, 0, 60 * MS, 0));
+        assert_eq!(out.target, Some((2_720_000, Relation::C)));
+    }
+
+    /// Before v4.6 a deferrable timer samples: armed at start for
+    /// sampling_rate, re-armed after each sample for the next delay.
+    #[test]
+    fn before_4_6_a_deferrable_timer_samples() {
+        let k = KernelConfig::from_spec(&Spec::parse("3.15", "kernel").unwrap()).unwrap();
+        let mut g = build(&Spec::parse("ondemand:sampling_rate=10000,sampling_down_factor=4,up_threshold=80", "test").unwrap(), &BuildCtx::new(skylake(), k)).unwrap();
+        assert!(!g.uses_util_hook());
+        let mut h = Harness::new(&MHZ, 1);
+        h.cur_khz = 800_000;
         let out = h.call(|p| g.start(p));
         assert_eq!(out.timer, Some((10 * MS, true)));
-        // 10 ms, 1 ms idle: 90 % > 80.
         h.sched.idle_ns[0] = MS;
         let out = h.call(|p| g.timer(p, 10 * MS));
         assert_eq!(out.target, Some((3_200_000, Relation::H)));
         assert_eq!(out.timer, Some((40 * MS, true)));
-        // 40 ms window, 16 ms idle: 60 % → 0.8 + 0.6 × 2.4 = 2.24 GHz → 2.4 GHz.
-        h.sched.idle_ns[0] = 17 * MS;
-        let out = h.call(|p| g.timer(p, 50 * MS));
-        assert_eq!(out.target, Some((2_240_000, Relation::C)));
-        assert_eq!(h.cur_khz, 2_400_000);
-        assert_eq!(out.timer, Some((10 * MS, true)));
-        // Load exactly at the threshold is not above it.
-        h.sched.idle_ns[0] = 19 * MS;
-        let out = h.call(|p| g.timer(p, 60 * MS));
-        assert_eq!(out.target, Some((2_720_000, Relation::C)));
     }
 
     /// Already at the top: no request, and rate_mult is left alone.

@@ -47,6 +47,11 @@
 //!   than one tick without any hook call (it was idle) loses its boost; an
 //!   IOWAIT call after such a gap restarts at 128. Consecutive IO wakeups
 //!   less than a tick apart thus ask for 12.5, 25, 50, 100 % of capacity.
+//!   From v4.18 to v5.1 the same flow started at `policy->min` instead (the
+//!   boost was kept in kHz against cpuinfo.max_freq, and dropped below
+//!   `policy->min`); v5.2's "Simplify iowait boosting" brought the fixed
+//!   1/8 (`EraId::SchedutilIowaitBoostMin`). govlab keeps the older start
+//!   as its fraction of capacity, `policy->min × 1024 / cpuinfo.max`.
 //! * `max` (generation 1, v4.9–v4.13, 21ca6d2c52f8): an IOWAIT call sets the
 //!   boost to the maximum; every evaluation uses it and then halves it; a
 //!   non-IOWAIT call more than a tick after the previous one clears it. Here
@@ -139,6 +144,7 @@ pub const INFO: GovernorInfo = GovernorInfo {
         EraId::IntelPstatePassive,
         EraId::RemoteCallbacks,
         EraId::SchedutilIowaitGradual,
+        EraId::SchedutilIowaitBoostMin,
         EraId::X86FreqInvariance,
         EraId::IntelPstatePassiveHwp,
         EraId::SchedutilFreqRef,
@@ -233,6 +239,9 @@ struct SugovCpu {
     iowait_boost: u64,
     /// An IOWAIT call raised the boost since the last evaluation.
     iowait_boost_pending: bool,
+    /// Where a gradual boost starts and below which it drops, capacity
+    /// units: IOWAIT_BOOST_MIN from v5.2, policy->min before.
+    iowait_boost_min: u64,
     /// Idle-calls counter seen at the last evaluation (busy hold).
     saved_idle_calls: u64,
     /// Cumulative idle time seen at the last evaluation, ns (busy-hold
@@ -261,18 +270,24 @@ struct SugovPolicy {
 /// The governor: one [`SugovPolicy`] per policy.
 pub struct Schedutil {
     tunables: SchedutilTunables,
+    /// The gradual iowait boost starts at policy->min (v4.18-v5.1), not
+    /// at IOWAIT_BOOST_MIN.
+    boost_from_policy_min: bool,
     /// Indexed by policy id; None until started.
     policies: Vec<Option<SugovPolicy>>,
 }
 
 fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
-    Ok(Box::new(Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), ctx)?)))
+    let mut g = Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), ctx)?);
+    g.boost_from_policy_min = !ctx.has(EraId::SchedutilIowaitBoostMin);
+    Ok(Box::new(g))
 }
 
 impl SugovCpu {
-    fn new(cpu: CpuId) -> Self {
+    fn new(cpu: CpuId, iowait_boost_min: u64) -> Self {
         SugovCpu {
             cpu,
+            iowait_boost_min,
             last_update_ns: 0,
             util: 0,
             bw_min: 0,
@@ -290,7 +305,7 @@ impl SugovCpu {
         if time_ns.saturating_sub(self.last_update_ns) <= tick_ns {
             return false;
         }
-        self.iowait_boost = if set_iowait_boost { IOWAIT_BOOST_MIN } else { 0 };
+        self.iowait_boost = if set_iowait_boost { self.iowait_boost_min } else { 0 };
         self.iowait_boost_pending = set_iowait_boost;
         true
     }
@@ -309,7 +324,7 @@ impl SugovCpu {
                 }
                 self.iowait_boost_pending = true;
                 self.iowait_boost = if self.iowait_boost == 0 {
-                    IOWAIT_BOOST_MIN
+                    self.iowait_boost_min
                 } else {
                     (self.iowait_boost << 1).min(SCHED_CAPACITY_SCALE)
                 };
@@ -340,7 +355,7 @@ impl SugovCpu {
             IowaitBoostMode::Gradual => {
                 if !self.iowait_boost_pending {
                     self.iowait_boost >>= 1;
-                    if self.iowait_boost < IOWAIT_BOOST_MIN {
+                    if self.iowait_boost < self.iowait_boost_min {
                         self.iowait_boost = 0;
                         return 0;
                     }
@@ -397,7 +412,14 @@ fn effective_cpu_perf(actual: u64, min: u64, max: u64) -> u64 {
 }
 
 impl SugovPolicy {
-    fn new(policy: &Policy<'_>, tunables: SchedutilTunables) -> Self {
+    fn new(policy: &Policy<'_>, tunables: SchedutilTunables, boost_from_policy_min: bool) -> Self {
+        // v4.18-v5.1 sugov_iowait_boost: the first boost is policy->min,
+        // as a fraction of cpuinfo.max_freq.
+        let boost_min = if boost_from_policy_min {
+            u64::from(policy.min_khz) * SCHED_CAPACITY_SCALE / u64::from(policy.cpuinfo_max_khz).max(1)
+        } else {
+            IOWAIT_BOOST_MIN
+        };
         SugovPolicy {
             freq_update_delay_ns: u64::from(tunables.rate_limit_us) * 1000,
             last_freq_update_time_ns: 0,
@@ -406,7 +428,7 @@ impl SugovPolicy {
             limits_changed: false,
             // govlab's drivers do not need CPUFREQ_NEED_UPDATE_LIMITS.
             need_freq_update: false,
-            cpus: policy.cpus.iter().map(|&c| SugovCpu::new(c)).collect(),
+            cpus: policy.cpus.iter().map(|&c| SugovCpu::new(c, boost_min)).collect(),
         }
     }
 
@@ -458,7 +480,24 @@ impl Schedutil {
     pub fn new(tunables: SchedutilTunables) -> Self {
         Schedutil {
             tunables,
+            boost_from_policy_min: false,
             policies: Vec::new(),
+        }
+    }
+
+    /// What every hook call records before `sugov_should_update_freq` may
+    /// turn it away (v6.8 `sugov_update_single_common` and
+    /// `sugov_update_shared`; v4.14's `sugov_update_single` and
+    /// `sugov_update_shared` in the same order): the iowait boost
+    /// bookkeeping, `last_update`, and `ignore_dl_rate_limit`. A remote
+    /// call the policy rejects leaves these behind, so a remote IOWAIT
+    /// wakeup's boost applies at the CPU's next local call.
+    fn record_call(&self, sg: &mut SugovPolicy, j: usize, policy: &Policy<'_>, time_ns: u64, flags: u32) {
+        let sg_cpu = &mut sg.cpus[j];
+        sg_cpu.iowait_boost(time_ns, policy.tick_ns, flags, self.tunables.iowait_boost);
+        sg_cpu.last_update_ns = time_ns;
+        if sg_cpu.dl_bw_rose(policy.sched) {
+            sg.limits_changed = true;
         }
     }
 
@@ -467,15 +506,10 @@ impl Schedutil {
         let mode = self.tunables.iowait_boost;
         let tick_ns = policy.tick_ns;
         let cached_freq = sg.cached_raw_freq_khz;
-        let sg_cpu = &mut sg.cpus[0];
-        let max_cap = policy.sched.capacity(sg_cpu.cpu);
+        let max_cap = policy.sched.capacity(sg.cpus[0].cpu);
 
         // Steps 1–3 (sugov_update_single_common).
-        sg_cpu.iowait_boost(time_ns, tick_ns, flags, mode);
-        sg_cpu.last_update_ns = time_ns;
-        if sg_cpu.dl_bw_rose(policy.sched) {
-            sg.limits_changed = true;
-        }
+        self.record_call(sg, 0, policy, time_ns, flags);
         if !sg.should_update_freq(time_ns) {
             return;
         }
@@ -504,11 +538,7 @@ impl Schedutil {
     fn update_shared(&self, sg: &mut SugovPolicy, j: usize, policy: &mut Policy<'_>, time_ns: u64, flags: u32) {
         let mode = self.tunables.iowait_boost;
         let tick_ns = policy.tick_ns;
-        sg.cpus[j].iowait_boost(time_ns, tick_ns, flags, mode);
-        sg.cpus[j].last_update_ns = time_ns;
-        if sg.cpus[j].dl_bw_rose(policy.sched) {
-            sg.limits_changed = true;
-        }
+        self.record_call(sg, j, policy, time_ns, flags);
         if !sg.should_update_freq(time_ns) {
             return;
         }
@@ -545,7 +575,7 @@ impl CpufreqGovernor for Schedutil {
         }
         match self.policies[id].as_mut() {
             Some(sg) => sg.limits_changed = true,
-            None => self.policies[id] = Some(SugovPolicy::new(policy, self.tunables)),
+            None => self.policies[id] = Some(SugovPolicy::new(policy, self.tunables, self.boost_from_policy_min)),
         }
     }
 
@@ -567,6 +597,19 @@ impl CpufreqGovernor for Schedutil {
         } else {
             self.update_single_freq(&mut sg, policy, time_ns, flags);
         }
+        self.policies[policy.id] = Some(sg);
+    }
+
+    /// A remote call `sugov_should_update_freq` turns away
+    /// (`cpufreq_this_cpu_can_update`) after the bookkeeping.
+    fn update_util_rejected(&mut self, policy: &mut Policy<'_>, cpu: CpuId, time_ns: u64, flags: u32) {
+        let Some(mut sg) = self.policies.get_mut(policy.id).and_then(Option::take) else {
+            panic!("schedutil: hook call for cpu {cpu} at {time_ns} ns before policy {} started", policy.id);
+        };
+        let Some(j) = sg.cpus.iter().position(|c| c.cpu == cpu) else {
+            panic!("schedutil: hook call at {time_ns} ns for cpu {cpu}, not in policy {}", policy.id);
+        };
+        self.record_call(&mut sg, j, policy, time_ns, flags);
         self.policies[policy.id] = Some(sg);
     }
 
@@ -687,6 +730,32 @@ mod tests {
             500_000, 1_000_000, 2_000_000, 3_200_000, 2_000_000, 1_000_000, 500_000, 400_000,
         ];
         assert_eq!(freqs, khz.map(Some).to_vec());
+    }
+
+    /// v4.18-v5.1 (before "Simplify iowait boosting", v5.2): the gradual
+    /// boost starts at policy->min, here 800 MHz of 3.2 GHz, 256 (1.25 ×
+    /// 256/1024 × 3.2 GHz = 1.0 GHz), and drops once halved below it; v5.2
+    /// on the same policy starts at 128 (500 MHz, held at the 800 MHz
+    /// minimum). 0: no change.
+    #[test]
+    fn gradual_iowait_boost_starts_at_policy_min_before_5_2() {
+        for (kernel, first, steps) in [("4.19", 1_000_000, vec![1_000_000, 2_000_000, 1_000_000, 800_000]), ("5.2", 800_000, vec![800_000, 1_000_000, 800_000, 0])] {
+            let k = crate::kernel::KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap();
+            let ctx = crate::kernel::BuildCtx::new(skylake(), k);
+            let mut g = build(&Spec::parse("schedutil:rate_limit_us=1000,iowait_boost=gradual", "test").unwrap(), &ctx).unwrap();
+            let mut h = Harness::new(&MHZ, 1);
+            h.min_khz = 800_000;
+            h.sched.idle_calls = Some(vec![0]);
+            h.call(|p| g.start(p));
+            let mut got = Vec::new();
+            let mut t = 2 * MS;
+            for flags in [SCHED_CPUFREQ_IOWAIT, SCHED_CPUFREQ_IOWAIT, 0, 0] {
+                got.push(hook(&mut g, &mut h, t, 0, flags).unwrap_or(0));
+                t += 1500 * US;
+            }
+            assert_eq!(got[0], first, "{kernel}");
+            assert_eq!(got, steps, "{kernel}");
+        }
     }
 
     /// More than a tick (4 ms) without calls: the next IO wakeup restarts at

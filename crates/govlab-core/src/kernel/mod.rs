@@ -430,6 +430,15 @@ impl KernelConfig {
         self.has(EraId::RemoteCallbacks)
     }
 
+    /// From v6.0 (f3dd3f674555, `ttwu_queue_cond`) a wakeup onto an idle
+    /// CPU that shares the waker's LLC is queued on that CPU's wake list,
+    /// so the CPU enqueues the task itself; before, the waker enqueued it
+    /// on the remote runqueue. For machine/placement.rs.
+    #[must_use]
+    pub fn ttwu_queue_idle(&self) -> bool {
+        self.has(EraId::TtwuQueueIdle)
+    }
+
     /// The frequency invariance in effect on `plat`: the option, else the
     /// version's default for the architecture (x86: off before v5.7, the
     /// 4-core turbo ratio from v5.7, 1567c3e3467c; powerpc: off, no

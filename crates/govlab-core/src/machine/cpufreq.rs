@@ -70,6 +70,7 @@ impl SchedView for View<'_> {
 enum Call {
     Start,
     Update { cpu: CpuId, flags: u32 },
+    Rejected { cpu: CpuId, flags: u32 },
     Timer,
 }
 
@@ -156,6 +157,7 @@ impl Engine {
             match call {
                 Call::Start => gov.start(&mut policy),
                 Call::Update { cpu, flags } => gov.update_util(&mut policy, cpu, self.now, flags),
+                Call::Rejected { cpu, flags } => gov.update_util_rejected(&mut policy, cpu, self.now, flags),
                 Call::Timer => gov.timer(&mut policy, self.now),
             }
         }
@@ -208,6 +210,9 @@ impl Engine {
                     RemoteHookCalls::OwnCpu => false,
                 };
                 if !accept {
+                    // The governor's callback ran and turned the call away
+                    // after recording part of it.
+                    self.call_governor(d, Call::Rejected { cpu, flags });
                     return;
                 }
             }

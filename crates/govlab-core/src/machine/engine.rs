@@ -88,6 +88,9 @@ pub struct Engine {
     pub(crate) freq_invariant: bool,
     /// The scheduler calls the cpufreq hook for remote runqueues (v4.14+).
     pub(crate) remote_callbacks: bool,
+    /// A wakeup onto an idle CPU of the waker's LLC goes through that
+    /// CPU's wake list (v6.0+, `KernelConfig::ttwu_queue_idle`).
+    pub(crate) ttwu_queue_idle: bool,
     pub(crate) now: Time,
     pub(crate) end_ns: Time,
     pub(crate) seed: u64,
@@ -264,6 +267,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let pelt = PeltRules::for_kernel(&kernel);
     let util_est = kernel.util_est();
     let remote_callbacks = kernel.remote_callbacks();
+    let ttwu_queue_idle = kernel.ttwu_queue_idle();
     let vdomains = platform.voltage_domains.iter().map(|_| VoltageRt::default()).collect();
     let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
     let packages = platform.packages.iter().map(|_| PackageRt::default()).collect();
@@ -292,6 +296,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         custom_slice,
         freq_invariant: invariance != FreqInvariance::Off,
         remote_callbacks,
+        ttwu_queue_idle,
         now: 0,
         end_ns: duration_ns,
         seed,

@@ -68,7 +68,8 @@ use super::rq::{CpuMode, EnqueueKind};
 use super::Engine;
 use crate::platform::CpuId;
 use crate::sched::cpumask::CpuMask;
-use crate::sched::fork::post_init_entity_util_avg;
+use crate::kernel::EraId;
+use crate::sched::fork::{init_util_full, post_init_entity_util_avg};
 use crate::sched::pelt;
 use crate::sched::TaskId;
 use crate::sched::rt::Class;
@@ -320,14 +321,29 @@ impl Engine {
                 None => &rq.cfs,
             };
             let (cap, util, load) = (rq.capacity, cfs.avg.util_avg, cfs.avg.load_avg);
+            let bounded = self.kernel.has(EraId::InitUtilBounded);
             let tk = &mut self.tasks[t];
-            post_init_entity_util_avg(&mut tk.avg, tk.nice_weight, cap, util, load);
+            if bounded {
+                // `se->load.weight`, scaled as 64-bit kernels hold it.
+                let weight = tk.nice_weight << pelt::SCHED_FIXEDPOINT_SHIFT;
+                post_init_entity_util_avg(&mut tk.avg, weight, cap, util, load);
+            } else {
+                init_util_full(&mut tk.avg);
+            }
         }
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];
             tr.sched_wakeup(self.now, parent_cpu, irq, &tk.comm, tk.pid, cpu, true);
         }
+        // wake_up_new_task() enqueues the child from the parent's CPU
+        // (activate_task on the chosen runqueue, no wake list, on every
+        // version since v2.6), so a child placed on another CPU gets
+        // remote hook calls there. The launcher of a workload's first
+        // tasks is not run (see the header): their placement stays local.
+        let remote = self.tasks[t].parent.is_some() && cpu != parent_cpu;
+        self.hook_this_cpu = remote.then_some(parent_cpu);
         self.enqueue_task(cpu, t, EnqueueKind::New);
+        self.hook_this_cpu = None;
         self.kick_cpu(cpu, t);
     }
 }

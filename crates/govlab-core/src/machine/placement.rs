@@ -127,13 +127,18 @@ impl Engine {
         if target != prev {
             self.migrate_sleeping(t, prev, target);
         }
-        // v6.8 ttwu_queue_cond (TTWU_QUEUE on): a wakeup onto another CPU
-        // is queued to that CPU (which then enqueues locally) when the two
-        // share no cache or the target runs nothing; otherwise the waker
-        // enqueues, and its hook calls for the target are remote.
+        // ttwu_queue_cond (kernel/sched/core.c, TTWU_QUEUE on): a wakeup
+        // onto a CPU of another LLC is queued on that CPU's wake list (it
+        // then enqueues the task itself: local hook calls) on every
+        // version (518cd6234178, v3.3). Within the LLC, v6.0's form
+        // (f3dd3f674555) queues it too when the target runs nothing;
+        // before, the waker enqueues on the target's runqueue and its hook
+        // calls for the target are remote. v5.8's narrower form
+        // (2ebb17717550: the wakee still descheduling on the target) never
+        // holds here: a task's switch-out completes as it blocks.
         let remote = target != waker_cpu
             && self.plat.cpus[target].llc == self.plat.cpus[waker_cpu].llc
-            && self.rqs[target].nr_running > 0;
+            && (self.rqs[target].nr_running > 0 || !self.ttwu_queue_idle);
         self.hook_this_cpu = remote.then_some(waker_cpu);
         self.enqueue_task(target, t, EnqueueKind::Wakeup);
         self.hook_this_cpu = None;

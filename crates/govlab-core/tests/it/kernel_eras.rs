@@ -229,3 +229,24 @@ fn a_queued_migration_calls_the_source_cpus_hook() {
 fn pid_of(line: &str) -> String {
     line.split(" pid=").nth(1).unwrap().split(' ').next().unwrap().to_string()
 }
+
+/// A new task's initial utilisation by version (`post_init_entity_util_avg`,
+/// 2b8c41daba32 in v4.7): a task sleeps 20 ms, then forks a child onto its
+/// one CPU. From v4.7 the child brings half the CPU's spare capacity (the
+/// scaled `se->load.weight` makes the util-per-load term far larger), so the
+/// CPU's utilisation at the birth stays well below capacity; before, it
+/// brings the full 1024 and the CPU reads as full.
+#[test]
+fn a_new_tasks_utilisation_by_version() {
+    let wl = "[[task]]\ncomm = \"child\"\ntemplate = true\nops = [ { run = \"5ms\", mem = 1.0 } ]\n\n\
+        [[task]]\ncomm = \"parent\"\nops = [ { sleep = \"20ms\" }, { fork = \"child\" }, { join = true } ]\n";
+    let at_birth = |kernel: &str| {
+        let calls = probe(kernel, 1, wl, 2_000_000, 40);
+        calls.iter().filter(|c| (20_000_000..20_050_000).contains(&c.time_ns)).map(|c| c.util).max().expect("a call at the fork")
+    };
+    let old = at_birth("3.15");
+    let bounded = at_birth("4.8");
+    let new = at_birth("6.8");
+    assert_eq!(old, 1024, "3.15: the child brings the full scale");
+    assert!(bounded < 900 && new < 900, "4.8 {bounded}, 6.8 {new}: half the spare capacity");
+}

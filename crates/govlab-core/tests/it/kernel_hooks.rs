@@ -215,3 +215,77 @@ fn remote_hook_calls_from_outside_the_policy_are_dropped() {
     let off_tick: Vec<u64> = cpu1.into_iter().filter(|t| t % 4_000_000 != 0).collect();
     assert!(off_tick.is_empty(), "remote calls for CPU 1 at {off_tick:?}");
 }
+
+// ---- remote calls turned away after they leave state behind (issue 34) ----
+
+/// The mean frequency of `cpu` over the run, kHz (time in state, busy and idle).
+fn mean_khz(r: &govlab_core::metrics::RunResult, cpu: usize) -> f64 {
+    let tis = &r.cpus[cpu].time_in_state;
+    let total: f64 = tis.values().sum();
+    tis.iter().map(|(&k, &s)| f64::from(k) * s).sum::<f64>() / total
+}
+
+/// A task on CPU 1 reads, runs 2 ms and sleeps 20 ms; its reads complete
+/// in the interrupt on CPU 0, which shares CPU 1's cache, so on 5.2 every
+/// completion wakes it remotely (the waker enqueues: no wake list within
+/// the LLC before v6.0), and CPU 1's per-CPU policy turns the IOWAIT call
+/// away.
+const REMOTE_IO: &str = "[[task]]\ncomm = \"r\"\ncpus = [1]\nloop = \"forever\"\n\
+    ops = [ { io = \"read\" }, { run = \"2ms\", mem = 1.0 }, { sleep = \"20ms\" } ]\n";
+
+/// 5.2 with frequency invariance (x86 had none before v5.7): schedutil's
+/// target is then `1.25 x max x util / max`, so a full boost asks for the
+/// top frequency, not for 1.25 x the current one.
+const INVARIANT_5_2: &str = "5.2:housekeeping=off,freq_invariance=max";
+
+fn remote_io_run(platform_text: &str, name: &str, kernel: &str, cpufreq: &str) -> govlab_core::metrics::RunResult {
+    let plat = temp_file(&format!("{name}-plat.toml"), platform_text);
+    let wl = temp_file(&format!("{name}-wl.toml"), REMOTE_IO);
+    let cfg = RunConfig {
+        platform: Spec::new(plat.to_str().unwrap()),
+        kernel: spec(kernel),
+        workload: Spec::new(wl.to_str().unwrap()),
+        cpufreq: spec(cpufreq),
+        cpuidle: spec("menu"),
+        duration_ns: 500_000_000,
+        seed: 1,
+        interval_ns: None,
+    };
+    cfg.run(None, None).unwrap()
+}
+
+/// schedutil records the iowait boost and `last_update` before
+/// `sugov_should_update_freq` turns a remote call away (v6.8
+/// `sugov_update_single_common`; v4.14's `sugov_update_single` in the same
+/// order), so the boost a remote IOWAIT wakeup set is applied at CPU 1's
+/// next own call within a tick (a tick or the dequeue during its 2 ms
+/// run): with `iowait_boost=max` CPU 1 spends time at the top frequency,
+/// which its utilisation alone (2 ms in 22) never asks for. Dropping the
+/// remote call before any state changes (before this fix) made the two
+/// runs identical.
+#[test]
+fn schedutil_keeps_a_rejected_remote_iowait_boost() {
+    let text = two_policy_platform().replace("block_kb = 4", "block_kb = 4\nirq_cpu = 0");
+    let off = remote_io_run(&text, "sugov-remote-off", INVARIANT_5_2, "schedutil:iowait_boost=off");
+    let max = remote_io_run(&text, "sugov-remote-max", INVARIANT_5_2, "schedutil:iowait_boost=max");
+    let at_top = |r: &govlab_core::metrics::RunResult| r.cpus[1].time_in_state.get(&2_000_000).copied().unwrap_or(0.0);
+    let (top_off, top_max) = (at_top(&off), at_top(&max));
+    assert!(top_max > 3.0 * top_off + 0.005, "CPU 1 at 2 GHz for {top_max} s with the boost, {top_off} s without");
+    assert!(mean_khz(&max, 1) > mean_khz(&off, 1));
+}
+
+/// intel_pstate with HWP ORs a call's flags into `sched_flags` before its
+/// own-CPU check (v6.8 `intel_pstate_update_util_hwp`), so a remote IOWAIT
+/// counts at CPU 1's next own call and HWP dynamic boost raises CPU 1's
+/// minimum: with `hwp_dynamic_boost=1` CPU 1 runs faster than without.
+/// Before the fix the remote call was dropped and the runs were the same.
+#[test]
+fn hwp_dynamic_boost_counts_a_rejected_remote_iowait() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/platforms/skylake-e3-1240v5.toml");
+    let text = std::fs::read_to_string(root).unwrap();
+    let text = text.replacen("name = \"ssd\"", "name = \"ssd\"\nirq_cpu = 0", 1);
+    let off = remote_io_run(&text, "hwp-remote-off", "5.2:housekeeping=off", "intel_pstate:hwp_dynamic_boost=0");
+    let on = remote_io_run(&text, "hwp-remote-on", "5.2:housekeeping=off", "intel_pstate:hwp_dynamic_boost=1");
+    let (f_off, f_on) = (mean_khz(&off, 1), mean_khz(&on, 1));
+    assert!(f_on > f_off * 1.05, "CPU 1 mean {f_on:.0} kHz boosted, {f_off:.0} kHz not");
+}
