@@ -1,7 +1,13 @@
-# generates data/published/x86-freq-invariance.toml from the seed text (tables copied verbatim there)
-import re, sys
-seed = open("/work/shared/seeds/x86-frequency-invariance-2020.txt").read()
-out_path = sys.argv[1]
+"""Writes data/published/x86-freq-invariance.toml from the source's tables (copied verbatim in the seed text).
+
+    python3 tools/published/x86_freq_invariance.py ../shared/seeds/x86-frequency-invariance-2020.txt \
+        data/published/x86-freq-invariance.toml
+"""
+import re
+import sys
+
+seed = open(sys.argv[1]).read()
+out_path = sys.argv[2]
 MACH = {"80x-BROADWELL-NUMA": "broadwell", "8x-SKYLAKE-UMA": "skylake", "48x-HASWELL-NUMA": "haswell"}
 BENCH = {"pgbench-ro": "pgbench-ro", "pgbench-rw": "pgbench-rw", "netperf-udp": "netperf-udp", "netperf-tcp": "netperf-tcp",
          "tbench4": "tbench4", "dbench4": "dbench4", "kernbench": "kernbench", "gitsource": "gitsource"}

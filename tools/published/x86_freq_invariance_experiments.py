@@ -1,5 +1,9 @@
-# generates experiments/x86-freq-invariance-{skylake,broadwell,haswell}.toml
+"""Writes experiments/x86-freq-invariance-{skylake,broadwell,haswell}.toml (one template, three machines).
+
+    python3 tools/published/x86_freq_invariance_experiments.py .
+"""
 import sys
+
 root = sys.argv[1]
 M = {
  "skylake": dict(platform="skylake-e3-1240v5", ncpus=8, label="8x-SKYLAKE-UMA",
@@ -30,7 +34,7 @@ for m, d in M.items():
     hwp_note = ("# intel_pstate=passive implied intel_pstate=no_hwp before v5.9 (Documentation/admin-guide/pm/\n"
                 "# intel_pstate.rst, \"Passive Mode\", removed by f6ebbcf08f37): the schedutil configurations run without HWP.\n") if d["hwp"] else ""
     ps_spec = "intel_pstate:hwp=on,policy=powersave" if d["hwp"] else "intel_pstate:hwp=off,policy=powersave"
-    passive = '{ intel_pstate = "passive", hwp = "off" }' if d["hwp"] else '{ intel_pstate = "passive" }'
+    passive = "{ intel_pstate = \"passive\" }"
     t = f'''# The x86 frequency-invariance evaluation (commit 1567c3e3467c, v5.7, 2020; docs/validation.md;
 # published figures in data/published/x86-freq-invariance.toml) on its {d["label"]}:
 # {d["desc"]}.
