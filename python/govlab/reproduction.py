@@ -49,7 +49,7 @@ from govlab.plan import RunSpec
 
 _NAN = float("nan")
 
-__all__ = ["EVALUATIONS", "Evaluation", "experiments_of", "published", "rows", "verdict", "render_text", "section_text", "verdict_table", "EXTRA_METRICS"]
+__all__ = ["EVALUATIONS", "Evaluation", "benchmark_of", "experiments_of", "published", "rows", "summary_rows", "verdict", "render_text", "section_text", "verdict_table", "EXTRA_METRICS"]
 
 EXPERIMENTS_DIR = ROOT / "experiments"
 PUBLISHED_DIR = ROOT / "data" / "published"
@@ -140,6 +140,14 @@ def experiments_of(ev: Evaluation, quick: bool = False) -> list[Experiment]:
     return [e for path in ev.experiment_files for e in load_all(path, quick=quick)]
 
 
+def benchmark_of(ev: Evaluation, e: Experiment) -> str:
+    """The name rows and published figures give ``e``: its [[benchmark]] name, ``MACHINE/BENCHMARK``
+    for an evaluation on several machines (experiment ``NAME-MACHINE/BENCHMARK``)."""
+    if ev.machines and e.name.startswith(ev.name + "-"):
+        return e.name[len(ev.name) + 1 :]
+    return e.name.split("/", 1)[1] if "/" in e.name else e.name
+
+
 def published(ev: Evaluation) -> list[dict[str, Any]]:
     """The published figures of an evaluation (empty when there are none here)."""
     path = ev.published_file
@@ -180,7 +188,7 @@ def rows(
     figures = published(ev) if figures is None else [{"param": None, "headline": False, **f} for f in figures]
     out: list[dict[str, Any]] = []
     for e, runs in zip(experiments, planned, strict=True):
-        benchmark = e.name.split("/", 1)[1] if "/" in e.name else e.name
+        benchmark = benchmark_of(ev, e)
         cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
         for run in runs:
             result = results.get(run.key)
