@@ -383,6 +383,8 @@ def verdict(published_pct: float, govlab_pct: float) -> dict[str, Any]:
         return {"same_direction": True, "within_2x": True, "text": "no difference, as published"}
     if not same and govlab_pct == 0:
         text = "no difference in govlab"
+    elif published_pct == 0:
+        text = "a difference in govlab, none published"
     elif not same:
         text = "opposite direction"
     elif not math.isfinite(govlab_pct):
@@ -412,8 +414,8 @@ def verdict_table(ev: Evaluation, table: Sequence[Mapping[str, Any]]) -> dict[st
                 r["config"],
                 r["metric"],
                 f"{_g(r['value'])} vs {_g(r['baseline_value'])} ({_signed(r['pct'])})",
-                f"{_g(r['energy_j'])} vs {_g(r['baseline_energy_j'])}",
-                f"{_g(r['avg_power_w'])} vs {_g(r['baseline_avg_power_w'])}",
+                f"{_g(r.get('energy_j', _NAN))} vs {_g(r.get('baseline_energy_j', _NAN))}",
+                f"{_g(r.get('avg_power_w', _NAN))} vs {_g(r.get('baseline_avg_power_w', _NAN))}",
             )
             for r in table
             if r["config"] != r["baseline"]
