@@ -1,4 +1,4 @@
-//! `cargo run --release --example replay_compare FILE PLATFORM CPUFREQ CPUIDLE [pin] [timed]`:
+//! `cargo run --release --example replay_compare FILE PLATFORM CPUFREQ CPUIDLE [pin] [timed] [kernel=SPEC]`:
 //! a recording beside its replay, per CPU: busy time, average frequency
 //! over the time the frequency is known, and residency in each idle state
 //! (the figures of docs/traces.md's table of the real recordings).
@@ -11,12 +11,13 @@ use serde_json::Value;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [file, platform, cpufreq, cpuidle, rest @ ..] = &args[..] else {
-        eprintln!("usage: replay_compare FILE PLATFORM CPUFREQ CPUIDLE [pin] [timed]");
+        eprintln!("usage: replay_compare FILE PLATFORM CPUFREQ CPUIDLE [pin] [timed] [kernel=SPEC]");
         std::process::exit(2);
     };
     let pin = rest.iter().any(|a| a == "pin");
     let wakeups = if rest.iter().any(|a| a == "timed") { Wakeups::Timed } else { Wakeups::Follow };
-    let args = RunArgs { platform: Some(platform.clone()), cpufreq: Some(cpufreq.clone()), cpuidle: Some(cpuidle.clone()), ..RunArgs::default() };
+    let kernel = rest.iter().find_map(|a| a.strip_prefix("kernel=")).map(str::to_string);
+    let args = RunArgs { platform: Some(platform.clone()), kernel, cpufreq: Some(cpufreq.clone()), cpuidle: Some(cpuidle.clone()), ..RunArgs::default() };
     let out = RunConfig::from_args(args).and_then(|cfg| api::replay(std::path::Path::new(file), &cfg, pin, wakeups, None));
     let out = match out {
         Ok(o) => o,

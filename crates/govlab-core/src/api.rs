@@ -327,6 +327,9 @@ impl RunConfig {
                 scaling_driver: Some(scaling_driver),
             },
             cpuidle: ShownGovernor { name: p.cpuidle.name(), tunables: p.cpuidle.tunables().into_iter().collect(), scaling_driver: None },
+            eas: machine::eas::shown(&p.ctx.platform, &p.ctx.kernel, p.cpufreq.name()),
+            energy_model: machine::eas::shown(&p.ctx.platform, &p.ctx.kernel, p.cpufreq.name())
+                .and_then(|_| machine::eas::describe_em(&p.ctx.platform, &p.ctx.kernel)),
             duration_ns: self.duration_ns,
             workload_duration_ns: workload::declared_duration_ns(&self.workload),
             seed: self.seed,
@@ -342,6 +345,13 @@ pub struct ShownConfig {
     pub workload: ShownWorkload,
     pub cpufreq: ShownGovernor,
     pub cpuidle: ShownGovernor,
+    /// Energy-Aware Scheduling (`on`, or `off: why`), on a big.LITTLE
+    /// platform with an Energy Model; absent elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eas: Option<String>,
+    /// The Energy Model's performance domains, where `eas` is shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_model: Option<Vec<String>>,
     pub duration_ns: u64,
     /// The run length the workload itself asks for (an rt-app file's
     /// `global.duration`), which `duration_ns` replaces when given.
@@ -675,6 +685,10 @@ pub enum PlatformEntry {
         default_cpufreq: &'static str,
         /// The cpuidle governor the platform's kernel runs by default.
         default_cpuidle: &'static str,
+        /// The kernel's Energy Model of the CPUs (default kernel), one line
+        /// per performance domain; absent without one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        energy_model: Option<Vec<String>>,
         params: Vec<ParamEntry>,
     },
     /// A built-in description that does not load (a bug, shown rather than hidden).
@@ -797,6 +811,7 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
                 hwp: p.hwp,
                 default_cpufreq: cpufreq::default_governor(&p, &kernel::KernelConfig::default()),
                 default_cpuidle: cpuidle::DEFAULT_GOVERNOR,
+                energy_model: machine::eas::describe_em(&p, &kernel::KernelConfig::default()),
                 description: p.description,
                 params,
             }

@@ -27,6 +27,9 @@
 //! - `housekeeping = on|off`: the per-CPU kernel work that wakes idle CPUs
 //!   (timer softirqs, RCU, vmstat, kworkers; machine/housekeeping.rs).
 //!   Default on; `off` gives a silent machine (tests of something else).
+//! - `sched_energy_aware = on|off`: the sysctl of the same name; `off`
+//!   keeps Energy-Aware Scheduling from running (machine/eas.rs). Default
+//!   on from v5.0; refused before it.
 
 use std::fmt;
 
@@ -37,6 +40,7 @@ use crate::params::{Params, Spec};
 use crate::platform::{CpuType, Driver, Platform};
 
 mod ctx;
+mod eas;
 mod era;
 pub use ctx::BuildCtx;
 pub use era::{Era, EraId, EraStatus, ERAS};
@@ -105,7 +109,7 @@ pub const DEFAULT_VERSION: Version = Version::new(6, 8);
 pub const EEVDF_VERSION: Version = Version::new(6, 6);
 
 /// The kernel options and the values they take, for messages and `list`.
-pub const OPTIONS: [(&str, &str); 4] = [
+pub const OPTIONS: [(&str, &str); 5] = [
     ("idle_tick", "governor or stopped (default: stopped before 4.17, governor from 4.17)"),
     ("hz", "100, 250, 300 or 1000 (default: the platform file's hz)"),
     (
@@ -113,6 +117,7 @@ pub const OPTIONS: [(&str, &str); 4] = [
         "off, base, max or Nc for N from 1 to 64 (default: by version and architecture)",
     ),
     ("housekeeping", "on or off (default on: per-CPU kernel work wakes idle CPUs; off: a silent machine)"),
+    ("sched_energy_aware", "on or off (default on from 5.0: Energy-Aware Scheduling where the platform has an Energy Model and schedutil runs)"),
 ];
 
 /// `CONFIG_HZ` values Kconfig offers (`kernel/Kconfig.hz`).
@@ -228,6 +233,8 @@ pub struct KernelConfig {
     freq_invariance: Option<FreqInvariance>,
     /// Per-CPU kernel work wakes idle CPUs (machine/housekeeping.rs).
     pub housekeeping: bool,
+    /// The `sched_energy_aware` sysctl (read through `sched_energy_aware()`).
+    sched_energy_aware: bool,
 }
 
 impl Default for KernelConfig {
@@ -248,6 +255,7 @@ impl KernelConfig {
             hz: None,
             freq_invariance: None,
             housekeeping: true,
+            sched_energy_aware: true,
         }
     }
 
@@ -297,8 +305,19 @@ impl KernelConfig {
             Some(v) => Some(FreqInvariance::parse(&v).ok_or_else(|| Error::invalid(p.owner(), "freq_invariance", &v, OPTIONS[2].1))?),
         };
         let housekeeping = p.bool("housekeeping", true)?;
+        let given_eas = p.given("sched_energy_aware");
+        let sched_energy_aware = p.bool("sched_energy_aware", true)?;
         p.finish()?;
-        Ok(KernelConfig { requested, version, spec: spec.clone(), idle_tick, hz, freq_invariance, housekeeping })
+        let k = KernelConfig { requested, version, spec: spec.clone(), idle_tick, hz, freq_invariance, housekeeping, sched_energy_aware };
+        if given_eas && !k.eas() {
+            return Err(Error::invalid(
+                format!("kernel {}", spec.name),
+                "sched_energy_aware",
+                if sched_energy_aware { "on" } else { "off" },
+                "a kernel from 5.0 (Energy-Aware Scheduling came in v5.0); leave it out before",
+            ));
+        }
+        Ok(k)
     }
 
     /// Whether the version asked for runs another version's semantics.

@@ -8,14 +8,21 @@
 
 use super::Engine;
 use crate::platform::CpuId;
-use crate::sched::capacity::{capacity_greater, fits_capacity};
+use crate::sched::capacity::{capacity_greater, fits_capacity, util_fits_cpu};
 use crate::sched::pelt;
 use crate::sched::{TaskId, TaskState};
 
 impl Engine {
-    /// task_fits_cpu() without uclamp: the task's util_est fits the CPU.
+    /// task_fits_cpu(): the task's util_est fits the CPU; with clamps
+    /// (v6.2+), util_fits_cpu() with the task's own says it fits outright.
     pub(crate) fn task_fits_cpu(&self, t: TaskId, cpu: CpuId) -> bool {
-        fits_capacity(pelt::task_util_est(&self.tasks[t].avg), self.rqs[cpu].capacity)
+        let util = pelt::task_util_est(&self.tasks[t].avg);
+        let cap = self.rqs[cpu].capacity;
+        if self.uclamp_used && self.kernel.util_fits_cpu() {
+            let tk = &self.tasks[t];
+            return util_fits_cpu(util, u64::from(tk.uclamp_min), u64::from(tk.uclamp_max), cap, true) > 0;
+        }
+        fits_capacity(util, cap)
     }
 
     /// The asymmetric branch of select_idle_sibling() for a wakeup with

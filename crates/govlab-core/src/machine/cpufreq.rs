@@ -33,20 +33,7 @@ impl SchedView for View<'_> {
     /// runnable and uclamp is unused (`!uclamp_is_used() &&
     /// rt_rq_is_runnable()`); max = min(capacity, uclamp max).
     fn effective_cpu_util(&self, cpu: CpuId, util_cfs: u64) -> (u64, u64, u64) {
-        let e = self.e;
-        let scale = self.capacity(cpu);
-        if !e.rt_dl_used && !e.uclamp_used {
-            return (util_cfs.min(scale), 0, scale);
-        }
-        let rq = &e.rqs[cpu];
-        let (uc_min, uc_max) = if e.uclamp_used { e.uclamp_rq(cpu) } else { (0, 1024) };
-        let mut min = crate::sched::deadline::cpu_bw_dl(rq.running_bw).max(uc_min);
-        if !e.uclamp_used && rq.rt_nr_running > 0 && !rq.rt_throttled {
-            min = min.max(scale);
-        }
-        let util = util_cfs + rq.avg_rt.util_avg + rq.avg_dl.util_avg;
-        let max = scale.min(uc_max);
-        (util.min(scale), min, max)
+        self.e.effective_cpu_util(cpu, util_cfs)
     }
 
     fn cpu_bw_dl(&self, cpu: CpuId) -> u64 {
@@ -86,6 +73,24 @@ enum Call {
 }
 
 impl Engine {
+    /// effective_cpu_util() (Linux v6.8 kernel/sched/core.c) with no IRQ
+    /// time, as (util, min, max): see the view's method of that name.
+    pub(crate) fn effective_cpu_util(&self, cpu: CpuId, util_cfs: u64) -> (u64, u64, u64) {
+        let scale = self.rqs[cpu].capacity;
+        if !self.rt_dl_used && !self.uclamp_used {
+            return (util_cfs.min(scale), 0, scale);
+        }
+        let rq = &self.rqs[cpu];
+        let (uc_min, uc_max) = if self.uclamp_used { self.uclamp_rq(cpu) } else { (0, 1024) };
+        let mut min = crate::sched::deadline::cpu_bw_dl(rq.running_bw).max(uc_min);
+        if !self.uclamp_used && rq.rt_nr_running > 0 && !rq.rt_throttled {
+            min = min.max(scale);
+        }
+        let util = util_cfs + rq.avg_rt.util_avg + rq.avg_dl.util_avg;
+        let max = scale.min(uc_max);
+        (util.min(scale), min, max)
+    }
+
     /// uclamp_rq_get(UCLAMP_MIN / UCLAMP_MAX) (v6.8): the largest clamps of
     /// the runqueue's runnable tasks (max aggregation); (0, 1024) when
     /// nothing is runnable (the kernel keeps the last max of an idle

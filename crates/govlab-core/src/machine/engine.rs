@@ -101,6 +101,8 @@ pub struct Engine {
     /// CPU capacities differ (sched_asym_cpucap_active): placement is
     /// capacity-aware (machine/capacity.rs).
     pub(crate) asym_cpucap: bool,
+    /// Energy-Aware Scheduling, where its conditions hold (machine/eas.rs).
+    pub(crate) eas: Option<Box<super::eas::Eas>>,
     /// [`Platform::work_per_cycle`] of each CPU type, looked up per run
     /// segment.
     pub(crate) work_per_cycle: Vec<f64>,
@@ -139,6 +141,8 @@ pub struct Engine {
     pub(crate) workload: Box<dyn Workload>,
     pub(crate) record: Record,
     pub(crate) trace: Option<TraceWriter>,
+    /// rt-app's main-thread markers are in the trace (machine/exec.rs).
+    pub(crate) trace_main_marked: bool,
     pub(crate) stopped_early: bool,
     /// Bad input discovered during the run (e.g. a program that spins): the
     /// run stops and returns it.
@@ -231,6 +235,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let all_cpus = CpuMask::from_cpus(0..n);
     let capacities: Vec<u64> = rqs.iter().map(|rq| rq.capacity).collect();
     let asym_cpucap = crate::sched::capacity::asym_cpucap(&capacities);
+    let eas = super::eas::Eas::build(&platform, &kernel, cpufreq.as_ref(), asym_cpucap).map(Box::new);
     let work_per_cycle = (0..platform.cpu_types.len()).map(|t| platform.work_per_cycle(t)).collect();
     let invariance = kernel.freq_invariance(&platform);
     let domains = platform
@@ -281,6 +286,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         all_cpus,
         llc_masks,
         asym_cpucap,
+        eas,
         work_per_cycle,
         cores,
         domains,
@@ -307,6 +313,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         workload,
         record,
         trace,
+        trace_main_marked: false,
         stopped_early: false,
         fault: None,
         external_governors: false,

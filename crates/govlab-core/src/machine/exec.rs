@@ -501,13 +501,14 @@ impl Engine {
                     if count == Some(0) {
                         self.tasks[t].pc = end as usize + 1;
                     } else {
-                        self.tasks[t].loops.push((pc, count));
+                        self.tasks[t].loops.push((pc, count, 0));
                     }
                 }
                 Op::EndLoop { start } => {
                     let tk = &mut self.tasks[t];
                     if let Some(top) = tk.loops.last_mut() {
                         debug_assert_eq!(top.0, start as usize);
+                        top.2 += 1;
                         match &mut top.1 {
                             None => tk.pc = start as usize + 1,
                             Some(n) if *n > 1 => {
@@ -521,6 +522,7 @@ impl Engine {
                     }
                 }
                 Op::Mark => self.tasks[t].mark_ns = self.now,
+                Op::TraceMarker { ref marker } => self.trace_marker(cpu, t, marker),
                 Op::Record { series, since, deadline_ns } => {
                     let tk = &self.tasks[t];
                     let from = match since {
@@ -576,6 +578,28 @@ impl Engine {
     }
 
     /// The running task blocks (sleep, IO, message, lock, join).
+    /// Write task `t`'s trace marker (rt-app's `log_ftrace`), running on
+    /// `cpu`, when the run is traced.
+    fn trace_marker(&mut self, cpu: CpuId, t: TaskId, marker: &crate::workload::TraceMarker) {
+        use crate::workload::TraceMarker;
+        let Some(tr) = self.trace.as_mut() else { return };
+        match marker {
+            TraceMarker::Text(text) => tr.print(self.now, cpu, text),
+            TraceMarker::MainStart if !self.trace_main_marked => {
+                self.trace_main_marked = true;
+                tr.print(self.now, cpu, "rtapp_main: event=start");
+                tr.print(self.now, cpu, &format!("rtapp_main: event=clock_ref data={}", self.now / 1000));
+            }
+            TraceMarker::MainStart => {}
+            TraceMarker::Loop { start, phase } => {
+                let loops = &self.tasks[t].loops;
+                let done = |depth: usize| loops.len().checked_sub(depth).map_or(0, |i| loops[i].2);
+                let event = if *start { "start" } else { "end" };
+                tr.print(self.now, cpu, &format!("rtapp_loop: event={event} thread_loop={} phase={phase} phase_loop={}", done(2), done(1)));
+            }
+        }
+    }
+
     fn block(&mut self, cpu: CpuId, t: TaskId) {
         self.dequeue_task(cpu, t, true);
     }

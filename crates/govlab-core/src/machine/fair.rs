@@ -109,6 +109,11 @@ impl Engine {
         } else {
             self.enqueue_task_fair(cpu, t, kind);
         }
+        // enqueue_task_fair() ends with update_overutilized_status() for
+        // all but a new task (v5.0 2802bf3cd936).
+        if self.eas.is_some() && kind != EnqueueKind::New && self.tasks[t].class == Class::Fair {
+            self.update_overutilized_status(cpu);
+        }
     }
 
     /// enqueue_task() with RT/DL tasks or task groups about.
@@ -722,6 +727,10 @@ impl Engine {
             return true;
         }
         if self.rqs[cpu].curr_class == Class::Fair {
+            // task_tick_fair(): update_overutilized_status() (v5.0).
+            if self.eas.is_some() {
+                self.update_overutilized_status(cpu);
+            }
             if self.fair_groups() {
                 self.task_tick_fair_grouped(cpu, curr);
             } else {
@@ -737,6 +746,10 @@ impl Engine {
                 // run_rebalance_domains(): update_blocked_averages() first;
                 // the nohz stats kick for the idle CPUs.
                 self.update_blocked_groups(cpu);
+                self.nohz_update_blocked(cpu);
+            } else if self.eas.is_some() {
+                // The idle CPUs' utilisation decays too, or a CPU a task
+                // left stays overutilized to EAS for ever.
                 self.nohz_update_blocked(cpu);
             }
             self.periodic_balance(cpu);

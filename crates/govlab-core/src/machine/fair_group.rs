@@ -1011,7 +1011,8 @@ impl Engine {
     /// LOAD_AVG_PERIOD ms a busy CPU's balance has the idle CPUs' blocked
     /// load updated (`_nohz_idle_balance` → `update_nohz_stats`), so a
     /// group runqueue emptied on a CPU that stopped its tick still decays
-    /// out of its group's load. Only runs with task groups take this path.
+    /// out of its group's load. Only runs with task groups or EAS (whose
+    /// overutilized test reads every CPU's utilisation) take this path.
     pub(crate) fn nohz_update_blocked(&mut self, this: CpuId) {
         if self.now < self.nohz_next_blocked_ns {
             return;

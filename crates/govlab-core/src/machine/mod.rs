@@ -17,7 +17,7 @@
 //! | `fair.rs` | kernel/sched/fair.c and core.c: enqueue, dequeue, schedule, tick |
 //! | `rt.rs`, `deadline.rs` | kernel/sched/rt.c and deadline.c: the RT and deadline classes, the RT throttle |
 //! | `fair_group.rs` | fair.c's group scheduling (group runqueues and entities, shares) |
-//! | `placement.rs`, `capacity.rs` | fair.c's select_task_rq and load balancing |
+//! | `placement.rs`, `capacity.rs`, `eas.rs` | fair.c's select_task_rq, energy-aware wakeups and load balancing |
 //! | `idle.rs` | kernel/sched/idle.c and drivers/cpuidle/cpuidle.c |
 //! | `cpufreq.rs` | drivers/cpufreq/cpufreq.c: policies, governor calls |
 //! | `cpufreq_driver.rs`, `powernv.rs` | the scaling drivers' target paths |
@@ -31,10 +31,13 @@
 
 mod capacity;
 mod deadline;
+pub mod eas;
 mod fair_group;
 mod rt;
 #[cfg(test)]
 mod sched_class_tests;
+#[cfg(test)]
+mod eas_tests;
 mod cpufreq;
 mod cpufreq_driver;
 pub(crate) mod dvfs;

@@ -17,7 +17,9 @@
 //! from an LLC sibling with two more than it has.
 //!
 //! When CPU capacities differ (big.LITTLE), wakeup placement and the misfit
-//! part of balancing are capacity-aware instead: see `capacity.rs`.
+//! part of balancing are capacity-aware instead: see `capacity.rs`; with an
+//! Energy Model and schedutil, wakeups are energy-aware and balancing waits
+//! for a CPU to be overutilized: see `eas.rs`.
 
 use super::rq::{CpuMode, EnqueueKind};
 use super::Engine;
@@ -42,6 +44,9 @@ impl Engine {
             return self.select_task_rq_rt_dl(t, prev);
         }
         if self.asym_cpucap {
+            if let Some(cpu) = self.find_energy_efficient_cpu(t, prev).filter(|&c| self.allowed(t).test(c)) {
+                return cpu;
+            }
             return self.select_idle_sibling_asym(t, prev);
         }
         let allowed = self.allowed(t);
@@ -195,6 +200,12 @@ impl Engine {
     #[inline]
     pub(crate) fn newidle_balance(&mut self, cpu: CpuId) {
         if !self.overloaded.is_empty() {
+            if self.eas.is_some() {
+                self.update_rd_overutilized();
+                if self.eas_balanced() {
+                    return;
+                }
+            }
             self.newidle_pull(cpu);
         }
     }
@@ -216,6 +227,12 @@ impl Engine {
 
     /// The periodic balancer on a busy CPU's tick.
     pub(crate) fn periodic_balance(&mut self, cpu: CpuId) {
+        if self.eas.is_some() {
+            self.update_rd_overutilized();
+            if self.eas_balanced() {
+                return;
+            }
+        }
         if self.asym_cpucap && self.misfit_balance(cpu) {
             return;
         }

@@ -47,7 +47,9 @@ pub struct Task {
     pub program: Arc<Program>,
     pub pc: usize,
     /// Remaining iterations of the loops being executed, innermost last.
-    pub loops: Vec<(usize, Option<u64>)>,
+    /// Open loops: the `Loop` op's index, the iterations left (None:
+    /// forever) and the iterations done.
+    pub loops: Vec<(usize, Option<u64>, u64)>,
     /// Cycles left in the current `run` op, and its memory-bound share.
     pub remaining_cycles: f64,
     pub mem: f64,

@@ -63,6 +63,19 @@ impl Engine {
         tk.uclamp_max = attr.util_max.unwrap_or(1024);
         if attr.util_min.is_some() || attr.util_max.is_some() {
             self.uclamp_used = true;
+            if !self.kernel.uclamp() {
+                let comm = tk.comm.clone();
+                self.fault.get_or_insert(crate::error::Error::invalid(
+                    format!("task {comm}"),
+                    "util_min/util_max",
+                    [("util_min", attr.util_min), ("util_max", attr.util_max)]
+                        .iter()
+                        .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    format!("a kernel from 5.3 (utilisation clamping came in v5.3, 69842cba9ace); this run models {}", self.kernel.version),
+                ));
+            }
         }
         // Only the fair class is grouped here (RT group scheduling is not
         // modelled).

@@ -385,6 +385,10 @@ pub struct CpuType {
     /// Leakage of a powered core: `leakage_mw_per_v` · V mW, drawn while the
     /// core is not power-gated.
     pub leakage_mw_per_v: f64,
+    /// The device tree's `dynamic-power-coefficient` (µW/MHz/V²): the
+    /// kernel's Energy Model of this core (`sched::energy_model`). None: the
+    /// firmware gives no Energy Model, and EAS stays off.
+    pub dynamic_power_coefficient: Option<u32>,
     /// Combined throughput of a core when all its SMT threads are busy, as a
     /// multiple of one thread alone (each thread then runs at this / threads).
     pub smt_throughput: f64,

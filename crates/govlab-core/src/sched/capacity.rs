@@ -26,12 +26,13 @@
 //!    (`capacity_greater`: more than ~5 % bigger), preempting it there and
 //!    then (the kernel's active balance through the stopper thread).
 //!
-//! Left out: uclamp (no task has clamps, so util_fits_cpu is fits_capacity
-//! on the task's util_est), thermal and RT/IRQ pressure (capacity_of equals
+//! With clamps (v6.2+, util_fits_cpu): a util_max below a CPU's capacity
+//! makes any task fit it, a util_min above it marks the task as fitting but
+//! wanting more (-1); task_fits_cpu wants a plain fit. Left out: thermal and RT/IRQ pressure (capacity_of equals
 //! the CPU's capacity), wake_affine and recent_used_cpu (the engine wakes
 //! towards the previous CPU), the misfit path of find_idlest_group at fork,
-//! and energy-aware placement (EAS, find_energy_efficient_cpu): the
-//! kernel's choice on a board with an Energy Model and schedutil. Misfit
+//! and energy-aware placement (EAS, `machine/eas.rs`), which comes first on
+//! a board with an Energy Model and schedutil. Misfit
 //! balancing runs on the misfit CPU's balance pass (every tick in govlab),
 //! not after the kernel's per-domain balance interval. On a machine whose
 //! CPUs all have one capacity none of this runs, and placement is
@@ -54,6 +55,25 @@ pub fn capacity_greater(a: u64, b: u64) -> bool {
     a * SCALE > b * CAPACITY_GREATER_NUM
 }
 
+/// util_fits_cpu() (v6.8, no thermal pressure): 1 if `util` fits
+/// `capacity` with the margin or util_max lets it fit anyway, -1 if it
+/// fits but its util_min asks for more than the CPU has, 0 otherwise.
+pub fn util_fits_cpu(util: u64, uclamp_min: u64, uclamp_max: u64, capacity: u64, uclamp_used: bool) -> i32 {
+    let mut fits = fits_capacity(util, capacity);
+    if !uclamp_used {
+        return i32::from(fits);
+    }
+    // A util_max below the CPU's capacity makes any utilisation fit, except
+    // on the biggest CPU with no max (where nothing bigger exists).
+    let max_is_default_on_biggest = capacity == SCALE && uclamp_max == SCALE;
+    fits = fits || (!max_is_default_on_biggest && uclamp_max <= capacity);
+    let uclamp_min = uclamp_min.min(uclamp_max);
+    if fits && util < uclamp_min && uclamp_min > capacity {
+        return -1;
+    }
+    i32::from(fits)
+}
+
 /// Whether CPU capacities differ (sched_asym_cpucap_active()).
 pub fn asym_cpucap(capacities: &[u64]) -> bool {
     capacities.windows(2).any(|w| w[0] != w[1])
@@ -70,6 +90,20 @@ mod tests {
         assert!(!fits_capacity(357, 446));
         assert!(fits_capacity(818, 1024));
         assert!(!fits_capacity(820, 1024));
+    }
+
+    #[test]
+    fn util_fits_cpu_follows_the_clamps() {
+        // No clamps: fits_capacity (356 of 446 fits, 357 does not).
+        assert_eq!(util_fits_cpu(356, 0, 1024, 446, false), 1);
+        assert_eq!(util_fits_cpu(357, 0, 1024, 446, false), 0);
+        // util_max 300 on a LITTLE CPU: a hog fits it anyway.
+        assert_eq!(util_fits_cpu(1000, 0, 300, 446, true), 1);
+        // On the biggest CPU with no max, a hog does not fit.
+        assert_eq!(util_fits_cpu(1000, 0, 1024, 1024, true), 0);
+        // util_min 600 on a LITTLE CPU: fits, but below what it asks.
+        assert_eq!(util_fits_cpu(100, 600, 1024, 446, true), -1);
+        assert_eq!(util_fits_cpu(100, 600, 1024, 1024, true), 1);
     }
 
     #[test]

@@ -18,11 +18,12 @@
 //! task groups (`machine/fair_group.rs`: group runqueues, hierarchical PELT,
 //! `calc_group_shares` as in v6.8; group entities with their own vruntime,
 //! picked level by level as in v6.5, nested groups) follow the kernel. Left
-//! out: CFS bandwidth, NUMA balancing, EAS.
+//! out: CFS bandwidth, NUMA balancing. Energy-Aware Scheduling is
+//! `machine/eas.rs` over the Energy Model of `energy_model.rs`.
 //!
 //! Files: `mod.rs` (tunables, task states), `pelt.rs` (the PELT
 //! arithmetic), `rt.rs` (RT priorities and the throttle's arithmetic),
-//! `deadline.rs` (bandwidths, admission, `cpu_bw_dl`), `capacity.rs` (capacity fitting on big.LITTLE),
+//! `deadline.rs` (bandwidths, admission, `cpu_bw_dl`), `capacity.rs` (capacity fitting on big.LITTLE), `energy_model.rs` (the EM),
 //! `cpumask.rs`, `sorted_set.rs` (the runqueue's ordered sets). In
 //! `machine/`: `rq.rs` (tasks and runqueues), `fair.rs` (enqueue/dequeue,
 //! schedule, the tick), `placement.rs` (select_task_rq, balancing),
@@ -30,6 +31,7 @@
 //! (the idle loop and cpuidle accounting).
 
 pub mod capacity;
+pub mod energy_model;
 pub mod cpumask;
 pub mod deadline;
 pub mod fork;

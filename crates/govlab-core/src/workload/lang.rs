@@ -73,6 +73,22 @@ pub enum Since {
     Request,
 }
 
+/// What an [`Op::TraceMarker`] writes: rt-app's `log_ftrace()` lines
+/// (rt-app src/rt-app.c at 55cb0c0).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceMarker {
+    /// A fixed line (`rtapp_task: event=start`, `rtapp_event: ...`).
+    Text(std::sync::Arc<str>),
+    /// The main thread's `rtapp_main: event=start` and thread 0's
+    /// `rtapp_main: event=clock_ref data=<µs>`: written by the first task
+    /// to get here, once a run.
+    MainStart,
+    /// `rtapp_loop: event=start|end thread_loop=T phase=P phase_loop=L`,
+    /// T and L the iteration counts of the two innermost loops (the
+    /// thread's and the phase's).
+    Loop { start: bool, phase: u32 },
+}
+
 /// One instruction of a task program.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
@@ -119,6 +135,9 @@ pub enum Op {
     EndLoop { start: u32 },
     /// Remember now as the task's mark.
     Mark,
+    /// Write a line to the trace (a `trace_marker` write, ftrace's `print`
+    /// event); nothing when the run is not traced. Takes no time.
+    TraceMarker { marker: TraceMarker },
     /// Record now − `since` into latency series `series`; counts a miss when
     /// the value exceeds `deadline_ns`.
     Record { series: u16, since: Since, deadline_ns: Option<u64> },

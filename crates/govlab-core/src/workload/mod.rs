@@ -40,7 +40,7 @@ use crate::params::{ParamSpec, Spec};
 use crate::platform::{CpuId, Platform};
 use crate::sim::rng::Rng;
 
-pub use lang::{Dist, IoKind, Op, Program, ProgramBuilder, Since, TimerRef};
+pub use lang::{Dist, IoKind, Op, Program, ProgramBuilder, Since, TimerRef, TraceMarker};
 pub use sched_attr::{SchedAttr, SchedPolicy, TaskGroupSpec};
 
 /// A task to start at time 0, or (for templates) when forked.

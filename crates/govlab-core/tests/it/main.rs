@@ -25,3 +25,4 @@ mod power;
 mod intervals;
 mod kernel_governors;
 mod housekeeping;
+mod eas_behaviour;

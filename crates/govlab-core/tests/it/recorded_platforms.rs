@@ -1,6 +1,7 @@
 //! The real recordings replay on the machines that recorded them
 //! (data/platforms/juno-r0, juno-r2, sd835), tasks pinned or placed by the
-//! capacity-aware scheduler, under schedutil + menu (schedutil is what
+//! scheduler (EAS, as schedutil and the Energy Models turn it on), under
+//! schedutil + menu (schedutil is what
 //! sched_load and the systrace recorded under; see docs/traces.md).
 //!
 //! The bounds are the measured figures of docs/traces.md's table ("How
@@ -33,19 +34,22 @@ fn recordings_replay_on_their_own_platforms_within_the_measured_gaps() {
         // −2.7 % / +20.3 %: few events, 5 ms. (Free +9.9 % before fork
         // placement followed v6.8's find_idlest_cpu, issue 21.)
         ("trappy/trace_idle.dat", "juno-r0", 6, (0.85, 1.2), (0.85, 1.3)),
-        // +61.6 % / +62.2 %: the replay's schedutil, starting cold, runs the
+        // +61.6 % / +81.3 %: the replay's schedutil, starting cold, runs the
         // LITTLE cluster slower (566 vs 719 MHz); the first 0.12 s have no
-        // frequency. (Free +51.3 % before fork placement followed v6.8's
-        // find_idlest_cpu, issue 21.)
-        ("lisa/sched_load/trace.dat", "juno-r0", 6, (1.45, 1.75), (1.35, 1.75)),
+        // frequency. Free, EAS keeps every task LITTLE (+62.2 % without EAS;
+        // +51.3 % before fork placement followed v6.8's find_idlest_cpu,
+        // issue 21).
+        ("lisa/sched_load/trace.dat", "juno-r0", 6, (1.45, 1.75), (1.6, 1.95)),
         // −9.0 % / −43.5 %, and +6.1 % / −48.0 %: free, the always-running
         // ramp task moves to a big CPU (misfit, v4.20+), the recording
         // kernels kept it LITTLE; pinned, it stays there.
         ("lisa/example_rtapp/trace.dat", "juno-r0", 6, (0.8, 1.05), (0.45, 0.7)),
         ("lisa/trace_txt/trace.txt", "juno-r2", 6, (0.9, 1.2), (0.4, 0.65)),
-        // −6.7 % / −21.1 % (−11.9 % / −24.0 % before issue 21's placement
-        // and start-up of delayed first tasks).
-        ("trappy/trace_surfaceflinger.html", "sd835", 8, (0.75, 1.0), (0.65, 0.9)),
+        // −6.5 % / −0.9 %: free, EAS keeps the work on the silver CPUs
+        // (−21.1 % without EAS, which spread it onto the gold ones; −11.9 % /
+        // −24.0 % before issue 21's placement and start-up of delayed first
+        // tasks).
+        ("trappy/trace_surfaceflinger.html", "sd835", 8, (0.75, 1.0), (0.85, 1.1)),
     ] {
         for (pin, band) in [(true, pinned), (false, free)] {
             let (rec, rep) = replay(rel, platform, pin);

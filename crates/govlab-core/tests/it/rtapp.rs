@@ -358,3 +358,60 @@ fn sched_idle_runs_at_the_idle_weight_not_nice_19() {
     assert!(idle < 0.006 && idle > 0.0, "SCHED_IDLE share {idle:.4}");
     assert!(nice19 > 0.010, "nice 19 share {nice19:.4}");
 }
+
+/// `global.ftrace` makes the threads write rt-app's trace_marker lines
+/// (rt-app src/rt-app.c: rtapp_main, rtapp_task, rtapp_loop around each
+/// phase iteration with its counters, rtapp_event before each event with
+/// its index, resource_t number and key), which LISA's rt-app analysis
+/// reads; without it, none.
+#[test]
+fn ftrace_writes_rt_apps_markers() {
+    let json = |ftrace: &str| {
+        format!(
+            r#"{{ "global": {{ "calibration": "CPU0" {ftrace} }}, "tasks": {{ "t": {{ "loop": 2, "phases": {{
+                "a": {{ "loop": 2, "run": 1000, "timer": {{ "ref": "unique", "period": 4000 }} }},
+                "b": {{ "run": 500, "sleep1": 100 }} }} }} }} }}"#
+        )
+    };
+    let prints = |text: String| -> Vec<String> {
+        let dir = std::env::temp_dir().join(format!("govlab-rtapp-ftrace-{}.json", std::process::id()));
+        std::fs::write(&dir, text).unwrap();
+        let cfg = govlab_core::api::RunConfig {
+            platform: govlab_core::params::Spec::new("skylake-e3-1240v5"),
+            kernel: govlab_core::params::Spec::new("6.8"),
+            workload: govlab_core::params::Spec::parse(&format!("rtapp:file={}", dir.display()), "test").unwrap(),
+            cpufreq: govlab_core::params::Spec::new("performance"),
+            cpuidle: govlab_core::params::Spec::new("menu"),
+            duration_ns: 100_000_000,
+            seed: 1,
+            interval_ns: None,
+        };
+        let (_, trace) = cfg.run_trace(None).unwrap();
+        trace
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                govlab_core::trace::EventKind::Print { message } if message.starts_with("rtapp_") => Some(message.to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    let lines = prints(json(r#", "ftrace": "main,task,loop,event""#));
+    let want_head = [
+        "rtapp_main: event=start",
+        "rtapp_task: event=start",
+        "rtapp_loop: event=start thread_loop=0 phase=0 phase_loop=0",
+        "rtapp_event: id=0 type=6 desc=run",
+        "rtapp_event: id=1 type=10 desc=timer",
+        "rtapp_loop: event=end thread_loop=0 phase=0 phase_loop=0",
+        "rtapp_loop: event=start thread_loop=0 phase=0 phase_loop=1",
+    ];
+    let head: Vec<&str> = lines.iter().map(String::as_str).filter(|l| !l.contains("clock_ref")).take(want_head.len()).collect();
+    assert_eq!(head, want_head);
+    assert!(lines.iter().any(|l| l.starts_with("rtapp_main: event=clock_ref data=")));
+    assert!(lines.contains(&"rtapp_event: id=1 type=5 desc=sleep1".to_string()));
+    assert!(lines.contains(&"rtapp_loop: event=end thread_loop=1 phase=1 phase_loop=0".to_string()));
+    assert_eq!(lines.last().map(String::as_str), Some("rtapp_task: event=end"));
+    assert!(prints(json("")).is_empty());
+    assert!(prints(json(r#", "ftrace": "loop""#)).iter().all(|l| l.starts_with("rtapp_loop: ")));
+}

@@ -208,6 +208,9 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
     positive(&err, "voltage_slew_mv_per_us", t.voltage_slew_mv_per_us)?;
     positive(&err, "ceff_nf", t.ceff_nf)?;
     non_negative(&err, "leakage_mw_per_v", t.leakage_mw_per_v)?;
+    if t.dynamic_power_coefficient == Some(0) {
+        return Err(err("dynamic_power_coefficient", "must be positive (leave it out for no Energy Model)".into()));
+    }
     let smt_throughput = t.smt_throughput.unwrap_or(1.0);
     if !(smt_throughput.is_finite()
         && (1.0..=MAX_THREADS_PER_CORE as f64).contains(&smt_throughput))
@@ -393,6 +396,7 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
             idle_states,
             ceff_nf: t.ceff_nf,
             leakage_mw_per_v: t.leakage_mw_per_v,
+            dynamic_power_coefficient: t.dynamic_power_coefficient,
             smt_throughput,
             smt_power,
         },

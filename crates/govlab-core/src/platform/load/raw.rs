@@ -148,6 +148,10 @@ pub(super) struct RawCpuType {
     pub(super) voltage_slew_mv_per_us: f64,
     pub(super) ceff_nf: f64,
     pub(super) leakage_mw_per_v: f64,
+    /// The device tree's `dynamic-power-coefficient` (µW/MHz/V²), from
+    /// which the kernel builds the Energy Model; absent: no Energy Model.
+    #[serde(default)]
+    pub(super) dynamic_power_coefficient: Option<u32>,
     /// Required when a cluster of this type has more than one thread per core.
     #[serde(default)]
     pub(super) smt_throughput: Option<f64>,

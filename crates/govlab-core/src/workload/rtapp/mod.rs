@@ -50,6 +50,18 @@
 //! converted into the same ops (`legacy.rs` says how and from which rt-app
 //! sources).
 //!
+//! Trace markers: `global.ftrace` (`"main,task,loop,event"`, or true for
+//! all) makes the threads write rt-app's `log_ftrace()` lines to the trace
+//! as `trace_marker` writes, as rt-app does: `rtapp_main: event=start` and
+//! `event=clock_ref data=<µs>` (once, by the first thread to start),
+//! `rtapp_task: event=start|end`, `rtapp_loop: event=start|end
+//! thread_loop= phase= phase_loop=` around each phase iteration, and
+//! `rtapp_event: id= type= desc=` before each event (its index in the
+//! phase, rt-app's resource_t number, its key). Not written: `rtapp_main:
+//! event=end` (rt-app's main thread, which govlab has not), `rtapp_stats`
+//! and `rtapp_attrs`, the markers of pre-v1.0 tasks; `rtapp_task:
+//! event=start` comes after a task's `delay`, not before.
+//!
 //! Refused, with an error naming the file and the key's path: per-phase
 //! `policy`, `priority`, deadline or clamp changes, `nodes_membind`, what
 //! of the pre-v1.0 grammar has no defined meaning (`legacy.rs`), files without `tasks` or
@@ -75,7 +87,7 @@ use std::path::PathBuf;
 use self::json::Json;
 use super::{
     SchedAttr, SchedPolicy,
-    latency_metrics, Better, Dist, Metric, Op, Program, Record, Setup, Since, TaskSpec, TimerRef, Workload,
+    latency_metrics, Better, Dist, Metric, Op, Program, Record, Setup, Since, TaskSpec, TimerRef, TraceMarker, Workload,
     WorkloadInfo,
 };
 use super::limits;
@@ -129,7 +141,6 @@ const GLOBAL_IGNORED: &[&str] = &[
     "logdir",
     "log_basename",
     "log_size",
-    "ftrace",
     "lock_pages",
     "pi_enabled",
     "frag",
@@ -222,6 +233,47 @@ struct Conv<'a> {
     /// The top-level resource table of the pre-v1.0 grammar, read at its
     /// first task.
     legacy: Option<legacy::Table>,
+    /// The trace_marker lines `global.ftrace` asks for.
+    ftrace: Ftrace,
+    /// The index of the phase being converted (rt-app's `phase`).
+    phase_no: u32,
+}
+
+/// rt-app's ftrace categories (`global.ftrace`: `"main,task,loop,event"`,
+/// or a boolean; rt-app src/rt-app_parse_config.c): which of its
+/// `log_ftrace()` lines the threads write to the trace. `stats` and
+/// `attrs` are accepted and not written.
+#[derive(Debug, Clone, Copy, Default)]
+struct Ftrace {
+    main: bool,
+    task: bool,
+    loops: bool,
+    event: bool,
+}
+
+/// rt-app's `resource_t` number of each event kind (rt-app_types.h), as
+/// `rtapp_event` lines print it.
+fn event_type(kind: &str) -> u32 {
+    match kind {
+        "wait" => 2,
+        "signal" => 3,
+        "broad" => 4,
+        "sleep" => 5,
+        "run" => 6,
+        "sync" => 7,
+        "lock" => 8,
+        "unlock" => 9,
+        "timer" => 10,
+        "suspend" => 11,
+        "resume" => 12,
+        "mem" => 13,
+        "iorun" => 14,
+        "runtime" => 15,
+        "yield" => 16,
+        "barrier" => 17,
+        "fork" => 18,
+        _ => 0,
+    }
 }
 
 /// Names given indices in order of first use.
@@ -254,6 +306,8 @@ impl<'a> Conv<'a> {
             io_device_ok: true,
             mem_buffer_size: MEM_BUFFER_SIZE,
             legacy: None,
+            ftrace: Ftrace::default(),
+            phase_no: 0,
         }
     }
 
@@ -369,11 +423,38 @@ impl<'a> Conv<'a> {
                     let n = v.as_i64().ok_or_else(|| self.err(&at, format!("{}: a size in bytes", v.brief())))?;
                     self.mem_buffer_size = limits::within(n, 1, limits::MAX_BYTES, "bytes").map_err(|e| self.err(&at, e))? as i64;
                 }
+                "ftrace" => self.ftrace = self.ftrace_levels(&at, v)?,
                 k if GLOBAL_IGNORED.contains(&k) => {}
                 _ => return Err(self.err(&at, "unknown global key")),
             }
         }
         Ok(())
+    }
+
+    /// `global.ftrace`: a comma-separated list of rt-app's categories
+    /// (`none`, `main`, `task`, `loop`, `event`, `stats`, `attrs`, `all`),
+    /// or true (assumed: all) / false.
+    fn ftrace_levels(&self, at: &str, v: &Json) -> Result<Ftrace> {
+        let all = Ftrace { main: true, task: true, loops: true, event: true };
+        let text = match v {
+            Json::Bool(true) => return Ok(all),
+            Json::Bool(false) => return Ok(Ftrace::default()),
+            Json::Str(s) => s,
+            _ => return Err(self.err(at, format!("{}: a list of categories such as \"main,task,loop,event\", or a boolean", v.brief()))),
+        };
+        let mut f = Ftrace::default();
+        for word in text.split(',').map(str::trim) {
+            match word {
+                "none" | "stats" | "attrs" => {}
+                "main" => f.main = true,
+                "task" => f.task = true,
+                "loop" => f.loops = true,
+                "event" => f.event = true,
+                "all" => f = all,
+                other => return Err(self.err(at, format!("unknown category \"{other}\": none, main, task, loop, event, stats, attrs or all"))),
+            }
+        }
+        Ok(f)
     }
 
     /// The policy a name stands for, and a nice value it forces.
@@ -500,6 +581,13 @@ impl<'a> Conv<'a> {
             Some(_) => 1,
             None => -1,
         };
+        if self.ftrace.main {
+            ops.push(Op::TraceMarker { marker: TraceMarker::MainStart });
+        }
+        if self.ftrace.task {
+            ops.push(Op::TraceMarker { marker: TraceMarker::Text("rtapp_task: event=start".into()) });
+        }
+        self.phase_no = 0;
         let thread = open_loop(&mut ops, thread_loop);
         if legacy::is_legacy(t) {
             self.legacy_task(&at, t, &mut spec, &mut ops, &mut own_timers)?;
@@ -516,11 +604,15 @@ impl<'a> Conv<'a> {
                     return Err(self.err(&pat, "a phase must be an object"));
                 }
                 self.phase(&pat, name, p, t, &mut ops, &mut own_timers)?;
+                self.phase_no += 1;
             }
         } else {
             self.phase(&at, name, t, t, &mut ops, &mut own_timers)?;
         }
         close_loop(&mut ops, thread);
+        if self.ftrace.task {
+            ops.push(Op::TraceMarker { marker: TraceMarker::Text("rtapp_task: event=end".into()) });
+        }
         spec.program = std::sync::Arc::new(Program { ops });
         Ok(spec)
     }
@@ -633,11 +725,22 @@ impl<'a> Conv<'a> {
             let group = self.taskgroup(&format!("{at}.taskgroup"), v)?;
             ops.push(Op::SetGroup { group });
         }
-        let start = ops.len();
+        let phase_no = self.phase_no;
+        if self.ftrace.loops {
+            ops.push(Op::TraceMarker { marker: TraceMarker::Loop { start: true, phase: phase_no } });
+        }
+        let (mut event_no, mut event_ops) = (0, 0);
         for (k, v) in p.entries() {
             let kat = format!("{at}.{k}");
             if let Some(kind) = event_kind(k) {
+                if self.ftrace.event {
+                    let line = format!("rtapp_event: id={event_no} type={} desc={k}", event_type(kind));
+                    ops.push(Op::TraceMarker { marker: TraceMarker::Text(line.into()) });
+                }
+                event_no += 1;
+                let before = ops.len();
                 self.event(&kat, task, kind, v, ops, own)?;
+                event_ops += ops.len() - before;
                 continue;
             }
             match k.as_str() {
@@ -656,8 +759,11 @@ impl<'a> Conv<'a> {
                 _ => return Err(self.unsupported_key(at, k)),
             }
         }
-        if ops.len() == start {
+        if event_ops == 0 {
             return Err(self.err(at, "no events (rt-app refuses a phase without events)"));
+        }
+        if self.ftrace.loops {
+            ops.push(Op::TraceMarker { marker: TraceMarker::Loop { start: false, phase: phase_no } });
         }
         close_loop(ops, phase);
         Ok(())
