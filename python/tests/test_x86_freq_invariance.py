@@ -123,3 +123,8 @@ def test_summary_scores_as_the_source_does():
 def test_a_score_within_the_printed_rounding_is_no_difference(ratio, published, same):
     v = reproduce.verdict(reproduce._printed_pct(published, 1.0, "higher"), reproduce._printed_pct(ratio, 1.0, "higher"))
     assert v["same_direction"] is same
+
+
+def test_a_difference_against_a_published_tilde_is_named_so():
+    v = reproduce.verdict(reproduce._printed_pct(1.0, 1.0, "higher"), reproduce._printed_pct(1.2, 1.0, "higher"))
+    assert (v["same_direction"], v["text"]) == (False, "a difference in govlab, none published")
