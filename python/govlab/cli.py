@@ -9,7 +9,7 @@ HTML report's writing.
 
     govlab run  [--platform SPEC] [--kernel VERSION] [--workload SPEC] [--cpufreq SPEC] [--cpuidle SPEC]
                 [--duration TIME] [--seed N] [--format text|json] [--trace FILE]
-                [--turbostat] [--turbostat-interval TIME [--plot FILE.html]] [--show-config]
+                [--turbostat] [--interval TIME [--plot FILE.html]] [--show COLUMNS] [--hide COLUMNS] [--show-config]
     govlab list platforms|kernels|workloads|governors [--py FILE.py[:CLASS]]...
     govlab compare EXPERIMENT.toml... [--db FILE] [--format text|markdown|csv|json]
                 [--jobs N | --executor local|dask://HOST:PORT]
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 #: Options whose value may start with "-" (argparse takes "-1s" for an option).
-_SIGNED_OPTIONS = ("--duration", "--seed", "--turbostat-interval")
+_SIGNED_OPTIONS = ("--duration", "--seed", "--turbostat-interval", "--interval")
 
 
 def _negative_values(argv: list[str]) -> list[str]:
@@ -158,23 +158,32 @@ def _cmd_run(args: argparse.Namespace) -> str:
 
         turbostat_page.write_html(plot_path, result.to_dict())
         print(f"govlab: wrote the turbostat plot to {args.plot}", file=sys.stderr)
-    turbostat = args.turbostat or args.turbostat_interval is not None
+    turbostat = args.turbostat or args.turbostat_interval is not None or args.show is not None or args.hide is not None
+    if turbostat:
+        from govlab.turbostat import columns, select_columns
+
+        cols = select_columns(columns(result.to_dict()), args.show, args.hide)
     if args.format == "json":
         d = result.to_dict()
         if turbostat:
-            d["turbostat"] = result.turbostat()
+            d["turbostat"] = [{c: r[c] for c in cols if c in r} for r in result.turbostat()]
         if args.turbostat_interval is not None:
-            d["turbostat_intervals"] = result.turbostat_intervals()
+            d["turbostat_intervals"] = [
+                {**iv, "rows": [{c: r[c] for c in cols if c in r} for r in iv["rows"]]} for iv in result.turbostat_intervals()
+            ]
         return json.dumps(d, indent=2, sort_keys=False) + "\n"
+    if not turbostat:
+        return format_text(result)
+    # As turbostat prints it: its table alone on stdout (tab-separated, for a pipe or
+    # pandas.read_csv(sep="\t")), the run's summary on stderr.
+    print(format_text(result), file=sys.stderr)
     if args.turbostat_interval is not None:
         from govlab.run_text import format_turbostat_intervals
 
-        return format_text(result) + "\n" + format_turbostat_intervals(result.turbostat_intervals())
-    if turbostat:
-        from govlab.run_text import format_turbostat
+        return format_turbostat_intervals(result.turbostat_intervals(), cols)
+    from govlab.run_text import format_turbostat
 
-        return format_text(result) + "\n" + format_turbostat(result.turbostat())
-    return format_text(result)
+    return format_turbostat(result.turbostat(), cols)
 
 
 def _note_duration_override(config: dict[str, Any]) -> None:
@@ -500,14 +509,28 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--turbostat",
         action="store_true",
-        help="also show the run as turbostat would (Avg_MHz, Busy%%, Bzy_MHz, CPU%%cN, Pkg%%pcN, PkgWatt, CorWatt, "
-        "RAMWatt where the platform has them), per CPU and per package, over the whole run",
+        help="print the run as turbostat would, tab-separated on stdout as turbostat prints it (its columns for the "
+        "platform's CPU model: Avg_MHz, Busy%%, Bzy_MHz, per idle state usage and %%, CPU%%cN, Pkg%%pcN, PkgWatt, CorWatt, "
+        "RAMWatt, PKG_%%, UncMHz, ...), summary row first, then per CPU; the run's summary goes to stderr",
     )
     run.add_argument(
         "--turbostat-interval",
+        "--interval",
+        dest="turbostat_interval",
         metavar="TIME",
-        help="show turbostat's table per interval of TIME (as turbostat -i does), such as 1s, 250ms; implies --turbostat "
+        help="turbostat's --interval: one table per interval of TIME, such as 1s, 250ms; implies --turbostat "
         "(in --format json: turbostat_intervals, and the engine's counters as intervals)",
+    )
+    run.add_argument(
+        "--show",
+        metavar="COLUMNS",
+        help="turbostat's --show: only these comma-separated columns or groups (topology, frequency, idle, power, "
+        "other, sysfs, all); implies --turbostat",
+    )
+    run.add_argument(
+        "--hide",
+        metavar="COLUMNS",
+        help="turbostat's --hide: all columns but these (names or groups as for --show); implies --turbostat",
     )
     run.add_argument(
         "--plot",

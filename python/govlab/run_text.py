@@ -62,30 +62,16 @@ def format_text(result: Result) -> str:
     return "\n".join(lines) + "\n"
 
 
-def format_turbostat(rows: list[dict[str, Any]]) -> str:
-    """turbostat's table: one column per key, ``-`` where a row has no value."""
-    from govlab.turbostat import columns
+def format_turbostat(rows: list[dict[str, Any]], cols: list[str] | None = None) -> str:
+    """turbostat's table as turbostat prints it: tab-separated (:func:`govlab.turbostat.format_table`)."""
+    from govlab.turbostat import format_table
 
-    cols = columns(rows)
-    table = [cols]
-    for r in rows:
-        cells = []
-        for c in cols:
-            v = r.get(c)
-            if v is None:
-                cells.append("-")
-            elif isinstance(v, float):
-                cells.append(f"{v:.2f}" if c.endswith(("%", "Watt")) or "%" in c else f"{v:.0f}")
-            else:
-                cells.append(str(v))
-        table.append(cells)
-    return "\n".join(fmt.right_aligned(table)) + "\n"
+    return format_table(rows, cols if cols is not None else list(rows[0]) if rows else [])
 
 
-def format_turbostat_intervals(intervals: list[dict[str, Any]]) -> str:
-    """One turbostat table per interval, each under the interval's times (turbostat -i)."""
-    parts = [f"{fmt.number(iv['start_s'])} s .. {fmt.number(iv['end_s'])} s\n" + format_turbostat(iv["rows"]) for iv in intervals]
-    return "\n".join(parts)
+def format_turbostat_intervals(intervals: list[dict[str, Any]], cols: list[str] | None = None) -> str:
+    """One turbostat table per interval, header first, as ``turbostat -i`` prints them."""
+    return "".join(format_turbostat(iv["rows"], cols) for iv in intervals)
 
 
 def unfinished_text(d: Mapping[str, Any]) -> str:
@@ -108,7 +94,7 @@ def _cpu_table(cpus: list[dict[str, Any]]) -> list[str]:
         for s in cpu.get("idle_states", []):
             if s["name"] not in states:
                 states.append(s["name"])
-    header = ["cpu", "busy", "avg MHz", "transitions", *(f"{s} usage/time" for s in states)]
+    header = ["cpu", "busy", "Bzy_MHz", "transitions", *(f"{s} usage/time" for s in states)]
     table = [header]
     for cpu in cpus:
         total_s = cpu["busy_s"] + cpu["idle_s"]
@@ -257,7 +243,7 @@ def format_stats(d: dict[str, Any]) -> str:
     if not traced:
         lines[-1:-1] = ["wakeups: not traced (no sched_wakeup or sched_wakeup_new events), so none are counted"]
     states = [s["name"] for s in cpus[0]["idle_states"]] if cpus else []
-    head = ["cpu", "busy", "unknown", "avg MHz", "trans", "wakeups/s", "idle exits/s", *(f"{s} usage/time" for s in states)]
+    head = ["cpu", "busy", "unknown", "Bzy_MHz", "trans", "wakeups/s", "idle exits/s", *(f"{s} usage/time" for s in states)]
     rows = [head]
     for c in cpus:
         khz = _avg_khz(c["time_in_state"])

@@ -12,13 +12,13 @@ from govlab import experiment, plan
 RUN = ["run", "--workload", "periodic:tasks=2,run_us=500,period_us=4000", "--duration", "200ms", "--format", "json"]
 
 
-@pytest.mark.parametrize("version", ["3.14", "6.9", "linux", "5"])
+@pytest.mark.parametrize("version", ["3.14", "6.13", "linux", "5"])
 def test_unknown_version_is_refused_with_the_choices(cli, version):
     r = cli(*RUN, "--kernel", version)
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("govlab: error:"), r.stderr
-    assert version in lines[0] and "3.15" in lines[0] and "6.8" in lines[0], r.stderr
+    assert version in lines[0] and "3.15" in lines[0] and "6.12" in lines[0], r.stderr
 
 
 @pytest.mark.parametrize(
@@ -117,4 +117,4 @@ def test_list_kernels(cli):
     out = cli("list", "kernels").stdout
     assert "6.8 (default)" in out and "554c8aa8ecad" in out
     assert "versions from 6.6 run the pre-EEVDF fair class (EEVDF is not modelled)" in out
-    assert [k["version"] for k in govlab.list_kernels()] == ["3.15", "4.8", "4.16", "4.19", "5.2", "5.7", "5.9", "6.8"]
+    assert [k["version"] for k in govlab.list_kernels()] == ["3.15", "4.8", "4.16", "4.19", "5.2", "5.7", "5.9", "6.8", "6.12"]

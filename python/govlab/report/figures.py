@@ -562,10 +562,10 @@ def turbostat_over_time(intervals: Sequence[Mapping[str, Any]]) -> go.Figure:
                        hovertemplate=f"%{{x:.3f}} s: %{{y:.2f}} W<extra>{col}</extra>"),
             row=1, col=1,
         )
-        packages = sorted({r["Package"] for iv in intervals for r in iv["rows"][1:] if r.get(col) is not None})
+        packages = sorted({r.get("Package", 0) for iv in intervals for r in iv["rows"][1:] if r.get(col) is not None})
         if len(packages) > 1:
             for pkg in packages:
-                vals = [next((r[col] for r in iv["rows"][1:] if r["Package"] == pkg and r.get(col) is not None), None) for iv in intervals]
+                vals = [next((r[col] for r in iv["rows"][1:] if r.get("Package", 0) == pkg and r.get(col) is not None), None) for iv in intervals]
                 xs, ys = steps(vals)
                 fig.add_trace(
                     go.Scatter(x=xs, y=ys, mode="lines", name=f"{col} package {pkg}", line={"color": _color(k), "dash": "dot"},

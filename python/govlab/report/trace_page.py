@@ -97,7 +97,7 @@ def _events(stats: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _per_cpu(stats: Mapping[str, Any]) -> dict[str, Any]:
-    head = ["cpu", "running %", "running s", "idle s", "unknown s", "avg MHz", "transitions", "wakeups", "wakeups/s", "idle exits/s"]
+    head = ["cpu", "running %", "running s", "idle s", "unknown s", "Bzy_MHz", "transitions", "wakeups", "wakeups/s", "idle exits/s"]
     rows = []
     traced = has_wakeups(stats)
     for i, c in enumerate(stats["cpus"]):
@@ -118,7 +118,7 @@ def _per_cpu(stats: Mapping[str, Any]) -> dict[str, Any]:
         )
     note = (
         "Running while a task other than the idle task runs (without sched_switch: out of cpu_idle states; busy_pct and busy_s in the JSON); "
-        "unknown: time the trace says nothing about. avg MHz: time-weighted over the known frequencies."
+        "unknown: time the trace says nothing about. Bzy_MHz: the clock time-weighted over the known frequencies (turbostat's name for it)."
     )
     if not traced:
         note += " " + NO_WAKEUPS

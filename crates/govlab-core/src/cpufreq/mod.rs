@@ -484,7 +484,7 @@ mod tests {
         assert!(d.iter().any(|l| l.starts_with("ondemand_formula (v3.17")), "{d:?}");
         assert!(d.iter().any(|l| l.starts_with("copy_prev_load (v3.16")), "{d:?}");
         assert!(k("6.8").differences(info("ondemand").eras).is_empty());
-        assert!(k("6.8").differences(info("schedutil").eras).is_empty());
+        assert!(k("6.12").differences(info("schedutil").eras).is_empty());
     }
 
     /// Patch tunables: mainline from the era that merged them, on top

@@ -8,9 +8,11 @@
 //! treats state 0 as "poll" and state 1 as "halt", as the cpuidle-haltpoll
 //! driver's two-state table does.
 //!
-//! Era notes. v6.9 added "reset the limit to 0 when a shrink takes it below
-//! guest_halt_poll_grow_start"; v6.8 does not have it, so a shrinking limit
-//! keeps halving (200 → 100 → 50 → 25 µs …).
+//! Era notes. v6.9 (496d0a648509, "cpuidle: haltpoll: do not shrink guest
+//! poll_limit_ns below grow_start", adjust_poll_limit()) resets the limit
+//! to 0 when a shrink takes it below guest_halt_poll_grow_start; before
+//! (v6.8) a shrinking limit keeps halving (200 → 100 → 50 → 25 µs …).
+//! Versions from 6.9 run the reset (EraId::HaltpollShrinkToZero).
 //!
 //! The poll limit is the cpuidle device's `poll_limit_ns`, which the polling
 //! state reads through cpuidle_poll_time(): the engine's polling state spins
@@ -47,7 +49,7 @@
 
 use super::{enabled_state, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
-use crate::kernel::BuildCtx;
+use crate::kernel::{BuildCtx, EraId};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
 use crate::platform::CpuId;
 
@@ -127,7 +129,7 @@ pub const INFO: GovernorInfo = GovernorInfo {
         GUEST_HALT_POLL_GROW_START,
         GUEST_HALT_POLL_ALLOW_SHRINK,
     ],
-    eras: &[],
+    eras: &[EraId::HaltpollShrinkToZero],
     patches: &[],
     build,
 };
@@ -197,21 +199,26 @@ struct HaltpollDevice {
 pub struct Haltpoll {
     tunables: HaltpollTunables,
     devices: Vec<HaltpollDevice>,
+    /// v6.9+: a shrink below grow_start resets the limit to 0.
+    shrink_to_zero: bool,
 }
 
 impl Haltpoll {
+    /// haltpoll as in v6.8.
     pub fn new(tunables: HaltpollTunables) -> Self {
-        Haltpoll { tunables, devices: Vec::new() }
+        Haltpoll { tunables, devices: Vec::new(), shrink_to_zero: false }
     }
 }
 
 fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
-    Ok(Box::new(Haltpoll::new(HaltpollTunables::from_spec(spec, ctx)?)))
+    let mut g = Haltpoll::new(HaltpollTunables::from_spec(spec, ctx)?);
+    g.shrink_to_zero = ctx.has(EraId::HaltpollShrinkToZero);
+    Ok(Box::new(g))
 }
 
 /// Grow the poll limit after a block the poll window just missed, shrink it
 /// after one too long to be worth polling for.
-fn adjust_poll_limit(dev: &mut HaltpollDevice, t: &HaltpollTunables, block_ns: u64) {
+fn adjust_poll_limit(dev: &mut HaltpollDevice, t: &HaltpollTunables, shrink_to_zero: bool, block_ns: u64) {
     let ceiling = u64::from(t.guest_halt_poll_ns);
     if block_ns > dev.poll_limit_ns && block_ns <= ceiling {
         // The kernel computes this into an unsigned int (truncating).
@@ -223,6 +230,7 @@ fn adjust_poll_limit(dev: &mut HaltpollDevice, t: &HaltpollTunables, block_ns: u
         let val = dev.poll_limit_ns as u32;
         dev.poll_limit_ns = match t.guest_halt_poll_shrink {
             0 => 0,
+            shrink if shrink_to_zero && val / shrink < t.guest_halt_poll_grow_start => 0,
             shrink => u64::from(val / shrink),
         };
     }
@@ -280,7 +288,7 @@ impl CpuidleGovernor for Haltpoll {
         d.last_state_idx = r.state;
         d.poll_time_limit = r.poll_time_limit;
         if r.state != 0 {
-            adjust_poll_limit(d, &self.tunables, r.residency_ns);
+            adjust_poll_limit(d, &self.tunables, self.shrink_to_zero, r.residency_ns);
         }
     }
 
@@ -331,6 +339,28 @@ mod tests {
         // Polls never adjust it.
         g.reflect(&dev, &Reflection { state: 0, residency_ns: 1_000 * US, poll_time_limit: true, got_tick: false });
         assert_eq!(g.devices[0].poll_limit_ns, 25 * US);
+    }
+
+    /// v6.9 (496d0a648509): a shrink below grow_start (50 µs) resets the
+    /// limit to 0; v6.8 keeps halving.
+    #[test]
+    fn shrink_below_grow_start_resets_from_v6_9() {
+        let states = haltpoll_states();
+        let disabled = [false; 2];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let shrunk = |version| {
+            let ctx = BuildCtx::new(crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap(), crate::kernel::KernelConfig::of(version));
+            let mut g = Haltpoll::new(HaltpollTunables::default());
+            g.shrink_to_zero = ctx.has(EraId::HaltpollShrinkToZero);
+            g.enable(&dev);
+            for b in [30, 80, 150] {
+                halt(&mut g, &dev, b * US);
+            }
+            (0..3).map(|_| halt(&mut g, &dev, 1_000 * US)).collect::<Vec<u64>>()
+        };
+        use crate::kernel::Version;
+        assert_eq!(shrunk(Version::new(6, 8)), vec![100 * US, 50 * US, 25 * US]);
+        assert_eq!(shrunk(Version::new(6, 12)), vec![100 * US, 50 * US, 0]);
     }
 
     #[test]

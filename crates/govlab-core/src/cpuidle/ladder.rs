@@ -6,6 +6,16 @@
 //! never touches the tick decision, so the idle loop's default (stop the
 //! tick) stands.
 //!
+//! Era notes. From v5.5 ("cpuidle: Use nanoseconds as the unit of time")
+//! `last_residency` is an s64 in ns but the promotion and demotion times
+//! are u64, so the comparisons are unsigned: an idle shorter than the last
+//! state's exit latency (a negative r) reads as huge, counts as a
+//! promotion and never as a demotion. "cpuidle: ladder: Fix bogus
+//! comparison between s64 and u64" (Zhang Rui, Nov 2022; v6.2, release
+//! not confirmed) made the times s64. Versions from 5.5 to 6.1 run the
+//! unsigned comparisons (EraId::LadderNs, EraId::LadderSignedCompare);
+//! before v5.5 everything was int microseconds, signed, as from v6.2.
+//!
 //! The idea: the governor remembers the state it used last. At each select
 //! it looks at how long the last idle period lasted beyond that state's exit
 //! latency (r):
@@ -25,7 +35,7 @@
 
 use super::{CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
-use crate::kernel::BuildCtx;
+use crate::kernel::{BuildCtx, EraId};
 use crate::params::{Params, Spec};
 
 /// Consecutive long idles needed to step deeper (ladder.c).
@@ -38,7 +48,7 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "step deeper after repeated long idles, shallower after a short one",
     models: "Linux v6.8 drivers/cpuidle/governors/ladder.c",
     params: &[],
-    eras: &[],
+    eras: &[EraId::LadderNs, EraId::LadderSignedCompare],
     patches: &[],
     build,
 };
@@ -63,11 +73,32 @@ struct LadderDevice {
 #[derive(Default)]
 pub struct Ladder {
     devices: Vec<LadderDevice>,
+    /// v5.5–v6.1: r is compared with the times as u64 (see the header).
+    unsigned_compare: bool,
 }
 
-fn build(spec: &Spec, _ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
+fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
     Params::new("cpuidle governor ladder", spec).finish()?;
-    Ok(Box::new(Ladder::default()))
+    let unsigned_compare = ctx.has(EraId::LadderNs) && !ctx.has(EraId::LadderSignedCompare);
+    Ok(Box::new(Ladder { unsigned_compare, ..Ladder::default() }))
+}
+
+/// `r > t` and `r < t` as ladder_select_state() compares them: signed, or
+/// (v5.5–v6.1) with r converted to u64.
+fn above(r: i64, t: i64, unsigned: bool) -> bool {
+    if unsigned {
+        r as u64 > t as u64
+    } else {
+        r > t
+    }
+}
+
+fn below(r: i64, t: i64, unsigned: bool) -> bool {
+    if unsigned {
+        (r as u64) < t as u64
+    } else {
+        r < t
+    }
 }
 
 fn first_idx(dev: &IdleDevice<'_>) -> usize {
@@ -117,6 +148,7 @@ impl CpuidleGovernor for Ladder {
     fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection {
         let first = first_idx(dev);
         let n = dev.states.len();
+        let unsigned = self.unsigned_compare;
         let ld = &mut self.devices[dev.cpu];
         let last = ld.last_state_idx;
         let stop_tick = true;
@@ -130,7 +162,7 @@ impl CpuidleGovernor for Ladder {
         // Promotion.
         if last + 1 < n
             && !dev.disabled[last + 1]
-            && r > ld.states[last].promotion_time_ns
+            && above(r, ld.states[last].promotion_time_ns, unsigned)
             && dev.states[last + 1].exit_latency_ns <= args.latency_req_ns
         {
             ld.states[last].promotion_count += 1;
@@ -150,7 +182,7 @@ impl CpuidleGovernor for Ladder {
         }
 
         // Demotion.
-        if last > first && r < ld.states[last].demotion_time_ns {
+        if last > first && below(r, ld.states[last].demotion_time_ns, unsigned) {
             ld.states[last].demotion_count += 1;
             ld.states[last].promotion_count = 0;
             if ld.states[last].demotion_count >= DEMOTION_COUNT {
@@ -201,6 +233,39 @@ mod tests {
         // A 50 µs idle in C6 (below its 100 µs exit latency): back to C1 at once.
         g.reflect(&dev, &Reflection { state: 2, residency_ns: 50_000, poll_time_limit: false, got_tick: false });
         assert_eq!(g.select(&dev, &args(u64::MAX)).state, 1);
+    }
+
+    /// v5.5–v6.1: an idle shorter than the state's exit latency promotes
+    /// (the unsigned comparison); v6.2 and before v5.5 it demotes.
+    #[test]
+    fn short_idle_promotes_between_v5_5_and_v6_1() {
+        let states = [state("POLL", 0, 0, true), state("C1", 2, 2, false), state("C6", 100, 400, false)];
+        let disabled = [false; 3];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let run = |version: crate::kernel::Version| {
+            let ctx = BuildCtx::new(crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap(), crate::kernel::KernelConfig::of(version));
+            let mut g = build(&Spec::new("ladder"), &ctx).unwrap();
+            g.enable(&dev);
+            let mut s = g.select(&dev, &args(u64::MAX)).state;
+            // Four long idles take it to C6, then 50 µs idles in C6 (under
+            // its 100 µs exit latency: r is negative).
+            let mut picks = Vec::new();
+            for k in 0..7 {
+                let residency_ns = if k < 4 { 1_000_000 } else { 50_000 };
+                g.reflect(&dev, &Reflection { state: s, residency_ns, poll_time_limit: false, got_tick: false });
+                s = g.select(&dev, &args(u64::MAX)).state;
+                picks.push(s);
+            }
+            picks
+        };
+        use crate::kernel::Version;
+        // 5.7: the very first select already counts a promotion (the
+        // residency is still 0, minus C1's 2 µs: negative, so huge), and
+        // the short idles in C6 keep promoting at the deepest state, which
+        // has nowhere to go: C6 stays.
+        assert_eq!(run(Version::new(5, 7)), vec![1, 1, 2, 2, 2, 2, 2]);
+        assert_eq!(run(Version::new(6, 8)), vec![1, 1, 1, 2, 1, 1, 1]);
+        assert_eq!(run(Version::new(4, 19)), vec![1, 1, 1, 2, 1, 1, 1]);
     }
 
     #[test]

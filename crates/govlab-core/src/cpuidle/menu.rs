@@ -6,13 +6,43 @@
 //! RESIDENCY_THRESHOLD_NS from drivers/cpuidle/governors/gov.h):
 //! menu_select(), menu_update(), get_typical_interval() and which_bucket().
 //!
-//! Era notes. v6.8 still has 12 buckets (6 without and 6 with tasks in
-//! iowait on the CPU) and the performance multiplier `1 + 10 × nr_iowait`
-//! (both removed in v6.12); it already reads the typical interval first and
-//! skips the sleep length when that is short (v6.6); it does not have the
-//! two-sided outlier removal (v6.15), the "rejected entry counts as
-//! UINT_MAX" interval (2025), nor the 2025 reordering of the exit-latency
-//! test in the selection loop.
+//! Era notes. The form follows the run's kernel ([`MenuForm`], shown as the
+//! read-only `form`):
+//!
+//! * `v3.15` (before v4.17): the idle loop stopped the tick before asking
+//!   the governor (554c8aa8ecad moved that decision into the governor in
+//!   v4.17, EraId::IdleTick), so menu_select() has no tick decision, no
+//!   "stopped tick" rule (step 5's `predicted = next timer`) and no special
+//!   case for the tick in its loop: the deepest state fitting the
+//!   prediction and the latency limit, the prediction divided by the
+//!   performance multiplier capping the latency. Until v4.12
+//!   (a7fe5190c03f, EraId::MenuNoLoadavg; release not confirmed) the
+//!   multiplier also grows with this CPU's load: `1 + 2 × get_loadavg() +
+//!   10 × nr_iowait`, get_loadavg() = LOAD_INT(l) × 10 + LOAD_FRAC(l) / 10
+//!   of `this_cpu_load()` (cpu_load[0], FSHIFT 11), so one nice-0 task's
+//!   load (1024) gives 11. The idle duration learned is the residency minus
+//!   the exit latency (v3.x menu_update(); no tick-wakeup or polling-limit
+//!   rules, which came with v4.17 and v5.x). 3.15 and 4.8 have the load
+//!   term, 4.16 not. A kernel option `idle_tick=governor` on these versions
+//!   (v4.17's idle loop on top) runs the `v4.17` form, which came with it.
+//! * `v4.17` (v4.17–v6.5): v6.8's selection, but the sleep length is
+//!   always read, first (5484e31bbbff, v6.6, added the skip below).
+//! * `v6.6` (v6.6–v6.12): this file as described below: 12 buckets (6
+//!   without and 6 with tasks in iowait on the CPU), the multiplier `1 + 10
+//!   × nr_iowait`, the typical interval read first and the sleep length
+//!   skipped when that is short.
+//! * `v6.13` (from v6.13, 38f83090f515 "Remove iowait influence"): 6
+//!   buckets and no multiplier: while the tick runs the prediction itself
+//!   caps the latency.
+//!
+//! Not modelled: the v4.17–v5.x differences among themselves (5ef499cd571c's
+//! handling of a stopped tick is taken as in v6.8; the v5.x typical interval
+//! as in v6.8), the 3.x typical interval's int_sqrt test (σ ≤ 20 µs; v6.8's
+//! variance ≤ 400 is used, which differs for 400 < σ² < 441) and its
+//! "replace the prediction if the timer is later" (v6.8's minimum is used),
+//! and everything after v6.13: the two-sided outlier removal (v6.15), the
+//! "rejected entry counts as UINT_MAX" interval and the reordering of the
+//! exit-latency test (v6.17).
 //!
 //! Left out or approximated:
 //! * nr_iowait is the engine's count of tasks that went to sleep in iowait
@@ -83,8 +113,9 @@
 
 use super::{enabled_state, KTIME_MAX, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
 use crate::error::Result;
-use crate::kernel::BuildCtx;
+use crate::kernel::{BuildCtx, EraId, IdleTick, KernelConfig};
 use crate::params::{Params, Spec};
+use crate::platform::Driver;
 
 /// Correction-factor buckets: 6 magnitudes × {no iowait, iowait} (menu.c).
 pub const BUCKETS: usize = 12;
@@ -110,9 +141,9 @@ pub const RATING: u32 = 20;
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "menu",
     description: "next timer × learned correction, or a detected repeating interval; deepest state that pays off",
-    models: "Linux v6.8 drivers/cpuidle/governors/menu.c",
+    models: "Linux drivers/cpuidle/governors/menu.c: 3.15's form before 4.17, 4.17's to 6.5, v6.8's (6.6-6.12), 6.13's from 6.13",
     params: &[],
-    eras: &[],
+    eras: &[EraId::MenuNoLoadavg, EraId::IdleTick, EraId::MenuSkipSleepLength, EraId::MenuNoIowait],
     patches: &[],
     build,
 };
@@ -162,19 +193,77 @@ impl Default for MenuDevice {
     }
 }
 
+/// Which menu a kernel has (see the header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MenuForm {
+    /// Before v4.17: no tick decision; `loadavg`: the load term of the
+    /// performance multiplier (before v4.12).
+    V3_15 { loadavg: bool },
+    /// v4.17–v6.5: the sleep length always read first.
+    V4_17,
+    /// v6.6–v6.12 (v6.8).
+    #[default]
+    V6_6,
+    /// From v6.13: no iowait buckets, no performance multiplier.
+    V6_13,
+}
+
+impl MenuForm {
+    /// The form `kernel` runs.
+    #[must_use]
+    pub fn of(kernel: &KernelConfig) -> MenuForm {
+        if kernel.has(EraId::MenuNoIowait) {
+            MenuForm::V6_13
+        } else if kernel.has(EraId::MenuSkipSleepLength) {
+            MenuForm::V6_6
+        } else if kernel.has(EraId::IdleTick) || kernel.idle_tick() == IdleTick::Governor {
+            // `idle_tick=governor` before 4.17 puts v4.17's idle loop on
+            // top, and menu_select() came with it (554c8aa8ecad's series).
+            MenuForm::V4_17
+        } else {
+            MenuForm::V3_15 { loadavg: !kernel.has(EraId::MenuNoLoadavg) }
+        }
+    }
+
+    /// The first version of the form, as `--show-config` names it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            MenuForm::V3_15 { loadavg: true } => "v3.15",
+            MenuForm::V3_15 { loadavg: false } => "v3.15 without the load term (v4.12)",
+            MenuForm::V4_17 => "v4.17",
+            MenuForm::V6_6 => "v6.6",
+            MenuForm::V6_13 => "v6.13",
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Menu {
     devices: Vec<MenuDevice>,
+    form: MenuForm,
+    /// The machine is x86 (its state 0, if polling, is the idle loop's
+    /// poll; v3.15's CPUIDLE_DRIVER_STATE_START).
+    x86: bool,
 }
 
-fn build(spec: &Spec, _ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
+impl Menu {
+    #[must_use]
+    pub fn of(form: MenuForm) -> Menu {
+        Menu { devices: Vec::new(), form, x86: true }
+    }
+}
+
+fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
     // menu has no sysfs tunables.
     Params::new("cpuidle governor menu", spec).finish()?;
-    Ok(Box::new(Menu::default()))
+    let x86 = matches!(ctx.platform.driver, Driver::IntelPstate { .. } | Driver::AcpiCpufreq);
+    Ok(Box::new(Menu { x86, ..Menu::of(MenuForm::of(&ctx.kernel)) }))
 }
 
 /// The bucket of an expected duration: its order of magnitude from < 10 µs
-/// to ≥ 100 ms, in the upper half when tasks wait for IO on this CPU.
+/// to ≥ 100 ms, in the upper half when tasks wait for IO on this CPU (the
+/// upper half is never used from v6.13).
 fn which_bucket(duration_ns: u64, nr_iowaiters: u32) -> usize {
     let base = if nr_iowaiters > 0 { BUCKETS / 2 } else { 0 };
     let us = NSEC_PER_USEC;
@@ -193,6 +282,27 @@ fn which_bucket(duration_ns: u64, nr_iowaiters: u32) -> usize {
 /// latency is acceptable.
 fn performance_multiplier(nr_iowaiters: u32) -> u64 {
     1 + 10 * u64::from(nr_iowaiters)
+}
+
+/// FSHIFT of the kernel's fixed-point loads (include/linux/sched/loadavg.h).
+const FSHIFT: u32 = 11;
+
+/// get_loadavg() of menu.c before v4.12: LOAD_INT(load) × 10 +
+/// LOAD_FRAC(load) / 10, with LOAD_FRAC the first two decimals of the
+/// fraction of FIXED_1 (so a load of 1024 reads 5).
+fn get_loadavg(load: u64) -> u64 {
+    let load_int = load >> FSHIFT;
+    let load_frac = ((load & ((1 << FSHIFT) - 1)) * 100) >> FSHIFT;
+    load_int * 10 + load_frac / 10
+}
+
+/// The v3.15 multiplier: `1 + 2 × get_loadavg() + 10 × nr_iowait`.
+/// `this_cpu_load()` is the runqueue's weighted load sampled at the last
+/// tick (cpu_load[0]); govlab takes the CPU's CFS utilisation at idle entry
+/// ([`SelectArgs::cpu_util`]), the same for nice-0 tasks that ran alone
+/// and were not preempted (assumed).
+fn performance_multiplier_with_load(nr_iowaiters: u32, load: u64) -> u64 {
+    1 + 2 * get_loadavg(load) + 10 * u64::from(nr_iowaiters)
 }
 
 /// The mean of the recent intervals if they are tightly spread, after
@@ -246,10 +356,18 @@ fn get_typical_interval(data: &MenuDevice) -> u32 {
 impl MenuDevice {
     /// menu_update: turn what happened in the last idle period into a
     /// measured duration; update the bucket's factor and the interval ring.
-    fn update(&mut self, dev: &IdleDevice<'_>, tick_ns: u64) {
+    fn update(&mut self, dev: &IdleDevice<'_>, tick_ns: u64, form: MenuForm) {
         let target = &dev.states[self.last_state_idx];
 
-        let mut measured_ns = if self.tick_wakeup && self.next_timer_ns > tick_ns {
+        let mut measured_ns = if let MenuForm::V3_15 { .. } = form {
+            // v3.x: the exit latency is taken off whenever it fits.
+            let r = self.last_residency_ns;
+            if r > target.exit_latency_ns {
+                r - target.exit_latency_ns
+            } else {
+                r
+            }
+        } else if self.tick_wakeup && self.next_timer_ns > tick_ns {
             // The tick woke the CPU although no timer was due within it: the
             // prediction was too short; assume a long (not infinite) idle.
             9 * MAX_INTERESTING / 10
@@ -300,24 +418,28 @@ impl CpuidleGovernor for Menu {
     }
 
     fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection {
+        let form = self.form;
         let data = &mut self.devices[dev.cpu];
         let states = dev.states;
         let tick_ns = args.tick_ns;
         let mut latency_req = args.latency_req_ns;
-        // Not in SelectArgs (see the header).
-        let nr_iowaiters = args.nr_iowait;
+        // v6.13 dropped every use of nr_iowait.
+        let nr_iowaiters = if form == MenuForm::V6_13 { 0 } else { args.nr_iowait };
 
         // 1. Learn from the previous idle period.
         if data.needs_update {
-            data.update(dev, tick_ns);
+            data.update(dev, tick_ns, form);
             data.needs_update = false;
+        }
+        if let MenuForm::V3_15 { loadavg } = form {
+            return select_v3_15(data, dev, args, loadavg, self.x86);
         }
 
         // 2–3. The shortest expected idle interval; the timers only when
-        // the pattern does not already say "very short".
+        // the pattern does not already say "very short" (from v6.6).
         let mut predicted_ns = u64::from(get_typical_interval(data)) * NSEC_PER_USEC;
         let delta_tick_ns;
-        if predicted_ns > RESIDENCY_THRESHOLD_NS {
+        if predicted_ns > RESIDENCY_THRESHOLD_NS || form == MenuForm::V4_17 {
             let delta = args.sleep_length_ns.min(KTIME_MAX);
             delta_tick_ns = args.delta_tick_ns;
             data.next_timer_ns = delta;
@@ -351,7 +473,13 @@ impl CpuidleGovernor for Menu {
                 predicted_ns = data.next_timer_ns;
             }
         } else {
-            let interactivity_req = predicted_ns / performance_multiplier(nr_iowaiters);
+            // From v6.13 the multiplier is gone (38f83090f515): the
+            // prediction itself.
+            let interactivity_req = if form == MenuForm::V6_13 {
+                predicted_ns
+            } else {
+                predicted_ns / performance_multiplier(nr_iowaiters)
+            };
             latency_req = latency_req.min(interactivity_req);
         }
 
@@ -428,9 +556,85 @@ impl CpuidleGovernor for Menu {
         data.tick_wakeup = r.got_tick;
     }
 
+    /// No sysfs tunables; the form of the kernel's menu, read-only.
     fn tunables(&self) -> Vec<(String, String)> {
-        Vec::new()
+        vec![("form".to_string(), self.form.name().to_string())]
     }
+}
+
+/// menu_select() before v4.17 (the tick already stopped by the idle loop):
+/// the corrected timer or the typical interval, whichever is shorter; its
+/// quotient by the performance multiplier caps the latency limit; the
+/// deepest enabled state fitting both. The default floor is the first
+/// non-polling state unless the timer is very near or its exit latency too
+/// high (the "polling_threshold" of the 3.x/4.x menu_select()).
+fn select_v3_15(data: &mut MenuDevice, dev: &IdleDevice<'_>, args: &SelectArgs, loadavg: bool, x86_polling_start: bool) -> Selection {
+    let states = dev.states;
+    let nr_iowaiters = args.nr_iowait;
+    let mut latency_req = args.latency_req_ns;
+    // The idle loop decided the tick; the answer is not read.
+    let stop_tick = true;
+    if latency_req == 0 {
+        return Selection { state: enabled_state(dev, 0), stop_tick };
+    }
+
+    let next_timer_ns = args.sleep_length_ns.min(KTIME_MAX);
+    data.next_timer_ns = next_timer_ns;
+    data.bucket = which_bucket(next_timer_ns, nr_iowaiters);
+    let scale = u128::from(RESOLUTION * DECAY * NSEC_PER_USEC);
+    let timer_us = (scale / 2 + u128::from(next_timer_ns) * u128::from(data.correction_factor[data.bucket])) / scale;
+    let timer_us = u64::try_from(timer_us).unwrap_or(u64::MAX).min(u64::from(u32::MAX));
+    let predicted_ns = (timer_us * NSEC_PER_USEC).min(u64::from(get_typical_interval(data)) * NSEC_PER_USEC);
+
+    let mult = if loadavg {
+        performance_multiplier_with_load(nr_iowaiters, args.cpu_util)
+    } else {
+        performance_multiplier(nr_iowaiters)
+    };
+    if loadavg {
+        // v3.15: CPUIDLE_DRIVER_STATE_START is 1 where state 0 is the
+        // x86 polling loop (CONFIG_ARCH_HAS_CPU_RELAX), 0 elsewhere (the
+        // powernv snooze is a state like any other). From it, the deepest
+        // state fitting the prediction and the latency; the default is
+        // START unless the timer is within 5 µs.
+        latency_req = latency_req.min(predicted_ns / mult);
+        let start = usize::from(x86_polling_start && states[0].polling && states.len() > 1);
+        let mut idx = if start == 1 && next_timer_ns > 5 * NSEC_PER_USEC && !dev.disabled[1] { 1 } else { 0 };
+        for (i, s) in states.iter().enumerate().skip(start) {
+            if dev.disabled[i] || s.target_residency_ns > predicted_ns || s.exit_latency_ns > latency_req {
+                continue;
+            }
+            idx = i;
+        }
+        return Selection { state: enabled_state(dev, idx), stop_tick };
+    }
+
+    // v4.16: a polling state 0 (CPUIDLE_FLAG_POLLING) only when the timer
+    // is within 20 µs or state 1's residency, or state 1's exit latency is
+    // over the limit; from there the deepest state fitting both, stopping
+    // at the first that does not.
+    let mut first = 0;
+    if states[0].polling && states.len() > 1 {
+        let s1 = &states[1];
+        let polling_threshold = (20 * NSEC_PER_USEC).max(s1.target_residency_ns);
+        if next_timer_ns > polling_threshold && latency_req > s1.exit_latency_ns && !dev.disabled[1] {
+            first = 1;
+        }
+    }
+    latency_req = latency_req.min(predicted_ns / mult);
+
+    let mut idx: Option<usize> = None;
+    for (i, s) in states.iter().enumerate().skip(first) {
+        if dev.disabled[i] {
+            continue;
+        }
+        idx.get_or_insert(i);
+        if s.target_residency_ns > predicted_ns || s.exit_latency_ns > latency_req {
+            break;
+        }
+        idx = Some(i);
+    }
+    Selection { state: enabled_state(dev, idx.unwrap_or(0)), stop_tick }
 }
 
 #[cfg(test)]
@@ -588,5 +792,111 @@ mod tests {
         assert_eq!((INFO.build)(&Spec::new("menu"), &platform).unwrap().name(), "menu");
         let spec = Spec::parse("menu:foo=1", "cpuidle").unwrap();
         assert!((INFO.build)(&spec, &platform).is_err());
+    }
+}
+
+/// menu's eras, each against the form before it.
+#[cfg(test)]
+mod era_tests {
+    use super::*;
+    use crate::cpuidle::testing::*;
+
+    fn fresh(dev: &IdleDevice<'_>, form: MenuForm) -> Menu {
+        let mut g = Menu::of(form);
+        g.enable(dev);
+        g
+    }
+
+    #[test]
+    fn form_follows_the_kernel() {
+        use crate::kernel::Version;
+        let form = |v| MenuForm::of(&KernelConfig::of(v));
+        assert_eq!(form(Version::new(3, 15)), MenuForm::V3_15 { loadavg: true });
+        assert_eq!(form(Version::new(4, 8)), MenuForm::V3_15 { loadavg: true });
+        assert_eq!(form(Version::new(4, 16)), MenuForm::V3_15 { loadavg: false });
+        assert_eq!(form(Version::new(4, 19)), MenuForm::V4_17);
+        let mut k = KernelConfig::of(Version::new(4, 16));
+        k.set_idle_tick(IdleTick::Governor);
+        assert_eq!(MenuForm::of(&k), MenuForm::V4_17);
+        assert_eq!(form(Version::new(5, 9)), MenuForm::V4_17);
+        assert_eq!(form(Version::new(6, 8)), MenuForm::V6_6);
+        assert_eq!(form(Version::new(6, 13)), MenuForm::V6_13);
+    }
+
+    /// Before v4.17 (IdleTick era) the tick is already stopped and menu has
+    /// no "stopped tick" rule: a 150 µs pattern takes C3 although the
+    /// timer is 10 ms away. From v4.17 a prediction under a tick with the
+    /// tick stopped is replaced by the timer (C8).
+    #[test]
+    fn stopped_tick_rule_only_from_v4_17() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = SelectArgs { tick_stopped: true, ..args(10 * MS) };
+        let run = |form| {
+            let mut g = fresh(&dev, form);
+            for _ in 0..8 {
+                cycle(&mut g, &dev, &a, 150 * US);
+            }
+            g.select(&dev, &a).state
+        };
+        assert_eq!(run(MenuForm::V3_15 { loadavg: false }), 3);
+        assert_eq!(run(MenuForm::V4_17), 6);
+    }
+
+    /// Until v4.12 (MenuNoLoadavg) the multiplier grows with the CPU's
+    /// load: a load of 1024 gives 1 + 2 × 5 = 11, so a 1 ms prediction
+    /// allows 90 µs of exit latency: C6 (85 µs), not C7s (124 µs).
+    /// Without the load term, 1 ms allows C8 (800 µs residency, 200 µs
+    /// exit latency).
+    #[test]
+    fn load_term_until_v4_12() {
+        assert_eq!(get_loadavg(1024), 5);
+        assert_eq!(get_loadavg(2048), 10);
+        assert_eq!(get_loadavg(100), 0);
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = SelectArgs { tick_stopped: true, cpu_util: 1024, ..args(MS) };
+        assert_eq!(fresh(&dev, MenuForm::V3_15 { loadavg: true }).select(&dev, &a).state, 4);
+        assert_eq!(fresh(&dev, MenuForm::V3_15 { loadavg: false }).select(&dev, &a).state, 6);
+    }
+
+    /// From v6.6 (5484e31bbbff) a typical interval of at most 15 µs skips
+    /// the sleep length: the timer is not seen, and a polling state 0 is
+    /// not preferred to C1 by "state 1 pays off before the timer". Before,
+    /// the 10 µs timer (under C1E's 20 µs) is read and counts.
+    #[test]
+    fn short_pattern_skips_the_sleep_length_from_v6_6() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let run = |form| {
+            let mut g = fresh(&dev, form);
+            for _ in 0..16 {
+                cycle(&mut g, &dev, &args(10 * MS), 5 * US);
+            }
+            g.select(&dev, &args(10 * MS));
+            g.devices[0].next_timer_ns
+        };
+        assert_eq!(run(MenuForm::V4_17), 10 * MS);
+        assert_eq!(run(MenuForm::V6_6), KTIME_MAX);
+    }
+
+    /// From v6.13 (38f83090f515) nr_iowait neither picks the bucket nor
+    /// divides the latency budget: with 1 task in iowait, a 1 ms
+    /// prediction under v6.8 allows 1000 / 11 = 90 µs of exit latency (C6),
+    /// under v6.13 the whole 1 ms (C8).
+    #[test]
+    fn iowait_ignored_from_v6_13() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = SelectArgs { nr_iowait: 1, delta_tick_ns: 4 * MS, ..args(MS) };
+        assert_eq!(fresh(&dev, MenuForm::V6_6).select(&dev, &a).state, 4);
+        assert_eq!(fresh(&dev, MenuForm::V6_13).select(&dev, &a).state, 6);
+        let mut g = fresh(&dev, MenuForm::V6_13);
+        g.select(&dev, &a);
+        assert_eq!(g.devices[0].bucket, which_bucket(MS, 0));
     }
 }

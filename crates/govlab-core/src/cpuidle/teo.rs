@@ -2,21 +2,36 @@
 //! shallower when recent wakeups show the CPU is usually woken early
 //! ("intercepted") by something other than a timer.
 //!
-//! Models: Linux v6.8 mainline, drivers/cpuidle/governors/teo.c (with
-//! RESIDENCY_THRESHOLD_NS from drivers/cpuidle/governors/gov.h):
-//! teo_select() and teo_update() of the v6.6–v6.10 form, which differs from
-//! the earlier form that read the sleep length first (before v6.6).
+//! Models: Linux drivers/cpuidle/governors/teo.c (with
+//! RESIDENCY_THRESHOLD_NS from drivers/cpuidle/governors/gov.h) in the form
+//! the run's kernel has ([`TeoForm`], shown as the read-only `form`):
 //!
-//! Era notes. This is the v6.6–v6.10 form: bins with hits, intercepts and a
-//! count of recent intercepts; the candidate starts at the deepest enabled
+//! * `v5.1` (v5.1–v5.13, b26bf6ab716f): the original teo, per-state hits,
+//!   misses and early hits and a ring of the last 8 idle durations, the
+//!   sleep length read first. Its code is v5.7's teo_select()/teo_update(),
+//!   which lives in wtteo.rs (the weighted-history RFC's baseline,
+//!   `wtteo:weighted=off`); teo runs it unchanged. v5.2's differences from
+//!   v5.7 (the v5.4 PM QoS walk, v5.5's handling of disabled states, ns
+//!   units and cpuidle-overhead exclusion) are not modelled: they act only
+//!   with a latency limit or disabled states, or by rounding.
+//! * `v6.6` (v6.6–v6.10): the bins described below, util-awareness (v6.3)
+//!   and the recent-intercepts ring, the sleep length read last. This is
+//!   v6.8. The v5.14–v6.5 form of the bins (c410a9a142f1: the sleep length
+//!   first, the candidate from it) is not modelled: no supported version
+//!   runs it, and a version from 5.14 to 6.5 runs 5.9 semantics.
+//! * `v6.11` (from v6.11, EraId::TeoNoRecent): v6.6 without the recent
+//!   ring (449914398083, "Remove recent intercepts metric") and without
+//!   util-awareness (0a2998fa48f0, its revert), and reading the sleep length
+//!   when the intercepts lead to state 0 (4b20b07ce72f, "Don't count
+//!   non-existent intercepts"). The v6.14 rework (short idles, tick
+//!   intercepts) and later are not modelled: those versions run this form.
+//!
+//! Era notes. In the v6.6 form the candidate starts at the deepest enabled
 //! state; the sleep length is read only when the candidate is deep enough
 //! to need it; `tick_hits` counts long idles beyond the tick when even the
 //! deepest state's target residency is under a tick; a CPU whose
 //! utilisation is above 1/64 of its capacity is "utilized" and kept out of
-//! the deepest choice (Kajetan Puchalski's util-awareness, v6.3). v6.11
-//! removed the `recent` counts (they could underflow, see below) and
-//! util-awareness; v6.12+ adds short-idle and tick-intercept statistics
-//! (not modelled).
+//! the deepest choice (Kajetan Puchalski's util-awareness, v6.3).
 //!
 //! Left out or approximated:
 //! * Utilisation is sched_cpu_util(), which in the kernel is the CFS
@@ -28,11 +43,16 @@
 //! * The kernel measures `time_span_ns` with local_clock() between select
 //!   and reflect; in govlab select happens at idle entry and reflect at the
 //!   end of the exit latency, so the span is the residency itself.
-//! * The v6.8 `recent` ring is modelled as it is, quirk included: when an
-//!   update ends on a tick hit, the ring slot keeps the bin it held, so that
-//!   bin's count is decremented again one lap later and can wrap around
-//!   (unsigned, as in the kernel). This is the underflow that led to the
-//!   removal of `recent` in v6.11.
+//! * The v6.8 `recent` ring is modelled as it is, defect included (v6.8
+//!   teo_update(): the oldest slot's bin is decremented before the tick-hit
+//!   test, and a tick hit `goto end`s without rewriting the slot), so that
+//!   bin's count is decremented again one lap later and wraps around
+//!   (unsigned, as in the kernel). Once a partial sum is 2^31 or more the
+//!   walk of step 4 can no longer stop shallower, and teo stays on the
+//!   deepest state for good (govlab issue 43: fio's IO-completion wakeups
+//!   every 100 µs, thousands of too-deep entries in a row). This is the
+//!   underflow 449914398083 names ("can be observed during boot already,
+//!   which teo usually doesn't recover from"); from v6.11 it cannot happen.
 //! * The kernel may return a disabled state 0 when no enabled state meets the
 //!   latency limit; the engine forbids that, so govlab then takes the
 //!   nearest enabled state.
@@ -92,8 +112,9 @@
 //! beyond the tick count as a `tick_hit`.
 
 use super::{enabled_state, teo_time_ok, KTIME_MAX, CpuidleGovernor, GovernorInfo, IdleDevice, Reflection, SelectArgs, Selection};
+use super::wtteo::{Wtteo, WtteoTunables};
 use crate::error::Result;
-use crate::kernel::BuildCtx;
+use crate::kernel::{BuildCtx, EraId, KernelConfig};
 use crate::params::{Params, Spec};
 
 /// Added to a metric when it grows (teo.c).
@@ -115,9 +136,9 @@ pub const RATING: u32 = 19;
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "teo",
     description: "deepest state unless recent non-timer wakeups (intercepts) say shallower, or the CPU is utilized; timer checked last",
-    models: "Linux v6.8 drivers/cpuidle/governors/teo.c",
+    models: "Linux drivers/cpuidle/governors/teo.c: v5.7's form before 5.14, v6.8's (6.6-6.10), v6.11's from 6.11",
     params: &[],
-    eras: &[],
+    eras: &[EraId::TeoBins, EraId::TeoNoRecent, EraId::TeoShortIdles],
     patches: &[],
     build,
 };
@@ -138,7 +159,7 @@ struct TeoBin {
 /// Per-CPU state (struct teo_cpu), plus the cpuidle_device fields teo reads
 /// (last_state_idx, last_residency_ns).
 #[derive(Debug, Clone, Default)]
-struct TeoCpu {
+pub struct TeoCpu {
     /// Time from selection to the post-wakeup update, ns (or the sleep
     /// length for an artificial wakeup).
     time_span_ns: u64,
@@ -163,20 +184,85 @@ struct TeoCpu {
     last_residency_ns: u64,
 }
 
-#[derive(Default)]
-pub struct Teo {
-    cpus: Vec<TeoCpu>,
+/// Which teo a kernel has (see the header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TeoForm {
+    /// v5.1–v5.13: per-state hits, misses and early hits (wtteo.rs's
+    /// v5.7 code).
+    V5_1,
+    /// v6.6–v6.10: bins, recent ring, util-awareness (v6.8).
+    #[default]
+    V6_6,
+    /// From v6.11: no recent ring, no util-awareness.
+    V6_11,
 }
 
-fn build(spec: &Spec, _ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
+impl TeoForm {
+    /// The form `kernel` runs.
+    #[must_use]
+    pub fn of(kernel: &KernelConfig) -> TeoForm {
+        if kernel.has(EraId::TeoNoRecent) {
+            TeoForm::V6_11
+        } else if kernel.has(EraId::TeoBins) {
+            TeoForm::V6_6
+        } else {
+            TeoForm::V5_1
+        }
+    }
+
+    /// The first version of the form, as `--show-config` names it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            TeoForm::V5_1 => "v5.1",
+            TeoForm::V6_6 => "v6.6",
+            TeoForm::V6_11 => "v6.11",
+        }
+    }
+}
+
+/// teo in the form of the run's kernel: the bins (v6.6, v6.11) here, the
+/// original (v5.1) from wtteo.rs.
+pub enum Teo {
+    Bins { form: TeoForm, cpus: Vec<TeoCpu> },
+    Original(Wtteo),
+}
+
+impl Default for Teo {
+    fn default() -> Self {
+        Teo::of(TeoForm::default())
+    }
+}
+
+impl Teo {
+    #[must_use]
+    pub fn of(form: TeoForm) -> Teo {
+        match form {
+            TeoForm::V5_1 => Teo::Original(Wtteo::new(WtteoTunables { weighted: false, ..WtteoTunables::default() })),
+            form => Teo::Bins { form, cpus: Vec::new() },
+        }
+    }
+
+    #[must_use]
+    pub fn form(&self) -> TeoForm {
+        match self {
+            Teo::Bins { form, .. } => *form,
+            Teo::Original(_) => TeoForm::V5_1,
+        }
+    }
+}
+
+fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
     // teo has no sysfs tunables.
     Params::new("cpuidle governor teo", spec).finish()?;
-    Ok(Box::new(Teo::default()))
+    Ok(Box::new(Teo::of(TeoForm::of(&ctx.kernel))))
 }
 
 impl TeoCpu {
     /// teo_update: classify the last wakeup as a hit or an intercept.
-    fn update(&mut self, dev: &IdleDevice<'_>) {
+    /// From v6.11 (449914398083) there is no recent ring.
+    fn update(&mut self, dev: &IdleDevice<'_>, form: TeoForm) {
+        let ring = form == TeoForm::V6_6;
         let states = dev.states;
         let n = states.len();
         let tick_ns = self.tick_ns;
@@ -216,11 +302,14 @@ impl TeoCpu {
             }
         }
 
-        // The recent ring's oldest slot leaves.
+        // The recent ring's oldest slot leaves (v6.8 does this before the
+        // tick-hit test below, which may leave the slot as it is).
         let slot = self.next_recent_idx;
-        self.next_recent_idx = (slot + 1) % NR_RECENT;
-        if let Some(k) = self.recent_idx[slot] {
-            self.state_bins[k].recent = self.state_bins[k].recent.wrapping_sub(1);
+        if ring {
+            self.next_recent_idx = (slot + 1) % NR_RECENT;
+            if let Some(k) = self.recent_idx[slot] {
+                self.state_bins[k].recent = self.state_bins[k].recent.wrapping_sub(1);
+            }
         }
 
         // Every residency is under a tick: the time beyond the tick acts as
@@ -241,12 +330,16 @@ impl TeoCpu {
 
         if idx_timer == idx_duration {
             self.state_bins[idx_timer].hits += PULSE;
-            self.recent_idx[slot] = None;
+            if ring {
+                self.recent_idx[slot] = None;
+            }
         } else {
             let bin = &mut self.state_bins[idx_duration];
             bin.intercepts += PULSE;
-            bin.recent = bin.recent.wrapping_add(1);
-            self.recent_idx[slot] = Some(idx_duration);
+            if ring {
+                bin.recent = bin.recent.wrapping_add(1);
+                self.recent_idx[slot] = Some(idx_duration);
+            }
         }
         self.total += PULSE;
     }
@@ -296,24 +389,10 @@ fn out_tick(dev: &IdleDevice<'_>, idx: usize) -> Selection {
     Selection { state: enabled_state(dev, idx), stop_tick: false }
 }
 
-impl CpuidleGovernor for Teo {
-    fn name(&self) -> &'static str {
-        "teo"
-    }
-
-    /// teo_enable_device: all metrics zero, the recent ring empty.
-    fn enable(&mut self, dev: &IdleDevice<'_>) {
-        if self.cpus.len() <= dev.cpu {
-            self.cpus.resize(dev.cpu + 1, TeoCpu::default());
-        }
-        self.cpus[dev.cpu] = TeoCpu {
-            state_bins: vec![TeoBin::default(); dev.states.len()],
-            ..TeoCpu::default()
-        };
-    }
-
-    fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection {
-        let cpu_data = &mut self.cpus[dev.cpu];
+impl TeoCpu {
+    /// teo_select of the bins forms (v6.6 and v6.11).
+    fn select(&mut self, form: TeoForm, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection {
+        let cpu_data = self;
         let states = dev.states;
         let n = states.len();
         let tick_ns = args.tick_ns;
@@ -323,7 +402,7 @@ impl CpuidleGovernor for Teo {
         // 1. Learn from the previous idle period.
         cpu_data.tick_ns = tick_ns;
         if cpu_data.last_state_idx.is_some() {
-            cpu_data.update(dev);
+            cpu_data.update(dev, form);
             cpu_data.last_state_idx = None;
         }
         // Unknown until read; an early return leaves it "infinite".
@@ -334,7 +413,8 @@ impl CpuidleGovernor for Teo {
         }
 
         let mut idx: Option<usize> = (!dev.disabled[0]).then_some(0);
-        let cpu_utilized = args.cpu_util > args.cpu_capacity >> UTIL_THRESHOLD_SHIFT;
+        // Util-awareness: v6.3 to v6.10 (reverted by 0a2998fa48f0).
+        let cpu_utilized = form == TeoForm::V6_6 && args.cpu_util > args.cpu_capacity >> UTIL_THRESHOLD_SHIFT;
         // A utilized CPU with two states: the shallowest non-polling one.
         if n < 3 && cpu_utilized {
             if (idx == Some(0) && !states[0].polling && teo_time_ok(args, dev.states[0].target_residency_ns)) || dev.disabled[1] {
@@ -382,7 +462,9 @@ impl CpuidleGovernor for Teo {
             // 4. Early wakeups dominate: look for a shallower state.
             let alt_intercepts =
                 idx_intercept_sum.wrapping_mul(2) > cpu_data.total.wrapping_sub(idx_hit_sum);
-            let alt_recent = idx_recent_sum > (NR_RECENT / 2) as u32;
+            // No recent ring from v6.11 (449914398083).
+            let alt_recent = form == TeoForm::V6_6 && idx_recent_sum > (NR_RECENT / 2) as u32;
+            let prev_intercept_idx = idx;
             if alt_recent || alt_intercepts {
                 let mut first_suitable_idx = idx;
                 let mut intercept_sum = 0u32;
@@ -413,6 +495,15 @@ impl CpuidleGovernor for Teo {
                     }
                     first_suitable_idx = i;
                 }
+            }
+
+            // v6.11 (4b20b07ce72f, teo_select): intercepts led to state 0;
+            // read the sleep length all the same, so that the next update
+            // can tell a hit from an intercept (an unread one is infinite,
+            // and every wakeup would count as an intercept in state 0).
+            if form == TeoForm::V6_11 && idx == 0 && prev_intercept_idx != 0 {
+                cpu_data.sleep_length_ns = args.sleep_length_ns.min(KTIME_MAX);
+                return out_tick(dev, 0);
             }
 
             // 5. The latency limit.
@@ -460,8 +551,8 @@ impl CpuidleGovernor for Teo {
 
     /// teo_reflect: record the state and how long the idle period lasted; an
     /// artificial wakeup counts as lasting the whole sleep length.
-    fn reflect(&mut self, dev: &IdleDevice<'_>, r: &Reflection) {
-        let cpu_data = &mut self.cpus[dev.cpu];
+    fn reflect(&mut self, r: &Reflection) {
+        let cpu_data = self;
         cpu_data.last_state_idx = Some(r.state);
         cpu_data.last_residency_ns = r.residency_ns;
         cpu_data.time_span_ns = if r.poll_time_limit || (r.got_tick && cpu_data.sleep_length_ns > cpu_data.tick_ns) {
@@ -471,8 +562,44 @@ impl CpuidleGovernor for Teo {
         };
     }
 
+}
+
+impl CpuidleGovernor for Teo {
+    fn name(&self) -> &'static str {
+        "teo"
+    }
+
+    /// teo_enable_device: all metrics zero, the recent ring empty (the
+    /// original form: every recent interval "infinite").
+    fn enable(&mut self, dev: &IdleDevice<'_>) {
+        match self {
+            Teo::Bins { cpus, .. } => {
+                if cpus.len() <= dev.cpu {
+                    cpus.resize(dev.cpu + 1, TeoCpu::default());
+                }
+                cpus[dev.cpu] = TeoCpu { state_bins: vec![TeoBin::default(); dev.states.len()], ..TeoCpu::default() };
+            }
+            Teo::Original(g) => g.enable(dev),
+        }
+    }
+
+    fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection {
+        match self {
+            Teo::Bins { form, cpus } => cpus[dev.cpu].select(*form, dev, args),
+            Teo::Original(g) => g.select(dev, args),
+        }
+    }
+
+    fn reflect(&mut self, dev: &IdleDevice<'_>, r: &Reflection) {
+        match self {
+            Teo::Bins { cpus, .. } => cpus[dev.cpu].reflect(r),
+            Teo::Original(g) => g.reflect(dev, r),
+        }
+    }
+
+    /// No sysfs tunables; the form of the kernel's teo, read-only.
     fn tunables(&self) -> Vec<(String, String)> {
-        Vec::new()
+        vec![("form".to_string(), self.form().name().to_string())]
     }
 }
 
@@ -482,9 +609,22 @@ mod tests {
     use crate::cpuidle::testing::*;
 
     fn fresh(dev: &IdleDevice<'_>) -> Teo {
-        let mut g = Teo::default();
+        fresh_form(dev, TeoForm::V6_6)
+    }
+
+    fn fresh_form(dev: &IdleDevice<'_>, form: TeoForm) -> Teo {
+        let mut g = Teo::of(form);
         g.enable(dev);
         g
+    }
+
+    impl Teo {
+        pub(super) fn cpu(&self, i: usize) -> &TeoCpu {
+            match self {
+                Teo::Bins { cpus, .. } => &cpus[i],
+                Teo::Original(_) => panic!("the original form keeps no bins"),
+            }
+        }
     }
 
     #[test]
@@ -534,11 +674,11 @@ mod tests {
         for _ in 0..12 {
             cycle(&mut g, &dev, &a, 150 * US);
         }
-        assert_eq!(g.cpus[0].state_bins[3].recent, NR_RECENT as u32);
+        assert_eq!(g.cpu(0).state_bins[3].recent, NR_RECENT as u32);
         for _ in 0..30 {
             cycle(&mut g, &dev, &a, 10 * MS);
         }
-        let recent = g.cpus[0].state_bins[3].recent;
+        let recent = g.cpu(0).state_bins[3].recent;
         assert!(recent > u32::MAX - 30, "recent = {recent}");
         // Here the wrapped count happens not to change the choice: a sum of
         // 2^31 or more, doubled in 32-bit arithmetic, is below itself, so
@@ -561,7 +701,7 @@ mod tests {
             assert_eq!(sel, Selection { state: 6, stop_tick: false });
             g.reflect(&dev, &Reflection { state: sel.state, residency_ns: MS + 200 * US, poll_time_limit: false, got_tick: false });
         }
-        let c = &g.cpus[0];
+        let c = &g.cpu(0);
         assert!(c.state_bins[6].hits > 7 * PULSE, "{:?}", c.state_bins);
         assert!(c.state_bins.iter().all(|b| b.intercepts == 0));
         // 10 ms timers, also on time: tick hits; deepest state, tick stopped.
@@ -570,7 +710,7 @@ mod tests {
         for _ in 0..20 {
             assert_eq!(cycle(&mut g, &dev, &a, 10 * MS), Selection { state: 6, stop_tick: true });
         }
-        assert!(g.cpus[0].tick_hits > 7 * PULSE);
+        assert!(g.cpu(0).tick_hits > 7 * PULSE);
     }
 
     #[test]
@@ -585,7 +725,7 @@ mod tests {
         // Only state 0 fits: returned at once, tick kept, timers unread.
         let a = SelectArgs { latency_req_ns: US, ..args(10 * MS) };
         assert_eq!(g.select(&dev, &a), Selection { state: 0, stop_tick: false });
-        assert_eq!(g.cpus[0].sleep_length_ns, KTIME_MAX);
+        assert_eq!(g.cpu(0).sleep_length_ns, KTIME_MAX);
     }
 
     #[test]
@@ -602,7 +742,7 @@ mod tests {
         // C1's residency (2 µs) is under 15 µs and state 0 polls: no
         // sleep length, tick kept.
         assert_eq!(g.select(&dev, &a), Selection { state: 1, stop_tick: false });
-        assert_eq!(g.cpus[0].sleep_length_ns, KTIME_MAX);
+        assert_eq!(g.cpu(0).sleep_length_ns, KTIME_MAX);
     }
 
     #[test]
@@ -674,5 +814,166 @@ mod tests {
         assert_eq!((INFO.build)(&Spec::new("teo"), &platform).unwrap().name(), "teo");
         let spec = Spec::parse("teo:foo=1", "cpuidle").unwrap();
         assert!((INFO.build)(&spec, &platform).is_err());
+    }
+}
+
+/// The teo eras and govlab issue 43: a stream of IO-completion wakeups.
+#[cfg(test)]
+mod era_tests {
+    use super::*;
+    use crate::cpuidle::testing::*;
+    use crate::kernel::Version;
+
+    fn built(version: Version) -> Teo {
+        let ctx = BuildCtx::new(crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap(), KernelConfig::of(version));
+        Teo::of(TeoForm::of(&ctx.kernel))
+    }
+
+    #[test]
+    fn form_follows_the_kernel() {
+        assert_eq!(built(Version::new(5, 2)).form(), TeoForm::V5_1);
+        assert_eq!(built(Version::new(5, 9)).form(), TeoForm::V5_1);
+        assert_eq!(built(Version::new(6, 8)).form(), TeoForm::V6_6);
+        assert_eq!(built(Version::new(6, 12)).form(), TeoForm::V6_11);
+        assert_eq!(built(Version::new(5, 7)).tunables(), vec![("form".to_string(), "v5.1".to_string())]);
+    }
+
+    /// The issue's stream: the CPU is woken by an IO completion `IO_NS`
+    /// after each entry, the next timer 50 ms away; when the tick is kept,
+    /// every TICK_EVERY-th wakeup is the tick instead (a tick wakeup with
+    /// the timer beyond it: teo_reflect's safety net). Returns the states
+    /// entered.
+    const IO_NS: u64 = 100 * US;
+    const TICK_EVERY: usize = 40;
+
+    fn io_stream(g: &mut impl CpuidleGovernor, dev: &IdleDevice<'_>, wakeups: usize) -> Vec<usize> {
+        let a = SelectArgs { sleep_length_ns: 50 * MS, ..args(50 * MS) };
+        let mut picks = Vec::new();
+        for k in 0..wakeups {
+            let sel = g.select(dev, &a);
+            let got_tick = !sel.stop_tick && k % TICK_EVERY == TICK_EVERY - 1;
+            let residency_ns = IO_NS + dev.states[sel.state].exit_latency_ns;
+            g.reflect(dev, &Reflection { state: sel.state, residency_ns, poll_time_limit: false, got_tick });
+            picks.push(sel.state);
+        }
+        picks
+    }
+
+    /// Entries whose target residency exceeds the 100 µs idle period.
+    fn too_deep(states: &[crate::platform::IdleState], picks: &[usize]) -> usize {
+        picks.iter().filter(|&&s| states[s].target_residency_ns > IO_NS).count()
+    }
+
+    /// Issue 43, on every teo form: within the first hundred wakeups fewer
+    /// than a quarter of the entries are too deep.
+    ///
+    /// v6.8's rules by hand (teo_update(), teo_select()): the first select
+    /// knows nothing and takes C8 (tick stopped, 50 ms timer); its wakeup
+    /// (residency 300 µs, minus half of C8's 200 µs exit latency: 200 µs)
+    /// is an intercept in the C6 bin, the sleep length in C8's. The second
+    /// select walks down from C8 to C6 (all intercepts there) and keeps the
+    /// tick; its wakeup (185 − 42 = 143 µs) is an intercept in the C3 bin
+    /// (100–200 µs), and from then on every wakeup is: `2 × intercepts >
+    /// total − hits` and `recent > NR_RECENT / 2` hold, the walk stops at
+    /// C3, and the utilisation is 0: C3, tick kept (intercepts before the
+    /// tick are over 5/8 of the events). Each update decays a count by
+    /// 1/8 (x − x >> 3) and adds PULSE = 1024. The tick wakeups at entries
+    /// 40 and 80 are tick hits (sleep length and "duration" beyond the
+    /// tick) that leave their ring slot stale. After N = 100 wakeups: C3
+    /// intercepts 8115, recent 7 (9 slots less the two stale ones, not yet
+    /// wrapped); C6 intercepts 7 (the first wakeup's 1024, decayed 99
+    /// times); no hits; every other bin 0. One too-deep entry (C8, then C6)
+    /// in 100: two.
+    #[test]
+    fn io_completion_stream_is_learnt_within_a_hundred_wakeups_on_every_form() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        for v in [Version::new(5, 7), Version::new(6, 8), Version::new(6, 12)] {
+            let mut g = built(v);
+            g.enable(&dev);
+            let picks = io_stream(&mut g, &dev, 100);
+            let deep = too_deep(&states, &picks);
+            assert!(deep * 4 < picks.len(), "{v}: {deep} of 100 too deep: {picks:?}");
+        }
+        let mut g = built(Version::new(6, 8));
+        g.enable(&dev);
+        io_stream(&mut g, &dev, 100);
+        let bins: Vec<(u32, u32, u32)> = g.cpu(0).state_bins.iter().map(|b| (b.intercepts, b.hits, b.recent)).collect();
+        let mut want = vec![(0, 0, 0); 7];
+        want[3] = (8115, 0, 7);
+        want[4] = (7, 0, 0);
+        assert_eq!(bins, want);
+    }
+
+    /// The v6.8 defect behind issue 43 (teo_update(): a tick hit leaves its
+    /// ring slot stale; the C3 bin's recent count wraps): after enough tick
+    /// wakeups v6.8 teo stays on the deepest states for good. v6.11 removed
+    /// the ring (449914398083): the same stream stays on C3. Ignoring the
+    /// TeoNoRecent era (running v6.8's form on 6.12) fails the second half.
+    #[test]
+    fn v6_8_gets_stuck_deep_and_v6_11_does_not() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let mut g = built(Version::new(6, 8));
+        g.enable(&dev);
+        let picks = io_stream(&mut g, &dev, 2000);
+        let recent = g.cpu(0).state_bins[3].recent;
+        assert!(recent > u32::MAX / 2, "recent = {recent}");
+        assert_eq!(too_deep(&states, &picks[1500..]), 500, "{:?}", &picks[1500..]);
+
+        let mut g = built(Version::new(6, 12));
+        g.enable(&dev);
+        let picks = io_stream(&mut g, &dev, 2000);
+        // The first entry knows nothing (C8), the second has one intercept
+        // (C6), then C3 for good.
+        assert_eq!(too_deep(&states, &picks[2..]), 0, "{picks:?}");
+    }
+
+    /// v6.11 (0a2998fa48f0): util-awareness reverted; a utilized CPU takes
+    /// the deepest state as an idle one does. v6.8 steps one shallower.
+    #[test]
+    fn util_awareness_only_before_v6_11() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = SelectArgs { cpu_util: 500, ..args(10 * MS) };
+        let pick = |v| {
+            let mut g = built(v);
+            g.enable(&dev);
+            g.select(&dev, &a)
+        };
+        assert_eq!(pick(Version::new(6, 8)), Selection { state: 5, stop_tick: true });
+        assert_eq!(pick(Version::new(6, 12)), Selection { state: 6, stop_tick: true });
+    }
+
+    /// teo_select() before v5.14 (the v5.7 code, EraId::TeoBins) against
+    /// v6.8's on a 2 ms timer that never fires, the CPU woken after 30 µs
+    /// and 1.4 ms in turn. v6.8 starts from C8 each time: after a long
+    /// wakeup (a hit in C8's bin) the intercepts do not outweigh the hits
+    /// and C8 stays; after a short one they do and the walk stops at C3:
+    /// C8, C3, C8, C3 ... v5.7 judges C8 (the state the timer points at) by
+    /// its own hits and misses: once the 1.4 ms wakeups' misses in C8
+    /// outweigh its hits it takes the state with the most early hits, and
+    /// once more than half of the last 8 durations are below the expected
+    /// one their average moves it shallower again (teo_find_shallower_state):
+    /// from the 7th entry C6 and C1E/C3 alternate, never C8.
+    #[test]
+    fn before_v5_14_the_original_teo_runs() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let run = |v| {
+            let mut g = built(v);
+            g.enable(&dev);
+            // A 2 ms timer that never fires: wakeups after 30 µs and 1.4 ms
+            // in turn.
+            (0..20).map(|k| cycle(&mut g, &dev, &args(2 * MS), if k % 2 == 0 { 30 * US } else { 1400 * US }).state).collect::<Vec<_>>()
+        };
+        let old = run(Version::new(5, 7));
+        let new = run(Version::new(6, 8));
+        assert_eq!(old, vec![6, 3, 6, 3, 6, 3, 4, 3, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2]);
+        assert_eq!(new, [6, 3].repeat(10));
     }
 }

@@ -12,7 +12,7 @@
 //! Versions: govlab models the mainline releases in [`SUPPORTED`]. A version
 //! in between resolves to the newest supported one not after it (`5.4` runs
 //! 5.2 semantics, and the run says so); a version before the oldest or after
-//! the newest is refused. The default is the newest, [`DEFAULT_VERSION`].
+//! the newest ([`NEWEST_VERSION`]) is refused. The default is [`DEFAULT_VERSION`], 6.8.
 //! The fair class is the one from before EEVDF (v6.6): versions from 6.6 run
 //! the pre-EEVDF fair class.
 //!
@@ -89,8 +89,9 @@ impl fmt::Display for Version {
 
 /// The versions govlab models, oldest first: the kernels of the evaluations
 /// it reproduces (3.15 ondemand 2014, 4.8 powernv 2016, 4.16 HWP boost 2018,
-/// 5.7 teo 2020) and the era boundaries around them.
-pub const SUPPORTED: [Version; 8] = [
+/// 5.7 teo 2020), the era boundaries around them, and 6.12 (teo without its
+/// recent ring, v6.11).
+pub const SUPPORTED: [Version; 9] = [
     Version::new(3, 15),
     Version::new(4, 8),
     Version::new(4, 16),
@@ -99,10 +100,14 @@ pub const SUPPORTED: [Version; 8] = [
     Version::new(5, 7),
     Version::new(5, 9),
     Version::new(6, 8),
+    Version::new(6, 12),
 ];
 
-/// The version of a run that names none: the newest modelled.
+/// The version of a run that names none.
 pub const DEFAULT_VERSION: Version = Version::new(6, 8);
+
+/// The newest supported version; a later one is refused.
+pub const NEWEST_VERSION: Version = SUPPORTED[SUPPORTED.len() - 1];
 
 /// The version EEVDF replaced CFS's pick in; govlab's fair class is the one
 /// from before it.
@@ -269,7 +274,7 @@ impl KernelConfig {
         })?;
         let version = SUPPORTED.iter().rev().find(|v| **v <= requested).copied();
         let version = match version {
-            Some(v) if requested <= DEFAULT_VERSION => v,
+            Some(v) if requested <= NEWEST_VERSION => v,
             _ => {
                 return Err(Error::invalid(
                     "kernel",
@@ -278,7 +283,7 @@ impl KernelConfig {
                     format!(
                         "a version from {} to {}: {} (a version in between runs the newest of these not after it)",
                         SUPPORTED[0],
-                        DEFAULT_VERSION,
+                        NEWEST_VERSION,
                         choices().join(", ")
                     ),
                 ))
@@ -505,7 +510,7 @@ impl KernelConfig {
     pub fn differences(&self, eras: &[EraId]) -> Vec<String> {
         eras.iter()
             .map(|e| e.era())
-            .filter(|e| !self.has(e.id) && e.first <= DEFAULT_VERSION)
+            .filter(|e| !self.has(e.id) && e.first <= NEWEST_VERSION)
             .map(|e| {
                 let status = match e.status {
                     EraStatus::Modelled => "",
@@ -610,9 +615,9 @@ mod tests {
 
     #[test]
     fn versions_outside_the_range_are_refused_with_the_choices() {
-        for bad in ["3.14", "6.9", "7.0", "2.6"] {
+        for bad in ["3.14", "6.13", "7.0", "2.6"] {
             let e = k(bad).unwrap_err().to_string();
-            assert!(e.contains(bad) && e.contains("3.15") && e.contains("6.8"), "{e}");
+            assert!(e.contains(bad) && e.contains("3.15") && e.contains("6.12"), "{e}");
         }
         let e = k("linus").unwrap_err().to_string();
         assert!(e.contains("linus") && e.contains("4.19"), "{e}");
@@ -706,7 +711,7 @@ mod tests {
         assert_eq!(l.len(), SUPPORTED.len());
         assert!(l.last().unwrap().until_next.iter().any(|e| e.description.contains("pre-EEVDF")));
         let shown: usize = l[..l.len() - 1].iter().map(|e| e.until_next.len()).sum();
-        let inside = ERAS.iter().filter(|e| e.first > SUPPORTED[0] && e.first <= DEFAULT_VERSION).count();
+        let inside = ERAS.iter().filter(|e| e.first > SUPPORTED[0] && e.first <= NEWEST_VERSION).count();
         assert_eq!(shown, inside);
     }
 }

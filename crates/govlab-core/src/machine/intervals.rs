@@ -16,6 +16,11 @@
 //! to the boundary without being closed, so a run with snapshots takes the
 //! same path as one without.
 //!
+//! An idle state's entries (`usage`) count in the interval where they end,
+//! as the kernel's `usage` does; a package C-state's where they begin, as
+//! the run's; the uncore clock is its mean over the interval's PC0 time, as
+//! the run's `uncore_avg_mhz`.
+//!
 //! Two counters are not causal and are placed when known:
 //! * **Idle-state residency.** An idle period's state is known when it ends
 //!   (at once for most governors, in hindsight for the oracle), so a
@@ -41,6 +46,8 @@ pub(crate) struct Snapshot {
     /// Per CPU, per idle state: residency of the closed idle periods (and,
     /// once they close, of those still open at `t_ns`, up to `t_ns`).
     idle_ns: Vec<Vec<u64>>,
+    /// Per CPU, per idle state: entries ended (the kernel's `usage`).
+    idle_usage: Vec<Vec<u64>>,
     /// Per frequency domain, per OPP: time at that clock.
     opp_ns: Vec<Vec<u64>>,
     /// Per package: its cores', uncore and DRAM energy, mJ.
@@ -50,6 +57,10 @@ pub(crate) struct Snapshot {
     /// Per package: time in PC0, and in each package C-state.
     pc0_ns: Vec<u64>,
     pc_ns: Vec<Vec<u64>>,
+    /// Per package: entries into each package C-state.
+    pc_entries: Vec<Vec<u64>>,
+    /// Per package: the uncore clock integrated over PC0, kHz·ns.
+    uncore_khz_ns: Vec<f64>,
     /// Per package: time its power limit held a ceiling.
     limited_ns: Vec<u64>,
 }
@@ -124,6 +135,7 @@ impl Engine {
             .map(|rq| rq.busy_ns + if rq.curr.is_some() { t - rq.busy_since_ns } else { 0 })
             .collect();
         let idle_ns = self.idle_counters.iter().map(|c| c.states.iter().map(|s| s.time_ns).collect()).collect();
+        let idle_usage = self.idle_counters.iter().map(|c| c.states.iter().map(|s| s.usage).collect()).collect();
         let opp_ns = self
             .domains
             .iter()
@@ -137,7 +149,7 @@ impl Engine {
             let ce = &self.cores[c];
             ce.energy_mj + ce.power_mw * (t - ce.since_ns) as f64 * 1e-9
         };
-        let mut snap = Snapshot { t_ns: t, busy_ns, idle_ns, opp_ns, ..Snapshot::default() };
+        let mut snap = Snapshot { t_ns: t, busy_ns, idle_ns, idle_usage, opp_ns, ..Snapshot::default() };
         for (p, pe) in self.plat.packages.iter().zip(&self.pkg_energy) {
             let dt = t - pe.since_ns;
             snap.cores_mj.push(p.cores.iter().map(|&c| core_mj(c)).sum());
@@ -146,12 +158,20 @@ impl Engine {
             let mut pc = pe.residency_ns.clone();
             pc.resize(p.cstates.len(), 0);
             let mut pc0 = pe.pc0_ns;
+            let mut khz_ns = pe.uncore_khz_ns;
             match pe.state {
                 Some(s) => pc[s] += dt,
-                None => pc0 += dt,
+                None => {
+                    pc0 += dt;
+                    khz_ns += f64::from(pe.uncore_khz) * dt as f64;
+                }
             }
+            let mut entries = pe.entries.clone();
+            entries.resize(p.cstates.len(), 0);
             snap.pc0_ns.push(pc0);
             snap.pc_ns.push(pc);
+            snap.pc_entries.push(entries);
+            snap.uncore_khz_ns.push(khz_ns);
         }
         snap.limited_ns = (0..self.packages.len()).map(|p| self.power_limited_ns_at(p, t)).collect();
         snap
@@ -166,12 +186,15 @@ impl Engine {
         let zero = Snapshot {
             busy_ns: vec![0; self.rqs.len()],
             idle_ns: self.idle_counters.iter().map(|c| vec![0; c.states.len()]).collect(),
+            idle_usage: self.idle_counters.iter().map(|c| vec![0; c.states.len()]).collect(),
             opp_ns: self.domains.iter().map(|d| vec![0; d.time_in_opp_ns.len()]).collect(),
             cores_mj: vec![0.0; self.pkg_energy.len()],
             uncore_mj: vec![0.0; self.pkg_energy.len()],
             dram_mj: vec![0.0; self.pkg_energy.len()],
             pc0_ns: vec![0; self.pkg_energy.len()],
             pc_ns: self.plat.packages.iter().map(|p| vec![0; p.cstates.len()]).collect(),
+            pc_entries: self.plat.packages.iter().map(|p| vec![0; p.cstates.len()]).collect(),
+            uncore_khz_ns: vec![0.0; self.pkg_energy.len()],
             limited_ns: vec![0; self.pkg_energy.len()],
             t_ns: 0,
         };
@@ -209,7 +232,12 @@ impl Engine {
                         .idle_states
                         .iter()
                         .zip(&idle)
-                        .map(|(st, &ns)| StateTime { name: st.name.clone(), time_s: s(ns) })
+                        .enumerate()
+                        .map(|(i, (st, &ns))| StateTime {
+                            name: st.name.clone(),
+                            usage: b.idle_usage[cpu][i] - a.idle_usage[cpu][i],
+                            time_s: s(ns),
+                        })
                         .collect(),
                 }
             })
@@ -222,20 +250,27 @@ impl Engine {
             .map(|(p, pk)| {
                 let cores_j = (b.cores_mj[p] - a.cores_mj[p]) / 1000.0;
                 let uncore_j = (b.uncore_mj[p] - a.uncore_mj[p]) / 1000.0;
+                let pc0_ns = b.pc0_ns[p] - a.pc0_ns[p];
                 IntervalPackage {
                     package: p,
                     package_j: cores_j + uncore_j,
                     cores_j,
                     uncore_j,
                     dram_j: (b.dram_mj[p] - a.dram_mj[p]) / 1000.0,
-                    pc0_s: s(b.pc0_ns[p] - a.pc0_ns[p]),
+                    pc0_s: s(pc0_ns),
                     power_limited_s: pk.power_limit.is_some().then(|| s(b.limited_ns[p] - a.limited_ns[p])),
                     cstates: pk
                         .cstates
                         .iter()
                         .enumerate()
-                        .map(|(i, c)| StateTime { name: c.name.clone(), time_s: s(b.pc_ns[p][i] - a.pc_ns[p][i]) })
+                        .map(|(i, c)| StateTime {
+                            name: c.name.clone(),
+                            usage: b.pc_entries[p][i] - a.pc_entries[p][i],
+                            time_s: s(b.pc_ns[p][i] - a.pc_ns[p][i]),
+                        })
                         .collect(),
+                    uncore_avg_mhz: (pk.uncore.is_some() && pc0_ns > 0)
+                        .then(|| (b.uncore_khz_ns[p] - a.uncore_khz_ns[p]) / pc0_ns as f64 / 1000.0),
                 }
             })
             .collect();

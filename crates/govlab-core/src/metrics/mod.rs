@@ -217,12 +217,17 @@ pub struct IntervalPackage {
     pub pc0_s: f64,
     pub power_limited_s: Option<f64>,
     pub cstates: Vec<StateTime>,
+    /// The uncore clock's mean while in PC0 over the interval (None without
+    /// an uncore clock or without PC0 time).
+    pub uncore_avg_mhz: Option<f64>,
 }
 
-/// Residency of one idle or package C-state over an interval.
+/// Entries and residency of one idle or package C-state over an interval
+/// (machine/intervals.rs says when an entry counts).
 #[derive(Debug, Clone, Serialize)]
 pub struct StateTime {
     pub name: String,
+    pub usage: u64,
     pub time_s: f64,
 }
 

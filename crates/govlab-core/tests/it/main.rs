@@ -3,6 +3,7 @@
 
 mod cpufreq;
 mod cpuidle;
+mod cpuidle_eras;
 mod defaults;
 mod devices;
 mod engine;

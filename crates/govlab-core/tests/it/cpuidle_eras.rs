@@ -1,0 +1,74 @@
+//! The idle governors follow the run's kernel (issue 33's cpuidle eras;
+//! issue 43's IO-completion stream), through the whole run configuration.
+
+use govlab_core::api::RunConfig;
+use govlab_core::metrics::RunResult;
+use govlab_core::params::Spec;
+
+/// The run of issue 43: fio's synchronous 4 KiB random reads wake CPU 0
+/// about every 100 µs from an IO-completion interrupt.
+fn fio(kernel: &str, cpuidle: &str) -> RunConfig {
+    RunConfig {
+        platform: Spec::parse("skylake-e3-1240v5", "platform").unwrap(),
+        kernel: Spec::parse(kernel, "kernel").unwrap(),
+        workload: Spec::parse("fio:rw=randread,bs_kb=4,ioengine=psync,iodepth=1,numjobs=1", "workload").unwrap(),
+        cpufreq: Spec::parse("schedutil", "cpufreq").unwrap(),
+        cpuidle: Spec::parse(cpuidle, "cpuidle").unwrap(),
+        duration_ns: 3_000_000_000,
+        seed: 31,
+        interval_ns: None,
+    }
+}
+
+/// Entries of CPU 0 into states whose target residency exceeds 100 µs
+/// (C6, C7s, C8 on this machine), and all its entries.
+fn deep_entries(r: &RunResult) -> (u64, u64) {
+    let s = &r.cpus[0].idle_states;
+    (s[4..].iter().map(|s| s.usage).sum(), s.iter().map(|s| s.usage).sum())
+}
+
+/// `--kernel 5.7 --cpuidle teo` runs v5.7's teo, `--show-config` says so,
+/// and it chooses differently from v6.8's on the fio stream. In v5.7
+/// teo_select() the last 8 idle durations (all about 100 µs) are below the
+/// 50 ms sleep length, so it expects their average and
+/// teo_find_shallower_state() takes C3; v6.8's teo_select() starts from C8
+/// and its intercept walk never stops once teo_update()'s recent counts
+/// have wrapped (issue 43), so v6.8 sits on C7s/C8.
+#[test]
+fn teo_of_5_7_and_6_8_choose_differently_on_io_completions() {
+    let old = fio("5.7", "teo");
+    let new = fio("6.8", "teo");
+    assert_eq!(old.show().unwrap().cpuidle.tunables["form"], "v5.1");
+    assert_eq!(new.show().unwrap().cpuidle.tunables["form"], "v6.6");
+    let (old_deep, old_all) = deep_entries(&old.run(None, None).unwrap());
+    let (new_deep, new_all) = deep_entries(&new.run(None, None).unwrap());
+    assert!(old_deep * 10 < old_all, "5.7: {old_deep} of {old_all} entries too deep");
+    assert!(new_deep * 2 > new_all, "6.8: {new_deep} of {new_all} entries too deep");
+}
+
+/// Issue 43 on v6.11's teo (449914398083 removed the recent ring): the same
+/// stream stays shallow for the whole run.
+#[test]
+fn teo_from_6_11_keeps_learning_from_io_completions() {
+    let r = fio("6.12", "teo");
+    assert_eq!(r.show().unwrap().cpuidle.tunables["form"], "v6.11");
+    let (deep, all) = deep_entries(&r.run(None, None).unwrap());
+    assert!(deep * 10 < all, "6.12: {deep} of {all} entries too deep");
+}
+
+/// menu's form follows the version: the pre-4.17 select on 3.15 and 4.16
+/// (with the load term on 3.15), the v4.17 one on 4.19 to 5.9, v6.8's on
+/// 6.8 and 6.12.
+#[test]
+fn menu_form_follows_the_version() {
+    // intel_pstate's own powersave: 3.15 has no passive mode for schedutil.
+    let form = |k: &str| {
+        let c = RunConfig { cpufreq: Spec::new("powersave"), ..fio(k, "menu") };
+        c.show().unwrap().cpuidle.tunables["form"].clone()
+    };
+    assert_eq!(form("3.15"), "v3.15");
+    assert_eq!(form("4.16"), "v3.15 without the load term (v4.12)");
+    assert_eq!(form("5.7"), "v4.17");
+    assert_eq!(form("6.8"), "v6.6");
+    assert_eq!(form("6.12"), "v6.6");
+}
