@@ -15,7 +15,7 @@ HTML report's writing.
                 [--jobs N | --executor local|dask://HOST:PORT]
                 [--html FILE [--timeline CONFIG] [--timeline-value VALUE]]
     govlab report DB [--experiment NAME]... [--format text|markdown|csv|json] [--html FILE]
-    govlab reproduce [NAME] [--quick] [--db FILE] [--format text|json] [--jobs N] [--html FILE]
+    govlab reproduce [NAME...] [--quick] [--db FILE] [--format text|json] [--jobs N] [--html FILE]
     govlab trace stats FILE [--platform SPEC] [--format text|json] [--html OUT]
     govlab trace replay FILE [--platform SPEC] [--kernel VERSION] [--cpufreq SPEC] [--cpuidle SPEC] [--seed N] [--pin]
                 [--timed-wakeups] [--format text|json]
@@ -333,8 +333,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
     from govlab import reproduction as reproduce
     from govlab.store import Store
 
-    names = [args.name] if args.name else list(reproduce.EVALUATIONS)
-    evaluations = [reproduce.evaluation(n) for n in names]
+    names = args.names or list(reproduce.EVALUATIONS)
+    evaluations = [reproduce.evaluation(n) for n in dict.fromkeys(names)]
     loaded = [(ev, reproduce.experiments_of(ev, quick=args.quick)) for ev in evaluations]
     _check_jobs(args.jobs)
     db = args.db or reproduce.default_db()
@@ -365,7 +365,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
             title = f"govlab reproduce: {', '.join(ev.name for ev, _ in loaded)}" + (" (quick)" if args.quick else "")
             _write_run_report(args.html, store, db, every_analysis, first, None, None, title=title, verdicts=verdicts)
     if args.format == "json":
-        return json.dumps(documents[0] if args.name else documents, indent=1, allow_nan=False) + "\n"
+        return json.dumps(documents[0] if len(args.names) == 1 else documents, indent=1, allow_nan=False) + "\n"
     return "\n".join(texts)
 
 
@@ -705,13 +705,13 @@ def _parser() -> argparse.ArgumentParser:
     repro = commands.add_parser(
         "reproduce",
         help="re-run the published governor evaluations and check govlab against their results",
-        description="Run one or all of the published evaluations (experiments/NAME.toml) through "
+        description="Run some or all of the published evaluations (experiments/NAME.toml) through "
         "`compare`, then print govlab's figures beside the published ones where the original "
         "post's figures are kept (data/published/), with a verdict per row: same direction "
         "of the difference to the baseline, and magnitude within a factor of two. "
         f"Evaluations: {', '.join(EVALUATIONS)}.",
     )
-    repro.add_argument("name", nargs="?", metavar="NAME", help="one evaluation (default: all, in the order above)")
+    repro.add_argument("names", nargs="*", metavar="NAME", help="evaluations to run (default: all, in the order above)")
     repro.add_argument(
         "--quick",
         action="store_true",

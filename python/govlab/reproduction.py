@@ -7,9 +7,10 @@ The notebook's ``govlab.reproduce(name=None, quick=False, ...)`` is
 analyses its runs against the published figures, :func:`render_text` writes
 the rows; running them is :mod:`govlab.pipeline`'s, as for ``compare``.
 
-Five public threads are govlab's reason to exist (docs/validation.md). Each
-is an experiment file in ``experiments/`` with one ``[[benchmark]]`` per
-benchmark of the original evaluation. ``reproduce`` runs them through
+Six public evaluations are govlab's reason to exist (docs/validation.md). Each
+is an experiment file in ``experiments/`` (one per machine when it ran on
+several: ``NAME-MACHINE.toml``) with one ``[[benchmark]]`` per benchmark of
+the original evaluation. ``reproduce`` runs them through
 ``compare`` (same results database, same tables) and then puts govlab's
 figures beside the published ones where the original post's figures are
 kept in ``data/published/`` (the HWP boost, weighted teo and ondemand
@@ -48,7 +49,7 @@ from govlab.plan import RunSpec
 
 _NAN = float("nan")
 
-__all__ = ["EVALUATIONS", "Evaluation", "experiments_of", "published", "rows", "verdict", "render_text", "section_text", "verdict_table", "EXTRA_METRICS"]
+__all__ = ["EVALUATIONS", "Evaluation", "benchmark_of", "experiments_of", "published", "rows", "summary_rows", "verdict", "render_text", "section_text", "verdict_table", "EXTRA_METRICS"]
 
 EXPERIMENTS_DIR = ROOT / "experiments"
 PUBLISHED_DIR = ROOT / "data" / "published"
@@ -60,10 +61,21 @@ class Evaluation:
     title: str
     #: metrics reported beside each benchmark's primary metric
     extra_metrics: tuple[str, ...] = ()
+    #: an evaluation on several machines: one experiment file each, ``NAME-MACHINE.toml``,
+    #: whose benchmarks are named ``MACHINE/BENCHMARK`` in the rows
+    machines: tuple[str, ...] = ()
+    #: also score each benchmark as a whole (:func:`summary_rows`)
+    summary: bool = False
 
     @property
     def experiment_file(self) -> Path:
-        return EXPERIMENTS_DIR / f"{self.name}.toml"
+        return self.experiment_files[0]
+
+    @property
+    def experiment_files(self) -> list[Path]:
+        if not self.machines:
+            return [EXPERIMENTS_DIR / f"{self.name}.toml"]
+        return [EXPERIMENTS_DIR / f"{self.name}-{m}.toml" for m in self.machines]
 
     @property
     def published_file(self) -> Path:
@@ -86,6 +98,12 @@ EVALUATIONS: dict[str, Evaluation] = {
             "powernv-global-pstates",
             "powernv: global and local pstates (2016)",
             extra_metrics=("read_max_us", "update_max_us"),
+        ),
+        Evaluation(
+            "x86-freq-invariance",
+            "x86 frequency invariance for schedutil (v5.7, 2020)",
+            machines=("skylake", "broadwell", "haswell"),
+            summary=True,
         ),
     )
 }
@@ -119,7 +137,15 @@ def evaluation(name: str) -> Evaluation:
 
 
 def experiments_of(ev: Evaluation, quick: bool = False) -> list[Experiment]:
-    return load_all(ev.experiment_file, quick=quick)
+    return [e for path in ev.experiment_files for e in load_all(path, quick=quick)]
+
+
+def benchmark_of(ev: Evaluation, e: Experiment) -> str:
+    """The name rows and published figures give ``e``: its [[benchmark]] name, ``MACHINE/BENCHMARK``
+    for an evaluation on several machines (experiment ``NAME-MACHINE/BENCHMARK``)."""
+    if ev.machines and e.name.startswith(ev.name + "-"):
+        return e.name[len(ev.name) + 1 :]
+    return e.name.split("/", 1)[1] if "/" in e.name else e.name
 
 
 def published(ev: Evaluation) -> list[dict[str, Any]]:
@@ -162,7 +188,7 @@ def rows(
     figures = published(ev) if figures is None else [{"param": None, "headline": False, **f} for f in figures]
     out: list[dict[str, Any]] = []
     for e, runs in zip(experiments, planned, strict=True):
-        benchmark = e.name.split("/", 1)[1] if "/" in e.name else e.name
+        benchmark = benchmark_of(ev, e)
         cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
         for run in runs:
             result = results.get(run.key)
@@ -216,7 +242,105 @@ def rows(
                         }
                         row["verdict"] = verdict(row["published"]["pct"], _direction_pct(row))
                     out.append(row)
+        if ev.summary:
+            out += summary_rows(benchmark, e, cells, order, figures)
     return out
+
+
+# --- whole-benchmark scores ------------------------------------------------------------
+#
+# The 2020 x86 frequency-invariance evaluation (commit 1567c3e3467c) scores a
+# benchmark as a whole: "the ratio result_new / result_baseline", where "the
+# results in the score ratio are the geometric means of results running the
+# benchmark with different parameters"; its power is turbostat's package
+# average over "the entire duration of each benchmark" (all its runs: the
+# package energy over the time), and performance per watt is the score over
+# the power ratio. Its tables print two decimals and a tilde for 1.00, so
+# govlab's ratios are compared as printed: rounded to two decimals, a
+# difference under half a percent being no difference. Rows carry
+# param None and metric "score", "pkg_power_w" or "perf_per_watt".
+
+
+def summary_rows(
+    benchmark: str,
+    e: Experiment,
+    cells: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]],
+    order: Sequence[str],
+    figures: Sequence[Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """The evaluation-wide score, package power and performance per watt of one benchmark per configuration."""
+    keys = [json.dumps(v) for v in e.axis_values]
+    every = [r for k in keys for r in cells.get((e.baseline, k), [])]
+    if not every:
+        return []
+    better = every[0]["primary_metric"]["better"]
+
+    def means(config: str) -> list[float] | None:
+        out = []
+        for k in keys:
+            runs = cells.get((config, k), [])
+            if not runs:
+                return None
+            out.append(_mean([_primary_value(r) for r in runs], better))
+        return out
+
+    def pkg_w(config: str) -> float:
+        runs = [r for k in keys for r in cells.get((config, k), [])]
+        secs = math.fsum(float(r.get("sim_time_s") or 0.0) for r in runs)
+        return math.fsum(float(r.get("package_j", math.nan)) for r in runs) / secs if secs > 0 else math.nan
+
+    base = means(e.baseline)
+    base_w = pkg_w(e.baseline)
+    out: list[dict[str, Any]] = []
+    for config in order:
+        if config == e.baseline:
+            continue
+        mine = means(config)
+        if mine is None or base is None:
+            continue
+        score = stats.gmean(mine) / stats.gmean(base) if stats.gmean(base) > 0 else math.nan
+        watts = pkg_w(config)
+        speed = score if better == "higher" else (1.0 / score if score > 0 else math.nan)
+        ppw = speed / (watts / base_w) if watts > 0 and base_w > 0 else math.nan
+        for metric, unit, how, value, baseline_value in (
+            ("score", "ratio", better, score, 1.0),
+            ("pkg_power_w", "W", "lower", watts, base_w),
+            ("perf_per_watt", "ratio", "higher", ppw, 1.0),
+        ):
+            row: dict[str, Any] = {
+                "benchmark": benchmark,
+                "param": None,
+                "param_name": None,
+                "config": config,
+                "baseline": e.baseline,
+                "metric": metric,
+                "unit": unit,
+                "better": how,
+                "value": value,
+                "baseline_value": baseline_value,
+                "repeats": len(cells.get((config, keys[0]), [])),
+                "pct": _printed_pct(value, baseline_value, how),
+            }
+            fig = _figure_for(figures, row)
+            if fig is not None:
+                published_pct = _printed_pct(fig["value"], fig["baseline_value"], fig["better"])
+                row["published"] = {
+                    "value": fig["value"],
+                    "baseline_value": fig["baseline_value"],
+                    "pct": published_pct,
+                    "where": fig["where"],
+                    "headline": bool(fig["headline"]),
+                }
+                row["verdict"] = verdict(published_pct, row["pct"])
+            out.append(row)
+    return out
+
+
+def _printed_pct(value: float, base: float, better: str) -> float:
+    """The difference as the source's tables print it: both figures to two decimals."""
+    if math.isnan(value) or math.isnan(base):
+        return math.nan
+    return _pct(round(value, 2), round(base, 2), better)
 
 
 def _figure_for(figures: Sequence[Mapping[str, Any]], row: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -259,6 +383,8 @@ def verdict(published_pct: float, govlab_pct: float) -> dict[str, Any]:
         return {"same_direction": True, "within_2x": True, "text": "no difference, as published"}
     if not same and govlab_pct == 0:
         text = "no difference in govlab"
+    elif published_pct == 0:
+        text = "a difference in govlab, none published"
     elif not same:
         text = "opposite direction"
     elif not math.isfinite(govlab_pct):
@@ -288,8 +414,8 @@ def verdict_table(ev: Evaluation, table: Sequence[Mapping[str, Any]]) -> dict[st
                 r["config"],
                 r["metric"],
                 f"{_g(r['value'])} vs {_g(r['baseline_value'])} ({_signed(r['pct'])})",
-                f"{_g(r['energy_j'])} vs {_g(r['baseline_energy_j'])}",
-                f"{_g(r['avg_power_w'])} vs {_g(r['baseline_avg_power_w'])}",
+                f"{_g(r.get('energy_j', _NAN))} vs {_g(r.get('baseline_energy_j', _NAN))}",
+                f"{_g(r.get('avg_power_w', _NAN))} vs {_g(r.get('baseline_avg_power_w', _NAN))}",
             )
             for r in table
             if r["config"] != r["baseline"]

@@ -11,6 +11,10 @@ pub(super) const BUILTIN: &[(&str, &str)] = &[
         "broadwell-2s-e5-2698v4",
         include_str!("../../../../../data/platforms/broadwell-2s-e5-2698v4.toml"),
     ),
+    (
+        "haswell-2s-e5-2670v3",
+        include_str!("../../../../../data/platforms/haswell-2s-e5-2670v3.toml"),
+    ),
     ("power8", include_str!("../../../../../data/platforms/power8.toml")),
     ("power9", include_str!("../../../../../data/platforms/power9.toml")),
     ("juno-r0", include_str!("../../../../../data/platforms/juno-r0.toml")),
@@ -43,6 +47,7 @@ mod tests {
             vec![
                 "skylake-e3-1240v5",
                 "broadwell-2s-e5-2698v4",
+                "haswell-2s-e5-2670v3",
                 "power8",
                 "power9",
                 "juno-r0",
@@ -175,6 +180,30 @@ mod tests {
         assert_eq!(t.turbo_limit_khz(20), 2_700_000);
         let names: Vec<&str> = t.idle_states.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["POLL", "C1", "C1E", "C6"]);
+        check_consistent(&p);
+    }
+
+    /// The 48x-HASWELL-NUMA of the x86 frequency-invariance evaluation (1567c3e3467c, section 5.1):
+    /// 2 x 12 cores / 24 threads; EFFIC 1200, BASE 2300, 1C/2C 3100, 3C 2900, 4C 2800, 5C 2700,
+    /// 6C..12C 2600 MHz; idle states of intel_idle.c hsw_cstates (C1 2/2, C1E 10/20, C3 33/100,
+    /// C6 133/400 us).
+    #[test]
+    fn haswell_matches_its_sources() {
+        let p = named("haswell-2s-e5-2670v3").unwrap();
+        assert_eq!(p.nr_cpus(), 48);
+        assert_eq!((p.cores.len(), p.packages.len()), (24, 2));
+        assert_eq!(p.cpus[0].siblings, vec![24]);
+        assert_eq!(p.cpus[12].siblings, vec![36]);
+        assert_eq!((p.cpus[11].package, p.cpus[12].package, p.cpus[24].package, p.cpus[47].package), (0, 1, 0, 1));
+        assert_eq!(p.llcs.len(), 2);
+        assert!(!p.hwp);
+        let t = p.cpu_type_of(47);
+        assert_eq!((t.min_khz(), t.base_khz, t.max_khz()), (1_200_000, 2_300_000, 3_100_000));
+        let turbo: Vec<u32> = (1..=12).map(|n| t.turbo_limit_khz(n) / 1000).collect();
+        assert_eq!(turbo, [3100, 3100, 2900, 2800, 2700, 2600, 2600, 2600, 2600, 2600, 2600, 2600]);
+        let states: Vec<(&str, u64, u64)> =
+            t.idle_states.iter().map(|s| (s.name.as_str(), s.exit_latency_ns / 1000, s.target_residency_ns / 1000)).collect();
+        assert_eq!(states, [("POLL", 0, 0), ("C1", 2, 2), ("C1E", 10, 20), ("C3", 33, 100), ("C6", 133, 400)]);
         check_consistent(&p);
     }
 
