@@ -27,12 +27,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from govlab.trace import Trace
+
+class Trace(Protocol):
+    """What the analyses read of a :class:`govlab.Trace` (named here, not
+    imported, so that the trace module, which offers ``trace.ana``, stays
+    the only one of the two that imports the other)."""
+
+    start: float
+    end: float
+    nr_cpus: int
+    available_events: Any
+
+    def df_event(self, event: str) -> pd.DataFrame: ...
+
+    def _df_event(self, event: str, windowed: bool = ...) -> pd.DataFrame: ...
 
 __all__ = ["Analyses", "FrequencyAnalysis", "IdleAnalysis", "TasksAnalysis", "LoadTrackingAnalysis", "RTAAnalysis"]
 

@@ -212,7 +212,7 @@ impl Engine {
                 if !accept {
                     // The governor's callback ran and turned the call away
                     // after recording part of it.
-                    self.call_governor(d, Call::Rejected { cpu, flags });
+                    self.call_governor(p, Call::Rejected { cpu, flags });
                     return;
                 }
             }
