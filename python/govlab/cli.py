@@ -111,7 +111,7 @@ def _one_line(message: str, prefix: str = "govlab: error: ") -> str:
 
 
 #: The positional arguments, by their attribute: how the usage line names them.
-_POSITIONAL = {"file": "FILE", "name": "NAME", "experiments": "EXPERIMENT.toml", "kind": "KIND"}
+_POSITIONAL = {"file": "FILE", "name": "NAME", "names": "NAME", "experiments": "EXPERIMENT.toml", "kind": "KIND"}
 
 
 def _refuse_empty(args: argparse.Namespace) -> None:
