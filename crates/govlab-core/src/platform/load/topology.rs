@@ -81,39 +81,9 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
     }
     let driver = driver(src, &raw)?;
     let hwp = super::checks::hwp(src, &raw, driver)?;
-    let acpi_pm_profile = match &raw.acpi_pm_profile {
-        None => AcpiPmProfile::default(),
-        Some(v) => AcpiPmProfile::NAMES
-            .iter()
-            .find(|(n, _)| *n == v.get_ref().as_str())
-            .map(|&(_, p)| p)
-            .ok_or_else(|| {
-                let names: Vec<&str> = AcpiPmProfile::NAMES.iter().map(|(n, _)| *n).collect();
-                src.err(
-                    &v.span(),
-                    "",
-                    "acpi_pm_profile",
-                    format!("unknown profile '{}'; valid: {}", v.get_ref(), names.join(", ")),
-                )
-            })?,
-    };
+    let acpi_pm_profile = profile(src, raw.acpi_pm_profile.as_ref(), "acpi_pm_profile", &AcpiPmProfile::NAMES)?;
     let psd_sw_coordination = super::checks::psd_coordination(src, &raw, driver)?;
-    let housekeeping = match &raw.housekeeping {
-        None => HousekeepingProfile::default(),
-        Some(v) => HousekeepingProfile::NAMES
-            .iter()
-            .find(|(n, _)| *n == v.get_ref().as_str())
-            .map(|&(_, p)| p)
-            .ok_or_else(|| {
-                let names: Vec<&str> = HousekeepingProfile::NAMES.iter().map(|(n, _)| *n).collect();
-                src.err(
-                    &v.span(),
-                    "",
-                    "housekeeping",
-                    format!("unknown profile '{}'; valid: {}", v.get_ref(), names.join(", ")),
-                )
-            })?,
-    };
+    let housekeeping = profile(src, raw.housekeeping.as_ref(), "housekeeping", &HousekeepingProfile::NAMES)?;
     let min_kernel = match (&raw.min_kernel, raw.min_kernel_why.clone()) {
         (None, None) => None,
         (None, Some(_)) => return Err(src.missing("min_kernel", "missing: min_kernel_why is given without the version it explains")),
@@ -768,6 +738,17 @@ fn package_power(
         }
     };
     Ok(PackagePower { uncore, dram, cstates, power_limit })
+}
+
+/// A top-level key naming one of a fixed set of profiles (`acpi_pm_profile`,
+/// `housekeeping`): the default when absent, else the named one, or an
+/// error at its line listing the valid names.
+fn profile<T: Copy + Default>(src: &Source<'_>, value: Option<&Spanned<String>>, key: &str, names: &[(&'static str, T)]) -> Result<T> {
+    let Some(v) = value else { return Ok(T::default()) };
+    names.iter().find(|(n, _)| *n == v.get_ref().as_str()).map(|&(_, p)| p).ok_or_else(|| {
+        let valid: Vec<&str> = names.iter().map(|(n, _)| *n).collect();
+        src.err(&v.span(), "", key, format!("unknown profile '{}'; valid: {}", v.get_ref(), valid.join(", ")))
+    })
 }
 
 #[cfg(test)]
