@@ -97,7 +97,8 @@ pub const UINT_MAX: u64 = 0xFFFF_FFFF;
 ///
 /// `C` is what a default or a bound may depend on: the run's build
 /// context for governors (`kernel::BuildCtx`: the kernel derives some
-/// defaults from the machine and the version), nothing for workloads. (Named `ParamSpec`: it is the declaration that a [`Spec`]'s
+/// defaults from the machine and the version), nothing for workloads.
+/// (Named `ParamSpec`: it is the declaration that a [`Spec`]'s
 /// `key=value` settings are read against, and it serves tunables and
 /// workload parameters alike.)
 pub struct ParamSpec<C: 'static = ()> {
