@@ -25,6 +25,7 @@ pub(super) const BUILTIN: &[(&str, &str)] = &[
     ("i7-2600k", include_str!("../../../../../data/platforms/i7-2600k.toml")),
     ("i5-10600k", include_str!("../../../../../data/platforms/i5-10600k.toml")),
     ("gs101", include_str!("../../../../../data/platforms/gs101.toml")),
+    ("epyc-7702-2s", include_str!("../../../../../data/platforms/epyc-7702-2s.toml")),
 ];
 
 /// Names of the built-in platforms.
@@ -57,7 +58,8 @@ mod tests {
                 "rk3399",
                 "i7-2600k",
                 "i5-10600k",
-                "gs101"
+                "gs101",
+                "epyc-7702-2s"
             ]
         );
     }
