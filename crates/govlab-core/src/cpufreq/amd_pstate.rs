@@ -62,8 +62,11 @@ pub fn mode_era(mode: AmdPstateMode) -> EraId {
 /// The kernel predates the mode.
 pub fn check_mode(ctx: &BuildCtx) -> Result<()> {
     let Some(mode) = ctx.platform.amd_pstate else { return Ok(()) };
+    // The version asked is compared, as for a platform's min_kernel: a
+    // release between two modelled ones has the driver if it is past the
+    // mode's first.
     let era = mode_era(mode).era();
-    if ctx.has(era.id) {
+    if ctx.kernel.requested >= era.first {
         return Ok(());
     }
     Err(Error::Unsupported(format!(
@@ -74,7 +77,7 @@ pub fn check_mode(ctx: &BuildCtx) -> Result<()> {
         ctx.kernel.requested,
         era.commit,
         era.subject,
-        if mode == AmdPstateMode::Passive || !ctx.has(EraId::AmdPstate) { "" } else { ", or use amd_pstate=passive" },
+        if mode == AmdPstateMode::Passive || ctx.kernel.requested < EraId::AmdPstate.first() { "" } else { ", or use amd_pstate=passive" },
     )))
 }
 
@@ -308,5 +311,74 @@ mod tests {
         // A maximum below nominal caps performance's minimum.
         let r = epp_request(&c, MIN, 1_500_000, EppPolicy::Performance, 0x80);
         assert_eq!((r.min_perf, r.max_perf), (114, 114));
+    }
+
+    fn ctx(platform: &str, kernel: &str) -> BuildCtx {
+        let plat = crate::platform::load_named(&Spec::parse(platform, "platform").unwrap()).unwrap();
+        BuildCtx::new(plat, crate::kernel::KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap())
+    }
+
+    /// Each mode from the release that brought it, by the number asked:
+    /// passive 5.17, active 6.3, guided 6.4; older kernels are refused with
+    /// the commit and what would run.
+    #[test]
+    fn modes_need_their_kernels() {
+        for (mode, first, older, commit) in
+            [("passive", "5.17", "5.16", "ec437d71db77"), ("active", "6.3", "6.2", "ffa5096a7c33"), ("guided", "6.4", "6.3", "2dd6d0ebf740")]
+        {
+            let plat = format!("epyc-7702-2s:amd_pstate={mode}");
+            check_mode(&ctx(&plat, first)).unwrap();
+            check_mode(&ctx(&plat, "6.18")).unwrap();
+            let e = check_mode(&ctx(&plat, older)).unwrap_err().to_string();
+            assert!(e.contains(&format!("amd_pstate={mode} needs kernel {first} or later, not {older}")), "{e}");
+            assert!(e.contains(commit), "{e}");
+        }
+        check_mode(&ctx("epyc-7702-2s", "3.15")).unwrap();
+    }
+
+    /// Which driver a governor gets in each mode; the generic governors are
+    /// refused in active mode and the EPP policies outside it.
+    #[test]
+    fn each_mode_resolves_its_driver() {
+        let drv = |plat: &str, gov: &str| {
+            let spec = Spec::parse(gov, "cpufreq").unwrap();
+            let c = super::super::resolve_ctx(&spec, ctx(plat, "6.8")).unwrap();
+            super::super::build_for(&spec, &c).and_then(|g| super::super::driver::resolve(&c, g.as_ref()))
+        };
+        assert_eq!(drv("epyc-7702-2s", "schedutil").unwrap(), CpufreqDriver::Table("acpi-cpufreq"));
+        let p = "epyc-7702-2s:amd_pstate=passive";
+        assert_eq!(drv(p, "ondemand").unwrap(), CpufreqDriver::AmdPstate { guided: false, guided_dynamic: false });
+        let g = "epyc-7702-2s:amd_pstate=guided";
+        assert_eq!(drv(g, "conservative").unwrap(), CpufreqDriver::AmdPstate { guided: true, guided_dynamic: true });
+        assert_eq!(drv(g, "userspace").unwrap(), CpufreqDriver::AmdPstate { guided: true, guided_dynamic: false });
+        let a = "epyc-7702-2s:amd_pstate=active";
+        assert_eq!(drv(a, "powersave").unwrap(), CpufreqDriver::AmdPstateEpp);
+        let e = drv(a, "schedutil").unwrap_err().to_string();
+        assert!(e.contains("amd-pstate-epp (amd_pstate=active)") && e.contains("amd_pstate=passive or guided"), "{e}");
+        let e = drv(p, "amd_pstate_epp").unwrap_err().to_string();
+        assert!(e.contains("amd_pstate=active runs it"), "{e}");
+        let e = drv("epyc-7702-2s", "amd_pstate_epp").unwrap_err().to_string();
+        assert!(e.contains("acpi-cpufreq"), "{e}");
+        // The server profile's fallback policy is performance.
+        let c = ctx(a, "6.8");
+        assert_eq!(super::super::default_governor(&c.platform, &c.kernel), "performance");
+        assert_eq!(super::super::kernel_name(&Spec::new("performance"), &c).unwrap().to_text(), "amd_pstate_epp:policy=performance");
+    }
+
+    /// x86 frequency invariance on AMD: none before v5.11, the CPPC
+    /// midpoint from it (2.0 GHz x (255 x 1024 / 152 + 1024) / 2048). The
+    /// modelled versions around it are 5.9 and 6.5 (5.11 runs as 5.9).
+    #[test]
+    fn amd_frequency_invariance_by_era() {
+        use crate::kernel::FreqInvariance;
+        let old = ctx("epyc-7702-2s", "5.9");
+        assert_eq!(old.kernel.freq_invariance(&old.platform), FreqInvariance::Off);
+        let new = ctx("epyc-7702-2s", "6.5");
+        let f = new.kernel.freq_invariance(&new.platform);
+        assert_eq!(f, FreqInvariance::CppcMidpoint);
+        assert_eq!(f.reference_khz(&new.platform.cpu_types[0]), 2_675_781);
+        // Intel keeps its 4-core turbo ratio.
+        let sky = ctx("skylake-e3-1240v5", "6.5");
+        assert_eq!(sky.kernel.freq_invariance(&sky.platform), FreqInvariance::Turbo(4));
     }
 }
