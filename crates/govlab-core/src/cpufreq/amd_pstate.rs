@@ -21,7 +21,9 @@
 //! ([`check_mode`]).
 //!
 //! Left out: `adjust_perf` (schedutil's per-CPU perf path: govlab's
-//! schedutil asks for frequencies, as on intel_cpufreq), the initial
+//! schedutil asks for frequencies, as on intel_cpufreq), the driver's own
+//! transition delay (`AMD_PSTATE_TRANSITION_DELAY`, 1 ms; the policy's
+//! delay comes from the CPU type's latency as on acpi-cpufreq), the initial
 //! policy->min at the lowest non-linear frequency (`amd_pstate_verify`,
 //! newer kernels), preferred-core rankings, boost switching, and the
 //! earlier forms of each computation (v6.8 took desired as
