@@ -112,3 +112,21 @@ fn clamps_need_a_kernel_with_uclamp() {
     let err = err.to_string();
     assert!(err.contains("util_min=100") && err.contains("5.3"), "{err}");
 }
+
+/// Fork placement by era on an idle juno-r0 (find_idlest_group): before
+/// v5.5 two idle clusters tie on load and the tie goes to the other
+/// cluster, so a first task forked from LITTLE CPU 0 starts on a big CPU;
+/// from v5.5 the LITTLE cluster's four idle CPUs beat the big one's two and
+/// it stays LITTLE. Without EAS, v5.2 leaves it there (its idle previous
+/// CPU fits it); with EAS its first wakeup brings it to a LITTLE CPU.
+#[test]
+fn a_first_fork_leaves_the_parents_cluster_before_v5_5() {
+    let json = r#"{ "global": { "calibration": "CPU1" }, "tasks": { "t": { "loop": -1, "run": 3000, "timer": { "ref": "unique", "period": 16000 } } } }"#;
+    let cpu_of = |kernel: &str| {
+        let (e, _) = rtapp(kernel, &format!("fork-{}", kernel.replace([':', '=', ','], "_")), json, 100);
+        e.tasks.iter().find(|t| &*t.comm == "t").map(|t| t.cpu).unwrap()
+    };
+    assert!(BIG.contains(&cpu_of("5.2:sched_energy_aware=off")));
+    assert!(LITTLE.contains(&cpu_of("5.2")));
+    assert!(LITTLE.contains(&cpu_of("6.8:sched_energy_aware=off")));
+}

@@ -313,16 +313,19 @@ fn lisa_eas_behaviour_passes_with_eas() {
     }
 }
 
-/// Without EAS (`sched_energy_aware=off`) a task whose load falls is left
-/// where it is: EnergyModelWakeMigration's tasks keep their light phases
-/// on the big CPUs their heavy phases took them to, which costs energy EAS
-/// saves. The small-task tests pass without EAS too: fork placement
-/// (find_idlest_group: the cluster with the most idle CPUs) already puts
-/// small tasks on LITTLE CPUs, and a woken task that fits its idle
-/// previous CPU stays there (select_idle_sibling's asymmetric branch), so
-/// nothing moves them to a big one.
+/// Without EAS (`sched_energy_aware=off`) on v6.8 a task whose load falls
+/// is left where it is: EnergyModelWakeMigration's tasks keep their light
+/// phases on the big CPUs their heavy phases took them to, which costs
+/// energy EAS saves. The small-task tests pass without EAS on v6.8, as
+/// they would on a v6.8 board: fork placement (kernel/sched/fair.c
+/// `find_idlest_group`, v5.5's 57abff067a08 form: the group with more idle
+/// CPUs, the local one on a tie) keeps up to three small tasks forked from
+/// LITTLE CPU 0 among the LITTLE cluster's four idle CPUs, and a woken task
+/// that fits its idle previous CPU stays there (`select_idle_sibling`'s
+/// asymmetric branch, v5.7 b7a331615d25), so nothing moves them to a big
+/// one.
 #[test]
-fn without_eas_falling_loads_stay_on_big_cpus() {
+fn without_eas_on_v6_8_falling_loads_stay_on_big_cpus() {
     let tasks = energy_model_wake_migration();
     let on = judge("6.8", &tasks);
     let off = judge("6.8:sched_energy_aware=off", &tasks);
@@ -330,5 +333,33 @@ fn without_eas_falling_loads_stay_on_big_cpus() {
     for (name, tasks, margin) in [("OneSmallTask", one_small_task(), 5.0), ("ThreeSmallTasks", three_small_tasks(), 20.0)] {
         let v = judge("6.8:sched_energy_aware=off", &tasks);
         assert!(passes(&v, margin), "{name} without EAS: {:.0} against {:.0}", v.estimated, v.optimal);
+    }
+}
+
+/// On v5.2 (the kernels LISA's tests were written for: EAS came in v5.0,
+/// the Juno r0 data are from v4.19) the small-task tests fail without EAS,
+/// as LISA's do on such a board: `find_idlest_group` before v5.5 compares
+/// load, two idle clusters tie, and the tie goes to the other cluster, so
+/// the first small task forked from LITTLE CPU 0 starts on a big CPU; its
+/// idle previous CPU fits it, so each wakeup keeps it there. With EAS its
+/// first wakeup moves it (find_energy_efficient_cpu).
+#[test]
+fn without_eas_on_v5_2_small_tasks_fail() {
+    for (name, tasks, margin) in [("OneSmallTask", one_small_task(), 5.0), ("ThreeSmallTasks", three_small_tasks(), 20.0)] {
+        let off = judge("5.2:sched_energy_aware=off", &tasks);
+        assert!(!passes(&off, margin), "{name} without EAS: {:.0} against {:.0}", off.estimated, off.optimal);
+        let on = judge("5.2", &tasks);
+        assert!(passes(&on, margin), "{name} with EAS: {:.0} against {:.0}", on.estimated, on.optimal);
+    }
+}
+
+#[test]
+#[ignore]
+fn diag_placements() {
+    for kernel in ["6.8", "6.8:sched_energy_aware=off", "5.2", "5.2:sched_energy_aware=off"] {
+        for (name, tasks, margin) in cases() {
+            let v = judge(kernel, &tasks);
+            eprintln!("{kernel} {name}: {:+.1} % (margin {margin}) late {:.1} pass {}", 100.0 * (v.estimated / v.optimal - 1.0), v.late_pct, passes(&v, margin));
+        }
     }
 }
