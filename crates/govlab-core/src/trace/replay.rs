@@ -648,4 +648,25 @@ cpus=2
         let a = tasks(&t, 1_000_000, None, Wakeups::Follow).into_iter().find(|t| t.pid == 10).unwrap();
         assert_eq!(a.steps, [Step::OnCpu(0), Step::Run(1_000_000), Step::Sleep(1_000_000)]);
     }
+
+    /// A task's PELT averages before it first runs come from the
+    /// recording's load-tracking events; a group entity's, and a task's
+    /// once it has run, are not taken.
+    #[test]
+    fn a_task_starts_from_its_recorded_pelt() {
+        let text = "cpus=1\n\
+            <idle>-0 [000] 1.000000: sched_load_se: cpu=0 path=/autogroup-1 comm=(null) pid=-1 load=900 util=900\n\
+            <idle>-0 [000] 1.000100: sched_load_se: cpu=0 path=(null) comm=a pid=10 load=300 util=250\n\
+            <idle>-0 [000] 1.000200: sched_switch: swapper/0:0 [120] R ==> a:10 [120]\n\
+            a-10 [000] 1.000300: sched_pelt_se: cpu=0 path=(null) comm=a pid=10 load=310 util=260 update_time=1\n\
+            a-10 [000] 1.000400: sched_pelt_se: cpu=0 path=(null) comm=b pid=11 load=0 util=0 update_time=1\n\
+            a-10 [000] 1.001000: sched_switch: a:10 [120] S ==> b:11 [120]\n\
+            b-11 [000] 1.002000: sched_switch: b:11 [120] S ==> swapper/0:0 [120]\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        let all = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let pelt = |pid| all.iter().find(|t| t.pid == pid).unwrap().recorded_pelt;
+        assert_eq!(pelt(10), Some((300, 250)));
+        assert_eq!(pelt(11), Some((0, 0)));
+        assert_eq!(task_pelt("cpu=0 path=(null) comm=x pid=-1 load=1 util=1"), None);
+    }
 }
