@@ -829,6 +829,13 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
                     "off keeps every package in PC0 (package C-states limited in the BIOS)",
                 ));
             }
+            if p.cpu_types.iter().any(|t| t.idle_states.len() > 1) {
+                params.push(ParamEntry::new(
+                    "deep_idle",
+                    "on",
+                    "off keeps each CPU in its shallowest idle state (every deeper state's cpuidle disable set)",
+                ));
+            }
             if p.packages.iter().any(|k| k.power_limit.is_some()) {
                 params.push(ParamEntry::new(
                     "power_limit",

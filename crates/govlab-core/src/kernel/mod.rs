@@ -30,6 +30,9 @@
 //! - `sched_energy_aware = on|off`: the sysctl of the same name; `off`
 //!   keeps Energy-Aware Scheduling from running (machine/eas.rs). Default
 //!   on from v5.0; refused before it.
+//! - `lisa_module = on|off`: LISA's kernel module is loaded, so a run's
+//!   trace carries the events it makes of the scheduler's bare tracepoints
+//!   (machine/lisa_events.rs). Default off; refused before v5.3.
 
 use std::fmt;
 
@@ -119,7 +122,7 @@ pub const DEFAULT_VERSION: Version = Version::new(6, 8);
 pub const NEWEST_VERSION: Version = SUPPORTED[SUPPORTED.len() - 1];
 
 /// The kernel options and the values they take, for messages and `list`.
-pub const OPTIONS: [(&str, &str); 5] = [
+pub const OPTIONS: [(&str, &str); 6] = [
     ("idle_tick", "governor or stopped (default: stopped before 4.17, governor from 4.17)"),
     ("hz", "100, 250, 300 or 1000 (default: the platform file's hz)"),
     (
@@ -128,6 +131,7 @@ pub const OPTIONS: [(&str, &str); 5] = [
     ),
     ("housekeeping", "on or off (default on: per-CPU kernel work wakes idle CPUs; off: a silent machine)"),
     ("sched_energy_aware", "on or off (default on from 5.0: Energy-Aware Scheduling where the platform has an Energy Model and schedutil runs)"),
+    ("lisa_module", "on or off (default off; from 5.3: LISA's module turns the PELT and util_est tracepoints into trace events)"),
 ];
 
 /// `CONFIG_HZ` values Kconfig offers (`kernel/Kconfig.hz`).
@@ -252,6 +256,8 @@ pub struct KernelConfig {
     pub housekeeping: bool,
     /// The `sched_energy_aware` sysctl (read through `sched_energy_aware()`).
     sched_energy_aware: bool,
+    /// LISA's kernel module is loaded (machine/lisa_events.rs).
+    pub lisa_module: bool,
 }
 
 impl Default for KernelConfig {
@@ -273,6 +279,7 @@ impl KernelConfig {
             freq_invariance: None,
             housekeeping: true,
             sched_energy_aware: true,
+            lisa_module: false,
         }
     }
 
@@ -324,8 +331,17 @@ impl KernelConfig {
         let housekeeping = p.bool("housekeeping", true)?;
         let given_eas = p.given("sched_energy_aware");
         let sched_energy_aware = p.bool("sched_energy_aware", true)?;
+        let lisa_module = p.bool("lisa_module", false)?;
         p.finish()?;
-        let k = KernelConfig { requested, version, spec: spec.clone(), idle_tick, hz, freq_invariance, housekeeping, sched_energy_aware };
+        let k = KernelConfig { requested, version, spec: spec.clone(), idle_tick, hz, freq_invariance, housekeeping, sched_energy_aware, lisa_module };
+        if lisa_module && !k.has(EraId::PeltTracepoints) {
+            return Err(Error::invalid(
+                format!("kernel {}", spec.name),
+                "lisa_module",
+                "on",
+                "a kernel from 5.3 (the PELT tracepoints LISA's module reads came in v5.3)",
+            ));
+        }
         if given_eas && !k.eas() {
             return Err(Error::invalid(
                 format!("kernel {}", spec.name),

@@ -86,8 +86,12 @@ impl Engine {
             // the fair runqueue's, so nothing reads it.
             let on_rq = matches!(self.tasks[t].state, TaskState::Runnable | TaskState::Running);
             self.update_task_avg(cpu, t, on_rq, running);
+            if self.tasks[t].class == Class::Fair {
+                self.trace_pelt_se(cpu, t);
+            }
         }
         if self.update_cfs_rq(cpu) {
+            self.trace_pelt_cfs(cpu);
             self.cpufreq_update_util(cpu, 0);
         }
     }
@@ -143,6 +147,7 @@ impl Engine {
         if self.util_est {
             let rq = &mut self.rqs[cpu];
             pelt::util_est_enqueue(&mut rq.cfs, &self.tasks[t].avg);
+            self.trace_util_est_cfs(cpu);
         }
         if self.tasks[t].in_iowait {
             self.tasks[t].in_iowait = false;
@@ -152,6 +157,7 @@ impl Engine {
         if !attaching {
             // __update_load_avg_se with se->on_rq still 0.
             self.update_task_avg(cpu, t, false, false);
+            self.trace_pelt_se(cpu, t);
         }
         let decayed = self.update_cfs_rq(cpu);
         if attaching {
@@ -159,6 +165,9 @@ impl Engine {
             let tk = &mut self.tasks[t];
             pelt::attach_entity_div(&mut self.rqs[cpu].cfs, &mut tk.avg, tk.weight, divider);
             tk.needs_attach = false;
+        }
+        if attaching || decayed {
+            self.trace_pelt_cfs(cpu);
         }
         if attaching {
             self.cpufreq_update_util(cpu, SCHED_CPUFREQ_MIGRATION);
@@ -312,26 +321,31 @@ impl Engine {
         }
         if self.util_est {
             pelt::util_est_dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.trace_util_est_cfs(cpu);
         }
         self.update_task_avg(cpu, t, true, running);
+        self.trace_pelt_se(cpu, t);
         let decayed = self.update_cfs_rq(cpu);
         if detach {
             let tk = &mut self.tasks[t];
             pelt::detach_entity(&mut self.rqs[cpu].cfs, &tk.avg, tk.weight);
             tk.needs_attach = true;
+            self.trace_pelt_cfs(cpu);
             self.cpufreq_update_util(cpu, 0);
         } else if decayed {
+            self.trace_pelt_cfs(cpu);
             self.cpufreq_update_util(cpu, 0);
         }
         let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
         if self.rqs[cpu].curr != Some(t) {
             self.unqueue_fair(cpu, t);
         }
+        if self.util_est && sleep {
+            pelt::util_est_update(&mut self.tasks[t].avg, true, cap);
+            self.trace_util_est_se(cpu, t);
+        }
         let rq = &mut self.rqs[cpu];
         let tk = &mut self.tasks[t];
-        if self.util_est && sleep {
-            pelt::util_est_update(&mut tk.avg, true, cap);
-        }
         rq.nr_running -= 1;
         rq.cfs_nr_running -= 1;
         rq.load_weight -= tk.weight;
