@@ -93,7 +93,7 @@
 //! HWP CPU; v4.18–v6.3 only Skylake desktop and server models).
 //! `hwp_boost_migration` adds the migration boost of RFC v1 (dropped before
 //! merge), as govlab reads it: a task attached to the CPU after migrating
-//! (SCHED_CPUFREQ_MIGRATION, a v4.x scheduler flag) counts as a qualifying
+//! (SCHED_CPUFREQ_MIGRATION, passed before v5.6) counts as a qualifying
 //! IO wakeup.
 //!
 //! # Left out

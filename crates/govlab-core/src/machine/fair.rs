@@ -142,7 +142,7 @@ impl Engine {
         }
         if self.util_est {
             let rq = &mut self.rqs[cpu];
-            pelt::util_est_enqueue(&mut rq.cfs, &self.tasks[t].avg);
+            self.util_est_form.enqueue(&mut rq.cfs, &self.tasks[t].avg);
         }
         if self.tasks[t].in_iowait {
             self.tasks[t].in_iowait = false;
@@ -161,7 +161,10 @@ impl Engine {
             tk.needs_attach = false;
         }
         if attaching {
-            self.cpufreq_update_util(cpu, SCHED_CPUFREQ_MIGRATION);
+            // attach_entity_load_avg: SCHED_CPUFREQ_MIGRATION before v5.6
+            // (a4f9a0e51bbf), no flag after.
+            let flags = if self.migration_flag { SCHED_CPUFREQ_MIGRATION } else { 0 };
+            self.cpufreq_update_util(cpu, flags);
         } else if decayed {
             self.cpufreq_update_util(cpu, 0);
         }
@@ -311,7 +314,7 @@ impl Engine {
             self.update_entity_lag(cpu, t);
         }
         if self.util_est {
-            pelt::util_est_dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.util_est_form.dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
         }
         self.update_task_avg(cpu, t, true, running);
         let decayed = self.update_cfs_rq(cpu);
@@ -330,7 +333,7 @@ impl Engine {
         let rq = &mut self.rqs[cpu];
         let tk = &mut self.tasks[t];
         if self.util_est && sleep {
-            pelt::util_est_update(&mut tk.avg, true, cap);
+            self.util_est_form.update(&mut tk.avg, true, cap);
         }
         rq.nr_running -= 1;
         rq.cfs_nr_running -= 1;
