@@ -184,7 +184,6 @@ fn util_est_ramps_up_at_once_from_5_5() {
     let slow = wakeups("5.2:freq_invariance=max");
     assert_eq!(fast.len(), slow.len());
     let (f, s): (u64, u64) = (fast.iter().sum(), slow.iter().sum());
-    eprintln!("5.7 {fast:?}\n5.2 {slow:?}");
     assert!(f > s + 40 * fast.len() as u64, "5.7 {fast:?}, 5.2 {slow:?}");
 }
 
