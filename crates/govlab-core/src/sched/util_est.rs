@@ -125,8 +125,8 @@ impl UtilEstForm {
         cfs.util_est -= cfs.util_est.min(est);
     }
 
-    /// The task half, at the end of a dequeue for sleep (`util_est_update`
-    /// from v5.9's split, the tail of `util_est_dequeue` before).
+    /// The task half, at the end of a dequeue for sleep (`util_est_update`;
+    /// in the older kernels the tail of `util_est_dequeue`).
     /// `cpu_capacity` is `arch_scale_cpu_capacity` (`capacity_orig_of`).
     #[inline]
     pub fn update(self, task: &mut SchedAvg, task_sleep: bool, cpu_capacity: u64) {
