@@ -187,7 +187,7 @@ pub const HWP_BOOST_MIGRATION: ParamSpec<BuildCtx> = ParamSpec {
     unit: "",
     default: ParamDefault::Flag(false),
     range: Range::Switch,
-    help: "HWP only, govlab switch: also boost when a task migrates to the CPU (RFC v1)",
+    help: "HWP only, govlab switch: also boost when a task migrates to the CPU (RFC v1; acts before 5.6, while the scheduler passes SCHED_CPUFREQ_MIGRATION)",
 };
 
 /// govlab switch: which IO-wait boost (weak is v6.8's).
