@@ -245,6 +245,7 @@ pub struct SchedSnapshot {
 #[derive(Debug, Clone, Copy)]
 struct CpuFigures {
     util: u64,
+    util_boost: u64,
     capacity: u64,
     nr_running: u32,
     idle_calls: Option<u64>,
@@ -280,6 +281,7 @@ impl SchedSnapshot {
         self.cpus.clear();
         self.cpus.extend((0..nr_cpus).map(|cpu| CpuFigures {
             util: sched.cpu_util(cpu),
+            util_boost: sched.cpu_util_boost(cpu),
             capacity: sched.capacity(cpu),
             nr_running: sched.nr_running(cpu),
             idle_calls: sched.idle_calls(cpu),
@@ -301,6 +303,11 @@ impl SchedSnapshot {
     /// [`SchedView::cpu_util`].
     pub fn cpu_util(&self, cpu: usize) -> Option<u64> {
         self.cpu(cpu).map(|c| c.util)
+    }
+
+    /// [`SchedView::cpu_util_boost`].
+    pub fn cpu_util_boost(&self, cpu: usize) -> Option<u64> {
+        self.cpu(cpu).map(|c| c.util_boost)
     }
 
     /// [`SchedView::capacity`].

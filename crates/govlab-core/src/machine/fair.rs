@@ -146,7 +146,7 @@ impl Engine {
         }
         if self.util_est {
             let rq = &mut self.rqs[cpu];
-            pelt::util_est_enqueue(&mut rq.cfs, &self.tasks[t].avg);
+            self.util_est_form.enqueue(&mut rq.cfs, &self.tasks[t].avg);
             self.trace_util_est_cfs(cpu);
         }
         if self.tasks[t].in_iowait {
@@ -170,7 +170,10 @@ impl Engine {
             self.trace_pelt_cfs(cpu);
         }
         if attaching {
-            self.cpufreq_update_util(cpu, SCHED_CPUFREQ_MIGRATION);
+            // attach_entity_load_avg: SCHED_CPUFREQ_MIGRATION before v5.6
+            // (a4f9a0e51bbf), no flag after.
+            let flags = if self.migration_flag { SCHED_CPUFREQ_MIGRATION } else { 0 };
+            self.cpufreq_update_util(cpu, flags);
         } else if decayed {
             self.cpufreq_update_util(cpu, 0);
         }
@@ -320,7 +323,7 @@ impl Engine {
             self.update_entity_lag(cpu, t);
         }
         if self.util_est {
-            pelt::util_est_dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.util_est_form.dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
             self.trace_util_est_cfs(cpu);
         }
         self.update_task_avg(cpu, t, true, running);
@@ -341,7 +344,7 @@ impl Engine {
             self.unqueue_fair(cpu, t);
         }
         if self.util_est && sleep {
-            pelt::util_est_update(&mut self.tasks[t].avg, true, cap);
+            self.util_est_form.update(&mut self.tasks[t].avg, true, cap);
             self.trace_util_est_se(cpu, t);
         }
         let rq = &mut self.rqs[cpu];

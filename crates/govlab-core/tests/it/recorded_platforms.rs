@@ -45,11 +45,12 @@ fn recordings_replay_on_their_own_platforms_within_the_measured_gaps() {
         // kernels kept it LITTLE; pinned, it stays there.
         ("lisa/example_rtapp/trace.dat", "juno-r0", 6, (0.8, 1.05), (0.45, 0.7)),
         ("lisa/trace_txt/trace.txt", "juno-r2", 6, (0.9, 1.2), (0.4, 0.65)),
-        // −6.5 % / −0.9 %: free, EAS keeps the work on the silver CPUs
-        // (−21.1 % without EAS, which spread it onto the gold ones; −11.9 % /
-        // −24.0 % before issue 21's placement and start-up of delayed first
-        // tasks).
-        ("trappy/trace_surfaceflinger.html", "sd835", 8, (0.75, 1.0), (0.85, 1.1)),
+        // −15.9 % / −27.4 %: free, EAS keeps the work on the silver CPUs,
+        // most of it on CPU 0, whose queued tasks raise schedutil's request
+        // through the runnable boost (v6.5+, issue 34; under 6.4's rules
+        // −4.7 % free; +7.2 % free before the boost on 6.8). The recording's
+        // kernel had no runnable boost.
+        ("trappy/trace_surfaceflinger.html", "sd835", 8, (0.75, 0.95), (0.6, 0.85)),
     ] {
         for (pin, band) in [(true, pinned), (false, free)] {
             let (rec, rep) = replay(rel, platform, pin);

@@ -107,6 +107,12 @@ impl PolicyView {
         self.read(cpu, |s| s.cpu_util(cpu))
     }
 
+    /// `cpu_util_cfs_boost` of `cpu` (v6.5+ schedutil's reading): as
+    /// `util`, with the runqueue's runnable_avg also raising it.
+    fn util_boost(&self, cpu: usize) -> PyResult<u64> {
+        self.read(cpu, |s| s.cpu_util_boost(cpu))
+    }
+
     /// arch_scale_cpu_capacity of `cpu` (1024 on the biggest CPUs).
     fn capacity(&self, cpu: usize) -> PyResult<u64> {
         self.read(cpu, |s| s.capacity(cpu))
