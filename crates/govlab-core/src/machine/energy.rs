@@ -26,8 +26,8 @@
 //! running core, within its own limits (`platform::UncorePolicy`), and the
 //! DRAM draws its floor plus a term per core in C0. Both follow counts kept
 //! as cores change (running cores by their clock), so a package is settled
-//! without walking its cores. The package's RAPL domain is its cores plus its uncore; the
-//! run's energy is packages plus DRAM.
+//! without walking its cores. The package's RAPL domain is its cores plus
+//! its uncore; the run's energy is packages plus DRAM.
 
 use super::rq::CpuMode;
 use super::Engine;
