@@ -234,6 +234,25 @@ fn an_idle_power9_chip_reads_what_its_occ_read() {
     assert_eq!(platform::load_named(&spec("power9")).unwrap().power_domains, ["chip", "memory"]);
 }
 
+/// An idle machine's packages and DRAM (default governors, housekeeping on)
+/// draw less than the SPECpower_ssj2008 active-idle reading of a whole
+/// server with the same part after its supply (0.92 × wall: the
+/// RH2288H V3, 2 × E5-2698 v4, 43.5 W; the E3-1270 v5 server, the
+/// E3-1240 v5's die, 15.0 W; docs/research/sources.md C.4). An upper bound
+/// only: the node's board, fans and disks are in the reading, and no
+/// published figure isolates its packages; it fails if the packages stay
+/// out of their deep states (broadwell in PC0 with its cores in C1 draws
+/// about 80 W).
+#[test]
+fn an_idle_machine_draws_less_than_its_servers_active_idle() {
+    for (plat, wall_w) in [(BDW, 43.5), ("skylake-e3-1240v5", 15.0)] {
+        let r = config(plat, "idle", "performance", "menu", 1000).run(None, None).unwrap();
+        let w = (r.package_j + r.dram_j) / r.sim_time_s;
+        let bound_w = PSU_EFFICIENCY * wall_w;
+        assert!(w < bound_w, "{plat}: idle packages and DRAM draw {w:.2} W against the node's {bound_w:.1} W");
+    }
+}
+
 /// PC6 is coordinated across the sockets: with one core busy on package 0
 /// neither package enters it, while the idle machine spends nearly all its
 /// time there.
