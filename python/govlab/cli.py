@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -87,16 +88,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _write(out)
 
 
-#: The length an error line is brought under by cutting its longest words
-#: (echoed values, paths), none below MIN_WORD_CHARS; the message's own words
-#: (a list of valid names) are never cut.
+#: The most characters of an error line. It is brought under by cutting its
+#: longest words (echoed values, paths), none below MIN_WORD_CHARS, then its
+#: lists of valid names to their first names.
 MAX_MESSAGE_CHARS = 300
 MIN_WORD_CHARS = 40
+#: Names a cut list keeps at least.
+MIN_LIST_NAMES = 3
+
+#: A list of valid names in a message: from its heading to the end of the clause.
+_NAMES = re.compile(r"(valid choices: |valid keys: |one of )(.+?)(?=; |$)")
+#: The `govlab list` kind that lists a message's names, by the first of these words it says.
+_LIST_KINDS = {"platform": "platforms", "workload": "workloads", "kernel": "kernels", "governor": "governors", "cpufreq": "governors", "cpuidle": "governors"}
 
 
 def _one_line(message: str, prefix: str = "govlab: error: ") -> str:
-    """``message`` on one line: control characters escaped, each word (an echoed value) cut at
-    :data:`govlab.fmt.MAX_SHOWN_CHARS`, then the longest cut further while the line is over MAX_MESSAGE_CHARS."""
+    """``message`` on one line of at most MAX_MESSAGE_CHARS: control characters escaped, each word
+    (an echoed value) cut at :data:`govlab.fmt.MAX_SHOWN_CHARS`, then the longest cut further while
+    the line is too long, then its lists of names (:func:`_cut_lists`)."""
     words = ["".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in w) for w in message.split(" ")]
     words = [fmt.clip(w) for w in words]
     excess = len(prefix) + len(" ".join(words)) - MAX_MESSAGE_CHARS
@@ -107,7 +116,26 @@ def _one_line(message: str, prefix: str = "govlab: error: ") -> str:
         keep = max(MIN_WORD_CHARS, len(words[i]) - excess)
         excess -= len(words[i]) - keep
         words[i] = fmt.clip(words[i], keep)
-    return " ".join(words)
+    return _cut_lists(" ".join(words), MAX_MESSAGE_CHARS - len(prefix))
+
+
+def _cut_lists(line: str, most: int) -> str:
+    """``line`` with its longest list of names cut to its first names while the line is over
+    ``most`` characters: "valid choices: a, b, c, ... (12 more; `govlab list workloads`)"."""
+    while len(line) > most:
+        lists = [m for m in _NAMES.finditer(line) if m.group(2).count(", ") >= MIN_LIST_NAMES and " more" not in m.group(2)]
+        if not lists:
+            return line
+        m = max(lists, key=lambda m: len(m.group(2)))
+        names = m.group(2).split(", ")
+        kind = re.search(r"\b(" + "|".join(_LIST_KINDS) + r")\b", line[: m.start()])
+        where = f"; `govlab list {_LIST_KINDS[kind.group(1)]}`" if kind else ""
+        for keep in range(len(names) - 1, MIN_LIST_NAMES - 1, -1):
+            cut = f"{', '.join(names[:keep])}, ... ({len(names) - keep} more{where})"
+            if len(line) - len(m.group(2)) + len(cut) <= most or keep == MIN_LIST_NAMES:
+                break
+        line = line[: m.start(2)] + cut + line[m.end(2) :]
+    return line
 
 
 #: The positional arguments, by their attribute: how the usage line names them.
@@ -192,6 +220,8 @@ def _cmd_run(args: argparse.Namespace) -> str:
     if args.duration is not None:
         _note_duration_override(config)
     extra = {} if args.turbostat_interval is None else {"turbostat_interval": args.turbostat_interval}
+    if args.max_events is not None:
+        extra["max_events"] = args.max_events
     progress = _ProgressBar() if sys.stderr.isatty() else None
     try:
         result = api.run(**config, trace=trace_path, progress=progress, **extra)
@@ -308,7 +338,7 @@ def _cmd_compare(args: argparse.Namespace) -> str:
         outfile.check(args.html, "HTML report")
         html_report.timeline_pick(experiments[0].to_dict(), args.timeline, args.timeline_value)
     with Store(db) as store:
-        done = _execute(experiments, store, db, args.jobs, executor)
+        done = _execute(experiments, store, db, args.jobs, executor, max_events=args.max_events)
         if args.html:
             _write_run_report(args.html, store, db, done.analyses, done, args.timeline, args.timeline_value)
     return tables.render(done.analyses, args.format)
@@ -352,7 +382,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
     first = None
     with Store(db) as store:
         for ev, experiments in loaded:
-            done = _execute(experiments, store, db, args.jobs, label=f"{ev.name}: ")
+            done = _execute(experiments, store, db, args.jobs, label=f"{ev.name}: ", max_events=args.max_events)
             first = first or done
             table = reproduce.rows(ev, done.experiments, done.planned, done.results(store))
             verdicts.append(reproduce.verdict_table(ev, table))
@@ -376,7 +406,15 @@ def _check_jobs(jobs: int | None) -> None:
         raise ValueError(f"--jobs must be from 1 to {MAX_JOBS}, got {fmt.clip(str(jobs))}")
 
 
-def _execute(experiments: Sequence[Any], store: Any, db: str, jobs: int | None, executor: str = "local", label: str = "") -> Any:
+def _execute(
+    experiments: Sequence[Any],
+    store: Any,
+    db: str,
+    jobs: int | None,
+    executor: str = "local",
+    label: str = "",
+    max_events: int | None = None,
+) -> Any:
     """Plan, run, store and analyse ``experiments`` (:func:`govlab.pipeline.run_experiments`), saying so on stderr.
 
     On Ctrl-C or SIGTERM, says that the finished runs are stored, then re-raises.
@@ -384,7 +422,7 @@ def _execute(experiments: Sequence[Any], store: Any, db: str, jobs: int | None, 
     from govlab import pipeline
 
     try:
-        done = pipeline.run_experiments(experiments, store, jobs=jobs, executor=executor)
+        done = pipeline.run_experiments(experiments, store, jobs=jobs, executor=executor, max_events=max_events)
     except KeyboardInterrupt as e:
         why = "terminated" if isinstance(e, Terminated) else "interrupted"
         print(f"govlab: {why}; finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
@@ -612,6 +650,13 @@ def _parser() -> argparse.ArgumentParser:
         help="with --turbostat-interval: also write an HTML page plotting PkgWatt, RAMWatt and Busy%% over time to FILE.html",
     )
     run.add_argument(
+    "--max-events",
+        type=int,
+        metavar="N",
+        help="run even when a run is estimated to take more than N ops (default: $GOVLAB_MAX_EVENTS, else 10^9: "
+        "minutes of wall time; the estimate and the ceiling are in docs/workloads.md)",
+    )
+    run.add_argument(
         "--show-config",
         action="store_true",
         help="print the resolved configuration (every tunable and its value) and exit without running",
@@ -679,6 +724,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="VALUE",
         help="the axis value of that run (default: the last); the first experiment's first seed is shown",
     )
+    comp.add_argument(
+    "--max-events",
+        type=int,
+        metavar="N",
+        help="run even when a run is estimated to take more than N ops (default: $GOVLAB_MAX_EVENTS, else 10^9: "
+        "minutes of wall time; the estimate and the ceiling are in docs/workloads.md)",
+    )
     comp.set_defaults(handler=_cmd_compare)
 
     rep = commands.add_parser(
@@ -723,6 +775,12 @@ def _parser() -> argparse.ArgumentParser:
     repro.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
     repro.add_argument("--jobs", type=int, metavar="N", help="simulations in parallel (default: the number of CPUs)")
     repro.add_argument("--html", metavar="FILE", help="also write the HTML report of the runs to FILE")
+    repro.add_argument(
+        "--max-events",
+        type=int,
+        metavar="N",
+        help="run even when a run is estimated to take more than N ops (default: $GOVLAB_MAX_EVENTS, else 10^9)",
+    )
     repro.set_defaults(handler=_cmd_reproduce)
 
     tr = commands.add_parser("trace", help="analyse a real trace (ftrace text, trace-cmd report, systrace, trace.dat)")

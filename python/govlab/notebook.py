@@ -95,6 +95,7 @@ def compare(
     jobs: int | None = None,
     executor: str | None = None,
     progress: bool = True,
+    max_events: int | None = None,
 ) -> Comparison:
     """Run ``govlab compare`` on ``experiment`` and answer a :class:`Comparison`.
 
@@ -105,6 +106,7 @@ def compare(
     already there are not simulated again. ``jobs``: processes (default:
     one per core); ``executor``: ``"local"`` or ``"dask://HOST:PORT"``.
     ``progress``: a progress bar (tqdm's notebook widget in Jupyter).
+    ``max_events`` raises the ceiling on each run's estimated ops (as for :func:`govlab.run`).
     No ``if __name__ == "__main__":`` guard is needed around it: the
     workers are govlab's own processes and never import the calling script.
     """
@@ -112,6 +114,7 @@ def compare(
     _check_jobs(jobs)
     argcheck.text("executor", executor, none=True)
     argcheck.flag("progress", progress)
+    argcheck.integer("max_events", max_events, 1, 2**64 - 1, none=True)
 
     def work() -> Comparison:
         from govlab import outfile, pipeline, sweep
@@ -133,7 +136,9 @@ def compare(
         outfile.refuse_inputs([("db", path)], [("experiment", f) for f in _files(experiment)])
         outfile.check(path, "results database")
         with Store(path) as store:
-            done = pipeline.run_experiments(experiments, store, jobs=jobs, progress=bool(progress), executor=chosen)
+            done = pipeline.run_experiments(
+                experiments, store, jobs=jobs, progress=bool(progress), executor=chosen, max_events=max_events
+            )
             return Comparison._from_store(store, done.analyses, path)
 
     return checked(work)
