@@ -238,7 +238,7 @@ impl RunConfig {
             "duration",
             workload::duration_text(self.duration_ns),
             format!(
-                "about {events:.1e} ops ({per_s:.1e} a simulated second), more than the {most:.0e} a run may take; \
+                "about {events:.1e} events ({per_s:.1e} a simulated second), more than the {most:.0e} a run may take; \
                  at most {fits} at this rate, or raise max_events"
             ),
         ))
