@@ -96,8 +96,9 @@ MIN_WORD_CHARS = 40
 #: Names a cut list keeps at least.
 MIN_LIST_NAMES = 3
 
-#: A list of valid names in a message: from its heading to the end of the clause.
-_NAMES = re.compile(r"(valid choices: |valid keys: |one of )(.+?)(?=; |$)")
+#: A list of names in a message ("valid keys: a, b, c", "expected one of `a`, `b`"): four or more
+#: words without spaces (each perhaps with a note in parentheses), commas between.
+_NAMES = re.compile(r"(?:[^\s,;()]+(?: \([^()]*\))?, ){3,}[^\s,;()]+(?: \([^()]*\))?")
 #: The `govlab list` kind that lists a message's names, by the first of these words it says.
 _LIST_KINDS = {"platform": "platforms", "workload": "workloads", "kernel": "kernels", "governor": "governors", "cpufreq": "governors", "cpuidle": "governors"}
 
@@ -122,19 +123,21 @@ def _one_line(message: str, prefix: str = "govlab: error: ") -> str:
 def _cut_lists(line: str, most: int) -> str:
     """``line`` with its longest list of names cut to its first names while the line is over
     ``most`` characters: "valid choices: a, b, c, ... (12 more; `govlab list workloads`)"."""
+    cut_at: set[int] = set()
     while len(line) > most:
-        lists = [m for m in _NAMES.finditer(line) if m.group(2).count(", ") >= MIN_LIST_NAMES and " more" not in m.group(2)]
+        lists = [m for m in _NAMES.finditer(line) if m.start() not in cut_at]
         if not lists:
             return line
-        m = max(lists, key=lambda m: len(m.group(2)))
-        names = m.group(2).split(", ")
+        m = max(lists, key=lambda m: len(m.group()))
+        names = m.group().split(", ")
         kind = re.search(r"\b(" + "|".join(_LIST_KINDS) + r")\b", line[: m.start()])
         where = f"; `govlab list {_LIST_KINDS[kind.group(1)]}`" if kind else ""
         for keep in range(len(names) - 1, MIN_LIST_NAMES - 1, -1):
             cut = f"{', '.join(names[:keep])}, ... ({len(names) - keep} more{where})"
-            if len(line) - len(m.group(2)) + len(cut) <= most or keep == MIN_LIST_NAMES:
+            if len(line) - len(m.group()) + len(cut) <= most:
                 break
-        line = line[: m.start(2)] + cut + line[m.end(2) :]
+        cut_at.add(m.start())
+        line = line[: m.start()] + cut + line[m.end() :]
     return line
 
 
@@ -221,6 +224,7 @@ def _cmd_run(args: argparse.Namespace) -> str:
         _note_duration_override(config)
     extra = {} if args.turbostat_interval is None else {"turbostat_interval": args.turbostat_interval}
     if args.max_events is not None:
+        _check_max_events(args.max_events)
         extra["max_events"] = args.max_events
     progress = _ProgressBar() if sys.stderr.isatty() else None
     try:
@@ -323,6 +327,7 @@ def _cmd_compare(args: argparse.Namespace) -> str:
     experiments = [e for path in args.experiments for e in experiment.load_all(path)]
     db = args.db or os.path.join(os.path.dirname(os.path.abspath(args.experiments[0])), DEFAULT_DB_NAME)
     _check_jobs(args.jobs)
+    _check_max_events(args.max_events)
     executor = sweep.parse_executor(args.executor)
     if args.jobs is not None and executor != sweep.LOCAL:
         raise ValueError("--jobs applies to --executor local; a Dask cluster runs as many runs as its workers have threads")
@@ -367,6 +372,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
     evaluations = [reproduce.evaluation(n) for n in dict.fromkeys(names)]
     loaded = [(ev, reproduce.experiments_of(ev, quick=args.quick)) for ev in evaluations]
     _check_jobs(args.jobs)
+    _check_max_events(args.max_events)
     db = args.db or reproduce.default_db()
     from govlab import outfile
 
@@ -397,6 +403,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
     if args.format == "json":
         return json.dumps(documents[0] if len(args.names) == 1 else documents, indent=1, allow_nan=False) + "\n"
     return "\n".join(texts)
+
+
+def _check_max_events(value: int | None) -> None:
+    if value is not None and not 1 <= value < 2**64:
+        raise ValueError(f"--max-events must be from 1 to 2^64-1, got {fmt.clip(str(value))}")
 
 
 def _check_jobs(jobs: int | None) -> None:

@@ -167,16 +167,18 @@ def reproduce(
     db: str | os.PathLike[str] | None = None,
     jobs: int | None = None,
     progress: bool = True,
+    max_events: int | None = None,
 ) -> Reproduction:
     """Run ``govlab reproduce`` (one published evaluation by ``name``, else all
     five) and answer a :class:`Reproduction`: the comparison and the
     published-against-govlab verdict table. ``quick``: the short form (fewer
-    runs). ``db`` as for :func:`compare` (default: the command's)."""
+    runs). ``db`` and ``max_events`` as for :func:`compare` (default: the command's)."""
     argcheck.text("name", name, none=True)
     argcheck.flag("quick", quick)
     argcheck.path("db", db, none=True)
     _check_jobs(jobs)
     argcheck.flag("progress", progress)
+    argcheck.integer("max_events", max_events, 1, 2**64 - 1, none=True)
 
     def work() -> Reproduction:
         from govlab import outfile, pipeline
@@ -192,7 +194,9 @@ def reproduce(
         parts: list[tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]] = []
         with Store(path) as store:
             for ev, experiments in loaded:
-                done = pipeline.run_experiments(experiments, store, jobs=jobs, progress=bool(progress))
+                done = pipeline.run_experiments(
+                    experiments, store, jobs=jobs, progress=bool(progress), max_events=max_events
+                )
                 table = repro.rows(ev, done.experiments, done.planned, done.results(store))
                 parts.append((ev, done.analyses, table))
             analyses = [a for _, these, _ in parts for a in these]

@@ -820,4 +820,49 @@ mod tests {
         assert_eq!(num(&[0xff, 0xff, 0xff, 0xff], &f), Ok(0xffff_ffff));
         assert!(num(&[0xff], &f).unwrap_err().contains("too short"));
     }
+
+    fn small_dat() -> Vec<u8> {
+        let text = "cpus=2\n<idle>-0 [000] 1.000000: cpu_idle: state=1 cpu_id=0\n<idle>-0 [001] 1.000100: cpu_frequency: state=800000 cpu_id=1\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        crate::trace::dat_writer::to_dat(&t).unwrap()
+    }
+
+    /// Where the u64 size of the `header_page` section is.
+    fn header_page_size_at(dat: &[u8]) -> usize {
+        dat.windows(12).position(|w| w == b"header_page\0").unwrap() + 12
+    }
+
+    #[test]
+    fn a_header_size_larger_than_the_file_or_a_section_is_refused_before_it_is_allocated() {
+        let mut dat = small_dat();
+        let at = header_page_size_at(&dat);
+        dat[at..at + 8].copy_from_slice(&(1u64 << 20).to_le_bytes());
+        let e = read(&dat, Path::new("t.dat")).unwrap_err().to_string();
+        assert!(e.contains("truncated: header_page needs 1048576 bytes"), "{e}");
+        // A file that says it is 1 GiB long: the section fits, but is over the ceiling.
+        dat[at..at + 8].copy_from_slice(&(MAX_SECTION_BYTES + 1).to_le_bytes());
+        let e = read_from(std::io::Cursor::new(&dat), 1 << 30, Path::new("t.dat")).unwrap_err().to_string();
+        assert!(e.contains("header_page: 67108865 bytes, more than the 67108864"), "{e}");
+    }
+
+    #[test]
+    fn a_file_streamed_from_disk_reads_as_from_memory_and_zero_pages_add_nothing() {
+        let dat = small_dat();
+        let dir = std::env::temp_dir().join(format!("govlab-dat-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("t.dat");
+        std::fs::write(&f, &dat).unwrap();
+        let mem = read(&dat, Path::new("t.dat")).unwrap();
+        assert_eq!(crate::trace::read_path(&f).unwrap().events, mem.events);
+        // The last CPU's pages run on through 3 MiB of zeros (a sparse tail).
+        let mut long = dat.clone();
+        let table = long.windows(10).position(|w| w == b"flyrecord\0").unwrap() + 10 + 16;
+        let offset = u64::from_le_bytes(long[table..table + 8].try_into().unwrap());
+        let total = dat.len() as u64 + (3 << 20);
+        long[table + 8..table + 16].copy_from_slice(&(total - offset).to_le_bytes());
+        std::fs::write(&f, &long).unwrap();
+        std::fs::OpenOptions::new().write(true).open(&f).unwrap().set_len(total).unwrap();
+        assert_eq!(crate::trace::read_path(&f).unwrap().events, mem.events);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
