@@ -106,7 +106,7 @@ _LIST_KINDS = {"platform": "platforms", "workload": "workloads", "kernel": "kern
 def _one_line(message: str, prefix: str = "govlab: error: ") -> str:
     """``message`` on one line of at most MAX_MESSAGE_CHARS: control characters escaped, each word
     (an echoed value) cut at :data:`govlab.fmt.MAX_SHOWN_CHARS`, then the longest cut further while
-    the line is too long, then its lists of names (:func:`_cut_lists`)."""
+    the line is too long, then its lists of names (:func:`_cut_lists`), and last its middle."""
     words = ["".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in w) for w in message.split(" ")]
     words = [fmt.clip(w) for w in words]
     excess = len(prefix) + len(" ".join(words)) - MAX_MESSAGE_CHARS
@@ -117,7 +117,9 @@ def _one_line(message: str, prefix: str = "govlab: error: ") -> str:
         keep = max(MIN_WORD_CHARS, len(words[i]) - excess)
         excess -= len(words[i]) - keep
         words[i] = fmt.clip(words[i], keep)
-    return _cut_lists(" ".join(words), MAX_MESSAGE_CHARS - len(prefix))
+    line = _cut_lists(" ".join(words), MAX_MESSAGE_CHARS - len(prefix))
+    # Whatever is still too long (prose around echoed text) ends there.
+    return fmt.clip(line, MAX_MESSAGE_CHARS - len(prefix)) if len(line) > MAX_MESSAGE_CHARS - len(prefix) else line
 
 
 def _cut_lists(line: str, most: int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -470,6 +471,25 @@ def test_huge_sparse_traces_are_refused_in_bounded_memory(cli_rss, one_error, tm
     proc, rss_kib = cli_rss("trace", "stats", str(f), timeout=120)
     one_error(proc, "huge.trace", must)
     assert rss_kib < MAX_RSS_KIB, rss_kib
+
+
+def test_a_long_list_of_valid_names_is_cut_to_fit_one_line(cli, one_error):
+    # issue 39: the 45 turbostat columns of this machine made a 384-character line.
+    line = one_error(cli("run", "--show", "nosuch", "--duration", "1ms", timeout=60), "'nosuch'", "Core, CPU, Avg_MHz")
+    assert re.search(r", \.\.\. \(\d+ more\)\)$", line), line
+
+
+def test_a_cut_list_says_how_many_more_and_where_to_see_them():
+    from govlab.cli import MAX_MESSAGE_CHARS, _one_line
+
+    names = [f"workload-{i}" for i in range(60)]
+    line = _one_line(f"unknown workload 'x'; valid choices: {', '.join(names)}, PATH.toml (a workload file)")
+    assert len("govlab: error: " + line) <= MAX_MESSAGE_CHARS, line
+    kept = line.split("valid choices: ")[1].split(", ... ")[0].split(", ")
+    assert kept == names[: len(kept)] and len(kept) >= 3
+    assert line.endswith(f", ... ({61 - len(kept)} more; `govlab list workloads`)"), line
+    short = "unknown workload 'x'; valid choices: a, b, c, d, PATH.toml (a workload file)"
+    assert _one_line(short) == short
 
 
 def test_a_stored_result_that_is_not_json_names_the_database_the_table_and_the_run(cli, one_error, results, tmp_path):

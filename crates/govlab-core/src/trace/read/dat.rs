@@ -287,14 +287,26 @@ fn parse_format(text: &str, at: usize, path: &Path) -> Result<EventFormat> {
         if let Some(n) = line.strip_prefix("name:") {
             name = Some(n.trim().to_string());
         } else if let Some(i) = line.strip_prefix("ID:") {
-            id = Some(i.trim().parse::<u16>().map_err(|_| err(format!("bad event ID '{}'", i.trim())))?);
+            id = Some(i.trim().parse::<u16>().map_err(|_| err(format!("bad event ID '{}'", head(i.trim()))))?);
         } else if line.starts_with("field:") {
-            fields.push(parse_field(line).ok_or_else(|| err(format!("bad field line '{line}'")))?);
+            fields.push(parse_field(line).ok_or_else(|| err(format!("bad field line '{}'", head(line))))?);
         }
     }
     let name = name.ok_or_else(|| err("event format without a name".into()))?;
     let id = id.ok_or_else(|| err(format!("event format '{name}' without an ID")))?;
     Ok(EventFormat { name, id, fields, at })
+}
+
+/// Most characters of a format's line an error echoes.
+const SHOWN_LINE_CHARS: usize = 80;
+
+/// The start of `line`, for an error: a corrupted format can run on for
+/// kilobytes.
+fn head(line: &str) -> String {
+    match line.char_indices().nth(SHOWN_LINE_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
 }
 
 /// `field:char prev_comm[16]; offset:8; size:16; signed:1;` (tab-separated)
