@@ -470,6 +470,7 @@ def test_huge_sparse_traces_are_refused_in_bounded_memory(cli_rss, one_error, tm
         out.truncate(size)
     proc, rss_kib = cli_rss("trace", "stats", str(f), timeout=120)
     one_error(proc, "huge.trace", must)
+    assert "\x00" not in proc.stderr  # issue 39: some 500 NUL bytes were echoed
     assert rss_kib < MAX_RSS_KIB, rss_kib
 
 
