@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Callable, Mapping
 
 import pytest
@@ -39,22 +38,31 @@ def run_cli(*args: str, timeout: float = 600, env: Mapping[str, str] | None = No
     )
 
 
+#: Runs ``argv[2:]`` and writes its peak resident set size (KiB) to the file ``argv[1]``: a
+#: small interpreter of its own, so that the child's peak is its own (a child forked from this
+#: large test process starts with this process's pages counted in it).
+_RSS_WRAPPER = """\
+import resource, subprocess, sys
+status = subprocess.run(sys.argv[2:]).returncode
+with open(sys.argv[1], "w") as f:
+    f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(status)
+"""
+
+
 def run_cli_rss(*args: str, timeout: float = 600) -> tuple[subprocess.CompletedProcess, int]:
-    """:func:`run_cli`, and the child's peak resident set size in KiB: its own getrusage
-    (``ru_maxrss``) as wait4(2) hands it over, so no other child counts."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "govlab", *args], stdout=out, stderr=err)
-        killer = threading.Timer(timeout, proc.kill)
-        killer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            killer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        done = subprocess.CompletedProcess(proc.args, proc.returncode, out.read().decode(), err.read().decode())
-    return done, usage.ru_maxrss
+    """:func:`run_cli`, and the command's peak resident set size in KiB (``getrusage`` of the child)."""
+    with tempfile.TemporaryDirectory() as d:
+        rss = os.path.join(d, "rss")
+        proc = subprocess.run(
+            [sys.executable, "-c", _RSS_WRAPPER, rss, sys.executable, "-m", "govlab", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        with open(rss) as f:
+            return proc, int(f.read())
 
 
 def error_line(proc: subprocess.CompletedProcess, *must: str, alone: bool = True) -> str:

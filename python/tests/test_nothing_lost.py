@@ -165,8 +165,12 @@ def fifo(tmp_path) -> Path:
         ["run", "--workload", "{t}", "--duration", "10ms"],
         ["compare", "{t}"],
         ["list", "governors", "--py", "{p}"],
+        ["run", "--cpuidle", "py:{p}:G", "--duration", "10ms"],
+        ["trace", "stats", "{trace}", "--platform", "{t}"],
+        ["report", "{t}"],
     ],
-    ids=["trace-stats", "trace-replay", "rtapp", "platform", "workload-file", "compare", "py-governor"],
+    ids=["trace-stats", "trace-replay", "rtapp", "platform", "workload-file", "compare", "py-governor",
+         "py-governor-run", "trace-stats-platform", "report-db"],
 )
 def test_a_fifo_input_is_refused_at_once(cli, one_error, tmp_path, args):
     f = tmp_path / "in.fifo"
@@ -175,7 +179,9 @@ def test_a_fifo_input_is_refused_at_once(cli, one_error, tmp_path, args):
     os.mkfifo(t)
     p = tmp_path / "gov.py"
     os.mkfifo(p)
-    argv = [a.format(f=f, t=t, p=p) for a in args]
+    trace = tmp_path / "t.txt"
+    trace.write_text(TRACE)
+    argv = [a.format(f=f, t=t, p=p, trace=trace) for a in args]
     proc = cli(*argv, timeout=20)
     one_error(proc, "not a regular file")
 

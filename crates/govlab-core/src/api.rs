@@ -6,6 +6,7 @@
 //! name the configuration's fields (`platform`, `cpufreq`, ...), not flags.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -15,9 +16,9 @@ use crate::external::{self, ExternalGovernors};
 use crate::metrics::RunResult;
 use crate::params::{parse_duration_ns, Spec};
 use crate::machine::RunParts;
+use crate::sim::rng::{Rng, Stream};
 use crate::trace::stats::TraceStats;
 use crate::trace::timeline::Timeline;
-use crate::sim::rng::{Rng, Stream};
 use crate::trace::{Trace, TraceTo, TraceWriter};
 use crate::{cpufreq, cpuidle, kernel, machine, platform, workload};
 
@@ -130,7 +131,7 @@ pub struct RunArgs {
     /// Counters per interval (`1s`, `250ms`; a bare number is seconds):
     /// [`RunConfig::interval_ns`].
     pub turbostat_interval: Option<String>,
-    /// The most ops the run may be estimated to take
+    /// The most events the run may be estimated to take
     /// ([`RunConfig::check_cost`]); default [`workload::cost::MAX_EVENTS`].
     pub max_events: Option<u64>,
 }
@@ -203,7 +204,7 @@ impl RunConfig {
         })
     }
 
-    /// The ops a run is estimated to take ([`workload::cost`]), from the
+    /// The events a run is estimated to take ([`workload::cost`]), from the
     /// workload's setup on the run's platform with the run's seed.
     ///
     /// # Errors
@@ -214,7 +215,7 @@ impl RunConfig {
         Ok(workload::cost::estimate(&setup, &platform, self.duration_ns))
     }
 
-    /// Refuse a run estimated to take more than `max_events` ops (None:
+    /// Refuse a run estimated to take more than `max_events` events (None:
     /// [`workload::cost::MAX_EVENTS`]) before it starts, saying the longest
     /// duration that fits and how to raise the ceiling.
     ///
@@ -517,8 +518,9 @@ fn header_line(path: &Path, key: &str) -> usize {
     let want = format!("{}{key}=", crate::trace::HEADER_PREFIX);
     // The header is the first lines: its first 64 KiB hold them.
     let mut head = Vec::new();
-    let _ = crate::input::open(path, "trace", crate::trace::read::MAX_TRACE_DAT_BYTES)
-        .and_then(|(f, _)| std::io::Read::read_to_end(&mut std::io::Read::take(f, 64 << 10), &mut head).map_err(|e| Error::io(path, e)));
+    if let Ok((file, _)) = crate::input::open(path, "trace", crate::trace::read::MAX_TRACE_DAT_BYTES) {
+        let _ = file.take(64 << 10).read_to_end(&mut head);
+    }
     String::from_utf8_lossy(&head)
         .lines()
         .take(64)
