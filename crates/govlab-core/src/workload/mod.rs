@@ -8,6 +8,7 @@
 //! Built-in models live one per file (`cpu_bound.rs`, `periodic.rs`, ...);
 //! `file.rs` reads the same language from TOML.
 
+pub mod cost;
 pub mod cpu_bound;
 pub mod dbench;
 pub mod file;
