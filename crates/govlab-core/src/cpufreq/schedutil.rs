@@ -577,6 +577,11 @@ impl Schedutil {
 }
 
 impl CpufreqGovernor for Schedutil {
+    /// schedutil_gov.flags = CPUFREQ_GOV_DYNAMIC_SWITCHING.
+    fn dynamic_switching(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "schedutil"
     }
