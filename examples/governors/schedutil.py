@@ -14,6 +14,8 @@ without restarting the rate-limit clock, and shared policies taking the
 largest request of their CPUs.
 """
 
+from bisect import bisect_left
+
 from govlab.governors import SCHED_CAPACITY_SCALE, SCHED_CPUFREQ_IOWAIT, CpufreqGovernor, Tunable
 
 SCHED_CAPACITY_SHIFT = 10
@@ -37,7 +39,8 @@ def policy_transition_delay_us(platform):
 def resolve_l(policy, khz):
     """cpufreq_driver_resolve_freq: the lowest table frequency at or above, within the limits."""
     target = min(max(khz, policy.min_khz), policy.max_khz)
-    return next((f for f in policy.opps if f >= target), policy.opps[-1])
+    opps = policy.opps  # ascending
+    return opps[min(bisect_left(opps, target), len(opps) - 1)]
 
 
 class SugovCpu:

@@ -367,7 +367,7 @@ def _experiment_inputs(paths: Sequence[str], experiments: Sequence[Any]) -> list
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> str:
-    from govlab import reproduction as reproduce
+    from govlab import pipeline, reproduction as reproduce
     from govlab.store import Store
 
     names = args.names or list(reproduce.EVALUATIONS)
@@ -389,8 +389,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
     verdicts: list[dict[str, Any]] = []
     first = None
     with Store(db) as store:
+        # Every evaluation's runs in one sweep, so the workers stay busy from the first run to
+        # the last instead of waiting at the end of each evaluation for its longest run.
+        label = f"{loaded[0][0].name}: " if len(loaded) == 1 else f"{len(loaded)} evaluations: "
+        every = _execute([x for _, experiments in loaded for x in experiments], store, db, args.jobs, label=label, max_events=args.max_events)
+        at = 0
         for ev, experiments in loaded:
-            done = _execute(experiments, store, db, args.jobs, label=f"{ev.name}: ", max_events=args.max_events)
+            n = len(experiments)
+            done = pipeline.Executed(every.experiments[at:at + n], every.planned[at:at + n], every.analyses[at:at + n], every.report)
+            at += n
             first = first or done
             table = reproduce.rows(ev, done.experiments, done.planned, done.results(store))
             verdicts.append(reproduce.verdict_table(ev, table))
