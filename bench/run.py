@@ -79,6 +79,10 @@ BASELINE_PROFILE_TEXT = "release profile with LTO off and 16 codegen units, both
 #: `govlab reproduce` end to end (issue 42): every evaluation at full size, and --quick.
 TARGET_REPRODUCE_S = 60.0
 TARGET_REPRODUCE_QUICK_S = 10.0
+#: Issue 39: an rt-app file of 100,000 phases read in under 2 s (one task, run 100 us and sleep
+#: 100 us per phase), measured as `govlab run ... --show-config` end to end.
+RTAPP_PHASES = 100_000
+TARGET_RTAPP_S = 2.0
 
 COMMAND = "make bench"
 
@@ -545,6 +549,39 @@ def measure_reproduce(quick: bool) -> dict:
     }
 
 
+def measure_rtapp_input() -> dict:
+    """`govlab run --workload rtapp:file=F --show-config` on a file of RTAPP_PHASES phases, best of
+    REPEATS, beside the same command on the default workload (the CLI's own start-up)."""
+    govlab_cli = os.path.join(os.path.dirname(sys.executable), "govlab")
+    with tempfile.TemporaryDirectory(prefix="govlab-input-bench-") as tmp:
+        f = os.path.join(tmp, "phases.json")
+        phases = ",\n".join(f'"p{i}": {{ "run": 100, "sleep": 100 }}' for i in range(RTAPP_PHASES))
+        with open(f, "w") as out:
+            out.write('{ "tasks": { "t": { "loop": 1, "phases": {' + phases + "} } } }")
+
+        def best(extra: list[str]) -> float:
+            times = []
+            for _ in range(REPEATS):
+                t0 = time.perf_counter()
+                r = subprocess.run([govlab_cli, "run", "--duration", "1ms", "--show-config", *extra], capture_output=True, text=True)
+                times.append(time.perf_counter() - t0)
+                if r.returncode != 0:
+                    raise RuntimeError(f"govlab run {' '.join(extra)} failed:\n{r.stderr.strip()[-2000:]}")
+            return min(times)
+
+        return {"bytes": os.path.getsize(f), "file_s": best(["--workload", f"rtapp:file={f}"]), "startup_s": best([])}
+
+
+def rtapp_input_lines(r: dict) -> list[str]:
+    ok = "PASS" if r["file_s"] < TARGET_RTAPP_S else "FAIL"
+    return [
+        f"Command: `govlab run --workload rtapp:file=F --duration 1ms --show-config`, F an rt-app file of "
+        f"{RTAPP_PHASES:,} phases ({r['bytes'] / 1e6:.1f} MB), best of {REPEATS}: {r['file_s']:.2f} s end to end "
+        f"(the same command on the default workload: {r['startup_s']:.2f} s)",
+        f"read in under {TARGET_RTAPP_S:g} s (issue 39): {ok}",
+    ]
+
+
 def evaluation_of(experiment: str) -> str:
     """The evaluation an experiment file belongs to: x86-freq-invariance-skylake -> x86-freq-invariance."""
     from govlab import reproduction
@@ -658,7 +695,7 @@ def main() -> int:
     ap.add_argument("--write", action="store_true", help="rewrite bench/RESULTS.md with the figures")
     ap.add_argument("--baseline", default=BASELINE_COMMIT, metavar="COMMIT",
                     help=f"the older commit to measure the engine against (default {BASELINE_COMMIT})")
-    ap.add_argument("--skip", action="append", default=[], choices=["baseline", "python", "trace", "reproduce"],
+    ap.add_argument("--skip", action="append", default=[], choices=["baseline", "python", "inputs", "trace", "reproduce"],
                     help="leave a part out (repeatable)")
     args = ap.parse_args()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -698,6 +735,11 @@ def main() -> int:
             "the default `--jobs`: one worker per CPU), timed end to end:",
             "",
         ] + [f"- {l}" for l in reproduce_lines(full, quick, machine_nproc())]
+
+    sections["Reading inputs"] = None
+    if "inputs" not in args.skip:
+        print(f"an rt-app file of {RTAPP_PHASES:,} phases", file=sys.stderr, flush=True)
+        sections["Reading inputs"] = [f"- {l}" for l in rtapp_input_lines(measure_rtapp_input())]
 
     sections["Reading traces"] = None
     if "trace" not in args.skip:
