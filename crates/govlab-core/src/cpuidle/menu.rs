@@ -143,7 +143,7 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "next timer × learned correction, or a detected repeating interval; deepest state that pays off",
     models: "Linux drivers/cpuidle/governors/menu.c: 3.15's form before 4.17, 4.17's to 6.5, v6.8's (6.6-6.12), 6.13's from 6.13",
     params: &[],
-    eras: &[EraId::MenuNoLoadavg, EraId::IdleTick, EraId::MenuSkipSleepLength, EraId::MenuNoIowait],
+    eras: &[EraId::MenuNoLoadavg, EraId::IdleTick, EraId::MenuSkipSleepLength, EraId::MenuNoIowait, EraId::MenuMaxPrediction],
     patches: &[],
     build,
 };

@@ -73,11 +73,12 @@ pub enum EraId {
     TransitionDelayFromLatency,
     MenuNoIowait,
     TeoShortIdles,
+    MenuMaxPrediction,
 }
 
 impl EraId {
     /// How many eras there are.
-    pub const COUNT: usize = EraId::TeoShortIdles as usize + 1;
+    pub const COUNT: usize = EraId::MenuMaxPrediction as usize + 1;
 
     /// The era's row in [`ERAS`].
     #[must_use]
@@ -637,8 +638,8 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: true,
         commit: "152e11f6df29",
         subject: "sched/fair: Implement delayed dequeue",
-        description: "DELAY_DEQUEUE: a task that sleeps with negative lag stays queued until it is picked or its lag is spent, its util_est leaving at the sleep and a wakeup meanwhile requeueing it without the enqueue's cpufreq calls; not modelled: every version dequeues at once (docs/kernels.md)",
-        status: EraStatus::NotModelled,
+        description: "DELAY_DEQUEUE with DELAY_ZERO (54a58a787791) and ENQUEUE_DELAYED (781773e3b680): a fair task that blocks with negative lag stays queued (in V, the runqueue's weight and nr_running) until the pick chooses it, then leaves with its lag cut to 0; woken before, it wakes on its CPU (ttwu_runnable, no select_task_rq), its util_est back (729288bc6856) but no IOWAIT hook call; it is not runnable to PELT (fc1892becd56, 2e05f6c71d36) (before: dequeued at the sleep, keeping its negative lag). Not in task groups (CFS there) and the balancer never pulls a delayed task",
+        status: EraStatus::Modelled,
     },
     Era {
         id: EraId::EevdfCustomSlice,
@@ -685,9 +686,19 @@ pub const ERAS: [Era; EraId::COUNT] = [
         name: "teo_short_idles",
         first: Version::new(6, 14),
         first_confirmed: true,
-        commit: "hash not found",
+        commit: "13ed5c4a6d9c",
         subject: "cpuidle: teo: Skip getting the sleep length if wakeups are very frequent",
-        description: "teo counts short idles and tick intercepts, decays its total and drops tick_hits (pm-6.14-rc1, 10 commits; later reworks v6.19, v7.0); not modelled: versions from 6.14 run the v6.11 form",
+        description: "teo counts short idles and tick intercepts, decays its total and drops tick_hits (pm-6.14-rc1: 13ed5c4a6d9c with d619b5cc6780, ddcfa7964677, 65e18e654475, 16c8d7586c19 and five clean-ups); not modelled: versions from 6.14 (6.18) run the v6.11 form (docs/governors.md says why)",
+        status: EraStatus::NotModelled,
+    },
+    Era {
+        id: EraId::MenuMaxPrediction,
+        name: "menu_max_prediction",
+        first: Version::new(6, 15),
+        first_confirmed: false,
+        commit: "85975daeaa4d",
+        subject: "cpuidle: menu: Avoid discarding useful information",
+        description: "menu's get_typical_interval() returns the largest recent interval, not UINT_MAX, when it cannot make a confident prediction but half its samples remain; reverted in 6.18 (10fad4012234), so no supported version has it: 6.15-6.17 run 6.12's semantics and 6.18 runs without it (not modelled)",
         status: EraStatus::NotModelled,
     },
 ];
