@@ -76,6 +76,9 @@ TARGET_DF_EVENT_S = 2.0
 #: share of the events/s with it off, on the same scenario.
 TARGET_HOUSEKEEPING_SHARE = 0.85
 HOUSEKEEPING_OFF = "6.8:housekeeping=off"
+#: The kernel versions timed beside the default (6.8): the 6.12 LTS, with EEVDF's delayed dequeue
+#: and custom slices (docs/kernels.md). `--kernel` replaces the list.
+KERNELS_BESIDE = ["6.12"]
 
 
 def run_govlab(sim_s: float, cpufreq: str = CPUFREQ, cpuidle: str = CPUIDLE, kernel: str | None = None) -> dict:
@@ -366,7 +369,18 @@ def housekeeping_lines(on: dict, off: dict) -> list[str]:
     ]
 
 
-def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dict], t: dict, hk: list[str]) -> None:
+def kernel_lines(default: dict, beside: dict[str, dict]) -> list[str]:
+    """The scenario on the default kernel (6.8) and on each of `beside`, in events/s."""
+    eps = default["events"] / default["wall_s"]
+    out = [f"6.8 (the default): {eps / 1e6:.2f} M events/s ({fmt_int(default['events'])} events)"]
+    for k, r in beside.items():
+        e = r["events"] / r["wall_s"]
+        out.append(f"{k}: {e / 1e6:.2f} M events/s ({fmt_int(r['events'])} events), {100 * e / eps:.0f} % of 6.8's")
+    return out
+
+
+def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dict], t: dict, hk: list[str],
+                  kv: list[str] = ()) -> None:
     now = datetime.datetime.now().astimezone()
     lines = [
         "# Speed benchmark: results",
@@ -423,6 +437,10 @@ def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dic
     lines += [f"- {l}" for l in trace_lines(t)]
     lines += ["", "## Housekeeping on and off", ""]
     lines += [f"- {l}" for l in hk]
+    if kv:
+        lines += ["", "## Kernel versions", "",
+                  f"The same scenario at govlab's duration with `--kernel`, best of {REPEATS} each:", ""]
+        lines += [f"- {l}" for l in kv]
     lines.append("")
     with open(path, "w") as f:
         f.write("\n".join(lines))
@@ -431,6 +449,8 @@ def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dic
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="rewrite bench/RESULTS.md with the figures")
+    ap.add_argument("--kernel", action="append", metavar="VERSION",
+                    help=f"a kernel version to time beside 6.8 (repeatable; default {', '.join(KERNELS_BESIDE)})")
     args = ap.parse_args()
 
     print(f"govlab: sizing with {GOVLAB_PROBE_S:g} simulated s", file=sys.stderr, flush=True)
@@ -448,6 +468,11 @@ def main() -> int:
     print(f"govlab with {HOUSEKEEPING_OFF}", file=sys.stderr, flush=True)
     hk_off = best_of(lambda d: run_govlab(d, kernel=HOUSEKEEPING_OFF), g_dur, GOVLAB_MIN_WALL_S, "govlab, housekeeping off")
     hk = housekeeping_lines(g, hk_off)
+    beside = {}
+    for k in args.kernel or KERNELS_BESIDE:
+        print(f"govlab with --kernel {k}", file=sys.stderr, flush=True)
+        beside[k] = best_of(lambda d, k=k: run_govlab(d, kernel=k), g_dur, GOVLAB_MIN_WALL_S, f"govlab, kernel {k}")
+    kv = kernel_lines(g, beside)
 
     pairs = measure_python_governors(g, g_dur)
     print(f"trace reading: about {TRACE_EVENTS:,} events", file=sys.stderr, flush=True)
@@ -480,9 +505,12 @@ def main() -> int:
     print()
     for l in hk:
         print(l)
+    print()
+    for l in kv:
+        print(l)
     if args.write:
         path = os.path.join(HERE, "RESULTS.md")
-        write_results(path, machine(), g, s, v, pairs, t, hk)
+        write_results(path, machine(), g, s, v, pairs, t, hk, kv)
         print(f"\nwrote {os.path.relpath(path)}")
     return 0
 

@@ -688,8 +688,8 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: true,
         commit: "13ed5c4a6d9c",
         subject: "cpuidle: teo: Skip getting the sleep length if wakeups are very frequent",
-        description: "teo counts short idles and tick intercepts, decays its total and drops tick_hits (pm-6.14-rc1: 13ed5c4a6d9c with d619b5cc6780, ddcfa7964677, 65e18e654475, 16c8d7586c19 and five clean-ups); not modelled: versions from 6.14 (6.18) run the v6.11 form (docs/governors.md says why)",
-        status: EraStatus::NotModelled,
+        description: "teo counts short idles (skipping the sleep length for a shallow candidate when they are half of all wakeups, or under a 7.5 us latency limit) and intercepts at or beyond the tick for its 5/8 rule, decays its total by itself and drops tick_hits and the time-span test (pm-6.14-rc1: 13ed5c4a6d9c with d619b5cc6780, ddcfa7964677, 65e18e654475, 16c8d7586c19; before: the v6.11 form)",
+        status: EraStatus::Modelled,
     },
     Era {
         id: EraId::MenuMaxPrediction,
