@@ -74,11 +74,14 @@ pub enum EraId {
     MenuNoIowait,
     TeoShortIdles,
     MenuMaxPrediction,
+    MenuTwoSidedOutliers,
+    MenuLatencyFirst,
+    MenuPollingExitLatency,
 }
 
 impl EraId {
     /// How many eras there are.
-    pub const COUNT: usize = EraId::MenuMaxPrediction as usize + 1;
+    pub const COUNT: usize = EraId::MenuPollingExitLatency as usize + 1;
 
     /// The era's row in [`ERAS`].
     #[must_use]
@@ -700,6 +703,36 @@ pub const ERAS: [Era; EraId::COUNT] = [
         subject: "cpuidle: menu: Avoid discarding useful information",
         description: "menu's get_typical_interval() returns the largest recent interval, not UINT_MAX, when it cannot make a confident prediction but half its samples remain; reverted in 6.18 (10fad4012234), so no supported version has it: 6.15-6.17 run 6.12's semantics and 6.18 runs without it (not modelled)",
         status: EraStatus::NotModelled,
+    },
+    Era {
+        id: EraId::MenuTwoSidedOutliers,
+        name: "menu_two_sided_outliers",
+        first: Version::new(6, 15),
+        first_confirmed: true,
+        commit: "8de7606f0fe2",
+        subject: "cpuidle: menu: Eliminate outliers on both ends of the sample set",
+        description: "menu's typical interval drops the sample farther from the mean on either side, not only the largest, with the variance in one pass (13982929fb08) and exclusive thresholds (60256e458e1c) (before: the largest samples only); menu's v6.18 form (6.15-6.17 run 6.12's semantics)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::MenuLatencyFirst,
+        name: "menu_latency_first",
+        first: Version::new(6, 17),
+        first_confirmed: true,
+        commit: "779b1a1cb13a",
+        subject: "cpuidle: governors: menu: Avoid selecting states with too much latency",
+        description: "menu's selection loop tests the exit latency before the target residency, and the prediction no longer caps the latency limit while the tick runs (before: a stopped tick could return a state beyond the limit; the cap from v6.13); menu's v6.18 form",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::MenuPollingExitLatency,
+        name: "menu_polling_exit_latency",
+        first: Version::new(6, 18),
+        first_confirmed: false,
+        commit: "db86f55bf81a",
+        subject: "cpuidle: governors: menu: Select polling state in some more cases",
+        description: "menu replaces a polling candidate by a real state only if that state's exit latency is within the predicted idle duration (before, from v6.17: whenever it fits before the next timer); menu's v6.18 form",
+        status: EraStatus::Modelled,
     },
 ];
 
