@@ -589,9 +589,9 @@ pub const ERAS: [Era; EraId::COUNT] = [
         name: "schedutil_freq_ref",
         first: Version::new(6, 8),
         first_confirmed: true,
-        commit: "hash not found",
+        commit: "b3edde44e5d4",
         subject: "cpufreq/schedutil: Use a fixed reference frequency",
-        description: "schedutil's invariant base is arch_scale_freq_ref() (before: cpuinfo.max_freq)",
+        description: "schedutil's invariant base is arch_scale_freq_ref() (before: cpuinfo.max_freq); not modelled: no platform here differs (x86 has no arch_scale_freq_ref, so cpuinfo.max_freq as before; Arm's is cpuinfo.max_freq without boost OPPs, which no board here has)",
         status: EraStatus::NotModelled,
     },
     Era {
