@@ -74,9 +74,10 @@
 //!    wakeup; the wakeup makes no IOWAIT hook call (`enqueue_task_fair`
 //!    returns before it), and no `update_overutilized_status`.
 //!
-//! Left out (docs/kernels.md): delayed dequeue in the load balancer (the
-//! kernel may pull a delayed task; govlab's balancer leaves it); PREEMPT_SHORT's later half in update_curr (`did_preempt_short`, a
-//! reschedule when a protected current turned ineligible); NEXT_BUDDY (off
+//! Left out (docs/kernels.md): delayed tasks in the load balancer (the
+//! kernel's may move one; govlab's leaves it); PREEMPT_SHORT's later half
+//! in update_curr (`did_preempt_short`, a reschedule when a protected
+//! current turned ineligible); NEXT_BUDDY (off
 //! by default); and EEVDF in task groups: a run with task groups keeps the
 //! CFS rules of fair_group.rs on every version.
 
@@ -304,11 +305,12 @@ impl Engine {
     /// dequeue_entity() with DEQUEUE_SLEEP under DELAY_DEQUEUE (v6.12
     /// kernel/sched/fair.c, 152e11f6df29 and fc1892becd56): the running
     /// fair task `t` blocks; if it is not eligible its dequeue is delayed
-    /// and this returns true, with `t` asleep but still queued. The order
-    /// is `dequeue_task_fair`'s: `util_est_dequeue`, `update_curr`, the
-    /// eligibility test with `t` still counted, `update_load_avg` (the hook
-    /// if the runqueue's signal decayed), then `util_est_update` for the
-    /// sleep.
+    /// and this returns true, with `t` asleep but still queued. As in
+    /// `dequeue_task_fair` and `dequeue_entity`: the eligibility test after
+    /// `update_curr`, with `t` still counted in V; `util_est_dequeue`
+    /// before `update_load_avg` (whose hook call, if the runqueue's signal
+    /// decayed, no longer sees the estimate); `util_est_update` for the
+    /// sleep last.
     pub(crate) fn try_delay_dequeue(&mut self, cpu: CpuId, t: TaskId) -> bool {
         if self.rqs[cpu].curr != Some(t) || self.tasks[t].class != crate::sched::rt::Class::Fair {
             return false;

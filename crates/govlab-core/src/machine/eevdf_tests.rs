@@ -209,7 +209,6 @@ fn a_short_slice_wakes_sooner_on_6_12_and_is_ignored_before() {
     assert_eq!(short_66, base_66, "6.6 ignores the requested slice");
 }
 
-
 /// Two nice-0 hogs on CPU 0 after 1 ms, with the running one, `c`, moved
 /// 2 ms of virtual time ahead of the other, `o`, so that it is not
 /// eligible (V is halfway between them), and the clock stopped (no time is
