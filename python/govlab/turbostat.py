@@ -98,6 +98,7 @@ class Features:
     ext_cst: bool  # has_ext_cst_msrs: Totl%C0 Any%C0 GFX%C0 CPUGFX%
     rapl: tuple[str, ...]  # the RAPL columns rapl_msrs enables, in print_header order
     uncore_sysfs: bool  # the intel_uncore_frequency driver supports the model: UncMHz
+    dts: bool = True  # CPUID.06H digital thermal sensors (Intel): CoreTmp, CoreThr, PkgTmp
 
 
 # turbostat.c skl_features (INTEL_SKYLAKE_L, INTEL_SKYLAKE): CC1|CC3|CC6|CC7,
@@ -111,6 +112,13 @@ SKL = Features("skl_features", (1, 3, 6, 7), (2, 3, 6, 7, 8, 9, 10), True,
 # RAPL_PKG_ALL | RAPL_DRAM_ALL (no PP0, no PP1). intel_uncore_cpu_ids lists
 # BROADWELL_X, so /sys/devices/system/cpu/intel_uncore_frequency exists: UncMHz.
 BDX = Features("bdx_features", (1, 3, 6), (2, 3, 6), False, ("PkgWatt", "RAMWatt", "PKG_%", "RAM_%"), True)
+# turbostat.c amd_features_with_rapl (AMD family 0x17 and later): no
+# supported_cstates (only CPU%c1, which every model prints), rapl_msrs =
+# RAPL_AMD_F17H (package and per-core energy, has_per_core_rapl: CorWatt is a
+# core column, printed before the package's PkgWatt; govlab fills it with the
+# package's cores' energy on the package's first core), no perf-status
+# columns; no Intel DTS, so no temperatures (read in the 2025 revision).
+AMD_F17H = Features("amd_features_with_rapl", (1,), (), False, ("CorWatt", "PkgWatt"), False, dts=False)
 
 
 @dataclass(frozen=True)
@@ -124,6 +132,7 @@ class Part:
 PARTS: dict[str, Part] = {
     "skylake-e3-1240v5": Part(SKL, 3500.0, False),  # family 6 model 94; base 3.5 GHz; E3-1240 v5 has no graphics
     "broadwell-2s-e5-2698v4": Part(BDX, 2200.0, False),  # family 6 model 79; base 2.2 GHz
+    "epyc-7702-2s": Part(AMD_F17H, 2000.0, False),  # family 0x17 model 0x31; base (nominal) 2.0 GHz
 }
 
 # turbostat's built-in column names (its bic[] table), which --show/--hide accept, and its groups.
@@ -215,7 +224,8 @@ def columns(d: Mapping[str, Any]) -> list[str]:
     if part is not None:
         f = part.features
         cols += [f"CPU%c{n}" for n in f.core_cstates]
-        cols += ["CoreTmp", "CoreThr", "PkgTmp"]
+        if f.dts:
+            cols += ["CoreTmp", "CoreThr", "PkgTmp"]
         if part.graphics:
             cols += ["GFX%rc6", "GFXMHz", "GFXAMHz"]
         if f.ext_cst:

@@ -29,6 +29,23 @@ BAD_INPUT = {
         ["--platform", "gs101", "--kernel", "4.19"],
         ["platform gs101 needs kernel 5.10 or later, not 4.19"],
     ),
+    # amd-pstate's modes by era: passive v5.17, active v6.3, guided v6.4.
+    "amd-pstate before the driver": (
+        ["--platform", "epyc-7702-2s:amd_pstate=passive", "--kernel", "5.15"],
+        ["amd_pstate=passive needs kernel 5.17 or later, not 5.15", "ec437d71db77"],
+    ),
+    "amd-pstate active mode before EPP": (
+        ["--platform", "epyc-7702-2s:amd_pstate=active", "--kernel", "6.2"],
+        ["amd_pstate=active needs kernel 6.3 or later, not 6.2", "ffa5096a7c33"],
+    ),
+    "amd-pstate guided mode before it": (
+        ["--platform", "epyc-7702-2s:amd_pstate=guided", "--kernel", "6.3"],
+        ["amd_pstate=guided needs kernel 6.4 or later, not 6.3", "2dd6d0ebf740"],
+    ),
+    "amd-pstate on an Intel part": (
+        ["--platform", "skylake-e3-1240v5:amd_pstate=passive"],
+        ["amd_pstate=passive", "no CPPC levels"],
+    ),
     "kernel between two modelled ones, before the driver": (
         ["--platform", "i5-10600k", "--kernel", "5.5"],
         ["needs kernel 5.6 or later, not 5.5"],

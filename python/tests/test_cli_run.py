@@ -191,3 +191,34 @@ def test_new_platforms_run_under_every_common_governor(cli, periodic, platform, 
         proc = cli(*run_args(periodic, "200ms", "--platform", platform))
         assert proc.returncode == 0, proc.stderr
         assert default_text in proc.stdout.splitlines()[0], proc.stdout.splitlines()[0]
+
+
+# amd-pstate on the EPYC: each mode (the kernel's amd_pstate=) from the
+# release that brought it, under the governors its kernel boots and the
+# three common ones; active mode runs its own policies only.
+AMD_MODES = {
+    # mode: (first kernel, header text of the default governor, driver text)
+    "passive": ("5.17", "cpufreq schedutil", "amd-pstate (passive)"),
+    "guided": ("6.4", "cpufreq schedutil", "amd-pstate (guided)"),
+    "active": ("6.3", "cpufreq performance", "amd-pstate-epp (active)"),
+}
+
+
+@pytest.mark.parametrize("mode", list(AMD_MODES))
+@pytest.mark.parametrize("cpufreq", [None, "schedutil", "performance", "powersave"])
+def test_amd_pstate_modes_run(cli, periodic, mode, cpufreq):
+    first, default_text, driver = AMD_MODES[mode]
+    platform = f"epyc-7702-2s:amd_pstate={mode}"
+    for kernel in (first, "6.8"):
+        args = ["--platform", platform, "--kernel", kernel] + (["--cpufreq", cpufreq] if cpufreq else [])
+        proc = cli(*run_args(periodic, "100ms", *args))
+        if mode == "active" and cpufreq == "schedutil":
+            assert proc.returncode == 2, proc.stderr
+            assert proc.stderr.startswith("govlab: error:") and "amd_pstate=passive or guided" in proc.stderr
+            assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+            continue
+        assert proc.returncode == 0, (kernel, proc.stderr)
+        header = proc.stdout.splitlines()[0]
+        assert f"driver: {driver}" in header, header
+        if cpufreq is None:
+            assert default_text in header, header

@@ -65,6 +65,24 @@ def test_broadwell_ep_columns():
     assert "CorWatt" not in cols and "Totl%C0" not in cols and "GFXWatt" not in cols
 
 
+def test_epyc_columns_are_amd_features_with_rapl():
+    """turbostat.c amd_features_with_rapl: no core or package C-state counters (CPU%c1 only),
+    RAPL_AMD_F17H's core and package energy, no perf-status or temperature columns; acpi_idle's
+    states under their _CST names."""
+    result = govlab.run(platform="epyc-7702-2s", workload="periodic:tasks=3", duration="50ms")
+    cols = list(result.turbostat()[0])
+    assert cols[:6] == ["Package", "Core", "CPU", "Avg_MHz", "Busy%", "Bzy_MHz"]
+    assert cols[6:10] == ["TSC_MHz", "IPC", "IRQ", "SMI"]
+    assert [c for c in cols if c.startswith("CPU%c")] == ["CPU%c1"]
+    assert not [c for c in cols if c.startswith(("Pkg%", "Pk%"))]
+    assert cols[-2:] == ["CorWatt", "PkgWatt"]
+    for absent in ("CoreTmp", "PkgTmp", "PKG_%", "RAMWatt", "UncMHz"):
+        assert absent not in cols, absent
+    assert {"POLL", "C1", "C2", "C2%"} <= set(cols)
+    summary = result.turbostat()[0]
+    assert summary["TSC_MHz"] == 2000.0
+
+
 def test_summary_row_sums_counts_and_energy_and_averages_the_rest():
     result = govlab.run(platform=BDW, workload="periodic:tasks=3", duration="100ms")
     rows = result.turbostat()

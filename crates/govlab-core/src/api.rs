@@ -815,6 +815,13 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
                     "deprecated: use the kernel's option (VERSION:idle_tick=governor|stopped); used where the kernel's is not given",
                 ),
             ];
+            if p.cpu_types.iter().all(|t| t.cppc.is_some()) {
+                params.push(ParamEntry::new(
+                    "amd_pstate",
+                    "(off)",
+                    "passive (v5.17), active (amd-pstate-epp, v6.3) or guided (v6.4): the kernel's amd_pstate=, replacing acpi-cpufreq",
+                ));
+            }
             if p.packages.iter().any(|k| !k.cstates.is_empty()) {
                 params.push(ParamEntry::new(
                     "package_cstates",

@@ -558,6 +558,11 @@ impl<G: DbsGovernor> DbsGovernorCore<G> {
 const START_TIME_NS: u64 = 0;
 
 impl<G: DbsGovernor> CpufreqGovernor for DbsGovernorCore<G> {
+    /// CPUFREQ_DBS_GOVERNOR_INITIALIZER sets CPUFREQ_GOV_DYNAMIC_SWITCHING.
+    fn dynamic_switching(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         self.gov.name()
     }
@@ -731,6 +736,7 @@ pub(crate) mod testutil {
                     transition_latency_ns: 10_000,
                     tick_ns: self.tick_ns,
                     hwp: None,
+                    cppc: None,
                     sched: &self.sched,
                     out: &mut out,
                 };

@@ -62,6 +62,13 @@ pub enum CpufreqDriver {
     IntelCpufreq { hwp: bool, strict_target: bool },
     /// powernv-cpufreq; `global_pstate` as the platform says.
     Powernv { global_pstate: bool },
+    /// amd-pstate in passive or guided mode (`super::amd_pstate`):
+    /// frequency targets become CPPC requests. `guided_dynamic`: guided
+    /// mode under a governor with CPUFREQ_GOV_DYNAMIC_SWITCHING, whose
+    /// target becomes the minimum.
+    AmdPstate { guided: bool, guided_dynamic: bool },
+    /// amd-pstate-epp (active mode), driven by its own policies.
+    AmdPstateEpp,
 }
 
 impl CpufreqDriver {
@@ -72,6 +79,8 @@ impl CpufreqDriver {
             CpufreqDriver::IntelPstate => "intel_pstate",
             CpufreqDriver::IntelCpufreq { .. } => "intel_cpufreq",
             CpufreqDriver::Powernv { .. } => "powernv",
+            CpufreqDriver::AmdPstate { .. } => "amd-pstate",
+            CpufreqDriver::AmdPstateEpp => "amd-pstate-epp",
         }
     }
 
@@ -89,6 +98,8 @@ impl CpufreqDriver {
                 format!("intel_pstate (active{})", hwp_text(hwp && !off))
             }
             CpufreqDriver::IntelCpufreq { hwp, .. } => format!("intel_cpufreq (passive{})", hwp_text(hwp)),
+            CpufreqDriver::AmdPstate { guided, .. } => format!("amd-pstate ({})", if guided { "guided" } else { "passive" }),
+            CpufreqDriver::AmdPstateEpp => "amd-pstate-epp (active)".to_string(),
             other => other.name().to_string(),
         }
     }
@@ -99,6 +110,9 @@ pub fn resolve(ctx: &BuildCtx, gov: &dyn CpufreqGovernor) -> Result<CpufreqDrive
     let platform = &ctx.platform;
     let name = gov.name();
     let plat = &platform.name;
+    if let Some(mode) = platform.amd_pstate {
+        return super::amd_pstate::resolve_driver(ctx, gov, mode);
+    }
     match (gov.driver(), platform.driver) {
         (None, table @ (Driver::AcpiCpufreq | Driver::CpufreqDt)) => Ok(CpufreqDriver::Table(table.name())),
         (None, Driver::IntelPstate { mode: None | Some(PstateMode::Passive) }) => {

@@ -25,6 +25,7 @@
 //! lpstate = powernv's global (chip voltage) and local (core frequency)
 //! P-states.
 
+pub mod amd_pstate;
 pub mod conservative;
 pub mod dbs;
 pub mod driver;
@@ -147,6 +148,9 @@ pub struct Policy<'a> {
     /// intel_pstate's active mode on a platform with HWP on. None where the
     /// driver takes frequencies (intel_cpufreq writes its own HWP requests).
     pub hwp: Option<HwpCaps>,
+    /// The CPUs' CPPC levels where the firmware gives them (AMD), for
+    /// amd-pstate's active mode, whose policies write CPPC requests.
+    pub cppc: Option<crate::platform::cppc::Cppc>,
     pub sched: &'a dyn SchedView,
     pub out: &'a mut PolicyRequests,
 }
@@ -264,6 +268,13 @@ pub trait CpufreqGovernor: Send {
         false
     }
 
+    /// The governor changes the frequency by itself as load changes
+    /// (CPUFREQ_GOV_DYNAMIC_SWITCHING: ondemand, conservative, schedutil),
+    /// which amd-pstate's guided mode turns into a CPPC minimum.
+    fn dynamic_switching(&self) -> bool {
+        false
+    }
+
     /// Which CPUs' hook calls for a CPU of this policy the governor acts on
     /// (v6.8; the scheduler calls the hook of `cpu_of(rq)` from whichever
     /// CPU holds the runqueue lock). Default: `cpufreq_this_cpu_can_update`,
@@ -328,6 +339,7 @@ pub fn registry() -> &'static [GovernorInfo] {
         conservative::INFO,
         schedutil::INFO,
         intel_pstate::INFO,
+        amd_pstate::INFO,
     ]
 }
 
@@ -379,6 +391,7 @@ pub fn build_for(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>
 /// the hardware, keeps it).
 pub fn resolve_ctx(spec: &Spec, mut ctx: BuildCtx) -> Result<BuildCtx> {
     use crate::platform::{Driver, PstateMode};
+    amd_pstate::check_mode(&ctx)?;
     if !matches!(ctx.platform.driver, Driver::IntelPstate { mode: None | Some(PstateMode::Passive) }) {
         return Ok(ctx);
     }
@@ -416,7 +429,19 @@ pub fn resolve_ctx(spec: &Spec, mut ctx: BuildCtx) -> Result<BuildCtx> {
 /// governor. Unless `intel_pstate=` forces a mode, the mode is the one the
 /// kernel boots in ([`intel_pstate_boots_active`]).
 pub fn kernel_name(spec: &Spec, ctx: &BuildCtx) -> Result<Spec> {
+    if ctx.platform.amd_pstate == Some(crate::platform::AmdPstateMode::Active) {
+        return own_policy(spec, amd_pstate::INFO.name, "amd-pstate-epp (amd_pstate=active)");
+    }
     if !intel_pstate_boots_active(&ctx.platform, &ctx.kernel) || !matches!(spec.name.as_str(), "powersave" | "performance") {
+        return Ok(spec.clone());
+    }
+    own_policy(spec, intel_pstate::INFO.name, "intel_pstate in active mode")
+}
+
+/// `powersave` or `performance` as a setpolicy driver's own policy: the
+/// governor `own` with `policy=NAME` and the spec's other settings.
+fn own_policy(spec: &Spec, own: &'static str, driver: &str) -> Result<Spec> {
+    if !matches!(spec.name.as_str(), "powersave" | "performance") {
         return Ok(spec.clone());
     }
     if let Some((_, v)) = spec.params.iter().find(|(k, _)| k == "policy") {
@@ -424,12 +449,12 @@ pub fn kernel_name(spec: &Spec, ctx: &BuildCtx) -> Result<Spec> {
             format!("cpufreq governor {}", spec.name),
             "policy",
             v,
-            format!("no policy setting: on intel_pstate in active mode {} is the policy; write intel_pstate:policy=... instead", spec.name),
+            format!("no policy setting: on {driver} {} is the policy; write {own}:policy=... instead", spec.name),
         ));
     }
     let mut params = vec![("policy".to_string(), spec.name.clone())];
     params.extend(spec.params.iter().cloned());
-    Ok(Spec { name: intel_pstate::INFO.name.to_string(), params })
+    Ok(Spec { name: own.to_string(), params })
 }
 
 /// Whether intel_pstate runs in active mode on `platform` under `kernel`:
@@ -460,11 +485,20 @@ pub fn intel_pstate_boots_active(platform: &Platform, kernel: &KernelConfig) -> 
 ///   drivers/cpufreq/Kconfig default on ARM and ARM64 and on SMP x86 with
 ///   intel_pstate built in (the x86 line: a00ec3874e7d, "cpufreq:
 ///   intel_pstate: Select schedutil as the default governor");
+/// * amd-pstate in active mode (`amd_pstate=active`): its own policy, the
+///   driver's fallback since the distributions' default governor
+///   (schedutil) is neither of its two ([`amd_pstate::fallback_policy`]);
+///   in passive and guided mode `schedutil`, as on acpi-cpufreq;
 /// * powernv: `ondemand`, CONFIG_CPU_FREQ_DEFAULT_GOV_ONDEMAND of v6.8
 ///   arch/powerpc/configs/powernv_defconfig (the Kconfig default there
 ///   would be performance; the platform's own defconfig picks ondemand).
 pub fn default_governor(platform: &Platform, kernel: &KernelConfig) -> &'static str {
-    use crate::platform::{Driver, PstateMode};
+    use crate::platform::{AmdPstateMode, Driver, PstateMode};
+    match platform.amd_pstate {
+        Some(AmdPstateMode::Active) => return amd_pstate::fallback_policy(platform),
+        Some(_) => return schedutil::INFO.name,
+        None => {}
+    }
     match platform.driver {
         Driver::IntelPstate { mode: None } if !platform.hwp && kernel.intel_pstate_passive_default() => schedutil::INFO.name,
         Driver::IntelPstate { mode: None | Some(PstateMode::Active) } => powersave::INFO.name,

@@ -20,7 +20,10 @@
 //!    frequency **change** (evaluations that change nothing do not restart
 //!    the clock), or the policy limits changed.
 //! 3. Per CPU: util = max(utilisation, IO-wait boost), then the headroom:
-//!    perf = min(1.25 × util, capacity) (sugov_effective_cpu_perf).
+//!    perf = min(1.25 × util, capacity) (sugov_effective_cpu_perf; before
+//!    v6.8, `EraId::SchedutilPerfEstimate`, perf = min(util, capacity) and
+//!    the 1.25 multiplies f_ref instead, so without invariance the old
+//!    kernels climb above 80 % of capacity, v6.8 above 64 %).
 //!    A policy of several CPUs takes the largest perf of its CPUs.
 //! 4. f = f_ref × perf / capacity with f_ref = cpuinfo.max_freq when
 //!    utilisation is frequency invariant, else `cur + cur/4`
@@ -273,6 +276,9 @@ pub struct Schedutil {
     /// The gradual iowait boost starts at policy->min (v4.18-v5.1), not
     /// at IOWAIT_BOOST_MIN.
     boost_from_policy_min: bool,
+    /// v6.8's performance estimate: the headroom on the utilisation (and,
+    /// without invariance, on `cur` too); before, once on the frequency.
+    headroom_on_util: bool,
     /// Indexed by policy id; None until started.
     policies: Vec<Option<SugovPolicy>>,
 }
@@ -280,6 +286,7 @@ pub struct Schedutil {
 fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
     let mut g = Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), ctx)?);
     g.boost_from_policy_min = !ctx.has(EraId::SchedutilIowaitBoostMin);
+    g.headroom_on_util = ctx.has(EraId::SchedutilPerfEstimate);
     Ok(Box::new(g))
 }
 
@@ -374,13 +381,20 @@ impl SugovCpu {
     }
 
     /// sugov_get_util: step 3 for this CPU.
-    fn get_util(&mut self, sched: &dyn SchedView, boost: u64) {
+    fn get_util(&mut self, sched: &dyn SchedView, boost: u64, headroom_on_util: bool) {
         // effective_cpu_util (v6.8): CFS plus RT and DL, the DL bandwidth
         // and uclamp min as a floor (the top while RT runs), uclamp max.
         let (util, min, max) = sched.effective_cpu_util(self.cpu, sched.cpu_util(self.cpu));
         let util = util.max(boost);
         self.bw_min = min;
-        self.util = effective_cpu_perf(util, min, max);
+        self.util = if headroom_on_util {
+            effective_cpu_perf(util, min, max)
+        } else {
+            // Before v6.8 (v5.2 schedutil_cpu_util, sugov_iowait_apply):
+            // the utilisation within its floor and the capacity; the
+            // headroom comes in get_next_freq.
+            min.max(util.min(max))
+        };
     }
 
     /// ignore_dl_rate_limit (v6.8): DL bandwidth above the last floor
@@ -443,13 +457,17 @@ impl SugovPolicy {
     }
 
     /// get_next_freq (step 4).
-    fn get_next_freq(&mut self, policy: &Policy<'_>, util: u64, max_cap: u64) -> u32 {
+    fn get_next_freq(&mut self, policy: &Policy<'_>, util: u64, max_cap: u64, headroom_on_util: bool) -> u32 {
         // get_capacity_ref_freq (v6.8, with e37617c8e53a "sched/fair: Fix
         // frequency selection for non-invariant case"): cpuinfo.max_freq
         // when utilisation is frequency invariant; otherwise policy->cur
-        // plus 25 %, on top of the headroom already in `util`.
+        // plus 25 %, on top of the headroom already in `util`. Before v6.8
+        // (v4.7's get_next_freq, v5.2's map_util_freq): the same base,
+        // cpuinfo.max_freq or policy->cur, plus 25 % in every case, and
+        // no headroom in `util`.
         let f_ref = if policy.sched.freq_invariant() {
-            u64::from(policy.cpuinfo_max_khz)
+            let max = u64::from(policy.cpuinfo_max_khz);
+            if headroom_on_util { max } else { max + (max >> 2) }
         } else {
             let cur = u64::from(policy.cur_khz);
             cur + (cur >> 2)
@@ -481,6 +499,7 @@ impl Schedutil {
         Schedutil {
             tunables,
             boost_from_policy_min: false,
+            headroom_on_util: true,
             policies: Vec::new(),
         }
     }
@@ -515,11 +534,11 @@ impl Schedutil {
         }
         let sg_cpu = &mut sg.cpus[0];
         let boost = sg_cpu.iowait_apply(time_ns, tick_ns, max_cap, mode);
-        sg_cpu.get_util(policy.sched, boost);
+        sg_cpu.get_util(policy.sched, boost, self.headroom_on_util);
         let util = sg_cpu.util;
 
         // Step 4.
-        let mut next_f = sg.get_next_freq(policy, util, max_cap);
+        let mut next_f = sg.get_next_freq(policy, util, max_cap, self.headroom_on_util);
 
         // Step 5: no decrease while the CPU has not idled.
         let busy = sg.cpus[0].cpu_is_busy(policy.sched, time_ns);
@@ -547,10 +566,10 @@ impl Schedutil {
         let mut util = 0;
         for c in &mut sg.cpus {
             let boost = c.iowait_apply(time_ns, tick_ns, max_cap, mode);
-            c.get_util(policy.sched, boost);
+            c.get_util(policy.sched, boost, self.headroom_on_util);
             util = util.max(c.util);
         }
-        let next_f = sg.get_next_freq(policy, util, max_cap);
+        let next_f = sg.get_next_freq(policy, util, max_cap, self.headroom_on_util);
         if sg.update_next_freq(time_ns, next_f) {
             policy.fast_switch(next_f);
         }
@@ -558,6 +577,11 @@ impl Schedutil {
 }
 
 impl CpufreqGovernor for Schedutil {
+    /// schedutil_gov.flags = CPUFREQ_GOV_DYNAMIC_SWITCHING.
+    fn dynamic_switching(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "schedutil"
     }
@@ -700,6 +724,30 @@ mod tests {
         h.sched.non_invariant = false;
         h.cur_khz = 2_400_000;
         assert_eq!(hook(&mut g, &mut h, 6 * MS, 800, 0), Some(3_200_000));
+    }
+
+    /// Before v6.8 (9c0b4bb7f630, e37617c8e53a) the headroom came once, on
+    /// the frequency: non-invariant, from 1.6 GHz at util 700, v5.2 asks
+    /// 1.25 × 1.6 GHz × 700/1024 = 1.37 GHz → 1.6 GHz (it holds) and v6.8
+    /// 1.25 × 1.6 GHz × 875/1024 = 1.71 GHz → 2.0 GHz. So the old
+    /// kernels climb only above 80 % of capacity (the tipping point the
+    /// v4.7 comment names), v6.8 above 64 %. Invariant, both ask
+    /// 1.25 × 3.2 GHz × 700/1024 = 2.73 GHz → 3.2 GHz.
+    #[test]
+    fn headroom_once_on_the_frequency_before_6_8() {
+        for (kernel, non_invariant_700) in [("5.2", 1_600_000), ("6.7", 1_600_000), ("6.8", 2_000_000)] {
+            let k = crate::kernel::KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap();
+            let ctx = crate::kernel::BuildCtx::new(skylake(), k);
+            let mut g = build(&Spec::parse("schedutil:rate_limit_us=1000", "test").unwrap(), &ctx).unwrap();
+            let mut h = Harness::new(&MHZ, 1);
+            h.sched.idle_calls = Some(vec![0]);
+            h.call(|p| g.start(p));
+            h.sched.non_invariant = true;
+            h.cur_khz = 1_600_000;
+            assert_eq!(hook(&mut g, &mut h, 2 * MS, 700, 0), Some(non_invariant_700), "{kernel}");
+            h.sched.non_invariant = false;
+            assert_eq!(hook(&mut g, &mut h, 4 * MS, 700, 0), Some(3_200_000), "{kernel}");
+        }
     }
 
     #[test]

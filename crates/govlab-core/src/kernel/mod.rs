@@ -124,7 +124,7 @@ pub const OPTIONS: [(&str, &str); 5] = [
     ("hz", "100, 250, 300 or 1000 (default: the platform file's hz)"),
     (
         "freq_invariance",
-        "off, base, max or Nc for N from 1 to 64 (default: by version and architecture)",
+        "off, base, max, cppc_midpoint or Nc for N from 1 to 64 (default: by version and architecture)",
     ),
     ("housekeeping", "on or off (default on: per-CPU kernel work wakes idle CPUs; off: a silent machine)"),
     ("sched_energy_aware", "on or off (default on from 5.0: Energy-Aware Scheduling where the platform has an Energy Model and schedutil runs)"),
@@ -171,6 +171,10 @@ pub enum FreqInvariance {
     /// The n-core turbo ratio of the platform's turbo table is 1024 (x86
     /// from v5.7: 4 cores, capped at 1024 above it).
     Turbo(u32),
+    /// AMD from v5.11: the midpoint of the CPPC highest/nominal ratio and
+    /// 1, times the nominal frequency
+    /// ([`Cppc::invariance_reference_khz`](crate::platform::cppc::Cppc::invariance_reference_khz)).
+    CppcMidpoint,
 }
 
 impl fmt::Display for FreqInvariance {
@@ -180,6 +184,7 @@ impl fmt::Display for FreqInvariance {
             FreqInvariance::Base => f.write_str("base"),
             FreqInvariance::Max => f.write_str("max"),
             FreqInvariance::Turbo(n) => write!(f, "{n}c"),
+            FreqInvariance::CppcMidpoint => f.write_str("cppc_midpoint"),
         }
     }
 }
@@ -195,6 +200,7 @@ impl FreqInvariance {
             FreqInvariance::Base => ct.base_khz,
             FreqInvariance::Max => ct.max_khz(),
             FreqInvariance::Turbo(n) => ct.turbo_limit_khz(n as usize).min(ct.max_khz()),
+            FreqInvariance::CppcMidpoint => ct.cppc.map_or(ct.max_khz(), |c| c.invariance_reference_khz().min(ct.max_khz())),
         }
     }
 
@@ -203,6 +209,7 @@ impl FreqInvariance {
             "off" => Some(FreqInvariance::Off),
             "base" => Some(FreqInvariance::Base),
             "max" => Some(FreqInvariance::Max),
+            "cppc_midpoint" => Some(FreqInvariance::CppcMidpoint),
             t => {
                 let n: u32 = t.strip_suffix('c')?.parse().ok()?;
                 (1..=64).contains(&n).then_some(FreqInvariance::Turbo(n))
@@ -441,14 +448,19 @@ impl KernelConfig {
 
     /// The frequency invariance in effect on `plat`: the option, else the
     /// version's default for the architecture (x86: off before v5.7, the
-    /// 4-core turbo ratio from v5.7, 1567c3e3467c; powerpc: off, no
-    /// implementation found; Arm: the cpufreq-driven `max`).
+    /// 4-core turbo ratio from v5.7, 1567c3e3467c; on AMD, whose CPUs give
+    /// CPPC levels, off before v5.11 and the CPPC midpoint from v5.11,
+    /// 41ea667227ba; powerpc: off, no implementation found; Arm: the
+    /// cpufreq-driven `max`).
     #[must_use]
     pub fn freq_invariance(&self, plat: &Platform) -> FreqInvariance {
         if let Some(f) = self.freq_invariance {
             return f;
         }
+        let amd = plat.cpu_types.iter().all(|t| t.cppc.is_some());
         match arch_of(plat) {
+            Arch::X86 if amd && self.has(EraId::AmdFreqInvariance) => FreqInvariance::CppcMidpoint,
+            Arch::X86 if amd => FreqInvariance::Off,
             Arch::X86 if self.has(EraId::X86FreqInvariance) => FreqInvariance::Turbo(4),
             Arch::X86 | Arch::PowerPc => FreqInvariance::Off,
             Arch::Arm => FreqInvariance::Max,

@@ -154,6 +154,7 @@ impl Engine {
                 transition_latency_ns: ct.transition_latency_ns,
                 tick_ns: self.tun.tick_ns,
                 hwp: (self.cpufreq_driver == CpufreqDriver::IntelPstate && self.hwp).then(|| HwpCaps::of(ct)),
+                cppc: ct.cppc,
                 sched: &view,
                 out: &mut out,
             };

@@ -4,11 +4,13 @@
 //!
 //! Models: Linux v6.8 drivers/cpufreq/cpufreq.c __cpufreq_driver_target()
 //! and the target_index / fast_switch callbacks of acpi-cpufreq.c,
-//! cpufreq-dt.c, intel_pstate.c (intel_cpufreq_target) and
-//! powernv-cpufreq.c; which driver runs is decided in
+//! cpufreq-dt.c, intel_pstate.c (intel_cpufreq_target), amd-pstate.c
+//! (amd_pstate_update_freq) and powernv-cpufreq.c; which driver runs is
+//! decided in
 //! [`crate::cpufreq::driver`].
 
 use super::Engine;
+use crate::cpufreq::amd_pstate;
 use crate::cpufreq::driver::{table_index, CpufreqDriver};
 use crate::cpufreq::Relation;
 use crate::platform::hwp::{HwpRequest, HWP_EPP_FIRMWARE_DEFAULT};
@@ -22,10 +24,11 @@ impl Engine {
         let ct = self.plat.domain_type(d);
         let opp = table_index(ct, khz, relation);
         let opp_khz = ct.opps[opp].khz;
+        let cppc = ct.cppc;
         // __cpufreq_driver_target: nothing to do if the policy is there
         // already, unless the driver wants every call
-        // (CPUFREQ_NEED_UPDATE_LIMITS: intel_cpufreq).
-        let every_call = matches!(self.cpufreq_driver, CpufreqDriver::IntelCpufreq { .. });
+        // (CPUFREQ_NEED_UPDATE_LIMITS: intel_cpufreq, amd-pstate).
+        let every_call = matches!(self.cpufreq_driver, CpufreqDriver::IntelCpufreq { .. } | CpufreqDriver::AmdPstate { .. });
         if !fast_switch && !every_call && opp_khz == self.policies[p].cur_khz {
             return;
         }
@@ -56,6 +59,13 @@ impl Engine {
             CpufreqDriver::Powernv { global_pstate } => {
                 self.powernv_target(p, opp, global_pstate && !fast_switch);
             }
+            CpufreqDriver::AmdPstate { guided_dynamic, .. } => {
+                let Some(cppc) = cppc else { unreachable!("amd-pstate runs only where every CPU type has CPPC levels") };
+                let pr = &self.policies[p];
+                let req = amd_pstate::target_request(&cppc, pr.min_khz, pr.max_khz, khz, guided_dynamic);
+                self.hwp_write_request(p, req);
+            }
+            CpufreqDriver::AmdPstateEpp => unreachable!("amd-pstate-epp is a setpolicy driver: its policies write CPPC requests"),
         }
     }
 

@@ -7,11 +7,46 @@
 //!
 //! Models: Intel SDM vol. 3B §14.4 (hardware-controlled performance
 //! states); the selection rule, assumed, is in [`crate::platform::hwp`].
+//! AMD's CPPC request (MSR_AMD_CPPC_REQ: the same min/max/desired/EPP
+//! fields) runs through the same loop on its own scale: levels are the
+//! CPU type's CPPC levels and a level runs at the operating point closest
+//! to its frequency ([`crate::platform::cppc`]).
 
 use super::{Engine, Event};
 use crate::platform::hwp::{next_perf, HwpCaps, HwpRequest, HWP_EVAL_INTERVAL_NS};
-use crate::platform::INTEL_PSTATE_SCALING_KHZ;
+use crate::platform::{CpuType, INTEL_PSTATE_SCALING_KHZ};
 use crate::sim::Time;
+
+/// The levels a CPU type's request names: (lowest, highest).
+fn level_range(ct: &CpuType) -> (u32, u32) {
+    match ct.cppc {
+        Some(c) => (c.lowest_perf, c.highest_perf),
+        None => {
+            let caps = HwpCaps::of(ct);
+            (caps.lowest_perf, caps.highest_perf)
+        }
+    }
+}
+
+/// The operating point a level runs at, and its frequency: one OPP per
+/// ratio on Intel, the CPPC mapping on AMD.
+fn level_opp(ct: &CpuType, perf: u32, lowest: u32) -> (usize, u32) {
+    match ct.cppc {
+        Some(c) => {
+            let opp = c.opp_of(ct, perf);
+            (opp, ct.opps[opp].khz)
+        }
+        None => ((perf - lowest) as usize, perf * INTEL_PSTATE_SCALING_KHZ),
+    }
+}
+
+/// The level a frequency is (the clock's, when the OS first writes).
+fn level_of(ct: &CpuType, khz: u32) -> u32 {
+    match ct.cppc {
+        Some(c) => c.khz_to_perf(khz),
+        None => khz / INTEL_PSTATE_SCALING_KHZ,
+    }
+}
 
 /// One policy's HWP hardware.
 #[derive(Debug, Clone)]
@@ -31,16 +66,16 @@ impl Engine {
     /// Step 5: clamp `perf` and send the clock there.
     fn hwp_apply(&mut self, p: usize, perf: u32) {
         let d = self.policies[p].domain;
-        let HwpCaps { lowest_perf: lowest, highest_perf: highest, .. } = HwpCaps::of(self.plat.domain_type(d));
+        let ct = self.plat.domain_type(d);
+        let (lowest, highest) = level_range(ct);
         let Some(hw) = self.policies[p].hwp.as_mut() else { return };
         let req = hw.req;
         let perf = perf
             .clamp(req.min_perf, req.max_perf.max(req.min_perf))
             .clamp(lowest, highest);
         hw.perf = perf;
-        let opp = (perf - lowest) as usize;
+        let (opp, khz) = level_opp(ct, perf, lowest);
         if opp != self.policies[p].req_opp {
-            let khz = perf * INTEL_PSTATE_SCALING_KHZ;
             self.policies[p].cur_khz = khz;
             // No kernel event says what HWP chose (intel_pstate traces no
             // cpu_frequency with HWP); on a shared clock govlab writes one
@@ -58,16 +93,20 @@ impl Engine {
         if self.policies[p].hwp.is_none() {
             let d = self.policies[p].domain;
             let ct = self.plat.domain_type(d);
-            let perf = self.domains[d].cur_khz / INTEL_PSTATE_SCALING_KHZ;
-            debug_assert!(ct.opps.iter().all(|o| o.khz % INTEL_PSTATE_SCALING_KHZ == 0));
+            let perf = level_of(ct, self.domains[d].cur_khz);
+            debug_assert!(ct.cppc.is_some() || ct.opps.iter().all(|o| o.khz % INTEL_PSTATE_SCALING_KHZ == 0));
             let now = self.now;
             let prev_idle_ns = self.pol.cpus[p].iter().map(|&c| self.rqs[c].idle_time_until(now)).collect();
             self.policies[p].hwp = Some(HwpRt { req, perf, last_eval_ns: now, prev_idle_ns, gen: 0 });
             self.q.schedule(now + HWP_EVAL_INTERVAL_NS, Event::HwpTick { policy: p as u32, gen: 0 });
         }
+        let cppc = self.plat.domain_type(self.policies[p].domain).cppc.is_some();
         let hw = self.policies[p].hwp.as_mut().expect("enabled above");
         hw.req = req;
-        let perf = hw.perf;
+        // A CPPC desired level is the OS's choice (ACPI 6.x §8.4.6,
+        // non-autonomous): amd-pstate's passive write is its frequency
+        // change, served at once. HWP's desired waits for the loop.
+        let perf = if cppc && req.desired_perf != 0 { req.desired_perf } else { hw.perf };
         self.hwp_apply(p, perf);
     }
 

@@ -32,6 +32,8 @@
 
 mod capacity;
 #[cfg(test)]
+mod amd_pstate_tests;
+#[cfg(test)]
 mod clock_domain_tests;
 mod deadline;
 pub mod eas;

@@ -10,6 +10,7 @@
 //! Units: frequencies in kHz (as cpufreq), voltages in mV, times in ns
 //! (converted from the file's µs once, at load), power in mW.
 
+pub mod cppc;
 pub mod energy;
 pub mod hwp;
 pub mod load;
@@ -64,6 +65,12 @@ pub struct Platform {
     /// The oldest kernel that runs this machine's drivers (the file's
     /// `min_kernel`); None: every modelled kernel does.
     pub min_kernel: Option<MinKernel>,
+    /// The kernel's `amd_pstate=passive|active|guided` (the platform
+    /// override `amd_pstate`): the amd-pstate driver replaces the file's
+    /// acpi-cpufreq in that mode (`cpufreq::amd_pstate`). None: as the
+    /// kernel boots, which on a server of Zen 4 or older leaves amd-pstate
+    /// off. Only on platforms whose CPU types have [`cppc::Cppc`].
+    pub amd_pstate: Option<AmdPstateMode>,
     /// The tick rate (CONFIG_HZ) of the distribution kernel this machine is
     /// assumed to run: the run's default, read by `kernel::BuildCtx` (the
     /// kernel's `hz` option overrides it).
@@ -123,6 +130,32 @@ pub enum Driver {
     /// chip voltage (global P-state) is brought down slowly after the
     /// frequency (local P-state) drops, as on POWER8 since v4.8.
     Powernv { global_pstate: bool },
+}
+
+/// amd-pstate's operation mode (Documentation/admin-guide/pm/amd-pstate.rst,
+/// "Driver Operation Modes"; the kernel's `amd_pstate=` and
+/// /sys/devices/system/cpu/amd_pstate/status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AmdPstateMode {
+    /// `amd-pstate`: the generic governors set the desired level (v5.17).
+    Passive,
+    /// `amd-pstate-epp`: a setpolicy driver; the firmware picks the level
+    /// inside the limits, steered by EPP (v6.3).
+    Active,
+    /// `amd-pstate` with the firmware choosing inside [min, max], where a
+    /// dynamic governor's target becomes the minimum (v6.4).
+    Guided,
+}
+
+impl AmdPstateMode {
+    /// The file's and `status`' spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            AmdPstateMode::Passive => "passive",
+            AmdPstateMode::Active => "active",
+            AmdPstateMode::Guided => "guided",
+        }
+    }
 }
 
 /// intel_pstate's operation mode (Documentation/admin-guide/pm/intel_pstate.rst).
@@ -413,6 +446,9 @@ pub struct CpuType {
     /// Extra dynamic power when more than one thread of a core is busy, as a
     /// multiple of the single-thread figure.
     pub smt_power: f64,
+    /// The core's ACPI CPPC levels (AMD Zen); None where the firmware
+    /// gives none the drivers read.
+    pub cppc: Option<cppc::Cppc>,
 }
 
 /// An operating performance point.

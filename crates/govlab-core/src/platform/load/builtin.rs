@@ -25,6 +25,7 @@ pub(super) const BUILTIN: &[(&str, &str)] = &[
     ("i7-2600k", include_str!("../../../../../data/platforms/i7-2600k.toml")),
     ("i5-10600k", include_str!("../../../../../data/platforms/i5-10600k.toml")),
     ("gs101", include_str!("../../../../../data/platforms/gs101.toml")),
+    ("epyc-7702-2s", include_str!("../../../../../data/platforms/epyc-7702-2s.toml")),
 ];
 
 /// Names of the built-in platforms.
@@ -57,7 +58,8 @@ mod tests {
                 "rk3399",
                 "i7-2600k",
                 "i5-10600k",
-                "gs101"
+                "gs101",
+                "epyc-7702-2s"
             ]
         );
     }
@@ -428,6 +430,47 @@ mod tests {
         assert_eq!(p.housekeeping, crate::platform::HousekeepingProfile::Phone);
         let m = p.min_kernel.as_ref().unwrap();
         assert_eq!((m.major, m.minor), (5, 10));
+        check_consistent(&p);
+    }
+
+    /// EPYC 7702, two sockets: 2 x 64 cores / 128 threads with threads last,
+    /// sixteen 4-core CCXs (an LLC each) per socket, a clock per core; the
+    /// CPPC levels of the linux-pm report (nominal 152 = 2.0 GHz, lowest
+    /// non-linear 115 = 1.51 GHz, lowest 31 = 408 MHz; highest 255 assumed,
+    /// 3.355 GHz); acpi_idle's states with target = 2 x latency; boots
+    /// acpi-cpufreq, amd-pstate only when asked.
+    #[test]
+    fn epyc_7702_matches_its_sources() {
+        let p = named("epyc-7702-2s").unwrap();
+        assert_eq!(p.nr_cpus(), 256);
+        assert_eq!((p.cores.len(), p.packages.len()), (128, 2));
+        assert_eq!(p.cpus[0].siblings, vec![128]);
+        assert_eq!(p.cpus[64].siblings, vec![192]);
+        assert_eq!(p.llcs.len(), 32);
+        assert!(p.llcs.iter().all(|l| l.len() == 8), "4 cores x 2 threads per CCX");
+        assert_eq!(p.freq_domains.len(), 128);
+        assert_eq!((p.driver, p.amd_pstate), (Driver::AcpiCpufreq, None));
+        assert!(p.acpi_pm_profile.is_server());
+        let t = p.cpu_type_of(0);
+        assert_eq!((t.min_khz(), t.base_khz, t.max_khz()), (400_000, 2_000_000, 3_300_000));
+        let c = t.cppc.unwrap();
+        assert_eq!((c.highest_perf, c.nominal_perf, c.lowest_nonlinear_perf, c.lowest_perf), (255, 152, 115, 31));
+        assert_eq!((c.perf_to_khz(152), c.perf_to_khz(115) / 10_000, c.perf_to_khz(31) / 10_000), (2_000_000, 151, 40));
+        assert_eq!(c.max_khz() / 10_000, 335);
+        // The grid's ends are the CPPC range's: the lowest and highest
+        // levels run at its first and last operating points.
+        assert_eq!((c.opp_of(t, 31), c.opp_of(t, 255)), (0, t.opps.len() - 1));
+        assert_eq!(t.opps[c.opp_of(t, 152)].khz, 2_000_000);
+        assert_eq!(idle_table(&p, 200), [("POLL", 0, 0), ("C1", 1, 2), ("C2", 400, 800)]);
+        assert_eq!(t.idle_states[2].desc, "ACPI IOPORT 0x814");
+        let pl = p.packages[0].power_limit.as_ref().unwrap();
+        assert!((pl.limit_mw - 200_000.0).abs() < 1e-9);
+        let active = named("epyc-7702-2s:amd_pstate=active").unwrap();
+        assert_eq!(active.amd_pstate, Some(crate::platform::AmdPstateMode::Active));
+        let e = named("skylake-e3-1240v5:amd_pstate=passive").unwrap_err().to_string();
+        assert!(e.contains("no CPPC levels"), "{e}");
+        let e = named("epyc-7702-2s:amd_pstate=on").unwrap_err().to_string();
+        assert!(e.contains("passive, active or guided"), "{e}");
         check_consistent(&p);
     }
 }

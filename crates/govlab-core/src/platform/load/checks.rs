@@ -9,8 +9,9 @@ use std::path::Path;
 
 use toml::Spanned;
 
-use super::raw::{RawCpuType, RawDevice, RawPlatform};
+use super::raw::{RawCppc, RawCpuType, RawDevice, RawPlatform};
 use crate::error::{Error, Result, line_of};
+use crate::platform::cppc::Cppc;
 use crate::platform::{CpuType, Device, Driver, INTEL_PSTATE_SCALING_KHZ, IdleState, Opp};
 
 /// cpufreq drivers the engine models.
@@ -413,9 +414,40 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
             dynamic_power_coefficient: t.dynamic_power_coefficient,
             smt_throughput,
             smt_power,
+            cppc: t.cppc.as_ref().map(|c| cppc(src, &item, c)).transpose()?,
         },
         t.voltage_slew_mv_per_us,
     ))
+}
+
+/// A CPU type's `[cpu_type.cppc]`: levels on the 8-bit scale, ordered
+/// lowest < lowest non-linear <= nominal <= highest, as amd-pstate's
+/// `amd_pstate_init_freq` checks them before it loads.
+fn cppc(src: &Source, item: &str, raw: &Spanned<RawCppc>) -> Result<Cppc> {
+    let c = raw.get_ref();
+    let err = |key: &str, msg: String| src.err(&raw.span(), &format!("{item}.cppc"), key, msg);
+    if c.highest_perf > 255 {
+        return Err(err("highest_perf", format!("{} is above 255 (an 8-bit CPPC level)", c.highest_perf)));
+    }
+    if c.nominal_mhz == 0 || c.lowest_perf == 0 {
+        return Err(err(if c.nominal_mhz == 0 { "nominal_mhz" } else { "lowest_perf" }, "must be > 0".into()));
+    }
+    if !(c.lowest_perf < c.lowest_nonlinear_perf && c.lowest_nonlinear_perf <= c.nominal_perf && c.nominal_perf <= c.highest_perf) {
+        return Err(err(
+            "lowest_perf",
+            format!(
+                "levels {} < {} <= {} <= {} are out of order (lowest < lowest_nonlinear <= nominal <= highest)",
+                c.lowest_perf, c.lowest_nonlinear_perf, c.nominal_perf, c.highest_perf
+            ),
+        ));
+    }
+    Ok(Cppc {
+        highest_perf: c.highest_perf,
+        nominal_perf: c.nominal_perf,
+        lowest_nonlinear_perf: c.lowest_nonlinear_perf,
+        lowest_perf: c.lowest_perf,
+        nominal_khz: c.nominal_mhz * 1000,
+    })
 }
 
 pub(super) fn device(src: &Source, i: usize, raw: &Spanned<RawDevice>) -> Result<Device> {

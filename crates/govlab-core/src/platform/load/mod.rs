@@ -25,7 +25,8 @@
 //! ending in `.toml`, and `name:key=value` overrides ([`PlatformOverrides`]):
 //! `hz`, `turbo`, `hwp` and `smt` for the machine, and the cpufreq driver's
 //! own options: `intel_pstate=active|passive` (the kernel's command-line
-//! switch) and `global_pstate=on|off` (powernv).
+//! switch), `amd_pstate=passive|active|guided` (likewise, on CPUs with
+//! CPPC levels) and `global_pstate=on|off` (powernv).
 //!
 //! Files: `builtin.rs` (the built-in table), `raw.rs` (the file as written,
 //! step 1), `checks.rs` (step 2 and the errors with file, line and key),
@@ -68,7 +69,7 @@ pub fn load_str(text: &str, path: &Path) -> Result<Platform> {
 
 /// Load a built-in platform by name, or a file when the name ends in `.toml`,
 /// then apply the spec's overrides (`hz`, `turbo`, `hwp`, `smt`,
-/// `intel_pstate`, `global_pstate`).
+/// `intel_pstate`, `amd_pstate`, `global_pstate`).
 pub fn load_named(spec: &Spec) -> Result<Platform> {
     let is_file = Path::new(&spec.name)
         .extension()

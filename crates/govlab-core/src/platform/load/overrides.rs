@@ -5,7 +5,7 @@
 use super::checks::HZ_VALUES;
 use crate::error::{Error, Result};
 use crate::params::Params;
-use crate::platform::{Cpu, CpuId, Driver, IdleTick, Platform, PstateMode};
+use crate::platform::{AmdPstateMode, Cpu, CpuId, Driver, IdleTick, Platform, PstateMode};
 
 /// Changes to a loaded platform asked for on the command line
 /// (`skylake-e3-1240v5:turbo=off,smt=off`). `None` keeps the file's value.
@@ -26,6 +26,10 @@ pub struct PlatformOverrides {
     /// forces it; only on intel_pstate platforms. Unset, the governor
     /// decides (see [`Driver::IntelPstate`]).
     pub intel_pstate: Option<PstateMode>,
+    /// amd-pstate's mode, as the kernel's `amd_pstate=passive|active|guided`
+    /// asks for it; only on platforms with CPPC levels. Unset, the kernel's
+    /// boot choice (see [`Platform::amd_pstate`]).
+    pub amd_pstate: Option<AmdPstateMode>,
     /// powernv's global P-state ramp-down (`off`: the voltage follows every
     /// frequency request); only on powernv platforms. Unset, the platform
     /// file's `global_pstate` holds.
@@ -81,6 +85,20 @@ impl PlatformOverrides {
                 }
             },
         };
+        let amd_pstate = match p.string("amd_pstate") {
+            None => None,
+            Some(v) => match [AmdPstateMode::Passive, AmdPstateMode::Active, AmdPstateMode::Guided].into_iter().find(|m| m.name() == v) {
+                Some(m) => Some(m),
+                None => {
+                    return Err(Error::invalid(
+                        p.owner(),
+                        "amd_pstate",
+                        v,
+                        "passive, active or guided (default: none; the kernel's boot choice, acpi-cpufreq on an EPYC server)",
+                    ))
+                }
+            },
+        };
         let global_pstate = opt_bool(p, "global_pstate")?;
         let idle_tick = match p.string("idle_tick") {
             None => None,
@@ -105,6 +123,7 @@ impl PlatformOverrides {
             hwp,
             smt,
             intel_pstate,
+            amd_pstate,
             global_pstate,
             idle_tick,
             package_cstates,
@@ -170,6 +189,16 @@ impl PlatformOverrides {
                 )));
             };
             *m = Some(mode);
+        }
+        if let Some(mode) = self.amd_pstate {
+            if p.cpu_types.iter().any(|t| t.cppc.is_none()) {
+                return Err(Error::Unsupported(format!(
+                    "platform {}: amd_pstate={}, but its CPUs give no CPPC levels ([cpu_type.cppc]); amd-pstate is AMD's CPPC driver",
+                    p.name,
+                    mode.name()
+                )));
+            }
+            p.amd_pstate = Some(mode);
         }
         if let Some(on) = self.global_pstate {
             let Driver::Powernv { global_pstate } = &mut p.driver else {

@@ -171,8 +171,22 @@ pub(super) struct RawCpuType {
     /// cores; one entry when the count does not matter); absent otherwise.
     #[serde(default)]
     pub(super) turbo_max_khz: Option<Vec<u32>>,
+    /// The firmware's CPPC levels (AMD Zen: `_CPC`, MSR_AMD_CPPC_CAP1).
+    #[serde(default)]
+    pub(super) cppc: Option<Spanned<RawCppc>>,
     pub(super) opps: Vec<Spanned<RawOpp>>,
     pub(super) idle_state: Vec<Spanned<RawIdleState>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCppc {
+    pub(super) highest_perf: u32,
+    pub(super) nominal_perf: u32,
+    pub(super) lowest_nonlinear_perf: u32,
+    pub(super) lowest_perf: u32,
+    /// `_CPC` NominalFrequency, MHz.
+    pub(super) nominal_mhz: u32,
 }
 
 #[derive(Deserialize)]

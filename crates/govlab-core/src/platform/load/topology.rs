@@ -392,6 +392,7 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         psd_sw_coordination,
         housekeeping,
         min_kernel,
+        amd_pstate: None,
         hz,
         idle_tick: None,
         package_cstates: true,
