@@ -10,6 +10,12 @@ the best of the three counts. Then the cost of governors written in Python:
 the same scenario at govlab's duration with the Python ladder of
 examples/governors (against the Rust ladder run above), and with schedutil
 in Python and in Rust (the hook is called far more often than ladder).
+Then the engine against an older commit (--baseline, default
+BASELINE_COMMIT): the Rust example `bench_mix` of both trees, built with the
+same profile (LTO off, 16 codegen units, so that building the old tree in a
+temporary git worktree takes minutes, not a quarter of an hour), run
+alternately on the same scenario. Last, `govlab reproduce` end to end, full
+size and --quick, each into a fresh database.
 Prints tables, the ratios and the verdicts against the targets; with
 --write, also rewrites bench/RESULTS.md.
 See bench/README.md for how to read the figures.
@@ -24,6 +30,9 @@ import math
 import os
 import platform
 import re
+import resource
+import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -51,7 +60,25 @@ REPEATS = 3
 MARGIN = 1.25  # aim this much above the minimum wall time
 
 TARGET_EVENTS_PER_S = 5e6
-TARGET_RATIO = 20.0
+#: Issue 42's targets: the bench scenario at least this many times SimPy in simulated seconds per
+#: wall second, and at least TARGET_BASELINE_RATIO times the baseline commit's engine.
+TARGET_RATIO = 50.0
+TARGET_BASELINE_RATIO = 1.7
+#: The commit the engine is measured against (issue 42's starting commit); --baseline names another.
+BASELINE_COMMIT = "088bddc"
+#: Both bench_mix builds (this tree's and the baseline's) use this profile: the release profile
+#: with LTO off and 16 codegen units, so the old tree builds in minutes. The figures are therefore
+#: not those of the installed engine (LTO on, one codegen unit), but the two builds are alike.
+BASELINE_PROFILE = {
+    "CARGO_PROFILE_RELEASE_LTO": "off",
+    "CARGO_PROFILE_RELEASE_CODEGEN_UNITS": "16",
+    "CARGO_PROFILE_RELEASE_INCREMENTAL": "false",
+    "CARGO_PROFILE_RELEASE_DEBUG": "false",
+}
+BASELINE_PROFILE_TEXT = "release profile with LTO off and 16 codegen units, both builds"
+#: `govlab reproduce` end to end (issue 42): every evaluation at full size, and --quick.
+TARGET_REPRODUCE_S = 60.0
+TARGET_REPRODUCE_QUICK_S = 10.0
 
 COMMAND = "make bench"
 
@@ -61,8 +88,8 @@ PY_PAIRS = [
     ("ladder", (CPUFREQ, CPUIDLE), (CPUFREQ, f"py:{EXAMPLES}/ladder.py:Ladder")),
     ("schedutil", ("schedutil", CPUIDLE), (f"py:{EXAMPLES}/schedutil.py:Schedutil", CPUIDLE)),
 ]
-#: The issue's target: a Python governor within 10x of the same governor in Rust.
-TARGET_PY_SLOWDOWN = 10.0
+#: Issue 42's target: a Python governor within 3x of the same governor in Rust.
+TARGET_PY_SLOWDOWN = 3.0
 
 TRACE_EVENTS = 2_000_000
 TARGET_TRACE_READ_S = 5.0
@@ -72,9 +99,9 @@ TARGET_DF_EVENT_S = 2.0
 
 
 
-#: The housekeeping issue's target: with the kernel's housekeeping on (the default), at least this
-#: share of the events/s with it off, on the same scenario.
-TARGET_HOUSEKEEPING_SHARE = 0.85
+#: Issue 42's target: with the kernel's housekeeping on (the default), at least this share of the
+#: simulated seconds per wall second with it off, on the same scenario.
+TARGET_HOUSEKEEPING_SHARE = 0.95
 HOUSEKEEPING_OFF = "6.8:housekeeping=off"
 #: The kernel versions timed beside the default (6.8): the 6.12 LTS, with EEVDF's delayed dequeue
 #: and custom slices (docs/kernels.md). `--kernel` replaces the list.
@@ -202,10 +229,7 @@ def machine() -> dict:
                     break
     except OSError:
         pass
-    try:
-        nproc = len(os.sched_getaffinity(0))
-    except AttributeError:
-        nproc = os.cpu_count()
+    nproc = machine_nproc()
     try:
         rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
@@ -357,16 +381,195 @@ def py_verdict_lines(pairs: list[dict]) -> list[str]:
 
 
 def housekeeping_lines(on: dict, off: dict) -> list[str]:
-    """The scenario with the kernel's housekeeping on (the default, `on`) and off, in events/s."""
+    """The scenario with the kernel's housekeeping on (the default, `on`) and off: simulated
+    seconds per wall second (both run the same simulated time), events/s beside."""
+    speed_on, speed_off = on["sim_s"] / on["wall_s"], off["sim_s"] / off["wall_s"]
     eps_on, eps_off = on["events"] / on["wall_s"], off["events"] / off["wall_s"]
-    share = eps_on / eps_off
+    share = speed_on / speed_off
+    cpu_share = (off["cpu_s"] / off["sim_s"]) / (on["cpu_s"] / on["sim_s"])
     return [
-        f"Housekeeping (kernel option `housekeeping`, machine/housekeeping.rs): on (the default) "
-        f"{eps_on / 1e6:.2f} M events/s ({fmt_int(on['events'])} events), off ({HOUSEKEEPING_OFF}) "
-        f"{eps_off / 1e6:.2f} M events/s ({fmt_int(off['events'])} events), best of {REPEATS} each: on is "
-        f"{100 * share:.0f} % of off; target at least {100 * TARGET_HOUSEKEEPING_SHARE:.0f} %: "
-        f"{'PASS' if share >= TARGET_HOUSEKEEPING_SHARE else 'FAIL'}",
+        f"Housekeeping (kernel option `housekeeping`, machine/housekeeping.rs), {on['sim_s']:g} simulated s, "
+        f"best of {REPEATS} each: on (the default) {speed_on:.3f} simulated s per wall s "
+        f"({eps_on / 1e6:.2f} M events/s, {fmt_int(on['events'])} events), off ({HOUSEKEEPING_OFF}) "
+        f"{speed_off:.3f} ({eps_off / 1e6:.2f} M events/s, {fmt_int(off['events'])} events)",
+        f"housekeeping on at least {100 * TARGET_HOUSEKEEPING_SHARE:.0f} % of off in simulated s per wall s: "
+        f"{'PASS' if share >= TARGET_HOUSEKEEPING_SHARE else 'FAIL'} ({100 * share:.0f} %; "
+        f"{100 * cpu_share:.0f} % in process CPU time)",
     ]
+
+
+def cargo_bench_mix(tree: str, target_dir: str) -> str:
+    """Build the example bench_mix of the checkout at `tree` into `target_dir` with
+    BASELINE_PROFILE; its path."""
+    env = dict(os.environ, CARGO_TARGET_DIR=target_dir, **BASELINE_PROFILE)
+    cmd = ["cargo", "build", "--release", "-q", "-p", "govlab-core", "--example", "bench_mix"]
+    r = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"building bench_mix in {tree} failed:\n{r.stderr.strip()[-2000:]}")
+    return os.path.join(target_dir, "release", "examples", "bench_mix")
+
+
+def build_baseline(commit: str) -> tuple[str, str, str]:
+    """bench_mix of this tree and of `commit` (built in a temporary git worktree, removed
+    afterwards), both with BASELINE_PROFILE: (this binary, the baseline's, the commit's short hash).
+    The baseline's binary is kept under target/bench/ by full hash and reused."""
+    repo = os.path.dirname(HERE)
+    git = lambda *a: subprocess.run(["git", "-C", repo, *a], capture_output=True, text=True)  # noqa: E731
+    full = git("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}").stdout.strip()
+    if not full:
+        raise RuntimeError(f"--baseline {commit}: not a commit of {repo}")
+    short = git("rev-parse", "--short", full).stdout.strip()
+    root = os.path.join(repo, "target", "bench")
+    print(f"baseline: building bench_mix of this tree ({BASELINE_PROFILE_TEXT})", file=sys.stderr, flush=True)
+    this = cargo_bench_mix(repo, os.path.join(root, "this"))
+    home = os.path.join(root, f"baseline-{full}")
+    kept = os.path.join(home, "bench_mix")
+    if not os.path.exists(kept):
+        print(f"baseline: building bench_mix of {short} in a temporary worktree", file=sys.stderr, flush=True)
+        # bench_mix finds the scenario by the path of its crate at build time: the worktree's. The
+        # worktree goes once built; the scenario file of that commit stays at that path.
+        tree = os.path.join(home, "tree")
+        shutil.rmtree(tree, ignore_errors=True)
+        r = git("worktree", "add", "--detach", tree, full)
+        if r.returncode != 0:
+            raise RuntimeError(f"git worktree add {full} failed: {r.stderr.strip()}")
+        try:
+            if not os.path.exists(os.path.join(tree, "crates", "govlab-core", "examples", "bench_mix.rs")):
+                raise RuntimeError(f"commit {short} has no crates/govlab-core/examples/bench_mix.rs to measure")
+            built = cargo_bench_mix(tree, os.path.join(home, "target"))
+            os.replace(built, kept + ".new")
+        finally:
+            git("worktree", "remove", "--force", tree)
+        os.makedirs(os.path.join(tree, "crates", "govlab-core"), exist_ok=True)
+        os.makedirs(os.path.join(tree, "bench"), exist_ok=True)
+        with open(os.path.join(tree, "bench", "mix.toml"), "w") as f:
+            f.write(git("show", f"{full}:bench/mix.toml").stdout)
+        os.replace(kept + ".new", kept)
+        shutil.rmtree(os.path.join(home, "target"), ignore_errors=True)
+    return this, kept, short
+
+
+BENCH_MIX_LINE = re.compile(r"^(\d+) events in ([0-9.]+) s")
+
+
+def run_bench_mix(binary: str, sim_s: int) -> dict:
+    """One run of a bench_mix binary: its events and its own timing of the run (building and
+    running the engine, not the process start); process CPU time from the child's rusage."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([binary, str(sim_s)], check=True, capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    m = BENCH_MIX_LINE.match(out.strip())
+    if not m:
+        raise RuntimeError(f"{binary} printed {out.strip()!r}; expected 'N events in S s...'")
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {"events": int(m.group(1)), "wall_s": float(m.group(2)), "cpu_s": cpu, "sim_s": float(sim_s)}
+
+
+def measure_baseline(commit: str, sim_s: float) -> dict:
+    """This tree's engine against `commit`'s on the bench scenario: REPEATS runs of each,
+    alternating, at `sim_s` (rounded up to whole seconds, bench_mix's unit); the best of each."""
+    this_bin, base_bin, short = build_baseline(commit)
+    secs = max(1, math.ceil(sim_s))
+    runs: dict[str, list[dict]] = {"this": [], "base": []}
+    for i in range(REPEATS):
+        for which, binary in (("base", base_bin), ("this", this_bin)):
+            r = run_bench_mix(binary, secs)
+            print(f"  bench_mix of {'this tree' if which == 'this' else short} run {i + 1}/{REPEATS}: "
+                  f"{secs} simulated s in {r['wall_s']:.3f} s", file=sys.stderr, flush=True)
+            runs[which].append(r)
+    best = {k: min(v, key=lambda r: r["wall_s"]) for k, v in runs.items()}
+    for k in best:
+        best[k]["walls"] = [r["wall_s"] for r in runs[k]]
+    with open(os.path.join(os.path.dirname(base_bin), "tree", "bench", "mix.toml")) as a, open(WORKLOAD) as b:
+        same_scenario = a.read() == b.read()
+    return {"commit": short, "this": best["this"], "base": best["base"], "same_scenario": same_scenario}
+
+
+BASE_HEADER = ["engine (bench_mix)", "simulated s", "events", "wall s", "CPU s", "events/s", "sim s / wall s"]
+
+
+def baseline_rows(b: dict) -> list[list[str]]:
+    rows = []
+    for name, r in ((f"commit {b['commit']}", b["base"]), ("this tree", b["this"])):
+        rows.append([name, f"{r['sim_s']:g}", fmt_int(r["events"]), f"{r['wall_s']:.3f}", f"{r['cpu_s']:.3f}",
+                     fmt_int(r["events"] / r["wall_s"]), f"{r['sim_s'] / r['wall_s']:.3f}"])
+    return rows
+
+
+def baseline_lines(b: dict) -> list[str]:
+    this, base = b["this"], b["base"]
+    speed = (this["sim_s"] / this["wall_s"]) / (base["sim_s"] / base["wall_s"])
+    eps = (this["events"] / this["wall_s"]) / (base["events"] / base["wall_s"])
+    cpu = base["cpu_s"] / this["cpu_s"]
+    ok = "PASS" if speed >= TARGET_BASELINE_RATIO else "FAIL"
+    same = "the same events" if this["events"] == base["events"] else "different event counts: the model moved"
+    if not b["same_scenario"]:
+        same += f"; bench/mix.toml differs at {b['commit']}, each runs its own"
+    return [
+        f"this tree / commit {b['commit']}: {speed:.2f}x in simulated s per wall s, {eps:.2f}x in events/s, "
+        f"{cpu:.2f}x in process CPU time ({same})",
+        f"bench scenario at least {TARGET_BASELINE_RATIO:g}x commit {b['commit']} in simulated s per wall s: {ok} "
+        f"({speed:.2f}x)",
+        "wall times of the runs (alternating): commit " + b["commit"] + " "
+        + ", ".join(f"{w:.3f}" for w in base["walls"]) + " s; this tree " + ", ".join(f"{w:.3f}" for w in this["walls"]) + " s",
+    ]
+
+
+def measure_reproduce(quick: bool) -> dict:
+    """`govlab reproduce` (every evaluation; --quick if asked) as a user runs it, into a fresh
+    database in a temporary directory, output discarded: wall time and the children's CPU time;
+    then, from that database, each evaluation's runs and the sum of their simulation times (each
+    run's own wall time as stored, so the sum counts both workers)."""
+    govlab_cli = os.path.join(os.path.dirname(sys.executable), "govlab")
+    with tempfile.TemporaryDirectory(prefix="govlab-reproduce-bench-") as tmp:
+        db = os.path.join(tmp, "r.sqlite")
+        cmd = [govlab_cli, "reproduce", "--format", "json", "--db", db] + (["--quick"] if quick else [])
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr.strip()[-2000:]}")
+        evaluations: dict[str, list] = {}
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+            wall_of = dict(c.execute("SELECT key, wall_s FROM runs"))
+            for name, runs in c.execute("SELECT name, runs FROM experiments"):
+                ev = evaluation_of(name.split("/")[0])
+                keys = {row["key"] for row in json.loads(runs)}
+                e = evaluations.setdefault(ev, [set(), 0.0])
+                e[0] |= keys
+        for e in evaluations.values():
+            e[1] = sum(wall_of.get(k, 0.0) for k in e[0])
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {
+        "quick": quick, "wall_s": wall, "cpu_s": cpu,
+        "evaluations": [{"name": n, "runs": len(k), "run_s": w} for n, (k, w) in sorted(evaluations.items(), key=lambda x: -x[1][1])],
+    }
+
+
+def evaluation_of(experiment: str) -> str:
+    """The evaluation an experiment file belongs to: x86-freq-invariance-skylake -> x86-freq-invariance."""
+    from govlab import reproduction
+
+    for name, ev in reproduction.EVALUATIONS.items():
+        if experiment == name or any(experiment == f"{name}-{m}" for m in ev.machines):
+            return name
+    return experiment
+
+
+def reproduce_lines(full: dict, quick: dict, nproc: int) -> list[str]:
+    out = []
+    for r, target in ((full, TARGET_REPRODUCE_S), (quick, TARGET_REPRODUCE_QUICK_S)):
+        what = "`govlab reproduce --quick`" if r["quick"] else "`govlab reproduce` (full size)"
+        runs = sum(e["runs"] for e in r["evaluations"])
+        ok = "PASS" if r["wall_s"] < target else "FAIL"
+        out.append(f"{what}: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU in its processes "
+                   f"({r['cpu_s'] / r['wall_s']:.2f} CPUs busy of {nproc}), {len(r['evaluations'])} evaluations, "
+                   f"{runs} runs; under {target:g} s: {ok}")
+        out.append("  the runs' own simulation times summed per evaluation (both workers): "
+                   + ", ".join(f"{e['name']} {e['run_s']:.1f} s ({e['runs']} runs)" for e in r["evaluations"]))
+    return out
 
 
 def kernel_lines(default: dict, beside: dict[str, dict]) -> list[str]:
@@ -379,8 +582,8 @@ def kernel_lines(default: dict, beside: dict[str, dict]) -> list[str]:
     return out
 
 
-def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dict], t: dict, hk: list[str],
-                  kv: list[str] = ()) -> None:
+def write_results(path: str, m: dict, sections: dict) -> None:
+    """RESULTS.md from the sections measured (each a list of lines; None: not measured)."""
     now = datetime.datetime.now().astimezone()
     lines = [
         "# Speed benchmark: results",
@@ -390,7 +593,8 @@ def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dic
         "",
         f"- Command: `{COMMAND}`",
         f"- Date: {now:%Y-%m-%d %H:%M %Z}",
-        f"- Machine: {m['cpu']}, {m['nproc']} CPUs available (nproc), {m['os']}",
+        f"- Machine: {m['cpu']}, {m['nproc']} CPUs available (nproc), {m['os']}, load average "
+        f"{m['load']} at the start",
         f"- Software: Python {m['python']}, {m['rustc']}, govlab {m['govlab']}"
         + (f" ({m['commit']})" if m["commit"] else "")
         + f", SimPy {m['simpy']}",
@@ -399,6 +603,17 @@ def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dic
         f"- Each engine: best of {REPEATS} runs (govlab sized to at least {GOVLAB_MIN_WALL_S:g} s of wall time, "
         f"SimPy to at least {SIMPY_MIN_WALL_S:g} s)",
         "",
+    ]
+    for title, body in sections.items():
+        lines += [f"## {title}", ""] if title else []
+        lines += body if body is not None else ["- not measured in this run"]
+        lines.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+def engine_section(g: dict, s: dict, v: dict) -> list[str]:
+    lines = [
         md_table(table_rows(g, s)),
         "",
         "Ratios, govlab / SimPy, measured in the same run:",
@@ -406,52 +621,62 @@ def write_results(path: str, m: dict, g: dict, s: dict, v: dict, pairs: list[dic
         f"- events per wall second: **{v['eps_ratio']:.1f}x**",
         f"- simulated seconds per wall second: **{v['speed_ratio']:.1f}x**",
         "",
-        "Verdicts against the targets (the issue's: at least 5 M events/s on one core, at least 20x SimPy):",
+        f"Verdicts against the targets (at least {TARGET_EVENTS_PER_S / 1e6:g} M events/s on one core; issue 42: at "
+        f"least {TARGET_RATIO:g}x SimPy):",
         "",
     ]
     lines += [f"- {l}" for l in verdict_lines(g, s, v)]
     lines += ["", "Context (not speed; see README.md):", ""]
     lines += [f"- {l}" for l in context_lines(g, s)]
-    lines += [
+    return lines
+
+
+def baseline_section(b: dict) -> list[str]:
+    return [
+        f"The engine of this tree against that of commit {b['commit']} on the same scenario: the Rust example "
+        f"`bench_mix` of each, built with the same profile ({BASELINE_PROFILE_TEXT}; the older tree in a temporary "
+        f"git worktree), best of {REPEATS} runs each, alternating. The profile is not the installed engine's "
+        "(fat LTO, one codegen unit), so these rates differ from the table above; the ratio compares like with like.",
         "",
-        "## Governors written in Python",
+        md_table_with(BASE_HEADER, baseline_rows(b)),
         "",
+    ] + [f"- {l}" for l in baseline_lines(b)]
+
+
+def python_section(pairs: list[dict]) -> list[str]:
+    lines = [
         "The same scenario at govlab's duration, with the governor under test written in Python "
         "(`examples/governors/`, called through `govlab.governors`) and in Rust; best of "
         f"{REPEATS} runs each. The Python versions give the Rust versions' runs exactly (same events).",
         "",
         md_table_with(PY_HEADER, py_rows(pairs)),
         "",
-        "Verdicts against the target (the issue's: within 10x of the same governor in Rust):",
+        f"Verdicts against the target (issue 42: within {TARGET_PY_SLOWDOWN:g}x of the same governor in Rust):",
         "",
     ]
-    lines += [f"- {l}" for l in py_verdict_lines(pairs)]
-    lines += [
-        "",
-        "## Reading traces",
-        "",
+    return lines + [f"- {l}" for l in py_verdict_lines(pairs)]
+
+
+def trace_section(t: dict) -> list[str]:
+    lines = [
         f"- Command: `{COMMAND}`, which runs `{t['command']}` (best of 3 per reader, one thread), "
         "then times the CLI once",
         "",
     ]
-    lines += [f"- {l}" for l in trace_lines(t)]
-    lines += ["", "## Housekeeping on and off", ""]
-    lines += [f"- {l}" for l in hk]
-    if kv:
-        lines += ["", "## Kernel versions", "",
-                  f"The same scenario at govlab's duration with `--kernel`, best of {REPEATS} each:", ""]
-        lines += [f"- {l}" for l in kv]
-    lines.append("")
-    with open(path, "w") as f:
-        f.write("\n".join(lines))
+    return lines + [f"- {l}" for l in trace_lines(t)]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="rewrite bench/RESULTS.md with the figures")
+    ap.add_argument("--baseline", default=BASELINE_COMMIT, metavar="COMMIT",
+                    help=f"the older commit to measure the engine against (default {BASELINE_COMMIT})")
+    ap.add_argument("--skip", action="append", default=[], choices=["baseline", "python", "trace", "reproduce"],
+                    help="leave a part out (repeatable)")
     ap.add_argument("--kernel", action="append", metavar="VERSION",
                     help=f"a kernel version to time beside 6.8 (repeatable; default {', '.join(KERNELS_BESIDE)})")
     args = ap.parse_args()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
     print(f"govlab: sizing with {GOVLAB_PROBE_S:g} simulated s", file=sys.stderr, flush=True)
     probe = run_govlab(GOVLAB_PROBE_S)
@@ -464,55 +689,64 @@ def main() -> int:
     s_dur = sized_duration(probe, SIMPY_MIN_WALL_S, 0.05)
     print(f"SimPy: {s_dur:g} simulated s per run", file=sys.stderr, flush=True)
     s = best_of(run_simpy, s_dur, SIMPY_MIN_WALL_S, "SimPy")
+    v = summarize(g, s)
+    sections: dict = {"": engine_section(g, s, v)}
+
+    sections["Against an older commit"] = None
+    if "baseline" not in args.skip:
+        sections["Against an older commit"] = baseline_section(measure_baseline(args.baseline, g_dur))
 
     print(f"govlab with {HOUSEKEEPING_OFF}", file=sys.stderr, flush=True)
     hk_off = best_of(lambda d: run_govlab(d, kernel=HOUSEKEEPING_OFF), g_dur, GOVLAB_MIN_WALL_S, "govlab, housekeeping off")
-    hk = housekeeping_lines(g, hk_off)
+    sections["Housekeeping on and off"] = [f"- {l}" for l in housekeeping_lines(g, hk_off)]
+
     beside = {}
     for k in args.kernel or KERNELS_BESIDE:
         print(f"govlab with --kernel {k}", file=sys.stderr, flush=True)
         beside[k] = best_of(lambda d, k=k: run_govlab(d, kernel=k), g_dur, GOVLAB_MIN_WALL_S, f"govlab, kernel {k}")
-    kv = kernel_lines(g, beside)
+    sections["Kernel versions"] = [
+        f"The same scenario at govlab's duration with `--kernel`, best of {REPEATS} each:", "",
+    ] + [f"- {l}" for l in kernel_lines(g, beside)]
 
-    pairs = measure_python_governors(g, g_dur)
-    print(f"trace reading: about {TRACE_EVENTS:,} events", file=sys.stderr, flush=True)
-    t = trace_bench()
+    sections["Governors written in Python"] = None
+    if "python" not in args.skip:
+        sections["Governors written in Python"] = python_section(measure_python_governors(g, g_dur))
 
-    v = summarize(g, s)
+    sections["govlab reproduce"] = None
+    if "reproduce" not in args.skip:
+        print("govlab reproduce: every evaluation, full size, then --quick", file=sys.stderr, flush=True)
+        full, quick = measure_reproduce(False), measure_reproduce(True)
+        sections["govlab reproduce"] = [
+            "Every evaluation of `govlab reproduce`, as a user runs it (`--format json`, a fresh database, "
+            "the default `--jobs`: one worker per CPU), timed end to end:",
+            "",
+        ] + [f"- {l}" for l in reproduce_lines(full, quick, machine_nproc())]
+
+    sections["Reading traces"] = None
+    if "trace" not in args.skip:
+        print(f"trace reading: about {TRACE_EVENTS:,} events", file=sys.stderr, flush=True)
+        sections["Reading traces"] = trace_section(trace_bench())
+
     print()
     print(f"bench/mix.toml on {PLATFORM}, {CPUFREQ} + {CPUIDLE}, best of {REPEATS}:")
-    print()
-    print(text_table(table_rows(g, s)))
-    print()
-    print("govlab / SimPy:")
-    print(f"  events per wall second:             {v['eps_ratio']:.1f}x")
-    print(f"  simulated seconds per wall second:  {v['speed_ratio']:.1f}x")
-    print()
-    for l in verdict_lines(g, s, v):
-        print(l)
-    print()
-    for l in context_lines(g, s):
-        print(l)
-    print()
-    print("Governors written in Python against the same governors in Rust:")
-    print()
-    print(md_table_with(PY_HEADER, py_rows(pairs)))
-    print()
-    for l in py_verdict_lines(pairs):
-        print(l)
-    for l in trace_lines(t):
-        print(l)
-    print()
-    for l in hk:
-        print(l)
-    print()
-    for l in kv:
-        print(l)
+    for title, body in sections.items():
+        print()
+        if title:
+            print(f"{title}:")
+            print()
+        print("\n".join(body) if body is not None else "not measured in this run")
     if args.write:
         path = os.path.join(HERE, "RESULTS.md")
-        write_results(path, machine(), g, s, v, pairs, t, hk, kv)
+        write_results(path, dict(machine(), load=load), sections)
         print(f"\nwrote {os.path.relpath(path)}")
     return 0
+
+
+def machine_nproc() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@
 prints, per evaluation and in total, how many published rows govlab gets in
 the same direction and within a factor of two (all rows, and headline rows),
 as docs/validation.md tabulates them before and after each model change.
+With --by-metric, the same per evaluation and metric (score, package power,
+performance per watt, ...), as its power rows are reported.
 """
 
 from __future__ import annotations
@@ -22,9 +24,24 @@ def counts(rows: list[dict]) -> tuple[int, int, int]:
     )
 
 
+def by_metric(evaluations: list[dict]) -> None:
+    print("| evaluation | metric | rows | same direction | within 2x |")
+    print("|---|---|---:|---:|---:|")
+    for e in evaluations:
+        metrics = sorted({r["metric"] for r in e["rows"] if r.get("verdict")})
+        for m in metrics:
+            n, same, close = counts([r for r in e["rows"] if r["metric"] == m])
+            print(f"| {e['experiment']} | {m} | {n} | {same} | {close} |")
+
+
 def main() -> None:
     with open(sys.argv[1]) as f:
         evaluations = json.load(f)
+    if isinstance(evaluations, dict):
+        evaluations = [evaluations]  # `govlab reproduce NAME` of one evaluation
+    if "--by-metric" in sys.argv[2:]:
+        by_metric(evaluations)
+        return
     print("| evaluation | rows | same direction | within 2x | headline rows | headline same direction | headline within 2x |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     total = [0] * 6

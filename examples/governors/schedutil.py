@@ -14,6 +14,8 @@ without restarting the rate-limit clock, and shared policies taking the
 largest request of their CPUs.
 """
 
+from bisect import bisect_left
+
 from govlab.governors import SCHED_CAPACITY_SCALE, SCHED_CPUFREQ_IOWAIT, CpufreqGovernor, Tunable
 
 SCHED_CAPACITY_SHIFT = 10
@@ -37,7 +39,8 @@ def policy_transition_delay_us(platform):
 def resolve_l(policy, khz):
     """cpufreq_driver_resolve_freq: the lowest table frequency at or above, within the limits."""
     target = min(max(khz, policy.min_khz), policy.max_khz)
-    return next((f for f in policy.opps if f >= target), policy.opps[-1])
+    opps = policy.opps  # ascending
+    return opps[min(bisect_left(opps, target), len(opps) - 1)]
 
 
 class SugovCpu:
@@ -95,10 +98,15 @@ class SugovCpu:
             self.iowait_boost >>= 1
         return (boost * max_cap) >> SCHED_CAPACITY_SHIFT
 
-    def get_util(self, policy, boost):
-        """sugov_get_util with sugov_effective_cpu_perf: util plus 25 %, capped at capacity."""
+    def get_util(self, policy, boost, runnable_boost):
+        """sugov_get_util with sugov_effective_cpu_perf: util plus 25 %, capped at capacity.
+
+        From v6.5 the CFS utilisation is cpu_util_cfs_boost (runnable boosting,
+        7d0583cf9ec7): the runqueue's runnable_avg raises it.
+        """
         cap = policy.capacity(self.cpu)
-        util = max(min(policy.util(self.cpu), cap), boost)
+        cfs = policy.util_boost(self.cpu) if runnable_boost else policy.util(self.cpu)
+        util = max(min(cfs, cap), boost)
         self.util = min(util + (util >> 2), cap)
 
     def is_busy(self, policy, time_ns):
@@ -164,8 +172,10 @@ class Schedutil(CpufreqGovernor):
     def __init__(self, **settings):
         super().__init__(**settings)
         self.policies = {}
+        self.runnable_boost = True
 
     def init(self, platform):
+        self.runnable_boost = platform.kernel.has("schedutil_runnable_boost")
         if self.rate_limit_us is None:
             self.rate_limit_us = policy_transition_delay_us(platform)
 
@@ -190,7 +200,7 @@ class Schedutil(CpufreqGovernor):
         c.last_update_ns = time_ns
         if not sg.should_update_freq(time_ns):
             return None
-        c.get_util(policy, c.iowait_apply(time_ns, tick_ns, max_cap, mode))
+        c.get_util(policy, c.iowait_apply(time_ns, tick_ns, max_cap, mode), self.runnable_boost)
         next_f = sg.get_next_freq(policy, c.util, max_cap)
         # The busy-CPU hold: no decrease while the CPU has not idled.
         if c.is_busy(policy, time_ns) and next_f < sg.next_freq_khz and not sg.need_freq_update:
@@ -207,7 +217,7 @@ class Schedutil(CpufreqGovernor):
         max_cap = policy.capacity(c.cpu)
         util = 0
         for j in sg.cpus:
-            j.get_util(policy, j.iowait_apply(time_ns, tick_ns, max_cap, mode))
+            j.get_util(policy, j.iowait_apply(time_ns, tick_ns, max_cap, mode), self.runnable_boost)
             util = max(util, j.util)
         next_f = sg.get_next_freq(policy, util, max_cap)
         return next_f if sg.update_next_freq(time_ns, next_f) else None

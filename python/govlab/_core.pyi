@@ -48,6 +48,11 @@ def run_timeline(
     platform's idle states and times in s from the run's start (ns exact).
     GIL, progress, Ctrl-C and Python governors as for :func:`run`."""
 
+def check_cost(config_json: str) -> None:
+    """Raise InvalidValueError when the run ``config_json`` describes is
+    estimated to take more ops than its ``max_events`` field (absent: the
+    engine's ceiling, 10^9) allows; the message ends "raise max_events"."""
+
 def list(kind: str, kernel: str | None = None) -> str:
     """The catalogue of ``kind`` (``"platforms"``, ``"workloads"`` or
     ``"governors"``) as a JSON list of ``{"name", "description", "kind"?,
@@ -156,6 +161,7 @@ class Policy:
     tick_ns: int
     hwp: HwpCaps | None
     def util(self, cpu: int) -> int: ...
+    def util_boost(self, cpu: int) -> int: ...
     def capacity(self, cpu: int) -> int: ...
     def idle_ns(self, cpu: int, now_ns: int) -> int: ...
     def iowait_ns(self, cpu: int, now_ns: int) -> int: ...

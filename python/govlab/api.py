@@ -29,6 +29,8 @@ from typing import Any, TypeAlias
 import govlab._core as _core
 
 from govlab import argcheck, governors
+from govlab.exceptions import InvalidValueError
+from govlab.fmt import clip
 from govlab.result import Result
 
 __all__ = [
@@ -50,6 +52,8 @@ __all__ = [
     "DEFAULT_DURATION",
     "DEFAULT_SEED",
     "default_duration",
+    "check_cost",
+    "MAX_EVENTS_ENV",
 ]
 
 #: A platform, workload or governor, with optional settings (see the module doc).
@@ -74,6 +78,9 @@ DEFAULT_DURATION: DurationLike | None = None
 DEFAULT_SEED: int = _CORE_DEFAULTS["seed"]
 #: Largest seed the engine takes (a u64).
 MAX_SEED = 2**64 - 1
+#: The environment variable that raises the ceiling on a run's estimated ops
+#: when ``max_events`` is not given (docs/workloads.md, "What a run may cost").
+MAX_EVENTS_ENV = "GOVLAB_MAX_EVENTS"
 
 
 def defaults(platform: SpecLike | None = None, kernel: SpecLike | None = None) -> dict[str, Any]:
@@ -97,6 +104,7 @@ def run(
     progress: Callable[[int, int], object] | None = None,
     kernel: SpecLike | None = None,
     turbostat_interval: DurationLike | None = None,
+    max_events: int | None = None,
 ) -> Result:
     """Simulate ``duration`` of ``workload`` on ``platform`` under the two governors.
 
@@ -120,10 +128,14 @@ def run(
     ``govlab.governors``); an error in one raises ``GovernorError``. Every
     invalid argument raises a ``GovlabError`` naming it (a wrong value or type
     ``InvalidValueError``, also a ``ValueError``).
+    A run estimated to take more than ``max_events`` ops (None: the
+    ``GOVLAB_MAX_EVENTS`` environment variable, else the engine's 10^9) is
+    refused before it starts (:func:`check_cost`).
     """
     argcheck.function("progress", progress, none=True)
     py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
     config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel, interval=turbostat_interval)
+    check_cost(config, max_events)
     if trace is True:
         text, data = _core.run_trace(config, progress, py_cpufreq, py_cpuidle)
         return Result(json.loads(text), trace=data)
@@ -137,6 +149,27 @@ def run(
     result = Result.from_json(_core.run(config, trace_path, progress, py_cpufreq, py_cpuidle))
     result.trace_path = trace_path
     return result
+
+
+def check_cost(config: str, max_events: int | None = None) -> None:
+    """Refuse the run ``config`` (:func:`config_json`) describes when it is estimated to take
+    more than ``max_events`` ops (None: ``$GOVLAB_MAX_EVENTS``, else the engine's ceiling),
+    before anything runs: an ``InvalidValueError`` saying the longest duration that fits."""
+    most = argcheck.integer("max_events", max_events, 1, 2**64 - 1, none=True)
+    if most is None and os.environ.get(MAX_EVENTS_ENV) is not None:
+        value = os.environ[MAX_EVENTS_ENV]
+        most = int(value) if re.fullmatch(r"\s*[0-9]{1,20}\s*", value) else 0
+        if not 1 <= most < 2**64:
+            raise InvalidValueError(f"{MAX_EVENTS_ENV}: {clip(value)!r} is not a count of ops from 1 to 2^64-1")
+    data = json.loads(config)
+    if most is not None:
+        data["max_events"] = most
+    try:
+        _core.check_cost(json.dumps(data))
+    except InvalidValueError as e:
+        if str(e).endswith("raise max_events"):
+            raise InvalidValueError(f"{e} (--max-events N, or {MAX_EVENTS_ENV}=N in the environment)") from None
+        raise
 
 
 def _refuse_inputs(trace_path: str, config: str) -> None:

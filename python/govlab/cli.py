@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -87,16 +88,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _write(out)
 
 
-#: The length an error line is brought under by cutting its longest words
-#: (echoed values, paths), none below MIN_WORD_CHARS; the message's own words
-#: (a list of valid names) are never cut.
+#: The most characters of an error line. It is brought under by cutting its
+#: longest words (echoed values, paths), none below MIN_WORD_CHARS, then its
+#: lists of valid names to their first names.
 MAX_MESSAGE_CHARS = 300
 MIN_WORD_CHARS = 40
+#: Names a cut list keeps at least.
+MIN_LIST_NAMES = 3
+
+#: A list of names in a message ("valid keys: a, b, c", "expected one of `a`, `b`"): four or more
+#: words without spaces (each perhaps with a note in parentheses), commas between.
+_NAMES = re.compile(r"(?:[^\s,;()]+(?: \([^()]*\))?, ){3,}[^\s,;()]+(?: \([^()]*\))?")
+#: The `govlab list` kind that lists a message's names, by the first of these words it says.
+_LIST_KINDS = {"platform": "platforms", "workload": "workloads", "kernel": "kernels", "governor": "governors", "cpufreq": "governors", "cpuidle": "governors"}
 
 
 def _one_line(message: str, prefix: str = "govlab: error: ") -> str:
-    """``message`` on one line: control characters escaped, each word (an echoed value) cut at
-    :data:`govlab.fmt.MAX_SHOWN_CHARS`, then the longest cut further while the line is over MAX_MESSAGE_CHARS."""
+    """``message`` on one line of at most MAX_MESSAGE_CHARS: control characters escaped, each word
+    (an echoed value) cut at :data:`govlab.fmt.MAX_SHOWN_CHARS`, then the longest cut further while
+    the line is too long, then its lists of names (:func:`_cut_lists`), and last its middle."""
     words = ["".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in w) for w in message.split(" ")]
     words = [fmt.clip(w) for w in words]
     excess = len(prefix) + len(" ".join(words)) - MAX_MESSAGE_CHARS
@@ -107,7 +117,30 @@ def _one_line(message: str, prefix: str = "govlab: error: ") -> str:
         keep = max(MIN_WORD_CHARS, len(words[i]) - excess)
         excess -= len(words[i]) - keep
         words[i] = fmt.clip(words[i], keep)
-    return " ".join(words)
+    line = _cut_lists(" ".join(words), MAX_MESSAGE_CHARS - len(prefix))
+    # Whatever is still too long (prose around echoed text) ends there.
+    return fmt.clip(line, MAX_MESSAGE_CHARS - len(prefix)) if len(line) > MAX_MESSAGE_CHARS - len(prefix) else line
+
+
+def _cut_lists(line: str, most: int) -> str:
+    """``line`` with its longest list of names cut to its first names while the line is over
+    ``most`` characters: "valid choices: a, b, c, ... (12 more; `govlab list workloads`)"."""
+    cut_at: set[int] = set()
+    while len(line) > most:
+        lists = [m for m in _NAMES.finditer(line) if m.start() not in cut_at]
+        if not lists:
+            return line
+        m = max(lists, key=lambda m: len(m.group()))
+        names = m.group().split(", ")
+        kind = re.search(r"\b(" + "|".join(_LIST_KINDS) + r")\b", line[: m.start()])
+        where = f"; `govlab list {_LIST_KINDS[kind.group(1)]}`" if kind else ""
+        for keep in range(len(names) - 1, MIN_LIST_NAMES - 1, -1):
+            cut = f"{', '.join(names[:keep])}, ... ({len(names) - keep} more{where})"
+            if len(line) - len(m.group()) + len(cut) <= most:
+                break
+        cut_at.add(m.start())
+        line = line[: m.start()] + cut + line[m.end() :]
+    return line
 
 
 #: The positional arguments, by their attribute: how the usage line names them.
@@ -192,6 +225,9 @@ def _cmd_run(args: argparse.Namespace) -> str:
     if args.duration is not None:
         _note_duration_override(config)
     extra = {} if args.turbostat_interval is None else {"turbostat_interval": args.turbostat_interval}
+    if args.max_events is not None:
+        _check_max_events(args.max_events)
+        extra["max_events"] = args.max_events
     progress = _ProgressBar() if sys.stderr.isatty() else None
     try:
         result = api.run(**config, trace=trace_path, progress=progress, **extra)
@@ -293,6 +329,7 @@ def _cmd_compare(args: argparse.Namespace) -> str:
     experiments = [e for path in args.experiments for e in experiment.load_all(path)]
     db = args.db or os.path.join(os.path.dirname(os.path.abspath(args.experiments[0])), DEFAULT_DB_NAME)
     _check_jobs(args.jobs)
+    _check_max_events(args.max_events)
     executor = sweep.parse_executor(args.executor)
     if args.jobs is not None and executor != sweep.LOCAL:
         raise ValueError("--jobs applies to --executor local; a Dask cluster runs as many runs as its workers have threads")
@@ -308,7 +345,7 @@ def _cmd_compare(args: argparse.Namespace) -> str:
         outfile.check(args.html, "HTML report")
         html_report.timeline_pick(experiments[0].to_dict(), args.timeline, args.timeline_value)
     with Store(db) as store:
-        done = _execute(experiments, store, db, args.jobs, executor)
+        done = _execute(experiments, store, db, args.jobs, executor, max_events=args.max_events)
         if args.html:
             _write_run_report(args.html, store, db, done.analyses, done, args.timeline, args.timeline_value)
     return tables.render(done.analyses, args.format)
@@ -330,13 +367,14 @@ def _experiment_inputs(paths: Sequence[str], experiments: Sequence[Any]) -> list
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> str:
-    from govlab import reproduction as reproduce
+    from govlab import pipeline, reproduction as reproduce
     from govlab.store import Store
 
     names = args.names or list(reproduce.EVALUATIONS)
     evaluations = [reproduce.evaluation(n) for n in dict.fromkeys(names)]
     loaded = [(ev, reproduce.experiments_of(ev, quick=args.quick)) for ev in evaluations]
     _check_jobs(args.jobs)
+    _check_max_events(args.max_events)
     db = args.db or reproduce.default_db()
     from govlab import outfile
 
@@ -351,8 +389,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
     verdicts: list[dict[str, Any]] = []
     first = None
     with Store(db) as store:
+        # Every evaluation's runs in one sweep, so the workers stay busy from the first run to
+        # the last instead of waiting at the end of each evaluation for its longest run.
+        label = f"{loaded[0][0].name}: " if len(loaded) == 1 else f"{len(loaded)} evaluations: "
+        every = _execute([x for _, experiments in loaded for x in experiments], store, db, args.jobs, label=label, max_events=args.max_events)
+        at = 0
         for ev, experiments in loaded:
-            done = _execute(experiments, store, db, args.jobs, label=f"{ev.name}: ")
+            n = len(experiments)
+            done = pipeline.Executed(every.experiments[at:at + n], every.planned[at:at + n], every.analyses[at:at + n], every.report)
+            at += n
             first = first or done
             table = reproduce.rows(ev, done.experiments, done.planned, done.results(store))
             verdicts.append(reproduce.verdict_table(ev, table))
@@ -369,6 +414,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
     return "\n".join(texts)
 
 
+def _check_max_events(value: int | None) -> None:
+    if value is not None and not 1 <= value < 2**64:
+        raise ValueError(f"--max-events must be from 1 to 2^64-1, got {fmt.clip(str(value))}")
+
+
 def _check_jobs(jobs: int | None) -> None:
     from govlab.sweep import MAX_JOBS
 
@@ -376,7 +426,15 @@ def _check_jobs(jobs: int | None) -> None:
         raise ValueError(f"--jobs must be from 1 to {MAX_JOBS}, got {fmt.clip(str(jobs))}")
 
 
-def _execute(experiments: Sequence[Any], store: Any, db: str, jobs: int | None, executor: str = "local", label: str = "") -> Any:
+def _execute(
+    experiments: Sequence[Any],
+    store: Any,
+    db: str,
+    jobs: int | None,
+    executor: str = "local",
+    label: str = "",
+    max_events: int | None = None,
+) -> Any:
     """Plan, run, store and analyse ``experiments`` (:func:`govlab.pipeline.run_experiments`), saying so on stderr.
 
     On Ctrl-C or SIGTERM, says that the finished runs are stored, then re-raises.
@@ -384,7 +442,7 @@ def _execute(experiments: Sequence[Any], store: Any, db: str, jobs: int | None, 
     from govlab import pipeline
 
     try:
-        done = pipeline.run_experiments(experiments, store, jobs=jobs, executor=executor)
+        done = pipeline.run_experiments(experiments, store, jobs=jobs, executor=executor, max_events=max_events)
     except KeyboardInterrupt as e:
         why = "terminated" if isinstance(e, Terminated) else "interrupted"
         print(f"govlab: {why}; finished runs are stored in {db}; run the same command again to resume", file=sys.stderr)
@@ -612,6 +670,13 @@ def _parser() -> argparse.ArgumentParser:
         help="with --turbostat-interval: also write an HTML page plotting PkgWatt, RAMWatt and Busy%% over time to FILE.html",
     )
     run.add_argument(
+    "--max-events",
+        type=int,
+        metavar="N",
+        help="run even when a run is estimated to take more than N ops (default: $GOVLAB_MAX_EVENTS, else 10^9: "
+        "minutes of wall time; the estimate and the ceiling are in docs/workloads.md)",
+    )
+    run.add_argument(
         "--show-config",
         action="store_true",
         help="print the resolved configuration (every tunable and its value) and exit without running",
@@ -679,6 +744,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="VALUE",
         help="the axis value of that run (default: the last); the first experiment's first seed is shown",
     )
+    comp.add_argument(
+    "--max-events",
+        type=int,
+        metavar="N",
+        help="run even when a run is estimated to take more than N ops (default: $GOVLAB_MAX_EVENTS, else 10^9: "
+        "minutes of wall time; the estimate and the ceiling are in docs/workloads.md)",
+    )
     comp.set_defaults(handler=_cmd_compare)
 
     rep = commands.add_parser(
@@ -723,6 +795,12 @@ def _parser() -> argparse.ArgumentParser:
     repro.add_argument("--format", choices=("text", "json"), default="text", help="(default: %(default)s)")
     repro.add_argument("--jobs", type=int, metavar="N", help="simulations in parallel (default: the number of CPUs)")
     repro.add_argument("--html", metavar="FILE", help="also write the HTML report of the runs to FILE")
+    repro.add_argument(
+        "--max-events",
+        type=int,
+        metavar="N",
+        help="run even when a run is estimated to take more than N ops (default: $GOVLAB_MAX_EVENTS, else 10^9)",
+    )
     repro.set_defaults(handler=_cmd_reproduce)
 
     tr = commands.add_parser("trace", help="analyse a real trace (ftrace text, trace-cmd report, systrace, trace.dat)")

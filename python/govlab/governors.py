@@ -182,13 +182,12 @@ class Tunable:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
+    # Only __get__: a governor's value lives in its instance dict, where a read finds it without
+    # a call (a hook reads its tunables on every call); _Governor.__setattr__ checks what is set.
     def __get__(self, obj: Any, objtype: type | None = None) -> Any:
         if obj is None:
             return self
-        return obj.__dict__.get(self.name, self.default)
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        obj.__dict__[self.name] = self.check(value, _owner(obj))
+        return self.default
 
     def shown_default(self) -> str:
         return self.default_text if self.default_text is not None else self.text(self.default)
@@ -279,6 +278,12 @@ class _Governor:
             if key not in known:
                 raise _unknown_key(_owner(self), key, known)
             setattr(self, key, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        tunable = getattr(type(self), name, None)
+        if isinstance(tunable, Tunable):
+            value = tunable.check(value, _owner(self))
+        object.__setattr__(self, name, value)
 
     @classmethod
     def tunables(cls) -> dict[str, Tunable]:

@@ -95,6 +95,7 @@ def compare(
     jobs: int | None = None,
     executor: str | None = None,
     progress: bool = True,
+    max_events: int | None = None,
 ) -> Comparison:
     """Run ``govlab compare`` on ``experiment`` and answer a :class:`Comparison`.
 
@@ -105,6 +106,7 @@ def compare(
     already there are not simulated again. ``jobs``: processes (default:
     one per core); ``executor``: ``"local"`` or ``"dask://HOST:PORT"``.
     ``progress``: a progress bar (tqdm's notebook widget in Jupyter).
+    ``max_events`` raises the ceiling on each run's estimated ops (as for :func:`govlab.run`).
     No ``if __name__ == "__main__":`` guard is needed around it: the
     workers are govlab's own processes and never import the calling script.
     """
@@ -112,6 +114,7 @@ def compare(
     _check_jobs(jobs)
     argcheck.text("executor", executor, none=True)
     argcheck.flag("progress", progress)
+    argcheck.integer("max_events", max_events, 1, 2**64 - 1, none=True)
 
     def work() -> Comparison:
         from govlab import outfile, pipeline, sweep
@@ -133,7 +136,9 @@ def compare(
         outfile.refuse_inputs([("db", path)], [("experiment", f) for f in _files(experiment)])
         outfile.check(path, "results database")
         with Store(path) as store:
-            done = pipeline.run_experiments(experiments, store, jobs=jobs, progress=bool(progress), executor=chosen)
+            done = pipeline.run_experiments(
+                experiments, store, jobs=jobs, progress=bool(progress), executor=chosen, max_events=max_events
+            )
             return Comparison._from_store(store, done.analyses, path)
 
     return checked(work)
@@ -162,16 +167,18 @@ def reproduce(
     db: str | os.PathLike[str] | None = None,
     jobs: int | None = None,
     progress: bool = True,
+    max_events: int | None = None,
 ) -> Reproduction:
     """Run ``govlab reproduce`` (one published evaluation by ``name``, else all
     five) and answer a :class:`Reproduction`: the comparison and the
     published-against-govlab verdict table. ``quick``: the short form (fewer
-    runs). ``db`` as for :func:`compare` (default: the command's)."""
+    runs). ``db`` and ``max_events`` as for :func:`compare` (default: the command's)."""
     argcheck.text("name", name, none=True)
     argcheck.flag("quick", quick)
     argcheck.path("db", db, none=True)
     _check_jobs(jobs)
     argcheck.flag("progress", progress)
+    argcheck.integer("max_events", max_events, 1, 2**64 - 1, none=True)
 
     def work() -> Reproduction:
         from govlab import outfile, pipeline
@@ -187,7 +194,9 @@ def reproduce(
         parts: list[tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]] = []
         with Store(path) as store:
             for ev, experiments in loaded:
-                done = pipeline.run_experiments(experiments, store, jobs=jobs, progress=bool(progress))
+                done = pipeline.run_experiments(
+                    experiments, store, jobs=jobs, progress=bool(progress), max_events=max_events
+                )
                 table = repro.rows(ev, done.experiments, done.planned, done.results(store))
                 parts.append((ev, done.analyses, table))
             analyses = [a for _, these, _ in parts for a in these]

@@ -43,15 +43,18 @@ def run_experiments(
     progress: bool | None = None,
     on_stored: Callable[..., object] | None = None,
     executor: str = LOCAL,
+    max_events: int | None = None,
 ) -> Executed:
-    """Record the experiments in ``store``, run what it lacks (see :func:`govlab.sweep.execute`), and analyse them all."""
+    """Record the experiments in ``store``, run what it lacks (see :func:`govlab.sweep.execute`), and analyse them all.
+
+    ``max_events`` raises the ceiling on each run's estimated ops (:func:`govlab.api.check_cost`)."""
     names = [e.name for e in experiments]
     for e in experiments:
         if names.count(e.name) > 1:
             raise ExperimentError(e.path, None, "experiment.name", f"two experiments are named {e.name!r}")
     planned = []
     for e in experiments:
-        runs = plan.runs(e)
+        runs = plan.runs(e, max_events)
         store.save_experiment(e.to_dict(), [plan.run_row(r) for r in runs])
         planned.append(runs)
     everything = [r for runs in planned for r in runs]

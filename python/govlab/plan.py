@@ -47,8 +47,11 @@ class RunSpec:
     identity: dict[str, Any]
 
 
-def runs(experiment: Experiment) -> list[RunSpec]:
-    """Every (configuration x parameter value x repeat) of ``experiment``, configurations outermost."""
+def runs(experiment: Experiment, max_events: int | None = None) -> list[RunSpec]:
+    """Every (configuration x parameter value x repeat) of ``experiment``, configurations outermost.
+
+    ``max_events`` raises the ceiling on each run's estimated ops (:func:`govlab.api.check_cost`);
+    it is not part of a run's identity, since it does not change the result."""
     out = []
     for config, value, (repeat, seed) in itertools.product(
         experiment.configs, experiment.axis_values, enumerate(experiment.seeds)
@@ -64,6 +67,8 @@ def runs(experiment: Experiment) -> list[RunSpec]:
         if config.kernel is not None:
             kwargs["kernel"] = config.kernel
         identity = run_identity(**kwargs)
+        if max_events is not None:
+            kwargs["max_events"] = max_events
         out.append(RunSpec(config.name, value, repeat, seed, kwargs, run_key(identity), identity))
     return out
 

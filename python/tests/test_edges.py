@@ -42,14 +42,6 @@ cpufreq = "schedutil"
 SLOW_RUNS = 8
 
 
-def one_error_line(r: subprocess.CompletedProcess) -> str:
-    assert r.returncode == 2, (r.returncode, r.stderr)
-    assert "Traceback" not in r.stderr, r.stderr
-    lines = [line for line in r.stderr.splitlines() if line.startswith("govlab: error:")]
-    assert len(lines) == 1, r.stderr
-    return lines[0]
-
-
 def leftovers(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if "govlab-tmp" in p.name)
 
@@ -57,18 +49,18 @@ def leftovers(directory: Path) -> list[str]:
 # --- output files ---------------------------------------------------------------------------
 
 
-def test_html_in_a_missing_directory_fails_before_the_sweep(cli, tmp_path):
+def test_html_in_a_missing_directory_fails_before_the_sweep(cli, tmp_path, one_error):
     db = tmp_path / "q.sqlite"
     r = cli("compare", str(QUICK), "--db", str(db), "--html", str(tmp_path / "no" / "r.html"))
-    assert "does not exist" in one_error_line(r)
+    assert "does not exist" in one_error(r, alone=False)
     assert "simulated" not in r.stderr and not db.exists()
 
 
 @pytest.mark.parametrize("target", ["/dev/full", "/dev/null", "/dev/stdout", "DIR"])
-def test_html_refuses_what_is_not_a_regular_file(cli, tmp_path, target):
+def test_html_refuses_what_is_not_a_regular_file(cli, tmp_path, target, one_error):
     target = str(tmp_path) if target == "DIR" else target
     r = cli("report", str(tmp_path / "none.sqlite"), "--html", target)
-    line = one_error_line(r)
+    line = one_error(r, alone=False)
     assert target in line and "not a regular file" in line
     if target != "/dev/stdout":  # (the subprocess's stdout is a pipe; this process's may be a file)
         assert os.path.exists(target) and not os.path.isfile(target)  # the node is still there
@@ -97,9 +89,9 @@ def test_write_text_leaves_no_temporary_file_on_an_error(tmp_path, monkeypatch):
         outfile.write_text("/dev/full", "page")
 
 
-def test_trace_is_checked_before_the_run_and_warns_when_large(cli, tmp_path):
+def test_trace_is_checked_before_the_run_and_warns_when_large(cli, tmp_path, one_error):
     r = cli("run", "--workload", "idle", "--duration", "1ms", "--trace", "/dev/full")
-    assert "not a regular file" in one_error_line(r)
+    assert "not a regular file" in one_error(r, alone=False)
     (tmp_path / "t.txt").symlink_to("real.txt")
     r = cli("run", "--workload", "idle", "--duration", "100ms", "--trace", str(tmp_path / "t.txt"))
     assert r.returncode == 0 and (tmp_path / "t.txt").is_symlink() and (tmp_path / "real.txt").stat().st_size > 0
@@ -114,17 +106,17 @@ def test_trace_is_checked_before_the_run_and_warns_when_large(cli, tmp_path):
 
 
 @pytest.mark.parametrize("db", ["/nonexistent/d/x.sqlite", "/tmp", "/proc/self/status", "/proc/x.sqlite"])
-def test_a_database_that_cannot_be_opened(cli, db):
-    line = one_error_line(cli("compare", str(QUICK), "--db", db))
+def test_a_database_that_cannot_be_opened(cli, db, one_error):
+    line = one_error(cli("compare", str(QUICK), "--db", db), alone=False)
     assert db in line
 
 
-def test_another_programs_database_is_refused_untouched(cli, tmp_path):
+def test_another_programs_database_is_refused_untouched(cli, tmp_path, one_error):
     db = tmp_path / "app.sqlite"
     with sqlite3.connect(db) as con:
         con.execute("CREATE TABLE people(name TEXT)")
     before = db.read_bytes()
-    line = one_error_line(cli("compare", str(QUICK), "--db", str(db)))
+    line = one_error(cli("compare", str(QUICK), "--db", str(db)), alone=False)
     assert "not govlab's" in line and "people" in line
     assert db.read_bytes() == before
     other = tmp_path / "runs.sqlite"  # a table named like ours, but another application_id
@@ -132,30 +124,30 @@ def test_another_programs_database_is_refused_untouched(cli, tmp_path):
         con.execute("CREATE TABLE runs(x)")
         con.execute("PRAGMA application_id=1234")
     before = other.read_bytes()
-    assert "another program's" in one_error_line(cli("report", str(other)))
+    assert "another program's" in one_error(cli("report", str(other)), alone=False)
     assert other.read_bytes() == before
 
 
-def test_a_corrupted_database(cli, tmp_path):
+def test_a_corrupted_database(cli, tmp_path, one_error):
     db = tmp_path / "q.sqlite"
     assert cli("compare", str(QUICK), "--db", str(db)).returncode == 0
     with open(db, "r+b") as f:
         f.seek(4096 * 3)
         f.write(b"\xff" * 4096 * 4)
-    assert "malformed" in one_error_line(cli("report", str(db)))
-    assert "malformed" in one_error_line(cli("compare", str(QUICK), "--db", str(db)))
+    assert "malformed" in one_error(cli("report", str(db)), alone=False)
+    assert "malformed" in one_error(cli("compare", str(QUICK), "--db", str(db)), alone=False)
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"not sqlite at all " * 100)
-    assert "not a database" in one_error_line(cli("report", str(junk)))
+    assert "not a database" in one_error(cli("report", str(junk)), alone=False)
 
 
 # --- limits ---------------------------------------------------------------------------------
 
 
-def test_experiment_repeats_have_a_maximum(cli, tmp_path):
+def test_experiment_repeats_have_a_maximum(cli, tmp_path, one_error):
     exp = tmp_path / "big.toml"
     exp.write_text(QUICK.read_text().replace("repeats = 3", "repeats = 1000000000000"))
-    line = one_error_line(cli("compare", str(exp), "--db", str(tmp_path / "b.sqlite")))
+    line = one_error(cli("compare", str(exp), "--db", str(tmp_path / "b.sqlite")), alone=False)
     assert "experiment.repeats" in line and "1 to 1000" in line
 
 
@@ -169,20 +161,20 @@ def test_experiment_repeats_have_a_maximum(cli, tmp_path):
         ('"run": 10, "timer": {"ref": "a", "period": 100000000000000000}', "tasks.t.timer.period", "µs"),
     ],
 )
-def test_rtapp_counts_and_times_have_maximums(cli, tmp_path, task, where, range_):
+def test_rtapp_counts_and_times_have_maximums(cli, tmp_path, task, where, range_, one_error):
     f = tmp_path / "t.json"
     f.write_text('{"tasks": {"t": {' + task + "}}}")
-    line = one_error_line(cli("run", "--workload", f"rtapp:file={f}", "--duration", "10ms"))
+    line = one_error(cli("run", "--workload", f"rtapp:file={f}", "--duration", "10ms"), alone=False)
     assert where in line and range_ in line
 
 
-def test_workload_file_rate_has_a_maximum(cli, tmp_path):
+def test_workload_file_rate_has_a_maximum(cli, tmp_path, one_error):
     f = tmp_path / "w.toml"
     f.write_text(
         '[[channel]]\nname = "q"\n[[task]]\ncomm = "srv"\nloop = "forever"\n'
         'ops = [ { recv = "q" }, { run = "10us" } ]\n[[source]]\nname = "s"\nchannel = "q"\nrate = 1e15\n'
     )
-    line = one_error_line(cli("run", "--workload", str(f), "--duration", "10ms"))
+    line = one_error(cli("run", "--workload", str(f), "--duration", "10ms"), alone=False)
     assert "rate" in line and "at most 1000000 per second" in line
 
 

@@ -332,6 +332,28 @@ def test_views_hold_the_engines_data():
         gov.kept.util(0)
 
 
+def test_a_policy_is_lent_only_for_its_call_even_one_that_raises():
+    """The scheduler's figures are read live during a call; a call that raises ends the
+    loan as one that returns does, and a CPU that does not exist is an IndexError."""
+
+    class Raiser(CpufreqGovernor):
+        def start(self, policy):
+            pass
+
+        def update(self, policy, cpu, time_ns, util, max, flags):  # noqa: A002
+            with pytest.raises(IndexError, match="CPU 8 does not exist; the machine has CPUs 0 to 7"):
+                policy.util(8)
+            assert policy.util(cpu) == util and policy.nr_running(cpu) >= 0
+            self.kept = policy
+            raise KeyError("stop")
+
+    gov = Raiser()
+    with pytest.raises(GovernorError, match="KeyError"):
+        govlab.run(cpufreq=gov, workload="periodic:tasks=2", duration="50ms")
+    with pytest.raises(RuntimeError, match="only during the governor call"):
+        gov.kept.util(0)
+
+
 # --- errors ---------------------------------------------------------------------------
 
 

@@ -178,3 +178,32 @@ def test_wrong_arguments_are_govlab_errors(trace):
         trace.ana.tasks.df_task_activation("nosuch")
     # a view of a view narrows it
     assert trace[2084.1:2084.3][2084.2:2084.4].window == (2084.2, 2084.3)
+
+
+def test_a_run_with_lisa_module_gives_the_signals_lisa_reads(tmp_path):
+    """A juno-r0 rt-app run traced with LISA's module (``lisa_module=on``) and
+    rt-app's markers: the load-tracking analyses read its ``sched_pelt_se`` /
+    ``sched_pelt_cfs`` events, the rt-app analysis its ``rtapp_loop`` markers,
+    from the text file as from memory."""
+    wl = tmp_path / "p.json"
+    wl.write_text(
+        '{ "global": { "calibration": "CPU1", "ftrace": "main,task,loop" }, "tasks": { "small": '
+        '{ "loop": 1, "phases": { "light": { "loop": 10, "run": 2000, "timer": { "ref": "unique", "period": 16000 } },'
+        ' "heavy": { "loop": 10, "run": 8000, "timer": { "ref": "unique", "period": 16000 } } } } } }'
+    )
+    kw = dict(platform="juno-r0", workload=f"rtapp:file={wl}", cpufreq="schedutil", duration="400ms", seed=1)
+    text = tmp_path / "run.txt"
+    govlab.run(**kw, kernel="6.8:lisa_module=on", trace=text)
+    for source in (text, govlab.run(**kw, kernel="6.8:lisa_module=on", trace=True)):
+        trace = govlab.Trace(source)
+        util = trace.ana.load_tracking.df_task_signal("small", "util")
+        assert len(util) > 20
+        # the heavy phase (8 of 16 ms) raises the task's utilisation above the light one's (2 of 16)
+        assert util["util"].iloc[-1] > util["util"].iloc[len(util) // 4]
+        cpus = trace.ana.load_tracking.df_cpus_signal("util")
+        assert set(cpus["cpu"]) <= set(range(6)) and len(cpus) > 0
+        phases = trace.ana.rta.df_phases("small")
+        assert list(phases["phase"]) == [0, 1]
+    plain = govlab.Trace(govlab.run(**kw, trace=True))
+    with pytest.raises(govlab.MissingTraceEventError):
+        plain.ana.load_tracking.df_task_signal("small", "util")

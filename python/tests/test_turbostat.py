@@ -156,16 +156,17 @@ def test_govlab_summary_and_turbostat_name_the_clock_alike(cli):
 
 
 def test_broadwell_uncore_clock_rises_with_core_activity_and_falls_when_idle(tmp_path):
-    """UFS per interval (UncMHz): 4 busy threads, then 40, then none."""
+    """UFS per interval (UncMHz): four threads a tenth busy at a low clock,
+    then every thread busy at the all-core turbo, then none."""
     wl = tmp_path / "steps.toml"
     wl.write_text(
-        '[[task]]\ncomm = "a"\ninstances = 4\nops = [ { run = "2s" }, { sleep = "10s" } ]\n'
-        '[[task]]\ncomm = "b"\ninstances = 36\nops = [ { sleep = "1s" }, { run = "1s" }, { sleep = "10s" } ]\n'
+        '[[task]]\ncomm = "a"\ninstances = 4\nloop = 100\nops = [ { run = "1ms" }, { sleep = "9ms" } ]\n'
+        '[[task]]\ncomm = "b"\ninstances = 80\nops = [ { sleep = "1s" }, { run = "1s" }, { sleep = "10s" } ]\n'
     )
-    result = govlab.run(platform=BDW, workload=str(wl), cpufreq="performance", duration="3s", turbostat_interval="1s")
+    result = govlab.run(platform=BDW, workload=str(wl), cpufreq="schedutil", duration="3s", turbostat_interval="1s")
     unc = [iv["rows"][0]["UncMHz"] for iv in result.turbostat_intervals()]
-    assert unc[0] < unc[1], f"more busy cores, a faster uncore: {unc}"
-    assert unc[2] < unc[0], f"idle, the uncore slows: {unc}"
+    assert unc[0] < unc[1], f"more busy cores at a faster clock, a faster uncore: {unc}"
+    assert unc[2] < unc[1], f"idle, the uncore slows: {unc}"
     df = result.turbostat_frame
     assert df.loc[df["summary"], "C6"].notna().all(), "per interval, each state's usage"
 

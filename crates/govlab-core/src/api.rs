@@ -6,6 +6,7 @@
 //! name the configuration's fields (`platform`, `cpufreq`, ...), not flags.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -15,6 +16,7 @@ use crate::external::{self, ExternalGovernors};
 use crate::metrics::RunResult;
 use crate::params::{parse_duration_ns, Spec};
 use crate::machine::RunParts;
+use crate::sim::rng::{Rng, Stream};
 use crate::trace::stats::TraceStats;
 use crate::trace::timeline::Timeline;
 use crate::trace::{Trace, TraceTo, TraceWriter};
@@ -129,11 +131,15 @@ pub struct RunArgs {
     /// Counters per interval (`1s`, `250ms`; a bare number is seconds):
     /// [`RunConfig::interval_ns`].
     pub turbostat_interval: Option<String>,
+    /// The most events the run may be estimated to take
+    /// ([`RunConfig::check_cost`]); default [`workload::cost::MAX_EVENTS`].
+    pub max_events: Option<u64>,
 }
 
 impl RunArgs {
     /// The fields a configuration may have, for messages about its syntax.
-    pub const FIELDS: &'static str = "the fields platform, kernel, workload, cpufreq, cpuidle, duration, seed, turbostat_interval";
+    pub const FIELDS: &'static str =
+        "the fields platform, kernel, workload, cpufreq, cpuidle, duration, seed, turbostat_interval, max_events";
 }
 
 /// Longest run accepted (a guard against a typo such as `10000h`).
@@ -196,6 +202,47 @@ impl RunConfig {
             seed: args.seed.unwrap_or(d.seed),
             interval_ns,
         })
+    }
+
+    /// The events a run is estimated to take ([`workload::cost`]), from the
+    /// workload's setup on the run's platform with the run's seed.
+    ///
+    /// # Errors
+    /// Whatever building the run would give.
+    pub fn estimated_events(&self) -> Result<f64> {
+        let platform = self.resolve()?.platform;
+        let setup = workload::build(&self.workload)?.setup(&platform, &mut Rng::new(self.seed, Stream::Workload))?;
+        Ok(workload::cost::estimate(&setup, &platform, self.duration_ns))
+    }
+
+    /// Refuse a run estimated to take more than `max_events` events (None:
+    /// [`workload::cost::MAX_EVENTS`]) before it starts, saying the longest
+    /// duration that fits and how to raise the ceiling.
+    ///
+    /// # Errors
+    /// An [`Error::InvalidValue`] of the duration, or whatever building the
+    /// run would give.
+    pub fn check_cost(&self, max_events: Option<u64>) -> Result<()> {
+        let most = max_events.unwrap_or(workload::cost::MAX_EVENTS);
+        let events = self.estimated_events()?;
+        if events <= most as f64 {
+            return Ok(());
+        }
+        let per_s = events * 1e9 / self.duration_ns as f64;
+        let fits_ns = (most as f64 / per_s * 1e9) as u64;
+        let fits = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")]
+            .iter()
+            .find(|&&(unit, _)| fits_ns >= unit)
+            .map_or_else(|| format!("{fits_ns}ns"), |&(unit, name)| format!("{}{name}", fits_ns / unit));
+        Err(Error::invalid(
+            format!("workload {}", self.workload.to_text()),
+            "duration",
+            workload::duration_text(self.duration_ns),
+            format!(
+                "about {events:.1e} events ({per_s:.1e} a simulated second), more than the {most:.0e} a run may take; \
+                 at most {fits} at this rate, or raise max_events"
+            ),
+        ))
     }
 
     /// Resolve names into a ready engine.
@@ -469,9 +516,15 @@ fn say_source(stats: &mut TraceStats, platform: Option<&TracePlatform>) {
 /// The line of `path`'s header that holds `key` (1 when not found).
 fn header_line(path: &Path, key: &str) -> usize {
     let want = format!("{}{key}=", crate::trace::HEADER_PREFIX);
-    crate::input::read_text(path, "trace", crate::trace::read::MAX_TRACE_BYTES)
-        .ok()
-        .and_then(|t| t.lines().take(64).position(|l| l.trim_start().starts_with(&want)))
+    // The header is the first lines: its first 64 KiB hold them.
+    let mut head = Vec::new();
+    if let Ok((file, _)) = crate::input::open(path, "trace", crate::trace::read::MAX_TRACE_DAT_BYTES) {
+        let _ = file.take(64 << 10).read_to_end(&mut head);
+    }
+    String::from_utf8_lossy(&head)
+        .lines()
+        .take(64)
+        .position(|l| l.trim_start().starts_with(&want))
         .map_or(1, |i| i + 1)
 }
 
@@ -827,6 +880,13 @@ fn platform_entry(name: &'static str) -> PlatformEntry {
                     "package_cstates",
                     "on",
                     "off keeps every package in PC0 (package C-states limited in the BIOS)",
+                ));
+            }
+            if p.cpu_types.iter().any(|t| t.idle_states.len() > 1) {
+                params.push(ParamEntry::new(
+                    "deep_idle",
+                    "on",
+                    "off keeps each CPU in its shallowest idle state (every deeper state's cpuidle disable set)",
                 ));
             }
             if p.packages.iter().any(|k| k.power_limit.is_some()) {

@@ -25,10 +25,10 @@
 //! the hardware, an idle state that exists and is enabled) is checked here
 //! and only here: [`apply_cpufreq`], [`check_target_khz`],
 //! [`check_selection`]. During a cpufreq call the governor reads the
-//! scheduler through a [`SchedSnapshot`], an owned copy, so the caller
-//! needs no borrow of the engine that outlives the call.
+//! scheduler through the [`SchedView`](crate::cpufreq::SchedView) of the `Policy` it was given, for
+//! the call only.
 
-use crate::cpufreq::{self, CpufreqGovernor, HwpRequest, Policy, Relation, SchedView};
+use crate::cpufreq::{self, CpufreqGovernor, HwpRequest, Policy, Relation};
 use crate::cpuidle::{self, CpuidleGovernor, IdleDevice, Selection};
 use crate::kernel::BuildCtx;
 use crate::error::{Error, Result};
@@ -226,165 +226,9 @@ pub fn harmless_selection(dev: &IdleDevice<'_>) -> Selection {
     Selection { state, stop_tick: true }
 }
 
-/// The scheduler's figures for every CPU, copied from a [`SchedView`] at the
-/// start of an external governor's call, so the governor can read them
-/// during the call without a borrow of the engine.
-///
-/// The cumulative idle and iowait times answer for any time, as
-/// [`SchedView::idle_ns`] does: such a time is a total that, while the CPU
-/// is idle, grows by 1 ns per ns past the idle period's entry and is
-/// otherwise constant (get_cpu_idle_time's arithmetic, Linux v6.8
-/// kernel/time/tick-sched.c, get_cpu_sleep_time_us()). Reading it at 0 and
-/// at a far time gives the total and the entry, so the copy answers exactly
-/// as the view would.
-#[derive(Debug, Clone, Default)]
-pub struct SchedSnapshot {
-    cpus: Vec<CpuFigures>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct CpuFigures {
-    util: u64,
-    capacity: u64,
-    nr_running: u32,
-    idle_calls: Option<u64>,
-    idle: Cumulative,
-    iowait: Cumulative,
-}
-
-/// A cumulative time: `total_ns`, plus the time since `since_ns` if set.
-#[derive(Debug, Clone, Copy)]
-struct Cumulative {
-    total_ns: u64,
-    since_ns: Option<u64>,
-}
-
-/// A time later than any simulated one, where a growing total shows.
-const FAR_NS: u64 = 1 << 62;
-
-impl Cumulative {
-    fn read(at: impl Fn(u64) -> u64) -> Self {
-        let (total_ns, far) = (at(0), at(FAR_NS));
-        let since_ns = (far != total_ns).then(|| FAR_NS - (far - total_ns));
-        Cumulative { total_ns, since_ns }
-    }
-
-    fn until(self, now_ns: u64) -> u64 {
-        self.total_ns + self.since_ns.map_or(0, |s| now_ns.saturating_sub(s))
-    }
-}
-
-impl SchedSnapshot {
-    /// Copy `sched`'s figures for CPUs `0..nr_cpus`, reusing this one's room.
-    pub fn refresh(&mut self, sched: &dyn SchedView, nr_cpus: usize) {
-        self.cpus.clear();
-        self.cpus.extend((0..nr_cpus).map(|cpu| CpuFigures {
-            util: sched.cpu_util(cpu),
-            capacity: sched.capacity(cpu),
-            nr_running: sched.nr_running(cpu),
-            idle_calls: sched.idle_calls(cpu),
-            idle: Cumulative::read(|t| sched.idle_ns(cpu, t)),
-            iowait: Cumulative::read(|t| sched.iowait_ns(cpu, t)),
-        }));
-    }
-
-    /// The number of CPUs copied.
-    pub fn nr_cpus(&self) -> usize {
-        self.cpus.len()
-    }
-
-    /// The figures of `cpu`; None if the machine has no such CPU.
-    fn cpu(&self, cpu: usize) -> Option<&CpuFigures> {
-        self.cpus.get(cpu)
-    }
-
-    /// [`SchedView::cpu_util`].
-    pub fn cpu_util(&self, cpu: usize) -> Option<u64> {
-        self.cpu(cpu).map(|c| c.util)
-    }
-
-    /// [`SchedView::capacity`].
-    pub fn capacity(&self, cpu: usize) -> Option<u64> {
-        self.cpu(cpu).map(|c| c.capacity)
-    }
-
-    /// [`SchedView::idle_ns`].
-    pub fn idle_ns(&self, cpu: usize, now_ns: u64) -> Option<u64> {
-        self.cpu(cpu).map(|c| c.idle.until(now_ns))
-    }
-
-    /// [`SchedView::iowait_ns`].
-    pub fn iowait_ns(&self, cpu: usize, now_ns: u64) -> Option<u64> {
-        self.cpu(cpu).map(|c| c.iowait.until(now_ns))
-    }
-
-    /// [`SchedView::nr_running`].
-    pub fn nr_running(&self, cpu: usize) -> Option<u32> {
-        self.cpu(cpu).map(|c| c.nr_running)
-    }
-
-    /// [`SchedView::idle_calls`]; the outer None if there is no such CPU.
-    pub fn idle_calls(&self, cpu: usize) -> Option<Option<u64>> {
-        self.cpu(cpu).map(|c| c.idle_calls)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Cumulative times as the engine keeps them (sched/mod.rs,
-    /// `idle_time_until`): a total, plus the time since the idle entry
-    /// while idle.
-    struct Fake {
-        /// Per CPU: (idle total ns, idle entry ns if idle, iowait total ns, iowait entry ns if in iowait)
-        cpus: Vec<(u64, Option<u64>, u64, Option<u64>)>,
-    }
-
-    impl SchedView for Fake {
-        fn cpu_util(&self, cpu: usize) -> u64 {
-            100 + cpu as u64
-        }
-        fn capacity(&self, cpu: usize) -> u64 {
-            1024 - cpu as u64
-        }
-        fn idle_ns(&self, cpu: usize, now_ns: u64) -> u64 {
-            let (total, entry, ..) = self.cpus[cpu];
-            total + entry.map_or(0, |e| now_ns.saturating_sub(e))
-        }
-        fn iowait_ns(&self, cpu: usize, now_ns: u64) -> u64 {
-            let (.., total, entry) = self.cpus[cpu];
-            total + entry.map_or(0, |e| now_ns.saturating_sub(e))
-        }
-        fn nr_running(&self, cpu: usize) -> u32 {
-            cpu as u32
-        }
-        fn idle_calls(&self, cpu: usize) -> Option<u64> {
-            (cpu > 0).then_some(7)
-        }
-        fn clock_khz_ns(&self, _cpu: usize, _now_ns: u64) -> u128 {
-            0
-        }
-    }
-
-    #[test]
-    fn a_snapshot_answers_as_the_view_at_any_time() {
-        let fake = Fake { cpus: vec![(5_000, None, 0, None), (7_000, Some(1_000_000), 300, Some(1_000_000)), (0, Some(0), 0, None)] };
-        let mut snap = SchedSnapshot::default();
-        snap.refresh(&fake, 3);
-        assert_eq!(snap.nr_cpus(), 3);
-        for cpu in 0..3 {
-            assert_eq!(snap.cpu_util(cpu), Some(fake.cpu_util(cpu)));
-            assert_eq!(snap.capacity(cpu), Some(fake.capacity(cpu)));
-            assert_eq!(snap.nr_running(cpu), Some(fake.nr_running(cpu)));
-            assert_eq!(snap.idle_calls(cpu), Some(fake.idle_calls(cpu)));
-            for t in [0, 1, 999_999, 1_000_000, 1_000_001, 2_500_000, 1 << 40] {
-                assert_eq!(snap.idle_ns(cpu, t), Some(fake.idle_ns(cpu, t)), "CPU {cpu} at {t}");
-                assert_eq!(snap.iowait_ns(cpu, t), Some(fake.iowait_ns(cpu, t)), "CPU {cpu} at {t}");
-            }
-        }
-        assert_eq!(snap.cpu_util(3), None);
-    }
 
     #[test]
     fn a_selection_must_exist_and_be_enabled() {

@@ -8,6 +8,7 @@
 //! that memory is bounded by what the docs promise (docs/traces.md,
 //! docs/workloads.md).
 
+use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
@@ -18,25 +19,33 @@ use crate::error::{Error, Result};
 /// examples; a 100,000-phase rt-app file is about 3 MB).
 pub const MAX_DESCRIPTION_BYTES: u64 = 64 << 20;
 
-/// The bytes of `path`, a regular file of at most `max_bytes`; `what`
-/// names the file in errors ("trace", "platform file", ...).
-pub fn read(path: &Path, what: &str, max_bytes: u64) -> Result<Vec<u8>> {
+/// `path` opened for reading, and its size: a regular file of at most
+/// `max_bytes`; `what` names the file in errors ("trace", "platform
+/// file", ...).
+pub fn open(path: &Path, what: &str, max_bytes: u64) -> Result<(File, u64)> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if !meta.is_file() {
         return Err(Error::file(path, None, format!("{what}: {}, not a regular file", kind(&meta))));
     }
-    if meta.len() > max_bytes {
-        return Err(Error::file(
-            path,
-            None,
-            format!("{what}: {} bytes, more than the {} bytes govlab reads (see docs)", meta.len(), max_bytes),
-        ));
+    too_big(path, what, meta.len(), max_bytes)?;
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    Ok((file, meta.len()))
+}
+
+/// An error if `len` bytes are more than `max_bytes`.
+pub fn too_big(path: &Path, what: &str, len: u64, max_bytes: u64) -> Result<()> {
+    if len > max_bytes {
+        return Err(Error::file(path, None, format!("{what}: {len} bytes, more than the {max_bytes} bytes govlab reads (see docs)")));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    Ok(())
+}
+
+/// The bytes of `path`, a regular file of at most `max_bytes` ([`open`]).
+pub fn read(path: &Path, what: &str, max_bytes: u64) -> Result<Vec<u8>> {
+    let (file, len) = open(path, what, max_bytes)?;
+    let mut bytes = Vec::with_capacity(len as usize);
     // take(): a file growing while read stops at the ceiling too.
-    std::fs::File::open(path)
-        .and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes))
-        .map_err(|e| Error::io(path, e))?;
+    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
     if bytes.len() as u64 > max_bytes {
         return Err(Error::file(path, None, format!("{what}: grew past the {max_bytes} bytes govlab reads while it was read")));
     }

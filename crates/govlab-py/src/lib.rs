@@ -41,6 +41,16 @@ fn config(config_json: &str) -> PyResult<RunConfig> {
     RunConfig::from_args(run_args(config_json)?).map_err(error::to_py)
 }
 
+/// Refuse the run `config_json` describes when its estimated cost is above
+/// the ceiling its `max_events` gives ([`RunConfig::check_cost`]).
+#[pyfunction]
+fn check_cost(py: Python<'_>, config_json: &str) -> PyResult<()> {
+    let args = run_args(config_json)?;
+    let max_events = args.max_events;
+    let cfg = RunConfig::from_args(args).map_err(error::to_py)?;
+    py.allow_threads(|| cfg.check_cost(max_events)).map_err(error::to_py)
+}
+
 /// The fields `config_json` gives (an object with the fields of
 /// [`RunArgs`]), not yet resolved.
 fn run_args(config_json: &str) -> PyResult<RunArgs> {
@@ -254,6 +264,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_timeline, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(check_cost, m)?)?;
     m.add_function(wrap_pyfunction!(table::trace_read, m)?)?;
     m.add_class::<table::TraceData>()?;
     m.add_function(wrap_pyfunction!(list_, m)?)?;

@@ -32,6 +32,7 @@ Dask client. The run requests come from :mod:`govlab.plan`.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -103,6 +104,7 @@ def execute(
     todo = [r for k, r in unique.items() if k not in stored]
     if not todo:
         return SweepReport(len(unique), len(stored), 0, time.perf_counter() - start)
+    _check_costs(todo)
 
     bar = _bar(len(todo), desc, progress, len(stored))
     simulated = 0
@@ -158,6 +160,25 @@ def execute(
         if bar is not None:
             bar.close()
     return SweepReport(len(unique), len(unique) - simulated, simulated, time.perf_counter() - start)
+
+
+def _check_costs(runs: Sequence[RunSpec]) -> None:
+    """Refuse the sweep before any run starts when a run is estimated to take more ops than its
+    ceiling (:func:`govlab.api.check_cost`); runs that differ only in their seed are checked once."""
+    from govlab import api
+
+    seen: set[str] = set()
+    for run in runs:
+        kwargs = {k: v for k, v in run.kwargs.items() if k not in ("seed", "max_events")}
+        group = json.dumps(kwargs, sort_keys=True, default=str)
+        if group in seen:
+            continue
+        seen.add(group)
+        config = api.config_json(
+            kwargs["platform"], kwargs["workload"], kwargs["cpufreq"], kwargs["cpuidle"], kwargs["duration"],
+            run.seed, kernel=kwargs.get("kernel"),
+        )
+        api.check_cost(config, run.kwargs.get("max_events"))
 
 
 def _simulate(

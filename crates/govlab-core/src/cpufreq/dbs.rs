@@ -642,6 +642,8 @@ pub(crate) mod testutil {
         pub idle_ns: Vec<u64>,
         pub iowait_ns: Vec<u64>,
         pub util: Vec<u64>,
+        /// The runqueue's runnable_avg (what `cpu_util_boost` adds).
+        pub runnable: Vec<u64>,
         pub capacity: u64,
         /// None: the view does not count idle calls.
         pub idle_calls: Option<Vec<u64>>,
@@ -654,6 +656,9 @@ pub(crate) mod testutil {
     impl SchedView for FakeSched {
         fn cpu_util(&self, cpu: CpuId) -> u64 {
             self.util[cpu]
+        }
+        fn cpu_util_boost(&self, cpu: CpuId) -> u64 {
+            self.util[cpu].max(self.runnable[cpu]).min(self.capacity)
         }
         fn capacity(&self, _cpu: CpuId) -> u64 {
             self.capacity
@@ -707,6 +712,7 @@ pub(crate) mod testutil {
                     idle_ns: vec![0; ncpus],
                     iowait_ns: vec![0; ncpus],
                     util: vec![0; ncpus],
+                    runnable: vec![0; ncpus],
                     capacity: 1024,
                     idle_calls: None,
                     clock_khz_ns: vec![0; ncpus],

@@ -36,9 +36,11 @@
 //! point per ratio (the loader checks), so a ratio and an OPP are the same
 //! thing here.
 //!
-//! Left out: intel_cpufreq's `adjust_perf` path (v5.13+, schedutil on a
-//! single-CPU HWP policy writes desired = target) — schedutil here always
-//! asks for frequencies (see its header); drivers' `get` callbacks and
+//! Left out: intel_cpufreq's `adjust_perf` path (v5.11, a365ab6b9dfb with
+//! ee2cc4276ba4: schedutil on a single-CPU HWP policy with frequency
+//! invariance writes HWP desired = its target, min = the bandwidth floor,
+//! through `sugov_update_single_perf`) — schedutil here always asks for
+//! frequencies (see its header); drivers' `get` callbacks and
 //! boost/turbo sysfs switches (the platform's `turbo=off` stands for them).
 //!
 //! This file decides which driver runs; the path a request takes through it

@@ -93,7 +93,7 @@
 //! HWP CPU; v4.18–v6.3 only Skylake desktop and server models).
 //! `hwp_boost_migration` adds the migration boost of RFC v1 (dropped before
 //! merge), as govlab reads it: a task attached to the CPU after migrating
-//! (SCHED_CPUFREQ_MIGRATION, a v4.x scheduler flag) counts as a qualifying
+//! (SCHED_CPUFREQ_MIGRATION, passed before v5.6) counts as a qualifying
 //! IO wakeup.
 //!
 //! # Left out
@@ -187,7 +187,7 @@ pub const HWP_BOOST_MIGRATION: ParamSpec<BuildCtx> = ParamSpec {
     unit: "",
     default: ParamDefault::Flag(false),
     range: Range::Switch,
-    help: "HWP only, govlab switch: also boost when a task migrates to the CPU (RFC v1)",
+    help: "HWP only, govlab switch: also boost when a task migrates to the CPU (RFC v1; acts before 5.6, while the scheduler passes SCHED_CPUFREQ_MIGRATION)",
 };
 
 /// govlab switch: which IO-wait boost (weak is v6.8's).

@@ -48,8 +48,9 @@ pub use crate::platform::hwp::{HwpCaps, HwpRequest};
 /// `cpufreq_update_util()` flag: the enqueued task waited for IO.
 pub const SCHED_CPUFREQ_IOWAIT: u32 = 1 << 0;
 /// `cpufreq_update_util()` flag: a task was attached to the CPU's runqueue
-/// after migrating (or being created). v4.x kernels passed it (removed in
-/// v4.19, when the attach call began passing 0, as v6.8 does); only
+/// after migrating (or being created). Kernels before v5.6 passed it
+/// (a4f9a0e51bbf "sched/fair: Remove redundant call to
+/// cpufreq_update_util()" made the attach call pass 0, as v6.8 does); only
 /// intel_pstate's `hwp_boost_migration` reads it, every other governor
 /// treats the call as a plain update.
 pub const SCHED_CPUFREQ_MIGRATION: u32 = 1 << 1;
@@ -69,6 +70,11 @@ pub enum Relation {
 pub trait SchedView {
     /// CFS utilisation as schedutil reads it: min(capacity, max(util_avg, util_est)).
     fn cpu_util(&self, cpu: CpuId) -> u64;
+    /// `cpu_util_cfs_boost` (v6.5+): as [`Self::cpu_util`], with the
+    /// runqueue's runnable_avg also raising the base. The default: no boost.
+    fn cpu_util_boost(&self, cpu: CpuId) -> u64 {
+        self.cpu_util(cpu)
+    }
     /// arch_scale_cpu_capacity of the CPU.
     fn capacity(&self, cpu: CpuId) -> u64;
     /// effective_cpu_util (v6.8) of the CPU for a CFS utilisation

@@ -9,7 +9,8 @@
 //! # The idea
 //!
 //! schedutil trusts the scheduler's estimate of how much CPU the runnable
-//! work needs (PELT utilisation, max'ed with util_est, 0..=capacity) and
+//! work needs (PELT utilisation, max'ed with util_est and, from v6.5, with
+//! the runqueue's runnable_avg (runnable boosting), 0..=capacity) and
 //! turns it into a frequency on every call of the scheduler's hook (about
 //! once per ms per busy CPU, plus one call with the IOWAIT flag when a task
 //! that waited for IO is enqueued). A call:
@@ -146,10 +147,13 @@ pub const INFO: GovernorInfo = GovernorInfo {
         EraId::SchedutilIowaitBoost,
         EraId::IntelPstatePassive,
         EraId::RemoteCallbacks,
+        EraId::ArmFreqInvariance,
         EraId::SchedutilIowaitGradual,
         EraId::SchedutilIowaitBoostMin,
         EraId::X86FreqInvariance,
         EraId::IntelPstatePassiveHwp,
+        EraId::IntelCpufreqAdjustPerf,
+        EraId::SchedutilRunnableBoost,
         EraId::SchedutilFreqRef,
         EraId::SchedutilRateLimit2ms,
         EraId::TransitionDelayFromLatency,
@@ -245,6 +249,8 @@ struct SugovCpu {
     /// Where a gradual boost starts and below which it drops, capacity
     /// units: IOWAIT_BOOST_MIN from v5.2, policy->min before.
     iowait_boost_min: u64,
+    /// The CFS utilisation read is `cpu_util_cfs_boost` (v6.5+).
+    runnable_boost: bool,
     /// Idle-calls counter seen at the last evaluation (busy hold).
     saved_idle_calls: u64,
     /// Cumulative idle time seen at the last evaluation, ns (busy-hold
@@ -276,6 +282,9 @@ pub struct Schedutil {
     /// The gradual iowait boost starts at policy->min (v4.18-v5.1), not
     /// at IOWAIT_BOOST_MIN.
     boost_from_policy_min: bool,
+    /// sugov_get_util reads `cpu_util_cfs_boost` (runnable boosting,
+    /// 7d0583cf9ec7, v6.5), not `cpu_util_cfs`.
+    runnable_boost: bool,
     /// v6.8's performance estimate: the headroom on the utilisation (and,
     /// without invariance, on `cur` too); before, once on the frequency.
     headroom_on_util: bool,
@@ -286,15 +295,17 @@ pub struct Schedutil {
 fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
     let mut g = Schedutil::new(SchedutilTunables::read(Params::new(OWNER, spec), ctx)?);
     g.boost_from_policy_min = !ctx.has(EraId::SchedutilIowaitBoostMin);
+    g.runnable_boost = ctx.has(EraId::SchedutilRunnableBoost);
     g.headroom_on_util = ctx.has(EraId::SchedutilPerfEstimate);
     Ok(Box::new(g))
 }
 
 impl SugovCpu {
-    fn new(cpu: CpuId, iowait_boost_min: u64) -> Self {
+    fn new(cpu: CpuId, iowait_boost_min: u64, runnable_boost: bool) -> Self {
         SugovCpu {
             cpu,
             iowait_boost_min,
+            runnable_boost,
             last_update_ns: 0,
             util: 0,
             bw_min: 0,
@@ -382,9 +393,13 @@ impl SugovCpu {
 
     /// sugov_get_util: step 3 for this CPU.
     fn get_util(&mut self, sched: &dyn SchedView, boost: u64, headroom_on_util: bool) {
+        // The CFS part: cpu_util_cfs_boost from v6.5 (runnable boosting,
+        // 7d0583cf9ec7: the runqueue's runnable_avg raises it when tasks
+        // wait), cpu_util_cfs before.
+        let cfs = if self.runnable_boost { sched.cpu_util_boost(self.cpu) } else { sched.cpu_util(self.cpu) };
         // effective_cpu_util (v6.8): CFS plus RT and DL, the DL bandwidth
         // and uclamp min as a floor (the top while RT runs), uclamp max.
-        let (util, min, max) = sched.effective_cpu_util(self.cpu, sched.cpu_util(self.cpu));
+        let (util, min, max) = sched.effective_cpu_util(self.cpu, cfs);
         let util = util.max(boost);
         self.bw_min = min;
         self.util = if headroom_on_util {
@@ -426,7 +441,7 @@ fn effective_cpu_perf(actual: u64, min: u64, max: u64) -> u64 {
 }
 
 impl SugovPolicy {
-    fn new(policy: &Policy<'_>, tunables: SchedutilTunables, boost_from_policy_min: bool) -> Self {
+    fn new(policy: &Policy<'_>, tunables: SchedutilTunables, boost_from_policy_min: bool, runnable_boost: bool) -> Self {
         // v4.18-v5.1 sugov_iowait_boost: the first boost is policy->min,
         // as a fraction of cpuinfo.max_freq.
         let boost_min = if boost_from_policy_min {
@@ -442,7 +457,7 @@ impl SugovPolicy {
             limits_changed: false,
             // govlab's drivers do not need CPUFREQ_NEED_UPDATE_LIMITS.
             need_freq_update: false,
-            cpus: policy.cpus.iter().map(|&c| SugovCpu::new(c, boost_min)).collect(),
+            cpus: policy.cpus.iter().map(|&c| SugovCpu::new(c, boost_min, runnable_boost)).collect(),
         }
     }
 
@@ -499,6 +514,7 @@ impl Schedutil {
         Schedutil {
             tunables,
             boost_from_policy_min: false,
+            runnable_boost: false,
             headroom_on_util: true,
             policies: Vec::new(),
         }
@@ -599,7 +615,7 @@ impl CpufreqGovernor for Schedutil {
         }
         match self.policies[id].as_mut() {
             Some(sg) => sg.limits_changed = true,
-            None => self.policies[id] = Some(SugovPolicy::new(policy, self.tunables, self.boost_from_policy_min)),
+            None => self.policies[id] = Some(SugovPolicy::new(policy, self.tunables, self.boost_from_policy_min, self.runnable_boost)),
         }
     }
 
@@ -778,6 +794,24 @@ mod tests {
             500_000, 1_000_000, 2_000_000, 3_200_000, 2_000_000, 1_000_000, 500_000, 400_000,
         ];
         assert_eq!(freqs, khz.map(Some).to_vec());
+    }
+
+    /// Runnable boosting (7d0583cf9ec7, v6.5): two tasks sharing the CPU
+    /// each ran half the time, so util_avg says 400 while runnable_avg
+    /// says 800; from v6.5 schedutil asks for 1.25 × 800 (3.2 GHz), before
+    /// for 1.25 × 400 (1.6 GHz).
+    #[test]
+    fn runnable_avg_raises_the_request_from_6_5() {
+        for (kernel, khz) in [("6.4", 1_600_000), ("6.5", 3_200_000), ("6.8", 3_200_000)] {
+            let k = crate::kernel::KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap();
+            let ctx = crate::kernel::BuildCtx::new(skylake(), k);
+            let mut g = build(&Spec::parse("schedutil:rate_limit_us=1000", "test").unwrap(), &ctx).unwrap();
+            let mut h = Harness::new(&MHZ, 1);
+            h.sched.idle_calls = Some(vec![0]);
+            h.call(|p| g.start(p));
+            h.sched.runnable[0] = 800;
+            assert_eq!(hook(&mut g, &mut h, 2 * MS, 400, 0), Some(khz), "{kernel}");
+        }
     }
 
     /// v4.18-v5.1 (before "Simplify iowait boosting", v5.2): the gradual

@@ -30,6 +30,9 @@
 //! - `sched_energy_aware = on|off`: the sysctl of the same name; `off`
 //!   keeps Energy-Aware Scheduling from running (machine/eas.rs). Default
 //!   on from v5.0; refused before it.
+//! - `lisa_module = on|off`: LISA's kernel module is loaded, so a run's
+//!   trace carries the events it makes of the scheduler's bare tracepoints
+//!   (machine/lisa_events.rs). Default off; refused before v5.3.
 
 use std::fmt;
 
@@ -119,7 +122,7 @@ pub const DEFAULT_VERSION: Version = Version::new(6, 8);
 pub const NEWEST_VERSION: Version = SUPPORTED[SUPPORTED.len() - 1];
 
 /// The kernel options and the values they take, for messages and `list`.
-pub const OPTIONS: [(&str, &str); 5] = [
+pub const OPTIONS: [(&str, &str); 6] = [
     ("idle_tick", "governor or stopped (default: stopped before 4.17, governor from 4.17)"),
     ("hz", "100, 250, 300 or 1000 (default: the platform file's hz)"),
     (
@@ -128,6 +131,7 @@ pub const OPTIONS: [(&str, &str); 5] = [
     ),
     ("housekeeping", "on or off (default on: per-CPU kernel work wakes idle CPUs; off: a silent machine)"),
     ("sched_energy_aware", "on or off (default on from 5.0: Energy-Aware Scheduling where the platform has an Energy Model and schedutil runs)"),
+    ("lisa_module", "on or off (default off; from 5.3: LISA's module turns the PELT and util_est tracepoints into trace events)"),
 ];
 
 /// `CONFIG_HZ` values Kconfig offers (`kernel/Kconfig.hz`).
@@ -252,6 +256,8 @@ pub struct KernelConfig {
     pub housekeeping: bool,
     /// The `sched_energy_aware` sysctl (read through `sched_energy_aware()`).
     sched_energy_aware: bool,
+    /// LISA's kernel module is loaded (machine/lisa_events.rs).
+    pub lisa_module: bool,
 }
 
 impl Default for KernelConfig {
@@ -273,6 +279,7 @@ impl KernelConfig {
             freq_invariance: None,
             housekeeping: true,
             sched_energy_aware: true,
+            lisa_module: false,
         }
     }
 
@@ -324,8 +331,17 @@ impl KernelConfig {
         let housekeeping = p.bool("housekeeping", true)?;
         let given_eas = p.given("sched_energy_aware");
         let sched_energy_aware = p.bool("sched_energy_aware", true)?;
+        let lisa_module = p.bool("lisa_module", false)?;
         p.finish()?;
-        let k = KernelConfig { requested, version, spec: spec.clone(), idle_tick, hz, freq_invariance, housekeeping, sched_energy_aware };
+        let k = KernelConfig { requested, version, spec: spec.clone(), idle_tick, hz, freq_invariance, housekeeping, sched_energy_aware, lisa_module };
+        if lisa_module && !k.has(EraId::PeltTracepoints) {
+            return Err(Error::invalid(
+                format!("kernel {}", spec.name),
+                "lisa_module",
+                "on",
+                "a kernel from 5.3 (the PELT tracepoints LISA's module reads came in v5.3)",
+            ));
+        }
         if given_eas && !k.eas() {
             return Err(Error::invalid(
                 format!("kernel {}", spec.name),
@@ -430,6 +446,30 @@ impl KernelConfig {
         self.has(EraId::UtilEst)
     }
 
+    /// The form of util_est the version runs (sched/util_est.rs): none
+    /// before v4.17, then v4.17's, v5.1's, v5.5's, v5.13's and v6.8's.
+    #[must_use]
+    pub fn util_est_form(&self) -> crate::sched::util_est::UtilEstForm {
+        use crate::sched::util_est::UtilEstForm;
+        [
+            (EraId::UtilEstSingle, UtilEstForm::Single),
+            (EraId::UtilEstFilterBoth, UtilEstForm::FilterBoth),
+            (EraId::UtilEstFastUp, UtilEstForm::FastUp),
+            (EraId::UtilEstCapacityCheck, UtilEstForm::CapacityCheck),
+            (EraId::UtilEst, UtilEstForm::Enqueued),
+        ]
+        .into_iter()
+        .find(|&(era, _)| self.has(era))
+        .map_or(UtilEstForm::Off, |(_, form)| form)
+    }
+
+    /// Before v5.6 (a4f9a0e51bbf) attaching a task to a runqueue called
+    /// the hook with SCHED_CPUFREQ_MIGRATION; from v5.6 with no flag.
+    #[must_use]
+    pub fn migration_flag(&self) -> bool {
+        !self.has(EraId::NoMigrationFlag)
+    }
+
     /// From v4.14 (674e75411fc2) the scheduler calls the cpufreq hook for
     /// a remote CPU's runqueue; before, local calls only. For machine/fair.rs.
     #[must_use]
@@ -450,8 +490,9 @@ impl KernelConfig {
     /// version's default for the architecture (x86: off before v5.7, the
     /// 4-core turbo ratio from v5.7, 1567c3e3467c; on AMD, whose CPUs give
     /// CPPC levels, off before v5.11 and the CPPC midpoint from v5.11,
-    /// 41ea667227ba; powerpc: off, no implementation found; Arm: the
-    /// cpufreq-driven `max`).
+    /// 41ea667227ba; powerpc: off, no implementation found; Arm: off before
+    /// v4.15, the cpufreq-driven `max` from v4.15, when arm64 wired
+    /// `arch_set_freq_scale` up).
     #[must_use]
     pub fn freq_invariance(&self, plat: &Platform) -> FreqInvariance {
         if let Some(f) = self.freq_invariance {
@@ -463,7 +504,8 @@ impl KernelConfig {
             Arch::X86 if amd => FreqInvariance::Off,
             Arch::X86 if self.has(EraId::X86FreqInvariance) => FreqInvariance::Turbo(4),
             Arch::X86 | Arch::PowerPc => FreqInvariance::Off,
-            Arch::Arm => FreqInvariance::Max,
+            Arch::Arm if self.has(EraId::ArmFreqInvariance) => FreqInvariance::Max,
+            Arch::Arm => FreqInvariance::Off,
         }
     }
 
@@ -729,6 +771,25 @@ mod tests {
         assert!(!k("4.8").unwrap().pelt_divider_has_period_contrib());
     }
 
+    /// Each supported version runs the util_est form of its era, and the
+    /// attach call's flag goes at v5.6.
+    #[test]
+    fn util_est_form_and_migration_flag_by_version() {
+        use crate::sched::util_est::UtilEstForm;
+        let form = |v: &str| k(v).unwrap().util_est_form();
+        assert_eq!(form("4.16"), UtilEstForm::Off);
+        assert_eq!(form("4.19"), UtilEstForm::Enqueued);
+        assert_eq!(form("5.2"), UtilEstForm::CapacityCheck);
+        assert_eq!(form("5.7"), UtilEstForm::FastUp);
+        assert_eq!(form("5.9"), UtilEstForm::FastUp);
+        assert_eq!(form("6.5"), UtilEstForm::FilterBoth);
+        assert_eq!(form("6.6"), UtilEstForm::FilterBoth);
+        assert_eq!(form("6.8"), UtilEstForm::Single);
+        assert_eq!(form("6.18"), UtilEstForm::Single);
+        assert!(k("5.2").unwrap().migration_flag());
+        assert!(!k("5.7").unwrap().migration_flag());
+    }
+
     #[test]
     fn freq_invariance_by_version_and_architecture() {
         let sky = crate::platform::load_named(&Spec::new("skylake-e3-1240v5")).unwrap();
@@ -738,6 +799,9 @@ mod tests {
         assert_eq!(k("5.7").unwrap().freq_invariance(&sky), FreqInvariance::Turbo(4));
         assert_eq!(k("6.8").unwrap().freq_invariance(&p8), FreqInvariance::Off);
         assert_eq!(k("6.8").unwrap().freq_invariance(&juno), FreqInvariance::Max);
+        assert_eq!(k("4.16").unwrap().freq_invariance(&juno), FreqInvariance::Max);
+        // arm64 before v4.15 had no arch_set_freq_scale.
+        assert_eq!(k("4.8").unwrap().freq_invariance(&juno), FreqInvariance::Off);
         assert_eq!(k("4.8:freq_invariance=1c").unwrap().freq_invariance(&sky), FreqInvariance::Turbo(1));
         // The reference each names on the Skylake E3-1240 v5 (its
         // platform file's base and n-core turbo table).

@@ -9,14 +9,13 @@
 use super::Engine;
 use crate::platform::CpuId;
 use crate::sched::capacity::{capacity_greater, fits_capacity, util_fits_cpu};
-use crate::sched::pelt;
 use crate::sched::{TaskId, TaskState};
 
 impl Engine {
     /// task_fits_cpu(): the task's util_est fits the CPU; with clamps
     /// (v6.2+), util_fits_cpu() with the task's own says it fits outright.
     pub(crate) fn task_fits_cpu(&self, t: TaskId, cpu: CpuId) -> bool {
-        let util = pelt::task_util_est(&self.tasks[t].avg);
+        let util = self.util_est_form.task_util_est(&self.tasks[t].avg);
         let cap = self.rqs[cpu].capacity;
         if self.uclamp_used && self.kernel.util_fits_cpu() {
             let tk = &self.tasks[t];

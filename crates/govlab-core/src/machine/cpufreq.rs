@@ -24,6 +24,10 @@ impl SchedView for View<'_> {
         pelt::cpu_util(&self.e.rqs[cpu].cfs, self.capacity(cpu))
     }
 
+    fn cpu_util_boost(&self, cpu: CpuId) -> u64 {
+        pelt::cpu_util_boost(&self.e.rqs[cpu].cfs, self.capacity(cpu))
+    }
+
     fn capacity(&self, cpu: CpuId) -> u64 {
         u64::from(self.e.plat.cpu_type_of(cpu).capacity)
     }

@@ -214,7 +214,7 @@ impl Engine {
         Waking {
             cpu: tk.cpu,
             util: avg.util_avg,
-            util_est: u64::from(pelt::task_util_est_raw(&avg)),
+            util_est: u64::from(self.util_est_form.task_est(&avg)),
             uclamp_min: u64::from(tk.uclamp_min),
             uclamp_max: u64::from(tk.uclamp_max),
         }

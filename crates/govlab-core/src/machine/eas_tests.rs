@@ -112,3 +112,27 @@ fn clamps_need_a_kernel_with_uclamp() {
     let err = err.to_string();
     assert!(err.contains("util_min=100") && err.contains("5.3"), "{err}");
 }
+
+/// Fork placement by era on an idle juno-r0 (find_idlest_group): before
+/// v5.5 two idle clusters tie on load and the tie goes to the other
+/// cluster, so a first task forked from LITTLE CPU 0 starts on a big CPU;
+/// from v5.5 the LITTLE cluster's four idle CPUs beat the big one's two and
+/// it stays LITTLE. Without EAS, v5.2 leaves it there (its idle previous
+/// CPU fits it); with EAS a wakeup brings it to a LITTLE CPU once its
+/// util_est fits one (about 130 ms after the fork).
+#[test]
+fn a_first_fork_leaves_the_parents_cluster_before_v5_5() {
+    let json = r#"{ "global": { "calibration": "CPU1" }, "tasks": { "t": { "loop": -1, "run": 3000, "timer": { "ref": "unique", "period": 16000 } } } }"#;
+    // WFI only, as LISA runs it (a deeper state's exit latency would count
+    // as running time and keep the task from fitting a LITTLE CPU).
+    let cpu_of = |kernel: &str| {
+        let path = std::env::temp_dir().join(format!("govlab-eas-{}-fork-{}", std::process::id(), kernel.replace([':', '=', ','], "_")));
+        std::fs::write(&path, json).unwrap();
+        let mut e = engine("juno-r0:deep_idle=off", kernel, &format!("rtapp:file={}", path.display()), "schedutil", 400 * MS);
+        e.run(None).unwrap();
+        e.tasks.iter().find(|t| &*t.comm == "t").map(|t| t.cpu).unwrap()
+    };
+    assert!(BIG.contains(&cpu_of("5.2:sched_energy_aware=off")));
+    assert!(LITTLE.contains(&cpu_of("5.2")));
+    assert!(LITTLE.contains(&cpu_of("6.8:sched_energy_aware=off")));
+}

@@ -83,7 +83,7 @@
 
 use super::Engine;
 use crate::platform::CpuId;
-use crate::sched::pelt::{self, NICE_0_LOAD};
+use crate::sched::pelt::NICE_0_LOAD;
 use crate::sched::{TaskId, TaskState};
 
 /// Where every runqueue's min_vruntime starts under EEVDF, ns of virtual
@@ -321,12 +321,14 @@ impl Engine {
             return false;
         }
         if self.util_est {
-            pelt::util_est_dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.util_est_form.dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.trace_util_est_cfs(cpu);
         }
         self.update_load_avg(cpu, Some(t));
         if self.util_est {
             let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
-            pelt::util_est_update(&mut self.tasks[t].avg, true, cap);
+            self.util_est_form.update(&mut self.tasks[t].avg, true, cap);
+            self.trace_util_est_se(cpu, t);
         }
         // set_delayed(); put_prev_entity() will find it on_rq and put it
         // back in the tree: done here, as it stops being the current one.
@@ -398,7 +400,8 @@ impl Engine {
     fn requeue_delayed_entity(&mut self, cpu: CpuId, t: TaskId) {
         self.update_rq_clock(cpu);
         if self.util_est {
-            pelt::util_est_enqueue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.util_est_form.enqueue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.trace_util_est_cfs(cpu);
         }
         self.tasks[t].in_iowait = false;
         self.update_entity_lag(cpu, t);

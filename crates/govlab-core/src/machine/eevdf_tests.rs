@@ -287,7 +287,7 @@ fn a_delayed_task_wakes_on_its_busy_cpu_from_6_12() {
             // and its estimate back in the runqueue's (729288bc6856).
             assert_eq!(e.tasks[c].state, TaskState::Runnable);
             assert_eq!(e.rqs[0].nr_running, 2);
-            let est = crate::sched::pelt::task_util_est_raw(&e.tasks[c].avg);
+            let est = e.util_est_form.task_est(&e.tasks[c].avg);
             assert_eq!(e.rqs[0].cfs.util_est, util_est_asleep + est);
         }
     }

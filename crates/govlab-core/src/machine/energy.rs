@@ -22,20 +22,17 @@
 //! A coordinated state (Intel's PC2/PC3/PC6 on multi-socket Xeons) is
 //! granted only while every package of the machine could enter it: one
 //! core awake anywhere keeps every package out of it.
-//! In PC0 the uncore clock follows the cores as the platform's policy says
-//! (`platform::UncorePolicy`), and the DRAM draws its floor plus a term per
-//! core in C0. The package's RAPL domain is its cores plus its uncore; the
-//! run's energy is packages plus DRAM.
+//! In PC0 the uncore clock runs at the clock of the package's fastest
+//! running core, within its own limits (`platform::UncorePolicy`), and the
+//! DRAM draws its floor plus a term per core in C0. Both follow counts kept
+//! as cores change (running cores by their clock), so a package is settled
+//! without walking its cores. The package's RAPL domain is its cores plus
+//! its uncore; the run's energy is packages plus DRAM.
 
 use super::rq::CpuMode;
 use super::Engine;
 use crate::platform::energy::{dynamic_mw, idle_mw, leakage_mw};
-use crate::platform::UncorePolicy;
 use crate::sim::Time;
-
-/// The uncore clock's step, kHz: uncore ratios are multiples of the
-/// 100 MHz bus clock (MSR UNCORE_RATIO_LIMIT, as the core ratios).
-const UNCORE_STEP_KHZ: u32 = 100_000;
 
 /// One package's ledger: its uncore and DRAM energy, its package C-state
 /// and their residencies.
@@ -65,7 +62,14 @@ pub struct PackageEnergy {
     pub busy_cores: u32,
     pub awake_cores: u32,
     pub idle_at_depth: Vec<u32>,
+    /// Running cores by their clock: (kHz, cores), in increasing kHz; a
+    /// clock no core runs at any more keeps its entry at 0.
+    pub busy_at_khz: Vec<(u32, u32)>,
 }
+
+/// Where a core stands for its package's counts: its idle depth (None:
+/// awake), whether it runs, and the clock it runs at (0 when it does not).
+type CoreStand = (Option<usize>, bool, u32);
 
 impl PackageEnergy {
     /// A package of `cores` cores, all awake and not running (as
@@ -74,8 +78,14 @@ impl PackageEnergy {
         PackageEnergy { awake_cores: cores as u32, ..PackageEnergy::default() }
     }
 
-    /// A core moved from (`depth`, `busy`) to (`new_depth`, `new_busy`).
-    fn move_core(&mut self, (depth, busy): (Option<usize>, bool), (new_depth, new_busy): (Option<usize>, bool)) {
+    /// A core moved from one stand to another.
+    fn move_core(&mut self, (depth, busy, khz): CoreStand, (new_depth, new_busy, new_khz): CoreStand) {
+        if busy {
+            self.count_busy_at(khz, false);
+        }
+        if new_busy {
+            self.count_busy_at(new_khz, true);
+        }
         match depth {
             None => self.awake_cores -= 1,
             Some(d) => self.idle_at_depth[d] -= 1,
@@ -95,6 +105,24 @@ impl PackageEnergy {
     /// The shallowest idle depth among the package's idle cores.
     fn min_idle_depth(&self) -> usize {
         self.idle_at_depth.iter().position(|&n| n > 0).unwrap_or(usize::MAX)
+    }
+
+    /// Count a running core at `khz` in (`add`) or out.
+    fn count_busy_at(&mut self, khz: u32, add: bool) {
+        let i = match self.busy_at_khz.binary_search_by_key(&khz, |&(k, _)| k) {
+            Ok(i) => i,
+            Err(i) => {
+                self.busy_at_khz.insert(i, (khz, 0));
+                i
+            }
+        };
+        let n = &mut self.busy_at_khz[i].1;
+        *n = if add { *n + 1 } else { *n - 1 };
+    }
+
+    /// The clock of the package's fastest running core, kHz (0: none runs).
+    fn fastest_busy_khz(&self) -> u32 {
+        self.busy_at_khz.iter().rev().find(|&&(_, n)| n > 0).map_or(0, |&(k, _)| k)
     }
 }
 
@@ -120,6 +148,8 @@ pub struct CoreEnergy {
     /// A thread runs (C0, not leaving idle): the core loads the uncore and
     /// the memory.
     pub busy: bool,
+    /// The clock it runs at while `busy`, kHz (0 otherwise).
+    pub busy_khz: u32,
 }
 
 /// A stretch in which every thread of a core was idle and some had not
@@ -147,13 +177,15 @@ impl Engine {
             // The core wakes: its last state's entry and exit are paid.
             self.charge_entry_exit(core, d);
         }
-        let old = (self.cores[core].depth, self.cores[core].busy);
-        if old != (depth, busy) {
-            self.pkg_energy[self.plat.cores[core].package].move_core(old, (depth, busy));
+        let busy_khz = if busy { self.domains[self.plat.cores[core].freq_domain].cur_khz } else { 0 };
+        let old = (self.cores[core].depth, self.cores[core].busy, self.cores[core].busy_khz);
+        if old != (depth, busy, busy_khz) {
+            self.pkg_energy[self.plat.cores[core].package].move_core(old, (depth, busy, busy_khz));
         }
         let c = &mut self.cores[core];
         c.depth = depth;
         c.busy = busy;
+        c.busy_khz = busy_khz;
         let elapsed_ns = now - c.since_ns;
         c.energy_mj += c.power_mw * elapsed_ns as f64 * 1e-9;
         if let Some(p) = c.open.take() {
@@ -217,25 +249,8 @@ impl Engine {
         // Cores running load the uncore and memory; a core leaving idle
         // has woken the package but does not load it yet.
         let active = self.pkg_energy[pkg].busy_cores;
-        let fastest_khz = match &p.uncore {
-            Some(u) if u.policy == UncorePolicy::FollowCores => p
-                .cores
-                .iter()
-                .filter(|&&c| self.cores[c].busy)
-                .map(|&c| self.domains[self.plat.cores[c].freq_domain].cur_khz)
-                .max()
-                .unwrap_or(0),
-            _ => 0,
-        };
         let uncore_khz = match (&p.uncore, state) {
-            (Some(u), None) => match u.policy {
-                UncorePolicy::Ufs => {
-                    let span = f64::from(u.max_khz - u.min_khz) * f64::from(active) / p.cores.len() as f64;
-                    let steps = (span / f64::from(UNCORE_STEP_KHZ)).round() as u32;
-                    (u.min_khz + steps * UNCORE_STEP_KHZ).min(u.max_khz)
-                }
-                UncorePolicy::FollowCores => fastest_khz.clamp(u.min_khz, u.max_khz),
-            },
+            (Some(u), None) => self.pkg_energy[pkg].fastest_busy_khz().clamp(u.min_khz, u.max_khz),
             _ => 0,
         };
         let (uncore_mw, self_refresh) = match state {

@@ -20,6 +20,7 @@ use crate::error::Result;
 use crate::metrics::{CpuIdleCounters, RunResult};
 use crate::kernel::{BuildCtx, EraId, FreqInvariance, KernelConfig};
 use crate::sched::pelt::PeltRules;
+use crate::sched::util_est::UtilEstForm;
 use crate::platform::Platform;
 use crate::sched::cpumask::CpuMask;
 use crate::sched::SchedTunables;
@@ -78,6 +79,11 @@ pub struct Engine {
     pub(crate) pelt: PeltRules,
     /// util_est exists (v4.17+); without it a task's estimate stays 0.
     pub(crate) util_est: bool,
+    /// Which form of util_est (sched/util_est.rs) the kernel runs.
+    pub(crate) util_est_form: UtilEstForm,
+    /// Attaching a task calls the hook with SCHED_CPUFREQ_MIGRATION
+    /// (before v5.6, a4f9a0e51bbf).
+    pub(crate) migration_flag: bool,
     /// The fair class is EEVDF (v6.6+, machine/eevdf.rs); a run with task
     /// groups keeps CFS's rules (fair_group.rs) on every version.
     pub(crate) eevdf: bool,
@@ -270,6 +276,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let policies = pol.domain.iter().map(|&d| PolicyRt::new(&platform, d, &domains[d])).collect();
     let pelt = PeltRules::for_kernel(&kernel);
     let util_est = kernel.util_est();
+    let util_est_form = kernel.util_est_form();
+    let migration_flag = kernel.migration_flag();
     let remote_callbacks = kernel.remote_callbacks();
     let ttwu_queue_idle = kernel.ttwu_queue_idle();
     let vdomains = platform.voltage_domains.iter().map(|_| VoltageRt::default()).collect();
@@ -296,6 +304,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         hwp,
         pelt,
         util_est,
+        util_est_form,
+        migration_flag,
         eevdf,
         custom_slice,
         delay_dequeue,

@@ -253,7 +253,13 @@ impl Engine {
             prev_sum_exec_ns: 0,
             exec_start_ns: 0,
             // sched_fork(): init_entity_runnable_average.
-            avg: if spec.forked { init_entity_runnable_average(weight) } else { SchedAvg::default() },
+            // A replayed task the recording showed the load tracking of
+            // starts from it (attached at its first enqueue, as a new task).
+            avg: match (spec.forked, spec.recorded_pelt) {
+                (true, _) => init_entity_runnable_average(weight),
+                (false, Some((load, util))) => SchedAvg { load_avg: load, util_avg: util, runnable_avg: util, ..SchedAvg::default() },
+                (false, None) => SchedAvg::default(),
+            },
             needs_attach: true,
             forked: spec.forked,
             in_iowait: false,

@@ -89,8 +89,12 @@ impl Engine {
             // the fair runqueue's, so nothing reads it.
             let on_rq = matches!(self.tasks[t].state, TaskState::Runnable | TaskState::Running);
             self.update_task_avg(cpu, t, on_rq, running);
+            if self.tasks[t].class == Class::Fair {
+                self.trace_pelt_se(cpu, t);
+            }
         }
         if self.update_cfs_rq(cpu) {
+            self.trace_pelt_cfs(cpu);
             self.cpufreq_update_util(cpu, 0);
         }
     }
@@ -145,7 +149,8 @@ impl Engine {
         }
         if self.util_est {
             let rq = &mut self.rqs[cpu];
-            pelt::util_est_enqueue(&mut rq.cfs, &self.tasks[t].avg);
+            self.util_est_form.enqueue(&mut rq.cfs, &self.tasks[t].avg);
+            self.trace_util_est_cfs(cpu);
         }
         if self.tasks[t].in_iowait {
             self.tasks[t].in_iowait = false;
@@ -155,6 +160,7 @@ impl Engine {
         if !attaching {
             // __update_load_avg_se with se->on_rq still 0.
             self.update_task_avg(cpu, t, false, false);
+            self.trace_pelt_se(cpu, t);
         }
         let decayed = self.update_cfs_rq(cpu);
         if attaching {
@@ -163,8 +169,14 @@ impl Engine {
             pelt::attach_entity_div(&mut self.rqs[cpu].cfs, &mut tk.avg, tk.weight, divider);
             tk.needs_attach = false;
         }
+        if attaching || decayed {
+            self.trace_pelt_cfs(cpu);
+        }
         if attaching {
-            self.cpufreq_update_util(cpu, SCHED_CPUFREQ_MIGRATION);
+            // attach_entity_load_avg: SCHED_CPUFREQ_MIGRATION before v5.6
+            // (a4f9a0e51bbf), no flag after.
+            let flags = if self.migration_flag { SCHED_CPUFREQ_MIGRATION } else { 0 };
+            self.cpufreq_update_util(cpu, flags);
         } else if decayed {
             self.cpufreq_update_util(cpu, 0);
         }
@@ -314,16 +326,20 @@ impl Engine {
             self.update_entity_lag(cpu, t);
         }
         if self.util_est {
-            pelt::util_est_dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.util_est_form.dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.trace_util_est_cfs(cpu);
         }
         self.update_task_avg(cpu, t, true, running);
+        self.trace_pelt_se(cpu, t);
         let decayed = self.update_cfs_rq(cpu);
         if detach {
             let tk = &mut self.tasks[t];
             pelt::detach_entity(&mut self.rqs[cpu].cfs, &tk.avg, tk.weight);
             tk.needs_attach = true;
+            self.trace_pelt_cfs(cpu);
             self.cpufreq_update_util(cpu, 0);
         } else if decayed {
+            self.trace_pelt_cfs(cpu);
             self.cpufreq_update_util(cpu, 0);
         }
         let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
@@ -331,7 +347,8 @@ impl Engine {
             self.unqueue_fair(cpu, t);
         }
         if self.util_est && sleep {
-            pelt::util_est_update(&mut self.tasks[t].avg, true, cap);
+            self.util_est_form.update(&mut self.tasks[t].avg, true, cap);
+            self.trace_util_est_se(cpu, t);
         }
         self.account_fair_dequeue(cpu, t);
         self.tasks[t].state = if sleep { TaskState::Blocked } else { TaskState::Runnable };

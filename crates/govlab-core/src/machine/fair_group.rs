@@ -611,7 +611,7 @@ impl Engine {
     pub(crate) fn enqueue_task_grouped(&mut self, cpu: CpuId, t: TaskId, g: usize, kind: EnqueueKind) {
         self.update_rq_clock(cpu);
         if self.util_est {
-            pelt::util_est_enqueue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.util_est_form.enqueue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
         }
         if self.tasks[t].in_iowait {
             self.tasks[t].in_iowait = false;
@@ -704,7 +704,7 @@ impl Engine {
             self.update_curr(cpu);
         }
         if self.util_est {
-            pelt::util_est_dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.util_est_form.dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
         }
         self.update_member_avg(cpu, t, true, running);
         let decayed = self.update_group_cfs_rq(cpu, g);
@@ -755,7 +755,7 @@ impl Engine {
         let rq = &mut self.rqs[cpu];
         let tk = &mut self.tasks[t];
         if self.util_est && sleep {
-            pelt::util_est_update(&mut tk.avg, true, cap);
+            self.util_est_form.update(&mut tk.avg, true, cap);
         }
         rq.nr_running -= 1;
         rq.cfs_nr_running -= 1;

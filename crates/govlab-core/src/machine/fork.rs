@@ -37,6 +37,15 @@
 //!    on a tie; without an idle CPU, the least loaded one. The walk then
 //!    continues in the domains of that CPU below the level just decided.
 //!
+//! Before v5.5 (`EraId::FindIdlestGroupRework`, 57abff067a08) step 3-4
+//! compared loads instead (`find_idlest_group_by_load`): the group of least
+//! runnable load per unit of capacity, then of least load with the blocked
+//! load, each against the domain's imbalance_pct, and the local group kept
+//! only when it is clearly the less loaded. Two idle groups tie, and a tie
+//! goes to the other group: on an idle big.LITTLE board a new task leaves
+//! its parent's cluster (a first rt-app task forked from a LITTLE CPU starts
+//! on a big one), where v5.5 keeps it among the cluster's idle CPUs.
+//!
 //! A workload's first tasks are forked by its launcher (the benchmark's
 //! main process or a shell), which govlab does not run: every one of them
 //! is placed when the run begins, from CPU 0, each counting the ones placed
@@ -233,6 +242,82 @@ impl Engine {
         }
     }
 
+    /// The runnable load of `cpu` as v4.15-v5.6 kept it
+    /// (`cfs_rq->runnable_load_avg`, `weighted_cpuload` / `cpu_runnable_load`):
+    /// the load averages of the fair tasks on its runqueue, the current one
+    /// included, plus a new task's full weight for each forked there and
+    /// not yet enqueued (`pending`).
+    fn runnable_load(&self, cpu: CpuId, pending: &[u32]) -> u64 {
+        let rq = &self.rqs[cpu];
+        let queued: u64 = if self.fair_groups() {
+            self.queued_fair_tasks(cpu).iter().map(|&t| self.tasks[t].avg.load_avg).sum()
+        } else {
+            rq.tree.iter().map(|&(_, t)| self.tasks[t].avg.load_avg).sum()
+        };
+        let curr = rq.curr.filter(|_| rq.cfs_curr).map_or(0, |t| self.tasks[t].avg.load_avg);
+        queued + curr + u64::from(pending.get(cpu).copied().unwrap_or(0)) * pelt::NICE_0_LOAD
+    }
+
+    /// `find_idlest_group` before v5.5 (the form of v4.15-v5.4, with
+    /// 6b94780e45c1's blocked-load tie-break, v4.11): each group's runnable
+    /// load and load (blocked included), per unit of its capacity. A group
+    /// other than the local one becomes the idlest when its runnable load
+    /// is lower by more than the domain's imbalance (`NICE_0_LOAD ×
+    /// (imbalance_pct − 100) / 100`), or close to it with a load lower by
+    /// more than half the imbalance_pct margin. The local group is kept if
+    /// the idlest's runnable load is higher by more than the imbalance, or
+    /// if both are close and the local load is the lower by that margin;
+    /// else the idlest wins, ties included: between two idle groups the
+    /// new task leaves its parent's. Fork ignores spare capacity (its
+    /// utilisation is not set yet). The kernel's unsigned arithmetic,
+    /// wrapping, is kept.
+    fn find_idlest_group_by_load(&self, groups: &[CpuMask], allowed: &CpuMask, this: CpuId, pending: &[u32], level: Level) -> Option<CpuMask> {
+        // sd_init() before v5.10: 110 for SMT, 117 for a cache-sharing
+        // (MC) domain, 125 above.
+        let imbalance_pct: u64 = match level {
+            Level::Core => 110,
+            Level::Llc => 117,
+            _ => 125,
+        };
+        let imbalance_scale = 100 + (imbalance_pct - 100) / 2;
+        let imbalance = pelt::NICE_0_LOAD * (imbalance_pct - 100) / 100;
+        let local_at = groups.iter().position(|g| g.test(this))?;
+        let (mut this_runnable, mut this_avg) = (u64::MAX, u64::MAX);
+        let (mut min_runnable, mut min_avg) = (u64::MAX, u64::MAX);
+        let mut idlest = None;
+        for k in 0..groups.len() {
+            let g = groups[(local_at + k) % groups.len()];
+            if g.and(allowed).is_empty() {
+                continue;
+            }
+            let (mut runnable, mut avg, mut cap) = (0u64, 0u64, 0u64);
+            for i in g.iter() {
+                runnable += self.runnable_load(i, pending);
+                avg += self.rqs[i].cfs.avg.load_avg + u64::from(pending.get(i).copied().unwrap_or(0)) * pelt::NICE_0_LOAD;
+                cap += self.rqs[i].capacity;
+            }
+            let cap = cap.max(1);
+            let (runnable, avg) = (runnable * pelt::SCHED_CAPACITY_SCALE / cap, avg * pelt::SCHED_CAPACITY_SCALE / cap);
+            if k == 0 {
+                (this_runnable, this_avg) = (runnable, avg);
+            } else if min_runnable > runnable.wrapping_add(imbalance) {
+                (min_runnable, min_avg) = (runnable, avg);
+                idlest = Some(g);
+            } else if runnable < min_runnable.wrapping_add(imbalance) && min_avg.wrapping_mul(100) > imbalance_scale * avg {
+                min_avg = avg;
+                idlest = Some(g);
+            }
+        }
+        let idlest = idlest?;
+        if min_runnable > this_runnable.wrapping_add(imbalance) {
+            return None;
+        }
+        if this_runnable < min_runnable.wrapping_add(imbalance) && this_avg.wrapping_mul(100) < imbalance_scale.wrapping_mul(min_avg) {
+            return None;
+        }
+        Some(idlest)
+    }
+
     /// `find_idlest_group_cpu`: the shallowest idle CPU of `group` (the
     /// most recently idled on a tie), else the least loaded.
     fn find_idlest_group_cpu(&self, group: CpuMask, allowed: &CpuMask, this: CpuId, pending: &[u32]) -> CpuId {
@@ -277,7 +362,12 @@ impl Engine {
         // levels[k] is the domain, levels[k + 1] its groups.
         while k + 1 < levels.len() {
             let groups = self.fork_groups(cpu, levels[k], levels[k + 1]);
-            let Some(group) = self.find_idlest_group(&groups, &allowed, cpu, pending) else {
+            let idlest = if self.kernel.has(EraId::FindIdlestGroupRework) {
+                self.find_idlest_group(&groups, &allowed, cpu, pending)
+            } else {
+                self.find_idlest_group_by_load(&groups, &allowed, cpu, pending, levels[k])
+            };
+            let Some(group) = idlest else {
                 k += 1;
                 continue;
             };

@@ -60,6 +60,7 @@ pub mod housekeeping;
 pub(crate) mod hwp;
 mod idle;
 mod intervals;
+mod lisa_events;
 mod metrics;
 mod placement;
 pub(crate) mod powernv;

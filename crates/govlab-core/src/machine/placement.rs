@@ -23,6 +23,7 @@
 
 use super::rq::{CpuMode, EnqueueKind};
 use super::Engine;
+use crate::kernel::EraId;
 use crate::platform::CpuId;
 use crate::sched::cpumask::CpuMask;
 use crate::sched::pelt;
@@ -243,7 +244,8 @@ impl Engine {
                 return;
             }
         }
-        if self.asym_cpucap && self.misfit_balance(cpu) {
+        // Misfit migration: v4.20 (3b1baa6496e6 and its series).
+        if self.asym_cpucap && self.kernel.has(EraId::MisfitMigration) && self.misfit_balance(cpu) {
             return;
         }
         let llc = self.llc_masks[self.plat.cpus[cpu].llc];

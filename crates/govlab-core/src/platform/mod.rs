@@ -322,11 +322,24 @@ pub struct PowerLimit {
 /// The names `power_domains` may use.
 pub const POWER_DOMAINS: [&str; 5] = ["package", "cores", "dram", "chip", "memory"];
 
-/// How the uncore clock follows the cores.
+/// How the uncore clock follows the cores. Under both, the clock is that
+/// of the package's fastest running core, held within `min_khz`..`max_khz`,
+/// and its lowest while no core runs: what differs is where the clock and
+/// its limits come from.
+///
+/// * Xeon E5 v3/v4 under the firmware's default ("Dynamic") uncore
+///   frequency: "the Uncore frequency matches the frequency of the fastest
+///   core", and when cores drop to C1E "the frequency of the Uncore is
+///   likely to be lowered as well" (F. Denneman, "NUMA Deep Dive Part 2:
+///   System Architecture", 2016, on Xeon E5 v3/v4 BIOS options); the limits
+///   are MSR_UNCORE_RATIO_LIMIT's (0x620), in the cores' 100 MHz ratios.
+///   What the PCU also weighs (core stalls, the energy-performance bias) is
+///   not modelled: no source gives its rule.
+/// * Client parts: the ring is clocked with the cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UncorePolicy {
-    /// Uncore frequency scaling (Haswell-EP and later Xeons): between its
-    /// limits, rising with the share of the package's cores in C0.
+    /// Uncore frequency scaling (Haswell-EP and later Xeons): a clock of
+    /// its own, between its ratio limits.
     Ufs,
     /// The ring runs at the clock of the fastest active core (client parts).
     FollowCores,

@@ -21,7 +21,8 @@
 //!    task fits wins; if none fits, the idle CPU with the biggest capacity
 //!    (the first one found among equals); if no CPU is idle, the previous
 //!    CPU.
-//! 2. Misfit. At each balance, a CPU whose running task does not fit it
+//! 2. Misfit (from v4.20, `EraId::MisfitMigration`, 3b1baa6496e6). At
+//!    each balance, a CPU whose running task does not fit it
 //!    pushes that task to an idle CPU of clearly greater capacity
 //!    (`capacity_greater`: more than ~5 % bigger), preempting it there and
 //!    then (the kernel's active balance through the stopper thread).

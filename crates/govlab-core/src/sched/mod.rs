@@ -23,7 +23,7 @@
 //! `machine/eas.rs` over the Energy Model of `energy_model.rs`.
 //!
 //! Files: `mod.rs` (tunables, task states), `pelt.rs` (the PELT
-//! arithmetic), `rt.rs` (RT priorities and the throttle's arithmetic),
+//! arithmetic), `util_est.rs` (util_est by kernel era), `rt.rs` (RT priorities and the throttle's arithmetic),
 //! `deadline.rs` (bandwidths, admission, `cpu_bw_dl`), `capacity.rs` (capacity fitting on big.LITTLE), `energy_model.rs` (the EM),
 //! `cpumask.rs`, `sorted_set.rs` (the runqueue's ordered sets). In
 //! `machine/`: `rq.rs` (tasks and runqueues), `fair.rs` (enqueue/dequeue,
@@ -39,6 +39,7 @@ pub mod fork;
 pub mod pelt;
 pub mod rt;
 pub mod sorted_set;
+pub mod util_est;
 
 /// Default sysctl_sched_latency before scaling (fair.c, v6.5).
 pub const SCHED_LATENCY_NS: u64 = 6_000_000;

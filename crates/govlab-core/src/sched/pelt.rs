@@ -202,6 +202,9 @@ pub struct SchedAvg {
     /// `UTIL_AVG_UNCHANGED` flag in bit 31. Unused in a runqueue's `SchedAvg`
     /// here (the runqueue sum lives in [`CfsRqAvg::util_est`]).
     pub util_est: u32,
+    /// Task: `util_est.enqueued` of the kernels before v6.8 (the last
+    /// activation's `util_avg`; sched/util_est.rs), unused from v6.8.
+    pub util_est_enqueued: u32,
 }
 
 /// The PELT side of a cfs runqueue: `cfs_rq->avg`, `cfs_rq->removed` and

@@ -97,6 +97,10 @@ pub struct ReplayTask {
     /// Forked during the recording (its first event is `sched_wakeup_new`):
     /// replayed as a new process, with the kernel's initial PELT values.
     pub forked: bool,
+    /// Its PELT `load` and `util` as the recording's load-tracking events
+    /// (LISA's `sched_load_se`, `sched_pelt_se`) gave them before it first
+    /// ran; None where the recording has none.
+    pub recorded_pelt: Option<(u64, u64)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -242,9 +246,17 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
         current: vec![None; nr_cpus],
         clocks: Clocks { khz: vec![None; nr_cpus], unknown_khz, machine },
     };
+    let mut pelt: BTreeMap<i32, (u64, u64)> = BTreeMap::new();
     for e in &trace.events {
         let t = e.ts_ns;
         match &e.kind {
+            EventKind::Other { name, fields } if matches!(&**name, "sched_load_se" | "sched_pelt_se") => {
+                if let Some((pid, load, util)) = task_pelt(fields) {
+                    if r.tasks.get(&pid).map_or(true, |tk| tk.state == State::Unseen) {
+                        pelt.entry(pid).or_insert((load, util));
+                    }
+                }
+            }
             EventKind::CpuFrequency { state, cpu_id } => {
                 let c = *cpu_id as usize;
                 if c < nr_cpus {
@@ -350,10 +362,23 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
         .into_iter()
         .map(|(pid, mut tk)| {
             tk.end_burst();
-            ReplayTask { pid, comm: tk.comm, steps: tk.steps, cpus: tk.cpus, forked: tk.forked }
+            ReplayTask { pid, comm: tk.comm, steps: tk.steps, cpus: tk.cpus, forked: tk.forked, recorded_pelt: pelt.get(&pid).copied() }
         })
         .filter(|t| t.steps.iter().any(|s| matches!(s, Step::Run(_) | Step::Wake(_))))
         .collect()
+}
+
+/// A task entity's `pid`, `load` and `util` from the fields of a
+/// `sched_load_se` / `sched_pelt_se` event (a group entity, `pid=-1`, or
+/// fields that do not parse: None).
+fn task_pelt(fields: &str) -> Option<(i32, u64, u64)> {
+    let pairs = super::columns::field_pairs(fields);
+    let get = |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+    let pid: i32 = get("pid")?.parse().ok()?;
+    if pid <= 0 {
+        return None;
+    }
+    Some((pid, get("load")?.parse().ok()?, get("util")?.parse().ok()?))
 }
 
 fn new_task(comm: &str) -> Task {
@@ -409,6 +434,7 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
             ops.push(end.clone());
             let mut spec = TaskSpec::new(name, Program { ops });
             spec.forked = t.forked;
+            spec.recorded_pelt = t.recorded_pelt;
             if pin {
                 spec.affinity = Some(t.cpus.iter().copied().collect());
             }
@@ -439,6 +465,9 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
             spec.affinity = Some(vec![c]);
             // Only the part where it began is the new process.
             spec.forked = t.forked && parts.first().is_some_and(|&(first, _)| first == c);
+            if parts.first().is_some_and(|&(first, _)| first == c) {
+                spec.recorded_pelt = t.recorded_pelt;
+            }
             setup.tasks.push(spec);
         }
     }
@@ -618,5 +647,26 @@ cpus=2
         let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
         let a = tasks(&t, 1_000_000, None, Wakeups::Follow).into_iter().find(|t| t.pid == 10).unwrap();
         assert_eq!(a.steps, [Step::OnCpu(0), Step::Run(1_000_000), Step::Sleep(1_000_000)]);
+    }
+
+    /// A task's PELT averages before it first runs come from the
+    /// recording's load-tracking events; a group entity's, and a task's
+    /// once it has run, are not taken.
+    #[test]
+    fn a_task_starts_from_its_recorded_pelt() {
+        let text = "cpus=1\n\
+            <idle>-0 [000] 1.000000: sched_load_se: cpu=0 path=/autogroup-1 comm=(null) pid=-1 load=900 util=900\n\
+            <idle>-0 [000] 1.000100: sched_load_se: cpu=0 path=(null) comm=a pid=10 load=300 util=250\n\
+            <idle>-0 [000] 1.000200: sched_switch: swapper/0:0 [120] R ==> a:10 [120]\n\
+            a-10 [000] 1.000300: sched_pelt_se: cpu=0 path=(null) comm=a pid=10 load=310 util=260 update_time=1\n\
+            a-10 [000] 1.000400: sched_pelt_se: cpu=0 path=(null) comm=b pid=11 load=0 util=0 update_time=1\n\
+            a-10 [000] 1.001000: sched_switch: a:10 [120] S ==> b:11 [120]\n\
+            b-11 [000] 1.002000: sched_switch: b:11 [120] S ==> swapper/0:0 [120]\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        let all = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let pelt = |pid| all.iter().find(|t| t.pid == pid).unwrap().recorded_pelt;
+        assert_eq!(pelt(10), Some((300, 250)));
+        assert_eq!(pelt(11), Some((0, 0)));
+        assert_eq!(task_pelt("cpu=0 path=(null) comm=x pid=-1 load=1 util=1"), None);
     }
 }

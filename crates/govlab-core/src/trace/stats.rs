@@ -332,11 +332,12 @@ fn analyse(trace: &Trace, platform: Option<&Platform>, max_spans: Option<usize>)
                 let c = *cpu_id as usize;
                 if *state != CPU_IDLE_EXIT && *state as usize >= table.states[c].len() {
                     let names: Vec<&str> = table.states[c].iter().map(|s| s.name.as_str()).collect();
+                    let whose = if table.platform.is_some() { table.source.as_str() } else { "the defaults (Arm Juno r0)" };
                     return Err(Error::invalid(
                         "trace stats",
                         format!("cpu_idle state of CPU {c} at {:.6} s", e.ts_ns as f64 / 1e9),
                         state,
-                        format!("a state of {} ({}); give this machine's platform", table.source, names.join(", ")),
+                        format!("a state of {whose} ({}); give this machine's platform", names.join(", ")),
                     ));
                 }
                 if !seen_idle[c] {

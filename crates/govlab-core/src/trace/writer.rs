@@ -285,6 +285,18 @@ impl TraceWriter {
         }
     }
 
+    /// An event govlab does not type (a kernel module's, such as LISA's
+    /// `sched_pelt_se`): its name and its fields as the module prints them.
+    pub fn other(&mut self, ts: u64, cpu: usize, name: &str, fields: &str) {
+        match &mut self.sink {
+            Sink::File(f) => f.emit(ts, cpu, 0, name, format_args!("{fields}")),
+            Sink::Memory(m) => {
+                let name = m.comms.get_str(name);
+                m.push(ts, cpu, 0, EventKind::Other { name, fields: fields.into() });
+            }
+        }
+    }
+
     /// A file: flush and move it into place. Memory: nothing to do.
     pub fn flush(&mut self) -> Result<()> {
         match &mut self.sink {

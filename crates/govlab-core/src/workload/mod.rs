@@ -8,6 +8,7 @@
 //! Built-in models live one per file (`cpu_bound.rs`, `periodic.rs`, ...);
 //! `file.rs` reads the same language from TOML.
 
+pub mod cost;
 pub mod cpu_bound;
 pub mod dbench;
 pub mod file;
@@ -64,6 +65,10 @@ pub struct TaskSpec {
     /// already running (false: its history is unknown, its signals start
     /// at zero).
     pub forked: bool,
+    /// A replayed task's PELT averages when the recording first shows them
+    /// (`load`, `util` of its `sched_load_se` / `sched_pelt_se` event
+    /// before it runs): it starts with them instead of zero.
+    pub recorded_pelt: Option<(u64, u64)>,
     /// Scheduling policy, clamps and task group (SCHED_OTHER, root group:
     /// the default).
     pub sched: SchedAttr,
@@ -84,6 +89,7 @@ impl TaskSpec {
             start_ns: 0,
             stagger_ns: 0,
             forked: true,
+            recorded_pelt: None,
             sched: SchedAttr::default(),
             kthread: false,
         }

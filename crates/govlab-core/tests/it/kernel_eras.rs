@@ -162,6 +162,31 @@ fn util_est_enters_utilisation_from_4_17() {
     assert!(with > without + 20, "4.19 low {with}, 4.16 low {without}");
 }
 
+/// A task that runs 30 ms once, then 1 ms at a time, every 40 ms. At each
+/// wakeup the hook reads the waking task's util_est. From v5.5
+/// (UTIL_EST_FASTUP, b8c96361402a) the long run sets the EWMA to its
+/// utilisation and the short ones take a quarter of the gap off at a time;
+/// on 5.2 the EWMA had risen a quarter of the way only, and `enqueued`
+/// drops to the first short run's utilisation at once: the wakeups after
+/// short runs read less.
+#[test]
+fn util_est_ramps_up_at_once_from_5_5() {
+    let wl = "[[task]]\ncomm = \"p\"\ncpus = [0]\nloop = \"forever\"\nops = [ { run = \"30ms\", mem = 1.0 }, { sleep = \"10ms\" }, \
+        { run = \"1ms\", mem = 1.0 }, { sleep = \"39ms\" }, { run = \"1ms\", mem = 1.0 }, { sleep = \"39ms\" }, \
+        { run = \"1ms\", mem = 1.0 }, { sleep = \"39ms\" }, { run = \"1ms\", mem = 1.0 }, { sleep = \"39ms\" } ]\n";
+    // The reading at each wakeup: the first call after 5 ms without one
+    // (the idle CPU's tick is stopped).
+    let wakeups = |kernel: &str| {
+        let calls: Vec<Call> = probe(kernel, 1, wl, 2_000_000, 1600).into_iter().filter(|c| c.cpu == 0).collect();
+        calls.windows(2).filter(|w| w[1].time_ns > 400_000_000 && w[1].time_ns - w[0].time_ns > 5_000_000).map(|w| w[1].util).collect::<Vec<u64>>()
+    };
+    let fast = wakeups("5.7:freq_invariance=max");
+    let slow = wakeups("5.2:freq_invariance=max");
+    assert_eq!(fast.len(), slow.len());
+    let (f, s): (u64, u64) = (fast.iter().sum(), slow.iter().sum());
+    assert!(f > s + 40 * fast.len() as u64, "5.7 {fast:?}, 5.2 {slow:?}");
+}
+
 /// A task on CPU 1 woken by a task on CPU 0 while CPU 1 runs a hog: the
 /// waker enqueues it remotely (same LLC, busy target). From v4.14 the
 /// scheduler calls CPU 1's hook from CPU 0 (a governor of the same policy

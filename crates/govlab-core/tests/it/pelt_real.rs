@@ -53,8 +53,9 @@
 //! (47742, mainline before 625ed2bf049d, v4.13 inferred), not mainline
 //! 4.19's `LOAD_AVG_MAX − 1024 + period_contrib`: with the former every
 //! dated value is within 3; with the latter the new tasks (sudo, sh,
-//! shutils at util ~500) are off by up to 16. The development tree
-//! evidently averages with the older divider. The counts are printed
+//! shutils at util ~500) are off by up to 16. Why is not settled: the
+//! tree is not mainline and was not found (docs/kernels.md, "Why 4.19's
+//! own divider does not fit"). The counts are printed
 //! (`cargo test -p govlab-core --test it pelt_real -- --nocapture`).
 
 use std::collections::HashMap;

@@ -1,7 +1,7 @@
 //! A cpufreq governor written in Python, on [`CpufreqGovernor`].
 
-use govlab_core::cpufreq::{CpufreqGovernor, Policy};
-use govlab_core::external::{self, CpufreqAnswer, CpufreqFactory, CpufreqRequests, SchedSnapshot};
+use govlab_core::cpufreq::{CpufreqGovernor, Policy, SchedView};
+use govlab_core::external::{self, CpufreqAnswer, CpufreqFactory, CpufreqRequests};
 use govlab_core::Error;
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -15,8 +15,9 @@ use super::{init, int_of, intern, method, shown, tuple, Who};
 /// requests a governor may make besides returning a frequency.
 ///
 /// One object per policy for the whole run, refreshed before each call. The
-/// scheduler's figures can be read only during a call: they are a copy
-/// ([`SchedSnapshot`]) taken when the call begins.
+/// scheduler's figures can be read only during a call: they are read from the
+/// engine's own view of the scheduler, lent for the call ([`SchedDuringCall`]),
+/// so a call pays only for the figures it reads.
 #[pyclass(unsendable, module = "govlab.governors", name = "Policy")]
 pub(crate) struct PolicyView {
     #[pyo3(get)]
@@ -46,11 +47,34 @@ pub(crate) struct PolicyView {
     /// HWP capabilities when the policy takes HWP requests, else None.
     #[pyo3(get)]
     hwp: Option<Py<HwpCapsView>>,
-    /// The scheduler's figures, copied at the start of the current call.
-    sched: SchedSnapshot,
-    /// A call is in progress (`sched` is current).
-    in_call: bool,
+    /// The scheduler during the current call; None between calls.
+    sched: Option<SchedDuringCall>,
+    nr_cpus: usize,
     req: CpufreqRequests,
+}
+
+/// The engine's view of the scheduler, lent to a [`PolicyView`] for one call.
+///
+/// A Python object cannot hold a Rust borrow, so the view keeps a pointer
+/// with its lifetime erased. It is set by [`PolicyView::enter`] from the
+/// `Policy` the engine passed to the governor and cleared when the call
+/// returns or unwinds ([`LeaveOnDrop`]); while it is set the engine is
+/// inside that governor call, waiting for it, so the view is alive and
+/// unchanged. The class is unsendable: only the thread of the call reads it.
+struct SchedDuringCall(*const (dyn SchedView + 'static));
+
+impl SchedDuringCall {
+    fn new(sched: &dyn SchedView) -> Self {
+        let ptr: *const (dyn SchedView + '_) = sched;
+        // SAFETY: only the lifetime changes; the pointer is dereferenced
+        // only while the borrow it came from lives (see the type's doc).
+        SchedDuringCall(unsafe { std::mem::transmute::<*const (dyn SchedView + '_), *const (dyn SchedView + 'static)>(ptr) })
+    }
+
+    fn get(&self) -> &dyn SchedView {
+        // SAFETY: set only during the call whose borrow it came from.
+        unsafe { &*self.0 }
+    }
 }
 
 impl PolicyView {
@@ -67,36 +91,50 @@ impl PolicyView {
             transition_latency_ns: p.transition_latency_ns,
             tick_ns: p.tick_ns,
             hwp: p.hwp.map(|c| Py::new(py, HwpCapsView::from(c))).transpose()?,
-            sched: SchedSnapshot::default(),
-            in_call: false,
+            sched: None,
+            nr_cpus: 0,
             req: CpufreqRequests::default(),
         })
     }
 
-    /// Before a call: the policy's state now, and the scheduler's figures.
-    fn enter(&mut self, p: &Policy<'_>, nr_cpus: usize) {
-        self.cur_khz = p.cur_khz;
-        self.min_khz = p.min_khz;
-        self.max_khz = p.max_khz;
-        self.sched.refresh(p.sched, nr_cpus);
-        self.in_call = true;
-        self.req = CpufreqRequests::default();
+    /// Before a call: the policy's state now, and the scheduler lent for
+    /// the call; the guard returned ends the loan when dropped.
+    fn enter<'a, 'py>(view: &'a Bound<'py, PolicyView>, p: &Policy<'_>, nr_cpus: usize) -> LeaveOnDrop<'a, 'py> {
+        let mut v = view.borrow_mut();
+        v.cur_khz = p.cur_khz;
+        v.min_khz = p.min_khz;
+        v.max_khz = p.max_khz;
+        v.sched = Some(SchedDuringCall::new(p.sched));
+        v.nr_cpus = nr_cpus;
+        v.req = CpufreqRequests::default();
+        LeaveOnDrop(view)
     }
 
-    /// After a call: hand over the requests.
-    fn leave(&mut self) -> CpufreqRequests {
-        self.in_call = false;
-        std::mem::take(&mut self.req)
-    }
-
-    /// A figure of `cpu` read from the copy, during a call only.
-    fn read<T>(&self, cpu: usize, get: impl FnOnce(&SchedSnapshot) -> Option<T>) -> PyResult<T> {
-        if !self.in_call {
+    /// A figure of `cpu`, during a call only.
+    fn read<T>(&self, cpu: usize, get: impl FnOnce(&dyn SchedView) -> T) -> PyResult<T> {
+        let Some(sched) = &self.sched else {
             return Err(PyRuntimeError::new_err("a Policy can be read only during the governor call it was given to"));
+        };
+        if cpu >= self.nr_cpus {
+            return Err(PyIndexError::new_err(format!("CPU {cpu} does not exist; the machine has CPUs 0 to {}", self.nr_cpus - 1)));
         }
-        get(&self.sched).ok_or_else(|| {
-            PyIndexError::new_err(format!("CPU {cpu} does not exist; the machine has CPUs 0 to {}", self.sched.nr_cpus() - 1))
-        })
+        Ok(get(sched.get()))
+    }
+}
+
+/// Ends a call's loan of the scheduler to a [`PolicyView`], however the
+/// call ends; [`LeaveOnDrop::requests`] hands over what the governor asked.
+struct LeaveOnDrop<'a, 'py>(&'a Bound<'py, PolicyView>);
+
+impl LeaveOnDrop<'_, '_> {
+    fn requests(self) -> CpufreqRequests {
+        std::mem::take(&mut self.0.borrow_mut().req)
+    }
+}
+
+impl Drop for LeaveOnDrop<'_, '_> {
+    fn drop(&mut self) {
+        self.0.borrow_mut().sched = None;
     }
 }
 
@@ -105,6 +143,12 @@ impl PolicyView {
     /// CFS utilisation of `cpu` as schedutil reads it, 0..capacity.
     fn util(&self, cpu: usize) -> PyResult<u64> {
         self.read(cpu, |s| s.cpu_util(cpu))
+    }
+
+    /// `cpu_util_cfs_boost` of `cpu` (v6.5+ schedutil's reading): as
+    /// `util`, with the runqueue's runnable_avg also raising it.
+    fn util_boost(&self, cpu: usize) -> PyResult<u64> {
+        self.read(cpu, |s| s.cpu_util_boost(cpu))
     }
 
     /// arch_scale_cpu_capacity of `cpu` (1024 on the biggest CPUs).
@@ -264,7 +308,7 @@ impl PyCpufreq {
         let name = call.name();
         let view = self.view(py, p).map_err(|e| self.who.exception(py, name, time_ns, &e))?;
         let view = view.bind(py);
-        view.borrow_mut().enter(p, self.nr_cpus);
+        let during = PolicyView::enter(view, p, self.nr_cpus);
         let ret = match call {
             Call::Start => self.start.call1(py, (view,)),
             Call::Update { cpu, flags } => {
@@ -273,7 +317,7 @@ impl PyCpufreq {
             }
             Call::Timer => self.timer.call1(py, (view, time_ns)),
         };
-        let req = view.borrow_mut().leave();
+        let req = during.requests();
         let ret = ret.map_err(|e| self.who.exception(py, name, time_ns, &e))?;
         let ret = ret.bind(py);
         external::apply_cpufreq(p, answer(ret), || shown_answer(ret), req).map_err(|why| self.who.error(name, time_ns, why))

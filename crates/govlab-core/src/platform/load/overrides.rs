@@ -1,5 +1,5 @@
 //! `name:key=value` changes to a loaded platform, as the command line asks
-//! for them: `hz`, `turbo`, `hwp`, `smt`, `package_cstates`, `power_limit`, `idle_tick` and the cpufreq
+//! for them: `hz`, `turbo`, `hwp`, `smt`, `package_cstates`, `power_limit`, `deep_idle`, `idle_tick` and the cpufreq
 //! driver's options (`intel_pstate`, `global_pstate`).
 
 use super::checks::HZ_VALUES;
@@ -47,6 +47,10 @@ pub struct PlatformOverrides {
     /// reach, POWER's power cap removed); `on` (the default) keeps the
     /// platform file's, and needs one.
     pub power_limit: Option<bool>,
+    /// `off` keeps only each CPU type's shallowest idle state (WFI on Arm),
+    /// as writing 1 to every deeper state's cpuidle `disable` file does
+    /// (LISA's `disable_idle_states`, under which its EAS tests run).
+    pub deep_idle: Option<bool>,
 }
 
 impl PlatformOverrides {
@@ -117,6 +121,7 @@ impl PlatformOverrides {
         };
         let package_cstates = opt_bool(p, "package_cstates")?;
         let power_limit = opt_bool(p, "power_limit")?;
+        let deep_idle = opt_bool(p, "deep_idle")?;
         Ok(PlatformOverrides {
             hz,
             turbo,
@@ -128,6 +133,7 @@ impl PlatformOverrides {
             idle_tick,
             package_cstates,
             power_limit,
+            deep_idle,
         })
     }
 
@@ -223,6 +229,15 @@ impl PlatformOverrides {
                 )));
             }
             _ => {}
+        }
+        if self.deep_idle == Some(false) {
+            for t in &mut p.cpu_types {
+                t.idle_states.truncate(1);
+            }
+            // A package state needs its cores in a deeper state.
+            for k in &mut p.packages {
+                k.cstates.clear();
+            }
         }
         if let Some(t) = self.idle_tick {
             p.idle_tick = Some(t);

@@ -35,6 +35,7 @@
 //! buffers (option BUFFER: only the top-level buffer is read).
 
 use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -57,9 +58,30 @@ const COMMIT_MASK: u64 = (1 << 27) - 1;
 /// trace-cmd option ids (trace-cmd.h).
 const OPTION_OFFSET: u16 = 7;
 
+/// Most bytes of one header section read into memory (an event format,
+/// the saved command lines, an option): 64 MiB (assumed: a thousand times
+/// the command lines of a machine with `pid_max` 32768). kallsyms and the
+/// trace_printk formats are skipped, not read.
+pub const MAX_SECTION_BYTES: u64 = 64 << 20;
+
+/// Most events a trace.dat may hold: the number a text trace at the size
+/// ceiling ([`super::MAX_TRACE_BYTES`]) holds at its shortest lines, about
+/// 40 bytes each (assumed). The pages are read one block at a time, so
+/// memory is these events, never the file.
+pub const MAX_EVENTS: usize = 16_000_000;
+
+/// Bytes of ring-buffer pages read at a time.
+const BLOCK_BYTES: usize = 1 << 20;
+
 /// Read a whole trace.dat held in memory.
 pub fn read(bytes: &[u8], path: &Path) -> Result<Trace> {
-    let mut r = Cursor { b: bytes, pos: 0, path };
+    read_from(std::io::Cursor::new(bytes), bytes.len() as u64, path)
+}
+
+/// Read a trace.dat from `src`, `len` bytes long: the header, then each
+/// CPU's pages a block at a time.
+pub fn read_from<R: Read + Seek>(src: R, len: u64, path: &Path) -> Result<Trace> {
+    let mut r = Cursor { src, pos: 0, len, path };
     let head = Header::read(&mut r)?;
     let mut events = Vec::new();
     let mut comms = Comms::default();
@@ -69,10 +91,10 @@ pub fn read(bytes: &[u8], path: &Path) -> Result<Trace> {
     }
     let mut dec = Decoder::new(&head, &mut comms, pids, path)?;
     for (cpu, &(offset, size)) in head.cpu_data.iter().enumerate() {
-        dec.read_cpu(bytes, cpu as u32, offset, size, &mut events)?;
+        dec.read_cpu(&mut r, cpu as u32, offset, size, &mut events)?;
     }
     if events.is_empty() {
-        return Err(Error::trace_byte(path, bytes.len(), "no events in any CPU's ring-buffer pages"));
+        return Err(Error::trace_byte(path, len as usize, "no events in any CPU's ring-buffer pages"));
     }
     super::sort_events(&mut events);
     name_tasks(&mut events, &mut dec.pids);
@@ -107,61 +129,105 @@ fn name_tasks(events: &mut [Event], pids: &mut HashMap<i32, Comm>) {
     }
 }
 
-/// Sequential reads over the file with errors at the byte offset.
-struct Cursor<'a> {
-    b: &'a [u8],
-    pos: usize,
+/// Sequential reads over the file, `len` bytes long, with errors at the
+/// byte offset. A size read from the file is checked against what is left
+/// before anything is allocated for it.
+struct Cursor<'a, R> {
+    src: R,
+    pos: u64,
+    len: u64,
     path: &'a Path,
 }
 
-impl<'a> Cursor<'a> {
-    fn err(&self, at: usize, msg: impl Into<String>) -> Error {
-        Error::trace_byte(self.path, at, msg)
+/// Longest NUL-terminated string of the header (the version, an event
+/// system's name).
+const MAX_CSTR_BYTES: usize = 4096;
+
+impl<R: Read + Seek> Cursor<'_, R> {
+    fn err(&self, at: u64, msg: impl Into<String>) -> Error {
+        Error::trace_byte(self.path, at as usize, msg)
     }
 
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.b.len());
-        let Some(end) = end else {
-            return Err(self.err(self.pos, format!("truncated: {what} needs {n} bytes, {} left", self.b.len() - self.pos)));
-        };
-        let s = &self.b[self.pos..end];
-        self.pos = end;
-        Ok(s)
+    fn io(&self, e: std::io::Error) -> Error {
+        Error::io(self.path, e)
+    }
+
+    /// Check that `n` more bytes are there.
+    fn need(&self, n: u64, what: &str) -> Result<()> {
+        if n > self.len - self.pos {
+            return Err(self.err(self.pos, format!("truncated: {what} needs {n} bytes, {} left", self.len - self.pos)));
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> Result<Vec<u8>> {
+        self.need(n as u64, what)?;
+        let mut v = vec![0; n];
+        self.src.read_exact(&mut v).map_err(|e| self.io(e))?;
+        self.pos += n as u64;
+        Ok(v)
+    }
+
+    fn skip(&mut self, n: u64, what: &str) -> Result<()> {
+        self.need(n, what)?;
+        self.pos += n;
+        self.src.seek(SeekFrom::Start(self.pos)).map_err(|e| self.io(e))?;
+        Ok(())
+    }
+
+    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
+        self.need(N as u64, what)?;
+        let mut a = [0; N];
+        self.src.read_exact(&mut a).map_err(|e| self.io(e))?;
+        self.pos += N as u64;
+        Ok(a)
     }
 
     fn u8(&mut self, what: &str) -> Result<u8> {
-        Ok(self.take(1, what)?[0])
+        Ok(self.array::<1>(what)?[0])
     }
 
     fn u16(&mut self, what: &str) -> Result<u16> {
-        Ok(u16::from_le_bytes(self.take(2, what)?.try_into().unwrap_or_default()))
+        Ok(u16::from_le_bytes(self.array(what)?))
     }
 
     fn u32(&mut self, what: &str) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().unwrap_or_default()))
+        Ok(u32::from_le_bytes(self.array(what)?))
     }
 
     fn u64(&mut self, what: &str) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.take(8, what)?.try_into().unwrap_or_default()))
+        Ok(u64::from_le_bytes(self.array(what)?))
     }
 
-    fn cstr(&mut self, what: &str) -> Result<&'a str> {
+    fn cstr(&mut self, what: &str) -> Result<String> {
         let at = self.pos;
-        let len = self.b[at..]
-            .iter()
-            .position(|&c| c == 0)
-            .ok_or_else(|| self.err(at, format!("truncated: {what} has no terminating NUL")))?;
-        let s = std::str::from_utf8(&self.b[at..at + len]).map_err(|_| self.err(at, format!("{what} is not text")))?;
-        self.pos = at + len + 1;
-        Ok(s)
+        let mut s = Vec::new();
+        loop {
+            if self.pos == self.len {
+                return Err(self.err(at, format!("truncated: {what} has no terminating NUL")));
+            }
+            match self.u8(what)? {
+                0 => break,
+                c if s.len() < MAX_CSTR_BYTES => s.push(c),
+                _ => return Err(self.err(at, format!("{what} has no NUL in its first {MAX_CSTR_BYTES} bytes"))),
+            }
+        }
+        String::from_utf8(s).map_err(|_| self.err(at, format!("{what} is not text")))
+    }
+
+    /// A header section of `size` bytes, at most [`MAX_SECTION_BYTES`].
+    fn section(&mut self, size: u64, what: &str) -> Result<Vec<u8>> {
+        if size > MAX_SECTION_BYTES {
+            return Err(self.err(self.pos, format!("{what}: {size} bytes, more than the {MAX_SECTION_BYTES} a header section may have")));
+        }
+        self.take(size as usize, what)
     }
 
     /// A section whose size is `size` bytes of text.
-    fn text(&mut self, size: u64, what: &str) -> Result<&'a str> {
+    fn text(&mut self, size: u64, what: &str) -> Result<String> {
         let at = self.pos;
-        let n = usize::try_from(size).map_err(|_| self.err(at, format!("{what}: size {size} too large")))?;
-        let raw = self.take(n, what)?;
-        std::str::from_utf8(raw).map_err(|_| self.err(at, format!("{what} is not text")))
+        let raw = self.section(size, what)?;
+        String::from_utf8(raw).map_err(|_| self.err(at, format!("{what} is not text")))
     }
 
     fn expect(&mut self, tag: &[u8], what: &str) -> Result<()> {
@@ -221,14 +287,26 @@ fn parse_format(text: &str, at: usize, path: &Path) -> Result<EventFormat> {
         if let Some(n) = line.strip_prefix("name:") {
             name = Some(n.trim().to_string());
         } else if let Some(i) = line.strip_prefix("ID:") {
-            id = Some(i.trim().parse::<u16>().map_err(|_| err(format!("bad event ID '{}'", i.trim())))?);
+            id = Some(i.trim().parse::<u16>().map_err(|_| err(format!("bad event ID '{}'", head(i.trim()))))?);
         } else if line.starts_with("field:") {
-            fields.push(parse_field(line).ok_or_else(|| err(format!("bad field line '{line}'")))?);
+            fields.push(parse_field(line).ok_or_else(|| err(format!("bad field line '{}'", head(line))))?);
         }
     }
     let name = name.ok_or_else(|| err("event format without a name".into()))?;
     let id = id.ok_or_else(|| err(format!("event format '{name}' without an ID")))?;
     Ok(EventFormat { name, id, fields, at })
+}
+
+/// Most characters of a format's line an error echoes.
+const SHOWN_LINE_CHARS: usize = 80;
+
+/// The start of `line`, for an error: a corrupted format can run on for
+/// kilobytes.
+fn head(line: &str) -> String {
+    match line.char_indices().nth(SHOWN_LINE_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_string(),
+    }
 }
 
 /// `field:char prev_comm[16]; offset:8; size:16; signed:1;` (tab-separated)
@@ -287,7 +365,7 @@ struct Header {
 }
 
 impl Header {
-    fn read(r: &mut Cursor<'_>) -> Result<Header> {
+    fn read<R: Read + Seek>(r: &mut Cursor<'_, R>) -> Result<Header> {
         r.expect(MAGIC, "the trace.dat magic")?;
         let at = r.pos;
         let version = r.cstr("the version")?;
@@ -315,7 +393,7 @@ impl Header {
         let size = r.u64("the header_page size")?;
         let at = r.pos;
         let text = r.text(size, "header_page")?;
-        let page = parse_format(&format!("name: header_page\nID: 0\n{text}"), at, r.path)?;
+        let page = parse_format(&format!("name: header_page\nID: 0\n{text}"), at as usize, r.path)?;
         let find = |n: &str| {
             page.fields
                 .iter()
@@ -355,9 +433,9 @@ impl Header {
             }
         }
         let size = r.u32("the kallsyms size")?;
-        r.take(size as usize, "kallsyms")?;
+        r.skip(u64::from(size), "kallsyms")?;
         let size = r.u32("the trace_printk size")?;
-        r.take(size as usize, "trace_printk formats")?;
+        r.skip(u64::from(size), "trace_printk formats")?;
         let size = r.u64("the cmdlines size")?;
         let at = r.pos;
         let cmdlines = r
@@ -376,8 +454,8 @@ impl Header {
         let mut ts_offset = 0i64;
         loop {
             let at = r.pos;
-            let label = r.take(10, "a section label")?;
-            match label {
+            let label = r.array::<10>("a section label")?;
+            match &label {
                 b"options  \0" => ts_offset += read_options(r)?,
                 b"flyrecord\0" => break,
                 b"latency  \0" => return Err(r.err(at, "latency-format trace.dat (text data) is not supported")),
@@ -394,29 +472,31 @@ impl Header {
     }
 }
 
-fn read_format(r: &mut Cursor<'_>) -> Result<EventFormat> {
+fn read_format<R: Read + Seek>(r: &mut Cursor<'_, R>) -> Result<EventFormat> {
     let size = r.u64("an event format size")?;
     let at = r.pos;
     let text = r.text(size, "an event format")?;
-    parse_format(text, at, r.path)
+    parse_format(&text, at as usize, r.path)
 }
 
 /// The options section; returns the timestamp offset it sets.
-fn read_options(r: &mut Cursor<'_>) -> Result<i64> {
+fn read_options<R: Read + Seek>(r: &mut Cursor<'_, R>) -> Result<i64> {
     let mut offset = 0;
     loop {
         let id = r.u16("an option id")?;
         if id == 0 {
             return Ok(offset);
         }
-        let size = r.u32("an option size")?;
+        let size = u64::from(r.u32("an option size")?);
         let at = r.pos;
-        let data = r.take(size as usize, "an option")?;
-        if id == OPTION_OFFSET {
-            let s = String::from_utf8_lossy(data);
-            let s = s.trim_end_matches('\0').trim();
-            offset += s.parse::<i64>().map_err(|_| r.err(at, format!("bad timestamp offset option '{s}'")))?;
+        if id != OPTION_OFFSET {
+            r.skip(size, "an option")?;
+            continue;
         }
+        let data = r.section(size, "an option")?;
+        let s = String::from_utf8_lossy(&data);
+        let s = s.trim_end_matches('\0').trim();
+        offset += s.parse::<i64>().map_err(|_| r.err(at, format!("bad timestamp offset option '{s}'")))?;
     }
 }
 
@@ -490,18 +570,27 @@ impl<'a> Decoder<'a> {
         })
     }
 
-    /// Walk one CPU's pages.
-    fn read_cpu(&mut self, b: &[u8], cpu: u32, offset: u64, size: u64, out: &mut Vec<Event>) -> Result<()> {
-        let start = usize::try_from(offset).ok().filter(|&o| o <= b.len());
-        let end = start.and_then(|s| s.checked_add(usize::try_from(size).ok()?)).filter(|&e| e <= b.len());
-        let (Some(start), Some(end)) = (start, end) else {
-            return Err(Error::trace_byte(self.path, b.len(), format!("truncated: CPU {cpu}'s data (bytes {offset}..{}) lies beyond the end of the file", offset.saturating_add(size))));
+    /// Walk one CPU's pages, a block of whole pages at a time.
+    fn read_cpu<R: Read + Seek>(&mut self, r: &mut Cursor<'_, R>, cpu: u32, offset: u64, size: u64, out: &mut Vec<Event>) -> Result<()> {
+        let Some(end) = offset.checked_add(size).filter(|&e| e <= r.len) else {
+            return Err(r.err(r.len, format!("truncated: CPU {cpu}'s data (bytes {offset}..{}) lies beyond the end of the file", offset.saturating_add(size))));
         };
-        let mut page = start;
-        while page < end {
-            let p = &b[page..end.min(page + self.head_page_size)];
-            self.read_page(p, page, cpu, out)?;
-            page += self.head_page_size;
+        r.pos = offset;
+        r.src.seek(SeekFrom::Start(offset)).map_err(|e| r.io(e))?;
+        let pages_per_block = (BLOCK_BYTES / self.head_page_size).max(1);
+        let mut block = Vec::new();
+        while r.pos < end {
+            let at = r.pos;
+            let n = (end - at).min((pages_per_block * self.head_page_size) as u64) as usize;
+            block.resize(n, 0);
+            r.src.read_exact(&mut block).map_err(|e| r.io(e))?;
+            r.pos += n as u64;
+            for (k, page) in block.chunks(self.head_page_size).enumerate() {
+                self.read_page(page, at as usize + k * self.head_page_size, cpu, out)?;
+            }
+            if out.len() > MAX_EVENTS {
+                return Err(r.err(at, format!("more than {MAX_EVENTS} events, the most govlab reads from a trace (docs/traces.md)")));
+            }
         }
         Ok(())
     }
@@ -742,5 +831,50 @@ mod tests {
         let f = Field { signed: false, ..f };
         assert_eq!(num(&[0xff, 0xff, 0xff, 0xff], &f), Ok(0xffff_ffff));
         assert!(num(&[0xff], &f).unwrap_err().contains("too short"));
+    }
+
+    fn small_dat() -> Vec<u8> {
+        let text = "cpus=2\n<idle>-0 [000] 1.000000: cpu_idle: state=1 cpu_id=0\n<idle>-0 [001] 1.000100: cpu_frequency: state=800000 cpu_id=1\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        crate::trace::dat_writer::to_dat(&t).unwrap()
+    }
+
+    /// Where the u64 size of the `header_page` section is.
+    fn header_page_size_at(dat: &[u8]) -> usize {
+        dat.windows(12).position(|w| w == b"header_page\0").unwrap() + 12
+    }
+
+    #[test]
+    fn a_header_size_larger_than_the_file_or_a_section_is_refused_before_it_is_allocated() {
+        let mut dat = small_dat();
+        let at = header_page_size_at(&dat);
+        dat[at..at + 8].copy_from_slice(&(1u64 << 20).to_le_bytes());
+        let e = read(&dat, Path::new("t.dat")).unwrap_err().to_string();
+        assert!(e.contains("truncated: header_page needs 1048576 bytes"), "{e}");
+        // A file that says it is 1 GiB long: the section fits, but is over the ceiling.
+        dat[at..at + 8].copy_from_slice(&(MAX_SECTION_BYTES + 1).to_le_bytes());
+        let e = read_from(std::io::Cursor::new(&dat), 1 << 30, Path::new("t.dat")).unwrap_err().to_string();
+        assert!(e.contains("header_page: 67108865 bytes, more than the 67108864"), "{e}");
+    }
+
+    #[test]
+    fn a_file_streamed_from_disk_reads_as_from_memory_and_zero_pages_add_nothing() {
+        let dat = small_dat();
+        let dir = std::env::temp_dir().join(format!("govlab-dat-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("t.dat");
+        std::fs::write(&f, &dat).unwrap();
+        let mem = read(&dat, Path::new("t.dat")).unwrap();
+        assert_eq!(crate::trace::read_path(&f).unwrap().events, mem.events);
+        // The last CPU's pages run on through 3 MiB of zeros (a sparse tail).
+        let mut long = dat.clone();
+        let table = long.windows(10).position(|w| w == b"flyrecord\0").unwrap() + 10 + 16;
+        let offset = u64::from_le_bytes(long[table..table + 8].try_into().unwrap());
+        let total = dat.len() as u64 + (3 << 20);
+        long[table + 8..table + 16].copy_from_slice(&(total - offset).to_le_bytes());
+        std::fs::write(&f, &long).unwrap();
+        std::fs::OpenOptions::new().write(true).open(&f).unwrap().set_len(total).unwrap();
+        assert_eq!(crate::trace::read_path(&f).unwrap().events, mem.events);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

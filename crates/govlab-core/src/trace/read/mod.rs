@@ -13,6 +13,7 @@ pub mod ftrace_text;
 pub mod report_text;
 pub mod systrace;
 
+use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -30,23 +31,61 @@ pub(crate) fn cpu_number(v: i64, what: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("{what} {v} is not a CPU number (0..{MAX_CPUS})"))
 }
 
-/// The largest trace file read: 512 MiB (assumed: it is read whole into
+/// The largest text trace read: 512 MiB (assumed: it is read whole into
 /// memory, and its events take about as much again; at about 140 bytes an
 /// event line that is some 3.8 million events, 10 s of a busy 25-CPU
 /// machine). `govlab run --trace` warns before writing one near this size.
 pub const MAX_TRACE_BYTES: u64 = 512 << 20;
 
-/// Read the trace in `path`, whatever its format: a regular file of at most
+/// The largest trace.dat read: 4 GiB (assumed). It is read a block of
+/// pages at a time, so memory holds its events (at most
+/// [`dat::MAX_EVENTS`]), never the file; empty or zero pages cost only
+/// their reading, about a second a gigabyte.
+pub const MAX_TRACE_DAT_BYTES: u64 = 4 << 30;
+
+/// Bytes of a text trace read at a time, each block checked for a NUL.
+const TEXT_BLOCK_BYTES: usize = 1 << 20;
+
+/// Read the trace in `path`, whatever its format: a regular file, a
+/// trace.dat of at most [`MAX_TRACE_DAT_BYTES`] or text of at most
 /// [`MAX_TRACE_BYTES`].
 pub fn read_path(path: &Path) -> Result<Trace> {
-    let bytes = crate::input::read(path, "trace", MAX_TRACE_BYTES)?;
+    let io = |e| Error::io(path, e);
+    let (file, len) = crate::input::open(path, "trace", MAX_TRACE_DAT_BYTES)?;
+    let mut src = BufReader::new(file);
+    let mut bytes = Vec::new();
+    (&mut src).take(dat::MAGIC.len() as u64).read_to_end(&mut bytes).map_err(io)?;
+    if is_dat(&bytes) {
+        src.rewind().map_err(io)?;
+        return dat::read_from(src, len, path);
+    }
+    crate::input::too_big(path, "trace", len, MAX_TRACE_BYTES)?;
+    // A NUL ends the reading at once: the rest is padding or binary.
+    let mut from = 0;
+    loop {
+        let got = (&mut src).take(TEXT_BLOCK_BYTES as u64).read_to_end(&mut bytes).map_err(io)?;
+        if let Some(at) = bytes[from..].iter().position(|&b| b == 0) {
+            bytes.truncate(from + at + 1);
+            break;
+        }
+        if got == 0 {
+            break;
+        }
+        from = bytes.len();
+        crate::input::too_big(path, "trace", from as u64, MAX_TRACE_BYTES)?;
+    }
     read_bytes(&bytes, path)
+}
+
+/// Whether `head`, a file's first bytes, is trace.dat's magic (or a file
+/// cut inside it, a truncated trace.dat too).
+fn is_dat(head: &[u8]) -> bool {
+    head.starts_with(dat::MAGIC) || (!head.is_empty() && dat::MAGIC.starts_with(head))
 }
 
 /// Read a trace held in memory; `path` names it in errors.
 pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<Trace> {
-    // A file cut inside the magic is a truncated trace.dat too.
-    if bytes.starts_with(dat::MAGIC) || (!bytes.is_empty() && dat::MAGIC.starts_with(bytes)) {
+    if is_dat(bytes) {
         return dat::read(bytes, path);
     }
     // Text never holds a NUL: one is zero padding (a preallocated or
