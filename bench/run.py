@@ -107,6 +107,9 @@ TARGET_DF_EVENT_S = 2.0
 #: simulated seconds per wall second with it off, on the same scenario.
 TARGET_HOUSEKEEPING_SHARE = 0.95
 HOUSEKEEPING_OFF = "6.8:housekeeping=off"
+#: The kernel versions timed beside the default (6.8): the 6.12 LTS, with EEVDF's delayed dequeue
+#: and custom slices (docs/kernels.md). `--kernel` replaces the list.
+KERNELS_BESIDE = ["6.12"]
 
 
 def run_govlab(sim_s: float, cpufreq: str = CPUFREQ, cpuidle: str = CPUIDLE, kernel: str | None = None) -> dict:
@@ -606,6 +609,16 @@ def reproduce_lines(full: dict, quick: dict, nproc: int) -> list[str]:
     return out
 
 
+def kernel_lines(default: dict, beside: dict[str, dict]) -> list[str]:
+    """The scenario on the default kernel (6.8) and on each of `beside`, in events/s."""
+    eps = default["events"] / default["wall_s"]
+    out = [f"6.8 (the default): {eps / 1e6:.2f} M events/s ({fmt_int(default['events'])} events)"]
+    for k, r in beside.items():
+        e = r["events"] / r["wall_s"]
+        out.append(f"{k}: {e / 1e6:.2f} M events/s ({fmt_int(r['events'])} events), {100 * e / eps:.0f} % of 6.8's")
+    return out
+
+
 def write_results(path: str, m: dict, sections: dict) -> None:
     """RESULTS.md from the sections measured (each a list of lines; None: not measured)."""
     now = datetime.datetime.now().astimezone()
@@ -697,6 +710,8 @@ def main() -> int:
                     help=f"the older commit to measure the engine against (default {BASELINE_COMMIT})")
     ap.add_argument("--skip", action="append", default=[], choices=["baseline", "python", "inputs", "trace", "reproduce"],
                     help="leave a part out (repeatable)")
+    ap.add_argument("--kernel", action="append", metavar="VERSION",
+                    help=f"a kernel version to time beside 6.8 (repeatable; default {', '.join(KERNELS_BESIDE)})")
     args = ap.parse_args()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -721,6 +736,14 @@ def main() -> int:
     print(f"govlab with {HOUSEKEEPING_OFF}", file=sys.stderr, flush=True)
     hk_off = best_of(lambda d: run_govlab(d, kernel=HOUSEKEEPING_OFF), g_dur, GOVLAB_MIN_WALL_S, "govlab, housekeeping off")
     sections["Housekeeping on and off"] = [f"- {l}" for l in housekeeping_lines(g, hk_off)]
+
+    beside = {}
+    for k in args.kernel or KERNELS_BESIDE:
+        print(f"govlab with --kernel {k}", file=sys.stderr, flush=True)
+        beside[k] = best_of(lambda d, k=k: run_govlab(d, kernel=k), g_dur, GOVLAB_MIN_WALL_S, f"govlab, kernel {k}")
+    sections["Kernel versions"] = [
+        f"The same scenario at govlab's duration with `--kernel`, best of {REPEATS} each:", "",
+    ] + [f"- {l}" for l in kernel_lines(g, beside)]
 
     sections["Governors written in Python"] = None
     if "python" not in args.skip:

@@ -117,6 +117,13 @@ def test_list_kernels(cli):
     out = cli("list", "kernels").stdout
     assert "6.8 (default)" in out and "554c8aa8ecad" in out
     assert "147f3efaa241" in out and "e13aa799c2a6" in out and "6.18\n    (the newest modelled)" in out
+    # issue 40's eras: delayed dequeue (6.12), teo's v6.14 rework, menu's 6.15-6.18 changes
+    for commit in ("152e11f6df29", "13ed5c4a6d9c", "8de7606f0fe2", "779b1a1cb13a", "db86f55bf81a", "85975daeaa4d"):
+        assert commit in out, commit
+    # every era left "not modelled" says why in its own line
+    for line in out.splitlines():
+        if line.rstrip().endswith("[not modelled]"):
+            assert "not modelled:" in line or "(not modelled)" in line, line
     assert [k["version"] for k in govlab.list_kernels()] == [
         "3.15", "4.8", "4.16", "4.19", "5.2", "5.7", "5.9", "6.5", "6.6", "6.8", "6.9", "6.12", "6.18",
     ]

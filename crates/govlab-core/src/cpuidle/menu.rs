@@ -31,18 +31,31 @@
 //!   without and 6 with tasks in iowait on the CPU), the multiplier `1 + 10
 //!   × nr_iowait`, the typical interval read first and the sleep length
 //!   skipped when that is short.
-//! * `v6.13` (from v6.13, 38f83090f515 "Remove iowait influence"): 6
+//! * `v6.13` (v6.13–v6.17, 38f83090f515 "Remove iowait influence"): 6
 //!   buckets and no multiplier: while the tick runs the prediction itself
 //!   caps the latency.
+//! * `v6.18` (from v6.18; supported versions from 6.15 to 6.17 run 6.12's):
+//!   v6.13 with get_typical_interval() dropping outliers on either side
+//!   (v6.15: 8de7606f0fe2 "Eliminate outliers on both ends of the sample
+//!   set", with 13982929fb08's one-pass variance and 60256e458e1c's
+//!   thresholds, EraId::MenuTwoSidedOutliers); the exit latency tested
+//!   before the residency in the selection loop and no latency cap from the
+//!   prediction (v6.17: 779b1a1cb13a "Avoid selecting states with too much
+//!   latency", EraId::MenuLatencyFirst); and a state replacing polling only
+//!   if its exit latency is within the prediction (v6.18: db86f55bf81a
+//!   "Select polling state in some more cases",
+//!   EraId::MenuPollingExitLatency). Read from the patches as posted and as
+//!   backported to the stable trees (6.6.y, 6.12.y). 85975daeaa4d (v6.15,
+//!   the largest interval returned when unsure) is not in it: 10fad4012234
+//!   reverted it in v6.18.
 //!
 //! Not modelled: the v4.17–v5.x differences among themselves (5ef499cd571c's
 //! handling of a stopped tick is taken as in v6.8; the v5.x typical interval
 //! as in v6.8), the 3.x typical interval's int_sqrt test (σ ≤ 20 µs; v6.8's
 //! variance ≤ 400 is used, which differs for 400 < σ² < 441) and its
 //! "replace the prediction if the timer is later" (v6.8's minimum is used),
-//! and everything after v6.13: the two-sided outlier removal (v6.15), the
-//! "rejected entry counts as UINT_MAX" interval and the reordering of the
-//! exit-latency test (v6.17).
+//! and fa3fa55de0d6 (v6.17: a rejected entry counts as an infinite
+//! interval; no effect here, below).
 //!
 //! Left out or approximated:
 //! * nr_iowait is the engine's count of tasks that went to sleep in iowait
@@ -143,7 +156,7 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "next timer × learned correction, or a detected repeating interval; deepest state that pays off",
     models: "Linux drivers/cpuidle/governors/menu.c: 3.15's form before 4.17, 4.17's to 6.5, v6.8's (6.6-6.12), 6.13's from 6.13",
     params: &[],
-    eras: &[EraId::MenuNoLoadavg, EraId::IdleTick, EraId::MenuSkipSleepLength, EraId::MenuNoIowait],
+    eras: &[EraId::MenuNoLoadavg, EraId::IdleTick, EraId::MenuSkipSleepLength, EraId::MenuNoIowait, EraId::MenuMaxPrediction, EraId::MenuTwoSidedOutliers, EraId::MenuLatencyFirst, EraId::MenuPollingExitLatency],
     patches: &[],
     build,
 };
@@ -204,15 +217,20 @@ pub enum MenuForm {
     /// v6.6–v6.12 (v6.8).
     #[default]
     V6_6,
-    /// From v6.13: no iowait buckets, no performance multiplier.
+    /// v6.13–v6.17: no iowait buckets, no performance multiplier.
     V6_13,
+    /// From v6.18: two-sided outliers, the exit latency first, the
+    /// polling override bounded by the prediction.
+    V6_18,
 }
 
 impl MenuForm {
     /// The form `kernel` runs.
     #[must_use]
     pub fn of(kernel: &KernelConfig) -> MenuForm {
-        if kernel.has(EraId::MenuNoIowait) {
+        if kernel.has(EraId::MenuPollingExitLatency) {
+            MenuForm::V6_18
+        } else if kernel.has(EraId::MenuNoIowait) {
             MenuForm::V6_13
         } else if kernel.has(EraId::MenuSkipSleepLength) {
             MenuForm::V6_6
@@ -234,6 +252,7 @@ impl MenuForm {
             MenuForm::V4_17 => "v4.17",
             MenuForm::V6_6 => "v6.6",
             MenuForm::V6_13 => "v6.13",
+            MenuForm::V6_18 => "v6.18",
         }
     }
 }
@@ -303,6 +322,65 @@ fn get_loadavg(load: u64) -> u64 {
 /// and were not preempted (assumed).
 fn performance_multiplier_with_load(nr_iowaiters: u32, load: u64) -> u64 {
     1 + 2 * get_loadavg(load) + 10 * u64::from(nr_iowaiters)
+}
+
+/// The typical interval of the run's form: v6.8's below, or from v6.18
+/// (v6.15's rule) [`get_typical_interval_two_sided`]. µs.
+fn typical_interval(data: &MenuDevice, form: MenuForm) -> u32 {
+    if form == MenuForm::V6_18 {
+        get_typical_interval_two_sided(data)
+    } else {
+        get_typical_interval(data)
+    }
+}
+
+/// get_typical_interval() from v6.15 (8de7606f0fe2, 13982929fb08,
+/// 60256e458e1c; 85975daeaa4d's "return max" reverted by 10fad4012234):
+/// the samples strictly between two thresholds, their mean and variance in
+/// one pass (E[v²] − mean², the mean rounded down first); accepted as
+/// v6.8's test says, else, while more than 3/4 of the samples remain, the
+/// side farther from the mean (its smallest or largest sample) is dropped.
+/// u32::MAX ("no pattern") otherwise.
+fn get_typical_interval_two_sided(data: &MenuDevice) -> u32 {
+    let (mut min_thresh, mut max_thresh) = (-1i64, i64::from(u32::MAX));
+    loop {
+        let (mut max, mut min) = (0u32, u32::MAX);
+        let (mut avg, mut variance, mut divisor) = (0u64, 0u64, 0u64);
+        for &v in &data.intervals_us {
+            let value = i64::from(v);
+            if value <= min_thresh || value >= max_thresh {
+                continue;
+            }
+            divisor += 1;
+            avg += u64::from(v);
+            variance += u64::from(v) * u64::from(v);
+            max = max.max(v);
+            min = min.min(v);
+        }
+        if max == 0 {
+            return u32::MAX;
+        }
+        if divisor == INTERVALS as u64 {
+            avg >>= INTERVAL_SHIFT;
+            variance >>= INTERVAL_SHIFT;
+        } else {
+            avg /= divisor;
+            variance /= divisor;
+        }
+        let avg_sq = avg * avg;
+        variance -= avg_sq;
+        if variance <= u64::MAX / 36 && ((avg_sq > variance * 36 && divisor * 4 >= INTERVALS as u64 * 3) || variance <= 400) {
+            return avg as u32;
+        }
+        if divisor * 4 <= INTERVALS as u64 * 3 {
+            return u32::MAX;
+        }
+        if avg - u64::from(min) > u64::from(max) - avg {
+            min_thresh = i64::from(min);
+        } else {
+            max_thresh = i64::from(max);
+        }
+    }
 }
 
 /// The mean of the recent intervals if they are tightly spread, after
@@ -424,7 +502,7 @@ impl CpuidleGovernor for Menu {
         let tick_ns = args.tick_ns;
         let mut latency_req = args.latency_req_ns;
         // v6.13 dropped every use of nr_iowait.
-        let nr_iowaiters = if form == MenuForm::V6_13 { 0 } else { args.nr_iowait };
+        let nr_iowaiters = if matches!(form, MenuForm::V6_13 | MenuForm::V6_18) { 0 } else { args.nr_iowait };
 
         // 1. Learn from the previous idle period.
         if data.needs_update {
@@ -437,7 +515,7 @@ impl CpuidleGovernor for Menu {
 
         // 2–3. The shortest expected idle interval; the timers only when
         // the pattern does not already say "very short" (from v6.6).
-        let mut predicted_ns = u64::from(get_typical_interval(data)) * NSEC_PER_USEC;
+        let mut predicted_ns = u64::from(typical_interval(data, form)) * NSEC_PER_USEC;
         let delta_tick_ns;
         if predicted_ns > RESIDENCY_THRESHOLD_NS || form == MenuForm::V4_17 {
             let delta = args.sleep_length_ns.min(KTIME_MAX);
@@ -472,7 +550,9 @@ impl CpuidleGovernor for Menu {
             if predicted_ns < tick_ns {
                 predicted_ns = data.next_timer_ns;
             }
-        } else {
+        } else if form != MenuForm::V6_18 {
+            // v6.17 (779b1a1cb13a) dropped this cap with the reordering in
+            // step 6.
             // From v6.13 the multiplier is gone (38f83090f515): the
             // prediction itself.
             let interactivity_req = if form == MenuForm::V6_13 {
@@ -490,12 +570,20 @@ impl CpuidleGovernor for Menu {
                 continue;
             }
             let kept = *idx.get_or_insert(i);
+            // From v6.17 (779b1a1cb13a) the latency limit is tested first,
+            // so no path below returns a state beyond it.
+            let latency_first = form == MenuForm::V6_18;
+            if latency_first && s.exit_latency_ns > latency_req {
+                break;
+            }
             if s.target_residency_ns > predicted_ns {
                 // A real state rather than polling, if a timer ends the
-                // idle period soon enough anyway.
+                // idle period soon enough anyway; from v6.18 (db86f55bf81a)
+                // only if its exit latency is within the prediction.
                 if states[kept].polling
                     && s.exit_latency_ns <= latency_req
                     && s.target_residency_ns <= data.next_timer_ns
+                    && (!latency_first || s.exit_latency_ns <= predicted_ns)
                 {
                     predicted_ns = s.target_residency_ns;
                     idx = Some(i);
@@ -821,6 +909,69 @@ mod era_tests {
         assert_eq!(form(Version::new(5, 9)), MenuForm::V4_17);
         assert_eq!(form(Version::new(6, 8)), MenuForm::V6_6);
         assert_eq!(form(Version::new(6, 13)), MenuForm::V6_13);
+        assert_eq!(form(Version::new(6, 12)), MenuForm::V6_6);
+        assert_eq!(form(Version::new(6, 18)), MenuForm::V6_18);
+    }
+
+    /// From v6.15 (8de7606f0fe2) an outlier below the mean is dropped as
+    /// one above it is: seven 500 µs idles and one of 1 µs. v6.8 drops the
+    /// largest values (all seven at 500) and is left with the 1 µs sample,
+    /// which it takes as the pattern; v6.15 drops the 1 µs one (436 µs from
+    /// the mean of 437, against 63 above) and finds 500 µs.
+    #[test]
+    fn an_outlier_below_is_dropped_from_v6_15() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let mut g = fresh(&dev, MenuForm::V6_18);
+        g.devices[0].intervals_us = [500, 500, 1, 500, 500, 500, 500, 500];
+        assert_eq!(get_typical_interval(&g.devices[0]), 1);
+        assert_eq!(get_typical_interval_two_sided(&g.devices[0]), 500);
+        // A tight set is accepted at once by both: mean 100, variance 4.
+        g.devices[0].intervals_us = [98, 102, 98, 102, 98, 102, 98, 102];
+        assert_eq!(get_typical_interval(&g.devices[0]), 100);
+        assert_eq!(get_typical_interval_two_sided(&g.devices[0]), 100);
+    }
+
+    /// 779b1a1cb13a's own example (v6.17): states of 0/0 (polling), 5/5 µs
+    /// and 200 µs / 5 ms (exit latency / residency), a 20 µs latency limit,
+    /// the tick stopped, a prediction of one tick and no timer before 5 ms.
+    /// v6.13 meets the deep state's residency test before its latency test
+    /// and returns it, 200 µs of exit latency against a 20 µs limit; from
+    /// v6.17 the latency test comes first and state 1 is taken.
+    #[test]
+    fn the_latency_limit_holds_with_the_tick_stopped_from_v6_17() {
+        let states = vec![state("POLL", 0, 0, true), state("S1", 5, 5, false), state("S2", 200, 5000, false)];
+        let disabled = [false; 3];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = SelectArgs { tick_stopped: true, latency_req_ns: 20 * US, delta_tick_ns: 10 * MS, ..args(4 * MS) };
+        assert_eq!(fresh(&dev, MenuForm::V6_13).select(&dev, &a).state, 2);
+        assert_eq!(fresh(&dev, MenuForm::V6_18).select(&dev, &a), Selection { state: 1, stop_tick: true });
+    }
+
+    /// From v6.18 (db86f55bf81a) a polling candidate is replaced by a real
+    /// state only if that state's exit latency is within the prediction: a
+    /// 10 µs pattern with a 12 µs / 30 µs state beyond the polling one stays
+    /// polling (v6.17's form, without the check, took the real state: the
+    /// 11 % throughput regression the commit fixes). v6.13 polls too, by its
+    /// latency cap at the prediction, which v6.17 removed.
+    #[test]
+    fn polling_is_kept_when_the_exit_latency_exceeds_the_prediction_from_v6_18() {
+        let states = vec![state("POLL", 0, 0, true), state("S1", 12, 30, false), state("S2", 200, 5000, false)];
+        let disabled = [false; 3];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = args(10 * MS);
+        for form in [MenuForm::V6_13, MenuForm::V6_18] {
+            let mut g = fresh(&dev, form);
+            g.devices[0].intervals_us = [10; INTERVALS];
+            assert_eq!(g.select(&dev, &a), Selection { state: 0, stop_tick: false }, "{form:?}");
+        }
+        // With the exit latency under the prediction (8 µs), the real state.
+        let states = vec![state("POLL", 0, 0, true), state("S1", 8, 30, false), state("S2", 200, 5000, false)];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let mut g = fresh(&dev, MenuForm::V6_18);
+        g.devices[0].intervals_us = [10; INTERVALS];
+        assert_eq!(g.select(&dev, &a).state, 1);
     }
 
     /// Before v4.17 (IdleTick era) the tick is already stopped and menu has

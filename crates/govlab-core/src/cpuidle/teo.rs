@@ -23,8 +23,24 @@
 //!   ring (449914398083, "Remove recent intercepts metric") and without
 //!   util-awareness (0a2998fa48f0, its revert), and reading the sleep length
 //!   when the intercepts lead to state 0 (4b20b07ce72f, "Don't count
-//!   non-existent intercepts"). The v6.14 rework (short idles, tick
-//!   intercepts) and later are not modelled: those versions run this form.
+//!   non-existent intercepts").
+//! * `v6.14` (v6.14–v6.18, EraId::TeoShortIdles; pm-6.14-rc1: 13ed5c4a6d9c
+//!   "Skip getting the sleep length if wakeups are very frequent",
+//!   d619b5cc6780 "Simplify counting events used for tick management",
+//!   ddcfa7964677 "Simplify handling of total events count", 65e18e654475
+//!   "Replace time_span_ns with a flag", 16c8d7586c19 "Skip sleep length
+//!   computation for low latency constraints"; read from torvalds/linux
+//!   teo.c at a7bee4e7): v6.11 with `tick_hits` and the bin sums before
+//!   the tick replaced by one decayed `tick_intercepts` count; `total` its
+//!   own decayed count of wakeups; a wakeup at or after the sleep length no
+//!   longer discarded (only the safety nets' "artificial" wakeups are); and
+//!   `short_idles`, the decayed count of idles under RESIDENCY_THRESHOLD_NS:
+//!   when they are at least half of all wakeups, or the latency limit is
+//!   under LATENCY_THRESHOLD_NS, a candidate that is state 0 or under
+//!   RESIDENCY_THRESHOLD_NS is taken with the tick kept without reading the
+//!   sleep length (replacing both v6.11's state-0 rule and v6.6's
+//!   polling-state shortcut). Later forms (v6.19's tick-wakeup rework, v7.0)
+//!   are not modelled: no supported version runs them.
 //!
 //! Era notes. In the v6.6 form the candidate starts at the deepest enabled
 //! state; the sleep length is read only when the candidate is deep enough
@@ -126,6 +142,10 @@ pub const NR_RECENT: usize = 9;
 /// A candidate state's residency below this skips the sleep length when
 /// state 0 polls (gov.h, v6.6+).
 pub const RESIDENCY_THRESHOLD_NS: u64 = 15_000;
+/// A latency limit below this makes the v6.14 form skip the sleep length
+/// for shallow candidates (teo.c v6.14, 16c8d7586c19:
+/// RESIDENCY_THRESHOLD_NS / 2).
+pub const LATENCY_THRESHOLD_NS: u64 = RESIDENCY_THRESHOLD_NS / 2;
 /// A CPU is utilized when its utilisation exceeds capacity >> this, about
 /// 1.56 % (teo.c, v6.3–v6.10; chosen there by testing).
 pub const UTIL_THRESHOLD_SHIFT: u32 = 6;
@@ -136,7 +156,7 @@ pub const RATING: u32 = 19;
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "teo",
     description: "deepest state unless recent non-timer wakeups (intercepts) say shallower, or the CPU is utilized; timer checked last",
-    models: "Linux drivers/cpuidle/governors/teo.c: v5.7's form before 5.14, v6.8's (6.6-6.10), v6.11's from 6.11",
+    models: "Linux drivers/cpuidle/governors/teo.c: v5.7's form before 5.14, v6.8's (6.6-6.10), v6.11's (6.11-6.13), v6.14's from 6.14",
     params: &[],
     eras: &[EraId::TeoBins, EraId::TeoNoRecent, EraId::TeoShortIdles],
     patches: &[],
@@ -178,6 +198,15 @@ pub struct TeoCpu {
     tick_hits: u32,
     /// TICK_NSEC, from the last select.
     tick_ns: u64,
+    /// v6.14: decayed count of intercepts at or beyond the tick
+    /// (`tick_intercepts`; the condition is as v6.14 has it, reversed from
+    /// its comment, fixed in v6.19 by 50db438231dc).
+    tick_intercepts: u32,
+    /// v6.14: decayed count of wakeups after idles under
+    /// RESIDENCY_THRESHOLD_NS (`short_idles`).
+    short_idles: u32,
+    /// v6.14: the last wakeup came from a safety net (`artificial_wakeup`).
+    artificial_wakeup: bool,
     /// dev->last_state_idx: the state entered, until the update consumes it.
     last_state_idx: Option<usize>,
     /// dev->last_residency_ns: entry to exit, exit latency included.
@@ -193,15 +222,19 @@ pub enum TeoForm {
     /// v6.6–v6.10: bins, recent ring, util-awareness (v6.8).
     #[default]
     V6_6,
-    /// From v6.11: no recent ring, no util-awareness.
+    /// v6.11–v6.13: no recent ring, no util-awareness.
     V6_11,
+    /// From v6.14: short idles, tick intercepts, `total` decayed.
+    V6_14,
 }
 
 impl TeoForm {
     /// The form `kernel` runs.
     #[must_use]
     pub fn of(kernel: &KernelConfig) -> TeoForm {
-        if kernel.has(EraId::TeoNoRecent) {
+        if kernel.has(EraId::TeoShortIdles) {
+            TeoForm::V6_14
+        } else if kernel.has(EraId::TeoNoRecent) {
             TeoForm::V6_11
         } else if kernel.has(EraId::TeoBins) {
             TeoForm::V6_6
@@ -217,6 +250,7 @@ impl TeoForm {
             TeoForm::V5_1 => "v5.1",
             TeoForm::V6_6 => "v6.6",
             TeoForm::V6_11 => "v6.11",
+            TeoForm::V6_14 => "v6.14",
         }
     }
 }
@@ -555,13 +589,171 @@ impl TeoCpu {
         let cpu_data = self;
         cpu_data.last_state_idx = Some(r.state);
         cpu_data.last_residency_ns = r.residency_ns;
-        cpu_data.time_span_ns = if r.poll_time_limit || (r.got_tick && cpu_data.sleep_length_ns > cpu_data.tick_ns) {
+        // v6.14 keeps only the flag (65e18e654475); the v6.6 and v6.11 forms
+        // read the span.
+        cpu_data.artificial_wakeup = r.poll_time_limit || (r.got_tick && cpu_data.sleep_length_ns > cpu_data.tick_ns);
+        cpu_data.time_span_ns = if cpu_data.artificial_wakeup {
             cpu_data.sleep_length_ns
         } else {
             r.residency_ns
         };
     }
 
+}
+
+impl TeoCpu {
+    /// teo_update of v6.14 (teo.c at a7bee4e7): short idles counted, only
+    /// an artificial wakeup taken as infinitely long, `tick_intercepts`
+    /// for intercepts at or beyond the tick, `total` decayed by itself.
+    fn update_v6_14(&mut self, dev: &IdleDevice<'_>) {
+        let states = dev.states;
+        let last = self.last_state_idx.unwrap_or(0);
+        self.short_idles -= self.short_idles >> DECAY_SHIFT;
+        let measured_ns = if self.artificial_wakeup {
+            u64::MAX
+        } else {
+            let lat_ns = states[last].exit_latency_ns;
+            let r = self.last_residency_ns;
+            if r >= lat_ns {
+                let m = r - lat_ns / 2;
+                if m < RESIDENCY_THRESHOLD_NS {
+                    self.short_idles += PULSE;
+                }
+                m
+            } else {
+                self.short_idles += PULSE;
+                r / 2
+            }
+        };
+        let (mut idx_timer, mut idx_duration) = (0, 0);
+        for (i, s) in states.iter().enumerate() {
+            let bin = &mut self.state_bins[i];
+            bin.hits -= bin.hits >> DECAY_SHIFT;
+            bin.intercepts -= bin.intercepts >> DECAY_SHIFT;
+            if s.target_residency_ns <= self.sleep_length_ns {
+                idx_timer = i;
+                if s.target_residency_ns <= measured_ns {
+                    idx_duration = i;
+                }
+            }
+        }
+        self.tick_intercepts -= self.tick_intercepts >> DECAY_SHIFT;
+        if idx_timer == idx_duration {
+            self.state_bins[idx_timer].hits += PULSE;
+        } else {
+            self.state_bins[idx_duration].intercepts += PULSE;
+            if self.tick_ns <= measured_ns {
+                self.tick_intercepts += PULSE;
+            }
+        }
+        self.total -= self.total >> DECAY_SHIFT;
+        self.total += PULSE;
+    }
+
+    /// teo_select of v6.14: steps 1–5 as v6.11 (no util-awareness, no
+    /// recent ring); then, for a candidate that is state 0 or under
+    /// RESIDENCY_THRESHOLD_NS, the sleep length is skipped (tick kept) when
+    /// short idles are at least half of all wakeups or the latency limit is
+    /// under LATENCY_THRESHOLD_NS; else it is read, state 0 returned with
+    /// the tick kept, and steps 7–9 as before with `tick_intercepts` in the
+    /// 5/8 rule.
+    fn select_v6_14(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection {
+        let states = dev.states;
+        let n = states.len();
+        let tick_ns = args.tick_ns;
+        let latency_req = args.latency_req_ns;
+        let mut delta_tick_ns = tick_ns / 2;
+
+        self.tick_ns = tick_ns;
+        if self.last_state_idx.is_some() {
+            self.update_v6_14(dev);
+            self.last_state_idx = None;
+        }
+        self.sleep_length_ns = KTIME_MAX;
+        if n < 2 {
+            return out_tick(dev, 0);
+        }
+
+        let mut idx: Option<usize> = (!dev.disabled[0]).then_some(0);
+        let (mut idx0, mut constraint_idx) = (0, 0);
+        let (mut intercept_sum, mut hit_sum) = (0u32, 0u32);
+        let (mut idx_intercept_sum, mut idx_hit_sum) = (0u32, 0u32);
+        for (i, s) in states.iter().enumerate().skip(1) {
+            intercept_sum += self.state_bins[i - 1].intercepts;
+            hit_sum += self.state_bins[i - 1].hits;
+            if dev.disabled[i] {
+                continue;
+            }
+            if idx.is_none() {
+                idx0 = i;
+            }
+            idx = Some(i);
+            if s.exit_latency_ns <= latency_req {
+                constraint_idx = i;
+            }
+            idx_intercept_sum = intercept_sum;
+            idx_hit_sum = hit_sum;
+        }
+        let Some(mut idx) = idx else {
+            return out_tick(dev, 0);
+        };
+        if idx == idx0 {
+            return tick_decision(dev, args, idx, idx0, states[idx].target_residency_ns, delta_tick_ns);
+        }
+
+        if idx_intercept_sum.wrapping_mul(2) > self.total.wrapping_sub(idx_hit_sum) {
+            let mut first_suitable_idx = idx;
+            let mut intercept_sum = 0u32;
+            for i in (0..idx).rev() {
+                intercept_sum += self.state_bins[i].intercepts;
+                let ok = teo_time_ok(args, states[i].target_residency_ns);
+                if intercept_sum.wrapping_mul(2) > idx_intercept_sum {
+                    idx = if ok && !dev.disabled[i] { i } else { first_suitable_idx };
+                    break;
+                }
+                if dev.disabled[i] {
+                    continue;
+                }
+                if ok {
+                    first_suitable_idx = i;
+                    continue;
+                }
+                if first_suitable_idx == idx {
+                    break;
+                }
+            }
+        }
+        if idx > constraint_idx {
+            idx = constraint_idx;
+        }
+
+        // 13ed5c4a6d9c, 16c8d7586c19: mostly very short idles, or a tight
+        // latency limit: a shallow candidate needs no timer.
+        if (idx == 0 || states[idx].target_residency_ns < RESIDENCY_THRESHOLD_NS)
+            && (self.short_idles.wrapping_mul(2) >= self.total || latency_req < LATENCY_THRESHOLD_NS)
+        {
+            return out_tick(dev, idx);
+        }
+
+        let mut duration_ns = args.sleep_length_ns.min(KTIME_MAX);
+        delta_tick_ns = args.delta_tick_ns;
+        self.sleep_length_ns = duration_ns;
+        if idx == 0 {
+            return out_tick(dev, 0);
+        }
+        if states[idx].target_residency_ns > duration_ns {
+            let i = find_shallower_state(dev, idx, duration_ns, false);
+            if teo_time_ok(args, states[i].target_residency_ns) {
+                idx = i;
+            }
+        }
+        // d619b5cc6780: the 5/8 rule on the tick-intercepts count.
+        let total = self.total;
+        if states[idx].target_residency_ns < tick_ns && self.tick_intercepts > total / 2 + total / 8 {
+            duration_ns = tick_ns / 2;
+        }
+        tick_decision(dev, args, idx, idx0, duration_ns, delta_tick_ns)
+    }
 }
 
 impl CpuidleGovernor for Teo {
@@ -585,6 +777,7 @@ impl CpuidleGovernor for Teo {
 
     fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection {
         match self {
+            Teo::Bins { form: TeoForm::V6_14, cpus } => cpus[dev.cpu].select_v6_14(dev, args),
             Teo::Bins { form, cpus } => cpus[dev.cpu].select(*form, dev, args),
             Teo::Original(g) => g.select(dev, args),
         }
@@ -612,7 +805,7 @@ mod tests {
         fresh_form(dev, TeoForm::V6_6)
     }
 
-    fn fresh_form(dev: &IdleDevice<'_>, form: TeoForm) -> Teo {
+    pub(super) fn fresh_form(dev: &IdleDevice<'_>, form: TeoForm) -> Teo {
         let mut g = Teo::of(form);
         g.enable(dev);
         g
@@ -835,6 +1028,7 @@ mod era_tests {
         assert_eq!(built(Version::new(5, 9)).form(), TeoForm::V5_1);
         assert_eq!(built(Version::new(6, 8)).form(), TeoForm::V6_6);
         assert_eq!(built(Version::new(6, 12)).form(), TeoForm::V6_11);
+        assert_eq!(built(Version::new(6, 18)).form(), TeoForm::V6_14);
         assert_eq!(built(Version::new(5, 7)).tunables(), vec![("form".to_string(), "v5.1".to_string())]);
     }
 
@@ -889,7 +1083,7 @@ mod era_tests {
         let states = skylake();
         let disabled = [false; 7];
         let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
-        for v in [Version::new(5, 7), Version::new(6, 8), Version::new(6, 12)] {
+        for v in [Version::new(5, 7), Version::new(6, 8), Version::new(6, 12), Version::new(6, 18)] {
             let mut g = built(v);
             g.enable(&dev);
             let picks = io_stream(&mut g, &dev, 100);
@@ -975,5 +1169,61 @@ mod era_tests {
         let new = run(Version::new(6, 8));
         assert_eq!(old, vec![6, 3, 6, 3, 6, 3, 4, 3, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2]);
         assert_eq!(new, [6, 3].repeat(10));
+    }
+
+    /// v6.14 (d619b5cc6780): the 5/8 rule reads `tick_intercepts`, which
+    /// v6.14 counts for intercepts at or beyond the tick (the reverse of
+    /// its comment; v6.19's 50db438231dc turned it round). So a CPU woken
+    /// every 150 µs with a 10 ms timer, which v6.11 keeps ticking (its
+    /// intercepts, all before the tick, are the vast majority), has the
+    /// tick stopped on v6.14.
+    #[test]
+    fn intercepts_before_the_tick_keep_it_on_v6_11_not_on_v6_14() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = args(10 * MS);
+        for (form, stop_tick) in [(TeoForm::V6_11, false), (TeoForm::V6_14, true)] {
+            let mut g = tests::fresh_form(&dev, form);
+            for _ in 0..12 {
+                cycle(&mut g, &dev, &a, 150 * US);
+            }
+            assert_eq!(g.select(&dev, &a), Selection { state: 3, stop_tick }, "{form:?}");
+        }
+        let mut g = tests::fresh_form(&dev, TeoForm::V6_14);
+        for _ in 0..12 {
+            cycle(&mut g, &dev, &a, 150 * US);
+        }
+        assert_eq!(g.cpu(0).tick_intercepts, 0);
+    }
+
+    /// v6.14 (13ed5c4a6d9c, 16c8d7586c19): with mostly very short idles, or
+    /// a latency limit under 7.5 µs, a shallow candidate is taken without
+    /// reading the sleep length even where state 0 does not poll (an Arm
+    /// WFI); v6.11 reads it there.
+    #[test]
+    fn short_idles_skip_the_sleep_length_from_v6_14() {
+        let mut states = skylake();
+        states[0].polling = false;
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = args(10 * MS);
+        for (form, skipped) in [(TeoForm::V6_11, false), (TeoForm::V6_14, true)] {
+            let mut g = tests::fresh_form(&dev, form);
+            for _ in 0..12 {
+                cycle(&mut g, &dev, &a, 5 * US);
+            }
+            assert_eq!(g.select(&dev, &a), Selection { state: 1, stop_tick: false }, "{form:?}");
+            assert_eq!(g.cpu(0).sleep_length_ns == KTIME_MAX, skipped, "{form:?}");
+        }
+        // Nothing learnt, but a 5 µs latency limit caps at C1 (2 µs): v6.14
+        // does not read the timers.
+        let tight = SelectArgs { latency_req_ns: 5 * US, ..a };
+        let mut g = tests::fresh_form(&dev, TeoForm::V6_14);
+        assert_eq!(g.select(&dev, &tight).state, 1);
+        assert_eq!(g.cpu(0).sleep_length_ns, KTIME_MAX);
+        let mut g = tests::fresh_form(&dev, TeoForm::V6_11);
+        assert_eq!(g.select(&dev, &tight).state, 1);
+        assert_eq!(g.cpu(0).sleep_length_ns, 10 * MS);
     }
 }

@@ -91,11 +91,15 @@ pub enum EraId {
     TransitionDelayFromLatency,
     MenuNoIowait,
     TeoShortIdles,
+    MenuMaxPrediction,
+    MenuTwoSidedOutliers,
+    MenuLatencyFirst,
+    MenuPollingExitLatency,
 }
 
 impl EraId {
     /// How many eras there are.
-    pub const COUNT: usize = EraId::TeoShortIdles as usize + 1;
+    pub const COUNT: usize = EraId::MenuPollingExitLatency as usize + 1;
 
     /// The era's row in [`ERAS`].
     #[must_use]
@@ -763,9 +767,9 @@ pub const ERAS: [Era; EraId::COUNT] = [
         name: "schedutil_freq_ref",
         first: Version::new(6, 8),
         first_confirmed: true,
-        commit: "hash not found",
+        commit: "b3edde44e5d4",
         subject: "cpufreq/schedutil: Use a fixed reference frequency",
-        description: "schedutil's invariant base is arch_scale_freq_ref() (before: cpuinfo.max_freq)",
+        description: "schedutil's invariant base is arch_scale_freq_ref() (before: cpuinfo.max_freq); not modelled: no platform here differs (x86 has no arch_scale_freq_ref, so cpuinfo.max_freq as before; Arm's is cpuinfo.max_freq without boost OPPs, which no board here has)",
         status: EraStatus::NotModelled,
     },
     Era {
@@ -835,8 +839,8 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: true,
         commit: "152e11f6df29",
         subject: "sched/fair: Implement delayed dequeue",
-        description: "DELAY_DEQUEUE: a task that sleeps with negative lag stays queued until it is picked or its lag is spent, its util_est leaving at the sleep and a wakeup meanwhile requeueing it without the enqueue's cpufreq calls; not modelled: every version dequeues at once (docs/kernels.md)",
-        status: EraStatus::NotModelled,
+        description: "DELAY_DEQUEUE with DELAY_ZERO (54a58a787791) and ENQUEUE_DELAYED (781773e3b680): a fair task that blocks with negative lag stays queued (in V, the runqueue's weight and nr_running) until the pick chooses it, then leaves with its lag cut to 0; woken before, it wakes on its CPU (ttwu_runnable, no select_task_rq), its util_est back (729288bc6856) but no IOWAIT hook call; it is not runnable to PELT (fc1892becd56, 2e05f6c71d36) (before: dequeued at the sleep, keeping its negative lag). Not in task groups (CFS there) and the balancer never pulls a delayed task",
+        status: EraStatus::Modelled,
     },
     Era {
         id: EraId::EevdfCustomSlice,
@@ -883,10 +887,50 @@ pub const ERAS: [Era; EraId::COUNT] = [
         name: "teo_short_idles",
         first: Version::new(6, 14),
         first_confirmed: true,
-        commit: "hash not found",
+        commit: "13ed5c4a6d9c",
         subject: "cpuidle: teo: Skip getting the sleep length if wakeups are very frequent",
-        description: "teo counts short idles and tick intercepts, decays its total and drops tick_hits (pm-6.14-rc1, 10 commits; later reworks v6.19, v7.0); not modelled: versions from 6.14 run the v6.11 form",
+        description: "teo counts short idles (skipping the sleep length for a shallow candidate when they are half of all wakeups, or under a 7.5 us latency limit) and intercepts at or beyond the tick for its 5/8 rule, decays its total by itself and drops tick_hits and the time-span test (pm-6.14-rc1: 13ed5c4a6d9c with d619b5cc6780, ddcfa7964677, 65e18e654475, 16c8d7586c19; before: the v6.11 form)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::MenuMaxPrediction,
+        name: "menu_max_prediction",
+        first: Version::new(6, 15),
+        first_confirmed: false,
+        commit: "85975daeaa4d",
+        subject: "cpuidle: menu: Avoid discarding useful information",
+        description: "menu's get_typical_interval() returns the largest recent interval, not UINT_MAX, when it cannot make a confident prediction but half its samples remain; reverted in 6.18 (10fad4012234), so no supported version has it: 6.15-6.17 run 6.12's semantics and 6.18 runs without it (not modelled)",
         status: EraStatus::NotModelled,
+    },
+    Era {
+        id: EraId::MenuTwoSidedOutliers,
+        name: "menu_two_sided_outliers",
+        first: Version::new(6, 15),
+        first_confirmed: true,
+        commit: "8de7606f0fe2",
+        subject: "cpuidle: menu: Eliminate outliers on both ends of the sample set",
+        description: "menu's typical interval drops the sample farther from the mean on either side, not only the largest, with the variance in one pass (13982929fb08) and exclusive thresholds (60256e458e1c) (before: the largest samples only); menu's v6.18 form (6.15-6.17 run 6.12's semantics)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::MenuLatencyFirst,
+        name: "menu_latency_first",
+        first: Version::new(6, 17),
+        first_confirmed: true,
+        commit: "779b1a1cb13a",
+        subject: "cpuidle: governors: menu: Avoid selecting states with too much latency",
+        description: "menu's selection loop tests the exit latency before the target residency, and the prediction no longer caps the latency limit while the tick runs (before: a stopped tick could return a state beyond the limit; the cap from v6.13); menu's v6.18 form",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::MenuPollingExitLatency,
+        name: "menu_polling_exit_latency",
+        first: Version::new(6, 18),
+        first_confirmed: false,
+        commit: "db86f55bf81a",
+        subject: "cpuidle: governors: menu: Select polling state in some more cases",
+        description: "menu replaces a polling candidate by a real state only if that state's exit latency is within the predicted idle duration (before, from v6.17: whenever it fits before the next timer); menu's v6.18 form",
+        status: EraStatus::Modelled,
     },
 ];
 

@@ -112,7 +112,10 @@ impl Engine {
         let tasks = rq
             .curr
             .into_iter()
-            .chain(rq.tree.iter().map(|&(_, t)| t))
+            // A delayed task's clamps left at its sleep (v6.12 dequeue_task:
+            // uclamp_rq_dec before the class's dequeue, "sched/uclamp: Handle
+            // delayed dequeue").
+            .chain(rq.tree.iter().map(|&(_, t)| t).filter(|&t| !self.tasks[t].sched_delayed))
             .chain(rq.rt_queue.iter().map(|k| k.2))
             .chain(rq.dl_queue.iter().map(|&(_, t)| t));
         self.uclamp_max(tasks)

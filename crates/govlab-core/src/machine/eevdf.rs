@@ -60,9 +60,24 @@
 //!    (85e511df3cec) a waking task with a shorter slice is judged without
 //!    RUN_TO_PARITY's protection of the current task.
 //!
-//! Left out (docs/kernels.md): delayed dequeue (v6.12, DELAY_DEQUEUE);
-//! PREEMPT_SHORT's later half in update_curr (`did_preempt_short`, a
-//! reschedule when a protected current turned ineligible); NEXT_BUDDY (off
+//! 8. **Delayed dequeue** (v6.12, 152e11f6df29 "sched/fair: Implement
+//!    delayed dequeue", 54a58a787791 DELAY_ZERO, 781773e3b680
+//!    ENQUEUE_DELAYED, fc1892becd56 and 2e05f6c71d36 for PELT, 729288bc6856
+//!    for util_est): a task that blocks while not eligible (lag < 0) is not
+//!    dequeued. It stays in the tree, in V, in the runqueue's weight and
+//!    `nr_running`, competing with its negative lag while the others run
+//!    and V moves past it. When the pick chooses it (so it is eligible,
+//!    lag ≥ 0) it is dequeued for good and its lag cut to 0 (DELAY_ZERO);
+//!    woken before that, it is put back in place where it is, on the same
+//!    CPU (`ttwu_runnable`: no select_task_rq), its lag again cut to 0 if
+//!    positive. Its util_est leaves at the sleep and returns at that
+//!    wakeup; the wakeup makes no IOWAIT hook call (`enqueue_task_fair`
+//!    returns before it), and no `update_overutilized_status`.
+//!
+//! Left out (docs/kernels.md): delayed tasks in the load balancer (the
+//! kernel's may move one; govlab's leaves it); PREEMPT_SHORT's later half
+//! in update_curr (`did_preempt_short`, a reschedule when a protected
+//! current turned ineligible); NEXT_BUDDY (off
 //! by default); and EEVDF in task groups: a run with task groups keeps the
 //! CFS rules of fair_group.rs on every version.
 
@@ -281,5 +296,130 @@ impl Engine {
         self.update_curr(cpu);
         let vslice = self.eevdf_vslice(t);
         self.tasks[t].deadline += vslice;
+    }
+}
+
+// ---- delayed dequeue (v6.12) ------------------------------------------------
+
+impl Engine {
+    /// dequeue_entity() with DEQUEUE_SLEEP under DELAY_DEQUEUE (v6.12
+    /// kernel/sched/fair.c, 152e11f6df29 and fc1892becd56): the running
+    /// fair task `t` blocks; if it is not eligible its dequeue is delayed
+    /// and this returns true, with `t` asleep but still queued. As in
+    /// `dequeue_task_fair` and `dequeue_entity`: the eligibility test after
+    /// `update_curr`, with `t` still counted in V; `util_est_dequeue`
+    /// before `update_load_avg` (whose hook call, if the runqueue's signal
+    /// decayed, no longer sees the estimate); `util_est_update` for the
+    /// sleep last.
+    pub(crate) fn try_delay_dequeue(&mut self, cpu: CpuId, t: TaskId) -> bool {
+        if self.rqs[cpu].curr != Some(t) || self.tasks[t].class != crate::sched::rt::Class::Fair {
+            return false;
+        }
+        self.update_rq_clock(cpu);
+        self.update_curr(cpu);
+        if self.vruntime_eligible(cpu, self.tasks[t].vruntime) {
+            return false;
+        }
+        if self.util_est {
+            self.util_est_form.dequeue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.trace_util_est_cfs(cpu);
+        }
+        self.update_load_avg(cpu, Some(t));
+        if self.util_est {
+            let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
+            self.util_est_form.update(&mut self.tasks[t].avg, true, cap);
+            self.trace_util_est_se(cpu, t);
+        }
+        // set_delayed(); put_prev_entity() will find it on_rq and put it
+        // back in the tree: done here, as it stops being the current one.
+        self.tasks[t].sched_delayed = true;
+        self.tasks[t].state = TaskState::Blocked;
+        self.rqs[cpu].nr_delayed += 1;
+        self.queue_fair(cpu, t);
+        true
+    }
+
+    /// pick_next_entity() (v6.12): while the pick would choose a delayed
+    /// task, dequeue it for good (`dequeue_entities` with DEQUEUE_SLEEP |
+    /// DEQUEUE_DELAYED) and pick again; `curr` as in
+    /// [`Self::pick_eevdf_from`].
+    pub(crate) fn finish_delayed_picks(&mut self, cpu: CpuId, curr: Option<TaskId>) {
+        while self.rqs[cpu].nr_delayed > 0 {
+            match self.pick_eevdf_from(cpu, curr) {
+                Some(n) if self.tasks[n].sched_delayed => self.finish_delayed_dequeue(cpu, n),
+                _ => return,
+            }
+        }
+    }
+
+    /// dequeue_entity() with DEQUEUE_DELAYED, then
+    /// finish_delayed_dequeue_entity(): the delayed task `t` leaves with
+    /// its lag, cut to 0 if positive (DELAY_ZERO, 54a58a787791).
+    fn finish_delayed_dequeue(&mut self, cpu: CpuId, t: TaskId) {
+        self.update_rq_clock(cpu);
+        self.update_curr(cpu);
+        self.update_entity_lag(cpu, t);
+        if self.tasks[t].vlag > 0 {
+            self.tasks[t].vlag = 0;
+        }
+        self.update_task_avg(cpu, t, true, false);
+        if self.update_cfs_rq(cpu) {
+            self.cpufreq_update_util(cpu, 0);
+        }
+        self.unqueue_fair(cpu, t);
+        self.tasks[t].sched_delayed = false;
+        self.rqs[cpu].nr_delayed -= 1;
+        self.account_fair_dequeue(cpu, t);
+    }
+
+    /// ttwu_runnable() for a delayed task (v6.12 kernel/sched/core.c): it
+    /// is still queued on its CPU, so it wakes there (no select_task_rq, no
+    /// migration): `enqueue_task(ENQUEUE_DELAYED)`, then the wakeup
+    /// preemption check.
+    pub(crate) fn ttwu_runnable(&mut self, t: TaskId, waker_cpu: CpuId, irq: u8) {
+        let cpu = self.tasks[t].cpu;
+        self.tasks[t].wake_ns = self.now;
+        self.tasks[t].wake_pending = true;
+        if let Some(tr) = self.trace.as_mut() {
+            let tk = &self.tasks[t];
+            tr.sched_wakeup(self.now, waker_cpu, irq, &tk.comm, tk.pid, cpu, false);
+        }
+        self.requeue_delayed_entity(cpu, t);
+        if self.rqs[cpu].curr != Some(t) {
+            self.kick_cpu(cpu, t);
+        }
+    }
+
+    /// enqueue_task_fair() with ENQUEUE_DELAYED (v6.12): `util_est_enqueue`
+    /// (729288bc6856), then requeue_delayed_entity(): with DELAY_ZERO a
+    /// task that gained positive lag while delayed is placed again with
+    /// lag 0 (the tree's count lowered meanwhile, as the kernel's
+    /// `nr_running--`); `update_load_avg` (the hook if the signal decayed).
+    /// `enqueue_task_fair` returns before the IOWAIT hook call and the
+    /// enqueue proper.
+    fn requeue_delayed_entity(&mut self, cpu: CpuId, t: TaskId) {
+        self.update_rq_clock(cpu);
+        if self.util_est {
+            self.util_est_form.enqueue(&mut self.rqs[cpu].cfs, &self.tasks[t].avg);
+            self.trace_util_est_cfs(cpu);
+        }
+        self.tasks[t].in_iowait = false;
+        self.update_entity_lag(cpu, t);
+        if self.tasks[t].vlag > 0 {
+            self.unqueue_fair(cpu, t);
+            self.rqs[cpu].cfs_nr_running -= 1;
+            self.tasks[t].vlag = 0;
+            self.place_entity_eevdf(cpu, t, false);
+            self.rqs[cpu].cfs_nr_running += 1;
+            self.queue_fair(cpu, t);
+        }
+        self.update_task_avg(cpu, t, true, false);
+        if self.update_cfs_rq(cpu) {
+            self.cpufreq_update_util(cpu, 0);
+        }
+        let tk = &mut self.tasks[t];
+        tk.sched_delayed = false;
+        tk.state = TaskState::Runnable;
+        self.rqs[cpu].nr_delayed -= 1;
     }
 }

@@ -208,3 +208,87 @@ fn a_short_slice_wakes_sooner_on_6_12_and_is_ignored_before() {
     assert!(short_612 < base_612, "6.12: {short_612} ns with a 0.1 ms slice, {base_612} ns without");
     assert_eq!(short_66, base_66, "6.6 ignores the requested slice");
 }
+
+/// Two nice-0 hogs on CPU 0 after 1 ms, with the running one, `c`, moved
+/// 2 ms of virtual time ahead of the other, `o`, so that it is not
+/// eligible (V is halfway between them), and the clock stopped (no time is
+/// charged below). Returns (engine, c, o).
+fn ineligible_runner(kernel: &str) -> (Engine, usize, usize) {
+    let mut e = engine(kernel, "delay.json", TWO_HOGS, MS);
+    let (a, b) = (task(&e, "a"), task(&e, "b"));
+    let c = e.rqs[0].curr.unwrap();
+    let o = if c == a { b } else { a };
+    e.update_curr(0);
+    e.tasks[c].vruntime = e.tasks[o].vruntime + 2 * MS;
+    assert!(!e.vruntime_eligible(0, e.tasks[c].vruntime));
+    (e, c, o)
+}
+
+/// Delayed dequeue (v6.12, 152e11f6df29, with DELAY_ZERO 54a58a787791) by
+/// its rules: a task that blocks with negative lag stays queued (in the
+/// tree, the runqueue's weight and nr_running) while the other runs; once
+/// V has moved past it, the pick chooses it and dequeues it for good, its
+/// positive lag cut to 0. On 6.9 the same block dequeues at once and the
+/// task keeps its negative lag.
+#[test]
+fn a_task_sleeping_ineligible_stays_queued_until_picked_from_6_12() {
+    let (mut e, c, o) = ineligible_runner("6.12");
+    e.block(0, c);
+    assert!(e.tasks[c].sched_delayed);
+    assert_eq!(e.tasks[c].state, TaskState::Blocked);
+    assert_eq!((e.rqs[0].nr_running, e.rqs[0].cfs_nr_running, e.rqs[0].load_weight), (2, 2, 2048));
+    // The other task runs; the sleeper is still queued behind it.
+    e.schedule(0);
+    assert_eq!(e.rqs[0].curr, Some(o));
+    assert!(e.rqs[0].tree.iter().any(|&(_, t)| t == c));
+    // o runs 4 ms of virtual time: V = (v_c + v_o) / 2 is now 1 ms past
+    // v_c, so c is eligible with lag +1 ms and o is not.
+    let v_c = e.tasks[c].vruntime;
+    e.tasks[o].vruntime = v_c + 2 * MS;
+    assert_eq!(e.avg_vruntime(0), v_c + MS);
+    e.rqs[0].resched = true;
+    e.schedule(0);
+    // The pick chose c, dequeued it (lag +1 ms cut to 0) and picked again.
+    assert!(!e.tasks[c].sched_delayed);
+    assert_eq!(e.tasks[c].vlag, 0);
+    assert_eq!((e.rqs[0].nr_running, e.rqs[0].load_weight), (1, 1024));
+    assert_eq!(e.rqs[0].curr, Some(o));
+
+    let (mut e, c, o) = ineligible_runner("6.9");
+    let lag = e.avg_vruntime(0) as i64 - e.tasks[c].vruntime as i64;
+    e.block(0, c);
+    assert!(!e.tasks[c].sched_delayed);
+    assert_eq!((e.rqs[0].nr_running, e.rqs[0].load_weight), (1, 1024));
+    assert_eq!(e.tasks[c].vlag, lag);
+    assert_eq!(lag, -(MS as i64));
+    e.schedule(0);
+    assert_eq!(e.rqs[0].curr, Some(o));
+}
+
+/// A delayed task woken before the pick reaches it is still queued on its
+/// CPU, so it wakes there (v6.12 `ttwu_runnable`, 781773e3b680
+/// ENQUEUE_DELAYED): no select_task_rq, though seven CPUs are idle. On
+/// 6.9 the wakeup places it on an idle CPU. (The task is let run anywhere
+/// after it blocks.)
+#[test]
+fn a_delayed_task_wakes_on_its_busy_cpu_from_6_12() {
+    for (k, stays) in [("6.12", true), ("6.9", false)] {
+        let (mut e, c, o) = ineligible_runner(k);
+        e.block(0, c);
+        e.schedule(0);
+        assert_eq!(e.rqs[0].curr, Some(o), "{k}");
+        e.tasks[c].affinity = None;
+        let util_est_asleep = e.rqs[0].cfs.util_est;
+        e.try_to_wake_up(c, 0);
+        assert!(!e.tasks[c].sched_delayed, "{k}");
+        assert_eq!(e.tasks[c].cpu == 0, stays, "{k}: woke on CPU {}", e.tasks[c].cpu);
+        if stays {
+            // Queued behind o, not preempting it (its lag is still negative),
+            // and its estimate back in the runqueue's (729288bc6856).
+            assert_eq!(e.tasks[c].state, TaskState::Runnable);
+            assert_eq!(e.rqs[0].nr_running, 2);
+            let est = e.util_est_form.task_est(&e.tasks[c].avg);
+            assert_eq!(e.rqs[0].cfs.util_est, util_est_asleep + est);
+        }
+    }
+}

@@ -90,6 +90,9 @@ pub struct Engine {
     /// A fair task's sched_runtime is its slice, and a shorter slice may
     /// preempt through RUN_TO_PARITY (v6.12+, PREEMPT_SHORT).
     pub(crate) custom_slice: bool,
+    /// A fair task that sleeps ineligible stays queued until picked or
+    /// woken (v6.12+, DELAY_DEQUEUE with DELAY_ZERO; machine/eevdf.rs).
+    pub(crate) delay_dequeue: bool,
     /// arch_scale_freq_invariant(): utilisation is frequency invariant.
     pub(crate) freq_invariant: bool,
     /// The scheduler calls the cpufreq hook for remote runqueues (v4.14+).
@@ -235,6 +238,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let tun = SchedTunables { base_slice: kernel.base_slice(), ..SchedTunables::for_cpus(n, tick_ns) };
     let eevdf = kernel.has(EraId::Eevdf) && setup.groups.is_empty();
     let custom_slice = kernel.has(EraId::EevdfCustomSlice);
+    let delay_dequeue = eevdf && kernel.has(EraId::EevdfDelayDequeue);
     let rqs: Vec<CpuRq> = (0..n)
         .map(|c| {
             let ct = platform.cpu_type_of(c);
@@ -304,6 +308,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         migration_flag,
         eevdf,
         custom_slice,
+        delay_dequeue,
         freq_invariant: invariance != FreqInvariance::Off,
         remote_callbacks,
         ttwu_queue_idle,

@@ -248,6 +248,7 @@ impl Engine {
             deadline: 0,
             vlag: 0,
             custom_slice_ns: 0,
+            sched_delayed: false,
             sum_exec_ns: 0,
             prev_sum_exec_ns: 0,
             exec_start_ns: 0,
@@ -614,7 +615,13 @@ impl Engine {
         }
     }
 
-    fn block(&mut self, cpu: CpuId, t: TaskId) {
+    pub(crate) fn block(&mut self, cpu: CpuId, t: TaskId) {
+        // v6.12 DELAY_DEQUEUE (machine/eevdf.rs): an ineligible fair task
+        // stays queued. An exiting task is never delayed (TASK_DEAD is a
+        // special state: DEQUEUE_SPECIAL, e1459a50ba31).
+        if self.delay_dequeue && self.try_delay_dequeue(cpu, t) {
+            return;
+        }
         self.dequeue_task(cpu, t, true);
     }
 

@@ -64,12 +64,15 @@ impl Engine {
         let scales = self.contribution_scales(cpu);
         let rq = &mut self.rqs[cpu];
         let now = rq.clock.now();
-        let load = RqLoad { weight: rq.load_weight, h_nr_running: u64::from(rq.cfs_nr_running), curr_running: rq.cfs_running() };
+        // Delayed tasks are not runnable (v6.12, 2e05f6c71d36: h_nr_running
+        // - h_nr_delayed), though their weight stays in the load.
+        let runnable = u64::from(rq.cfs_nr_running - rq.nr_delayed);
+        let load = RqLoad { weight: rq.load_weight, h_nr_running: runnable, curr_running: rq.cfs_running() };
         pelt::update_cfs_rq_era(self.pelt, now, &mut rq.cfs, load, scales)
     }
 
     /// __update_load_avg_se for task `t` on `cpu` under the kernel's rules.
-    fn update_task_avg(&mut self, cpu: CpuId, t: TaskId, on_rq: bool, running: bool) {
+    pub(super) fn update_task_avg(&mut self, cpu: CpuId, t: TaskId, on_rq: bool, running: bool) {
         let s = self.contribution_scales(cpu);
         let now = self.rqs[cpu].clock.now();
         let tk = &mut self.tasks[t];
@@ -347,18 +350,24 @@ impl Engine {
             self.util_est_form.update(&mut self.tasks[t].avg, true, cap);
             self.trace_util_est_se(cpu, t);
         }
+        self.account_fair_dequeue(cpu, t);
+        self.tasks[t].state = if sleep { TaskState::Blocked } else { TaskState::Runnable };
+    }
+
+    /// The runqueue's counts after fair task `t` left it
+    /// (account_entity_dequeue, sub_nr_running).
+    #[inline]
+    pub(super) fn account_fair_dequeue(&mut self, cpu: CpuId, t: TaskId) {
         let rq = &mut self.rqs[cpu];
-        let tk = &mut self.tasks[t];
         rq.nr_running -= 1;
         rq.cfs_nr_running -= 1;
-        rq.load_weight -= tk.weight;
+        rq.load_weight -= self.tasks[t].weight;
         if rq.nr_running == 0 {
             self.idle_mask.set(cpu);
         }
         if rq.nr_running < 2 {
             self.overloaded.clear(cpu);
         }
-        tk.state = if sleep { TaskState::Blocked } else { TaskState::Runnable };
     }
 
     /// update_curr(): charge the running task for its time since exec_start.
@@ -575,6 +584,10 @@ impl Engine {
             // pick_next_task(): the deadline and RT classes first.
             let mut next = if EXT { self.pick_next_task_rt_dl(cpu) } else { None };
             if next.is_none() {
+                if self.delay_dequeue {
+                    // pick_next_entity() dequeues a delayed task it picks (v6.12).
+                    self.finish_delayed_picks(cpu, prev_queued);
+                }
                 if self.rqs[cpu].tree.is_empty() {
                     self.newidle_balance(cpu);
                     if let (true, Some(p)) = (EXT && self.fair_groups(), prev) {

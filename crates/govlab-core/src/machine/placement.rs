@@ -117,6 +117,11 @@ impl Engine {
     /// `TRACE_FLAG_SOFTIRQ`), which only the trace records.
     pub(crate) fn try_to_wake_up_in(&mut self, t: TaskId, waker_cpu: CpuId, irq: u8) {
         debug_assert_eq!(self.tasks[t].state, TaskState::Blocked);
+        if self.tasks[t].sched_delayed {
+            // Still queued (v6.12 delayed dequeue): ttwu_runnable().
+            self.ttwu_runnable(t, waker_cpu, irq);
+            return;
+        }
         let prev = self.tasks[t].cpu;
         let target = self.select_task_rq(t, prev);
         self.tasks[t].wake_ns = self.now;
@@ -193,7 +198,7 @@ impl Engine {
             .iter()
             .rev()
             .map(|&(_, t)| t)
-            .find(|&t| self.allowed(t).test(dst))
+            .find(|&t| !self.tasks[t].sched_delayed && self.allowed(t).test(dst))
     }
 
     fn busiest_in(&self, mask: CpuMask, dst: CpuId) -> Option<CpuId> {

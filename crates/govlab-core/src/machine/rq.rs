@@ -80,6 +80,9 @@ pub struct Task {
     /// The slice the task asked for (sched_attr.sched_runtime, clamped;
     /// 0: none, base_slice), read from v6.12 (EEVDF's custom slice).
     pub custom_slice_ns: u64,
+    /// Asleep but still queued (se->sched_delayed, v6.12 DELAY_DEQUEUE):
+    /// it stays in the tree and counted until picked or woken.
+    pub sched_delayed: bool,
 
     // PELT.
     pub avg: SchedAvg,
@@ -181,6 +184,9 @@ pub struct CpuRq {
     /// Σ vruntime × weight and Σ weight of the fair tasks in `tree`
     /// (EEVDF's avg_vruntime and avg_load, kept absolute: machine/eevdf.rs).
     pub avg_vsum: i128,
+    /// Tasks in `tree` that are asleep with their dequeue delayed
+    /// (v6.12 DELAY_DEQUEUE; counted in `nr_running` and `cfs_nr_running`).
+    pub nr_delayed: u32,
     pub avg_load: u64,
     /// A reschedule is pending (resched_curr from EEVDF's update_deadline).
     pub resched: bool,
@@ -249,6 +255,7 @@ impl Default for CpuRq {
             load_weight: 0,
             min_vruntime: 0,
             avg_vsum: 0,
+            nr_delayed: 0,
             avg_load: 0,
             resched: false,
             cfs: CfsRqAvg::default(),
