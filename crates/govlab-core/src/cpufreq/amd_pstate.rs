@@ -30,7 +30,6 @@
 //! round(target × highest / max_freq) and min/max as lowest/highest; with
 //! the default limits the fields differ by at most one level).
 
-use super::driver::CpufreqDriver;
 use super::{CpufreqGovernor, GovernorInfo, Policy};
 use crate::error::{Error, Result};
 use crate::kernel::{BuildCtx, EraId};
@@ -81,35 +80,6 @@ pub fn check_mode(ctx: &BuildCtx) -> Result<()> {
         era.subject,
         if mode == AmdPstateMode::Passive || ctx.kernel.requested < EraId::AmdPstate.first() { "" } else { ", or use amd_pstate=passive" },
     )))
-}
-
-/// The driver `gov` runs on under `amd_pstate=mode`, or why none.
-///
-/// # Errors
-/// A generic governor in active mode, or the active mode's own policies in
-/// another mode or on another driver.
-pub fn resolve_driver(ctx: &BuildCtx, gov: &dyn CpufreqGovernor, mode: AmdPstateMode) -> Result<CpufreqDriver> {
-    let (name, plat) = (gov.name(), &ctx.platform.name);
-    match (gov.driver(), mode) {
-        (None, AmdPstateMode::Active) => Err(Error::Unsupported(format!(
-            "cpufreq governor {name} needs a driver that takes frequency targets, but platform {plat} runs \
-             amd-pstate-epp (amd_pstate=active), which only runs its own policies: use powersave or performance \
-             (amd-pstate-epp's), or amd_pstate=passive or guided for {name}"
-        ))),
-        (None, guided) => Ok(CpufreqDriver::AmdPstate {
-            guided: guided == AmdPstateMode::Guided,
-            guided_dynamic: guided == AmdPstateMode::Guided && gov.dynamic_switching(),
-        }),
-        (Some("amd-pstate-epp"), AmdPstateMode::Active) => Ok(CpufreqDriver::AmdPstateEpp),
-        (Some(own), other) => Err(Error::Unsupported(format!(
-            "cpufreq governor {name} is part of the {own} driver, but platform {plat} runs amd-pstate in {} mode \
-             (amd_pstate={}), where the generic governors run (performance, powersave, userspace, ondemand, \
-             conservative, schedutil){}",
-            other.name(),
-            other.name(),
-            if own == "amd-pstate-epp" { "; amd_pstate=active runs it" } else { "" }
-        ))),
-    }
 }
 
 /// The levels of the policy limits (`amd_pstate_update_min_max_limit`):
@@ -342,10 +312,11 @@ mod tests {
     /// refused in active mode and the EPP policies outside it.
     #[test]
     fn each_mode_resolves_its_driver() {
+        use super::super::driver::{resolve, CpufreqDriver};
         let drv = |plat: &str, gov: &str| {
             let spec = Spec::parse(gov, "cpufreq").unwrap();
             let c = super::super::resolve_ctx(&spec, ctx(plat, "6.8")).unwrap();
-            super::super::build_for(&spec, &c).and_then(|g| super::super::driver::resolve(&c, g.as_ref()))
+            super::super::build_for(&spec, &c).and_then(|g| resolve(&c, g.as_ref()))
         };
         assert_eq!(drv("epyc-7702-2s", "schedutil").unwrap(), CpufreqDriver::Table("acpi-cpufreq"));
         let p = "epyc-7702-2s:amd_pstate=passive";

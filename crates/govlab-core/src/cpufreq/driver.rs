@@ -49,7 +49,7 @@
 use super::{CpufreqGovernor, Relation};
 use crate::error::{Error, Result};
 use crate::kernel::BuildCtx;
-use crate::platform::{CpuId, CpuType, Driver, Platform, PstateMode};
+use crate::platform::{AmdPstateMode, CpuId, CpuType, Driver, Platform, PstateMode};
 
 /// The scaling driver a run uses, resolved from the platform and the
 /// governor.
@@ -113,7 +113,7 @@ pub fn resolve(ctx: &BuildCtx, gov: &dyn CpufreqGovernor) -> Result<CpufreqDrive
     let name = gov.name();
     let plat = &platform.name;
     if let Some(mode) = platform.amd_pstate {
-        return super::amd_pstate::resolve_driver(ctx, gov, mode);
+        return resolve_amd_pstate(ctx, gov, mode);
     }
     match (gov.driver(), platform.driver) {
         (None, table @ (Driver::AcpiCpufreq | Driver::CpufreqDt)) => Ok(CpufreqDriver::Table(table.name())),
@@ -141,6 +141,35 @@ pub fn resolve(ctx: &BuildCtx, gov: &dyn CpufreqGovernor) -> Result<CpufreqDrive
             "cpufreq governor {name} is part of the {own} driver, but platform {plat} uses the {} driver; \
              use a generic governor (performance, powersave, userspace, ondemand, conservative, schedutil)",
             other.name()
+        ))),
+    }
+}
+
+/// The driver `gov` runs on under `amd_pstate=mode` (cpufreq/amd_pstate.rs), or why none.
+///
+/// # Errors
+/// A generic governor in active mode, or the active mode's own policies in
+/// another mode or on another driver.
+fn resolve_amd_pstate(ctx: &BuildCtx, gov: &dyn CpufreqGovernor, mode: AmdPstateMode) -> Result<CpufreqDriver> {
+    let (name, plat) = (gov.name(), &ctx.platform.name);
+    match (gov.driver(), mode) {
+        (None, AmdPstateMode::Active) => Err(Error::Unsupported(format!(
+            "cpufreq governor {name} needs a driver that takes frequency targets, but platform {plat} runs \
+             amd-pstate-epp (amd_pstate=active), which only runs its own policies: use powersave or performance \
+             (amd-pstate-epp's), or amd_pstate=passive or guided for {name}"
+        ))),
+        (None, guided) => Ok(CpufreqDriver::AmdPstate {
+            guided: guided == AmdPstateMode::Guided,
+            guided_dynamic: guided == AmdPstateMode::Guided && gov.dynamic_switching(),
+        }),
+        (Some("amd-pstate-epp"), AmdPstateMode::Active) => Ok(CpufreqDriver::AmdPstateEpp),
+        (Some(own), other) => Err(Error::Unsupported(format!(
+            "cpufreq governor {name} is part of the {own} driver, but platform {plat} runs amd-pstate in {} mode \
+             (amd_pstate={}), where the generic governors run (performance, powersave, userspace, ondemand, \
+             conservative, schedutil){}",
+            other.name(),
+            other.name(),
+            if own == "amd-pstate-epp" { "; amd_pstate=active runs it" } else { "" }
         ))),
     }
 }

@@ -695,6 +695,17 @@ mod tests {
         (g, h)
     }
 
+    /// As [`started`], on kernel version `kernel`.
+    fn started_on(kernel: &str, settings: &str) -> (Box<dyn CpufreqGovernor>, Harness) {
+        let k = crate::kernel::KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap();
+        let ctx = crate::kernel::BuildCtx::new(skylake(), k);
+        let mut g = build(&Spec::parse(&format!("schedutil:{settings}"), "test").unwrap(), &ctx).unwrap();
+        let mut h = Harness::new(&MHZ, 1);
+        h.sched.idle_calls = Some(vec![0]);
+        h.call(|p| g.start(p));
+        (g, h)
+    }
+
     /// One hook call; the idle-calls counter advances first.
     fn hook(g: &mut Box<dyn CpufreqGovernor>, h: &mut Harness, at_ns: u64, util: u64, flags: u32) -> Option<u32> {
         h.sched.util[0] = util;
@@ -752,12 +763,7 @@ mod tests {
     #[test]
     fn headroom_once_on_the_frequency_before_6_8() {
         for (kernel, non_invariant_700) in [("5.2", 1_600_000), ("6.7", 1_600_000), ("6.8", 2_000_000)] {
-            let k = crate::kernel::KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap();
-            let ctx = crate::kernel::BuildCtx::new(skylake(), k);
-            let mut g = build(&Spec::parse("schedutil:rate_limit_us=1000", "test").unwrap(), &ctx).unwrap();
-            let mut h = Harness::new(&MHZ, 1);
-            h.sched.idle_calls = Some(vec![0]);
-            h.call(|p| g.start(p));
+            let (mut g, mut h) = started_on(kernel, "rate_limit_us=1000");
             h.sched.non_invariant = true;
             h.cur_khz = 1_600_000;
             assert_eq!(hook(&mut g, &mut h, 2 * MS, 700, 0), Some(non_invariant_700), "{kernel}");
@@ -803,12 +809,7 @@ mod tests {
     #[test]
     fn runnable_avg_raises_the_request_from_6_5() {
         for (kernel, khz) in [("6.4", 1_600_000), ("6.5", 3_200_000), ("6.8", 3_200_000)] {
-            let k = crate::kernel::KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap();
-            let ctx = crate::kernel::BuildCtx::new(skylake(), k);
-            let mut g = build(&Spec::parse("schedutil:rate_limit_us=1000", "test").unwrap(), &ctx).unwrap();
-            let mut h = Harness::new(&MHZ, 1);
-            h.sched.idle_calls = Some(vec![0]);
-            h.call(|p| g.start(p));
+            let (mut g, mut h) = started_on(kernel, "rate_limit_us=1000");
             h.sched.runnable[0] = 800;
             assert_eq!(hook(&mut g, &mut h, 2 * MS, 400, 0), Some(khz), "{kernel}");
         }

@@ -446,23 +446,6 @@ impl KernelConfig {
         self.has(EraId::UtilEst)
     }
 
-    /// The form of util_est the version runs (sched/util_est.rs): none
-    /// before v4.17, then v4.17's, v5.1's, v5.5's, v5.13's and v6.8's.
-    #[must_use]
-    pub fn util_est_form(&self) -> crate::sched::util_est::UtilEstForm {
-        use crate::sched::util_est::UtilEstForm;
-        [
-            (EraId::UtilEstSingle, UtilEstForm::Single),
-            (EraId::UtilEstFilterBoth, UtilEstForm::FilterBoth),
-            (EraId::UtilEstFastUp, UtilEstForm::FastUp),
-            (EraId::UtilEstCapacityCheck, UtilEstForm::CapacityCheck),
-            (EraId::UtilEst, UtilEstForm::Enqueued),
-        ]
-        .into_iter()
-        .find(|&(era, _)| self.has(era))
-        .map_or(UtilEstForm::Off, |(_, form)| form)
-    }
-
     /// Before v5.6 (a4f9a0e51bbf) attaching a task to a runqueue called
     /// the hook with SCHED_CPUFREQ_MIGRATION; from v5.6 with no flag.
     #[must_use]
@@ -771,21 +754,9 @@ mod tests {
         assert!(!k("4.8").unwrap().pelt_divider_has_period_contrib());
     }
 
-    /// Each supported version runs the util_est form of its era, and the
-    /// attach call's flag goes at v5.6.
+    /// The attach call's flag goes at v5.6.
     #[test]
-    fn util_est_form_and_migration_flag_by_version() {
-        use crate::sched::util_est::UtilEstForm;
-        let form = |v: &str| k(v).unwrap().util_est_form();
-        assert_eq!(form("4.16"), UtilEstForm::Off);
-        assert_eq!(form("4.19"), UtilEstForm::Enqueued);
-        assert_eq!(form("5.2"), UtilEstForm::CapacityCheck);
-        assert_eq!(form("5.7"), UtilEstForm::FastUp);
-        assert_eq!(form("5.9"), UtilEstForm::FastUp);
-        assert_eq!(form("6.5"), UtilEstForm::FilterBoth);
-        assert_eq!(form("6.6"), UtilEstForm::FilterBoth);
-        assert_eq!(form("6.8"), UtilEstForm::Single);
-        assert_eq!(form("6.18"), UtilEstForm::Single);
+    fn migration_flag_by_version() {
         assert!(k("5.2").unwrap().migration_flag());
         assert!(!k("5.7").unwrap().migration_flag());
     }

@@ -276,7 +276,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let policies = pol.domain.iter().map(|&d| PolicyRt::new(&platform, d, &domains[d])).collect();
     let pelt = PeltRules::for_kernel(&kernel);
     let util_est = kernel.util_est();
-    let util_est_form = kernel.util_est_form();
+    let util_est_form = crate::sched::util_est::UtilEstForm::of(&kernel);
     let migration_flag = kernel.migration_flag();
     let remote_callbacks = kernel.remote_callbacks();
     let ttwu_queue_idle = kernel.ttwu_queue_idle();

@@ -36,6 +36,7 @@
 use super::pelt::{
     task_util_est_raw, util_est_update, CfsRqAvg, SchedAvg, UTIL_AVG_UNCHANGED, UTIL_EST_MARGIN, UTIL_EST_WEIGHT_SHIFT,
 };
+use crate::kernel::{EraId, KernelConfig};
 
 /// Bit 0 of `enqueued`: the kernel's UTIL_AVG_UNCHANGED before v5.13.
 const UNCHANGED_LSB: u32 = 0x1;
@@ -73,6 +74,22 @@ fn within_margin(value: u32, margin: u32) -> bool {
 }
 
 impl UtilEstForm {
+    /// The form `kernel` runs: none before v4.17, then v4.17's, v5.1's,
+    /// v5.5's, v5.13's and v6.8's.
+    #[must_use]
+    pub fn of(kernel: &KernelConfig) -> UtilEstForm {
+        [
+            (EraId::UtilEstSingle, UtilEstForm::Single),
+            (EraId::UtilEstFilterBoth, UtilEstForm::FilterBoth),
+            (EraId::UtilEstFastUp, UtilEstForm::FastUp),
+            (EraId::UtilEstCapacityCheck, UtilEstForm::CapacityCheck),
+            (EraId::UtilEst, UtilEstForm::Enqueued),
+        ]
+        .into_iter()
+        .find(|&(era, _)| kernel.has(era))
+        .map_or(UtilEstForm::Off, |(_, form)| form)
+    }
+
     /// Whether tasks carry an estimate at all.
     #[inline]
     #[must_use]
@@ -211,6 +228,24 @@ fn store(task: &mut SchedAvg, ewma: u32, enqueued: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each supported version runs the util_est form of its era.
+    #[test]
+    fn the_form_follows_the_version() {
+        let form = |v: &str| {
+            let spec = crate::params::Spec::parse(v, "kernel").unwrap();
+            UtilEstForm::of(&KernelConfig::from_spec(&spec).unwrap())
+        };
+        assert_eq!(form("4.16"), UtilEstForm::Off);
+        assert_eq!(form("4.19"), UtilEstForm::Enqueued);
+        assert_eq!(form("5.2"), UtilEstForm::CapacityCheck);
+        assert_eq!(form("5.7"), UtilEstForm::FastUp);
+        assert_eq!(form("5.9"), UtilEstForm::FastUp);
+        assert_eq!(form("6.5"), UtilEstForm::FilterBoth);
+        assert_eq!(form("6.6"), UtilEstForm::FilterBoth);
+        assert_eq!(form("6.8"), UtilEstForm::Single);
+        assert_eq!(form("6.18"), UtilEstForm::Single);
+    }
 
     /// A task that slept after its `util_avg` was refreshed.
     fn sample(util_avg: u64, ewma: u32, enqueued: u32) -> SchedAvg {
