@@ -7,28 +7,34 @@
 use govlab_core::api::RunConfig;
 use govlab_core::params::Spec;
 
+/// One line on stderr and exit status 2, as govlab's CLI does for bad input.
+fn fail(what: impl std::fmt::Display) -> ! {
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("run_one: error: {what}");
+    }
+    std::process::exit(2);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 6 {
-        #[allow(clippy::print_stderr)]
-        {
-            eprintln!("usage: run_one PLATFORM KERNEL WORKLOAD CPUFREQ CPUIDLE SECONDS [SEED]");
-        }
-        std::process::exit(2);
+        fail("usage: run_one PLATFORM KERNEL WORKLOAD CPUFREQ CPUIDLE SECONDS [SEED]");
     }
-    let secs: f64 = args[5].parse().expect("SECONDS is a number");
+    let spec = |i: usize, what: &str| Spec::parse(&args[i], what).unwrap_or_else(|e| fail(e));
+    let secs: f64 = args[5].parse().unwrap_or_else(|_| fail(format!("SECONDS must be a number, got {:?}", args[5])));
     let cfg = RunConfig {
-        platform: Spec::parse(&args[0], "platform").expect("a valid platform spec"),
-        kernel: Spec::parse(&args[1], "kernel").expect("a valid kernel spec"),
-        workload: Spec::parse(&args[2], "workload").expect("a valid workload spec"),
-        cpufreq: Spec::parse(&args[3], "cpufreq").expect("a valid cpufreq spec"),
-        cpuidle: Spec::parse(&args[4], "cpuidle").expect("a valid cpuidle spec"),
+        platform: spec(0, "platform"),
+        kernel: spec(1, "kernel"),
+        workload: spec(2, "workload"),
+        cpufreq: spec(3, "cpufreq"),
+        cpuidle: spec(4, "cpuidle"),
         duration_ns: (secs * 1e9) as u64,
-        seed: args.get(6).map_or(1, |s| s.parse().expect("SEED is an integer")),
+        seed: args.get(6).map_or(1, |s| s.parse().unwrap_or_else(|_| fail(format!("SEED must be an integer, got {s:?}")))),
         interval_ns: None,
     };
     let t = std::time::Instant::now();
-    let r = cfg.run(None, None).expect("the configuration runs");
+    let r = cfg.run(None, None).unwrap_or_else(|e| fail(e));
     let wall = t.elapsed().as_secs_f64();
     #[allow(clippy::print_stdout)]
     {
