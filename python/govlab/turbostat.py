@@ -120,6 +120,14 @@ BDX = Features("bdx_features", (1, 3, 6), (2, 3, 6), False, ("PkgWatt", "RAMWatt
 # columns; no Intel DTS, so no temperatures (read in the 2025 revision).
 AMD_F17H = Features("amd_features_with_rapl", (1,), (), False, ("CorWatt", "PkgWatt"), False, dts=False)
 
+# turbostat.c adl_features (INTEL_ALDERLAKE; "Copied from cnl_features, with
+# PC7/PC9 removed"): CC1|CC6|CC7, PC2|PC3|PC6|PC8|PC10, has_ext_cst_msrs,
+# RAPL_PKG_ALL | RAPL_CORE_ALL | RAPL_DRAM | RAPL_DRAM_PERF_STATUS | RAPL_GFX
+# (cnl's RAPL_PSYS, SysWatt, came after v6.8). intel_uncore_cpu_ids lists
+# ALDERLAKE ("Make Intel uncore frequency driver support to client processor
+# starting from Alder Lake", Srinivas Pandruvada, 2023): UncMHz.
+ADL = Features("adl_features", (1, 6, 7), (2, 3, 6, 8, 10), True,
+               ("PkgWatt", "CorWatt", "GFXWatt", "RAMWatt", "PKG_%", "RAM_%"), True)
 
 @dataclass(frozen=True)
 class Part:
@@ -133,6 +141,7 @@ PARTS: dict[str, Part] = {
     "skylake-e3-1240v5": Part(SKL, 3500.0, False),  # family 6 model 94; base 3.5 GHz; E3-1240 v5 has no graphics
     "broadwell-2s-e5-2698v4": Part(BDX, 2200.0, False),  # family 6 model 79; base 2.2 GHz
     "epyc-7702-2s": Part(AMD_F17H, 2000.0, False),  # family 0x17 model 0x31; base (nominal) 2.0 GHz
+    "i9-12900k": Part(ADL, 3200.0, True),  # family 6 model 0x97; TSC at the P-cores' base 3.2 GHz (assumed); UHD 770 graphics
 }
 
 # turbostat's built-in column names (its bic[] table), which --show/--hide accept, and its groups.

@@ -25,6 +25,10 @@ BAD_INPUT = {
         ["--platform", "i5-10600k", "--kernel", "5.2"],
         ["platform i5-10600k needs kernel 5.6 or later, not 5.2", "18734958e9bf"],
     ),
+    "kernel before intel_idle's Alder Lake table": (
+        ["--platform", "i9-12900k", "--kernel", "5.9"],
+        ["platform i9-12900k needs kernel 5.19 or later, not 5.9", "adl_cstates"],
+    ),
     "kernel before the phone's": (
         ["--platform", "gs101", "--kernel", "4.19"],
         ["platform gs101 needs kernel 5.10 or later, not 4.19"],

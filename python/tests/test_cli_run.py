@@ -169,6 +169,9 @@ NEW_PLATFORMS = {
     "i7-2600k": ("cpufreq schedutil", 8, ("3.15", "5.7", "6.8")),
     "i5-10600k": ("cpufreq powersave", 12, ("5.6", "6.8")),
     "gs101": ("cpufreq schedutil", 8, ("5.10", "6.8")),
+    # Intel hybrid: 8 P-cores x 2 threads + 8 E-cores; 6.12 and 6.18 are the
+    # versions with hybrid capacity scaling (off here: SMT is on).
+    "i9-12900k": ("cpufreq powersave", 24, ("5.19", "6.8", "6.12", "6.18")),
 }
 
 

@@ -83,6 +83,22 @@ def test_epyc_columns_are_amd_features_with_rapl():
     assert summary["TSC_MHz"] == 2000.0
 
 
+def test_alder_lake_columns_are_adl_features():
+    """turbostat.c adl_features (INTEL_ALDERLAKE): core counters c1, c6, c7 (C8 and C10 count as
+    core C7), package PC2, PC3, PC6, PC8, PC10, the extended C0 counters, the client RAPL domains
+    with graphics, UncMHz; intel_idle's adl_cstates under their names, for P- and E-cores alike."""
+    result = govlab.run(platform="i9-12900k", workload="periodic:tasks=3", duration="50ms")
+    rows = result.turbostat()
+    cols = list(rows[0])
+    assert cols[:3] == ["Core", "CPU", "Avg_MHz"], "one package: no Package column"
+    assert [c for c in cols if c.startswith("CPU%c")] == ["CPU%c1", "CPU%c6", "CPU%c7"]
+    assert [c for c in cols if c.startswith(("Pkg%", "Pk%"))] == ["Pkg%pc2", "Pkg%pc3", "Pkg%pc6", "Pkg%pc8", "Pk%pc10"]
+    assert cols[-7:] == ["PkgWatt", "CorWatt", "GFXWatt", "RAMWatt", "PKG_%", "RAM_%", "UncMHz"]
+    assert {"POLL", "C1E", "C6", "C8", "C10", "C10%", "GFX%rc6", "Totl%C0"} <= set(cols)
+    assert rows[0]["TSC_MHz"] == 3200.0
+    assert len(rows) == 1 + 24
+
+
 def test_summary_row_sums_counts_and_energy_and_averages_the_rest():
     result = govlab.run(platform=BDW, workload="periodic:tasks=3", duration="100ms")
     rows = result.turbostat()

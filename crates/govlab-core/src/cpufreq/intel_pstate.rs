@@ -108,7 +108,7 @@ use super::{CpufreqGovernor, GovernorInfo, HwpRequest, Policy, Relation, SchedVi
 use crate::kernel::{BuildCtx, EraId, Patch};
 use crate::error::{Error, Result};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
-use crate::platform::hwp::HWP_EPP_FIRMWARE_DEFAULT;
+use crate::platform::hwp::{HwpCaps, HWP_EPP_FIRMWARE_DEFAULT};
 use crate::platform::INTEL_PSTATE_SCALING_KHZ;
 use crate::platform::{CpuId, Platform};
 
@@ -390,6 +390,22 @@ fn parse_epp(v: &str) -> Option<u32> {
     v.parse::<u32>().ok().filter(|&e| e <= 255)
 }
 
+/// intel_pstate_freq_to_hwp_rel(): the HWP level of a target frequency on
+/// a CPU type whose levels are not ratios (hybrid). The highest and the
+/// guaranteed level's own frequencies give those levels; otherwise the
+/// frequency over the scaling factor, rounded down (RELATION_H), to the
+/// closest (RELATION_C) or up (RELATION_L).
+pub(crate) fn freq_to_hwp_rel(caps: &HwpCaps, khz: u32, relation: Relation) -> u32 {
+    let s = caps.khz_per_perf;
+    match relation {
+        Relation::L => caps.freq_to_hwp(khz),
+        _ if khz == caps.level_khz(caps.highest_perf) => caps.highest_perf,
+        _ if khz == caps.level_khz(caps.guaranteed_perf) => caps.guaranteed_perf,
+        Relation::H => khz / s,
+        Relation::C => (khz + s / 2) / s,
+    }
+}
+
 /// P-state limits of a policy's CPUs (struct pstate_data; the kernel's
 /// field names).
 #[derive(Debug, Clone, Copy)]
@@ -489,14 +505,19 @@ impl CpuData {
         }
     }
 
-    /// intel_pstate_update_perf_limits: the policy's kHz limits as ratios.
+    /// intel_pstate_update_perf_limits: the policy's kHz limits as ratios,
+    /// and on a hybrid part with HWP as that CPU type's HWP levels.
     fn update_perf_limits(&mut self, policy: &Policy<'_>) {
-        let max_policy_perf = policy.max_khz / INTEL_PSTATE_SCALING_KHZ;
-        let min_policy_perf = if policy.max_khz == policy.min_khz {
+        let mut max_policy_perf = policy.max_khz / INTEL_PSTATE_SCALING_KHZ;
+        let mut min_policy_perf = if policy.max_khz == policy.min_khz {
             max_policy_perf
         } else {
             (policy.min_khz / INTEL_PSTATE_SCALING_KHZ).min(max_policy_perf)
         };
+        if let Some(caps) = policy.hwp.filter(|c| !c.is_ratio()) {
+            max_policy_perf = caps.limit_perf(max_policy_perf * INTEL_PSTATE_SCALING_KHZ);
+            min_policy_perf = caps.limit_perf(min_policy_perf * INTEL_PSTATE_SCALING_KHZ);
+        }
         self.min_perf_ratio = min_policy_perf;
         self.max_perf_ratio = max_policy_perf.max(min_policy_perf);
     }
@@ -601,10 +622,20 @@ impl CpuData {
 
 impl PolicyData {
     fn new(policy: &Policy<'_>) -> Self {
-        let pstate = PstateData {
-            min_pstate: policy.cpuinfo_min_khz / INTEL_PSTATE_SCALING_KHZ,
-            max_pstate: policy.base_khz() / INTEL_PSTATE_SCALING_KHZ,
-            turbo_pstate: policy.cpuinfo_max_khz / INTEL_PSTATE_SCALING_KHZ,
+        let pstate = match policy.hwp {
+            // intel_pstate_get_cpu_pstates with HWP: HWP_CAPABILITIES'
+            // guaranteed and highest levels; on a hybrid part the lowest
+            // ratio cast to a level (intel_pstate_hybrid_hwp_adjust).
+            Some(caps) => PstateData {
+                min_pstate: caps.limit_perf(policy.cpuinfo_min_khz),
+                max_pstate: caps.guaranteed_perf,
+                turbo_pstate: caps.highest_perf,
+            },
+            None => PstateData {
+                min_pstate: policy.cpuinfo_min_khz / INTEL_PSTATE_SCALING_KHZ,
+                max_pstate: policy.base_khz() / INTEL_PSTATE_SCALING_KHZ,
+                turbo_pstate: policy.cpuinfo_max_khz / INTEL_PSTATE_SCALING_KHZ,
+            },
         };
         let cpus = policy.cpus.iter().map(|&c| CpuData::new(c, &pstate)).collect();
         PolicyData { pstate, cpus, written_pstate: 0, written_hwp: None }

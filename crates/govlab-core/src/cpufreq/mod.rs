@@ -201,7 +201,7 @@ impl Policy<'_> {
         if req.min_perf > req.max_perf {
             return Err(format!("min_perf {} is above max_perf {}", req.min_perf, req.max_perf));
         }
-        let (lo, hi) = (self.min_khz / caps.khz_per_perf, self.max_khz / caps.khz_per_perf);
+        let (lo, hi) = (caps.limit_perf(self.min_khz), caps.limit_perf(self.max_khz));
         if req.min_perf < lo || req.max_perf > hi {
             return Err(format!(
                 "min_perf..max_perf {}..{} is outside the limits of policy {}, levels {lo} to {hi} ({} to {} kHz)",

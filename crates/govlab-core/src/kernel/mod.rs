@@ -469,6 +469,12 @@ impl KernelConfig {
         self.has(EraId::TtwuQueueIdle)
     }
 
+    /// Whether the run names its frequency invariance (the option).
+    #[must_use]
+    pub fn freq_invariance_given(&self) -> bool {
+        self.freq_invariance.is_some()
+    }
+
     /// The frequency invariance in effect on `plat`: the option, else the
     /// version's default for the architecture (x86: off before v5.7, the
     /// 4-core turbo ratio from v5.7, 1567c3e3467c; on AMD, whose CPUs give

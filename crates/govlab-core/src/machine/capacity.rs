@@ -102,7 +102,7 @@ impl Engine {
     /// active_load_balance_cpu_stop(): the stopper preempts the running
     /// task `t` on `src`, which is moved to `dst`; `src` picks its next
     /// task or idles, `dst` wakes for `t`.
-    fn active_migrate(&mut self, t: TaskId, src: CpuId, dst: CpuId) {
+    pub(super) fn active_migrate(&mut self, t: TaskId, src: CpuId, dst: CpuId) {
         self.put_prev_running(src);
         // The stopper runs on src.
         self.migrate_queued_by(t, src, dst, src);

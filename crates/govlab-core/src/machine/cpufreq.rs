@@ -29,7 +29,7 @@ impl SchedView for View<'_> {
     }
 
     fn capacity(&self, cpu: CpuId) -> u64 {
-        u64::from(self.e.plat.cpu_type_of(cpu).capacity)
+        self.e.rqs[cpu].capacity
     }
 
     /// effective_cpu_util() (Linux v6.8 kernel/sched/core.c) with no IRQ

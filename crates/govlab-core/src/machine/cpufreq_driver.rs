@@ -13,7 +13,8 @@ use super::Engine;
 use crate::cpufreq::amd_pstate;
 use crate::cpufreq::driver::{table_index, CpufreqDriver};
 use crate::cpufreq::Relation;
-use crate::platform::hwp::{HwpRequest, HWP_EPP_FIRMWARE_DEFAULT};
+use crate::cpufreq::intel_pstate;
+use crate::platform::hwp::{HwpCaps, HwpRequest, HWP_EPP_FIRMWARE_DEFAULT};
 use crate::platform::INTEL_PSTATE_SCALING_KHZ;
 
 impl Engine {
@@ -25,6 +26,7 @@ impl Engine {
         let opp = table_index(ct, khz, relation);
         let opp_khz = ct.opps[opp].khz;
         let cppc = ct.cppc;
+        let caps = HwpCaps::of(ct);
         // __cpufreq_driver_target: nothing to do if the policy is there
         // already, unless the driver wants every call
         // (CPUFREQ_NEED_UPDATE_LIMITS: intel_cpufreq, amd-pstate).
@@ -46,8 +48,15 @@ impl Engine {
                 self.policy_request(p, opp);
             }
             CpufreqDriver::IntelCpufreq { hwp: true, strict_target } => {
-                let pstate = opp_khz / INTEL_PSTATE_SCALING_KHZ;
-                let max_perf_ratio = (self.policies[p].max_khz / INTEL_PSTATE_SCALING_KHZ).max(pstate);
+                let (pstate, max_perf_ratio) = if caps.is_ratio() {
+                    let pstate = opp_khz / INTEL_PSTATE_SCALING_KHZ;
+                    (pstate, (self.policies[p].max_khz / INTEL_PSTATE_SCALING_KHZ).max(pstate))
+                } else {
+                    // A hybrid CPU type's levels: intel_cpufreq_target()
+                    // converts the target with intel_pstate_freq_to_hwp_rel().
+                    let pstate = intel_pstate::freq_to_hwp_rel(&caps, khz, relation);
+                    (pstate, caps.limit_perf(self.policies[p].max_khz).max(pstate))
+                };
                 let req = HwpRequest {
                     min_perf: pstate,
                     max_perf: if strict_target { pstate } else { max_perf_ratio },

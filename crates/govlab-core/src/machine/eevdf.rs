@@ -326,7 +326,7 @@ impl Engine {
         }
         self.update_load_avg(cpu, Some(t));
         if self.util_est {
-            let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
+            let cap = self.rqs[cpu].capacity;
             self.util_est_form.update(&mut self.tasks[t].avg, true, cap);
             self.trace_util_est_se(cpu, t);
         }

@@ -119,6 +119,9 @@ pub struct Engine {
     /// CPU capacities differ (sched_asym_cpucap_active): placement is
     /// capacity-aware (machine/capacity.rs).
     pub(crate) asym_cpucap: bool,
+    /// ITMT priority of each CPU where the balancer packs by it
+    /// (machine/asym_packing.rs); None elsewhere.
+    pub(crate) itmt_prio: Option<Vec<u32>>,
     /// Energy-Aware Scheduling, where its conditions hold (machine/eas.rs).
     pub(crate) eas: Option<Box<super::eas::Eas>>,
     /// [`Platform::work_per_cycle`] of each CPU type, looked up per run
@@ -227,6 +230,10 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     } = parts;
     let cpufreq_driver = crate::cpufreq::driver::resolve(&ctx, cpufreq.as_ref())?;
     let tick_ns = ctx.tick_ns();
+    let cpu_capacity: Vec<u64> = (0..ctx.platform.nr_cpus()).map(|c| ctx.cpu_capacity(c)).collect();
+    let invariance_khz: Vec<u32> = (0..ctx.platform.cpu_types.len()).map(|t| ctx.invariance_reference_khz(t)).collect();
+    let freq_invariant = ctx.kernel.freq_invariance(&ctx.platform) != FreqInvariance::Off;
+    let itmt_prio = ctx.itmt_priorities();
     let BuildCtx { platform, kernel, hwp, .. } = ctx;
     let mut wl_rng = Rng::new(seed, Stream::Workload);
     let setup = workload.setup(&platform, &mut wl_rng)?;
@@ -241,9 +248,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let delay_dequeue = eevdf && kernel.has(EraId::EevdfDelayDequeue);
     let rqs: Vec<CpuRq> = (0..n)
         .map(|c| {
-            let ct = platform.cpu_type_of(c);
             CpuRq {
-                capacity: u64::from(ct.capacity),
+                capacity: cpu_capacity[c],
                 min_vruntime: if eevdf { super::eevdf::VRUNTIME_BASE } else { 0 },
                 ..CpuRq::default()
             }
@@ -265,13 +271,12 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let asym_cpucap = crate::sched::capacity::asym_cpucap(&capacities);
     let eas = super::eas::Eas::build(&platform, &kernel, cpufreq.as_ref(), asym_cpucap).map(Box::new);
     let work_per_cycle = (0..platform.cpu_types.len()).map(|t| platform.work_per_cycle(t)).collect();
-    let invariance = kernel.freq_invariance(&platform);
     let pol = PolicyLayout::of(&platform);
     let domains: Vec<DomainRt> = platform
         .freq_domains
         .iter()
         .enumerate()
-        .map(|(i, d)| DomainRt::new(&platform, d, invariance.reference_khz(&platform.cpu_types[d.cpu_type]), pol.of_domain[i].len() > 1))
+        .map(|(i, d)| DomainRt::new(&platform, d, invariance_khz[d.cpu_type], pol.of_domain[i].len() > 1))
         .collect();
     let policies = pol.domain.iter().map(|&d| PolicyRt::new(&platform, d, &domains[d])).collect();
     let pelt = PeltRules::for_kernel(&kernel);
@@ -309,7 +314,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         eevdf,
         custom_slice,
         delay_dequeue,
-        freq_invariant: invariance != FreqInvariance::Off,
+        freq_invariant,
         remote_callbacks,
         ttwu_queue_idle,
         now: 0,
@@ -326,6 +331,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         all_cpus,
         llc_masks,
         asym_cpucap,
+        itmt_prio,
         eas,
         work_per_cycle,
         cores,

@@ -342,7 +342,7 @@ impl Engine {
             self.trace_pelt_cfs(cpu);
             self.cpufreq_update_util(cpu, 0);
         }
-        let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
+        let cap = self.rqs[cpu].capacity;
         if self.rqs[cpu].curr != Some(t) {
             self.unqueue_fair(cpu, t);
         }

@@ -751,7 +751,7 @@ impl Engine {
             level = parent;
         }
 
-        let cap = u64::from(self.plat.cpu_type_of(cpu).capacity);
+        let cap = self.rqs[cpu].capacity;
         let rq = &mut self.rqs[cpu];
         let tk = &mut self.tasks[t];
         if self.util_est && sleep {

@@ -29,11 +29,18 @@ fn level_range(ct: &CpuType) -> (u32, u32) {
 }
 
 /// The operating point a level runs at, and its frequency: one OPP per
-/// ratio on Intel, the CPPC mapping on AMD.
+/// ratio on Intel, the CPPC mapping on AMD. A hybrid P-core's level runs at
+/// the ratio its value reaches (rounded down, as intel_pstate reads the
+/// levels back, platform/hwp.rs; assumed of the hardware, whose clock steps
+/// by 100 MHz whatever the level's scale).
 fn level_opp(ct: &CpuType, perf: u32, lowest: u32) -> (usize, u32) {
     match ct.cppc {
         Some(c) => {
             let opp = c.opp_of(ct, perf);
+            (opp, ct.opps[opp].khz)
+        }
+        None if ct.hwp_khz_per_perf != INTEL_PSTATE_SCALING_KHZ => {
+            let opp = ct.opp_at_most(perf * ct.hwp_khz_per_perf);
             (opp, ct.opps[opp].khz)
         }
         None => ((perf - lowest) as usize, perf * INTEL_PSTATE_SCALING_KHZ),
@@ -44,7 +51,7 @@ fn level_opp(ct: &CpuType, perf: u32, lowest: u32) -> (usize, u32) {
 fn level_of(ct: &CpuType, khz: u32) -> u32 {
     match ct.cppc {
         Some(c) => c.khz_to_perf(khz),
-        None => khz / INTEL_PSTATE_SCALING_KHZ,
+        None => HwpCaps::of(ct).freq_to_hwp(khz),
     }
 }
 

@@ -18,7 +18,7 @@
 //! | `rt.rs`, `deadline.rs` | kernel/sched/rt.c and deadline.c: the RT and deadline classes, the RT throttle |
 //! | `eevdf.rs` | fair.c's EEVDF rules from v6.6: lag, eligibility, placement, deadlines, the pick |
 //! | `fair_group.rs` | fair.c's group scheduling (group runqueues and entities, shares) |
-//! | `placement.rs`, `capacity.rs`, `eas.rs` | fair.c's select_task_rq, energy-aware wakeups and load balancing |
+//! | `placement.rs`, `capacity.rs`, `asym_packing.rs`, `eas.rs` | fair.c's select_task_rq, energy-aware wakeups and load balancing (misfit, ITMT's asym packing) |
 //! | `idle.rs` | kernel/sched/idle.c and drivers/cpuidle/cpuidle.c |
 //! | `cpufreq.rs` | drivers/cpufreq/cpufreq.c: policies, governor calls |
 //! | `cpufreq_driver.rs`, `powernv.rs` | the scaling drivers' target paths |
@@ -30,9 +30,12 @@
 //! | `intervals.rs` | counters per interval (turbostat -i) |
 //! | `external.rs` | faults of governors from outside the crate |
 
+mod asym_packing;
 mod capacity;
 #[cfg(test)]
 mod amd_pstate_tests;
+#[cfg(test)]
+mod hybrid_tests;
 #[cfg(test)]
 mod clock_domain_tests;
 mod deadline;

@@ -248,6 +248,10 @@ impl Engine {
         if self.asym_cpucap && self.kernel.has(EraId::MisfitMigration) && self.misfit_balance(cpu) {
             return;
         }
+        // ITMT's asym packing: v4.10, on x86 hybrid parts before capacities.
+        if self.asym_packing_balance(cpu) {
+            return;
+        }
         let llc = self.llc_masks[self.plat.cpus[cpu].llc];
         let nr = self.rqs[cpu].nr_running;
         if nr >= 2 {

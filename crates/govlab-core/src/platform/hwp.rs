@@ -94,6 +94,16 @@ pub(crate) fn field_too_wide(name: &str, value: impl std::fmt::Display) -> Strin
 
 /// HWP_CAPABILITIES of a CPU type: the performance levels it offers, and
 /// what one level is worth.
+///
+/// On a non-hybrid part a level is a P-state ratio (100 MHz). On Intel's
+/// hybrid parts a P-core's level is worth less (78.741 MHz on Alder Lake,
+/// [`HYBRID_SCALING_FACTOR_ADL_KHZ`](crate::platform::HYBRID_SCALING_FACTOR_ADL_KHZ)):
+/// its levels are the smallest whose value reaches each frequency, and
+/// intel_pstate reads them back to frequencies rounded down to a ratio
+/// (Linux v6.8 drivers/cpufreq/intel_pstate.c,
+/// `intel_pstate_hybrid_hwp_adjust()`: `turbo_freq` and `max_freq` are
+/// `rounddown(level × scaling, perf_ctl_scaling)`; the levels of a part
+/// whose HWP_CAPABILITIES no published dump gives are taken so).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HwpCaps {
     /// The lowest level (bits 31:24).
@@ -102,19 +112,57 @@ pub struct HwpCaps {
     pub guaranteed_perf: u32,
     /// The highest level, turbo included (bits 7:0).
     pub highest_perf: u32,
-    /// kHz per level: 100 MHz on the non-hybrid parts govlab models.
+    /// kHz per level (intel_pstate's `cpu->pstate.scaling`).
     pub khz_per_perf: u32,
 }
 
 impl HwpCaps {
     pub fn of(ct: &CpuType) -> Self {
         let base_khz = ct.opps.iter().rev().find(|o| !o.turbo).map_or(ct.max_khz(), |o| o.khz);
+        let s = ct.hwp_khz_per_perf;
         HwpCaps {
-            lowest_perf: ct.min_khz() / INTEL_PSTATE_SCALING_KHZ,
-            guaranteed_perf: base_khz / INTEL_PSTATE_SCALING_KHZ,
-            highest_perf: ct.max_khz() / INTEL_PSTATE_SCALING_KHZ,
-            khz_per_perf: INTEL_PSTATE_SCALING_KHZ,
+            lowest_perf: ct.min_khz().div_ceil(s),
+            guaranteed_perf: base_khz.div_ceil(s),
+            highest_perf: ct.max_khz().div_ceil(s),
+            khz_per_perf: s,
         }
+    }
+
+    /// Whether a level is a P-state ratio (not hybrid).
+    pub fn is_ratio(&self) -> bool {
+        self.khz_per_perf == INTEL_PSTATE_SCALING_KHZ
+    }
+
+    /// The frequency intel_pstate reads a level as: its value rounded
+    /// down to a P-state ratio (`turbo_freq`, `max_freq`).
+    pub fn level_khz(&self, perf: u32) -> u32 {
+        perf * self.khz_per_perf / INTEL_PSTATE_SCALING_KHZ * INTEL_PSTATE_SCALING_KHZ
+    }
+
+    /// intel_pstate_freq_to_hwp(): the level of a frequency, rounded up
+    /// (RELATION_L), except that the highest and the guaranteed level's
+    /// own frequencies give those levels.
+    pub fn freq_to_hwp(&self, khz: u32) -> u32 {
+        if khz == self.level_khz(self.highest_perf) {
+            return self.highest_perf;
+        }
+        if khz == self.level_khz(self.guaranteed_perf) {
+            return self.guaranteed_perf;
+        }
+        khz.div_ceil(self.khz_per_perf)
+    }
+
+    /// intel_pstate_update_perf_limits(): a policy limit in kHz as a
+    /// level. The limit becomes a P-state ratio first (rounded down); on a
+    /// hybrid part that ratio's frequency then becomes a level
+    /// (`intel_pstate_freq_to_hwp()`), so a level may lie a little above
+    /// the limit.
+    pub fn limit_perf(&self, khz: u32) -> u32 {
+        let ratio = khz / INTEL_PSTATE_SCALING_KHZ;
+        if self.is_ratio() {
+            return ratio;
+        }
+        self.freq_to_hwp(ratio * INTEL_PSTATE_SCALING_KHZ)
     }
 }
 

@@ -26,6 +26,15 @@ pub type CpuId = usize;
 /// point per ratio, so a ratio and an OPP are the same thing.
 pub const INTEL_PSTATE_SCALING_KHZ: u32 = 100_000;
 
+/// What one HWP performance level is worth on a P-core of Intel's hybrid
+/// parts, kHz: `HYBRID_SCALING_FACTOR` (78741, "approximately 100000/1.27"),
+/// which `hybrid_get_cpu_scaling()` returns for a core of type 0x40 (Core)
+/// while E-cores (0x20, Atom) keep [`INTEL_PSTATE_SCALING_KHZ`]: Linux
+/// drivers/cpufreq/intel_pstate.c, f5c8cf2a4992 "cpufreq: intel_pstate:
+/// hybrid: Use known scaling factor for P-cores" (v6.1, in 5.15+ stable;
+/// `HYBRID_SCALING_FACTOR_ADL` since the Meteor/Lunar Lake factors came).
+pub const HYBRID_SCALING_FACTOR_ADL_KHZ: u32 = 78_741;
+
 /// How the idle loop treats the scheduler tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IdleTick {
@@ -462,6 +471,12 @@ pub struct CpuType {
     /// The core's ACPI CPPC levels (AMD Zen); None where the firmware
     /// gives none the drivers read.
     pub cppc: Option<cppc::Cppc>,
+    /// kHz per HWP performance level (the platform file's `hwp_perf_khz`):
+    /// [`INTEL_PSTATE_SCALING_KHZ`], one P-state ratio, on every non-hybrid
+    /// part; [`HYBRID_SCALING_FACTOR_ADL_KHZ`] on hybrid P-cores, whose HWP
+    /// levels are a performance scale, not ratios (intel_pstate's
+    /// `cpu->pstate.scaling`).
+    pub hwp_khz_per_perf: u32,
 }
 
 /// An operating performance point.
@@ -551,6 +566,19 @@ impl Platform {
             return 1.0;
         }
         f64::from(ct.capacity) * f64::from(big.max_khz()) / (f64::from(big.capacity) * f64::from(ct.max_khz()))
+    }
+
+    /// Whether a core has more than one thread (the kernel's
+    /// `sched_smt_active()` once every CPU is online).
+    pub fn has_smt(&self) -> bool {
+        self.cores.iter().any(|c| c.cpus.len() > 1)
+    }
+
+    /// Intel hybrid: a CPU type's HWP levels are not P-state ratios
+    /// (intel_pstate's `hwp_is_hybrid`, set when a CPU's scaling differs
+    /// from `perf_ctl_scaling`).
+    pub fn hwp_hybrid(&self) -> bool {
+        self.cpu_types.iter().any(|t| t.hwp_khz_per_perf != INTEL_PSTATE_SCALING_KHZ)
     }
 
     pub fn domain_type(&self, domain: usize) -> &CpuType {

@@ -26,6 +26,7 @@ pub(super) const BUILTIN: &[(&str, &str)] = &[
     ("i5-10600k", include_str!("../../../../../data/platforms/i5-10600k.toml")),
     ("gs101", include_str!("../../../../../data/platforms/gs101.toml")),
     ("epyc-7702-2s", include_str!("../../../../../data/platforms/epyc-7702-2s.toml")),
+    ("i9-12900k", include_str!("../../../../../data/platforms/i9-12900k.toml")),
 ];
 
 /// Names of the built-in platforms.
@@ -59,7 +60,8 @@ mod tests {
                 "i7-2600k",
                 "i5-10600k",
                 "gs101",
-                "epyc-7702-2s"
+                "epyc-7702-2s",
+                "i9-12900k"
             ]
         );
     }
@@ -391,6 +393,39 @@ mod tests {
         }
         let m = p.min_kernel.as_ref().unwrap();
         assert_eq!((m.major, m.minor), (5, 6));
+        check_consistent(&p);
+    }
+
+    /// i9-12900K: 8 P-cores with two threads (CPUs 2n, 2n+1), then 8 E-cores
+    /// (16-23); the Intel spec page's clocks per core type; intel_idle's
+    /// adl_cstates (v5.19) without the C1 it marks unusable; HWP levels of
+    /// 78.741 MHz on the P-cores, 100 MHz on the E-cores; the E-core's
+    /// capacity from the two highest levels (39 × 1024 / 65).
+    #[test]
+    fn i9_12900k_matches_its_sources() {
+        let p = named("i9-12900k").unwrap();
+        assert_eq!(p.nr_cpus(), 24);
+        assert_eq!((p.cores.len(), p.packages.len(), p.cpu_types.len()), (16, 1, 2));
+        assert_eq!((p.cpus[0].siblings.clone(), p.cpus[15].siblings.clone()), (vec![1], vec![14]));
+        assert!(p.cpus[16..].iter().all(|c| c.siblings.is_empty()));
+        let doms: Vec<Vec<usize>> = p.freq_domains.iter().map(|d| d.cpus.clone()).collect();
+        assert_eq!(doms, [(0..16).collect::<Vec<_>>(), (16..20).collect(), (20..24).collect()]);
+        assert_eq!(p.voltage_domains.len(), 1, "one VccCore rail");
+        assert_eq!((p.driver.name(), p.hwp), ("intel_pstate", true));
+        let (pc, ec) = (p.cpu_type_of(0), p.cpu_type_of(16));
+        assert_eq!((pc.name.as_str(), ec.name.as_str()), ("goldencove", "gracemont"));
+        assert_eq!((pc.min_khz(), pc.base_khz, pc.max_khz()), (800_000, 3_200_000, 5_100_000));
+        assert_eq!((ec.min_khz(), ec.base_khz, ec.max_khz()), (800_000, 2_400_000, 3_900_000));
+        assert_eq!((pc.hwp_khz_per_perf, ec.hwp_khz_per_perf), (78_741, 100_000));
+        assert!(p.hwp_hybrid() && p.has_smt());
+        assert_eq!((pc.capacity, ec.capacity), (1024, 39 * 1024 / 65));
+        let adl = [("POLL", 0, 0), ("C1E", 2, 4), ("C6", 220, 600), ("C8", 280, 800), ("C10", 680, 2000)];
+        assert_eq!(idle_table(&p, 0), adl);
+        assert_eq!(idle_table(&p, 23), adl);
+        let names: Vec<&str> = p.packages[0].cstates.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["PC6", "PC8", "PC10"]);
+        let m = p.min_kernel.as_ref().unwrap();
+        assert_eq!((m.major, m.minor), (5, 19));
         check_consistent(&p);
     }
 

@@ -220,6 +220,15 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
             format!("{} is not in 1..=1024", t.capacity),
         ));
     }
+    // intel_pstate's hybrid_get_cost() relies on it: no scaling factor is
+    // above the P-state ratio's (INTEL_PSTATE_CORE_SCALING).
+    let hwp_khz_per_perf = t.hwp_perf_khz.unwrap_or(INTEL_PSTATE_SCALING_KHZ);
+    if !(1..=INTEL_PSTATE_SCALING_KHZ).contains(&hwp_khz_per_perf) {
+        return Err(err(
+            "hwp_perf_khz",
+            format!("{hwp_khz_per_perf} is not in 1..={INTEL_PSTATE_SCALING_KHZ} (kHz per HWP level; a P-state ratio is 100000)"),
+        ));
+    }
     positive(&err, "voltage_slew_mv_per_us", t.voltage_slew_mv_per_us)?;
     positive(&err, "ceff_nf", t.ceff_nf)?;
     non_negative(&err, "leakage_mw_per_v", t.leakage_mw_per_v)?;
@@ -415,6 +424,7 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
             smt_throughput,
             smt_power,
             cppc: t.cppc.as_ref().map(|c| cppc(src, &item, c)).transpose()?,
+            hwp_khz_per_perf,
         },
         t.voltage_slew_mv_per_us,
     ))

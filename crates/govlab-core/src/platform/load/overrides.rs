@@ -271,10 +271,6 @@ impl Platform {
             .any(|t| t.opps.iter().any(|o| o.turbo))
     }
 
-    fn has_smt(&self) -> bool {
-        self.cores.iter().any(|c| c.cpus.len() > 1)
-    }
-
     /// Keep the first (lowest-numbered) thread of every core and renumber the
     /// remaining CPUs 0..n in their old order, so every CPU list stays sorted.
     fn drop_smt(&mut self) {

@@ -174,6 +174,9 @@ pub(super) struct RawCpuType {
     /// The firmware's CPPC levels (AMD Zen: `_CPC`, MSR_AMD_CPPC_CAP1).
     #[serde(default)]
     pub(super) cppc: Option<Spanned<RawCppc>>,
+    /// kHz per HWP performance level; absent: one P-state ratio (100 MHz).
+    #[serde(default)]
+    pub(super) hwp_perf_khz: Option<u32>,
     pub(super) opps: Vec<Spanned<RawOpp>>,
     pub(super) idle_state: Vec<Spanned<RawIdleState>>,
 }

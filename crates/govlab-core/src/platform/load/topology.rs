@@ -695,9 +695,13 @@ fn package_power(
     };
     let mut cstates: Vec<PackageCState> = Vec::with_capacity(pkg.cstate.len());
     if !pkg.cstate.is_empty() {
+        // A package state names a core state by its depth, so the CPU types
+        // of a package must list the same states (a hybrid part's do:
+        // intel_idle gives every CPU one table).
         let t = clusters[0].cpu_type;
-        if clusters.iter().any(|c| c.cpu_type != t) {
-            return Err(err("cstate", "package C-states need one CPU type in the package".into()));
+        let names = |t: usize| cpu_types[t].idle_states.iter().map(|s| s.name.as_str()).collect::<Vec<_>>();
+        if clusters.iter().any(|c| names(c.cpu_type) != names(t)) {
+            return Err(err("cstate", "package C-states need the same idle states on every CPU type in the package".into()));
         }
         let states = &cpu_types[t].idle_states;
         for (j, c) in pkg.cstate.iter().enumerate() {
