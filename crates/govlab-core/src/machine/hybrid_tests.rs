@@ -102,18 +102,18 @@ fn active_performance_asks_each_type_for_its_highest_level() {
     assert_eq!(clock(&e, E0), 3_900_000);
 }
 
-/// Passive mode (intel_cpufreq with HWP): the generic powersave's target,
-/// policy->min = 800 MHz, is level ⌈800 / 78.741⌉ = 11 on a P-core (866
-/// MHz, which runs as the 800 MHz ratio) and 8 on an E-core; the
-/// maximum is each type's highest level.
+/// Passive mode (intel_cpufreq with HWP, which a generic governor such as
+/// userspace runs): a target of 800 MHz is level ⌈800 / 78.741⌉ = 11 on a
+/// P-core (866 MHz, which runs as the 800 MHz ratio) and 8 on an E-core,
+/// as minimum and (userspace's strict target) maximum.
 #[test]
 fn passive_targets_become_levels_of_each_type() {
-    let e = run("powersave", "pas-save", P0);
+    let e = run("userspace:scaling_setspeed=800000", "pas-save", P0);
     assert!(matches!(e.cpufreq_driver, CpufreqDriver::IntelCpufreq { hwp: true, .. }));
     let p = request(&e, P0);
     let q = request(&e, E0);
-    assert_eq!((p.min_perf, p.max_perf), (11, 65));
-    assert_eq!((q.min_perf, q.max_perf), (8, 39));
+    assert_eq!((p.min_perf, p.max_perf), (11, 11));
+    assert_eq!((q.min_perf, q.max_perf), (8, 8));
     assert_eq!((clock(&e, P0), clock(&e, E0)), (800_000, 800_000));
     // The userspace governor at 3.9 GHz: level ⌈3900 / 78.741⌉ = 50 on the
     // P-core (3937 MHz, run as 3.9 GHz), level 39 on the E-core.
