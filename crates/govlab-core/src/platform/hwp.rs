@@ -6,7 +6,8 @@
 //! HWP_ENERGY_PERF_PREFERENCE()): `min` and `max` performance levels,
 //! `desired` (0 = let the hardware choose) and the energy-performance
 //! preference `epp` (0 = performance … 255 = energy). Performance levels are
-//! P-state ratios here (non-hybrid parts: ×100 MHz). The hardware's own
+//! P-state ratios (×100 MHz) on non-hybrid parts; on a hybrid part's P-cores
+//! one level is worth less (78.741 MHz on Alder Lake, [`HwpCaps`]). The hardware's own
 //! selection algorithm is not documented; this is govlab's black box, and
 //! every number in it is assumed:
 //!
@@ -63,7 +64,8 @@ pub const HWP_EPP_FIRMWARE_DEFAULT: u32 = 0x80;
 /// The largest value of a request field: each is 8 bits wide.
 pub const HWP_FIELD_MAX: u32 = 255;
 
-/// MSR_HWP_REQUEST, the fields govlab models; levels are P-state ratios.
+/// MSR_HWP_REQUEST, the fields govlab models; levels on the CPU type's
+/// scale ([`HwpCaps::khz_per_perf`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HwpRequest {
     pub min_perf: u32,

@@ -416,7 +416,7 @@ mod tests {
         assert_eq!((pc.name.as_str(), ec.name.as_str()), ("goldencove", "gracemont"));
         assert_eq!((pc.min_khz(), pc.base_khz, pc.max_khz()), (800_000, 3_200_000, 5_100_000));
         assert_eq!((ec.min_khz(), ec.base_khz, ec.max_khz()), (800_000, 2_400_000, 3_900_000));
-        assert_eq!((pc.hwp_khz_per_perf, ec.hwp_khz_per_perf), (78_741, 100_000));
+        assert_eq!((pc.hwp_khz_per_perf, ec.hwp_khz_per_perf), (crate::platform::HYBRID_SCALING_FACTOR_ADL_KHZ, 100_000));
         assert!(p.hwp_hybrid() && p.has_smt());
         assert_eq!((pc.capacity, ec.capacity), (1024, 39 * 1024 / 65));
         let adl = [("POLL", 0, 0), ("C1E", 2, 4), ("C6", 220, 600), ("C8", 280, 800), ("C10", 680, 2000)];
