@@ -953,7 +953,7 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: false,
         commit: "7b010f9b9061",
         subject: "cpufreq: intel_pstate: EAS support for hybrid platforms",
-        description: "intel_pstate registers an Energy Model of one perf domain per CPU (4 states, cost 100 x 100000 / its scaling factor + the state) where it set asymmetric capacity (x86_hybrid_capacity: no SMT), so EAS runs there under schedutil (before: no Energy Model on x86). Not modelled: Energy Models here come from device trees; with SMT on (the i9-12900k as shipped) no version registers one",
+        description: "intel_pstate registers an Energy Model of one perf domain per CPU (4 states, cost 100 x 100000 / its scaling factor + the state) where it set asymmetric capacity (x86_hybrid_capacity: no SMT), so EAS runs there under schedutil (before: no Energy Model on x86); not modelled: Energy Models here come from device trees; with SMT on (the i9-12900k as shipped) no version registers one",
         status: EraStatus::NotModelled,
     },
     Era {
