@@ -2,7 +2,8 @@
 
 Idle; one core busy at the lowest clock; one core busy at the 1-core turbo;
 every thread busy at the all-core turbo (read over the last of 8 seconds, so
-that RAPL's PL1, a 1 s average, has settled). Each beside its source in
+that RAPL's PL1, a 1 s average, has settled); and, where a measurement at a
+fixed clock exists, every core busy at that clock on one thread each. Each beside its source in
 docs/platforms.md ("Reference points"); here only the model's figures.
 
     .venv/bin/python tools/power/reference_points.py [PLATFORM...]
@@ -26,6 +27,11 @@ LOWEST_KHZ = {
     "skylake-e3-1240v5": 800_000,
 }
 ALL_BUSY_S = 8
+# A clock at which a measurement of every core busy exists, one thread a core (SMT off): RAPL of
+# 2 x E5-2680 v3 under FIRESTARTER at 2.0 GHz (docs/research/sources.md C.10).
+EVERY_CORE_AT_KHZ = {
+    "haswell-2s-e5-2670v3": 2_000_000,
+}
 
 
 def spin_file(tmp: Path, cpus: int | None) -> str:
@@ -71,6 +77,16 @@ def main(platforms: list[str]) -> None:
             )
             print(row("every thread busy, first second (`performance`)", full, 0))
             print(row(f"every thread busy, second {ALL_BUSY_S} (PL1 settled)", full, ALL_BUSY_S - 1))
+            if plat in EVERY_CORE_AT_KHZ:
+                khz = EVERY_CORE_AT_KHZ[plat]
+                cores = len(govlab.run(platform=f"{plat}:smt=off", workload="idle", duration="1ms").cpus)
+                fixed = govlab.run(
+                    platform=f"{plat}:smt=off",
+                    workload=spin_file(tmp, cores),
+                    cpufreq=f"userspace:scaling_setspeed={khz}",
+                    duration="2s",
+                )
+                print(row(f"every core busy at {khz // 1000} MHz, one thread each (SMT off)", fixed))
 
 
 if __name__ == "__main__":
