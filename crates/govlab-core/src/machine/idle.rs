@@ -108,6 +108,7 @@ impl Engine {
             self.cancel_tick(cpu);
             self.rqs[cpu].tick_stopped = true;
             self.rqs[cpu].idle_calls += 1;
+            self.nohz_balance_enter_idle(cpu);
         } else {
             self.arm_tick(cpu);
         }
@@ -136,6 +137,7 @@ impl Engine {
         if self.rqs[cpu].tick_stopped {
             self.cancel_tick(cpu);
             self.rqs[cpu].idle_calls += 1;
+            self.nohz_balance_enter_idle(cpu);
         } else {
             self.arm_tick(cpu);
         }
@@ -189,6 +191,7 @@ impl Engine {
         let rq = &mut self.rqs[cpu];
         rq.tick_stopped = true;
         rq.idle_calls += 1;
+        self.nohz_balance_enter_idle(cpu);
     }
 
     /// The idle state others see on `cpu` now (None in C0). While the state
@@ -273,6 +276,10 @@ impl Engine {
             self.update_rq_clock(cpu);
             self.update_blocked_averages(cpu);
         }
+        // A stats kick's IPI: the pass runs before the idle loop goes on.
+        if self.nohz_kicked == Some(cpu) {
+            self.nohz_kick_received(cpu);
+        }
         if self.rqs[cpu].nr_running > 0 {
             self.rqs[cpu].tick_stopped = false;
             self.arm_tick(cpu);
@@ -287,6 +294,9 @@ impl Engine {
         }
         if self.update_cfs_rq(cpu) {
             self.cpufreq_update_util(cpu, 0);
+        }
+        if self.nohz_blocked {
+            self.update_blocked_load_status(cpu);
         }
     }
 
