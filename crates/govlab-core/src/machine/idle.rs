@@ -78,6 +78,7 @@ impl Engine {
             self.cancel_tick(cpu);
             self.rqs[cpu].tick_stopped = true;
             self.rqs[cpu].idle_calls += 1;
+            self.nohz_balance_enter_idle(cpu);
         }
         let rq = &self.rqs[cpu];
         // The next timer, the housekeeping's included (machine/housekeeping.rs).
@@ -106,9 +107,11 @@ impl Engine {
         let polling = states[sel.state].polling;
         if sel.stop_tick || self.rqs[cpu].tick_stopped {
             self.cancel_tick(cpu);
+            if !self.rqs[cpu].tick_stopped {
+                self.nohz_balance_enter_idle(cpu);
+            }
             self.rqs[cpu].tick_stopped = true;
             self.rqs[cpu].idle_calls += 1;
-            self.nohz_balance_enter_idle(cpu);
         } else {
             self.arm_tick(cpu);
         }
@@ -137,7 +140,6 @@ impl Engine {
         if self.rqs[cpu].tick_stopped {
             self.cancel_tick(cpu);
             self.rqs[cpu].idle_calls += 1;
-            self.nohz_balance_enter_idle(cpu);
         } else {
             self.arm_tick(cpu);
         }

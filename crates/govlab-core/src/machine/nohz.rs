@@ -60,8 +60,10 @@ impl Engine {
         self.now / self.tun.tick_ns
     }
 
-    /// nohz_balance_enter_idle(): `cpu` stopped its tick; it has blocked
-    /// load, and so the machine does.
+    /// nohz_balance_enter_idle(): `cpu` stopped its tick (it was running:
+    /// tick_nohz_idle_stop_tick() calls this only when the tick newly
+    /// stops, not when an idle CPU with its tick stopped idles again after
+    /// an interrupt); it has blocked load, and so the machine does.
     #[inline]
     pub(crate) fn nohz_balance_enter_idle(&mut self, cpu: CpuId) {
         if self.nohz_blocked {
