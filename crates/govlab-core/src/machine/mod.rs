@@ -44,6 +44,8 @@ pub(crate) mod eevdf;
 #[cfg(test)]
 mod eevdf_tests;
 mod fair_group;
+#[cfg(test)]
+mod pelt_tests;
 mod rt;
 #[cfg(test)]
 mod sched_class_tests;
@@ -65,6 +67,7 @@ mod idle;
 mod intervals;
 mod lisa_events;
 mod metrics;
+mod nohz;
 mod placement;
 pub(crate) mod powernv;
 pub(crate) mod rq;
