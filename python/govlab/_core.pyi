@@ -11,6 +11,7 @@ from os import PathLike
 from typing import Any
 
 __version__: str
+__engine__: str
 
 def run(
     config_json: str,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from govlab._core import __version__
+from govlab._core import __engine__, __version__
 
 from govlab import api, governors
 from govlab import spec as specs
@@ -99,12 +99,16 @@ def run_identity(
     engine's resolved configuration (so defaults are explicit), the sha256 of
     every platform, workload or Python governor *file* in place of its path (a
     moved file keeps its runs, an edited one does not), the duration in ns,
-    the seed and the govlab version. A run that names a kernel holds it too
-    (one that names none keeps the identity it had before kernels existed).
+    the seed, the govlab version and the engine's digest (its sources and
+    compiled-in data: an engine rebuilt from changed sources does not reuse
+    the old one's runs, even at the same version). A run that names a kernel
+    holds it too (one that names none keeps the identity it had before
+    kernels existed).
     """
     resolved = api.show_config(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel)
     identity: dict[str, Any] = {
         "govlab_version": __version__,
+        "engine": __engine__,
         "platform": {"spec": specs.parts(platform), "resolved": resolved.get("platform")},
         "workload": {"spec": specs.parts(workload), "resolved": resolved.get("workload")},
         "cpufreq": {"spec": specs.parts(cpufreq), "resolved": resolved.get("cpufreq")},

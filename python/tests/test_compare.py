@@ -268,6 +268,19 @@ def test_second_compare_runs_nothing_and_prints_the_same(small, tmp_path):
     assert "ondemand" in first and "schedutil" in first and "Amean" in first
 
 
+def test_runs_of_another_engine_are_simulated_again(small, tmp_path, monkeypatch):
+    # The stored key holds the engine's digest: a rebuilt engine at the same
+    # version number (a development tree) must not reuse the old one's runs.
+    from govlab import _core
+
+    assert re.fullmatch(r"[0-9a-f]{16}", _core.__engine__)
+    db = tmp_path / "r.sqlite"
+    run_compare(small, db)
+    monkeypatch.setattr(plan, "__engine__", "0" * 16)
+    _, report = run_compare(small, db)
+    assert (report.stored, report.simulated) == (0, SMALL_RUNS)
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_interrupted_compare_resumes_with_only_the_missing_runs(small, tmp_path, jobs):
     reference, _ = run_compare(small, tmp_path / "whole.sqlite", jobs=jobs)

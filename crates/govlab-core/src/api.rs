@@ -23,7 +23,7 @@ use crate::trace::{Trace, TraceTo, TraceWriter};
 use crate::{cpufreq, cpuidle, kernel, machine, platform, workload};
 
 /// The library version, recorded in every result.
-pub use crate::VERSION;
+pub use crate::{ENGINE_DIGEST, VERSION};
 
 /// One run, as the user names it.
 #[derive(Debug, Clone)]

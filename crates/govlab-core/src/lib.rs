@@ -51,4 +51,9 @@ pub mod workload;
 /// govlab's version, stamped on every result.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// A digest of the engine's sources and the data compiled into it
+/// (build.rs): two builds with the same digest give the same runs bit for
+/// bit, so stored results are keyed by it as well as by [`VERSION`].
+pub const ENGINE_DIGEST: &str = env!("GOVLAB_ENGINE_DIGEST");
+
 pub use error::{Error, Result};

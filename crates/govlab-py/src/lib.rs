@@ -261,6 +261,7 @@ impl Check {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", govlab_core::api::VERSION)?;
+    m.add("__engine__", govlab_core::api::ENGINE_DIGEST)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_timeline, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace, m)?)?;

@@ -30,7 +30,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from govlab._core import __version__
 from govlab.exceptions import ClusterError
 from govlab.plan import RunSpec
 from govlab.sweep.worker import govlab_version, simulate
@@ -138,10 +137,11 @@ def _check_workers(client: Any, address: str) -> None:
         versions = client.run(govlab_version)
     except ImportError as e:
         raise ClusterError(f"the Dask workers of {address} cannot import govlab: {e}") from None
-    wrong = {worker: v for worker, v in versions.items() if v != __version__}
+    mine = govlab_version()
+    wrong = {worker: v for worker, v in versions.items() if v != mine}
     if wrong:
         listing = ", ".join(f"{w} has {v}" for w, v in sorted(wrong.items()))
-        raise ClusterError(f"the Dask workers must run govlab {__version__}, as this client: {listing}")
+        raise ClusterError(f"the Dask workers must run govlab {mine}, as this client: {listing}")
 
 
 def _outcome(future: Any, r: RunSpec) -> tuple[dict[str, Any], float]:

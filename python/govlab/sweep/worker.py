@@ -43,10 +43,10 @@ def simulate(kwargs: dict[str, Any]) -> tuple[dict[str, Any], float]:
 
 
 def govlab_version() -> str:
-    """The govlab version where this runs (a Dask worker, to check it matches the client's)."""
-    from govlab._core import __version__
+    """The govlab version and engine digest where this runs (a Dask worker, to check it matches the client's)."""
+    from govlab._core import __engine__, __version__
 
-    return __version__
+    return f"{__version__} (engine {__engine__})"
 
 
 def die_with_parent(parent_pid: int, poll_s: float) -> None:
