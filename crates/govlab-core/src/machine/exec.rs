@@ -417,6 +417,7 @@ impl Engine {
                         return Outcome::Blocked;
                     }
                 }
+                Op::SendDatagram { chan, bytes } => self.chan_send_datagram(cpu, chan as usize, bytes, self.now),
                 Op::Recv { chan } => {
                     if !self.chan_recv(cpu, chan as usize, t) {
                         return Outcome::Blocked;
@@ -695,6 +696,21 @@ impl Engine {
             self.try_to_wake_up(r, cpu);
         }
         true
+    }
+
+    /// A datagram for `chan`, dropped if the channel is over its capacity
+    /// (see [`Op::SendDatagram`]); the sender never waits.
+    fn chan_send_datagram(&mut self, cpu: CpuId, chan: usize, bytes: u64, stamp: Time) {
+        let ch = &mut self.chans[chan];
+        if ch.used_bytes > ch.capacity_bytes {
+            return;
+        }
+        ch.used_bytes += bytes;
+        ch.messages.push_back((bytes, stamp));
+        if let Some(r) = ch.receivers.pop_front() {
+            self.deliver(chan, r);
+            self.try_to_wake_up(r, cpu);
+        }
     }
 
     /// Returns false if the receiver blocked.

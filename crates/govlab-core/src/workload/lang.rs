@@ -116,6 +116,12 @@ pub enum Op {
     IoRing { device: u32, kind: IoKind, bytes: u64 },
     /// Put a message in a channel; blocks while the channel is full.
     Send { chan: u32, bytes: u64 },
+    /// Put a datagram in a channel without ever blocking: it is dropped
+    /// when the channel already holds more than its capacity, as a UDP
+    /// socket drops at a full receive buffer (v4.10+
+    /// `__udp_enqueue_schedule_skb`, net/ipv4/udp.c: drop once
+    /// sk_rmem_alloc exceeds sk_rcvbuf; one datagram always fits).
+    SendDatagram { chan: u32, bytes: u64 },
     /// Take a message from a channel; blocks while it is empty.
     Recv { chan: u32 },
     Lock { mutex: u32 },

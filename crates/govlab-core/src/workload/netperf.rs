@@ -6,7 +6,15 @@
 //! sending the next: one transaction in flight, reported as transactions
 //! per second. TCP_STREAM sends messages of the send size (`-m`, by default
 //! the socket's send buffer, 16 KiB with Linux's default tcp_wmem) as fast
-//! as the connection takes them and reports 10^6 bits/s. MMTests runs
+//! as the connection takes them and reports 10^6 bits/s. UDP_STREAM sends
+//! datagrams of the send size and never waits: on loopback the sender's
+//! socket memory is released as the packet is handed on (loopback_xmit
+//! orphans the skb), and the receiving socket drops what its full receive
+//! buffer cannot take; netperf reports the sender's rate and the
+//! receiver's, and MMTests keeps the sender's (shellpack_src/src/netperf/
+//! extract-report.pl and bin/lib/MMTests/ExtractNetperf.pm take the last
+//! field of the sender's line; the `recv` row printed beside it repeats
+//! the send rate). MMTests runs
 //! netperf on loopback (client and server on the same machine), as the
 //! hwp-dynamic-boost-2018 mail did.
 //!
@@ -15,8 +23,10 @@
 //! loopback the receive processing too: the loopback device delivers the
 //! packet from the sender's context) plus a copy per byte; the receiver
 //! pays the receive syscall and its copy. RR transactions alternate the two
-//! tasks; STREAM lets the sender run ahead until the socket buffers are full
-//! (`STREAM_BUFFER_BYTES`). Each RR transaction records its latency.
+//! tasks; TCP_STREAM lets the sender run ahead until the socket buffers are
+//! full (`STREAM_BUFFER_BYTES`); UDP_STREAM's datagrams go into the
+//! receiver's buffer (`UDP_RCVBUF_BYTES`, charged each datagram's
+//! `udp_truesize`) or are dropped. Each RR transaction records its latency.
 //!
 //! CPU costs (reference frequency) are assumed: a few µs per message for
 //! TCP (more than UDP: ACK processing and the socket lock), copies at
@@ -36,8 +46,8 @@ pub const TEST: ParamSpec = ParamSpec {
     name: "test",
     unit: "",
     default: ParamDefault::Word("tcp_rr"),
-    range: Range::Choice(&["tcp_rr", "udp_rr", "tcp_stream"]),
-    help: "tcp_rr, udp_rr or tcp_stream",
+    range: Range::Choice(&["tcp_rr", "udp_rr", "tcp_stream", "udp_stream"]),
+    help: "tcp_rr, udp_rr, tcp_stream or udp_stream",
 };
 
 pub const SIZE: ParamSpec = ParamSpec {
@@ -45,13 +55,13 @@ pub const SIZE: ParamSpec = ParamSpec {
     unit: "",
     default: ParamDefault::Uint(0),
     range: Range::Uint { min: 0, max: 1 << 30 },
-    help: "bytes per request and response (RR) or per send (STREAM); 0 = netperf's default (1; 16384)",
+    help: "bytes per request and response (RR) or per send (STREAM, at most 65507 for udp_stream); 0 = netperf's default (1; 16384)",
 };
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "netperf",
-    description: "netperf to netserver over loopback: TCP_RR/UDP_RR transactions/s or TCP_STREAM Mb/s",
-    metric: "trans_per_s (transactions/s for tcp_rr and udp_rr; mbps, Mb/s, for tcp_stream; higher is better)",
+    description: "netperf to netserver over loopback: TCP_RR/UDP_RR transactions/s or TCP_STREAM/UDP_STREAM Mb/s",
+    metric: "trans_per_s (transactions/s for tcp_rr and udp_rr; mbps, Mb/s sent, for tcp_stream and udp_stream; higher is better)",
     params: &[TEST, SIZE],
     ends: super::Ends::AtDuration,
     build,
@@ -69,11 +79,32 @@ const COPY_NS_PER_BYTE: f64 = 0.1;
 /// socket buffers (assumed: tcp_wmem 16 KiB + tcp_rmem 128 KiB defaults,
 /// autotuning left out).
 const STREAM_BUFFER_BYTES: u64 = 144 << 10;
+/// UDP_STREAM's receive buffer: netserver's socket keeps the kernel's
+/// default SO_RCVBUF, net.core.rmem_default = 212992 bytes on x86-64
+/// (SK_RMEM_MAX; MMTests passes -s/-S only to a remote server).
+const UDP_RCVBUF_BYTES: u64 = 212_992;
+/// The largest UDP payload over IPv4 (65535 − 20 − 8): a larger send fails
+/// with EMSGSIZE.
+const UDP_MAX_PAYLOAD: u64 = 65_507;
+
+/// What one datagram of `size` payload bytes charges to the receive buffer,
+/// skb->truesize (v5.2 __alloc_skb, SKB_TRUESIZE): ip_append_data asks for
+/// one linear buffer of the payload, the IP and UDP headers (28 bytes) and
+/// the link-layer reserve (16 + 15), to which __alloc_skb adds struct
+/// skb_shared_info (320 bytes) and kmalloc rounds up to a power of two;
+/// plus struct sk_buff itself (256 bytes aligned). The structure sizes are
+/// assumed from an x86-64 v5.2 build; skb_condense's trimming of a half-full
+/// buffer is left out.
+fn udp_truesize(size: u64) -> u64 {
+    (size + 28 + 31 + 320).next_power_of_two() + 256
+}
 
 const TO_SERVER: u32 = 0;
 const TO_CLIENT: u32 = 1;
 const TRANSACTION: u16 = 0;
 const MESSAGES: u16 = 0;
+/// udp_stream: datagrams netserver received.
+const RECEIVED: u16 = 1;
 
 pub struct Netperf {
     test: &'static str,
@@ -85,8 +116,12 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let test = p.word(&TEST)?;
     let size = p.uint(&SIZE, &())?;
     p.finish()?;
+    if test == "udp_stream" && size > UDP_MAX_PAYLOAD {
+        let got = size.to_string();
+        return Err(crate::error::Error::invalid("workload netperf", SIZE.name, &got, "at most 65507 bytes for udp_stream (a UDP datagram's payload)"));
+    }
     let size = match (size, test) {
-        (0, "tcp_stream") => 16_384,
+        (0, "tcp_stream" | "udp_stream") => 16_384,
         (0, _) => 1,
         (n, _) => n,
     };
@@ -115,7 +150,23 @@ impl Workload for Netperf {
             counters: vec!["messages".into()],
             ..Setup::default()
         };
-        if self.test == "tcp_stream" {
+        if self.test == "udp_stream" {
+            let charge = udp_truesize(bytes);
+            setup.channels[TO_SERVER as usize].capacity_bytes = UDP_RCVBUF_BYTES;
+            setup.counters.push("received".into());
+            let (send, recv) = (cost(UDP_SEND_NS), cost(UDP_RECV_NS));
+            let client = ProgramBuilder::new()
+                .repeat(None, |b| {
+                    b.run(send, 0.0).op(Op::SendDatagram { chan: TO_SERVER, bytes: charge }).count(MESSAGES, 1);
+                })
+                .build();
+            let server = ProgramBuilder::new()
+                .repeat(None, |b| {
+                    b.op(Op::Recv { chan: TO_SERVER }).run(recv, 0.0).count(RECEIVED, 1);
+                })
+                .build();
+            setup.tasks = vec![TaskSpec::new("netperf", client), TaskSpec::new("netserver", server)];
+        } else if self.test == "tcp_stream" {
             let client = ProgramBuilder::new()
                 .repeat(None, |b| {
                     b.run(send, 0.0).op(Op::Send { chan: TO_SERVER, bytes });
@@ -154,9 +205,19 @@ impl Workload for Netperf {
 
     fn metrics(&self, r: &Record) -> Vec<Metric> {
         let messages = r.counters[MESSAGES as usize] as f64;
+        let mbps = |n: f64| r.per_second(n * self.size as f64 * 8.0) / 1e6;
         if self.test == "tcp_stream" {
-            let mbps = r.per_second(messages * self.size as f64 * 8.0) / 1e6;
-            return vec![Metric::new("mbps", mbps, "Mb/s", Better::Higher)];
+            return vec![Metric::new("mbps", mbps(messages), "Mb/s", Better::Higher)];
+        }
+        if self.test == "udp_stream" {
+            let received = r.counters[RECEIVED as usize] as f64;
+            // Sent and not received: dropped, or still queued at the end.
+            let lost = if messages > 0.0 { 100.0 * (messages - received).max(0.0) / messages } else { 0.0 };
+            return vec![
+                Metric::new("mbps", mbps(messages), "Mb/s", Better::Higher),
+                Metric::new("recv_mbps", mbps(received), "Mb/s", Better::Higher),
+                Metric::new("lost_pct", lost, "%", Better::Lower),
+            ];
         }
         let mut m = vec![Metric::new("trans_per_s", r.per_second(messages), "trans/s", Better::Higher)];
         latency_metrics("transaction", &r.series[TRANSACTION as usize], &mut m);
@@ -164,7 +225,7 @@ impl Workload for Netperf {
     }
 
     fn primary(&self) -> &'static str {
-        if self.test == "tcp_stream" {
+        if self.test.ends_with("_stream") {
             "mbps"
         } else {
             "trans_per_s"
