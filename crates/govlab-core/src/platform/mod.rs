@@ -529,10 +529,12 @@ pub struct Device {
 }
 
 impl Platform {
+    #[inline]
     pub fn nr_cpus(&self) -> usize {
         self.cpus.len()
     }
 
+    #[inline]
     pub fn cpu_type_of(&self, cpu: CpuId) -> &CpuType {
         &self.cpu_types[self.cores[self.cpus[cpu].core].cpu_type]
     }
@@ -553,6 +555,7 @@ impl Platform {
         f64::from(ct.capacity) * f64::from(big.max_khz()) / (f64::from(big.capacity) * f64::from(ct.max_khz()))
     }
 
+    #[inline]
     pub fn domain_type(&self, domain: usize) -> &CpuType {
         &self.cpu_types[self.freq_domains[domain].cpu_type]
     }

@@ -35,11 +35,7 @@ impl CpuMask {
     #[inline]
     #[must_use]
     pub fn and(&self, other: &CpuMask) -> CpuMask {
-        let mut m = *self;
-        for (a, b) in m.0.iter_mut().zip(other.0) {
-            *a &= b;
-        }
-        m
+        CpuMask(std::array::from_fn(|w| self.0[w] & other.0[w]))
     }
 
     #[inline]
