@@ -98,16 +98,20 @@ class SugovCpu:
             self.iowait_boost >>= 1
         return (boost * max_cap) >> SCHED_CAPACITY_SHIFT
 
-    def get_util(self, policy, boost, runnable_boost):
-        """sugov_get_util with sugov_effective_cpu_perf: util plus 25 %, capped at capacity.
+    def get_util(self, policy, cap, boost, runnable_boost):
+        """sugov_get_util with sugov_effective_cpu_perf: util plus 25 %, capped at
+        capacity `cap` (this CPU's).
 
         From v6.5 the CFS utilisation is cpu_util_cfs_boost (runnable boosting,
         7d0583cf9ec7): the runqueue's runnable_avg raises it.
         """
-        cap = policy.capacity(self.cpu)
         cfs = policy.util_boost(self.cpu) if runnable_boost else policy.util(self.cpu)
-        util = max(min(cfs, cap), boost)
-        self.util = min(util + (util >> 2), cap)
+        # min() and max() written out: this runs on most hook calls.
+        util = cfs if cfs < cap else cap
+        if boost > util:
+            util = boost
+        util += util >> 2
+        self.util = util if util < cap else cap
 
     def is_busy(self, policy, time_ns):
         """sugov_cpu_is_busy: no idle entry since the previous evaluation."""
@@ -123,8 +127,12 @@ class SugovCpu:
 class SugovPolicy:
     """Per-policy state (struct sugov_policy)."""
 
+
     def __init__(self, policy, rate_limit_us):
         self.freq_update_delay_ns = rate_limit_us * 1000
+        # What the policy view says and never changes, read once.
+        self.tick_ns = policy.tick_ns
+        self.cpuinfo_max_khz = policy.cpuinfo_max_khz
         self.last_freq_update_time_ns = 0
         self.next_freq_khz = 0
         self.cached_raw_freq_khz = 0
@@ -132,6 +140,7 @@ class SugovPolicy:
         self.need_freq_update = False
         self.cpus = [SugovCpu(c) for c in policy.cpus]
         self.index = {c: i for i, c in enumerate(policy.cpus)}
+        self.shared = len(self.cpus) > 1
 
     def should_update_freq(self, time_ns):
         if self.limits_changed:
@@ -142,7 +151,7 @@ class SugovPolicy:
 
     def get_next_freq(self, policy, util, max_cap):
         """The formula: cpuinfo.max_freq × perf / capacity, resolved with RELATION_L."""
-        freq = policy.cpuinfo_max_khz * util // max(max_cap, 1)
+        freq = self.cpuinfo_max_khz * util // (max_cap if max_cap > 1 else 1)
         if freq == self.cached_raw_freq_khz and not self.need_freq_update:
             return self.next_freq_khz
         self.cached_raw_freq_khz = freq
@@ -187,20 +196,22 @@ class Schedutil(CpufreqGovernor):
             sg.limits_changed = True
 
     def update(self, policy, cpu, time_ns, util, max, flags):  # noqa: A002
+        """The hook: sugov_update_single_freq here, sugov_update_shared for a shared policy."""
         sg = self.policies[policy.id]
-        if len(sg.cpus) > 1:
+        if sg.shared:
             return self.update_shared(sg, policy, sg.cpus[sg.index[cpu]], time_ns, flags)
-        return self.update_single(sg, policy, time_ns, flags, max)
-
-    def update_single(self, sg, policy, time_ns, flags, max_cap):
-        mode, tick_ns = self.iowait_boost, policy.tick_ns
+        max_cap = max
         cached_freq = sg.cached_raw_freq_khz
         c = sg.cpus[0]
-        c.boost(time_ns, tick_ns, flags, mode)
+        # Without an IO wait now and no boost held, sugov_iowait_boost and
+        # sugov_iowait_apply change nothing (and the boost is 0): skip the calls.
+        if c.iowait_boost or flags & SCHED_CPUFREQ_IOWAIT:
+            c.boost(time_ns, sg.tick_ns, flags, self.iowait_boost)
         c.last_update_ns = time_ns
         if not sg.should_update_freq(time_ns):
             return None
-        c.get_util(policy, c.iowait_apply(time_ns, tick_ns, max_cap, mode), self.runnable_boost)
+        boost = c.iowait_apply(time_ns, sg.tick_ns, max_cap, self.iowait_boost) if c.iowait_boost else 0
+        c.get_util(policy, max_cap, boost, self.runnable_boost)
         next_f = sg.get_next_freq(policy, c.util, max_cap)
         # The busy-CPU hold: no decrease while the CPU has not idled.
         if c.is_busy(policy, time_ns) and next_f < sg.next_freq_khz and not sg.need_freq_update:
@@ -209,7 +220,7 @@ class Schedutil(CpufreqGovernor):
         return next_f if sg.update_next_freq(time_ns, next_f) else None
 
     def update_shared(self, sg, policy, c, time_ns, flags):
-        mode, tick_ns = self.iowait_boost, policy.tick_ns
+        mode, tick_ns = self.iowait_boost, sg.tick_ns
         c.boost(time_ns, tick_ns, flags, mode)
         c.last_update_ns = time_ns
         if not sg.should_update_freq(time_ns):
@@ -217,7 +228,7 @@ class Schedutil(CpufreqGovernor):
         max_cap = policy.capacity(c.cpu)
         util = 0
         for j in sg.cpus:
-            j.get_util(policy, j.iowait_apply(time_ns, tick_ns, max_cap, mode), self.runnable_boost)
+            j.get_util(policy, policy.capacity(j.cpu), j.iowait_apply(time_ns, tick_ns, max_cap, mode), self.runnable_boost)
             util = max(util, j.util)
         next_f = sg.get_next_freq(policy, util, max_cap)
         return next_f if sg.update_next_freq(time_ns, next_f) else None

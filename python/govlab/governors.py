@@ -278,6 +278,13 @@ class _Governor:
             if key not in known:
                 raise _unknown_key(_owner(self), key, known)
             setattr(self, key, value)
+        # Defaults into the instance dict too, so that reading a tunable in a
+        # hook is a dict lookup, not a call of Tunable.__get__ (unless the
+        # class hides the tunable or the subclass set it before this).
+        cls = type(self)
+        for key, t in known.items():
+            if key not in self.__dict__ and getattr(cls, key, None) is t:
+                object.__setattr__(self, key, t.default)
 
     def __setattr__(self, name: str, value: Any) -> None:
         tunable = getattr(type(self), name, None)

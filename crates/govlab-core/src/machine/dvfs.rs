@@ -579,6 +579,7 @@ impl Engine {
     /// Scheduler frequency-invariance factor of a CPU (arch_scale_freq_capacity):
     /// current frequency over the kernel's reference, ×1024 (1024 without
     /// invariance).
+    #[inline]
     pub(crate) fn freq_scale(&self, cpu: usize) -> u64 {
         self.domains[self.plat.cpus[cpu].freq_domain].freq_scale
     }

@@ -60,6 +60,7 @@ pub enum Event {
 }
 
 impl Event {
+    #[inline]
     pub fn class(&self) -> EventClass {
         match self {
             Event::FreqDone { .. } | Event::IdleExitDone { .. } | Event::PollLimit { .. } => {

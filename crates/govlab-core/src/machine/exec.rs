@@ -35,7 +35,7 @@ use crate::sched::cpumask::CpuMask;
 use crate::sched::fork::init_entity_runnable_average;
 use crate::sched::pelt::SchedAvg;
 use crate::sched::{TaskId, TaskState};
-use crate::sim::rng::{Rng, Stream};
+use crate::sim::rng::{LogNormal, Rng, Stream};
 use crate::sim::Time;
 use crate::workload::{Arrivals, IoKind, Op, Setup, Since, TaskSpec, TimerRef};
 use crate::trace::{TRACE_FLAG_HARDIRQ, TRACE_FLAG_SOFTIRQ};
@@ -76,6 +76,8 @@ pub struct DeviceRt {
     /// When the device's one data channel (link and media) is free again.
     pub link_free_ns: Time,
     pub rng: Rng,
+    /// Access times of a read, a write and a flush (`IoKind` order), ns.
+    pub access: [LogNormal; 3],
 }
 
 /// What occupies a device slot.
@@ -145,6 +147,7 @@ impl Engine {
                 flush_running: false,
                 link_free_ns: 0,
                 rng: Rng::new(self.seed, Stream::Device(i as u32)),
+                access: [d.read_ns, d.write_ns, d.flush_ns].map(|ns| LogNormal::new(ns as f64, d.service_cv)),
             });
         }
         for (i, s) in setup.sources.iter().enumerate() {
@@ -803,20 +806,19 @@ impl Engine {
     /// faster than `mb_per_s`, however many requests are in flight.
     fn completion_ns(&mut self, dev: usize, kind: IoKind, bytes: u64) -> Time {
         let spec = &self.plat.devices[dev];
-        let access_mean = match kind {
-            IoKind::Read => spec.read_ns,
-            IoKind::Write => spec.write_ns,
-            IoKind::Flush => spec.flush_ns,
-        } as f64;
+        let access = match kind {
+            IoKind::Read => 0,
+            IoKind::Write => 1,
+            IoKind::Flush => 2,
+        };
         let transfer_ns = if kind == IoKind::Flush {
             0
         } else {
             let rate = if kind == IoKind::Write { spec.write_bytes_per_us } else { spec.bytes_per_us };
             (bytes.saturating_sub(spec.block_bytes) as f64 / rate * 1e3).ceil() as u64
         };
-        let cv = spec.service_cv;
         let d = &mut self.devices[dev];
-        let ready = self.now + d.rng.lognormal(access_mean, cv).max(1.0) as u64;
+        let ready = self.now + d.rng.lognormal(&d.access[access]).max(1.0) as u64;
         if transfer_ns == 0 {
             return ready;
         }

@@ -40,10 +40,17 @@ impl Engine {
     }
 
     /// `sched_pelt_cfs` for `cpu`'s root runqueue.
+    #[inline]
     pub(crate) fn trace_pelt_cfs(&mut self, cpu: CpuId) {
         if !self.lisa_tracing() {
             return;
         }
+        self.write_pelt_cfs(cpu);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn write_pelt_cfs(&mut self, cpu: CpuId) {
         let a = &self.rqs[cpu].cfs.avg;
         let fields = format!(
             "cpu={cpu} path=/ load={} runnable={} util={} update_time={}",
@@ -56,10 +63,17 @@ impl Engine {
     }
 
     /// `sched_pelt_se` for task `t` on `cpu`.
+    #[inline]
     pub(crate) fn trace_pelt_se(&mut self, cpu: CpuId, t: TaskId) {
         if !self.lisa_tracing() {
             return;
         }
+        self.write_pelt_se(cpu, t);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn write_pelt_se(&mut self, cpu: CpuId, t: TaskId) {
         let tk = &self.tasks[t];
         let a = &tk.avg;
         let fields = format!(
@@ -73,10 +87,17 @@ impl Engine {
     }
 
     /// `sched_util_est_cfs` for `cpu`'s root runqueue (from v5.10).
+    #[inline]
     pub(crate) fn trace_util_est_cfs(&mut self, cpu: CpuId) {
         if !self.lisa_tracing() || !self.kernel.has(EraId::UtilEstTracepoints) {
             return;
         }
+        self.write_util_est_cfs(cpu);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn write_util_est_cfs(&mut self, cpu: CpuId) {
         let cfs = &self.rqs[cpu].cfs;
         let fields = format!("cpu={cpu} path=/ enqueued={0} ewma={0} util={1}", cfs.util_est, cfs.avg.util_avg);
         let now = self.now;
@@ -86,10 +107,17 @@ impl Engine {
     }
 
     /// `sched_util_est_se` for task `t` on `cpu` (from v5.10).
+    #[inline]
     pub(crate) fn trace_util_est_se(&mut self, cpu: CpuId, t: TaskId) {
         if !self.lisa_tracing() || !self.kernel.has(EraId::UtilEstTracepoints) {
             return;
         }
+        self.write_util_est_se(cpu, t);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn write_util_est_se(&mut self, cpu: CpuId, t: TaskId) {
         let tk = &self.tasks[t];
         let est = tk.avg.util_est & !UTIL_AVG_UNCHANGED;
         let fields = format!(

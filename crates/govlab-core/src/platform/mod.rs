@@ -544,10 +544,12 @@ pub struct Device {
 }
 
 impl Platform {
+    #[inline]
     pub fn nr_cpus(&self) -> usize {
         self.cpus.len()
     }
 
+    #[inline]
     pub fn cpu_type_of(&self, cpu: CpuId) -> &CpuType {
         &self.cpu_types[self.cores[self.cpus[cpu].core].cpu_type]
     }
@@ -581,6 +583,7 @@ impl Platform {
         self.cpu_types.iter().any(|t| t.hwp_khz_per_perf != INTEL_PSTATE_SCALING_KHZ)
     }
 
+    #[inline]
     pub fn domain_type(&self, domain: usize) -> &CpuType {
         &self.cpu_types[self.freq_domains[domain].cpu_type]
     }

@@ -35,11 +35,7 @@ impl CpuMask {
     #[inline]
     #[must_use]
     pub fn and(&self, other: &CpuMask) -> CpuMask {
-        let mut m = *self;
-        for (a, b) in m.0.iter_mut().zip(other.0) {
-            *a &= b;
-        }
-        m
+        CpuMask(std::array::from_fn(|w| self.0[w] & other.0[w]))
     }
 
     #[inline]
@@ -75,13 +71,35 @@ impl CpuMask {
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
-        let mut next = self.next_from(0);
-        std::iter::from_fn(move || {
-            let c = next?;
-            next = self.next_from(c + 1);
-            Some(c)
-        })
+    /// The set CPUs in increasing order (for_each_cpu).
+    pub fn iter(&self) -> Iter {
+        Iter { words: self.0, w: 0, bits: self.0[0] }
+    }
+}
+
+/// [`CpuMask::iter`]: a word at a time, taking its lowest set bit.
+pub struct Iter {
+    words: [u64; WORDS],
+    w: usize,
+    /// The bits of word `w` not yet taken.
+    bits: u64,
+}
+
+impl Iterator for Iter {
+    type Item = CpuId;
+
+    #[inline]
+    fn next(&mut self) -> Option<CpuId> {
+        while self.bits == 0 {
+            if self.w + 1 == WORDS {
+                return None;
+            }
+            self.w += 1;
+            self.bits = self.words[self.w];
+        }
+        let b = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(self.w * 64 + b)
     }
 }
 
@@ -96,6 +114,11 @@ mod tests {
         assert_eq!(m.next_wrap(71), Some(200));
         assert_eq!(m.next_wrap(201), Some(3));
         assert_eq!(m.weight(), 3);
+        let mut it = m.iter();
+        assert_eq!((it.next(), it.next(), it.next(), it.next(), it.next()), (Some(3), Some(70), Some(200), None, None));
+        assert_eq!(CpuMask::default().iter().next(), None);
+        let full = CpuMask::from_cpus(0..MAX_CPUS);
+        assert!(full.iter().eq(0..MAX_CPUS));
         assert!(m.and(&CpuMask::from_cpus([70])).test(70));
     }
 }

@@ -42,6 +42,7 @@ impl<T: Ord + Copy> SortedSet<T> {
         }
     }
 
+    #[inline]
     pub fn first(&self) -> Option<&T> {
         self.items.first()
     }
@@ -50,10 +51,12 @@ impl<T: Ord + Copy> SortedSet<T> {
         self.items.last()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.items.len()
     }

@@ -75,14 +75,32 @@ impl Rng {
         StandardNormal.sample(&mut self.0)
     }
 
-    /// Log-normal with the given mean and coefficient of variation.
-    pub fn lognormal(&mut self, mean: f64, cv: f64) -> f64 {
-        if cv <= 0.0 {
-            return mean;
+    /// A draw of `d`: exp(mu + sigma·N(0, 1)), or the mean when cv ≤ 0.
+    pub fn lognormal(&mut self, d: &LogNormal) -> f64 {
+        if d.cv <= 0.0 {
+            return d.mean;
         }
+        (d.mu + d.sigma * self.normal()).exp()
+    }
+}
+
+/// A log-normal distribution given by its mean and coefficient of
+/// variation, with its normal's mu and sigma worked out once (two
+/// logarithms and a square root that a draw need not repeat; the draw's
+/// bits are the same as computing them per draw).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogNormal {
+    pub mean: f64,
+    pub cv: f64,
+    mu: f64,
+    sigma: f64,
+}
+
+impl LogNormal {
+    pub fn new(mean: f64, cv: f64) -> Self {
         let sigma2 = (1.0 + cv * cv).ln();
         let mu = mean.ln() - sigma2 / 2.0;
-        (mu + sigma2.sqrt() * self.normal()).exp()
+        LogNormal { mean, cv, mu, sigma: sigma2.sqrt() }
     }
 }
 

@@ -143,10 +143,7 @@ impl Workload for Dbench {
         let f_ref = platform.cpu_types[0].base_khz;
         // CPU costs vary around their means (cv 0.5, assumed) so that
         // clients do not move in lock-step.
-        let cost = |ns: f64| Dist::LogNormal {
-            mean: super::cycles_for_ns_at(ns, f_ref),
-            cv: 0.5,
-        };
+        let cost = |ns: f64| Dist::lognormal(super::cycles_for_ns_at(ns, f_ref), 0.5);
         let (meta, read, write) = (cost(META_NS), cost(READ_NS), cost(WRITE_NS));
         let mut setup = Setup {
             series: vec!["op".into()],
@@ -156,10 +153,7 @@ impl Workload for Dbench {
         let fs = Layer::new(self.fs, dev, &platform.devices[dev as usize].name, &mut setup);
         // The Deltree removes the same tree every pass (the load file does
         // not change), so its cost barely varies (cv 0.1, assumed).
-        let deltree = Dist::LogNormal {
-            mean: super::cycles_for_ns_at(DELTREE_NS, f_ref),
-            cv: 0.1,
-        };
+        let deltree = Dist::lognormal(super::cycles_for_ns_at(DELTREE_NS, f_ref), 0.1);
         let fsync_each_write = self.fsync;
         let timed = |b: &mut ProgramBuilder, body: &dyn Fn(&mut ProgramBuilder)| {
             b.op(Op::Mark);

@@ -300,7 +300,7 @@ impl<'a> Ctx<'a> {
             "fixed" => Dist::Fixed(mean),
             "exp" => Dist::Exp { mean },
             "uniform" => Dist::Uniform { lo: 0.0, hi: 2.0 * mean },
-            "lognormal" => Dist::LogNormal { mean, cv },
+            "lognormal" => Dist::lognormal(mean, cv),
             other => return Err(self.err(key, format!("task {comm}: dist '{other}': one of fixed, exp, uniform, lognormal"))),
         })
     }

@@ -178,7 +178,7 @@ impl Layer {
     /// (the same cycles on every platform, assumed), spread log-normally
     /// (cv 0.3, assumed) so that threads do not move in lock-step.
     fn cost(ns: f64) -> Dist {
-        Dist::LogNormal { mean: super::cycles_for_ns_at(ns, CALIBRATION_KHZ), cv: 0.3 }
+        Dist::lognormal(super::cycles_for_ns_at(ns, CALIBRATION_KHZ), 0.3)
     }
 
     fn io(&self, b: &mut ProgramBuilder, kind: IoKind, bytes: u64) {

@@ -137,7 +137,7 @@ impl Workload for Gitsource {
         let child = |spawn_ns: f64, work_ns: f64| {
             ProgramBuilder::new()
                 .run(Dist::Fixed(cyc(process::child_start_ns(spawn_ns))), 0.0)
-                .run(Dist::LogNormal { mean: cyc(work_ns), cv: WORK_CV }, 0.0)
+                .run(Dist::lognormal(cyc(work_ns), WORK_CV), 0.0)
                 .count(PROCESSES, 1)
                 .build()
         };

@@ -150,11 +150,11 @@ impl Workload for Kernbench {
             .build();
         let cc1 = ProgramBuilder::new()
             .run(start, 0.0)
-            .run(Dist::LogNormal { mean: cyc(CC_NS), cv: CC_CV }, CC_MEM)
+            .run(Dist::lognormal(cyc(CC_NS), CC_CV), CC_MEM)
             .build();
         let assembler = ProgramBuilder::new()
             .run(start, 0.0)
-            .run(Dist::LogNormal { mean: cyc(AS_NS), cv: CC_CV }, CC_MEM)
+            .run(Dist::lognormal(cyc(AS_NS), CC_CV), CC_MEM)
             .build();
         let make = ProgramBuilder::new()
             .repeat(Some(jobs), |b| {

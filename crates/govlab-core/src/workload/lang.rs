@@ -13,7 +13,7 @@
 //! so pure compute (`mem = 0`) takes time ∝ 1/f and fully memory-bound work
 //! (`mem = 1`) takes the same time at every frequency.
 
-use crate::sim::rng::Rng;
+use crate::sim::rng::{LogNormal, Rng};
 
 /// A random or fixed quantity (cycles, ns, bytes).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,16 +21,21 @@ pub enum Dist {
     Fixed(f64),
     Uniform { lo: f64, hi: f64 },
     Exp { mean: f64 },
-    LogNormal { mean: f64, cv: f64 },
+    LogNormal(LogNormal),
 }
 
 impl Dist {
+    /// Log-normal with the given mean and coefficient of variation.
+    pub fn lognormal(mean: f64, cv: f64) -> Dist {
+        Dist::LogNormal(LogNormal::new(mean, cv))
+    }
+
     pub fn sample(&self, rng: &mut Rng) -> f64 {
         match *self {
             Dist::Fixed(v) => v,
             Dist::Uniform { lo, hi } => lo + (hi - lo) * rng.f64(),
             Dist::Exp { mean } => rng.exp(mean),
-            Dist::LogNormal { mean, cv } => rng.lognormal(mean, cv),
+            Dist::LogNormal(ref d) => rng.lognormal(d),
         }
     }
 
@@ -38,7 +43,7 @@ impl Dist {
         match *self {
             Dist::Fixed(v) => v,
             Dist::Uniform { lo, hi } => (lo + hi) / 2.0,
-            Dist::Exp { mean } | Dist::LogNormal { mean, .. } => mean,
+            Dist::Exp { mean } | Dist::LogNormal(LogNormal { mean, .. }) => mean,
         }
     }
 
@@ -48,7 +53,7 @@ impl Dist {
             Dist::Fixed(v) => Dist::Fixed(v * k),
             Dist::Uniform { lo, hi } => Dist::Uniform { lo: lo * k, hi: hi * k },
             Dist::Exp { mean } => Dist::Exp { mean: mean * k },
-            Dist::LogNormal { mean, cv } => Dist::LogNormal { mean: mean * k, cv },
+            Dist::LogNormal(LogNormal { mean, cv, .. }) => Dist::lognormal(mean * k, cv),
         }
     }
 }

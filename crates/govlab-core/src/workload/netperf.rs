@@ -131,10 +131,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 impl Workload for Netperf {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
         let f_ref = platform.cpu_types[0].base_khz;
-        let cost = |ns: f64| Dist::LogNormal {
-            mean: super::cycles_for_ns_at(ns + COPY_NS_PER_BYTE * self.size as f64, f_ref),
-            cv: 0.1,
-        };
+        let cost = |ns: f64| Dist::lognormal(super::cycles_for_ns_at(ns + COPY_NS_PER_BYTE * self.size as f64, f_ref), 0.1);
         let (send, recv) = if self.test == "udp_rr" {
             (cost(UDP_SEND_NS), cost(UDP_RECV_NS))
         } else {

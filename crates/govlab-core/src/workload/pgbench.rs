@@ -125,10 +125,7 @@ impl Workload for Pgbench {
         }
         let f_ref = platform.cpu_types[0].base_khz;
         // Statement costs vary (cv 0.3, assumed) so that clients drift apart.
-        let cost = |ns: f64| Dist::LogNormal {
-            mean: super::cycles_for_ns_at(ns, f_ref),
-            cv: 0.3,
-        };
+        let cost = |ns: f64| Dist::lognormal(super::cycles_for_ns_at(ns, f_ref), 0.3);
         // (backend cost, ends with a WAL flush) per statement of the script.
         let script: Vec<(f64, bool)> = if rw {
             vec![

@@ -98,7 +98,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 impl Workload for Tbench {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
         let f_ref = platform.cpu_types[0].base_khz;
-        let cost = |ns: f64| Dist::LogNormal { mean: super::cycles_for_ns_at(ns, f_ref), cv: 0.1 };
+        let cost = |ns: f64| Dist::lognormal(super::cycles_for_ns_at(ns, f_ref), 0.1);
         let copy = cost(COPY_NS_PER_BYTE * DATA_BYTES as f64);
         let mean_copy_ns = DATA_SHARE * COPY_NS_PER_BYTE * DATA_BYTES as f64;
         let mut setup = Setup { counters: vec!["ops".into(), "bytes".into()], ..Setup::default() };

@@ -109,7 +109,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 impl Workload for YcsbRedis {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
         let f_ref = platform.cpu_types[0].base_khz;
-        let cost = |ns: f64| Dist::LogNormal { mean: super::cycles_for_ns_at(ns, f_ref), cv: CV };
+        let cost = |ns: f64| Dist::lognormal(super::cycles_for_ns_at(ns, f_ref), CV);
         let serve = |b: &mut ProgramBuilder, ns: f64, series: u16| {
             b.run(cost(ns), MEM)
                 .op(Op::Send { chan: REPLIES, bytes: REPLY_BYTES })
