@@ -82,8 +82,15 @@ impl Engine {
     /// update_load_avg() for the runqueue and, if given, a task on it; calls
     /// the cpufreq hook when the CPU's signal crossed a period boundary.
     pub(crate) fn update_load_avg(&mut self, cpu: CpuId, task: Option<TaskId>) {
+        let running = task.is_some_and(|t| self.rqs[cpu].curr == Some(t));
+        self.update_load_avg_as(cpu, task, running);
+    }
+
+    /// [`Self::update_load_avg`] with the task's `running` given: false at
+    /// the pick, which updates before the task becomes the runqueue's
+    /// current ([`Self::context_switch`]).
+    fn update_load_avg_as(&mut self, cpu: CpuId, task: Option<TaskId>, running: bool) {
         if let Some(t) = task {
-            let running = self.rqs[cpu].curr == Some(t);
             // An RT or DL task's own signal is aged too (the kernel's
             // update_curr_rt/dl leave it alone); it is never attached to
             // the fair runqueue's, so nothing reads it.
@@ -666,21 +673,21 @@ impl Engine {
             rq.busy_ns += self.now - rq.busy_since_ns;
         }
         rq.busy_since_ns = self.now;
-        if EXT {
+        // prev is put: no runqueue has a current (cfs_rq->curr = NULL in
+        // put_prev_entity) until next's set_next_entity() below.
+        let next_group = if EXT {
             // The RT and DL signals up to the switch (update_rt_rq_load_avg
             // in put_prev_task_rt, update_dl_rq_load_avg in put_prev_task_dl).
             self.update_rt_dl_avg(cpu);
-            let class = next.map_or(Class::Fair, |n| self.tasks[n].class);
-            let rq = &mut self.rqs[cpu];
-            rq.curr_class = class;
-            rq.cfs_curr = next.is_some() && class == Class::Fair;
+            self.rqs[cpu].curr_class = next.map_or(Class::Fair, |n| self.tasks[n].class);
             let prev_group = prev.and_then(|t| self.tasks[t].group);
-            let next_group = next.and_then(|t| self.tasks[t].group);
-            self.switch_group_curr(cpu, prev_group, next_group);
+            self.switch_group_curr(cpu, prev_group, None);
+            next.and_then(|t| self.tasks[t].group)
         } else {
-            self.rqs[cpu].cfs_curr = next.is_some();
-        }
+            None
+        };
         let rq = &mut self.rqs[cpu];
+        rq.cfs_curr = false;
         rq.curr = next;
         if let Some(n) = next {
             let now = self.now;
@@ -693,10 +700,22 @@ impl Engine {
                 tk.wake_pending = false;
                 self.record.wakeup_latency.record(now - tk.wake_ns);
             }
-            if EXT && self.tasks[n].group.is_some() {
+            // set_next_entity() (kernel/sched/fair.c; the same in v4.14,
+            // v5.2 and v6.8): update_load_avg(UPDATE_TG) of the picked
+            // entity, on the runqueue but not yet its current, and of its
+            // runqueue with no current; `cfs_rq->curr = se` only after. The
+            // time since the enqueue or preemption is runnable, not
+            // running, for both: a CPU's idle exit is not charged as
+            // running time.
+            if EXT && next_group.is_some() {
                 self.set_next_member(cpu, prev, n);
             } else {
-                self.update_load_avg(cpu, Some(n));
+                self.update_load_avg_as(cpu, Some(n), false);
+            }
+            let fair = !EXT || self.tasks[n].class == Class::Fair;
+            self.rqs[cpu].cfs_curr = fair;
+            if EXT {
+                self.switch_group_curr(cpu, None, next_group);
             }
         }
         if was_busy != next.is_some() {

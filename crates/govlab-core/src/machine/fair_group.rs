@@ -472,7 +472,9 @@ impl Engine {
     /// The task's level of update_load_avg(): its signal, then its group
     /// runqueue's; `update_tg`: UPDATE_TG.
     fn update_member_load_avg(&mut self, cpu: CpuId, t: TaskId, g: usize, update_tg: bool) {
-        let running = self.rqs[cpu].curr == Some(t);
+        // cfs_rq->curr == se: the CPU's task, once its group runqueue has it
+        // as current (not yet at the pick's set_next_entity).
+        let running = self.rqs[cpu].curr == Some(t) && self.groups[g].cpus[cpu].curr;
         let on_rq = matches!(self.tasks[t].state, TaskState::Runnable | TaskState::Running);
         self.update_member_avg(cpu, t, on_rq, running);
         if self.update_group_cfs_rq(cpu, g) && update_tg {

@@ -41,6 +41,8 @@ pub(crate) mod eevdf;
 #[cfg(test)]
 mod eevdf_tests;
 mod fair_group;
+#[cfg(test)]
+mod pelt_tests;
 mod rt;
 #[cfg(test)]
 mod sched_class_tests;

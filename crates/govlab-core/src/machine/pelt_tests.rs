@@ -1,0 +1,129 @@
+//! PELT against closed forms on whole runs: what the scheduler charges as
+//! running time, and who decays an idle CPU's blocked load.
+
+use super::engine::{build, Engine};
+use crate::api::RunConfig;
+use crate::params::Spec;
+use crate::sim::Time;
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+/// One 1024-capacity CPU at one frequency (so PELT's scales are 1 on every
+/// version), a polling state and one idle state whose exit takes
+/// `exit_us`.
+fn one_cpu(exit_us: u64) -> String {
+    format!(
+        r#"
+name = "pelt-one"
+description = "test platform"
+driver = "acpi-cpufreq"
+hz = 250
+[topology]
+packages = 1
+cpu_numbering = "threads-last"
+[[topology.cluster]]
+cpu_type = "t"
+cores = 1
+threads_per_core = 1
+freq_domain = "core"
+llc = "package"
+[package]
+uncore_mw = 0.0
+[[cpu_type]]
+name = "t"
+capacity = 1024
+transition_latency_us = 10
+voltage_slew_mv_per_us = 1.0
+ceff_nf = 1.0
+leakage_mw_per_v = 0.0
+opps = [ {{ khz = 1000000, mv = 800 }} ]
+[[cpu_type.idle_state]]
+name = "POLL"
+exit_latency_us = 0
+target_residency_us = 0
+power_mw = 1.0
+polling = true
+[[cpu_type.idle_state]]
+name = "C1"
+exit_latency_us = {exit_us}
+target_residency_us = {exit_us}
+power_mw = 0.1
+[[device]]
+name = "ssd"
+queue_depth = 1
+read_us = 100
+write_us = 100
+flush_us = 100
+block_kb = 4
+mb_per_s = 500
+"#
+    )
+}
+
+fn file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("govlab-pelt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn run(kernel: &str, platform: &str, rtapp: &str, ns: Time) -> Engine {
+    let cfg = RunConfig {
+        platform: Spec::new(platform),
+        kernel: Spec::parse(kernel, "test").unwrap(),
+        workload: Spec::parse(&format!("rtapp:file={rtapp}"), "test").unwrap(),
+        cpufreq: Spec::new("performance"),
+        cpuidle: Spec::new("menu"),
+        duration_ns: ns,
+        seed: 1,
+        interval_ns: None,
+    };
+    let mut e = build(cfg.parts().unwrap(), None).unwrap();
+    e.run(None).unwrap();
+    e
+}
+
+/// PELT's util_avg of a task running `run` out of every `period` in the
+/// steady state, at the end of a run phase: 1024 (1 − y^run) / (1 − y^period)
+/// with y^32 ms = 1/2 (time in 1024 µs periods).
+fn peak_util(run_ns: u64, period_ns: u64) -> f64 {
+    let y = 0.5_f64.powf(1.0 / 32.0);
+    let p = |ns: u64| ns as f64 / 1_024_000.0;
+    1024.0 * (1.0 - y.powf(p(run_ns))) / (1.0 - y.powf(p(period_ns)))
+}
+
+/// A task woken every 10 ms on an idle CPU whose exit takes 1.5 ms runs
+/// 2.5 ms each time: set_next_entity() updates its signal (and its
+/// runqueue's) before it becomes current, so the exit is runnable time, not
+/// running time, and its util_avg is that of a 25 % task (≈ 274), not of
+/// one running from its wakeup (4 ms of 10, ≈ 436), on each PELT form.
+#[test]
+fn the_wait_before_a_pick_is_not_running_time() {
+    let plat = file("one.toml", &one_cpu(1500));
+    let json = file("t.json", r#"{ "tasks": { "t": { "loop": -1, "runtime": 2500, "timer": { "ref": "t", "period": 10000 } } } }"#);
+    // The run ends 9 ms into a period: the task is asleep, its signal as
+    // its dequeue left it.
+    let end = 400 * MS + 9 * MS;
+    let want = peak_util(2500 * US, 10 * MS);
+    let wrong = peak_util(4000 * US, 10 * MS);
+    assert!(wrong - want > 100.0);
+    // The same task in a task group (its pick goes level by level,
+    // set_next_entity for the task and for its group's entity).
+    let grouped = file("g.json", r#"{ "tasks": { "t": { "taskgroup": "/g", "loop": -1, "runtime": 2500, "timer": { "ref": "t", "period": 10000 } } } }"#);
+    let runs = [("4.14:housekeeping=off", &json), ("5.2:housekeeping=off", &json), ("6.8:housekeeping=off", &json), ("6.8:housekeeping=off", &grouped)];
+    for (kernel, rtapp) in runs {
+        let e = run(kernel, &plat, rtapp, end);
+        let t = e.tasks.iter().position(|t| &*t.comm == "t").unwrap();
+        let got = e.tasks[t].avg.util_avg as f64;
+        assert!((got - want).abs() < 12.0, "{kernel} {rtapp}: util_avg {got}, closed form {want:.0} (running from the wakeup: {wrong:.0})");
+        // The runqueue's own util_avg ran only while the task did, too:
+        // at the task's dequeue it held the same, decayed since.
+        let cfs = &e.rqs[0].cfs.avg;
+        let since = cfs.last_update_time.saturating_sub(e.tasks[t].avg.last_update_time) as f64;
+        let want_cfs = want * 0.5_f64.powf(since / 32_768_000.0);
+        let got_cfs = cfs.util_avg as f64;
+        assert!((got_cfs - want_cfs).abs() < 12.0, "{kernel} {rtapp}: the runqueue's util_avg {got_cfs}, closed form {want_cfs:.0}");
+    }
+}
