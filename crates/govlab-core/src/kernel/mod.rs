@@ -453,6 +453,15 @@ impl KernelConfig {
         !self.has(EraId::NoMigrationFlag)
     }
 
+    /// From v4.17 (b7031a02ec75, f643ea220701, 31e77c93e432) idle CPUs'
+    /// blocked load is decayed by the NOHZ stats pass every LOAD_AVG_PERIOD
+    /// ms while any is left; before, by the idle load balancer only when
+    /// kicked to balance. For machine/nohz.rs.
+    #[must_use]
+    pub fn nohz_blocked_load(&self) -> bool {
+        self.has(EraId::NohzBlockedLoad)
+    }
+
     /// From v4.14 (674e75411fc2) the scheduler calls the cpufreq hook for
     /// a remote CPU's runqueue; before, local calls only. For machine/fair.rs.
     #[must_use]

@@ -196,8 +196,13 @@ pub struct Engine {
     pub(crate) groups: Vec<super::fair_group::GroupRt>,
     /// Σ scaled weights of the group entities on each CPU's root runqueue.
     pub(crate) group_rq_weight: Vec<u64>,
-    /// nohz.next_blocked: when the idle CPUs' blocked load is next updated.
-    pub(crate) nohz_next_blocked_ns: Time,
+    /// The NOHZ stats pass decays idle CPUs' blocked load (v4.17+,
+    /// machine/nohz.rs); nohz.has_blocked; nohz.next_blocked in jiffies;
+    /// the idle load balancer kicked for a pass and not yet run.
+    pub(crate) nohz_blocked: bool,
+    pub(crate) nohz_has_blocked: bool,
+    pub(crate) nohz_next_blocked_j: u64,
+    pub(crate) nohz_kicked: Option<crate::platform::CpuId>,
     /// The kernel's per-CPU housekeeping (machine/housekeeping.rs).
     pub(crate) hk: super::housekeeping::HousekeepingRt,
     /// Counters per interval, when asked (machine/intervals.rs), and the
@@ -279,6 +284,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let util_est_form = crate::sched::util_est::UtilEstForm::of(&kernel);
     let migration_flag = kernel.migration_flag();
     let remote_callbacks = kernel.remote_callbacks();
+    let nohz_blocked = kernel.nohz_blocked_load();
     let ttwu_queue_idle = kernel.ttwu_queue_idle();
     let vdomains = platform.voltage_domains.iter().map(|_| VoltageRt::default()).collect();
     let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
@@ -371,7 +377,10 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         dl_total_bw: 0,
         groups: super::fair_group::build_groups(&setup.groups, n),
         group_rq_weight: vec![0; n],
-        nohz_next_blocked_ns: 0,
+        nohz_blocked,
+        nohz_has_blocked: false,
+        nohz_next_blocked_j: 0,
+        nohz_kicked: None,
         hk,
         intervals: None,
         next_boundary_ns: Time::MAX,

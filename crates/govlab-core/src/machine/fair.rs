@@ -597,6 +597,15 @@ impl Engine {
                 }
                 if self.rqs[cpu].tree.is_empty() {
                     self.newidle_balance(cpu);
+                    if self.nohz_blocked && prev.is_some() {
+                        // rq->idle_stamp, and nohz_newidle_balance() if
+                        // nothing was pulled.
+                        let idle = self.rqs[cpu].nr_running == 0;
+                        self.rqs[cpu].idle_stamp = idle.then_some(self.now);
+                        if idle {
+                            self.nohz_newidle_balance(cpu);
+                        }
+                    }
                     if let (true, Some(p)) = (EXT && self.fair_groups(), prev) {
                         // A task pulled into a group of prev's found its
                         // entities still prev's current (cfs_rq->curr, which
@@ -854,16 +863,15 @@ impl Engine {
         if self.now - self.rqs[cpu].last_balance_ns >= self.tun.balance_interval_ns {
             self.rqs[cpu].last_balance_ns = self.now;
             if self.sched_ext && !self.groups.is_empty() {
-                // run_rebalance_domains(): update_blocked_averages() first;
-                // the nohz stats kick for the idle CPUs.
+                // run_rebalance_domains(): update_blocked_averages() first.
                 self.update_blocked_groups(cpu);
-                self.nohz_update_blocked(cpu);
-            } else if self.eas.is_some() {
-                // The idle CPUs' utilisation decays too, or a CPU a task
-                // left stays overutilized to EAS for ever.
-                self.nohz_update_blocked(cpu);
             }
             self.periodic_balance(cpu);
+        }
+        // trigger_load_balance() → nohz_balancer_kick(): the stats kick
+        // for the idle CPUs' blocked load (machine/nohz.rs).
+        if self.rqs[cpu].curr.is_some() {
+            self.nohz_balancer_kick(cpu);
         }
         true
     }

@@ -72,7 +72,7 @@
 //! a busy CPU's balance
 //! tick (every tick here, where the kernel's rebalance softirq runs when a
 //! domain's balance is due), at an idle CPU's kept tick, and for tickless
-//! idle CPUs at the nohz stats kick, every 32 ms.
+//! idle CPUs by the NOHZ stats pass (v4.17+, machine/nohz.rs).
 
 use super::rq::EnqueueKind;
 use super::Engine;
@@ -87,10 +87,6 @@ use crate::workload::TaskGroupSpec;
 /// this many ns (NSEC_PER_MSEC; "sched/fair: Ratelimit update to
 /// tg->load_avg", v6.7).
 const TG_LOAD_AVG_PERIOD_NS: u64 = 1_000_000;
-
-/// nohz.next_blocked advances by LOAD_AVG_PERIOD ms (32, in jiffies:
-/// `msecs_to_jiffies(LOAD_AVG_PERIOD)`, kernel/sched/fair.c v6.8).
-const NOHZ_BLOCKED_PERIOD_NS: u64 = pelt::LOAD_AVG_PERIOD * 1_000_000;
 
 /// A runqueue's tree names a task by its id and a group's entity by
 /// `GROUP_SE` plus the group's index.
@@ -1007,26 +1003,6 @@ impl Engine {
     /// from (post_init_entity_util_avg reads `cfs_rq_of(se)`).
     pub(crate) fn member_cfs_rq(&self, cpu: CpuId, g: usize) -> &CfsRqAvg {
         &self.groups[g].cpus[cpu].cfs
-    }
-
-    /// The NOHZ_STATS_KICK of nohz_balancer_kick() (v6.8): at most once per
-    /// LOAD_AVG_PERIOD ms a busy CPU's balance has the idle CPUs' blocked
-    /// load updated (`_nohz_idle_balance` → `update_nohz_stats`), so a
-    /// group runqueue emptied on a CPU that stopped its tick still decays
-    /// out of its group's load. Only runs with task groups or EAS (whose
-    /// overutilized test reads every CPU's utilisation) take this path.
-    pub(crate) fn nohz_update_blocked(&mut self, this: CpuId) {
-        if self.now < self.nohz_next_blocked_ns {
-            return;
-        }
-        self.nohz_next_blocked_ns = self.now + NOHZ_BLOCKED_PERIOD_NS;
-        let idle = self.idle_mask;
-        for cpu in idle.iter() {
-            if cpu != this && self.rqs[cpu].nr_running == 0 {
-                self.update_rq_clock(cpu);
-                self.update_blocked_averages(cpu);
-            }
-        }
     }
 
     /// __update_blocked_fair() for the groups on `cpu`, children before

@@ -78,6 +78,7 @@ impl Engine {
             self.cancel_tick(cpu);
             self.rqs[cpu].tick_stopped = true;
             self.rqs[cpu].idle_calls += 1;
+            self.nohz_balance_enter_idle(cpu);
         }
         let rq = &self.rqs[cpu];
         // The next timer, the housekeeping's included (machine/housekeeping.rs).
@@ -106,6 +107,9 @@ impl Engine {
         let polling = states[sel.state].polling;
         if sel.stop_tick || self.rqs[cpu].tick_stopped {
             self.cancel_tick(cpu);
+            if !self.rqs[cpu].tick_stopped {
+                self.nohz_balance_enter_idle(cpu);
+            }
             self.rqs[cpu].tick_stopped = true;
             self.rqs[cpu].idle_calls += 1;
         } else {
@@ -189,6 +193,7 @@ impl Engine {
         let rq = &mut self.rqs[cpu];
         rq.tick_stopped = true;
         rq.idle_calls += 1;
+        self.nohz_balance_enter_idle(cpu);
     }
 
     /// The idle state others see on `cpu` now (None in C0). While the state
@@ -273,6 +278,10 @@ impl Engine {
             self.update_rq_clock(cpu);
             self.update_blocked_averages(cpu);
         }
+        // A stats kick's IPI: the pass runs before the idle loop goes on.
+        if self.nohz_kicked == Some(cpu) {
+            self.nohz_kick_received(cpu);
+        }
         if self.rqs[cpu].nr_running > 0 {
             self.rqs[cpu].tick_stopped = false;
             self.arm_tick(cpu);
@@ -287,6 +296,9 @@ impl Engine {
         }
         if self.update_cfs_rq(cpu) {
             self.cpufreq_update_util(cpu, 0);
+        }
+        if self.nohz_blocked {
+            self.update_blocked_load_status(cpu);
         }
     }
 

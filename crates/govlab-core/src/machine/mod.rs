@@ -64,6 +64,7 @@ mod idle;
 mod intervals;
 mod lisa_events;
 mod metrics;
+mod nohz;
 mod placement;
 pub(crate) mod powernv;
 pub(crate) mod rq;

@@ -127,3 +127,35 @@ fn the_wait_before_a_pick_is_not_running_time() {
         assert!((got_cfs - want_cfs).abs() < 12.0, "{kernel} {rtapp}: the runqueue's util_avg {got_cfs}, closed form {want_cfs:.0}");
     }
 }
+
+/// The runqueue's signal on CPU 2 of the Skylake after a task there ran
+/// 20 ms and slept for good, beside a hog on CPU 0, at `ms`.
+fn left_cpu(kernel: &str, ms: u64) -> (u64, u64) {
+    let json = file(
+        "left.json",
+        r#"{ "tasks": {
+            "hog": { "cpus": [0], "loop": -1, "runtime": 1000 },
+            "b": { "cpus": [2], "loop": 1, "runtime": 20000, "sleep": 100000000 }
+        } }"#,
+    );
+    let e = run(kernel, "skylake-e3-1240v5", &json, ms * MS);
+    let avg = &e.rqs[2].cfs.avg;
+    (avg.util_avg, avg.last_update_time)
+}
+
+/// From v4.17 (NOHZ_STATS_KICK) the busy CPU's tick has the idle load
+/// balancer decay the tickless CPU's blocked load every LOAD_AVG_PERIOD
+/// ms (HZ 250: 8 jiffies, due on the 9th) until it is all gone, then the
+/// passes stop; before, nothing decays it while it sleeps.
+#[test]
+fn idle_blocked_load_decays_from_4_17_only() {
+    let (util, last) = left_cpu("6.8:housekeeping=off", 300);
+    assert!(last >= 260 * MS, "6.8: CPU 2 last decayed at {} ms", last / MS);
+    assert!(util > 0 && util < 200, "6.8: CPU 2's util_avg {util} at 300 ms");
+    let (util, last) = left_cpu("6.8:housekeeping=off", 1500);
+    assert_eq!(util, 0, "6.8: CPU 2's util_avg at 1.5 s");
+    assert!(last < 700 * MS, "6.8: passes went on after the decay, the last at {} ms", last / MS);
+    let (util, last) = left_cpu("4.16:housekeeping=off", 300);
+    assert!(last < 40 * MS, "4.16: CPU 2 decayed at {} ms", last / MS);
+    assert!(util > 200, "4.16: CPU 2's util_avg {util} at 300 ms");
+}

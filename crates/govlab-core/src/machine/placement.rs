@@ -145,6 +145,9 @@ impl Engine {
         let remote = target != waker_cpu
             && self.plat.cpus[target].llc == self.plat.cpus[waker_cpu].llc
             && (self.rqs[target].nr_running > 0 || !self.ttwu_queue_idle);
+        if self.nohz_blocked {
+            self.ttwu_avg_idle(target);
+        }
         self.hook_this_cpu = remote.then_some(waker_cpu);
         self.enqueue_task(target, t, EnqueueKind::Wakeup);
         self.hook_this_cpu = None;
@@ -258,6 +261,11 @@ impl Engine {
                 .find(|&c| self.is_idle_core(c))
                 .or_else(|| idle.next_wrap(cpu));
             if let Some(dst) = target {
+                // Before v4.17 this kick is what decays the idle CPUs'
+                // blocked load (machine/nohz.rs).
+                if !self.nohz_blocked {
+                    self.nohz_idle_balance_pre_stats(dst);
+                }
                 if let Some(t) = self.pick_migratable(cpu, dst) {
                     self.migrate_queued(t, cpu, dst);
                     self.kick_cpu(dst, t);

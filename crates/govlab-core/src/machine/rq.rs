@@ -224,6 +224,12 @@ pub struct CpuRq {
     pub last_balance_ns: Time,
     /// Idle entries that stopped the tick (tick_nohz's idle_calls).
     pub idle_calls: u64,
+    /// rq->has_blocked_load: signals left to decay while idle (v4.17+).
+    pub has_blocked_load: bool,
+    /// rq->idle_stamp (set at a newidle that pulled nothing) and
+    /// rq->avg_idle (machine/nohz.rs).
+    pub idle_stamp: Option<Time>,
+    pub avg_idle_ns: u64,
 
     // Accounting.
     pub idle_ns: u64,
@@ -281,6 +287,10 @@ impl Default for CpuRq {
             nr_iowait: 0,
             last_balance_ns: 0,
             idle_calls: 0,
+            has_blocked_load: false,
+            idle_stamp: None,
+            // sched_init(): 2 × sysctl_sched_migration_cost.
+            avg_idle_ns: 1_000_000,
             idle_ns: 0,
             iowait_idle_ns: 0,
             busy_ns: 0,

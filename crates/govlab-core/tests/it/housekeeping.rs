@@ -60,7 +60,11 @@ fn quantile(sorted: &[u64], q: f64) -> f64 {
 /// the server profile's 25/s (machine/housekeeping.rs SERVER). A workload
 /// pinned to CPU 0 leaves the other 79 CPUs idle; on average they leave idle
 /// within the source's 20 to 30 per second, and each within ±50 % of 25/s
-/// (4 s: about 100 wakeups per CPU, so five standard deviations).
+/// (4 s: about 100 wakeups per CPU, so five standard deviations). CPU 1,
+/// the first tickless idle CPU, is also the idle load balancer that CPU 0's
+/// busy ticks kick for the NOHZ stats pass (v4.17+, machine/nohz.rs) while
+/// CPU 0 keeps idling with blocked load: an IPI at most every 9 jiffies
+/// (HZ 250: 36 ms) on top.
 #[test]
 fn every_idle_cpu_of_broadwell_wakes_at_the_published_idle_server_rate() {
     let c = cfg("broadwell-2s-e5-2698v4", "6.8", "periodic:tasks=1,cpu=0", "ondemand", 4_000);
@@ -70,9 +74,11 @@ fn every_idle_cpu_of_broadwell_wakes_at_the_published_idle_server_rate() {
     let rate = govlab_core::machine::housekeeping::SERVER.rate_per_s();
     assert!((rate - 25.0).abs() < 1e-9, "{rate}");
     let mut sum = 0.0;
+    let kicks = 1000.0 / 36.0;
     for cpu in &s.cpus[1..] {
+        let hi = if cpu.cpu == 1 { 1.5 * rate + kicks } else { 1.5 * rate };
         assert!(
-            (0.5 * rate..1.5 * rate).contains(&cpu.idle_exits_per_s),
+            (0.5 * rate..hi).contains(&cpu.idle_exits_per_s),
             "CPU {}: {} idle exits/s, source (WSL#6982) says 20-30",
             cpu.cpu,
             cpu.idle_exits_per_s
@@ -82,12 +88,14 @@ fn every_idle_cpu_of_broadwell_wakes_at_the_published_idle_server_rate() {
     let mean = sum / (s.cpus.len() - 1) as f64;
     assert!((20.0..=30.0).contains(&mean), "mean {mean}/s, source (WSL#6982) says 20-30");
 
-    // The same run with housekeeping off: the other CPUs never leave idle.
+    // The same run with housekeeping off: the other CPUs never leave idle
+    // but the idle load balancer for its kicks.
     let off = cfg("broadwell-2s-e5-2698v4", "6.8:housekeeping=off", "periodic:tasks=1,cpu=0", "ondemand", 2_000);
     let (_, trace) = traced(&off);
     let s = stats(&trace, Some(&plat)).unwrap();
     for cpu in &s.cpus[1..] {
-        assert!(cpu.idle_exits_per_s.abs() < 1e-12, "CPU {}: {}", cpu.cpu, cpu.idle_exits_per_s);
+        let hi = if cpu.cpu == 1 { kicks } else { 1e-12 };
+        assert!(cpu.idle_exits_per_s.abs() < hi, "CPU {}: {}", cpu.cpu, cpu.idle_exits_per_s);
     }
 }
 

@@ -31,18 +31,22 @@ fn recordings_replay_on_their_own_platforms_within_the_measured_gaps() {
     // (recording, platform, CPUs, replayed/recorded total busy: measured
     // pinned and free, the bands asserted pinned and free)
     for (rel, platform, cpus, pinned, free) in [
-        // −2.7 % / +20.3 %: few events, 5 ms. (Free +9.9 % before fork
-        // placement followed v6.8's find_idlest_cpu, issue 21.)
-        ("trappy/trace_idle.dat", "juno-r0", 6, (0.85, 1.2), (0.85, 1.3)),
-        // +31.5 % / +11.1 %: the replay's schedutil runs the LITTLE cluster
+        // −2.7 % / −17.7 %: few events, 5 ms. (Free +20.3 % while the
+        // pick charged cpu-sleep's 1.5 ms exit as running time, which made
+        // the tasks look bigger to placement (pelt branch); +9.9 % before
+        // fork placement followed v6.8's find_idlest_cpu, issue 21.)
+        ("trappy/trace_idle.dat", "juno-r0", 6, (0.85, 1.2), (0.7, 1.3)),
+        // +43.7 % / +8.9 %: the replay's schedutil runs the LITTLE cluster
         // slower than the recording (719 MHz); the first 0.12 s have no
-        // frequency. The tasks start from the PELT averages the recording's
+        // frequency. (+31.5 % / +11.1 % before the pelt branch: the pick
+        // charged the idle exit as running time, +40.0 % without it, and
+        // idle CPUs' blocked load now decays by the NOHZ stats pass.) The tasks start from the PELT averages the recording's
         // sched_load_se gave them (issue 36) and queued tasks raise
         // schedutil's request through the runnable boost (v6.5+, issue 34):
         // each alone +37.4 % / +39.8 % and +43.1 % / +32.6 %; cold and
         // without the boost +61.6 % / +95.4 %, EAS then keeping every task
         // LITTLE.
-        ("lisa/sched_load/trace.dat", "juno-r0", 6, (1.2, 1.45), (1.0, 1.25)),
+        ("lisa/sched_load/trace.dat", "juno-r0", 6, (1.3, 1.55), (1.0, 1.25)),
         // −9.0 % / −43.5 %, and +6.1 % / −48.0 %: free, the always-running
         // ramp task moves to a big CPU (misfit, v4.20+), the recording
         // kernels kept it LITTLE; pinned, it stays there.

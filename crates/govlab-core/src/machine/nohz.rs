@@ -1,0 +1,193 @@
+//! Idle CPUs' blocked load: who decays the PELT signals of a CPU whose tick
+//! is stopped, and when.
+//!
+//! A CPU that idles with its tick stopped updates nothing of its own: its
+//! runqueue's `util_avg` and `load_avg` stay where its last task left them
+//! until something decays them (`update_blocked_averages`). What does, by
+//! era (`EraId::NohzBlockedLoad`):
+//!
+//! * **From v4.17** (b7031a02ec75 "sched/fair: Add NOHZ_STATS_KICK",
+//!   f643ea220701 "sched/nohz: Stop NOHZ stats when decayed", 31e77c93e432
+//!   "sched/fair: Update blocked load when newly idle"; Linux v6.8
+//!   kernel/sched/fair.c `nohz_balance_enter_idle`, `nohz_balancer_kick`,
+//!   `kick_ilb`, `_nohz_idle_balance`, `update_nohz_stats`,
+//!   `nohz_newidle_balance`): a CPU that stops its tick joins
+//!   `nohz.idle_cpus_mask` with blocked load (`rq->has_blocked_load`,
+//!   `nohz.has_blocked`). At most once per `nohz.next_blocked` period
+//!   (LOAD_AVG_PERIOD ms in jiffies) the idle CPUs' signals are decayed by
+//!   a stats pass: run by a CPU going newly idle whose `avg_idle` is at
+//!   least `sysctl_sched_migration_cost`, or else kicked by a busy CPU's
+//!   tick onto the idle load balancer (the first idle CPU of the mask,
+//!   `find_new_ilb`), which an IPI wakes. The pass decays each idle CPU of
+//!   the mask that still has blocked load (the ilb's own too); a CPU whose
+//!   signals are all zero has none left, and the passes stop when no CPU
+//!   has any.
+//! * **Before v4.17** (v4.14 `nohz_idle_balance`, `rebalance_domains`):
+//!   only at the CPU's own tick or wakeup, and by the idle load balancer
+//!   when a busy CPU kicks it to balance (`nohz_kick_needed`): its
+//!   `rebalance_domains()` for each idle CPU begins with
+//!   `update_blocked_averages()`. The kick is govlab's balance kick
+//!   (machine/placement.rs `periodic_balance`).
+//!
+//! A decayed runqueue's `cpufreq_update_util(rq, 0)` is then a call from
+//! the CPU doing the pass: a remote call for every other CPU, which the
+//! governor takes or turns away as any remote call (machine/cpufreq.rs:
+//! dropped before v4.14, `cpufreq_this_cpu_can_update` from v4.14).
+//!
+//! Left out: `rq->last_blocked_load_update_tick` (a CPU already updated in
+//! the same jiffy is skipped), the load balancer's own reading of blocked
+//! load (LBF_NOHZ_STATS, v4.17 to v5.12), the rt and dl signals among what
+//! counts as blocked (govlab's blocked update decays the fair ones only),
+//! and `max_idle_balance_cost` above its floor (govlab's balancing costs no
+//! time, so `avg_idle` is capped at twice `sysctl_sched_migration_cost`).
+
+use super::rq::CpuMode;
+use super::Engine;
+use crate::platform::CpuId;
+use crate::sched::pelt::LOAD_AVG_PERIOD;
+
+/// sysctl_sched_migration_cost: 500 µs (kernel/sched/fair.c, v4.17 to v6.8).
+const MIGRATION_COST_NS: u64 = 500_000;
+
+impl Engine {
+    /// msecs_to_jiffies(LOAD_AVG_PERIOD), rounded up as the kernel rounds.
+    fn blocked_period_jiffies(&self) -> u64 {
+        (LOAD_AVG_PERIOD * 1_000_000).div_ceil(self.tun.tick_ns)
+    }
+
+    #[inline]
+    fn jiffies(&self) -> u64 {
+        self.now / self.tun.tick_ns
+    }
+
+    /// nohz_balance_enter_idle(): `cpu` stopped its tick (it was running:
+    /// tick_nohz_idle_stop_tick() calls this only when the tick newly
+    /// stops, not when an idle CPU with its tick stopped idles again after
+    /// an interrupt); it has blocked load, and so the machine does.
+    #[inline]
+    pub(crate) fn nohz_balance_enter_idle(&mut self, cpu: CpuId) {
+        if self.nohz_blocked {
+            self.rqs[cpu].has_blocked_load = true;
+            self.nohz_has_blocked = true;
+        }
+    }
+
+    /// A CPU in nohz.idle_cpus_mask now: idle with its tick stopped.
+    #[inline]
+    fn nohz_idle(&self, cpu: CpuId) -> bool {
+        self.idle_mask.test(cpu) && self.rqs[cpu].tick_stopped
+    }
+
+    /// nohz_balancer_kick()'s stats part, on a busy CPU's tick: once
+    /// nohz.next_blocked has passed, kick the idle load balancer.
+    #[inline]
+    pub(crate) fn nohz_balancer_kick(&mut self, this: CpuId) {
+        if !self.nohz_has_blocked || self.jiffies() <= self.nohz_next_blocked_j || self.nohz_kicked.is_some() {
+            return;
+        }
+        // find_new_ilb(): the first idle CPU of the mask but this one.
+        let Some(ilb) = (0..self.rqs.len()).find(|&c| c != this && self.nohz_idle(c)) else { return };
+        self.nohz_kicked = Some(ilb);
+        // The kick is an IPI: the ilb leaves its idle state and does the
+        // pass before it idles again (idle_exit_done).
+        match self.rqs[ilb].mode {
+            CpuMode::Idle { .. } => self.interrupt(ilb),
+            CpuMode::Exiting { .. } => {}
+            CpuMode::Active => self.nohz_kick_received(ilb),
+        }
+    }
+
+    /// The kicked ilb is back in C0 with nothing to run: the stats pass
+    /// (its softirq runs before the idle loop goes on). With a task queued
+    /// it aborts, and the next kick comes from the next busy tick.
+    pub(crate) fn nohz_kick_received(&mut self, cpu: CpuId) {
+        if self.nohz_kicked != Some(cpu) {
+            return;
+        }
+        self.nohz_kicked = None;
+        if self.rqs[cpu].nr_running == 0 {
+            self.nohz_stats_pass(cpu, true);
+        }
+    }
+
+    /// nohz_newidle_balance(): `cpu` is going idle, having pulled nothing.
+    /// If it expects to idle long enough and the period has passed, it
+    /// does the stats pass itself (before its own idle entry, from v5.13:
+    /// the same moment here), and not for itself.
+    pub(crate) fn nohz_newidle_balance(&mut self, cpu: CpuId) {
+        if self.rqs[cpu].avg_idle_ns < MIGRATION_COST_NS || !self.nohz_has_blocked {
+            return;
+        }
+        if self.jiffies() < self.nohz_next_blocked_j {
+            return;
+        }
+        self.nohz_stats_pass(cpu, false);
+    }
+
+    /// _nohz_idle_balance(NOHZ_STATS_KICK) on `this`: each idle CPU of the
+    /// mask with blocked load is decayed, from the one after `this` round
+    /// to `this` itself (if `own`); the next pass is due a period later.
+    fn nohz_stats_pass(&mut self, this: CpuId, own: bool) {
+        self.nohz_has_blocked = false;
+        let n = self.rqs.len();
+        let mut blocked = false;
+        for i in 1..=n {
+            let cpu = (this + i) % n;
+            if (cpu == this && !own) || !self.nohz_idle(cpu) || !self.rqs[cpu].has_blocked_load {
+                continue;
+            }
+            self.update_blocked_from(cpu, this);
+            blocked |= self.rqs[cpu].has_blocked_load;
+        }
+        self.nohz_next_blocked_j = self.jiffies() + self.blocked_period_jiffies();
+        if blocked {
+            self.nohz_has_blocked = true;
+        }
+    }
+
+    /// Before v4.17: the idle load balancer `ilb`, kicked to balance,
+    /// runs rebalance_domains() for each idle CPU of the mask and then for
+    /// itself, each beginning with update_blocked_averages().
+    pub(crate) fn nohz_idle_balance_pre_stats(&mut self, ilb: CpuId) {
+        for cpu in 0..self.rqs.len() {
+            if cpu != ilb && self.nohz_idle(cpu) {
+                self.update_blocked_from(cpu, ilb);
+            }
+        }
+        self.update_blocked_from(ilb, ilb);
+    }
+
+    /// update_blocked_averages(`cpu`) run by CPU `this`: its hook call is
+    /// remote unless `cpu` is `this`.
+    fn update_blocked_from(&mut self, cpu: CpuId, this: CpuId) {
+        self.hook_this_cpu = Some(this);
+        self.update_rq_clock(cpu);
+        self.update_blocked_averages(cpu);
+        self.hook_this_cpu = None;
+    }
+
+    /// update_blocked_load_status(): whether `cpu` still has blocked load
+    /// (cfs_rq_has_blocked() for its runqueue and its groups' runqueues).
+    pub(crate) fn update_blocked_load_status(&mut self, cpu: CpuId) {
+        let root = &self.rqs[cpu].cfs.avg;
+        let mut blocked = root.load_avg != 0 || root.util_avg != 0;
+        if !blocked && self.sched_ext {
+            blocked = self.groups.iter().any(|g| g.cpus[cpu].cfs.avg.load_avg != 0 || g.cpus[cpu].cfs.avg.util_avg != 0);
+        }
+        self.rqs[cpu].has_blocked_load = blocked;
+    }
+
+    /// ttwu_do_activate(): a task wakes onto `cpu`; the idle time since its
+    /// newidle enters rq->avg_idle (update_avg: an eighth of the
+    /// difference), capped at 2 × max_idle_balance_cost.
+    #[inline]
+    pub(crate) fn ttwu_avg_idle(&mut self, cpu: CpuId) {
+        let now = self.now;
+        let rq = &mut self.rqs[cpu];
+        if let Some(stamp) = rq.idle_stamp.take() {
+            let delta = (now - stamp) as i64;
+            let avg = rq.avg_idle_ns as i64;
+            rq.avg_idle_ns = ((avg + ((delta - avg) >> 3)) as u64).min(2 * MIGRATION_COST_NS);
+        }
+    }
+}
