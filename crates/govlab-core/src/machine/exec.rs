@@ -265,6 +265,7 @@ impl Engine {
             },
             needs_attach: true,
             forked: spec.forked,
+            start_cpu: spec.start_cpu.filter(|&c| c < self.rqs.len() && affinity.map_or(true, |m| m.test(c))),
             in_iowait: false,
             parent,
             live_children: 0,

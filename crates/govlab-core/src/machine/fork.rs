@@ -396,7 +396,11 @@ impl Engine {
     /// run began ([`Self::place_delayed_task`]) and is woken now as from a
     /// sleep on that CPU.
     pub(crate) fn wake_up_new_task(&mut self, t: TaskId, parent_cpu: CpuId, irq: u8) {
-        let cpu = if self.tasks[t].parent.is_none() && self.now > 0 {
+        let cpu = if let Some(cpu) = self.tasks[t].start_cpu.take() {
+            // Not a fork: a task that existed before the recording began,
+            // on the CPU the recording first shows it on.
+            cpu
+        } else if self.tasks[t].parent.is_none() && self.now > 0 {
             self.select_task_rq(t, self.tasks[t].cpu)
         } else {
             self.select_task_rq_fork(t, parent_cpu, &[])

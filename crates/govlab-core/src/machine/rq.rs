@@ -91,6 +91,10 @@ pub struct Task {
     pub needs_attach: bool,
     /// Born by fork: gets `post_init_entity_util_avg` at its first enqueue.
     pub forked: bool,
+    /// Where a replayed task the recording found already running starts
+    /// ([`crate::workload::TaskSpec::start_cpu`]); taken at its first
+    /// enqueue.
+    pub start_cpu: Option<CpuId>,
     pub in_iowait: bool,
 
     // Family.

@@ -435,6 +435,9 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
             let mut spec = TaskSpec::new(name, Program { ops });
             spec.forked = t.forked;
             spec.recorded_pelt = t.recorded_pelt;
+            if !t.forked {
+                spec.start_cpu = t.steps.iter().find_map(|s| if let Step::OnCpu(c) = *s { Some(c) } else { None });
+            }
             if pin {
                 spec.affinity = Some(t.cpus.iter().copied().collect());
             }
@@ -668,5 +671,24 @@ cpus=2
         assert_eq!(pelt(10), Some((300, 250)));
         assert_eq!(pelt(11), Some((0, 0)));
         assert_eq!(task_pelt("cpu=0 path=(null) comm=x pid=-1 load=1 util=1"), None);
+    }
+
+    /// A task the recording found already running starts on the CPU the
+    /// recording first shows it on; a task it saw forked is placed by fork
+    /// balancing, as a new process.
+    #[test]
+    fn a_task_that_was_there_starts_where_the_recording_shows_it() {
+        let text = "cpus=2\n\
+            <idle>-0 [001] 1.000000: sched_switch: swapper/1:0 [120] R ==> a:10 [120]\n\
+            a-10 [001] 1.000100: sched_wakeup_new: comm=b pid=11 prio=120 target_cpu=001\n\
+            a-10 [001] 1.000500: sched_switch: a:10 [120] S ==> swapper/1:0 [120]\n\
+            <idle>-0 [000] 1.000600: sched_switch: swapper/0:0 [120] R ==> b:11 [120]\n\
+            b-11 [000] 1.001000: sched_switch: b:11 [120] S ==> swapper/0:0 [120]\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        let all = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let w = workload(&all, "t.txt", false, 2_000_000).unwrap();
+        let start = |comm: &str| w.setup.tasks.iter().find(|s| s.comm.starts_with(comm)).unwrap().start_cpu;
+        assert_eq!(start("a-10"), Some(1));
+        assert_eq!(start("b-11"), None);
     }
 }

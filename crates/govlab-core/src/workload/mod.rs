@@ -69,6 +69,11 @@ pub struct TaskSpec {
     /// (`load`, `util` of its `sched_load_se` / `sched_pelt_se` event
     /// before it runs): it starts with them instead of zero.
     pub recorded_pelt: Option<(u64, u64)>,
+    /// A replayed task the recording found already running (not
+    /// `forked`): the CPU the recording first shows it on, where it starts
+    /// (its previous CPU at its first wakeup) instead of where fork
+    /// balancing would put a new process. None: placed by fork balancing.
+    pub start_cpu: Option<CpuId>,
     /// Scheduling policy, clamps and task group (SCHED_OTHER, root group:
     /// the default).
     pub sched: SchedAttr,
@@ -90,6 +95,7 @@ impl TaskSpec {
             stagger_ns: 0,
             forked: true,
             recorded_pelt: None,
+            start_cpu: None,
             sched: SchedAttr::default(),
             kthread: false,
         }
