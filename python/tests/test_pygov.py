@@ -61,12 +61,19 @@ def test_performance_matches_builtin(platform, workload, seed):
     same_run(govlab.run(cpufreq="performance", **kw), govlab.run(cpufreq=example("performance.py", "Performance"), **kw), "cpufreq")
 
 
+#: The Skylake with HWP off: from v5.11 schedutil on an HWP policy passes
+#: levels through the driver's adjust_perf (sugov_update_single_perf), which
+#: governors written in Python cannot call; without HWP it asks for
+#: frequencies on every version, as the port does.
+SKYLAKE_NO_HWP = "skylake-e3-1240v5:hwp=off"
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 @pytest.mark.parametrize(
     "platform, workload, duration",
     [
-        (SKYLAKE, "periodic:tasks=4,run_us=2000,period_us=10000", "1s"),
-        (SKYLAKE, "dbench", "500ms"),
+        (SKYLAKE_NO_HWP, "periodic:tasks=4,run_us=2000,period_us=10000", "1s"),
+        (SKYLAKE_NO_HWP, "dbench", "500ms"),
         (BROADWELL, MIX, "150ms"),
         (BROADWELL_NO_SMT, MIX, "150ms"),
     ],

@@ -692,6 +692,8 @@ pub(crate) mod testutil {
         pub min_khz: u32,
         pub max_khz: u32,
         pub tick_ns: u64,
+        /// The driver has `adjust_perf` (intel_cpufreq with HWP).
+        pub adjust_perf: bool,
     }
 
     impl Harness {
@@ -722,6 +724,7 @@ pub(crate) mod testutil {
                 min_khz,
                 max_khz,
                 tick_ns: 4_000_000,
+                adjust_perf: false,
             }
         }
 
@@ -743,6 +746,7 @@ pub(crate) mod testutil {
                     tick_ns: self.tick_ns,
                     hwp: None,
                     cppc: None,
+                    adjust_perf: self.adjust_perf,
                     sched: &self.sched,
                     out: &mut out,
                 };

@@ -13,7 +13,7 @@
 //! |---|---|
 //! | `acpi-cpufreq`, `cpufreq-dt` | the table frequency the relation picks (lowest at or above it for L and fast switch, highest at or below for H, closest for C), written as is |
 //! | `intel_pstate`, active mode | a *setpolicy* driver: no generic governor runs on it. Its own governor ([`super::intel_pstate`], `--cpufreq intel_pstate`) writes P-state ratios to PERF_CTL or, with HWP, HWP requests that the hardware ([`crate::platform::hwp`]) acts on |
-//! | `intel_cpufreq` (intel_pstate, passive mode) | the frequency becomes a P-state ratio (ceil for L and fast switch, floor for H, round otherwise) within the policy's ratios; without HWP it is written to PERF_CTL; with HWP it becomes the request's *minimum*, with the maximum at the policy's and desired 0, so the hardware may run faster. Governors that ask for a strict target (performance, powersave) get min = max |
+//! | `intel_cpufreq` (intel_pstate, passive mode) | the frequency becomes a P-state ratio (ceil for L and fast switch, floor for H, round otherwise) within the policy's ratios; without HWP it is written to PERF_CTL; with HWP it becomes the request's *minimum*, with the maximum at the policy's and desired 0, so the hardware may run faster. Governors that ask for a strict target (performance, powersave) get min = max. From v5.11 schedutil on a policy of one CPU with frequency-invariant utilisation passes levels instead (`adjust_perf`, a365ab6b9dfb): min = its floor, desired = its target |
 //! | `powernv` | the table index is the local P-state (the core's frequency); the global P-state (the chip voltage) follows the ramp-down of [`super::powernv`] unless `global_pstate=off`, or the request came through the fast-switch path (schedutil), which writes global = local |
 //!
 //! Which driver runs is decided once, when the run is built ([`resolve`]):
@@ -36,12 +36,10 @@
 //! point per ratio (the loader checks), so a ratio and an OPP are the same
 //! thing here.
 //!
-//! Left out: intel_cpufreq's `adjust_perf` path (v5.11, a365ab6b9dfb with
-//! ee2cc4276ba4: schedutil on a single-CPU HWP policy with frequency
-//! invariance writes HWP desired = its target, min = the bandwidth floor,
-//! through `sugov_update_single_perf`) — schedutil here always asks for
-//! frequencies (see its header); drivers' `get` callbacks and
-//! boost/turbo sysfs switches (the platform's `turbo=off` stands for them).
+//! Left out: amd-pstate's `adjust_perf` (v5.17: passive amd-pstate under
+//! schedutil takes frequencies here on every version); drivers' `get`
+//! callbacks and boost/turbo sysfs switches (the platform's `turbo=off`
+//! stands for them).
 //!
 //! This file decides which driver runs; the path a request takes through it
 //! on the running machine is `machine/cpufreq_driver.rs`.

@@ -126,6 +126,9 @@ pub struct PolicyRequests {
     pub fast_switch: bool,
     /// An HWP request to write (intel_pstate in active mode with HWP).
     pub hwp: Option<HwpRequest>,
+    /// (min_perf, target_perf, capacity) for the driver's `adjust_perf`
+    /// (cpufreq_driver_adjust_perf: schedutil's perf path).
+    pub adjust_perf: Option<(u64, u64, u64)>,
     /// (delay from now, deferrable)
     pub timer: Option<(u64, bool)>,
     pub cancel_timer: bool,
@@ -157,6 +160,10 @@ pub struct Policy<'a> {
     /// The CPUs' CPPC levels where the firmware gives them (AMD), for
     /// amd-pstate's active mode, whose policies write CPPC requests.
     pub cppc: Option<crate::platform::cppc::Cppc>,
+    /// The driver has an `adjust_perf` callback
+    /// (`cpufreq_driver_has_adjust_perf`): intel_cpufreq with HWP from
+    /// v5.11 (a365ab6b9dfb).
+    pub adjust_perf: bool,
     pub sched: &'a dyn SchedView,
     pub out: &'a mut PolicyRequests,
 }
@@ -174,6 +181,14 @@ impl Policy<'_> {
     pub fn fast_switch(&mut self, khz: u32) {
         self.set_target(khz, Relation::L);
         self.out.fast_switch = true;
+    }
+
+    /// Pass performance levels to the driver, in units of `capacity`
+    /// (cpufreq_driver_adjust_perf, v5.11 ee2cc4276ba4): `min_perf` is
+    /// required, `target_perf` wanted. Only where [`Policy::adjust_perf`].
+    pub fn adjust_perf(&mut self, min_perf: u64, target_perf: u64, capacity: u64) {
+        debug_assert!(self.adjust_perf, "policy {}: the driver has no adjust_perf", self.id);
+        self.out.adjust_perf = Some((min_perf, target_perf, capacity));
     }
 
     /// Write an HWP request (MSR_HWP_REQUEST) for the policy's CPUs; the

@@ -2,7 +2,8 @@
 //! 25 % headroom, at most once per `rate_limit_us`.
 //!
 //! Models: Linux v6.8 mainline, kernel/sched/cpufreq_schedutil.c:
-//! sugov_update_single_freq(), sugov_update_shared(), get_next_freq(),
+//! sugov_update_single_freq(), sugov_update_single_perf() (from v5.11),
+//! sugov_update_shared(), get_next_freq(),
 //! sugov_should_update_freq() and the IO-wait boost of sugov_iowait_boost()
 //! and sugov_iowait_apply().
 //!
@@ -73,12 +74,18 @@
 //! CPU's cumulative idle time has advanced since the previous evaluation",
 //! which counts every idle period, as v4.12–v4.16 did.
 //!
+//! # The perf path (v5.11)
+//!
+//! Where the driver has `adjust_perf` (intel_cpufreq with HWP from v5.11)
+//! a single-CPU policy with frequency-invariant utilisation skips step 4:
+//! the DL floor and the estimate go to the driver as performance levels
+//! (HWP min and desired, `machine/cpufreq_driver.rs`), and step 6 becomes
+//! "restart the rate-limit clock" whatever the levels. Before v5.11, and
+//! on such a policy without invariance, the frequency of step 4 becomes
+//! HWP min with desired 0, so the hardware's own choice may run faster.
+//!
 //! # Left out
 //!
-//! * The `adjust_perf` path (v5.13+; intel_cpufreq with HWP on single-CPU
-//!   policies), which passes performance levels instead of frequencies and
-//!   refreshes the rate-limit clock on every evaluation
-//!   (sugov_update_single_perf()).
 //! * Drivers flagged CPUFREQ_NEED_UPDATE_LIMITS (intel_cpufreq in v6.8),
 //!   for which the driver is called at every evaluation past the rate limit
 //!   even when the frequency is unchanged: govlab's drivers
@@ -273,6 +280,9 @@ struct SugovPolicy {
     limits_changed: bool,
     /// Re-resolve and request even if unchanged (after a limits change).
     need_freq_update: bool,
+    /// sugov_start chose `sugov_update_single_perf`: one CPU, and a driver
+    /// with `adjust_perf`.
+    perf_path: bool,
     cpus: Vec<SugovCpu>,
 }
 
@@ -457,6 +467,7 @@ impl SugovPolicy {
             limits_changed: false,
             // govlab's drivers do not need CPUFREQ_NEED_UPDATE_LIMITS.
             need_freq_update: false,
+            perf_path: policy.cpus.len() == 1 && policy.adjust_perf,
             cpus: policy.cpus.iter().map(|&c| SugovCpu::new(c, boost_min, runnable_boost)).collect(),
         }
     }
@@ -569,6 +580,48 @@ impl Schedutil {
         }
     }
 
+    /// sugov_update_single_perf (v5.11, ee2cc4276ba4): a policy of one CPU
+    /// on a driver with `adjust_perf` passes performance levels instead of
+    /// a frequency: the floor as the required level, the estimate as the
+    /// wanted one, in units of the CPU's capacity. Without frequency
+    /// invariance it falls back to the frequency path. The rate-limit clock
+    /// restarts at every evaluation, changed or not. The levels by version:
+    /// v5.11–v6.7 pass `map_util_perf` (+25 %) of the DL bandwidth and of
+    /// the utilisation; v6.8 (9c0b4bb7f630) passes `bw_min` (DL bandwidth,
+    /// uclamp min, the top while RT runs) and the estimate, which already
+    /// has its headroom.
+    fn update_single_perf(&self, sg: &mut SugovPolicy, policy: &mut Policy<'_>, time_ns: u64, flags: u32) {
+        if !policy.sched.freq_invariant() {
+            self.update_single_freq(sg, policy, time_ns, flags);
+            return;
+        }
+        let mode = self.tunables.iowait_boost;
+        let tick_ns = policy.tick_ns;
+        let cpu = sg.cpus[0].cpu;
+        let max_cap = policy.sched.capacity(cpu);
+        let prev_util = sg.cpus[0].util;
+
+        self.record_call(sg, 0, policy, time_ns, flags);
+        if !sg.should_update_freq(time_ns) {
+            return;
+        }
+        let sg_cpu = &mut sg.cpus[0];
+        let boost = sg_cpu.iowait_apply(time_ns, tick_ns, max_cap, mode);
+        sg_cpu.get_util(policy.sched, boost, self.headroom_on_util);
+        // Do not lower the level while the CPU has not idled.
+        if sg_cpu.cpu_is_busy(policy.sched, time_ns) && sg_cpu.util < prev_util {
+            sg_cpu.util = prev_util;
+        }
+        let (min_perf, target_perf) = if self.headroom_on_util {
+            (sg_cpu.bw_min, sg_cpu.util)
+        } else {
+            let map_util_perf = |util: u64| util + (util >> 2);
+            (map_util_perf(policy.sched.cpu_bw_dl(cpu)), map_util_perf(sg_cpu.util))
+        };
+        policy.adjust_perf(min_perf, target_perf, max_cap);
+        sg.last_freq_update_time_ns = time_ns;
+    }
+
     /// sugov_update_shared: a policy of several CPUs takes their maximum.
     fn update_shared(&self, sg: &mut SugovPolicy, j: usize, policy: &mut Policy<'_>, time_ns: u64, flags: u32) {
         let mode = self.tunables.iowait_boost;
@@ -634,6 +687,8 @@ impl CpufreqGovernor for Schedutil {
         };
         if sg.cpus.len() > 1 {
             self.update_shared(&mut sg, j, policy, time_ns, flags);
+        } else if sg.perf_path {
+            self.update_single_perf(&mut sg, policy, time_ns, flags);
         } else {
             self.update_single_freq(&mut sg, policy, time_ns, flags);
         }
@@ -664,6 +719,7 @@ impl CpufreqGovernor for Schedutil {
 #[cfg(test)]
 mod tests {
     use super::super::dbs::testutil::Harness;
+    use super::super::PolicyRequests;
     use super::*;
     use crate::platform::load_named;
 
@@ -783,6 +839,46 @@ mod tests {
         assert_eq!(hook(&mut g, &mut h, 3 * MS, 400, 0), None);
         // 1.5 ms after the change (0.5 ms after that evaluation): changes.
         assert_eq!(hook(&mut g, &mut h, 3 * MS + 500 * US, 800, 0), Some(3_200_000));
+    }
+
+    /// A governor started on a driver with `adjust_perf`.
+    fn started_perf(kernel: &str) -> (Box<dyn CpufreqGovernor>, Harness) {
+        let k = crate::kernel::KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap();
+        let ctx = crate::kernel::BuildCtx::new(skylake(), k);
+        let mut g = build(&Spec::parse("schedutil:rate_limit_us=1000", "test").unwrap(), &ctx).unwrap();
+        let mut h = Harness::new(&MHZ, 1);
+        h.adjust_perf = true;
+        h.sched.idle_calls = Some(vec![0]);
+        h.call(|p| g.start(p));
+        (g, h)
+    }
+
+    fn perf_hook(g: &mut Box<dyn CpufreqGovernor>, h: &mut Harness, at_ns: u64, util: u64) -> PolicyRequests {
+        h.sched.util[0] = util;
+        h.sched.idle_calls.as_mut().unwrap()[0] += 1;
+        h.call(|p| g.update_util(p, 0, at_ns, 0))
+    }
+
+    /// sugov_update_single_perf: the levels go to adjust_perf (1.25 × 400 =
+    /// 500 of 1024 on 6.6 and 6.8 alike, the floor 0 without DL tasks), no
+    /// frequency; every evaluation restarts the rate-limit clock, unchanged
+    /// levels included; without invariance the frequency path runs.
+    #[test]
+    fn perf_path_passes_levels_and_restarts_the_rate_limit_each_time() {
+        for kernel in ["6.6", "6.8"] {
+            let (mut g, mut h) = started_perf(kernel);
+            let out = perf_hook(&mut g, &mut h, 2 * MS, 400);
+            assert_eq!((out.adjust_perf, out.target), (Some((0, 500, 1024)), None), "{kernel}");
+            // 1 ms later, unchanged: evaluated and passed again.
+            assert_eq!(perf_hook(&mut g, &mut h, 3 * MS, 400).adjust_perf, Some((0, 500, 1024)), "{kernel}");
+            // 0.5 ms after that evaluation: rate limited (the frequency
+            // path would evaluate, its clock having stayed at 2 ms).
+            assert_eq!(perf_hook(&mut g, &mut h, 3 * MS + 500 * US, 800).adjust_perf, None, "{kernel}");
+            h.sched.non_invariant = true;
+            let out = perf_hook(&mut g, &mut h, 5 * MS, 800);
+            assert_eq!(out.adjust_perf, None, "{kernel}: no invariance, no levels");
+            assert!(out.target.is_some(), "{kernel}: no invariance, the frequency path");
+        }
     }
 
     /// IO wakeups 1.5 ms apart (< 1 tick): 128, 256, 512, 1024; then plain

@@ -11,6 +11,7 @@
 use super::{Engine, Event};
 use crate::cpufreq::driver::CpufreqDriver;
 use crate::cpufreq::{HwpCaps, Policy, PolicyRequests, RemoteHookCalls, SchedView};
+use crate::kernel::EraId;
 use crate::platform::CpuId;
 use crate::sched::pelt;
 
@@ -159,6 +160,8 @@ impl Engine {
                 tick_ns: self.tun.tick_ns,
                 hwp: (self.cpufreq_driver == CpufreqDriver::IntelPstate && self.hwp).then(|| HwpCaps::of(ct)),
                 cppc: ct.cppc,
+                adjust_perf: matches!(self.cpufreq_driver, CpufreqDriver::IntelCpufreq { hwp: true, .. })
+                    && self.kernel.has(EraId::IntelCpufreqAdjustPerf),
                 sched: &view,
                 out: &mut out,
             };
@@ -179,6 +182,9 @@ impl Engine {
         }
         if let Some(req) = out.hwp {
             self.hwp_write_request(p, req);
+        }
+        if let Some((min_perf, target_perf, capacity)) = out.adjust_perf {
+            self.driver_adjust_perf(p, min_perf, target_perf, capacity);
         }
         if out.cancel_timer {
             let pr = &mut self.policies[p];

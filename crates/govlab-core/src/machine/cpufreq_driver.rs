@@ -5,7 +5,8 @@
 //! Models: Linux v6.8 drivers/cpufreq/cpufreq.c __cpufreq_driver_target()
 //! and the target_index / fast_switch callbacks of acpi-cpufreq.c,
 //! cpufreq-dt.c, intel_pstate.c (intel_cpufreq_target), amd-pstate.c
-//! (amd_pstate_update_freq) and powernv-cpufreq.c; which driver runs is
+//! (amd_pstate_update_freq) and powernv-cpufreq.c, and intel_cpufreq's
+//! `adjust_perf` (schedutil's perf path, v5.11); which driver runs is
 //! decided in
 //! [`crate::cpufreq::driver`].
 
@@ -77,6 +78,36 @@ impl Engine {
             }
             CpufreqDriver::AmdPstateEpp => unreachable!("amd-pstate-epp is a setpolicy driver: its policies write CPPC requests"),
         }
+    }
+
+    /// intel_cpufreq_adjust_perf (drivers/cpufreq/intel_pstate.c, v5.11
+    /// a365ab6b9dfb; the same in v6.8): schedutil's levels, in units of
+    /// `capacity`, scaled to the CPU's top level (HWP highest, which is the
+    /// guaranteed one with turbo off) and rounded up; the required level
+    /// becomes the request's min (no lower than the lowest level and the
+    /// policy minimum), the wanted one its desired, within min and the
+    /// policy maximum; the MSR is written only when the request changes
+    /// (intel_cpufreq_hwp_update). The hardware honours desired at its next
+    /// evaluation and may drop to min (platform/hwp.rs).
+    pub(crate) fn driver_adjust_perf(&mut self, p: usize, min_perf: u64, target_perf: u64, capacity: u64) {
+        let pr = &self.policies[p];
+        let caps = HwpCaps::of(self.plat.domain_type(pr.domain));
+        let cap_pstate = u64::from(caps.highest_perf);
+        let level = |perf: u64| if perf < capacity { (cap_pstate * perf).div_ceil(capacity) as u32 } else { caps.highest_perf };
+        let min_perf_ratio = pr.min_khz / INTEL_PSTATE_SCALING_KHZ;
+        let max_perf_ratio = pr.max_khz / INTEL_PSTATE_SCALING_KHZ;
+        let min = level(min_perf).max(caps.lowest_perf).max(min_perf_ratio);
+        let max = caps.highest_perf.min(max_perf_ratio).max(min);
+        let req = HwpRequest {
+            min_perf: min,
+            max_perf: max,
+            desired_perf: level(target_perf).clamp(min, max),
+            epp: HWP_EPP_FIRMWARE_DEFAULT,
+        };
+        if pr.hwp.as_ref().is_some_and(|h| h.req == req) {
+            return;
+        }
+        self.hwp_write_request(p, req);
     }
 
     /// `cpu_frequency` for each CPU of policy `p`, at `khz`.

@@ -43,6 +43,8 @@ pub mod eas;
 pub(crate) mod eevdf;
 #[cfg(test)]
 mod eevdf_tests;
+#[cfg(test)]
+mod intel_cpufreq_tests;
 mod fair_group;
 #[cfg(test)]
 mod pelt_tests;

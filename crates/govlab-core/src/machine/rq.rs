@@ -168,12 +168,16 @@ pub struct CpuRq {
     pub cfs_curr: bool,
     /// The RT runqueue (struct rt_rq): queued tasks by prio then arrival
     /// (the running one is taken out), its runnable count, the next head
-    /// and tail arrival numbers, and the throttle's state.
+    /// and tail arrival numbers, and the throttle's state: RT time used in
+    /// this period, and the runtime this runqueue may use (`rt_runtime`:
+    /// `sched_rt_runtime_us` unless RT_RUNTIME_SHARE moved some between
+    /// CPUs).
     pub rt_queue: SortedSet<RtKey>,
     pub rt_nr_running: u32,
     pub rt_seq_head: i64,
     pub rt_seq_tail: i64,
     pub rt_time: u64,
+    pub rt_runtime: u64,
     pub rt_throttled: bool,
     /// The deadline runqueue (struct dl_rq): queued, not throttled tasks by
     /// absolute deadline; runnable count; running_bw (BW_SHIFT).
@@ -256,6 +260,7 @@ impl Default for CpuRq {
             rt_seq_head: -1,
             rt_seq_tail: 0,
             rt_time: 0,
+            rt_runtime: crate::sched::rt::RT_RUNTIME_NS,
             rt_throttled: false,
             dl_queue: SortedSet::new(),
             dl_nr_running: 0,

@@ -15,9 +15,14 @@
 //! (`update_curr_rt`); past `sched_rt_runtime_us` (950 ms) within a
 //! `sched_rt_period_us` (1 s) the runqueue's RT tasks stop being picked
 //! until the period timer gives the runtime back, so fair tasks keep the
-//! rest. RT_RUNTIME_SHARE is off (its default since v5.10), so runqueues do
-//! not borrow runtime from each other. The check runs wherever the running
-//! RT task is charged (the tick among others), as in the kernel.
+//! rest. The check runs wherever the running RT task is charged (the tick
+//! among others), as in the kernel. Before v5.10 RT_RUNTIME_SHARE was on by
+//! default (2586af1ac187 turned it off): a runqueue past its runtime first
+//! borrows unused runtime from the other CPUs (`balance_runtime`,
+//! `do_balance_runtime`, v5.4), up to the whole period, and a runqueue with
+//! the whole period is never throttled, so an RT hog keeps its CPU from the
+//! fair tasks for good. What it borrowed stays borrowed (the kernel gives it
+//! back only when a CPU goes offline, which govlab does not model).
 //!
 //! Placement (`select_task_rq_rt`, `find_lowest_rq` over cpupri): a waking
 //! RT task stays on its previous CPU unless that CPU's current task is an
@@ -45,6 +50,7 @@ use super::rq::CpuMode;
 use super::{Engine, Event};
 use crate::platform::CpuId;
 use crate::sched::pelt;
+use crate::kernel::EraId;
 use crate::sched::rt::{self, Class};
 use crate::sched::{TaskId, TaskState};
 use crate::workload::{SchedAttr, SchedPolicy};
@@ -317,11 +323,43 @@ impl Engine {
             self.update_curr_dl(cpu, t, delta);
         }
         if self.rt_runtime_ns.is_some() {
-            let rq = &mut self.rqs[cpu];
-            rq.rt_time += delta;
-            if !rq.rt_throttled && rt::runtime_exceeded(rq.rt_time, self.rt_runtime_ns, self.rt_period_ns) {
-                // sched_rt_runtime_exceeded(): "sched: RT throttling activated".
-                rq.rt_throttled = true;
+            self.rqs[cpu].rt_time += delta;
+            self.sched_rt_runtime_exceeded(cpu);
+        }
+    }
+
+    /// sched_rt_runtime_exceeded(): a runqueue past its runtime borrows
+    /// (before v5.10), then is throttled if still past it ("sched: RT
+    /// throttling activated").
+    fn sched_rt_runtime_exceeded(&mut self, cpu: CpuId) {
+        let period = self.rt_period_ns;
+        let rq = &self.rqs[cpu];
+        if rq.rt_throttled || rq.rt_runtime >= period {
+            return;
+        }
+        self.balance_runtime(cpu);
+        let rq = &mut self.rqs[cpu];
+        if rt::runtime_exceeded(rq.rt_time, Some(rq.rt_runtime), period) {
+            rq.rt_throttled = true;
+        }
+    }
+
+    /// balance_runtime() → do_balance_runtime() (kernel/sched/rt.c, v5.4):
+    /// under RT_RUNTIME_SHARE, on by default before v5.10, a runqueue past
+    /// its runtime takes unused runtime from the other CPUs of its root
+    /// domain (here every CPU), in CPU order ([`rt::borrow_runtime`]).
+    fn balance_runtime(&mut self, cpu: CpuId) {
+        if self.kernel.has(EraId::RtRuntimeShareOff) || self.rqs[cpu].rt_time <= self.rqs[cpu].rt_runtime {
+            return;
+        }
+        let period = self.rt_period_ns;
+        let weight = self.rqs.len() as u64;
+        for i in (0..self.rqs.len()).filter(|&i| i != cpu) {
+            let diff = rt::borrow_runtime(self.rqs[i].rt_runtime, self.rqs[i].rt_time, self.rqs[cpu].rt_runtime, weight, period);
+            self.rqs[i].rt_runtime -= diff;
+            self.rqs[cpu].rt_runtime += diff;
+            if self.rqs[cpu].rt_runtime == period {
+                break;
             }
         }
     }
@@ -396,16 +434,19 @@ impl Engine {
         if gen != self.rt_period_gen || !self.rt_period_armed {
             return false;
         }
-        let Some(runtime) = self.rt_runtime_ns else {
+        if self.rt_runtime_ns.is_none() {
             self.rt_period_armed = false;
             return true;
-        };
+        }
         let mut idle = true;
         for cpu in 0..self.rqs.len() {
+            if self.rqs[cpu].rt_throttled {
+                self.balance_runtime(cpu);
+            }
             let rq = &mut self.rqs[cpu];
             let mut unthrottled = false;
             if rq.rt_time > 0 || rq.rt_throttled {
-                let (left, ok) = rt::period_replenish(rq.rt_time, runtime, 1);
+                let (left, ok) = rt::period_replenish(rq.rt_time, rq.rt_runtime, 1);
                 rq.rt_time = left;
                 if rq.rt_throttled && ok {
                     rq.rt_throttled = false;

@@ -96,6 +96,28 @@ fn throttled_rt_hog_leaves_the_configured_share_to_cfs() {
 }
 
 #[test]
+fn rt_hog_borrows_the_whole_period_before_5_10() {
+    // RT_RUNTIME_SHARE (on until v5.10): at 950 ms CPU 0's runqueue takes
+    // 50 ms of CPU 1's unused runtime, has the whole period and is never
+    // throttled again, so the CFS hog pinned beside it starves on 5.9;
+    // on 6.5 (the next supported version) it gets the last 50 ms of each
+    // period.
+    let json = r#"{ "tasks": {
+        "rt": { "cpus": [0], "policy": "SCHED_FIFO", "priority": 10, "loop": -1, "runtime": 1000 },
+        "cfs": { "cpus": [0], "loop": -1, "runtime": 1000 }
+    } }"#;
+    let cfs_on = |kernel: &str| {
+        let e = engine_on(kernel, "borrow.json", json, "performance", 2_500 * MS, |_| ());
+        assert!(e.rqs[0].rt_runtime >= e.rqs[1].rt_runtime, "{kernel}: CPU 0 lent runtime");
+        e.tasks[task(&e, "cfs")].sum_exec_ns
+    };
+    let starved = cfs_on("5.9");
+    assert!(starved < 5 * MS, "5.9: CFS got {starved} ns beside a borrowing RT hog");
+    let share = cfs_on("6.5");
+    assert!((80 * MS..=130 * MS).contains(&share), "6.5: CFS got {share} ns");
+}
+
+#[test]
 fn deadline_bandwidth_enters_schedutils_request() {
     // A light task (0.5 ms of work every 10 ms) as SCHED_DEADLINE with a
     // reserved 8 ms / 10 ms: its running_bw (0.8 of the CPU) is the floor

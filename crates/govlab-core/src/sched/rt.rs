@@ -49,10 +49,11 @@ pub fn period_replenish(rt_time: u64, runtime: u64, overrun: u64) -> (u64, bool)
     (rt_time, rt_time < runtime)
 }
 
-/// `sched_rt_runtime_exceeded` (kernel/sched/rt.c, v6.8), without
-/// RT_RUNTIME_SHARE (off by default since v5.10): the runqueue is throttled
-/// once its RT time exceeds the runtime, unless the runtime is unlimited
-/// (`sched_rt_runtime_us` = −1, given as None) or covers the whole period.
+/// `sched_rt_runtime_exceeded` (kernel/sched/rt.c, v6.8): the runqueue is
+/// throttled once its RT time exceeds its runtime, unless the runtime is
+/// unlimited (`sched_rt_runtime_us` = −1, given as None) or covers the
+/// whole period (which a runqueue that borrowed, see [`borrow_runtime`],
+/// may have).
 #[inline]
 #[must_use]
 pub fn runtime_exceeded(rt_time: u64, runtime: Option<u64>, period: u64) -> bool {
@@ -61,6 +62,22 @@ pub fn runtime_exceeded(rt_time: u64, runtime: Option<u64>, period: u64) -> bool
         Some(r) if r >= period => false,
         Some(r) => rt_time > r,
     }
+}
+
+/// How much runtime a runqueue over its runtime takes from one other CPU
+/// of its root domain, under RT_RUNTIME_SHARE (`do_balance_runtime`,
+/// kernel/sched/rt.c, v5.4; the feature was on by default until v5.10,
+/// 2586af1ac187 "sched/rt: Disable RT_RUNTIME_SHARE by default"): a
+/// `weight`-th (the root domain's CPU count) of the lender's unused runtime
+/// (its runtime minus its RT time, if positive), no more than brings the
+/// borrower to a whole period. The kernel moves the amount from the lender's
+/// `rt_runtime` to the borrower's, lender by lender in CPU order, and stops
+/// once the borrower has the whole period.
+#[inline]
+#[must_use]
+pub fn borrow_runtime(lender_runtime: u64, lender_rt_time: u64, my_runtime: u64, weight: u64, period: u64) -> u64 {
+    let spare = lender_runtime.saturating_sub(lender_rt_time);
+    (spare / weight.max(1)).min(period.saturating_sub(my_runtime))
 }
 
 #[cfg(test)]
@@ -81,5 +98,18 @@ mod tests {
         assert!(!runtime_exceeded(u64::MAX, None, RT_PERIOD_NS));
         assert_eq!(period_replenish(951_000_000, RT_RUNTIME_NS, 1), (1_000_000, true));
         assert_eq!(period_replenish(3 * RT_RUNTIME_NS, RT_RUNTIME_NS, 1), (2 * RT_RUNTIME_NS, false));
+        assert!(!runtime_exceeded(u64::MAX, Some(RT_PERIOD_NS), RT_PERIOD_NS), "a whole period never throttles");
+    }
+
+    /// An idle CPU of a 2-CPU root domain lends half its 950 ms, capped at
+    /// the 50 ms that make a whole period; a lender that used its runtime
+    /// lends nothing.
+    #[test]
+    fn borrowing_is_a_share_of_the_spare_capped_at_the_period() {
+        assert_eq!(borrow_runtime(RT_RUNTIME_NS, 0, RT_RUNTIME_NS, 2, RT_PERIOD_NS), 50_000_000);
+        assert_eq!(borrow_runtime(RT_RUNTIME_NS, 0, 400_000_000, 2, RT_PERIOD_NS), 475_000_000);
+        assert_eq!(borrow_runtime(RT_RUNTIME_NS, 100_000_000, 0, 8, RT_PERIOD_NS), 106_250_000);
+        assert_eq!(borrow_runtime(RT_RUNTIME_NS, RT_RUNTIME_NS + 5, 0, 2, RT_PERIOD_NS), 0);
+        assert_eq!(borrow_runtime(RT_RUNTIME_NS, 0, RT_PERIOD_NS, 2, RT_PERIOD_NS), 0);
     }
 }
