@@ -547,22 +547,38 @@ impl Schedutil {
         }
     }
 
+    /// sugov_update_single_common (v6.8; inline in v4.14's
+    /// sugov_update_single): the call is recorded, then, unless the rate
+    /// limit turns it away, the CPU's boost and utilisation are worked out.
+    /// False when the policy does not update.
+    fn update_single_common(
+        &self,
+        sg: &mut SugovPolicy,
+        policy: &Policy<'_>,
+        time_ns: u64,
+        flags: u32,
+        max_cap: u64,
+    ) -> bool {
+        self.record_call(sg, 0, policy, time_ns, flags);
+        if !sg.should_update_freq(time_ns) {
+            return false;
+        }
+        let sg_cpu = &mut sg.cpus[0];
+        let boost = sg_cpu.iowait_apply(time_ns, policy.tick_ns, max_cap, self.tunables.iowait_boost);
+        sg_cpu.get_util(policy.sched, boost, self.headroom_on_util);
+        true
+    }
+
     /// sugov_update_single_freq: a policy of one CPU.
     fn update_single_freq(&self, sg: &mut SugovPolicy, policy: &mut Policy<'_>, time_ns: u64, flags: u32) {
-        let mode = self.tunables.iowait_boost;
-        let tick_ns = policy.tick_ns;
         let cached_freq = sg.cached_raw_freq_khz;
         let max_cap = policy.sched.capacity(sg.cpus[0].cpu);
 
-        // Steps 1–3 (sugov_update_single_common).
-        self.record_call(sg, 0, policy, time_ns, flags);
-        if !sg.should_update_freq(time_ns) {
+        // Steps 1–3.
+        if !self.update_single_common(sg, policy, time_ns, flags, max_cap) {
             return;
         }
-        let sg_cpu = &mut sg.cpus[0];
-        let boost = sg_cpu.iowait_apply(time_ns, tick_ns, max_cap, mode);
-        sg_cpu.get_util(policy.sched, boost, self.headroom_on_util);
-        let util = sg_cpu.util;
+        let util = sg.cpus[0].util;
 
         // Step 4.
         let mut next_f = sg.get_next_freq(policy, util, max_cap, self.headroom_on_util);
@@ -595,19 +611,14 @@ impl Schedutil {
             self.update_single_freq(sg, policy, time_ns, flags);
             return;
         }
-        let mode = self.tunables.iowait_boost;
-        let tick_ns = policy.tick_ns;
         let cpu = sg.cpus[0].cpu;
         let max_cap = policy.sched.capacity(cpu);
         let prev_util = sg.cpus[0].util;
 
-        self.record_call(sg, 0, policy, time_ns, flags);
-        if !sg.should_update_freq(time_ns) {
+        if !self.update_single_common(sg, policy, time_ns, flags, max_cap) {
             return;
         }
         let sg_cpu = &mut sg.cpus[0];
-        let boost = sg_cpu.iowait_apply(time_ns, tick_ns, max_cap, mode);
-        sg_cpu.get_util(policy.sched, boost, self.headroom_on_util);
         // Do not lower the level while the CPU has not idled.
         if sg_cpu.cpu_is_busy(policy.sched, time_ns) && sg_cpu.util < prev_util {
             sg_cpu.util = prev_util;
