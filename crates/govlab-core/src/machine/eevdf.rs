@@ -257,7 +257,7 @@ impl Engine {
                 continue;
             }
             let d = self.tasks[t].deadline;
-            if best.is_none_or(|(bd, _)| d < bd) {
+            if best.map_or(true, |(bd, _)| d < bd) {
                 best = Some((d, t));
             }
         }

@@ -85,6 +85,15 @@ pub struct Iter {
     bits: u64,
 }
 
+impl IntoIterator for &CpuMask {
+    type Item = CpuId;
+    type IntoIter = Iter;
+
+    fn into_iter(self) -> Iter {
+        self.iter()
+    }
+}
+
 impl Iterator for Iter {
     type Item = CpuId;
 
