@@ -27,7 +27,6 @@ impl Engine {
         let opp = table_index(ct, khz, relation);
         let opp_khz = ct.opps[opp].khz;
         let cppc = ct.cppc;
-        let caps = matches!(self.cpufreq_driver, CpufreqDriver::IntelCpufreq { hwp: true, .. }).then(|| HwpCaps::of(ct));
         // __cpufreq_driver_target: nothing to do if the policy is there
         // already, unless the driver wants every call
         // (CPUFREQ_NEED_UPDATE_LIMITS: intel_cpufreq, amd-pstate).
@@ -49,7 +48,7 @@ impl Engine {
                 self.policy_request(p, opp);
             }
             CpufreqDriver::IntelCpufreq { hwp: true, strict_target } => {
-                let caps = caps.expect("computed for intel_cpufreq with HWP");
+                let caps = HwpCaps::of(self.plat.domain_type(d));
                 let (pstate, max_perf_ratio) = if caps.is_ratio() {
                     let pstate = opp_khz / INTEL_PSTATE_SCALING_KHZ;
                     (pstate, (self.policies[p].max_khz / INTEL_PSTATE_SCALING_KHZ).max(pstate))
