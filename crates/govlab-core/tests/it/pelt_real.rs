@@ -55,9 +55,9 @@
 //! dated value is within 3; with the latter the new tasks (sudo, sh,
 //! shutils at util ~500) are off by up to 16. Those are simply the only
 //! tasks whose values are large enough (load ~1000) for the dividers' 2 %
-//! to exceed the tolerance; the test below this one shows the divider on
-//! a single pair of busybox values, independently of everything fitted
-//! here (and a sleep of sh). The tree is not mainline and was not found (docs/kernels.md,
+//! to exceed the tolerance; the second test shows the divider on two
+//! steps (a busybox crossing, a sleep of sh) that need nothing fitted
+//! here. The tree is not mainline and was not found (docs/kernels.md,
 //! "Why 4.19's own divider does not fit"). The counts are printed
 //! (`cargo test -p govlab-core --test it pelt_real -- --nocapture`).
 
