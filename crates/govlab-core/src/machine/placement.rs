@@ -209,7 +209,7 @@ impl Engine {
         mask.clear(dst);
         let mut busiest = None;
         let mut most = 0;
-        for c in mask.iter() {
+        for c in &mask {
             let nr = self.rqs[c].nr_running;
             if busiest.is_none() || nr > most {
                 (busiest, most) = (Some(c), nr);

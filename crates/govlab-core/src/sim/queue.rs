@@ -223,7 +223,7 @@ impl<E: Queued> EventQueue<E> {
             self.release(at);
             at = next;
         }
-        self.front.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+        self.front.sort_unstable_by_key(|e| Reverse(e.key));
         let e = self.front.pop().expect("two or more events");
         Some((e.time(), e.event))
     }
