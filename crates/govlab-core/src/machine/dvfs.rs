@@ -382,15 +382,16 @@ impl Engine {
 
     /// The OPP the hardware grants for the current request: under the
     /// package's power-limit ceiling, and a turbo OPP only within the turbo
-    /// limit for the package's active cores.
-    fn granted_opp(&self, d: usize) -> usize {
+    /// limit for the package's active cores (counted once into `active`
+    /// when it is None and a turbo OPP is asked for).
+    fn granted_opp(&self, d: usize, active: &mut Option<usize>) -> usize {
         let ct = self.plat.domain_type(d);
         let pkg = self.plat.freq_domains[d].package;
         let req = self.domains[d].req_opp.min(self.packages[pkg].cap_opp);
         if !ct.opps[req].turbo {
             return req;
         }
-        let limit = ct.turbo_limit_khz(self.active_cores(pkg));
+        let limit = ct.turbo_limit_khz(*active.get_or_insert_with(|| self.active_cores(pkg)));
         req.min(ct.opp_at_most(limit))
     }
 
@@ -412,10 +413,16 @@ impl Engine {
 
     /// Start a transition towards the granted OPP if none is in flight.
     fn kick_transition(&mut self, d: usize) {
+        self.kick_transition_counted(d, &mut None);
+    }
+
+    /// [`Self::kick_transition`] with the package's active cores, if
+    /// already counted since they last changed (see [`Self::granted_opp`]).
+    fn kick_transition_counted(&mut self, d: usize, active: &mut Option<usize>) {
         if self.domains[d].in_flight.is_some() {
             return;
         }
-        let target = self.granted_opp(d);
+        let target = self.granted_opp(d, active);
         if target == self.domains[d].cur_opp {
             return;
         }
@@ -540,8 +547,9 @@ impl Engine {
             }
             _ => {}
         }
+        let mut active = None;
         for d in doms().collect::<Vec<_>>() {
-            self.kick_transition(d);
+            self.kick_transition_counted(d, &mut active);
         }
     }
 
@@ -559,6 +567,9 @@ impl Engine {
     /// The package's power controller re-evaluates turbo grants.
     pub(crate) fn pcu_tick(&mut self, pkg: usize) {
         let mut any_turbo = false;
+        // Kicking a transition leaves every CPU's idle state as it is: the
+        // package's active cores are counted once for all its domains.
+        let mut active = None;
         for d in 0..self.domains.len() {
             if self.plat.freq_domains[d].package != pkg {
                 continue;
@@ -566,7 +577,7 @@ impl Engine {
             let ct = self.plat.domain_type(d);
             if ct.opps[self.domains[d].req_opp].turbo {
                 any_turbo = true;
-                self.kick_transition(d);
+                self.kick_transition_counted(d, &mut active);
             }
         }
         if any_turbo {

@@ -147,7 +147,7 @@ impl Engine {
         if load == 0 {
             return self.rqs[cpu].min_vruntime;
         }
-        sum.div_euclid(i128::from(load)) as u64
+        floor_div(sum, load) as u64
     }
 
     /// vruntime_eligible(): a task at vruntime `v` has lag ≥ 0.
@@ -193,8 +193,11 @@ impl Engine {
         if self.rqs[cpu].cfs_nr_running > 0 {
             let (_, load) = self.eevdf_sums(cpu);
             let load = load.max(1);
-            let inflated = i128::from(self.tasks[t].vlag) * i128::from(load + w) / i128::from(load);
-            lag = inflated as i64;
+            let vlag = self.tasks[t].vlag;
+            lag = match vlag.checked_mul((load + w) as i64) {
+                Some(p) => p / load as i64,
+                None => (i128::from(vlag) * i128::from(load + w) / i128::from(load)) as i64,
+            };
         }
         let mut vslice = self.eevdf_vslice(t);
         if initial {
@@ -421,5 +424,28 @@ impl Engine {
         tk.sched_delayed = false;
         tk.state = TaskState::Runnable;
         self.rqs[cpu].nr_delayed -= 1;
+    }
+}
+
+/// `sum / load` rounded down. The sum almost always fits in 64 bits, and
+/// then the quotient is the same without a 128-bit division.
+#[inline]
+fn floor_div(sum: i128, load: u64) -> i128 {
+    match (i64::try_from(sum), i64::try_from(load)) {
+        (Ok(s), Ok(l)) => i128::from(s.div_euclid(l)),
+        _ => sum.div_euclid(i128::from(load)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::floor_div;
+
+    #[test]
+    fn floor_div_rounds_down_in_both_widths() {
+        for (sum, load) in [(7i128, 2u64), (-7, 2), (-8, 2), (0, 5), (i128::from(i64::MAX) + 5, 3), (-(1i128 << 80) - 1, 1024)] {
+            assert_eq!(floor_div(sum, load), sum.div_euclid(i128::from(load)), "{sum} / {load}");
+        }
+        assert_eq!(floor_div(-7, 2), -4);
     }
 }

@@ -204,10 +204,18 @@ impl Engine {
             .find(|&t| !self.tasks[t].sched_delayed && self.allowed(t).test(dst))
     }
 
-    fn busiest_in(&self, mask: CpuMask, dst: CpuId) -> Option<CpuId> {
-        mask.iter()
-            .filter(|&c| c != dst)
-            .max_by_key(|&c| (self.rqs[c].nr_running, std::cmp::Reverse(c)))
+    /// The CPU of `mask` but `dst` with the most tasks, the lowest such.
+    fn busiest_in(&self, mut mask: CpuMask, dst: CpuId) -> Option<CpuId> {
+        mask.clear(dst);
+        let mut busiest = None;
+        let mut most = 0;
+        for c in &mask {
+            let nr = self.rqs[c].nr_running;
+            if busiest.is_none() || nr > most {
+                (busiest, most) = (Some(c), nr);
+            }
+        }
+        busiest
     }
 
     /// newidle_balance(): `cpu` is about to idle; pull one queued task.

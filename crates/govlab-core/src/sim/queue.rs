@@ -11,6 +11,12 @@
 //! window reaches them. Popping takes the smallest key of the first
 //! non-empty bucket, so the order is exactly the total order of the keys:
 //! the same as a heap's, hence the same run bit for bit.
+//!
+//! A busy machine puts a dozen events in one bucket (640 tbench tasks on
+//! 80 CPUs: about 12 per µs). Rather than scan the list on each pop, the
+//! bucket being popped is sorted once into the `front`, from which pops
+//! take the last entry; events scheduled into that bucket meanwhile are
+//! inserted there in order.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -91,6 +97,9 @@ pub struct EventQueue<E> {
     first: u64,
     /// Events at bucket numbers `first + BUCKETS` and later.
     later: BinaryHeap<Reverse<Entry<E>>>,
+    /// The events of bucket number `first` once pops have reached it,
+    /// largest key first; that bucket's list is then empty.
+    front: Vec<Entry<E>>,
     len: usize,
     next_seq: u64,
 }
@@ -111,6 +120,7 @@ impl<E: Queued> EventQueue<E> {
             summary: 0,
             first: 0,
             later: BinaryHeap::with_capacity(n / 4),
+            front: Vec::with_capacity(64),
             len: 0,
             next_seq: 0,
         }
@@ -129,7 +139,10 @@ impl<E: Queued> EventQueue<E> {
     fn place(&mut self, e: Entry<E>) {
         let bucket = e.time() >> BUCKET_SHIFT;
         debug_assert!(bucket >= self.first, "event scheduled in the past");
-        if bucket - self.first < BUCKETS as u64 {
+        if bucket == self.first && !self.front.is_empty() {
+            let at = self.front.partition_point(|f| f.key > e.key);
+            self.front.insert(at, e);
+        } else if bucket - self.first < BUCKETS as u64 {
             let slot = bucket as usize % BUCKETS;
             let node = Node { entry: e, next: self.heads[slot] };
             let at = if self.free == NIL {
@@ -177,6 +190,10 @@ impl<E: Queued> EventQueue<E> {
         if self.len == 0 {
             return None;
         }
+        self.len -= 1;
+        if let Some(e) = self.front.pop() {
+            return Some((e.time(), e.event));
+        }
         let slot = self.first_occupied().unwrap_or_else(|| {
             // The window is empty: jump it to the earliest later event.
             let Reverse(e) = self.later.peek().copied().expect("len > 0");
@@ -186,31 +203,36 @@ impl<E: Queued> EventQueue<E> {
         let start = self.first as usize % BUCKETS;
         let ahead = (slot + BUCKETS - start) % BUCKETS;
         self.advance_to(self.first + ahead as u64);
-        // The list's smallest key, and the node before it.
-        let (mut best, mut before) = (self.heads[slot], NIL);
-        let (mut prev, mut at) = (best, self.slab[best as usize].next);
+        // Empty the bucket: a lone event is the answer, more go to the front.
+        let mut at = self.heads[slot];
+        self.heads[slot] = NIL;
+        self.occupied[slot / 64] &= !(1 << (slot % 64));
+        if self.occupied[slot / 64] == 0 {
+            self.summary &= !(1 << (slot / 64));
+        }
+        let Node { entry: first, next } = self.slab[at as usize];
+        self.release(at);
+        if next == NIL {
+            return Some((first.time(), first.event));
+        }
+        self.front.push(first);
+        at = next;
         while at != NIL {
-            if self.slab[at as usize].entry.key < self.slab[best as usize].entry.key {
-                (best, before) = (at, prev);
-            }
-            (prev, at) = (at, self.slab[at as usize].next);
+            let Node { entry, next } = self.slab[at as usize];
+            self.front.push(entry);
+            self.release(at);
+            at = next;
         }
-        let Node { entry: e, next } = self.slab[best as usize];
-        if before == NIL {
-            self.heads[slot] = next;
-        } else {
-            self.slab[before as usize].next = next;
-        }
-        self.slab[best as usize].next = self.free;
-        self.free = best;
-        if self.heads[slot] == NIL {
-            self.occupied[slot / 64] &= !(1 << (slot % 64));
-            if self.occupied[slot / 64] == 0 {
-                self.summary &= !(1 << (slot / 64));
-            }
-        }
-        self.len -= 1;
+        self.front.sort_unstable_by_key(|e| Reverse(e.key));
+        let e = self.front.pop().expect("two or more events");
         Some((e.time(), e.event))
+    }
+
+    /// Return slab node `at` to the free list.
+    #[inline]
+    fn release(&mut self, at: u32) {
+        self.slab[at as usize].next = self.free;
+        self.free = at;
     }
 
     /// Move the window start to bucket number `first` and pull the later
@@ -274,6 +296,28 @@ mod tests {
         assert_eq!(order[1], (10, Event::IdleExitDone { cpu: 0, gen: 0 }));
         assert_eq!(order[2], (10, Event::Tick { cpu: 1, gen: 0 }));
         assert_eq!(order[3], (10, Event::Tick { cpu: 3, gen: 0 }));
+    }
+
+    /// A crowded bucket: events scheduled into the bucket being popped (the
+    /// front) come out in key order among those already sorted there.
+    #[test]
+    fn a_crowded_bucket_pops_in_key_order() {
+        let mut q = EventQueue::default();
+        for i in 0..20u32 {
+            q.schedule(u64::from(500 - i * 7), Event::RunDone { cpu: i, gen: 0 });
+        }
+        let mut popped = vec![q.pop().expect("20 queued")];
+        // Into the front, before, between and after what is there.
+        q.schedule(popped[0].0, Event::IdleExitDone { cpu: 100, gen: 0 });
+        q.schedule(popped[0].0, Event::Tick { cpu: 101, gen: 0 });
+        q.schedule(450, Event::RunDone { cpu: 102, gen: 0 });
+        q.schedule(1000, Event::RunDone { cpu: 103, gen: 0 });
+        popped.extend(std::iter::from_fn(|| q.pop()));
+        assert_eq!(popped.len(), 24);
+        assert_eq!(popped[1], (367, Event::IdleExitDone { cpu: 100, gen: 0 }));
+        assert_eq!(popped[2], (367, Event::Tick { cpu: 101, gen: 0 }));
+        assert!(popped.windows(2).all(|w| w[0].0 <= w[1].0), "{popped:?}");
+        assert_eq!(popped[23], (1000, Event::RunDone { cpu: 103, gen: 0 }));
     }
 
     /// Against a plain binary heap of the same keys: interleaved pushes
