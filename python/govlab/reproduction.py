@@ -28,6 +28,11 @@ figure exists the row also carries it and a verdict:
 - *magnitude*: govlab's difference is within a factor of two of the
   published one (only asked when the direction agrees).
 
+Where the evaluation asks for it (``Evaluation.significance``: the x86
+frequency-invariance one, whose tildes are judged results), govlab's
+difference counts only when it is significant over the repeats by
+compare-mmtests' t-test (:func:`significance`); otherwise it is none.
+
 Differences are in percent, positive = better (:func:`govlab.stats.pct_diff`).
 """
 
