@@ -2,7 +2,8 @@
 
 Reads the JSON of `govlab reproduce x86-freq-invariance [--quick] --format json`
 and prints, per machine, the score, package-power and performance-per-watt
-tables of docs/validation.md §6 (markdown; ✗: not the published direction).
+tables of docs/validation.md §6 (markdown; ✗: not the published direction;
+~ after govlab's figure: its difference is not significant over the repeats).
 
     python3 tools/x86_cell_tables.py r.json
 """
@@ -18,8 +19,9 @@ METRICS = [("score", "score"), ("pkg_power_w", "package W"), ("perf_per_watt", "
 
 def cell(row: dict) -> str:
     mark = "" if row["verdict"]["same_direction"] else " ✗"
+    tilde = "" if row.get("significance", {}).get("significant", True) else "~"
     digits = 1 if row["metric"] == "pkg_power_w" else 2
-    return f"{row['published']['value']:.{digits}f} / {row['value']:.{digits}f}{mark}"
+    return f"{row['published']['value']:.{digits}f} / {row['value']:.{digits}f}{tilde}{mark}"
 
 
 def tables(rows: list[dict]) -> str:

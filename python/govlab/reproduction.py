@@ -28,6 +28,11 @@ figure exists the row also carries it and a verdict:
 - *magnitude*: govlab's difference is within a factor of two of the
   published one (only asked when the direction agrees).
 
+Where the evaluation asks for it (``Evaluation.significance``: the x86
+frequency-invariance one, whose tildes are judged results), govlab's
+difference counts only when it is significant over the repeats by
+compare-mmtests' t-test (:func:`significance`); otherwise it is none.
+
 Differences are in percent, positive = better (:func:`govlab.stats.pct_diff`).
 """
 
@@ -49,7 +54,7 @@ from govlab.plan import RunSpec
 
 _NAN = float("nan")
 
-__all__ = ["EVALUATIONS", "Evaluation", "benchmark_of", "experiments_of", "published", "rows", "summary_rows", "verdict", "render_text", "section_text", "verdict_table", "EXTRA_METRICS"]
+__all__ = ["EVALUATIONS", "Evaluation", "benchmark_of", "experiments_of", "published", "rows", "summary_rows", "significance", "verdict", "render_text", "section_text", "verdict_table", "EXTRA_METRICS"]
 
 EXPERIMENTS_DIR = ROOT / "experiments"
 PUBLISHED_DIR = ROOT / "data" / "published"
@@ -66,6 +71,8 @@ class Evaluation:
     machines: tuple[str, ...] = ()
     #: also score each benchmark as a whole (:func:`summary_rows`)
     summary: bool = False
+    #: a govlab difference counts only when significant over the repeats (:func:`significance`)
+    significance: bool = False
 
     @property
     def experiment_file(self) -> Path:
@@ -104,6 +111,7 @@ EVALUATIONS: dict[str, Evaluation] = {
             "x86 frequency invariance for schedutil (v5.7, 2020)",
             machines=("skylake", "broadwell", "haswell"),
             summary=True,
+            significance=True,
         ),
     )
 }
@@ -189,11 +197,13 @@ def rows(
     out: list[dict[str, Any]] = []
     for e, runs in zip(experiments, planned, strict=True):
         benchmark = benchmark_of(ev, e)
-        cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        found: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
         for run in runs:
             result = results.get(run.key)
             if result is not None:
-                cells.setdefault((run.config, json.dumps(run.axis_value)), []).append(result)
+                found.setdefault((run.config, json.dumps(run.axis_value)), []).append((run.repeat, result))
+        # each cell's runs in the order of their repeats (their seeds)
+        cells = {k: [r for _, r in sorted(v, key=lambda x: x[0])] for k, v in found.items()}
         order = [e.baseline] + [c.name for c in e.configs if c.name != e.baseline]
         for value in e.axis_values:
             base = cells.get((e.baseline, json.dumps(value)), [])
@@ -231,6 +241,8 @@ def rows(
                     if name == "idle_correct_pct":
                         row["idle_samples"] = int(stats.amean([_idle_samples(r) for r in mine]))
                     row["pct"] = _pct(row["value"], row["baseline_value"], better)
+                    if ev.significance:
+                        row["significance"] = significance([get(r) for r in mine], [get(r) for r in base])
                     fig = _figure_for(figures, row)
                     if fig is not None:
                         row["published"] = {
@@ -240,10 +252,10 @@ def rows(
                             "where": fig["where"],
                             "headline": bool(fig["headline"]),
                         }
-                        row["verdict"] = verdict(row["published"]["pct"], _direction_pct(row))
+                        row["verdict"] = verdict(row["published"]["pct"], _direction_pct(row), _significant(row))
                     out.append(row)
         if ev.summary:
-            out += summary_rows(benchmark, e, cells, order, figures)
+            out += summary_rows(benchmark, e, cells, order, figures, ev.significance)
     return out
 
 
@@ -255,10 +267,14 @@ def rows(
 # benchmark with different parameters"; its power is turbostat's package
 # average over "the entire duration of each benchmark" (all its runs: the
 # package energy over the time), and performance per watt is the score over
-# the power ratio. Its tables print two decimals and a tilde for 1.00, so
-# govlab's ratios are compared as printed: rounded to two decimals, a
-# difference under half a percent being no difference. Rows carry
-# param None and metric "score", "pkg_power_w" or "perf_per_watt".
+# the power ratio. Its tables print two decimals and a tilde for 1.00, "a
+# neutral result, i.e. no difference from baseline". govlab's difference is
+# one only when it shows at two decimals and is significant over the repeats
+# (:func:`significance`): each repeat scores the benchmark on its own (the
+# logarithm of its geometric mean over the parameter, of its package power,
+# and of their quotient for performance per watt), and the configuration's
+# repeats are tested against the baseline's. Rows carry param None and
+# metric "score", "pkg_power_w" or "perf_per_watt".
 
 
 def summary_rows(
@@ -267,13 +283,19 @@ def summary_rows(
     cells: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]],
     order: Sequence[str],
     figures: Sequence[Mapping[str, Any]],
+    tested: bool = False,
 ) -> list[dict[str, Any]]:
-    """The evaluation-wide score, package power and performance per watt of one benchmark per configuration."""
+    """The evaluation-wide score, package power and performance per watt of one benchmark per configuration.
+
+    ``cells`` holds each (configuration, parameter) cell's runs in the order of their repeats;
+    ``tested``: judge each difference by its significance over the repeats.
+    """
     keys = [json.dumps(v) for v in e.axis_values]
     every = [r for k in keys for r in cells.get((e.baseline, k), [])]
     if not every:
         return []
     better = every[0]["primary_metric"]["better"]
+    sign = 1.0 if better == "higher" else -1.0
 
     def means(config: str) -> list[float] | None:
         out = []
@@ -284,13 +306,32 @@ def summary_rows(
             out.append(_mean([_primary_value(r) for r in runs], better))
         return out
 
-    def pkg_w(config: str) -> float:
-        runs = [r for k in keys for r in cells.get((config, k), [])]
+    def pkg_w(runs: Sequence[Mapping[str, Any]]) -> float:
         secs = math.fsum(float(r.get("sim_time_s") or 0.0) for r in runs)
         return math.fsum(float(r.get("package_j", math.nan)) for r in runs) / secs if secs > 0 else math.nan
 
+    def runs_of(config: str) -> list[Mapping[str, Any]]:
+        return [r for k in keys for r in cells.get((config, k), [])]
+
+    def per_repeat(config: str) -> dict[str, list[float]]:
+        """Each repeat's log score, log package power and log performance per watt (those it has)."""
+        n = min(len(cells.get((config, k), [])) for k in keys)
+        out: dict[str, list[float]] = {"score": [], "pkg_power_w": [], "perf_per_watt": []}
+        for i in range(n):
+            runs = [cells[(config, k)][i] for k in keys]
+            values = [_primary_value(r) for r in runs]
+            watts = pkg_w(runs)
+            if all(v > 0 for v in values):  # also false for nan
+                out["score"].append(math.fsum(math.log(v) for v in values) / len(values))
+            if watts > 0:
+                out["pkg_power_w"].append(math.log(watts))
+            if all(v > 0 for v in values) and watts > 0:
+                out["perf_per_watt"].append(sign * out["score"][-1] - math.log(watts))
+        return out
+
     base = means(e.baseline)
-    base_w = pkg_w(e.baseline)
+    base_w = pkg_w(runs_of(e.baseline))
+    base_repeats = per_repeat(e.baseline) if tested else {}
     out: list[dict[str, Any]] = []
     for config in order:
         if config == e.baseline:
@@ -299,9 +340,10 @@ def summary_rows(
         if mine is None or base is None:
             continue
         score = stats.gmean(mine) / stats.gmean(base) if stats.gmean(base) > 0 else math.nan
-        watts = pkg_w(config)
+        watts = pkg_w(runs_of(config))
         speed = score if better == "higher" else (1.0 / score if score > 0 else math.nan)
         ppw = speed / (watts / base_w) if watts > 0 and base_w > 0 else math.nan
+        repeats = per_repeat(config) if tested else {}
         for metric, unit, how, value, baseline_value in (
             ("score", "ratio", better, score, 1.0),
             ("pkg_power_w", "W", "lower", watts, base_w),
@@ -321,6 +363,8 @@ def summary_rows(
                 "repeats": len(cells.get((config, keys[0]), [])),
                 "pct": _printed_pct(value, baseline_value, how),
             }
+            if tested:
+                row["significance"] = significance(repeats[metric], base_repeats[metric])
             fig = _figure_for(figures, row)
             if fig is not None:
                 published_pct = _printed_pct(fig["value"], fig["baseline_value"], fig["better"])
@@ -331,9 +375,24 @@ def summary_rows(
                     "where": fig["where"],
                     "headline": bool(fig["headline"]),
                 }
-                row["verdict"] = verdict(published_pct, row["pct"])
+                row["verdict"] = verdict(published_pct, row["pct"], _significant(row))
             out.append(row)
     return out
+
+
+def significance(new: Sequence[float], base: Sequence[float]) -> dict[str, Any]:
+    """Whether a configuration's repeats differ from the baseline's, by compare-mmtests' test
+    (:func:`govlab.stats.mmtests_ttest`, two-sided, p < 0.10); from one repeat a side, any
+    difference is significant, as in MMTests."""
+    new = [v for v in new if not math.isnan(v)]
+    base = [v for v in base if not math.isnan(v)]
+    test = stats.mmtests_ttest(new, base)
+    return {"p": test.p, "significant": test.significant, "repeats": len(new), "baseline_repeats": len(base)}
+
+
+def _significant(row: Mapping[str, Any]) -> bool | None:
+    """The row's significance, None when its evaluation does not test it."""
+    return row["significance"]["significant"] if "significance" in row else None
 
 
 def _printed_pct(value: float, base: float, better: str) -> float:
@@ -371,10 +430,18 @@ def _pct(value: float, base: float, better: str) -> float:
     return stats.pct_diff(value, base, better)
 
 
-def verdict(published_pct: float, govlab_pct: float) -> dict[str, Any]:
-    """Same direction (sign of the improvement) and, if so, magnitude within a factor of two."""
+def verdict(published_pct: float, govlab_pct: float, significant: bool | None = None) -> dict[str, Any]:
+    """Same direction (sign of the improvement) and, if so, magnitude within a factor of two.
+
+    ``significant`` False: govlab's difference is not significant over its repeats, so it is
+    none (the source's tilde), whatever its size; True or None: it counts as it is.
+    """
     if math.isnan(published_pct) or math.isnan(govlab_pct):
         return {"same_direction": None, "within_2x": None, "text": "no figure"}
+    if significant is False and govlab_pct != 0:
+        if published_pct == 0:
+            return {"same_direction": True, "within_2x": True, "text": "no significant difference, as published"}
+        return {"same_direction": False, "within_2x": False, "text": "no significant difference in govlab"}
     same = (published_pct > 0) == (govlab_pct > 0) and published_pct != 0 and govlab_pct != 0
     if published_pct == 0 or govlab_pct == 0:
         same = published_pct == govlab_pct
@@ -433,7 +500,7 @@ def verdict_table(ev: Evaluation, table: Sequence[Mapping[str, Any]]) -> dict[st
                 r["config"],
                 r["metric"],
                 f"{_g(p['value'])} vs {_g(p['baseline_value'])} ({_signed(p['pct'])})",
-                f"{_g(r['value'])} vs {_g(r['baseline_value'])} ({_signed(r['pct'])})",
+                f"{_g(r['value'])} vs {_g(r['baseline_value'])} ({_difference(r)})",
                 r["verdict"]["text"] + (f" [{r['idle_samples']} idle entries]" if "idle_samples" in r else ""),
             )
         )
@@ -444,6 +511,11 @@ def verdict_table(ev: Evaluation, table: Sequence[Mapping[str, Any]]) -> dict[st
         f"{sum(1 for r in checked if r['verdict']['same_direction'])} of {len(checked)} rows in all; "
         "a difference is positive when it is an improvement."
     ]
+    if ev.significance:
+        notes.append(
+            "~: govlab's difference is not significant over its repeats (compare-mmtests' t-test, "
+            "two-sided, p < 0.10), so it is none, as the source's tilde; p: that test's p-value."
+        )
     return {"title": title, "head": head, "rows": body, "notes": notes, "published": True}
 
 
@@ -483,6 +555,18 @@ def _g(v: float) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
     return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.0f}"
+
+
+def _difference(r: Mapping[str, Any]) -> str:
+    """A row's difference as the verdict table prints it: "~" when it is not significant, and
+    the test's p-value when both sides were repeated."""
+    sig = r.get("significance")
+    if sig is None:
+        return _signed(r["pct"])
+    shown = _signed(r["pct"]) if sig["significant"] else "~"
+    if sig["repeats"] > 1 and sig["baseline_repeats"] > 1 and not math.isnan(sig["p"]):
+        shown += f", p {sig['p']:.2g}"
+    return shown
 
 
 def _signed(p: float) -> str:

@@ -30,6 +30,11 @@ simulation repeats a value exactly when the seed does not reach the workload)
 the t statistic is not defined: the test gives no verdict (``no_variance``,
 never significant), and the tables say "no variance" rather than guess. A
 zero difference is never significant.
+
+``govlab reproduce`` judges the x86 frequency-invariance evaluation's cells by
+the test its source's tool applied instead (:func:`mmtests_ttest`): the
+t-test compare-mmtests used to mark a result significant when the source was
+written, at its level of 0.10 (:data:`MMTESTS_LEVEL`).
 """
 
 from __future__ import annotations
@@ -52,6 +57,9 @@ __all__ = [
     "Welch",
     "welch",
     "significant",
+    "MMTESTS_LEVEL",
+    "MMTestsTTest",
+    "mmtests_ttest",
     "summarise",
     "Summary",
 ]
@@ -195,6 +203,55 @@ def welch(a: Sequence[float], b: Sequence[float]) -> Welch:
 def significant(a: Sequence[float], b: Sequence[float]) -> bool:
     """Whether ``a`` and ``b`` differ by Welch's t-test at ``p < ALPHA`` (0.05)."""
     return welch(a, b).significant
+
+
+#: compare-mmtests' significance level: Summarise.pm's default ``_SignificanceLevel``
+#: (no benchmark module set another; github.com/gormanm/mmtests, f0b33946 to 8cd087ae).
+MMTESTS_LEVEL = 0.10
+
+
+@dataclass(frozen=True)
+class MMTestsTTest:
+    """The outcome of :func:`mmtests_ttest`: statistic, degrees of freedom, two-sided p-value."""
+
+    t: float
+    df: float
+    p: float
+
+    @property
+    def significant(self) -> bool:
+        return self.p < MMTESTS_LEVEL
+
+
+def mmtests_ttest(new: Sequence[float], base: Sequence[float]) -> MMTestsTTest:
+    """compare-mmtests' test of ``new`` against ``base``, as MMTests marked significance from
+    2018 (f0b33946, "compare: Add support for results significance detection") until 2024
+    (8cd087ae replaced it by confidence intervals), so when the x86 frequency-invariance
+    evaluation (v5.7, 2020) was run: bin/lib/MMTests/Compare.pm ``_significanceTest`` on the
+    mean, sample standard deviation and count of each side (Summarise.pm ``extractSummary``).
+
+    Its t is Welch's (the standard error ``sqrt(s1²/n1 + s2²/n2)``) but its degrees of
+    freedom are the pooled test's, ``n1 + n2 - 2``; the p-value is two-sided and the
+    difference significant below :data:`MMTESTS_LEVEL`. A side of one value has the
+    standard deviation 0 (MMTests pushes 0 for its NaN), and with no spread on either side
+    any difference is significant (p 0) and none is not (p 1), as Compare.pm decides.
+    """
+    a, b = _values(new), _values(base)
+    if not a or not b:
+        return MMTestsTTest(_NAN, _NAN, _NAN)
+    na, nb = len(a), len(b)
+    sa, sb = (stddev(x) if len(x) > 1 else 0.0 for x in (a, b))
+    delta = amean(a) - amean(b)
+    se = math.sqrt(sa**2 / na + sb**2 / nb)
+    if se == 0:
+        return MMTestsTTest(_NAN, _NAN, 0.0 if delta else 1.0)
+    t = delta / se
+    df = float(na + nb - 2)
+    if df < 1:
+        return MMTestsTTest(t, df, _NAN)
+    from scipy.stats import t as student_t  # imported here: only tables need it
+
+    return MMTestsTTest(t, df, min(1.0, float(2.0 * student_t.sf(abs(t), df))))
 
 
 @dataclass(frozen=True)

@@ -125,3 +125,127 @@ def test_a_score_within_the_printed_rounding_is_no_difference(ratio, published, 
 def test_a_difference_against_a_published_tilde_is_named_so():
     v = reproduce.verdict(reproduce._printed_pct(1.0, 1.0, "higher"), reproduce._printed_pct(1.2, 1.0, "higher"))
     assert (v["same_direction"], v["text"]) == (False, "a difference in govlab, none published")
+
+
+# --- significance over the repeats -------------------------------------------------------------
+
+
+def _repeats(times: list[float], watts: float = 10.0) -> list[dict]:
+    return [_run(t, watts * t, t) for t in times]
+
+
+def _tilde_figures(value: float) -> list[dict]:
+    return [{"benchmark": "m/b", "param": None, "config": "inv", "metric": "score", "better": "lower",
+             "value": value, "baseline_value": 1.0, "where": "made up", "headline": False}]
+
+
+def _summary(base: list[float], inv: list[float], published: float) -> dict:
+    e = _Exp([1])
+    k = json.dumps(1)
+    cells = {("base", k): _repeats(base), ("inv", k): _repeats(inv)}
+    rows = reproduce.summary_rows("m/b", e, cells, ["base", "inv"], _tilde_figures(published), tested=True)
+    return {r["metric"]: r for r in rows}
+
+
+def test_a_difference_within_the_repeats_spread_is_the_sources_tilde():
+    # the repeats' times scatter by 10 %; their means differ by 2 %: not significant
+    rows = _summary([10.0, 11.0, 9.0], [10.5, 11.1, 9.0], published=1.0)
+    score = rows["score"]
+    assert score["pct"] != 0 and not score["significance"]["significant"]
+    assert score["significance"]["repeats"] == 3 and score["significance"]["p"] > 0.5
+    assert (score["verdict"]["same_direction"], score["verdict"]["text"]) == (True, "no significant difference, as published")
+    # and symmetric: against a published difference, the same run is wrong
+    other = _summary([10.0, 11.0, 9.0], [10.5, 11.1, 9.0], published=0.9)["score"]
+    assert (other["verdict"]["same_direction"], other["verdict"]["text"]) == (False, "no significant difference in govlab")
+
+
+def test_a_difference_beyond_the_repeats_spread_counts():
+    # 20 % faster in every repeat, each side spread by 1 %
+    rows = _summary([10.0, 10.1, 9.9], [8.0, 8.1, 7.9], published=0.9)
+    score = rows["score"]
+    assert score["significance"]["significant"] and score["significance"]["p"] < 0.001
+    assert score["verdict"]["same_direction"] is True
+    against_tilde = _summary([10.0, 10.1, 9.9], [8.0, 8.1, 7.9], published=1.0)["score"]
+    assert against_tilde["verdict"]["text"] == "a difference in govlab, none published"
+    # the package draws the same 10 W in every run: no difference in power, whatever the times
+    assert rows["pkg_power_w"]["value"] == pytest.approx(10.0) and not rows["pkg_power_w"]["significance"]["significant"]
+    # performance per watt is tested on each repeat's speed over its power
+    assert rows["perf_per_watt"]["significance"]["significant"]
+
+
+def test_one_repeat_judges_as_printed():
+    # from one run a side, every difference that shows at two decimals counts (MMTests' rule)
+    score = _summary([10.0], [9.8], published=1.0)["score"]
+    assert score["significance"]["significant"] and score["verdict"]["text"] == "a difference in govlab, none published"
+    assert _summary([10.0], [9.97], published=1.0)["score"]["verdict"]["text"] == "no difference, as published"
+
+
+def test_the_verdict_table_prints_a_difference_that_is_not_significant_as_a_tilde():
+    rows = list(_summary([10.0, 11.0, 9.0], [10.5, 11.1, 9.0], published=1.0).values())
+    rows += list(_summary([10.0, 10.1, 9.9], [8.0, 8.1, 7.9], published=1.0).values())
+    rows = [r for r in rows if "published" in r]
+    t = reproduce.verdict_table(EV, rows)
+    govlab = [cells[5] for cells in t["rows"]]
+    assert govlab[0].endswith("(~, p 0.83)") and govlab[1].endswith("(+20.00%, p 1.7e-05)")
+    assert any("not significant over its repeats" in n for n in t["notes"])
+    from govlab import report as html_report
+
+    page = html_report.render([], {}, verdicts=[t])
+    assert "(~, p 0.83)" in page
+
+
+def test_the_evaluation_repeats_each_run_as_mmtests_iterates():
+    for e in reproduce.experiments_of(EV, quick=True):
+        assert e.seeds == [1, 2, 3, 4, 5]
+
+
+REPEATED = """\
+[experiment]
+name = "rep"
+platform = "skylake-e3-1240v5"
+kernel = "5.2"
+duration = "150ms"
+repeats = 3
+seed = 11
+baseline = "v5.2"
+cpuidle = "menu"
+
+[[benchmark]]
+name = "pgbench-ro"
+workload = "pgbench:mode=ro,fs=xfs"
+axis = { clients = [1, 4] }
+
+[[config]]
+name = "v5.2"
+cpufreq = "schedutil"
+platform_options = { intel_pstate = "passive" }
+
+[[config]]
+name = "4C"
+cpufreq = "schedutil"
+kernel = "5.2:freq_invariance=4c"
+platform_options = { intel_pstate = "passive" }
+"""
+
+
+def test_a_run_with_repeats_is_deterministic_for_its_seed(tmp_path):
+    from govlab import experiment
+    from govlab.pipeline import run_experiments
+    from govlab.store import Store
+
+    path = tmp_path / "rep.toml"
+    path.write_text(REPEATED)
+    ev = reproduce.Evaluation("rep", "test", summary=True, significance=True)
+    tables = []
+    for db in ("a.sqlite", "b.sqlite"):
+        exps = experiment.load_all(path)
+        with Store(tmp_path / db) as store:
+            done = run_experiments(exps, store, jobs=1, progress=False)
+            results = done.results(store)
+        tables.append(reproduce.rows(ev, exps, done.planned, results, figures=[]))
+        values = [results[r.key]["primary_metric"]["value"] for r in done.planned[0] if r.config == "v5.2" and r.axis_value == 4]
+    assert json.dumps(tables[0]) == json.dumps(tables[1])
+    # the seeds reach the workload, so the test has a spread to judge by
+    assert len(set(values)) > 1
+    summary = [r for r in tables[0] if r["param"] is None]
+    assert {r["significance"]["repeats"] for r in summary} == {3}
