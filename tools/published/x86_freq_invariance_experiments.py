@@ -61,7 +61,8 @@ for m, d in M.items():
 # = {n} (pgbench 1..NUMCPUS*2, tbench4 1..NUMCPUS*4, kernbench 2..NUMCPUS*2, in MMTests'
 # power-of-two steps plus the maximum; netperf's NETPERF_BUFFER_SIZES; dbench4 as MMTests' dbench-bench
 # stepped in January 2020, doubling below NUMCPUS, then eightfold up to NUMCPUS*8:
-# {", ".join(str(x) for x in db)}). Each run lasts 1 simulated
+# {", ".join(str(x) for x in db)}; scored as MMTests' ExtractDbench4 scores it, by each client's time per
+# pass of the load file, dbench's --show-execute-time). Each run lasts 1 simulated
 # second, not MMTests' 180-300 s, and runs once (MMTests' timed benchmarks run each client count once;
 # its netperf, kernbench and gitsource iterations, 5, 5 and 3, are not repeated here): with 80 CPUs and
 # up to 320 tbench clients a 3-s run with two repeats took the full size past an hour on two cores (issue 35).
@@ -101,7 +102,7 @@ quick = {arr(q_pg)}
 
 [[benchmark]]
 name = "dbench4"
-workload = "dbench:fs=xfs"
+workload = "dbench:fs=xfs,score=loadfile"
 axis = {{ clients = {arr(db)} }}
 quick = {arr(q_db)}
 
