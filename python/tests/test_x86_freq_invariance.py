@@ -61,6 +61,27 @@ def test_each_machine_runs_the_evaluations_kernel_and_configurations(machine):
     assert ps["platform"]["hwp"] is hwp and ps["cpufreq"]["tunables"]["hwp"] == ("on" if hwp else "off")
 
 
+def test_dbench4_runs_mmtests_2020_clients_and_scores_the_load_file_time():
+    # dbench-bench of January 2020: x2 below NUMCPUS, then x8, up to NUMCPUS*8; ExtractDbench4
+    # averages each client's time per pass of the load file
+    ncpus = {"skylake": 8, "broadwell": 80, "haswell": 48}
+    exps = _experiments()
+    for machine, n in ncpus.items():
+        e = exps[machine + "/dbench4"]
+        assert list(e.axis_values) == {8: [1, 2, 4, 8, 64], 80: [1, 2, 4, 8, 16, 32, 64, 128], 48: [1, 2, 4, 8, 16, 32, 64]}[n]
+        last = e.axis_values[-1]
+        assert last * (2 if last < n else 8) > 8 * n
+        spec = e.to_dict()["workload"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "govlab", "run", "--platform", MACHINES[machine][0], "--kernel", "5.2",
+             "--workload", f"{spec},clients=1", "--show-config"],
+            capture_output=True, text=True, check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        shown = json.loads(proc.stdout)["workload"]
+        assert (shown["params"]["fs"], shown["params"]["score"]) == ("xfs", "loadfile"), shown
+
+
 def test_published_figures_name_a_benchmark_configuration_and_parameter_of_the_files():
     figures = reproduce.published(EV)
     assert len(figures) == 425

@@ -26,12 +26,22 @@ def steps(lo, hi):
     out.append(hi)
     return out
 
+def dbench_steps(ncpus):
+    # dbench-bench as MMTests had it when the source ran (gormanm/mmtests ffca095a, January 2020;
+    # config-io-dbench4-async: DBENCH_MIN_CLIENTS=1, DBENCH_MAX_CLIENTS=NUMCPUS*8): the client count
+    # doubles while below NUMCPUS, then grows eightfold, and stops past the maximum (no maximum step)
+    out, v = [], 1
+    while v <= 8 * ncpus:
+        out.append(v); v = v * 2 if v < ncpus else v * 8
+    return out
+
 def arr(xs): return "[" + ", ".join(str(x) for x in xs) + "]"
 
 for m, d in M.items():
     n = d["ncpus"]
     pg = steps(1, 2 * n)          # PGBENCH_MAX_THREADS=NUMCPUS*2
-    db = steps(1, 4 * n)          # DBENCH_MAX_CLIENTS / TBENCH_MAX_CLIENTS = NUMCPUS*4
+    db = dbench_steps(n)
+    tb = steps(1, 4 * n)          # TBENCH_MAX_CLIENTS = NUMCPUS*4
     kb = steps(2, 2 * n)          # KERNBENCH_MIN_THREADS=2, MAX=NUMCPUS*2
     q_pg, q_db, q_kb = [1, 8], [1, 8], [2, 8]
     hwp_note = ("# intel_pstate=passive implied intel_pstate=no_hwp before v5.9 (Documentation/admin-guide/pm/\n"
@@ -51,8 +61,11 @@ for m, d in M.items():
 {hwp_note}# The filesystem is XFS (fs=xfs where govlab's workload models one).
 #
 # Sizes are MMTests' (configs in github.com/gormanm/mmtests, configs/): clients and jobs from NUMCPUS
-# = {n} (pgbench 1..NUMCPUS*2, dbench4 and tbench4 1..NUMCPUS*4, kernbench 2..NUMCPUS*2, in MMTests'
-# power-of-two steps plus the maximum; netperf's NETPERF_BUFFER_SIZES). Each run lasts 1 simulated
+# = {n} (pgbench 1..NUMCPUS*2, tbench4 1..NUMCPUS*4, kernbench 2..NUMCPUS*2, in MMTests'
+# power-of-two steps plus the maximum; netperf's NETPERF_BUFFER_SIZES; dbench4 as MMTests' dbench-bench
+# stepped in January 2020, doubling below NUMCPUS, then eightfold up to NUMCPUS*8:
+# {", ".join(str(x) for x in db)}; scored as MMTests' ExtractDbench4 scores it, by each client's time per
+# pass of the load file, dbench's --show-execute-time). Each run lasts 1 simulated
 # second, not MMTests' 180-300 s (with 80 CPUs and up to 320 clients a 3-s run with two repeats took the
 # full size past an hour on two cores, issue 35), and runs {REPEATS} times, seeds 1..{REPEATS}, as MMTests
 # iterated netperf, kernbench and gitsource when the source ran (configs at ffca095a, January 2020;
@@ -94,7 +107,7 @@ quick = {arr(q_pg)}
 
 [[benchmark]]
 name = "dbench4"
-workload = "dbench:fs=xfs"
+workload = "dbench:fs=xfs,score=loadfile"
 axis = {{ clients = {arr(db)} }}
 quick = {arr(q_db)}
 
@@ -113,7 +126,7 @@ quick = [64, 16384]
 [[benchmark]]
 name = "tbench4"
 workload = "tbench"
-axis = {{ clients = {arr(db)} }}
+axis = {{ clients = {arr(tb)} }}
 quick = {arr(q_db)}
 
 [[benchmark]]

@@ -109,6 +109,19 @@ mod dbench {
     }
 
     #[test]
+    fn loadfile_score_is_a_pass_of_the_load_file() {
+        let slow = run("dbench:clients=1,score=loadfile", "userspace:scaling_setspeed=800000");
+        let fast = run("dbench:clients=1,score=loadfile", "performance");
+        assert_eq!(fast.primary_metric.name, "loadfile_ms");
+        // A pass holds the Deltree, which sets the per-second maximum, and
+        // 2000 operations more.
+        let (pass, worst) = (metric(&fast, "loadfile_ms"), metric(&fast, "latency_ms"));
+        assert!(pass > worst + 10.0, "a pass {pass} ms, the worst operation {worst} ms");
+        let s = metric(&slow, "loadfile_ms");
+        assert!(s > 1.5 * pass, "a pass at 800 MHz {s} ms, at max {pass} ms");
+    }
+
+    #[test]
     fn fsync_mode_is_slower() {
         let async_ = run("dbench:clients=1", "performance");
         let sync = run("dbench:clients=1,fsync=on", "performance");
