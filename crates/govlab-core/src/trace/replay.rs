@@ -29,7 +29,10 @@
 //!   the recorded length;
 //! * the time before a task's first appearance is a sleep from the trace's
 //!   start; a task running when the trace starts runs from the start; a
-//!   `sched_process_exit` or a dead `prev_state` ends its program.
+//!   `sched_process_exit` or a dead `prev_state` ends its program;
+//! * a move by a `migration/N` stopper that the task keeps to the end is an
+//!   affinity set there ([`Step::Affine`], the rule at
+//!   `keep_affinity_that_held`): the free replay sets it at that point.
 //!
 //! With `pin`, each stretch of a task runs on the CPU it ran on in the
 //! trace (for a replay on the machine that recorded it: placement then
