@@ -431,6 +431,14 @@ impl KernelConfig {
         self.has(EraId::PeltDivider)
     }
 
+    /// From v6.0 (e2f3e35f1f5a, `migrate_se_pelt_lag`) a task migrated at
+    /// wakeup from an idle CPU is decayed to an estimate of now; before, it
+    /// leaves with its old runqueue's last update. For sched/pelt.rs.
+    #[must_use]
+    pub fn pelt_migration_lag(&self) -> bool {
+        self.has(EraId::MigratePeltLag)
+    }
+
     /// From v6.5 ("io_uring: Use io_schedule* in cqring wait"; v6.6 kept it
     /// for waits with requests in flight, which a fio job's always are) a
     /// task waiting in io_cqring_wait() is in iowait; before, it was not.

@@ -159,3 +159,38 @@ fn idle_blocked_load_decays_from_4_17_only() {
     assert!(last < 40 * MS, "4.16: CPU 2 decayed at {} ms", last / MS);
     assert!(util > 200, "4.16: CPU 2's util_avg {util} at 300 ms");
 }
+
+/// A task that ran about 50 ms on LITTLE CPU 0 of juno-r0 (affinity {0}), then
+/// widens its affinity to {0, 1} and sleeps 200 ms: nothing updates CPU 0's
+/// runqueue while the machine sleeps, and at the wakeup its utilisation does
+/// not fit CPU 0 (util_est), so it wakes on big CPU 1. Returns its util_avg
+/// after a 2 ms run there.
+fn woken_onto_big(kernel: &str) -> u64 {
+    let json = file(
+        "lag.json",
+        r#"{ "tasks": { "t": { "loop": 1, "phases": {
+            "little": { "cpus": [0], "run": 30000 },
+            "wide": { "cpus": [0, 1], "sleep1": 200000, "run": 2000, "sleep2": 1000000 }
+        } } } }"#,
+    );
+    let e = run(kernel, "juno-r0", &json, 310 * MS);
+    let t = e.tasks.iter().position(|t| &*t.comm == "t").unwrap();
+    assert_eq!(e.tasks[t].cpu, 1, "{kernel}: the task did not wake on big CPU 1");
+    e.tasks[t].avg.util_avg
+}
+
+/// From v6.0 (e2f3e35f1f5a, migrate_se_pelt_lag) a task woken onto another
+/// CPU from an idle one arrives decayed by its sleep; before, it carries
+/// the utilisation its old runqueue last saw (about 520 here), the 200 ms
+/// sleep undecayed. (5.19 and 6.0 are not supported versions: they resolve
+/// to 5.9 and 6.5, the nearest on either side.)
+#[test]
+fn wakeup_migration_decays_the_sleep_from_6_0() {
+    let before = woken_onto_big("5.9:housekeeping=off");
+    let after = woken_onto_big("6.5:housekeeping=off");
+    // 200 ms are 6.25 half-lives: what is left of any value below 1024 is
+    // below 14, and the 2 ms run on CPU 1 adds about 44.
+    assert!(after < 80, "6.5: util_avg {after} after the wakeup migration");
+    assert!(before > 450, "5.9: util_avg {before} after the wakeup migration");
+}
+

@@ -26,7 +26,7 @@ use super::Engine;
 use crate::kernel::EraId;
 use crate::platform::CpuId;
 use crate::sched::cpumask::CpuMask;
-use crate::sched::pelt;
+use crate::sched::pelt::{self, MigrationLag};
 use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
 
@@ -103,6 +103,9 @@ impl Engine {
         let tk = &mut self.tasks[t];
         pelt::sync_entity_div(&rq.cfs, &mut tk.avg, tk.weight, self.pelt.divider);
         pelt::remove_entity(&mut rq.cfs, &tk.avg);
+        if self.pelt.migration_lag == MigrationLag::Estimated && rq.curr.is_none() {
+            pelt::migrate_se_pelt_lag(&rq.cfs, &rq.clock, self.now, &mut tk.avg, tk.weight, self.pelt.divider);
+        }
         tk.needs_attach = true;
         tk.vruntime = tk.vruntime.saturating_sub(rq.min_vruntime) + self.rqs[to].min_vruntime;
     }

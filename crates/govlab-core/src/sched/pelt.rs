@@ -114,7 +114,8 @@
 //!   [`util_est_update`] with `task_sleep = true`. If nothing else is
 //!   runnable, [`RqClockPelt::update_idle`] before the idle task runs.
 //! * Migration away: [`sync_entity`] then [`remove_entity`] (wakeup
-//!   migration), or [`detach_entity`] under the runqueue lock.
+//!   migration; from v6.0, from an idle CPU, [`migrate_se_pelt_lag`]), or
+//!   [`detach_entity`] under the runqueue lock.
 
 // The kernel narrows and reinterprets integers (u64 to u32, u64 to s64) on
 // purpose; those C conversions are the semantics modelled here, so the casts
@@ -238,6 +239,11 @@ pub struct RqClockPelt {
     /// Idle time that could not be given back because the runqueue was
     /// saturated (`rq->lost_idle_time`), ns.
     pub lost_idle_time: u64,
+    /// The task clock and [`Self::now`] when the PELT clock was last synced
+    /// on an idle CPU (`rq->clock_idle`, `rq->clock_pelt_idle`, v6.0), read
+    /// by [`migrate_se_pelt_lag`]. Recorded on every version.
+    pub clock_idle: u64,
+    pub clock_pelt_idle: u64,
 }
 
 // ---------------------------------------------------------------------------
@@ -633,6 +639,39 @@ pub fn sync_entity_div(cfs: &CfsRqAvg, se: &mut SchedAvg, weight: u64, divider: 
     }
 }
 
+/// `migrate_se_pelt_lag` (kernel/sched/fair.c, v6.0, e2f3e35f1f5a "sched/
+/// fair: Decay task PELT values during wakeup migration"): a task woken onto
+/// another CPU has just been synced to its old runqueue's last update, which
+/// on an idle CPU may be long past (nothing updates a runqueue while it
+/// sleeps but the NOHZ stats pass), so it would arrive undecayed by the rest
+/// of its sleep. When the old CPU is idle (the caller checks), decay it
+/// further to an estimate of now: the PELT clock when the CPU was last seen
+/// idle plus the time since (`clock_pelt_idle + now_ns − clock_idle`), or
+/// the runqueue's own last update if that is later. Call after
+/// [`sync_entity_div`] and [`remove_entity`], which take out what the
+/// runqueue still holds of the task. A fully decayed task is left alone.
+pub fn migrate_se_pelt_lag(
+    cfs: &CfsRqAvg,
+    clock: &RqClockPelt,
+    now_ns: u64,
+    se: &mut SchedAvg,
+    weight: u64,
+    divider: PeltDivider,
+) {
+    if se.load_sum == 0 && se.util_sum == 0 && se.runnable_sum == 0 {
+        return;
+    }
+    let lut = cfs.avg.last_update_time;
+    let now = if clock.clock_pelt_idle < lut {
+        lut
+    } else {
+        clock.clock_pelt_idle + now_ns.saturating_sub(clock.clock_idle)
+    };
+    if update_load_sum(now, se, 0, 0, false) {
+        update_load_avg_div(se, weight, divider);
+    }
+}
+
 /// `remove_entity_load_avg` without its leading sync (call [`sync_entity`]
 /// first): park the task's averages in `removed_*`; the next
 /// [`update_cfs_rq`] subtracts them.
@@ -665,7 +704,7 @@ impl RqClockPelt {
         self.clock_task = now_ns;
 
         if idle {
-            self.clock_pelt = self.clock_task;
+            self.sync_idle();
             return;
         }
         let delta = cap_scale(delta, cpu_capacity);
@@ -702,7 +741,17 @@ impl RqClockPelt {
                 .lost_idle_time
                 .wrapping_add(self.clock_task.wrapping_sub(self.clock_pelt));
         }
+        self.sync_idle();
+    }
+
+    /// `_update_idle_rq_clock_pelt`: the runqueue is idle, so the PELT
+    /// clock catches up with the task clock; v6.0 (e2f3e35f1f5a) also
+    /// notes both clocks for [`migrate_se_pelt_lag`].
+    #[inline]
+    fn sync_idle(&mut self) {
         self.clock_pelt = self.clock_task;
+        self.clock_idle = self.clock_task;
+        self.clock_pelt_idle = self.now();
     }
 
     /// `rq_clock_pelt`: the time PELT reads, `clock_pelt − lost_idle_time`.
@@ -867,12 +916,28 @@ impl PeltDivider {
     }
 }
 
-/// The PELT rules of a kernel version: where invariance applies and the
-/// averaging divider. The default is v6.8's.
+/// What a wakeup migration does with the time the task's old, idle
+/// runqueue has not accounted yet (`migrate_task_rq_fair`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MigrationLag {
+    /// Before v6.0: the task leaves synced to the old runqueue's last update
+    /// ("the wakee task is less decayed, but giving the wakee more load
+    /// sounds not bad", the kernel's comment).
+    Undecayed,
+    /// From v6.0 (e2f3e35f1f5a): decayed to an estimate of now
+    /// ([`migrate_se_pelt_lag`]).
+    #[default]
+    Estimated,
+}
+
+/// The PELT rules of a kernel version: where invariance applies, the
+/// averaging divider and the decay at wakeup migration. The default is
+/// v6.8's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PeltRules {
     pub era: PeltEra,
     pub divider: PeltDivider,
+    pub migration_lag: MigrationLag,
 }
 
 /// A CPU's invariance factors at an update (`arch_scale_freq_capacity`,
@@ -887,12 +952,14 @@ pub struct Scales {
 impl PeltRules {
     /// The rules of `kernel`: contributions scaled before v5.1
     /// (23127296889f), the `period_contrib` divider from v4.13
-    /// (625ed2bf049d).
+    /// (625ed2bf049d), the migration lag estimated from v6.0
+    /// (e2f3e35f1f5a).
     #[must_use]
     pub fn for_kernel(kernel: &crate::kernel::KernelConfig) -> PeltRules {
         PeltRules {
             era: if kernel.pelt_scales_contributions() { PeltEra::ScaledContributions } else { PeltEra::ScaledClock },
             divider: if kernel.pelt_divider_has_period_contrib() { PeltDivider::PeriodContrib } else { PeltDivider::LoadAvgMax },
+            migration_lag: if kernel.pelt_migration_lag() { MigrationLag::Estimated } else { MigrationLag::Undecayed },
         }
     }
 }

@@ -29,7 +29,10 @@
 //!   the recorded length;
 //! * the time before a task's first appearance is a sleep from the trace's
 //!   start; a task running when the trace starts runs from the start; a
-//!   `sched_process_exit` or a dead `prev_state` ends its program.
+//!   `sched_process_exit` or a dead `prev_state` ends its program;
+//! * a move by a `migration/N` stopper that the task keeps to the end is an
+//!   affinity set there ([`Step::Affine`], the rule at
+//!   `keep_affinity_that_held`): the free replay sets it at that point.
 //!
 //! With `pin`, each stretch of a task runs on the CPU it ran on in the
 //! trace (for a replay on the machine that recorded it: placement then
@@ -84,6 +87,10 @@ pub enum Step {
     /// the wakeup that ends it happen on the new CPU, as in the kernel,
     /// which places a task when it wakes.
     OnCpu(usize),
+    /// From here the task may run on this CPU only: the affinity the
+    /// recording implies (see [`tasks`]), placed before the
+    /// [`Step::OnCpu`] of the move that showed it.
+    Affine(usize),
 }
 
 /// A task as the trace shows it.
@@ -124,6 +131,9 @@ struct Task {
     cycles: f64,
     /// Its first event was `sched_wakeup_new`.
     forked: bool,
+    /// The CPU and name it had when a `migration/N` stopper preempted it,
+    /// until it next runs.
+    stopped: Option<(usize, String)>,
 }
 
 impl Task {
@@ -138,14 +148,17 @@ impl Task {
     /// Switched in (or found running) on `cpu`: a move ends the burst
     /// (preempted on one CPU, resumed on another) and is marked where the
     /// task stopped on the old CPU ([`Step::OnCpu`]).
-    fn on_cpu(&mut self, cpu: usize) {
-        if self.cpu != Some(cpu) {
-            self.end_burst();
-            let at = self.steps.iter().rposition(|s| matches!(s, Step::Run(_) | Step::Wake(_) | Step::OnCpu(_))).map_or(0, |i| i + 1);
-            self.steps.insert(at, Step::OnCpu(cpu));
-            self.cpu = Some(cpu);
-        }
+    /// Returns where the move's [`Step::OnCpu`] went.
+    fn on_cpu(&mut self, cpu: usize) -> Option<usize> {
         self.cpus.insert(cpu);
+        if self.cpu == Some(cpu) {
+            return None;
+        }
+        self.end_burst();
+        let at = self.steps.iter().rposition(|s| matches!(s, Step::Run(_) | Step::Wake(_) | Step::OnCpu(_))).map_or(0, |i| i + 1);
+        self.steps.insert(at, Step::OnCpu(cpu));
+        self.cpu = Some(cpu);
+        Some(at)
     }
 
     fn sleep(&mut self, ns: u64) {
@@ -294,6 +307,9 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                             tk.state = State::Dead;
                         } else if s.prev_state.is_runnable() {
                             tk.state = State::Runnable;
+                            if s.next_comm.starts_with("migration/") {
+                                tk.stopped = Some((c, s.prev_comm.to_string()));
+                            }
                         } else {
                             tk.end_burst();
                             tk.state = State::Blocked { since_ns: t };
@@ -308,7 +324,13 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                         State::Running { .. } | State::Runnable | State::Dead => {}
                     }
                     if tk.state != State::Dead {
-                        tk.on_cpu(c);
+                        let moved = tk.on_cpu(c);
+                        if let (Some(at), Some((from, comm))) = (moved, tk.stopped.take()) {
+                            if from != c && *comm == *s.next_comm {
+                                tk.steps.insert(at, Step::Affine(c));
+                            }
+                        }
+                        tk.stopped = None;
                         tk.state = State::Running { cpu: c, since_ns: t };
                         r.current[c] = Some(s.next_pid);
                     }
@@ -362,10 +384,34 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
         .into_iter()
         .map(|(pid, mut tk)| {
             tk.end_burst();
+            keep_affinity_that_held(&mut tk.steps);
             ReplayTask { pid, comm: tk.comm, steps: tk.steps, cpus: tk.cpus, forked: tk.forked, recorded_pelt: pelt.get(&pid).copied() }
         })
         .filter(|t| t.steps.iter().any(|s| matches!(s, Step::Run(_) | Step::Wake(_))))
         .collect()
+}
+
+/// The affinity a recording implies. A trace does not carry affinities,
+/// but a `sched_setaffinity` that excludes the CPU a task runs on shows:
+/// the task, runnable, is switched out for that CPU's `migration/N`
+/// stopper (`__set_cpus_allowed_ptr` → `affine_move_task`, kernel/sched/
+/// core.c) and next runs on another CPU. The stopper also serves
+/// `sched_exec` (an exec's balancing, which renames the task: such a move
+/// is not taken, the next switch-in names it differently) and active load
+/// balancing, which this rule cannot tell apart. So the move is taken as
+/// an affinity to the new CPU ([`Step::Affine`]) only if the task keeps its
+/// name across it and is never seen on another CPU afterwards; otherwise
+/// the mark is dropped here and the scheduler places the task.
+fn keep_affinity_that_held(steps: &mut Vec<Step>) {
+    let Some(at) = steps.iter().rposition(|s| matches!(s, Step::Affine(_))) else { return };
+    let Step::Affine(cpu) = steps[at] else { return };
+    let held = steps[at..].iter().all(|s| !matches!(*s, Step::OnCpu(c) if c != cpu));
+    let keep = held.then_some(at);
+    let mut i = 0;
+    steps.retain(|s| {
+        i += 1;
+        !matches!(s, Step::Affine(_)) || Some(i - 1) == keep
+    });
 }
 
 /// A task entity's `pid`, `load` and `util` from the fields of a
@@ -382,7 +428,16 @@ fn task_pelt(fields: &str) -> Option<(i32, u64, u64)> {
 }
 
 fn new_task(comm: &str) -> Task {
-    Task { comm: comm.to_string(), steps: Vec::new(), cpus: std::collections::BTreeSet::new(), state: State::Unseen, cpu: None, cycles: 0.0, forked: false }
+    Task {
+        comm: comm.to_string(),
+        steps: Vec::new(),
+        cpus: std::collections::BTreeSet::new(),
+        state: State::Unseen,
+        cpu: None,
+        cycles: 0.0,
+        forked: false,
+        stopped: None,
+    }
 }
 
 /// The replayed tasks as a workload of govlab's task language, built in
@@ -425,6 +480,9 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
                 Step::Wake(wakee) => chan((t.pid, wakee)).map(|chan| Op::Send { chan, bytes: 1 }),
                 Step::WokenBy(waker) => chan((waker, t.pid)).map(|chan| Op::Recv { chan }),
                 Step::OnCpu(_) => None,
+                // Pinned, each part already runs where the recording shows.
+                Step::Affine(_) if pin => None,
+                Step::Affine(cpu) => Some(Op::SetAffinity { cpus: Some(vec![cpu].into()) }),
             }
         };
         let name = format!("{}-{}", t.comm, t.pid);
@@ -690,5 +748,49 @@ cpus=2
         let start = |comm: &str| w.setup.tasks.iter().find(|s| s.comm.starts_with(comm)).unwrap().start_cpu;
         assert_eq!(start("a-10"), Some(1));
         assert_eq!(start("b-11"), None);
+    }
+    /// t is switched out for the `migration/1` stopper and runs on CPU 2
+    /// from then on: a `sched_setaffinity` to CPU 2. sh, moved the same way,
+    /// comes back as cat (an exec, balanced by `sched_exec`); v, moved by
+    /// the stopper to CPU 2, later runs on CPU 1 too: neither has an
+    /// affinity.
+    #[test]
+    fn a_stopper_move_that_holds_is_an_affinity() {
+        let text = "cpus=3\n\
+            <idle>-0 [001] 1.000000: sched_switch: swapper/1:0 [120] R ==> t:10 [120]\n\
+            <idle>-0 [000] 1.000000: sched_switch: swapper/0:0 [120] R ==> sh:11 [120]\n\
+            t-10 [001] 1.001000: sched_switch: t:10 [120] R ==> migration/1:13 [0]\n\
+            migration/1-13 [001] 1.001050: sched_switch: migration/1:13 [0] S ==> swapper/1:0 [120]\n\
+            <idle>-0 [002] 1.001100: sched_switch: swapper/2:0 [120] R ==> t:10 [120]\n\
+            sh-11 [000] 1.002000: sched_switch: sh:11 [120] R ==> migration/0:9 [0]\n\
+            migration/0-9 [000] 1.002050: sched_switch: migration/0:9 [0] S ==> swapper/0:0 [120]\n\
+            <idle>-0 [001] 1.002100: sched_switch: swapper/1:0 [120] R ==> cat:11 [120]\n\
+            t-10 [002] 1.003000: sched_switch: t:10 [120] S ==> swapper/2:0 [120]\n\
+            cat-11 [001] 1.004000: sched_switch: cat:11 [120] S ==> swapper/1:0 [120]\n\
+            <idle>-0 [002] 1.005000: sched_switch: swapper/2:0 [120] R ==> t:10 [120]\n\
+            t-10 [002] 1.006000: sched_switch: t:10 [120] S ==> swapper/2:0 [120]\n\
+            <idle>-0 [000] 1.006100: sched_switch: swapper/0:0 [120] R ==> v:12 [120]\n\
+            v-12 [000] 1.007000: sched_switch: v:12 [120] R ==> migration/0:9 [0]\n\
+            migration/0-9 [000] 1.007050: sched_switch: migration/0:9 [0] S ==> swapper/0:0 [120]\n\
+            <idle>-0 [002] 1.007100: sched_switch: swapper/2:0 [120] R ==> v:12 [120]\n\
+            v-12 [002] 1.008000: sched_switch: v:12 [120] S ==> swapper/2:0 [120]\n\
+            <idle>-0 [001] 1.009000: sched_switch: swapper/1:0 [120] R ==> v:12 [120]\n\
+            v-12 [001] 1.010000: sched_switch: v:12 [120] S ==> swapper/1:0 [120]\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        let all = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let steps = |pid: i32| all.iter().find(|t| t.pid == pid).unwrap().steps.clone();
+        assert_eq!(
+            steps(10),
+            [Step::OnCpu(1), Step::Run(1_000_000), Step::Affine(2), Step::OnCpu(2), Step::Run(1_900_000), Step::Sleep(2_000_000), Step::Run(1_000_000)]
+        );
+        assert!(!steps(11).iter().any(|s| matches!(s, Step::Affine(_))), "{:?}", steps(11));
+        assert!(!steps(12).iter().any(|s| matches!(s, Step::Affine(_))), "{:?}", steps(12));
+        // Free, t sets its affinity where the stopper moved it; pinned,
+        // each part already runs on its CPU.
+        let free = workload(&all, "t.txt", false, 10_000_000).unwrap().setup;
+        let ops = ops_text(&free.tasks.iter().find(|s| s.comm == "t-10").unwrap().program.ops);
+        assert_eq!(ops[..3], ["Run { cycles: Fixed(1000000.0), mem: 0.0 }", "SetAffinity { cpus: Some([2]) }", "Run { cycles: Fixed(1900000.0), mem: 0.0 }"]);
+        let pinned = workload(&all, "t.txt", true, 10_000_000).unwrap().setup;
+        assert!(pinned.tasks.iter().all(|s| !ops_text(&s.program.ops).iter().any(|o| o.starts_with("SetAffinity"))));
     }
 }

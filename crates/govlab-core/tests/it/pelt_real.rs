@@ -66,7 +66,7 @@ use std::collections::HashMap;
 use govlab_core::kernel::KernelConfig;
 use govlab_core::params::Spec;
 use govlab_core::sched::pelt::{
-    update_entity_era, PeltDivider, PeltEra, PeltRules, RqClockPelt, SchedAvg, LOAD_AVG_MAX, NICE_0_LOAD, PELT_MIN_DIVIDER,
+    update_entity_era, MigrationLag, PeltDivider, PeltEra, PeltRules, RqClockPelt, SchedAvg, LOAD_AVG_MAX, NICE_0_LOAD, PELT_MIN_DIVIDER,
 };
 use govlab_core::trace::{read_path, EventKind};
 
@@ -572,7 +572,7 @@ fn pelt_before_v5_1_matches_the_juno_4_19_recording() {
     assert_eq!(k419.era, PeltEra::ScaledContributions);
     assert_eq!(k419.divider, PeltDivider::PeriodContrib);
     let k68 = PeltRules::for_kernel(&KernelConfig::default());
-    assert_eq!(k68, PeltRules { era: PeltEra::ScaledClock, divider: PeltDivider::PeriodContrib });
+    assert_eq!(k68, PeltRules { era: PeltEra::ScaledClock, divider: PeltDivider::PeriodContrib, migration_lag: MigrationLag::Estimated });
     let old = replay(k419.era, PeltDivider::LoadAvgMax);
     let old_pc = replay(k419.era, k419.divider);
     let new = replay(k68.era, k68.divider);
