@@ -38,9 +38,13 @@ def policy_transition_delay_us(platform):
 
 def resolve_l(policy, khz):
     """cpufreq_driver_resolve_freq: the lowest table frequency at or above, within the limits."""
-    target = min(max(khz, policy.min_khz), policy.max_khz)
+    lo, hi = policy.min_khz, policy.max_khz
+    target = khz if khz > lo else lo
+    if target > hi:
+        target = hi
     opps = policy.opps  # ascending
-    return opps[min(bisect_left(opps, target), len(opps) - 1)]
+    i = bisect_left(opps, target)
+    return opps[i] if i < len(opps) else opps[-1]
 
 
 class SugovCpu:
@@ -113,20 +117,9 @@ class SugovCpu:
         util += util >> 2
         self.util = util if util < cap else cap
 
-    def is_busy(self, policy, time_ns):
-        """sugov_cpu_is_busy: no idle entry since the previous evaluation."""
-        idle_calls = policy.idle_calls(self.cpu)
-        if idle_calls is not None:
-            busy, self.saved_idle_calls = idle_calls == self.saved_idle_calls, idle_calls
-        else:
-            idle_ns = policy.idle_ns(self.cpu, time_ns)
-            busy, self.saved_idle_ns = idle_ns == self.saved_idle_ns, idle_ns
-        return busy
-
 
 class SugovPolicy:
     """Per-policy state (struct sugov_policy)."""
-
 
     def __init__(self, policy, rate_limit_us):
         self.freq_update_delay_ns = rate_limit_us * 1000
@@ -141,6 +134,9 @@ class SugovPolicy:
         self.cpus = [SugovCpu(c) for c in policy.cpus]
         self.index = {c: i for i, c in enumerate(policy.cpus)}
         self.shared = len(self.cpus) > 1
+
+    # The three steps below serve the shared path; the single-CPU path in
+    # Schedutil.update has them written out.
 
     def should_update_freq(self, time_ns):
         if self.limits_changed:
@@ -196,28 +192,73 @@ class Schedutil(CpufreqGovernor):
             sg.limits_changed = True
 
     def update(self, policy, cpu, time_ns, util, max, flags):  # noqa: A002
-        """The hook: sugov_update_single_freq here, sugov_update_shared for a shared policy."""
+        """The hook: sugov_update_single_freq here, sugov_update_shared for a shared policy.
+
+        The single-CPU path runs on most scheduler events, and a Python call
+        costs about as much as ten of its lines, so its steps are written out
+        here, each under the name of the kernel function it is, rather than
+        called.
+        """
         sg = self.policies[policy.id]
         if sg.shared:
             return self.update_shared(sg, policy, sg.cpus[sg.index[cpu]], time_ns, flags)
-        max_cap = max
-        cached_freq = sg.cached_raw_freq_khz
         c = sg.cpus[0]
-        # Without an IO wait now and no boost held, sugov_iowait_boost and
-        # sugov_iowait_apply change nothing (and the boost is 0): skip the calls.
+        # sugov_iowait_boost; without an IO wait now and no boost held it
+        # changes nothing.
         if c.iowait_boost or flags & SCHED_CPUFREQ_IOWAIT:
             c.boost(time_ns, sg.tick_ns, flags, self.iowait_boost)
         c.last_update_ns = time_ns
-        if not sg.should_update_freq(time_ns):
+        # sugov_should_update_freq
+        if sg.limits_changed:
+            sg.limits_changed = False
+            sg.need_freq_update = True
+        elif time_ns - sg.last_freq_update_time_ns < sg.freq_update_delay_ns:
             return None
-        boost = c.iowait_apply(time_ns, sg.tick_ns, max_cap, self.iowait_boost) if c.iowait_boost else 0
-        c.get_util(policy, max_cap, boost, self.runnable_boost)
-        next_f = sg.get_next_freq(policy, c.util, max_cap)
-        # The busy-CPU hold: no decrease while the CPU has not idled.
-        if c.is_busy(policy, time_ns) and next_f < sg.next_freq_khz and not sg.need_freq_update:
+        need_freq_update = sg.need_freq_update
+        # sugov_iowait_apply, then sugov_get_util with
+        # sugov_effective_cpu_perf: util plus 25 %, capped at this CPU's
+        # capacity. From v6.5 the CFS utilisation is cpu_util_cfs_boost
+        # (runnable boosting, 7d0583cf9ec7).
+        boost = c.iowait_apply(time_ns, sg.tick_ns, max, self.iowait_boost) if c.iowait_boost else 0
+        util = policy.util_boost(cpu) if self.runnable_boost else policy.util(cpu)
+        if util > max:
+            util = max
+        if boost > util:
+            util = boost
+        util += util >> 2
+        if util > max:
+            util = max
+        # get_next_freq: cpuinfo.max_freq × util / capacity, resolved with
+        # RELATION_L unless it is the raw frequency of last time.
+        cached_freq = sg.cached_raw_freq_khz
+        freq = sg.cpuinfo_max_khz * util // (max if max > 1 else 1)
+        if freq == cached_freq and not need_freq_update:
+            next_f = sg.next_freq_khz
+        else:
+            sg.cached_raw_freq_khz = freq
+            next_f = resolve_l(policy, freq)
+        # sugov_cpu_is_busy: no idle entry since the previous evaluation;
+        # then no decrease while the CPU has not idled.
+        idle_calls = policy.idle_calls(cpu)
+        if idle_calls is not None:
+            busy = idle_calls == c.saved_idle_calls
+            c.saved_idle_calls = idle_calls
+        else:
+            idle_ns = policy.idle_ns(cpu, time_ns)
+            busy = idle_ns == c.saved_idle_ns
+            c.saved_idle_ns = idle_ns
+        if busy and next_f < sg.next_freq_khz and not need_freq_update:
             next_f = sg.next_freq_khz
             sg.cached_raw_freq_khz = cached_freq
-        return next_f if sg.update_next_freq(time_ns, next_f) else None
+        # sugov_update_next_freq: "unchanged: skip", without restarting the
+        # rate-limit clock.
+        if need_freq_update:
+            sg.need_freq_update = False
+        elif next_f == sg.next_freq_khz:
+            return None
+        sg.next_freq_khz = next_f
+        sg.last_freq_update_time_ns = time_ns
+        return next_f
 
     def update_shared(self, sg, policy, c, time_ns, flags):
         mode, tick_ns = self.iowait_boost, sg.tick_ns
