@@ -323,19 +323,18 @@ pub(crate) fn factory(name: String, gov: PyObject) -> CpufreqFactory {
     })
 }
 
-impl PyCpufreq {
-    fn view(&mut self, py: Python<'_>, p: &Policy<'_>) -> PyResult<Py<PolicyView>> {
-        if self.views.len() <= p.id {
-            self.views.resize_with(p.id + 1, || None);
-        }
-        if let Some(v) = &self.views[p.id] {
-            return Ok(v.clone_ref(py));
-        }
-        let v = Py::new(py, PolicyView::new(py, p, self.nr_cpus)?)?;
-        self.views[p.id] = Some(v.clone_ref(py));
-        Ok(v)
+/// The view of policy `p`, made at its first call.
+fn view_of<'v>(views: &'v mut Vec<Option<Py<PolicyView>>>, py: Python<'_>, p: &Policy<'_>, nr_cpus: usize) -> PyResult<&'v Py<PolicyView>> {
+    if views.len() <= p.id {
+        views.resize_with(p.id + 1, || None);
     }
+    match &mut views[p.id] {
+        Some(v) => Ok(v),
+        slot => Ok(slot.insert(Py::new(py, PolicyView::new(py, p, nr_cpus)?)?)),
+    }
+}
 
+impl PyCpufreq {
     /// One call into Python; a failure is kept and stops further calls.
     fn call(&mut self, p: &mut Policy<'_>, call: Call, time_ns: u64) {
         if self.failed {
@@ -349,8 +348,8 @@ impl PyCpufreq {
 
     fn call_py(&mut self, py: Python<'_>, p: &mut Policy<'_>, call: Call, time_ns: u64) -> Result<(), Error> {
         let name = call.name();
-        let view = self.view(py, p).map_err(|e| self.who.exception(py, name, time_ns, &e))?;
-        let view = view.bind(py);
+        let who = &self.who;
+        let view = view_of(&mut self.views, py, p, self.nr_cpus).map_err(|e| who.exception(py, name, time_ns, &e))?.bind(py);
         let during = PolicyView::enter(view, p);
         let ret = match call {
             Call::Start => self.start.call1(py, (view,)),
