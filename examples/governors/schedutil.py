@@ -61,18 +61,17 @@ class SugovCpu:
         self.saved_idle_calls = 0
         self.saved_idle_ns = 0
 
-    def iowait_reset(self, time_ns, tick_ns, set_iowait_boost):
-        if time_ns - self.last_update_ns <= tick_ns:
-            return False
-        self.iowait_boost = IOWAIT_BOOST_MIN if set_iowait_boost else 0
-        self.iowait_boost_pending = set_iowait_boost
-        return True
+    # sugov_iowait_reset is written out in both below (a Python call costs
+    # more than its lines): a boost held across more than a tick of idle
+    # restarts, at IOWAIT_BOOST_MIN if this call asks for a boost, else at 0.
 
     def boost(self, time_ns, tick_ns, flags, mode):
         """sugov_iowait_boost: bookkeeping on every hook call."""
-        set_iowait_boost = bool(flags & SCHED_CPUFREQ_IOWAIT)
+        set_iowait_boost = (flags & SCHED_CPUFREQ_IOWAIT) != 0
         if mode == "gradual":
-            if self.iowait_boost and self.iowait_reset(time_ns, tick_ns, set_iowait_boost):
+            if self.iowait_boost and time_ns - self.last_update_ns > tick_ns:
+                self.iowait_boost = IOWAIT_BOOST_MIN if set_iowait_boost else 0
+                self.iowait_boost_pending = set_iowait_boost
                 return
             if not set_iowait_boost or self.iowait_boost_pending:
                 return
@@ -87,7 +86,9 @@ class SugovCpu:
         """sugov_iowait_apply: the boost this evaluation uses; decays it."""
         if not self.iowait_boost:
             return 0
-        if self.iowait_reset(time_ns, tick_ns, False):
+        if time_ns - self.last_update_ns > tick_ns:
+            self.iowait_boost = 0
+            self.iowait_boost_pending = False
             return 0
         if mode == "gradual":
             if not self.iowait_boost_pending:
