@@ -50,10 +50,12 @@ def resolve_l(policy, khz):
 class SugovCpu:
     """Per-CPU state (struct sugov_cpu)."""
 
-    __slots__ = ("cpu", "last_update_ns", "util", "iowait_boost", "iowait_boost_pending", "saved_idle_calls", "saved_idle_ns")
+    __slots__ = ("cpu", "gradual", "last_update_ns", "util", "iowait_boost", "iowait_boost_pending", "saved_idle_calls", "saved_idle_ns")
 
-    def __init__(self, cpu):
+    def __init__(self, cpu, gradual):
         self.cpu = cpu
+        # The IO-wait boost: gradual (v5.2+) or max (v4.9).
+        self.gradual = gradual
         self.last_update_ns = 0
         self.util = 0
         self.iowait_boost = 0
@@ -65,10 +67,10 @@ class SugovCpu:
     # more than its lines): a boost held across more than a tick of idle
     # restarts, at IOWAIT_BOOST_MIN if this call asks for a boost, else at 0.
 
-    def boost(self, time_ns, tick_ns, flags, mode):
+    def boost(self, time_ns, tick_ns, flags):
         """sugov_iowait_boost: bookkeeping on every hook call."""
         set_iowait_boost = (flags & SCHED_CPUFREQ_IOWAIT) != 0
-        if mode == "gradual":
+        if self.gradual:
             if self.iowait_boost and time_ns - self.last_update_ns > tick_ns:
                 self.iowait_boost = IOWAIT_BOOST_MIN if set_iowait_boost else 0
                 self.iowait_boost_pending = set_iowait_boost
@@ -82,7 +84,7 @@ class SugovCpu:
         elif self.iowait_boost and time_ns - self.last_update_ns > tick_ns:
             self.iowait_boost = 0
 
-    def iowait_apply(self, time_ns, tick_ns, max_cap, mode):
+    def iowait_apply(self, time_ns, tick_ns, max_cap):
         """sugov_iowait_apply: the boost this evaluation uses; decays it."""
         if not self.iowait_boost:
             return 0
@@ -90,7 +92,7 @@ class SugovCpu:
             self.iowait_boost = 0
             self.iowait_boost_pending = False
             return 0
-        if mode == "gradual":
+        if self.gradual:
             if not self.iowait_boost_pending:
                 self.iowait_boost >>= 1
                 if self.iowait_boost < IOWAIT_BOOST_MIN:
@@ -122,7 +124,7 @@ class SugovCpu:
 class SugovPolicy:
     """Per-policy state (struct sugov_policy)."""
 
-    def __init__(self, policy, rate_limit_us):
+    def __init__(self, policy, rate_limit_us, gradual):
         self.freq_update_delay_ns = rate_limit_us * 1000
         # What the policy view says and never changes, read once.
         self.tick_ns = policy.tick_ns
@@ -132,7 +134,7 @@ class SugovPolicy:
         self.cached_raw_freq_khz = 0
         self.limits_changed = False
         self.need_freq_update = False
-        self.cpus = [SugovCpu(c) for c in policy.cpus]
+        self.cpus = [SugovCpu(c, gradual) for c in policy.cpus]
         self.index = {c: i for i, c in enumerate(policy.cpus)}
         self.shared = len(self.cpus) > 1
 
@@ -188,7 +190,7 @@ class Schedutil(CpufreqGovernor):
     def start(self, policy):
         sg = self.policies.get(policy.id)
         if sg is None:
-            self.policies[policy.id] = SugovPolicy(policy, self.rate_limit_us)
+            self.policies[policy.id] = SugovPolicy(policy, self.rate_limit_us, self.iowait_boost == "gradual")
         else:
             sg.limits_changed = True
 
@@ -207,7 +209,7 @@ class Schedutil(CpufreqGovernor):
         # sugov_iowait_boost; without an IO wait now and no boost held it
         # changes nothing.
         if c.iowait_boost or flags & SCHED_CPUFREQ_IOWAIT:
-            c.boost(time_ns, sg.tick_ns, flags, self.iowait_boost)
+            c.boost(time_ns, sg.tick_ns, flags)
         c.last_update_ns = time_ns
         # sugov_should_update_freq
         if sg.limits_changed:
@@ -220,7 +222,7 @@ class Schedutil(CpufreqGovernor):
         # sugov_effective_cpu_perf: util plus 25 %, capped at this CPU's
         # capacity. From v6.5 the CFS utilisation is cpu_util_cfs_boost
         # (runnable boosting, 7d0583cf9ec7).
-        boost = c.iowait_apply(time_ns, sg.tick_ns, max, self.iowait_boost) if c.iowait_boost else 0
+        boost = c.iowait_apply(time_ns, sg.tick_ns, max) if c.iowait_boost else 0
         util = policy.util_boost(cpu) if self.runnable_boost else policy.util(cpu)
         if util > max:
             util = max
@@ -262,15 +264,15 @@ class Schedutil(CpufreqGovernor):
         return next_f
 
     def update_shared(self, sg, policy, c, time_ns, flags):
-        mode, tick_ns = self.iowait_boost, sg.tick_ns
-        c.boost(time_ns, tick_ns, flags, mode)
+        tick_ns = sg.tick_ns
+        c.boost(time_ns, tick_ns, flags)
         c.last_update_ns = time_ns
         if not sg.should_update_freq(time_ns):
             return None
         max_cap = policy.capacity(c.cpu)
         util = 0
         for j in sg.cpus:
-            j.get_util(policy, policy.capacity(j.cpu), j.iowait_apply(time_ns, tick_ns, max_cap, mode), self.runnable_boost)
+            j.get_util(policy, policy.capacity(j.cpu), j.iowait_apply(time_ns, tick_ns, max_cap), self.runnable_boost)
             util = max(util, j.util)
         next_f = sg.get_next_freq(policy, util, max_cap)
         return next_f if sg.update_next_freq(time_ns, next_f) else None
