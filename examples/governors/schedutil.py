@@ -38,18 +38,24 @@ def policy_transition_delay_us(platform):
 
 def resolve_l(policy, khz):
     """cpufreq_driver_resolve_freq: the lowest table frequency at or above, within the limits."""
-    target = min(max(khz, policy.min_khz), policy.max_khz)
+    lo, hi = policy.min_khz, policy.max_khz
+    target = khz if khz > lo else lo
+    if target > hi:
+        target = hi
     opps = policy.opps  # ascending
-    return opps[min(bisect_left(opps, target), len(opps) - 1)]
+    i = bisect_left(opps, target)
+    return opps[i] if i < len(opps) else opps[-1]
 
 
 class SugovCpu:
     """Per-CPU state (struct sugov_cpu)."""
 
-    __slots__ = ("cpu", "last_update_ns", "util", "iowait_boost", "iowait_boost_pending", "saved_idle_calls", "saved_idle_ns")
+    __slots__ = ("cpu", "gradual", "last_update_ns", "util", "iowait_boost", "iowait_boost_pending", "saved_idle_calls", "saved_idle_ns")
 
-    def __init__(self, cpu):
+    def __init__(self, cpu, gradual):
         self.cpu = cpu
+        # The IO-wait boost: gradual (v5.2+) or max (v4.9).
+        self.gradual = gradual
         self.last_update_ns = 0
         self.util = 0
         self.iowait_boost = 0
@@ -57,18 +63,17 @@ class SugovCpu:
         self.saved_idle_calls = 0
         self.saved_idle_ns = 0
 
-    def iowait_reset(self, time_ns, tick_ns, set_iowait_boost):
-        if time_ns - self.last_update_ns <= tick_ns:
-            return False
-        self.iowait_boost = IOWAIT_BOOST_MIN if set_iowait_boost else 0
-        self.iowait_boost_pending = set_iowait_boost
-        return True
+    # sugov_iowait_reset is written out in both below (a Python call costs
+    # more than its lines): a boost held across more than a tick of idle
+    # restarts, at IOWAIT_BOOST_MIN if this call asks for a boost, else at 0.
 
-    def boost(self, time_ns, tick_ns, flags, mode):
+    def boost(self, time_ns, tick_ns, flags):
         """sugov_iowait_boost: bookkeeping on every hook call."""
-        set_iowait_boost = bool(flags & SCHED_CPUFREQ_IOWAIT)
-        if mode == "gradual":
-            if self.iowait_boost and self.iowait_reset(time_ns, tick_ns, set_iowait_boost):
+        set_iowait_boost = (flags & SCHED_CPUFREQ_IOWAIT) != 0
+        if self.gradual:
+            if self.iowait_boost and time_ns - self.last_update_ns > tick_ns:
+                self.iowait_boost = IOWAIT_BOOST_MIN if set_iowait_boost else 0
+                self.iowait_boost_pending = set_iowait_boost
                 return
             if not set_iowait_boost or self.iowait_boost_pending:
                 return
@@ -79,13 +84,15 @@ class SugovCpu:
         elif self.iowait_boost and time_ns - self.last_update_ns > tick_ns:
             self.iowait_boost = 0
 
-    def iowait_apply(self, time_ns, tick_ns, max_cap, mode):
+    def iowait_apply(self, time_ns, tick_ns, max_cap):
         """sugov_iowait_apply: the boost this evaluation uses; decays it."""
         if not self.iowait_boost:
             return 0
-        if self.iowait_reset(time_ns, tick_ns, False):
+        if time_ns - self.last_update_ns > tick_ns:
+            self.iowait_boost = 0
+            self.iowait_boost_pending = False
             return 0
-        if mode == "gradual":
+        if self.gradual:
             if not self.iowait_boost_pending:
                 self.iowait_boost >>= 1
                 if self.iowait_boost < IOWAIT_BOOST_MIN:
@@ -113,22 +120,11 @@ class SugovCpu:
         util += util >> 2
         self.util = util if util < cap else cap
 
-    def is_busy(self, policy, time_ns):
-        """sugov_cpu_is_busy: no idle entry since the previous evaluation."""
-        idle_calls = policy.idle_calls(self.cpu)
-        if idle_calls is not None:
-            busy, self.saved_idle_calls = idle_calls == self.saved_idle_calls, idle_calls
-        else:
-            idle_ns = policy.idle_ns(self.cpu, time_ns)
-            busy, self.saved_idle_ns = idle_ns == self.saved_idle_ns, idle_ns
-        return busy
-
 
 class SugovPolicy:
     """Per-policy state (struct sugov_policy)."""
 
-
-    def __init__(self, policy, rate_limit_us):
+    def __init__(self, policy, rate_limit_us, gradual):
         self.freq_update_delay_ns = rate_limit_us * 1000
         # What the policy view says and never changes, read once.
         self.tick_ns = policy.tick_ns
@@ -138,9 +134,12 @@ class SugovPolicy:
         self.cached_raw_freq_khz = 0
         self.limits_changed = False
         self.need_freq_update = False
-        self.cpus = [SugovCpu(c) for c in policy.cpus]
+        self.cpus = [SugovCpu(c, gradual) for c in policy.cpus]
         self.index = {c: i for i, c in enumerate(policy.cpus)}
         self.shared = len(self.cpus) > 1
+
+    # The three steps below serve the shared path; the single-CPU path in
+    # Schedutil.update has them written out.
 
     def should_update_freq(self, time_ns):
         if self.limits_changed:
@@ -191,44 +190,89 @@ class Schedutil(CpufreqGovernor):
     def start(self, policy):
         sg = self.policies.get(policy.id)
         if sg is None:
-            self.policies[policy.id] = SugovPolicy(policy, self.rate_limit_us)
+            self.policies[policy.id] = SugovPolicy(policy, self.rate_limit_us, self.iowait_boost == "gradual")
         else:
             sg.limits_changed = True
 
     def update(self, policy, cpu, time_ns, util, max, flags):  # noqa: A002
-        """The hook: sugov_update_single_freq here, sugov_update_shared for a shared policy."""
+        """The hook: sugov_update_single_freq here, sugov_update_shared for a shared policy.
+
+        The single-CPU path runs on most scheduler events, and a Python call
+        costs about as much as ten of its lines, so its steps are written out
+        here, each under the name of the kernel function it is, rather than
+        called.
+        """
         sg = self.policies[policy.id]
         if sg.shared:
             return self.update_shared(sg, policy, sg.cpus[sg.index[cpu]], time_ns, flags)
-        max_cap = max
-        cached_freq = sg.cached_raw_freq_khz
         c = sg.cpus[0]
-        # Without an IO wait now and no boost held, sugov_iowait_boost and
-        # sugov_iowait_apply change nothing (and the boost is 0): skip the calls.
+        # sugov_iowait_boost; without an IO wait now and no boost held it
+        # changes nothing.
         if c.iowait_boost or flags & SCHED_CPUFREQ_IOWAIT:
-            c.boost(time_ns, sg.tick_ns, flags, self.iowait_boost)
+            c.boost(time_ns, sg.tick_ns, flags)
         c.last_update_ns = time_ns
-        if not sg.should_update_freq(time_ns):
+        # sugov_should_update_freq
+        if sg.limits_changed:
+            sg.limits_changed = False
+            sg.need_freq_update = True
+        elif time_ns - sg.last_freq_update_time_ns < sg.freq_update_delay_ns:
             return None
-        boost = c.iowait_apply(time_ns, sg.tick_ns, max_cap, self.iowait_boost) if c.iowait_boost else 0
-        c.get_util(policy, max_cap, boost, self.runnable_boost)
-        next_f = sg.get_next_freq(policy, c.util, max_cap)
-        # The busy-CPU hold: no decrease while the CPU has not idled.
-        if c.is_busy(policy, time_ns) and next_f < sg.next_freq_khz and not sg.need_freq_update:
+        need_freq_update = sg.need_freq_update
+        # sugov_iowait_apply, then sugov_get_util with
+        # sugov_effective_cpu_perf: util plus 25 %, capped at this CPU's
+        # capacity. From v6.5 the CFS utilisation is cpu_util_cfs_boost
+        # (runnable boosting, 7d0583cf9ec7).
+        boost = c.iowait_apply(time_ns, sg.tick_ns, max) if c.iowait_boost else 0
+        util = policy.util_boost(cpu) if self.runnable_boost else policy.util(cpu)
+        if util > max:
+            util = max
+        if boost > util:
+            util = boost
+        util += util >> 2
+        if util > max:
+            util = max
+        # get_next_freq: cpuinfo.max_freq × util / capacity, resolved with
+        # RELATION_L unless it is the raw frequency of last time.
+        cached_freq = sg.cached_raw_freq_khz
+        freq = sg.cpuinfo_max_khz * util // (max if max > 1 else 1)
+        if freq == cached_freq and not need_freq_update:
+            next_f = sg.next_freq_khz
+        else:
+            sg.cached_raw_freq_khz = freq
+            next_f = resolve_l(policy, freq)
+        # sugov_cpu_is_busy: no idle entry since the previous evaluation;
+        # then no decrease while the CPU has not idled.
+        idle_calls = policy.idle_calls(cpu)
+        if idle_calls is not None:
+            busy = idle_calls == c.saved_idle_calls
+            c.saved_idle_calls = idle_calls
+        else:
+            idle_ns = policy.idle_ns(cpu, time_ns)
+            busy = idle_ns == c.saved_idle_ns
+            c.saved_idle_ns = idle_ns
+        if busy and next_f < sg.next_freq_khz and not need_freq_update:
             next_f = sg.next_freq_khz
             sg.cached_raw_freq_khz = cached_freq
-        return next_f if sg.update_next_freq(time_ns, next_f) else None
+        # sugov_update_next_freq: "unchanged: skip", without restarting the
+        # rate-limit clock.
+        if need_freq_update:
+            sg.need_freq_update = False
+        elif next_f == sg.next_freq_khz:
+            return None
+        sg.next_freq_khz = next_f
+        sg.last_freq_update_time_ns = time_ns
+        return next_f
 
     def update_shared(self, sg, policy, c, time_ns, flags):
-        mode, tick_ns = self.iowait_boost, sg.tick_ns
-        c.boost(time_ns, tick_ns, flags, mode)
+        tick_ns = sg.tick_ns
+        c.boost(time_ns, tick_ns, flags)
         c.last_update_ns = time_ns
         if not sg.should_update_freq(time_ns):
             return None
         max_cap = policy.capacity(c.cpu)
         util = 0
         for j in sg.cpus:
-            j.get_util(policy, policy.capacity(j.cpu), j.iowait_apply(time_ns, tick_ns, max_cap, mode), self.runnable_boost)
+            j.get_util(policy, policy.capacity(j.cpu), j.iowait_apply(time_ns, tick_ns, max_cap), self.runnable_boost)
             util = max(util, j.util)
         next_f = sg.get_next_freq(policy, util, max_cap)
         return next_f if sg.update_next_freq(time_ns, next_f) else None

@@ -278,13 +278,17 @@ class _Governor:
             if key not in known:
                 raise _unknown_key(_owner(self), key, known)
             setattr(self, key, value)
-        # Defaults into the instance dict too, so that reading a tunable in a
-        # hook is a dict lookup, not a call of Tunable.__get__ (unless the
-        # class hides the tunable or the subclass set it before this).
+        # Every tunable's value into the instance's own attributes, its default
+        # included, so that reading one in a hook is a plain attribute read,
+        # not a call of Tunable.__get__ (unless the class hides the tunable).
+        # getattr(self, key) is the value set so far (by the settings above,
+        # or by a subclass before this), else the default. self.__dict__ is
+        # not touched: asking for it turns the instance's attributes into a
+        # dict for good, and Python 3.11 then reads them the slow way.
         cls = type(self)
         for key, t in known.items():
-            if key not in self.__dict__ and getattr(cls, key, None) is t:
-                object.__setattr__(self, key, t.default)
+            if getattr(cls, key, None) is t:
+                object.__setattr__(self, key, getattr(self, key))
 
     def __setattr__(self, name: str, value: Any) -> None:
         tunable = getattr(type(self), name, None)

@@ -339,6 +339,48 @@ def test_views_hold_the_engines_data():
         gov.kept.util(0)
 
 
+def test_a_policy_is_made_once_and_shows_what_changed():
+    """One view per policy for the run: its fixed data are the same objects at
+    every call, cur_khz follows the frequency set, and nothing can be set."""
+    seen = {}
+
+    class Lowest(CpufreqGovernor):
+        def start(self, policy):
+            seen.setdefault(policy.id, (policy, policy.opps))
+            return policy.opps[0]
+
+        def update(self, policy, cpu, time_ns, util, max, flags):  # noqa: A002
+            first, opps = seen[policy.id]
+            assert policy is first and policy.opps is opps and policy.id in seen
+            seen["cur"] = policy.cur_khz
+            with pytest.raises(AttributeError):
+                policy.id = 3
+            with pytest.raises(AttributeError):
+                policy.cur_khz = 0
+            return None
+
+    govlab.run(cpufreq=Lowest, workload="periodic:tasks=2", duration="50ms")
+    first, opps = seen[0]
+    assert seen["cur"] == opps[0] < opps[-1] and first.tick_ns == 4_000_000
+
+
+class Ramped(CpufreqGovernor):
+    """Sets a tunable before calling the base class's __init__."""
+
+    share = Tunable(50, "percent", min=0, max=100)
+    step = Tunable(5, "percent per call", min=1, max=10)
+
+    def __init__(self, **settings):
+        self.share = 20
+        self.doubled = self.step * 2
+        super().__init__(**settings)
+
+
+def test_tunables_set_by_a_subclass_before_the_base_init_are_kept():
+    assert (Ramped().share, Ramped().doubled, Ramped(step=3).doubled, Ramped(share=70).share) == (20, 10, 10, 70)
+    assert Ramped(step=3).step == 3 and Ramped().tunable_values() == [("share", "20"), ("step", "5")]
+
+
 def test_a_policy_is_lent_only_for_its_call_even_one_that_raises():
     """The scheduler's figures are read live during a call; a call that raises ends the
     loan as one that returns does, and a CPU that does not exist is an IndexError."""

@@ -3,53 +3,66 @@
 use govlab_core::cpufreq::{CpufreqGovernor, Policy, SchedView};
 use govlab_core::external::{self, CpufreqAnswer, CpufreqFactory, CpufreqRequests};
 use govlab_core::Error;
+use std::cell::RefCell;
+
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::sync::GILProtected;
+use pyo3::types::{PyInt, PyTuple};
 
 use super::hwp::{HwpCapsView, HwpRequestPy};
-use super::{init, int_of, intern, method, shown, tuple, Who};
+use super::{init, int_of, method, shown, Who};
 
 /// A policy as a Python governor sees it: its fixed data, its current
 /// frequency and limits, the scheduler's figures for any CPU, and the
 /// requests a governor may make besides returning a frequency.
 ///
-/// One object per policy for the whole run, refreshed before each call. The
-/// scheduler's figures can be read only during a call: they are read from the
-/// engine's own view of the scheduler, lent for the call ([`SchedDuringCall`]),
-/// so a call pays only for the figures it reads.
-#[pyclass(unsendable, module = "govlab.governors", name = "Policy")]
+/// One object per policy for the whole run. The class is frozen and its
+/// fixed data are Python objects made once, so reading one (`policy.id`)
+/// is a struct member read, which the interpreter does without calling
+/// into Rust; what changes between calls (`cur_khz` and the limits) and
+/// the call in progress are kept under the GIL ([`DuringCall`]). The
+/// scheduler's figures can be read only during a call: they are read from
+/// the engine's own view of the scheduler, lent for the call
+/// ([`SchedDuringCall`]), so a call pays only for the figures it reads.
+#[pyclass(frozen, module = "govlab.governors", name = "Policy")]
 pub(crate) struct PolicyView {
     #[pyo3(get)]
-    id: usize,
+    id: Py<PyInt>,
     #[pyo3(get)]
     cpus: Py<PyTuple>,
     /// The frequency table, kHz, ascending.
     #[pyo3(get)]
     opps: Py<PyTuple>,
-    /// policy->cur: the frequency the policy last set, kHz.
-    #[pyo3(get)]
-    cur_khz: u32,
-    /// Policy limits (scaling_min_freq, scaling_max_freq), kHz.
-    #[pyo3(get)]
-    min_khz: u32,
-    #[pyo3(get)]
-    max_khz: u32,
     /// Hardware limits (cpuinfo_min_freq, cpuinfo_max_freq), kHz.
     #[pyo3(get)]
-    cpuinfo_min_khz: u32,
+    cpuinfo_min_khz: Py<PyInt>,
     #[pyo3(get)]
-    cpuinfo_max_khz: u32,
+    cpuinfo_max_khz: Py<PyInt>,
     #[pyo3(get)]
-    transition_latency_ns: u64,
+    transition_latency_ns: Py<PyInt>,
     #[pyo3(get)]
-    tick_ns: u64,
-    /// HWP capabilities when the policy takes HWP requests, else None.
+    tick_ns: Py<PyInt>,
+    /// HWP capabilities (an HwpCaps) when the policy takes HWP requests,
+    /// else None.
     #[pyo3(get)]
-    hwp: Option<Py<HwpCapsView>>,
+    hwp: PyObject,
+    policy: usize,
+    nr_cpus: usize,
+    takes_hwp: bool,
+    call: GILProtected<RefCell<DuringCall>>,
+}
+
+/// What changes in a [`PolicyView`] from call to call.
+#[derive(Default)]
+struct DuringCall {
     /// The scheduler during the current call; None between calls.
     sched: Option<SchedDuringCall>,
-    nr_cpus: usize,
+    /// policy->cur, kHz.
+    cur_khz: u32,
+    /// Policy limits (scaling_min_freq, scaling_max_freq), kHz.
+    min_khz: u32,
+    max_khz: u32,
     req: CpufreqRequests,
 }
 
@@ -60,8 +73,14 @@ pub(crate) struct PolicyView {
 /// `Policy` the engine passed to the governor and cleared when the call
 /// returns or unwinds ([`LeaveOnDrop`]); while it is set the engine is
 /// inside that governor call, waiting for it, so the view is alive and
-/// unchanged. The class is unsendable: only the thread of the call reads it.
+/// unchanged. It is read only with the GIL held ([`GILProtected`]): by the
+/// call's own Python code, or by another Python thread while that code has
+/// let the GIL go, the engine's thread still waiting for the call.
 struct SchedDuringCall(*const (dyn SchedView + 'static));
+
+// SAFETY: see the type's doc: dereferenced only during the call that lent
+// it, under the GIL, while the engine's thread waits inside that call.
+unsafe impl Send for SchedDuringCall {}
 
 impl SchedDuringCall {
     fn new(sched: &dyn SchedView) -> Self {
@@ -78,41 +97,44 @@ impl SchedDuringCall {
 }
 
 impl PolicyView {
-    fn new(py: Python<'_>, p: &Policy<'_>) -> PyResult<Self> {
+    fn new(py: Python<'_>, p: &Policy<'_>, nr_cpus: usize) -> PyResult<Self> {
+        let int = |v: u64| v.into_pyobject(py).map(Bound::unbind);
         Ok(PolicyView {
-            id: p.id,
-            cpus: tuple(py, p.cpus.iter().copied())?,
-            opps: tuple(py, p.opps.iter().map(|o| o.khz))?,
-            cur_khz: p.cur_khz,
-            min_khz: p.min_khz,
-            max_khz: p.max_khz,
-            cpuinfo_min_khz: p.cpuinfo_min_khz,
-            cpuinfo_max_khz: p.cpuinfo_max_khz,
-            transition_latency_ns: p.transition_latency_ns,
-            tick_ns: p.tick_ns,
-            hwp: p.hwp.map(|c| Py::new(py, HwpCapsView::from(c))).transpose()?,
-            sched: None,
-            nr_cpus: 0,
-            req: CpufreqRequests::default(),
+            id: int(p.id as u64)?,
+            cpus: PyTuple::new(py, p.cpus.iter().copied())?.unbind(),
+            opps: PyTuple::new(py, p.opps.iter().map(|o| o.khz))?.unbind(),
+            cpuinfo_min_khz: int(p.cpuinfo_min_khz.into())?,
+            cpuinfo_max_khz: int(p.cpuinfo_max_khz.into())?,
+            transition_latency_ns: int(p.transition_latency_ns)?,
+            tick_ns: int(p.tick_ns)?,
+            hwp: p.hwp.map(|c| Py::new(py, HwpCapsView::from(c))).transpose()?.into_pyobject(py)?.unbind(),
+            policy: p.id,
+            nr_cpus,
+            takes_hwp: p.hwp.is_some(),
+            call: GILProtected::new(RefCell::new(DuringCall::default())),
         })
     }
 
     /// Before a call: the policy's state now, and the scheduler lent for
     /// the call; the guard returned ends the loan when dropped.
-    fn enter<'a, 'py>(view: &'a Bound<'py, PolicyView>, p: &Policy<'_>, nr_cpus: usize) -> LeaveOnDrop<'a, 'py> {
-        let mut v = view.borrow_mut();
-        v.cur_khz = p.cur_khz;
-        v.min_khz = p.min_khz;
-        v.max_khz = p.max_khz;
-        v.sched = Some(SchedDuringCall::new(p.sched));
-        v.nr_cpus = nr_cpus;
-        v.req = CpufreqRequests::default();
+    fn enter<'a, 'py>(view: &'a Bound<'py, PolicyView>, p: &Policy<'_>) -> LeaveOnDrop<'a, 'py> {
+        let mut c = view.get().call.get(view.py()).borrow_mut();
+        c.cur_khz = p.cur_khz;
+        c.min_khz = p.min_khz;
+        c.max_khz = p.max_khz;
+        c.sched = Some(SchedDuringCall::new(p.sched));
+        c.req = CpufreqRequests::default();
         LeaveOnDrop(view)
     }
 
+    fn during<'a>(&'a self, py: Python<'a>) -> std::cell::RefMut<'a, DuringCall> {
+        self.call.get(py).borrow_mut()
+    }
+
     /// A figure of `cpu`, during a call only.
-    fn read<T>(&self, cpu: usize, get: impl FnOnce(&dyn SchedView) -> T) -> PyResult<T> {
-        let Some(sched) = &self.sched else {
+    fn read<T>(&self, py: Python<'_>, cpu: usize, get: impl FnOnce(&dyn SchedView) -> T) -> PyResult<T> {
+        let c = self.call.get(py).borrow();
+        let Some(sched) = &c.sched else {
             return Err(PyRuntimeError::new_err("a Policy can be read only during the governor call it was given to"));
         };
         if cpu >= self.nr_cpus {
@@ -128,62 +150,80 @@ struct LeaveOnDrop<'a, 'py>(&'a Bound<'py, PolicyView>);
 
 impl LeaveOnDrop<'_, '_> {
     fn requests(self) -> CpufreqRequests {
-        std::mem::take(&mut self.0.borrow_mut().req)
+        std::mem::take(&mut self.0.get().during(self.0.py()).req)
     }
 }
 
 impl Drop for LeaveOnDrop<'_, '_> {
     fn drop(&mut self) {
-        self.0.borrow_mut().sched = None;
+        self.0.get().during(self.0.py()).sched = None;
     }
 }
 
 #[pymethods]
 impl PolicyView {
+    /// policy->cur: the frequency the policy last set, kHz.
+    #[getter]
+    fn cur_khz(&self, py: Python<'_>) -> u32 {
+        self.call.get(py).borrow().cur_khz
+    }
+
+    /// Policy limits (scaling_min_freq, scaling_max_freq), kHz.
+    #[getter]
+    fn min_khz(&self, py: Python<'_>) -> u32 {
+        self.call.get(py).borrow().min_khz
+    }
+
+    #[getter]
+    fn max_khz(&self, py: Python<'_>) -> u32 {
+        self.call.get(py).borrow().max_khz
+    }
+
     /// CFS utilisation of `cpu` as schedutil reads it, 0..capacity.
-    fn util(&self, cpu: usize) -> PyResult<u64> {
-        self.read(cpu, |s| s.cpu_util(cpu))
+    fn util(&self, py: Python<'_>, cpu: usize) -> PyResult<u64> {
+        self.read(py, cpu, |s| s.cpu_util(cpu))
     }
 
     /// `cpu_util_cfs_boost` of `cpu` (v6.5+ schedutil's reading): as
     /// `util`, with the runqueue's runnable_avg also raising it.
-    fn util_boost(&self, cpu: usize) -> PyResult<u64> {
-        self.read(cpu, |s| s.cpu_util_boost(cpu))
+    fn util_boost(&self, py: Python<'_>, cpu: usize) -> PyResult<u64> {
+        self.read(py, cpu, |s| s.cpu_util_boost(cpu))
     }
 
     /// arch_scale_cpu_capacity of `cpu` (1024 on the biggest CPUs).
-    fn capacity(&self, cpu: usize) -> PyResult<u64> {
-        self.read(cpu, |s| s.capacity(cpu))
+    fn capacity(&self, py: Python<'_>, cpu: usize) -> PyResult<u64> {
+        self.read(py, cpu, |s| s.capacity(cpu))
     }
 
     /// Cumulative idle time of `cpu` up to `now_ns` (get_cpu_idle_time), ns.
-    fn idle_ns(&self, cpu: usize, now_ns: u64) -> PyResult<u64> {
-        self.read(cpu, |s| s.idle_ns(cpu, now_ns))
+    fn idle_ns(&self, py: Python<'_>, cpu: usize, now_ns: u64) -> PyResult<u64> {
+        self.read(py, cpu, |s| s.idle_ns(cpu, now_ns))
     }
 
     /// Cumulative idle time of `cpu` with a task in iowait on it, ns.
-    fn iowait_ns(&self, cpu: usize, now_ns: u64) -> PyResult<u64> {
-        self.read(cpu, |s| s.iowait_ns(cpu, now_ns))
+    fn iowait_ns(&self, py: Python<'_>, cpu: usize, now_ns: u64) -> PyResult<u64> {
+        self.read(py, cpu, |s| s.iowait_ns(cpu, now_ns))
     }
 
     /// Tasks on the runqueue of `cpu`, the running one included.
-    fn nr_running(&self, cpu: usize) -> PyResult<u32> {
-        self.read(cpu, |s| s.nr_running(cpu))
+    fn nr_running(&self, py: Python<'_>, cpu: usize) -> PyResult<u32> {
+        self.read(py, cpu, |s| s.nr_running(cpu))
     }
 
     /// Idle entries of `cpu` with the tick stopped, or None if not counted.
-    fn idle_calls(&self, cpu: usize) -> PyResult<Option<u64>> {
-        self.read(cpu, |s| s.idle_calls(cpu))
+    fn idle_calls(&self, py: Python<'_>, cpu: usize) -> PyResult<Option<u64>> {
+        self.read(py, cpu, |s| s.idle_calls(cpu))
     }
 
     /// Ask for `khz` with a relation: "L" (lowest table frequency at or
     /// above), "H" (highest at or below) or "C" (closest). Returning a
     /// frequency from the call is `set_target(khz, "L")`.
     #[pyo3(signature = (khz, relation = "L"))]
-    fn set_target(&mut self, khz: i64, relation: &str) -> PyResult<()> {
+    fn set_target(&self, py: Python<'_>, khz: i64, relation: &str) -> PyResult<()> {
         let relation = external::relation(relation).map_err(PyValueError::new_err)?;
-        let khz = external::check_target_khz(khz, self.min_khz, self.max_khz, self.hwp.is_some()).map_err(PyValueError::new_err)?;
-        self.req.target = Some((khz, relation));
+        let mut c = self.during(py);
+        let khz = external::check_target_khz(khz, c.min_khz, c.max_khz, self.takes_hwp).map_err(PyValueError::new_err)?;
+        c.req.target = Some((khz, relation));
         Ok(())
     }
 
@@ -191,19 +231,22 @@ impl PolicyView {
     /// `timer(policy, time_ns)`. A deferrable timer does not wake an idle
     /// policy: it fires at the first wakeup of one of its CPUs.
     #[pyo3(signature = (delay_ns, deferrable = true))]
-    fn arm_timer(&mut self, delay_ns: u64, deferrable: bool) {
-        self.req.timer = Some((delay_ns, deferrable));
-        self.req.cancel_timer = false;
+    fn arm_timer(&self, py: Python<'_>, delay_ns: u64, deferrable: bool) {
+        let mut c = self.during(py);
+        c.req.timer = Some((delay_ns, deferrable));
+        c.req.cancel_timer = false;
     }
 
-    fn cancel_timer(&mut self) {
-        self.req.timer = None;
-        self.req.cancel_timer = true;
+    fn cancel_timer(&self, py: Python<'_>) {
+        let mut c = self.during(py);
+        c.req.timer = None;
+        c.req.cancel_timer = true;
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
         let cpus = self.cpus.bind(py).str().map_or_else(|_| "?".into(), |s| s.to_string());
-        format!("<Policy {} cpus={cpus} cur={} kHz limits={}..{} kHz>", self.id, self.cur_khz, self.min_khz, self.max_khz)
+        let c = self.call.get(py).borrow();
+        format!("<Policy {} cpus={cpus} cur={} kHz limits={}..{} kHz>", self.policy, c.cur_khz, c.min_khz, c.max_khz)
     }
 }
 
@@ -261,7 +304,7 @@ pub(crate) fn factory(name: String, gov: PyObject) -> CpufreqFactory {
             let driver = driver
                 .extract::<Option<String>>()
                 .map_err(|_| who.error("driver", 0, format!("is {}; expected None or a driver name such as \"intel_pstate\"", shown(&driver))))?
-                .map(|d| intern(&d));
+                .map(|d| super::intern(&d));
             Ok(Box::new(PyCpufreq {
                 who,
                 start,
@@ -280,19 +323,18 @@ pub(crate) fn factory(name: String, gov: PyObject) -> CpufreqFactory {
     })
 }
 
-impl PyCpufreq {
-    fn view(&mut self, py: Python<'_>, p: &Policy<'_>) -> PyResult<Py<PolicyView>> {
-        if self.views.len() <= p.id {
-            self.views.resize_with(p.id + 1, || None);
-        }
-        if let Some(v) = &self.views[p.id] {
-            return Ok(v.clone_ref(py));
-        }
-        let v = Py::new(py, PolicyView::new(py, p)?)?;
-        self.views[p.id] = Some(v.clone_ref(py));
-        Ok(v)
+/// The view of policy `p`, made at its first call.
+fn view_of<'v>(views: &'v mut Vec<Option<Py<PolicyView>>>, py: Python<'_>, p: &Policy<'_>, nr_cpus: usize) -> PyResult<&'v Py<PolicyView>> {
+    if views.len() <= p.id {
+        views.resize_with(p.id + 1, || None);
     }
+    match &mut views[p.id] {
+        Some(v) => Ok(v),
+        slot => Ok(slot.insert(Py::new(py, PolicyView::new(py, p, nr_cpus)?)?)),
+    }
+}
 
+impl PyCpufreq {
     /// One call into Python; a failure is kept and stops further calls.
     fn call(&mut self, p: &mut Policy<'_>, call: Call, time_ns: u64) {
         if self.failed {
@@ -306,9 +348,9 @@ impl PyCpufreq {
 
     fn call_py(&mut self, py: Python<'_>, p: &mut Policy<'_>, call: Call, time_ns: u64) -> Result<(), Error> {
         let name = call.name();
-        let view = self.view(py, p).map_err(|e| self.who.exception(py, name, time_ns, &e))?;
-        let view = view.bind(py);
-        let during = PolicyView::enter(view, p, self.nr_cpus);
+        let who = &self.who;
+        let view = view_of(&mut self.views, py, p, self.nr_cpus).map_err(|e| who.exception(py, name, time_ns, &e))?.bind(py);
+        let during = PolicyView::enter(view, p);
         let ret = match call {
             Call::Start => self.start.call1(py, (view,)),
             Call::Update { cpu, flags } => {

@@ -23,10 +23,11 @@
 //! # Cost of a call
 //!
 //! The views handed to Python (a policy, an idle device) are built once per
-//! policy or CPU and refreshed in place before each call; the methods are
-//! looked up once; arguments are plain ints. A run with a Python governor
-//! keeps the GIL (see `run` in lib.rs), so taking it per call is a counter
-//! increment.
+//! policy or CPU and refreshed in place before each call; a policy's fixed
+//! data are struct members, which the interpreter reads without calling
+//! into Rust; the methods are looked up once; arguments are plain ints. A
+//! run with a Python governor keeps the GIL (see `run` in lib.rs), so taking
+//! it per call is a counter increment.
 //!
 //! # Failures
 //!
