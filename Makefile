@@ -45,7 +45,7 @@ demo: build
 	@echo "A single run: .venv/bin/govlab run --workload periodic:tasks=4 --cpufreq schedutil --cpuidle menu --duration 2s"
 
 bench: build
-	$(PY) bench/run.py --write
+	$(PY) bench/run.py --write $(BENCH_ARGS)
 
 clean:
 	rm -rf target $(VENV) .pytest_cache python/govlab/_core*.so

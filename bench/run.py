@@ -519,7 +519,7 @@ def baseline_lines(b: dict) -> list[str]:
     ]
 
 
-def measure_reproduce(quick: bool) -> dict:
+def measure_reproduce(quick: bool, keep_json: str | None = None) -> dict:
     """`govlab reproduce` (every evaluation; --quick if asked) as a user runs it, into a fresh
     database in a temporary directory, output discarded: wall time and the children's CPU time;
     then, from that database, each evaluation's runs and the sum of their simulation times (each
@@ -535,6 +535,10 @@ def measure_reproduce(quick: bool) -> dict:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr.strip()[-2000:]}")
+        if keep_json:
+            os.makedirs(keep_json, exist_ok=True)
+            with open(os.path.join(keep_json, "reproduce-quick.json" if quick else "reproduce-full.json"), "w") as f:
+                f.write(r.stdout)
         evaluations: dict[str, list] = {}
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
             wall_of = dict(c.execute("SELECT key, wall_s FROM runs"))
@@ -710,6 +714,8 @@ def main() -> int:
                     help=f"the older commit to measure the engine against (default {BASELINE_COMMIT})")
     ap.add_argument("--skip", action="append", default=[], choices=["baseline", "python", "inputs", "trace", "reproduce"],
                     help="leave a part out (repeatable)")
+    ap.add_argument("--reproduce-json", metavar="DIR",
+                    help="keep the JSON that each timed `govlab reproduce` prints in DIR (its verdicts, for the counts)")
     ap.add_argument("--kernel", action="append", metavar="VERSION",
                     help=f"a kernel version to time beside 6.8 (repeatable; default {', '.join(KERNELS_BESIDE)})")
     args = ap.parse_args()
@@ -752,7 +758,8 @@ def main() -> int:
     sections["govlab reproduce"] = None
     if "reproduce" not in args.skip:
         print("govlab reproduce: every evaluation, full size, then --quick", file=sys.stderr, flush=True)
-        full, quick = measure_reproduce(False), measure_reproduce(True)
+        full = measure_reproduce(False, args.reproduce_json)
+        quick = measure_reproduce(True, args.reproduce_json)
         sections["govlab reproduce"] = [
             "Every evaluation of `govlab reproduce`, as a user runs it (`--format json`, a fresh database, "
             "the default `--jobs`: one worker per CPU), timed end to end:",
