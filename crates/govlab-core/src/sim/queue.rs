@@ -224,7 +224,7 @@ impl<E: Queued> EventQueue<E> {
             at = next;
         }
         self.front.sort_unstable_by_key(|e| Reverse(e.key));
-        let e = self.front.pop().expect("two or more events");
+        let e = self.front.pop()?;
         Some((e.time(), e.event))
     }
 
