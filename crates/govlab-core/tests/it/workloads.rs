@@ -519,6 +519,65 @@ mod netperf {
         assert!(received <= sent && received > 0.9 * sent, "sent {sent}, received {received} Mb/s");
     }
 
+    /// UDP_STREAM (64 B) for 300 ms on the Broadwell-EP under v5.2's
+    /// schedutil, in 100-ms intervals.
+    fn bdw_udp_stream(kernel: &str) -> RunResult {
+        RunConfig {
+            platform: Spec::new("broadwell-2s-e5-2698v4"),
+            kernel: Spec::parse(kernel, "test").unwrap(),
+            workload: Spec::parse("netperf:test=udp_stream,size=64", "test").unwrap(),
+            cpufreq: Spec::new("schedutil"),
+            cpuidle: Spec::new("menu"),
+            duration_ns: 300 * MS,
+            seed: 1,
+            interval_ns: Some(100 * MS),
+        }
+        .run(None, None)
+        .unwrap_or_else(|e| panic!("netperf under {kernel}: {e}"))
+    }
+
+    /// In interval `i`: the sender's and the receiver's mean busy clock,
+    /// kHz, and the receiver's idle states' names. The two CPUs busier than
+    /// a fifth of the interval; the sender is the busier (it never idles).
+    fn sender_receiver(r: &RunResult, i: usize) -> (f64, f64, Vec<String>) {
+        let iv = &r.intervals.as_ref().expect("intervals")[i];
+        let mut busy: Vec<_> = iv.cpus.iter().filter(|c| c.busy_s > 0.2 * (iv.end_s - iv.start_s)).collect();
+        assert_eq!(busy.len(), 2, "netperf and netserver busy in interval {i}");
+        busy.sort_by(|a, b| b.busy_s.total_cmp(&a.busy_s));
+        let khz = |c: &govlab_core::metrics::IntervalCpu| {
+            let t: f64 = c.time_in_state.values().sum();
+            c.time_in_state.iter().map(|(&k, &s)| f64::from(k) * s).sum::<f64>() / t
+        };
+        let states = busy[1].idle_states.iter().filter(|s| s.usage > 0).map(|s| s.name.clone()).collect();
+        (khz(busy[0]), khz(busy[1]), states)
+    }
+
+    /// Why govlab's invariant schedutil runs netperf faster on less power
+    /// than v5.2's (docs/validation.md §6, session 14): both come from the
+    /// start. Without invariance, v5.2's get_next_freq scales the new
+    /// sender's half-capacity utilisation by `policy->cur`, so it waits at a
+    /// low clock until PELT passes 80 % while the invariant kernel asks
+    /// 1.25 × max × util at once; the receiver, saturated at that low clock,
+    /// then climbs on a lagging utilisation to the top, where it only polls
+    /// between datagrams: the tick is kept, `sugov_cpu_is_busy` holds the
+    /// clock. With the tick stopped at every idle entry (no hold) it falls.
+    #[test]
+    fn udp_stream_receiver_clock_is_held_where_the_cold_start_left_it() {
+        let base = bdw_udp_stream("5.2");
+        let inv = bdw_udp_stream("5.2:freq_invariance=4c");
+        let (base_tx, _, _) = sender_receiver(&base, 0);
+        let (inv_tx, _, _) = sender_receiver(&inv, 0);
+        assert!(base_tx + 500_000.0 < inv_tx, "first 100 ms, sender: v5.2 {base_tx} kHz, 4C {inv_tx} kHz");
+        let (base_tx, base_rx, base_states) = sender_receiver(&base, 2);
+        let (inv_tx, inv_rx, _) = sender_receiver(&inv, 2);
+        assert!(base_tx > 3_500_000.0 && inv_tx > 3_500_000.0, "senders at the top: {base_tx}, {inv_tx} kHz");
+        assert!(base_rx > 3_500_000.0, "v5.2 receiver held at the top: {base_rx} kHz");
+        assert_eq!(base_states, ["POLL"], "v5.2 receiver only polls");
+        assert!(inv_rx < 2_600_000.0, "4C receiver at 1.25 × its utilisation: {inv_rx} kHz");
+        let (_, free_rx, _) = sender_receiver(&bdw_udp_stream("5.2:idle_tick=stopped"), 2);
+        assert!(free_rx < 2_600_000.0, "v5.2 receiver without the hold: {free_rx} kHz");
+    }
+
     #[test]
     fn udp_stream_refuses_a_datagram_larger_than_udp_allows() {
         let err = workload::build(&Spec::parse("netperf:test=udp_stream,size=65508", "test").unwrap()).err().unwrap();
