@@ -25,12 +25,13 @@
 //! The scheduler's hook runs on every utilisation update of the CPU, but a
 //! P-state is chosen at most every 10 ms (INTEL_PSTATE_SAMPLING_INTERVAL):
 //!
-//! 1. Sample: read the CPU's own MPERF (its time in C0, a polling idle
-//!    included), TSC (the time) and APERF (its clock's cycles in C0) since
-//!    the previous sample (v5.2 intel_pstate_sample). No C0 time, no
-//!    sample. The first sample after the hook is installed is discarded.
+//! 1. Sample: read the CPU's own MPERF (its time in C0), TSC (the time)
+//!    and APERF (its clock's cycles in C0) since the previous sample (v5.2
+//!    intel_pstate_sample). No C0 time, no sample. The first sample after
+//!    the hook is installed is discarded.
 //! 2. busy_frac = MPERF / TSC, raised to the IO-wait boost if that is
-//!    higher.
+//!    higher. govlab's C0 time here is the time the CPU was not idle (see
+//!    [`CpuData::sample`]).
 //! 3. target = 1.25 × turbo P-state × busy_frac (the max non-turbo P-state
 //!    when turbo is off), at least the lowest P-state. So a CPU busy 80 % of
 //!    the time asks for the top.
@@ -425,10 +426,13 @@ struct PstateData {
 struct Sample {
     /// When taken, ns; 0 = none yet.
     time_ns: u64,
-    /// C0 time in the window (MPERF), ns.
-    mperf_ns: u64,
+    /// Time not idle in the window (MPERF's C0 time, see
+    /// [`CpuData::sample`]), ns.
+    c0_ns: u64,
     /// The window (TSC), ns.
     tsc_ns: u64,
+    /// MPERF in the window, ns.
+    mperf_ns: u64,
     /// ∫ clock dt over the window's C0 time (APERF), kHz·ns.
     aperf_khz_ns: u128,
     /// busy_frac × 100 of the last target computation, fixed point.
@@ -446,7 +450,8 @@ struct CpuData {
     max_perf_ratio: u32,
     sample: Sample,
     last_sample_time_ns: u64,
-    /// Counters at the previous sample: MPERF, TSC, APERF.
+    /// Counters at the previous sample: time not idle, MPERF, TSC, APERF.
+    prev_c0_ns: u64,
     prev_mperf_ns: u64,
     prev_tsc_ns: u64,
     prev_aperf_khz_ns: u128,
@@ -493,6 +498,7 @@ impl CpuData {
             max_perf_ratio: pstate.turbo_pstate,
             sample: Sample::default(),
             last_sample_time_ns: 0,
+            prev_c0_ns: 0,
             prev_mperf_ns: 0,
             prev_tsc_ns: 0,
             prev_aperf_khz_ns: 0,
@@ -524,16 +530,23 @@ impl CpuData {
     }
 
     /// intel_pstate_sample (step 1): read this CPU's APERF, MPERF and TSC;
-    /// false if MPERF did not move since the last sample (the CPU never
-    /// left C1 or deeper), or this is the first one.
+    /// false if the CPU was never in C0 since the last sample, or this is
+    /// the first one. The busy time is the time the CPU was not idle: the
+    /// engine's MPERF also counts the exits from idle states (an exiting
+    /// CPU votes for its clock), which the real MPERF does not (the core
+    /// is not in C0 until it has left the state), so MPERF gives only the
+    /// average clock's weight.
     fn sample(&mut self, sched: &dyn SchedView, time_ns: u64) -> bool {
+        let c0 = time_ns.saturating_sub(sched.idle_ns(self.cpu, time_ns));
         let (aperf, mperf) = sched.aperf_mperf(self.cpu, time_ns);
-        if mperf == self.prev_mperf_ns || time_ns == self.prev_tsc_ns {
+        if c0 == self.prev_c0_ns || time_ns == self.prev_tsc_ns {
             return false;
         }
         self.last_sample_time_ns = self.sample.time_ns;
         self.sample.time_ns = time_ns;
-        self.sample.mperf_ns = mperf - self.prev_mperf_ns;
+        self.sample.c0_ns = c0 - self.prev_c0_ns;
+        self.sample.mperf_ns = mperf.saturating_sub(self.prev_mperf_ns);
+        self.prev_c0_ns = c0;
         self.sample.tsc_ns = time_ns - self.prev_tsc_ns;
         self.sample.aperf_khz_ns = aperf.saturating_sub(self.prev_aperf_khz_ns);
         self.prev_mperf_ns = mperf;
@@ -545,7 +558,7 @@ impl CpuData {
     /// get_target_pstate (steps 2–4, plus ramp_up_faster).
     fn get_target_pstate(&mut self, p: &PstateData, t: &IntelPstateTunables) -> u32 {
         let s = &mut self.sample;
-        let raw_busy = (s.mperf_ns << FRAC_BITS) / s.tsc_ns.max(1);
+        let raw_busy = (s.c0_ns << FRAC_BITS) / s.tsc_ns.max(1);
         let boost = self.iowait_boost;
         if t.iowait_boost == IowaitBoost::Strong {
             self.iowait_boost >>= 1;
@@ -564,7 +577,7 @@ impl CpuData {
         self.prev_busy_frac = raw_busy;
 
         // get_avg_pstate: max_pstate_physical × APERF / MPERF, the average
-        // P-state while the CPU was in C0 (the sample has MPERF > 0).
+        // P-state while the CPU was in C0.
         let avg_pstate = (s.aperf_khz_ns / u128::from(s.mperf_ns.max(1)) / u128::from(INTEL_PSTATE_SCALING_KHZ)) as u64;
         if avg_pstate > target {
             target += (avg_pstate - target) >> 1;

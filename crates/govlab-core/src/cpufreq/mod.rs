@@ -108,8 +108,9 @@ pub trait SchedView {
     /// The CPU's APERF and MPERF up to `now_ns`, as (∫ clock dt over its
     /// C0 time in kHz·ns, its C0 time in ns): both count only in C0, a
     /// polling idle included, and stop in C1 and deeper (Intel SDM vol. 3B
-    /// §14.2). intel_pstate's busy fraction is MPERF over the TSC, its
-    /// average P-state APERF over MPERF.
+    /// §14.2); here an idle state's exit counts as C0 too (the exiting CPU
+    /// votes for its clock). intel_pstate's average P-state is APERF over
+    /// MPERF.
     fn aperf_mperf(&self, cpu: CpuId, now_ns: u64) -> (u128, u64);
     /// arch_scale_freq_invariant(): whether utilisation is frequency
     /// invariant (kernel::FreqInvariance is not `off`). Without invariance
