@@ -1042,8 +1042,9 @@ mod tests {
         }
     }
 
-    /// The anti-oscillation step: a window run at 3.9 GHz keeps the target
-    /// half way between the rule's 14 and the average P-state 39.
+    /// The anti-oscillation step: a window whose C0 time (30 %) ran at
+    /// 3.9 GHz has average P-state 39 (APERF / MPERF: the idle 70 % does
+    /// not count), so the target goes half way from the rule's 14 to 39.
     #[test]
     fn average_p_state_holds_the_target_up() {
         let (mut g, mut h) = started_pstate("");
