@@ -545,12 +545,12 @@ impl CpuData {
         self.last_sample_time_ns = self.sample.time_ns;
         self.sample.time_ns = time_ns;
         self.sample.c0_ns = c0 - self.prev_c0_ns;
-        self.sample.mperf_ns = mperf.saturating_sub(self.prev_mperf_ns);
-        self.prev_c0_ns = c0;
         self.sample.tsc_ns = time_ns - self.prev_tsc_ns;
+        self.sample.mperf_ns = mperf.saturating_sub(self.prev_mperf_ns);
         self.sample.aperf_khz_ns = aperf.saturating_sub(self.prev_aperf_khz_ns);
-        self.prev_mperf_ns = mperf;
+        self.prev_c0_ns = c0;
         self.prev_tsc_ns = time_ns;
+        self.prev_mperf_ns = mperf;
         self.prev_aperf_khz_ns = aperf;
         self.last_sample_time_ns != 0
     }
