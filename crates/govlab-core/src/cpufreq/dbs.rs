@@ -647,8 +647,9 @@ pub(crate) mod testutil {
         pub capacity: u64,
         /// None: the view does not count idle calls.
         pub idle_calls: Option<Vec<u64>>,
-        /// ∫ clock frequency dt per CPU, kHz·ns.
-        pub clock_khz_ns: Vec<u128>,
+        /// APERF per CPU: ∫ clock frequency dt over its busy time, kHz·ns
+        /// (MPERF is the time not in `idle_ns`).
+        pub aperf_khz_ns: Vec<u128>,
         /// Utilisation is not frequency invariant (default: it is).
         pub non_invariant: bool,
     }
@@ -675,8 +676,8 @@ pub(crate) mod testutil {
         fn idle_calls(&self, cpu: CpuId) -> Option<u64> {
             self.idle_calls.as_ref().map(|c| c[cpu])
         }
-        fn clock_khz_ns(&self, cpu: CpuId, _now_ns: u64) -> u128 {
-            self.clock_khz_ns[cpu]
+        fn aperf_mperf(&self, cpu: CpuId, now_ns: u64) -> (u128, u64) {
+            (self.aperf_khz_ns[cpu], now_ns.saturating_sub(self.idle_ns[cpu]))
         }
         fn freq_invariant(&self) -> bool {
             !self.non_invariant
@@ -717,7 +718,7 @@ pub(crate) mod testutil {
                     runnable: vec![0; ncpus],
                     capacity: 1024,
                     idle_calls: None,
-                    clock_khz_ns: vec![0; ncpus],
+                    aperf_khz_ns: vec![0; ncpus],
                     non_invariant: false,
                 },
                 cur_khz: max_khz,

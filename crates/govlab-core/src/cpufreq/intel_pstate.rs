@@ -25,16 +25,20 @@
 //! The scheduler's hook runs on every utilisation update of the CPU, but a
 //! P-state is chosen at most every 10 ms (INTEL_PSTATE_SAMPLING_INTERVAL):
 //!
-//! 1. Sample: read how long the CPU was in C0 since the previous sample
-//!    (MPERF), the time (TSC) and the average clock (APERF). No C0 time, no
-//!    sample. The first sample after the hook is installed is discarded.
-//! 2. busy_frac = C0 time / elapsed time, raised to the IO-wait boost if that
-//!    is higher.
+//! 1. Sample: read the CPU's own MPERF (its time in C0), TSC (the time)
+//!    and APERF (its clock's cycles in C0) since the previous sample (v5.2
+//!    intel_pstate_sample). No C0 time, no sample. The first sample after
+//!    the hook is installed is discarded.
+//! 2. busy_frac = MPERF / TSC, raised to the IO-wait boost if that is
+//!    higher. govlab's C0 time here is the time the CPU was not idle (see
+//!    [`CpuData::sample`]).
 //! 3. target = 1.25 × turbo P-state × busy_frac (the max non-turbo P-state
 //!    when turbo is off), at least the lowest P-state. So a CPU busy 80 % of
 //!    the time asks for the top.
-//! 4. Anti-oscillation: if the average P-state of the window was above the
-//!    target, go half way back up to it.
+//! 4. Anti-oscillation: if the average P-state of the window's C0 time
+//!    (APERF / MPERF, get_avg_pstate) was above the target, go half way
+//!    back up to it. Time the CPU spent in C1 or deeper does not count, even
+//!    while its sibling thread kept the core's clock running.
 //! 5. Clamp to the policy's ratios and write PERF_CTL if it changed.
 //!
 //! `policy=performance` writes the highest allowed P-state once and installs
@@ -100,9 +104,7 @@
 //!
 //! The PID-era algorithm (≤ v4.13), Atom's VID programming, hybrid CPUs,
 //! the global `max_perf_pct`/`min_perf_pct`/`no_turbo` knobs (the platform's
-//! `turbo=off` stands for `no_turbo`), energy_efficiency and EPB, and
-//! APERF counting only in C0: govlab's average clock counts through idle
-//! too ([`super::SchedView::clock_khz_ns`]), which only matters for step 4.
+//! `turbo=off` stands for `no_turbo`), energy_efficiency and EPB.
 
 use super::{CpufreqGovernor, GovernorInfo, HwpRequest, Policy, Relation, SchedView, SCHED_CPUFREQ_IOWAIT, SCHED_CPUFREQ_MIGRATION};
 use crate::kernel::{BuildCtx, EraId, Patch};
@@ -424,12 +426,15 @@ struct PstateData {
 struct Sample {
     /// When taken, ns; 0 = none yet.
     time_ns: u64,
-    /// C0 time in the window (MPERF), ns.
+    /// Time not idle in the window (MPERF's C0 time, see
+    /// [`CpuData::sample`]), ns.
     c0_ns: u64,
     /// The window (TSC), ns.
     tsc_ns: u64,
-    /// ∫ clock dt in the window (APERF), kHz·ns.
-    clock_khz_ns: u128,
+    /// MPERF in the window, ns.
+    mperf_ns: u64,
+    /// ∫ clock dt over the window's C0 time (APERF), kHz·ns.
+    aperf_khz_ns: u128,
     /// busy_frac × 100 of the last target computation, fixed point.
     busy_scaled: u64,
 }
@@ -445,10 +450,11 @@ struct CpuData {
     max_perf_ratio: u32,
     sample: Sample,
     last_sample_time_ns: u64,
-    /// Counters at the previous sample: cumulative C0 time, time, clock.
+    /// Counters at the previous sample: time not idle, MPERF, TSC, APERF.
     prev_c0_ns: u64,
+    prev_mperf_ns: u64,
     prev_tsc_ns: u64,
-    prev_clock_khz_ns: u128,
+    prev_aperf_khz_ns: u128,
     /// Time of the previous hook call, ns (last_update).
     last_update_ns: u64,
     /// IO-wait (and idle) boost, fixed point (iowait_boost).
@@ -493,8 +499,9 @@ impl CpuData {
             sample: Sample::default(),
             last_sample_time_ns: 0,
             prev_c0_ns: 0,
+            prev_mperf_ns: 0,
             prev_tsc_ns: 0,
-            prev_clock_khz_ns: 0,
+            prev_aperf_khz_ns: 0,
             last_update_ns: 0,
             iowait_boost: 0,
             prev_busy_frac: 0,
@@ -522,11 +529,16 @@ impl CpuData {
         self.max_perf_ratio = max_policy_perf.max(min_policy_perf);
     }
 
-    /// intel_pstate_sample (step 1): false if the CPU did not run since the
-    /// last sample, or this is the first one.
+    /// intel_pstate_sample (step 1): read this CPU's APERF, MPERF and TSC;
+    /// false if the CPU was never in C0 since the last sample, or this is
+    /// the first one. The busy time is the time the CPU was not idle: the
+    /// engine's MPERF also counts the exits from idle states (an exiting
+    /// CPU votes for its clock), which the real MPERF does not (the core
+    /// is not in C0 until it has left the state), so MPERF gives only the
+    /// average clock's weight.
     fn sample(&mut self, sched: &dyn SchedView, time_ns: u64) -> bool {
         let c0 = time_ns.saturating_sub(sched.idle_ns(self.cpu, time_ns));
-        let clock = sched.clock_khz_ns(self.cpu, time_ns);
+        let (aperf, mperf) = sched.aperf_mperf(self.cpu, time_ns);
         if c0 == self.prev_c0_ns || time_ns == self.prev_tsc_ns {
             return false;
         }
@@ -534,10 +546,12 @@ impl CpuData {
         self.sample.time_ns = time_ns;
         self.sample.c0_ns = c0 - self.prev_c0_ns;
         self.sample.tsc_ns = time_ns - self.prev_tsc_ns;
-        self.sample.clock_khz_ns = clock.saturating_sub(self.prev_clock_khz_ns);
+        self.sample.mperf_ns = mperf.saturating_sub(self.prev_mperf_ns);
+        self.sample.aperf_khz_ns = aperf.saturating_sub(self.prev_aperf_khz_ns);
         self.prev_c0_ns = c0;
         self.prev_tsc_ns = time_ns;
-        self.prev_clock_khz_ns = clock;
+        self.prev_mperf_ns = mperf;
+        self.prev_aperf_khz_ns = aperf;
         self.last_sample_time_ns != 0
     }
 
@@ -562,7 +576,9 @@ impl CpuData {
         }
         self.prev_busy_frac = raw_busy;
 
-        let avg_pstate = (s.clock_khz_ns / u128::from(s.tsc_ns.max(1)) / u128::from(INTEL_PSTATE_SCALING_KHZ)) as u64;
+        // get_avg_pstate: max_pstate_physical × APERF / MPERF, the average
+        // P-state while the CPU was in C0.
+        let avg_pstate = (s.aperf_khz_ns / u128::from(s.mperf_ns.max(1)) / u128::from(INTEL_PSTATE_SCALING_KHZ)) as u64;
         if avg_pstate > target {
             target += (avg_pstate - target) >> 1;
         }
@@ -1026,14 +1042,15 @@ mod tests {
         }
     }
 
-    /// The anti-oscillation step: a window run at 3.9 GHz keeps the target
-    /// half way between the rule's 14 and the average P-state 39.
+    /// The anti-oscillation step: a window whose C0 time (30 %) ran at
+    /// 3.9 GHz has average P-state 39 (APERF / MPERF: the idle 70 % does
+    /// not count), so the target goes half way from the rule's 14 to 39.
     #[test]
     fn average_p_state_holds_the_target_up() {
         let (mut g, mut h) = started_pstate("");
         let mut last = 0;
         call(&mut g, &mut h, &mut last, 10 * MS, 1, 0);
-        h.sched.clock_khz_ns[0] = u128::from(10 * MS) * 3_900_000;
+        h.sched.aperf_khz_ns[0] = u128::from(3 * MS) * 3_900_000;
         assert_eq!(call(&mut g, &mut h, &mut last, 20 * MS, 30, 0), Some(14 + (39 - 14) / 2));
     }
 

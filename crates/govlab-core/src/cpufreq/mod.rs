@@ -105,10 +105,13 @@ pub trait SchedView {
     fn idle_calls(&self, _cpu: CpuId) -> Option<u64> {
         None
     }
-    /// ∫ clock frequency dt of the CPU's frequency domain up to `now_ns`,
-    /// kHz·ns. What APERF counts, except that APERF stops in idle states
-    /// and this does not; intel_pstate reads the average P-state from it.
-    fn clock_khz_ns(&self, cpu: CpuId, now_ns: u64) -> u128;
+    /// The CPU's APERF and MPERF up to `now_ns`, as (∫ clock dt over its
+    /// C0 time in kHz·ns, its C0 time in ns): both count only in C0, a
+    /// polling idle included, and stop in C1 and deeper (Intel SDM vol. 3B
+    /// §14.2); here an idle state's exit counts as C0 too (the exiting CPU
+    /// votes for its clock). intel_pstate's average P-state is APERF over
+    /// MPERF.
+    fn aperf_mperf(&self, cpu: CpuId, now_ns: u64) -> (u128, u64);
     /// arch_scale_freq_invariant(): whether utilisation is frequency
     /// invariant (kernel::FreqInvariance is not `off`). Without invariance
     /// schedutil scales from `policy->cur`.

@@ -62,8 +62,8 @@ impl SchedView for View<'_> {
         Some(self.e.rqs[cpu].idle_calls)
     }
 
-    fn clock_khz_ns(&self, cpu: CpuId, now_ns: u64) -> u128 {
-        self.e.domains[self.e.plat.cpus[cpu].freq_domain].clock_khz_ns(now_ns)
+    fn aperf_mperf(&self, cpu: CpuId, now_ns: u64) -> (u128, u64) {
+        self.e.aperf[cpu].read(now_ns, self.e.domains[self.e.plat.cpus[cpu].freq_domain].cur_khz)
     }
 
     fn freq_invariant(&self) -> bool {

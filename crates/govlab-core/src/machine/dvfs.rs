@@ -90,8 +90,6 @@ pub struct DomainRt {
     pub time_in_opp_ns: Vec<u64>,
     pub since_ns: Time,
     pub transitions: u64,
-    /// ∫ clock frequency dt up to `since_ns`, kHz·ns (the APERF-like counter).
-    pub khz_ns: u128,
     /// More than one policy requests this clock: the hardware resolves
     /// their votes when one changes or a CPU enters or leaves idle.
     pub shared: bool,
@@ -168,7 +166,6 @@ impl DomainRt {
             time_in_opp_ns: vec![0; ct.opps.len()],
             since_ns: 0,
             transitions: 0,
-            khz_ns: 0,
             shared,
         }
     }
@@ -177,13 +174,7 @@ impl DomainRt {
     fn account_until(&mut self, now: Time) {
         let dt = now - self.since_ns;
         self.time_in_opp_ns[self.cur_opp] += dt;
-        self.khz_ns += u128::from(dt) * u128::from(self.cur_khz);
         self.since_ns = now;
-    }
-
-    /// ∫ clock frequency dt up to `now`, kHz·ns.
-    pub fn clock_khz_ns(&self, now: Time) -> u128 {
-        self.khz_ns + u128::from(now.saturating_sub(self.since_ns)) * u128::from(self.cur_khz)
     }
 }
 
@@ -217,6 +208,13 @@ impl Aperf {
             self.c0_ns += dt;
             self.since = Some(now);
         }
+    }
+
+    /// (APERF, MPERF) at `now`, the clock at `khz` since the last update.
+    pub fn read(&self, now: Time, khz: u32) -> (u128, u64) {
+        let mut at = *self;
+        at.advance(now.max(self.since.unwrap_or(now)), khz);
+        (at.khz_ns, at.c0_ns)
     }
 
     /// Whether the CPU is in C0 (counting; it votes for its clock).
@@ -605,5 +603,28 @@ impl Engine {
             let khz = self.domains[self.plat.cpus[cpu].freq_domain].cur_khz;
             self.aperf[cpu].advance(now, khz);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Aperf;
+
+    const MS: u64 = 1_000_000;
+
+    /// APERF and MPERF count while the CPU is in C0 and stand still while
+    /// it idles, whatever the clock does meanwhile; reading them changes
+    /// nothing.
+    #[test]
+    fn aperf_and_mperf_count_only_in_c0() {
+        let mut a = Aperf::running();
+        assert_eq!(a.read(10 * MS, 2_000_000), (u128::from(10 * MS) * 2_000_000, 10 * MS));
+        a.switch(false, 10 * MS, 2_000_000);
+        assert_eq!(a.read(30 * MS, 3_600_000), (u128::from(10 * MS) * 2_000_000, 10 * MS), "idle: both stopped");
+        a.switch(true, 30 * MS, 3_600_000);
+        let (aperf, mperf) = a.read(35 * MS, 3_600_000);
+        assert_eq!(mperf, 15 * MS);
+        assert_eq!(aperf, u128::from(10 * MS) * 2_000_000 + u128::from(5 * MS) * 3_600_000);
+        assert_eq!(a.read(35 * MS, 3_600_000), (aperf, mperf), "a read does not advance the counters");
     }
 }
