@@ -82,6 +82,24 @@ def test_dbench4_runs_mmtests_2020_clients_and_scores_the_load_file_time():
         assert (shown["params"]["fs"], shown["params"]["score"]) == ("xfs", "loadfile"), shown
 
 
+def test_pgbench_runs_mmtests_2020_client_steps():
+    # pgbench-bench of January 2020: threads_huge_stride_begin 1..PGBENCH_MAX_THREADS (NUMCPUS*2
+    # select-only, NUMCPUS read/write), counts from NUMNODES up rounded to a multiple of NUMNODES;
+    # the Skylake's read/write steps are the 2018 mail's (1, 4, 7, 8 clients on the same MMTests)
+    exps = _experiments()
+    want = {
+        "skylake": ([1, 4, 7, 12, 16], [1, 4, 7, 8]),
+        "broadwell": ([1, 6, 12, 22, 30, 48, 80, 110, 142, 160], [1, 6, 12, 22, 30, 48, 80]),
+        "haswell": ([1, 6, 12, 22, 30, 48, 80, 96], [1, 6, 12, 22, 30, 48]),
+    }
+    for machine, (ro, rw) in want.items():
+        assert list(exps[machine + "/pgbench-ro"].axis_values) == ro
+        assert list(exps[machine + "/pgbench-rw"].axis_values) == rw
+    quick = _experiments(quick=True)
+    assert list(quick["skylake/pgbench-rw"].axis_values) == [1, 8]
+    assert list(quick["broadwell/pgbench-ro"].axis_values) == [1, 6]
+
+
 def test_published_figures_name_a_benchmark_configuration_and_parameter_of_the_files():
     figures = reproduce.published(EV)
     assert len(figures) == 425

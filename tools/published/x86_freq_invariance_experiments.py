@@ -35,15 +35,41 @@ def dbench_steps(ncpus):
         out.append(v); v = v * 2 if v < ncpus else v * 8
     return out
 
+def pgbench_steps(max_threads, numnodes):
+    # pgbench-bench as MMTests had it when the source ran (gormanm/mmtests ffca095a, January 2020):
+    # threads_huge_stride_begin 1 MAX (shellpack_src/bin/rewrite-shellpack) steps 1, 5 (by 4 to 8),
+    # 12, 21, 30 (by 9 to 32) and 48, 79, ... (by 31) when MAX >= 32; 1, 4, 7 (by 3 to 8) and 12, 18, ...
+    # (by 6) when MAX >= 8; then the maximum. pgbench-bench rounds a count of at least NUMNODES up to a
+    # multiple of NUMNODES (pgbench -j NUMNODES) and skips a count equal to the previous one.
+    if max_threads >= 32:
+        t = list(range(1, 9, 4)) + list(range(12, 33, 9)) + list(range(48, max_threads + 1, 31))
+    elif max_threads >= 8:
+        t = list(range(1, 9, 3)) + list(range(12, max_threads + 1, 6))
+    else:
+        t = list(range(1, max_threads + 1, 2))
+    if t[-1] != max_threads:
+        t.append(max_threads)
+    out = []
+    for v in t:
+        if v >= numnodes:
+            v = (v + numnodes - 1) // numnodes * numnodes
+        if not out or v != out[-1]:
+            out.append(v)
+    return out
+
 def arr(xs): return "[" + ", ".join(str(x) for x in xs) + "]"
 
 for m, d in M.items():
     n = d["ncpus"]
-    pg = steps(1, 2 * n)          # PGBENCH_MAX_THREADS=NUMCPUS*2
+    nodes = 1 if m == "skylake" else 2
+    pg_ro = pgbench_steps(2 * n, nodes)   # db-pgbench-timed-ro-small: PGBENCH_MAX_THREADS=NUMCPUS*2
+    pg_rw = pgbench_steps(n, nodes)       # db-pgbench-timed-rw-small: PGBENCH_MAX_THREADS=NUMCPUS
+    # --quick: one client and the largest step up to 8
+    q_pg_ro, q_pg_rw = [1, max(v for v in pg_ro if v <= 8)], [1, max(v for v in pg_rw if v <= 8)]
     db = dbench_steps(n)
     tb = steps(1, 4 * n)          # TBENCH_MAX_CLIENTS = NUMCPUS*4
     kb = steps(2, 2 * n)          # KERNBENCH_MIN_THREADS=2, MAX=NUMCPUS*2
-    q_pg, q_db, q_kb = [1, 8], [1, 8], [2, 8]
+    q_db, q_kb = [1, 8], [2, 8]
     hwp_note = ("# intel_pstate=passive implied intel_pstate=no_hwp before v5.9 (Documentation/admin-guide/pm/\n"
                 "# intel_pstate.rst, \"Passive Mode\", removed by f6ebbcf08f37): the schedutil configurations run without HWP.\n") if d["hwp"] else ""
     ps_spec = "intel_pstate:hwp=on,policy=powersave" if d["hwp"] else "intel_pstate:hwp=off,policy=powersave"
@@ -61,8 +87,10 @@ for m, d in M.items():
 {hwp_note}# The filesystem is XFS (fs=xfs where govlab's workload models one).
 #
 # Sizes are MMTests' (configs in github.com/gormanm/mmtests, configs/): clients and jobs from NUMCPUS
-# = {n} (pgbench 1..NUMCPUS*2, tbench4 1..NUMCPUS*4, kernbench 2..NUMCPUS*2, in MMTests'
-# power-of-two steps plus the maximum; netperf's NETPERF_BUFFER_SIZES; dbench4 as MMTests' dbench-bench
+# = {n} (tbench4 1..NUMCPUS*4, kernbench 2..NUMCPUS*2, in MMTests'
+# power-of-two steps plus the maximum; pgbench as MMTests' pgbench-bench stepped its clients in
+# January 2020, to NUMCPUS*2 select-only and NUMCPUS read/write ({", ".join(str(x) for x in pg_ro)} and
+# {", ".join(str(x) for x in pg_rw)}); netperf's NETPERF_BUFFER_SIZES; dbench4 as MMTests' dbench-bench
 # stepped in January 2020, doubling below NUMCPUS, then eightfold up to NUMCPUS*8:
 # {", ".join(str(x) for x in db)}; scored as MMTests' ExtractDbench4 scores it, by each client's time per
 # pass of the load file, dbench's --show-execute-time). Each run lasts 1 simulated
@@ -71,8 +99,8 @@ for m, d in M.items():
 # iterated netperf, kernbench and gitsource when the source ran (configs at ffca095a, January 2020;
 # its timed benchmarks run each client count once): a difference from the baseline counts only when
 # it is significant over the repeats, as compare-mmtests judged it (docs/validation.md, section 6).
-# --quick keeps two parameter values of each benchmark (1 and 8 clients, 2 and 8 jobs, the smallest
-# and largest buffer).
+# --quick keeps two parameter values of each benchmark (1 and 8 clients, pgbench 1 and its largest
+# step up to 8, 2 and 8 jobs, the smallest and largest buffer).
 # kernbench builds a reduced tree (files = 400) and gitsource runs 60 of git's test scripts, as the
 # datacenter-powersave evaluation does: the ratios are what the source reports, not the times.
 # netperf-udp is MMTests' UDP_STREAM (netperf -t UDP_STREAM -m SIZE -M SIZE on loopback, the
@@ -96,14 +124,14 @@ repeats = {REPEATS}
 [[benchmark]]
 name = "pgbench-ro"
 workload = "pgbench:mode=ro,fs=xfs"
-axis = {{ clients = {arr(pg)} }}
-quick = {arr(q_pg)}
+axis = {{ clients = {arr(pg_ro)} }}
+quick = {arr(q_pg_ro)}
 
 [[benchmark]]
 name = "pgbench-rw"
 workload = "pgbench:mode=rw,fs=xfs"
-axis = {{ clients = {arr(pg)} }}
-quick = {arr(q_pg)}
+axis = {{ clients = {arr(pg_rw)} }}
+quick = {arr(q_pg_rw)}
 
 [[benchmark]]
 name = "dbench4"
