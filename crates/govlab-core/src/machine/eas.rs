@@ -210,12 +210,7 @@ impl Engine {
     fn waking(&self, t: TaskId) -> Waking {
         let tk = &self.tasks[t];
         let mut avg = tk.avg.clone();
-        // A replayed task not yet attached carries the averages the
-        // recording's load-tracking events gave it at this wakeup; it has
-        // no last update of its own to age them from.
-        if tk.forked || !tk.needs_attach {
-            pelt::sync_entity_div(&self.rqs[tk.cpu].cfs, &mut avg, tk.weight, self.pelt.divider);
-        }
+        pelt::sync_entity_div(&self.rqs[tk.cpu].cfs, &mut avg, tk.weight, self.pelt.divider);
         Waking {
             cpu: tk.cpu,
             util: avg.util_avg,

@@ -192,6 +192,7 @@ impl Engine {
                     // first wakeup, which select_task_rq() places from
                     // that CPU as from any previous CPU (try_to_wake_up,
                     // kernel/sched/core.c).
+                    self.tasks[t].state = TaskState::Blocked;
                     self.tasks[t].cpu = cpu;
                     self.arm_task_timer(t, cpu, start);
                 } else {

@@ -38,8 +38,9 @@ fn recordings_replay_on_their_own_platforms_within_the_measured_gaps() {
         // the tasks look bigger to placement (pelt branch); +9.9 % before
         // fork placement followed v6.8's find_idlest_cpu, issue 21.)
         ("trappy/trace_idle.dat", "juno-r0", 6, (0.85, 1.2), (0.7, 1.3)),
-        // +43.7 % / +21.1 % (free +8.9 % while tasks asleep at the start
-        // began runnable at 0): the replay's schedutil runs the LITTLE cluster
+        // +43.7 % / +25.3 % (free +8.9 % while tasks asleep at the start
+        // began runnable at 0, +21.1 % while their recorded averages were on
+        // no runqueue until their first wakeup): the replay's schedutil runs the LITTLE cluster
         // slower than the recording (719 MHz); the first 0.12 s have no
         // frequency. (+31.5 % / +11.1 % before the pelt branch: the pick
         // charged the idle exit as running time, +40.0 % without it, and
@@ -59,7 +60,8 @@ fn recordings_replay_on_their_own_platforms_within_the_measured_gaps() {
         // big CPU (misfit, v4.20+), the recording's 4.19 kept it LITTLE;
         // pinned, it stays there.
         ("lisa/trace_txt/trace.txt", "juno-r2", 6, (0.9, 1.2), (0.4, 0.65)),
-        // −13.4 % / −12.3 % (−15.9 % / −12.8 % in session 13): free, EAS keeps the work on the silver CPUs
+        // −13.4 % / −10.3 % (−15.9 % / −12.8 % in session 13; free −12.3 %
+        // while a task asleep at the start was woken as a new task): free, EAS keeps the work on the silver CPUs
         // the recording ran it on (its tasks start there, cold: a task
         // without utilisation stays on its previous CPU), which run faster
         // than recorded (562 vs 324 MHz); −27.4 % free when the tasks were
