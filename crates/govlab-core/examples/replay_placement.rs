@@ -94,6 +94,17 @@ fn run(file: &Path, plat: &str, kernel: Option<String>, top: usize) -> govlab_co
         println!("  {}: {a:.2} -> {b:.2} ms", names[ty]);
     }
     println!("  distance {:.2} ms", total.iter().map(|(a, b)| (a - b).abs()).sum::<f64>());
+    // The i-th run after a sleep of each task on the CPU type it had in
+    // the recording (tasks with as many such runs in both).
+    let ty = |cpu: u32| p.cpus.get(cpu as usize).map_or(0, |c| p.cores[c.core].cpu_type);
+    let (mut same, mut all) = (0, 0);
+    for (pid, r) in &rec {
+        if let Some(s) = rep.get(pid).filter(|s| s.wakeups.len() == r.wakeups.len()) {
+            all += r.wakeups.len();
+            same += r.wakeups.iter().zip(&s.wakeups).filter(|(a, b)| ty(**a) == ty(**b)).count();
+        }
+    }
+    println!("  runs after a sleep on the recorded CPU type: {same} of {all}");
     for &(moved, pid) in rows.iter().take(top) {
         let (r, s) = (rec.get(&pid), rep.get(&pid));
         let comm = r.or(s).map_or("?", |u| u.comm.as_str());
