@@ -2,9 +2,10 @@
 //! where a free replay (schedutil + menu) puts each task against where the
 //! recording ran it: per task, busy ms on each CPU type recorded → replayed,
 //! and the CPU of each of its runs after a sleep, in order, recorded /
-//! replayed (the first ones), so a difference in the per-cluster busy time can be followed to
-//! the wakeups placed differently. Tasks in order of the busy time they
-//! move between CPU types. The replayed tasks are named `COMM-PID` after
+//! replayed (the first ones), so a difference in the per-cluster busy
+//! time can be followed to the wakeups placed differently; and how many
+//! of those runs landed on the CPU type the recording shows. Tasks in
+//! order of the busy time they move between CPU types. The replayed tasks are named `COMM-PID` after
 //! the recorded ones (`trace::replay::workload`). With `REPLAY_TRACE=PATH`
 //! the replay's trace is kept there.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -82,7 +83,7 @@ fn run(file: &Path, plat: &str, kernel: Option<String>, top: usize) -> govlab_co
         .collect();
     rows.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let names: Vec<&str> = p.cpu_types.iter().map(|t| t.name.as_str()).collect();
-    println!("{} on {plat}: busy ms per CPU type ({}) recorded -> replayed; wakeup targets recorded / replayed", file.display(), names.join(" / "));
+    println!("{} on {plat}: busy ms per CPU type ({}) recorded -> replayed; CPUs of its runs after a sleep, recorded / replayed", file.display(), names.join(" / "));
     let mut total = vec![(0.0, 0.0); types.len()];
     for &(_, pid) in &rows {
         for &ty in &types {
@@ -111,12 +112,12 @@ fn run(file: &Path, plat: &str, kernel: Option<String>, top: usize) -> govlab_co
         let busy: Vec<String> = types.iter().map(|&ty| format!("{:.2}->{:.2}", ms(r, ty), ms(s, ty))).collect();
         let wk = |u: Option<&TaskUse>| u.map_or(String::new(), |u| u.wakeups.iter().take(16).map(u32::to_string).collect::<Vec<_>>().join(","));
         let n = |u: Option<&TaskUse>| u.map_or(0, |u| u.wakeups.len());
-        println!("{pid:>6} {comm:<18} {} (moved {moved:.2})  wakeups {}/{}: [{}] / [{}]", busy.join(" "), n(r), n(s), wk(r), wk(s));
+        println!("{pid:>6} {comm:<18} {} (moved {moved:.2})  runs after a sleep {}/{}: [{}] / [{}]", busy.join(" "), n(r), n(s), wk(r), wk(s));
     }
     Ok(())
 }
 
-/// Per task (keyed by `key(pid, comm)`): busy ns per CPU type and wakeup targets.
+/// Per task (keyed by `key(pid, comm)`): busy ns per CPU type and the CPUs of its runs after a sleep.
 fn uses(trace: &Trace, p: &Platform, key: impl Fn(i32, &str) -> Option<i32>) -> BTreeMap<i32, TaskUse> {
     let ty = |cpu: usize| p.cpus.get(cpu).map_or(0, |c| p.cores[c.core].cpu_type);
     let (t0, t1) = trace.span_ns();
