@@ -186,6 +186,15 @@ impl Engine {
                 }
                 if start == 0 {
                     self.wake_up_new_task(t, 0, 0);
+                } else if let Some(cpu) = self.tasks[t].start_cpu.take() {
+                    // A replayed task asleep when the recording began:
+                    // asleep on its start CPU, on no runqueue, until its
+                    // first wakeup, which select_task_rq() places from
+                    // that CPU as from any previous CPU (try_to_wake_up,
+                    // kernel/sched/core.c).
+                    self.tasks[t].state = TaskState::Blocked;
+                    self.tasks[t].cpu = cpu;
+                    self.arm_task_timer(t, cpu, start);
                 } else {
                     // Placed now, stays New until its start time.
                     self.place_delayed_task(t, 0, &mut pending);

@@ -110,6 +110,26 @@ impl Engine {
         tk.vruntime = tk.vruntime.saturating_sub(rq.min_vruntime) + self.rqs[to].min_vruntime;
     }
 
+    /// A replayed task asleep since before the recording began, at its
+    /// first wakeup: its averages (the recording's, at this wakeup) sit on
+    /// the runqueue of the CPU it slept on, as a sleeping task's blocked
+    /// contribution does in the kernel (it stays in cfs_rq->avg until
+    /// migrate_task_rq_fair removes it), so that CPU's utilisation counts
+    /// it when the wakeup is placed (cpu_util_next()'s `task_cpu(p) ==
+    /// cpu` term, kernel/sched/fair.c, v5.0 and later).
+    #[cold]
+    fn attach_asleep(&mut self, t: TaskId, cpu: CpuId) {
+        if self.tasks[t].group.is_some() {
+            return;
+        }
+        self.update_rq_clock(cpu);
+        self.update_cfs_rq(cpu);
+        let divider = self.pelt.divider;
+        let tk = &mut self.tasks[t];
+        pelt::attach_entity_div(&mut self.rqs[cpu].cfs, &mut tk.avg, tk.weight, divider);
+        tk.needs_attach = false;
+    }
+
     /// Wake a blocked task from the task running on `waker_cpu` (try_to_wake_up).
     pub(crate) fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: CpuId) {
         self.try_to_wake_up_in(t, waker_cpu, 0);
@@ -126,6 +146,9 @@ impl Engine {
             return;
         }
         let prev = self.tasks[t].cpu;
+        if self.tasks[t].needs_attach {
+            self.attach_asleep(t, prev);
+        }
         let target = self.select_task_rq(t, prev);
         self.tasks[t].wake_ns = self.now;
         self.tasks[t].wake_pending = true;

@@ -91,9 +91,9 @@ pub struct Task {
     pub needs_attach: bool,
     /// Born by fork: gets `post_init_entity_util_avg` at its first enqueue.
     pub forked: bool,
-    /// Where a replayed task the recording found already running starts
+    /// Where a replayed task the recording found already there starts
     /// ([`crate::workload::TaskSpec::start_cpu`]); taken at its first
-    /// enqueue.
+    /// enqueue, or when the run begins for one asleep until its start.
     pub start_cpu: Option<CpuId>,
     pub in_iowait: bool,
 

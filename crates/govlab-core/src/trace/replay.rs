@@ -28,7 +28,9 @@
 //!   next switch in), or with [`Wakeups::Timed`], it is a timed sleep of
 //!   the recorded length;
 //! * the time before a task's first appearance is a sleep from the trace's
-//!   start; a task running when the trace starts runs from the start; a
+//!   start (in a free replay, a task not forked in the window sleeps it on
+//!   the CPU it first runs on: a start delay, woken from there); a task
+//!   running when the trace starts runs from the start; a
 //!   `sched_process_exit` or a dead `prev_state` ends its program;
 //! * a move by a `migration/N` stopper that the task keeps to the end is an
 //!   affinity set there ([`Step::Affine`], the rule at
@@ -488,11 +490,25 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
         let name = format!("{}-{}", t.comm, t.pid);
         let parts = if pin { cpu_parts(&t.steps) } else { Vec::new() };
         if parts.len() <= 1 {
-            let mut ops: Vec<Op> = t.steps.iter().filter_map(to_op).collect();
+            let mut steps = &t.steps[..];
+            let mut start_ns = 0;
+            if !t.forked && !pin {
+                // Asleep when the recording began: a sleeping task is on no
+                // runqueue, so it waits on its first CPU until it wakes and
+                // is placed from there (try_to_wake_up → select_task_rq),
+                // instead of being runnable at 0 where the first CPU out of
+                // idle would pull it before it could sleep.
+                if let [Step::OnCpu(_), Step::Sleep(ns), ..] = steps {
+                    start_ns = *ns;
+                    steps = &steps[2..];
+                }
+            }
+            let mut ops: Vec<Op> = steps.iter().filter_map(to_op).collect();
             ops.push(end.clone());
             let mut spec = TaskSpec::new(name, Program { ops });
             spec.forked = t.forked;
             spec.recorded_pelt = t.recorded_pelt;
+            spec.start_ns = start_ns;
             if !t.forked {
                 spec.start_cpu = t.steps.iter().find_map(|s| if let Step::OnCpu(c) = *s { Some(c) } else { None });
             }
@@ -645,6 +661,14 @@ cpus=2
             ["Recv { chan: 1 }", "Sleep { ns: Fixed(2000000.0) }", "Run { cycles: Fixed(500000.0), mem: 0.0 }", end]
         );
         assert!(setup.tasks.iter().all(|t| t.comm != "a-10"));
+        // b was asleep when the recording began: free, it sleeps that first
+        // millisecond on CPU 0 as a start delay, its program begins with its
+        // first burst; pinned, the sleep stays in its program.
+        let free = workload(&tasks, "t.txt", false, 9_000_000).unwrap().setup;
+        let b = free.tasks.iter().find(|t| t.comm == "b-11").unwrap();
+        assert_eq!((b.start_ns, b.start_cpu), (1_000_000, Some(0)));
+        assert_eq!(ops_text(&b.program.ops)[0], "Run { cycles: Fixed(3000000.0), mem: 0.0 }");
+        assert_eq!((task("b-11").start_ns, ops_text(&task("b-11").program.ops)[0].as_str()), (0, "Sleep { ns: Fixed(1000000.0) }"));
     }
 
     /// A wakes B in the middle of a burst; C is woken from idle.

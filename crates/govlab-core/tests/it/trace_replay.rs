@@ -178,3 +178,75 @@ fn a_task_woken_by_another_follows_it_and_a_timer_woken_one_keeps_its_time() {
     assert!((b_slow - 10.0).abs() < 0.5, "B at half the clock: {b_slow} ms, A's 5 ms of work take 10");
     assert!((c_fast - 8.0).abs() < 0.5 && (c_slow - c_fast).abs() < 0.1, "C: {c_fast} ms, then {c_slow} ms");
 }
+
+/// A task asleep when the recording began is on no runqueue: replayed
+/// free, it sleeps on the CPU the recording first shows it on until its
+/// recorded wakeup and is placed from there (try_to_wake_up →
+/// select_task_rq), instead of being runnable at the start, where the
+/// first CPU out of idle would pull it and it would begin its sleep there.
+/// Here `s` wakes on LITTLE CPU 4 of an idle Juno at 20 ms.
+#[test]
+fn a_task_asleep_at_the_start_wakes_where_the_recording_shows_it() {
+    let text = "cpus=6\n\
+        <idle>-0 [000] 1.000000: sched_switch: swapper/0:0 [120] R ==> a:10 [120]\n\
+        a-10 [000] 1.002000: sched_switch: a:10 [120] S ==> swapper/0:0 [120]\n\
+        <idle>-0 [004] 1.020000: sched_wakeup: s:11 [120] success=1 CPU:004\n\
+        <idle>-0 [004] 1.020010: sched_switch: swapper/4:0 [120] R ==> s:11 [120]\n\
+        s-11 [004] 1.021000: sched_switch: s:11 [120] S ==> swapper/4:0 [120]\n\
+        <idle>-0 [000] 1.030000: cpu_idle: state=0 cpu_id=0\n";
+    let (at, cpu) = first_run_of_s(text, "6.8:housekeeping=off");
+    assert!(at >= 20_000_000, "s first ran {at} ns into the replay, before its recorded wakeup");
+    assert_eq!(cpu, 4, "s woke on CPU {cpu}");
+}
+
+/// The same task, its recorded utilisation 473 at that wakeup (LISA's
+/// `sched_load_se`): under EAS the CPU it slept on counts that utilisation
+/// as a sleeping task's blocked contribution (cpu_util_next, v5.0+), so
+/// LITTLE CPU 4 (capacity 446) does not fit it and it wakes on a big CPU,
+/// as sched_load's `sudo` did. (Its averages on no runqueue, CPU 4 looked
+/// nearly idle to find_energy_efficient_cpu, which kept it there.)
+#[test]
+fn a_big_task_asleep_at_the_start_wakes_on_a_cpu_it_fits_under_eas() {
+    let text = "cpus=6\n\
+        <idle>-0 [000] 1.000000: sched_switch: swapper/0:0 [120] R ==> a:10 [120]\n\
+        a-10 [000] 1.002000: sched_switch: a:10 [120] S ==> swapper/0:0 [120]\n\
+        <idle>-0 [004] 1.019990: sched_load_se: cpu=4 path=(null) comm=s pid=11 load=1007 util=473\n\
+        <idle>-0 [004] 1.020000: sched_wakeup: s:11 [120] success=1 CPU:004\n\
+        <idle>-0 [004] 1.020010: sched_switch: swapper/4:0 [120] R ==> s:11 [120]\n\
+        s-11 [004] 1.021000: sched_switch: s:11 [120] S ==> swapper/4:0 [120]\n\
+        <idle>-0 [000] 1.030000: cpu_idle: state=0 cpu_id=0\n";
+    for kernel in ["6.8:housekeeping=off", "5.2:housekeeping=off"] {
+        let (at, cpu) = first_run_of_s(text, kernel);
+        assert!(at >= 20_000_000, "{kernel}: s first ran {at} ns into the replay");
+        assert!([1, 2].contains(&cpu), "{kernel}: s woke on LITTLE CPU {cpu}");
+    }
+}
+
+/// Replay `text` (a Juno r0 recording) free under `kernel`: when and on
+/// which CPU the task `s` (pid 11) first ran, ns from the start.
+fn first_run_of_s(text: &str, kernel: &str) -> (u64, u32) {
+    use govlab_core::trace::{read_path, replay as rp, EventKind};
+    let dir = std::env::temp_dir().join(format!("govlab-replay-asleep-{}-{}", std::process::id(), kernel.replace([':', '=', ','], "-")));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (rec, out) = (dir.join("rec.txt"), dir.join("replay.txt"));
+    std::fs::write(&rec, text).unwrap();
+    let trace = read_path(&rec).unwrap();
+    let mut cfg = config("juno-r0");
+    let p = govlab_core::platform::load_named(&cfg.platform).unwrap();
+    let tasks = rp::tasks(&trace, p.cpu_types[0].base_khz, Some(&p), Wakeups::Follow);
+    let w = rp::workload(&tasks, "rec.txt", false, 30_000_000).unwrap();
+    cfg.duration_ns = 30_000_000;
+    cfg.kernel = Spec::parse(kernel, "kernel").unwrap();
+    cfg.run_workload(Box::new(w), Some(&out), None).unwrap();
+    let replayed = read_path(&out).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (t0, _) = replayed.span_ns();
+    replayed
+        .events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::SchedSwitch(s) if s.next_comm.starts_with("s-11") => Some((e.ts_ns - t0, e.cpu)),
+            _ => None,
+        })
+        .expect("s runs in the replay")
+}
