@@ -30,11 +30,16 @@
 //!   when the oracle chooses (machine/energy.rs); the correction falls in
 //!   the interval where the choice is made.
 //!
+//! The workload's counters and latency series (how many values and their
+//! sum) are read at the boundaries too: what a benchmark's own progress
+//! output shows per interval (pgbench's `--aggregate-interval` log, dbench's
+//! per-second lines), from which a caller takes within-run samples.
+//!
 //! Off unless asked: the event loop then compares each event's time with a
 //! boundary that never comes.
 
 use super::Engine;
-use crate::metrics::{IntervalCpu, IntervalPackage, IntervalResult, StateTime};
+use crate::metrics::{IntervalCpu, IntervalPackage, IntervalResult, IntervalSeries, StateTime};
 use crate::sim::Time;
 
 /// The cumulative counters at one instant.
@@ -63,6 +68,10 @@ pub(crate) struct Snapshot {
     uncore_khz_ns: Vec<f64>,
     /// Per package: time its power limit held a ceiling.
     limited_ns: Vec<u64>,
+    /// The workload's counters (`Record::counters`).
+    counters: Vec<u64>,
+    /// Per latency series of the workload: values recorded and their sum, ns.
+    series: Vec<(u64, u128)>,
 }
 
 /// The snapshots of a run asked for intervals.
@@ -174,6 +183,8 @@ impl Engine {
             snap.uncore_khz_ns.push(khz_ns);
         }
         snap.limited_ns = (0..self.packages.len()).map(|p| self.power_limited_ns_at(p, t)).collect();
+        snap.counters = self.record.counters.clone();
+        snap.series = self.record.series.iter().map(|h| (h.count, h.sum)).collect();
         snap
     }
 
@@ -196,6 +207,8 @@ impl Engine {
             pc_entries: self.plat.packages.iter().map(|p| vec![0; p.cstates.len()]).collect(),
             uncore_khz_ns: vec![0.0; self.pkg_energy.len()],
             limited_ns: vec![0; self.pkg_energy.len()],
+            counters: vec![0; self.record.counters.len()],
+            series: vec![(0, 0); self.record.series.len()],
             t_ns: 0,
         };
         let snaps = &self.intervals.as_ref()?.snaps;
@@ -274,6 +287,13 @@ impl Engine {
                 }
             })
             .collect();
-        IntervalResult { start_ns: a.t_ns, end_ns: b.t_ns, start_s: s(a.t_ns), end_s: s(b.t_ns), cpus, packages }
+        let counters = b.counters.iter().zip(&a.counters).map(|(y, x)| y - x).collect();
+        let series = b
+            .series
+            .iter()
+            .zip(&a.series)
+            .map(|(&(n1, s1), &(n0, s0))| IntervalSeries { count: n1 - n0, sum_ns: (s1 - s0) as f64 })
+            .collect();
+        IntervalResult { start_ns: a.t_ns, end_ns: b.t_ns, start_s: s(a.t_ns), end_s: s(b.t_ns), cpus, packages, counters, series }
     }
 }
