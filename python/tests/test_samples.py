@@ -127,3 +127,16 @@ def test_a_sampled_run_keeps_its_samples_and_its_figures(tmp_path):
     # the samples' mean is near the run's transactions per second (they leave out its first 9 intervals)
     mean = sum(got["samples"]["values"]) / 72
     assert mean == pytest.approx(plain["primary_metric"]["value"], rel=0.2)
+
+
+def test_sample_intervals_hold_the_workload_and_packages_only():
+    import govlab
+
+    kw = dict(platform="broadwell-2s-e5-2698v4", workload="pgbench:clients=4", duration="100ms", seed=3)
+    lean = govlab.run(**kw, sample_interval="10ms").to_dict()
+    full = govlab.run(**kw, turbostat_interval="10ms").to_dict()
+    assert [iv["cpus"] for iv in lean["intervals"]] == [[]] * 10
+    assert [iv["counters"] for iv in lean["intervals"]] == [iv["counters"] for iv in full["intervals"]]
+    assert [iv["packages"] for iv in lean["intervals"]] == [iv["packages"] for iv in full["intervals"]]
+    with pytest.raises(govlab.GovlabError, match="sample_interval"):
+        govlab.run(**kw, sample_interval="10ms", turbostat_interval="10ms")

@@ -49,7 +49,7 @@ def simulate(kwargs: dict[str, Any]) -> tuple[dict[str, Any], float]:
     else:
         from govlab import samples
 
-        result = run(**kwargs, turbostat_interval=f"{sampling['interval_ns']}ns").to_dict()
+        result = run(**kwargs, sample_interval=f"{sampling['interval_ns']}ns").to_dict()
         result["samples"] = samples.extract(sampling["sampler"], result.pop("intervals"))
     return result, time.perf_counter() - start
 

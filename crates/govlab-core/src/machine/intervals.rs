@@ -33,7 +33,10 @@
 //! The workload's counters and latency series (how many values and their
 //! sum) are read at the boundaries too: what a benchmark's own progress
 //! output shows per interval (pgbench's `--aggregate-interval` log, dbench's
-//! per-second lines), from which a caller takes within-run samples.
+//! per-second lines), from which a caller takes within-run samples. Asked
+//! for those alone ([`Engine::keep_workload_intervals`]), the engine leaves
+//! out the per-CPU counters: hundreds of intervals of an 80-CPU machine are
+//! then a few kilobytes, not megabytes.
 //!
 //! Off unless asked: the event loop then compares each event's time with a
 //! boundary that never comes.
@@ -79,11 +82,13 @@ pub(crate) struct Snapshot {
 pub(crate) struct Intervals {
     pub(crate) interval_ns: Time,
     snaps: Vec<Snapshot>,
+    /// Whether the per-CPU counters are kept (not for the workload's alone).
+    cpus: bool,
 }
 
 impl Intervals {
-    pub(crate) fn new(interval_ns: Time) -> Self {
-        Intervals { interval_ns, snaps: Vec::new() }
+    pub(crate) fn new(interval_ns: Time, cpus: bool) -> Self {
+        Intervals { interval_ns, snaps: Vec::new(), cpus }
     }
 
     /// An idle period of `cpu` in `state`, from `entry_ns` to `end_ns`, has
@@ -102,9 +107,19 @@ impl Intervals {
 impl Engine {
     /// Keep the counters per interval of `interval_ns` (> 0) from now on.
     pub fn keep_intervals(&mut self, interval_ns: Time) {
-        assert!(interval_ns > 0, "an interval of 0 ns");
-        self.intervals = Some(Box::new(Intervals::new(interval_ns)));
-        self.next_boundary_ns = self.now + interval_ns;
+        self.start_intervals(Intervals::new(interval_ns, true));
+    }
+
+    /// Keep only the workload's counters and the packages' per interval of
+    /// `interval_ns` (> 0): each interval's `cpus` is empty.
+    pub fn keep_workload_intervals(&mut self, interval_ns: Time) {
+        self.start_intervals(Intervals::new(interval_ns, false));
+    }
+
+    fn start_intervals(&mut self, iv: Intervals) {
+        assert!(iv.interval_ns > 0, "an interval of 0 ns");
+        self.next_boundary_ns = self.now + iv.interval_ns;
+        self.intervals = Some(Box::new(iv));
     }
 
     /// Snapshots at every boundary before `t`, the time of the next event.
@@ -131,34 +146,22 @@ impl Engine {
     #[inline(never)]
     fn place_idle_period(&mut self, cpu: usize, state: usize, entry_ns: Time) {
         let now = self.now;
-        if let Some(iv) = self.intervals.as_mut() {
+        if let Some(iv) = self.intervals.as_mut().filter(|iv| iv.cpus) {
             iv.idle_closed(cpu, state, entry_ns, now);
         }
     }
 
     /// The cumulative counters at `t` (no earlier than the last event).
     fn snapshot(&self, t: Time) -> Snapshot {
-        let busy_ns = self
-            .rqs
-            .iter()
-            .map(|rq| rq.busy_ns + if rq.curr.is_some() { t - rq.busy_since_ns } else { 0 })
-            .collect();
-        let idle_ns = self.idle_counters.iter().map(|c| c.states.iter().map(|s| s.time_ns).collect()).collect();
-        let idle_usage = self.idle_counters.iter().map(|c| c.states.iter().map(|s| s.usage).collect()).collect();
-        let opp_ns = self
-            .domains
-            .iter()
-            .map(|d| {
-                let mut v = d.time_in_opp_ns.clone();
-                v[d.cur_opp] += t - d.since_ns;
-                v
-            })
-            .collect();
+        let mut snap = if self.intervals.as_ref().is_some_and(|iv| iv.cpus) {
+            self.cpu_snapshot(t)
+        } else {
+            Snapshot { t_ns: t, ..Snapshot::default() }
+        };
         let core_mj = |c: usize| {
             let ce = &self.cores[c];
             ce.energy_mj + ce.power_mw * (t - ce.since_ns) as f64 * 1e-9
         };
-        let mut snap = Snapshot { t_ns: t, busy_ns, idle_ns, idle_usage, opp_ns, ..Snapshot::default() };
         for (p, pe) in self.plat.packages.iter().zip(&self.pkg_energy) {
             let dt = t - pe.since_ns;
             snap.cores_mj.push(p.cores.iter().map(|&c| core_mj(c)).sum());
@@ -186,6 +189,27 @@ impl Engine {
         snap.counters = self.record.counters.clone();
         snap.series = self.record.series.iter().map(|h| (h.count, h.sum)).collect();
         snap
+    }
+
+    /// The per-CPU counters at `t`: busy and idle time, idle entries, time per clock.
+    fn cpu_snapshot(&self, t: Time) -> Snapshot {
+        let busy_ns = self
+            .rqs
+            .iter()
+            .map(|rq| rq.busy_ns + if rq.curr.is_some() { t - rq.busy_since_ns } else { 0 })
+            .collect();
+        let idle_ns = self.idle_counters.iter().map(|c| c.states.iter().map(|s| s.time_ns).collect()).collect();
+        let idle_usage = self.idle_counters.iter().map(|c| c.states.iter().map(|s| s.usage).collect()).collect();
+        let opp_ns = self
+            .domains
+            .iter()
+            .map(|d| {
+                let mut v = d.time_in_opp_ns.clone();
+                v[d.cur_opp] += t - d.since_ns;
+                v
+            })
+            .collect();
+        Snapshot { t_ns: t, busy_ns, idle_ns, idle_usage, opp_ns, ..Snapshot::default() }
     }
 
     /// The intervals of the run, once every counter is closed at the end
@@ -223,7 +247,8 @@ impl Engine {
     /// The counters gained from snapshot `a` to snapshot `b`.
     fn interval_result(&self, a: &Snapshot, b: &Snapshot) -> IntervalResult {
         let s = |ns: u64| ns as f64 / 1e9;
-        let cpus = (0..self.rqs.len())
+        let kept = if self.intervals.as_ref().is_some_and(|iv| iv.cpus) { self.rqs.len() } else { 0 };
+        let cpus = (0..kept)
             .map(|cpu| {
                 let pc = &self.plat.cpus[cpu];
                 let ct = self.plat.cpu_type_of(cpu);

@@ -146,3 +146,22 @@ fn workload_counters_per_interval_add_up_to_the_run() {
     let op_mean_ms = d.metrics["op_mean_ms"].as_f64().unwrap();
     assert!((mean_ms - op_mean_ms).abs() <= 1e-9 * op_mean_ms, "{mean_ms} against {op_mean_ms}");
 }
+
+/// Asked for the workload's counters alone, the intervals leave the CPUs
+/// out and hold the same workload and package figures; the run is the same.
+#[test]
+fn workload_intervals_keep_the_workload_and_packages_only() {
+    use govlab_core::external::ExternalGovernors;
+    let cfg = config("broadwell-2s-e5-2698v4", "tbench:clients=8", "menu", 200, Some(10));
+    let mut full = cfg.run(None, None).unwrap();
+    let mut lean = cfg.run_workload_intervals(ExternalGovernors::default(), None).unwrap();
+    let (fi, li) = (full.intervals.take().unwrap(), lean.intervals.take().unwrap());
+    assert_eq!(fi.len(), 20);
+    assert_eq!(li.len(), 20);
+    for (f, l) in fi.iter().zip(&li) {
+        assert!(l.cpus.is_empty() && !f.cpus.is_empty());
+        assert_eq!((f.start_ns, f.end_ns, &f.counters), (l.start_ns, l.end_ns, &l.counters));
+        assert_eq!(serde_json::to_string(&f.packages).unwrap(), serde_json::to_string(&l.packages).unwrap());
+    }
+    assert_eq!(serde_json::to_string(&full).unwrap(), serde_json::to_string(&lean).unwrap());
+}
