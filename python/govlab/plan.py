@@ -69,7 +69,11 @@ def runs(experiment: Experiment, max_events: int | None = None) -> list[RunSpec]
         identity = run_identity(**kwargs)
         if experiment.samples is not None:
             # the run keeps its within-run samples (govlab.samples): another result, another key
-            sampling = {"sampler": experiment.samples, "interval_ns": samples.interval_ns(experiment.samples, identity["duration_ns"])}
+            sampling = {
+                "sampler": experiment.samples,
+                "interval_ns": samples.interval_ns(experiment.samples, identity["duration_ns"]),
+                "keeps": "intervals",
+            }
             kwargs["samples"] = sampling
             identity["samples"] = sampling
         if max_events is not None:

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from govlab import analysis as compare, stats
+from govlab import analysis as compare, samples as sampling, stats
 from govlab.experiment import Experiment, load_all
 from govlab.paths import ROOT
 from govlab.plan import RunSpec
@@ -345,7 +345,8 @@ def summary_rows(
             runs = cells.get((config, k), [])
             if not _sampled(runs):
                 return None
-            per.append(([v for r in runs for v in r["samples"]["values"]], [w for r in runs for w in r["samples"]["pkg_power_w"]]))
+            got = [sampling.of(r) for r in runs]
+            per.append(([v for g in got for v in g["values"]], [w for g in got for w in g["pkg_power_w"]]))
         logs, var, n = [], 0.0, 0
         for values, _ in per:
             m = stats.amean(values) if values else math.nan
@@ -457,7 +458,7 @@ def _tested(runs: Sequence[Mapping[str, Any]], get: Callable[[Mapping[str, Any]]
     """What a cell's difference is tested on: the within-run samples of its primary metric
     where its runs carry them, else one value per run (its repeats)."""
     if primary and _sampled(runs):
-        return [v for r in runs for v in r["samples"]["values"]]
+        return [v for r in runs for v in sampling.of(r)["values"]]
     return [get(r) for r in runs]
 
 

@@ -28,15 +28,18 @@ divides the run into as many intervals as MMTests' benchmark had seconds
 (the engine's interval counters, ``machine/intervals.rs``) and reads them
 as the Extract module read its seconds. That scaling is govlab's choice,
 not MMTests': a sample covers a few milliseconds of simulated time, not a
-second. dbench4's samples are per interval, not per pass: the engine keeps
-the operations' count and summed time per interval, not each client's
-passes, so a sample is the time per pass (mean operation time × the
-pass's operations) of the operations that completed in that interval, all
-clients together. Package power is sampled on the same intervals (all of
-them, as turbostat's average covers the whole benchmark).
+second. dbench4's passes are not seen one by one (the engine keeps the
+operations' count and summed time per interval, of all clients together):
+a sample is the summed time of the next run of consecutive intervals that
+holds at least a pass's operations (2001), per pass, so the samples are
+about as many as the clients' passes in the run, and each is a pass's
+worth of operations, as MMTests' were. Package power is sampled on the
+same intervals (all of them, as turbostat's average covers the whole
+benchmark).
 
-A sampler's result, stored with the run (``result["samples"]``):
-``{"sampler", "values", "pkg_power_w"}``.
+A sampled run keeps its intervals' workload counters and package energy
+(:func:`compact`, ``result["samples"]``); :func:`of` reads its samples,
+``{"values", "pkg_power_w"}``, when the run is analysed.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SAMPLERS", "Sampler", "sampler", "interval_ns", "extract"]
+__all__ = ["SAMPLERS", "Sampler", "sampler", "interval_ns", "compact", "of", "extract"]
 
 
 @dataclass(frozen=True)
@@ -82,12 +85,15 @@ def _tbench(ivs: Sequence[Mapping[str, Any]]) -> list[float]:
 
 
 def _dbench4(ivs: Sequence[Mapping[str, Any]]) -> list[float]:
-    # ExtractDbench4 reads each pass's time; here the mean time per pass of the operations of each interval
-    out = []
+    # ExtractDbench4 reads each pass's time; here each run of intervals that holds a pass's operations
+    out, count, sum_ns = [], 0, 0.0
     for iv in ivs:
         s = iv["series"][0]  # dbench.rs: series 0, each operation's time
-        if s["count"]:
-            out.append(s["sum_ns"] / s["count"] * DBENCH_OPS_PER_PASS / 1e6)
+        count += s["count"]
+        sum_ns += s["sum_ns"]
+        if count >= DBENCH_OPS_PER_PASS:
+            out.append(sum_ns / count * DBENCH_OPS_PER_PASS / 1e6)
+            count, sum_ns = 0, 0.0
     return out
 
 
@@ -117,8 +123,35 @@ def interval_ns(name: str, duration_ns: int) -> int:
     return max(1, duration_ns // sampler(name).intervals)
 
 
-def extract(name: str, intervals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """``name``'s samples of a run from its intervals (``result["intervals"]``); an interval
+def compact(name: str, intervals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What a sampled run keeps of its intervals (``result["intervals"]`` of
+    ``govlab.run(..., sample_interval=...)``): per interval its times, the workload's
+    counters and series, and the packages' energy."""
+    return {
+        "sampler": name,
+        "intervals": [
+            {
+                "start_s": iv["start_s"],
+                "end_s": iv["end_s"],
+                "counters": iv["counters"],
+                "series": iv["series"],
+                "package_j": math.fsum(p["package_j"] for p in iv["packages"]),
+            }
+            for iv in intervals
+        ],
+    }
+
+
+def of(result: Mapping[str, Any]) -> dict[str, list[float]] | None:
+    """A sampled run's samples, ``{"values", "pkg_power_w"}``; None for a run without."""
+    kept = result.get("samples")
+    if kept is None:
+        return None
+    return extract(kept["sampler"], kept["intervals"])
+
+
+def extract(name: str, intervals: Sequence[Mapping[str, Any]]) -> dict[str, list[float]]:
+    """``name``'s samples of a run from its intervals (:func:`compact`'s); an interval
     under half the others' length (the run's remainder at its end) is left out."""
     ivs = []
     for iv in intervals:
@@ -126,5 +159,5 @@ def extract(name: str, intervals: Sequence[Mapping[str, Any]]) -> dict[str, Any]
         ivs.append({**iv, "dt_s": dt_s})
     full = max((iv["dt_s"] for iv in ivs), default=0.0)
     ivs = [iv for iv in ivs if iv["dt_s"] >= full / 2 and iv["dt_s"] > 0]
-    power = [math.fsum(p["package_j"] for p in iv["packages"]) / iv["dt_s"] for iv in ivs]
-    return {"sampler": name, "values": sampler(name).read(ivs), "pkg_power_w": power}
+    power = [iv["package_j"] / iv["dt_s"] for iv in ivs]
+    return {"values": sampler(name).read(ivs), "pkg_power_w": power}

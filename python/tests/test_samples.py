@@ -13,7 +13,7 @@ def _iv(i: int, dt: float = 0.01, counters=(0, 0), series=((0, 0.0),), package_j
         "end_s": (i + 1) * dt,
         "counters": list(counters),
         "series": [{"count": c, "sum_ns": s} for c, s in series],
-        "packages": [{"package_j": package_j}],
+        "package_j": package_j,
     }
 
 
@@ -35,10 +35,11 @@ def test_tbench_reads_running_averages_after_a_fifth_of_warm_up():
     assert got[-1] == pytest.approx(15 / 0.1)  # the whole execute phase: the run's final figure
 
 
-def test_dbench_reads_each_intervals_time_per_pass():
-    ivs = [_iv(0, series=((4, 4e5),)), _iv(1, series=((0, 0.0),)), _iv(2, series=((2, 4e5),))]
+def test_dbench_reads_a_pass_of_operations_at_a_time():
+    # 2001 operations a pass: 1000 + 1001 operations make the first sample (0.1 ms each), one interval
+    # of 2500 the second (0.2 ms each); the 500 left at the end make no pass
+    ivs = [_iv(0, series=((1000, 1e8),)), _iv(1, series=((1001, 1.001e8),)), _iv(2, series=((2500, 5e8),)), _iv(3, series=((500, 1e8),))]
     got = samples.extract("dbench4", ivs)["values"]
-    # 0.1 ms and 0.2 ms per operation, 2001 operations a pass; an interval with no operation gives none
     assert got == pytest.approx([0.1 * 2001, 0.2 * 2001])
 
 
@@ -121,11 +122,12 @@ def test_a_sampled_run_keeps_its_samples_and_its_figures(tmp_path):
     got = results[run.key]
     assert "intervals" not in got and got["samples"]["sampler"] == "pgbench"
     # 300 intervals of a 100-ms run: 9 skipped, 72 batches of 4 (the last interval, 100 ns, left out)
-    assert len(got["samples"]["values"]) == 72 and len(got["samples"]["pkg_power_w"]) == 300
+    read = samples.of(got)
+    assert len(read["values"]) == 72 and len(read["pkg_power_w"]) == 300
     plain = api.run(**{k: v for k, v in run.kwargs.items() if k != "samples"}).to_dict()
     assert got["primary_metric"] == plain["primary_metric"] and got["energy_j"] == plain["energy_j"]
     # the samples' mean is near the run's transactions per second (they leave out its first 9 intervals)
-    mean = sum(got["samples"]["values"]) / 72
+    mean = sum(read["values"]) / 72
     assert mean == pytest.approx(plain["primary_metric"]["value"], rel=0.2)
 
 

@@ -237,8 +237,15 @@ def test_the_evaluation_samples_each_benchmark_as_mmtests_did(quick):
 
 
 def _sampled_run(values: list[float], watts: list[float], better: str = "higher") -> dict:
+    """A run whose pgbench sampler reads ``values`` (one batch of 4 intervals each, after 9)
+    and ``watts`` (one per interval, cycled)."""
+    per_interval = [0.0] * 9 + [v for v in values for _ in range(4)]
+    intervals = [
+        {"start_s": i * 0.01, "end_s": (i + 1) * 0.01, "counters": [v * 0.01], "series": [], "package_j": watts[i % len(watts)] * 0.01}
+        for i, v in enumerate(per_interval)
+    ]
     run = _run(sum(values) / len(values), sum(watts) / len(watts), 1.0, better)
-    run["samples"] = {"sampler": "pgbench", "values": values, "pkg_power_w": watts}
+    run["samples"] = {"sampler": "pgbench", "intervals": intervals}
     return run
 
 
