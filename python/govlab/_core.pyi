@@ -19,6 +19,7 @@ def run(
     progress: Callable[[int, int], object] | None = None,
     cpufreq: tuple[str, Any] | None = None,
     cpuidle: tuple[str, Any] | None = None,
+    workload_intervals: bool = False,
 ) -> str:
     """Run one simulation; return the result as JSON text.
 
@@ -34,6 +35,10 @@ def run(
     written in Python (``govlab.governors``); the config then names them
     ``"external"``. Such a run keeps the GIL, and the governor's methods are
     called from it; a failure raises GovernorError.
+
+    ``workload_intervals``: the intervals the config asks for
+    (``turbostat_interval``) keep only the workload's counters and latency
+    series and the packages' counters; each interval's ``cpus`` is empty.
     """
 
 def run_timeline(

@@ -105,6 +105,7 @@ def run(
     kernel: SpecLike | None = None,
     turbostat_interval: DurationLike | None = None,
     max_events: int | None = None,
+    sample_interval: DurationLike | None = None,
 ) -> Result:
     """Simulate ``duration`` of ``workload`` on ``platform`` under the two governors.
 
@@ -122,7 +123,11 @@ def run(
     ``govlab list kernels``).
     ``turbostat_interval`` (``"1s"``, ``"250ms"``, or seconds) keeps the counters
     turbostat reads per interval too: ``result.turbostat_intervals()``,
-    ``result.turbostat_frame``.
+    ``result.turbostat_frame``. ``sample_interval`` keeps, per interval, only
+    the workload's counters and latency series and the packages' energy
+    (``result.to_dict()["intervals"]``, each with ``counters``, ``series``,
+    ``packages`` and no ``cpus``): the within-run samples of
+    :mod:`govlab.samples`, without a trace.
     ``cpufreq`` None is the platform's default governor (:func:`defaults`).
     ``cpufreq`` and ``cpuidle`` may be governors written in Python (see
     ``govlab.governors``); an error in one raises ``GovernorError``. Every
@@ -134,6 +139,12 @@ def run(
     """
     argcheck.function("progress", progress, none=True)
     py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
+    if sample_interval is not None:
+        if turbostat_interval is not None or trace not in (None, False):
+            raise _invalid("sample_interval", sample_interval, "give it without turbostat_interval and without trace")
+        config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel, interval=sample_interval)
+        check_cost(config, max_events)
+        return Result.from_json(_core.run(config, None, progress, py_cpufreq, py_cpuidle, True))
     config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel, interval=turbostat_interval)
     check_cost(config, max_events)
     if trace is True:

@@ -47,7 +47,14 @@ tables; each becomes an experiment of its own named ``NAME/BENCHMARK``
     workload = "dbench"               # a spec, as experiment.workload
     axis = { clients = [1, 2, 4, 8, 64] }   # optional, one parameter
     duration = "4s"                   # optional, overrides experiment.duration
+    repeats = 1                       # optional, overrides experiment.repeats (and [quick]'s)
+    samples = "dbench4"               # optional: judge each run by its within-run samples
     quick = [1, 8]                    # optional: the axis values of a --quick run
+
+``samples`` names a sampler of :mod:`govlab.samples`: each run then also keeps
+the samples MMTests' Extract module would have read from it (the engine's
+counters per interval), and a compare's significance uses them where a run
+has no repeats (the timed benchmarks MMTests ran once per client count).
 
 **Quick runs.** ``load_all(path, quick=True)`` gives a reduced version of
 the same experiment: the ``quick`` axis values of each benchmark (default:
@@ -113,7 +120,7 @@ _EXPERIMENT_KEYS = {
 }
 _CONFIG_KEYS = {"name", "description", "cpufreq", "cpuidle", "platform_options", "kernel"}
 _TOP_KEYS = {"experiment", "axis", "config", "benchmark", "quick"}
-_BENCHMARK_KEYS = {"name", "description", "workload", "axis", "duration", "quick"}
+_BENCHMARK_KEYS = {"name", "description", "workload", "axis", "duration", "repeats", "samples", "quick"}
 _QUICK_KEYS = {"duration", "repeats"}
 
 
@@ -148,6 +155,8 @@ class Experiment:
     description: str = ""
     #: the experiment-level ``kernel``; each config may override it
     kernel: str | None = None
+    #: the sampler of each run's within-run samples (:mod:`govlab.samples`); None: none kept
+    samples: str | None = None
 
     @property
     def repeats(self) -> int:
@@ -190,6 +199,7 @@ class Experiment:
                 for c in self.configs
             ],
             **({"kernel": self.kernel} if self.kernel is not None else {}),
+            **({"samples": self.samples} if self.samples is not None else {}),
         }
 
 
@@ -324,6 +334,7 @@ class _Loader:
                     "name": f"{self.string(('experiment', 'name'), name)}/{bname}",
                     "workload": self.require(bench, at, "workload"),
                     **({"duration": bench["duration"]} if "duration" in bench else {}),
+                    **({"repeats": bench["repeats"]} if "repeats" in bench else {}),
                     **({"description": bench["description"]} if "description" in bench else {}),
                 },
                 "config": doc.get("config"),
@@ -334,15 +345,35 @@ class _Loader:
                 ("experiment", "workload"): (*at, "workload"),
                 ("experiment", "duration"): (*at, "duration") if "duration" in bench else ("experiment", "duration"),
                 ("experiment", "description"): (*at, "description") if "description" in bench else ("experiment", "description"),
+                ("experiment", "repeats"): (*at, "repeats") if "repeats" in bench else ("experiment", "repeats"),
                 ("axis",): (*at, "axis"),
             }
+            if "repeats" in bench and "seeds" in exp:
+                raise self.fail((*at, "repeats"), "the experiment names its seeds: give repeats with seed, not seeds")
             loader = _Loader(sub, _MovedKeys(self.lines, moved), self.path)
             loader._checked = self._checked
             quick_values = bench.get("quick") if quick else None
             if "quick" in bench:
                 self.quick_values((*at, "quick"), bench["quick"], axis)
-            out.append(loader.experiment(quick_table if quick else None, quick_values, keep_duration="duration" in bench))
+            # a benchmark's own repeats hold in the quick version too, as its duration does
+            quick_here = quick_table if quick else None
+            if quick_here is not None and "repeats" in bench:
+                quick_here = {k: v for k, v in quick_here.items() if k != "repeats"}
+            e = loader.experiment(quick_here, quick_values, keep_duration="duration" in bench)
+            if "samples" in bench:
+                e.samples = self.sampler((*at, "samples"), bench["samples"], e.workload)
+            out.append(e)
         return out
+
+    def sampler(self, key: tuple[Any, ...], name: Any, workload: str) -> str:
+        from govlab import samples
+
+        if not isinstance(name, str) or name not in samples.SAMPLERS:
+            raise self.fail(key, f"expected one of {_choices(list(samples.SAMPLERS))}, got {_show(name)}")
+        reads = samples.SAMPLERS[name].workloads
+        if specs.parts(workload)["name"] not in reads:
+            raise self.fail(key, f"the {name} sampler reads the {', '.join(reads)} workload, not {_show(workload)}")
+        return name
 
     def quick_values(self, key: tuple[Any, ...], values: Any, axis: Mapping[str, Any]) -> None:
         if not axis:

@@ -24,7 +24,7 @@ from typing import Any
 
 from govlab._core import __engine__, __version__
 
-from govlab import api, governors
+from govlab import api, governors, samples
 from govlab import spec as specs
 from govlab.experiment import Experiment
 
@@ -67,6 +67,15 @@ def runs(experiment: Experiment, max_events: int | None = None) -> list[RunSpec]
         if config.kernel is not None:
             kwargs["kernel"] = config.kernel
         identity = run_identity(**kwargs)
+        if experiment.samples is not None:
+            # the run keeps its within-run samples (govlab.samples): another result, another key
+            sampling = {
+                "sampler": experiment.samples,
+                "interval_ns": samples.interval_ns(experiment.samples, identity["duration_ns"]),
+                "keeps": "intervals",
+            }
+            kwargs["samples"] = sampling
+            identity["samples"] = sampling
         if max_events is not None:
             kwargs["max_events"] = max_events
         out.append(RunSpec(config.name, value, repeat, seed, kwargs, run_key(identity), identity))

@@ -30,8 +30,10 @@ figure exists the row also carries it and a verdict:
 
 Where the evaluation asks for it (``Evaluation.significance``: the x86
 frequency-invariance one, whose tildes are judged results), govlab's
-difference counts only when it is significant over the repeats by
-compare-mmtests' t-test (:func:`significance`); otherwise it is none.
+difference counts only when it is significant by compare-mmtests' t-test
+(:func:`significance`) over the values MMTests had: the repeats of an
+iterated benchmark, the within-run samples of a timed one run once
+(:mod:`govlab.samples`); otherwise it is none.
 
 Differences are in percent, positive = better (:func:`govlab.stats.pct_diff`).
 """
@@ -47,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from govlab import analysis as compare, stats
+from govlab import analysis as compare, samples as sampling, stats
 from govlab.experiment import Experiment, load_all
 from govlab.paths import ROOT
 from govlab.plan import RunSpec
@@ -242,7 +244,10 @@ def rows(
                         row["idle_samples"] = int(stats.amean([_idle_samples(r) for r in mine]))
                     row["pct"] = _pct(row["value"], row["baseline_value"], better)
                     if ev.significance:
-                        row["significance"] = significance([get(r) for r in mine], [get(r) for r in base])
+                        primary = name == pm["name"]
+                        row["significance"] = significance(
+                            _tested(mine, get, primary), _tested(base, get, primary), within_run=primary and _sampled(mine + base)
+                        )
                     fig = _figure_for(figures, row)
                     if fig is not None:
                         row["published"] = {
@@ -273,8 +278,11 @@ def rows(
 # (:func:`significance`): each repeat scores the benchmark on its own (the
 # logarithm of its geometric mean over the parameter, of its package power,
 # and of their quotient for performance per watt), and the configuration's
-# repeats are tested against the baseline's. Rows carry param None and
-# metric "score", "pkg_power_w" or "perf_per_watt".
+# repeats are tested against the baseline's. A benchmark run once per
+# parameter with within-run samples (MMTests' timed ones) is tested on
+# those instead: the same three logarithms estimated from the samples'
+# means, with their standard errors (:func:`_estimate_significance`).
+# Rows carry param None and metric "score", "pkg_power_w" or "perf_per_watt".
 
 
 def summary_rows(
@@ -329,9 +337,40 @@ def summary_rows(
                 out["perf_per_watt"].append(sign * out["score"][-1] - math.log(watts))
         return out
 
+    def within_run(config: str) -> dict[str, tuple[float, float, int, int]] | None:
+        """From the within-run samples (a benchmark run once per parameter, as MMTests ran its
+        timed ones): each metric's log estimate, its variance, its samples and its parameters."""
+        per = []
+        for k in keys:
+            runs = cells.get((config, k), [])
+            if not _sampled(runs):
+                return None
+            got = [sampling.of(r) for r in runs]
+            per.append(([v for g in got for v in g["values"]], [w for g in got for w in g["pkg_power_w"]]))
+        logs, var, n = [], 0.0, 0
+        for values, _ in per:
+            m = stats.amean(values) if values else math.nan
+            if not m > 0:
+                return None
+            logs.append(math.log(m))
+            var += (stats.stddev(values) ** 2 / len(values) if len(values) > 1 else 0.0) / m**2
+            n += len(values)
+        watts = [w for _, ws in per for w in ws]
+        w = stats.amean(watts) if watts else math.nan
+        if not w > 0:
+            return None
+        var_w = (stats.stddev(watts) ** 2 / len(watts) if len(watts) > 1 else 0.0) / w**2
+        score = (math.fsum(logs) / len(logs), var / len(logs) ** 2, n, len(logs))
+        return {
+            "score": score,
+            "pkg_power_w": (math.log(w), var_w, len(watts), 1),
+            "perf_per_watt": (sign * score[0] - math.log(w), score[1] + var_w, min(n, len(watts)), len(logs)),
+        }
+
     base = means(e.baseline)
     base_w = pkg_w(runs_of(e.baseline))
-    base_repeats = per_repeat(e.baseline) if tested else {}
+    base_sampled = within_run(e.baseline) if tested else None
+    base_repeats = per_repeat(e.baseline) if tested and base_sampled is None else {}
     out: list[dict[str, Any]] = []
     for config in order:
         if config == e.baseline:
@@ -343,7 +382,8 @@ def summary_rows(
         watts = pkg_w(runs_of(config))
         speed = score if better == "higher" else (1.0 / score if score > 0 else math.nan)
         ppw = speed / (watts / base_w) if watts > 0 and base_w > 0 else math.nan
-        repeats = per_repeat(config) if tested else {}
+        sampled = within_run(config) if base_sampled is not None else None
+        repeats = per_repeat(config) if tested and sampled is None else {}
         for metric, unit, how, value, baseline_value in (
             ("score", "ratio", better, score, 1.0),
             ("pkg_power_w", "W", "lower", watts, base_w),
@@ -363,7 +403,9 @@ def summary_rows(
                 "repeats": len(cells.get((config, keys[0]), [])),
                 "pct": _printed_pct(value, baseline_value, how),
             }
-            if tested:
+            if tested and sampled is not None:
+                row["significance"] = _estimate_significance(sampled[metric], base_sampled[metric])
+            elif tested:
                 row["significance"] = significance(repeats[metric], base_repeats[metric])
             fig = _figure_for(figures, row)
             if fig is not None:
@@ -380,14 +422,44 @@ def summary_rows(
     return out
 
 
-def significance(new: Sequence[float], base: Sequence[float]) -> dict[str, Any]:
-    """Whether a configuration's repeats differ from the baseline's, by compare-mmtests' test
-    (:func:`govlab.stats.mmtests_ttest`, two-sided, p < 0.10); from one repeat a side, any
-    difference is significant, as in MMTests."""
+def significance(new: Sequence[float], base: Sequence[float], within_run: bool = False) -> dict[str, Any]:
+    """Whether a configuration's values differ from the baseline's, by compare-mmtests' test
+    (:func:`govlab.stats.mmtests_ttest`, two-sided, p < 0.10); from one value a side, any
+    difference is significant, as in MMTests. The values are the repeats, or
+    (``within_run``) the within-run samples of a benchmark run once (:mod:`govlab.samples`)."""
     new = [v for v in new if not math.isnan(v)]
     base = [v for v in base if not math.isnan(v)]
     test = stats.mmtests_ttest(new, base)
-    return {"p": test.p, "significant": test.significant, "repeats": len(new), "baseline_repeats": len(base)}
+    return {
+        "p": test.p,
+        "significant": test.significant,
+        "repeats": len(new),
+        "baseline_repeats": len(base),
+        **({"within_run": True} if within_run else {}),
+    }
+
+
+def _estimate_significance(new: tuple[float, float, int, int], base: tuple[float, float, int, int]) -> dict[str, Any]:
+    """A whole-benchmark difference from within-run samples: compare-mmtests' t on two log
+    estimates (each parameter's log mean, its variance s²/(n·m²) by the delta method), with
+    MMTests' degrees of freedom summed over the parameters (n₁ + n₂ − 2 each). govlab's
+    construction: compare-mmtests tested each parameter alone (:func:`significance`)."""
+    (x, vx, nx, px), (y, vy, ny, _) = new, base
+    test = stats.mmtests_ttest_of(x - y, math.sqrt(vx + vy), float(nx + ny - 2 * px))
+    return {"p": test.p, "significant": test.significant, "repeats": nx, "baseline_repeats": ny, "within_run": True}
+
+
+def _sampled(runs: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether every one of ``runs`` carries within-run samples (and there is one)."""
+    return bool(runs) and all("samples" in r for r in runs)
+
+
+def _tested(runs: Sequence[Mapping[str, Any]], get: Callable[[Mapping[str, Any]], float], primary: bool) -> list[float]:
+    """What a cell's difference is tested on: the within-run samples of its primary metric
+    where its runs carry them, else one value per run (its repeats)."""
+    if primary and _sampled(runs):
+        return [v for r in runs for v in sampling.of(r)["values"]]
+    return [get(r) for r in runs]
 
 
 def _significant(row: Mapping[str, Any]) -> bool | None:
@@ -513,8 +585,9 @@ def verdict_table(ev: Evaluation, table: Sequence[Mapping[str, Any]]) -> dict[st
     ]
     if ev.significance:
         notes.append(
-            "~: govlab's difference is not significant over its repeats (compare-mmtests' t-test, "
-            "two-sided, p < 0.10), so it is none, as the source's tilde; p: that test's p-value."
+            "~: govlab's difference is not significant over its repeats, or over its within-run samples "
+            "for a benchmark MMTests ran once per parameter (compare-mmtests' t-test, two-sided, "
+            "p < 0.10), so it is none, as the source's tilde; p: that test's p-value."
         )
     return {"title": title, "head": head, "rows": body, "notes": notes, "published": True}
 

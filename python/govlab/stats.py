@@ -60,6 +60,7 @@ __all__ = [
     "MMTESTS_LEVEL",
     "MMTestsTTest",
     "mmtests_ttest",
+    "mmtests_ttest_of",
     "summarise",
     "Summary",
 ]
@@ -241,12 +242,17 @@ def mmtests_ttest(new: Sequence[float], base: Sequence[float]) -> MMTestsTTest:
         return MMTestsTTest(_NAN, _NAN, _NAN)
     na, nb = len(a), len(b)
     sa, sb = (stddev(x) if len(x) > 1 else 0.0 for x in (a, b))
-    delta = amean(a) - amean(b)
-    se = math.sqrt(sa**2 / na + sb**2 / nb)
+    return mmtests_ttest_of(amean(a) - amean(b), math.sqrt(sa**2 / na + sb**2 / nb), float(na + nb - 2))
+
+
+def mmtests_ttest_of(delta: float, se: float, df: float) -> MMTestsTTest:
+    """:func:`mmtests_ttest` from a difference of two estimates, its standard error and the
+    degrees of freedom (for estimates that are not one sample's mean)."""
+    if math.isnan(delta) or math.isnan(se):
+        return MMTestsTTest(_NAN, _NAN, _NAN)
     if se == 0:
         return MMTestsTTest(_NAN, _NAN, 0.0 if delta else 1.0)
     t = delta / se
-    df = float(na + nb - 2)
     if df < 1:
         return MMTestsTTest(t, df, _NAN)
     from scipy.stats import t as student_t  # imported here: only tables need it

@@ -233,9 +233,85 @@ def test_the_verdict_table_prints_a_difference_that_is_not_significant_as_a_tild
     assert "(~, p 0.83)" in page
 
 
-def test_the_evaluation_repeats_each_run_as_mmtests_iterates():
-    for e in reproduce.experiments_of(EV, quick=True):
-        assert e.seeds == [1, 2, 3, 4, 5]
+#: MMTests at ffca095a (January 2020): the benchmarks its configs iterate, and the timed ones run once
+ITERATED = {"netperf-udp", "netperf-tcp", "kernbench", "gitsource"}
+TIMED = {"pgbench-ro": "pgbench", "pgbench-rw": "pgbench", "dbench4": "dbench4", "tbench4": "tbench4"}
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_the_evaluation_samples_each_benchmark_as_mmtests_did(quick):
+    seen = set()
+    for e in reproduce.experiments_of(EV, quick=quick):
+        bench = reproduce.benchmark_of(EV, e).split("/")[1]
+        seen.add(bench)
+        if bench in ITERATED:
+            assert (e.seeds, e.samples) == ([1, 2, 3, 4, 5], None)
+        else:
+            assert (e.seeds, e.samples) == ([1], TIMED[bench])
+    assert seen == ITERATED | set(TIMED)
+
+
+# --- within-run samples: the timed benchmarks ----------------------------------------------------
+
+
+def _sampled_run(values: list[float], watts: list[float], better: str = "higher") -> dict:
+    """A run whose pgbench sampler reads ``values`` (one batch of 4 intervals each, after 9)
+    and ``watts`` (one per interval, cycled)."""
+    per_interval = [0.0] * 9 + [v for v in values for _ in range(4)]
+    intervals = [
+        {"start_s": i * 0.01, "end_s": (i + 1) * 0.01, "counters": [v * 0.01], "series": [], "package_j": watts[i % len(watts)] * 0.01}
+        for i, v in enumerate(per_interval)
+    ]
+    run = _run(sum(values) / len(values), sum(watts) / len(watts), 1.0, better)
+    run["samples"] = {"sampler": "pgbench", "intervals": intervals}
+    return run
+
+
+def _sampled_summary(base: list[float], inv: list[float], published: float, inv_watts: float = 10.0) -> dict:
+    e = _Exp([1])
+    k = json.dumps(1)
+    cells = {("base", k): [_sampled_run(base, [10.0, 10.5] * 36)], ("inv", k): [_sampled_run(inv, [inv_watts, inv_watts + 0.5] * 36)]}
+    figures = [{**f, "better": "higher"} for f in _tilde_figures(published)]
+    rows = reproduce.summary_rows("m/b", e, cells, ["base", "inv"], figures, tested=True)
+    return {r["metric"]: r for r in rows}
+
+
+def test_a_timed_benchmark_is_judged_on_its_within_run_samples():
+    # one run a side: without samples any difference would count (no spread); its 72 samples
+    # scatter by ±20 % around means 2 % apart: not significant, the source's tilde
+    noisy = [100.0 + (20.0 if i % 2 else -20.0) for i in range(72)]
+    score = _sampled_summary(noisy, [1.02 * v for v in noisy], published=1.0)["score"]
+    assert score["pct"] != 0 and score["significance"]["within_run"]
+    assert score["significance"]["repeats"] == 72 and not score["significance"]["significant"]
+    assert score["verdict"]["text"] == "no significant difference, as published"
+    # the same 2 % with samples spread by ±0.5 %: significant
+    tight = [100.0 + (0.5 if i % 2 else -0.5) for i in range(72)]
+    rows = _sampled_summary(tight, [1.02 * v for v in tight], published=1.0)
+    assert rows["score"]["significance"]["significant"] and rows["score"]["significance"]["p"] < 1e-6
+    assert rows["score"]["verdict"]["text"] == "a difference in govlab, none published"
+    # power: the same intervals' package power on both sides is no difference
+    assert not rows["pkg_power_w"]["significance"]["significant"]
+    hot = _sampled_summary(tight, tight, published=1.0, inv_watts=12.0)["pkg_power_w"]
+    assert hot["significance"]["significant"] and hot["significance"]["within_run"]
+
+
+def test_a_timed_benchmarks_parameter_rows_are_tested_on_its_samples():
+    noisy = [100.0 + (20.0 if i % 2 else -20.0) for i in range(40)]
+    cells = {"base": [_sampled_run(noisy, [10.0])], "inv": [_sampled_run([1.02 * v for v in noisy], [10.0])]}
+    sig = reproduce.significance(
+        reproduce._tested(cells["inv"], reproduce._primary_value, True),
+        reproduce._tested(cells["base"], reproduce._primary_value, True),
+        within_run=True,
+    )
+    assert sig["repeats"] == 40 and not sig["significant"]
+    # its mean alone (one value a side) would count as a difference
+    assert reproduce.significance([102.0], [100.0])["significant"]
+
+
+def test_an_iterated_benchmark_is_still_judged_on_its_repeats():
+    # runs without samples: the repeats are the values, as before
+    score = _summary([10.0, 11.0, 9.0], [10.5, 11.1, 9.0], published=1.0)["score"]
+    assert "within_run" not in score["significance"] and score["significance"]["repeats"] == 3
 
 
 REPEATED = """\

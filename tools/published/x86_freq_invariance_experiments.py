@@ -13,8 +13,10 @@ M = {
  "haswell": dict(platform="haswell-2s-e5-2670v3", ncpus=48, label="48x-HASWELL-NUMA",
     desc="2 x Xeon E5-2670 v3 (Haswell-EP, 2 x 12 cores / 24 threads)", hwp=False, extra=[("12C", "12c", "12C (all-core) turbo, 2600 MHz; the source also calls it 8C")]),
 }
-#: runs of each configuration and parameter (seeds 1..REPEATS): NETPERF_ITERATIONS, KERNBENCH_ITERATIONS
-#: and GITSOURCE_ITERATIONS of MMTests' configs when the source ran (gormanm/mmtests ffca095a, Jan 2020)
+#: runs of each configuration and parameter of the iterated benchmarks (seeds 1..REPEATS): NETPERF_ITERATIONS,
+#: KERNBENCH_ITERATIONS and GITSOURCE_ITERATIONS of MMTests' configs when the source ran (gormanm/mmtests
+#: ffca095a, Jan 2020); the timed ones (pgbench, dbench4, tbench4) ran once per client count, judged by
+#: the samples MMTests' Extract modules read from that run (python/govlab/samples.py)
 REPEATS = 5
 TURBO = {"skylake": {"1C": 3900, "3C": 3800, "4C": 3700}, "broadwell": {"1C": 3600, "3C": 3400, "4C": 3300}, "haswell": {"1C": 3100, "3C": 2900, "4C": 2800}}
 
@@ -95,10 +97,13 @@ for m, d in M.items():
 # {", ".join(str(x) for x in db)}; scored as MMTests' ExtractDbench4 scores it, by each client's time per
 # pass of the load file, dbench's --show-execute-time). Each run lasts 1 simulated
 # second, not MMTests' 180-300 s (with 80 CPUs and up to 320 clients a 3-s run with two repeats took the
-# full size past an hour on two cores, issue 35), and runs {REPEATS} times, seeds 1..{REPEATS}, as MMTests
-# iterated netperf, kernbench and gitsource when the source ran (configs at ffca095a, January 2020;
-# its timed benchmarks run each client count once): a difference from the baseline counts only when
-# it is significant over the repeats, as compare-mmtests judged it (docs/validation.md, section 6).
+# full size past an hour on two cores, issue 35). Each benchmark is sampled as MMTests sampled it when
+# the source ran (configs and shellpacks at ffca095a, January 2020): netperf, kernbench and gitsource
+# run {REPEATS} times, seeds 1..{REPEATS} (NETPERF_ITERATIONS, KERNBENCH_ITERATIONS, GITSOURCE_ITERATIONS);
+# the timed pgbench, dbench4 and tbench4 run once per client count (repeats = 1), and their samples are
+# what MMTests' Extract module read from that run, on intervals scaled to the 1-s run (samples = ...,
+# python/govlab/samples.py). A difference from the baseline counts only when it is significant over
+# those values, as compare-mmtests judged it (docs/validation.md, section 6).
 # --quick keeps two parameter values of each benchmark (1 and 8 clients, pgbench 1 and its largest
 # step up to 8, 2 and 8 jobs, the smallest and largest buffer).
 # kernbench builds a reduced tree (files = 400) and gitsource runs 60 of git's test scripts, as the
@@ -124,18 +129,24 @@ repeats = {REPEATS}
 [[benchmark]]
 name = "pgbench-ro"
 workload = "pgbench:mode=ro,fs=xfs"
+repeats = 1
+samples = "pgbench"
 axis = {{ clients = {arr(pg_ro)} }}
 quick = {arr(q_pg_ro)}
 
 [[benchmark]]
 name = "pgbench-rw"
 workload = "pgbench:mode=rw,fs=xfs"
+repeats = 1
+samples = "pgbench"
 axis = {{ clients = {arr(pg_rw)} }}
 quick = {arr(q_pg_rw)}
 
 [[benchmark]]
 name = "dbench4"
 workload = "dbench:fs=xfs,score=loadfile"
+repeats = 1
+samples = "dbench4"
 axis = {{ clients = {arr(db)} }}
 quick = {arr(q_db)}
 
@@ -154,6 +165,8 @@ quick = [64, 16384]
 [[benchmark]]
 name = "tbench4"
 workload = "tbench"
+repeats = 1
+samples = "tbench4"
 axis = {{ clients = {arr(tb)} }}
 quick = {arr(q_db)}
 

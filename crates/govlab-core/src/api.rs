@@ -297,26 +297,42 @@ impl RunConfig {
         trace: Option<&Path>,
         progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
     ) -> Result<RunResult> {
-        let (r, _) = self.run_engine(ext, trace.map(TraceTo::File), progress)?;
+        let (r, _) = self.run_engine(ext, trace.map(TraceTo::File), progress, true)?;
+        Ok(r)
+    }
+
+    /// [`RunConfig::run_with`] keeping, per interval of `interval_ns`, only
+    /// the workload's and the packages' counters (no per-CPU ones: see
+    /// machine/intervals.rs), for within-run samples; no trace.
+    pub fn run_workload_intervals(
+        &self,
+        ext: ExternalGovernors,
+        progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+    ) -> Result<RunResult> {
+        let (r, _) = self.run_engine(ext, None, progress, false)?;
         Ok(r)
     }
 
     /// Build and run the engine, tracing to `trace`; the result carries the
     /// specs as the user wrote them, and the engine is handed back for what
     /// the caller still needs from it (a memory trace, the platform).
+    /// `cpu_intervals`: the intervals asked for keep the per-CPU counters.
     fn run_engine(
         &self,
         ext: ExternalGovernors,
         trace: Option<TraceTo<'_>>,
         progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
+        cpu_intervals: bool,
     ) -> Result<(RunResult, machine::Engine)> {
         let parts = self.parts_with(ext)?;
         let cpufreq_text = external::spec_text(&self.cpufreq, parts.cpufreq.name());
         let cpuidle_text = external::spec_text(&self.cpuidle, parts.cpuidle.name());
         let meta = crate::trace::writer::run_meta(&platform_in_header(&self.platform), &self.kernel.to_text());
         let mut engine = machine::engine::build_traced(parts, trace, &meta)?;
-        if let Some(ns) = self.interval_ns {
-            engine.keep_intervals(ns);
+        match self.interval_ns {
+            Some(ns) if cpu_intervals => engine.keep_intervals(ns),
+            Some(ns) => engine.keep_workload_intervals(ns),
+            None => {}
         }
         engine.external_governors = self.cpufreq.name == external::EXTERNAL || self.cpuidle.name == external::EXTERNAL;
         let mut r = engine.run(progress)?;
@@ -613,7 +629,7 @@ impl RunConfig {
         ext: ExternalGovernors,
         progress: Option<&mut dyn FnMut(u64, u64) -> bool>,
     ) -> Result<(RunResult, Trace, platform::Platform)> {
-        let (r, mut engine) = self.run_engine(ext, Some(TraceTo::Memory), progress)?;
+        let (r, mut engine) = self.run_engine(ext, Some(TraceTo::Memory), progress, true)?;
         let trace = engine.take_trace().and_then(TraceWriter::into_trace).expect("a run traced to memory has a memory trace");
         Ok((r, trace, engine.plat))
     }

@@ -83,9 +83,11 @@ fn finish<T>(check: Check, result: govlab_core::Result<T>) -> PyResult<T> {
 /// and is raised here.
 ///
 /// `cpufreq` and `cpuidle`, if given, are `(name, governor object)` pairs.
+/// `workload_intervals`: the intervals keep the workload's and the
+/// packages' counters only (`RunConfig::run_workload_intervals`).
 #[pyfunction]
 #[allow(clippy::needless_pass_by_value)] // pyo3 hands arguments over by value
-#[pyo3(signature = (config_json, trace_path=None, progress=None, cpufreq=None, cpuidle=None))]
+#[pyo3(signature = (config_json, trace_path=None, progress=None, cpufreq=None, cpuidle=None, workload_intervals=false))]
 fn run(
     py: Python<'_>,
     config_json: &str,
@@ -93,11 +95,17 @@ fn run(
     progress: Option<PyObject>,
     cpufreq: Option<(String, PyObject)>,
     cpuidle: Option<(String, PyObject)>,
+    workload_intervals: bool,
 ) -> PyResult<String> {
     let cfg = config(config_json)?;
     let mut check = Check::new(progress);
     let mut tick = |d, t| check.tick(d, t);
-    let result = if cpufreq.is_none() && cpuidle.is_none() {
+    let builtin = cpufreq.is_none() && cpuidle.is_none();
+    let result = if workload_intervals && builtin {
+        py.allow_threads(|| cfg.run_workload_intervals(ExternalGovernors::default(), Some(&mut tick)))
+    } else if workload_intervals {
+        cfg.run_workload_intervals(externals(cpufreq, cpuidle), Some(&mut tick))
+    } else if builtin {
         py.allow_threads(|| cfg.run(trace_path.as_deref(), Some(&mut tick)))
     } else {
         cfg.run_with(externals(cpufreq, cpuidle), trace_path.as_deref(), Some(&mut tick))

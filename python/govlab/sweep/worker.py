@@ -34,11 +34,23 @@ _PR_SET_PDEATHSIG = 1
 
 
 def simulate(kwargs: dict[str, Any]) -> tuple[dict[str, Any], float]:
-    """One run in a worker: ``govlab.run(**kwargs).to_dict()`` and its wall time."""
+    """One run in a worker: ``govlab.run(**kwargs).to_dict()`` and its wall time.
+
+    ``kwargs["samples"]``, ``{"sampler", "interval_ns"}`` (:mod:`govlab.samples`), runs it
+    with the engine's workload intervals and keeps, in their place, what the samples are
+    read from: ``result["samples"]`` (:func:`govlab.samples.compact`)."""
     from govlab.api import run
 
     start = time.perf_counter()
-    result = run(**kwargs).to_dict()
+    kwargs = dict(kwargs)
+    sampling = kwargs.pop("samples", None)
+    if sampling is None:
+        result = run(**kwargs).to_dict()
+    else:
+        from govlab import samples
+
+        result = run(**kwargs, sample_interval=f"{sampling['interval_ns']}ns").to_dict()
+        result["samples"] = samples.compact(sampling["sampler"], result.pop("intervals"))
     return result, time.perf_counter() - start
 
 

@@ -30,11 +30,19 @@
 //!   when the oracle chooses (machine/energy.rs); the correction falls in
 //!   the interval where the choice is made.
 //!
+//! The workload's counters and latency series (how many values and their
+//! sum) are read at the boundaries too: what a benchmark's own progress
+//! output shows per interval (pgbench's `--aggregate-interval` log, dbench's
+//! per-second lines), from which a caller takes within-run samples. Asked
+//! for those alone ([`Engine::keep_workload_intervals`]), the engine leaves
+//! out the per-CPU counters: hundreds of intervals of an 80-CPU machine are
+//! then a few kilobytes, not megabytes.
+//!
 //! Off unless asked: the event loop then compares each event's time with a
 //! boundary that never comes.
 
 use super::Engine;
-use crate::metrics::{IntervalCpu, IntervalPackage, IntervalResult, StateTime};
+use crate::metrics::{IntervalCpu, IntervalPackage, IntervalResult, IntervalSeries, StateTime};
 use crate::sim::Time;
 
 /// The cumulative counters at one instant.
@@ -63,6 +71,10 @@ pub(crate) struct Snapshot {
     uncore_khz_ns: Vec<f64>,
     /// Per package: time its power limit held a ceiling.
     limited_ns: Vec<u64>,
+    /// The workload's counters (`Record::counters`).
+    counters: Vec<u64>,
+    /// Per latency series of the workload: values recorded and their sum, ns.
+    series: Vec<(u64, u128)>,
 }
 
 /// The snapshots of a run asked for intervals.
@@ -70,11 +82,13 @@ pub(crate) struct Snapshot {
 pub(crate) struct Intervals {
     pub(crate) interval_ns: Time,
     snaps: Vec<Snapshot>,
+    /// Whether the per-CPU counters are kept (not for the workload's alone).
+    cpus: bool,
 }
 
 impl Intervals {
-    pub(crate) fn new(interval_ns: Time) -> Self {
-        Intervals { interval_ns, snaps: Vec::new() }
+    pub(crate) fn new(interval_ns: Time, cpus: bool) -> Self {
+        Intervals { interval_ns, snaps: Vec::new(), cpus }
     }
 
     /// An idle period of `cpu` in `state`, from `entry_ns` to `end_ns`, has
@@ -93,9 +107,19 @@ impl Intervals {
 impl Engine {
     /// Keep the counters per interval of `interval_ns` (> 0) from now on.
     pub fn keep_intervals(&mut self, interval_ns: Time) {
-        assert!(interval_ns > 0, "an interval of 0 ns");
-        self.intervals = Some(Box::new(Intervals::new(interval_ns)));
-        self.next_boundary_ns = self.now + interval_ns;
+        self.start_intervals(Intervals::new(interval_ns, true));
+    }
+
+    /// Keep only the workload's counters and the packages' per interval of
+    /// `interval_ns` (> 0): each interval's `cpus` is empty.
+    pub fn keep_workload_intervals(&mut self, interval_ns: Time) {
+        self.start_intervals(Intervals::new(interval_ns, false));
+    }
+
+    fn start_intervals(&mut self, iv: Intervals) {
+        assert!(iv.interval_ns > 0, "an interval of 0 ns");
+        self.next_boundary_ns = self.now + iv.interval_ns;
+        self.intervals = Some(Box::new(iv));
     }
 
     /// Snapshots at every boundary before `t`, the time of the next event.
@@ -122,34 +146,22 @@ impl Engine {
     #[inline(never)]
     fn place_idle_period(&mut self, cpu: usize, state: usize, entry_ns: Time) {
         let now = self.now;
-        if let Some(iv) = self.intervals.as_mut() {
+        if let Some(iv) = self.intervals.as_mut().filter(|iv| iv.cpus) {
             iv.idle_closed(cpu, state, entry_ns, now);
         }
     }
 
     /// The cumulative counters at `t` (no earlier than the last event).
     fn snapshot(&self, t: Time) -> Snapshot {
-        let busy_ns = self
-            .rqs
-            .iter()
-            .map(|rq| rq.busy_ns + if rq.curr.is_some() { t - rq.busy_since_ns } else { 0 })
-            .collect();
-        let idle_ns = self.idle_counters.iter().map(|c| c.states.iter().map(|s| s.time_ns).collect()).collect();
-        let idle_usage = self.idle_counters.iter().map(|c| c.states.iter().map(|s| s.usage).collect()).collect();
-        let opp_ns = self
-            .domains
-            .iter()
-            .map(|d| {
-                let mut v = d.time_in_opp_ns.clone();
-                v[d.cur_opp] += t - d.since_ns;
-                v
-            })
-            .collect();
+        let mut snap = if self.intervals.as_ref().is_some_and(|iv| iv.cpus) {
+            self.cpu_snapshot(t)
+        } else {
+            Snapshot { t_ns: t, ..Snapshot::default() }
+        };
         let core_mj = |c: usize| {
             let ce = &self.cores[c];
             ce.energy_mj + ce.power_mw * (t - ce.since_ns) as f64 * 1e-9
         };
-        let mut snap = Snapshot { t_ns: t, busy_ns, idle_ns, idle_usage, opp_ns, ..Snapshot::default() };
         for (p, pe) in self.plat.packages.iter().zip(&self.pkg_energy) {
             let dt = t - pe.since_ns;
             snap.cores_mj.push(p.cores.iter().map(|&c| core_mj(c)).sum());
@@ -174,7 +186,30 @@ impl Engine {
             snap.uncore_khz_ns.push(khz_ns);
         }
         snap.limited_ns = (0..self.packages.len()).map(|p| self.power_limited_ns_at(p, t)).collect();
+        snap.counters = self.record.counters.clone();
+        snap.series = self.record.series.iter().map(|h| (h.count, h.sum)).collect();
         snap
+    }
+
+    /// The per-CPU counters at `t`: busy and idle time, idle entries, time per clock.
+    fn cpu_snapshot(&self, t: Time) -> Snapshot {
+        let busy_ns = self
+            .rqs
+            .iter()
+            .map(|rq| rq.busy_ns + if rq.curr.is_some() { t - rq.busy_since_ns } else { 0 })
+            .collect();
+        let idle_ns = self.idle_counters.iter().map(|c| c.states.iter().map(|s| s.time_ns).collect()).collect();
+        let idle_usage = self.idle_counters.iter().map(|c| c.states.iter().map(|s| s.usage).collect()).collect();
+        let opp_ns = self
+            .domains
+            .iter()
+            .map(|d| {
+                let mut v = d.time_in_opp_ns.clone();
+                v[d.cur_opp] += t - d.since_ns;
+                v
+            })
+            .collect();
+        Snapshot { t_ns: t, busy_ns, idle_ns, idle_usage, opp_ns, ..Snapshot::default() }
     }
 
     /// The intervals of the run, once every counter is closed at the end
@@ -196,6 +231,8 @@ impl Engine {
             pc_entries: self.plat.packages.iter().map(|p| vec![0; p.cstates.len()]).collect(),
             uncore_khz_ns: vec![0.0; self.pkg_energy.len()],
             limited_ns: vec![0; self.pkg_energy.len()],
+            counters: vec![0; self.record.counters.len()],
+            series: vec![(0, 0); self.record.series.len()],
             t_ns: 0,
         };
         let snaps = &self.intervals.as_ref()?.snaps;
@@ -210,7 +247,8 @@ impl Engine {
     /// The counters gained from snapshot `a` to snapshot `b`.
     fn interval_result(&self, a: &Snapshot, b: &Snapshot) -> IntervalResult {
         let s = |ns: u64| ns as f64 / 1e9;
-        let cpus = (0..self.rqs.len())
+        let kept = if self.intervals.as_ref().is_some_and(|iv| iv.cpus) { self.rqs.len() } else { 0 };
+        let cpus = (0..kept)
             .map(|cpu| {
                 let pc = &self.plat.cpus[cpu];
                 let ct = self.plat.cpu_type_of(cpu);
@@ -274,6 +312,13 @@ impl Engine {
                 }
             })
             .collect();
-        IntervalResult { start_ns: a.t_ns, end_ns: b.t_ns, start_s: s(a.t_ns), end_s: s(b.t_ns), cpus, packages }
+        let counters = b.counters.iter().zip(&a.counters).map(|(y, x)| y - x).collect();
+        let series = b
+            .series
+            .iter()
+            .zip(&a.series)
+            .map(|(&(n1, s1), &(n0, s0))| IntervalSeries { count: n1 - n0, sum_ns: (s1 - s0) as f64 })
+            .collect();
+        IntervalResult { start_ns: a.t_ns, end_ns: b.t_ns, start_s: s(a.t_ns), end_s: s(b.t_ns), cpus, packages, counters, series }
     }
 }

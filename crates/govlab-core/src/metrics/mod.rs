@@ -195,6 +195,19 @@ pub struct IntervalResult {
     pub end_s: f64,
     pub cpus: Vec<IntervalCpu>,
     pub packages: Vec<IntervalPackage>,
+    /// The workload's counters gained over the interval (its transactions,
+    /// bytes, operations: the workload's module names them).
+    pub counters: Vec<u64>,
+    /// Per latency series of the workload: the values recorded in the
+    /// interval and their sum.
+    pub series: Vec<IntervalSeries>,
+}
+
+/// One latency series of the workload over an interval.
+#[derive(Debug, Clone, Serialize)]
+pub struct IntervalSeries {
+    pub count: u64,
+    pub sum_ns: f64,
 }
 
 /// One CPU's counters over an interval (fields as in [`CpuResult`]).

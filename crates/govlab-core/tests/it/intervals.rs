@@ -124,3 +124,44 @@ fn bad_intervals_are_refused() {
         assert!(err.contains("interval"), "{bad}: {err}");
     }
 }
+
+/// The workload's counters and latency series are read at the boundaries
+/// too (what pgbench's per-second log and dbench's progress lines show):
+/// per interval they add up to the run's transactions and operations, and
+/// the operations' summed time to their mean over the run.
+#[test]
+fn workload_counters_per_interval_add_up_to_the_run() {
+    let r = config("skylake-e3-1240v5", "pgbench:clients=4", "menu", 300, Some(20)).run(None, None).unwrap();
+    let iv = r.intervals.as_ref().unwrap();
+    assert_eq!(iv.len(), 15);
+    let txns: u64 = iv.iter().map(|i| i.counters[0]).sum();
+    assert_eq!(txns as f64, r.metrics["transactions"].as_f64().unwrap());
+    assert!(iv.iter().filter(|i| i.counters[0] > 0).count() >= 14, "transactions in nearly every interval");
+    let d = config("skylake-e3-1240v5", "dbench:clients=2", "menu", 300, Some(50)).run(None, None).unwrap();
+    let iv = d.intervals.as_ref().unwrap();
+    let ops: u64 = iv.iter().map(|i| i.series[0].count).sum();
+    let sum_ns: f64 = iv.iter().map(|i| i.series[0].sum_ns).sum();
+    assert_eq!(ops as f64, d.metrics["ops"].as_f64().unwrap());
+    let mean_ms = sum_ns / ops as f64 / 1e6;
+    let op_mean_ms = d.metrics["op_mean_ms"].as_f64().unwrap();
+    assert!((mean_ms - op_mean_ms).abs() <= 1e-9 * op_mean_ms, "{mean_ms} against {op_mean_ms}");
+}
+
+/// Asked for the workload's counters alone, the intervals leave the CPUs
+/// out and hold the same workload and package figures; the run is the same.
+#[test]
+fn workload_intervals_keep_the_workload_and_packages_only() {
+    use govlab_core::external::ExternalGovernors;
+    let cfg = config("broadwell-2s-e5-2698v4", "tbench:clients=8", "menu", 200, Some(10));
+    let mut full = cfg.run(None, None).unwrap();
+    let mut lean = cfg.run_workload_intervals(ExternalGovernors::default(), None).unwrap();
+    let (fi, li) = (full.intervals.take().unwrap(), lean.intervals.take().unwrap());
+    assert_eq!(fi.len(), 20);
+    assert_eq!(li.len(), 20);
+    for (f, l) in fi.iter().zip(&li) {
+        assert!(l.cpus.is_empty() && !f.cpus.is_empty());
+        assert_eq!((f.start_ns, f.end_ns, &f.counters), (l.start_ns, l.end_ns, &l.counters));
+        assert_eq!(serde_json::to_string(&f.packages).unwrap(), serde_json::to_string(&l.packages).unwrap());
+    }
+    assert_eq!(serde_json::to_string(&full).unwrap(), serde_json::to_string(&lean).unwrap());
+}

@@ -1,0 +1,163 @@
+"""Within-run samples: what MMTests' extract modules took from one run of a timed benchmark.
+
+MMTests (github.com/gormanm/mmtests at ffca095a, 18 January 2020: the tree
+the x86 frequency-invariance evaluation of v5.7 ran) iterated some
+benchmarks (NETPERF_ITERATIONS, KERNBENCH_ITERATIONS, GITSOURCE_ITERATIONS
+in its configs: one figure per iteration) and ran the timed ones once per
+client count. For those, compare-mmtests' mean, spread and t-test
+(``Summarise.pm`` ``extractSummary``, ``Compare.pm`` ``_significanceTest``)
+were over the samples the benchmark's Extract module read from that one
+run:
+
+* **pgbench** (``ExtractPgbench.pm``; ``shellpacks/pgbench-bench`` runs
+  ``pgbench -l --aggregate-interval=1 -T 300``, PGBENCH_MAX_TIME of the
+  ``db-pgbench-timed-*-small`` configs): the log's transactions of each
+  second; the first 9 seconds skipped, then the mean of each 4 consecutive
+  seconds, one sample each (72 in 300 s).
+* **tbench4** (``ExtractTbench4.pm``; ``tbench -t 180``, TBENCH_DURATION of
+  ``config-network-tbench``): every "execute" line, one a second after a
+  warm-up of a fifth of the time (dbench 4.0's ``sig_alarm``, PRINT_FREQ 1,
+  warmup = timelimit / 5), each the MB/s moved *since the warm-up ended*:
+  180 running averages.
+* **dbench4** (``ExtractDbench4.pm``; ``dbench --warmup 0 -t 180+…
+  --show-execute-time``): every "N completed in T ms" line, one per pass of
+  the load file per client.
+
+govlab's runs last 1 simulated second, not 180–300, so each sampler here
+divides the run into as many intervals as MMTests' benchmark had seconds
+(the engine's interval counters, ``machine/intervals.rs``) and reads them
+as the Extract module read its seconds. That scaling is govlab's choice,
+not MMTests': a sample covers a few milliseconds of simulated time, not a
+second. dbench4's passes are not seen one by one (the engine keeps the
+operations' count and summed time per interval, of all clients together):
+a sample is the summed time of the next run of consecutive intervals that
+holds at least a pass's operations (2001), per pass, so the samples are
+about as many as the clients' passes in the run, and each is a pass's
+worth of operations, as MMTests' were. Package power is sampled on the
+same intervals (all of them, as turbostat's average covers the whole
+benchmark).
+
+A sampled run keeps its intervals' workload counters and package energy
+(:func:`compact`, ``result["samples"]``); :func:`of` reads its samples,
+``{"values", "pkg_power_w"}``, when the run is analysed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["SAMPLERS", "Sampler", "sampler", "interval_ns", "compact", "of", "extract"]
+
+
+@dataclass(frozen=True)
+class Sampler:
+    name: str
+    #: the benchmark's seconds in MMTests: the run is cut into this many intervals
+    intervals: int
+    #: what the Extract module read, from the run's intervals (each with ``dt_s``)
+    read: Callable[[Sequence[Mapping[str, Any]]], list[float]]
+    #: the workloads it reads (its counter and series indices are theirs)
+    workloads: tuple[str, ...]
+
+
+def _pgbench(ivs: Sequence[Mapping[str, Any]]) -> list[float]:
+    # ExtractPgbench: skip the first 9 seconds (startSamples = 1 + 2 x batch), then average batches of 4
+    per_s = [iv["counters"][0] / iv["dt_s"] for iv in ivs]  # pgbench.rs: counter 0, transactions
+    out = []
+    for i in range(9, len(per_s) - 3, 4):
+        out.append(math.fsum(per_s[i : i + 4]) / 4)
+    return out
+
+
+def _tbench(ivs: Sequence[Mapping[str, Any]]) -> list[float]:
+    # ExtractTbench4 on dbench 4.0's execute lines: after a warm-up of a fifth, the bytes since it ended
+    # over the time since it ended, at each second
+    warmup = len(ivs) // 6  # 36 of 216 seconds: 180 s after a warm-up of 180 / 5
+    out, moved, t = [], 0.0, 0.0
+    for iv in ivs[warmup:]:
+        moved += iv["counters"][1]  # tbench.rs: counter 1, bytes
+        t += iv["dt_s"]
+        out.append(moved / t / 1e6)
+    return out
+
+
+def _dbench4(ivs: Sequence[Mapping[str, Any]]) -> list[float]:
+    # ExtractDbench4 reads each pass's time; here each run of intervals that holds a pass's operations
+    out, count, sum_ns = [], 0, 0.0
+    for iv in ivs:
+        s = iv["series"][0]  # dbench.rs: series 0, each operation's time
+        count += s["count"]
+        sum_ns += s["sum_ns"]
+        if count >= DBENCH_OPS_PER_PASS:
+            out.append(sum_ns / count * DBENCH_OPS_PER_PASS / 1e6)
+            count, sum_ns = 0, 0.0
+    return out
+
+
+#: Operations in one pass of MMTests' client-tiny.txt as govlab's dbench runs it
+#: (crates/govlab-core/src/workload/dbench.rs, OPS_PER_PASS).
+DBENCH_OPS_PER_PASS = 2001
+
+SAMPLERS: dict[str, Sampler] = {
+    s.name: s
+    for s in (
+        Sampler("pgbench", 300, _pgbench, ("pgbench",)),
+        Sampler("tbench4", 216, _tbench, ("tbench",)),
+        Sampler("dbench4", 180, _dbench4, ("dbench",)),
+    )
+}
+
+
+def sampler(name: str) -> Sampler:
+    try:
+        return SAMPLERS[name]
+    except KeyError:
+        raise ValueError(f"no sampler named {name!r}; the samplers are {', '.join(SAMPLERS)}") from None
+
+
+def interval_ns(name: str, duration_ns: int) -> int:
+    """The engine's interval for ``name``'s samples of a run of ``duration_ns``."""
+    return max(1, duration_ns // sampler(name).intervals)
+
+
+def compact(name: str, intervals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What a sampled run keeps of its intervals (``result["intervals"]`` of
+    ``govlab.run(..., sample_interval=...)``): per interval its times, the workload's
+    counters and series, and the packages' energy."""
+    return {
+        "sampler": name,
+        "intervals": [
+            {
+                "start_s": iv["start_s"],
+                "end_s": iv["end_s"],
+                "counters": iv["counters"],
+                "series": iv["series"],
+                "package_j": math.fsum(p["package_j"] for p in iv["packages"]),
+            }
+            for iv in intervals
+        ],
+    }
+
+
+def of(result: Mapping[str, Any]) -> dict[str, list[float]] | None:
+    """A sampled run's samples, ``{"values", "pkg_power_w"}``; None for a run without."""
+    kept = result.get("samples")
+    if kept is None:
+        return None
+    return extract(kept["sampler"], kept["intervals"])
+
+
+def extract(name: str, intervals: Sequence[Mapping[str, Any]]) -> dict[str, list[float]]:
+    """``name``'s samples of a run from its intervals (:func:`compact`'s); an interval
+    under half the others' length (the run's remainder at its end) is left out."""
+    ivs = []
+    for iv in intervals:
+        dt_s = iv["end_s"] - iv["start_s"]
+        ivs.append({**iv, "dt_s": dt_s})
+    full = max((iv["dt_s"] for iv in ivs), default=0.0)
+    ivs = [iv for iv in ivs if iv["dt_s"] >= full / 2 and iv["dt_s"] > 0]
+    power = [iv["package_j"] / iv["dt_s"] for iv in ivs]
+    return {"values": sampler(name).read(ivs), "pkg_power_w": power}
