@@ -8,9 +8,9 @@
 //! wake_affine() picks between the waker's CPU and the wakee's previous one
 //! (the lowest domain spanning both has SD_WAKE_AFFINE: every level of the
 //! machines govlab models, their node distances under RECLAIM_DISTANCE, 30).
-//! WA_IDLE (wake_affine_idle(), 529a9bc45a2b... series, v4.14): the waker's
-//! CPU if it is idle and shares the previous CPU's cache (the previous one
-//! if that is idle too), or if the wakeup is sync and the waker runs alone;
+//! WA_IDLE (wake_affine_idle(), v4.14, the commit not confirmed here): the
+//! waker's CPU if it is idle and shares the previous CPU's cache (the
+//! previous one if that is idle too: 806486c377e3), or if the wakeup is sync and the waker runs alone;
 //! then WA_WEIGHT (wake_affine_weight()): the waker's CPU if its runnable
 //! load plus the wakee's (less the waker's when sync) is below the previous
 //! CPU's less the wakee's, the latter raised by half the domain's
@@ -85,7 +85,7 @@ impl Engine {
     /// the header); `sync` is WF_SYNC. Capacity-aware and energy-aware
     /// machines keep their own paths (wake_cap() disables wake_affine there
     /// in v5.2 whenever the task does not fit the smaller CPU; not modelled).
-    fn select_task_rq_wake(&mut self, t: TaskId, prev: CpuId, this: CpuId, sync: bool) -> CpuId {
+    pub(super) fn select_task_rq_wake(&mut self, t: TaskId, prev: CpuId, this: CpuId, sync: bool) -> CpuId {
         if (self.sched_ext && self.tasks[t].class != Class::Fair) || self.asym_cpucap {
             return self.select_task_rq(t, prev);
         }
@@ -106,7 +106,7 @@ impl Engine {
 
     /// record_wakee(): `current` on `this` wakes `t`. The flips decay once
     /// per second of wakeups (`jiffies` past `wakee_flip_decay_ts + HZ`).
-    fn record_wakee(&mut self, this: CpuId, t: TaskId) {
+    pub(super) fn record_wakee(&mut self, this: CpuId, t: TaskId) {
         let now = self.now;
         let w = self.current_wakee(this);
         if now > w.decay_ns + NSEC_PER_SEC {
@@ -121,7 +121,7 @@ impl Engine {
 
     /// wake_wide(): the waker and the wakee switch partners often enough,
     /// by the LLC's size (`sd_llc_size`), that they serve many others.
-    fn wake_wide(&self, this: CpuId, t: TaskId) -> bool {
+    pub(super) fn wake_wide(&self, this: CpuId, t: TaskId) -> bool {
         let waker = match self.rqs[this].curr {
             Some(c) => self.tasks[c].wakee.flips,
             None => self.rqs[this].idle_wakee.flips,
