@@ -6,8 +6,11 @@
 //! its and the wakee's flip counts both at least the LLC's size apart by
 //! that factor, v4.2 63b0e9edceec) and if it may run the wakee here,
 //! wake_affine() picks between the waker's CPU and the wakee's previous one
-//! (the lowest domain spanning both has SD_WAKE_AFFINE: every level of the
-//! machines govlab models, their node distances under RECLAIM_DISTANCE, 30).
+//! (the lowest domain spanning both has SD_WAKE_AFFINE: sd_init() sets it
+//! on every level up to node distances of RECLAIM_DISTANCE, 30, which the
+//! two-socket Intel machines' 21 is under; a two-socket EPYC's 32 is not
+//! before v5.4's node_reclaim_distance of 32 on Zen, a55c7454a8c8, which
+//! govlab does not model: it pulls across EPYC sockets on every version).
 //! WA_IDLE (wake_affine_idle(), v4.14, the commit not confirmed here): the
 //! waker's CPU if it is idle and shares the previous CPU's cache (the
 //! previous one if that is idle too: 806486c377e3), or if the wakeup is sync and the waker runs alone;
