@@ -3,8 +3,9 @@
 //!
 //! Wakeup (select_task_rq_fair(), v5.2): the waker records the switch of
 //! wakee (record_wakee()); unless it wakes many tasks in turn (wake_wide():
-//! its and the wakee's flip counts both at least the LLC's size apart by
-//! that factor, v4.2 63b0e9edceec) and if it may run the wakee here,
+//! both flip counts at least the LLC's size, the larger at least that
+//! factor times the smaller; v4.2, 63b0e9edceec) and if the wakee may run
+//! on the waker's CPU,
 //! wake_affine() picks between the waker's CPU and the wakee's previous one
 //! (the lowest domain spanning both has SD_WAKE_AFFINE: sd_init() sets it
 //! on every level up to node distances of RECLAIM_DISTANCE, 30, which the
@@ -13,19 +14,21 @@
 //! govlab does not model: it pulls across EPYC sockets on every version).
 //! WA_IDLE (wake_affine_idle(), v4.14, the commit not confirmed here): the
 //! waker's CPU if it is idle and shares the previous CPU's cache (the
-//! previous one if that is idle too: 806486c377e3), or if the wakeup is sync and the waker runs alone;
-//! then WA_WEIGHT (wake_affine_weight()): the waker's CPU if its runnable
-//! load plus the wakee's (less the waker's when sync) is below the previous
-//! CPU's less the wakee's, the latter raised by half the domain's
-//! imbalance_pct (110 SMT, 117 LLC, 125 above: sd_init()). Then
-//! select_idle_sibling(p, prev, target): the target if idle; the previous
+//! previous one if that is idle too: 806486c377e3), or if the wakeup is
+//! sync and the waker runs alone; then WA_WEIGHT (wake_affine_weight()):
+//! the waker's CPU if its runnable load plus the wakee's (less the waker's
+//! when sync) is below the previous CPU's less the wakee's, the latter
+//! raised by half the domain's imbalance_pct (110 SMT, 117 LLC, 125
+//! above: sd_init()). Then select_idle_sibling(p, prev, target): the
+//! target if idle; the previous
 //! CPU if it shares the target's cache and is idle; else an idle core in
 //! the target's LLC, scanning from the CPU after it; else an idle SMT
 //! sibling of the target; else any idle CPU of that LLC; else the target.
 //! WF_SYNC comes from pipes and sockets (`ChannelSpec::sync`).
 //!
 //! Left out: the v4.13 and older form of wake_affine() (effective_load(),
-//! no WA_IDLE): every kernel runs v5.2's, a simplification; v5.2's
+//! no WA_IDLE) and v5.7's load_avg in place of runnable_load_avg: every
+//! kernel runs v5.2's, a simplification (era `wake_affine_idle`); v5.2's
 //! runnable_load_avg is taken as the sum of the queued tasks' load_avg
 //! (fork.rs's `runnable_load`), task_h_load() as the task's own load_avg
 //! (exact without task groups); recent_used_cpu and SIS_UTIL's scan-depth
