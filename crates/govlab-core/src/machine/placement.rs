@@ -21,8 +21,9 @@
 //! raised by half the domain's imbalance_pct (110 SMT, 117 LLC, 125
 //! above: sd_init()). Then select_idle_sibling(p, prev, target): the
 //! target if idle; the previous CPU if it shares the target's cache and
-//! is idle; else an idle core in the target's LLC, scanning from the CPU after it; else an idle SMT
-//! sibling of the target; else any idle CPU of that LLC; else the target.
+//! is idle; else an idle core in the target's LLC, scanning from the CPU
+//! after it; else an idle SMT sibling of the target; else any idle CPU of
+//! that LLC; else the target.
 //! WF_SYNC comes from pipes and sockets (`ChannelSpec::sync`).
 //!
 //! Left out: the v4.13 and older form of wake_affine() (effective_load(),
