@@ -296,7 +296,7 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: false,
         commit: "d153b153446f (not confirmed)",
         subject: "sched/core: Fix wake_affine() performance regression",
-        description: "wake_affine() as WA_IDLE (an idle waker CPU sharing the cache, or a sync wakeup of a lone waker) then WA_WEIGHT (runnable loads with half the imbalance_pct) (before: effective_load()'s load comparison alone, since 2.6); every version runs v5.2's form, a simplification (machine/placement.rs)",
+        description: "wake_affine() as WA_IDLE (an idle waker CPU sharing the cache, or a sync wakeup of a lone waker) then WA_WEIGHT (runnable loads with half the imbalance_pct) (before: effective_load()'s load comparison alone, since 2.6); not modelled: every version runs v5.2's form, a simplification (machine/placement.rs)",
         status: EraStatus::NotModelled,
     },
     Era {
