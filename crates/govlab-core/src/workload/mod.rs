@@ -111,8 +111,9 @@ pub struct ChannelSpec {
     /// Its wakeups carry WF_SYNC (the waker is about to sleep): true for a
     /// pipe or a socket (pipe_write() and pipe_read() wake with
     /// wake_up_interruptible_sync_poll(); sock_def_readable() and
-    /// sock_def_write_space() too, fs/pipe.c and net/core/sock.c, v5.2);
-    /// false where the channel stands for a futex, a work queue or an I/O
+    /// sock_def_write_space() too, fs/pipe.c and net/core/sock.c, v5.2;
+    /// TCP's writer wakeup, sk_stream_write_space(), is not sync, taken as
+    /// sync here: a simplification); false where the channel stands for a futex, a work queue or an I/O
     /// completion (plain wake_up_process()/wake_up()).
     pub sync: bool,
 }
