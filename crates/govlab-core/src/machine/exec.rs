@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::rq::Task;
+use super::rq::{Task, Wakee};
 use super::{Engine, Event};
 use crate::error::{Error, Result};
 use crate::platform::CpuId;
@@ -50,6 +50,8 @@ pub struct ChannelRt {
     pub receivers: VecDeque<TaskId>,
     /// Senders blocked on a full channel, with the size they want to send.
     pub senders: VecDeque<(TaskId, u64)>,
+    /// Wakeups through it are WF_SYNC ([`crate::workload::ChannelSpec::sync`]).
+    pub sync: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -129,7 +131,7 @@ impl Engine {
     /// Create channels, devices, sources and the initial tasks.
     pub(crate) fn init_workload(&mut self, setup: &Setup) -> Result<()> {
         for c in &setup.channels {
-            self.chans.push(ChannelRt { capacity_bytes: c.capacity_bytes, ..ChannelRt::default() });
+            self.chans.push(ChannelRt { capacity_bytes: c.capacity_bytes, sync: c.sync, ..ChannelRt::default() });
         }
         self.mutexes = vec![MutexRt::default(); setup.mutexes as usize];
         self.sync = SyncRt {
@@ -280,6 +282,7 @@ impl Engine {
             live_children: 0,
             joining: false,
             interp_epoch: 0,
+            wakee: Wakee::default(),
         });
         // Kernel threads never exit and do not keep a run going.
         if !spec.kthread {
@@ -705,8 +708,9 @@ impl Engine {
         ch.used_bytes += bytes;
         ch.messages.push_back((bytes, stamp));
         if let Some(r) = ch.receivers.pop_front() {
+            let sync = ch.sync;
             self.deliver(chan, r);
-            self.try_to_wake_up(r, cpu);
+            self.try_to_wake_up_sync(r, cpu, sync);
         }
         true
     }
@@ -721,8 +725,9 @@ impl Engine {
         ch.used_bytes += bytes;
         ch.messages.push_back((bytes, stamp));
         if let Some(r) = ch.receivers.pop_front() {
+            let sync = ch.sync;
             self.deliver(chan, r);
-            self.try_to_wake_up(r, cpu);
+            self.try_to_wake_up_sync(r, cpu, sync);
         }
     }
 
@@ -741,7 +746,8 @@ impl Engine {
                 ch.senders.pop_front();
                 ch.used_bytes += bytes;
                 ch.messages.push_back((bytes, self.now));
-                self.try_to_wake_up(s, cpu);
+                let sync = ch.sync;
+                self.try_to_wake_up_sync(s, cpu, sync);
             }
         }
         true

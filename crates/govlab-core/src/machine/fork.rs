@@ -247,7 +247,7 @@ impl Engine {
     /// the load averages of the fair tasks on its runqueue, the current one
     /// included, plus a new task's full weight for each forked there and
     /// not yet enqueued (`pending`).
-    fn runnable_load(&self, cpu: CpuId, pending: &[u32]) -> u64 {
+    pub(super) fn runnable_load(&self, cpu: CpuId, pending: &[u32]) -> u64 {
         let rq = &self.rqs[cpu];
         let queued: u64 = if self.fair_groups() {
             self.queued_fair_tasks(cpu).iter().map(|&t| self.tasks[t].avg.load_avg).sum()

@@ -48,6 +48,8 @@ mod intel_cpufreq_tests;
 mod fair_group;
 #[cfg(test)]
 mod pelt_tests;
+#[cfg(test)]
+mod placement_tests;
 mod rt;
 #[cfg(test)]
 mod sched_class_tests;

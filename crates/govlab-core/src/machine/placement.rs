@@ -1,12 +1,38 @@
 //! Where tasks go (kernel/sched/fair.c, select_task_rq_fair() and the load
 //! balancer): wakeup placement, fork placement, and load balancing.
 //!
-//! Wakeup (select_idle_sibling, kernel/sched/fair.c v6.5, simplified): the
-//! previous CPU if it is idle; else an idle core (all SMT threads idle) in
-//! the previous CPU's LLC, scanning from the CPU after it; else an idle SMT
-//! sibling of the previous CPU; else any idle CPU of that LLC; else the
-//! previous CPU. wake_affine (pulling towards the waker's LLC) and SIS_UTIL's
-//! scan-depth limit are left out.
+//! Wakeup (select_task_rq_fair(), v5.2): the waker records the switch of
+//! wakee (record_wakee()); unless it wakes many tasks in turn (wake_wide():
+//! both flip counts at least the LLC's size, the larger at least that
+//! factor times the smaller; v4.2, 63b0e9edceec) and if the wakee may run
+//! on the waker's CPU,
+//! wake_affine() picks between the waker's CPU and the wakee's previous one
+//! (the lowest domain spanning both has SD_WAKE_AFFINE: sd_init() sets it
+//! on every level up to node distances of RECLAIM_DISTANCE, 30, which the
+//! two-socket Intel machines' 21 is under; a two-socket EPYC's 32 is not
+//! before v5.4's node_reclaim_distance of 32 on Zen, a55c7454a8c8, which
+//! govlab does not model: it pulls across EPYC sockets on every version).
+//! WA_IDLE (wake_affine_idle(), v4.14, the commit not confirmed here): the
+//! waker's CPU if it is idle and shares the previous CPU's cache (the
+//! previous one if that is idle too: 806486c377e3), or if the wakeup is
+//! sync and the waker runs alone; then WA_WEIGHT (wake_affine_weight()):
+//! the waker's CPU if its runnable load plus the wakee's (less the waker's
+//! when sync) is below the previous CPU's less the wakee's, the latter
+//! raised by half the domain's imbalance_pct (110 SMT, 117 LLC, 125
+//! above: sd_init()). Then select_idle_sibling(p, prev, target): the
+//! target if idle; the previous CPU if it shares the target's cache and
+//! is idle; else an idle core in the target's LLC, scanning from the CPU
+//! after it; else an idle SMT sibling of the target; else any idle CPU of
+//! that LLC; else the target.
+//! WF_SYNC comes from pipes and sockets (`ChannelSpec::sync`).
+//!
+//! Left out: the v4.13 and older form of wake_affine() (effective_load(),
+//! no WA_IDLE) and v5.7's load_avg in place of runnable_load_avg: every
+//! kernel runs v5.2's, a simplification (era `wake_affine_idle`); v5.2's
+//! runnable_load_avg is taken as the sum of the queued tasks' load_avg
+//! (fork.rs's `runnable_load`), task_h_load() as the task's own load_avg
+//! (exact without task groups); recent_used_cpu and SIS_UTIL's scan-depth
+//! limit.
 //!
 //! Fork placement (find_idlest_cpu) is in `fork.rs`.
 //!
@@ -21,7 +47,7 @@
 //! Energy Model and schedutil, wakeups are energy-aware and balancing waits
 //! for a CPU to be overutilized: see `eas.rs`.
 
-use super::rq::{CpuMode, EnqueueKind};
+use super::rq::{CpuMode, EnqueueKind, Wakee};
 use super::Engine;
 use crate::kernel::EraId;
 use crate::platform::CpuId;
@@ -29,6 +55,9 @@ use crate::sched::cpumask::CpuMask;
 use crate::sched::pelt::{self, MigrationLag};
 use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
+
+/// `HZ` jiffies: record_wakee()'s decay period.
+const NSEC_PER_SEC: u64 = 1_000_000_000;
 
 impl Engine {
     fn allowed(&self, t: TaskId) -> CpuMask {
@@ -39,25 +68,145 @@ impl Engine {
         self.plat.cpus[cpu].siblings.iter().all(|&s| self.idle_mask.test(s))
     }
 
-    /// select_task_rq_fair() for a wakeup.
+    /// select_task_rq_fair() without a waker (the task's own CPU wakes
+    /// it): select_idle_sibling() around its previous CPU.
     pub(crate) fn select_task_rq(&self, t: TaskId, prev: CpuId) -> CpuId {
         if self.sched_ext && self.tasks[t].class != Class::Fair {
             return self.select_task_rq_rt_dl(t, prev);
         }
         if self.asym_cpucap {
-            if let Some(cpu) = self.find_energy_efficient_cpu(t, prev).filter(|&c| self.allowed(t).test(c)) {
-                return cpu;
-            }
-            return self.select_idle_sibling_asym(t, prev);
+            return self.select_task_rq_asym(t, prev);
         }
+        self.select_idle_sibling(t, prev, prev)
+    }
+
+    fn select_task_rq_asym(&self, t: TaskId, prev: CpuId) -> CpuId {
+        if let Some(cpu) = self.find_energy_efficient_cpu(t, prev).filter(|&c| self.allowed(t).test(c)) {
+            return cpu;
+        }
+        self.select_idle_sibling_asym(t, prev)
+    }
+
+    /// select_task_rq_fair() for a wakeup of `t` from `this` (v5.2, see
+    /// the header); `sync` is WF_SYNC. Capacity-aware and energy-aware
+    /// machines keep their own paths (wake_cap() disables wake_affine there
+    /// in v5.2 whenever the task does not fit the smaller CPU; not modelled).
+    pub(super) fn select_task_rq_wake(&mut self, t: TaskId, prev: CpuId, this: CpuId, sync: bool) -> CpuId {
+        if (self.sched_ext && self.tasks[t].class != Class::Fair) || self.asym_cpucap {
+            return self.select_task_rq(t, prev);
+        }
+        self.record_wakee(this, t);
+        let want_affine = !self.wake_wide(this, t) && self.allowed(t).test(this);
+        let target = if want_affine && this != prev { self.wake_affine(t, this, prev, sync) } else { prev };
+        self.select_idle_sibling(t, prev, target)
+    }
+
+    /// `current` on `cpu`'s [`Wakee`] record: the running task's, or the
+    /// idle task's.
+    fn current_wakee(&mut self, cpu: CpuId) -> &mut Wakee {
+        match self.rqs[cpu].curr {
+            Some(c) => &mut self.tasks[c].wakee,
+            None => &mut self.rqs[cpu].idle_wakee,
+        }
+    }
+
+    /// record_wakee(): `current` on `this` wakes `t`. The flips decay once
+    /// per second of wakeups (`jiffies` past `wakee_flip_decay_ts + HZ`).
+    pub(super) fn record_wakee(&mut self, this: CpuId, t: TaskId) {
+        let now = self.now;
+        let w = self.current_wakee(this);
+        if now > w.decay_ns + NSEC_PER_SEC {
+            w.flips >>= 1;
+            w.decay_ns = now;
+        }
+        if w.last != Some(t) {
+            w.last = Some(t);
+            w.flips += 1;
+        }
+    }
+
+    /// wake_wide(): the waker and the wakee switch partners often enough,
+    /// by the LLC's size (`sd_llc_size`), that they serve many others.
+    pub(super) fn wake_wide(&self, this: CpuId, t: TaskId) -> bool {
+        let waker = match self.rqs[this].curr {
+            Some(c) => self.tasks[c].wakee.flips,
+            None => self.rqs[this].idle_wakee.flips,
+        };
+        let wakee = self.tasks[t].wakee.flips;
+        let (master, slave) = (waker.max(wakee), waker.min(wakee));
+        let factor = self.llc_masks[self.plat.cpus[this].llc].weight();
+        !(slave < factor || master < slave * factor)
+    }
+
+    /// wake_affine(): WA_IDLE, then WA_WEIGHT; `prev` unless one of them
+    /// picks `this`.
+    fn wake_affine(&self, t: TaskId, this: CpuId, prev: CpuId, sync: bool) -> CpuId {
+        self.wake_affine_idle(this, prev, sync)
+            .or_else(|| self.wake_affine_weight(t, this, prev, sync))
+            .unwrap_or(prev)
+    }
+
+    /// wake_affine_idle() (v4.14+).
+    fn wake_affine_idle(&self, this: CpuId, prev: CpuId, sync: bool) -> Option<CpuId> {
+        if self.idle_mask.test(this) && self.plat.cpus[this].llc == self.plat.cpus[prev].llc {
+            return Some(if self.idle_mask.test(prev) { prev } else { this });
+        }
+        (sync && self.rqs[this].nr_running == 1).then_some(this)
+    }
+
+    /// wake_affine_weight() (v4.14+, WA_BIAS on).
+    fn wake_affine_weight(&self, t: TaskId, this: CpuId, prev: CpuId, sync: bool) -> Option<CpuId> {
+        let mut this_eff = self.runnable_load(this, &[]) as i64;
+        if sync {
+            let current = self.rqs[this].curr.map_or(0, |c| self.tasks[c].avg.load_avg as i64);
+            if current > this_eff {
+                return Some(this);
+            }
+            this_eff -= current;
+        }
+        let task = self.tasks[t].avg.load_avg as i64;
+        let (cap_this, cap_prev) = (self.rqs[this].capacity as i64, self.rqs[prev].capacity as i64);
+        let this_eff = (this_eff + task) * 100 * cap_prev;
+        let pct = self.wake_affine_imbalance_pct(this, prev);
+        let mut prev_eff = (self.runnable_load(prev, &[]) as i64 - task) * (100 + (pct - 100) / 2) * cap_this;
+        // Equal loads: let select_idle_sibling() consider stacking the wakee
+        // on the waker when nothing else is idle.
+        if sync {
+            prev_eff += 1;
+        }
+        (this_eff < prev_eff).then_some(this)
+    }
+
+    /// The imbalance_pct of the lowest domain spanning both CPUs
+    /// (sd_init(), v5.2): 110 for SMT siblings, 117 within an LLC, else 125.
+    fn wake_affine_imbalance_pct(&self, a: CpuId, b: CpuId) -> i64 {
+        if self.plat.cpus[a].siblings.contains(&b) {
+            110
+        } else if self.plat.cpus[a].llc == self.plat.cpus[b].llc {
+            117
+        } else {
+            125
+        }
+    }
+
+    /// select_idle_sibling(p, prev, target) (v5.2's order; its
+    /// select_idle_core/cpu/smt scans as in v6.5, simplified).
+    fn select_idle_sibling(&self, t: TaskId, prev: CpuId, target: CpuId) -> CpuId {
         let allowed = self.allowed(t);
-        if allowed.test(prev) && self.idle_mask.test(prev) {
+        if allowed.test(target) && self.idle_mask.test(target) {
+            return target;
+        }
+        if prev != target
+            && self.plat.cpus[prev].llc == self.plat.cpus[target].llc
+            && allowed.test(prev)
+            && self.idle_mask.test(prev)
+        {
             return prev;
         }
-        let llc = &self.llc_masks[self.plat.cpus[prev].llc];
+        let llc = &self.llc_masks[self.plat.cpus[target].llc];
         let cand = allowed.and(llc).and(&self.idle_mask);
         if !cand.is_empty() {
-            let mut c = cand.next_wrap(prev + 1);
+            let mut c = cand.next_wrap(target + 1);
             let first = c;
             while let Some(cpu) = c {
                 if self.is_idle_core(cpu) {
@@ -65,15 +214,15 @@ impl Engine {
                 }
                 c = cand.next_wrap(cpu + 1).filter(|&n| Some(n) != first);
             }
-            if let Some(&s) = self.plat.cpus[prev].siblings.iter().find(|&&s| cand.test(s)) {
+            if let Some(&s) = self.plat.cpus[target].siblings.iter().find(|&&s| cand.test(s)) {
                 return s;
             }
-            if let Some(cpu) = cand.next_wrap(prev) {
+            if let Some(cpu) = cand.next_wrap(target) {
                 return cpu;
             }
         }
-        if allowed.test(prev) {
-            return prev;
+        if allowed.test(target) {
+            return target;
         }
         allowed
             .and(&self.idle_mask)
@@ -132,13 +281,23 @@ impl Engine {
 
     /// Wake a blocked task from the task running on `waker_cpu` (try_to_wake_up).
     pub(crate) fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: CpuId) {
-        self.try_to_wake_up_in(t, waker_cpu, 0);
+        self.ttwu(t, waker_cpu, 0, false);
+    }
+
+    /// [`Self::try_to_wake_up`] with WF_SYNC if `sync`: the waker is about
+    /// to sleep (pipes and sockets).
+    pub(crate) fn try_to_wake_up_sync(&mut self, t: TaskId, waker_cpu: CpuId, sync: bool) {
+        self.ttwu(t, waker_cpu, 0, sync);
     }
 
     /// Wake a blocked task from `waker_cpu` in the context `irq` (the
     /// trace's context flag: 0 for the running task, `TRACE_FLAG_HARDIRQ`,
     /// `TRACE_FLAG_SOFTIRQ`), which only the trace records.
     pub(crate) fn try_to_wake_up_in(&mut self, t: TaskId, waker_cpu: CpuId, irq: u8) {
+        self.ttwu(t, waker_cpu, irq, false);
+    }
+
+    fn ttwu(&mut self, t: TaskId, waker_cpu: CpuId, irq: u8, sync: bool) {
         debug_assert_eq!(self.tasks[t].state, TaskState::Blocked);
         if self.tasks[t].sched_delayed {
             // Still queued (v6.12 delayed dequeue): ttwu_runnable().
@@ -149,7 +308,7 @@ impl Engine {
         if self.tasks[t].needs_attach {
             self.attach_asleep(t, prev);
         }
-        let target = self.select_task_rq(t, prev);
+        let target = self.select_task_rq_wake(t, prev, waker_cpu, sync);
         self.tasks[t].wake_ns = self.now;
         self.tasks[t].wake_pending = true;
         if let Some(tr) = self.trace.as_mut() {

@@ -104,6 +104,20 @@ pub struct Task {
     /// Bumped each time the interpreter starts on this task, so an outer
     /// interpretation can tell that a nested one took over.
     pub interp_epoch: u32,
+    /// Its record of the tasks it woke, for wake_wide() (placement.rs).
+    pub wakee: Wakee,
+}
+
+/// What a waker remembers of its wakees (struct task_struct's
+/// `wakee_flips`, `wakee_flip_decay_ts`, `last_wakee`; v4.2 63b0e9edceec).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Wakee {
+    /// Times the waker switched to waking a different task, halved at most
+    /// once a second.
+    pub flips: u32,
+    /// When `flips` was last halved.
+    pub decay_ns: Time,
+    pub last: Option<TaskId>,
 }
 
 /// The RT part of a task (struct sched_rt_entity, v6.8).
@@ -230,6 +244,9 @@ pub struct CpuRq {
     pub idle_calls: u64,
     /// rq->has_blocked_load: signals left to decay while idle (v4.17+).
     pub has_blocked_load: bool,
+    /// The idle task's [`Wakee`] record: `current` for wakeups from
+    /// interrupts that find the CPU idle.
+    pub idle_wakee: Wakee,
     /// rq->idle_stamp (set at a newidle that pulled nothing) and
     /// rq->avg_idle (machine/nohz.rs).
     pub idle_stamp: Option<Time>,
@@ -293,6 +310,7 @@ impl Default for CpuRq {
             last_balance_ns: 0,
             idle_calls: 0,
             has_blocked_load: false,
+            idle_wakee: Wakee::default(),
             idle_stamp: None,
             // sched_init(): 2 × sysctl_sched_migration_cost.
             avg_idle_ns: 1_000_000,

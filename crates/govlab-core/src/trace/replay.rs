@@ -468,7 +468,7 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
         .flat_map(|t| t.steps.iter().filter_map(move |s| if let Step::WokenBy(w) = s { Some((*w, t.pid)) } else { None }))
         .collect();
     let mut setup = Setup {
-        channels: pairs.iter().map(|&(waker, wakee)| ChannelSpec { name: channel(waker, wakee), capacity_bytes: PIPE_BYTES }).collect(),
+        channels: pairs.iter().map(|&(waker, wakee)| ChannelSpec::plain(channel(waker, wakee), PIPE_BYTES)).collect(),
         ..Setup::default()
     };
     let chan = |pair: (i32, i32)| pairs.iter().position(|&p| p == pair).map(|i| i as u32);
@@ -522,7 +522,7 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
         let cpus: Vec<usize> = t.cpus.iter().copied().collect();
         let first_chan = setup.channels.len() as u32;
         for &c in &cpus {
-            setup.channels.push(ChannelSpec { name: format!("cpu-{}-{c}", t.pid), capacity_bytes: PIPE_BYTES });
+            setup.channels.push(ChannelSpec::plain(format!("cpu-{}-{c}", t.pid), PIPE_BYTES));
         }
         let baton = |cpu: usize| first_chan + cpus.iter().position(|&c| c == cpu).unwrap_or(0) as u32;
         let mut programs: Vec<Vec<Op>> = vec![Vec::new(); cpus.len()];

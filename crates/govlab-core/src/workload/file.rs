@@ -151,7 +151,7 @@ impl<'a> Ctx<'a> {
                 Some(v) => self.int_in(v, "capacity_bytes", &format!("channel {name}: capacity_bytes"), 1, limits::MAX_BYTES, "bytes")?,
             };
             self.chans.insert(name.clone(), i as u32);
-            setup.channels.push(ChannelSpec { name, capacity_bytes: cap });
+            setup.channels.push(ChannelSpec::pipe(name, cap));
         }
         let tasks = match doc.get("task") {
             Some(Value::Array(a)) if !a.is_empty() => a.clone(),

@@ -166,7 +166,7 @@ impl Layer {
         let (request, done) = (setup.conds, setup.conds + 1);
         setup.conds += 2;
         let ioend = setup.channels.len() as u32;
-        setup.channels.push(ChannelSpec { name: "xlog-ioend".into(), capacity_bytes: u64::MAX / 2 });
+        setup.channels.push(ChannelSpec::plain("xlog-ioend", u64::MAX / 2));
         Layer { fs, device, device_name: device_name.into(), lock, request, done, ioend }
     }
 

@@ -177,10 +177,7 @@ impl Workload for Hackbench {
         for g in 0..self.groups as u32 {
             let base = g * fds;
             for r in 0..fds {
-                setup.channels.push(ChannelSpec {
-                    name: format!("g{g}r{r}"),
-                    capacity_bytes: capacity,
-                });
+                setup.channels.push(ChannelSpec::pipe(format!("g{g}r{r}"), capacity));
             }
             // hackbench.c forks each group's receivers first, then its senders.
             for r in 0..fds {

@@ -173,7 +173,7 @@ impl Workload for Iozone {
 
         // Channel 0 is the writeback channel; the file system's objects follow.
         let mut setup = Setup {
-            channels: vec![ChannelSpec { name: "writeback".into(), capacity_bytes: 0 }],
+            channels: vec![ChannelSpec::plain("writeback", 0)],
             series: vec!["pass".into()],
             counters: vec!["bytes".into()],
             ..Setup::default()

@@ -172,10 +172,7 @@ impl Workload for Kernbench {
         Ok(Setup {
             tasks: vec![TaskSpec::new("make", make)],
             templates: vec![TaskSpec::new("gcc", gcc), TaskSpec::new("cc1", cc1), TaskSpec::new("as", assembler)],
-            channels: vec![ChannelSpec {
-                name: "jobserver".into(),
-                capacity_bytes: jobs.max(1) * TOKEN_BYTES,
-            }],
+            channels: vec![ChannelSpec::pipe("jobserver", jobs.max(1) * TOKEN_BYTES)],
             counters: vec!["compiles".into()],
             ..Setup::default()
         })

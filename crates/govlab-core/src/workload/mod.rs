@@ -108,6 +108,27 @@ pub struct ChannelSpec {
     pub name: String,
     /// Bytes the channel buffers before senders block (a pipe holds 64 KiB).
     pub capacity_bytes: u64,
+    /// Its wakeups carry WF_SYNC (the waker is about to sleep): true for a
+    /// pipe or a socket (pipe_write() and pipe_read() wake with
+    /// wake_up_interruptible_sync_poll(); sock_def_readable() and
+    /// sock_def_write_space() too, fs/pipe.c and net/core/sock.c, v5.2;
+    /// TCP's writer wakeup, sk_stream_write_space(), is not sync, taken as
+    /// sync here: a simplification); false where the channel stands for a futex, a work queue or an I/O
+    /// completion (plain wake_up_process()/wake_up()).
+    pub sync: bool,
+}
+
+impl ChannelSpec {
+    /// A pipe or socket (sync wakeups).
+    pub fn pipe(name: impl Into<String>, capacity_bytes: u64) -> Self {
+        ChannelSpec { name: name.into(), capacity_bytes, sync: true }
+    }
+
+    /// A futex, work queue or completion standing in as a channel
+    /// (wakeups without WF_SYNC).
+    pub fn plain(name: impl Into<String>, capacity_bytes: u64) -> Self {
+        ChannelSpec { name: name.into(), capacity_bytes, sync: false }
+    }
 }
 
 /// How an open-loop source spaces its requests.

@@ -140,8 +140,8 @@ impl Workload for Netperf {
         let bytes = self.size;
         let mut setup = Setup {
             channels: vec![
-                ChannelSpec { name: "to-netserver".into(), capacity_bytes: STREAM_BUFFER_BYTES.max(bytes) },
-                ChannelSpec { name: "to-netperf".into(), capacity_bytes: STREAM_BUFFER_BYTES.max(bytes) },
+                ChannelSpec::pipe("to-netserver", STREAM_BUFFER_BYTES.max(bytes)),
+                ChannelSpec::pipe("to-netperf", STREAM_BUFFER_BYTES.max(bytes)),
             ],
             series: vec!["transaction".into()],
             counters: vec!["messages".into()],

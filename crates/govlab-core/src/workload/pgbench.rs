@@ -151,14 +151,8 @@ impl Workload for Pgbench {
         let base = setup.channels.len() as u32;
         for c in 0..self.clients as u32 {
             let (req, resp) = (base + 2 * c, base + 2 * c + 1);
-            setup.channels.push(ChannelSpec {
-                name: format!("c{c}.req"),
-                capacity_bytes: 65_536,
-            });
-            setup.channels.push(ChannelSpec {
-                name: format!("c{c}.resp"),
-                capacity_bytes: 65_536,
-            });
+            setup.channels.push(ChannelSpec::pipe(format!("c{c}.req"), 65_536));
+            setup.channels.push(ChannelSpec::pipe(format!("c{c}.resp"), 65_536));
             let client = ProgramBuilder::new()
                 .repeat(None, |b| {
                     b.op(Op::Mark);

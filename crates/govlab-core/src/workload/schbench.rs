@@ -139,15 +139,9 @@ impl Workload for Schbench {
         for m in 0..self.message_threads as u32 {
             // Channel layout per message thread: post, then one wake per worker.
             let post = m * (workers + 1);
-            setup.channels.push(ChannelSpec {
-                name: format!("m{m}.post"),
-                capacity_bytes: 65_536,
-            });
+            setup.channels.push(ChannelSpec::plain(format!("m{m}.post"), 65_536));
             for w in 0..workers {
-                setup.channels.push(ChannelSpec {
-                    name: format!("m{m}.w{w}"),
-                    capacity_bytes: 65_536,
-                });
+                setup.channels.push(ChannelSpec::plain(format!("m{m}.w{w}"), 65_536));
             }
             let msg = ProgramBuilder::new()
                 .repeat(None, |b| {

@@ -124,10 +124,7 @@ impl Workload for SqliteInsert {
             })
             .build();
         let mut setup = Setup {
-            channels: vec![ChannelSpec {
-                name: "stdin".into(),
-                capacity_bytes: PIPE_CAPACITY,
-            }],
+            channels: vec![ChannelSpec::pipe("stdin", PIPE_CAPACITY)],
             series: vec!["txn".into()],
             counters: vec!["commits".into()],
             ..Setup::default()

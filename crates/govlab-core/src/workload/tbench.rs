@@ -104,8 +104,8 @@ impl Workload for Tbench {
         let mut setup = Setup { counters: vec!["ops".into(), "bytes".into()], ..Setup::default() };
         for i in 0..self.clients {
             let (to_srv, to_cli) = (2 * i as u32, 2 * i as u32 + 1);
-            setup.channels.push(ChannelSpec { name: format!("to-server-{i}"), capacity_bytes: SOCKET_BUFFER_BYTES });
-            setup.channels.push(ChannelSpec { name: format!("to-client-{i}"), capacity_bytes: SOCKET_BUFFER_BYTES });
+            setup.channels.push(ChannelSpec::pipe(format!("to-server-{i}"), SOCKET_BUFFER_BYTES));
+            setup.channels.push(ChannelSpec::pipe(format!("to-client-{i}"), SOCKET_BUFFER_BYTES));
             let client = ProgramBuilder::new()
                 .repeat(None, |b| {
                     b.run(cost(CLIENT_OP_NS + SEND_NS), 0.0)

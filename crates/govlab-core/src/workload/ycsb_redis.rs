@@ -134,8 +134,8 @@ impl Workload for YcsbRedis {
         Ok(Setup {
             tasks: vec![TaskSpec::new("redis-server", server), TaskSpec::new("ycsb", client)],
             channels: vec![
-                ChannelSpec { name: "requests".into(), capacity_bytes: u64::MAX / 2 },
-                ChannelSpec { name: "replies".into(), capacity_bytes: u64::MAX / 2 },
+                ChannelSpec::pipe("requests", u64::MAX / 2),
+                ChannelSpec::pipe("replies", u64::MAX / 2),
             ],
             sources: vec![SourceSpec {
                 name: "ycsb".into(),
