@@ -56,8 +56,8 @@ use crate::sched::pelt::{self, MigrationLag};
 use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
 
-/// `HZ` jiffies: record_wakee()'s decay period.
-const NSEC_PER_SEC: u64 = 1_000_000_000;
+/// record_wakee()'s decay period, `HZ` jiffies: one second.
+const WAKEE_FLIP_DECAY_NS: u64 = 1_000_000_000;
 
 impl Engine {
     fn allowed(&self, t: TaskId) -> CpuMask {
@@ -103,7 +103,14 @@ impl Engine {
 
     /// `current` on `cpu`'s [`Wakee`] record: the running task's, or the
     /// idle task's.
-    fn current_wakee(&mut self, cpu: CpuId) -> &mut Wakee {
+    fn current_wakee(&self, cpu: CpuId) -> &Wakee {
+        match self.rqs[cpu].curr {
+            Some(c) => &self.tasks[c].wakee,
+            None => &self.rqs[cpu].idle_wakee,
+        }
+    }
+
+    fn current_wakee_mut(&mut self, cpu: CpuId) -> &mut Wakee {
         match self.rqs[cpu].curr {
             Some(c) => &mut self.tasks[c].wakee,
             None => &mut self.rqs[cpu].idle_wakee,
@@ -114,8 +121,8 @@ impl Engine {
     /// per second of wakeups (`jiffies` past `wakee_flip_decay_ts + HZ`).
     pub(super) fn record_wakee(&mut self, this: CpuId, t: TaskId) {
         let now = self.now;
-        let w = self.current_wakee(this);
-        if now > w.decay_ns + NSEC_PER_SEC {
+        let w = self.current_wakee_mut(this);
+        if now > w.decay_ns + WAKEE_FLIP_DECAY_NS {
             w.flips >>= 1;
             w.decay_ns = now;
         }
@@ -128,10 +135,7 @@ impl Engine {
     /// wake_wide(): the waker and the wakee switch partners often enough,
     /// by the LLC's size (`sd_llc_size`), that they serve many others.
     pub(super) fn wake_wide(&self, this: CpuId, t: TaskId) -> bool {
-        let waker = match self.rqs[this].curr {
-            Some(c) => self.tasks[c].wakee.flips,
-            None => self.rqs[this].idle_wakee.flips,
-        };
+        let waker = self.current_wakee(this).flips;
         let wakee = self.tasks[t].wakee.flips;
         let (master, slave) = (waker.max(wakee), waker.min(wakee));
         let factor = self.llc_masks[self.plat.cpus[this].llc].weight();
