@@ -18,7 +18,10 @@ const MS: u64 = 1_000_000;
 fn machine(others: usize) -> Engine {
     let dir = std::env::temp_dir().join(format!("govlab-placement-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("tasks-{others}.json"));
+    // One file per call: the tests run in parallel threads of one process.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("tasks-{others}-{call}.json"));
     let idle = r#"{ "delay": 10000000, "loop": 1, "run": 1000, "sleep": 1000 }"#;
     let mut tasks = vec![format!(r#""waker": {idle}"#), format!(r#""wakee": {idle}"#)];
     tasks.extend((0..others).map(|i| format!(r#""o{i}": {idle}"#)));
