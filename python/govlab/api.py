@@ -138,21 +138,23 @@ def run(
     refused before it starts (:func:`check_cost`).
     """
     argcheck.function("progress", progress, none=True)
-    py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
     if sample_interval is not None:
         if turbostat_interval is not None or trace not in (None, False):
             raise _invalid("sample_interval", sample_interval, "give it without turbostat_interval and without trace")
-        config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel, interval=sample_interval)
-        check_cost(config, max_events)
-        return Result.from_json(_core.run(config, None, progress, py_cpufreq, py_cpuidle, True))
+        return Result.from_json(
+            _run_text(platform, workload, cpufreq, cpuidle, duration, seed, progress, kernel, max_events, sample_interval, True)
+        )
+    if trace is None or trace is False:
+        return Result.from_json(
+            _run_text(platform, workload, cpufreq, cpuidle, duration, seed, progress, kernel, max_events, turbostat_interval)
+        )
+    py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
     config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel, interval=turbostat_interval)
     check_cost(config, max_events)
     if trace is True:
         text, data = _core.run_trace(config, progress, py_cpufreq, py_cpuidle)
-        return Result(json.loads(text), trace=data)
-    if trace is False or trace is None:
-        trace_path = None
-    elif isinstance(trace, (str, os.PathLike)):
+        return Result._owning(json.loads(text), trace=data)
+    if isinstance(trace, (str, os.PathLike)):
         trace_path = argcheck.path("trace", trace)
         _refuse_inputs(trace_path, config)
     else:
@@ -160,6 +162,28 @@ def run(
     result = Result.from_json(_core.run(config, trace_path, progress, py_cpufreq, py_cpuidle))
     result.trace_path = trace_path
     return result
+
+
+def _run_text(
+    platform: SpecLike,
+    workload: SpecLike,
+    cpufreq: SpecLike | None,
+    cpuidle: SpecLike,
+    duration: DurationLike | None,
+    seed: int,
+    progress: Callable[[int, int], object] | None = None,
+    kernel: SpecLike | None = None,
+    max_events: int | None = None,
+    interval: DurationLike | None = None,
+    workload_intervals: bool = False,
+) -> str:
+    """:func:`run` without a trace, as the engine's JSON text (``interval``: the turbostat one, or
+    with ``workload_intervals`` the sample one): what a sweep's worker sends on unparsed, since a
+    result is 10-200 kB of JSON and parsing and re-encoding it cost more than a short run."""
+    py_cpufreq, py_cpuidle = governors.resolve(cpufreq, "cpufreq"), governors.resolve(cpuidle, "cpuidle")
+    config = config_json(platform, workload, cpufreq, cpuidle, duration, seed, kernel=kernel, interval=interval)
+    check_cost(config, max_events)
+    return _core.run(config, None, progress, py_cpufreq, py_cpuidle, workload_intervals)
 
 
 def check_cost(config: str, max_events: int | None = None) -> None:

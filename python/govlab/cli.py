@@ -396,7 +396,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> str:
         at = 0
         for ev, experiments in loaded:
             n = len(experiments)
-            done = pipeline.Executed(every.experiments[at:at + n], every.planned[at:at + n], every.analyses[at:at + n], every.report)
+            done = pipeline.Executed(every.experiments[at:at + n], every.planned[at:at + n], every.analyses[at:at + n], every.report, every.loaded)
             at += n
             first = first or done
             table = reproduce.rows(ev, done.experiments, done.planned, done.results(store))

@@ -11,7 +11,7 @@ the caller: the ``govlab`` command's handlers in :mod:`govlab.cli`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from govlab import analysis as compare, plan
@@ -30,10 +30,15 @@ class Executed:
     planned: list[list[plan.RunSpec]]
     analyses: list[dict[str, Any]]
     report: SweepReport
+    #: stored results read once after the sweep, by key (a reproduction's 60 MB of JSON is read once, not twice)
+    loaded: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     def results(self, store: Store) -> dict[str, dict[str, Any]]:
         """The stored results of every planned run, by key."""
-        return store.results({r.key for runs in self.planned for r in runs})
+        keys = {r.key for runs in self.planned for r in runs}
+        if keys <= self.loaded.keys():
+            return {k: self.loaded[k] for k in keys}
+        return store.results(keys)
 
 
 def run_experiments(
@@ -65,4 +70,4 @@ def run_experiments(
         compare.analyse(e.to_dict(), [plan.run_row(r) for r in runs], results)
         for e, runs in zip(experiments, planned, strict=True)
     ]
-    return Executed(list(experiments), planned, analyses, report)
+    return Executed(list(experiments), planned, analyses, report, results)

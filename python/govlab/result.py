@@ -33,7 +33,14 @@ class Result:
     @classmethod
     def from_json(cls, text: str) -> Result:
         """A result from the engine's JSON text."""
-        return cls(json.loads(text))
+        return cls._owning(json.loads(text))
+
+    @classmethod
+    def _owning(cls, data: dict[str, Any], trace: Any = None) -> Result:
+        """A result that keeps ``data`` itself, no copy: for a dict nobody else holds (just parsed)."""
+        result = cls.__new__(cls)
+        result._data, result._trace, result.trace_path = data, trace, None
+        return result
 
     def to_dict(self) -> dict[str, Any]:
         """A deep copy of the engine's result."""

@@ -197,8 +197,10 @@ class Store:
 
     # --- runs ------------------------------------------------------------------------
 
-    def put(self, key: str, identity: Mapping[str, Any], result: Mapping[str, Any], wall_s: float) -> bool:
-        """Store one run in its own transaction; False if the key was already there."""
+    def put(self, key: str, identity: Mapping[str, Any], result: Mapping[str, Any] | str, wall_s: float) -> bool:
+        """Store one run in its own transaction; False if the key was already there.
+
+        ``result`` is the result dict, or its JSON text as it is to be stored (a worker's, unparsed)."""
         with self._transaction():
             cur = self._db.execute(
                 "INSERT OR IGNORE INTO runs(key, identity, result, govlab_version, wall_s, created_at) "
@@ -206,7 +208,7 @@ class Store:
                 (
                     key,
                     json.dumps(identity, sort_keys=True, separators=(",", ":")),
-                    json.dumps(result, separators=(",", ":")),
+                    result if isinstance(result, str) else json.dumps(result, separators=(",", ":")),
                     str(identity.get("govlab_version", __version__)),
                     float(wall_s),
                     _now(),

@@ -124,6 +124,17 @@ def test_welch_matches_scipy_with_unequal_variances():
     assert w.p == pytest.approx(ref.pvalue, rel=1e-9)
 
 
+def test_student_t_tail_is_scipy_stats_to_the_bit():
+    # stats takes the tail from scipy.special (a faster import); the p-values must not move
+    from scipy.stats import t as student_t
+
+    for x in (0.0, 0.3, 1.0, 2.7, 12.5, 400.0, math.inf):
+        for df in (1.0, 2.5, 4.0, 8.0, 37.3, 1e6):
+            want = float(2.0 * student_t.sf(x, df))
+            assert 2.0 * stats._student_t_sf(x, df) == want, (x, df)
+    assert math.isnan(stats._student_t_sf(math.nan, 4.0))
+
+
 def test_not_significant_above_alpha():
     w = stats.welch([1, 2, 3], [1.5, 2.5, 3.5])
     assert w.p > stats.ALPHA and not w.significant

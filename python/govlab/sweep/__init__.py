@@ -109,7 +109,7 @@ def execute(
     bar = _bar(len(todo), desc, progress, len(stored))
     simulated = 0
 
-    def keep(run: RunSpec, outcome: tuple[dict[str, Any], float], notify: bool = True) -> None:
+    def keep(run: RunSpec, outcome: tuple[str, float], notify: bool = True) -> None:
         nonlocal simulated
         result, wall_s = outcome
         store.put(run.key, run.identity, result, wall_s)

@@ -144,7 +144,7 @@ def _check_workers(client: Any, address: str) -> None:
         raise ClusterError(f"the Dask workers must run govlab {mine}, as this client: {listing}")
 
 
-def _outcome(future: Any, r: RunSpec) -> tuple[dict[str, Any], float]:
+def _outcome(future: Any, r: RunSpec) -> tuple[str, float]:
     from distributed import KilledWorker
 
     try:

@@ -1,8 +1,8 @@
 """What a worker process does: simulate one run request (pipeline stage: execute).
 
 A worker gets a run request's keyword arguments (:attr:`govlab.plan.RunSpec.kwargs`,
-built once by :mod:`govlab.plan`) and returns the result dict and the wall time it
-took. The Dask executor (:mod:`govlab.sweep.dask`) sends :func:`simulate` to its
+built once by :mod:`govlab.plan`) and returns the result as JSON text and the wall
+time it took. The Dask executor (:mod:`govlab.sweep.dask`) sends :func:`simulate` to its
 workers; the local pool (:mod:`govlab.sweep.local`) starts each worker as
 ``python -m govlab._worker``, which runs :func:`serve`: the workers need nothing
 but govlab itself, and never import the user's main module (a script without an
@@ -16,6 +16,7 @@ wall_s))`` or ``("error", exception)``, until the request pipe closes.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import signal
@@ -33,25 +34,27 @@ _FRAME = struct.Struct("!Q")
 _PR_SET_PDEATHSIG = 1
 
 
-def simulate(kwargs: dict[str, Any]) -> tuple[dict[str, Any], float]:
-    """One run in a worker: ``govlab.run(**kwargs).to_dict()`` and its wall time.
+def simulate(kwargs: dict[str, Any]) -> tuple[str, float]:
+    """One run in a worker: its result as JSON text (``govlab.run(**kwargs).to_dict()`` as the
+    engine wrote it, for the store as it stands) and its wall time.
 
     ``kwargs["samples"]``, ``{"sampler", "interval_ns"}`` (:mod:`govlab.samples`), runs it
     with the engine's workload intervals and keeps, in their place, what the samples are
     read from: ``result["samples"]`` (:func:`govlab.samples.compact`)."""
-    from govlab.api import run
+    from govlab.api import _run_text
 
     start = time.perf_counter()
     kwargs = dict(kwargs)
     sampling = kwargs.pop("samples", None)
     if sampling is None:
-        result = run(**kwargs).to_dict()
+        text = _run_text(**kwargs)
     else:
         from govlab import samples
 
-        result = run(**kwargs, sample_interval=f"{sampling['interval_ns']}ns").to_dict()
+        result = json.loads(_run_text(**kwargs, interval=f"{sampling['interval_ns']}ns", workload_intervals=True))
         result["samples"] = samples.compact(sampling["sampler"], result.pop("intervals"))
-    return result, time.perf_counter() - start
+        text = json.dumps(result, separators=(",", ":"))
+    return text, time.perf_counter() - start
 
 
 def govlab_version() -> str:
