@@ -46,6 +46,11 @@ pub struct PackageEnergy {
     pub uncore_khz: u32,
     pub uncore_mw: f64,
     pub dram_mw: f64,
+    /// The running cores `dram_mw` was priced for, and whether the two
+    /// powers have been priced at all: a settle whose state, uncore clock
+    /// and running cores are unchanged keeps them as they are.
+    pub dram_active: u32,
+    pub priced: bool,
     pub uncore_mj: f64,
     pub dram_mj: f64,
     pub since_ns: Time,
@@ -248,19 +253,25 @@ impl Engine {
         let p = &self.plat.packages[pkg];
         // Cores running load the uncore and memory; a core leaving idle
         // has woken the package but does not load it yet.
-        let active = self.pkg_energy[pkg].busy_cores;
+        let pe = &self.pkg_energy[pkg];
+        let active = pe.busy_cores;
         let uncore_khz = match (&p.uncore, state) {
-            (Some(u), None) => self.pkg_energy[pkg].fastest_busy_khz().clamp(u.min_khz, u.max_khz),
+            (Some(u), None) => pe.fastest_busy_khz().clamp(u.min_khz, u.max_khz),
             _ => 0,
         };
-        let (uncore_mw, self_refresh) = match state {
-            Some(s) => (p.cstates[s].power_mw, p.cstates[s].dram_self_refresh),
-            None => (p.uncore_mw + p.uncore.as_ref().map_or(0.0, |u| u.power_mw(uncore_khz)), false),
-        };
-        let dram_mw = if self_refresh {
-            p.dram.self_refresh_mw
+        let (uncore_mw, dram_mw) = if pe.priced && (pe.state, pe.uncore_khz, pe.dram_active) == (state, uncore_khz, active) {
+            (pe.uncore_mw, pe.dram_mw)
         } else {
-            p.dram.idle_mw + p.dram.active_mw_per_core * f64::from(active)
+            let (uncore_mw, self_refresh) = match state {
+                Some(s) => (p.cstates[s].power_mw, p.cstates[s].dram_self_refresh),
+                None => (p.uncore_mw + p.uncore.as_ref().map_or(0.0, |u| u.power_mw(uncore_khz)), false),
+            };
+            let dram_mw = if self_refresh {
+                p.dram.self_refresh_mw
+            } else {
+                p.dram.idle_mw + p.dram.active_mw_per_core * f64::from(active)
+            };
+            (uncore_mw, dram_mw)
         };
         let nstates = p.cstates.len();
         let names: Option<&str> = state.map(|s| p.cstates[s].name.as_str());
@@ -288,6 +299,8 @@ impl Engine {
         let delta = uncore_mw + dram_mw - pe.uncore_mw - pe.dram_mw;
         pe.uncore_mw = uncore_mw;
         pe.dram_mw = dram_mw;
+        pe.dram_active = active;
+        pe.priced = true;
         if changed {
             if let Some(t) = self.trace.as_mut() {
                 let cpu = self.plat.cores[self.plat.packages[pkg].cores[0]].cpus[0];
