@@ -242,6 +242,28 @@ pub struct VoltageRt {
     pub mv: u32,
 }
 
+/// Per package, the number of leading idle states of its cores that count
+/// as active for the turbo budget, when the energy ledger's counts of cores
+/// by depth (machine/energy.rs) answer `active_cores`: one CPU type, whose
+/// turbo-active states are its shallowest ones, and states chosen on entry
+/// (a state chosen in hindsight is not the ledger's provisional one). None:
+/// count by asking each CPU.
+pub(crate) fn turbo_active_depths(plat: &Platform, hindsight: bool) -> Vec<Option<usize>> {
+    plat.packages
+        .iter()
+        .map(|p| {
+            let mut types = p.cores.iter().map(|&c| plat.cores[c].cpu_type);
+            let t = types.next()?;
+            if hindsight || types.any(|u| u != t) {
+                return None;
+            }
+            let states = &plat.cpu_types[t].idle_states;
+            let depth = states.iter().take_while(|s| s.turbo_active).count();
+            states[depth..].iter().all(|s| !s.turbo_active).then_some(depth)
+        })
+        .collect()
+}
+
 impl Engine {
     /// The voltage domain `d` needs: its clock's, or its policies' highest
     /// floor if higher. A power-limit ceiling clips the floor as it clips
@@ -395,6 +417,20 @@ impl Engine {
 
     /// Cores of a package that count as active for the turbo budget.
     fn active_cores(&self, pkg: usize) -> usize {
+        let Some(depth) = self.turbo_active_depths[pkg] else { return self.active_cores_walked(pkg) };
+        // The energy ledger's counts (machine/energy.rs) hold the answer:
+        // a core is active unless all its threads idle past the turbo-active
+        // states, and then its depth is its shallowest thread's state.
+        let pe = &self.pkg_energy[pkg];
+        let active = pe.awake_cores as usize + pe.idle_at_depth.iter().take(depth).map(|&n| n as usize).sum::<usize>();
+        if cfg!(test) {
+            assert_eq!(active, self.active_cores_walked(pkg), "package {pkg}'s active cores at {} ns", self.now);
+        }
+        active
+    }
+
+    /// [`Self::active_cores`] by asking every CPU of the package.
+    fn active_cores_walked(&self, pkg: usize) -> usize {
         self.plat.packages[pkg]
             .cores
             .iter()
@@ -609,8 +645,44 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::Aperf;
+    use crate::kernel::{BuildCtx, KernelConfig};
+    use crate::machine::{Engine, RunParts};
+    use crate::params::Spec;
+    use crate::platform::load_named;
+    use crate::{cpufreq, cpuidle, workload};
 
     const MS: u64 = 1_000_000;
+
+    /// The turbo budget's active cores read from the energy ledger's counts
+    /// are those found by asking every CPU: in a test build `active_cores`
+    /// compares the two at every call, here over a Broadwell-EP compiling
+    /// with 8 jobs (cores waking and sleeping through C1, C1E and C6) under
+    /// schedutil, which asks for turbo.
+    #[test]
+    fn turbo_active_cores_from_the_ledger_are_the_walked_ones() {
+        let plat = load_named(&Spec::new("broadwell-2s-e5-2698v4")).unwrap();
+        let kernel = KernelConfig::from_spec(&Spec::new("5.2")).unwrap();
+        let spec = Spec::new("schedutil");
+        let ctx = cpufreq::resolve_ctx(&spec, BuildCtx::new(plat, kernel)).unwrap();
+        let parts = RunParts {
+            workload: workload::build(&Spec::parse("kernbench:jobs=8,files=40", "workload").unwrap()).unwrap(),
+            cpufreq: cpufreq::build_for(&spec, &ctx).unwrap(),
+            cpuidle: cpuidle::build(&Spec::new("menu"), &ctx.platform).unwrap(),
+            duration_ns: 300 * MS,
+            seed: 1,
+            ctx,
+        };
+        let mut e: Engine = crate::machine::build(parts, None).unwrap();
+        assert_eq!(e.turbo_active_depths, vec![Some(3), Some(3)], "POLL, C1 and C1E count as active");
+        e.run(None).unwrap();
+        let turbo_ns: u64 = (0..e.domains.len())
+            .map(|d| {
+                let opps = &e.plat.domain_type(d).opps;
+                (0..opps.len()).filter(|&o| opps[o].turbo).map(|o| e.domains[d].time_in_opp_ns[o]).sum::<u64>()
+            })
+            .sum();
+        assert!(turbo_ns > 0, "no turbo was granted: the count was never asked for");
+    }
 
     /// APERF and MPERF count while the CPU is in C0 and stand still while
     /// it idles, whatever the clock does meanwhile; reading them changes

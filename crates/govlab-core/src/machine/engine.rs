@@ -140,6 +140,10 @@ pub struct Engine {
     pub(crate) packages: Vec<PackageRt>,
     /// Uncore and DRAM ledgers and package C-states (machine/energy.rs).
     pub(crate) pkg_energy: Vec<super::energy::PackageEnergy>,
+    /// Per package, how many of its idle states count as active for the
+    /// turbo budget when the ledgers' core counts can answer the count of
+    /// active cores (machine/dvfs.rs, `turbo_active_depths`).
+    pub(crate) turbo_active_depths: Vec<Option<usize>>,
     /// ∫ total power dt, kept independently of the per-core ledgers (mJ).
     pub(crate) energy_check_mj: f64,
     pub(crate) total_power_mw: f64,
@@ -295,6 +299,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
     let packages = platform.packages.iter().map(|_| PackageRt::default()).collect();
     let cores_per_package: Vec<usize> = platform.packages.iter().map(|p| p.cores.len()).collect();
+    let turbo_active_depths = super::dvfs::turbo_active_depths(&platform, cpuidle.chooses_in_hindsight());
     let record = Record {
         series: vec![crate::metrics::hist::Histogram::default(); setup.series.len()],
         deadline_misses: vec![0; setup.series.len()],
@@ -347,6 +352,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         aperf: vec![super::dvfs::Aperf::running(); n],
         vdomains,
         pkg_energy: cores_per_package.iter().map(|&n| super::energy::PackageEnergy::new(n)).collect(),
+        turbo_active_depths,
         packages,
         energy_check_mj: 0.0,
         total_power_mw: 0.0,
