@@ -116,6 +116,8 @@ pub struct Engine {
     pub(crate) overloaded: CpuMask,
     pub(crate) all_cpus: CpuMask,
     pub(crate) llc_masks: Vec<CpuMask>,
+    /// The CPUs of each package.
+    pub(crate) package_masks: Vec<CpuMask>,
     /// CPU capacities differ (sched_asym_cpucap_active): placement is
     /// capacity-aware (machine/capacity.rs).
     pub(crate) asym_cpucap: bool,
@@ -276,6 +278,9 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         .map(|l| CpuMask::from_cpus(l.iter().copied()))
         .collect();
     let all_cpus = CpuMask::from_cpus(0..n);
+    let package_masks = (0..platform.packages.len())
+        .map(|p| CpuMask::from_cpus((0..n).filter(|&c| platform.cpus[c].package == p)))
+        .collect();
     let capacities: Vec<u64> = rqs.iter().map(|rq| rq.capacity).collect();
     let asym_cpucap = crate::sched::capacity::asym_cpucap(&capacities);
     let eas = super::eas::Eas::build(&platform, &kernel, cpufreq.as_ref(), asym_cpucap).map(Box::new);
@@ -341,6 +346,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         overloaded: CpuMask::default(),
         all_cpus,
         llc_masks,
+        package_masks,
         asym_cpucap,
         itmt_prio,
         eas,

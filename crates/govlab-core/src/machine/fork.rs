@@ -123,11 +123,7 @@ impl Engine {
         match level {
             Level::Machine => return self.all_cpus,
             Level::Llc => return self.llc_masks[c.llc],
-            Level::Package => {
-                for i in self.all_cpus.iter().filter(|&i| self.plat.cpus[i].package == c.package) {
-                    m.set(i);
-                }
-            }
+            Level::Package => return self.package_masks[c.package],
             Level::Core => {
                 for &s in &c.siblings {
                     m.set(s);
