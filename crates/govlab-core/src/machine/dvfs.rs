@@ -242,6 +242,14 @@ pub struct VoltageRt {
     pub mv: u32,
 }
 
+/// Per CPU type, the highest OPP within the turbo limit with each count of
+/// active cores, from none to the largest package's cores: what
+/// `granted_opp` caps a turbo request at, computed once.
+pub(crate) fn turbo_opps(plat: &Platform) -> Vec<Vec<usize>> {
+    let most = plat.packages.iter().map(|p| p.cores.len()).max().unwrap_or(0);
+    plat.cpu_types.iter().map(|ct| (0..=most).map(|n| ct.opp_at_most(ct.turbo_limit_khz(n))).collect()).collect()
+}
+
 /// Per package, the number of leading idle states of its cores that count
 /// as active for the turbo budget, when the energy ledger's counts of cores
 /// by depth (machine/energy.rs) answer `active_cores`: one CPU type, whose
@@ -411,8 +419,8 @@ impl Engine {
         if !ct.opps[req].turbo {
             return req;
         }
-        let limit = ct.turbo_limit_khz(*active.get_or_insert_with(|| self.active_cores(pkg)));
-        req.min(ct.opp_at_most(limit))
+        let active = *active.get_or_insert_with(|| self.active_cores(pkg));
+        req.min(self.turbo_opps[self.plat.freq_domains[d].cpu_type][active])
     }
 
     /// Cores of a package that count as active for the turbo budget.
@@ -604,10 +612,8 @@ impl Engine {
         // Kicking a transition leaves every CPU's idle state as it is: the
         // package's active cores are counted once for all its domains.
         let mut active = None;
-        for d in 0..self.domains.len() {
-            if self.plat.freq_domains[d].package != pkg {
-                continue;
-            }
+        for i in 0..self.package_domains[pkg].len() {
+            let d = self.package_domains[pkg][i];
             let ct = self.plat.domain_type(d);
             if ct.opps[self.domains[d].req_opp].turbo {
                 any_turbo = true;

@@ -146,6 +146,10 @@ pub struct Engine {
     /// turbo budget when the ledgers' core counts can answer the count of
     /// active cores (machine/dvfs.rs, `turbo_active_depths`).
     pub(crate) turbo_active_depths: Vec<Option<usize>>,
+    /// Per CPU type, the highest OPP within the turbo limit for each count
+    /// of active cores, and per package its clock domains (machine/dvfs.rs).
+    pub(crate) turbo_opps: Vec<Vec<usize>>,
+    pub(crate) package_domains: Vec<Vec<usize>>,
     /// ∫ total power dt, kept independently of the per-core ledgers (mJ).
     pub(crate) energy_check_mj: f64,
     pub(crate) total_power_mw: f64,
@@ -305,6 +309,10 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let packages = platform.packages.iter().map(|_| PackageRt::default()).collect();
     let cores_per_package: Vec<usize> = platform.packages.iter().map(|p| p.cores.len()).collect();
     let turbo_active_depths = super::dvfs::turbo_active_depths(&platform, cpuidle.chooses_in_hindsight());
+    let turbo_opps = super::dvfs::turbo_opps(&platform);
+    let package_domains = (0..platform.packages.len())
+        .map(|p| (0..platform.freq_domains.len()).filter(|&d| platform.freq_domains[d].package == p).collect())
+        .collect();
     let record = Record {
         series: vec![crate::metrics::hist::Histogram::default(); setup.series.len()],
         deadline_misses: vec![0; setup.series.len()],
@@ -359,6 +367,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         vdomains,
         pkg_energy: cores_per_package.iter().map(|&n| super::energy::PackageEnergy::new(n)).collect(),
         turbo_active_depths,
+        turbo_opps,
+        package_domains,
         packages,
         energy_check_mj: 0.0,
         total_power_mw: 0.0,
