@@ -51,8 +51,9 @@
 //! max_newidle_lb_cost is the most a domain's newidle load_balance() was
 //! measured to take (sched_clock_cpu() around it), decayed by 253/256 a
 //! second (from v5.16 only once a second has passed since its last rise,
-//! e60b56e46b38; v6.17's 155213a2aed4 raises it by half after a balance
-//! that pulled nothing, capped at sysctl_sched_migration_cost + 200 ns).
+//! e60b56e46b38; v6.17's 155213a2aed4, reverted in v6.19, raises it by
+//! half after a balance that pulled nothing, capped at
+//! sysctl_sched_migration_cost + 200 ns).
 //! govlab's balancing takes no simulated time, so every domain's cost is 0
 //! (assumed: no source gives a figure for the machines modelled, and this
 //! host exposes no schedstat to measure one). Then the walk never stops for
