@@ -488,6 +488,9 @@ impl Engine {
         if self.overloaded.is_empty() {
             return;
         }
+        // The kernel's EAS test is in find_busiest_group(), after the gates:
+        // either order pulls the same, and this one refreshes
+        // rd->overutilized as before.
         if self.eas.is_some() {
             self.update_rd_overutilized();
             if self.eas_balanced() {
@@ -501,7 +504,7 @@ impl Engine {
     }
 
     /// newidle_balance()'s walk up the domains once the gates let it
-    /// through. Each domain's cost being 0, avg_idle always exceeds the
+    /// through. Each domain's cost being 0, avg_idle is never below the
     /// cost so far plus the next domain's, and the walk ends only with a
     /// pull or at the top: the LLC, then the whole machine.
     fn newidle_pull(&mut self, cpu: CpuId) {
