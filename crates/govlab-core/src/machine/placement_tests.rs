@@ -32,10 +32,10 @@ fn machine_on(kernel: &str, others: usize) -> Engine {
 /// The Broadwell-EP under `kernel` running the rt-app `tasks` for
 /// `duration_ns`.
 fn run_rtapp(kernel: &str, tasks: &str, duration_ns: u64) -> Engine {
-    let dir = std::env::temp_dir().join(format!("govlab-placement-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     // One file per call: the tests run in parallel threads of one process.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!("govlab-placement-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = dir.join(format!("tasks-{call}.json"));
     std::fs::write(&path, format!(r#"{{ "tasks": {{ {tasks} }} }}"#)).unwrap();
