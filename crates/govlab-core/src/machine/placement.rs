@@ -79,7 +79,9 @@
 //! Left out: find_busiest_group()'s rules that can decline a pull (the
 //! NUMA imbalance allowance, group types), and before v5.13 the NOHZ stats
 //! pass only on the gated path (machine/nohz.rs runs it whenever nothing
-//! was pulled, v5.13's form).
+//! was pulled, the form of v5.13's 0826530de3cb; with the exact mask a
+//! walk that pulls nothing is all but impossible, so the forms differ by
+//! rd->overload's stale `true` alone).
 //!
 //! Periodic balancing: a busy CPU's tick
 //! with more than one task hands a queued task to an idle CPU of its LLC and
