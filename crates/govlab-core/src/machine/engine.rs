@@ -100,6 +100,9 @@ pub struct Engine {
     /// A wakeup onto an idle CPU of the waker's LLC goes through that
     /// CPU's wake list (v6.0+, `KernelConfig::ttwu_queue_idle`).
     pub(crate) ttwu_queue_idle: bool,
+    /// The rq->avg_idle below which newidle balance gives up at once
+    /// (machine/placement.rs `newidle_balance`, era `newidle_cost_gate`).
+    pub(crate) newidle_min_avg_idle_ns: u64,
     pub(crate) now: Time,
     pub(crate) end_ns: Time,
     pub(crate) seed: u64,
@@ -304,6 +307,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let remote_callbacks = kernel.remote_callbacks();
     let nohz_blocked = kernel.nohz_blocked_load();
     let ttwu_queue_idle = kernel.ttwu_queue_idle();
+    let newidle_min_avg_idle_ns = super::placement::newidle_min_avg_idle_ns(&kernel);
     let vdomains = platform.voltage_domains.iter().map(|_| VoltageRt::default()).collect();
     let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
     let packages = platform.packages.iter().map(|_| PackageRt::default()).collect();
@@ -341,6 +345,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         freq_invariant,
         remote_callbacks,
         ttwu_queue_idle,
+        newidle_min_avg_idle_ns,
         now: 0,
         end_ns: duration_ns,
         seed,

@@ -597,12 +597,12 @@ impl Engine {
                 }
                 if self.rqs[cpu].tree.is_empty() {
                     self.newidle_balance(cpu);
-                    if self.nohz_blocked && prev.is_some() {
-                        // rq->idle_stamp, and nohz_newidle_balance() if
-                        // nothing was pulled.
+                    if prev.is_some() {
+                        // rq->idle_stamp (kept only if nothing was
+                        // pulled), and from v4.17 nohz_newidle_balance().
                         let idle = self.rqs[cpu].nr_running == 0;
                         self.rqs[cpu].idle_stamp = idle.then_some(self.now);
-                        if idle {
+                        if idle && self.nohz_blocked {
                             self.nohz_newidle_balance(cpu);
                         }
                     }

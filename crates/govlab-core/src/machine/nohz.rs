@@ -36,18 +36,15 @@
 //!
 //! Left out: `rq->last_blocked_load_update_tick` (a CPU already updated in
 //! the same jiffy is skipped), the load balancer's own reading of blocked
-//! load (LBF_NOHZ_STATS, v4.17 to v5.12), the rt and dl signals among what
-//! counts as blocked (govlab's blocked update decays the fair ones only),
-//! and `max_idle_balance_cost` above its floor (govlab's balancing costs no
-//! time, so `avg_idle` is capped at twice `sysctl_sched_migration_cost`).
+//! load (LBF_NOHZ_STATS, v4.17 to v5.12), and the rt and dl signals among
+//! what counts as blocked (govlab's blocked update decays the fair ones
+//! only). `avg_idle` is newidle balance's (machine/placement.rs).
 
+use super::placement::MIGRATION_COST_NS;
 use super::rq::CpuMode;
 use super::Engine;
 use crate::platform::CpuId;
 use crate::sched::pelt::LOAD_AVG_PERIOD;
-
-/// sysctl_sched_migration_cost: 500 µs (kernel/sched/fair.c, v4.17 to v6.8).
-const MIGRATION_COST_NS: u64 = 500_000;
 
 impl Engine {
     /// msecs_to_jiffies(LOAD_AVG_PERIOD), rounded up as the kernel rounds.
@@ -175,19 +172,5 @@ impl Engine {
             blocked = self.groups.iter().any(|g| g.cpus[cpu].cfs.avg.load_avg != 0 || g.cpus[cpu].cfs.avg.util_avg != 0);
         }
         self.rqs[cpu].has_blocked_load = blocked;
-    }
-
-    /// ttwu_do_activate(): a task wakes onto `cpu`; the idle time since its
-    /// newidle enters rq->avg_idle (update_avg: an eighth of the
-    /// difference), capped at 2 × max_idle_balance_cost.
-    #[inline]
-    pub(crate) fn ttwu_avg_idle(&mut self, cpu: CpuId) {
-        let now = self.now;
-        let rq = &mut self.rqs[cpu];
-        if let Some(stamp) = rq.idle_stamp.take() {
-            let delta = (now - stamp) as i64;
-            let avg = rq.avg_idle_ns as i64;
-            rq.avg_idle_ns = ((avg + ((delta - avg) >> 3)) as u64).min(2 * MIGRATION_COST_NS);
-        }
     }
 }

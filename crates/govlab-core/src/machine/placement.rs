@@ -36,8 +36,54 @@
 //!
 //! Fork placement (find_idlest_cpu) is in `fork.rs`.
 //!
-//! Balancing: a CPU about to go idle pulls a queued task from the busiest
-//! overloaded CPU, its own LLC first (newidle balance). A busy CPU's tick
+//! Newidle balance (v5.2 kernel/sched/fair.c `idle_balance()`, v5.10
+//! `newidle_balance()`, v6.10 `sched_balance_newidle()`): a CPU about to go
+//! idle stamps its runqueue (rq->idle_stamp) and gives up at once if it
+//! expects to idle too briefly for a pull to pay, its rq->avg_idle below
+//! sysctl_sched_migration_cost (500 µs) before v5.16 and below its lowest
+//! domain's max_newidle_lb_cost from v5.16 (c5b0a7eefc70, era
+//! `newidle_cost_gate`), or if no CPU of the root domain is overloaded
+//! (rd->overload, v3.16, 4486edd12b5a). Otherwise it walks its domains
+//! upwards (all have SD_BALANCE_NEWIDLE: sd_init()) while avg_idle exceeds
+//! the cost spent so far plus the next domain's max_newidle_lb_cost, and
+//! pulls one queued task from the busiest overloaded CPU, its own LLC first.
+//!
+//! max_newidle_lb_cost is the most a domain's newidle load_balance() was
+//! measured to take (sched_clock_cpu() around it), decayed by 253/256 a
+//! second (from v5.16 only once a second has passed since its last rise,
+//! e60b56e46b38; v6.17's 155213a2aed4, reverted in v6.19, raises it by
+//! half after a balance that pulled nothing, capped at
+//! sysctl_sched_migration_cost + 200 ns).
+//! govlab's balancing takes no simulated time, so every domain's cost is 0
+//! (assumed: no source gives a figure for the machines modelled, and this
+//! host exposes no schedstat to measure one). Then the walk never stops for
+//! cost, the v5.16 gate never closes, v6.17's bump leaves 0 at 0, and the
+//! pre-v5.16 500 µs gate is the one that decides.
+//!
+//! rq->avg_idle (update_avg() in ttwu_do_wakeup(), kernel/sched/core.c,
+//! folded into ttwu_do_activate() in v6.x): at a wakeup onto a runqueue
+//! stamped idle, an eighth of the difference to the time since the stamp,
+//! capped at twice rq->max_idle_balance_cost (twice
+//! sysctl_sched_migration_cost in older kernels); that is at least
+//! sysctl_sched_migration_cost and otherwise the domains' summed costs, so
+//! the cap is 1 ms on every version here. It starts at that cap
+//! (sched_init()).
+//!
+//! rd->overload is set by add_nr_running() when a runqueue reaches two
+//! tasks and cleared only by a root-domain load balance that finds none
+//! with more than one (update_sd_lb_stats()); `overloaded` here is the set
+//! of such runqueues now, without the stale `true` after the last one
+//! drained. With costs of 0 the difference changes no pull (a walk with no
+//! CPU overloaded pulls nothing), as does v3.15's lack of the test.
+//!
+//! Left out: find_busiest_group()'s rules that can decline a pull (the
+//! NUMA imbalance allowance, group types), and before v5.13 the NOHZ stats
+//! pass only on the gated path (machine/nohz.rs runs it whenever nothing
+//! was pulled, the form of v5.13's 0826530de3cb; with the exact mask a
+//! walk that pulls nothing is all but impossible, so the forms differ by
+//! rd->overload's stale `true` alone).
+//!
+//! Periodic balancing: a busy CPU's tick
 //! with more than one task hands a queued task to an idle CPU of its LLC and
 //! wakes it (the nohz idle-balance kick), and a CPU running one task pulls
 //! from an LLC sibling with two more than it has.
@@ -49,7 +95,7 @@
 
 use super::rq::{CpuMode, EnqueueKind, Wakee};
 use super::Engine;
-use crate::kernel::EraId;
+use crate::kernel::{EraId, KernelConfig};
 use crate::platform::CpuId;
 use crate::sched::cpumask::CpuMask;
 use crate::sched::pelt::{self, MigrationLag};
@@ -58,6 +104,25 @@ use crate::sched::{TaskId, TaskState};
 
 /// record_wakee()'s decay period, `HZ` jiffies: one second.
 const WAKEE_FLIP_DECAY_NS: u64 = 1_000_000_000;
+
+/// sysctl_sched_migration_cost: 500 µs (kernel/sched/fair.c, unchanged
+/// from v3.15 to v6.18).
+pub(super) const MIGRATION_COST_NS: u64 = 500_000;
+
+/// sd->max_newidle_lb_cost of every domain: 0, as govlab's balancing takes
+/// no simulated time (assumed; see the header).
+const MAX_NEWIDLE_LB_COST_NS: u64 = 0;
+
+/// The rq->avg_idle below which newidle balance gives up at once: the
+/// lowest domain's max_newidle_lb_cost from v5.16 (era
+/// `newidle_cost_gate`), sysctl_sched_migration_cost before.
+pub(super) fn newidle_min_avg_idle_ns(kernel: &KernelConfig) -> u64 {
+    if kernel.has(EraId::NewidleCostGate) {
+        MAX_NEWIDLE_LB_COST_NS
+    } else {
+        MIGRATION_COST_NS
+    }
+}
 
 impl Engine {
     fn allowed(&self, t: TaskId) -> CpuMask {
@@ -334,9 +399,7 @@ impl Engine {
         let remote = target != waker_cpu
             && self.plat.cpus[target].llc == self.plat.cpus[waker_cpu].llc
             && (self.rqs[target].nr_running > 0 || !self.ttwu_queue_idle);
-        if self.nohz_blocked {
-            self.ttwu_avg_idle(target);
-        }
+        self.ttwu_avg_idle(target);
         self.hook_this_cpu = remote.then_some(waker_cpu);
         self.enqueue_task(target, t, EnqueueKind::Wakeup);
         self.hook_this_cpu = None;
@@ -407,21 +470,45 @@ impl Engine {
         busiest
     }
 
-    /// newidle_balance(): `cpu` is about to idle; pull one queued task.
+    /// ttwu_do_wakeup()'s update of rq->avg_idle: a task wakes onto `cpu`,
+    /// stamped idle by its last newidle balance (see the header).
     #[inline]
-    pub(crate) fn newidle_balance(&mut self, cpu: CpuId) {
-        if !self.overloaded.is_empty() {
-            if self.eas.is_some() {
-                self.update_rd_overutilized();
-                if self.eas_balanced() {
-                    return;
-                }
-            }
-            self.newidle_pull(cpu);
+    pub(crate) fn ttwu_avg_idle(&mut self, cpu: CpuId) {
+        let now = self.now;
+        let rq = &mut self.rqs[cpu];
+        if let Some(stamp) = rq.idle_stamp.take() {
+            let delta = (now - stamp) as i64;
+            let avg = rq.avg_idle_ns as i64;
+            rq.avg_idle_ns = ((avg + ((delta - avg) >> 3)) as u64).min(2 * MIGRATION_COST_NS);
         }
     }
 
-    /// newidle_balance() when some CPU is overloaded.
+    /// newidle_balance(): `cpu` is about to idle; pull one queued task if
+    /// some CPU is overloaded and `cpu` expects to idle long enough.
+    #[inline]
+    pub(crate) fn newidle_balance(&mut self, cpu: CpuId) {
+        if self.overloaded.is_empty() {
+            return;
+        }
+        // The kernel's EAS test is in find_busiest_group(), after the gates:
+        // either order pulls the same, and this one refreshes
+        // rd->overutilized as before.
+        if self.eas.is_some() {
+            self.update_rd_overutilized();
+            if self.eas_balanced() {
+                return;
+            }
+        }
+        if self.rqs[cpu].avg_idle_ns < self.newidle_min_avg_idle_ns {
+            return;
+        }
+        self.newidle_pull(cpu);
+    }
+
+    /// newidle_balance()'s walk up the domains once the gates let it
+    /// through. Each domain's cost being 0, avg_idle is never below the
+    /// cost so far plus the next domain's, and the walk ends only with a
+    /// pull or at the top: the LLC, then the whole machine.
     fn newidle_pull(&mut self, cpu: CpuId) {
         let llc = self.llc_masks[self.plat.cpus[cpu].llc];
         for scope in [self.overloaded.and(&llc), self.overloaded] {

@@ -1,11 +1,13 @@
 //! Wakeup placement (placement.rs): wake_affine and wake_wide as v5.2's
-//! select_task_rq_fair() has them, on the two-socket Broadwell-EP.
+//! select_task_rq_fair() has them, on the two-socket Broadwell-EP; and
+//! newidle balance's gates by kernel version.
 //!
 //! Each test builds the machine with two rt-app tasks that have not started
 //! yet, then sets the runqueues by hand (who runs where, which CPUs are
 //! idle) and asks where a wakeup goes.
 
 use super::engine::{build, Engine};
+use super::rq::EnqueueKind;
 use crate::api::RunConfig;
 use crate::params::Spec;
 use crate::platform::CpuId;
@@ -16,23 +18,34 @@ const MS: u64 = 1_000_000;
 /// The Broadwell-EP under v5.2 with tasks `waker` and `wakee` (and `others`
 /// more, `o0`, `o1`, ...), none started.
 fn machine(others: usize) -> Engine {
-    let dir = std::env::temp_dir().join(format!("govlab-placement-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    // One file per call: the tests run in parallel threads of one process.
-    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = dir.join(format!("tasks-{others}-{call}.json"));
+    machine_on("5.2", others)
+}
+
+/// [`machine`] under kernel `kernel`.
+fn machine_on(kernel: &str, others: usize) -> Engine {
     let idle = r#"{ "delay": 10000000, "loop": 1, "run": 1000, "sleep": 1000 }"#;
     let mut tasks = vec![format!(r#""waker": {idle}"#), format!(r#""wakee": {idle}"#)];
     tasks.extend((0..others).map(|i| format!(r#""o{i}": {idle}"#)));
-    std::fs::write(&path, format!(r#"{{ "tasks": {{ {} }} }}"#, tasks.join(", "))).unwrap();
+    run_rtapp(kernel, &tasks.join(", "), MS)
+}
+
+/// The Broadwell-EP under `kernel` running the rt-app `tasks` for
+/// `duration_ns`.
+fn run_rtapp(kernel: &str, tasks: &str, duration_ns: u64) -> Engine {
+    // One file per call: the tests run in parallel threads of one process.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!("govlab-placement-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("tasks-{call}.json"));
+    std::fs::write(&path, format!(r#"{{ "tasks": {{ {tasks} }} }}"#)).unwrap();
     let cfg = RunConfig {
         platform: Spec::new("broadwell-2s-e5-2698v4"),
-        kernel: Spec::new("5.2"),
+        kernel: Spec::new(kernel),
         workload: Spec::parse(&format!("rtapp:file={}", path.display()), "test").unwrap(),
         cpufreq: Spec::parse("performance", "test").unwrap(),
         cpuidle: Spec::new("menu"),
-        duration_ns: MS,
+        duration_ns,
         seed: 1,
         interval_ns: None,
     };
@@ -175,4 +188,69 @@ fn wakee_flips_count_switches_and_halve_after_a_second() {
     e.now += 1_000_000_001;
     e.record_wakee(0, a);
     assert_eq!(e.tasks[w].wakee.flips, 5, "halved once, and no switch");
+}
+
+/// CPU 1 runs `waker` with `wakee` queued behind it; CPU 0 is about to idle
+/// with rq->avg_idle `avg_idle_ns`. Where `wakee` is after CPU 0's newidle
+/// balance.
+fn newidle_pulls(kernel: &str, avg_idle_ns: u64) -> CpuId {
+    let mut e = machine_on(kernel, 0);
+    let (w, t) = (task(&e, "waker"), task(&e, "wakee"));
+    set_running(&mut e, w, 1);
+    set_asleep(&mut e, t, 1);
+    e.enqueue_task(1, t, EnqueueKind::Wakeup);
+    assert!(e.overloaded.test(1) && e.idle_mask.test(0));
+    e.rqs[0].avg_idle_ns = avg_idle_ns;
+    e.newidle_balance(0);
+    e.tasks[t].cpu
+}
+
+#[test]
+fn newidle_balance_before_v5_16_needs_avg_idle_of_the_migration_cost() {
+    // idle_balance()'s gate: avg_idle below sysctl_sched_migration_cost
+    // (500 µs) means the CPU expects to be woken again too soon to pull.
+    assert_eq!(newidle_pulls("5.2", 499_999), 1);
+    assert_eq!(newidle_pulls("5.2", 500_000), 0);
+    assert_eq!(newidle_pulls("3.15", 100_000), 1);
+    assert_eq!(newidle_pulls("3.15", 600_000), 0);
+}
+
+#[test]
+fn newidle_balance_from_v5_16_is_gated_by_the_domain_cost_alone() {
+    // c5b0a7eefc70 dropped the 500 µs gate; what is left compares avg_idle
+    // with max_newidle_lb_cost, 0 in govlab: a short-idling CPU still pulls.
+    assert_eq!(newidle_pulls("6.8", 1_000), 0);
+    assert_eq!(newidle_pulls("6.18", 0), 0);
+}
+
+#[test]
+fn avg_idle_follows_the_idle_periods_on_every_kernel() {
+    // update_avg() at the wakeup onto a runqueue stamped idle: an eighth of
+    // the way to the idle time since the stamp, capped at 1 ms.
+    for kernel in ["3.15", "4.16", "6.8"] {
+        let mut e = machine_on(kernel, 0);
+        let now = e.now;
+        e.rqs[0].avg_idle_ns = 1_000_000;
+        e.rqs[0].idle_stamp = Some(now - 200_000);
+        e.ttwu_avg_idle(0);
+        assert_eq!(e.rqs[0].avg_idle_ns, 1_000_000 - 800_000 / 8, "{kernel}");
+        assert_eq!(e.rqs[0].idle_stamp, None, "{kernel}");
+        e.rqs[0].idle_stamp = Some(now - 5_000_000);
+        e.ttwu_avg_idle(0);
+        assert_eq!(e.rqs[0].avg_idle_ns, 1_000_000, "{kernel}: capped at 2 x sysctl_sched_migration_cost");
+    }
+}
+
+#[test]
+fn a_cpu_idling_briefly_learns_it_on_every_kernel() {
+    // One task runs 100 µs and sleeps 150 µs on its timer: each wakeup
+    // lands on its own CPU, stamped idle at its last newidle balance, so
+    // that CPU's avg_idle falls from 1 ms towards 150 µs, under the 500 µs
+    // gate, before v4.17 too (where nothing else reads it).
+    for kernel in ["3.15", "4.16", "5.2"] {
+        let e = run_rtapp(kernel, r#""t": { "loop": -1, "run": 100, "timer": { "ref": "tick", "period": 250 } }"#, 20 * MS);
+        let t = task(&e, "t");
+        let avg = e.rqs[e.tasks[t].cpu].avg_idle_ns;
+        assert!(avg < 300_000, "{kernel}: avg_idle {avg} ns");
+    }
 }

@@ -248,7 +248,7 @@ pub struct CpuRq {
     /// interrupts that find the CPU idle.
     pub idle_wakee: Wakee,
     /// rq->idle_stamp (set at a newidle that pulled nothing) and
-    /// rq->avg_idle (machine/nohz.rs).
+    /// rq->avg_idle (machine/placement.rs).
     pub idle_stamp: Option<Time>,
     pub avg_idle_ns: u64,
 
