@@ -9,8 +9,10 @@
 //!   blocked it (a switch out with a runnable `prev_state` is a preemption:
 //!   the burst goes on at the next switch in). It becomes `run_cycles`: the
 //!   work done, each stretch of it at the frequency its CPU ran at then
-//!   (`cpu_frequency`, or devlib's markers; before the first, the CPU
-//!   type's base frequency on a known machine, else `unknown_khz`),
+//!   (`cpu_frequency`, or devlib's markers; before the first, a devlib
+//!   marker's frequency if no `cpu_frequency` of that CPU preceded it
+//!   (`clocks_at_start`), else the CPU type's base frequency on a known
+//!   machine, else `unknown_khz`),
 //!   so a replay at another frequency runs longer or shorter; on a known
 //!   machine also scaled by the CPU's capacity and shared with busy SMT
 //!   siblings, as the engine itself retires work;
@@ -259,7 +261,7 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
     let mut r = Replayer {
         tasks: BTreeMap::new(),
         current: vec![None; nr_cpus],
-        clocks: Clocks { khz: vec![None; nr_cpus], unknown_khz, machine },
+        clocks: Clocks { khz: clocks_at_start(trace, nr_cpus), unknown_khz, machine },
     };
     let mut pelt: BTreeMap<i32, (u64, u64)> = BTreeMap::new();
     for e in &trace.events {
@@ -391,6 +393,39 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
         })
         .filter(|t| t.steps.iter().any(|s| matches!(s, Step::Run(_) | Step::Wake(_))))
         .collect()
+}
+
+/// Each CPU's clock when the recording began, where the recording says
+/// it: devlib's frequency marker (LISA writes one per CPU as a workload
+/// starts, devlib `cpufreq.trace_frequencies`, read from
+/// `scaling_cur_freq`) given before any `cpu_frequency` of that CPU. The
+/// cpufreq core emits `cpu_frequency` for every change it makes
+/// (`cpufreq_notify_transition`, CPUFREQ_POSTCHANGE, drivers/cpufreq/
+/// cpufreq.c) and none when the target is the current frequency
+/// (`__cpufreq_driver_target`), so with no event before the marker the CPU
+/// ran at the marker's frequency from the start. In a recording without the
+/// `cpu_frequency` event at all (LISA's trace_txt) that is an assumption:
+/// the best the recording says. A CPU whose first event is a
+/// `cpu_frequency` ran at some other frequency before it (None: the
+/// caller's default).
+fn clocks_at_start(trace: &Trace, nr_cpus: usize) -> Vec<Option<u32>> {
+    let mut khz = vec![None; nr_cpus];
+    let mut decided = vec![false; nr_cpus];
+    for e in &trace.events {
+        let (c, f) = match &e.kind {
+            EventKind::CpuFrequency { cpu_id, .. } => (*cpu_id as usize, None),
+            EventKind::Print { message } => match super::stats::devlib_frequency(message) {
+                Some((f, c)) => (c, Some(f)),
+                None => continue,
+            },
+            _ => continue,
+        };
+        if c < nr_cpus && !decided[c] {
+            decided[c] = true;
+            khz[c] = f;
+        }
+    }
+    khz
 }
 
 /// The affinity a recording implies. A trace does not carry affinities,
@@ -773,6 +808,44 @@ cpus=2
         assert_eq!(start("a-10"), Some(1));
         assert_eq!(start("b-11"), None);
     }
+    /// A devlib marker before any `cpu_frequency` of its CPU gives the
+    /// clock from the recording's start; one after a `cpu_frequency` does
+    /// not (CPU 1 ran at another frequency before that event).
+    #[test]
+    fn a_marker_before_any_frequency_event_gives_the_clock_from_the_start() {
+        let text = "cpus=2\n\
+            <idle>-0 [000] 1.000000: sched_switch: swapper/0:0 [120] R ==> a:10 [120]\n\
+            <idle>-0 [001] 1.000000: sched_switch: swapper/1:0 [120] R ==> b:11 [120]\n\
+            b-11 [001] 1.001000: cpu_frequency: state=3000000 cpu_id=1\n\
+            a-10 [000] 1.002000: print: tracing_mark_write: cpu_frequency_devlib: state=500000 cpu_id=0\n\
+            a-10 [000] 1.002000: print: tracing_mark_write: cpu_frequency_devlib: state=3000000 cpu_id=1\n\
+            a-10 [000] 1.003000: cpu_frequency: state=2000000 cpu_id=0\n\
+            a-10 [000] 1.004000: sched_switch: a:10 [120] S ==> swapper/0:0 [120]\n\
+            b-11 [001] 1.004000: sched_switch: b:11 [120] S ==> swapper/1:0 [120]\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        assert_eq!(clocks_at_start(&t, 2), [Some(500_000), None]);
+        let all = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let steps = |pid: i32| all.iter().find(|t| t.pid == pid).unwrap().steps.clone();
+        // a: 3 ms at 500 MHz, 1 ms at 2 GHz; b: 1 ms at unknown_khz (1 GHz), 3 ms at 3 GHz.
+        assert_eq!(steps(10), [Step::OnCpu(0), Step::Run(1_500_000 + 2_000_000)]);
+        assert_eq!(steps(11), [Step::OnCpu(1), Step::Run(1_000_000 + 9_000_000)]);
+    }
+
+    /// The real recordings: example_rtapp's markers (LITTLE 450 MHz, big
+    /// 1100 MHz, 0.66 s in) come before its first `cpu_frequency` (3.9 s
+    /// in); trace_txt has markers only (Juno r2's 950 / 1200 MHz);
+    /// sched_load's come after a `cpu_frequency` of every CPU.
+    #[test]
+    fn the_real_recordings_clocks_at_their_start() {
+        let real = crate::trace::real_data_dir(Path::new(env!("CARGO_MANIFEST_DIR"))).expect("data/real");
+        let clocks = |rel: &str| clocks_at_start(&crate::trace::read_path(&real.join(rel)).unwrap(), 6);
+        let (l, b) = (Some(450_000), Some(1_100_000));
+        assert_eq!(clocks("lisa/example_rtapp/trace.dat"), [l, b, b, l, l, l]);
+        let (l, b) = (Some(950_000), Some(1_200_000));
+        assert_eq!(clocks("lisa/trace_txt/trace.txt"), [l, b, b, l, l, l]);
+        assert_eq!(clocks("lisa/sched_load/trace.dat"), [None; 6]);
+    }
+
     /// t is switched out for the `migration/1` stopper and runs on CPU 2
     /// from then on: a `sched_setaffinity` to CPU 2. sh, moved the same way,
     /// comes back as cat (an exec, balanced by `sched_exec`); v, moved by
