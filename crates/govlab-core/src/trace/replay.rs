@@ -36,7 +36,10 @@
 //!   `sched_process_exit` or a dead `prev_state` ends its program;
 //! * a move by a `migration/N` stopper that the task keeps to the end is an
 //!   affinity set there ([`Step::Affine`], the rule at
-//!   `keep_affinity_that_held`): the free replay sets it at that point.
+//!   `keep_affinity_that_held`): the free replay sets it at that point;
+//! * a per-CPU kernel thread (`kworker/N:M`, `migration/N`, `ksoftirqd/N`,
+//!   ...: [`bound_kthread_cpu`]) keeps its CPU in the free replay too, as
+//!   the kernel binds it there.
 //!
 //! With `pin`, each stretch of a task runs on the CPU it ran on in the
 //! trace (for a replay on the machine that recorded it: placement then
@@ -112,6 +115,8 @@ pub struct ReplayTask {
     /// (LISA's `sched_load_se`, `sched_pelt_se`) gave them before it first
     /// ran; None where the recording has none.
     pub recorded_pelt: Option<(u64, u64)>,
+    /// The CPU a per-CPU kernel thread is bound to ([`bound_kthread_cpu`]).
+    pub bound: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -389,7 +394,9 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
         .map(|(pid, mut tk)| {
             tk.end_burst();
             keep_affinity_that_held(&mut tk.steps);
-            ReplayTask { pid, comm: tk.comm, steps: tk.steps, cpus: tk.cpus, forked: tk.forked, recorded_pelt: pelt.get(&pid).copied() }
+            // A name the recording contradicts (seen elsewhere) binds nothing.
+            let bound = bound_kthread_cpu(&tk.comm).filter(|&c| c < nr_cpus && tk.cpus.iter().all(|&x| x == c));
+            ReplayTask { pid, comm: tk.comm, steps: tk.steps, cpus: tk.cpus, forked: tk.forked, recorded_pelt: pelt.get(&pid).copied(), bound }
         })
         .filter(|t| t.steps.iter().any(|s| matches!(s, Step::Run(_) | Step::Wake(_))))
         .collect()
@@ -449,6 +456,39 @@ fn keep_affinity_that_held(steps: &mut Vec<Step>) {
         i += 1;
         !matches!(s, Step::Affine(_)) || Some(i - 1) == keep
     });
+}
+
+/// The CPU a per-CPU kernel thread is bound to, by its name. The kernel
+/// creates these bound and they cannot be moved (PF_NO_SETAFFINITY), so a
+/// trace shows them on their CPU only:
+///
+/// * `migration/N` (kernel/stop_machine.c `cpu_stop_threads`),
+///   `ksoftirqd/N` (kernel/softirq.c `softirq_threads`), `cpuhp/N`
+///   (kernel/cpu.c `cpuhp_threads`, v4.10+), `watchdog/N` (kernel/watchdog.c,
+///   until v5.1 made it a stopper work) and `rcuc/N` (kernel/rcu/tree.c
+///   `rcu_cpu_thread_spec`) are smpboot threads: kernel/smpboot.c
+///   `__smpboot_create_thread` creates each with `kthread_create_on_cpu`,
+///   which binds it (`kthread_bind`);
+/// * `kworker/N:M` (and `kworker/N:MH`, the high-priority pool) is a
+///   worker of CPU N's per-CPU pool: kernel/workqueue.c `create_worker`
+///   binds it to the pool's cpumask (`kthread_bind_mask`). `kworker/uN:M`
+///   serves an unbound pool and is free.
+///
+/// Read in Linux v4.19 and v6.8. Not bound here: `sugov:N`, schedutil's
+/// thread, which `sugov_kthread_create` (kernel/sched/cpufreq_schedutil.c)
+/// binds to its policy's CPUs only when the driver does not set
+/// `dvfs_possible_from_any_cpu`, and the recordings' drivers set it
+/// (drivers/cpufreq/scpi-cpufreq.c `scpi_cpufreq_init` on Juno;
+/// scmi-cpufreq and qcom-cpufreq-hw alike); `rcuop/N` and `rcuos/N`
+/// (offloaded callbacks: unbound).
+fn bound_kthread_cpu(comm: &str) -> Option<usize> {
+    let (name, rest) = comm.split_once('/')?;
+    let cpu = match name {
+        "migration" | "ksoftirqd" | "cpuhp" | "watchdog" | "rcuc" => rest,
+        "kworker" => rest.split_once(':')?.0,
+        _ => return None,
+    };
+    cpu.parse().ok()
 }
 
 /// A task entity's `pid`, `load` and `util` from the fields of a
@@ -549,6 +589,8 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
             }
             if pin {
                 spec.affinity = Some(t.cpus.iter().copied().collect());
+            } else if let Some(cpu) = t.bound {
+                spec.affinity = Some(vec![cpu]);
             }
             setup.tasks.push(spec);
             continue;
@@ -844,6 +886,26 @@ cpus=2
         let (l, b) = (Some(950_000), Some(1_200_000));
         assert_eq!(clocks("lisa/trace_txt/trace.txt"), [l, b, b, l, l, l]);
         assert_eq!(clocks("lisa/sched_load/trace.dat"), [None; 6]);
+    }
+
+    #[test]
+    fn per_cpu_kernel_threads_are_bound_by_name() {
+        let cpu = bound_kthread_cpu;
+        assert_eq!((cpu("kworker/3:1"), cpu("kworker/1:0H"), cpu("migration/2"), cpu("ksoftirqd/0")), (Some(3), Some(1), Some(2), Some(0)));
+        assert_eq!((cpu("watchdog/5"), cpu("cpuhp/4"), cpu("rcuc/7")), (Some(5), Some(4), Some(7)));
+        assert_eq!((cpu("kworker/u12:4"), cpu("sugov:0"), cpu("rcuop/0"), cpu("bash"), cpu("kworker/x:1")), (None, None, None, None, None));
+        // Free, kworker/1:2 keeps CPU 1; kworker/0:1, recorded on CPU 1
+        // against its name, and the unbound worker are placed.
+        let text = "cpus=2\n\
+            <idle>-0 [001] 1.000000: sched_switch: swapper/1:0 [120] R ==> kworker/1:2:40 [120]\n\
+            kworker/1:2-40 [001] 1.000500: sched_switch: kworker/1:2:40 [120] S ==> kworker/0:1:41 [120]\n\
+            kworker/0:1-41 [001] 1.000600: sched_switch: kworker/0:1:41 [120] S ==> kworker/u4:0:42 [120]\n\
+            kworker/u4:0-42 [001] 1.000700: sched_switch: kworker/u4:0:42 [120] S ==> swapper/1:0 [120]\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        let all = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let free = workload(&all, "t.txt", false, 1_000_000).unwrap().setup;
+        let affinity = |pid: &str| free.tasks.iter().find(|s| s.comm.ends_with(pid)).unwrap().affinity.clone();
+        assert_eq!((affinity("-40"), affinity("-41"), affinity("-42")), (Some(vec![1]), None, None));
     }
 
     /// t is switched out for the `migration/1` stopper and runs on CPU 2
