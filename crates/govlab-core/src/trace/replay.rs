@@ -98,6 +98,9 @@ pub enum Step {
     /// recording implies (see [`tasks`]), placed before the
     /// [`Step::OnCpu`] of the move that showed it.
     Affine(usize),
+    /// An execve(): exec balancing (`sched_exec`) decides here whether the
+    /// task moves (see [`tasks`]).
+    Exec,
 }
 
 /// A task as the trace shows it.
@@ -143,6 +146,12 @@ struct Task {
     /// The CPU and name it had when a `migration/N` stopper preempted it,
     /// until it next runs.
     stopped: Option<(usize, String)>,
+    /// After a stopper move taken for an affinity: where its
+    /// [`Step::Affine`] is and the name the task had, until it blocks; a
+    /// new name by then makes the move an exec's.
+    moved: Option<(usize, String)>,
+    /// Where the steps of the burst it runs now begin.
+    burst_at: usize,
 }
 
 impl Task {
@@ -279,6 +288,16 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                     }
                 }
             }
+            EventKind::Other { name, fields } if &**name == "sched_process_exec" => {
+                let pid = super::columns::field_pairs(fields).iter().find(|(k, _)| *k == "pid").and_then(|(_, v)| v.parse::<i32>().ok());
+                if let Some(tk) = pid.and_then(|p| r.tasks.get_mut(&p)).filter(|tk| matches!(tk.state, State::Running { .. })) {
+                    match tk.moved.take() {
+                        // The stopper move before it in this execve().
+                        Some((at, _)) => tk.steps[at] = Step::Exec,
+                        None => tk.steps.insert(tk.burst_at, Step::Exec),
+                    }
+                }
+            }
             EventKind::CpuFrequency { state, cpu_id } => {
                 let c = *cpu_id as usize;
                 if c < nr_cpus {
@@ -310,6 +329,15 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                 r.current[c] = None;
                 if s.prev_pid != 0 {
                     let tk = r.task(s.prev_pid, &s.prev_comm);
+                    if let Some((at, comm)) = tk.moved.take() {
+                        if *comm != *s.prev_comm {
+                            // Renamed after the move: execve() set the new
+                            // name after sched_exec moved it.
+                            tk.steps[at] = Step::Exec;
+                        } else if s.prev_state.is_runnable() {
+                            tk.moved = Some((at, comm));
+                        }
+                    }
                     if matches!(tk.state, State::Running { .. }) {
                         if s.prev_state.is_dead() {
                             tk.end_burst();
@@ -337,9 +365,13 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                         if let (Some(at), Some((from, comm))) = (moved, tk.stopped.take()) {
                             if from != c && *comm == *s.next_comm {
                                 tk.steps.insert(at, Step::Affine(c));
+                                tk.moved = Some((at, comm));
+                            } else if from != c {
+                                tk.steps.insert(at, Step::Exec);
                             }
                         }
                         tk.stopped = None;
+                        tk.burst_at = tk.steps.len();
                         tk.state = State::Running { cpu: c, since_ns: t };
                         r.current[c] = Some(s.next_pid);
                     }
@@ -514,6 +546,8 @@ fn new_task(comm: &str) -> Task {
         cycles: 0.0,
         forked: false,
         stopped: None,
+        moved: None,
+        burst_at: 0,
     }
 }
 
@@ -560,6 +594,8 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
                 // Pinned, each part already runs where the recording shows.
                 Step::Affine(_) if pin => None,
                 Step::Affine(cpu) => Some(Op::SetAffinity { cpus: Some(vec![cpu].into()) }),
+                Step::Exec if pin => None,
+                Step::Exec => Some(Op::Exec),
             }
         };
         let name = format!("{}-{}", t.comm, t.pid);
@@ -906,6 +942,43 @@ cpus=2
         let free = workload(&all, "t.txt", false, 1_000_000).unwrap().setup;
         let affinity = |pid: &str| free.tasks.iter().find(|s| s.comm.ends_with(pid)).unwrap().affinity.clone();
         assert_eq!((affinity("-40"), affinity("-41"), affinity("-42")), (Some(vec![1]), None, None));
+    }
+
+    /// sched_exec's move and rt-app's affinity look alike: the task is
+    /// switched out for its CPU's stopper and runs on another CPU. An exec
+    /// sets the new name after the move (x: switched out under it at the
+    /// end of its first burst there); rt-app names its thread before it
+    /// sets the affinity (y). With `sched_process_exec` recorded, the exec
+    /// is where it shows, at the start of its burst (z, not moved).
+    #[test]
+    fn a_stopper_move_followed_by_a_new_name_is_an_exec() {
+        let text = "cpus=3\n\
+            <idle>-0 [001] 1.000000: sched_switch: swapper/1:0 [120] R ==> bash:10 [120]\n\
+            bash-10 [001] 1.001000: sched_switch: bash:10 [120] R ==> migration/1:13 [0]\n\
+            migration/1-13 [001] 1.001050: sched_switch: migration/1:13 [0] S ==> swapper/1:0 [120]\n\
+            <idle>-0 [002] 1.001100: sched_switch: swapper/2:0 [120] R ==> bash:10 [120]\n\
+            sudo-10 [002] 1.002000: sched_switch: sudo:10 [120] R ==> kworker/2:1:20 [120]\n\
+            kworker/2:1-20 [002] 1.002100: sched_switch: kworker/2:1:20 [120] S ==> sudo:10 [120]\n\
+            sudo-10 [002] 1.003000: sched_switch: sudo:10 [120] S ==> swapper/2:0 [120]\n\
+            <idle>-0 [000] 1.004000: sched_switch: swapper/0:0 [120] R ==> rt-app:11 [120]\n\
+            task0-11 [000] 1.004500: sched_switch: task0:11 [120] R ==> migration/0:9 [0]\n\
+            migration/0-9 [000] 1.004550: sched_switch: migration/0:9 [0] S ==> swapper/0:0 [120]\n\
+            <idle>-0 [001] 1.004600: sched_switch: swapper/1:0 [120] R ==> task0:11 [120]\n\
+            task0-11 [001] 1.005000: sched_switch: task0:11 [120] S ==> swapper/1:0 [120]\n\
+            <idle>-0 [000] 1.006000: sched_switch: swapper/0:0 [120] R ==> sh:12 [120]\n\
+            ls-12 [000] 1.006500: sched_process_exec: filename=/bin/ls pid=12 old_pid=12\n\
+            ls-12 [000] 1.007000: sched_switch: ls:12 [120] S ==> swapper/0:0 [120]\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        let all = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let steps = |pid: i32| all.iter().find(|t| t.pid == pid).unwrap().steps.clone();
+        assert_eq!(steps(10), [Step::OnCpu(1), Step::Run(1_000_000), Step::Exec, Step::OnCpu(2), Step::Run(900_000 + 900_000)]);
+        assert_eq!(steps(11), [Step::OnCpu(0), Step::Sleep(4_000_000), Step::Run(500_000), Step::Affine(1), Step::OnCpu(1), Step::Run(400_000)]);
+        assert_eq!(steps(12), [Step::OnCpu(0), Step::Sleep(6_000_000), Step::Exec, Step::Run(1_000_000)]);
+        let free = workload(&all, "t.txt", false, 10_000_000).unwrap().setup;
+        let ops = |comm: &str| ops_text(&free.tasks.iter().find(|s| s.comm == comm).unwrap().program.ops);
+        assert_eq!(ops("bash-10")[..3], ["Run { cycles: Fixed(1000000.0), mem: 0.0 }", "Exec", "Run { cycles: Fixed(1800000.0), mem: 0.0 }"]);
+        let pinned = workload(&all, "t.txt", true, 10_000_000).unwrap().setup;
+        assert!(pinned.tasks.iter().all(|s| !ops_text(&s.program.ops).iter().any(|o| o == "Exec")));
     }
 
     /// t is switched out for the `migration/1` stopper and runs on CPU 2

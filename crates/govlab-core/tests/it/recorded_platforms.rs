@@ -181,3 +181,51 @@ fn trace_idle_pinned_replays_cpu_for_cpu() {
         assert!((a - b).abs() < 0.05 * span, "CPU {cpu}: {a} s recorded, {b} s replayed");
     }
 }
+
+/// Exec balancing (`sched_exec`, machine/fork.rs) in a free replay on
+/// juno-r0: `bash` (util 600 by its recorded `sched_load_se`, which no
+/// LITTLE CPU fits) runs 0.5 ms on LITTLE CPU 3, execs (moved by the
+/// stopper, renamed `sudo` after it: trace/replay.rs) and runs 20 ms more.
+/// sched_exec puts it on a big CPU at once on every version; without the
+/// exec (the same recording renamed in place) it stays LITTLE where
+/// nothing else moves it (4.19: no misfit migration, no EAS) and is moved
+/// later by misfit migration (6.8).
+#[test]
+fn an_exec_moves_a_task_that_does_not_fit_its_little_cpu() {
+    let dir = std::env::temp_dir().join(format!("govlab-exec-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = |exec: bool| {
+        let moved = if exec {
+            "bash-50 [003] 1.000500: sched_switch: bash:50 [120] R ==> migration/3:28 [0]\n\
+             migration/3-28 [003] 1.000510: sched_switch: migration/3:28 [0] S ==> swapper/3:0 [120]\n\
+             <idle>-0 [002] 1.000520: sched_switch: swapper/2:0 [120] R ==> bash:50 [120]\n\
+             sudo-50 [002] 1.010520: sched_switch: sudo:50 [120] S ==> swapper/2:0 [120]\n"
+        } else {
+            "sudo-50 [003] 1.020500: sched_switch: sudo:50 [120] S ==> swapper/3:0 [120]\n"
+        };
+        let text = format!(
+            "cpus=6\n\
+             <idle>-0 [003] 1.000000: sched_load_se: cpu=3 path=(null) comm=bash pid=50 load=1000 util=600\n\
+             <idle>-0 [003] 1.000000: sched_switch: swapper/3:0 [120] R ==> bash:50 [120]\n\
+             {moved}<idle>-0 [000] 1.040000: cpu_idle: state=0 cpu_id=0\n"
+        );
+        let path = dir.join(format!("exec-{exec}.txt"));
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let busy = |exec: bool, kernel: &str| -> (f64, f64) {
+        let config = api::RunConfig { kernel: govlab_core::params::Spec::parse(kernel, "kernel").unwrap(), ..crate::trace_replay::config("juno-r0") };
+        let out = api::replay(&trace(exec), &config, false, Wakeups::Follow, None).unwrap();
+        let cpus: Vec<f64> = out.run.cpus.iter().map(|c| c.busy_s * 1e3).collect();
+        (cpus[0] + cpus[3] + cpus[4] + cpus[5], cpus[1] + cpus[2])
+    };
+    for kernel in ["4.19:housekeeping=off", "5.2:housekeeping=off", "6.8:housekeeping=off"] {
+        let (little, big) = busy(true, kernel);
+        assert!(little < 1.5 && big > 5.0, "{kernel}, exec: LITTLE {little:.2} ms, big {big:.2} ms");
+    }
+    let (little, _) = busy(false, "4.19:housekeeping=off");
+    assert!(little > 15.0, "4.19, no exec: LITTLE {little:.2} ms");
+    let (little, _) = busy(false, "6.8:housekeeping=off");
+    assert!(little > 1.5, "6.8, no exec: LITTLE {little:.2} ms");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
