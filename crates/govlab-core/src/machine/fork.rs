@@ -63,8 +63,8 @@
 //!
 //! `sched_exec` (kernel/sched/core.c, v2.6 to v6.8) runs the same walk
 //! when a task calls execve(), before the new image is loaded:
-//! `select_task_rq(p, task_cpu(p), WF_EXEC)` (v5.0-v5.x: `SD_BALANCE_EXEC`),
-//! whose fair-class slow path is `find_idlest_cpu` from the widest domain
+//! `select_task_rq(p, task_cpu(p), WF_EXEC)` (older kernels pass the
+//! `SD_BALANCE_EXEC` domain flag instead), whose fair-class slow path is `find_idlest_cpu` from the widest domain
 //! with SD_BALANCE_EXEC (every default level): no wake_affine, no EAS (that
 //! is for WF_TTWU only). If the answer is another CPU, the task's CPU stopper
 //! moves it there (`stop_one_cpu(migration_cpu_stop)`). A real-time or
