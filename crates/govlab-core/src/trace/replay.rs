@@ -34,7 +34,10 @@
 //!   the CPU it first runs on: a start delay, woken from there); a task
 //!   running when the trace starts runs from the start; a
 //!   `sched_process_exit` or a dead `prev_state` ends its program;
-//! * a move by a `migration/N` stopper that the task keeps to the end is an
+//! * a move by a `migration/N` stopper after which the task takes a new
+//!   name, or a recorded `sched_process_exec`, is an execve() ([`Step::Exec`]):
+//!   the free replay balances it as the simulated kernel's `sched_exec`;
+//! * another move by a `migration/N` stopper that the task keeps to the end is an
 //!   affinity set there ([`Step::Affine`], the rule at
 //!   `keep_affinity_that_held`): the free replay sets it at that point;
 //! * a per-CPU kernel thread (`kworker/N:M`, `migration/N`, `ksoftirqd/N`,
@@ -472,12 +475,12 @@ fn clocks_at_start(trace: &Trace, nr_cpus: usize) -> Vec<Option<u32>> {
 /// the task, runnable, is switched out for that CPU's `migration/N`
 /// stopper (`__set_cpus_allowed_ptr` → `affine_move_task`, kernel/sched/
 /// core.c) and next runs on another CPU. The stopper also serves
-/// `sched_exec` (an exec's balancing, which renames the task: such a move
-/// is not taken, the next switch-in names it differently) and active load
-/// balancing, which this rule cannot tell apart. So the move is taken as
-/// an affinity to the new CPU ([`Step::Affine`]) only if the task keeps its
-/// name across it and is never seen on another CPU afterwards; otherwise
-/// the mark is dropped here and the scheduler places the task.
+/// `sched_exec`, whose move [`tasks`] has already made a [`Step::Exec`]
+/// (the task renamed by the end of its first run on the new CPU), and
+/// active load balancing, which this rule cannot tell apart. So the move is
+/// taken as an affinity to the new CPU ([`Step::Affine`]) only if the task
+/// is never seen on another CPU afterwards; otherwise the mark is dropped
+/// here and the scheduler places the task.
 fn keep_affinity_that_held(steps: &mut Vec<Step>) {
     let Some(at) = steps.iter().rposition(|s| matches!(s, Step::Affine(_))) else { return };
     let Step::Affine(cpu) = steps[at] else { return };
