@@ -41,7 +41,7 @@
 //!   affinity set there ([`Step::Affine`], the rule at
 //!   `keep_affinity_that_held`): the free replay sets it at that point;
 //! * a per-CPU kernel thread (`kworker/N:M`, `migration/N`, `ksoftirqd/N`,
-//!   ...: [`bound_kthread_cpu`]) keeps its CPU in the free replay too, as
+//!   ...: `bound_kthread_cpu`) keeps its CPU in the free replay too, as
 //!   the kernel binds it there.
 //!
 //! With `pin`, each stretch of a task runs on the CPU it ran on in the
@@ -121,7 +121,7 @@ pub struct ReplayTask {
     /// (LISA's `sched_load_se`, `sched_pelt_se`) gave them before it first
     /// ran; None where the recording has none.
     pub recorded_pelt: Option<(u64, u64)>,
-    /// The CPU a per-CPU kernel thread is bound to ([`bound_kthread_cpu`]).
+    /// The CPU a per-CPU kernel thread is bound to (`bound_kthread_cpu`).
     pub bound: Option<usize>,
 }
 
@@ -593,11 +593,10 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
                 // A wakeup of a task that is not replayed (it never ran) goes nowhere.
                 Step::Wake(wakee) => chan((t.pid, wakee)).map(|chan| Op::Send { chan, bytes: 1 }),
                 Step::WokenBy(waker) => chan((waker, t.pid)).map(|chan| Op::Recv { chan }),
-                Step::OnCpu(_) => None,
                 // Pinned, each part already runs where the recording shows.
-                Step::Affine(_) if pin => None,
+                Step::OnCpu(_) | Step::Affine(_) | Step::Exec if pin => None,
+                Step::OnCpu(_) => None,
                 Step::Affine(cpu) => Some(Op::SetAffinity { cpus: Some(vec![cpu].into()) }),
-                Step::Exec if pin => None,
                 Step::Exec => Some(Op::Exec),
             }
         };
