@@ -569,6 +569,14 @@ impl Engine {
                         return Outcome::Yielded;
                     }
                 }
+                Op::Exec => {
+                    if let Some(dst) = self.sched_exec(t, cpu) {
+                        // stop_one_cpu(migration_cpu_stop): the stopper
+                        // preempts the task and moves it.
+                        self.active_migrate(t, cpu, dst);
+                        return Outcome::Preempted;
+                    }
+                }
                 Op::SetAffinity { ref cpus } => {
                     let mask = cpus.as_deref().map(|c| CpuMask::from_cpus(c.iter().copied()));
                     self.tasks[t].affinity = mask;

@@ -61,12 +61,38 @@
 //!
 //! # Exec balancing
 //!
-//! `sched_exec` runs the same walk with `WF_EXEC` when the task calls
-//! execve(). v6.8 counts the exec'ing task's own CPU as idle without it
-//! (`idle_cpu_without`, `update_sg_wakeup_stats`), so the task moves only
-//! when its CPU has other work queued; the fork placement above has
-//! already put it on an idle CPU when there was one, so govlab leaves
-//! exec balancing out (a task's program starts on the CPU fork chose).
+//! `sched_exec` (kernel/sched/core.c, v2.6 to v6.8) runs the same walk
+//! when a task calls execve(), before the new image is loaded:
+//! `select_task_rq(p, task_cpu(p), WF_EXEC)` (older kernels pass the
+//! `SD_BALANCE_EXEC` domain flag instead), whose fair-class slow path is `find_idlest_cpu` from the widest domain
+//! with SD_BALANCE_EXEC (every default level): no wake_affine, no EAS (that
+//! is for WF_TTWU only). If the answer is another CPU, the task's CPU stopper
+//! moves it there (`stop_one_cpu(migration_cpu_stop)`). A real-time or
+//! deadline task stays (`select_task_rq_rt`/`_dl` balance only wakeups and
+//! forks). What differs from a fork:
+//!
+//! - v5.5+ (`update_sg_wakeup_stats`): the exec'ing task's own CPU is
+//!   counted without it: its running count, load (`cpu_load_without`) and
+//!   utilisation (`cpu_util_without`) less the task's, and idle if it has
+//!   nothing else (`idle_cpu_without`); and in a domain whose CPUs differ
+//!   in capacity (SD_ASYM_CPUCAPACITY) a group none of whose CPUs the task
+//!   fits (`task_fits_cpu`) is `group_misfit_task`, which ranks between
+//!   fully busy and overloaded; of two misfit groups the one of greater
+//!   maximum capacity wins, the local one on a tie (the per-CPU fit test is
+//!   v6.2's, b48e16a69792; v5.5-v6.1 tested the group's maximum capacity,
+//!   the same answer without clamps);
+//! - before v5.5 (`find_idlest_group` of v4.10-v5.4): spare capacity
+//!   decides first, which forks skip because a new task has no utilisation
+//!   yet: each group's largest spare capacity (`capacity_spare_wake`:
+//!   capacity less `cpu_util_wake`, the utilisation without the task); the
+//!   local group is kept if its spare exceeds half the task's utilisation
+//!   and is within the domain's imbalance_pct margin of the most spare of
+//!   the others; else that other group is taken if its spare exceeds half
+//!   the task's utilisation; only then the loads, as for a fork (which
+//!   count the exec'ing task on its CPU).
+//!
+//! A trace replay makes an exec where the recording shows one
+//! (trace/replay.rs); no other workload execs.
 //!
 //! Left out: NUMA imbalance allowances (`allow_numa_imbalance`), the
 //! `sched_idle_cpu` shortcut (no SCHED_IDLE tasks), core scheduling
@@ -92,6 +118,9 @@ const IMBALANCE_PCT: u64 = 117;
 enum GroupType {
     HasSpare,
     FullyBusy,
+    /// The task fits none of the group's CPUs (exec balancing only: a new
+    /// task has no utilisation).
+    MisfitTask,
     Overloaded,
 }
 
@@ -103,6 +132,8 @@ struct SgStats {
     group_util: u64,
     /// Σ cpu load × SCHED_CAPACITY_SCALE / Σ capacity.
     avg_load: u64,
+    /// `sgc->max_capacity`.
+    max_capacity: u64,
 }
 
 /// The topology levels a sched domain can span, widest first.
@@ -173,32 +204,68 @@ impl Engine {
         self.idle_mask.test(cpu)
     }
 
-    /// `update_sg_wakeup_stats` for a new task (not yet on any runqueue).
-    fn sg_wakeup_stats(&self, group: CpuMask, pending: &[u32]) -> SgStats {
-        let (mut nr, mut idle, mut util, mut load, mut cap, mut weight) = (0u32, 0u32, 0u64, 0u64, 0u64, 0u32);
+    /// `update_sg_wakeup_stats` for a new task (not yet on any runqueue),
+    /// or for the exec'ing task `exec` (counted without it on its CPU; in a
+    /// domain of differing capacities, `asym`, a group it fits nowhere is
+    /// misfit).
+    fn sg_wakeup_stats(&self, group: CpuMask, pending: &[u32], exec: Option<TaskId>, asym: bool) -> SgStats {
+        let (mut nr, mut idle, mut util, mut load, mut cap, mut weight, mut max_cap) = (0u32, 0u32, 0u64, 0u64, 0u64, 0u32, 0u64);
+        let mut misfit = asym && exec.is_some();
         for i in group.iter() {
             let rq = &self.rqs[i];
             weight += 1;
-            let queued = rq.nr_running + pending.get(i).copied().unwrap_or(0);
+            let own = exec.filter(|&t| self.tasks[t].cpu == i && rq.curr == Some(t));
+            let queued = (rq.nr_running + pending.get(i).copied().unwrap_or(0)).saturating_sub(u32::from(own.is_some()));
             nr += queued;
-            util += pelt::cpu_util(&rq.cfs, rq.capacity);
-            load += rq.cfs.avg.load_avg;
+            util += self.cpu_util_without(i, own);
+            load += rq.cfs.avg.load_avg.saturating_sub(own.map_or(0, |t| self.tasks[t].avg.load_avg));
             cap += rq.capacity;
-            if queued == 0 && self.cpu_idle_for_fork(i) {
+            max_cap = max_cap.max(rq.capacity);
+            if queued == 0 && (own.is_some() || self.cpu_idle_for_fork(i)) {
                 idle += 1;
+            }
+            if misfit && exec.is_some_and(|t| self.task_fits_cpu(t, i)) {
+                misfit = false;
             }
         }
         let group_type = match nr.cmp(&weight) {
+            std::cmp::Ordering::Greater => GroupType::Overloaded,
+            _ if misfit => GroupType::MisfitTask,
             std::cmp::Ordering::Less => GroupType::HasSpare,
             std::cmp::Ordering::Equal => GroupType::FullyBusy,
-            std::cmp::Ordering::Greater => GroupType::Overloaded,
         };
-        SgStats { group_type, idle_cpus: idle, group_util: util, avg_load: load * pelt::SCHED_CAPACITY_SCALE / cap.max(1) }
+        SgStats { group_type, idle_cpus: idle, group_util: util, avg_load: load * pelt::SCHED_CAPACITY_SCALE / cap.max(1), max_capacity: max_cap }
+    }
+
+    /// `cpu_util_without` (v5.x-v6.8: `cpu_util(cpu, p, -1, 0)`): `cpu`'s
+    /// CFS utilisation, less that of `own`, the running task being
+    /// balanced there, and the larger of it and the runqueue's util_est
+    /// (less the task's estimate), capped at the CPU's capacity.
+    fn cpu_util_without(&self, cpu: CpuId, own: Option<TaskId>) -> u64 {
+        let rq = &self.rqs[cpu];
+        let Some(t) = own else { return pelt::cpu_util(&rq.cfs, rq.capacity) };
+        let avg = &self.tasks[t].avg;
+        let mut util = rq.cfs.avg.util_avg.saturating_sub(avg.util_avg);
+        if self.util_est {
+            let est = u64::from(rq.cfs.util_est).saturating_sub(u64::from(self.util_est_form.task_est(avg)));
+            util = util.max(est);
+        }
+        util.min(rq.capacity)
+    }
+
+    /// Whether the CPUs of `span` differ in capacity (the domain has
+    /// SD_ASYM_CPUCAPACITY).
+    fn span_asym(&self, span: &CpuMask) -> bool {
+        let mut caps = span.iter().map(|i| self.rqs[i].capacity);
+        let first = caps.next();
+        caps.any(|c| Some(c) != first)
     }
 
     /// `find_idlest_group`: the group of `span` (children `groups`) to
     /// descend into instead of the one holding `this`, if any.
-    fn find_idlest_group(&self, groups: &[CpuMask], allowed: &CpuMask, this: CpuId, pending: &[u32]) -> Option<CpuMask> {
+    /// `exec`: the exec'ing task, `asym`: the domain's CPUs differ in
+    /// capacity (see the header).
+    fn find_idlest_group(&self, groups: &[CpuMask], allowed: &CpuMask, this: CpuId, pending: &[u32], exec: Option<TaskId>, asym: bool) -> Option<CpuMask> {
         let local_at = groups.iter().position(|g| g.test(this))?;
         let mut idlest: Option<(CpuMask, SgStats)> = None;
         let mut local = None;
@@ -207,7 +274,7 @@ impl Engine {
             if g.and(allowed).is_empty() {
                 continue;
             }
-            let s = self.sg_wakeup_stats(g, pending);
+            let s = self.sg_wakeup_stats(g, pending, exec, asym);
             if k == 0 {
                 local = Some(s);
                 continue;
@@ -227,6 +294,7 @@ impl Engine {
         }
         match local.group_type {
             GroupType::HasSpare => (local.idle_cpus < idlest.idle_cpus).then_some(g),
+            GroupType::MisfitTask => (local.max_capacity < idlest.max_capacity).then_some(g),
             GroupType::FullyBusy | GroupType::Overloaded => {
                 let imbalance = pelt::NICE_0_LOAD * (IMBALANCE_PCT - 100) / 100;
                 if idlest.avg_load >= local.avg_load + imbalance || 100 * local.avg_load <= IMBALANCE_PCT * idlest.avg_load {
@@ -267,7 +335,8 @@ impl Engine {
     /// new task leaves its parent's. Fork ignores spare capacity (its
     /// utilisation is not set yet). The kernel's unsigned arithmetic,
     /// wrapping, is kept.
-    fn find_idlest_group_by_load(&self, groups: &[CpuMask], allowed: &CpuMask, this: CpuId, pending: &[u32], level: Level) -> Option<CpuMask> {
+    /// For an exec (`exec`), spare capacity decides first (see the header).
+    fn find_idlest_group_by_load(&self, groups: &[CpuMask], allowed: &CpuMask, this: CpuId, pending: &[u32], level: Level, exec: Option<TaskId>) -> Option<CpuMask> {
         // sd_init() before v5.10: 110 for SMT, 117 for a cache-sharing
         // (MC) domain, 125 above.
         let imbalance_pct: u64 = match level {
@@ -281,16 +350,25 @@ impl Engine {
         let (mut this_runnable, mut this_avg) = (u64::MAX, u64::MAX);
         let (mut min_runnable, mut min_avg) = (u64::MAX, u64::MAX);
         let mut idlest = None;
+        let (mut this_spare, mut most_spare, mut most_spare_group) = (0u64, 0u64, None);
         for k in 0..groups.len() {
             let g = groups[(local_at + k) % groups.len()];
             if g.and(allowed).is_empty() {
                 continue;
             }
-            let (mut runnable, mut avg, mut cap) = (0u64, 0u64, 0u64);
+            let (mut runnable, mut avg, mut cap, mut spare) = (0u64, 0u64, 0u64, 0u64);
             for i in g.iter() {
                 runnable += self.runnable_load(i, pending);
                 avg += self.rqs[i].cfs.avg.load_avg + u64::from(pending.get(i).copied().unwrap_or(0)) * pelt::NICE_0_LOAD;
                 cap += self.rqs[i].capacity;
+                // capacity_spare_wake(): capacity less cpu_util_wake().
+                let own = exec.filter(|&t| self.tasks[t].cpu == i && self.rqs[i].curr == Some(t));
+                spare = spare.max(self.rqs[i].capacity.saturating_sub(self.cpu_util_without(i, own)));
+            }
+            if k == 0 {
+                this_spare = spare;
+            } else if most_spare < spare {
+                (most_spare, most_spare_group) = (spare, Some(g));
             }
             let cap = cap.max(1);
             let (runnable, avg) = (runnable * pelt::SCHED_CAPACITY_SCALE / cap, avg * pelt::SCHED_CAPACITY_SCALE / cap);
@@ -302,6 +380,16 @@ impl Engine {
             } else if runnable < min_runnable.wrapping_add(imbalance) && min_avg.wrapping_mul(100) > imbalance_scale * avg {
                 min_avg = avg;
                 idlest = Some(g);
+            }
+        }
+        if let Some(t) = exec {
+            // Not for a fork, whose utilisation is not set yet.
+            let half_util = self.tasks[t].avg.util_avg / 2;
+            if this_spare > half_util && imbalance_scale * this_spare > 100 * most_spare {
+                return None;
+            }
+            if most_spare > half_util {
+                return most_spare_group;
             }
         }
         let idlest = idlest?;
@@ -351,6 +439,22 @@ impl Engine {
         if self.sched_ext && self.tasks[t].class != Class::Fair {
             return self.select_task_rq_rt_dl(t, parent_cpu);
         }
+        self.find_idlest_cpu(t, parent_cpu, pending, None)
+    }
+
+    /// `sched_exec()` for task `t` running on `cpu` (see the header): the
+    /// CPU its stopper moves it to, if another.
+    pub(crate) fn sched_exec(&self, t: TaskId, cpu: CpuId) -> Option<CpuId> {
+        if self.tasks[t].class != Class::Fair || self.rqs[cpu].curr != Some(t) {
+            return None;
+        }
+        let dst = self.find_idlest_cpu(t, cpu, &[], Some(t));
+        (dst != cpu).then_some(dst)
+    }
+
+    /// `find_idlest_cpu` from `cpu`'s widest domain, for a fork or, with
+    /// `exec` (the task itself), an exec.
+    fn find_idlest_cpu(&self, t: TaskId, parent_cpu: CpuId, pending: &[u32], exec: Option<TaskId>) -> CpuId {
         let allowed = self.tasks[t].affinity.unwrap_or(self.all_cpus);
         let mut cpu = parent_cpu;
         let mut levels = self.fork_levels(cpu);
@@ -359,9 +463,10 @@ impl Engine {
         while k + 1 < levels.len() {
             let groups = self.fork_groups(cpu, levels[k], levels[k + 1]);
             let idlest = if self.kernel.has(EraId::FindIdlestGroupRework) {
-                self.find_idlest_group(&groups, &allowed, cpu, pending)
+                let asym = exec.is_some() && self.span_asym(&self.span_of(cpu, levels[k]));
+                self.find_idlest_group(&groups, &allowed, cpu, pending, exec, asym)
             } else {
-                self.find_idlest_group_by_load(&groups, &allowed, cpu, pending, levels[k])
+                self.find_idlest_group_by_load(&groups, &allowed, cpu, pending, levels[k], exec)
             };
             let Some(group) = idlest else {
                 k += 1;
@@ -458,6 +563,7 @@ fn update_pick_idlest(best: &SgStats, s: &SgStats) -> bool {
     }
     match s.group_type {
         GroupType::HasSpare => s.idle_cpus > best.idle_cpus || (s.idle_cpus == best.idle_cpus && s.group_util < best.group_util),
+        GroupType::MisfitTask => s.max_capacity > best.max_capacity,
         GroupType::FullyBusy | GroupType::Overloaded => s.avg_load < best.avg_load,
     }
 }

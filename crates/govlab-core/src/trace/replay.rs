@@ -9,8 +9,10 @@
 //!   blocked it (a switch out with a runnable `prev_state` is a preemption:
 //!   the burst goes on at the next switch in). It becomes `run_cycles`: the
 //!   work done, each stretch of it at the frequency its CPU ran at then
-//!   (`cpu_frequency`, or devlib's markers; before the first, the CPU
-//!   type's base frequency on a known machine, else `unknown_khz`),
+//!   (`cpu_frequency`, or devlib's markers; before the first, a devlib
+//!   marker's frequency if no `cpu_frequency` of that CPU preceded it
+//!   (`clocks_at_start`), else the CPU type's base frequency on a known
+//!   machine, else `unknown_khz`),
 //!   so a replay at another frequency runs longer or shorter; on a known
 //!   machine also scaled by the CPU's capacity and shared with busy SMT
 //!   siblings, as the engine itself retires work;
@@ -32,9 +34,15 @@
 //!   the CPU it first runs on: a start delay, woken from there); a task
 //!   running when the trace starts runs from the start; a
 //!   `sched_process_exit` or a dead `prev_state` ends its program;
-//! * a move by a `migration/N` stopper that the task keeps to the end is an
+//! * a move by a `migration/N` stopper after which the task takes a new
+//!   name, or a recorded `sched_process_exec`, is an execve() ([`Step::Exec`]):
+//!   the free replay balances it as the simulated kernel's `sched_exec`;
+//! * another move by a `migration/N` stopper that the task keeps to the end is an
 //!   affinity set there ([`Step::Affine`], the rule at
-//!   `keep_affinity_that_held`): the free replay sets it at that point.
+//!   `keep_affinity_that_held`): the free replay sets it at that point;
+//! * a per-CPU kernel thread (`kworker/N:M`, `migration/N`, `ksoftirqd/N`,
+//!   ...: `bound_kthread_cpu`) keeps its CPU in the free replay too, as
+//!   the kernel binds it there.
 //!
 //! With `pin`, each stretch of a task runs on the CPU it ran on in the
 //! trace (for a replay on the machine that recorded it: placement then
@@ -93,6 +101,9 @@ pub enum Step {
     /// recording implies (see [`tasks`]), placed before the
     /// [`Step::OnCpu`] of the move that showed it.
     Affine(usize),
+    /// An execve(): exec balancing (`sched_exec`) decides here whether the
+    /// task moves (see [`tasks`]).
+    Exec,
 }
 
 /// A task as the trace shows it.
@@ -110,6 +121,8 @@ pub struct ReplayTask {
     /// (LISA's `sched_load_se`, `sched_pelt_se`) gave them before it first
     /// ran; None where the recording has none.
     pub recorded_pelt: Option<(u64, u64)>,
+    /// The CPU a per-CPU kernel thread is bound to (`bound_kthread_cpu`).
+    pub bound: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -136,6 +149,12 @@ struct Task {
     /// The CPU and name it had when a `migration/N` stopper preempted it,
     /// until it next runs.
     stopped: Option<(usize, String)>,
+    /// After a stopper move taken for an affinity: where its
+    /// [`Step::Affine`] is and the name the task had, until it blocks; a
+    /// new name by then makes the move an exec's.
+    moved: Option<(usize, String)>,
+    /// Where the steps of the burst it runs now begin.
+    burst_at: usize,
 }
 
 impl Task {
@@ -259,7 +278,7 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
     let mut r = Replayer {
         tasks: BTreeMap::new(),
         current: vec![None; nr_cpus],
-        clocks: Clocks { khz: vec![None; nr_cpus], unknown_khz, machine },
+        clocks: Clocks { khz: clocks_at_start(trace, nr_cpus), unknown_khz, machine },
     };
     let mut pelt: BTreeMap<i32, (u64, u64)> = BTreeMap::new();
     for e in &trace.events {
@@ -269,6 +288,16 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                 if let Some((pid, load, util)) = task_pelt(fields) {
                     if r.tasks.get(&pid).map_or(true, |tk| tk.state == State::Unseen) {
                         pelt.entry(pid).or_insert((load, util));
+                    }
+                }
+            }
+            EventKind::Other { name, fields } if &**name == "sched_process_exec" => {
+                let pid = super::columns::field_pairs(fields).iter().find(|(k, _)| *k == "pid").and_then(|(_, v)| v.parse::<i32>().ok());
+                if let Some(tk) = pid.and_then(|p| r.tasks.get_mut(&p)).filter(|tk| matches!(tk.state, State::Running { .. })) {
+                    match tk.moved.take() {
+                        // The stopper move before it in this execve().
+                        Some((at, _)) => tk.steps[at] = Step::Exec,
+                        None => tk.steps.insert(tk.burst_at, Step::Exec),
                     }
                 }
             }
@@ -303,6 +332,15 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                 r.current[c] = None;
                 if s.prev_pid != 0 {
                     let tk = r.task(s.prev_pid, &s.prev_comm);
+                    if let Some((at, comm)) = tk.moved.take() {
+                        if *comm != *s.prev_comm {
+                            // Renamed after the move: execve() set the new
+                            // name after sched_exec moved it.
+                            tk.steps[at] = Step::Exec;
+                        } else if s.prev_state.is_runnable() {
+                            tk.moved = Some((at, comm));
+                        }
+                    }
                     if matches!(tk.state, State::Running { .. }) {
                         if s.prev_state.is_dead() {
                             tk.end_burst();
@@ -330,9 +368,13 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                         if let (Some(at), Some((from, comm))) = (moved, tk.stopped.take()) {
                             if from != c && *comm == *s.next_comm {
                                 tk.steps.insert(at, Step::Affine(c));
+                                tk.moved = Some((at, comm));
+                            } else if from != c {
+                                tk.steps.insert(at, Step::Exec);
                             }
                         }
                         tk.stopped = None;
+                        tk.burst_at = tk.steps.len();
                         tk.state = State::Running { cpu: c, since_ns: t };
                         r.current[c] = Some(s.next_pid);
                     }
@@ -387,10 +429,45 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
         .map(|(pid, mut tk)| {
             tk.end_burst();
             keep_affinity_that_held(&mut tk.steps);
-            ReplayTask { pid, comm: tk.comm, steps: tk.steps, cpus: tk.cpus, forked: tk.forked, recorded_pelt: pelt.get(&pid).copied() }
+            // A name the recording contradicts (seen elsewhere) binds nothing.
+            let bound = bound_kthread_cpu(&tk.comm).filter(|&c| c < nr_cpus && tk.cpus.iter().all(|&x| x == c));
+            ReplayTask { pid, comm: tk.comm, steps: tk.steps, cpus: tk.cpus, forked: tk.forked, recorded_pelt: pelt.get(&pid).copied(), bound }
         })
         .filter(|t| t.steps.iter().any(|s| matches!(s, Step::Run(_) | Step::Wake(_))))
         .collect()
+}
+
+/// Each CPU's clock when the recording began, where the recording says
+/// it: devlib's frequency marker (LISA writes one per CPU as a workload
+/// starts, devlib `cpufreq.trace_frequencies`, read from
+/// `scaling_cur_freq`) given before any `cpu_frequency` of that CPU. The
+/// cpufreq core emits `cpu_frequency` for every change it makes
+/// (`cpufreq_notify_transition`, CPUFREQ_POSTCHANGE, drivers/cpufreq/
+/// cpufreq.c) and none when the target is the current frequency
+/// (`__cpufreq_driver_target`), so with no event before the marker the CPU
+/// ran at the marker's frequency from the start. In a recording without the
+/// `cpu_frequency` event at all (LISA's trace_txt) that is an assumption:
+/// the best the recording says. A CPU whose first event is a
+/// `cpu_frequency` ran at some other frequency before it (None: the
+/// caller's default).
+fn clocks_at_start(trace: &Trace, nr_cpus: usize) -> Vec<Option<u32>> {
+    let mut khz = vec![None; nr_cpus];
+    let mut decided = vec![false; nr_cpus];
+    for e in &trace.events {
+        let (c, f) = match &e.kind {
+            EventKind::CpuFrequency { cpu_id, .. } => (*cpu_id as usize, None),
+            EventKind::Print { message } => match super::stats::devlib_frequency(message) {
+                Some((f, c)) => (c, Some(f)),
+                None => continue,
+            },
+            _ => continue,
+        };
+        if c < nr_cpus && !decided[c] {
+            decided[c] = true;
+            khz[c] = f;
+        }
+    }
+    khz
 }
 
 /// The affinity a recording implies. A trace does not carry affinities,
@@ -398,12 +475,12 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
 /// the task, runnable, is switched out for that CPU's `migration/N`
 /// stopper (`__set_cpus_allowed_ptr` → `affine_move_task`, kernel/sched/
 /// core.c) and next runs on another CPU. The stopper also serves
-/// `sched_exec` (an exec's balancing, which renames the task: such a move
-/// is not taken, the next switch-in names it differently) and active load
-/// balancing, which this rule cannot tell apart. So the move is taken as
-/// an affinity to the new CPU ([`Step::Affine`]) only if the task keeps its
-/// name across it and is never seen on another CPU afterwards; otherwise
-/// the mark is dropped here and the scheduler places the task.
+/// `sched_exec`, whose move [`tasks`] has already made a [`Step::Exec`]
+/// (the task renamed by the end of its first run on the new CPU), and
+/// active load balancing, which this rule cannot tell apart. So the move is
+/// taken as an affinity to the new CPU ([`Step::Affine`]) only if the task
+/// is never seen on another CPU afterwards; otherwise the mark is dropped
+/// here and the scheduler places the task.
 fn keep_affinity_that_held(steps: &mut Vec<Step>) {
     let Some(at) = steps.iter().rposition(|s| matches!(s, Step::Affine(_))) else { return };
     let Step::Affine(cpu) = steps[at] else { return };
@@ -414,6 +491,39 @@ fn keep_affinity_that_held(steps: &mut Vec<Step>) {
         i += 1;
         !matches!(s, Step::Affine(_)) || Some(i - 1) == keep
     });
+}
+
+/// The CPU a per-CPU kernel thread is bound to, by its name. The kernel
+/// creates these bound and they cannot be moved (PF_NO_SETAFFINITY), so a
+/// trace shows them on their CPU only:
+///
+/// * `migration/N` (kernel/stop_machine.c `cpu_stop_threads`),
+///   `ksoftirqd/N` (kernel/softirq.c `softirq_threads`), `cpuhp/N`
+///   (kernel/cpu.c `cpuhp_threads`, v4.10+), `watchdog/N` (kernel/watchdog.c,
+///   until v5.1 made it a stopper work) and `rcuc/N` (kernel/rcu/tree.c
+///   `rcu_cpu_thread_spec`) are smpboot threads: kernel/smpboot.c
+///   `__smpboot_create_thread` creates each with `kthread_create_on_cpu`,
+///   which binds it (`kthread_bind`);
+/// * `kworker/N:M` (and `kworker/N:MH`, the high-priority pool) is a
+///   worker of CPU N's per-CPU pool: kernel/workqueue.c `create_worker`
+///   binds it to the pool's cpumask (`kthread_bind_mask`). `kworker/uN:M`
+///   serves an unbound pool and is free.
+///
+/// Read in Linux v4.19 and v6.8. Not bound here: `sugov:N`, schedutil's
+/// thread, which `sugov_kthread_create` (kernel/sched/cpufreq_schedutil.c)
+/// binds to its policy's CPUs only when the driver does not set
+/// `dvfs_possible_from_any_cpu`, and the recordings' drivers set it
+/// (drivers/cpufreq/scpi-cpufreq.c `scpi_cpufreq_init` on Juno;
+/// scmi-cpufreq and qcom-cpufreq-hw alike); `rcuop/N` and `rcuos/N`
+/// (offloaded callbacks: unbound).
+fn bound_kthread_cpu(comm: &str) -> Option<usize> {
+    let (name, rest) = comm.split_once('/')?;
+    let cpu = match name {
+        "migration" | "ksoftirqd" | "cpuhp" | "watchdog" | "rcuc" => rest,
+        "kworker" => rest.split_once(':')?.0,
+        _ => return None,
+    };
+    cpu.parse().ok()
 }
 
 /// A task entity's `pid`, `load` and `util` from the fields of a
@@ -439,6 +549,8 @@ fn new_task(comm: &str) -> Task {
         cycles: 0.0,
         forked: false,
         stopped: None,
+        moved: None,
+        burst_at: 0,
     }
 }
 
@@ -481,10 +593,11 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
                 // A wakeup of a task that is not replayed (it never ran) goes nowhere.
                 Step::Wake(wakee) => chan((t.pid, wakee)).map(|chan| Op::Send { chan, bytes: 1 }),
                 Step::WokenBy(waker) => chan((waker, t.pid)).map(|chan| Op::Recv { chan }),
-                Step::OnCpu(_) => None,
                 // Pinned, each part already runs where the recording shows.
-                Step::Affine(_) if pin => None,
+                Step::OnCpu(_) | Step::Affine(_) | Step::Exec if pin => None,
+                Step::OnCpu(_) => None,
                 Step::Affine(cpu) => Some(Op::SetAffinity { cpus: Some(vec![cpu].into()) }),
+                Step::Exec => Some(Op::Exec),
             }
         };
         let name = format!("{}-{}", t.comm, t.pid);
@@ -514,6 +627,8 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
             }
             if pin {
                 spec.affinity = Some(t.cpus.iter().copied().collect());
+            } else if let Some(cpu) = t.bound {
+                spec.affinity = Some(vec![cpu]);
             }
             setup.tasks.push(spec);
             continue;
@@ -773,6 +888,101 @@ cpus=2
         assert_eq!(start("a-10"), Some(1));
         assert_eq!(start("b-11"), None);
     }
+    /// A devlib marker before any `cpu_frequency` of its CPU gives the
+    /// clock from the recording's start; one after a `cpu_frequency` does
+    /// not (CPU 1 ran at another frequency before that event).
+    #[test]
+    fn a_marker_before_any_frequency_event_gives_the_clock_from_the_start() {
+        let text = "cpus=2\n\
+            <idle>-0 [000] 1.000000: sched_switch: swapper/0:0 [120] R ==> a:10 [120]\n\
+            <idle>-0 [001] 1.000000: sched_switch: swapper/1:0 [120] R ==> b:11 [120]\n\
+            b-11 [001] 1.001000: cpu_frequency: state=3000000 cpu_id=1\n\
+            a-10 [000] 1.002000: print: tracing_mark_write: cpu_frequency_devlib: state=500000 cpu_id=0\n\
+            a-10 [000] 1.002000: print: tracing_mark_write: cpu_frequency_devlib: state=3000000 cpu_id=1\n\
+            a-10 [000] 1.003000: cpu_frequency: state=2000000 cpu_id=0\n\
+            a-10 [000] 1.004000: sched_switch: a:10 [120] S ==> swapper/0:0 [120]\n\
+            b-11 [001] 1.004000: sched_switch: b:11 [120] S ==> swapper/1:0 [120]\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        assert_eq!(clocks_at_start(&t, 2), [Some(500_000), None]);
+        let all = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let steps = |pid: i32| all.iter().find(|t| t.pid == pid).unwrap().steps.clone();
+        // a: 3 ms at 500 MHz, 1 ms at 2 GHz; b: 1 ms at unknown_khz (1 GHz), 3 ms at 3 GHz.
+        assert_eq!(steps(10), [Step::OnCpu(0), Step::Run(1_500_000 + 2_000_000)]);
+        assert_eq!(steps(11), [Step::OnCpu(1), Step::Run(1_000_000 + 9_000_000)]);
+    }
+
+    /// The real recordings: example_rtapp's markers (LITTLE 450 MHz, big
+    /// 1100 MHz, 0.66 s in) come before its first `cpu_frequency` (3.9 s
+    /// in); trace_txt has markers only (Juno r2's 950 / 1200 MHz);
+    /// sched_load's come after a `cpu_frequency` of every CPU.
+    #[test]
+    fn the_real_recordings_clocks_at_their_start() {
+        let real = crate::trace::real_data_dir(Path::new(env!("CARGO_MANIFEST_DIR"))).expect("data/real");
+        let clocks = |rel: &str| clocks_at_start(&crate::trace::read_path(&real.join(rel)).unwrap(), 6);
+        let (l, b) = (Some(450_000), Some(1_100_000));
+        assert_eq!(clocks("lisa/example_rtapp/trace.dat"), [l, b, b, l, l, l]);
+        let (l, b) = (Some(950_000), Some(1_200_000));
+        assert_eq!(clocks("lisa/trace_txt/trace.txt"), [l, b, b, l, l, l]);
+        assert_eq!(clocks("lisa/sched_load/trace.dat"), [None; 6]);
+    }
+
+    #[test]
+    fn per_cpu_kernel_threads_are_bound_by_name() {
+        let cpu = bound_kthread_cpu;
+        assert_eq!((cpu("kworker/3:1"), cpu("kworker/1:0H"), cpu("migration/2"), cpu("ksoftirqd/0")), (Some(3), Some(1), Some(2), Some(0)));
+        assert_eq!((cpu("watchdog/5"), cpu("cpuhp/4"), cpu("rcuc/7")), (Some(5), Some(4), Some(7)));
+        assert_eq!((cpu("kworker/u12:4"), cpu("sugov:0"), cpu("rcuop/0"), cpu("bash"), cpu("kworker/x:1")), (None, None, None, None, None));
+        // Free, kworker/1:2 keeps CPU 1; kworker/0:1, recorded on CPU 1
+        // against its name, and the unbound worker are placed.
+        let text = "cpus=2\n\
+            <idle>-0 [001] 1.000000: sched_switch: swapper/1:0 [120] R ==> kworker/1:2:40 [120]\n\
+            kworker/1:2-40 [001] 1.000500: sched_switch: kworker/1:2:40 [120] S ==> kworker/0:1:41 [120]\n\
+            kworker/0:1-41 [001] 1.000600: sched_switch: kworker/0:1:41 [120] S ==> kworker/u4:0:42 [120]\n\
+            kworker/u4:0-42 [001] 1.000700: sched_switch: kworker/u4:0:42 [120] S ==> swapper/1:0 [120]\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        let all = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let free = workload(&all, "t.txt", false, 1_000_000).unwrap().setup;
+        let affinity = |pid: &str| free.tasks.iter().find(|s| s.comm.ends_with(pid)).unwrap().affinity.clone();
+        assert_eq!((affinity("-40"), affinity("-41"), affinity("-42")), (Some(vec![1]), None, None));
+    }
+
+    /// sched_exec's move and rt-app's affinity look alike: the task is
+    /// switched out for its CPU's stopper and runs on another CPU. An exec
+    /// sets the new name after the move (x: switched out under it at the
+    /// end of its first burst there); rt-app names its thread before it
+    /// sets the affinity (y). With `sched_process_exec` recorded, the exec
+    /// is where it shows, at the start of its burst (z, not moved).
+    #[test]
+    fn a_stopper_move_followed_by_a_new_name_is_an_exec() {
+        let text = "cpus=3\n\
+            <idle>-0 [001] 1.000000: sched_switch: swapper/1:0 [120] R ==> bash:10 [120]\n\
+            bash-10 [001] 1.001000: sched_switch: bash:10 [120] R ==> migration/1:13 [0]\n\
+            migration/1-13 [001] 1.001050: sched_switch: migration/1:13 [0] S ==> swapper/1:0 [120]\n\
+            <idle>-0 [002] 1.001100: sched_switch: swapper/2:0 [120] R ==> bash:10 [120]\n\
+            sudo-10 [002] 1.002000: sched_switch: sudo:10 [120] R ==> kworker/2:1:20 [120]\n\
+            kworker/2:1-20 [002] 1.002100: sched_switch: kworker/2:1:20 [120] S ==> sudo:10 [120]\n\
+            sudo-10 [002] 1.003000: sched_switch: sudo:10 [120] S ==> swapper/2:0 [120]\n\
+            <idle>-0 [000] 1.004000: sched_switch: swapper/0:0 [120] R ==> rt-app:11 [120]\n\
+            task0-11 [000] 1.004500: sched_switch: task0:11 [120] R ==> migration/0:9 [0]\n\
+            migration/0-9 [000] 1.004550: sched_switch: migration/0:9 [0] S ==> swapper/0:0 [120]\n\
+            <idle>-0 [001] 1.004600: sched_switch: swapper/1:0 [120] R ==> task0:11 [120]\n\
+            task0-11 [001] 1.005000: sched_switch: task0:11 [120] S ==> swapper/1:0 [120]\n\
+            <idle>-0 [000] 1.006000: sched_switch: swapper/0:0 [120] R ==> sh:12 [120]\n\
+            ls-12 [000] 1.006500: sched_process_exec: filename=/bin/ls pid=12 old_pid=12\n\
+            ls-12 [000] 1.007000: sched_switch: ls:12 [120] S ==> swapper/0:0 [120]\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        let all = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let steps = |pid: i32| all.iter().find(|t| t.pid == pid).unwrap().steps.clone();
+        assert_eq!(steps(10), [Step::OnCpu(1), Step::Run(1_000_000), Step::Exec, Step::OnCpu(2), Step::Run(900_000 + 900_000)]);
+        assert_eq!(steps(11), [Step::OnCpu(0), Step::Sleep(4_000_000), Step::Run(500_000), Step::Affine(1), Step::OnCpu(1), Step::Run(400_000)]);
+        assert_eq!(steps(12), [Step::OnCpu(0), Step::Sleep(6_000_000), Step::Exec, Step::Run(1_000_000)]);
+        let free = workload(&all, "t.txt", false, 10_000_000).unwrap().setup;
+        let ops = |comm: &str| ops_text(&free.tasks.iter().find(|s| s.comm == comm).unwrap().program.ops);
+        assert_eq!(ops("bash-10")[..3], ["Run { cycles: Fixed(1000000.0), mem: 0.0 }", "Exec", "Run { cycles: Fixed(1800000.0), mem: 0.0 }"]);
+        let pinned = workload(&all, "t.txt", true, 10_000_000).unwrap().setup;
+        assert!(pinned.tasks.iter().all(|s| !ops_text(&s.program.ops).iter().any(|o| o == "Exec")));
+    }
+
     /// t is switched out for the `migration/1` stopper and runs on CPU 2
     /// from then on: a `sched_setaffinity` to CPU 2. sh, moved the same way,
     /// comes back as cat (an exec, balanced by `sched_exec`); v, moved by

@@ -160,6 +160,11 @@ pub enum Op {
     /// a task on a CPU it may no longer use moves at once (rt-app's
     /// per-phase `cpus`).
     SetAffinity { cpus: Option<std::sync::Arc<[usize]>> },
+    /// execve(): the exec balancing `sched_exec()` does before the new
+    /// image runs, which may move the task to another CPU
+    /// (machine/fork.rs). Made by trace replays (an exec the recording
+    /// shows); no workload-file key.
+    Exec,
     /// Move itself to CFS task group `group` (an index into
     /// [`super::Setup::groups`]; None: the root group), as writing its tid
     /// into a cgroup's `tasks` file does (rt-app's per-phase `taskgroup`).

@@ -74,9 +74,14 @@ impl CpufreqGovernor for StepUp {
     }
 }
 
-/// Write `text` to a fresh file under the target directory and return its path.
+/// Write `text` to a fresh file under the target directory and return its
+/// path. Each call has its own directory: tests run in parallel threads,
+/// and two writing the same name raced (one read the file another had just
+/// truncated: power.rs's `one-busy.toml`, seen once).
 pub fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("it-{}", std::process::id()));
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("it-{}", std::process::id())).join(call.to_string());
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     let mut f = std::fs::File::create(&path).unwrap();

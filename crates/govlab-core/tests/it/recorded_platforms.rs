@@ -15,10 +15,15 @@ use govlab_core::api;
 use govlab_core::trace::replay::Wakeups;
 
 fn replay(rel: &str, platform: &str, pin: bool) -> (Vec<f64>, Vec<f64>) {
+    replay_on(rel, platform, pin, "6.8")
+}
+
+fn replay_on(rel: &str, platform: &str, pin: bool, kernel: &str) -> (Vec<f64>, Vec<f64>) {
     let real = crate::traces::real_data();
     // The recording already holds its machine's own kernel work: replay it
     // on a silent machine (housekeeping off), as the bands were measured.
-    let config = api::RunConfig { kernel: govlab_core::params::Spec::parse("6.8:housekeeping=off", "kernel").unwrap(), ..crate::trace_replay::config(platform) };
+    let spec = format!("{kernel}:housekeeping=off");
+    let config = api::RunConfig { kernel: govlab_core::params::Spec::parse(&spec, "kernel").unwrap(), ..crate::trace_replay::config(platform) };
     let out = api::replay(&real.join(rel), &config, pin, Wakeups::Follow, None).unwrap_or_else(|e| panic!("{rel} on {platform}: {e}"));
     let out = serde_json::to_value(out).unwrap();
     let busy = |v: &serde_json::Value| -> Vec<f64> { v["cpus"].as_array().unwrap().iter().map(|c| c["busy_s"].as_f64().unwrap()).collect() };
@@ -38,11 +43,14 @@ fn recordings_replay_on_their_own_platforms_within_the_measured_gaps() {
         // the tasks look bigger to placement (pelt branch); +9.9 % before
         // fork placement followed v6.8's find_idlest_cpu, issue 21.)
         ("trappy/trace_idle.dat", "juno-r0", 6, (0.85, 1.2), (0.7, 1.3)),
-        // +43.7 % / +25.3 % (free +8.9 % while tasks asleep at the start
-        // began runnable at 0, +21.1 % while their recorded averages were on
-        // no runqueue until their first wakeup): the replay's schedutil runs the LITTLE cluster
-        // slower than the recording (719 MHz); the first 0.12 s have no
-        // frequency. (+31.5 % / +11.1 % before the pelt branch: the pick
+        // +43.7 % / +24.2 % (free +25.3 % before session 15's exec
+        // balancing and bound kernel threads; +8.9 % while tasks asleep at
+        // the start began runnable at 0, +21.1 % while their recorded
+        // averages were on no runqueue until their first wakeup): the
+        // replay's schedutil runs the LITTLE cluster slower than the
+        // recording (719 MHz; 450 against 850 MHz while bash and sshd
+        // start: the board's watchdog/0, real-time, raised it, and the
+        // replay runs every task in the fair class). (+31.5 % / +11.1 % before the pelt branch: the pick
         // charged the idle exit as running time, +40.0 % without it, and
         // idle CPUs' blocked load now decays by the NOHZ stats pass.) The tasks start from the PELT averages the recording's
         // sched_load_se gave them (issue 36) and queued tasks raise
@@ -51,14 +59,17 @@ fn recordings_replay_on_their_own_platforms_within_the_measured_gaps() {
         // without the boost +61.6 % / +95.4 %, EAS then keeping every task
         // LITTLE.
         ("lisa/sched_load/trace.dat", "juno-r0", 6, (1.3, 1.55), (1.1, 1.35)),
-        // −9.1 % / −7.4 % (free −7.1 % before the start-asleep rule): free, the ramp task keeps the affinity the
+        // −9.5 % / −5.3 % (−9.1 % / −7.4 % before session 15's clocks from
+        // devlib's markers and exec balancing; free −7.1 % before the
+        // start-asleep rule): free, the ramp task keeps the affinity the
         // recording implies (rt-app's `cpus`, moved by the `migration/1`
         // stopper, replay.rs) and stays on LITTLE CPU 5 (−43.5 % before,
         // when misfit migration moved it to a big CPU).
         ("lisa/example_rtapp/trace.dat", "juno-r0", 6, (0.8, 1.05), (0.8, 1.05)),
-        // +7.7 % / −48.6 % (+6.1 % / −48.0 % in session 13): free, the always-running ramp task moves to a
-        // big CPU (misfit, v4.20+), the recording's 4.19 kept it LITTLE;
-        // pinned, it stays there.
+        // +7.7 % / −48.4 % (−48.6 % free in session 14, +6.1 % / −48.0 %
+        // in session 13): free, the always-running ramp task moves to a
+        // big CPU (misfit, v4.20+), the recording's 2017 kernel (based on
+        // 4.11-rc6) kept it LITTLE; pinned, it stays there.
         ("lisa/trace_txt/trace.txt", "juno-r2", 6, (0.9, 1.2), (0.4, 0.65)),
         // −13.4 % / −10.3 % (−15.9 % / −12.8 % in session 13; free −12.3 %
         // while a task asleep at the start was woken as a new task): free, EAS keeps the work on the silver CPUs
@@ -80,8 +91,9 @@ fn recordings_replay_on_their_own_platforms_within_the_measured_gaps() {
 
 /// The rt-app ramp task of LISA's recordings ran 3.7 s on LITTLE CPU 4
 /// (trace_txt); replayed free, it leaves that CPU for a big one (CPUs 1,
-/// 2): misfit migration (v4.20+), which the recording's 4.19 kernel did
-/// not have. In example_rtapp (4.5 s on LITTLE CPU 5) rt-app had set its
+/// 2): misfit migration (v4.20+), which the recording's kernel (2017,
+/// based on 4.11-rc6: LISA's git history, docs/traces.md) did not have;
+/// replayed under that kernel's rules it stays. In example_rtapp (4.5 s on LITTLE CPU 5) rt-app had set its
 /// affinity (the profile's `"cpus": [5]`; the `migration/1` stopper moved
 /// it there 50 µs after the fork), which the replay infers: it stays.
 #[test]
@@ -90,6 +102,8 @@ fn the_ramp_task_leaves_its_little_cpu_unless_the_recording_pinned_it() {
     let (rec, rep) = replay("lisa/trace_txt/trace.txt", "juno-r2", false);
     assert!(rec[4] > 3.0 && rep[4] < 0.5, "trace_txt: CPU 4 busy {} s recorded, {} s replayed", rec[4], rep[4]);
     assert!(big(&rep) > big(&rec) + 1.0, "trace_txt: big CPUs busy {} s recorded, {} s replayed", big(&rec), big(&rep));
+    let (rec, rep) = replay_on("lisa/trace_txt/trace.txt", "juno-r2", false, "4.11");
+    assert!(rep[4] > 3.0, "trace_txt under 4.11: CPU 4 busy {} s recorded, {} s replayed", rec[4], rep[4]);
     let (rec, rep) = replay("lisa/example_rtapp/trace.dat", "juno-r0", false);
     assert!(rec[5] > 3.0 && rep[5] > 3.0, "example_rtapp: CPU 5 busy {} s recorded, {} s replayed", rec[5], rep[5]);
     assert!(big(&rep) < big(&rec) + 0.3, "example_rtapp: big CPUs busy {} s recorded, {} s replayed", big(&rec), big(&rep));
@@ -180,4 +194,52 @@ fn trace_idle_pinned_replays_cpu_for_cpu() {
     for (cpu, (a, b)) in rec.iter().zip(&rep).enumerate() {
         assert!((a - b).abs() < 0.05 * span, "CPU {cpu}: {a} s recorded, {b} s replayed");
     }
+}
+
+/// Exec balancing (`sched_exec`, machine/fork.rs) in a free replay on
+/// juno-r0: `bash` (util 600 by its recorded `sched_load_se`, which no
+/// LITTLE CPU fits) runs 0.5 ms on LITTLE CPU 3, execs (moved by the
+/// stopper, renamed `sudo` after it: trace/replay.rs) and runs 20 ms more.
+/// sched_exec puts it on a big CPU at once on every version; without the
+/// exec (the same recording renamed in place) it stays LITTLE where
+/// nothing else moves it (4.19: no misfit migration, no EAS) and is moved
+/// later by misfit migration (6.8).
+#[test]
+fn an_exec_moves_a_task_that_does_not_fit_its_little_cpu() {
+    let dir = std::env::temp_dir().join(format!("govlab-exec-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = |exec: bool| {
+        let moved = if exec {
+            "bash-50 [003] 1.000500: sched_switch: bash:50 [120] R ==> migration/3:28 [0]\n\
+             migration/3-28 [003] 1.000510: sched_switch: migration/3:28 [0] S ==> swapper/3:0 [120]\n\
+             <idle>-0 [002] 1.000520: sched_switch: swapper/2:0 [120] R ==> bash:50 [120]\n\
+             sudo-50 [002] 1.010520: sched_switch: sudo:50 [120] S ==> swapper/2:0 [120]\n"
+        } else {
+            "sudo-50 [003] 1.020500: sched_switch: sudo:50 [120] S ==> swapper/3:0 [120]\n"
+        };
+        let text = format!(
+            "cpus=6\n\
+             <idle>-0 [003] 1.000000: sched_load_se: cpu=3 path=(null) comm=bash pid=50 load=1000 util=600\n\
+             <idle>-0 [003] 1.000000: sched_switch: swapper/3:0 [120] R ==> bash:50 [120]\n\
+             {moved}<idle>-0 [000] 1.040000: cpu_idle: state=0 cpu_id=0\n"
+        );
+        let path = dir.join(format!("exec-{exec}.txt"));
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let busy = |exec: bool, kernel: &str| -> (f64, f64) {
+        let config = api::RunConfig { kernel: govlab_core::params::Spec::parse(kernel, "kernel").unwrap(), ..crate::trace_replay::config("juno-r0") };
+        let out = api::replay(&trace(exec), &config, false, Wakeups::Follow, None).unwrap();
+        let cpus: Vec<f64> = out.run.cpus.iter().map(|c| c.busy_s * 1e3).collect();
+        (cpus[0] + cpus[3] + cpus[4] + cpus[5], cpus[1] + cpus[2])
+    };
+    for kernel in ["4.19:housekeeping=off", "5.2:housekeeping=off", "6.8:housekeeping=off"] {
+        let (little, big) = busy(true, kernel);
+        assert!(little < 1.5 && big > 5.0, "{kernel}, exec: LITTLE {little:.2} ms, big {big:.2} ms");
+    }
+    let (little, _) = busy(false, "4.19:housekeeping=off");
+    assert!(little > 15.0, "4.19, no exec: LITTLE {little:.2} ms");
+    let (little, _) = busy(false, "6.8:housekeeping=off");
+    assert!(little > 1.5, "6.8, no exec: LITTLE {little:.2} ms");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
