@@ -42,7 +42,12 @@
 //!   `keep_affinity_that_held`): the free replay sets it at that point;
 //! * a per-CPU kernel thread (`kworker/N:M`, `migration/N`, `ksoftirqd/N`,
 //!   ...: `bound_kthread_cpu`) keeps its CPU in the free replay too, as
-//!   the kernel binds it there.
+//!   the kernel binds it there;
+//! * each task runs in the scheduling class and at the priority it ran at
+//!   for longest in the recording (`sched_switch`'s `prev_prio` /
+//!   `next_prio`: a task boosted by priority inheritance shows the boosted
+//!   one while it lasts): 0..=99 SCHED_FIFO, 100..=139 the fair class at
+//!   that nice ([`class_of`]).
 //!
 //! With `pin`, each stretch of a task runs on the CPU it ran on in the
 //! trace (for a replay on the machine that recorded it: placement then
@@ -58,8 +63,9 @@
 //!
 //! Left out: in a trace without irq-context flags (`trace-cmd report`
 //! text without `-l`), an interrupt's wakeup while a task ran is taken for
-//! that task's; priorities and nice levels; the memory-bound share of the
-//! work (all work scales with frequency).
+//! that task's; whether a real-time task was SCHED_FIFO or SCHED_RR, and
+//! priority changes during the recording (one class per task); the
+//! memory-bound share of the work (all work scales with frequency).
 
 use std::collections::BTreeMap;
 
@@ -67,7 +73,7 @@ use crate::error::{Error, Result};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
 use crate::trace::{EventKind, Trace};
-use crate::workload::{Better, ChannelSpec, Dist, Metric, Op, Program, Record, Setup, TaskSpec, TimerRef, Workload};
+use crate::workload::{Better, ChannelSpec, Dist, Metric, Op, Program, Record, SchedAttr, SchedPolicy, Setup, TaskSpec, TimerRef, Workload};
 
 /// What a wakeup by a task becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -123,6 +129,9 @@ pub struct ReplayTask {
     pub recorded_pelt: Option<(u64, u64)>,
     /// The CPU a per-CPU kernel thread is bound to (`bound_kthread_cpu`).
     pub bound: Option<usize>,
+    /// The kernel priority (`p->prio`, as `sched_switch` prints it) the
+    /// task ran at for longest ([`Task::ran_at`]); None if it never ran.
+    pub prio: Option<i32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -155,6 +164,12 @@ struct Task {
     moved: Option<(usize, String)>,
     /// Where the steps of the burst it runs now begin.
     burst_at: usize,
+    /// Time run at each priority (the `next_prio` of its switch in), ns.
+    ran_at: BTreeMap<i32, u64>,
+    /// When it last began to run, while it runs.
+    run_since: Option<u64>,
+    /// The priority its last switch in showed.
+    prio_now: Option<i32>,
 }
 
 impl Task {
@@ -186,6 +201,31 @@ impl Task {
         if ns > 0 {
             self.steps.push(Step::Sleep(ns));
         }
+    }
+
+    /// Began to run at `t`, at `prio` when the switch in shows it.
+    fn start_run(&mut self, prio: Option<i32>, t: u64) {
+        self.run_since = Some(t);
+        self.prio_now = prio;
+    }
+
+    /// Stopped running at `t`: the run counts at the priority its switch in
+    /// showed, else (running when the recording began) at `prio`, the
+    /// switch out's.
+    fn stop_run(&mut self, prio: Option<i32>, t: u64) {
+        if let (Some(since), Some(p)) = (self.run_since.take(), self.prio_now.or(prio)) {
+            *self.ran_at.entry(p).or_default() += t.saturating_sub(since);
+        }
+    }
+
+    /// The priority it ran at for longest; of equal times, the highest (the
+    /// lowest number).
+    fn prio(&self) -> Option<i32> {
+        self.ran_at.iter().fold(None, |best: Option<(i32, u64)>, (&p, &ns)| match best {
+            Some((_, b)) if b >= ns => best,
+            _ => Some((p, ns)),
+        })
+        .map(|(p, _)| p)
     }
 }
 
@@ -261,6 +301,7 @@ impl Replayer<'_> {
         if self.current[cpu].is_none() && self.task(pid, comm).state == State::Unseen {
             let tk = self.task(pid, comm);
             tk.on_cpu(cpu);
+            tk.start_run(None, t0);
             tk.state = State::Running { cpu, since_ns: t0 };
             self.current[cpu] = Some(pid);
         }
@@ -326,12 +367,14 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                     let tk = r.task(s.prev_pid, &s.prev_comm);
                     tk.on_cpu(c);
                     tk.state = State::Running { cpu: c, since_ns: t0 };
+                    tk.start_run(Some(s.prev_prio), t0);
                     r.current[c] = Some(s.prev_pid);
                 }
                 r.flush_core(c, t);
                 r.current[c] = None;
                 if s.prev_pid != 0 {
                     let tk = r.task(s.prev_pid, &s.prev_comm);
+                    tk.stop_run(Some(s.prev_prio), t);
                     if let Some((at, comm)) = tk.moved.take() {
                         if *comm != *s.prev_comm {
                             // Renamed after the move: execve() set the new
@@ -375,6 +418,7 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                         }
                         tk.stopped = None;
                         tk.burst_at = tk.steps.len();
+                        tk.start_run(Some(s.next_prio), t);
                         tk.state = State::Running { cpu: c, since_ns: t };
                         r.current[c] = Some(s.next_pid);
                     }
@@ -414,6 +458,7 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
                     r.current[cpu] = None;
                 }
                 if let Some(tk) = r.tasks.get_mut(pid) {
+                    tk.stop_run(None, t);
                     tk.end_burst();
                     tk.state = State::Dead;
                 }
@@ -427,11 +472,13 @@ pub fn tasks(trace: &Trace, unknown_khz: u32, machine: Option<&Platform>, wakeup
     r.tasks
         .into_iter()
         .map(|(pid, mut tk)| {
+            tk.stop_run(None, t1);
             tk.end_burst();
             keep_affinity_that_held(&mut tk.steps);
             // A name the recording contradicts (seen elsewhere) binds nothing.
             let bound = bound_kthread_cpu(&tk.comm).filter(|&c| c < nr_cpus && tk.cpus.iter().all(|&x| x == c));
-            ReplayTask { pid, comm: tk.comm, steps: tk.steps, cpus: tk.cpus, forked: tk.forked, recorded_pelt: pelt.get(&pid).copied(), bound }
+            let prio = tk.prio();
+            ReplayTask { pid, comm: tk.comm, steps: tk.steps, cpus: tk.cpus, forked: tk.forked, recorded_pelt: pelt.get(&pid).copied(), bound, prio }
         })
         .filter(|t| t.steps.iter().any(|s| matches!(s, Step::Run(_) | Step::Wake(_))))
         .collect()
@@ -551,6 +598,9 @@ fn new_task(comm: &str) -> Task {
         stopped: None,
         moved: None,
         burst_at: 0,
+        ran_at: BTreeMap::new(),
+        run_since: None,
+        prio_now: None,
     }
 }
 
@@ -619,6 +669,7 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
             let mut ops: Vec<Op> = steps.iter().filter_map(to_op).collect();
             ops.push(end.clone());
             let mut spec = TaskSpec::new(name, Program { ops });
+            (spec.sched, spec.nice) = class_of(t.prio, &t.comm);
             spec.forked = t.forked;
             spec.recorded_pelt = t.recorded_pelt;
             spec.start_ns = start_ns;
@@ -654,6 +705,7 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
         for (&c, mut ops) in cpus.iter().zip(programs) {
             ops.push(end.clone());
             let mut spec = TaskSpec::new(format!("{name}@{c}"), Program { ops });
+            (spec.sched, spec.nice) = class_of(t.prio, &t.comm);
             spec.affinity = Some(vec![c]);
             // Only the part where it began is the new process.
             spec.forked = t.forked && parts.first().is_some_and(|&(first, _)| first == c);
@@ -664,6 +716,49 @@ pub fn workload(tasks: &[ReplayTask], source: &str, pin: bool, span_ns: u64) -> 
         }
     }
     Ok(ReplayWorkload { setup, source: source.to_string() })
+}
+
+/// The scheduling class and nice a recorded priority stands for.
+/// `sched_switch` and `sched_wakeup` print `p->prio` (include/trace/events/
+/// sched.h), which include/linux/sched/prio.h and kernel/sched/core.c
+/// `normal_prio` (Linux v4.19 to v6.8 alike) define as:
+///
+/// * 0..=99, a real-time task: `MAX_RT_PRIO-1 - rt_priority`, so its
+///   sched_priority is 99 − prio. SCHED_FIFO or SCHED_RR the trace does not
+///   say; it is replayed SCHED_FIFO, the policy the kernel gives its own
+///   real-time threads (kernel/watchdog.c v4.19 `watchdog_enable` →
+///   `watchdog_set_prio(SCHED_FIFO, MAX_RT_PRIO - 1)`: watchdog/N at prio
+///   0; from v5.9 `sched_set_fifo`, kernel/sched/core.c);
+/// * 100..=139, the fair class at nice prio − 120 (`NICE_TO_PRIO`,
+///   DEFAULT_PRIO 120), SCHED_IDLE not told apart from SCHED_OTHER;
+/// * anything else, −1 above all (`MAX_DL_PRIO-1`: SCHED_DEADLINE, whose
+///   runtime, deadline and period the trace does not give), the fair class
+///   at nice 0.
+///
+/// Three threads by name stay in the fair class at nice 0 whatever they
+/// show. `migration/N`, the CPU stopper, is of the stop class
+/// (kernel/sched/stop_task.c; `sched_set_stop_task` gives it prio 0 for
+/// show), which preempts every class but is not on the RT runqueue, so it
+/// raises no schedutil request (`rt_rq_is_runnable`); govlab has no stop
+/// class, and an RT stopper would ask for the top frequency each time it
+/// ran. `sugov:N` is the recording's own schedutil thread (SCHED_DEADLINE
+/// with SCHED_FLAG_SUGOV from v4.16, kernel/sched/cpufreq_schedutil.c
+/// `sugov_kthread_create`, outside the DL bandwidth; SCHED_FIFO 50
+/// before), `kschedfreq:N` its forerunner's in Arm's and Android's EAS
+/// kernels of 2015–2017 (the out-of-tree sched-freq governor,
+/// cpufreq_sched.c, SCHED_FIFO 50: trappy's trace_idle shows it at prio
+/// 49): what they did, the replay's simulated governor does again, and
+/// their recorded work stays plain work, as before.
+fn class_of(prio: Option<i32>, comm: &str) -> (SchedAttr, i32) {
+    let fair = |nice| (SchedAttr::default(), nice);
+    if ["migration/", "sugov:", "kschedfreq:"].iter().any(|k| comm.starts_with(k)) {
+        return fair(0);
+    }
+    match prio {
+        Some(p @ 0..=99) => (SchedAttr { policy: SchedPolicy::Fifo, rt_priority: (99 - p) as u32, ..SchedAttr::default() }, 0),
+        Some(p @ 100..=139) => fair(p - 120),
+        _ => fair(0),
+    }
 }
 
 /// A task's steps cut at each [`Step::OnCpu`]: (CPU, the steps done there),
@@ -1026,5 +1121,39 @@ cpus=2
         assert_eq!(ops[..3], ["Run { cycles: Fixed(1000000.0), mem: 0.0 }", "SetAffinity { cpus: Some([2]) }", "Run { cycles: Fixed(1900000.0), mem: 0.0 }"]);
         let pinned = workload(&all, "t.txt", true, 10_000_000).unwrap().setup;
         assert!(pinned.tasks.iter().all(|s| !ops_text(&s.program.ops).iter().any(|o| o.starts_with("SetAffinity"))));
+    }
+
+    /// Each task runs in the class and at the priority the recording shows
+    /// it at: r at prio 0 is SCHED_FIFO 99, n at 130 nice 10, b (boosted to
+    /// 98 by priority inheritance for 1 of its 3 ms) nice 0; the stopper and
+    /// schedutil's thread stay fair at nice 0 whatever they show.
+    #[test]
+    fn a_task_runs_in_the_class_and_priority_it_was_recorded_at() {
+        let text = "cpus=1\n\
+            <idle>-0 [000] 1.000000: sched_switch: swapper/0:0 [120] R ==> r:10 [0]\n\
+            r-10 [000] 1.001000: sched_switch: r:10 [0] S ==> n:11 [130]\n\
+            n-11 [000] 1.002000: sched_switch: n:11 [130] S ==> b:12 [98]\n\
+            b-12 [000] 1.003000: sched_switch: b:12 [120] R ==> migration/0:13 [0]\n\
+            migration/0-13 [000] 1.003100: sched_switch: migration/0:13 [0] S ==> b:12 [120]\n\
+            b-12 [000] 1.005000: sched_switch: b:12 [120] S ==> sugov:0:14 [-1]\n\
+            sugov:0-14 [000] 1.005100: sched_switch: sugov:0:14 [-1] S ==> swapper/0:0 [120]\n";
+        let t = crate::trace::read::read_bytes(text.as_bytes(), Path::new("t.txt")).unwrap();
+        let all = tasks(&t, 1_000_000, None, Wakeups::Follow);
+        let prio = |pid: i32| all.iter().find(|t| t.pid == pid).unwrap().prio;
+        assert_eq!([10, 11, 12, 13, 14].map(prio), [Some(0), Some(130), Some(120), Some(0), Some(-1)]);
+        for pin in [false, true] {
+            let setup = workload(&all, "t.txt", pin, 10_000_000).unwrap().setup;
+            let class = |pid: &str| {
+                let s = setup.tasks.iter().find(|s| s.comm.ends_with(pid)).unwrap();
+                (s.sched.policy, s.sched.rt_priority, s.nice)
+            };
+            assert_eq!(class("-10"), (SchedPolicy::Fifo, 99, 0));
+            assert_eq!(class("-11"), (SchedPolicy::Other, 0, 10));
+            assert_eq!(class("-12"), (SchedPolicy::Other, 0, 0));
+            assert_eq!(class("-13"), (SchedPolicy::Other, 0, 0));
+            assert_eq!(class("-14"), (SchedPolicy::Other, 0, 0));
+        }
+        assert_eq!(class_of(Some(49), "irq/35-x").0.rt_priority, 50);
+        assert_eq!(class_of(Some(100), "kworker/0:1H").1, -20);
     }
 }
