@@ -156,7 +156,7 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "next timer × learned correction, or a detected repeating interval; deepest state that pays off",
     models: "Linux drivers/cpuidle/governors/menu.c: 3.15's form before 4.17, 4.17's to 6.5, v6.8's (6.6-6.12), 6.13's from 6.13",
     params: &[],
-    eras: &[EraId::MenuNoLoadavg, EraId::IdleTick, EraId::MenuSkipSleepLength, EraId::MenuNoIowait, EraId::MenuMaxPrediction, EraId::MenuTwoSidedOutliers, EraId::MenuLatencyFirst, EraId::MenuPollingExitLatency],
+    eras: &[EraId::MenuNoLoadavg, EraId::IdleTick, EraId::MenuQosTickStop, EraId::LadderNs, EraId::MenuSkipSleepLength, EraId::MenuNoIowait, EraId::MenuMaxPrediction, EraId::MenuTwoSidedOutliers, EraId::MenuLatencyFirst, EraId::MenuPollingExitLatency],
     patches: &[],
     build,
 };
@@ -212,8 +212,11 @@ pub enum MenuForm {
     /// Before v4.17: no tick decision; `loadavg`: the load term of the
     /// performance multiplier (before v4.12).
     V3_15 { loadavg: bool },
-    /// v4.17–v6.5: the sleep length always read first.
+    /// v4.17–v5.3: the sleep length always read first; a walk cut by the
+    /// latency limit, and state 0 taken upfront, keep the tick.
     V4_17,
+    /// v5.4–v6.5: v4.17's without its two tick-keeping rules.
+    V5_4,
     /// v6.6–v6.12 (v6.8).
     #[default]
     V6_6,
@@ -234,6 +237,8 @@ impl MenuForm {
             MenuForm::V6_13
         } else if kernel.has(EraId::MenuSkipSleepLength) {
             MenuForm::V6_6
+        } else if kernel.has(EraId::MenuQosTickStop) {
+            MenuForm::V5_4
         } else if kernel.has(EraId::IdleTick) || kernel.idle_tick() == IdleTick::Governor {
             // `idle_tick=governor` before 4.17 puts v4.17's idle loop on
             // top, and menu_select() came with it (554c8aa8ecad's series).
@@ -250,6 +255,7 @@ impl MenuForm {
             MenuForm::V3_15 { loadavg: true } => "v3.15",
             MenuForm::V3_15 { loadavg: false } => "v3.15 without the load term (v4.12)",
             MenuForm::V4_17 => "v4.17",
+            MenuForm::V5_4 => "v5.4",
             MenuForm::V6_6 => "v6.6",
             MenuForm::V6_13 => "v6.13",
             MenuForm::V6_18 => "v6.18",
@@ -257,20 +263,53 @@ impl MenuForm {
     }
 }
 
-#[derive(Default)]
 pub struct Menu {
     devices: Vec<MenuDevice>,
     form: MenuForm,
     /// The machine is x86 (its state 0, if polling, is the idle loop's
     /// poll; v3.15's CPUIDLE_DRIVER_STATE_START).
     x86: bool,
+    /// ns per unit of the governor's arithmetic: 1000 before v5.5, whose
+    /// menu holds times in unsigned µs, each truncated from ns where it is
+    /// read; 1 from v5.5 (EraId::LadderNs, "cpuidle: Use nanoseconds as the
+    /// unit of time"). It follows the form: the v3.15 and v4.17 forms are
+    /// µs, the later ns (no supported version lies between v5.4 and v5.5).
+    unit_ns: u64,
+}
+
+impl Default for Menu {
+    fn default() -> Self {
+        Menu::of(MenuForm::default())
+    }
 }
 
 impl Menu {
     #[must_use]
     pub fn of(form: MenuForm) -> Menu {
-        Menu { devices: Vec::new(), form, x86: true }
+        let unit_ns = if matches!(form, MenuForm::V3_15 { .. } | MenuForm::V4_17) { NSEC_PER_USEC } else { 1 };
+        Menu { devices: Vec::new(), form, x86: true, unit_ns }
     }
+}
+
+/// The sleep length in units of `unit_ns`: before v5.5 the µs the kernel
+/// keeps in an unsigned int (ktime_to_us(), truncating; govlab saturates
+/// where a kernel's would wrap, which no sleep length here reaches), from
+/// v5.5 the ns themselves (KTIME_MAX for "no timer").
+fn next_timer_in_units(sleep_length_ns: u64, unit_ns: u64) -> u64 {
+    if unit_ns == 1 {
+        sleep_length_ns.min(KTIME_MAX)
+    } else {
+        (sleep_length_ns / unit_ns).min(u64::from(u32::MAX))
+    }
+}
+
+/// next_timer × correction factor, rounded to the nearest µs
+/// (DIV_ROUND_CLOSEST_ULL on µs before v5.5, the same rounding on ns from),
+/// saturated at u32::MAX µs. `next` is in units of `unit_ns`.
+fn corrected_timer_us(next: u64, factor: u32, unit_ns: u64) -> u64 {
+    let scale = u128::from(RESOLUTION * DECAY * (NSEC_PER_USEC / unit_ns));
+    let us = (scale / 2 + u128::from(next) * u128::from(factor)) / scale;
+    u64::try_from(us).unwrap_or(u64::MAX).min(u64::from(u32::MAX))
 }
 
 fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
@@ -330,7 +369,7 @@ fn typical_interval(data: &MenuDevice, form: MenuForm) -> u32 {
     if form == MenuForm::V6_18 {
         get_typical_interval_two_sided(data)
     } else {
-        get_typical_interval(data)
+        get_typical_interval(data, None)
     }
 }
 
@@ -386,22 +425,33 @@ fn get_typical_interval_two_sided(data: &MenuDevice) -> u32 {
 /// The mean of the recent intervals if they are tightly spread, after
 /// dropping the largest values while more than 3/4 of the samples remain;
 /// u32::MAX ("no pattern") otherwise. µs.
-fn get_typical_interval(data: &MenuDevice) -> u32 {
+///
+/// `below`: the v4.17–v6.5 form, called after the timer-based prediction
+/// (µs): no pattern when no kept sample is below it (the result would be
+/// discarded), and no "nothing measured" test, so a ring still holding its
+/// zeros from menu_enable_device() gives a typical interval of 0 (v5.2
+/// drivers/cpuidle/governors/menu.c; the test came with 5484e31bbbff, v6.6,
+/// which reads the pattern first).
+fn get_typical_interval(data: &MenuDevice, below: Option<u32>) -> u32 {
     // Samples above the threshold are ignored; start with everything that
     // fits an int.
     let mut thresh = i32::MAX as u32;
     loop {
-        let mut max = 0u32;
+        let (mut max, mut min) = (0u32, u32::MAX);
         let mut sum = 0u64;
         let mut divisor = 0u64;
         for &v in data.intervals_us.iter().filter(|&&v| v <= thresh) {
             sum += u64::from(v);
             divisor += 1;
             max = max.max(v);
+            min = min.min(v);
         }
-        // Nothing measured yet (or only zeros): no pattern.
-        if max == 0 {
-            return u32::MAX;
+        match below {
+            Some(predicted_us) if min >= predicted_us => return u32::MAX,
+            Some(_) => {}
+            // Nothing measured yet (or only zeros): no pattern.
+            None if max == 0 => return u32::MAX,
+            None => {}
         }
         let avg = if divisor == INTERVALS as u64 { sum >> INTERVAL_SHIFT } else { sum / divisor };
 
@@ -434,43 +484,45 @@ fn get_typical_interval(data: &MenuDevice) -> u32 {
 impl MenuDevice {
     /// menu_update: turn what happened in the last idle period into a
     /// measured duration; update the bucket's factor and the interval ring.
-    fn update(&mut self, dev: &IdleDevice<'_>, tick_ns: u64, form: MenuForm) {
+    fn update(&mut self, dev: &IdleDevice<'_>, tick_ns: u64, form: MenuForm, unit_ns: u64) {
         let target = &dev.states[self.last_state_idx];
+        // Everything in the kernel's unit (µs before v5.5, each value
+        // truncated where it is read).
+        let unit = |ns: u64| ns / unit_ns;
+        let residency = unit(self.last_residency_ns);
+        let exit_latency = unit(target.exit_latency_ns);
+        let next_timer = unit(self.next_timer_ns);
 
-        let mut measured_ns = if let MenuForm::V3_15 { .. } = form {
+        let mut measured = if let MenuForm::V3_15 { .. } = form {
             // v3.x: the exit latency is taken off whenever it fits.
-            let r = self.last_residency_ns;
-            if r > target.exit_latency_ns {
-                r - target.exit_latency_ns
+            if residency > exit_latency {
+                residency - exit_latency
             } else {
-                r
+                residency
             }
-        } else if self.tick_wakeup && self.next_timer_ns > tick_ns {
+        } else if self.tick_wakeup && next_timer > unit(tick_ns) {
             // The tick woke the CPU although no timer was due within it: the
             // prediction was too short; assume a long (not infinite) idle.
-            9 * MAX_INTERESTING / 10
+            unit(9 * MAX_INTERESTING / 10)
         } else if target.polling && self.poll_time_limit {
             // Polling gave up on its time limit; a better guess could have
             // slept until the next timer.
-            self.next_timer_ns
+            next_timer
+        } else if residency > 2 * exit_latency {
+            // The wakeup began an exit latency before the residency ended...
+            residency - exit_latency
         } else {
-            // The wakeup began an exit latency before the residency ended,
-            // unless the state was never really reached.
-            let r = self.last_residency_ns;
-            if r > 2 * target.exit_latency_ns {
-                r - target.exit_latency_ns
-            } else {
-                r / 2
-            }
+            // ...unless the state was never really reached.
+            residency / 2
         };
 
         // A factor never exceeds 1.0.
-        measured_ns = measured_ns.min(self.next_timer_ns);
+        measured = measured.min(next_timer);
 
         let mut new_factor = self.correction_factor[self.bucket];
         new_factor -= new_factor / DECAY as u32;
-        if self.next_timer_ns > 0 && measured_ns < MAX_INTERESTING {
-            new_factor += (RESOLUTION * measured_ns / self.next_timer_ns) as u32;
+        if next_timer > 0 && measured < unit(MAX_INTERESTING) {
+            new_factor += (RESOLUTION * measured / next_timer) as u32;
         } else {
             // Long enough to count as exact.
             new_factor += RESOLUTION as u32;
@@ -478,7 +530,7 @@ impl MenuDevice {
         self.correction_factor[self.bucket] = new_factor;
 
         // The kernel stores ktime_to_us() into an unsigned int: truncating.
-        self.intervals_us[self.interval_ptr] = (measured_ns / NSEC_PER_USEC) as u32;
+        self.intervals_us[self.interval_ptr] = (measured * unit_ns / NSEC_PER_USEC) as u32;
         self.interval_ptr = (self.interval_ptr + 1) % INTERVALS;
     }
 }
@@ -497,6 +549,7 @@ impl CpuidleGovernor for Menu {
 
     fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection {
         let form = self.form;
+        let unit_ns = self.unit_ns;
         let data = &mut self.devices[dev.cpu];
         let states = dev.states;
         let tick_ns = args.tick_ns;
@@ -506,27 +559,31 @@ impl CpuidleGovernor for Menu {
 
         // 1. Learn from the previous idle period.
         if data.needs_update {
-            data.update(dev, tick_ns, form);
+            data.update(dev, tick_ns, form, unit_ns);
             data.needs_update = false;
         }
         if let MenuForm::V3_15 { loadavg } = form {
-            return select_v3_15(data, dev, args, loadavg, self.x86);
+            return select_v3_15(data, dev, args, loadavg, self.x86, unit_ns);
         }
 
         // 2–3. The shortest expected idle interval; the timers only when
-        // the pattern does not already say "very short" (from v6.6).
-        let mut predicted_ns = u64::from(typical_interval(data, form)) * NSEC_PER_USEC;
+        // the pattern does not already say "very short" (from v6.6). Before
+        // v6.6 the timer comes first and the pattern only undercuts it.
+        let reads_timer_first = matches!(form, MenuForm::V4_17 | MenuForm::V5_4);
+        let mut predicted_ns = if reads_timer_first { KTIME_MAX } else { u64::from(typical_interval(data, form)) * NSEC_PER_USEC };
         let delta_tick_ns;
-        if predicted_ns > RESIDENCY_THRESHOLD_NS || form == MenuForm::V4_17 {
-            let delta = args.sleep_length_ns.min(KTIME_MAX);
+        if predicted_ns > RESIDENCY_THRESHOLD_NS {
+            let next_timer = next_timer_in_units(args.sleep_length_ns, unit_ns);
             delta_tick_ns = args.delta_tick_ns;
-            data.next_timer_ns = delta;
-            data.bucket = which_bucket(delta, nr_iowaiters);
-            // Round to the nearest µs.
-            let scale = u128::from(RESOLUTION * DECAY * NSEC_PER_USEC);
-            let timer_us = (scale / 2 + u128::from(delta) * u128::from(data.correction_factor[data.bucket])) / scale;
-            let timer_us = u64::try_from(timer_us).unwrap_or(u64::MAX).min(u64::from(u32::MAX));
-            predicted_ns = predicted_ns.min(timer_us * NSEC_PER_USEC);
+            data.next_timer_ns = next_timer * unit_ns;
+            data.bucket = which_bucket(data.next_timer_ns, nr_iowaiters);
+            let timer_us = corrected_timer_us(next_timer, data.correction_factor[data.bucket], unit_ns);
+            predicted_ns = if reads_timer_first {
+                let below = u32::try_from(timer_us).unwrap_or(u32::MAX);
+                timer_us.min(u64::from(get_typical_interval(data, Some(below)))) * NSEC_PER_USEC
+            } else {
+                predicted_ns.min(timer_us * NSEC_PER_USEC)
+            };
         } else {
             // Timers unknown: assume none without the tick, and the tick
             // half a period away.
@@ -541,7 +598,10 @@ impl CpuidleGovernor for Menu {
             || ((data.next_timer_ns < states[1].target_residency_ns || latency_req < states[1].exit_latency_ns)
                 && !dev.disabled[0])
         {
-            return Selection { state: enabled_state(dev, 0), stop_tick: !states[0].polling };
+            // Until v5.4 (EraId::MenuQosTickStop) the tick is kept whatever
+            // state 0 is.
+            let stop_tick = form != MenuForm::V4_17 && !states[0].polling;
+            return Selection { state: enabled_state(dev, 0), stop_tick };
         }
 
         // 5. A stopped tick makes a short misprediction costly; a running
@@ -608,6 +668,12 @@ impl CpuidleGovernor for Menu {
                 return Selection { state, stop_tick: true };
             }
             if s.exit_latency_ns > latency_req {
+                if form == MenuForm::V4_17 {
+                    // Until v5.4 (EraId::MenuQosTickStop) the kept state's
+                    // target residency stands in for the prediction, so
+                    // the tick is kept whenever that is under a tick.
+                    predicted_ns = states[kept].target_residency_ns;
+                }
                 break;
             }
             idx = Some(i);
@@ -656,7 +722,7 @@ impl CpuidleGovernor for Menu {
 /// deepest enabled state fitting both. The default floor is the first
 /// non-polling state unless the timer is very near or its exit latency too
 /// high (the "polling_threshold" of the 3.x/4.x menu_select()).
-fn select_v3_15(data: &mut MenuDevice, dev: &IdleDevice<'_>, args: &SelectArgs, loadavg: bool, x86_polling_start: bool) -> Selection {
+fn select_v3_15(data: &mut MenuDevice, dev: &IdleDevice<'_>, args: &SelectArgs, loadavg: bool, x86_polling_start: bool, unit_ns: u64) -> Selection {
     let states = dev.states;
     let nr_iowaiters = args.nr_iowait;
     let mut latency_req = args.latency_req_ns;
@@ -666,13 +732,12 @@ fn select_v3_15(data: &mut MenuDevice, dev: &IdleDevice<'_>, args: &SelectArgs, 
         return Selection { state: enabled_state(dev, 0), stop_tick };
     }
 
-    let next_timer_ns = args.sleep_length_ns.min(KTIME_MAX);
+    let next_timer = next_timer_in_units(args.sleep_length_ns, unit_ns);
+    let next_timer_ns = next_timer * unit_ns;
     data.next_timer_ns = next_timer_ns;
     data.bucket = which_bucket(next_timer_ns, nr_iowaiters);
-    let scale = u128::from(RESOLUTION * DECAY * NSEC_PER_USEC);
-    let timer_us = (scale / 2 + u128::from(next_timer_ns) * u128::from(data.correction_factor[data.bucket])) / scale;
-    let timer_us = u64::try_from(timer_us).unwrap_or(u64::MAX).min(u64::from(u32::MAX));
-    let predicted_ns = (timer_us * NSEC_PER_USEC).min(u64::from(get_typical_interval(data)) * NSEC_PER_USEC);
+    let timer_us = corrected_timer_us(next_timer, data.correction_factor[data.bucket], unit_ns);
+    let predicted_ns = (timer_us * NSEC_PER_USEC).min(u64::from(get_typical_interval(data, None)) * NSEC_PER_USEC);
 
     let mult = if loadavg {
         performance_multiplier_with_load(nr_iowaiters, args.cpu_util)
@@ -755,7 +820,7 @@ mod tests {
         assert_eq!(g.select(&dev, &a), Selection { state: 3, stop_tick: false });
         // (Measured 175 µs in C8, whose 200 µs exit latency exceeds half
         // the residency, so the residency is halved; 150 µs elsewhere.)
-        let typical_us = get_typical_interval(&g.devices[0]);
+        let typical_us = get_typical_interval(&g.devices[0], None);
         assert_eq!(typical_us, 175);
         // The correction factor alone would still predict > 800 µs (C8).
         let f = u64::from(g.devices[0].correction_factor[which_bucket(10 * MS, 0)]);
@@ -774,7 +839,7 @@ mod tests {
         for k in 0..32 {
             cycle(&mut g, &dev, &a, pattern_us[k % 8] * US);
         }
-        assert_eq!(get_typical_interval(&g.devices[0]), u32::MAX);
+        assert_eq!(get_typical_interval(&g.devices[0], None), u32::MAX);
         // Predicted = 2 ms × factor: the factor has learned that idles end
         // well before the timer, so the pick is shallower than the timer's
         // own choice (C8) and consistent with the corrected prediction.
@@ -851,7 +916,7 @@ mod tests {
             cycle(&mut g, &dev, &a, 10 * US);
         }
         let sel = g.select(&dev, &a);
-        assert_eq!(get_typical_interval(&g.devices[0]), 10);
+        assert_eq!(get_typical_interval(&g.devices[0], None), 10);
         // ≤ 15 µs typical: timers unread, last bucket of the no-iowait half.
         assert_eq!(g.devices[0].next_timer_ns, KTIME_MAX);
         assert_eq!(g.devices[0].bucket, BUCKETS / 2 - 1);
@@ -906,11 +971,92 @@ mod era_tests {
         let mut k = KernelConfig::of(Version::new(4, 16));
         k.set_idle_tick(IdleTick::Governor);
         assert_eq!(MenuForm::of(&k), MenuForm::V4_17);
-        assert_eq!(form(Version::new(5, 9)), MenuForm::V4_17);
+        assert_eq!(form(Version::new(5, 2)), MenuForm::V4_17);
+        assert_eq!(form(Version::new(5, 7)), MenuForm::V5_4);
+        assert_eq!(form(Version::new(5, 9)), MenuForm::V5_4);
         assert_eq!(form(Version::new(6, 8)), MenuForm::V6_6);
         assert_eq!(form(Version::new(6, 13)), MenuForm::V6_13);
         assert_eq!(form(Version::new(6, 12)), MenuForm::V6_6);
         assert_eq!(form(Version::new(6, 18)), MenuForm::V6_18);
+    }
+
+    /// Until v5.4 (EraId::MenuQosTickStop) a walk the latency limit cuts
+    /// keeps the tick: five tasks in iowait cap a 10 ms prediction's exit
+    /// latency at 10000 / 51 = 196 µs, under C8's 200; C7s is kept, and
+    /// v5.2 puts its 800 µs residency in the prediction's place, under a
+    /// tick. From v5.4 the prediction stays 10 ms and the tick stops.
+    #[test]
+    fn a_latency_cut_walk_keeps_the_tick_until_v5_4() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = SelectArgs { nr_iowait: 5, ..args(10 * MS) };
+        // A ring of 10 ms idles (a fresh one reads as 0 µs, see below).
+        let run = |form| {
+            let mut g = fresh(&dev, form);
+            g.devices[0].intervals_us = [10_000; INTERVALS];
+            g.select(&dev, &a)
+        };
+        assert_eq!(run(MenuForm::V4_17), Selection { state: 5, stop_tick: false });
+        assert_eq!(run(MenuForm::V5_4), Selection { state: 5, stop_tick: true });
+    }
+
+    /// Until v5.4 state 0 taken upfront (the next timer before state 1
+    /// pays off) keeps the tick even when it does not poll (an Arm WFI).
+    #[test]
+    fn state_0_upfront_keeps_the_tick_until_v5_4() {
+        let states = vec![state("WFI", 1, 1, false), state("CPU_OFF", 100, 500, false)];
+        let disabled = [false; 2];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = args(300 * US);
+        assert_eq!(fresh(&dev, MenuForm::V4_17).select(&dev, &a), Selection { state: 0, stop_tick: false });
+        assert_eq!(fresh(&dev, MenuForm::V5_4).select(&dev, &a), Selection { state: 0, stop_tick: true });
+    }
+
+    /// From v4.17 to v6.5 the pattern is read after the timer and has no
+    /// "nothing measured" test: right after menu_enable_device() the ring's
+    /// zeros are a pattern of 0 µs, so a CPU's first idle periods poll with
+    /// the tick kept, whatever the timer says. From v6.6 (5484e31bbbff) an
+    /// empty ring is no pattern and the 10 ms timer picks C8.
+    #[test]
+    fn an_unfilled_ring_reads_as_zero_until_v6_6() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = args(10 * MS);
+        for form in [MenuForm::V4_17, MenuForm::V5_4] {
+            assert_eq!(fresh(&dev, form).select(&dev, &a), Selection { state: 0, stop_tick: false }, "{form:?}");
+        }
+        assert_eq!(fresh(&dev, MenuForm::V6_6).select(&dev, &a), Selection { state: 6, stop_tick: true });
+        // One sample at or above the timer's prediction is discarded, not a
+        // pattern: the zeros below it still are (mean 0, variance 0 after
+        // the largest is dropped).
+        let mut g = fresh(&dev, MenuForm::V4_17);
+        g.devices[0].intervals_us[0] = 20_000;
+        assert_eq!(get_typical_interval(&g.devices[0], Some(10_000)), 0);
+        g.devices[0].intervals_us = [20_000; INTERVALS];
+        assert_eq!(get_typical_interval(&g.devices[0], Some(10_000)), u32::MAX);
+    }
+
+    /// Before v5.5 menu keeps its times in µs, truncating each one it reads
+    /// (EraId::LadderNs): a 2000.6 µs sleep length is 2000 µs, and a
+    /// 500.999 µs residency in C1 (2 µs exit latency) against a 1000.999 µs
+    /// timer adds 1024 × 498 / 1000 = 509 to the factor, where v5.7's ns
+    /// arithmetic adds 1024 × 498999 / 1000999 = 510.
+    #[test]
+    fn microseconds_until_v5_5() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let factor = |form| {
+            let mut g = fresh(&dev, form);
+            g.select(&dev, &args(1_000_999));
+            g.reflect(&dev, &Reflection { state: 1, residency_ns: 500_999, poll_time_limit: false, got_tick: false });
+            g.select(&dev, &args(2_000_600));
+            (g.devices[0].correction_factor[which_bucket(MS, 0)], g.devices[0].next_timer_ns)
+        };
+        assert_eq!(factor(MenuForm::V4_17), (8192 - 1024 + 509, 2_000_000));
+        assert_eq!(factor(MenuForm::V5_4), (8192 - 1024 + 510, 2_000_600));
     }
 
     /// From v6.15 (8de7606f0fe2) an outlier below the mean is dropped as
@@ -925,11 +1071,11 @@ mod era_tests {
         let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
         let mut g = fresh(&dev, MenuForm::V6_18);
         g.devices[0].intervals_us = [500, 500, 1, 500, 500, 500, 500, 500];
-        assert_eq!(get_typical_interval(&g.devices[0]), 1);
+        assert_eq!(get_typical_interval(&g.devices[0], None), 1);
         assert_eq!(get_typical_interval_two_sided(&g.devices[0]), 500);
         // A tight set is accepted at once by both: mean 100, variance 4.
         g.devices[0].intervals_us = [98, 102, 98, 102, 98, 102, 98, 102];
-        assert_eq!(get_typical_interval(&g.devices[0]), 100);
+        assert_eq!(get_typical_interval(&g.devices[0], None), 100);
         assert_eq!(get_typical_interval_two_sided(&g.devices[0]), 100);
     }
 

@@ -68,7 +68,8 @@ fn menu_form_follows_the_version() {
     };
     assert_eq!(form("3.15"), "v3.15");
     assert_eq!(form("4.16"), "v3.15 without the load term (v4.12)");
-    assert_eq!(form("5.7"), "v4.17");
+    assert_eq!(form("5.2"), "v4.17");
+    assert_eq!(form("5.7"), "v5.4");
     assert_eq!(form("6.8"), "v6.6");
     assert_eq!(form("6.12"), "v6.6");
 }
