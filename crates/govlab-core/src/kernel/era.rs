@@ -507,7 +507,7 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: false,
         commit: "hash not found",
         subject: "cpuidle: Use nanoseconds as the unit of time",
-        description: "ladder compares residency minus exit latency, an s64 in ns, with u64 promotion/demotion times: a residency under the exit latency reads as huge and promotes (before: int microseconds, signed compare)",
+        description: "ladder compares residency minus exit latency, an s64 in ns, with u64 promotion/demotion times: a residency under the exit latency reads as huge and promotes (before: int microseconds, signed compare); menu predicts and learns in ns (before: unsigned microseconds, each time truncated where it is read)",
         status: EraStatus::Modelled,
     },
     Era {
