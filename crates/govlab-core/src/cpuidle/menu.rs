@@ -37,12 +37,6 @@
 //!   more), and state 0 taken upfront keeps the tick even if it does not
 //!   poll.
 //! * `v5.4` (v5.4–v6.5): v4.17's without those two rules.
-//!
-//! Until v5.5 ("cpuidle: Use nanoseconds as the unit of time",
-//! EraId::LadderNs) menu keeps every time in unsigned µs, truncated from ns
-//! where it is read (the sleep length, the residency, the exit latency): the
-//! `v3.15` and `v4.17` forms compute so, the later ones in ns (no supported
-//! version lies between 5.4 and 5.5).
 //! * `v6.6` (v6.6–v6.12): this file as described below: 12 buckets (6
 //!   without and 6 with tasks in iowait on the CPU), the multiplier `1 + 10
 //!   × nr_iowait`, the typical interval read first and the sleep length
@@ -65,9 +59,16 @@
 //!   the largest interval returned when unsure) is not in it: 10fad4012234
 //!   reverted it in v6.18.
 //!
+//! Until v5.5 ("cpuidle: Use nanoseconds as the unit of time",
+//! EraId::LadderNs) menu keeps every time in unsigned µs, truncated from ns
+//! where it is read (the sleep length, the residency, the exit latency): the
+//! `v3.15` and `v4.17` forms compute so, the later ones in ns (no supported
+//! version lies between 5.4 and 5.5).
+//!
 //! Not modelled: the v4.17–v4.19 differences among themselves
-//! (5ef499cd571c's handling of a stopped tick is taken as in v5.2), the 3.x typical interval's int_sqrt test (σ ≤ 20 µs; v6.8's
-//! variance ≤ 400 is used, which differs for 400 < σ² < 441) and its
+//! (5ef499cd571c's handling of a stopped tick is taken as in v5.2), the 3.x
+//! typical interval's int_sqrt test (σ ≤ 20 µs; v6.8's variance ≤ 400 is
+//! used, which differs for 400 < σ² < 441) and its
 //! "replace the prediction if the timer is later" (v6.8's minimum is used),
 //! and fa3fa55de0d6 (v6.17: a rejected entry counts as an infinite
 //! interval; no effect here, below).
@@ -169,7 +170,7 @@ pub const RATING: u32 = 20;
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "menu",
     description: "next timer × learned correction, or a detected repeating interval; deepest state that pays off",
-    models: "Linux drivers/cpuidle/governors/menu.c: 3.15's form before 4.17, 4.17's to 6.5, v6.8's (6.6-6.12), 6.13's from 6.13",
+    models: "Linux drivers/cpuidle/governors/menu.c: 3.15's form before 4.17, 5.2's from 4.17 to 5.3, 5.4's to 6.5, v6.8's (6.6-6.12), 6.13's from 6.13",
     params: &[],
     eras: &[EraId::MenuNoLoadavg, EraId::IdleTick, EraId::MenuQosTickStop, EraId::LadderNs, EraId::MenuSkipSleepLength, EraId::MenuNoIowait, EraId::MenuMaxPrediction, EraId::MenuTwoSidedOutliers, EraId::MenuLatencyFirst, EraId::MenuPollingExitLatency],
     patches: &[],
