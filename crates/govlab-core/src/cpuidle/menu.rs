@@ -1004,6 +1004,42 @@ mod era_tests {
         assert_eq!(fresh(&dev, MenuForm::V5_4).select(&dev, &a), Selection { state: 5, stop_tick: true });
     }
 
+    /// The loop session 15 traced on pgbench-rw (docs/validation.md): idle
+    /// periods of 180 µs to 1 ms, too spread for a pattern, with a 30 ms
+    /// timer. Alone, the factor learns them and C8 (800 µs) is never
+    /// picked. With the kept tick ending every eleventh period, v5.2's
+    /// menu_update() counts each as a 45 ms idle (capped at the timer: a
+    /// ratio of 1), the factor jumps, and the following periods go to C8
+    /// (the kernel's own rule: a test of the mechanism, not of a fix).
+    #[test]
+    fn tick_wakeups_send_spread_short_idles_to_c8_on_v5_2() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = args(30 * MS);
+        let pattern_us = [180, 250, 300, 400, 200, 350, 500, 1000, 220, 280, 600];
+        let run = |tick_every: Option<usize>| {
+            let mut g = fresh(&dev, MenuForm::V4_17);
+            let mut c8 = 0;
+            for k in 0..440 {
+                let sel = g.select(&dev, &a);
+                let got_tick = tick_every.is_some_and(|n| k % n == n - 1);
+                let idle_ns = if got_tick { 2 * MS } else { pattern_us[k % pattern_us.len()] * US };
+                let residency_ns = idle_ns + states[sel.state].exit_latency_ns;
+                g.reflect(&dev, &Reflection { state: sel.state, residency_ns, poll_time_limit: false, got_tick });
+                if k >= 110 && sel.state == 6 {
+                    c8 += 1;
+                }
+            }
+            c8
+        };
+        assert_eq!(run(None), 0);
+        // Ten periods of 7/8 decay do not bring the factor back under
+        // C8's 800 µs: nearly every period goes deep.
+        let with_ticks = run(Some(11));
+        assert!(with_ticks > 300, "{with_ticks} of 330 periods in C8");
+    }
+
     /// Until v5.4 state 0 taken upfront (the next timer before state 1
     /// pays off) keeps the tick even when it does not poll (an Arm WFI).
     #[test]
