@@ -25,8 +25,18 @@
 //!   rules, which came with v4.17 and v5.x). 3.15 and 4.8 have the load
 //!   term, 4.16 not. A kernel option `idle_tick=governor` on these versions
 //!   (v4.17's idle loop on top) runs the `v4.17` form, which came with it.
-//! * `v4.17` (v4.17–v6.5): v6.8's selection, but the sleep length is
-//!   always read, first (5484e31bbbff, v6.6, added the skip below).
+//! * `v4.17` (v4.17–v5.3; checked function by function against v5.2's
+//!   menu.c): v6.8's selection, but the sleep length is always read first
+//!   (5484e31bbbff, v6.6, added the skip below) and the typical interval
+//!   after it (the same result; an unfilled ring: see
+//!   get_typical_interval()). Two rules keep the tick that v5.4 dropped
+//!   ("cpuidle: menu: Allow tick to be stopped if PM QoS is used",
+//!   EraId::MenuQosTickStop): a walk that stops at a state over the
+//!   latency limit puts the kept state's target residency in the
+//!   prediction's place (so the tick stops only if that is a tick or
+//!   more), and state 0 taken upfront keeps the tick even if it does not
+//!   poll.
+//! * `v5.4` (v5.4–v6.5): v4.17's without those two rules.
 //! * `v6.6` (v6.6–v6.12): this file as described below: 12 buckets (6
 //!   without and 6 with tasks in iowait on the CPU), the multiplier `1 + 10
 //!   × nr_iowait`, the typical interval read first and the sleep length
@@ -49,10 +59,16 @@
 //!   the largest interval returned when unsure) is not in it: 10fad4012234
 //!   reverted it in v6.18.
 //!
-//! Not modelled: the v4.17–v5.x differences among themselves (5ef499cd571c's
-//! handling of a stopped tick is taken as in v6.8; the v5.x typical interval
-//! as in v6.8), the 3.x typical interval's int_sqrt test (σ ≤ 20 µs; v6.8's
-//! variance ≤ 400 is used, which differs for 400 < σ² < 441) and its
+//! Until v5.5 ("cpuidle: Use nanoseconds as the unit of time",
+//! EraId::LadderNs) menu keeps every time in unsigned µs, truncated from ns
+//! where it is read (the sleep length, the residency, the exit latency): the
+//! `v3.15` and `v4.17` forms compute so, the later ones in ns (no supported
+//! version lies between 5.4 and 5.5).
+//!
+//! Not modelled: the v4.17–v4.19 differences among themselves
+//! (5ef499cd571c's handling of a stopped tick is taken as in v5.2), the 3.x
+//! typical interval's int_sqrt test (σ ≤ 20 µs; v6.8's variance ≤ 400 is
+//! used, which differs for 400 < σ² < 441) and its
 //! "replace the prediction if the timer is later" (v6.8's minimum is used),
 //! and fa3fa55de0d6 (v6.17: a rejected entry counts as an infinite
 //! interval; no effect here, below).
@@ -154,9 +170,9 @@ pub const RATING: u32 = 20;
 pub const INFO: GovernorInfo = GovernorInfo {
     name: "menu",
     description: "next timer × learned correction, or a detected repeating interval; deepest state that pays off",
-    models: "Linux drivers/cpuidle/governors/menu.c: 3.15's form before 4.17, 4.17's to 6.5, v6.8's (6.6-6.12), 6.13's from 6.13",
+    models: "Linux drivers/cpuidle/governors/menu.c: 3.15's form before 4.17, 5.2's from 4.17 to 5.3, 5.4's to 6.5, v6.8's (6.6-6.12), 6.13's from 6.13",
     params: &[],
-    eras: &[EraId::MenuNoLoadavg, EraId::IdleTick, EraId::MenuSkipSleepLength, EraId::MenuNoIowait, EraId::MenuMaxPrediction, EraId::MenuTwoSidedOutliers, EraId::MenuLatencyFirst, EraId::MenuPollingExitLatency],
+    eras: &[EraId::MenuNoLoadavg, EraId::IdleTick, EraId::MenuQosTickStop, EraId::LadderNs, EraId::MenuSkipSleepLength, EraId::MenuNoIowait, EraId::MenuMaxPrediction, EraId::MenuTwoSidedOutliers, EraId::MenuLatencyFirst, EraId::MenuPollingExitLatency],
     patches: &[],
     build,
 };
@@ -212,8 +228,11 @@ pub enum MenuForm {
     /// Before v4.17: no tick decision; `loadavg`: the load term of the
     /// performance multiplier (before v4.12).
     V3_15 { loadavg: bool },
-    /// v4.17–v6.5: the sleep length always read first.
+    /// v4.17–v5.3: the sleep length always read first; a walk cut by the
+    /// latency limit, and state 0 taken upfront, keep the tick.
     V4_17,
+    /// v5.4–v6.5: v4.17's without its two tick-keeping rules.
+    V5_4,
     /// v6.6–v6.12 (v6.8).
     #[default]
     V6_6,
@@ -234,6 +253,8 @@ impl MenuForm {
             MenuForm::V6_13
         } else if kernel.has(EraId::MenuSkipSleepLength) {
             MenuForm::V6_6
+        } else if kernel.has(EraId::MenuQosTickStop) {
+            MenuForm::V5_4
         } else if kernel.has(EraId::IdleTick) || kernel.idle_tick() == IdleTick::Governor {
             // `idle_tick=governor` before 4.17 puts v4.17's idle loop on
             // top, and menu_select() came with it (554c8aa8ecad's series).
@@ -250,6 +271,7 @@ impl MenuForm {
             MenuForm::V3_15 { loadavg: true } => "v3.15",
             MenuForm::V3_15 { loadavg: false } => "v3.15 without the load term (v4.12)",
             MenuForm::V4_17 => "v4.17",
+            MenuForm::V5_4 => "v5.4",
             MenuForm::V6_6 => "v6.6",
             MenuForm::V6_13 => "v6.13",
             MenuForm::V6_18 => "v6.18",
@@ -257,20 +279,53 @@ impl MenuForm {
     }
 }
 
-#[derive(Default)]
 pub struct Menu {
     devices: Vec<MenuDevice>,
     form: MenuForm,
     /// The machine is x86 (its state 0, if polling, is the idle loop's
     /// poll; v3.15's CPUIDLE_DRIVER_STATE_START).
     x86: bool,
+    /// ns per unit of the governor's arithmetic: 1000 before v5.5, whose
+    /// menu holds times in unsigned µs, each truncated from ns where it is
+    /// read; 1 from v5.5 (EraId::LadderNs, "cpuidle: Use nanoseconds as the
+    /// unit of time"). It follows the form: the v3.15 and v4.17 forms are
+    /// µs, the later ns (no supported version lies between v5.4 and v5.5).
+    unit_ns: u64,
+}
+
+impl Default for Menu {
+    fn default() -> Self {
+        Menu::of(MenuForm::default())
+    }
 }
 
 impl Menu {
     #[must_use]
     pub fn of(form: MenuForm) -> Menu {
-        Menu { devices: Vec::new(), form, x86: true }
+        let unit_ns = if matches!(form, MenuForm::V3_15 { .. } | MenuForm::V4_17) { NSEC_PER_USEC } else { 1 };
+        Menu { devices: Vec::new(), form, x86: true, unit_ns }
     }
+}
+
+/// The sleep length in units of `unit_ns`: before v5.5 the µs the kernel
+/// keeps in an unsigned int (ktime_to_us(), truncating; govlab saturates
+/// where a kernel's would wrap, which no sleep length here reaches), from
+/// v5.5 the ns themselves (KTIME_MAX for "no timer").
+fn next_timer_in_units(sleep_length_ns: u64, unit_ns: u64) -> u64 {
+    if unit_ns == 1 {
+        sleep_length_ns.min(KTIME_MAX)
+    } else {
+        (sleep_length_ns / unit_ns).min(u64::from(u32::MAX))
+    }
+}
+
+/// next_timer × correction factor, rounded to the nearest µs
+/// (DIV_ROUND_CLOSEST_ULL on µs before v5.5, the same rounding on ns from),
+/// saturated at u32::MAX µs. `next` is in units of `unit_ns`.
+fn corrected_timer_us(next: u64, factor: u32, unit_ns: u64) -> u64 {
+    let scale = u128::from(RESOLUTION * DECAY * (NSEC_PER_USEC / unit_ns));
+    let us = (scale / 2 + u128::from(next) * u128::from(factor)) / scale;
+    u64::try_from(us).unwrap_or(u64::MAX).min(u64::from(u32::MAX))
 }
 
 fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpuidleGovernor>> {
@@ -386,6 +441,17 @@ fn get_typical_interval_two_sided(data: &MenuDevice) -> u32 {
 /// The mean of the recent intervals if they are tightly spread, after
 /// dropping the largest values while more than 3/4 of the samples remain;
 /// u32::MAX ("no pattern") otherwise. µs.
+///
+/// v4.17 to v6.5 call it after the timer-based prediction and return "no
+/// pattern" as soon as no kept sample is below that prediction, a result
+/// the minimum with it would discard anyway (v5.2 menu.c). They have no
+/// "nothing measured" test: a ring still holding the zeros
+/// menu_enable_device() left reads as a pattern of 0 µs, so a CPU polls
+/// with the tick kept until three of its eight samples are real. A kernel
+/// meets that only in its first idle periods after boot, long before any
+/// benchmark; govlab's runs start at boot, so every form reads an unfilled
+/// ring as v6.6 does (no pattern) rather than model a boot transient no
+/// measurement saw.
 fn get_typical_interval(data: &MenuDevice) -> u32 {
     // Samples above the threshold are ignored; start with everything that
     // fits an int.
@@ -434,43 +500,45 @@ fn get_typical_interval(data: &MenuDevice) -> u32 {
 impl MenuDevice {
     /// menu_update: turn what happened in the last idle period into a
     /// measured duration; update the bucket's factor and the interval ring.
-    fn update(&mut self, dev: &IdleDevice<'_>, tick_ns: u64, form: MenuForm) {
+    fn update(&mut self, dev: &IdleDevice<'_>, tick_ns: u64, form: MenuForm, unit_ns: u64) {
         let target = &dev.states[self.last_state_idx];
+        // Everything in the kernel's unit (µs before v5.5, each value
+        // truncated where it is read).
+        let unit = |ns: u64| ns / unit_ns;
+        let residency = unit(self.last_residency_ns);
+        let exit_latency = unit(target.exit_latency_ns);
+        let next_timer = unit(self.next_timer_ns);
 
-        let mut measured_ns = if let MenuForm::V3_15 { .. } = form {
+        let mut measured = if let MenuForm::V3_15 { .. } = form {
             // v3.x: the exit latency is taken off whenever it fits.
-            let r = self.last_residency_ns;
-            if r > target.exit_latency_ns {
-                r - target.exit_latency_ns
+            if residency > exit_latency {
+                residency - exit_latency
             } else {
-                r
+                residency
             }
-        } else if self.tick_wakeup && self.next_timer_ns > tick_ns {
+        } else if self.tick_wakeup && next_timer > unit(tick_ns) {
             // The tick woke the CPU although no timer was due within it: the
             // prediction was too short; assume a long (not infinite) idle.
-            9 * MAX_INTERESTING / 10
+            unit(9 * MAX_INTERESTING / 10)
         } else if target.polling && self.poll_time_limit {
             // Polling gave up on its time limit; a better guess could have
             // slept until the next timer.
-            self.next_timer_ns
+            next_timer
+        } else if residency > 2 * exit_latency {
+            // The wakeup began an exit latency before the residency ended...
+            residency - exit_latency
         } else {
-            // The wakeup began an exit latency before the residency ended,
-            // unless the state was never really reached.
-            let r = self.last_residency_ns;
-            if r > 2 * target.exit_latency_ns {
-                r - target.exit_latency_ns
-            } else {
-                r / 2
-            }
+            // ...unless the state was never really reached.
+            residency / 2
         };
 
         // A factor never exceeds 1.0.
-        measured_ns = measured_ns.min(self.next_timer_ns);
+        measured = measured.min(next_timer);
 
         let mut new_factor = self.correction_factor[self.bucket];
         new_factor -= new_factor / DECAY as u32;
-        if self.next_timer_ns > 0 && measured_ns < MAX_INTERESTING {
-            new_factor += (RESOLUTION * measured_ns / self.next_timer_ns) as u32;
+        if next_timer > 0 && measured < unit(MAX_INTERESTING) {
+            new_factor += (RESOLUTION * measured / next_timer) as u32;
         } else {
             // Long enough to count as exact.
             new_factor += RESOLUTION as u32;
@@ -478,7 +546,7 @@ impl MenuDevice {
         self.correction_factor[self.bucket] = new_factor;
 
         // The kernel stores ktime_to_us() into an unsigned int: truncating.
-        self.intervals_us[self.interval_ptr] = (measured_ns / NSEC_PER_USEC) as u32;
+        self.intervals_us[self.interval_ptr] = (measured * unit_ns / NSEC_PER_USEC) as u32;
         self.interval_ptr = (self.interval_ptr + 1) % INTERVALS;
     }
 }
@@ -497,6 +565,7 @@ impl CpuidleGovernor for Menu {
 
     fn select(&mut self, dev: &IdleDevice<'_>, args: &SelectArgs) -> Selection {
         let form = self.form;
+        let unit_ns = self.unit_ns;
         let data = &mut self.devices[dev.cpu];
         let states = dev.states;
         let tick_ns = args.tick_ns;
@@ -506,26 +575,23 @@ impl CpuidleGovernor for Menu {
 
         // 1. Learn from the previous idle period.
         if data.needs_update {
-            data.update(dev, tick_ns, form);
+            data.update(dev, tick_ns, form, unit_ns);
             data.needs_update = false;
         }
         if let MenuForm::V3_15 { loadavg } = form {
-            return select_v3_15(data, dev, args, loadavg, self.x86);
+            return select_v3_15(data, dev, args, loadavg, self.x86, unit_ns);
         }
 
         // 2–3. The shortest expected idle interval; the timers only when
         // the pattern does not already say "very short" (from v6.6).
         let mut predicted_ns = u64::from(typical_interval(data, form)) * NSEC_PER_USEC;
         let delta_tick_ns;
-        if predicted_ns > RESIDENCY_THRESHOLD_NS || form == MenuForm::V4_17 {
-            let delta = args.sleep_length_ns.min(KTIME_MAX);
+        if predicted_ns > RESIDENCY_THRESHOLD_NS || matches!(form, MenuForm::V4_17 | MenuForm::V5_4) {
+            let next_timer = next_timer_in_units(args.sleep_length_ns, unit_ns);
             delta_tick_ns = args.delta_tick_ns;
-            data.next_timer_ns = delta;
-            data.bucket = which_bucket(delta, nr_iowaiters);
-            // Round to the nearest µs.
-            let scale = u128::from(RESOLUTION * DECAY * NSEC_PER_USEC);
-            let timer_us = (scale / 2 + u128::from(delta) * u128::from(data.correction_factor[data.bucket])) / scale;
-            let timer_us = u64::try_from(timer_us).unwrap_or(u64::MAX).min(u64::from(u32::MAX));
+            data.next_timer_ns = next_timer * unit_ns;
+            data.bucket = which_bucket(data.next_timer_ns, nr_iowaiters);
+            let timer_us = corrected_timer_us(next_timer, data.correction_factor[data.bucket], unit_ns);
             predicted_ns = predicted_ns.min(timer_us * NSEC_PER_USEC);
         } else {
             // Timers unknown: assume none without the tick, and the tick
@@ -541,7 +607,10 @@ impl CpuidleGovernor for Menu {
             || ((data.next_timer_ns < states[1].target_residency_ns || latency_req < states[1].exit_latency_ns)
                 && !dev.disabled[0])
         {
-            return Selection { state: enabled_state(dev, 0), stop_tick: !states[0].polling };
+            // Until v5.4 (EraId::MenuQosTickStop) the tick is kept whatever
+            // state 0 is.
+            let stop_tick = form != MenuForm::V4_17 && !states[0].polling;
+            return Selection { state: enabled_state(dev, 0), stop_tick };
         }
 
         // 5. A stopped tick makes a short misprediction costly; a running
@@ -608,6 +677,12 @@ impl CpuidleGovernor for Menu {
                 return Selection { state, stop_tick: true };
             }
             if s.exit_latency_ns > latency_req {
+                if form == MenuForm::V4_17 {
+                    // Until v5.4 (EraId::MenuQosTickStop) the kept state's
+                    // target residency stands in for the prediction, so
+                    // the tick is kept whenever that is under a tick.
+                    predicted_ns = states[kept].target_residency_ns;
+                }
                 break;
             }
             idx = Some(i);
@@ -656,7 +731,7 @@ impl CpuidleGovernor for Menu {
 /// deepest enabled state fitting both. The default floor is the first
 /// non-polling state unless the timer is very near or its exit latency too
 /// high (the "polling_threshold" of the 3.x/4.x menu_select()).
-fn select_v3_15(data: &mut MenuDevice, dev: &IdleDevice<'_>, args: &SelectArgs, loadavg: bool, x86_polling_start: bool) -> Selection {
+fn select_v3_15(data: &mut MenuDevice, dev: &IdleDevice<'_>, args: &SelectArgs, loadavg: bool, x86_polling_start: bool, unit_ns: u64) -> Selection {
     let states = dev.states;
     let nr_iowaiters = args.nr_iowait;
     let mut latency_req = args.latency_req_ns;
@@ -666,12 +741,11 @@ fn select_v3_15(data: &mut MenuDevice, dev: &IdleDevice<'_>, args: &SelectArgs, 
         return Selection { state: enabled_state(dev, 0), stop_tick };
     }
 
-    let next_timer_ns = args.sleep_length_ns.min(KTIME_MAX);
+    let next_timer = next_timer_in_units(args.sleep_length_ns, unit_ns);
+    let next_timer_ns = next_timer * unit_ns;
     data.next_timer_ns = next_timer_ns;
     data.bucket = which_bucket(next_timer_ns, nr_iowaiters);
-    let scale = u128::from(RESOLUTION * DECAY * NSEC_PER_USEC);
-    let timer_us = (scale / 2 + u128::from(next_timer_ns) * u128::from(data.correction_factor[data.bucket])) / scale;
-    let timer_us = u64::try_from(timer_us).unwrap_or(u64::MAX).min(u64::from(u32::MAX));
+    let timer_us = corrected_timer_us(next_timer, data.correction_factor[data.bucket], unit_ns);
     let predicted_ns = (timer_us * NSEC_PER_USEC).min(u64::from(get_typical_interval(data)) * NSEC_PER_USEC);
 
     let mult = if loadavg {
@@ -906,11 +980,97 @@ mod era_tests {
         let mut k = KernelConfig::of(Version::new(4, 16));
         k.set_idle_tick(IdleTick::Governor);
         assert_eq!(MenuForm::of(&k), MenuForm::V4_17);
-        assert_eq!(form(Version::new(5, 9)), MenuForm::V4_17);
+        assert_eq!(form(Version::new(5, 2)), MenuForm::V4_17);
+        assert_eq!(form(Version::new(5, 7)), MenuForm::V5_4);
+        assert_eq!(form(Version::new(5, 9)), MenuForm::V5_4);
         assert_eq!(form(Version::new(6, 8)), MenuForm::V6_6);
         assert_eq!(form(Version::new(6, 13)), MenuForm::V6_13);
         assert_eq!(form(Version::new(6, 12)), MenuForm::V6_6);
         assert_eq!(form(Version::new(6, 18)), MenuForm::V6_18);
+    }
+
+    /// Until v5.4 (EraId::MenuQosTickStop) a walk the latency limit cuts
+    /// keeps the tick: five tasks in iowait cap a 10 ms prediction's exit
+    /// latency at 10000 / 51 = 196 µs, under C8's 200; C7s is kept, and
+    /// v5.2 puts its 800 µs residency in the prediction's place, under a
+    /// tick. From v5.4 the prediction stays 10 ms and the tick stops.
+    #[test]
+    fn a_latency_cut_walk_keeps_the_tick_until_v5_4() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = SelectArgs { nr_iowait: 5, ..args(10 * MS) };
+        assert_eq!(fresh(&dev, MenuForm::V4_17).select(&dev, &a), Selection { state: 5, stop_tick: false });
+        assert_eq!(fresh(&dev, MenuForm::V5_4).select(&dev, &a), Selection { state: 5, stop_tick: true });
+    }
+
+    /// The loop session 15 traced on pgbench-rw (docs/validation.md): idle
+    /// periods of 180 µs to 1 ms, too spread for a pattern, with a 30 ms
+    /// timer. Alone, the factor learns them and C8 (800 µs) is never
+    /// picked. With the kept tick ending every eleventh period, v5.2's
+    /// menu_update() counts each as a 45 ms idle (capped at the timer: a
+    /// ratio of 1), the factor jumps, and the following periods go to C8
+    /// (the kernel's own rule: a test of the mechanism, not of a fix).
+    #[test]
+    fn tick_wakeups_send_spread_short_idles_to_c8_on_v5_2() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = args(30 * MS);
+        let pattern_us = [180, 250, 300, 400, 200, 350, 500, 1000, 220, 280, 600];
+        let run = |tick_every: Option<usize>| {
+            let mut g = fresh(&dev, MenuForm::V4_17);
+            let mut c8 = 0;
+            for k in 0..440 {
+                let sel = g.select(&dev, &a);
+                let got_tick = tick_every.is_some_and(|n| k % n == n - 1);
+                let idle_ns = if got_tick { 2 * MS } else { pattern_us[k % pattern_us.len()] * US };
+                let residency_ns = idle_ns + states[sel.state].exit_latency_ns;
+                g.reflect(&dev, &Reflection { state: sel.state, residency_ns, poll_time_limit: false, got_tick });
+                if k >= 110 && sel.state == 6 {
+                    c8 += 1;
+                }
+            }
+            c8
+        };
+        assert_eq!(run(None), 0);
+        // Ten periods of 7/8 decay do not bring the factor back under
+        // C8's 800 µs: nearly every period goes deep.
+        let with_ticks = run(Some(11));
+        assert!(with_ticks > 300, "{with_ticks} of 330 periods in C8");
+    }
+
+    /// Until v5.4 state 0 taken upfront (the next timer before state 1
+    /// pays off) keeps the tick even when it does not poll (an Arm WFI).
+    #[test]
+    fn state_0_upfront_keeps_the_tick_until_v5_4() {
+        let states = vec![state("WFI", 1, 1, false), state("CPU_OFF", 100, 500, false)];
+        let disabled = [false; 2];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let a = args(300 * US);
+        assert_eq!(fresh(&dev, MenuForm::V4_17).select(&dev, &a), Selection { state: 0, stop_tick: false });
+        assert_eq!(fresh(&dev, MenuForm::V5_4).select(&dev, &a), Selection { state: 0, stop_tick: true });
+    }
+
+    /// Before v5.5 menu keeps its times in µs, truncating each one it reads
+    /// (EraId::LadderNs): a 2000.6 µs sleep length is 2000 µs, and a
+    /// 500.999 µs residency in C1 (2 µs exit latency) against a 1000.999 µs
+    /// timer adds 1024 × 498 / 1000 = 509 to the factor, where v5.7's ns
+    /// arithmetic adds 1024 × 498999 / 1000999 = 510.
+    #[test]
+    fn microseconds_until_v5_5() {
+        let states = skylake();
+        let disabled = [false; 7];
+        let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
+        let factor = |form| {
+            let mut g = fresh(&dev, form);
+            g.select(&dev, &args(1_000_999));
+            g.reflect(&dev, &Reflection { state: 1, residency_ns: 500_999, poll_time_limit: false, got_tick: false });
+            g.select(&dev, &args(2_000_600));
+            (g.devices[0].correction_factor[which_bucket(MS, 0)], g.devices[0].next_timer_ns)
+        };
+        assert_eq!(factor(MenuForm::V4_17), (8192 - 1024 + 509, 2_000_000));
+        assert_eq!(factor(MenuForm::V5_4), (8192 - 1024 + 510, 2_000_600));
     }
 
     /// From v6.15 (8de7606f0fe2) an outlier below the mean is dropped as

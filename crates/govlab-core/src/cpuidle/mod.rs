@@ -47,8 +47,9 @@ pub struct SelectArgs {
     /// Time to the next timer event if the tick were stopped
     /// (tick_nohz_get_sleep_length).
     pub sleep_length_ns: u64,
-    /// Time to the next event if the tick is kept: the next tick or the next
-    /// timer, whichever comes first (delta_tick).
+    /// Time to the next programmed event (delta_tick, the kernel's
+    /// delta_next): the next tick or the next timer, whichever comes first;
+    /// with the tick already stopped, the next timer.
     pub delta_tick_ns: u64,
     /// Latency limit (PM QoS), ns; 0 means "poll only".
     pub latency_req_ns: u64,

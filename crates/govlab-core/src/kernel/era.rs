@@ -49,6 +49,7 @@ pub enum EraId {
     EasUclamp,
     PeltTracepoints,
     Haltpoll,
+    MenuQosTickStop,
     EasPdDelta,
     LadderNs,
     FindIdlestGroupRework,
@@ -481,6 +482,16 @@ pub const ERAS: [Era; EraId::COUNT] = [
         status: EraStatus::Modelled,
     },
     Era {
+        id: EraId::MenuQosTickStop,
+        name: "menu_qos_tick_stop",
+        first: Version::new(5, 4),
+        first_confirmed: true,
+        commit: "hash not found",
+        subject: "cpuidle: menu: Allow tick to be stopped if PM QoS is used",
+        description: "menu's selection loop stopping at a state over the latency limit leaves the prediction alone, and state 0 taken upfront stops the tick unless it polls (before: the prediction became the kept state's target residency, so a prediction over a tick still kept the tick when the limit cut the walk, and state 0 upfront always kept the tick)",
+        status: EraStatus::Modelled,
+    },
+    Era {
         id: EraId::EasPdDelta,
         name: "eas_pd_delta",
         first: Version::new(5, 4),
@@ -497,7 +508,7 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: false,
         commit: "hash not found",
         subject: "cpuidle: Use nanoseconds as the unit of time",
-        description: "ladder compares residency minus exit latency, an s64 in ns, with u64 promotion/demotion times: a residency under the exit latency reads as huge and promotes (before: int microseconds, signed compare)",
+        description: "ladder compares residency minus exit latency, an s64 in ns, with u64 promotion/demotion times: a residency under the exit latency reads as huge and promotes (before: int microseconds, signed compare); menu predicts and learns in ns (before: unsigned microseconds, each time truncated where it is read)",
         status: EraStatus::Modelled,
     },
     Era {

@@ -84,10 +84,15 @@ impl Engine {
         // The next timer, the housekeeping's included (machine/housekeeping.rs).
         let next_timer = rq.timers.first().map_or(u64::MAX, |&(t, _)| t).min(self.hk.next_ns[cpu]);
         let sleep_length_ns = next_timer.saturating_sub(now);
+        // tick_nohz_get_sleep_length()'s delta_next: the time to the next
+        // programmed event, the tick's or an earlier timer's; with the tick
+        // stopped the next timer itself (v5.2 and v6.8
+        // kernel/time/tick-sched.c: dev->next_event - now).
+        let delta_tick_ns = if rq.tick_stopped { sleep_length_ns } else { ((now / tick + 1) * tick - now).min(sleep_length_ns) };
         let args = SelectArgs {
             now_ns: now,
             sleep_length_ns,
-            delta_tick_ns: ((now / tick + 1) * tick - now).min(sleep_length_ns),
+            delta_tick_ns,
             latency_req_ns: self.tun.latency_req_ns,
             tick_stopped: rq.tick_stopped,
             tick_ns: tick,

@@ -68,7 +68,63 @@ fn menu_form_follows_the_version() {
     };
     assert_eq!(form("3.15"), "v3.15");
     assert_eq!(form("4.16"), "v3.15 without the load term (v4.12)");
-    assert_eq!(form("5.7"), "v4.17");
+    assert_eq!(form("5.2"), "v4.17");
+    assert_eq!(form("5.7"), "v5.4");
     assert_eq!(form("6.8"), "v6.6");
     assert_eq!(form("6.12"), "v6.6");
+}
+
+/// Always the deepest enabled state with the tick stopped; records each
+/// select's sleep length and delta_tick when the tick was already stopped.
+struct DeepRecorder(std::sync::Arc<std::sync::Mutex<Vec<(u64, u64)>>>);
+
+impl govlab_core::cpuidle::CpuidleGovernor for DeepRecorder {
+    fn name(&self) -> &'static str {
+        "deep-recorder"
+    }
+    fn enable(&mut self, _dev: &govlab_core::cpuidle::IdleDevice<'_>) {}
+    fn select(&mut self, dev: &govlab_core::cpuidle::IdleDevice<'_>, args: &govlab_core::cpuidle::SelectArgs) -> govlab_core::cpuidle::Selection {
+        if args.tick_stopped {
+            self.0.lock().unwrap().push((args.sleep_length_ns, args.delta_tick_ns));
+        }
+        let state = (0..dev.states.len()).rev().find(|&i| !dev.disabled[i]).unwrap_or(0);
+        govlab_core::cpuidle::Selection { state, stop_tick: true }
+    }
+    fn reflect(&mut self, _dev: &govlab_core::cpuidle::IdleDevice<'_>, _r: &govlab_core::cpuidle::Reflection) {}
+    fn tunables(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// With the tick already stopped, the governor's delta_tick is the next
+/// timer, as the kernel's delta_next is (dev->next_event - now, v5.2 and
+/// v6.8 tick_nohz_get_sleep_length()): no tick is programmed. An idle
+/// POWER8 whose housekeeping wakes CPUs every 4 s re-enters idle with the
+/// tick stopped; its next timer is seconds away, not the next tick
+/// boundary. (Menu's stopped-tick branch compares fastsleep's 300 ms
+/// target residency with it.)
+#[test]
+fn delta_tick_is_the_next_timer_once_the_tick_is_stopped() {
+    use govlab_core::external::{ExternalGovernors, EXTERNAL};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = std::sync::Arc::clone(&seen);
+    let ext = ExternalGovernors {
+        cpufreq: None,
+        cpuidle: Some(Box::new(move |_| Ok(Box::new(DeepRecorder(s)) as Box<dyn govlab_core::cpuidle::CpuidleGovernor>))),
+    };
+    let cfg = RunConfig {
+        platform: Spec::parse("power8", "platform").unwrap(),
+        kernel: Spec::parse("6.8", "kernel").unwrap(),
+        workload: Spec::parse("idle", "workload").unwrap(),
+        cpufreq: Spec::parse("performance", "cpufreq").unwrap(),
+        cpuidle: Spec::new(EXTERNAL),
+        duration_ns: 10_000_000_000,
+        seed: 1,
+        interval_ns: None,
+    };
+    cfg.run_with(ext, None, None).unwrap();
+    let seen = seen.lock().unwrap();
+    assert!(!seen.is_empty(), "no select with the tick stopped");
+    assert!(seen.iter().all(|&(sleep, delta)| delta == sleep), "{:?}", &seen[..seen.len().min(5)]);
+    assert!(seen.iter().any(|&(sleep, _)| sleep > 4_000_000), "every sleep length under a tick");
 }
