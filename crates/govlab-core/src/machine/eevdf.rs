@@ -385,7 +385,7 @@ impl Engine {
         self.tasks[t].wake_pending = true;
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];
-            tr.sched_wakeup(self.now, waker_cpu, irq, &tk.comm, tk.pid, cpu, false);
+            tr.sched_wakeup(self.now, waker_cpu, irq, &tk.comm, tk.pid, tk.prio(), cpu, false);
         }
         self.requeue_delayed_entity(cpu, t);
         if self.rqs[cpu].curr != Some(t) {

@@ -237,6 +237,7 @@ impl Engine {
             affinity,
             weight,
             nice_weight: weight,
+            nice: spec.nice,
             idle_policy: false,
             class: crate::sched::rt::Class::Fair,
             rt: super::rq::RtEntity::default(),
@@ -690,7 +691,7 @@ impl Engine {
         self.release_sched_attr(t);
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];
-            tr.sched_process_exit(self.now, cpu, &tk.comm, tk.pid);
+            tr.sched_process_exit(self.now, cpu, &tk.comm, tk.pid, tk.prio());
         }
         self.live_tasks -= 1;
         if let Some(p) = self.tasks[t].parent {

@@ -674,7 +674,7 @@ impl Engine {
         if let Some(t) = self.trace.as_mut() {
             let p = prev.map(|p| &self.tasks[p]);
             let n = next.map(|n| &self.tasks[n]);
-            t.sched_switch(self.now, cpu, p.map(|p| (&*p.comm, p.pid, p.state)), n.map(|n| (&*n.comm, n.pid)));
+            t.sched_switch(self.now, cpu, p.map(|p| (&*p.comm, p.pid, p.prio(), p.state)), n.map(|n| (&*n.comm, n.pid, n.prio())));
         }
         let was_busy = prev.is_some();
         let rq = &mut self.rqs[cpu];

@@ -528,7 +528,7 @@ impl Engine {
         }
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];
-            tr.sched_wakeup(self.now, parent_cpu, irq, &tk.comm, tk.pid, cpu, true);
+            tr.sched_wakeup(self.now, parent_cpu, irq, &tk.comm, tk.pid, tk.prio(), cpu, true);
         }
         // wake_up_new_task() enqueues the child from the parent's CPU
         // (activate_task on the chosen runqueue, no wake list, on every

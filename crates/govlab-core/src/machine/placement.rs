@@ -382,7 +382,7 @@ impl Engine {
         self.tasks[t].wake_pending = true;
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];
-            tr.sched_wakeup(self.now, waker_cpu, irq, &tk.comm, tk.pid, target, false);
+            tr.sched_wakeup(self.now, waker_cpu, irq, &tk.comm, tk.pid, tk.prio(), target, false);
         }
         if target != prev {
             self.migrate_sleeping(t, prev, target);
@@ -437,7 +437,7 @@ impl Engine {
         self.tasks[t].vruntime = self.tasks[t].vruntime.saturating_sub(min_v);
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[t];
-            tr.sched_migrate_task(self.now, from, &tk.comm, tk.pid, from, to);
+            tr.sched_migrate_task(self.now, from, &tk.comm, tk.pid, tk.prio(), from, to);
         }
         self.enqueue_task(to, t, EnqueueKind::Migrate);
         self.hook_this_cpu = None;

@@ -31,6 +31,8 @@ pub struct Task {
     pub weight: u64,
     /// The nice level's weight (sched_prio_to_weight), or SCHED_IDLE's.
     pub nice_weight: u64,
+    /// The nice level, -20..=19 (static_prio − DEFAULT_PRIO).
+    pub nice: i32,
     /// SCHED_IDLE (task_has_idle_policy()).
     pub idle_policy: bool,
     /// Scheduling class (rt.rs, deadline.rs) and its parameters.
@@ -106,6 +108,22 @@ pub struct Task {
     pub interp_epoch: u32,
     /// Its record of the tasks it woke, for wake_wide() (placement.rs).
     pub wakee: Wakee,
+}
+
+impl Task {
+    /// The kernel's `p->prio`, which sched tracepoints print: `normal_prio`
+    /// (kernel/sched/core.c `__normal_prio`, v6.8; priority inheritance is
+    /// not modelled): −1 (MAX_DL_PRIO − 1) for SCHED_DEADLINE, the RT prio
+    /// 0..=98 for SCHED_FIFO/RR, otherwise `NICE_TO_PRIO(nice)`, 120 + nice
+    /// (include/linux/sched/prio.h), SCHED_IDLE included.
+    #[must_use]
+    pub fn prio(&self) -> i32 {
+        match self.class {
+            Class::Deadline => -1,
+            Class::Rt => self.rt.prio as i32,
+            Class::Fair => crate::sched::DEFAULT_PRIO + self.nice,
+        }
+    }
 }
 
 /// What a waker remembers of its wakees (struct task_struct's

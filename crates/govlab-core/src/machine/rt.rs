@@ -656,7 +656,7 @@ impl Engine {
         self.dequeue_task_rt_dl(cpu, next, false);
         if let Some(tr) = self.trace.as_mut() {
             let tk = &self.tasks[next];
-            tr.sched_migrate_task(self.now, cpu, &tk.comm, tk.pid, cpu, dst);
+            tr.sched_migrate_task(self.now, cpu, &tk.comm, tk.pid, tk.prio(), cpu, dst);
         }
         self.enqueue_task_rt_dl(dst, next);
         self.hook_this_cpu = None;
@@ -692,7 +692,7 @@ impl Engine {
             self.dequeue_task_rt_dl(src, t, false);
             if let Some(tr) = self.trace.as_mut() {
                 let tk = &self.tasks[t];
-                tr.sched_migrate_task(self.now, cpu, &tk.comm, tk.pid, src, cpu);
+                tr.sched_migrate_task(self.now, cpu, &tk.comm, tk.pid, tk.prio(), src, cpu);
             }
             self.enqueue_task_rt_dl(cpu, t);
             self.hook_this_cpu = None;

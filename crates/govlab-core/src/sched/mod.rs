@@ -56,6 +56,10 @@ const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
     1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
 ];
 
+/// DEFAULT_PRIO (include/linux/sched/prio.h, v6.8): the `prio` of a nice-0
+/// fair task; nice n is DEFAULT_PRIO + n (`NICE_TO_PRIO`).
+pub const DEFAULT_PRIO: i32 = 120;
+
 /// The load weight of a SCHED_IDLE task, WEIGHT_IDLEPRIO (kernel/sched/sched.h,
 /// v6.8; set_load_weight() in kernel/sched/core.c), below nice 19's 15.
 pub const WEIGHT_IDLEPRIO: u64 = 3;

@@ -107,8 +107,10 @@ fn one_line(s: &str) -> String {
 }
 
 const IDLE: (&str, u32) = ("<idle>", 0);
-/// The priority every task has (nice 0), as ftrace prints it.
-const PRIO: i32 = 120;
+/// The idle task's `prio` as sched_switch prints it: init_task's
+/// (init/init_task.c, v6.8: `MAX_PRIO - 20`), which `fork_idle` copies
+/// to each CPU's swapper/N.
+const IDLE_PRIO: i32 = crate::sched::DEFAULT_PRIO;
 
 impl TraceWriter {
     /// A trace of `nr_cpus` CPUs to `to`, its header saying `meta`
@@ -170,48 +172,51 @@ impl TraceWriter {
         }
     }
 
-    pub fn sched_switch(&mut self, ts: u64, cpu: usize, prev: Option<(&str, u32, TaskState)>, next: Option<(&str, u32)>) {
+    /// `prev` and `next` are (comm, pid, prio[, state]); None is the idle
+    /// task. Each prio is the task's `p->prio` (machine's `Task::prio`).
+    #[allow(clippy::type_complexity)]
+    pub fn sched_switch(&mut self, ts: u64, cpu: usize, prev: Option<(&str, u32, i32, TaskState)>, next: Option<(&str, u32, i32)>) {
         match &mut self.sink {
             Sink::File(f) => {
                 let idle_name = format!("swapper/{cpu}");
-                let (pc, pp, state) = match prev {
-                    Some((c, p, s)) => (c, p, prev_state(s)),
-                    None => (idle_name.as_str(), 0, "R"),
+                let (pc, pp, pprio, state) = match prev {
+                    Some((c, p, prio, s)) => (c, p, prio, prev_state(s)),
+                    None => (idle_name.as_str(), 0, IDLE_PRIO, "R"),
                 };
-                let (nc, np) = next.unwrap_or((idle_name.as_str(), 0));
+                let (nc, np, nprio) = next.unwrap_or((idle_name.as_str(), 0, IDLE_PRIO));
                 f.emit(
                     ts,
                     cpu,
                     0,
                     "sched_switch",
                     format_args!(
-                        "prev_comm={pc} prev_pid={pp} prev_prio=120 prev_state={state} ==> next_comm={nc} next_pid={np} next_prio=120"
+                        "prev_comm={pc} prev_pid={pp} prev_prio={pprio} prev_state={state} ==> next_comm={nc} next_pid={np} next_prio={nprio}"
                     ),
                 );
                 f.current[cpu] = match next {
-                    Some((c, p)) => (c.to_string(), p),
+                    Some((c, p, _)) => (c.to_string(), p),
                     None => (IDLE.0.to_string(), IDLE.1),
                 };
             }
             Sink::Memory(m) => {
                 let swapper = || format!("swapper/{cpu}");
-                let (prev_comm, prev_pid, state) = match prev {
-                    Some((c, p, s)) => (m.comms.get_str(c), p, prev_state(s)),
-                    None => (m.comms.get_str(&swapper()), 0, "R"),
+                let (prev_comm, prev_pid, prev_prio, state) = match prev {
+                    Some((c, p, prio, s)) => (m.comms.get_str(c), p, prio, prev_state(s)),
+                    None => (m.comms.get_str(&swapper()), 0, IDLE_PRIO, "R"),
                 };
-                let (next_comm, next_pid) = match next {
-                    Some((c, p)) => (m.comms.get_str(c), p),
-                    None => (m.comms.get_str(&swapper()), 0),
+                let (next_comm, next_pid, next_prio) = match next {
+                    Some((c, p, prio)) => (m.comms.get_str(c), p, prio),
+                    None => (m.comms.get_str(&swapper()), 0, IDLE_PRIO),
                 };
                 let prev_state = PrevState::from_letters(state).unwrap_or(PrevState::RUNNING);
                 let kind = EventKind::SchedSwitch(SchedSwitch {
                     prev_comm,
                     prev_pid: prev_pid as i32,
-                    prev_prio: PRIO,
+                    prev_prio,
                     prev_state,
                     next_comm: next_comm.clone(),
                     next_pid: next_pid as i32,
-                    next_prio: PRIO,
+                    next_prio,
                 });
                 m.push(ts, cpu, 0, kind);
                 m.current[cpu] = if next.is_some() { (next_comm, next_pid as i32) } else { (m.idle.clone(), 0) };
@@ -220,44 +225,46 @@ impl TraceWriter {
     }
 
     /// A wakeup raised on `cpu`; `irq` is the context it was raised in
-    /// (0 by the running task, `TRACE_FLAG_HARDIRQ`, `TRACE_FLAG_SOFTIRQ`).
+    /// (0 by the running task, `TRACE_FLAG_HARDIRQ`, `TRACE_FLAG_SOFTIRQ`);
+    /// `prio` is the woken task's `p->prio`.
     #[allow(clippy::too_many_arguments)]
-    pub fn sched_wakeup(&mut self, ts: u64, cpu: usize, irq: u8, comm: &str, pid: u32, target: usize, new: bool) {
+    pub fn sched_wakeup(&mut self, ts: u64, cpu: usize, irq: u8, comm: &str, pid: u32, prio: i32, target: usize, new: bool) {
         match &mut self.sink {
             Sink::File(f) => {
                 let ev = if new { "sched_wakeup_new" } else { "sched_wakeup" };
-                f.emit(ts, cpu, irq, ev, format_args!("comm={comm} pid={pid} prio=120 target_cpu={target:03}"));
+                f.emit(ts, cpu, irq, ev, format_args!("comm={comm} pid={pid} prio={prio} target_cpu={target:03}"));
             }
             Sink::Memory(m) => {
                 let comm = m.comms.get_str(comm);
-                m.push(ts, cpu, irq, EventKind::SchedWakeup { comm, pid: pid as i32, prio: PRIO, target_cpu: target as u32, new });
+                m.push(ts, cpu, irq, EventKind::SchedWakeup { comm, pid: pid as i32, prio, target_cpu: target as u32, new });
             }
         }
     }
 
-    pub fn sched_migrate_task(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32, from: usize, to: usize) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn sched_migrate_task(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32, prio: i32, from: usize, to: usize) {
         match &mut self.sink {
             Sink::File(f) => f.emit(
                 ts,
                 cpu,
                 0,
                 "sched_migrate_task",
-                format_args!("comm={comm} pid={pid} prio=120 orig_cpu={from} dest_cpu={to}"),
+                format_args!("comm={comm} pid={pid} prio={prio} orig_cpu={from} dest_cpu={to}"),
             ),
             Sink::Memory(m) => {
                 let comm = m.comms.get_str(comm);
-                let kind = EventKind::SchedMigrateTask { comm, pid: pid as i32, prio: PRIO, orig_cpu: from as u32, dest_cpu: to as u32 };
+                let kind = EventKind::SchedMigrateTask { comm, pid: pid as i32, prio, orig_cpu: from as u32, dest_cpu: to as u32 };
                 m.push(ts, cpu, 0, kind);
             }
         }
     }
 
-    pub fn sched_process_exit(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32) {
+    pub fn sched_process_exit(&mut self, ts: u64, cpu: usize, comm: &str, pid: u32, prio: i32) {
         match &mut self.sink {
-            Sink::File(f) => f.emit(ts, cpu, 0, "sched_process_exit", format_args!("comm={comm} pid={pid} prio=120")),
+            Sink::File(f) => f.emit(ts, cpu, 0, "sched_process_exit", format_args!("comm={comm} pid={pid} prio={prio}")),
             Sink::Memory(m) => {
                 let comm = m.comms.get_str(comm);
-                m.push(ts, cpu, 0, EventKind::SchedProcessExit { comm, pid: pid as i32, prio: PRIO });
+                m.push(ts, cpu, 0, EventKind::SchedProcessExit { comm, pid: pid as i32, prio });
             }
         }
     }

@@ -15,6 +15,7 @@ mod trace_roundtrip;
 mod trace_memory;
 mod trace_replay;
 mod trace_header;
+mod trace_prio;
 mod traces;
 mod capacity;
 mod recorded_platforms;
