@@ -9,7 +9,8 @@ use govlab_core::params::Spec;
 use govlab_core::trace::dat_writer::write_dat;
 use govlab_core::trace::replay::{tasks, workload, Wakeups};
 use govlab_core::trace::{read_path, EventKind, Trace};
-use govlab_core::workload::SchedPolicy;
+use govlab_core::sim::rng::{Rng, Stream};
+use govlab_core::workload::{SchedPolicy, Workload};
 
 use crate::fixtures::temp_file;
 
@@ -98,10 +99,12 @@ fn a_round_trip_through_the_replay_keeps_each_tasks_class() {
     let (_, memory) = cfg.run_trace(None).unwrap();
     let dat = txt.with_file_name("run.dat");
     write_dat(&memory, &dat).unwrap();
+    let plat = govlab_core::platform::load_named(&cfg.platform).unwrap();
     for path in [&txt, &dat] {
         let trace = read_path(path).unwrap();
         let all = tasks(&trace, 3_500_000, None, Wakeups::Follow);
-        let setup = workload(&all, "run", true, cfg.duration_ns).unwrap().setup;
+        let w = workload(&all, "run", true, cfg.duration_ns).unwrap();
+        let setup = w.setup(&plat, &mut Rng::new(1, Stream::Workload)).unwrap();
         let class = |prefix: &str| {
             let of: Vec<_> = setup.tasks.iter().filter(|s| s.comm.starts_with(prefix)).map(|s| (s.sched.policy, s.sched.rt_priority, s.nice)).collect();
             assert!(!of.is_empty(), "{}: no {prefix} task replayed", path.display());
