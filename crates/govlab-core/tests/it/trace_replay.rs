@@ -226,10 +226,10 @@ fn a_big_task_asleep_at_the_start_wakes_on_a_cpu_it_fits_under_eas() {
 /// which CPU the task `s` (pid 11) first ran, ns from the start.
 fn first_run_of_s(text: &str, kernel: &str) -> (u64, u32) {
     use govlab_core::trace::{read_path, replay as rp, EventKind};
-    let dir = std::env::temp_dir().join(format!("govlab-replay-asleep-{}-{}", std::process::id(), kernel.replace([':', '=', ','], "-")));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (rec, out) = (dir.join("rec.txt"), dir.join("replay.txt"));
-    std::fs::write(&rec, text).unwrap();
+    // A directory of its own per call: two tests replay under the same
+    // kernel at once.
+    let rec = crate::fixtures::temp_file("rec.txt", text);
+    let out = rec.with_file_name("replay.txt");
     let trace = read_path(&rec).unwrap();
     let mut cfg = config("juno-r0");
     let p = govlab_core::platform::load_named(&cfg.platform).unwrap();
@@ -239,7 +239,7 @@ fn first_run_of_s(text: &str, kernel: &str) -> (u64, u32) {
     cfg.kernel = Spec::parse(kernel, "kernel").unwrap();
     cfg.run_workload(Box::new(w), Some(&out), None).unwrap();
     let replayed = read_path(&out).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(rec.parent().unwrap()).unwrap();
     let (t0, _) = replayed.span_ns();
     replayed
         .events
