@@ -62,17 +62,24 @@ fn prios(trace: &Trace) -> BTreeMap<String, Vec<i32>> {
     out
 }
 
-/// The text, the memory trace and a `.dat` of it all give each task its
-/// kernel prio: 49 for SCHED_FIFO 50, 125 for nice 5, 120 for nice 0 and
-/// the idle task, −1 for SCHED_DEADLINE.
-#[test]
-fn a_runs_trace_prints_each_tasks_prio() {
+/// The run of `config()` traced three ways: to a text file, in memory,
+/// and that memory trace written as a `.dat` beside the text.
+fn traced_run() -> (RunConfig, std::path::PathBuf, Trace, std::path::PathBuf) {
     let cfg = config();
     let txt = temp_file("run.txt", "");
     cfg.run(Some(&txt), None).unwrap();
     let (_, memory) = cfg.run_trace(None).unwrap();
     let dat = txt.with_file_name("run.dat");
     write_dat(&memory, &dat).unwrap();
+    (cfg, txt, memory, dat)
+}
+
+/// The text, the memory trace and a `.dat` of it all give each task its
+/// kernel prio: 49 for SCHED_FIFO 50, 125 for nice 5, 120 for nice 0 and
+/// the idle task, −1 for SCHED_DEADLINE.
+#[test]
+fn a_runs_trace_prints_each_tasks_prio() {
+    let (cfg, txt, memory, dat) = traced_run();
     for (what, trace) in [("text", read_path(&txt).unwrap()), ("memory", memory.clone()), ("dat", read_path(&dat).unwrap())] {
         let p = prios(&trace);
         let of = |prefix: &str| -> Vec<i32> {
@@ -93,12 +100,7 @@ fn a_runs_trace_prints_each_tasks_prio() {
 /// SCHED_FIFO 50 again and the niced one nice 5 (the replay's `class_of`).
 #[test]
 fn a_round_trip_through_the_replay_keeps_each_tasks_class() {
-    let cfg = config();
-    let txt = temp_file("run.txt", "");
-    cfg.run(Some(&txt), None).unwrap();
-    let (_, memory) = cfg.run_trace(None).unwrap();
-    let dat = txt.with_file_name("run.dat");
-    write_dat(&memory, &dat).unwrap();
+    let (cfg, txt, memory, dat) = traced_run();
     let plat = govlab_core::platform::load_named(&cfg.platform).unwrap();
     for path in [&txt, &dat] {
         let trace = read_path(path).unwrap();
