@@ -79,7 +79,7 @@ fn traced_run() -> (RunConfig, std::path::PathBuf, Trace, std::path::PathBuf) {
 /// the idle task, −1 for SCHED_DEADLINE.
 #[test]
 fn a_runs_trace_prints_each_tasks_prio() {
-    let (cfg, txt, memory, dat) = traced_run();
+    let (_, txt, memory, dat) = traced_run();
     for (what, trace) in [("text", read_path(&txt).unwrap()), ("memory", memory.clone()), ("dat", read_path(&dat).unwrap())] {
         let p = prios(&trace);
         let of = |prefix: &str| -> Vec<i32> {
@@ -100,7 +100,7 @@ fn a_runs_trace_prints_each_tasks_prio() {
 /// SCHED_FIFO 50 again and the niced one nice 5 (the replay's `class_of`).
 #[test]
 fn a_round_trip_through_the_replay_keeps_each_tasks_class() {
-    let (cfg, txt, memory, dat) = traced_run();
+    let (cfg, txt, _, dat) = traced_run();
     let plat = govlab_core::platform::load_named(&cfg.platform).unwrap();
     for path in [&txt, &dat] {
         let trace = read_path(path).unwrap();
