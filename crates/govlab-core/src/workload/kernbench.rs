@@ -42,8 +42,13 @@
 //! a directory (jobs are independent here), the `-pipe` data flow between
 //! cc1 and as (they run one after the other, as without `-pipe`), exec
 //! balancing (v6.8's `sched_exec` keeps a task whose CPU has nothing else
-//! queued, see `machine/fork.rs`), and modules (the target is vmlinux
-//! only).
+//! queued, see `machine/fork.rs`), modules (the target is vmlinux only),
+//! the rest of Kbuild's per-object recipe (`rule_cc_o_c` in
+//! scripts/Makefile.build, v5.2: the `sh -c` around gcc, then fixdep, rm
+//! and objtool, each a new task), and the processes of the serial phases
+//! (the preparation's scripts, link-vmlinux.sh's ld, nm and kallsyms
+//! steps), which run here as the make task's own CPU time; their lengths
+//! are not measured (docs/validation.md §6, session 16).
 
 use super::{
     Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo,
