@@ -80,6 +80,7 @@ pub enum EraId {
     IoUringIowait,
     SchedutilRunnableBoost,
     ItmtSmtSamePrio,
+    EasUtilEstUnboosted,
     Eevdf,
     EevdfLagPlacement,
     EevdfRunToParity,
@@ -778,7 +779,7 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: false,
         commit: "7d0583cf9ec7",
         subject: "sched/fair, cpufreq: Introduce 'runnable boosting'",
-        description: "schedutil reads cpu_util_cfs_boost: the runqueue's runnable_avg raises the utilisation it asks for, so tasks waiting for the CPU ask for more (before: util_avg and util_est only). Its uses in load balancing and EAS are not modelled",
+        description: "schedutil reads cpu_util_cfs_boost: the runqueue's runnable_avg raises the utilisation it asks for, so tasks waiting for the CPU ask for more (before: util_avg and util_est only); EAS's busiest-CPU estimate (eenv_pd_max_util) reads cpu_util(cpu, p, dst, 1) likewise, runnable_avg raising util_avg and util_est. Its use in load balancing (migrate_util) is not modelled",
         status: EraStatus::Modelled,
     },
     Era {
@@ -789,6 +790,16 @@ pub const ERAS: [Era; EraId::COUNT] = [
         commit: "046a5a95c3b0",
         subject: "x86/sched/itmt: Give all SMT siblings of a core the same priority",
         description: "every SMT sibling of a core has the core's ITMT priority, there is no asym packing inside a core (995998ebdebd), and asym packing moves a task only from a core with one busy thread to a wholly idle core (eefefa716c9f) (before: the n-th sibling's priority is the core's x threads / n^2, so a P-core's second thread ranks below an E-core, and any idle CPU of higher priority pulls)",
+        status: EraStatus::Modelled,
+    },
+    Era {
+        id: EraId::EasUtilEstUnboosted,
+        name: "eas_util_est_unboosted",
+        first: Version::new(6, 6),
+        first_confirmed: false,
+        commit: "c2e164ac33f7",
+        subject: "sched/fair: remove util_est boosting",
+        description: "cpu_util(..., boost) no longer raises the runqueue's util_est to its runnable_avg: only util_avg is boosted, so EAS's busiest-CPU estimate with the waking task no longer counts its blocked runnable contribution besides its util_est (v6.5: both boosted)",
         status: EraStatus::Modelled,
     },
     Era {

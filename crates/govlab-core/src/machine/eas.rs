@@ -40,21 +40,22 @@
 //!    - v6.0 (b812fc9768e0, 3e8c6c9aac42): no margin; the domain's busy
 //!      time (capped at its capacity) and the task's are kept apart; v6.2
 //!      ranks candidates by util_fits_cpu (fits, or fits but below its
-//!      util_min); v6.8 (9c0b4bb7f630) adds schedutil's headroom and the
-//!      clamps to the busiest CPU before the model.
+//!      util_min); v6.5 (7d0583cf9ec7) lets the busiest CPU's
+//!      runnable_avg raise its utilisation, as schedutil does (util_est too
+//!      until v6.6, c2e164ac33f7); v6.8 (9c0b4bb7f630) adds schedutil's
+//!      headroom and the clamps to the busiest CPU before the model.
 //!
 //! Left out: thermal pressure and RT/IRQ pressure on capacity
-//! (capacity_of is the CPU's capacity, as in `capacity.rs`), the
-//! runnable boost of v6.8's eenv_pd_max_util (govlab's schedutil reads no
-//! runnable boost either), EM_MAX_COMPLEXITY (the boards are small), the
-//! kernel's balance interval for clearing overutilized (recomputed at every
-//! balance pass here), wake_affine and WF_CURRENT_CPU, and v5.x's memory of
+//! (capacity_of is the CPU's capacity, as in `capacity.rs`),
+//! EM_MAX_COMPLEXITY (the boards are small), the kernel's balance interval
+//! for clearing overutilized (recomputed at every balance pass here),
+//! wake_affine and WF_CURRENT_CPU, and v5.x's memory of
 //! an idle runqueue's last util_max (UCLAMP_FLAG_IDLE: an idle runqueue has
 //! the waking task's clamps here).
 
 use super::Engine;
 use crate::cpufreq::CpufreqGovernor;
-use crate::kernel::KernelConfig;
+use crate::kernel::{EraId, KernelConfig};
 use crate::platform::{CpuId, Platform};
 use crate::sched::capacity::util_fits_cpu;
 use crate::sched::energy_model::{self, PerfDomain, PowerUnit};
@@ -80,6 +81,17 @@ pub(crate) struct Eas {
     fits_uclamp: bool,
     util_fits_cpu: bool,
     headroom_in_sugov: bool,
+    max_util_boost: Boost,
+}
+
+/// What cpu_util()'s `boost` argument raises to the runqueue's
+/// runnable_avg: nothing before v6.5; util_avg and util_est in v6.5
+/// (7d0583cf9ec7); util_avg alone from v6.6 (c2e164ac33f7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Boost {
+    None,
+    UtilAndEst,
+    Util,
 }
 
 impl Eas {
@@ -100,6 +112,13 @@ impl Eas {
             fits_uclamp: kernel.eas_fits_uclamp(),
             util_fits_cpu: kernel.util_fits_cpu(),
             headroom_in_sugov: kernel.eas_headroom_in_sugov(),
+            max_util_boost: if !kernel.has(EraId::SchedutilRunnableBoost) {
+                Boost::None
+            } else if kernel.has(EraId::EasUtilEstUnboosted) {
+                Boost::Util
+            } else {
+                Boost::UtilAndEst
+            },
         })
     }
 }
@@ -220,11 +239,14 @@ impl Engine {
         }
     }
 
-    /// cpu_util_next() (v5.0) / cpu_util(cpu, p, dst, 0) (v6.8): CPU
-    /// `cpu`'s CFS utilisation if `p` ran on `dst` (None: nowhere).
-    fn cpu_util_next(&self, cpu: CpuId, p: &Waking, dst: Option<CpuId>) -> u64 {
+    /// cpu_util_next() (v5.0) / cpu_util(cpu, p, dst, boost) (v6.8): CPU
+    /// `cpu`'s CFS utilisation if `p` ran on `dst` (None: nowhere); a
+    /// `boost` lets the runqueue's runnable_avg raise it first, as
+    /// schedutil's own reading does (cpu_util_cfs_boost).
+    fn cpu_util_next(&self, cpu: CpuId, p: &Waking, dst: Option<CpuId>, boost: Boost) -> u64 {
         let cfs = &self.rqs[cpu].cfs;
-        let mut util = cfs.avg.util_avg;
+        let runnable = if boost == Boost::None { 0 } else { cfs.avg.runnable_avg };
+        let mut util = cfs.avg.util_avg.max(runnable);
         if p.cpu == cpu && dst != Some(cpu) {
             util = util.saturating_sub(p.util);
         } else if p.cpu != cpu && dst == Some(cpu) {
@@ -232,6 +254,9 @@ impl Engine {
         }
         if self.util_est {
             let mut est = u64::from(cfs.util_est);
+            if boost == Boost::UtilAndEst {
+                est = est.max(runnable);
+            }
             if dst == Some(cpu) {
                 est += p.util_est;
             }
@@ -299,7 +324,7 @@ impl Engine {
         }
         let (mut max_util, mut sum_util) = (0, 0);
         for &cpu in &pd.cpus {
-            let util_cfs = self.cpu_util_next(cpu, p, dst);
+            let util_cfs = self.cpu_util_next(cpu, p, dst, Boost::None);
             sum_util += self.energy_util(cpu, util_cfs);
             max_util = max_util.max(self.freq_util(eas, cpu, util_cfs, p, dst == Some(cpu)));
         }
@@ -309,22 +334,27 @@ impl Engine {
     /// v6.0+ compute_energy() with the energy environment: the domain's
     /// busy time without p (eenv_pd_busy_time, capped at the domain's
     /// capacity), plus p's own (eenv_task_busy_time) when placed; the
-    /// busiest CPU from eenv_pd_max_util, capped at the CPU's capacity.
+    /// busiest CPU from eenv_pd_max_util, capped at the CPU's capacity
+    /// (from v6.5 its utilisation boosted by runnable_avg, as schedutil's).
     fn pd_energy_eenv(&self, eas: &Eas, pd: &PerfDomain, p: &Waking, dst: Option<CpuId>) -> u64 {
         let pd_cap = pd.scale_cpu * pd.cpus.len() as u64;
-        let mut busy: u64 = pd.cpus.iter().map(|&c| self.energy_util(c, self.cpu_util_next(c, p, None))).sum();
+        let mut busy: u64 = pd.cpus.iter().map(|&c| self.energy_util(c, self.cpu_util_next(c, p, None, Boost::None))).sum();
         busy = busy.min(pd_cap);
         if dst.is_some() {
             busy = (busy + p.util.max(p.util_est)).min(pd_cap);
         }
-        let max_util = pd
-            .cpus
+        pd.energy(self.eenv_pd_max_util(eas, pd, p, dst), busy, !eas.headroom_in_sugov)
+    }
+
+    /// eenv_pd_max_util() (v6.0+): the utilisation of the domain's busiest
+    /// CPU with p on `dst`, which sets the domain's OPP in the estimate.
+    fn eenv_pd_max_util(&self, eas: &Eas, pd: &PerfDomain, p: &Waking, dst: Option<CpuId>) -> u64 {
+        pd.cpus
             .iter()
-            .map(|&c| self.freq_util(eas, c, self.cpu_util_next(c, p, dst), p, dst == Some(c)))
+            .map(|&c| self.freq_util(eas, c, self.cpu_util_next(c, p, dst, eas.max_util_boost), p, dst == Some(c)))
             .max()
             .unwrap_or(0)
-            .min(pd.scale_cpu);
-        pd.energy(max_util, busy, !eas.headroom_in_sugov)
+            .min(pd.scale_cpu)
     }
 
     /// Whether p fits `cpu` in find_energy_efficient_cpu's candidate test,
@@ -382,7 +412,7 @@ impl Engine {
             };
             let mut max_spare: Option<(u64, CpuId)> = None;
             for &cpu in pd.cpus.iter().filter(|&&c| allowed.test(c)) {
-                let util = self.cpu_util_next(cpu, p, Some(cpu));
+                let util = self.cpu_util_next(cpu, p, Some(cpu), Boost::None);
                 if self.eas_fits(eas, cpu, util, p) == 0 {
                     continue;
                 }
@@ -431,7 +461,7 @@ impl Engine {
             let mut prev_spare: Option<u64> = None;
             let mut max: Option<(u64, CpuId, i32)> = None;
             for &cpu in pd.cpus.iter().filter(|&&c| allowed.test(c)) {
-                let util = self.cpu_util_next(cpu, p, Some(cpu));
+                let util = self.cpu_util_next(cpu, p, Some(cpu), Boost::None);
                 let fits = self.eas_fits(eas, cpu, util, p);
                 if fits == 0 {
                     continue;
@@ -525,6 +555,60 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Spec;
+
+    fn juno_r0(kernel: &str) -> Engine {
+        let cfg = crate::api::RunConfig {
+            platform: Spec::parse("juno-r0", "test").unwrap(),
+            kernel: Spec::parse(kernel, "test").unwrap(),
+            workload: Spec::new("idle"),
+            cpufreq: Spec::new("schedutil"),
+            cpuidle: Spec::new("menu"),
+            duration_ns: 1_000_000,
+            seed: 1,
+            interval_ns: None,
+        };
+        super::super::engine::build(cfg.parts().unwrap(), None).unwrap()
+    }
+
+    /// eenv_pd_max_util() reads cpu_util(cpu, p, dst, 1) from v6.5
+    /// (7d0583cf9ec7): LITTLE CPU 0 with tasks waiting for it (runnable_avg
+    /// 400 over util_avg 100) sets its domain's OPP in the estimate by its
+    /// runnable_avg, as schedutil sets the real one: 400 plus v6.8's 25 %
+    /// headroom, capped at the LITTLE capacity, 446. Before v6.5 its
+    /// util_avg, 100 (the headroom then inside em_cpu_energy).
+    #[test]
+    fn the_busiest_cpu_estimate_reads_runnable_avg_from_v6_5() {
+        let max_util = |kernel: &str| {
+            let mut e = juno_r0(kernel);
+            e.rqs[0].cfs.avg.util_avg = 100;
+            e.rqs[0].cfs.avg.runnable_avg = 400;
+            let eas = e.eas.as_deref().unwrap();
+            let pd = eas.pds.iter().find(|pd| pd.cpus.contains(&0)).unwrap();
+            let p = Waking { cpu: 3, util: 50, util_est: 0, uclamp_min: 0, uclamp_max: SCALE };
+            e.eenv_pd_max_util(eas, pd, &p, Some(3))
+        };
+        assert_eq!(max_util("6.4"), 100);
+        assert_eq!(max_util("6.8"), 446);
+    }
+
+    /// v6.5's boost raised the runqueue's util_est to its runnable_avg as
+    /// well, so the waking task's estimate came on top of it; c2e164ac33f7
+    /// (v6.6) removed that: CPU 3, runnable_avg 300 (its blocked tasks'),
+    /// util_avg 0, p (util_est 100) placed there.
+    #[test]
+    fn util_est_is_boosted_in_v6_5_only() {
+        let max_util = |kernel: &str| {
+            let mut e = juno_r0(kernel);
+            e.rqs[3].cfs.avg.runnable_avg = 300;
+            let eas = e.eas.as_deref().unwrap();
+            let pd = eas.pds.iter().find(|pd| pd.cpus.contains(&3)).unwrap();
+            let p = Waking { cpu: 1, util: 0, util_est: 100, uclamp_min: 0, uclamp_max: SCALE };
+            e.eenv_pd_max_util(eas, pd, &p, Some(3))
+        };
+        assert_eq!(max_util("6.5"), 400);
+        assert_eq!(max_util("6.6"), 300);
+    }
 
     #[test]
     fn effective_cpu_perf_adds_a_quarter_within_bounds() {
