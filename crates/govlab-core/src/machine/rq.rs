@@ -260,6 +260,8 @@ pub struct CpuRq {
     pub last_balance_ns: Time,
     /// Idle entries that stopped the tick (tick_nohz's idle_calls).
     pub idle_calls: u64,
+    /// RCU callbacks queued on this CPU until then (machine/rcu.rs).
+    pub rcu_cbs_until_ns: Time,
     /// rq->has_blocked_load: signals left to decay while idle (v4.17+).
     pub has_blocked_load: bool,
     /// The idle task's [`Wakee`] record: `current` for wakeups from
@@ -327,6 +329,7 @@ impl Default for CpuRq {
             nr_iowait: 0,
             last_balance_ns: 0,
             idle_calls: 0,
+            rcu_cbs_until_ns: 0,
             has_blocked_load: false,
             idle_wakee: Wakee::default(),
             idle_stamp: None,
