@@ -767,6 +767,9 @@ mod tests {
         assert!(k("6.8:housekeeping=on").unwrap().housekeeping);
         assert!(k("6.8").unwrap().housekeeping);
         assert!(!k("6.8:housekeeping=off").unwrap().housekeeping);
+        assert!(k("5.2").unwrap().rcu_tick);
+        assert!(!k("5.2:rcu_tick=off").unwrap().rcu_tick);
+        assert!(k("5.2:rcu_tick=sometimes").is_err());
     }
 
     #[test]
