@@ -82,8 +82,11 @@ fn selects(kernel: &str, name: &str) -> Vec<Seen> {
 #[test]
 fn queued_rcu_callbacks_keep_the_tick_for_four_jiffies() {
     for kernel in ["5.2:housekeeping=off", "4.16:housekeeping=off"] {
-        let seen = selects(kernel, &format!("closer-{}.toml", &kernel[..4]));
-        let (held, free): (Vec<Seen>, Vec<Seen>) = seen.iter().partition(|s| s.now % PERIOD < 4 * TICK);
+        let seen = selects(kernel, &format!("closer-{}.toml", kernel[..3].replace('.', "_")));
+        // The close comes a few hundred µs into the period (the exit from
+        // C8 and the run): its callbacks are queued until 16 ms and a bit.
+        let held: Vec<Seen> = seen.iter().copied().filter(|s| s.now % PERIOD < 4 * TICK).collect();
+        let free: Vec<Seen> = seen.iter().copied().filter(|s| s.now % PERIOD >= 4 * TICK + 1_000_000).collect();
         assert!(held.len() >= 4 * 12, "{kernel}: {} selects while callbacks were queued", held.len());
         assert!(held.iter().all(|s| !s.tick_stopped && s.sleep <= TICK), "{kernel}: {held:?}");
         assert!(!free.is_empty(), "{kernel}: no select after the grace period");
@@ -98,7 +101,7 @@ fn queued_rcu_callbacks_keep_the_tick_for_four_jiffies() {
 #[test]
 fn without_the_rcu_hold_the_tick_stops_at_once() {
     for kernel in ["5.2:housekeeping=off,rcu_tick=off", "4.16:housekeeping=off,rcu_tick=off"] {
-        let seen = selects(kernel, &format!("closer-off-{}.toml", &kernel[..4]));
+        let seen = selects(kernel, &format!("closer-off-{}.toml", kernel[..3].replace('.', "_")));
         assert!(!seen.is_empty(), "{kernel}: no select");
         assert!(seen.iter().all(|s| s.sleep > 6 * TICK), "{kernel}: {seen:?}");
         assert!(seen.len() <= 14, "{kernel}: {} selects", seen.len());
