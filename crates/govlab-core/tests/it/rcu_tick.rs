@@ -107,3 +107,36 @@ fn without_the_rcu_hold_the_tick_stops_at_once() {
         assert!(seen.len() <= 14, "{kernel}: {} selects", seen.len());
     }
 }
+
+/// CPU 0 of the Skylake runs 3 ms, closes a file and sleeps 5 ms, for
+/// 1 s, under v5.2's schedutil and menu; its mean clock in C0.
+fn held_clock_khz(kernel: &str, name: &str) -> f64 {
+    let wl = temp_file(
+        name,
+        "[[task]]\ncomm = \"closer\"\ncpus = [0]\nops = [ { loop = \"forever\", ops = [ { run = \"3ms\" }, { call_rcu = true }, { sleep = \"5ms\" } ] } ]\n",
+    );
+    let cfg = RunConfig {
+        platform: Spec::parse("skylake-e3-1240v5", "platform").unwrap(),
+        kernel: Spec::parse(kernel, "kernel").unwrap(),
+        workload: Spec::parse(wl.to_str().unwrap(), "workload").unwrap(),
+        cpufreq: Spec::parse("schedutil", "cpufreq").unwrap(),
+        cpuidle: Spec::parse("menu", "cpuidle").unwrap(),
+        duration_ns: 1_000_000_000,
+        seed: 1,
+        interval_ns: None,
+    };
+    cfg.run(None, None).unwrap().cpus[0].c0_avg_khz.unwrap()
+}
+
+/// v5.2's busy-CPU hold (sugov_update_single: no lower frequency while
+/// tick_nohz_get_idle_calls_cpu() has not moved): the 5 ms sleeps end
+/// inside the callbacks' four jiffies, so the tick is never stopped and
+/// the clock the 3 ms runs reached is kept through the sleeps; without the
+/// hold menu stops the tick on each 5 ms sleep and schedutil lowers the
+/// clock as the utilisation decays.
+#[test]
+fn queued_callbacks_keep_schedutils_busy_hold_on_v5_2() {
+    let held = held_clock_khz("5.2:housekeeping=off", "held-on.toml");
+    let free = held_clock_khz("5.2:housekeeping=off,rcu_tick=off", "held-off.toml");
+    assert!(held > free * 1.05, "with the hold {held} kHz, without {free} kHz");
+}
