@@ -7,8 +7,9 @@
 //! limit. A CPU with nothing to run asks the governor for a state and a tick
 //! decision; the tick is stopped if the governor says so or it was already
 //! stopped, unless RCU callbacks queued on the CPU keep it (machine/rcu.rs,
-//! which also shortens the sleep length the governor is given). Any interrupt (a wakeup IPI, a timer, an IO completion, a kept
-//! tick) ends the idle period; the CPU is back in C0 after the state's exit
+//! which also shortens the sleep length the governor is given). Any
+//! interrupt (a wakeup IPI, a timer, an IO completion, a kept tick) ends
+//! the idle period; the CPU is back in C0 after the state's exit
 //! latency. The residency is measured from entry to that moment, so it
 //! includes the exit latency, as `last_residency_ns` does. Then:
 //!

@@ -258,7 +258,8 @@ pub struct CpuRq {
     pub timers: SortedSet<(Time, TaskId)>,
     pub nr_iowait: u32,
     pub last_balance_ns: Time,
-    /// Idle entries that stopped the tick (tick_nohz's idle_calls).
+    /// Idle entries that stopped the tick or asked to (tick_nohz's
+    /// idle_calls; machine/rcu.rs keeps a tick that was asked to stop).
     pub idle_calls: u64,
     /// RCU callbacks queued on this CPU until then (machine/rcu.rs).
     pub rcu_cbs_until_ns: Time,
