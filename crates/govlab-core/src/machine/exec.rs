@@ -550,6 +550,7 @@ impl Engine {
                     }
                 }
                 Op::Mark => self.tasks[t].mark_ns = self.now,
+                Op::CallRcu => self.call_rcu(cpu),
                 Op::TraceMarker { ref marker } => self.trace_marker(cpu, t, marker),
                 Op::Record { series, since, deadline_ns } => {
                     let tk = &self.tasks[t];
@@ -686,6 +687,8 @@ impl Engine {
     }
 
     fn task_exit(&mut self, cpu: CpuId, t: TaskId) {
+        // The exit frees what RCU readers may still see (machine/rcu.rs).
+        self.call_rcu(cpu);
         self.dequeue_task(cpu, t, true);
         self.tasks[t].state = TaskState::Dead;
         self.release_sched_attr(t);

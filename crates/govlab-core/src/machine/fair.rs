@@ -806,7 +806,7 @@ impl Engine {
         }
         rq.tick_armed = false;
         match self.rqs[cpu].mode {
-            CpuMode::Idle { .. } if self.rqs[cpu].hindsight => {
+            CpuMode::Idle { .. } if self.rqs[cpu].hindsight && !self.rcu_needs_cpu(cpu) => {
                 // The idle period outlasts the tick: the oracle stops it.
                 self.stop_tick_in_hindsight(cpu);
                 return true;

@@ -6,8 +6,10 @@
 //! drivers/cpuidle/cpuidle.c (cpuidle_enter_state) with poll_state.c's time
 //! limit. A CPU with nothing to run asks the governor for a state and a tick
 //! decision; the tick is stopped if the governor says so or it was already
-//! stopped. Any interrupt (a wakeup IPI, a timer, an IO completion, a kept
-//! tick) ends the idle period; the CPU is back in C0 after the state's exit
+//! stopped, unless RCU callbacks queued on the CPU keep it (machine/rcu.rs,
+//! which also shortens the sleep length the governor is given). Any
+//! interrupt (a wakeup IPI, a timer, an IO completion, a kept tick) ends
+//! the idle period; the CPU is back in C0 after the state's exit
 //! latency. The residency is measured from entry to that moment, so it
 //! includes the exit latency, as `last_residency_ns` does. Then:
 //!
@@ -73,7 +75,14 @@ impl Engine {
         }
         let now = self.now;
         let tick = self.tun.tick_ns;
-        if self.kernel.idle_tick() == IdleTick::Stopped && !self.rqs[cpu].tick_stopped {
+        // RCU callbacks queued here keep a running tick (machine/rcu.rs).
+        let rcu_keeps_tick = !self.rqs[cpu].tick_stopped && self.rcu_needs_cpu(cpu);
+        let stopped_first = self.kernel.idle_tick() == IdleTick::Stopped;
+        if stopped_first && rcu_keeps_tick {
+            // v4.14 __tick_nohz_idle_enter(): idle_calls counts the attempt;
+            // tick_nohz_stop_sched_tick() keeps the tick.
+            self.rqs[cpu].idle_calls += 1;
+        } else if stopped_first && !self.rqs[cpu].tick_stopped {
             // Before v4.17 the tick went before the governor was asked.
             self.cancel_tick(cpu);
             self.rqs[cpu].tick_stopped = true;
@@ -83,12 +92,15 @@ impl Engine {
         let rq = &self.rqs[cpu];
         // The next timer, the housekeeping's included (machine/housekeeping.rs).
         let next_timer = rq.timers.first().map_or(u64::MAX, |&(t, _)| t).min(self.hk.next_ns[cpu]);
-        let sleep_length_ns = next_timer.saturating_sub(now);
         // tick_nohz_get_sleep_length()'s delta_next: the time to the next
         // programmed event, the tick's or an earlier timer's; with the tick
         // stopped the next timer itself (v5.2 and v6.8
         // kernel/time/tick-sched.c: dev->next_event - now).
-        let delta_tick_ns = if rq.tick_stopped { sleep_length_ns } else { ((now / tick + 1) * tick - now).min(sleep_length_ns) };
+        let to_tick = ((now / tick + 1) * tick - now).min(next_timer.saturating_sub(now));
+        // The sleep length: the next timer, or delta_next itself when
+        // tick_nohz_next_event() keeps the tick for RCU.
+        let sleep_length_ns = if rcu_keeps_tick { to_tick } else { next_timer.saturating_sub(now) };
+        let delta_tick_ns = if rq.tick_stopped { sleep_length_ns } else { to_tick };
         let args = SelectArgs {
             now_ns: now,
             sleep_length_ns,
@@ -110,7 +122,15 @@ impl Engine {
             sel.state
         );
         let polling = states[sel.state].polling;
-        if sel.stop_tick || self.rqs[cpu].tick_stopped {
+        if rcu_keeps_tick {
+            // v5.2 __tick_nohz_idle_stop_tick(): a stop the governor asks
+            // for counts in idle_calls, and tick_nohz_retain_tick() keeps
+            // the tick (`ts->timer_expires` is 0).
+            if sel.stop_tick && !stopped_first {
+                self.rqs[cpu].idle_calls += 1;
+            }
+            self.arm_tick(cpu);
+        } else if sel.stop_tick || self.rqs[cpu].tick_stopped {
             self.cancel_tick(cpu);
             if !self.rqs[cpu].tick_stopped {
                 self.nohz_balance_enter_idle(cpu);

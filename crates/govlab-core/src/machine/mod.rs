@@ -73,6 +73,7 @@ mod lisa_events;
 mod metrics;
 mod nohz;
 mod placement;
+mod rcu;
 pub(crate) mod powernv;
 pub(crate) mod rq;
 

@@ -258,8 +258,11 @@ pub struct CpuRq {
     pub timers: SortedSet<(Time, TaskId)>,
     pub nr_iowait: u32,
     pub last_balance_ns: Time,
-    /// Idle entries that stopped the tick (tick_nohz's idle_calls).
+    /// Idle entries that stopped the tick or asked to (tick_nohz's
+    /// idle_calls; machine/rcu.rs keeps a tick that was asked to stop).
     pub idle_calls: u64,
+    /// RCU callbacks queued on this CPU until then (machine/rcu.rs).
+    pub rcu_cbs_until_ns: Time,
     /// rq->has_blocked_load: signals left to decay while idle (v4.17+).
     pub has_blocked_load: bool,
     /// The idle task's [`Wakee`] record: `current` for wakeups from
@@ -327,6 +330,7 @@ impl Default for CpuRq {
             nr_iowait: 0,
             last_balance_ns: 0,
             idle_calls: 0,
+            rcu_cbs_until_ns: 0,
             has_blocked_load: false,
             idle_wakee: Wakee::default(),
             idle_stamp: None,

@@ -34,7 +34,8 @@
 //! Model (all costs assumed unless noted; CPU times at the reference
 //! frequency): each client repeats a cycle of 100 operations shaped like
 //! dbench's NBENCH trace mix — 63 metadata operations (open, close, stat,
-//! find: `META_NS` each), 27 reads from the page cache (`READ_NS`), 9
+//! find: `META_NS` each; one in seven is a Close, whose close(2) queues
+//! the file's RCU callback on the client's CPU, machine/rcu.rs), 27 reads from the page cache (`READ_NS`), 9
 //! writes into the page cache (`WRITE_NS`, `IO_BYTES` each) and one Flush.
 //! A Flush is an fsync through the file-system layer (`fs.rs`, `fs=ext4`
 //! or `xfs`): the client writes the dirty data (the cycle's writes) and
@@ -189,6 +190,11 @@ impl Workload for Dbench {
                 for i in 0..META_PER_WRITE {
                     timed(b, &|b| {
                         b.run(meta, 0.0);
+                        if i == META_PER_WRITE - 1 {
+                            // A Close: close(2) frees the file through
+                            // call_rcu() (machine/rcu.rs).
+                            b.op(Op::CallRcu);
+                        }
                     });
                     if i < READS_PER_WRITE {
                         timed(b, &|b| {

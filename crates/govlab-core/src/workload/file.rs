@@ -27,7 +27,9 @@
 //! `cv`), `run_cycles`, `sleep` (`dist`), `timer` (period), `io` (= read |
 //! write | flush; `bytes`, `device`), `send` (channel; `bytes`), `recv`,
 //! `lock`, `unlock` (mutex names, created on first use), `fork` (template
-//! task comm; `count`), `join`, `exit`, `yield`, `mark`, `record` (series;
+//! task comm; `count`), `join`, `exit`, `yield`, `call_rcu` (= true: the
+//! kernel queues an RCU callback on the task's CPU, as a close(2) does;
+//! machine/rcu.rs), `mark`, `record` (series;
 //! `since` = wake | mark | request, `deadline`), `count` (counter;
 //! `amount`), `loop` (count or "forever"; `ops`). `[[source]]` entries
 //! (`name`, `channel`, `rate` per second, `arrivals` = poisson | constant)
@@ -359,7 +361,7 @@ impl<'a> Ctx<'a> {
 
     fn ops(&mut self, comm: &str, list: &[Value], out: &mut Vec<Op>) -> Result<()> {
         const OPS: &[&str] = &[
-            "run", "run_cycles", "sleep", "timer", "io", "send", "recv", "lock", "unlock", "fork", "join", "exit", "yield", "mark", "record",
+            "run", "run_cycles", "sleep", "timer", "io", "send", "recv", "lock", "unlock", "fork", "join", "exit", "yield", "call_rcu", "mark", "record",
             "count", "loop",
         ];
         for v in list {
@@ -445,6 +447,12 @@ impl<'a> Ctx<'a> {
                 "join" => out.push(Op::Join),
                 "exit" => out.push(Op::Exit),
                 "yield" => out.push(Op::Yield),
+                "call_rcu" => {
+                    if arg.as_bool() != Some(true) {
+                        return Err(self.err("call_rcu", format!("task {comm}: call_rcu = {}: write {{ call_rcu = true }}", shown(arg))));
+                    }
+                    out.push(Op::CallRcu);
+                }
                 "mark" => {
                     if arg.as_bool() != Some(true) {
                         return Err(self.err("mark", format!("task {comm}: mark = {}: write {{ mark = true }}", shown(arg))));

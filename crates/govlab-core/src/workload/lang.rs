@@ -154,6 +154,10 @@ pub enum Op {
     Record { series: u16, since: Since, deadline_ns: Option<u64> },
     /// Add `amount` to counter `counter`.
     Count { counter: u16, amount: u64 },
+    /// The kernel queues an RCU callback on the running CPU (call_rcu();
+    /// close(2)'s file_free(), fs/file_table.c). Takes no time; the CPU
+    /// keeps its tick while callbacks are queued (machine/rcu.rs).
+    CallRcu,
     /// Give up the CPU (sched_yield).
     Yield,
     /// sched_setaffinity on itself: run only on `cpus` (None: every CPU);

@@ -19,7 +19,9 @@
 //! file-system layer (`fs.rs`, `fs=ext4|xfs`) — each writes its data and
 //! waits for the journal commit that jbd2 (or XFS's CIL push and log
 //! worker) does on its own CPU — for the journal content, the journal
-//! header and the database, then the unlink. Each commit counts one transaction and
+//! header and the database, then the unlink (closing and unlinking the
+//! journal frees its file and inode through call_rcu(), which keeps the
+//! CPU's tick: machine/rcu.rs). Each commit counts one transaction and
 //! records its latency from the start of the statement.
 //!
 //! All CPU costs are assumed (at the reference frequency); the device
@@ -140,7 +142,10 @@ impl Workload for SqliteInsert {
                 sync_write(b, JOURNAL_BYTES);
                 sync_write(b, HEADER_BYTES);
                 sync_write(b, PAGE_BYTES);
+                // The journal's close and unlink free its file and inode
+                // through call_rcu() (machine/rcu.rs).
                 b.run(cyc(UNLINK_NS), 0.0)
+                    .op(Op::CallRcu)
                     .record(TXN, Since::Mark, None)
                     .count(COMMITS, 1);
             })

@@ -27,4 +27,5 @@ mod power;
 mod intervals;
 mod kernel_governors;
 mod housekeeping;
+mod rcu_tick;
 mod eas_behaviour;
