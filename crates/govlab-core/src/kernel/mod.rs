@@ -27,6 +27,9 @@
 //! - `housekeeping = on|off`: the per-CPU kernel work that wakes idle CPUs
 //!   (timer softirqs, RCU, vmstat, kworkers; machine/housekeeping.rs).
 //!   Default on; `off` gives a silent machine (tests of something else).
+//! - `kpath = on|off`: the kernel's own C0 time per wakeup, context switch
+//!   and idle cycle (machine/kpath.rs). Default on; `off` runs these paths
+//!   in no time (as govlab did before session 16).
 //! - `sched_energy_aware = on|off`: the sysctl of the same name; `off`
 //!   keeps Energy-Aware Scheduling from running (machine/eas.rs). Default
 //!   on from v5.0; refused before it.
@@ -122,7 +125,7 @@ pub const DEFAULT_VERSION: Version = Version::new(6, 8);
 pub const NEWEST_VERSION: Version = SUPPORTED[SUPPORTED.len() - 1];
 
 /// The kernel options and the values they take, for messages and `list`.
-pub const OPTIONS: [(&str, &str); 6] = [
+pub const OPTIONS: [(&str, &str); 7] = [
     ("idle_tick", "governor or stopped (default: stopped before 4.17, governor from 4.17)"),
     ("hz", "100, 250, 300 or 1000 (default: the platform file's hz)"),
     (
@@ -130,6 +133,7 @@ pub const OPTIONS: [(&str, &str); 6] = [
         "off, base, max, cppc_midpoint or Nc for N from 1 to 64 (default: by version and architecture)",
     ),
     ("housekeeping", "on or off (default on: per-CPU kernel work wakes idle CPUs; off: a silent machine)"),
+    ("kpath", "on or off (default on: wakeups, context switches and idle cycles take the kernel's C0 time; off: none)"),
     ("sched_energy_aware", "on or off (default on from 5.0: Energy-Aware Scheduling where the platform has an Energy Model and schedutil runs)"),
     ("lisa_module", "on or off (default off; from 5.3: LISA's module turns the PELT and util_est tracepoints into trace events)"),
 ];
@@ -254,6 +258,8 @@ pub struct KernelConfig {
     freq_invariance: Option<FreqInvariance>,
     /// Per-CPU kernel work wakes idle CPUs (machine/housekeeping.rs).
     pub housekeeping: bool,
+    /// Wakeups, switches and idle cycles take C0 time (machine/kpath.rs).
+    pub kpath: bool,
     /// The `sched_energy_aware` sysctl (read through `sched_energy_aware()`).
     sched_energy_aware: bool,
     /// LISA's kernel module is loaded (machine/lisa_events.rs).
@@ -278,6 +284,7 @@ impl KernelConfig {
             hz: None,
             freq_invariance: None,
             housekeeping: true,
+            kpath: true,
             sched_energy_aware: true,
             lisa_module: false,
         }
@@ -329,11 +336,12 @@ impl KernelConfig {
             Some(v) => Some(FreqInvariance::parse(&v).ok_or_else(|| Error::invalid(p.owner(), "freq_invariance", &v, OPTIONS[2].1))?),
         };
         let housekeeping = p.bool("housekeeping", true)?;
+        let kpath = p.bool("kpath", true)?;
         let given_eas = p.given("sched_energy_aware");
         let sched_energy_aware = p.bool("sched_energy_aware", true)?;
         let lisa_module = p.bool("lisa_module", false)?;
         p.finish()?;
-        let k = KernelConfig { requested, version, spec: spec.clone(), idle_tick, hz, freq_invariance, housekeeping, sched_energy_aware, lisa_module };
+        let k = KernelConfig { requested, version, spec: spec.clone(), idle_tick, hz, freq_invariance, housekeeping, kpath, sched_energy_aware, lisa_module };
         if lisa_module && !k.has(EraId::PeltTracepoints) {
             return Err(Error::invalid(
                 format!("kernel {}", spec.name),
@@ -630,6 +638,7 @@ impl KernelConfig {
             hz,
             freq_invariance: self.freq_invariance(plat).to_string(),
             housekeeping: self.housekeeping,
+            kpath: self.kpath,
             pelt_scales_contributions: self.pelt_scales_contributions(),
             remote_callbacks: self.remote_callbacks(),
             util_est: self.util_est(),
@@ -650,6 +659,8 @@ pub struct ShownKernel {
     pub freq_invariance: String,
     /// The per-CPU kernel work that wakes idle CPUs (machine/housekeeping.rs).
     pub housekeeping: bool,
+    /// Wakeups, switches and idle cycles take C0 time (machine/kpath.rs).
+    pub kpath: bool,
     /// Before v5.1: PELT scales contributions, not its clock.
     pub pelt_scales_contributions: bool,
     /// From v4.14: cpufreq hook calls for remote runqueues.
@@ -755,6 +766,8 @@ mod tests {
         assert!(k("6.8:housekeeping=on").unwrap().housekeeping);
         assert!(k("6.8").unwrap().housekeeping);
         assert!(!k("6.8:housekeeping=off").unwrap().housekeeping);
+        assert!(k("6.8").unwrap().kpath);
+        assert!(!k("5.2:kpath=off").unwrap().kpath);
     }
 
     #[test]
