@@ -1,6 +1,8 @@
 #!/bin/sh
-# Runs the kpath measurements; raw output to kpath.out, the machine to machine.txt.
+# Runs the kpath measurements; raw output to OUT (default kpath.out), the machine to machine.txt.
+# usage: run.sh [OUT]
 set -e
+OUT=$(realpath -m "${1:-kpath.out}")
 cd "$(dirname "$0")"
 cc -O2 -Wall -pthread kpath.c -o /tmp/kpath
 {
@@ -16,7 +18,7 @@ cc -O2 -Wall -pthread kpath.c -o /tmp/kpath
 	echo "## perf bench sched messaging (default: 10 groups, 20+20 processes, sockets)"; perf bench sched messaging
 	echo "## perf bench sched messaging -p (pipes)"; perf bench sched messaging -p
 	echo "## uptime (load after)"; uptime
-} > kpath.out 2>&1
+} > "$OUT" 2>&1
 {
 	echo "## lscpu"; lscpu
 	echo "## uname -a"; uname -a
