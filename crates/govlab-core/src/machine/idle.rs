@@ -264,16 +264,16 @@ impl Engine {
         // A housekeeping burst ends with the exit and counts in it, as the
         // exit latency does (machine/housekeeping.rs).
         self.take_housekeeping_work(cpu);
-        // The idle cycle's kernel code is C0 time, outside the residency
-        // cpuidle_enter_state() measures and the idle time
-        // tick_nohz_stop_idle() closes at the interrupt.
-        let residency = now - entry_ns - self.rqs[cpu].kpath_exit_ns;
+        let residency = now - entry_ns;
         self.account_idle(cpu, state, residency);
         self.interval_idle_closed(cpu, state, entry_ns);
         {
             let states = &self.plat.cpu_type_of(cpu).idle_states;
             let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
-            let r = Reflection { state, residency_ns: residency, poll_time_limit: poll_limit, got_tick };
+            // The idle cycle's kernel code (machine/kpath.rs) runs in C0,
+            // outside the residency cpuidle_enter_state() measures.
+            let measured = residency - self.rqs[cpu].kpath_exit_ns;
+            let r = Reflection { state, residency_ns: measured, poll_time_limit: poll_limit, got_tick };
             self.cpuidle.reflect(&dev, &r);
         }
         let rq = &mut self.rqs[cpu];

@@ -24,7 +24,7 @@ fn run(platform: &str, workload: &str, cpufreq: &str, cpuidle: &str, ms: u64, se
     let cfg = RunConfig {
         platform: Spec::new(platform),
         // Hand-computed counts and energies: a silent machine.
-        kernel: spec("6.8:housekeeping=off"),
+        kernel: spec("6.8:housekeeping=off,kpath=off"),
         workload: spec(workload),
         cpufreq: spec(cpufreq),
         cpuidle: spec(cpuidle),
@@ -352,7 +352,7 @@ fn haltpoll_limit_drives_the_engines_poll_time() {
     let cfg = RunConfig {
         platform: Spec::new("skylake-e3-1240v5"),
         // Hand-computed counts and energies: a silent machine.
-        kernel: spec("6.8:housekeeping=off"),
+        kernel: spec("6.8:housekeeping=off,kpath=off"),
         workload: spec(&wl),
         cpufreq: spec("performance"),
         cpuidle: spec("haltpoll"),
@@ -379,7 +379,7 @@ fn every_governor_reports_counters_and_idle_accuracy_per_cpu() {
         let cfg = RunConfig {
             platform: Spec::new("skylake-e3-1240v5"),
             // Hand-computed counts and energies: a silent machine.
-        kernel: spec("6.8:housekeeping=off"),
+        kernel: spec("6.8:housekeeping=off,kpath=off"),
             workload: spec(&mix),
             cpufreq: spec("schedutil"),
             cpuidle: Spec::new(g.name),

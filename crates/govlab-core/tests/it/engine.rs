@@ -19,7 +19,7 @@ fn config(platform: &str, workload: &str, cpufreq: &str, ms: u64, seed: u64) -> 
     RunConfig {
         platform: spec(platform),
         // Hand-computed counts and energies: a silent machine.
-        kernel: spec("6.8:housekeeping=off"),
+        kernel: spec("6.8:housekeeping=off,kpath=off"),
         workload: spec(workload),
         cpufreq: spec(cpufreq),
         cpuidle: spec("ladder"),
@@ -112,7 +112,7 @@ fn compute_scales_with_frequency_memory_does_not() {
         let cfg = RunConfig {
             platform: spec("skylake-e3-1240v5"),
             // Hand-computed counts and energies: a silent machine.
-        kernel: spec("6.8:housekeeping=off"),
+        kernel: spec("6.8:housekeeping=off,kpath=off"),
             workload: Spec::new(wl.to_str().unwrap()),
             cpufreq: spec(&format!("userspace:scaling_setspeed={khz}")),
             cpuidle: spec("ladder"),
@@ -262,7 +262,7 @@ ops = [ { loop = 200, ops = [ { recv = "ping" }, { send = "pong" } ] } ]
     let cfg = RunConfig {
         platform: spec("skylake-e3-1240v5"),
         // Hand-computed counts and energies: a silent machine.
-        kernel: spec("6.8:housekeeping=off"),
+        kernel: spec("6.8:housekeeping=off,kpath=off"),
         workload: Spec::new(wl.to_str().unwrap()),
         cpufreq: spec("performance"),
         cpuidle: spec("menu"),

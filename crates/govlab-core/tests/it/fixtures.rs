@@ -156,8 +156,9 @@ power_mw = 0.5
     )
 }
 
-/// The default kernel with housekeeping off: a silent machine, for tests
-/// whose counts, energies or timings are computed by hand (issue 19).
+/// The default kernel with housekeeping and its own paths' C0 time off
+/// (machine/kpath.rs): a silent machine, for tests whose counts, energies
+/// or timings are computed by hand (issue 19).
 pub fn silent_kernel() -> govlab_core::kernel::KernelConfig {
-    govlab_core::kernel::KernelConfig::from_spec(&govlab_core::params::Spec::parse("6.8:housekeeping=off", "kernel").unwrap()).unwrap()
+    govlab_core::kernel::KernelConfig::from_spec(&govlab_core::params::Spec::parse("6.8:housekeeping=off,kpath=off", "kernel").unwrap()).unwrap()
 }

@@ -22,7 +22,9 @@ fn replay_on(rel: &str, platform: &str, pin: bool, kernel: &str) -> (Vec<f64>, V
     let real = crate::traces::real_data();
     // The recording already holds its machine's own kernel work: replay it
     // on a silent machine (housekeeping off), as the bands were measured.
-    let spec = format!("{kernel}:housekeeping=off");
+    // Its tasks' recorded runtimes hold the kernel's wakeup and switch
+    // paths too (machine/kpath.rs).
+    let spec = format!("{kernel}:housekeeping=off,kpath=off");
     let config = api::RunConfig { kernel: govlab_core::params::Spec::parse(&spec, "kernel").unwrap(), ..crate::trace_replay::config(platform) };
     let out = api::replay(&real.join(rel), &config, pin, Wakeups::Follow, None).unwrap_or_else(|e| panic!("{rel} on {platform}: {e}"));
     let out = serde_json::to_value(out).unwrap();

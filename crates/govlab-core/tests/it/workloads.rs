@@ -511,20 +511,25 @@ mod netperf {
     #[test]
     fn udp_stream_sender_never_waits_for_the_receiver() {
         // One 64-B datagram per (4.5 µs + 6.4 ns) of reference time at
-        // 3.5 GHz, run at 3.7..3.9 GHz: 4.04..4.26 µs, 120..127 Mb/s.
+        // 3.5 GHz, run at 3.7..3.9 GHz: 4.04..4.26 µs, 120..127 Mb/s; when
+        // each datagram wakes the waiting receiver, its wakeup's 3130
+        // cycles more (machine/kpath.rs): 4.85..5.11 µs, 100..106 Mb/s.
         let r = super::run("netperf:test=udp_stream,size=64", "performance", "haltpoll", 300 * MS);
         let sent = metric(&r, "mbps");
-        assert!(sent > 110.0 && sent < 135.0, "{sent} Mb/s");
+        assert!(sent > 95.0 && sent < 135.0, "{sent} Mb/s");
         let received = metric(&r, "recv_mbps");
         assert!(received <= sent && received > 0.9 * sent, "sent {sent}, received {received} Mb/s");
     }
 
     /// UDP_STREAM (64 B) for 300 ms on the Broadwell-EP under v5.2's
-    /// schedutil, in 100-ms intervals.
+    /// schedutil, in 100-ms intervals, without the kernel's own paths'
+    /// C0 time (machine/kpath.rs: with it the receiver, idle longer per
+    /// datagram, also enters C1, C1E and C6, and the hold below is not
+    /// what decides its clock any more).
     fn bdw_udp_stream(kernel: &str) -> RunResult {
         RunConfig {
             platform: Spec::new("broadwell-2s-e5-2698v4"),
-            kernel: Spec::parse(kernel, "test").unwrap(),
+            kernel: Spec::parse(&format!("{kernel}{}kpath=off", if kernel.contains(':') { "," } else { ":" }), "test").unwrap(),
             workload: Spec::parse("netperf:test=udp_stream,size=64", "test").unwrap(),
             cpufreq: Spec::new("schedutil"),
             cpuidle: Spec::new("menu"),
@@ -600,7 +605,9 @@ mod pgbench {
         let four = tps("pgbench:mode=ro,clients=4", "performance");
         let eight = tps("pgbench:mode=ro,clients=8", "performance");
         let sixteen = tps("pgbench:mode=ro,clients=16", "performance");
-        assert!(four > 3.0 * one, "1 client {one} tps, 4 clients {four} tps");
+        // Near-linear: 3.10× without the kernel's own paths' C0 time,
+        // 2.95× with it (machine/kpath.rs: 4 pairs share CPUs and switch).
+        assert!(four > 2.8 * one, "1 client {one} tps, 4 clients {four} tps");
         assert!(eight > four, "4 clients {four} tps, 8 clients {eight} tps");
         // 8 pairs already keep the 8 CPUs busy: more clients only queue.
         assert!(sixteen < 1.2 * eight, "8 clients {eight} tps, 16 clients {sixteen} tps");
