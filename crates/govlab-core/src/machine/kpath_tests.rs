@@ -114,7 +114,7 @@ fn each_idle_cycle_adds_its_kernel_code_to_c0_at_the_clock() {
         let on = run("sleeper", SLEEPER, true, khz);
         let off = run("sleeper", SLEEPER, false, khz);
         let ((r_on, c0_on, exits, work_on), (r_off, c0_off, exits_off, work_off)) = (counts(&on), counts(&off));
-        assert_eq!(exits, exits_off, "the same idle periods");
+        assert!((exits - exits_off).abs() < 0.5, "the same idle periods: {exits} vs {exits_off}");
         close(c0_on - c0_off, exits * ns(&on, IDLE_CYCLES, khz), &format!("C0 growth at {khz} kHz, ns"));
         close(work_on / r_on, work_off / r_off, "workload cycles per round");
     }
