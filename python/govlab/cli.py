@@ -608,7 +608,7 @@ def _parser() -> argparse.ArgumentParser:
         "--kernel",
         default=None,
         metavar="VERSION[:k=v,...]",
-        help="the mainline kernel version modelled, with options (idle_tick, hz, freq_invariance, housekeeping); "
+        help="the mainline kernel version modelled, with options (idle_tick, hz, freq_invariance, housekeeping, rcu_tick, kpath, sched_energy_aware, lisa_module); "
         "a version between two supported ones runs the older one's semantics (default: the newest, "
         "see `govlab list kernels`)",
     )
@@ -847,7 +847,7 @@ def _parser() -> argparse.ArgumentParser:
         "--kernel",
         default=None,
         metavar="VERSION[:k=v,...]",
-        help="the mainline kernel version modelled, with options (idle_tick, hz, freq_invariance, housekeeping); "
+        help="the mainline kernel version modelled, with options (idle_tick, hz, freq_invariance, housekeeping, rcu_tick, kpath, sched_energy_aware, lisa_module); "
         "a version between two supported ones runs the older one's semantics (default: the newest, "
         "see `govlab list kernels`)",
     )

@@ -31,6 +31,11 @@
 //!   (rcu_needs_cpu(); machine/rcu.rs). Default on, as every kernel
 //!   without RCU_FAST_NO_HZ or offloaded callbacks does; `off` lets the
 //!   tick stop regardless (diagnostics).
+//! - `kpath = on|off`: the kernel's own C0 time per wakeup, context switch
+//!   and idle cycle (machine/kpath.rs). Default off: its cycle counts were
+//!   measured on this project's KVM guest (a 2020s AMD part, Linux 6.18,
+//!   retpolines and Safe RET), not on the modelled machines, and the idle
+//!   cycle's is assumed; `on` charges them (an experiment).
 //! - `sched_energy_aware = on|off`: the sysctl of the same name; `off`
 //!   keeps Energy-Aware Scheduling from running (machine/eas.rs). Default
 //!   on from v5.0; refused before it.
@@ -126,7 +131,7 @@ pub const DEFAULT_VERSION: Version = Version::new(6, 8);
 pub const NEWEST_VERSION: Version = SUPPORTED[SUPPORTED.len() - 1];
 
 /// The kernel options and the values they take, for messages and `list`.
-pub const OPTIONS: [(&str, &str); 7] = [
+pub const OPTIONS: [(&str, &str); 8] = [
     ("idle_tick", "governor or stopped (default: stopped before 4.17, governor from 4.17)"),
     ("hz", "100, 250, 300 or 1000 (default: the platform file's hz)"),
     (
@@ -135,6 +140,7 @@ pub const OPTIONS: [(&str, &str); 7] = [
     ),
     ("housekeeping", "on or off (default on: per-CPU kernel work wakes idle CPUs; off: a silent machine)"),
     ("rcu_tick", "on or off (default on: a CPU with RCU callbacks queued keeps its tick; off: they never hold it)"),
+    ("kpath", "on or off (default off; on: wakeups, context switches and idle cycles take the kernel's C0 time, cycle counts measured on a KVM guest)"),
     ("sched_energy_aware", "on or off (default on from 5.0: Energy-Aware Scheduling where the platform has an Energy Model and schedutil runs)"),
     ("lisa_module", "on or off (default off; from 5.3: LISA's module turns the PELT and util_est tracepoints into trace events)"),
 ];
@@ -261,6 +267,8 @@ pub struct KernelConfig {
     pub housekeeping: bool,
     /// RCU callbacks keep their CPU's tick (machine/rcu.rs).
     pub rcu_tick: bool,
+    /// Wakeups, switches and idle cycles take C0 time (machine/kpath.rs).
+    pub kpath: bool,
     /// The `sched_energy_aware` sysctl (read through `sched_energy_aware()`).
     sched_energy_aware: bool,
     /// LISA's kernel module is loaded (machine/lisa_events.rs).
@@ -286,6 +294,7 @@ impl KernelConfig {
             freq_invariance: None,
             housekeeping: true,
             rcu_tick: true,
+            kpath: false,
             sched_energy_aware: true,
             lisa_module: false,
         }
@@ -338,11 +347,24 @@ impl KernelConfig {
         };
         let housekeeping = p.bool("housekeeping", true)?;
         let rcu_tick = p.bool("rcu_tick", true)?;
+        let kpath = p.bool("kpath", false)?;
         let given_eas = p.given("sched_energy_aware");
         let sched_energy_aware = p.bool("sched_energy_aware", true)?;
         let lisa_module = p.bool("lisa_module", false)?;
         p.finish()?;
-        let k = KernelConfig { requested, version, spec: spec.clone(), idle_tick, hz, freq_invariance, housekeeping, rcu_tick, sched_energy_aware, lisa_module };
+        let k = KernelConfig {
+            requested,
+            version,
+            spec: spec.clone(),
+            idle_tick,
+            hz,
+            freq_invariance,
+            housekeeping,
+            rcu_tick,
+            kpath,
+            sched_energy_aware,
+            lisa_module,
+        };
         if lisa_module && !k.has(EraId::PeltTracepoints) {
             return Err(Error::invalid(
                 format!("kernel {}", spec.name),
@@ -640,6 +662,7 @@ impl KernelConfig {
             freq_invariance: self.freq_invariance(plat).to_string(),
             housekeeping: self.housekeeping,
             rcu_tick: self.rcu_tick,
+            kpath: self.kpath,
             pelt_scales_contributions: self.pelt_scales_contributions(),
             remote_callbacks: self.remote_callbacks(),
             util_est: self.util_est(),
@@ -662,6 +685,8 @@ pub struct ShownKernel {
     pub housekeeping: bool,
     /// RCU callbacks keep their CPU's tick (machine/rcu.rs).
     pub rcu_tick: bool,
+    /// Wakeups, switches and idle cycles take C0 time (machine/kpath.rs).
+    pub kpath: bool,
     /// Before v5.1: PELT scales contributions, not its clock.
     pub pelt_scales_contributions: bool,
     /// From v4.14: cpufreq hook calls for remote runqueues.
@@ -770,6 +795,9 @@ mod tests {
         assert!(k("5.2").unwrap().rcu_tick);
         assert!(!k("5.2:rcu_tick=off").unwrap().rcu_tick);
         assert!(k("5.2:rcu_tick=sometimes").is_err());
+        assert!(!k("6.8").unwrap().kpath);
+        assert!(k("5.2:kpath=on").unwrap().kpath);
+        assert!(!k("5.2:kpath=off").unwrap().kpath);
     }
 
     #[test]

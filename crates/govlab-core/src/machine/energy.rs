@@ -331,6 +331,26 @@ impl Engine {
         }
     }
 
+    /// `ns` of the idle cycle's kernel code on `cpu`, leaving `state`
+    /// (machine/kpath.rs): the exit is priced at the state's power, so the
+    /// rest of a running thread's power is added here, at the clock now.
+    pub(crate) fn charge_kpath_energy(&mut self, cpu: usize, state: usize, ns: u64) {
+        let core = self.plat.cpus[cpu].core;
+        let pc = &self.plat.cores[core];
+        let ct = &self.plat.cpu_types[pc.cpu_type];
+        let dom = &self.domains[pc.freq_domain];
+        let mv = self.vdomains[self.plat.freq_domains[pc.freq_domain].voltage_domain].mv;
+        let busy = pc.cpus.iter().filter(|&&c| c != cpu && self.rqs[c].mode == CpuMode::Active).count() as u32;
+        let extra_mw = if busy > 0 {
+            dynamic_mw(ct, dom.cur_khz, mv, busy + 1) - dynamic_mw(ct, dom.cur_khz, mv, busy)
+        } else {
+            dynamic_mw(ct, dom.cur_khz, mv, 1) + leakage_mw(ct, mv) - idle_mw(ct, &ct.idle_states[state], mv)
+        };
+        let mj = extra_mw.max(0.0) * ns as f64 * 1e-9;
+        self.cores[core].energy_mj += mj;
+        self.energy_check_mj += mj;
+    }
+
     /// The core's power now, and the unknowns it rests on when some idle
     /// thread has yet to choose its state.
     fn core_power_mw(&self, core: usize) -> (f64, Option<PendingIdle>, Option<usize>, bool) {

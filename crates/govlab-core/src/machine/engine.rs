@@ -221,6 +221,9 @@ pub struct Engine {
     pub(crate) nohz_kicked: Option<crate::platform::CpuId>,
     /// The kernel's per-CPU housekeeping (machine/housekeeping.rs).
     pub(crate) hk: super::housekeeping::HousekeepingRt,
+    /// The kernel's cycles per wakeup, switch and idle cycle
+    /// (machine/kpath.rs).
+    pub(crate) kpath: super::kpath::Kpath,
     /// Counters per interval, when asked (machine/intervals.rs), and the
     /// next interval boundary (`Time::MAX` without).
     pub(crate) intervals: Option<Box<super::intervals::Intervals>>,
@@ -331,6 +334,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         n,
         seed,
     );
+    let kpath = super::kpath::Kpath::new(kernel.kpath);
     let mut e = Engine {
         plat: platform,
         kernel,
@@ -415,6 +419,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         nohz_next_blocked_j: 0,
         nohz_kicked: None,
         hk,
+        kpath,
         intervals: None,
         next_boundary_ns: Time::MAX,
     };

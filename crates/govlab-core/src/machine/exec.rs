@@ -250,6 +250,7 @@ impl Engine {
             loops: Vec::new(),
             remaining_cycles: 0.0,
             mem: 0.0,
+            kpath_cycles: 0.0,
             rng: Rng::new(self.seed, Stream::Task(id as u32)),
             start_ns,
             wake_ns: start_ns,
@@ -358,6 +359,11 @@ impl Engine {
             // (in a nested interpretation) before control came back here.
             if self.rqs[cpu].curr != Some(t) || self.tasks[t].interp_epoch != epoch {
                 return Outcome::Preempted;
+            }
+            // A wakeup or the switch to this task left kernel work on the
+            // CPU (machine/kpath.rs): it runs before the next op.
+            if self.kpath_take(cpu, t) {
+                return Outcome::Computing;
             }
             budget -= 1;
             if budget == 0 {

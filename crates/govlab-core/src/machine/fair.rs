@@ -460,6 +460,8 @@ impl Engine {
         if self.tasks[t].remaining_cycles <= 0.0 || self.rqs[cpu].mode != CpuMode::Active {
             return;
         }
+        // The switch to a preempted task: its kernel work comes first.
+        self.kpath_take(cpu, t);
         let speed = self.cpu_speed(cpu, self.tasks[t].mem);
         let done = self.now + segment_ns(self.tasks[t].remaining_cycles, speed);
         let rq = &mut self.rqs[cpu];
@@ -482,7 +484,7 @@ impl Engine {
         let tk = &mut self.tasks[t];
         let done = done.min(tk.remaining_cycles);
         tk.remaining_cycles -= done;
-        self.record.cycles_retired += done;
+        self.retire_cycles(t, done);
     }
 
     /// Stop the running task's segment, crediting the work done so far.
@@ -543,7 +545,7 @@ impl Engine {
         rq.run_event_ns = Time::MAX;
         let Some(t) = rq.curr else { return true };
         let left = self.tasks[t].remaining_cycles;
-        self.record.cycles_retired += left;
+        self.retire_cycles(t, left);
         self.tasks[t].remaining_cycles = 0.0;
         self.continue_task(cpu, t);
         true
@@ -642,6 +644,12 @@ impl Engine {
             self.rqs[cpu].resched = false;
             if prev != next {
                 self.context_switch_impl::<EXT>(cpu, prev, next);
+                if prev.is_some() && next.is_some() {
+                    // A switch between tasks (machine/kpath.rs); one from
+                    // or to the idle task is the idle cycle's.
+                    let c = self.kpath.switch_cycles;
+                    self.kpath_owe(cpu, c);
+                }
             } else if let Some(n) = next {
                 self.tasks[n].state = TaskState::Running;
                 self.tasks[n].exec_start_ns = self.now;

@@ -250,15 +250,22 @@ impl Engine {
             self.decide_in_hindsight(cpu);
         }
         let CpuMode::Idle { state, entry_ns } = self.rqs[cpu].mode else { return };
-        // The package's own exit comes on top when this CPU wakes it, and a
+        // The package's own exit comes on top when this CPU wakes it, a
         // housekeeping burst runs before the CPU can go idle again
-        // (machine/housekeeping.rs): both lengthen the exit.
+        // (machine/housekeeping.rs), and the idle cycle's kernel code
+        // (machine/kpath.rs) runs in C0: all lengthen the exit.
+        let kpath_ns = self.kpath_idle_ns(cpu);
         let exit = self.plat.cpu_type_of(cpu).idle_states[state].exit_latency_ns
             + self.package_exit_latency_ns(self.plat.cpus[cpu].package)
-            + self.hk.work_ns[cpu];
+            + self.hk.work_ns[cpu]
+            + kpath_ns;
+        if kpath_ns > 0 {
+            self.charge_kpath_energy(cpu, state, kpath_ns);
+        }
         let until_ns = self.now + exit;
         let rq = &mut self.rqs[cpu];
         rq.mode = CpuMode::Exiting { state, entry_ns, until_ns, got_tick, poll_limit };
+        rq.kpath_exit_ns = kpath_ns;
         rq.idle_gen = rq.idle_gen.wrapping_add(1);
         let gen = rq.idle_gen;
         self.refresh_core_power(self.plat.cpus[cpu].core);
@@ -283,7 +290,10 @@ impl Engine {
         {
             let states = &self.plat.cpu_type_of(cpu).idle_states;
             let dev = IdleDevice { cpu, states, disabled: &self.idle_disabled[cpu] };
-            let r = Reflection { state, residency_ns: residency, poll_time_limit: poll_limit, got_tick };
+            // The idle cycle's kernel code (machine/kpath.rs) runs in C0,
+            // outside the residency cpuidle_enter_state() measures.
+            let measured = residency - self.rqs[cpu].kpath_exit_ns;
+            let r = Reflection { state, residency_ns: measured, poll_time_limit: poll_limit, got_tick };
             self.cpuidle.reflect(&dev, &r);
         }
         let rq = &mut self.rqs[cpu];

@@ -25,6 +25,7 @@
 //! | `dvfs.rs`, `hwp.rs` | clock, voltage and HWP hardware; a shared clock's resolution of its policies' requests |
 //! | `energy.rs` | energy integration |
 //! | `housekeeping.rs` | per-CPU kernel work on idle CPUs (timer softirq, RCU, vmstat, kworkers) |
+//! | `kpath.rs` | the kernel's own C0 time per wakeup, context switch and idle cycle |
 //! | `exec.rs` | the workload interpreter, devices and block IO completion |
 //! | `metrics.rs` | collection at the end of the run |
 //! | `intervals.rs` | counters per interval (turbostat -i) |
@@ -68,6 +69,9 @@ mod fork;
 pub mod housekeeping;
 pub(crate) mod hwp;
 mod idle;
+pub mod kpath;
+#[cfg(test)]
+mod kpath_tests;
 mod intervals;
 mod lisa_events;
 mod metrics;

@@ -368,6 +368,11 @@ impl Engine {
 
     fn ttwu(&mut self, t: TaskId, waker_cpu: CpuId, irq: u8, sync: bool) {
         debug_assert_eq!(self.tasks[t].state, TaskState::Blocked);
+        if irq == 0 && self.rqs[waker_cpu].curr.is_some() {
+            // The waking task runs try_to_wake_up() (machine/kpath.rs).
+            let c = self.kpath.wake_cycles;
+            self.kpath_owe(waker_cpu, c);
+        }
         if self.tasks[t].sched_delayed {
             // Still queued (v6.12 delayed dequeue): ttwu_runnable().
             self.ttwu_runnable(t, waker_cpu, irq);

@@ -55,6 +55,8 @@ pub struct Task {
     /// Cycles left in the current `run` op, and its memory-bound share.
     pub remaining_cycles: f64,
     pub mem: f64,
+    /// Of `remaining_cycles`, the kernel's (machine/kpath.rs), done first.
+    pub kpath_cycles: f64,
     pub rng: Rng,
 
     // Times.
@@ -243,6 +245,11 @@ pub struct CpuRq {
     /// completion event for `run_gen` fires (no later than that).
     pub seg_done_ns: Time,
     pub run_event_ns: Time,
+    /// Kernel cycles the running task owes before its next op
+    /// (machine/kpath.rs).
+    pub kpath_pending: f64,
+    /// Of the idle exit under way, the kernel's code (machine/kpath.rs), ns.
+    pub kpath_exit_ns: Time,
 
     pub mode: CpuMode,
     /// The idle state is chosen in hindsight (the oracle) and not chosen
@@ -319,6 +326,8 @@ impl Default for CpuRq {
             seg_active: false,
             seg_done_ns: 0,
             run_event_ns: Time::MAX,
+            kpath_pending: 0.0,
+            kpath_exit_ns: 0,
             mode: CpuMode::Active,
             hindsight: false,
             idle_gen: 0,

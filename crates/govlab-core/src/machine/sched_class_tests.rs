@@ -170,14 +170,16 @@ fn rt_task_preempted_by_a_higher_one_is_pushed_to_an_idle_cpu() {
     // (set_next_task_rt → push_rt_tasks), where it goes on at once: by
     // 30 ms it has run nearly all 30 ms. Unpushed it would wait on CPU 0's
     // queue until "high" sleeps (about 20 ms). sum_exec_ns is charged at
-    // ticks and switches, so it lags the run's end by up to a tick (4 ms).
+    // ticks and switches, so it lags the run's end by up to a tick (4 ms);
+    // the run lasts 32 ms so that "high", which starts after its switch's
+    // kernel cycles (machine/kpath.rs), ends inside it.
     let json = r#"{ "tasks": {
         "low": { "policy": "SCHED_FIFO", "priority": 10, "loop": 1, "phases": {
             "pin": { "cpus": [0], "runtime": 1000 },
             "free": { "cpus": [0, 1], "loop": -1, "runtime": 1000 } } },
         "high": { "cpus": [0], "policy": "SCHED_FIFO", "priority": 50, "delay": 20000, "loop": 1, "runtime": 10000, "sleep": 1000000 }
     } }"#;
-    let e = engine("push.json", json, "performance", 30 * MS);
+    let e = engine("push.json", json, "performance", 32 * MS);
     let low = task(&e, "low");
     let high = task(&e, "high");
     assert!(e.tasks[high].sum_exec_ns >= 9 * MS, "high ran {} ns", e.tasks[high].sum_exec_ns);
