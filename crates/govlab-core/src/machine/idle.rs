@@ -125,7 +125,7 @@ impl Engine {
         rq.mode = CpuMode::Idle { state: sel.state, entry_ns: now };
         rq.idle_gen = rq.idle_gen.wrapping_add(1);
         let gen = rq.idle_gen;
-        rq.poll_limit = poll_limit.map(|limit| self.q.schedule(now.saturating_add(limit), Event::PollLimit { cpu: cpu as u32, gen }));
+        rq.poll_limit = poll_limit.map(|limit| self.q.schedule_cancellable(now.saturating_add(limit), Event::PollLimit { cpu: cpu as u32, gen }));
         if let Some(t) = self.trace.as_mut() {
             t.cpu_idle(now, cpu, sel.state as u32);
         }

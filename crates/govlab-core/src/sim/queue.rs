@@ -130,16 +130,26 @@ impl<E: Queued> EventQueue<E> {
         }
     }
 
-    /// Queue `event` at `time_ns`; the ticket lets [`Self::cancel`] take
-    /// it out again.
-    pub fn schedule(&mut self, time_ns: Time, event: E) -> Ticket {
+    pub fn schedule(&mut self, time_ns: Time, event: E) {
+        self.push(time_ns, event);
+    }
+
+    /// [`Self::schedule`], with a ticket by which [`Self::cancel`] takes
+    /// the event out again.
+    pub fn schedule_cancellable(&mut self, time_ns: Time, event: E) -> Ticket {
+        Ticket(self.push(time_ns, event))
+    }
+
+    /// Queue `event` at `time_ns`; its key.
+    #[inline]
+    fn push(&mut self, time_ns: Time, event: E) -> u128 {
         let seq = self.next_seq;
         self.next_seq += 1;
         debug_assert!(seq < 1 << SEQ_BITS);
         let key = (u128::from(time_ns) << 64) | (u128::from(event.class()) << SEQ_BITS) | u128::from(seq);
         self.len += 1;
         self.place(Entry { key, event });
-        Ticket(key)
+        key
     }
 
     /// Take a queued event out before it comes due, where that is cheap:
@@ -434,7 +444,7 @@ mod tests {
                     2 => (rng.f64() * 2_000_000.0) as u64,
                     _ => (rng.f64() * 1e8) as u64,
                 };
-                let ticket = q.schedule(now + delay, Event::RunDone { cpu: round, gen: 0 });
+                let ticket = q.schedule_cancellable(now + delay, Event::RunDone { cpu: round, gen: 0 });
                 reference.insert(ticket.0, (ticket, round));
             } else if r < 0.6 {
                 // Cancel a queued event (the n-th by key) or one popped before.
