@@ -463,7 +463,7 @@ fn get_typical_interval(data: &MenuDevice) -> u32 {
     v.sort_unstable();
     // Samples above the threshold are ignored; start with everything that
     // fits an int.
-    let mut n = v.partition_point(|&x| x <= i32::MAX as u32);
+    let mut n = v.partition_point(|&x| i32::try_from(x).is_ok());
     let (mut sum, mut sum_sq) = (0u64, 0u64);
     for &x in &v[..n] {
         sum += u64::from(x);
