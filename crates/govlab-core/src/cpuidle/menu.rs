@@ -504,8 +504,8 @@ fn get_typical_interval(data: &MenuDevice) -> u32 {
 }
 
 /// The kernel's loop as written (v6.8 drivers/cpuidle/governors/menu.c
-/// get_typical_interval()): the reference [`get_typical_interval`] is
-/// checked against.
+/// get_typical_interval()), which [`get_typical_interval`] is checked
+/// against.
 #[cfg(test)]
 fn get_typical_interval_rescan(data: &MenuDevice) -> u32 {
     // Samples above the threshold are ignored; start with everything that
@@ -1268,7 +1268,8 @@ mod era_tests {
 
     /// The sorted, one-pass typical interval is the kernel's rescanning
     /// loop's on rings of every shape: tight and spread, with zeros, equal
-    /// maxima, and samples above i32::MAX (whose squares wrap the sums).
+    /// maxima, samples above i32::MAX (never counted) and samples just
+    /// under it (whose squares wrap the sum of squares).
     #[test]
     fn typical_interval_is_the_rescanning_loops() {
         let mut rng = crate::sim::rng::Rng::new(5, crate::sim::rng::Stream::Workload);
