@@ -623,13 +623,32 @@ def kernel_lines(default: dict, beside: dict[str, dict]) -> list[str]:
     return out
 
 
+#: The hand-written tail of RESULTS.md (callgrind profiles of the engine, per session), carried over
+#: as it is when the measured part above it is rewritten.
+HAND_HEADING = "## Engine profiles (by hand)"
+
+
+def hand_tail(path: str) -> list[str]:
+    """The lines of RESULTS.md from HAND_HEADING on (none when it has no such section)."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return []
+    at = text.find(HAND_HEADING)
+    return text[at:].rstrip("\n").split("\n") + [""] if at >= 0 else []
+
+
 def write_results(path: str, m: dict, sections: dict) -> None:
-    """RESULTS.md from the sections measured (each a list of lines; None: not measured)."""
+    """RESULTS.md from the sections measured (each a list of lines; None: not measured), then
+    its hand-written tail as it was."""
     now = datetime.datetime.now().astimezone()
+    tail = hand_tail(path)
     lines = [
         "# Speed benchmark: results",
         "",
-        "Written by `bench/run.py --write`, which `make bench` runs; do not edit by hand.",
+        f"Written by `bench/run.py --write`, which `make bench` runs; do not edit by hand above "
+        f"\"{HAND_HEADING[3:]}\".",
         "What is measured and how to read it: [README.md](README.md).",
         "",
         f"- Command: `{COMMAND}`",
@@ -649,6 +668,7 @@ def write_results(path: str, m: dict, sections: dict) -> None:
         lines += [f"## {title}", ""] if title else []
         lines += body if body is not None else ["- not measured in this run"]
         lines.append("")
+    lines += tail
     with open(path, "w") as f:
         f.write("\n".join(lines))
 

@@ -453,6 +453,61 @@ fn get_typical_interval_two_sided(data: &MenuDevice) -> u32 {
 /// ring as v6.6 does (no pattern) rather than model a boot transient no
 /// measurement saw.
 fn get_typical_interval(data: &MenuDevice) -> u32 {
+    // The kernel scans the ring once per round; the samples in increasing
+    // order make each round's kept set a prefix, and the sums of the kept
+    // samples and of their squares give its mean and variance without a
+    // rescan: Σ(v − avg)² = Σv² − 2·avg·Σv + n·avg², in the same wrapping
+    // u64 arithmetic as the kernel's sum of squared differences, so the
+    // variance is the kernel's to the bit.
+    let mut v = data.intervals_us;
+    v.sort_unstable();
+    // Samples above the threshold are ignored; start with everything that
+    // fits an int.
+    let mut n = v.partition_point(|&x| i32::try_from(x).is_ok());
+    let (mut sum, mut sum_sq) = (0u64, 0u64);
+    for &x in &v[..n] {
+        sum += u64::from(x);
+        sum_sq = sum_sq.wrapping_add(u64::from(x) * u64::from(x));
+    }
+    loop {
+        // Nothing measured yet (or only zeros): no pattern.
+        let max = if n == 0 { 0 } else { v[n - 1] };
+        if max == 0 {
+            return u32::MAX;
+        }
+        let divisor = n as u64;
+        let avg = if n == INTERVALS { sum >> INTERVAL_SHIFT } else { sum / divisor };
+        let mut variance = sum_sq.wrapping_sub(avg.wrapping_mul(sum).wrapping_mul(2)).wrapping_add(divisor.wrapping_mul(avg).wrapping_mul(avg));
+        if n == INTERVALS {
+            variance >>= INTERVAL_SHIFT;
+        } else {
+            variance /= divisor;
+        }
+
+        // Accept when σ ≤ 20 µs, or when mean > 6σ with at least 3/4 of the
+        // samples kept (the first product cannot overflow: avg < 2^31).
+        let enough = divisor * 4 >= INTERVALS as u64 * 3;
+        if variance <= u64::MAX / 36 && ((avg * avg > variance * 36 && enough) || variance <= 400) {
+            return avg as u32;
+        }
+
+        // Drop the largest value(s) and retry while more than 3/4 remain.
+        if divisor * 4 <= INTERVALS as u64 * 3 {
+            return u32::MAX;
+        }
+        while n > 0 && v[n - 1] == max {
+            n -= 1;
+            sum -= u64::from(max);
+            sum_sq = sum_sq.wrapping_sub(u64::from(max) * u64::from(max));
+        }
+    }
+}
+
+/// The kernel's loop as written (v6.8 drivers/cpuidle/governors/menu.c
+/// get_typical_interval()), which [`get_typical_interval`] is checked
+/// against.
+#[cfg(test)]
+fn get_typical_interval_rescan(data: &MenuDevice) -> u32 {
     // Samples above the threshold are ignored; start with everything that
     // fits an int.
     let mut thresh = i32::MAX as u32;
@@ -1209,5 +1264,32 @@ mod era_tests {
         let mut g = fresh(&dev, MenuForm::V6_13);
         g.select(&dev, &a);
         assert_eq!(g.devices[0].bucket, which_bucket(MS, 0));
+    }
+
+    /// The sorted, one-pass typical interval is the kernel's rescanning
+    /// loop's on rings of every shape: tight and spread, with zeros, equal
+    /// maxima, samples above i32::MAX (never counted) and samples just
+    /// under it (whose squares wrap the sum of squares).
+    #[test]
+    fn typical_interval_is_the_rescanning_loops() {
+        let mut rng = crate::sim::rng::Rng::new(5, crate::sim::rng::Stream::Workload);
+        let mut data = MenuDevice::default();
+        let mut accepted = 0;
+        for round in 0..200_000u32 {
+            let base = 1 + (rng.f64() * 5_000.0) as u32;
+            for v in &mut data.intervals_us {
+                *v = match round % 5 {
+                    0 => base + (rng.f64() * 30.0) as u32,
+                    1 => (rng.f64() * 100_000.0) as u32,
+                    2 => [0, base, base, 3 * base][(rng.f64() * 4.0) as usize],
+                    3 => [base, u32::MAX, i32::MAX as u32, 1 << 31, 4_000_000_000][(rng.f64() * 5.0) as usize],
+                    _ => (rng.f64() * f64::from(u32::MAX)) as u32,
+                };
+            }
+            let want = get_typical_interval_rescan(&data);
+            assert_eq!(get_typical_interval(&data), want, "{:?}", data.intervals_us);
+            accepted += u32::from(want != u32::MAX);
+        }
+        assert!(accepted > 50_000, "{accepted}");
     }
 }

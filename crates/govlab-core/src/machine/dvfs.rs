@@ -486,10 +486,12 @@ impl Engine {
     /// The clock of domain `d` switches now.
     pub(crate) fn freq_transition_done(&mut self, d: usize) {
         let Some(target) = self.domains[d].in_flight.take() else { return };
-        let cpus = self.plat.freq_domains[d].cpus.clone();
+        let nr_cpus = self.plat.freq_domains[d].cpus.len();
+        let cpu_at = |e: &Self, i: usize| e.plat.freq_domains[d].cpus[i];
         // PELT clocks advance at the old frequency up to now.
         let old_khz = self.domains[d].cur_khz;
-        for &cpu in &cpus {
+        for i in 0..nr_cpus {
+            let cpu = cpu_at(self, i);
             self.update_rq_clock(cpu);
             self.aperf[cpu].advance(self.now, old_khz);
         }
@@ -521,13 +523,13 @@ impl Engine {
         // (machine/cpufreq_driver.rs).
         if !self.domains[d].shared {
             if let Some(t) = self.trace.as_mut() {
-                for &cpu in &cpus {
+                for &cpu in &self.plat.freq_domains[d].cpus {
                     t.cpu_frequency(now, cpu, khz);
                 }
             }
         }
-        for &cpu in &cpus {
-            self.retime_segment(cpu);
+        for i in 0..nr_cpus {
+            self.retime_segment(cpu_at(self, i));
         }
         self.kick_transition(d);
     }

@@ -47,8 +47,9 @@ pub struct PackageEnergy {
     pub uncore_mw: f64,
     pub dram_mw: f64,
     /// The running cores `dram_mw` was priced for, and whether the two
-    /// powers have been priced at all: a settle whose state, uncore clock
-    /// and running cores are unchanged keeps them as they are.
+    /// powers have been priced at all: a settle keeps the uncore's power
+    /// while its state and uncore clock are unchanged, the DRAM's while
+    /// its state and running cores are.
     pub dram_active: u32,
     pub priced: bool,
     pub uncore_mj: f64,
@@ -259,19 +260,22 @@ impl Engine {
             (Some(u), None) => pe.fastest_busy_khz().clamp(u.min_khz, u.max_khz),
             _ => 0,
         };
-        let (uncore_mw, dram_mw) = if pe.priced && (pe.state, pe.uncore_khz, pe.dram_active) == (state, uncore_khz, active) {
-            (pe.uncore_mw, pe.dram_mw)
+        // Each power is priced again only when what it depends on moved.
+        let same_state = pe.priced && pe.state == state;
+        let uncore_mw = if same_state && pe.uncore_khz == uncore_khz {
+            pe.uncore_mw
         } else {
-            let (uncore_mw, self_refresh) = match state {
-                Some(s) => (p.cstates[s].power_mw, p.cstates[s].dram_self_refresh),
-                None => (p.uncore_mw + p.uncore.as_ref().map_or(0.0, |u| u.power_mw(uncore_khz)), false),
-            };
-            let dram_mw = if self_refresh {
-                p.dram.self_refresh_mw
-            } else {
-                p.dram.idle_mw + p.dram.active_mw_per_core * f64::from(active)
-            };
-            (uncore_mw, dram_mw)
+            match state {
+                Some(s) => p.cstates[s].power_mw,
+                None => p.uncore_mw + p.uncore.as_ref().map_or(0.0, |u| u.power_mw(uncore_khz)),
+            }
+        };
+        let dram_mw = if same_state && pe.dram_active == active {
+            pe.dram_mw
+        } else if state.is_some_and(|s| p.cstates[s].dram_self_refresh) {
+            p.dram.self_refresh_mw
+        } else {
+            p.dram.idle_mw + p.dram.active_mw_per_core * f64::from(active)
         };
         let nstates = p.cstates.len();
         let names: Option<&str> = state.map(|s| p.cstates[s].name.as_str());

@@ -145,9 +145,7 @@ impl Engine {
         rq.mode = CpuMode::Idle { state: sel.state, entry_ns: now };
         rq.idle_gen = rq.idle_gen.wrapping_add(1);
         let gen = rq.idle_gen;
-        if let Some(limit) = poll_limit {
-            self.q.schedule(now.saturating_add(limit), Event::PollLimit { cpu: cpu as u32, gen });
-        }
+        rq.poll_limit = poll_limit.map(|limit| self.q.schedule_cancellable(now.saturating_add(limit), Event::PollLimit { cpu: cpu as u32, gen }));
         if let Some(t) = self.trace.as_mut() {
             t.cpu_idle(now, cpu, sel.state as u32);
         }
@@ -267,6 +265,9 @@ impl Engine {
         rq.mode = CpuMode::Exiting { state, entry_ns, until_ns, got_tick, poll_limit };
         rq.kpath_exit_ns = kpath_ns;
         rq.idle_gen = rq.idle_gen.wrapping_add(1);
+        if let Some(ticket) = rq.poll_limit.take() {
+            self.q.cancel(ticket);
+        }
         let gen = rq.idle_gen;
         self.refresh_core_power(self.plat.cpus[cpu].core);
         self.clock_vote_changed(cpu);

@@ -203,7 +203,7 @@ impl Engine {
         let waker = self.current_wakee(this).flips;
         let wakee = self.tasks[t].wakee.flips;
         let (master, slave) = (waker.max(wakee), waker.min(wakee));
-        let factor = self.llc_masks[self.plat.cpus[this].llc].weight();
+        let factor = self.plat.llcs[self.plat.cpus[this].llc].len() as u32;
         !(slave < factor || master < slave * factor)
     }
 

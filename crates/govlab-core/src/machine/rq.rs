@@ -256,6 +256,9 @@ pub struct CpuRq {
     /// yet: `mode`'s state is provisional until the idle period ends.
     pub hindsight: bool,
     pub idle_gen: u32,
+    /// The queued poll time limit of this idle period, taken out of the
+    /// queue when the CPU leaves idle first (most polls end that way).
+    pub poll_limit: Option<crate::sim::queue::Ticket>,
     pub tick_gen: u32,
     pub tick_armed: bool,
     /// Boundary of the tick event queued for `tick_gen` (0: none).
@@ -331,6 +334,7 @@ impl Default for CpuRq {
             mode: CpuMode::Active,
             hindsight: false,
             idle_gen: 0,
+            poll_limit: None,
             tick_gen: 0,
             tick_armed: false,
             tick_queued_ns: 0,

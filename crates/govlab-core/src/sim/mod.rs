@@ -12,10 +12,12 @@
 //!   are written down once, in `machine/event.rs`); after that by insertion
 //!   order (`seq` only ever grows). The order is therefore the
 //!   same on every machine and every run with the same seed.
-//! * Events are never removed from the queue. An event that has been
-//!   overtaken (a task's run segment re-timed after a frequency change, a
-//!   tick cancelled because the CPU stopped it) carries a generation number
-//!   that no longer matches its owner's and is dropped when popped.
+//! * An event that has been overtaken (a task's run segment re-timed after
+//!   a frequency change, a tick cancelled because the CPU stopped it)
+//!   carries a generation number that no longer matches its owner's and is
+//!   dropped when popped. An owner may also take its event out of the
+//!   queue ([`queue::EventQueue::cancel`]); removing an event changes no
+//!   other event's key, so the order of the rest is the same.
 //! * Between two events nothing changes but time: energy, busy time,
 //!   residencies and PELT clocks are brought up to date in closed form when
 //!   the next event touches them, never by stepping.

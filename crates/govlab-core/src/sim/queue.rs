@@ -74,6 +74,10 @@ const WORDS: usize = BUCKETS / 64;
 
 const NIL: u32 = u32::MAX;
 
+/// A queued event's key, which finds it for [`EventQueue::cancel`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticket(u128);
+
 /// An event in a bucket's list.
 #[derive(Clone, Copy)]
 struct Node<E> {
@@ -127,12 +131,69 @@ impl<E: Queued> EventQueue<E> {
     }
 
     pub fn schedule(&mut self, time_ns: Time, event: E) {
+        self.push(time_ns, event);
+    }
+
+    /// [`Self::schedule`], with a ticket by which [`Self::cancel`] takes
+    /// the event out again.
+    pub fn schedule_cancellable(&mut self, time_ns: Time, event: E) -> Ticket {
+        Ticket(self.push(time_ns, event))
+    }
+
+    /// Queue `event` at `time_ns`; its key.
+    #[inline]
+    fn push(&mut self, time_ns: Time, event: E) -> u128 {
         let seq = self.next_seq;
         self.next_seq += 1;
         debug_assert!(seq < 1 << SEQ_BITS);
         let key = (u128::from(time_ns) << 64) | (u128::from(event.class()) << SEQ_BITS) | u128::from(seq);
         self.len += 1;
         self.place(Entry { key, event });
+        key
+    }
+
+    /// Take a queued event out before it comes due, where that is cheap:
+    /// from its bucket's list or the front. One beyond the window (in
+    /// `later`), or already popped, is left alone (false): its owner's
+    /// generation check drops it when popped, as for any overtaken event.
+    /// Removing an event leaves the others' keys, so their order, as is.
+    pub fn cancel(&mut self, ticket: Ticket) -> bool {
+        let key = ticket.0;
+        let bucket = ((key >> 64) as Time) >> BUCKET_SHIFT;
+        if bucket < self.first || bucket - self.first >= BUCKETS as u64 {
+            return false;
+        }
+        if bucket == self.first && !self.front.is_empty() {
+            let at = self.front.partition_point(|f| f.key > key);
+            if self.front.get(at).is_some_and(|f| f.key == key) {
+                self.front.remove(at);
+                self.len -= 1;
+                return true;
+            }
+        }
+        let slot = bucket as usize % BUCKETS;
+        let (mut prev, mut at) = (NIL, self.heads[slot]);
+        while at != NIL {
+            let Node { entry, next } = self.slab[at as usize];
+            if entry.key == key {
+                if prev == NIL {
+                    self.heads[slot] = next;
+                } else {
+                    self.slab[prev as usize].next = next;
+                }
+                if self.heads[slot] == NIL {
+                    self.occupied[slot / 64] &= !(1 << (slot % 64));
+                    if self.occupied[slot / 64] == 0 {
+                        self.summary &= !(1 << (slot / 64));
+                    }
+                }
+                self.release(at);
+                self.len -= 1;
+                return true;
+            }
+            (prev, at) = (at, next);
+        }
+        false
     }
 
     /// Put `e` in its bucket if the window covers it, else in `later`.
@@ -357,6 +418,74 @@ mod tests {
             let (t, ev) = q.pop().expect("same length");
             assert_eq!(t, (key >> 64) as u64);
             assert!(matches!(ev, Event::Tick { cpu, .. } | Event::RunDone { cpu, .. } if cpu == round));
+        }
+        assert!(q.pop().is_none());
+    }
+
+    /// Cancelled events never pop, and the rest pop in the order of a
+    /// reference that never held them: cancels in a bucket's list, in the
+    /// front being popped, beyond the window (left queued: false), and of
+    /// events already popped (false).
+    #[test]
+    fn cancelled_events_leave_the_order_of_the_rest() {
+        use std::collections::BTreeMap;
+        let mut rng = Rng::new(11, Stream::Workload);
+        let mut q = EventQueue::default();
+        // key -> (ticket, round) of what is queued; the reference order.
+        let mut reference: BTreeMap<u128, (Ticket, u32)> = BTreeMap::new();
+        let mut popped: Vec<Ticket> = Vec::new();
+        let (mut now, mut removed, mut left) = (0u64, 0u32, 0u32);
+        for round in 0..100_000u32 {
+            let r = rng.f64();
+            if r < 0.45 {
+                let delay = match round % 4 {
+                    0 => 0,
+                    1 => (rng.f64() * 3_000.0) as u64,
+                    2 => (rng.f64() * 2_000_000.0) as u64,
+                    _ => (rng.f64() * 1e8) as u64,
+                };
+                let ticket = q.schedule_cancellable(now + delay, Event::RunDone { cpu: round, gen: 0 });
+                reference.insert(ticket.0, (ticket, round));
+            } else if r < 0.6 {
+                // Cancel a queued event (the n-th by key) or one popped before.
+                if rng.f64() < 0.1 {
+                    if let Some(&t) = popped.last() {
+                        assert!(!q.cancel(t), "an event already popped");
+                    }
+                } else if !reference.is_empty() {
+                    let n = (rng.f64() * reference.len() as f64) as usize;
+                    let key = *reference.keys().nth(n.min(reference.len() - 1)).expect("nonempty");
+                    let (ticket, _) = reference[&key];
+                    if q.cancel(ticket) {
+                        reference.remove(&key);
+                        removed += 1;
+                    } else {
+                        // Only an event beyond the window stays queued.
+                        assert!(((key >> 64) as u64 >> BUCKET_SHIFT) >= (now >> BUCKET_SHIFT) + BUCKETS as u64 - 1);
+                        left += 1;
+                    }
+                }
+            } else {
+                let got = q.pop();
+                let want = reference.pop_first();
+                match (got, want) {
+                    (Some((t, ev)), Some((key, (ticket, round)))) => {
+                        assert_eq!(t, (key >> 64) as u64);
+                        assert!(matches!(ev, Event::RunDone { cpu, .. } if cpu == round));
+                        popped.push(ticket);
+                        now = t;
+                    }
+                    (None, None) => {}
+                    other => panic!("queue and reference differ: {other:?}"),
+                }
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        assert!(removed > 1000 && left > 10, "{removed} removed, {left} left queued");
+        while let Some((key, (_, round))) = reference.pop_first() {
+            let (t, ev) = q.pop().expect("same length");
+            assert_eq!(t, (key >> 64) as u64);
+            assert!(matches!(ev, Event::RunDone { cpu, .. } if cpu == round));
         }
         assert!(q.pop().is_none());
     }
