@@ -812,7 +812,11 @@ impl Engine {
                 return true;
             }
             CpuMode::Idle { .. } => {
-                // The tick was kept across idle: it wakes the CPU.
+                // The tick was kept across idle: it wakes the CPU, whose
+                // rebalance_domains(CPU_IDLE) may reach the top domain.
+                if self.eas.is_some() {
+                    self.rebalance_top(cpu, false);
+                }
                 self.idle_wakeup(cpu, true);
                 self.arm_tick(cpu);
                 return true;
