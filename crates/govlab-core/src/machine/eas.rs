@@ -21,10 +21,18 @@
 //! 2. The root domain is *overutilized* as soon as one CPU's utilisation
 //!    does not fit it with 20 % headroom (fits_capacity, the 1280/1024
 //!    margin; from v6.2 with the runqueue's clamps, util_fits_cpu). It is
-//!    set at enqueue and at the tick, and recomputed over every CPU by the
-//!    load balancer. While it is set, wakeups go through
-//!    select_idle_sibling as before; while it is clear, wakeups go through
-//!    find_energy_efficient_cpu and the load balancer does nothing.
+//!    set at enqueue and at the tick (update_overutilized_status), and
+//!    recomputed over every CPU only when the load balancer balances the
+//!    top domain (update_sd_lb_stats with `!env->sd->parent`): by a busy
+//!    CPU once its balance_interval (the domain's weight in ms, doubled
+//!    up to twice that while balanced) × busy_factor (32; 16 from v5.10,
+//!    6e7499135db7) has passed, and only if it is its cluster's balancing
+//!    CPU (should_we_balance: the first idle CPU, else the first); by an
+//!    idle CPU at its own tick or through the idle load balancer
+//!    (nohz_idle_balance), without the busy factor; and by a newidle walk
+//!    that pulls nothing in its cluster. While it is set, wakeups go
+//!    through select_idle_sibling as before; while it is clear, wakeups go
+//!    through find_energy_efficient_cpu and the load balancer does nothing.
 //! 3. find_energy_efficient_cpu: a task with no utilisation stays on its
 //!    previous CPU. Otherwise, in each performance domain, of the allowed
 //!    CPUs the task would fit, the previous CPU and the one with the most
@@ -47,8 +55,10 @@
 //!
 //! Left out: thermal pressure and RT/IRQ pressure on capacity
 //! (capacity_of is the CPU's capacity, as in `capacity.rs`),
-//! EM_MAX_COMPLEXITY (the boards are small), the kernel's balance interval
-//! for clearing overutilized (recomputed at every balance pass here),
+//! EM_MAX_COMPLEXITY (the boards are small), of the top domain's balance
+//! interval its reset to the minimum only as "overutilized" (the kernel's
+//! when find_busiest_group finds an imbalance) and v5.0's nohz kick when
+//! two CPUs of the LLC are busy (v5.1 skips it on asymmetric machines),
 //! wake_affine and WF_CURRENT_CPU, and v5.x's memory of
 //! an idle runqueue's last util_max (UCLAMP_FLAG_IDLE: an idle runqueue has
 //! the waking task's clamps here).
@@ -75,6 +85,10 @@ pub(crate) struct Eas {
     pub(crate) pds: Vec<PerfDomain>,
     /// rd->overutilized.
     pub(crate) overutilized: bool,
+    /// rd->overload: set when a runqueue reaches two tasks, and set or
+    /// cleared with rd->overutilized at the top domain (newidle balance's
+    /// gate; `Engine::overloaded` is the runqueues overloaded now).
+    pub(crate) overload: bool,
     /// Per CPU, its top domain's sd->last_balance (jiffies) and
     /// sd->balance_interval (ms).
     top_last_j: Vec<u64>,
@@ -115,6 +129,7 @@ impl Eas {
         Some(Eas {
             pds,
             overutilized: false,
+            overload: false,
             top_last_j: vec![0; plat.cpus.len()],
             top_interval_ms: vec![plat.cpus.len() as u64; plat.cpus.len()],
             top_weight: plat.cpus.len() as u64,
@@ -597,6 +612,8 @@ impl Engine {
     /// flag becomes whether any CPU is overutilized. Lower levels can only
     /// set it, which the tick's update_overutilized_status() already does
     /// for a CPU that runs.
+    /// rd->overload too: a CPU with two tasks or a misfit one
+    /// (SG_OVERLOAD, 757ffdd705ee, v4.20).
     #[inline]
     pub(crate) fn update_rd_overutilized(&mut self) {
         if let Some(eas) = self.eas.as_deref() {
@@ -604,7 +621,27 @@ impl Engine {
             if any != eas.overutilized {
                 self.set_overutilized(any);
             }
+            let overload = !self.overloaded.is_empty() || (0..self.rqs.len()).any(|c| self.misfit(c));
+            self.eas.as_deref_mut().unwrap().overload = overload;
         }
+    }
+
+    /// add_nr_running(): a runqueue reached two tasks.
+    #[inline]
+    pub(crate) fn set_rd_overload(&mut self) {
+        if let Some(eas) = self.eas.as_deref_mut() {
+            eas.overload = true;
+        }
+    }
+
+    /// rq->misfit_task_load is set (update_misfit_status): `cpu` runs a
+    /// fair task that does not fit it, and a CPU of more capacity exists.
+    pub(crate) fn misfit(&self, cpu: CpuId) -> bool {
+        self.rqs[cpu].curr.is_some_and(|t| {
+            self.rqs[cpu].curr_class == crate::sched::rt::Class::Fair
+                && self.rqs.iter().any(|rq| rq.capacity > self.rqs[cpu].capacity)
+                && !self.task_fits_cpu(t, cpu)
+        })
     }
 
     fn set_overutilized(&mut self, on: bool) {

@@ -102,14 +102,7 @@ impl Engine {
     /// skipped, and nohz.next_balance is each idle CPU's own top-level due
     /// time). The pass is done at the kick, without the IPI's delay.
     pub(crate) fn nohz_idle_balance_top(&mut self, this: CpuId) {
-        let misfit = || {
-            self.rqs[this].curr.is_some_and(|t| {
-                self.rqs[this].curr_class == crate::sched::rt::Class::Fair
-                    && self.rqs.iter().any(|rq| rq.capacity > self.rqs[this].capacity)
-                    && !self.task_fits_cpu(t, this)
-            })
-        };
-        if self.rqs[this].nr_running < 2 && !misfit() {
+        if self.rqs[this].nr_running < 2 && !self.misfit(this) {
             return;
         }
         for cpu in 0..self.rqs.len() {

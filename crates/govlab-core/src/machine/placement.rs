@@ -487,7 +487,9 @@ impl Engine {
     /// some CPU is overloaded and `cpu` expects to idle long enough.
     #[inline]
     pub(crate) fn newidle_balance(&mut self, cpu: CpuId) {
-        if self.overloaded.is_empty() {
+        // rd->overload: with EAS the kernel's, which stays set until a
+        // top-level balance (eas.rs).
+        if self.overloaded.is_empty() && !self.eas.as_ref().is_some_and(|e| e.overload) {
             return;
         }
         if self.rqs[cpu].avg_idle_ns < self.newidle_min_avg_idle_ns {
