@@ -775,6 +775,21 @@ mod tests {
         e.overloaded = CpuMask::from_cpus([4]);
         e.newidle_balance(5);
         assert!(!overutilized(&e), "newidle balance's walk reaches the top domain");
+
+        // rd->overload outlives the runqueue that set it: CPU 4 had two
+        // tasks and has one now; the next newidle walk still runs, and its
+        // top-level pass clears both flags.
+        e.rqs[0].cfs.avg.util_avg = 1000;
+        e.update_overutilized_status(0);
+        e.rqs[0].cfs.avg.util_avg = 0;
+        e.overloaded = CpuMask::from_cpus([]);
+        e.set_rd_overload();
+        e.newidle_balance(5);
+        assert!(!overutilized(&e) && !e.eas.as_ref().unwrap().overload);
+        e.rqs[0].cfs.avg.util_avg = 1000;
+        e.update_overutilized_status(0);
+        e.newidle_balance(5);
+        assert!(overutilized(&e), "no overload, no newidle walk");
     }
 
     #[test]

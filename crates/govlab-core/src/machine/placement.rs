@@ -74,7 +74,9 @@
 //! with more than one (update_sd_lb_stats()); `overloaded` here is the set
 //! of such runqueues now, without the stale `true` after the last one
 //! drained. With costs of 0 the difference changes no pull (a walk with no
-//! CPU overloaded pulls nothing), as does v3.15's lack of the test.
+//! CPU overloaded pulls nothing), as does v3.15's lack of the test. With
+//! EAS it changes when the walk reaches the top domain and clears
+//! rd->overutilized, so there the kernel's sticky flag is kept (eas.rs).
 //!
 //! Left out: find_busiest_group()'s rules that can decline a pull (the
 //! NUMA imbalance allowance, group types), and before v5.13 the NOHZ stats
