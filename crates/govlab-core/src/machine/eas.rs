@@ -611,9 +611,9 @@ impl Engine {
     /// update_sd_lb_stats() at the top level (`!env->sd->parent`): the
     /// flag becomes whether any CPU is overutilized. Lower levels can only
     /// set it, which the tick's update_overutilized_status() already does
-    /// for a CPU that runs.
-    /// rd->overload too: a CPU with two tasks or a misfit one
-    /// (SG_OVERLOAD, 757ffdd705ee, v4.20).
+    /// for a CPU that runs. rd->overload likewise becomes whether a CPU
+    /// has two tasks or a misfit one (SG_OVERLOAD; misfit: 757ffdd705ee,
+    /// v4.20).
     #[inline]
     pub(crate) fn update_rd_overutilized(&mut self) {
         if let Some(eas) = self.eas.as_deref() {
