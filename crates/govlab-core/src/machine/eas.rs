@@ -21,10 +21,18 @@
 //! 2. The root domain is *overutilized* as soon as one CPU's utilisation
 //!    does not fit it with 20 % headroom (fits_capacity, the 1280/1024
 //!    margin; from v6.2 with the runqueue's clamps, util_fits_cpu). It is
-//!    set at enqueue and at the tick, and recomputed over every CPU by the
-//!    load balancer. While it is set, wakeups go through
-//!    select_idle_sibling as before; while it is clear, wakeups go through
-//!    find_energy_efficient_cpu and the load balancer does nothing.
+//!    set at enqueue and at the tick (update_overutilized_status), and
+//!    recomputed over every CPU only when the load balancer balances the
+//!    top domain (update_sd_lb_stats with `!env->sd->parent`): by a busy
+//!    CPU once its balance_interval (the domain's weight in ms, doubled
+//!    up to twice that while balanced) × busy_factor (32; 16 from v5.10,
+//!    6e7499135db7) has passed, and only if it is its cluster's balancing
+//!    CPU (should_we_balance: the first idle CPU, else the first); by an
+//!    idle CPU at its own tick or through the idle load balancer
+//!    (nohz_idle_balance), without the busy factor; and by a newidle walk
+//!    that pulls nothing in its cluster. While it is set, wakeups go
+//!    through select_idle_sibling as before; while it is clear, wakeups go
+//!    through find_energy_efficient_cpu and the load balancer does nothing.
 //! 3. find_energy_efficient_cpu: a task with no utilisation stays on its
 //!    previous CPU. Otherwise, in each performance domain, of the allowed
 //!    CPUs the task would fit, the previous CPU and the one with the most
@@ -47,8 +55,10 @@
 //!
 //! Left out: thermal pressure and RT/IRQ pressure on capacity
 //! (capacity_of is the CPU's capacity, as in `capacity.rs`),
-//! EM_MAX_COMPLEXITY (the boards are small), the kernel's balance interval
-//! for clearing overutilized (recomputed at every balance pass here),
+//! EM_MAX_COMPLEXITY (the boards are small), of the top domain's balance
+//! interval its reset to the minimum only as "overutilized" (the kernel's
+//! when find_busiest_group finds an imbalance) and v5.0's nohz kick when
+//! two CPUs of the LLC are busy (v5.1 skips it on asymmetric machines),
 //! wake_affine and WF_CURRENT_CPU, and v5.x's memory of
 //! an idle runqueue's last util_max (UCLAMP_FLAG_IDLE: an idle runqueue has
 //! the waking task's clamps here).
@@ -75,6 +85,19 @@ pub(crate) struct Eas {
     pub(crate) pds: Vec<PerfDomain>,
     /// rd->overutilized.
     pub(crate) overutilized: bool,
+    /// rd->overload: set when a runqueue reaches two tasks, and set or
+    /// cleared with rd->overutilized at the top domain (newidle balance's
+    /// gate; `Engine::overloaded` is the runqueues overloaded now).
+    pub(crate) overload: bool,
+    /// Per CPU, its top domain's sd->last_balance (jiffies) and
+    /// sd->balance_interval (ms).
+    top_last_j: Vec<u64>,
+    top_interval_ms: Vec<u64>,
+    /// The top domain's weight: its min_interval, and half its
+    /// max_interval (sd_init()).
+    top_weight: u64,
+    /// sd->busy_factor: 32, 16 from v5.10 (6e7499135db7).
+    busy_factor: u64,
     pd_delta: bool,
     no_margin: bool,
     freq_uclamp: bool,
@@ -106,6 +129,11 @@ impl Eas {
         Some(Eas {
             pds,
             overutilized: false,
+            overload: false,
+            top_last_j: vec![0; plat.cpus.len()],
+            top_interval_ms: vec![plat.cpus.len() as u64; plat.cpus.len()],
+            top_weight: plat.cpus.len() as u64,
+            busy_factor: if kernel.has(EraId::BusyFactor16) { 16 } else { 32 },
             pd_delta: kernel.eas_pd_delta(),
             no_margin: kernel.eas_no_margin(),
             freq_uclamp: kernel.eas_uclamp(),
@@ -533,8 +561,59 @@ impl Engine {
         }
     }
 
-    /// The root domain's balance pass (update_sd_lb_stats at the top
-    /// level): the flag becomes whether any CPU is overutilized.
+    /// get_sd_balance_interval() of `cpu`'s top domain, in jiffies: its
+    /// balance_interval, times busy_factor if `cpu` is busy, clamped to
+    /// [1, max_load_balance_interval] (HZ × CPUs / 10).
+    fn top_interval_j(&self, eas: &Eas, cpu: CpuId, busy: bool) -> u64 {
+        let mut ms = eas.top_interval_ms[cpu];
+        if busy {
+            ms *= eas.busy_factor;
+        }
+        let hz = 1_000_000_000 / self.tun.tick_ns;
+        (ms * 1_000_000).div_ceil(self.tun.tick_ns).clamp(1, hz * self.rqs.len() as u64 / 10)
+    }
+
+    /// should_we_balance() at the top domain for a periodic or idle
+    /// balance by `cpu`: the first idle CPU of its local group (its
+    /// cluster, the LLC on the boards with EAS), else the group's first CPU.
+    fn top_balance_cpu(&self, cpu: CpuId) -> bool {
+        let group = self.llc_masks[self.plat.cpus[cpu].llc];
+        group.and(&self.idle_mask).iter().next().or_else(|| group.iter().next()) == Some(cpu)
+    }
+
+    /// rebalance_domains()'s step at the top domain for `cpu` (v5.0 ..
+    /// v6.8): once its interval has passed, load_balance() there; only
+    /// the group's designated CPU gets to update_sd_lb_stats(), which sets
+    /// or clears rd->overutilized. The interval doubles up to its maximum
+    /// when the pass ends balanced (not the designated CPU, or EAS's test
+    /// holds) and returns to its minimum when the machine is overutilized
+    /// (the kernel's "we were unbalanced": assumed to be found then).
+    pub(crate) fn rebalance_top(&mut self, cpu: CpuId, busy: bool) {
+        let Some(eas) = self.eas.as_deref() else { return };
+        let jiffies = self.now / self.tun.tick_ns;
+        if jiffies < eas.top_last_j[cpu] + self.top_interval_j(eas, cpu, busy) {
+            return;
+        }
+        let designated = self.top_balance_cpu(cpu);
+        if designated {
+            self.update_rd_overutilized();
+        }
+        let eas = self.eas.as_deref_mut().unwrap();
+        eas.top_last_j[cpu] = jiffies;
+        let ms = &mut eas.top_interval_ms[cpu];
+        if designated && eas.overutilized {
+            *ms = eas.top_weight;
+        } else if *ms < 2 * eas.top_weight {
+            *ms *= 2;
+        }
+    }
+
+    /// update_sd_lb_stats() at the top level (`!env->sd->parent`): the
+    /// flag becomes whether any CPU is overutilized. Lower levels can only
+    /// set it, which the tick's update_overutilized_status() already does
+    /// for a CPU that runs. rd->overload likewise becomes whether a CPU
+    /// has two tasks or a misfit one (SG_OVERLOAD; misfit: 757ffdd705ee,
+    /// v4.20).
     #[inline]
     pub(crate) fn update_rd_overutilized(&mut self) {
         if let Some(eas) = self.eas.as_deref() {
@@ -542,7 +621,27 @@ impl Engine {
             if any != eas.overutilized {
                 self.set_overutilized(any);
             }
+            let overload = !self.overloaded.is_empty() || (0..self.rqs.len()).any(|c| self.misfit(c));
+            self.eas.as_deref_mut().unwrap().overload = overload;
         }
+    }
+
+    /// add_nr_running(): a runqueue reached two tasks.
+    #[inline]
+    pub(crate) fn set_rd_overload(&mut self) {
+        if let Some(eas) = self.eas.as_deref_mut() {
+            eas.overload = true;
+        }
+    }
+
+    /// rq->misfit_task_load is set (update_misfit_status): `cpu` runs a
+    /// fair task that does not fit it, and a CPU of more capacity exists.
+    pub(crate) fn misfit(&self, cpu: CpuId) -> bool {
+        self.rqs[cpu].curr.is_some_and(|t| {
+            self.rqs[cpu].curr_class == crate::sched::rt::Class::Fair
+                && self.rqs.iter().any(|rq| rq.capacity > self.rqs[cpu].capacity)
+                && !self.task_fits_cpu(t, cpu)
+        })
     }
 
     fn set_overutilized(&mut self, on: bool) {
@@ -556,6 +655,7 @@ impl Engine {
 mod tests {
     use super::*;
     use crate::params::Spec;
+    use crate::sched::cpumask::CpuMask;
 
     fn juno_r0(kernel: &str) -> Engine {
         let cfg = crate::api::RunConfig {
@@ -608,6 +708,88 @@ mod tests {
         };
         assert_eq!(max_util("6.5"), 400);
         assert_eq!(max_util("6.6"), 300);
+    }
+
+    const MS: u64 = 1_000_000;
+
+    /// juno-r0 with every CPU busy and LITTLE CPU 0 overutilized, then
+    /// not: the flag stays set until the big cluster's designated CPU 1
+    /// (its first, none being idle) balances the top domain, its
+    /// balance_interval (the domain's weight, 6 ms) × busy_factor later:
+    /// 96 ms on v6.8, 192 ms on v5.2 (before 6e7499135db7). CPU 2's passes
+    /// never clear it: should_we_balance() stops them.
+    #[test]
+    fn a_busy_cpu_clears_overutilized_at_its_top_level_balance_only() {
+        for (kernel, interval_ms) in [("6.8", 96), ("5.2", 192)] {
+            let mut e = juno_r0(kernel);
+            e.idle_mask = CpuMask::from_cpus([]);
+            e.rqs[0].cfs.avg.util_avg = 1000;
+            e.update_overutilized_status(0);
+            e.rqs[0].cfs.avg.util_avg = 0;
+            let overutilized = |e: &Engine| e.eas.as_ref().unwrap().overutilized;
+            assert!(overutilized(&e), "{kernel}: CPU 0 at 1000 of 446");
+            let mut t = 0;
+            while t < 2 * interval_ms * MS {
+                e.now = t;
+                e.periodic_balance(2);
+                e.periodic_balance(1);
+                assert_eq!(overutilized(&e), t < interval_ms * MS, "{kernel} at {} ms", t / MS);
+                t += e.tun.tick_ns;
+            }
+            e.rqs[0].cfs.avg.util_avg = 1000;
+            e.update_overutilized_status(0);
+            e.rqs[0].cfs.avg.util_avg = 0;
+            for _ in 0..100 {
+                e.now += e.tun.tick_ns;
+                e.periodic_balance(2);
+            }
+            assert!(overutilized(&e), "{kernel}: CPU 2 is not its cluster's balancing CPU");
+        }
+    }
+
+    /// An idle CPU whose tick runs balances the top domain at its own
+    /// tick without the busy factor (6 ms, doubled to 12 ms after a
+    /// balanced pass); newidle balance reaches it whenever it pulls
+    /// nothing in its cluster, at once.
+    #[test]
+    fn idle_balances_clear_overutilized_sooner() {
+        let mut e = juno_r0("6.8");
+        let overutilized = |e: &Engine| e.eas.as_ref().unwrap().overutilized;
+        e.rqs[0].cfs.avg.util_avg = 1000;
+        e.update_overutilized_status(0);
+        e.rqs[0].cfs.avg.util_avg = 0;
+        let due = (6 * MS).div_ceil(e.tun.tick_ns) * e.tun.tick_ns;
+        e.now = due - e.tun.tick_ns;
+        e.rebalance_top(3, false);
+        e.rebalance_top(0, false);
+        assert!(overutilized(&e), "before its 6 ms");
+        e.now = due;
+        e.rebalance_top(3, false);
+        assert!(overutilized(&e), "CPU 3 is not the LITTLE cluster's first idle CPU");
+        e.rebalance_top(0, false);
+        assert!(!overutilized(&e), "CPU 0, the LITTLE cluster's first idle CPU");
+
+        e.rqs[0].cfs.avg.util_avg = 1000;
+        e.update_overutilized_status(0);
+        e.rqs[0].cfs.avg.util_avg = 0;
+        e.overloaded = CpuMask::from_cpus([4]);
+        e.newidle_balance(5);
+        assert!(!overutilized(&e), "newidle balance's walk reaches the top domain");
+
+        // rd->overload outlives the runqueue that set it: CPU 4 had two
+        // tasks and has one now; the next newidle walk still runs, and its
+        // top-level pass clears both flags.
+        e.rqs[0].cfs.avg.util_avg = 1000;
+        e.update_overutilized_status(0);
+        e.rqs[0].cfs.avg.util_avg = 0;
+        e.overloaded = CpuMask::from_cpus([]);
+        e.set_rd_overload();
+        e.newidle_balance(5);
+        assert!(!overutilized(&e) && !e.eas.as_ref().unwrap().overload);
+        e.rqs[0].cfs.avg.util_avg = 1000;
+        e.update_overutilized_status(0);
+        e.newidle_balance(5);
+        assert!(overutilized(&e), "no overload, no newidle walk");
     }
 
     #[test]

@@ -203,6 +203,7 @@ impl Engine {
         self.idle_mask.clear(cpu);
         if rq.nr_running > 1 {
             self.overloaded.set(cpu);
+            self.set_rd_overload();
         }
     }
 
@@ -820,7 +821,11 @@ impl Engine {
                 return true;
             }
             CpuMode::Idle { .. } => {
-                // The tick was kept across idle: it wakes the CPU.
+                // The tick was kept across idle: it wakes the CPU, whose
+                // rebalance_domains(CPU_IDLE) may reach the top domain.
+                if self.eas.is_some() {
+                    self.rebalance_top(cpu, false);
+                }
                 self.idle_wakeup(cpu, true);
                 self.arm_tick(cpu);
                 return true;

@@ -669,6 +669,7 @@ impl Engine {
         self.idle_mask.clear(cpu);
         if rq.nr_running > 1 {
             self.overloaded.set(cpu);
+            self.set_rd_overload();
         }
     }
 

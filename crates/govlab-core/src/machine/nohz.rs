@@ -94,6 +94,24 @@ impl Engine {
         }
     }
 
+    /// nohz_balancer_kick()'s balance kick with EAS, on busy CPU `this`'s
+    /// tick, and the idle load balancer's rebalance_domains(CPU_IDLE) for
+    /// each idle CPU of the mask at the top domain, where rd->overutilized
+    /// is cleared (v5.1 .. v6.8: on an asymmetric machine the kick comes
+    /// from two tasks on `this` or a misfit one; the LLC's busy count is
+    /// skipped, and nohz.next_balance is each idle CPU's own top-level due
+    /// time). The pass is done at the kick, without the IPI's delay.
+    pub(crate) fn nohz_idle_balance_top(&mut self, this: CpuId) {
+        if self.rqs[this].nr_running < 2 && !self.misfit(this) {
+            return;
+        }
+        for cpu in 0..self.rqs.len() {
+            if self.nohz_idle(cpu) {
+                self.rebalance_top(cpu, false);
+            }
+        }
+    }
+
     /// The kicked ilb is back in C0 with nothing to run: the stats pass
     /// (its softirq runs before the idle loop goes on). With a task queued
     /// it aborts, and the next kick comes from the next busy tick.

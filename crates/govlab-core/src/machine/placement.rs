@@ -74,7 +74,9 @@
 //! with more than one (update_sd_lb_stats()); `overloaded` here is the set
 //! of such runqueues now, without the stale `true` after the last one
 //! drained. With costs of 0 the difference changes no pull (a walk with no
-//! CPU overloaded pulls nothing), as does v3.15's lack of the test.
+//! CPU overloaded pulls nothing), as does v3.15's lack of the test. With
+//! EAS it changes when the walk reaches the top domain and clears
+//! rd->overutilized, so there the kernel's sticky flag is kept (eas.rs).
 //!
 //! Left out: find_busiest_group()'s rules that can decline a pull (the
 //! NUMA imbalance allowance, group types), and before v5.13 the NOHZ stats
@@ -492,22 +494,50 @@ impl Engine {
     /// some CPU is overloaded and `cpu` expects to idle long enough.
     #[inline]
     pub(crate) fn newidle_balance(&mut self, cpu: CpuId) {
-        if self.overloaded.is_empty() {
+        // rd->overload: with EAS the kernel's, which stays set until a
+        // top-level balance (eas.rs).
+        if self.overloaded.is_empty() && !self.eas.as_ref().is_some_and(|e| e.overload) {
             return;
-        }
-        // The kernel's EAS test is in find_busiest_group(), after the gates:
-        // either order pulls the same, and this one refreshes
-        // rd->overutilized as before.
-        if self.eas.is_some() {
-            self.update_rd_overutilized();
-            if self.eas_balanced() {
-                return;
-            }
         }
         if self.rqs[cpu].avg_idle_ns < self.newidle_min_avg_idle_ns {
             return;
         }
+        if self.eas.is_some() {
+            self.newidle_pull_eas(cpu);
+            return;
+        }
         self.newidle_pull(cpu);
+    }
+
+    /// newidle_balance()'s walk with EAS: find_busiest_group() finds every
+    /// level balanced while rd->overutilized is clear; a walk that pulls
+    /// nothing at the LLC reaches the top domain, whose
+    /// update_sd_lb_stats() sets or clears the flag before that test
+    /// (CPU_NEWLY_IDLE: should_we_balance() lets any CPU through, and the
+    /// top domain's last_balance and interval are left alone).
+    fn newidle_pull_eas(&mut self, cpu: CpuId) {
+        let llc = self.llc_masks[self.plat.cpus[cpu].llc];
+        if !self.eas_balanced() && self.pull_busiest(cpu, self.overloaded.and(&llc)) {
+            return;
+        }
+        self.update_rd_overutilized();
+        if !self.eas_balanced() {
+            self.pull_busiest(cpu, self.overloaded);
+        }
+    }
+
+    /// Pull one queued task to `cpu` from the busiest CPU of `scope` that
+    /// has one it may run; whether one moved.
+    fn pull_busiest(&mut self, cpu: CpuId, scope: CpuMask) -> bool {
+        let mut tried = scope;
+        while let Some(src) = self.busiest_in(tried, cpu) {
+            if let Some(t) = self.pick_migratable(src, cpu) {
+                self.migrate_queued(t, src, cpu);
+                return true;
+            }
+            tried.clear(src);
+        }
+        false
     }
 
     /// newidle_balance()'s walk up the domains once the gates let it
@@ -516,22 +546,18 @@ impl Engine {
     /// pull or at the top: the LLC, then the whole machine.
     fn newidle_pull(&mut self, cpu: CpuId) {
         let llc = self.llc_masks[self.plat.cpus[cpu].llc];
-        for scope in [self.overloaded.and(&llc), self.overloaded] {
-            let mut tried = scope;
-            while let Some(src) = self.busiest_in(tried, cpu) {
-                if let Some(t) = self.pick_migratable(src, cpu) {
-                    self.migrate_queued(t, src, cpu);
-                    return;
-                }
-                tried.clear(src);
-            }
+        if !self.pull_busiest(cpu, self.overloaded.and(&llc)) {
+            self.pull_busiest(cpu, self.overloaded);
         }
     }
 
     /// The periodic balancer on a busy CPU's tick.
     pub(crate) fn periodic_balance(&mut self, cpu: CpuId) {
         if self.eas.is_some() {
-            self.update_rd_overutilized();
+            // rebalance_domains(CPU_NOT_IDLE) at the top domain, and the
+            // idle CPUs' through the idle load balancer (machine/nohz.rs).
+            self.rebalance_top(cpu, true);
+            self.nohz_idle_balance_top(cpu);
             if self.eas_balanced() {
                 return;
             }

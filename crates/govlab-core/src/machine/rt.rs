@@ -173,6 +173,9 @@ impl Engine {
         self.idle_mask.clear(cpu);
         if rq.nr_running > 1 {
             self.overloaded.set(cpu);
+            if let Some(eas) = self.eas.as_deref_mut() {
+                eas.overload = true;
+            }
         }
         if tk.class == Class::Rt {
             rq.rt_nr_running += 1;
