@@ -22,7 +22,8 @@
 //! * the governor's `reflect` is told; it learns at the next `select`.
 //!
 //! The polling state spins for cpuidle_poll_time(): the governor's
-//! dev->poll_limit_ns when it sets one (haltpoll), else the default below.
+//! dev->poll_limit_ns when it sets one (haltpoll), else the version's
+//! default (`default_poll_time_ns`).
 //!
 //! A governor that chooses in hindsight (the oracle) is not asked at entry:
 //! the CPU enters idle undecided, and the state is chosen when the interrupt
@@ -34,34 +35,54 @@
 
 use crate::cpuidle::{IdleDevice, Reflection, SelectArgs};
 use crate::metrics::idle::ideal_state;
-use crate::platform::{CpuId, IdleTick};
+use crate::kernel::{EraId, KernelConfig};
+use crate::platform::{CpuId, IdleState, IdleTick};
 use super::rq::CpuMode;
 use super::{Engine, Event};
 
-/// poll_state.c: the polling state gives up after the target residency of
-/// the first enabled deeper state of at least CPUIDLE_POLL_MIN...
+/// cpuidle.c (v5.11 on): a deeper state targeting less than
+/// CPUIDLE_POLL_MIN does not set the polling limit.
 pub const CPUIDLE_POLL_MIN_NS: u64 = 10_000;
 
-impl Engine {
-    /// cpuidle_poll_time(): how long the polling state may spin. The
-    /// governor's dev->poll_limit_ns if it set one, else the default.
-    fn poll_time_ns(&mut self, cpu: CpuId) -> u64 {
-        let default_ns = self.default_poll_time_ns(cpu);
-        self.cpuidle.poll_limit_ns(cpu, default_ns)
+/// How long the polling state spins by default, by kernel version; `None`
+/// where nothing but a wakeup ends it. Each form is the era that brought it:
+///
+/// * before v4.16 poll_idle() spins until need_resched(): govlab ends the
+///   poll at the next interrupt, as every idle state (a kernel poll outlives
+///   an interrupt that wakes no task: not modelled);
+/// * v4.16 (EraId::PollTimeLimit): POLL_IDLE_TIME_LIMIT, TICK_NSEC / 16;
+/// * v5.1 (EraId::PollLimitTargetResidency): the target residency of the
+///   first enabled deeper state, else TICK_USEC taken as nanoseconds;
+/// * v5.3 (EraId::PollLimitDefaultTick): that fallback becomes TICK_NSEC
+///   (v5.4 moves the computation to cpuidle_poll_time(), unchanged);
+/// * v5.11 (EraId::PollLimitMinMax): cpuidle_poll_time() skips states under
+///   CPUIDLE_POLL_MIN and caps at CPUIDLE_POLL_MAX, TICK_NSEC / 16, which is
+///   also the limit when no state qualifies.
+#[must_use]
+pub fn default_poll_time_ns(kernel: &KernelConfig, states: &[IdleState], disabled: &[bool], tick_ns: u64) -> Option<u64> {
+    let mut deeper = states.iter().zip(disabled).skip(1).filter(|(_, &off)| !off).map(|(s, _)| s.target_residency_ns);
+    if kernel.has(EraId::PollLimitMinMax) {
+        let max = tick_ns / 16;
+        Some(deeper.find(|&t| t >= CPUIDLE_POLL_MIN_NS).map_or(max, |t| t.min(max)))
+    } else if kernel.has(EraId::PollLimitTargetResidency) {
+        // TICK_USEC is the tick in microseconds.
+        let none_enabled = if kernel.has(EraId::PollLimitDefaultTick) { tick_ns } else { tick_ns / 1000 };
+        Some(deeper.next().unwrap_or(none_enabled))
+    } else if kernel.has(EraId::PollTimeLimit) {
+        Some(tick_ns / 16)
+    } else {
+        None
     }
+}
 
-    /// cpuidle_poll_time()'s default.
-    fn default_poll_time_ns(&self, cpu: CpuId) -> u64 {
+impl Engine {
+    /// cpuidle_poll_time(): how long the polling state may spin, `None`
+    /// for no limit. The governor's dev->poll_limit_ns if it set one (a
+    /// v5.4 field: no governor before has one), else the default.
+    fn poll_time_ns(&mut self, cpu: CpuId) -> Option<u64> {
         let states = &self.plat.cpu_type_of(cpu).idle_states;
-        // ...capped at TICK_NSEC / 16 (CPUIDLE_POLL_MAX).
-        let max = self.tun.tick_ns / 16;
-        for (i, s) in states.iter().enumerate().skip(1) {
-            if self.idle_disabled[cpu][i] || s.target_residency_ns < CPUIDLE_POLL_MIN_NS {
-                continue;
-            }
-            return s.target_residency_ns.min(max);
-        }
-        max
+        let default_ns = default_poll_time_ns(&self.kernel, states, &self.idle_disabled[cpu], self.tun.tick_ns)?;
+        Some(self.cpuidle.poll_limit_ns(cpu, default_ns))
     }
 
     /// The CPU has nothing to run: select a state and enter it.
@@ -140,7 +161,7 @@ impl Engine {
         } else {
             self.arm_tick(cpu);
         }
-        let poll_limit = polling.then(|| self.poll_time_ns(cpu));
+        let poll_limit = if polling { self.poll_time_ns(cpu) } else { None };
         let rq = &mut self.rqs[cpu];
         rq.mode = CpuMode::Idle { state: sel.state, entry_ns: now };
         rq.idle_gen = rq.idle_gen.wrapping_add(1);
@@ -372,6 +393,68 @@ impl Engine {
                 self.idle_counters[cpu].states[state].time_ns += residency;
                 rq.mode = CpuMode::Idle { state, entry_ns: now };
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_poll_time_ns;
+    use crate::cpuidle::testing::state;
+    use crate::kernel::KernelConfig;
+    use crate::params::Spec;
+
+    /// HZ=1000.
+    const TICK_NS: u64 = 1_000_000;
+
+    fn limit(version: &str, residencies_us: &[u64], disabled: &[bool]) -> Option<u64> {
+        let kernel = KernelConfig::from_spec(&Spec::parse(version, "kernel").unwrap()).unwrap();
+        let mut states = vec![state("POLL", 0, 0, true)];
+        states.extend(residencies_us.iter().map(|&r| state("C", r, r, false)));
+        let mut off = vec![false];
+        off.extend_from_slice(disabled);
+        default_poll_time_ns(&kernel, &states, &off, TICK_NS)
+    }
+
+    #[test]
+    fn before_v4_16_the_poll_has_no_time_limit() {
+        for v in ["3.15", "4.8"] {
+            assert_eq!(limit(v, &[20, 100], &[false, false]), None, "{v}");
+        }
+    }
+
+    /// v4.16's limit is TICK_NSEC / 16 whatever the states: not the 20 µs
+    /// of the first deeper state.
+    #[test]
+    fn v4_16_polls_for_a_sixteenth_of_a_tick() {
+        for v in ["4.16", "4.19"] {
+            assert_eq!(limit(v, &[20, 100], &[false, false]), Some(62_500), "{v}");
+        }
+    }
+
+    /// v5.1 to v5.10: the first enabled deeper state's target residency,
+    /// however short or long; TICK_USEC as nanoseconds if none is enabled
+    /// until v5.3 fixed that to TICK_NSEC.
+    #[test]
+    fn v5_1_polls_for_the_first_enabled_states_target_residency() {
+        for v in ["5.2", "5.7", "5.9"] {
+            assert_eq!(limit(v, &[2, 100], &[false, false]), Some(2_000), "{v}");
+            assert_eq!(limit(v, &[2, 100], &[true, false]), Some(100_000), "{v}");
+        }
+        assert_eq!(limit("5.2", &[2, 100], &[true, true]), Some(1_000));
+        for v in ["5.7", "5.9"] {
+            assert_eq!(limit(v, &[2, 100], &[true, true]), Some(TICK_NS), "{v}");
+        }
+    }
+
+    /// v5.11 on: states under 10 µs are skipped, the limit is capped at
+    /// TICK_NSEC / 16, and is that cap when no state qualifies.
+    #[test]
+    fn v5_11_skips_short_states_and_caps_at_a_sixteenth_of_a_tick() {
+        for v in ["6.5", "6.8", "6.18"] {
+            assert_eq!(limit(v, &[2, 40], &[false, false]), Some(40_000), "{v}");
+            assert_eq!(limit(v, &[2, 100], &[false, false]), Some(62_500), "{v}");
+            assert_eq!(limit(v, &[2, 100], &[true, true]), Some(62_500), "{v}");
         }
     }
 }

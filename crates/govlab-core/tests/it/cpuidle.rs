@@ -1,6 +1,7 @@
 //! The idle governors in whole runs: the oracle's defining properties, the
-//! haltpoll poll limit reaching the engine's polling state, and the
-//! per-CPU counters of every governor in the JSON result.
+//! haltpoll poll limit reaching the engine's polling state, the default
+//! poll limit by kernel version, and the per-CPU counters of every governor
+//! in the JSON result.
 
 use govlab_core::api::RunConfig;
 use govlab_core::cpufreq;
@@ -12,7 +13,7 @@ use govlab_core::machine::build;
 use govlab_core::machine::RunParts;
 use govlab_core::workload;
 
-use crate::fixtures::{one_core_platform, temp_file, ShiftedOracle};
+use crate::fixtures::{one_core_platform, temp_file, FixedState, ShiftedOracle};
 
 const US: f64 = 1e-6;
 
@@ -417,4 +418,38 @@ fn every_governor_reports_counters_and_idle_accuracy_per_cpu() {
         }
         assert!(samples > 100, "{}: {samples} idle entries", g.name);
     }
+}
+
+/// A CPU that always polls, through one 1 ms sleep at HZ=1000 with the
+/// deeper state targeting 100 µs: by version, one poll until the timer
+/// (before v4.16), polls cut at TICK_NSEC / 16 = 62.5 µs (v4.16), at the
+/// deeper state's 100 µs (v5.1), and at 62.5 µs again (v5.11's cap).
+#[test]
+fn the_poll_time_limit_follows_the_kernel_version() {
+    let p = temp_file("poll-version.toml", &poll_limit_platform());
+    let plat = platform::load_path(&p).unwrap();
+    let wl = sleeper("poll-version-wl.toml", &[1_000]);
+    let polls = |kernel: &str| -> Vec<f64> {
+        let parts = RunParts {
+            workload: workload::build(&Spec::new(&wl)).unwrap(),
+            cpufreq: cpufreq::build(&spec("performance"), &plat).unwrap(),
+            cpuidle: Box::new(FixedState(0)),
+            duration_ns: 2_000_000,
+            seed: 1,
+            ctx: govlab_core::kernel::BuildCtx::new(plat.clone(), govlab_core::kernel::KernelConfig::from_spec(&spec(kernel)).unwrap()),
+        };
+        let trace = std::env::temp_dir().join(format!("govlab-poll-{kernel}-{}.txt", std::process::id()));
+        build(parts, Some(&trace)).unwrap().run(None).unwrap();
+        let periods = idle_periods(&trace, 0);
+        std::fs::remove_file(&trace).unwrap();
+        // The polls within the sleep (it starts after the 10 µs run).
+        periods.iter().filter(|p| p.1 >= 10.0 && p.2 <= 1_010.0 && p.2 > p.1).map(|p| p.2 - p.1).collect()
+    };
+    let got: Vec<(&str, Vec<f64>)> = ["4.8", "4.16", "5.2", "6.8"].iter().map(|k| (*k, polls(&format!("{k}:housekeeping=off")))).collect();
+    // The trace's µs rounding splits 62.5 µs into 62 and 63.
+    let sixteenths: Vec<f64> = (0..16).map(|i| if i % 2 == 0 { 62.0 } else { 63.0 }).collect();
+    assert_eq!(got[0].1, vec![1_000.0], "4.8: one poll to the timer");
+    assert_eq!(got[1].1, sixteenths, "4.16: TICK_NSEC / 16");
+    assert_eq!(got[2].1, vec![100.0; 10], "5.2: C6's target residency");
+    assert_eq!(got[3].1, sixteenths, "6.8: capped at TICK_NSEC / 16");
 }
