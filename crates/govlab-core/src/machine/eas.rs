@@ -598,7 +598,7 @@ impl Engine {
         if designated {
             self.update_rd_overutilized();
         }
-        let eas = self.eas.as_deref_mut().unwrap();
+        let Some(eas) = self.eas.as_deref_mut() else { return };
         eas.top_last_j[cpu] = jiffies;
         let ms = &mut eas.top_interval_ms[cpu];
         if designated && eas.overutilized {
@@ -622,7 +622,9 @@ impl Engine {
                 self.set_overutilized(any);
             }
             let overload = !self.overloaded.is_empty() || (0..self.rqs.len()).any(|c| self.misfit(c));
-            self.eas.as_deref_mut().unwrap().overload = overload;
+            if let Some(eas) = self.eas.as_deref_mut() {
+                eas.overload = overload;
+            }
         }
     }
 
