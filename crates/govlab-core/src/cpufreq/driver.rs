@@ -103,6 +103,23 @@ impl CpufreqDriver {
             other => other.name().to_string(),
         }
     }
+
+    /// Whether the driver's CPU init leaves every CPU at its lowest
+    /// P-state: intel_pstate without HWP, in either mode. v5.2
+    /// intel_pstate_init_cpu() ends in intel_pstate_get_cpu_pstates(),
+    /// whose last step is intel_pstate_set_min_pstate() (a PERF_CTL write
+    /// of the minimum ratio), and intel_cpufreq_cpu_init() then reports
+    /// `policy->cur = policy->cpuinfo.min_freq` ("This reflects the
+    /// intel_pstate_get_cpu_pstates() setting"); the same in v6.8. With HWP
+    /// that write is ignored: the HWP request decides. `hwp`: the
+    /// platform's (`BuildCtx::hwp`).
+    pub fn inits_at_min_pstate(&self, hwp: bool) -> bool {
+        match *self {
+            CpufreqDriver::IntelPstate => !hwp,
+            CpufreqDriver::IntelCpufreq { hwp, .. } => !hwp,
+            _ => false,
+        }
+    }
 }
 
 /// Which driver runs `gov` on the run's platform, or why none can.

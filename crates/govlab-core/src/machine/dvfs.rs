@@ -150,11 +150,14 @@ impl PolicyRt {
 }
 
 impl DomainRt {
-    pub fn new(plat: &Platform, d: &FreqDomain, freq_ref_khz: u32, shared: bool) -> Self {
+    /// `lowest`: the scaling driver's init put the clock at its lowest OPP
+    /// (`CpufreqDriver::inits_at_min_pstate`).
+    pub fn new(plat: &Platform, d: &FreqDomain, freq_ref_khz: u32, shared: bool, lowest: bool) -> Self {
         let ct = &plat.cpu_types[d.cpu_type];
-        // Boot frequency: the highest non-turbo OPP (assumed: what most
-        // firmware leaves the clock at when the kernel takes over).
-        let boot = ct.opp_index(ct.base_khz).unwrap_or(0);
+        // Boot frequency: the lowest OPP where the driver's init asks for
+        // it; else the highest non-turbo OPP (assumed: what most firmware
+        // leaves the clock at when the kernel takes over).
+        let boot = if lowest { 0 } else { ct.opp_index(ct.base_khz).unwrap_or(0) };
         DomainRt {
             cur_opp: boot,
             cur_khz: ct.opps[boot].khz,

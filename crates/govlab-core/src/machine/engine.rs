@@ -256,6 +256,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let freq_invariant = ctx.kernel.freq_invariance(&ctx.platform) != FreqInvariance::Off;
     let itmt_prio = ctx.itmt_priorities();
     let BuildCtx { platform, kernel, hwp, .. } = ctx;
+    let min_pstate_init = cpufreq_driver.inits_at_min_pstate(hwp);
     let mut wl_rng = Rng::new(seed, Stream::Workload);
     let setup = workload.setup(&platform, &mut wl_rng)?;
     let trace = match trace {
@@ -300,7 +301,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         .freq_domains
         .iter()
         .enumerate()
-        .map(|(i, d)| DomainRt::new(&platform, d, invariance_khz[d.cpu_type], pol.of_domain[i].len() > 1))
+        .map(|(i, d)| DomainRt::new(&platform, d, invariance_khz[d.cpu_type], pol.of_domain[i].len() > 1, min_pstate_init))
         .collect();
     let policies = pol.domain.iter().map(|&d| PolicyRt::new(&platform, d, &domains[d])).collect();
     let pelt = PeltRules::for_kernel(&kernel);
