@@ -564,7 +564,10 @@ mod netperf {
     /// that as reaching the next timer, sometimes sleeps in C6 with the
     /// tick stopped: the hold keeps the receiver above the invariant
     /// kernel's, not at the top. With the tick stopped at every idle entry
-    /// (no hold) it falls further.
+    /// (no hold) it falls further. Both clocks start at 1.2 GHz, where
+    /// intel_cpufreq's init leaves them (`intel_cpufreq_tests.rs`): the
+    /// receiver is held at 2.3 GHz, about 0.1 GHz above the other two
+    /// (2.6 GHz when every clock started at the 2.2 GHz base).
     #[test]
     fn udp_stream_receiver_clock_is_held_where_the_cold_start_left_it() {
         let base = bdw_udp_stream("5.2");
@@ -578,9 +581,9 @@ mod netperf {
         assert_eq!(base_states.first().map(String::as_str), Some("POLL"), "v5.2 receiver polls: {base_states:?}");
         assert!(base_states.iter().any(|s| s == "C6"), "v5.2 receiver also sleeps deep after timed-out polls: {base_states:?}");
         assert!(inv_rx < 2_600_000.0, "4C receiver at 1.25 × its utilisation: {inv_rx} kHz");
-        assert!(base_rx > inv_rx + 200_000.0, "v5.2 receiver held above 4C's: {base_rx} vs {inv_rx} kHz");
         let (_, free_rx, _) = sender_receiver(&bdw_udp_stream("5.2:idle_tick=stopped"), 2);
-        assert!(base_rx > free_rx + 200_000.0, "v5.2 receiver held above its clock without the hold: {base_rx} vs {free_rx} kHz");
+        assert!(base_rx > inv_rx + 50_000.0, "v5.2 receiver held above 4C's: {base_rx} vs {inv_rx} kHz");
+        assert!(base_rx > free_rx + 50_000.0, "v5.2 receiver held above its clock without the hold: {base_rx} vs {free_rx} kHz");
     }
 
     #[test]
