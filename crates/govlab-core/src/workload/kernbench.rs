@@ -87,7 +87,7 @@ pub const FILES: ParamSpec = ParamSpec {
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "kernbench",
-    description: "make -j N of a defconfig vmlinux: a jobserver-limited pool of compile jobs between serial parts; elapsed time",
+    description: "make -j N of a defconfig vmlinux: jobserver-limited Kbuild recipes (sh, gcc, cc1, as, fixdep, objtool) between the measured process chains of the serial preparation and link; elapsed time",
     metric: "elapsed_s (seconds until make exits, lower is better)",
     params: &[JOBS, FILES],
     // The defaults take 33-1150 s on the built-in platforms (powersave on
