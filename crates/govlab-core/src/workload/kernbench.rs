@@ -107,7 +107,8 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 /// objects: median 291 ms, p90 592 ms, the largest 2.6 s).
 const CC1_NS: f64 = 322e6;
 const CC1_CV: f64 = 0.76;
-/// Memory-bound share of the compiler's and the link's work (assumed).
+/// Memory-bound share of cc1's and as's work (assumed); every other
+/// process is taken as CPU-bound (assumed).
 const CC_MEM: f64 = 0.2;
 /// `as` on one object: mean and coefficient of variation (median 2.9 ms).
 const AS_NS: f64 = 3.24e6;
@@ -117,7 +118,7 @@ const DRIVER_NS: f64 = 2.63e6;
 /// The recipe's `/bin/sh -c` (dash: start-up, its forks).
 const RECIPE_SH_NS: f64 = 1.71e6;
 /// `scripts/basic/fixdep`, `rm -f` of the .d file, and `mv -f` of the .cmd
-/// file (6.1's recipe has no `mv`: the mean of the build's other `mv`s).
+/// file (6.1's recipe has no `mv`: the mean of the preparation's 22).
 const FIXDEP_NS: f64 = 4.22e6;
 const RM_NS: f64 = 1.20e6;
 const MV_NS: f64 = 1.65e6;
