@@ -51,7 +51,8 @@
 //! without `-pipe`), the nesting of the serial phases' processes (a shell
 //! waiting for its child here exits before it: the same chain of new
 //! tasks, each one's CPU time unchanged), the parallelism make finds
-//! within the preparation (its chain runs one process at a time), exec
+//! within the preparation (its chain runs one process at a time; objtool's
+//! own build, 4.9 of its 8.8 s, compiles in parallel under -jN), exec
 //! balancing (v6.8's `sched_exec` keeps a task whose CPU has nothing else
 //! queued, see `machine/fork.rs`), modules (the target is vmlinux only),
 //! and 6.1's per-object steps that v5.2 did not have (check-local-export:
