@@ -168,16 +168,11 @@ def main():
     children = defaultdict(list)
     for im in ims:
         children[im["ppid"]].append(im)
-    by_pid_img = defaultdict(list)
-    for im in ims:
-        by_pid_img[im["pid"]].append(im)
-
     def subtree(pid):
         res = []
         for ch in sorted(children.get(pid, []), key=lambda im: im["t0"]):
             res.append(ch)
-            if ch["comm"] not in ("sh",) or True:
-                res.extend(subtree_once(ch))
+            res.extend(subtree_once(ch))
         return res
 
     seen = set()
