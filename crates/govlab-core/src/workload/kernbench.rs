@@ -1,54 +1,62 @@
 //! `kernbench`: `make -j N` of a Linux kernel; elapsed seconds.
 //!
-//! MMTests' kernbench (config-workload-kernbench) builds the `vmlinux`
-//! target of a defconfig kernel with `make -j N`, N from a quarter of an
-//! LLC's CPUs up to every logical CPU, and reports the elapsed time of each
-//! build (MMTests prints user, system and elapsed; elapsed is the figure
-//! compared). GNU make runs at most N jobs at once through its jobserver: a
-//! pipe holding N tokens; a job takes a token before it starts and gives it
-//! back when it exits. Nearly every job is one compiler run (`gcc` forks
-//! `cc1` and `as`) turning one `.c` file into a `.o`. Before the first
-//! compile make reads the Makefiles and runs the serial preparation
-//! (syncconfig, scripts/basic, generated headers); after the last, the
-//! serial link of vmlinux (vmlinux.o, modpost, the kallsyms link passes).
+//! MMTests' kernbench (config-workload-kernbench, shellpack kernbench-bench)
+//! builds the `vmlinux` target of a defconfig kernel with `make -j N`, N
+//! from a quarter of an LLC's CPUs up to every logical CPU, after a warm-up
+//! build and a `make clean`, and reports the elapsed time of each build.
+//! GNU make runs at most N jobs at once through its jobserver: a pipe
+//! holding N tokens; a job takes a token before it starts and gives it
+//! back when it exits. Nearly every job is one kernel object's recipe.
+//! Before the first, make runs the serial preparation (the Makefiles'
+//! compiler probes, syncconfig's checks, generated headers, asm-offsets,
+//! rebuilding objtool and modpost, whose objects `make clean` deleted);
+//! after the last, the serial link (scripts/link-vmlinux.sh).
+//!
+//! Every one of those steps is a chain of short-lived processes, and each
+//! process is a new task: the kernel's fork balancing places it
+//! (`machine/fork.rs`: an idle CPU when there is one) and it arrives with
+//! the kernel's initial utilisation (half the capacity its CPU has free,
+//! `sched/fork.rs`), at whatever frequency that CPU's policy left it.
 //!
 //! Model: a `make` task fills a jobserver channel with N tokens, runs the
-//! serial preparation, then for each of `files` compile jobs takes a token,
-//! spends a little CPU deciding what to run, and forks the compiler driver
-//! `gcc`; when every job has exited it runs the serial link. Each job is a
-//! process tree at process granularity, as `gcc -c` runs it: the driver
-//! starts, forks `cc1` (the compiler proper) and waits for it, then forks
-//! `as` (the assembler) and waits for it, counts the job and returns its
-//! token as it exits. Every one of the three is a new task: the kernel's
-//! fork balancing places it (`machine/fork.rs`: an idle CPU when there is
-//! one, the one with the least blocked utilisation), and it arrives with
-//! the kernel's initial utilisation (half the capacity its CPU has free,
-//! `sched/fork.rs`), so a job starts on a CPU that has been idle, at
-//! whatever frequency that CPU's policy left it. The metric is the
-//! simulated time from the start until make exits.
+//! preparation, then for each of `files` objects takes a token, spends a
+//! little CPU deciding what to run, and forks the object's recipe; when
+//! every recipe has exited it runs the link. The recipe is Kbuild's
+//! (scripts/Makefile.build `rule_cc_o_c` and scripts/Kbuild.include
+//! `cmd_and_fixdep`, v5.2): a `/bin/sh -c` that runs the gcc driver (which
+//! runs cc1, then as), then fixdep, `rm` and `mv`, and a second shell for
+//! objtool (x86-64's stack validation); each process waits for the one it
+//! forked. The serial phases are the measured chains themselves: each
+//! process of the measured preparation and link, in the order it started,
+//! is a task make forks and waits for. The metric is the simulated time
+//! from the start until make exits.
 //!
-//! Process costs are measured (`workload/process.rs`): the parent's fork,
-//! and each child's exec, dynamic linking, first faults and exit. Other
-//! constants (CPU time at the reference frequency) are assumed: the number
-//! of compile jobs is the order of the objects of an x86-64 defconfig
-//! vmlinux; the mean compile time puts the whole build at ~20 CPU-minutes,
-//! the order of a defconfig build on a current core; the spread (cv 1)
-//! stands for the few large files (drivers, generated tables) that take ten
-//! times the median; `as` takes a small share of a job. The memory-bound
-//! share of compiling (`CC_MEM`) is assumed. The sources are read from a
-//! warm page cache (MMTests' build tree is reused across iterations) and
-//! the objects are written into it; writeback is not on the critical path,
-//! so the model has no device IO. Left out: make's dependency order within
-//! a directory (jobs are independent here), the `-pipe` data flow between
-//! cc1 and as (they run one after the other, as without `-pipe`), exec
+//! Every CPU time is measured (see the constants): one build's every
+//! process, its whole CPU time from fork to exit, on Linux 6.1's Kbuild
+//! with Debian's gcc 12 (tools/calibrate/kbuild/README.md), not v5.2 with
+//! openSUSE 15.1's gcc 7. That build was x86_64 tinyconfig with kallsyms,
+//! 455 objects: the per-object figures and the preparation are taken as
+//! they are; the link steps whose work is the whole kernel are scaled up
+//! to a defconfig vmlinux (assumed: in proportion to the objects linked).
+//! Assumed: the number of objects of a defconfig vmlinux (`files`), the
+//! memory-bound share of compiling (`CC_MEM`), make's own CPU per job.
+//! The sources are read from a warm page cache and the objects written
+//! into it; writeback is not on the critical path, so the model has no
+//! device IO. Left out: make's recursion (a sub-make per directory, 324 of
+//! them in the measured build, about 6 ms of CPU each: here one make runs
+//! every job, and its own CPU per job is the assumed figure), make's
+//! dependency order within and between directories (jobs are independent
+//! here, and the built-in.a archive of each directory is not run), the
+//! `-pipe` data flow between cc1 and as (they run one after the other, as
+//! without `-pipe`), the nesting of the serial phases' processes (a shell
+//! waiting for its child here exits before it: the same chain of new
+//! tasks, each one's CPU time unchanged), the parallelism make finds
+//! within the preparation (its chain runs one process at a time; objtool's
+//! own build, 4.9 of its 8.8 s, compiles in parallel under -jN), exec
 //! balancing (v6.8's `sched_exec` keeps a task whose CPU has nothing else
 //! queued, see `machine/fork.rs`), modules (the target is vmlinux only),
-//! the rest of Kbuild's per-object recipe (`rule_cc_o_c` in
-//! scripts/Makefile.build, v5.2: the `sh -c` around gcc, then fixdep, rm
-//! and objtool, each a new task), and the processes of the serial phases
-//! (the preparation's scripts, link-vmlinux.sh's ld, nm and kallsyms
-//! steps), which run here as the make task's own CPU time; their lengths
-//! are not measured (docs/validation.md §6, session 16).
+//! and 6.1's per-object steps that v5.2 did not have (check-local-export:
+//! a shell script, `nm` and `awk` per object).
 
 use super::{
     Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo,
@@ -80,37 +88,109 @@ pub const FILES: ParamSpec = ParamSpec {
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "kernbench",
-    description: "make -j N of a defconfig vmlinux: a jobserver-limited pool of compile jobs between serial parts; elapsed time",
+    description: "make -j N of a defconfig vmlinux: jobserver-limited Kbuild recipes (sh, gcc, cc1, as, fixdep, objtool) between the measured process chains of the serial preparation and link; elapsed time",
     metric: "elapsed_s (seconds until make exits, lower is better)",
     params: &[JOBS, FILES],
-    // The defaults take 33-1150 s on the built-in platforms (powersave on
+    // The defaults take 26-890 s on the built-in platforms (powersave on
     // sd835 is the slowest).
     ends: super::Ends::ByItself { default_duration_ns: 1_800_000_000_000 },
     build,
 };
 
-/// Mean CPU time of one compile by cc1, and its coefficient of variation
-/// (assumed).
-const CC_NS: f64 = 430e6;
-const CC_CV: f64 = 1.0;
-/// Memory-bound share of a compile (assumed).
+/// The per-process CPU times below are measured (tools/calibrate/kbuild/:
+/// every process of a Linux 6.1 x86_64 tinyconfig `make -j2 vmlinux` after
+/// `make clean`, Debian's gcc 12, the project's 2-vCPU development VM):
+/// each figure is a process's whole CPU time from its fork to its exit
+/// (exec, dynamic linking and exit included), taken as time at the
+/// platform's reference frequency as `workload/process.rs` takes its own.
+///
+/// cc1 per kernel object: mean and coefficient of variation (455
+/// objects: median 291 ms, p90 592 ms, the largest 2.6 s).
+const CC1_NS: f64 = 322e6;
+const CC1_CV: f64 = 0.76;
+/// Memory-bound share of cc1's and as's work (assumed); every other
+/// process is taken as CPU-bound (assumed).
 const CC_MEM: f64 = 0.2;
-/// Mean CPU time of `as` on one file (assumed: a few percent of a compile).
-const AS_NS: f64 = 20e6;
-/// The gcc driver's own work: option parsing, spec strings, finding cc1
-/// and as (assumed).
-const DRIVER_NS: f64 = 1e6;
+/// `as` on one object: mean and coefficient of variation (median 2.9 ms).
+const AS_NS: f64 = 3.24e6;
+const AS_CV: f64 = 0.43;
+/// The gcc driver (option parsing, spec strings, its two forks).
+const DRIVER_NS: f64 = 2.63e6;
+/// The recipe's `/bin/sh -c` (dash: start-up, its forks).
+const RECIPE_SH_NS: f64 = 1.71e6;
+/// `scripts/basic/fixdep`, `rm -f` of the .d file, and `mv -f` of the .cmd
+/// file (6.1's recipe has no `mv`: the mean of the preparation's 22).
+const FIXDEP_NS: f64 = 4.22e6;
+const RM_NS: f64 = 1.20e6;
+const MV_NS: f64 = 1.65e6;
+/// `objtool` on one object, and the shell of its recipe line (the mean of
+/// the compile phase's recipe shells that run no compiler).
+const OBJTOOL_NS: f64 = 6.45e6;
+const OBJTOOL_SH_NS: f64 = 1.02e6;
 /// make's own CPU per job: dependency checks (assumed), and the fork.
 const MAKE_PER_JOB_NS: f64 = 0.4e6 + process::FORK_PARENT_NS;
-/// Serial preparation before the first compile (assumed).
-const PREPARE_NS: f64 = 3e9;
-/// Serial link of vmlinux after the last compile (assumed).
-const LINK_NS: f64 = 15e9;
 
-/// Fork templates: the compiler driver, the compiler proper, the assembler.
-const GCC: u32 = 0;
-const CC1: u32 = 1;
-const AS: u32 = 2;
+/// The serial preparation and link as measured, one process a line:
+/// `phase comm own_ns grows` in the order they started (written by
+/// tools/calibrate/kbuild/summarize.py --chains).
+const SERIAL: &str = include_str!("../../../../tools/calibrate/kbuild/serial_chains.txt");
+/// Kernel objects of the measured tinyconfig build: a link step whose work
+/// grows with the kernel (`grows` = 1: ld, nm and kallsyms over vmlinux,
+/// the kallsyms table's assembly, System.map) is scaled by
+/// `DEF_FILES / MEASURED_OBJECTS` to a defconfig vmlinux (assumed: linear
+/// in the objects linked); every other process keeps its measured time.
+const MEASURED_OBJECTS: f64 = 455.0;
+
+/// Which serial phase a measured process belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Prepare,
+    Link,
+}
+
+/// One process of a serial phase.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SerialStep {
+    pub phase: Phase,
+    pub comm: &'static str,
+    /// CPU time at the reference frequency, scaled to a defconfig vmlinux.
+    pub ns: f64,
+}
+
+/// The measured serial chains (see [`SERIAL`]).
+pub fn serial_steps() -> Vec<SerialStep> {
+    let grow = DEF_FILES as f64 / MEASURED_OBJECTS;
+    SERIAL
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let phase = match f.next()? {
+                "prepare" => Phase::Prepare,
+                "link" => Phase::Link,
+                _ => return None,
+            };
+            let comm = f.next()?;
+            let ns: f64 = f.next()?.parse().ok()?;
+            let grows = f.next()? == "1";
+            Some(SerialStep { phase, comm, ns: if grows { ns * grow } else { ns } })
+        })
+        .collect()
+}
+
+/// Fork templates of an object's recipe: the recipe's shell, the compiler
+/// driver, the compiler proper, the assembler, fixdep, rm, mv, objtool's
+/// shell and objtool; the serial phases' processes follow them.
+const RECIPE: u32 = 0;
+const GCC: u32 = 1;
+const CC1: u32 = 2;
+const AS: u32 = 3;
+const FIXDEP: u32 = 4;
+const RM: u32 = 5;
+const MV: u32 = 6;
+const OBJTOOL_SH: u32 = 7;
+const OBJTOOL: u32 = 8;
+const FIRST_SERIAL: u32 = 9;
 
 /// The jobserver pipe; one byte per token.
 const JOBSERVER: u32 = 0;
@@ -137,46 +217,77 @@ impl Workload for Kernbench {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
         let f_ref = platform.cpu_types[0].base_khz;
         let cyc = |ns: f64| super::cycles_for_ns_at(ns, f_ref);
+        let fixed = |ns: f64| Dist::Fixed(cyc(ns));
         let jobs = if self.jobs == 0 { platform.nr_cpus() as u64 } else { self.jobs };
+        let fork = Dist::Fixed(cyc(process::FORK_PARENT_NS));
+        // A process that forks `children` one at a time and waits for
+        // each: its start-up is what its measured time leaves after the
+        // parent's share of each fork (`process::FORK_PARENT_NS`).
+        let parent = |own_ns: f64, children: &[u32]| {
+            let mut b = ProgramBuilder::new();
+            b.run(fixed((own_ns - children.len() as f64 * process::FORK_PARENT_NS).max(0.0)), 0.0);
+            for &c in children {
+                b.run(fork, 0.0).op(Op::Fork { template: c, count: 1 }).op(Op::Join);
+            }
+            b
+        };
+        let leaf = |work: Dist, mem: f64| ProgramBuilder::new().run(work, mem).build();
 
-        // Each child pays its exec, start-up and exit (measured).
-        let start = Dist::Fixed(cyc(process::child_start_ns(process::FORK_EXEC_NS)));
-        let gcc = ProgramBuilder::new()
-            .run(start, 0.0)
-            .run(Dist::Fixed(cyc(DRIVER_NS)), 0.0)
-            .run(Dist::Fixed(cyc(process::FORK_PARENT_NS)), 0.0)
-            .op(Op::Fork { template: CC1, count: 1 })
-            .op(Op::Join)
-            .run(Dist::Fixed(cyc(process::FORK_PARENT_NS)), 0.0)
-            .op(Op::Fork { template: AS, count: 1 })
-            .op(Op::Join)
+        // Kbuild's recipe for a .o (scripts/Makefile.build, v5.2): each
+        // non-empty line of rule_cc_o_c is a shell of its own: first
+        // cmd_and_fixdep (scripts/Kbuild.include): `gcc -c` (the driver
+        // runs cc1, then as), fixdep writing the .cmd file, `rm -f` of the
+        // .d file, `mv -f` of the .cmd; then cmd_objtool (x86-64 with
+        // CONFIG_STACK_VALIDATION): objtool on the new object. Here the
+        // first shell forks the second as its last child, where make
+        // forks it after the first exits: the same new task, placed the
+        // same way, one fork later.
+        let recipe = parent(RECIPE_SH_NS, &[GCC, FIXDEP, RM, MV, OBJTOOL_SH])
             .count(COMPILES, 1)
             .op(Op::Send { chan: JOBSERVER, bytes: TOKEN_BYTES })
             .build();
-        let cc1 = ProgramBuilder::new()
-            .run(start, 0.0)
-            .run(Dist::lognormal(cyc(CC_NS), CC_CV), CC_MEM)
-            .build();
-        let assembler = ProgramBuilder::new()
-            .run(start, 0.0)
-            .run(Dist::lognormal(cyc(AS_NS), CC_CV), CC_MEM)
-            .build();
-        let make = ProgramBuilder::new()
-            .repeat(Some(jobs), |b| {
-                b.op(Op::Send { chan: JOBSERVER, bytes: TOKEN_BYTES });
-            })
-            .run(Dist::Fixed(cyc(PREPARE_NS)), 0.0)
-            .repeat(Some(self.files), |b| {
-                b.op(Op::Recv { chan: JOBSERVER })
-                    .run(Dist::Fixed(cyc(MAKE_PER_JOB_NS)), 0.0)
-                    .op(Op::Fork { template: GCC, count: 1 });
-            })
-            .op(Op::Join)
-            .run(Dist::Fixed(cyc(LINK_NS)), 0.0)
-            .build();
+        let gcc = parent(DRIVER_NS, &[CC1, AS]).build();
+        let objtool_sh = parent(OBJTOOL_SH_NS, &[OBJTOOL]).build();
+
+        let steps = serial_steps();
+        let mut make = ProgramBuilder::new();
+        make.repeat(Some(jobs), |b| {
+            b.op(Op::Send { chan: JOBSERVER, bytes: TOKEN_BYTES });
+        });
+        // The serial phases: each measured process a new task that make
+        // waits for, one after another.
+        let serial = |b: &mut ProgramBuilder, phase: Phase| {
+            for (i, s) in steps.iter().enumerate() {
+                if s.phase == phase {
+                    b.op(Op::Fork { template: FIRST_SERIAL + i as u32, count: 1 }).op(Op::Join);
+                }
+            }
+        };
+        serial(&mut make, Phase::Prepare);
+        make.repeat(Some(self.files), |b| {
+            b.op(Op::Recv { chan: JOBSERVER })
+                .run(fixed(MAKE_PER_JOB_NS), 0.0)
+                .op(Op::Fork { template: RECIPE, count: 1 });
+        })
+        .op(Op::Join);
+        serial(&mut make, Phase::Link);
+
+        let mut templates = vec![
+            TaskSpec::new("sh", recipe),
+            TaskSpec::new("gcc", gcc),
+            TaskSpec::new("cc1", leaf(Dist::lognormal(cyc(CC1_NS), CC1_CV), CC_MEM)),
+            TaskSpec::new("as", leaf(Dist::lognormal(cyc(AS_NS), AS_CV), CC_MEM)),
+            TaskSpec::new("fixdep", leaf(fixed(FIXDEP_NS), 0.0)),
+            TaskSpec::new("rm", leaf(fixed(RM_NS), 0.0)),
+            TaskSpec::new("mv", leaf(fixed(MV_NS), 0.0)),
+            TaskSpec::new("sh", objtool_sh),
+            TaskSpec::new("objtool", leaf(fixed(OBJTOOL_NS), 0.0)),
+        ];
+        debug_assert_eq!(templates.len(), FIRST_SERIAL as usize);
+        templates.extend(steps.iter().map(|s| TaskSpec::new(s.comm, leaf(fixed(s.ns), 0.0))));
         Ok(Setup {
-            tasks: vec![TaskSpec::new("make", make)],
-            templates: vec![TaskSpec::new("gcc", gcc), TaskSpec::new("cc1", cc1), TaskSpec::new("as", assembler)],
+            tasks: vec![TaskSpec::new("make", make.build())],
+            templates,
             channels: vec![ChannelSpec::pipe("jobserver", jobs.max(1) * TOKEN_BYTES)],
             counters: vec!["compiles".into()],
             ..Setup::default()

@@ -106,11 +106,14 @@ impl Runnable {
     }
 }
 
-/// kernbench: every compile job forks its driver, cc1 and as (three new
-/// tasks a job), and each new task goes to a CPU with nothing runnable
-/// whenever the machine has one (fork balancing, find_idlest_cpu).
+/// kernbench: every object's recipe is Kbuild's chain of new tasks (its
+/// shell, the gcc driver, cc1, as, fixdep, rm, mv, objtool's shell and
+/// objtool), the serial phases are the measured chains, and each new task
+/// goes to a CPU with nothing runnable whenever the machine has one (fork
+/// balancing, find_idlest_cpu).
 #[test]
 fn kernbench_forks_each_job_onto_an_idle_cpu() {
+    use govlab_core::workload::kernbench::serial_steps;
     let files = 24;
     let (r, lines) = traced("kernbench-fork", &format!("kernbench:files={files},jobs=4"), 400_000_000_000);
     assert!(r.finished);
@@ -138,12 +141,68 @@ fn kernbench_forks_each_job_onto_an_idle_cpu() {
         }
         run.apply(l);
     }
-    for comm in ["gcc", "cc1", "as"] {
-        assert_eq!(new_tasks.get(comm).copied(), Some(files), "{comm}: {new_tasks:?}");
+    let steps = serial_steps();
+    let serial = |comm: &str| steps.iter().filter(|s| s.comm == comm).count() as u64;
+    for (comm, per_object) in [("sh", 2), ("gcc", 1), ("cc1", 1), ("as", 1), ("fixdep", 1), ("rm", 1), ("mv", 1), ("objtool", 1)] {
+        let want = per_object * files + serial(comm);
+        assert_eq!(new_tasks.get(comm).copied(), Some(want), "{comm}: {new_tasks:?}");
     }
+    let born: u64 = new_tasks.values().sum();
+    // (The serial phases' sub-makes are named make, left out above.)
+    let serial_not_make = steps.iter().filter(|s| s.comm != "make").count() as u64;
+    assert_eq!(born, 9 * files + serial_not_make, "{new_tasks:?}");
     // -j4 on 8 CPUs: an idle CPU is nearly always there.
-    assert!(on_idle > 3 * files * 9 / 10, "{on_idle} on idle CPUs, {none_idle} without one");
+    assert!(on_idle > born * 9 / 10, "{on_idle} on idle CPUs, {none_idle} without one");
     assert!(on_idle_core > 0, "no placement had an idle core to choose");
+}
+
+/// kernbench's serial phases are chains: make forks each measured process
+/// of the preparation and waits for it before the next, so the first
+/// tasks born are born one after another's exit; the link likewise at the
+/// end.
+#[test]
+fn kernbench_serial_phases_are_chains_of_tasks() {
+    use govlab_core::workload::kernbench::{serial_steps, Phase};
+    let (r, lines) = traced("kernbench-chain", "kernbench:files=8,jobs=4", 400_000_000_000);
+    assert!(r.finished);
+    // The serial phases' sub-makes are named make: left out with make.
+    let steps: Vec<_> = serial_steps().into_iter().filter(|s| s.comm != "make").collect();
+    let prepare = steps.iter().filter(|s| s.phase == Phase::Prepare).count();
+    let link = steps.iter().filter(|s| s.phase == Phase::Link).count();
+    // Each non-make task's birth and exit, in trace order.
+    let mut lives: Vec<(u64, u64, Option<u64>, String)> = Vec::new();
+    let mut index: BTreeMap<u64, usize> = BTreeMap::new();
+    for l in &lines {
+        match l.event.as_str() {
+            "sched_wakeup_new" if l.fields.get("comm").is_some_and(|c| c != "make") => {
+                index.insert(num(l, "pid"), lives.len());
+                lives.push((num(l, "pid"), l.ts_ns, None, field(l, "comm").to_string()));
+            }
+            "sched_process_exit" => {
+                if let Some(&i) = index.get(&num(l, "pid")) {
+                    lives[i].2 = Some(l.ts_ns);
+                }
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(lives.len(), 9 * 8 + steps.len());
+    let chain = |v: &[(u64, u64, Option<u64>, String)]| {
+        for w in v.windows(2) {
+            let exited = w[0].2.expect("a serial task exits");
+            assert!(w[1].1 >= exited, "{:?} born before {:?} exited", w[1], w[0]);
+        }
+    };
+    chain(&lives[..prepare]);
+    chain(&lives[lives.len() - link..]);
+    // The compile phase is not: with -j4 a cc1 is born while another runs.
+    let compile = &lives[prepare..lives.len() - link];
+    let cc1: Vec<_> = compile.iter().filter(|t| t.3 == "cc1").collect();
+    assert_eq!(cc1.len(), 8);
+    let overlapped = cc1.iter().enumerate().any(|(i, a)| cc1[..i].iter().any(|b| b.2.is_some_and(|e| e > a.1)));
+    assert!(overlapped, "the compiles ran one at a time");
+    let first_recipe = compile[0].1;
+    assert!(first_recipe >= lives[prepare - 1].2.unwrap(), "a recipe started before the preparation ended");
 }
 
 /// gitsource: a single chain of short processes: the shell forks one
