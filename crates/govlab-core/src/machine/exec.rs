@@ -101,6 +101,25 @@ pub struct SyncRt {
     pub shared_timers: Vec<Option<Time>>,
     /// Next expiry of each task's own timers.
     pub own_timers: HashMap<(TaskId, u32), Time>,
+    pub logs: Vec<LogRt>,
+}
+
+/// A write-ahead log with group commit (PostgreSQL 15,
+/// src/backend/access/transam/xlog.c XLogFlush; lwlock.c
+/// LWLockAcquireOrWait, LWLockRelease). Positions count records.
+#[derive(Debug, Clone, Default)]
+pub struct LogRt {
+    /// Insert position: records appended so far.
+    pub inserted: u64,
+    /// Flush position: records known to be on disk.
+    pub flushed: u64,
+    /// The task holding WALWriteLock, and the position its flush aims at
+    /// (WaitXLogInsertionsToFinish: everything inserted when it took the lock).
+    pub holder: Option<(TaskId, u64)>,
+    /// Tasks sleeping in LWLockAcquireOrWait until the lock is free.
+    pub waiters: Vec<TaskId>,
+    /// Each task's last record's end.
+    pub records: HashMap<TaskId, u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -139,6 +158,7 @@ impl Engine {
             barriers: setup.barriers.iter().map(|&n| (n, Vec::new())).collect(),
             shared_timers: vec![None; setup.shared_timers as usize],
             own_timers: HashMap::new(),
+            logs: vec![LogRt::default(); setup.logs as usize],
         };
         for (i, d) in self.plat.devices.iter().enumerate() {
             self.devices.push(DeviceRt {
@@ -501,6 +521,36 @@ impl Engine {
                         return Outcome::Blocked;
                     }
                     for w in std::mem::take(waiting) {
+                        self.try_to_wake_up(w, cpu);
+                    }
+                }
+                Op::LogInsert { log } => {
+                    let l = &mut self.sync.logs[log as usize];
+                    l.inserted += 1;
+                    l.records.insert(t, l.inserted);
+                }
+                Op::LogFlush { log, done } => {
+                    let l = &mut self.sync.logs[log as usize];
+                    let record = l.records.get(&t).copied().unwrap_or(0);
+                    if record <= l.flushed {
+                        self.tasks[t].pc = done as usize;
+                    } else if l.holder.is_none() {
+                        l.holder = Some((t, l.inserted));
+                    } else {
+                        // Woken when the lock is released, it checks again.
+                        l.waiters.push(t);
+                        self.tasks[t].pc = pc;
+                        self.block(cpu, t);
+                        return Outcome::Blocked;
+                    }
+                }
+                Op::LogFlushed { log } => {
+                    let l = &mut self.sync.logs[log as usize];
+                    if let Some((_, target)) = l.holder.take() {
+                        l.flushed = l.flushed.max(target);
+                    }
+                    // LWLockWakeup: every LW_WAIT_UNTIL_FREE waiter.
+                    for w in std::mem::take(&mut l.waiters) {
                         self.try_to_wake_up(w, cpu);
                     }
                 }

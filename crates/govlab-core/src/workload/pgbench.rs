@@ -148,6 +148,9 @@ impl Workload for Pgbench {
         };
         // Only rw touches the disk: select-only has no file-system threads.
         let fs = rw.then(|| Layer::new(self.fs, dev, &platform.devices[dev as usize].name, &mut setup));
+        // The WAL, shared by every backend (see `Op::LogFlush`).
+        let wal = setup.logs;
+        setup.logs += 1;
         let base = setup.channels.len() as u32;
         for c in 0..self.clients as u32 {
             let (req, resp) = (base + 2 * c, base + 2 * c + 1);
@@ -173,7 +176,7 @@ impl Workload for Pgbench {
                     for &(ns, flush) in &script {
                         b.op(Op::Recv { chan: req }).run(cost(ns), mem);
                         if let (true, Some(fs)) = (flush, &fs) {
-                            fs.fdatasync_overwrite(b, WAL_BYTES);
+                            b.log_flush(wal, |b| fs.fdatasync_overwrite(b, WAL_BYTES));
                         }
                         b.op(Op::Send {
                             chan: resp,
