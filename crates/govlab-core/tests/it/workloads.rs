@@ -624,6 +624,19 @@ mod pgbench {
     }
 
     #[test]
+    fn concurrent_commits_share_a_wal_flush() {
+        // XLogFlush: one backend flushes every commit record inserted before
+        // it took WALWriteLock; alone, each commit needs its own flush.
+        let one = super::run("pgbench:mode=rw,clients=1", "performance", "menu", 300 * MS);
+        let (txns, syncs) = (metric(&one, "transactions"), metric(&one, "wal_syncs"));
+        assert!(txns > 0.0 && (syncs - txns).abs() <= 1.0, "1 client: {txns} transactions, {syncs} WAL syncs");
+        let eight = super::run("pgbench:mode=rw,clients=8", "performance", "menu", 300 * MS);
+        let (txns, syncs) = (metric(&eight, "transactions"), metric(&eight, "wal_syncs"));
+        assert!(syncs < 0.5 * txns, "8 clients: {txns} transactions, {syncs} WAL syncs");
+        assert!(!super::run("pgbench:mode=ro", "performance", "menu", 50 * MS).metrics.contains_key("wal_syncs"));
+    }
+
+    #[test]
     fn saturated_read_only_is_faster_at_a_higher_frequency() {
         // With the CPUs saturated tps follows the speed of the CPU work.
         let slow = tps("pgbench:mode=ro,clients=8", "userspace:scaling_setspeed=800000");
