@@ -102,6 +102,10 @@ pub struct SyncRt {
     /// Next expiry of each task's own timers.
     pub own_timers: HashMap<(TaskId, u32), Time>,
     pub logs: Vec<LogRt>,
+    /// Tasks blocked in `RecvAny`: the channels they wait on.
+    pub pollers: HashMap<TaskId, (u32, u32)>,
+    /// The index (from `first`) of the channel each task's last `RecvAny` read.
+    pub polled: HashMap<TaskId, u32>,
 }
 
 /// A write-ahead log with group commit (PostgreSQL 15,
@@ -159,6 +163,8 @@ impl Engine {
             shared_timers: vec![None; setup.shared_timers as usize],
             own_timers: HashMap::new(),
             logs: vec![LogRt::default(); setup.logs as usize],
+            pollers: HashMap::new(),
+            polled: HashMap::new(),
         };
         for (i, d) in self.plat.devices.iter().enumerate() {
             self.devices.push(DeviceRt {
@@ -456,6 +462,30 @@ impl Engine {
                     return Outcome::Blocked;
                 }
                 Op::Send { chan, bytes } => {
+                    if !self.chan_send(cpu, chan as usize, t, bytes, self.now) {
+                        return Outcome::Blocked;
+                    }
+                }
+                Op::RecvAny { first, count } => {
+                    let ready = (first..first + count)
+                        .filter_map(|c| self.chans[c as usize].messages.front().map(|&(_, at)| (at, c)))
+                        .min();
+                    if let Some((_, c)) = ready {
+                        self.chan_recv(cpu, c as usize, t);
+                        self.sync.polled.insert(t, c - first);
+                    } else {
+                        // Woken by the first message, it polls again.
+                        for c in first..first + count {
+                            self.chans[c as usize].receivers.push_back(t);
+                        }
+                        self.sync.pollers.insert(t, (first, count));
+                        self.tasks[t].pc = pc;
+                        self.block(cpu, t);
+                        return Outcome::Blocked;
+                    }
+                }
+                Op::SendPolled { first, bytes } => {
+                    let chan = first + self.sync.polled.get(&t).copied().unwrap_or(0);
                     if !self.chan_send(cpu, chan as usize, t, bytes, self.now) {
                         return Outcome::Blocked;
                     }
@@ -775,12 +805,29 @@ impl Engine {
         }
         ch.used_bytes += bytes;
         ch.messages.push_back((bytes, stamp));
-        if let Some(r) = ch.receivers.pop_front() {
-            let sync = ch.sync;
-            self.deliver(chan, r);
-            self.try_to_wake_up_sync(r, cpu, sync);
-        }
+        self.wake_receiver(cpu, chan);
         true
+    }
+
+    /// A message arrived in `chan`: hand it to its first receiver, or wake
+    /// a `RecvAny` poller, which leaves its other channels and reads again.
+    fn wake_receiver(&mut self, cpu: CpuId, chan: usize) {
+        let Some(r) = self.chans[chan].receivers.pop_front() else { return };
+        let sync = self.chans[chan].sync;
+        self.deliver_or_unpoll(chan, r);
+        self.try_to_wake_up_sync(r, cpu, sync);
+    }
+
+    /// Give receiver `r` the oldest message of `chan`; a `RecvAny` poller
+    /// instead leaves every channel it waits on, to read when it runs.
+    fn deliver_or_unpoll(&mut self, chan: usize, r: TaskId) {
+        if let Some((first, count)) = self.sync.pollers.remove(&r) {
+            for c in first..first + count {
+                self.chans[c as usize].receivers.retain(|&w| w != r);
+            }
+        } else {
+            self.deliver(chan, r);
+        }
     }
 
     /// A datagram for `chan`, dropped if the channel is over its capacity
@@ -792,11 +839,7 @@ impl Engine {
         }
         ch.used_bytes += bytes;
         ch.messages.push_back((bytes, stamp));
-        if let Some(r) = ch.receivers.pop_front() {
-            let sync = ch.sync;
-            self.deliver(chan, r);
-            self.try_to_wake_up_sync(r, cpu, sync);
-        }
+        self.wake_receiver(cpu, chan);
     }
 
     /// Returns false if the receiver blocked.
@@ -969,7 +1012,7 @@ impl Engine {
         ch.used_bytes += 1;
         ch.messages.push_back((1, now));
         if let Some(r) = ch.receivers.pop_front() {
-            self.deliver(chan, r);
+            self.deliver_or_unpoll(chan, r);
             // The request arrives by network interrupt on the receiver's
             // CPU; NAPI delivers it to the socket, which wakes the reader,
             // in the NET_RX softirq.

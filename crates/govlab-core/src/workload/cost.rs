@@ -180,6 +180,7 @@ impl Walker {
             | Op::IoAsync { .. }
             | Op::IoRing { .. }
             | Op::Recv { .. }
+            | Op::RecvAny { .. }
             | Op::Lock { .. }
             | Op::Join
             | Op::Yield

@@ -129,6 +129,13 @@ pub enum Op {
     SendDatagram { chan: u32, bytes: u64 },
     /// Take a message from a channel; blocks while it is empty.
     Recv { chan: u32 },
+    /// poll(2) on channels `first`..`first + count`, then read the one
+    /// holding the oldest message (the lowest index among equals); blocks
+    /// while all are empty. Remembers which, for [`Op::SendPolled`].
+    RecvAny { first: u32, count: u32 },
+    /// [`Op::Send`] on channel `first` + the index the task's last
+    /// [`Op::RecvAny`] read from (a reply on the connection that spoke).
+    SendPolled { first: u32, bytes: u64 },
     Lock { mutex: u32 },
     Unlock { mutex: u32 },
     /// Start `count` tasks from template `template`.

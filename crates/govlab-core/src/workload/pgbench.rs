@@ -69,7 +69,15 @@ pub const CLIENTS: ParamSpec = ParamSpec {
     unit: "",
     default: ParamDefault::Uint(1),
     range: Range::Uint { min: 1, max: 10_000 },
-    help: "client connections, one backend each (pgbench -c, MMTests uses -j = -c)",
+    help: "client connections, one backend each (pgbench -c)",
+};
+
+pub const THREADS: ParamSpec = ParamSpec {
+    name: "threads",
+    unit: "",
+    default: ParamDefault::Uint(0),
+    range: Range::Uint { min: 0, max: 10_000 },
+    help: "pgbench worker threads (-j), each polling its share of the connections; 0: one per client",
 };
 
 pub const MODE: ParamSpec = ParamSpec {
@@ -84,7 +92,7 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "pgbench",
     description: "pgbench clients and their PostgreSQL backends, TPC-B-like read/write or select-only; tps",
     metric: "tps (transactions/s, higher is better)",
-    params: &[CLIENTS, MODE, super::fs::FS, super::DEVICE],
+    params: &[CLIENTS, THREADS, MODE, super::fs::FS, super::DEVICE],
     ends: super::Ends::AtDuration,
     build,
 };
@@ -114,6 +122,8 @@ const WAL_SYNCS: u16 = 1;
 
 pub struct Pgbench {
     clients: u64,
+    /// Worker threads, at most one per client (0 in the spec: one per client).
+    threads: u64,
     mode: &'static str,
     fs: Fs,
     /// `device=NAME`; None: the platform's first device.
@@ -122,14 +132,65 @@ pub struct Pgbench {
 
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload pgbench", spec);
+    let clients = p.uint(&CLIENTS, &())?;
+    let threads = p.uint(&THREADS, &())?;
     let w = Pgbench {
-        clients: p.uint(&CLIENTS, &())?,
+        clients,
+        // pgbench.c main(): "if (nthreads > nclients) nthreads = nclients".
+        threads: if threads == 0 { clients } else { threads.min(clients) },
         mode: p.word(&MODE)?,
         fs: Fs::from_word(p.word(&FS)?),
         device: p.string(super::DEVICE.name),
     };
     p.finish()?;
     Ok(Box::new(w))
+}
+
+impl Pgbench {
+    /// Fewer threads than clients: each pgbench thread (pgbench.c
+    /// threadRun) polls its connections' sockets and answers whichever
+    /// spoke with that connection's next statement, so it cannot tell where
+    /// a transaction ends; the backends count the transactions and time
+    /// them (from BEGIN's arrival to END's reply). Threads get their share
+    /// of the clients as pgbench.c main() deals them, the remainder to the
+    /// later threads.
+    fn threaded(
+        &self,
+        setup: &mut Setup,
+        backend: &dyn Fn(&mut ProgramBuilder, u32, u32, bool),
+        cost: &dyn Fn(f64) -> Dist,
+    ) {
+        let n = self.clients as u32;
+        let (req0, resp0) = (setup.channels.len() as u32, setup.channels.len() as u32 + n);
+        for c in 0..n {
+            setup.channels.push(ChannelSpec::pipe(format!("c{c}.req"), 65_536));
+        }
+        for c in 0..n {
+            setup.channels.push(ChannelSpec::pipe(format!("c{c}.resp"), 65_536));
+        }
+        let threads = self.threads as u32;
+        let mut first = 0;
+        for i in 0..threads {
+            let count = (n - first + threads - i - 1) / (threads - i);
+            let mut b = ProgramBuilder::new();
+            // Each connection's first statement, then one per reply.
+            for c in first..first + count {
+                b.run(cost(CLIENT_NS / 2.0), 0.0).op(Op::Send { chan: req0 + c, bytes: MSG_BYTES });
+            }
+            b.repeat(None, |b| {
+                b.op(Op::RecvAny { first: resp0 + first, count })
+                    .run(cost(CLIENT_NS), 0.0)
+                    .op(Op::SendPolled { first: req0 + first, bytes: MSG_BYTES });
+            });
+            setup.tasks.push(TaskSpec::new("pgbench", b.build()));
+            for c in first..first + count {
+                let mut b = ProgramBuilder::new();
+                backend(&mut b, req0 + c, resp0 + c, true);
+                setup.tasks.push(TaskSpec::new("postgres", b.build()));
+            }
+            first += count;
+        }
+    }
 }
 
 impl Workload for Pgbench {
@@ -167,6 +228,37 @@ impl Workload for Pgbench {
         // The WAL, shared by every backend (see `Op::LogFlush`).
         let wal = setup.logs;
         setup.logs += 1;
+        let backend = |b: &mut ProgramBuilder, req: u32, resp: u32, count: bool| {
+            b.repeat(None, |b| {
+                for (i, &(ns, flush)) in script.iter().enumerate() {
+                    b.op(Op::Recv { chan: req });
+                    if count && i == 0 {
+                        b.op(Op::Mark);
+                    }
+                    b.run(cost(ns), mem);
+                    if let (true, Some(fs)) = (flush, &fs) {
+                        b.log_flush(wal, |b| {
+                            b.count(WAL_SYNCS, 1);
+                            fs.fdatasync_overwrite(b, WAL_BYTES);
+                        });
+                    }
+                    b.op(Op::Send {
+                        chan: resp,
+                        bytes: MSG_BYTES,
+                    });
+                }
+                if count {
+                    b.record(TXN, Since::Mark, None).count(TRANSACTIONS, 1);
+                }
+            });
+        };
+        if self.threads < self.clients {
+            self.threaded(&mut setup, &backend, &cost);
+            if let Some(fs) = &fs {
+                setup.tasks.extend(fs.threads());
+            }
+            return Ok(setup);
+        }
         let base = setup.channels.len() as u32;
         for c in 0..self.clients as u32 {
             let (req, resp) = (base + 2 * c, base + 2 * c + 1);
@@ -187,25 +279,10 @@ impl Workload for Pgbench {
                     b.record(TXN, Since::Mark, None).count(TRANSACTIONS, 1);
                 })
                 .build();
-            let backend = ProgramBuilder::new()
-                .repeat(None, |b| {
-                    for &(ns, flush) in &script {
-                        b.op(Op::Recv { chan: req }).run(cost(ns), mem);
-                        if let (true, Some(fs)) = (flush, &fs) {
-                            b.log_flush(wal, |b| {
-                                b.count(WAL_SYNCS, 1);
-                                fs.fdatasync_overwrite(b, WAL_BYTES);
-                            });
-                        }
-                        b.op(Op::Send {
-                            chan: resp,
-                            bytes: MSG_BYTES,
-                        });
-                    }
-                })
-                .build();
+            let mut b = ProgramBuilder::new();
+            backend(&mut b, req, resp, false);
             setup.tasks.push(TaskSpec::new("pgbench", client));
-            setup.tasks.push(TaskSpec::new("postgres", backend));
+            setup.tasks.push(TaskSpec::new("postgres", b.build()));
         }
         if let Some(fs) = &fs {
             setup.tasks.extend(fs.threads());
@@ -228,6 +305,7 @@ impl Workload for Pgbench {
     fn resolved(&self) -> Vec<(String, String)> {
         let mut v = vec![
             CLIENTS.show(self.clients),
+            THREADS.show(self.threads),
             MODE.show(self.mode),
             FS.show(self.fs.name()),
         ];

@@ -637,6 +637,26 @@ mod pgbench {
     }
 
     #[test]
+    fn one_pgbench_thread_serves_every_connection() {
+        // pgbench -j 1: one thread polls all 16 connections; at the top
+        // clock its statement cost alone (8 µs at the 3.5-GHz base) caps the
+        // rate near 3.9 / 3.5 × 125,000 transactions/s, which 16 client
+        // tasks of their own pass.
+        let one = tps("pgbench:mode=ro,clients=16,threads=1", "performance");
+        let own = tps("pgbench:mode=ro,clients=16", "performance");
+        assert!(one < 3.9 / 3.5 * 125_000.0 * 1.05, "one thread {one} tps");
+        assert!(own > 1.2 * one, "one thread {one} tps, one per client {own} tps");
+        // Every connection progresses: the backends count what the thread cannot.
+        let r = super::run("pgbench:mode=rw,clients=4,threads=1", "performance", "menu", 300 * MS);
+        assert!(metric(&r, "transactions") > 0.0 && metric(&r, "latency_mean_ms") > 0.0);
+        // More threads than clients: pgbench keeps one per client.
+        assert_eq!(
+            tps("pgbench:mode=ro,clients=2,threads=5", "performance"),
+            tps("pgbench:mode=ro,clients=2", "performance")
+        );
+    }
+
+    #[test]
     fn saturated_read_only_is_faster_at_a_higher_frequency() {
         // With the CPUs saturated tps follows the speed of the CPU work.
         let slow = tps("pgbench:mode=ro,clients=8", "userspace:scaling_setspeed=800000");
