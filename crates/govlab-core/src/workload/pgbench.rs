@@ -16,8 +16,16 @@
 //! 2×NUMCPUS (ro), with a cache-hot database sized to 80 % of
 //! shared_buffers, so reads never touch the disk.
 //!
-//! Model: per client a pgbench task and a backend task joined by a request
-//! and a reply channel (a Unix socket). The client pays `CLIENT_NS` per
+//! pgbench-bench (MMTests ffca095a, January 2020) runs `-j NUMNODES`
+//! threads, one below NUMNODES clients: pgbench.c's threadRun has each
+//! thread poll its connections' sockets and send each connection that
+//! answered its next statement, so on a one-node machine one thread drives
+//! every connection.
+//!
+//! Model: per client a backend task joined to the pgbench side by a request
+//! and a reply channel (a Unix socket); per client a pgbench task of its
+//! own (`threads=0`, the default), or `threads` tasks polling their share
+//! of the connections. The pgbench side pays `CLIENT_NS` per
 //! statement (build, send, receive, parse the result), the backend
 //! `STMT_NS` of the statement's kind. In `rw` mode the END statement
 //! inserts the transaction's commit record into the WAL and waits for it
