@@ -101,6 +101,7 @@ pub struct SyncRt {
     pub shared_timers: Vec<Option<Time>>,
     /// Next expiry of each task's own timers.
     pub own_timers: HashMap<(TaskId, u32), Time>,
+    /// Write-ahead logs (`LogInsert`, `LogFlush`, `LogFlushed`).
     pub logs: Vec<LogRt>,
     /// Tasks blocked in `RecvAny`: the channels they wait on.
     pub pollers: HashMap<TaskId, (u32, u32)>,
