@@ -92,7 +92,7 @@ for m, d in M.items():
 # = {n} (tbench4 1..NUMCPUS*4, kernbench 2..NUMCPUS*2, in MMTests'
 # power-of-two steps plus the maximum; pgbench as MMTests' pgbench-bench stepped its clients in
 # January 2020, to NUMCPUS*2 select-only and NUMCPUS read/write ({", ".join(str(x) for x in pg_ro)} and
-# {", ".join(str(x) for x in pg_rw)}); netperf's NETPERF_BUFFER_SIZES; dbench4 as MMTests' dbench-bench
+# {", ".join(str(x) for x in pg_rw)}; pgbench -j NUMNODES = {nodes}: {"one pgbench thread drives every connection" if nodes == 1 else "two pgbench threads share the connections, one below 2 clients"}); netperf's NETPERF_BUFFER_SIZES; dbench4 as MMTests' dbench-bench
 # stepped in January 2020, doubling below NUMCPUS, then eightfold up to NUMCPUS*8:
 # {", ".join(str(x) for x in db)}; scored as MMTests' ExtractDbench4 scores it, by each client's time per
 # pass of the load file, dbench's --show-execute-time). Each run lasts 1 simulated
@@ -128,7 +128,7 @@ repeats = {REPEATS}
 
 [[benchmark]]
 name = "pgbench-ro"
-workload = "pgbench:mode=ro,fs=xfs"
+workload = "pgbench:mode=ro,fs=xfs,threads={nodes}"
 repeats = 1
 samples = "pgbench"
 axis = {{ clients = {arr(pg_ro)} }}
@@ -136,7 +136,7 @@ quick = {arr(q_pg_ro)}
 
 [[benchmark]]
 name = "pgbench-rw"
-workload = "pgbench:mode=rw,fs=xfs"
+workload = "pgbench:mode=rw,fs=xfs,threads={nodes}"
 repeats = 1
 samples = "pgbench"
 axis = {{ clients = {arr(pg_rw)} }}

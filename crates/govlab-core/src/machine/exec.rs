@@ -101,6 +101,30 @@ pub struct SyncRt {
     pub shared_timers: Vec<Option<Time>>,
     /// Next expiry of each task's own timers.
     pub own_timers: HashMap<(TaskId, u32), Time>,
+    /// Write-ahead logs (`LogInsert`, `LogFlush`, `LogFlushed`).
+    pub logs: Vec<LogRt>,
+    /// Tasks blocked in `RecvAny`: the channels they wait on.
+    pub pollers: HashMap<TaskId, (u32, u32)>,
+    /// The index (from `first`) of the channel each task's last `RecvAny` read.
+    pub polled: HashMap<TaskId, u32>,
+}
+
+/// A write-ahead log with group commit (PostgreSQL 15,
+/// src/backend/access/transam/xlog.c XLogFlush; lwlock.c
+/// LWLockAcquireOrWait, LWLockRelease). Positions count records.
+#[derive(Debug, Clone, Default)]
+pub struct LogRt {
+    /// Insert position: records appended so far.
+    pub inserted: u64,
+    /// Flush position: records known to be on disk.
+    pub flushed: u64,
+    /// The task holding WALWriteLock, and the position its flush aims at
+    /// (WaitXLogInsertionsToFinish: everything inserted when it took the lock).
+    pub holder: Option<(TaskId, u64)>,
+    /// Tasks sleeping in LWLockAcquireOrWait until the lock is free.
+    pub waiters: Vec<TaskId>,
+    /// Each task's last record's end.
+    pub records: HashMap<TaskId, u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -139,6 +163,9 @@ impl Engine {
             barriers: setup.barriers.iter().map(|&n| (n, Vec::new())).collect(),
             shared_timers: vec![None; setup.shared_timers as usize],
             own_timers: HashMap::new(),
+            logs: vec![LogRt::default(); setup.logs as usize],
+            pollers: HashMap::new(),
+            polled: HashMap::new(),
         };
         for (i, d) in self.plat.devices.iter().enumerate() {
             self.devices.push(DeviceRt {
@@ -440,6 +467,30 @@ impl Engine {
                         return Outcome::Blocked;
                     }
                 }
+                Op::RecvAny { first, count } => {
+                    let ready = (first..first + count)
+                        .filter_map(|c| self.chans[c as usize].messages.front().map(|&(_, at)| (at, c)))
+                        .min();
+                    if let Some((_, c)) = ready {
+                        self.chan_recv(cpu, c as usize, t);
+                        self.sync.polled.insert(t, c - first);
+                    } else {
+                        // Woken by the first message, it polls again.
+                        for c in first..first + count {
+                            self.chans[c as usize].receivers.push_back(t);
+                        }
+                        self.sync.pollers.insert(t, (first, count));
+                        self.tasks[t].pc = pc;
+                        self.block(cpu, t);
+                        return Outcome::Blocked;
+                    }
+                }
+                Op::SendPolled { first, bytes } => {
+                    let chan = first + self.sync.polled.get(&t).copied().unwrap_or(0);
+                    if !self.chan_send(cpu, chan as usize, t, bytes, self.now) {
+                        return Outcome::Blocked;
+                    }
+                }
                 Op::SendDatagram { chan, bytes } => self.chan_send_datagram(cpu, chan as usize, bytes, self.now),
                 Op::Recv { chan } => {
                     if !self.chan_recv(cpu, chan as usize, t) {
@@ -501,6 +552,36 @@ impl Engine {
                         return Outcome::Blocked;
                     }
                     for w in std::mem::take(waiting) {
+                        self.try_to_wake_up(w, cpu);
+                    }
+                }
+                Op::LogInsert { log } => {
+                    let l = &mut self.sync.logs[log as usize];
+                    l.inserted += 1;
+                    l.records.insert(t, l.inserted);
+                }
+                Op::LogFlush { log, done } => {
+                    let l = &mut self.sync.logs[log as usize];
+                    let record = l.records.get(&t).copied().unwrap_or(0);
+                    if record <= l.flushed {
+                        self.tasks[t].pc = done as usize;
+                    } else if l.holder.is_none() {
+                        l.holder = Some((t, l.inserted));
+                    } else {
+                        // Woken when the lock is released, it checks again.
+                        l.waiters.push(t);
+                        self.tasks[t].pc = pc;
+                        self.block(cpu, t);
+                        return Outcome::Blocked;
+                    }
+                }
+                Op::LogFlushed { log } => {
+                    let l = &mut self.sync.logs[log as usize];
+                    if let Some((_, target)) = l.holder.take() {
+                        l.flushed = l.flushed.max(target);
+                    }
+                    // LWLockWakeup: every LW_WAIT_UNTIL_FREE waiter.
+                    for w in std::mem::take(&mut l.waiters) {
                         self.try_to_wake_up(w, cpu);
                     }
                 }
@@ -725,12 +806,29 @@ impl Engine {
         }
         ch.used_bytes += bytes;
         ch.messages.push_back((bytes, stamp));
-        if let Some(r) = ch.receivers.pop_front() {
-            let sync = ch.sync;
-            self.deliver(chan, r);
-            self.try_to_wake_up_sync(r, cpu, sync);
-        }
+        self.wake_receiver(cpu, chan);
         true
+    }
+
+    /// A message arrived in `chan`: hand it to its first receiver, or wake
+    /// a `RecvAny` poller, which leaves its other channels and reads again.
+    fn wake_receiver(&mut self, cpu: CpuId, chan: usize) {
+        let Some(r) = self.chans[chan].receivers.pop_front() else { return };
+        let sync = self.chans[chan].sync;
+        self.deliver_or_unpoll(chan, r);
+        self.try_to_wake_up_sync(r, cpu, sync);
+    }
+
+    /// Give receiver `r` the oldest message of `chan`; a `RecvAny` poller
+    /// instead leaves every channel it waits on, to read when it runs.
+    fn deliver_or_unpoll(&mut self, chan: usize, r: TaskId) {
+        if let Some((first, count)) = self.sync.pollers.remove(&r) {
+            for c in first..first + count {
+                self.chans[c as usize].receivers.retain(|&w| w != r);
+            }
+        } else {
+            self.deliver(chan, r);
+        }
     }
 
     /// A datagram for `chan`, dropped if the channel is over its capacity
@@ -742,11 +840,7 @@ impl Engine {
         }
         ch.used_bytes += bytes;
         ch.messages.push_back((bytes, stamp));
-        if let Some(r) = ch.receivers.pop_front() {
-            let sync = ch.sync;
-            self.deliver(chan, r);
-            self.try_to_wake_up_sync(r, cpu, sync);
-        }
+        self.wake_receiver(cpu, chan);
     }
 
     /// Returns false if the receiver blocked.
@@ -919,7 +1013,7 @@ impl Engine {
         ch.used_bytes += 1;
         ch.messages.push_back((1, now));
         if let Some(r) = ch.receivers.pop_front() {
-            self.deliver(chan, r);
+            self.deliver_or_unpoll(chan, r);
             // The request arrives by network interrupt on the receiver's
             // CPU; NAPI delivers it to the socket, which wakes the reader,
             // in the NET_RX softirq.

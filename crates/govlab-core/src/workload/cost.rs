@@ -180,12 +180,14 @@ impl Walker {
             | Op::IoAsync { .. }
             | Op::IoRing { .. }
             | Op::Recv { .. }
+            | Op::RecvAny { .. }
             | Op::Lock { .. }
             | Op::Join
             | Op::Yield
             | Op::CondWait { .. }
             | Op::WaitEvent { .. }
-            | Op::Barrier { .. } => 0.0,
+            | Op::Barrier { .. }
+            | Op::LogFlush { .. } => 0.0,
             // Done in the same turn as the op before: no event of its own.
             _ => return Pass::default(),
         };

@@ -129,6 +129,13 @@ pub enum Op {
     SendDatagram { chan: u32, bytes: u64 },
     /// Take a message from a channel; blocks while it is empty.
     Recv { chan: u32 },
+    /// poll(2) on channels `first`..`first + count`, then read the one
+    /// holding the oldest message (the lowest index among equals); blocks
+    /// while all are empty. Remembers which, for [`Op::SendPolled`].
+    RecvAny { first: u32, count: u32 },
+    /// [`Op::Send`] on channel `first` + the index the task's last
+    /// [`Op::RecvAny`] read from (a reply on the connection that spoke).
+    SendPolled { first: u32, bytes: u64 },
     Lock { mutex: u32 },
     Unlock { mutex: u32 },
     /// Start `count` tasks from template `template`.
@@ -188,6 +195,20 @@ pub enum Op {
     CondSignal { cond: u32, all: bool },
     /// Wait until every party of the barrier has arrived.
     Barrier { barrier: u32 },
+    /// Append a record to write-ahead log `log`: the task's record ends at
+    /// the log's insert position, now one further. Takes no time.
+    LogInsert { log: u32 },
+    /// Wait until the task's last record is flushed, flushing it if nobody
+    /// is (PostgreSQL's XLogFlush with LWLockAcquireOrWait on WALWriteLock,
+    /// [`ProgramBuilder::log_flush`]): if the record is already on disk,
+    /// continue at op `done`; if no task holds the log's write lock, take
+    /// it, aiming at every record inserted so far, and go on to the flush
+    /// ops that follow; otherwise sleep (not in iowait) until the holder
+    /// releases the lock, then check again.
+    LogFlush { log: u32, done: u32 },
+    /// The holder's flush is on disk: mark its target flushed, release the
+    /// write lock and wake every task waiting for it.
+    LogFlushed { log: u32 },
     /// With probability 1 − `p` continue at op `other` instead of the next.
     Pick { p: f64, other: u32 },
     /// Continue at op `to`.
@@ -273,6 +294,20 @@ impl ProgramBuilder {
         let end = self.ops.len() as u32;
         self.ops[pick] = Op::Pick { p, other };
         self.ops[jump] = Op::Jump { to: end };
+        self
+    }
+
+    /// A group commit: the ops of `flush` write and flush the log, done by
+    /// whichever waiting task takes the write lock, and skipped by every
+    /// task whose record another's flush covered ([`Op::LogFlush`]).
+    pub fn log_flush(&mut self, log: u32, flush: impl FnOnce(&mut Self)) -> &mut Self {
+        self.ops.push(Op::LogInsert { log });
+        let at = self.ops.len();
+        self.ops.push(Op::LogFlush { log, done: 0 });
+        flush(self);
+        self.ops.push(Op::LogFlushed { log });
+        let done = self.ops.len() as u32;
+        self.ops[at] = Op::LogFlush { log, done };
         self
     }
 

@@ -159,6 +159,8 @@ pub struct Setup {
     pub conds: u32,
     /// Parties of each barrier, by index.
     pub barriers: Vec<u32>,
+    /// Write-ahead logs (`LogInsert`, `LogFlush`, `LogFlushed`), by index.
+    pub logs: u32,
     /// Timers shared between tasks (`TimerRef::Shared`).
     pub shared_timers: u32,
     pub sources: Vec<SourceSpec>,
