@@ -31,7 +31,7 @@ not MMTests': a sample covers a few milliseconds of simulated time, not a
 second. dbench4's passes are not seen one by one (the engine keeps the
 operations' count and summed time per interval, of all clients together):
 a sample is the summed time of the next run of consecutive intervals that
-holds at least a pass's operations (2001), per pass, so the samples are
+holds at least a pass's operations (3573, ``load=tiny``), per pass, so the samples are
 about as many as the clients' passes in the run, and each is a pass's
 worth of operations, as MMTests' were. Package power is sampled on the
 same intervals (all of them, as turbostat's average covers the whole
@@ -97,9 +97,10 @@ def _dbench4(ivs: Sequence[Mapping[str, Any]]) -> list[float]:
     return out
 
 
-#: Operations in one pass of MMTests' client-tiny.txt as govlab's dbench runs it
-#: (crates/govlab-core/src/workload/dbench.rs, OPS_PER_PASS).
-DBENCH_OPS_PER_PASS = 2001
+#: Operations in one pass of MMTests' client-tiny.txt, which the experiments sampled
+#: this way replay (``dbench:load=tiny``, crates/govlab-core/src/workload/dbench.rs;
+#: data/dbench/client-tiny.ops).
+DBENCH_OPS_PER_PASS = 3573
 
 SAMPLERS: dict[str, Sampler] = {
     s.name: s

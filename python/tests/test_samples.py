@@ -36,11 +36,11 @@ def test_tbench_reads_running_averages_after_a_fifth_of_warm_up():
 
 
 def test_dbench_reads_a_pass_of_operations_at_a_time():
-    # 2001 operations a pass: 1000 + 1001 operations make the first sample (0.1 ms each), one interval
-    # of 2500 the second (0.2 ms each); the 500 left at the end make no pass
-    ivs = [_iv(0, series=((1000, 1e8),)), _iv(1, series=((1001, 1.001e8),)), _iv(2, series=((2500, 5e8),)), _iv(3, series=((500, 1e8),))]
+    # 3573 operations a pass (client-tiny.txt): 2000 + 1573 operations make the first sample (0.1 ms
+    # each), one interval of 4000 the second (0.2 ms each); the 500 left at the end make no pass
+    ivs = [_iv(0, series=((2000, 2e8),)), _iv(1, series=((1573, 1.573e8),)), _iv(2, series=((4000, 8e8),)), _iv(3, series=((500, 1e8),))]
     got = samples.extract("dbench4", ivs)["values"]
-    assert got == pytest.approx([0.1 * 2001, 0.2 * 2001])
+    assert got == pytest.approx([0.1 * 3573, 0.2 * 3573])
 
 
 def test_the_runs_remainder_interval_is_left_out():

@@ -61,7 +61,7 @@ def test_each_machine_runs_the_evaluations_kernel_and_configurations(machine):
     assert ps["platform"]["hwp"] is hwp and ps["cpufreq"]["tunables"]["hwp"] == ("on" if hwp else "off")
 
 
-def test_dbench4_runs_mmtests_2020_clients_and_scores_the_load_file_time():
+def test_dbench4_runs_mmtests_2020_clients_and_load_file_and_scores_its_time():
     # dbench-bench of January 2020: x2 below NUMCPUS, then x8, up to NUMCPUS*8; ExtractDbench4
     # averages each client's time per pass of the load file
     ncpus = {"skylake": 8, "broadwell": 80, "haswell": 48}
@@ -79,7 +79,8 @@ def test_dbench4_runs_mmtests_2020_clients_and_scores_the_load_file_time():
         )
         assert proc.returncode == 0, proc.stderr
         shown = json.loads(proc.stdout)["workload"]
-        assert (shown["params"]["fs"], shown["params"]["score"]) == ("xfs", "loadfile"), shown
+        # the load file MMTests ran: client-tiny.txt
+        assert (shown["params"]["fs"], shown["params"]["score"], shown["params"]["load"]) == ("xfs", "loadfile", "tiny"), shown
 
 
 def test_pgbench_runs_mmtests_2020_client_steps():

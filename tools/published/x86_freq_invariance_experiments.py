@@ -95,7 +95,7 @@ for m, d in M.items():
 # {", ".join(str(x) for x in pg_rw)}; pgbench -j NUMNODES = {nodes}: {"one pgbench thread drives every connection" if nodes == 1 else "two pgbench threads share the connections, one below 2 clients"}); netperf's NETPERF_BUFFER_SIZES; dbench4 as MMTests' dbench-bench
 # stepped in January 2020, doubling below NUMCPUS, then eightfold up to NUMCPUS*8:
 # {", ".join(str(x) for x in db)}; scored as MMTests' ExtractDbench4 scores it, by each client's time per
-# pass of the load file, dbench's --show-execute-time). Each run lasts 1 simulated
+# pass of the load file, dbench's --show-execute-time; the load file MMTests' client-tiny.txt, load=tiny). Each run lasts 1 simulated
 # second, not MMTests' 180-300 s (with 80 CPUs and up to 320 clients a 3-s run with two repeats took the
 # full size past an hour on two cores, issue 35). Each benchmark is sampled as MMTests sampled it when
 # the source ran (configs and shellpacks at ffca095a, January 2020): netperf, kernbench and gitsource
@@ -144,7 +144,7 @@ quick = {arr(q_pg_rw)}
 
 [[benchmark]]
 name = "dbench4"
-workload = "dbench:fs=xfs,score=loadfile"
+workload = "dbench:fs=xfs,score=loadfile,load=tiny"
 repeats = 1
 samples = "dbench4"
 axis = {{ clients = {arr(db)} }}

@@ -122,6 +122,25 @@ mod dbench {
     }
 
     #[test]
+    fn tiny_load_replays_mmtests_pass_without_a_deltree() {
+        // client-tiny.txt: 3573 operations a pass, 43 of them Flushes and
+        // none a Deltree, so its worst operation is far shorter than the
+        // cycle's 15-ms Deltree, and its pass holds twice the Flushes.
+        let tiny = run("dbench:clients=1,score=loadfile,load=tiny", "performance");
+        let cycle = run("dbench:clients=1,score=loadfile", "performance");
+        let (t, c) = (metric(&tiny, "op_max_ms"), metric(&cycle, "op_max_ms"));
+        assert!(t * 3.0 < c, "worst operation: tiny {t} ms, cycle {c} ms");
+        let per_op = metric(&tiny, "loadfile_ms") / 3573.0;
+        let mean = metric(&tiny, "op_mean_ms");
+        assert!((per_op - mean).abs() < 1e-9 * mean, "pass / 3573 {per_op} ms, mean operation {mean} ms");
+        // Page-cache reads and writes carry the load file's own sizes:
+        // 11.4 MB read and 7.7 MB written per pass.
+        let passes = metric(&tiny, "ops") / 3573.0;
+        let mb_per_pass = metric(&tiny, "throughput_mbs") * 0.4 / passes;
+        assert!((mb_per_pass - 19.12).abs() < 1.0, "{mb_per_pass} MB a pass");
+    }
+
+    #[test]
     fn fsync_mode_is_slower() {
         let async_ = run("dbench:clients=1", "performance");
         let sync = run("dbench:clients=1,fsync=on", "performance");
