@@ -656,21 +656,10 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::Spec;
     use crate::sched::cpumask::CpuMask;
 
     fn juno_r0(kernel: &str) -> Engine {
-        let cfg = crate::api::RunConfig {
-            platform: Spec::parse("juno-r0", "test").unwrap(),
-            kernel: Spec::parse(kernel, "test").unwrap(),
-            workload: Spec::new("idle"),
-            cpufreq: Spec::new("schedutil"),
-            cpuidle: Spec::new("menu"),
-            duration_ns: 1_000_000,
-            seed: 1,
-            interval_ns: None,
-        };
-        super::super::engine::build(cfg.parts().unwrap(), None).unwrap()
+        crate::machine::testing::engine("juno-r0", kernel, "idle", "schedutil", 1_000_000)
     }
 
     /// eenv_pd_max_util() reads cpu_util(cpu, p, dst, 1) from v6.5

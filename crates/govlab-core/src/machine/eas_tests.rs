@@ -1,23 +1,9 @@
 //! Energy-Aware Scheduling on whole runs (machine/eas.rs).
 
 use super::engine::{build, Engine};
+use super::testing::engine;
 use crate::api::RunConfig;
 use crate::params::Spec;
-use crate::sim::Time;
-
-fn engine(platform: &str, kernel: &str, workload: &str, cpufreq: &str, ns: Time) -> Engine {
-    let cfg = RunConfig {
-        platform: Spec::parse(platform, "test").unwrap(),
-        kernel: Spec::parse(kernel, "test").unwrap(),
-        workload: Spec::parse(workload, "test").unwrap(),
-        cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-        cpuidle: Spec::new("menu"),
-        duration_ns: ns,
-        seed: 1,
-        interval_ns: None,
-    };
-    build(cfg.parts().unwrap(), None).unwrap()
-}
 
 const MS: u64 = 1_000_000;
 

@@ -2,9 +2,8 @@
 //! CFS it replaced (v6.5), on the Skylake E3-1240 v5: 8 CPUs, so
 //! base_slice = 0.75 ms × (1 + log2 8) = 3 ms, and HZ = 250 (4 ms ticks).
 
-use super::engine::{build, Engine};
-use crate::api::RunConfig;
-use crate::params::Spec;
+use super::engine::Engine;
+use super::testing::ran;
 use crate::sched::TaskState;
 use crate::sim::Time;
 
@@ -15,19 +14,7 @@ fn engine(kernel: &str, name: &str, json: &str, ns: Time) -> Engine {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, json).unwrap();
-    let cfg = RunConfig {
-        platform: Spec::new("skylake-e3-1240v5"),
-        kernel: Spec::parse(kernel, "test").unwrap(),
-        workload: Spec::parse(&format!("rtapp:file={}", path.display()), "test").unwrap(),
-        cpufreq: Spec::new("performance"),
-        cpuidle: Spec::new("menu"),
-        duration_ns: ns,
-        seed: 1,
-        interval_ns: None,
-    };
-    let mut e = build(cfg.parts().unwrap(), None).unwrap();
-    e.run(None).unwrap();
-    e
+    ran("skylake-e3-1240v5", kernel, &format!("rtapp:file={}", path.display()), "performance", ns)
 }
 
 fn task(e: &Engine, comm: &str) -> usize {

@@ -1,9 +1,8 @@
 //! PELT against closed forms on whole runs: what the scheduler charges as
 //! running time, and who decays an idle CPU's blocked load.
 
-use super::engine::{build, Engine};
-use crate::api::RunConfig;
-use crate::params::Spec;
+use super::engine::Engine;
+use super::testing::ran;
 use crate::sim::Time;
 
 const MS: u64 = 1_000_000;
@@ -70,19 +69,7 @@ fn file(name: &str, text: &str) -> String {
 }
 
 fn run(kernel: &str, platform: &str, rtapp: &str, ns: Time) -> Engine {
-    let cfg = RunConfig {
-        platform: Spec::new(platform),
-        kernel: Spec::parse(kernel, "test").unwrap(),
-        workload: Spec::parse(&format!("rtapp:file={rtapp}"), "test").unwrap(),
-        cpufreq: Spec::new("performance"),
-        cpuidle: Spec::new("menu"),
-        duration_ns: ns,
-        seed: 1,
-        interval_ns: None,
-    };
-    let mut e = build(cfg.parts().unwrap(), None).unwrap();
-    e.run(None).unwrap();
-    e
+    ran(platform, kernel, &format!("rtapp:file={rtapp}"), "performance", ns)
 }
 
 /// PELT's util_avg of a task running `run` out of every `period` in the

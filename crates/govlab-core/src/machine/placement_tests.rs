@@ -6,10 +6,9 @@
 //! yet, then sets the runqueues by hand (who runs where, which CPUs are
 //! idle) and asks where a wakeup goes.
 
-use super::engine::{build, Engine};
+use super::engine::Engine;
+use super::testing::ran;
 use super::rq::EnqueueKind;
-use crate::api::RunConfig;
-use crate::params::Spec;
 use crate::platform::CpuId;
 use crate::sched::TaskState;
 
@@ -39,19 +38,7 @@ fn run_rtapp(kernel: &str, tasks: &str, duration_ns: u64) -> Engine {
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = dir.join(format!("tasks-{call}.json"));
     std::fs::write(&path, format!(r#"{{ "tasks": {{ {tasks} }} }}"#)).unwrap();
-    let cfg = RunConfig {
-        platform: Spec::new("broadwell-2s-e5-2698v4"),
-        kernel: Spec::new(kernel),
-        workload: Spec::parse(&format!("rtapp:file={}", path.display()), "test").unwrap(),
-        cpufreq: Spec::parse("performance", "test").unwrap(),
-        cpuidle: Spec::new("menu"),
-        duration_ns,
-        seed: 1,
-        interval_ns: None,
-    };
-    let mut e = build(cfg.parts().unwrap(), None).unwrap();
-    e.run(None).unwrap();
-    e
+    ran("broadwell-2s-e5-2698v4", kernel, &format!("rtapp:file={}", path.display()), "performance", duration_ns)
 }
 
 fn task(e: &Engine, comm: &str) -> usize {

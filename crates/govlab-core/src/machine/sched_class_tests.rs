@@ -1,11 +1,10 @@
 //! The RT and deadline classes, the RT throttle, schedutil's RT/DL inputs
 //! and task groups, on whole runs of small rt-app files.
 
-use super::engine::{build, Engine};
+use super::engine::Engine;
+use super::testing;
 use super::fair_group::GROUP_SE;
 use crate::sched::TaskState;
-use crate::api::RunConfig;
-use crate::params::Spec;
 use crate::sim::Time;
 
 fn engine(name: &str, json: &str, cpufreq: &str, ns: Time) -> Engine {
@@ -28,17 +27,7 @@ fn engine_on(kernel: &str, name: &str, json: &str, cpufreq: &str, ns: Time, chan
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, json).unwrap();
-    let cfg = RunConfig {
-        platform: Spec::new("skylake-e3-1240v5"),
-        kernel: Spec::new(kernel),
-        workload: Spec::parse(&format!("rtapp:file={}", path.display()), "test").unwrap(),
-        cpufreq: Spec::parse(cpufreq, "test").unwrap(),
-        cpuidle: Spec::new("menu"),
-        duration_ns: ns,
-        seed: 1,
-        interval_ns: None,
-    };
-    let mut e = build(cfg.parts().unwrap(), None).unwrap();
+    let mut e = testing::engine("skylake-e3-1240v5", kernel, &format!("rtapp:file={}", path.display()), cpufreq, ns);
     change(&mut e);
     e.run(None).unwrap();
     e
