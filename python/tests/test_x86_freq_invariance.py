@@ -156,6 +156,34 @@ def test_summary_scores_as_the_source_does():
     assert rows["score"]["pct"] == pytest.approx(stats.pct_diff(0.71, 1.0, "lower"))
 
 
+@pytest.mark.parametrize("config", ["intel_pstate", "1C", "3C", "4C", "8C"])
+def test_the_sources_own_kernbench_tables_give_its_per_watt(config):
+    """Fed the source's Broadwell-EP kernbench times per job count (section 5.3.3) and its package watts
+    (5.3.4), the scoring gives the score and per-watt ratio the source printed (5.3.2, 5.3.4): per watt
+    below 1 although the whole benchmark's package energy fell, because the score is a geometric mean
+    over the job counts and the power a mean over time (docs/validation.md §6, session 18)."""
+    figs = reproduce.published(EV)
+    bench = "broadwell/kernbench"
+    times = {f["param"]: f for f in figs if f["benchmark"] == bench and f["metric"] == "elapsed_s" and f["config"] == config}
+    watts = next(f for f in figs if f["benchmark"] == bench and f["metric"] == "pkg_power_w" and f["config"] == config)
+    e = _Exp(sorted(times))
+    cells = {}
+    for jobs, f in times.items():
+        k = json.dumps(jobs)
+        cells[("base", k)] = [_run(f["baseline_value"], watts["baseline_value"] * f["baseline_value"], f["baseline_value"])]
+        cells[(config, k)] = [_run(f["value"], watts["value"] * f["value"], f["value"])]
+    summary = [f for f in figs if f["benchmark"] == bench and f["param"] is None]
+    rows = {r["metric"]: r for r in reproduce.summary_rows(bench, e, cells, ["base", config], summary)}
+    assert len(times) == 8
+    assert round(rows["score"]["value"], 2) == rows["score"]["published"]["value"]
+    assert rows["pkg_power_w"]["value"] == pytest.approx(watts["value"])
+    # to its printed two decimals, give or take the last (the source averaged unrounded runs; 1C gives 0.977)
+    assert rows["perf_per_watt"]["value"] == pytest.approx(rows["perf_per_watt"]["published"]["value"], abs=0.0101)
+    assert rows["perf_per_watt"]["value"] < 1.0 and rows["perf_per_watt"]["verdict"]["same_direction"]
+    energy = {c: sum(r[0]["package_j"] for (cc, _), r in cells.items() if cc == c) for c in ("base", config)}
+    assert energy[config] < energy["base"], "the real packages spent less energy on the whole benchmark"
+
+
 @pytest.mark.parametrize(("ratio", "published", "same"), [(1.004, 1.0, True), (1.006, 1.0, False), (0.996, 1.01, False), (1.012, 1.01, True)])
 def test_a_score_within_the_printed_rounding_is_no_difference(ratio, published, same):
     v = reproduce.verdict(reproduce._printed_pct(published, 1.0, "higher"), reproduce._printed_pct(ratio, 1.0, "higher"))
