@@ -262,6 +262,7 @@ impl Engine {
             state: TaskState::New,
             cpu: 0,
             affinity,
+            bound_work: spec.workqueue.is_some_and(|w| w.unbound_from.map_or(true, |e| !self.kernel.has(e))),
             weight,
             nice_weight: weight,
             nice: spec.nice,

@@ -23,8 +23,18 @@
 //! target if idle; the previous CPU if it shares the target's cache and
 //! is idle; else an idle core in the target's LLC, scanning from the CPU
 //! after it; else an idle SMT sibling of the target; else any idle CPU of
-//! that LLC; else the target.
+//! that LLC; else the target. From v5.6 (52262ee567ad), before the idle
+//! scan: the previous CPU, if it is the waker's, the waker is a per-CPU
+//! kthread (a bound kworker, `Task::bound_work`) and nothing else runs
+//! there (`is_per_cpu_kthread(current)`, `nr_running <= 1`).
 //! WF_SYNC comes from pipes and sockets (`ChannelSpec::sync`).
+//!
+//! A kworker of a per-CPU workqueue is not placed: it is bound to the pool
+//! of the CPU that queued its work (kernel/workqueue.c `__queue_work`,
+//! `worker_attach_to_pool`), so select_task_rq() takes its one allowed CPU
+//! without asking the class (v5.2 and v6.8 kernel/sched/core.c:
+//! `nr_cpus_allowed > 1` gates `select_task_rq_fair`), and the balancers
+//! leave it there (`ttwu`).
 //!
 //! Left out: the v4.13 and older form of wake_affine() (effective_load(),
 //! no WA_IDLE) and v5.7's load_avg in place of runnable_load_avg: every
@@ -165,7 +175,20 @@ impl Engine {
         self.record_wakee(this, t);
         let want_affine = !self.wake_wide(this, t) && self.allowed(t).test(this);
         let target = if want_affine && this != prev { self.wake_affine(t, this, prev, sync) } else { prev };
+        if prev == this && self.per_cpu_kthread_stack(this) {
+            return prev;
+        }
         self.select_idle_sibling(t, prev, target)
+    }
+
+    /// v5.6's select_idle_sibling() test (52262ee567ad): the CPU `this`
+    /// runs a bound kworker and nothing else. With `prev == this` the
+    /// target is `prev`, busy with the waker, so the earlier idle tests
+    /// have failed.
+    fn per_cpu_kthread_stack(&self, this: CpuId) -> bool {
+        self.kernel.has(EraId::PerCpuKthreadStack)
+            && self.rqs[this].nr_running <= 1
+            && self.rqs[this].curr.is_some_and(|c| self.tasks[c].bound_work)
     }
 
     /// `current` on `cpu`'s [`Wakee`] record: the running task's, or the
@@ -384,7 +407,14 @@ impl Engine {
         if self.tasks[t].needs_attach {
             self.attach_asleep(t, prev);
         }
-        let target = self.select_task_rq_wake(t, prev, waker_cpu, sync);
+        let target = if self.tasks[t].bound_work {
+            // The work was queued on `waker_cpu`: its pool's kworker runs
+            // there and nowhere else until it sleeps again.
+            self.tasks[t].affinity = Some(CpuMask::from_cpus([waker_cpu]));
+            waker_cpu
+        } else {
+            self.select_task_rq_wake(t, prev, waker_cpu, sync)
+        };
         self.tasks[t].wake_ns = self.now;
         self.tasks[t].wake_pending = true;
         if let Some(tr) = self.trace.as_mut() {
