@@ -991,7 +991,7 @@ impl Engine {
             if waker == cpu {
                 self.interrupt(cpu);
             }
-            self.try_to_wake_up_in(t, waker, TRACE_FLAG_HARDIRQ);
+            self.try_to_wake_up_io(t, waker);
         }
     }
 

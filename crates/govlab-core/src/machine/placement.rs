@@ -113,6 +113,7 @@ use crate::sched::cpumask::CpuMask;
 use crate::sched::pelt::{self, MigrationLag};
 use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
+use crate::trace::TRACE_FLAG_HARDIRQ;
 
 /// record_wakee()'s decay period, `HZ` jiffies: one second.
 const WAKEE_FLIP_DECAY_NS: u64 = 1_000_000_000;
@@ -375,23 +376,32 @@ impl Engine {
 
     /// Wake a blocked task from the task running on `waker_cpu` (try_to_wake_up).
     pub(crate) fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: CpuId) {
-        self.ttwu(t, waker_cpu, 0, false);
+        self.ttwu(t, waker_cpu, 0, false, false);
     }
 
     /// [`Self::try_to_wake_up`] with WF_SYNC if `sync`: the waker is about
     /// to sleep (pipes and sockets).
     pub(crate) fn try_to_wake_up_sync(&mut self, t: TaskId, waker_cpu: CpuId, sync: bool) {
-        self.ttwu(t, waker_cpu, 0, sync);
+        self.ttwu(t, waker_cpu, 0, sync, false);
     }
 
     /// Wake a blocked task from `waker_cpu` in the context `irq` (the
     /// trace's context flag: 0 for the running task, `TRACE_FLAG_HARDIRQ`,
     /// `TRACE_FLAG_SOFTIRQ`), which only the trace records.
     pub(crate) fn try_to_wake_up_in(&mut self, t: TaskId, waker_cpu: CpuId, irq: u8) {
-        self.ttwu(t, waker_cpu, irq, false);
+        self.ttwu(t, waker_cpu, irq, false, false);
     }
 
-    fn ttwu(&mut self, t: TaskId, waker_cpu: CpuId, irq: u8, sync: bool) {
+    /// Wake a task blocked in its own block IO from the completion on
+    /// `waker_cpu` (hardirq). A bound kworker waiting for IO inside its
+    /// work item resumes on its own CPU: no new work is queued.
+    pub(crate) fn try_to_wake_up_io(&mut self, t: TaskId, waker_cpu: CpuId) {
+        self.ttwu(t, waker_cpu, TRACE_FLAG_HARDIRQ, false, true);
+    }
+
+    /// `resume`: a bound kworker continues its work item where it slept;
+    /// otherwise the wakeup queues work for it on `waker_cpu`.
+    fn ttwu(&mut self, t: TaskId, waker_cpu: CpuId, irq: u8, sync: bool, resume: bool) {
         debug_assert_eq!(self.tasks[t].state, TaskState::Blocked);
         if irq == 0 && self.rqs[waker_cpu].curr.is_some() {
             // The waking task runs try_to_wake_up() (machine/kpath.rs).
@@ -408,10 +418,12 @@ impl Engine {
             self.attach_asleep(t, prev);
         }
         let target = if self.tasks[t].bound_work {
-            // The work was queued on `waker_cpu`: its pool's kworker runs
-            // there and nowhere else until it sleeps again.
-            self.tasks[t].affinity = Some(CpuMask::from_cpus([waker_cpu]));
-            waker_cpu
+            // New work queued on `waker_cpu` runs in a kworker of that
+            // CPU's pool, bound there; a worker resuming its work item
+            // stays on its pool's CPU.
+            let cpu = if resume { prev } else { waker_cpu };
+            self.tasks[t].affinity = Some(CpuMask::from_cpus([cpu]));
+            cpu
         } else {
             self.select_task_rq_wake(t, prev, waker_cpu, sync)
         };

@@ -74,9 +74,13 @@
 //!   xlog") `l_ioend_workqueue` with the same flags, `xlog_bio_end_io()`
 //!   queueing `xlog_ioend_work`; v6.8 the same. Its kworkers run at nice
 //!   −20 (kernel/workqueue.c `HIGHPRI_NICE_LEVEL`, MIN_NICE). In the
-//!   model the completion first wakes the CIL worker, which hands on to
-//!   the log worker at once, from the completion's CPU (the kernel does
-//!   the hand-off in the interrupt).
+//!   model the completion first wakes the CIL worker (a bound worker
+//!   resumes on its own CPU: `Engine::try_to_wake_up_io`), which queues
+//!   the log worker at once from there: the submitting CPU, which is
+//!   where blk-mq completes on the platforms without an `irq_cpu` (the
+//!   kernel queues it from the interrupt; on a platform whose interrupt
+//!   lands on another CPU of the LLC, the model's log worker runs on the
+//!   submitter instead, a simplification).
 //!
 //! Block completions are the engine's (`machine/exec.rs`: the device's
 //! interrupt CPU, else the submitting one).
