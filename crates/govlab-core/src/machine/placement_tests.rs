@@ -279,9 +279,10 @@ fn woken_by_bound_kworker_on_prev(kernel: &str) -> CpuId {
 
 #[test]
 fn a_bound_kworkers_wakee_stacks_on_its_cpu_from_v5_6_not_v5_2() {
-    // 52262ee567ad (v5.6; govlab's next version 5.7): is_per_cpu_kthread(current), prev == this and
-    // nr_running <= 1 keep the wakee on prev; v5.2's select_idle_sibling()
-    // finds the CPU busy with the waker and takes an idle one.
+    // 52262ee567ad (v5.6; 5.7 is govlab's first version after it):
+    // is_per_cpu_kthread(current), prev == this and nr_running <= 1 keep
+    // the wakee on prev; v5.2's select_idle_sibling() finds the CPU busy
+    // with the waker and takes an idle one.
     assert_eq!(woken_by_bound_kworker_on_prev("5.7"), 4);
     let before = woken_by_bound_kworker_on_prev("5.2");
     assert_ne!(before, 4, "v5.2 stacked the wakee on the kworker's CPU");

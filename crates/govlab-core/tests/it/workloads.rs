@@ -243,8 +243,9 @@ mod fs {
     /// v5.2's `xfs-cil` is a per-CPU workqueue: the push runs on the CPU
     /// of the fsync that queued it, the one client's, every time; from v5.4
     /// (8ab39f11d974) it is unbound and the scheduler puts it on an idle
-    /// CPU beside the client (5.7: govlab's next version). `xfs-log` is a per-CPU WQ_HIGHPRI workqueue
-    /// in both: its kworker runs at nice -20 (prio 100).
+    /// CPU beside the client (5.7, govlab's first version after it).
+    /// `xfs-log` is a per-CPU WQ_HIGHPRI workqueue in both: its kworker
+    /// runs at nice -20 (prio 100).
     #[test]
     fn xfs_cil_push_runs_on_the_callers_cpu_before_v5_4() {
         let strip = |v: Vec<(String, u32, u64, i32)>| v.into_iter().map(|(c, cpu, ts, _)| (c, cpu, ts)).collect::<Vec<_>>();
