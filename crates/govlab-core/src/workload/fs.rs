@@ -26,11 +26,12 @@
 //!    the device model), waiting for each in iowait on *its* CPU, and wakes
 //!    every fsync waiting for the transaction.
 //!    **XFS:** the caller queues the CIL push and sleeps on the iclog
-//!    (`xlog_wait_on_iclog`, not iowait). A `kworker` of the
-//!    `xfs-cil` workqueue (below: bound up to v5.3) formats the checkpoint and submits one iclog write
-//!    with PREFLUSH|FUA; it does not wait for it (the model's
-//!    [`Op::IoAsync`]: no iowait). The write's completion runs
-//!    `xlog_ioend_work` on an `xfs-log` kworker, which wakes the waiters.
+//!    (`xlog_wait_on_iclog`, not iowait). A `kworker` of the `xfs-cil`
+//!    workqueue (per-CPU up to v5.3, below) formats the checkpoint and
+//!    submits one iclog write with PREFLUSH|FUA; it does not wait for it
+//!    (the model's [`Op::IoAsync`]: no iowait). The write's completion
+//!    runs `xlog_ioend_work` (v5.2: `xlog_iodone`) on an `xfs-log`
+//!    kworker, which wakes the waiters.
 //! 3. Commits are shared: every fsync waiting when a commit ends is released
 //!    by it (jbd2's and the CIL's batching). An fsync that starts while a
 //!    commit is already being written is released by that commit too — the
