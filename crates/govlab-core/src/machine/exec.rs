@@ -262,6 +262,7 @@ impl Engine {
             state: TaskState::New,
             cpu: 0,
             affinity,
+            bound_work: spec.workqueue.is_some_and(|w| w.unbound_from.map_or(true, |e| !self.kernel.has(e))),
             weight,
             nice_weight: weight,
             nice: spec.nice,
@@ -990,7 +991,7 @@ impl Engine {
             if waker == cpu {
                 self.interrupt(cpu);
             }
-            self.try_to_wake_up_in(t, waker, TRACE_FLAG_HARDIRQ);
+            self.try_to_wake_up_io(t, waker);
         }
     }
 

@@ -23,8 +23,18 @@
 //! target if idle; the previous CPU if it shares the target's cache and
 //! is idle; else an idle core in the target's LLC, scanning from the CPU
 //! after it; else an idle SMT sibling of the target; else any idle CPU of
-//! that LLC; else the target.
+//! that LLC; else the target. From v5.6 (52262ee567ad), before the idle
+//! scan: the previous CPU, if it is the waker's, the waker is a per-CPU
+//! kthread (a bound kworker, `Task::bound_work`) and nothing else runs
+//! there (`is_per_cpu_kthread(current)`, `nr_running <= 1`).
 //! WF_SYNC comes from pipes and sockets (`ChannelSpec::sync`).
+//!
+//! A kworker of a per-CPU workqueue is not placed: it is bound to the pool
+//! of the CPU that queued its work (kernel/workqueue.c `__queue_work`,
+//! `worker_attach_to_pool`), so select_task_rq() takes its one allowed CPU
+//! without asking the class (v5.2 and v6.8 kernel/sched/core.c:
+//! `nr_cpus_allowed > 1` gates `select_task_rq_fair`), and the balancers
+//! leave it there (`ttwu`).
 //!
 //! Left out: the v4.13 and older form of wake_affine() (effective_load(),
 //! no WA_IDLE) and v5.7's load_avg in place of runnable_load_avg: every
@@ -103,6 +113,7 @@ use crate::sched::cpumask::CpuMask;
 use crate::sched::pelt::{self, MigrationLag};
 use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
+use crate::trace::TRACE_FLAG_HARDIRQ;
 
 /// record_wakee()'s decay period, `HZ` jiffies: one second.
 const WAKEE_FLIP_DECAY_NS: u64 = 1_000_000_000;
@@ -165,7 +176,20 @@ impl Engine {
         self.record_wakee(this, t);
         let want_affine = !self.wake_wide(this, t) && self.allowed(t).test(this);
         let target = if want_affine && this != prev { self.wake_affine(t, this, prev, sync) } else { prev };
+        if prev == this && self.per_cpu_kthread_stack(this) {
+            return prev;
+        }
         self.select_idle_sibling(t, prev, target)
+    }
+
+    /// v5.6's select_idle_sibling() test (52262ee567ad): the CPU `this`
+    /// runs a bound kworker and nothing else. With `prev == this` the
+    /// target is `prev`, busy with the waker, so the earlier idle tests
+    /// have failed.
+    fn per_cpu_kthread_stack(&self, this: CpuId) -> bool {
+        self.kernel.has(EraId::PerCpuKthreadStack)
+            && self.rqs[this].nr_running <= 1
+            && self.rqs[this].curr.is_some_and(|c| self.tasks[c].bound_work)
     }
 
     /// `current` on `cpu`'s [`Wakee`] record: the running task's, or the
@@ -352,23 +376,32 @@ impl Engine {
 
     /// Wake a blocked task from the task running on `waker_cpu` (try_to_wake_up).
     pub(crate) fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: CpuId) {
-        self.ttwu(t, waker_cpu, 0, false);
+        self.ttwu(t, waker_cpu, 0, false, false);
     }
 
     /// [`Self::try_to_wake_up`] with WF_SYNC if `sync`: the waker is about
     /// to sleep (pipes and sockets).
     pub(crate) fn try_to_wake_up_sync(&mut self, t: TaskId, waker_cpu: CpuId, sync: bool) {
-        self.ttwu(t, waker_cpu, 0, sync);
+        self.ttwu(t, waker_cpu, 0, sync, false);
     }
 
     /// Wake a blocked task from `waker_cpu` in the context `irq` (the
     /// trace's context flag: 0 for the running task, `TRACE_FLAG_HARDIRQ`,
     /// `TRACE_FLAG_SOFTIRQ`), which only the trace records.
     pub(crate) fn try_to_wake_up_in(&mut self, t: TaskId, waker_cpu: CpuId, irq: u8) {
-        self.ttwu(t, waker_cpu, irq, false);
+        self.ttwu(t, waker_cpu, irq, false, false);
     }
 
-    fn ttwu(&mut self, t: TaskId, waker_cpu: CpuId, irq: u8, sync: bool) {
+    /// Wake a task blocked in its own block IO from the completion on
+    /// `waker_cpu` (hardirq). A bound kworker waiting for IO inside its
+    /// work item resumes on its own CPU: no new work is queued.
+    pub(crate) fn try_to_wake_up_io(&mut self, t: TaskId, waker_cpu: CpuId) {
+        self.ttwu(t, waker_cpu, TRACE_FLAG_HARDIRQ, false, true);
+    }
+
+    /// `resume`: a bound kworker continues its work item where it slept;
+    /// otherwise the wakeup queues work for it on `waker_cpu`.
+    fn ttwu(&mut self, t: TaskId, waker_cpu: CpuId, irq: u8, sync: bool, resume: bool) {
         debug_assert_eq!(self.tasks[t].state, TaskState::Blocked);
         if irq == 0 && self.rqs[waker_cpu].curr.is_some() {
             // The waking task runs try_to_wake_up() (machine/kpath.rs).
@@ -384,7 +417,16 @@ impl Engine {
         if self.tasks[t].needs_attach {
             self.attach_asleep(t, prev);
         }
-        let target = self.select_task_rq_wake(t, prev, waker_cpu, sync);
+        let target = if self.tasks[t].bound_work {
+            // New work queued on `waker_cpu` runs in a kworker of that
+            // CPU's pool, bound there; a worker resuming its work item
+            // stays on its pool's CPU.
+            let cpu = if resume { prev } else { waker_cpu };
+            self.tasks[t].affinity = Some(CpuMask::from_cpus([cpu]));
+            cpu
+        } else {
+            self.select_task_rq_wake(t, prev, waker_cpu, sync)
+        };
         self.tasks[t].wake_ns = self.now;
         self.tasks[t].wake_pending = true;
         if let Some(tr) = self.trace.as_mut() {

@@ -241,3 +241,50 @@ fn a_cpu_idling_briefly_learns_it_on_every_kernel() {
         assert!(avg < 300_000, "{kernel}: avg_idle {avg} ns");
     }
 }
+
+#[test]
+fn a_bound_kworker_wakes_on_the_cpu_that_queued_its_work() {
+    // A kworker of a per-CPU workqueue, last on socket 1, is woken by a
+    // task on CPU 0 (queue_work() from CPU 0): it runs on CPU 0, busy as it
+    // is, while an idle CPU is next door, and no balancer may take it.
+    let mut e = machine(0);
+    let (w, t) = (task(&e, "waker"), task(&e, "wakee"));
+    e.tasks[t].bound_work = true;
+    let prev = other_socket(&e);
+    set_running(&mut e, w, 0);
+    set_asleep(&mut e, t, prev);
+    e.try_to_wake_up(t, 0);
+    assert_eq!(e.tasks[t].cpu, 0, "the bound kworker went to CPU {}", e.tasks[t].cpu);
+    assert_eq!(e.tasks[t].affinity.map(|m| m.weight()), Some(1), "pinned to the queueing CPU");
+    // An ordinary task woken the same way goes elsewhere (the previous
+    // CPU, idle): the binding is the kworker's.
+    let mut e = machine(0);
+    let (w, t) = (task(&e, "waker"), task(&e, "wakee"));
+    set_running(&mut e, w, 0);
+    set_asleep(&mut e, t, prev);
+    e.try_to_wake_up(t, 0);
+    assert_ne!(e.tasks[t].cpu, 0);
+}
+
+/// Where a task last on CPU 4 goes when the bound kworker running alone
+/// on CPU 4 wakes it, under `kernel`.
+fn woken_by_bound_kworker_on_prev(kernel: &str) -> CpuId {
+    let mut e = machine_on(kernel, 0);
+    let (w, t) = (task(&e, "waker"), task(&e, "wakee"));
+    e.tasks[w].bound_work = true;
+    set_running(&mut e, w, 4);
+    set_asleep(&mut e, t, 4);
+    e.select_task_rq_wake(t, 4, 4, false)
+}
+
+#[test]
+fn a_bound_kworkers_wakee_stacks_on_its_cpu_from_v5_6_not_v5_2() {
+    // 52262ee567ad (v5.6; 5.7 is govlab's first version after it):
+    // is_per_cpu_kthread(current), prev == this and nr_running <= 1 keep
+    // the wakee on prev; v5.2's select_idle_sibling() finds the CPU busy
+    // with the waker and takes an idle one.
+    assert_eq!(woken_by_bound_kworker_on_prev("5.7"), 4);
+    let before = woken_by_bound_kworker_on_prev("5.2");
+    assert_ne!(before, 4, "v5.2 stacked the wakee on the kworker's CPU");
+    assert_eq!(woken_by_bound_kworker_on_prev("6.8"), 4);
+}

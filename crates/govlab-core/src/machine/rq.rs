@@ -26,6 +26,10 @@ pub struct Task {
     /// CPU it runs or last ran on (task_cpu).
     pub cpu: CpuId,
     pub affinity: Option<CpuMask>,
+    /// A kworker of a per-CPU workqueue (`workload::Workqueue`, bound in
+    /// this run's kernel): each wakeup runs it on the waking CPU, pinned
+    /// there until it sleeps (placement.rs `ttwu`).
+    pub bound_work: bool,
     /// The load weight the fair class uses (se->load): the nice level's
     /// weight (a task group's share is its entity's, fair_group.rs).
     pub weight: u64,

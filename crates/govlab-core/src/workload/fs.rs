@@ -2,7 +2,8 @@
 //! thread, or XFS with its CIL push and log completion workers, and the
 //! writeback flusher — kernel threads beside the workload's tasks.
 //!
-//! Models: Linux v6.8 mainline, fs/ext4/fsync.c (`ext4_sync_file`),
+//! Models: Linux v6.8 mainline (v5.2 where it differs: the workqueues,
+//! below), fs/ext4/fsync.c (`ext4_sync_file`),
 //! fs/jbd2/journal.c and commit.c (`kjournald2`, `jbd2_log_start_commit`,
 //! `jbd2_log_wait_commit`, `jbd2_journal_commit_transaction`),
 //! fs/xfs/xfs_file.c (`xfs_file_fsync`), fs/xfs/xfs_log_cil.c
@@ -25,11 +26,12 @@
 //!    the device model), waiting for each in iowait on *its* CPU, and wakes
 //!    every fsync waiting for the transaction.
 //!    **XFS:** the caller queues the CIL push and sleeps on the iclog
-//!    (`xlog_wait_on_iclog`, not iowait). A `kworker` of the unbound
-//!    `xfs-cil` workqueue formats the checkpoint and submits one iclog write
-//!    with PREFLUSH|FUA; it does not wait for it (the model's
-//!    [`Op::IoAsync`]: no iowait). The write's completion runs
-//!    `xlog_ioend_work` on an `xfs-log` kworker, which wakes the waiters.
+//!    (`xlog_wait_on_iclog`, not iowait). A `kworker` of the `xfs-cil`
+//!    workqueue (per-CPU up to v5.3, below) formats the checkpoint and
+//!    submits one iclog write with PREFLUSH|FUA; it does not wait for it
+//!    (the model's [`Op::IoAsync`]: no iowait). The write's completion
+//!    runs `xlog_ioend_work` (v5.2: `xlog_iodone`) on an `xfs-log`
+//!    kworker, which wakes the waiters.
 //! 3. Commits are shared: every fsync waiting when a commit ends is released
 //!    by it (jbd2's and the CIL's batching). An fsync that starts while a
 //!    commit is already being written is released by that commit too — the
@@ -46,11 +48,43 @@
 //! per wakeup is the model's. Workloads with their own buffered-write model
 //! (iozone) keep their flusher.
 //!
-//! Every kernel thread has no affinity: the scheduler places it like any
-//! unbound task, usually on an idle CPU other than the caller's, which is
-//! what wakes idle CPUs and what IO boosts and idle governors see.
+//! Where the kernel threads run. jbd2 is a kthread of its own and the
+//! flusher a worker of `writeback`, a WQ_UNBOUND workqueue
+//! (mm/backing-dev.c `default_bdi_init`): the scheduler places them like
+//! any unbound task, usually on an idle CPU other than the caller's, which
+//! is what wakes idle CPUs and what IO boosts and idle governors see.
+//! XFS's two workers are work items, and where they run follows the
+//! workqueue's flags ([`super::Workqueue`]):
+//!
+//! * **CIL push** (`xfs-cil`): a per-CPU workqueue up to v5.3 — v5.2
+//!   fs/xfs/xfs_super.c `xfs_init_mount_workqueues()` allocates it
+//!   WQ_MEM_RECLAIM|WQ_FREEZABLE, and `xlog_cil_push_now()` queues the push
+//!   with `queue_work()` from the fsync caller, so the push runs in a
+//!   kworker on the caller's CPU, after the caller sleeps or by preempting
+//!   it. WQ_UNBOUND from v5.4 (8ab39f11d974, "xfs: prevent CIL push
+//!   holdoff in log recovery", Dave Chinner, September 2019: "queue_work()
+//!   queues the CIL work on the current CPU that is busy, and the
+//!   workqueue code will not run it on any other CPU"). v6.8 follows the
+//!   unbound form.
+//! * **Log IO completion** (`xfs-log`): a per-CPU WQ_HIGHPRI workqueue in
+//!   every version modelled, queued from the bio's completion on the CPU
+//!   the completion runs on. v5.2: `m_log_workqueue`
+//!   (WQ_MEM_RECLAIM|WQ_FREEZABLE|WQ_HIGHPRI), the iclog buffers'
+//!   `b_ioend_wq` (`xlog_alloc_log`), running `xlog_iodone`; from v5.3
+//!   (Christoph Hellwig's "xfs: move the log ioend workqueue to struct
+//!   xlog") `l_ioend_workqueue` with the same flags, `xlog_bio_end_io()`
+//!   queueing `xlog_ioend_work`; v6.8 the same. Its kworkers run at nice
+//!   −20 (kernel/workqueue.c `HIGHPRI_NICE_LEVEL`, MIN_NICE). In the
+//!   model the completion first wakes the CIL worker (a bound worker
+//!   resumes on its own CPU: `Engine::try_to_wake_up_io`), which queues
+//!   the log worker at once from there: the submitting CPU, which is
+//!   where blk-mq completes on the platforms without an `irq_cpu` (the
+//!   kernel queues it from the interrupt; on a platform whose interrupt
+//!   lands on another CPU of the LLC, the model's log worker runs on the
+//!   submitter instead, a simplification).
+//!
 //! Block completions are the engine's (`machine/exec.rs`: the device's
-//! interrupt CPU).
+//! interrupt CPU, else the submitting one).
 //!
 //! Costs: measured on the development machine (tools/calibrate/fs_fsync:
 //! AMD EPYC KVM guest reporting 2596 MHz, Linux 6.18, ext4 with journal on a
@@ -63,7 +97,8 @@
 //! push metadata on log-tail pressure or every `xfs_syncd_centisecs`),
 //! ext4 fast commits, `data=journal`, and transaction ids (see 3.).
 
-use super::{ChannelSpec, Dist, IoKind, Op, ProgramBuilder, Setup, TaskSpec};
+use super::{ChannelSpec, Dist, IoKind, Op, ProgramBuilder, Setup, TaskSpec, Workqueue};
+use crate::kernel::EraId;
 use crate::params::{ParamDefault, ParamSpec, Range};
 
 /// `fs=ext4|xfs` of the IO workloads.
@@ -88,6 +123,9 @@ pub const DIRTY_BACKGROUND_RATIO: u64 = 10;
 /// `JBD2_DEFAULT_MAX_COMMIT_AGE`; ext4 `commit=5`).
 pub const JBD2_DEFAULT_MAX_COMMIT_AGE: u64 = 5;
 
+/// Nice level of a WQ_HIGHPRI workqueue's kworkers (kernel/workqueue.c,
+/// `HIGHPRI_NICE_LEVEL = MIN_NICE`, v5.2 and v6.8).
+const HIGHPRI_NICE_LEVEL: i32 = -20;
 /// The frequency the calibration machine reports (tools/calibrate/fs_fsync/
 /// output.txt, `cpu MHz : 2596.122`): measured times are cycles at it.
 const CALIBRATION_KHZ: u32 = 2_596_000;
@@ -276,7 +314,9 @@ impl Layer {
                     },
                     &|_| {},
                 );
-                out.push(kthread("kworker/xfs-cil".into(), b.build()));
+                let mut cil = kthread("kworker/xfs-cil".into(), b.build());
+                cil.workqueue = Some(Workqueue { unbound_from: Some(EraId::XfsCilUnbound) });
+                out.push(cil);
                 let log = ProgramBuilder::new()
                     .repeat(None, |b| {
                         b.op(Op::Recv { chan: ioend })
@@ -286,7 +326,10 @@ impl Layer {
                             .op(Op::Unlock { mutex: lock });
                     })
                     .build();
-                out.push(kthread("kworker/xfs-log".into(), log));
+                let mut log = kthread("kworker/xfs-log".into(), log);
+                log.workqueue = Some(Workqueue { unbound_from: None });
+                log.nice = HIGHPRI_NICE_LEVEL;
+                out.push(log);
             }
         }
         out

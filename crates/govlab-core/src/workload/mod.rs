@@ -81,6 +81,25 @@ pub struct TaskSpec {
     /// threads): its program never exits, and a workload that ends by
     /// itself ends without it.
     pub kthread: bool,
+    /// A kernel thread standing for the kworkers of one workqueue: each of
+    /// its wakeups is a work item queued by the waker. None: an ordinary
+    /// task (or an unbound kworker that needs no more than `kthread`).
+    pub workqueue: Option<Workqueue>,
+}
+
+/// Where a workqueue runs its work items (kernel/workqueue.c, v5.2 and
+/// v6.8 alike). `queue_work()` passes WORK_CPU_UNBOUND, which
+/// `__queue_work()` turns into the queueing CPU for a per-CPU ("bound")
+/// workqueue: the item runs in a kworker of that CPU's pool, a thread bound
+/// to the CPU (`worker_attach_to_pool`: `set_cpus_allowed_ptr` to the
+/// pool's one-CPU mask), woken there like any task and competing there
+/// with the caller. A WQ_UNBOUND workqueue's kworkers may run anywhere the
+/// scheduler puts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Workqueue {
+    /// The era from which the workqueue is WQ_UNBOUND; None: per-CPU in
+    /// every version modelled.
+    pub unbound_from: Option<crate::kernel::EraId>,
 }
 
 impl TaskSpec {
@@ -98,6 +117,7 @@ impl TaskSpec {
             start_cpu: None,
             sched: SchedAttr::default(),
             kthread: false,
+            workqueue: None,
         }
     }
 }

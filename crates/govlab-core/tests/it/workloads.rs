@@ -168,9 +168,15 @@ mod fs {
 
     /// CPUs each comm was switched in on, in a traced 1-client dbench on `fs`.
     fn switch_ins(fs: &str) -> Vec<(String, u32, u64)> {
+        switch_ins_on(fs, "6.8").into_iter().map(|(c, cpu, ts, _)| (c, cpu, ts)).collect()
+    }
+
+    /// Every switch-in (next comm, CPU, time, next prio) of a 5.2-s
+    /// one-client dbench on `fs` under `kernel`.
+    fn switch_ins_on(fs: &str, kernel: &str) -> Vec<(String, u32, u64, i32)> {
         let cfg = RunConfig {
             platform: Spec::new("skylake-e3-1240v5"),
-            kernel: Spec::new("6.8"),
+            kernel: Spec::new(kernel),
             workload: Spec::parse(&format!("dbench:clients=1,fs={fs}"), "test").unwrap(),
             cpufreq: Spec::new("schedutil"),
             cpuidle: Spec::new("menu"),
@@ -178,13 +184,13 @@ mod fs {
             seed: 1,
             interval_ns: None,
         };
-        let path = temp_file(&format!("fs-dbench-{fs}.trace"), "");
+        let path = temp_file(&format!("fs-dbench-{fs}-{kernel}.trace"), "");
         cfg.run(Some(&path), None).unwrap();
         let t = govlab_core::trace::read::read_path(&path).unwrap();
         t.events
             .iter()
             .filter_map(|e| match &e.kind {
-                EventKind::SchedSwitch(s) => Some((s.next_comm.to_string(), e.cpu, e.ts_ns)),
+                EventKind::SchedSwitch(s) => Some((s.next_comm.to_string(), e.cpu, e.ts_ns, s.next_prio)),
                 _ => None,
             })
             .collect()
@@ -232,6 +238,25 @@ mod fs {
         // room: at least once away from the client's CPU.
         let (away, all) = away_from_client(&ins, "kworker/flush");
         assert!(all >= 1 && away >= 1, "the flusher ran {all} times, {away} away from dbench's CPU");
+    }
+
+    /// v5.2's `xfs-cil` is a per-CPU workqueue: the push runs on the CPU
+    /// of the fsync that queued it, the one client's, every time; from v5.4
+    /// (8ab39f11d974) it is unbound and the scheduler puts it on an idle
+    /// CPU beside the client (5.7, govlab's first version after it).
+    /// `xfs-log` is a per-CPU WQ_HIGHPRI workqueue in both: its kworker
+    /// runs at nice -20 (prio 100).
+    #[test]
+    fn xfs_cil_push_runs_on_the_callers_cpu_before_v5_4() {
+        let strip = |v: Vec<(String, u32, u64, i32)>| v.into_iter().map(|(c, cpu, ts, _)| (c, cpu, ts)).collect::<Vec<_>>();
+        let old = switch_ins_on("xfs", "5.2");
+        let log_prios: Vec<i32> = old.iter().filter(|s| s.0 == "kworker/xfs-log").map(|s| s.3).collect();
+        assert!(!log_prios.is_empty() && log_prios.iter().all(|&p| p == 100), "xfs-log's prios {:?}", &log_prios[..log_prios.len().min(5)]);
+        let (away, all) = away_from_client(&strip(old), "kworker/xfs-cil");
+        assert!(all > 100 && away == 0, "v5.2: the CIL push ran {all} times, {away} of them away from dbench's CPU");
+        let new = switch_ins_on("xfs", "5.7");
+        let (away, all) = away_from_client(&strip(new), "kworker/xfs-cil");
+        assert!(all > 100 && away * 2 > all, "v5.7: the CIL push ran {all} times, only {away} of them away from dbench's CPU");
     }
 
     /// sqlite-insert's commit does three fsyncs. Each now waits for the
