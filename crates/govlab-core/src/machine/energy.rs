@@ -75,6 +75,8 @@ pub struct PackageEnergy {
     /// Running cores by their clock: (kHz, cores), in increasing kHz; a
     /// clock no core runs at any more keeps its entry at 0.
     pub busy_at_khz: Vec<(u32, u32)>,
+    /// The highest clock in `busy_at_khz` with a core (0: none).
+    pub fastest_khz: u32,
 }
 
 /// Where a core stands for its package's counts: its idle depth (None:
@@ -129,6 +131,11 @@ impl PackageEnergy {
         };
         let n = &mut self.busy_at_khz[i].1;
         *n = if add { *n + 1 } else { *n - 1 };
+        if add {
+            self.fastest_khz = self.fastest_khz.max(khz);
+        } else if *n == 0 && khz == self.fastest_khz {
+            self.fastest_khz = self.busy_at_khz[..i].iter().rev().find(|&&(_, n)| n > 0).map_or(0, |&(k, _)| k);
+        }
     }
 
     /// Charge the time since the ledger was last closed to the state and
@@ -148,7 +155,7 @@ impl PackageEnergy {
 
     /// The clock of the package's fastest running core, kHz (0: none runs).
     fn fastest_busy_khz(&self) -> u32 {
-        self.busy_at_khz.iter().rev().find(|&&(_, n)| n > 0).map_or(0, |&(k, _)| k)
+        self.fastest_khz
     }
 }
 
