@@ -113,6 +113,10 @@ pub struct Engine {
     pub(crate) rqs: Vec<CpuRq>,
     pub(crate) idle_counters: Vec<CpuIdleCounters>,
     pub(crate) idle_disabled: Vec<Vec<bool>>,
+    /// cpuidle_poll_time()'s default for each CPU (machine/idle.rs), fixed
+    /// for the run: it reads only the kernel, the CPU's states and which
+    /// are disabled.
+    pub(crate) poll_default_ns: Vec<Option<u64>>,
     /// CPUs with nothing on their runqueue (available_idle_cpu).
     pub(crate) idle_mask: CpuMask,
     /// CPUs with more than one runnable task (candidates for pulling).
@@ -280,8 +284,11 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let idle_counters = (0..n)
         .map(|c| CpuIdleCounters::new(platform.cpu_type_of(c).idle_states.len()))
         .collect();
-    let idle_disabled = (0..n)
+    let idle_disabled: Vec<Vec<bool>> = (0..n)
         .map(|c| vec![false; platform.cpu_type_of(c).idle_states.len()])
+        .collect();
+    let poll_default_ns = (0..n)
+        .map(|c: usize| super::idle::default_poll_time_ns(&kernel, &platform.cpu_type_of(c).idle_states, &idle_disabled[c], tun.tick_ns))
         .collect();
     let llc_masks = platform
         .llcs
@@ -360,6 +367,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         rqs,
         idle_counters,
         idle_disabled,
+        poll_default_ns,
         idle_mask: all_cpus,
         overloaded: CpuMask::default(),
         all_cpus,
