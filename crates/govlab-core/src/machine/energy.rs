@@ -140,6 +140,7 @@ impl PackageEnergy {
 
     /// Charge the time since the ledger was last closed to the state and
     /// powers it has had since, and close it at `now`.
+    #[inline]
     fn close_ledger(&mut self, now: Time) {
         let elapsed_ns = now - self.since_ns;
         self.uncore_mj += self.uncore_mw * elapsed_ns as f64 * 1e-9;
