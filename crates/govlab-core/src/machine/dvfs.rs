@@ -82,6 +82,9 @@ pub struct DomainRt {
     /// The resolved request (before the turbo grant): the highest of its
     /// policies' requests, as [`Engine::resolve_domain`] votes them.
     pub req_opp: usize,
+    /// `req_opp` is a turbo OPP (what each PCU tick asks of every domain
+    /// of its package).
+    pub req_turbo: bool,
     /// Transition in flight: target OPP.
     pub in_flight: Option<usize>,
     /// Generation of the in-flight transition's event.
@@ -164,6 +167,7 @@ impl DomainRt {
             freq_scale: scale_of(ct.opps[boot].khz, freq_ref_khz),
             freq_ref_khz,
             req_opp: boot,
+            req_turbo: ct.opps[boot].turbo,
             in_flight: None,
             gen: 0,
             time_in_opp_ns: vec![0; ct.opps.len()],
@@ -399,9 +403,10 @@ impl Engine {
 
     /// The hardware of clock domain `d` was asked for OPP `opp`.
     fn request_opp(&mut self, d: usize, opp: usize) {
+        let turbo = self.plat.domain_type(d).opps[opp].turbo;
         self.domains[d].req_opp = opp;
-        let ct = self.plat.domain_type(d);
-        if ct.opps[opp].turbo {
+        self.domains[d].req_turbo = turbo;
+        if turbo {
             let pkg = self.plat.freq_domains[d].package;
             if !self.packages[pkg].pcu_armed {
                 self.packages[pkg].pcu_armed = true;
@@ -619,8 +624,7 @@ impl Engine {
         let mut active = None;
         for i in 0..self.package_domains[pkg].len() {
             let d = self.package_domains[pkg][i];
-            let ct = self.plat.domain_type(d);
-            if ct.opps[self.domains[d].req_opp].turbo {
+            if self.domains[d].req_turbo {
                 any_turbo = true;
                 self.kick_transition_counted(d, &mut active);
             }
