@@ -47,6 +47,11 @@ pub struct RunParts {
 pub struct PackageRt {
     /// A PCU tick (turbo grants) is queued.
     pub pcu_armed: bool,
+    /// The package's active cores at the last PCU tick that asked its
+    /// domains for their grants, while nothing else a grant reads (a
+    /// domain's request or clock, a transition, the ceiling) has moved
+    /// since; None once something has (machine/dvfs.rs `pcu_tick`).
+    pub pcu_asked_at: Option<usize>,
     /// The power limit's ceiling: the highest OPP the controller grants
     /// (an index into the package's CPU type's OPPs; `usize::MAX`: none).
     pub cap_opp: usize,
@@ -62,7 +67,7 @@ pub struct PackageRt {
 
 impl Default for PackageRt {
     fn default() -> Self {
-        PackageRt { pcu_armed: false, cap_opp: usize::MAX, avg_mw: 0.0, last_mj: 0.0, last_ns: 0, capped_ns: 0, capped_since: None }
+        PackageRt { pcu_armed: false, pcu_asked_at: None, cap_opp: usize::MAX, avg_mw: 0.0, last_mj: 0.0, last_ns: 0, capped_ns: 0, capped_since: None }
     }
 }
 
