@@ -196,6 +196,9 @@ struct MenuDevice {
     intervals_us: [u32; INTERVALS],
     /// Next slot of `intervals_us` to overwrite.
     interval_ptr: usize,
+    /// The ring's samples in increasing order, kept as the ring is
+    /// written ([`MenuDevice::record_interval`]) for get_typical_interval.
+    sorted_us: [u32; INTERVALS],
     /// dev->last_state_idx: the state entered last.
     last_state_idx: usize,
     /// dev->last_residency_ns: entry to exit, exit latency included.
@@ -215,6 +218,7 @@ impl Default for MenuDevice {
             correction_factor: [(RESOLUTION * DECAY) as u32; BUCKETS],
             intervals_us: [0; INTERVALS],
             interval_ptr: 0,
+            sorted_us: [0; INTERVALS],
             last_state_idx: 0,
             last_residency_ns: 0,
             poll_time_limit: false,
@@ -459,8 +463,7 @@ fn get_typical_interval(data: &MenuDevice) -> u32 {
     // rescan: Σ(v − avg)² = Σv² − 2·avg·Σv + n·avg², in the same wrapping
     // u64 arithmetic as the kernel's sum of squared differences, so the
     // variance is the kernel's to the bit.
-    let mut v = data.intervals_us;
-    v.sort_unstable();
+    let v = &data.sorted_us;
     // Samples above the threshold are ignored; start with everything that
     // fits an int.
     let mut n = v.partition_point(|&x| i32::try_from(x).is_ok());
@@ -601,8 +604,34 @@ impl MenuDevice {
         self.correction_factor[self.bucket] = new_factor;
 
         // The kernel stores ktime_to_us() into an unsigned int: truncating.
-        self.intervals_us[self.interval_ptr] = (measured * unit_ns / NSEC_PER_USEC) as u32;
+        self.record_interval((measured * unit_ns / NSEC_PER_USEC) as u32);
+    }
+
+    /// Write `us` over the ring's oldest sample, and in its place in the
+    /// sorted copy: the old sample's slot (any of equal ones) moves to
+    /// where `us` belongs, shifting the samples between by one.
+    fn record_interval(&mut self, us: u32) {
+        let old = std::mem::replace(&mut self.intervals_us[self.interval_ptr], us);
         self.interval_ptr = (self.interval_ptr + 1) % INTERVALS;
+        let v = &mut self.sorted_us;
+        let mut i = v.iter().position(|&x| x == old).expect("the ring's sample is in its sorted copy");
+        while i + 1 < INTERVALS && v[i + 1] < us {
+            v[i] = v[i + 1];
+            i += 1;
+        }
+        while i > 0 && v[i - 1] > us {
+            v[i] = v[i - 1];
+            i -= 1;
+        }
+        v[i] = us;
+    }
+
+    /// Set the whole ring (tests).
+    #[cfg(test)]
+    fn set_intervals(&mut self, ring: [u32; INTERVALS]) {
+        self.intervals_us = ring;
+        self.sorted_us = ring;
+        self.sorted_us.sort_unstable();
     }
 }
 
@@ -1139,11 +1168,11 @@ mod era_tests {
         let disabled = [false; 7];
         let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
         let mut g = fresh(&dev, MenuForm::V6_18);
-        g.devices[0].intervals_us = [500, 500, 1, 500, 500, 500, 500, 500];
+        g.devices[0].set_intervals([500, 500, 1, 500, 500, 500, 500, 500]);
         assert_eq!(get_typical_interval(&g.devices[0]), 1);
         assert_eq!(get_typical_interval_two_sided(&g.devices[0]), 500);
         // A tight set is accepted at once by both: mean 100, variance 4.
-        g.devices[0].intervals_us = [98, 102, 98, 102, 98, 102, 98, 102];
+        g.devices[0].set_intervals([98, 102, 98, 102, 98, 102, 98, 102]);
         assert_eq!(get_typical_interval(&g.devices[0]), 100);
         assert_eq!(get_typical_interval_two_sided(&g.devices[0]), 100);
     }
@@ -1178,14 +1207,14 @@ mod era_tests {
         let a = args(10 * MS);
         for form in [MenuForm::V6_13, MenuForm::V6_18] {
             let mut g = fresh(&dev, form);
-            g.devices[0].intervals_us = [10; INTERVALS];
+            g.devices[0].set_intervals([10; INTERVALS]);
             assert_eq!(g.select(&dev, &a), Selection { state: 0, stop_tick: false }, "{form:?}");
         }
         // With the exit latency under the prediction (8 µs), the real state.
         let states = vec![state("POLL", 0, 0, true), state("S1", 8, 30, false), state("S2", 200, 5000, false)];
         let dev = IdleDevice { cpu: 0, states: &states, disabled: &disabled };
         let mut g = fresh(&dev, MenuForm::V6_18);
-        g.devices[0].intervals_us = [10; INTERVALS];
+        g.devices[0].set_intervals([10; INTERVALS]);
         assert_eq!(g.select(&dev, &a).state, 1);
     }
 
@@ -1277,14 +1306,16 @@ mod era_tests {
         let mut accepted = 0;
         for round in 0..200_000u32 {
             let base = 1 + (rng.f64() * 5_000.0) as u32;
-            for v in &mut data.intervals_us {
-                *v = match round % 5 {
+            // Through the ring's writes, so that the sorted copy kept
+            // beside it is checked too.
+            for _ in 0..INTERVALS {
+                data.record_interval(match round % 5 {
                     0 => base + (rng.f64() * 30.0) as u32,
                     1 => (rng.f64() * 100_000.0) as u32,
                     2 => [0, base, base, 3 * base][(rng.f64() * 4.0) as usize],
                     3 => [base, u32::MAX, i32::MAX as u32, 1 << 31, 4_000_000_000][(rng.f64() * 5.0) as usize],
                     _ => (rng.f64() * f64::from(u32::MAX)) as u32,
-                };
+                });
             }
             let want = get_typical_interval_rescan(&data);
             assert_eq!(get_typical_interval(&data), want, "{:?}", data.intervals_us);

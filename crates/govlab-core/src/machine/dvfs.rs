@@ -82,6 +82,9 @@ pub struct DomainRt {
     /// The resolved request (before the turbo grant): the highest of its
     /// policies' requests, as [`Engine::resolve_domain`] votes them.
     pub req_opp: usize,
+    /// `req_opp` is a turbo OPP (what each PCU tick asks of every domain
+    /// of its package).
+    pub req_turbo: bool,
     /// Transition in flight: target OPP.
     pub in_flight: Option<usize>,
     /// Generation of the in-flight transition's event.
@@ -164,6 +167,7 @@ impl DomainRt {
             freq_scale: scale_of(ct.opps[boot].khz, freq_ref_khz),
             freq_ref_khz,
             req_opp: boot,
+            req_turbo: ct.opps[boot].turbo,
             in_flight: None,
             gen: 0,
             time_in_opp_ns: vec![0; ct.opps.len()],
@@ -399,10 +403,12 @@ impl Engine {
 
     /// The hardware of clock domain `d` was asked for OPP `opp`.
     fn request_opp(&mut self, d: usize, opp: usize) {
+        let turbo = self.plat.domain_type(d).opps[opp].turbo;
         self.domains[d].req_opp = opp;
-        let ct = self.plat.domain_type(d);
-        if ct.opps[opp].turbo {
-            let pkg = self.plat.freq_domains[d].package;
+        self.domains[d].req_turbo = turbo;
+        let pkg = self.plat.freq_domains[d].package;
+        self.packages[pkg].pcu_asked_at = None;
+        if turbo {
             if !self.packages[pkg].pcu_armed {
                 self.packages[pkg].pcu_armed = true;
                 self.q.schedule(self.now + PCU_INTERVAL_NS, Event::PcuTick { package: pkg as u32 });
@@ -480,6 +486,7 @@ impl Engine {
             let slew = self.plat.voltage_domains[vd].slew_mv_per_us;
             delay += (f64::from(need_mv - have_mv) / slew * 1000.0).ceil() as u64;
         }
+        self.packages[self.plat.freq_domains[d].package].pcu_asked_at = None;
         let dom = &mut self.domains[d];
         dom.in_flight = Some(target);
         dom.gen = dom.gen.wrapping_add(1);
@@ -489,6 +496,7 @@ impl Engine {
     /// The clock of domain `d` switches now.
     pub(crate) fn freq_transition_done(&mut self, d: usize) {
         let Some(target) = self.domains[d].in_flight.take() else { return };
+        self.packages[self.plat.freq_domains[d].package].pcu_asked_at = None;
         let nr_cpus = self.plat.freq_domains[d].cpus.len();
         let cpu_at = |e: &Self, i: usize| e.plat.freq_domains[d].cpus[i];
         // PELT clocks advance at the old frequency up to now.
@@ -586,6 +594,7 @@ impl Engine {
         }
         let rt = &mut self.packages[pkg];
         rt.cap_opp = new_cap;
+        rt.pcu_asked_at = None;
         match (rt.capped_since, new_cap == usize::MAX) {
             (None, false) => rt.capped_since = Some(now),
             (Some(since), true) => {
@@ -613,14 +622,28 @@ impl Engine {
 
     /// The package's power controller re-evaluates turbo grants.
     pub(crate) fn pcu_tick(&mut self, pkg: usize) {
+        // A grant reads the domain's request and clock, the ceiling and the
+        // package's active cores: when only the last can have moved since
+        // the last tick that asked (`pcu_asked_at`) and it has not, every
+        // domain would answer as it did then, and nothing would start (a
+        // domain whose transition it started has finished it since, or is
+        // still in flight). Some domain asked for turbo then, or the tick
+        // would have stopped. Where the ledgers' counts cannot tell the
+        // active cores (`turbo_active_depths`), every tick asks.
+        let counted = self.turbo_active_depths[pkg].map(|_| self.active_cores(pkg));
+        if counted.is_some() && self.packages[pkg].pcu_asked_at == counted {
+            self.q.schedule(self.now + PCU_INTERVAL_NS, Event::PcuTick { package: pkg as u32 });
+            return;
+        }
+        // Set first: a transition this tick starts clears it.
+        self.packages[pkg].pcu_asked_at = counted;
         let mut any_turbo = false;
         // Kicking a transition leaves every CPU's idle state as it is: the
         // package's active cores are counted once for all its domains.
         let mut active = None;
         for i in 0..self.package_domains[pkg].len() {
             let d = self.package_domains[pkg][i];
-            let ct = self.plat.domain_type(d);
-            if ct.opps[self.domains[d].req_opp].turbo {
+            if self.domains[d].req_turbo {
                 any_turbo = true;
                 self.kick_transition_counted(d, &mut active);
             }

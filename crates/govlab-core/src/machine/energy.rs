@@ -52,6 +52,10 @@ pub struct PackageEnergy {
     /// its state and running cores are.
     pub dram_active: u32,
     pub priced: bool,
+    /// Nothing its state and powers are computed from (its cores' counts,
+    /// any package's wanted state) has moved since it was last settled:
+    /// a settle would find them as they are, and only closes the ledger.
+    pub settled: bool,
     pub uncore_mj: f64,
     pub dram_mj: f64,
     pub since_ns: Time,
@@ -71,6 +75,8 @@ pub struct PackageEnergy {
     /// Running cores by their clock: (kHz, cores), in increasing kHz; a
     /// clock no core runs at any more keeps its entry at 0.
     pub busy_at_khz: Vec<(u32, u32)>,
+    /// The highest clock in `busy_at_khz` with a core (0: none).
+    pub fastest_khz: u32,
 }
 
 /// Where a core stands for its package's counts: its idle depth (None:
@@ -86,6 +92,7 @@ impl PackageEnergy {
 
     /// A core moved from one stand to another.
     fn move_core(&mut self, (depth, busy, khz): CoreStand, (new_depth, new_busy, new_khz): CoreStand) {
+        self.settled = false;
         if busy {
             self.count_busy_at(khz, false);
         }
@@ -124,11 +131,32 @@ impl PackageEnergy {
         };
         let n = &mut self.busy_at_khz[i].1;
         *n = if add { *n + 1 } else { *n - 1 };
+        if add {
+            self.fastest_khz = self.fastest_khz.max(khz);
+        } else if *n == 0 && khz == self.fastest_khz {
+            self.fastest_khz = self.busy_at_khz[..i].iter().rev().find(|&&(_, n)| n > 0).map_or(0, |&(k, _)| k);
+        }
+    }
+
+    /// Charge the time since the ledger was last closed to the state and
+    /// powers it has had since, and close it at `now`.
+    #[inline]
+    fn close_ledger(&mut self, now: Time) {
+        let elapsed_ns = now - self.since_ns;
+        self.uncore_mj += self.uncore_mw * elapsed_ns as f64 * 1e-9;
+        self.dram_mj += self.dram_mw * elapsed_ns as f64 * 1e-9;
+        if let Some(s) = self.state {
+            self.residency_ns[s] += elapsed_ns;
+        } else {
+            self.pc0_ns += elapsed_ns;
+            self.uncore_khz_ns += f64::from(self.uncore_khz) * elapsed_ns as f64;
+        }
+        self.since_ns = now;
     }
 
     /// The clock of the package's fastest running core, kHz (0: none runs).
     fn fastest_busy_khz(&self) -> u32 {
-        self.busy_at_khz.iter().rev().find(|&&(_, n)| n > 0).map_or(0, |&(k, _)| k)
+        self.fastest_khz
     }
 }
 
@@ -179,11 +207,27 @@ impl Engine {
     pub(crate) fn refresh_core_power(&mut self, core: usize) {
         let now = self.now;
         let (new_mw, open, depth, busy) = self.core_power_mw(core);
+        let busy_khz = if busy { self.domains[self.plat.cores[core].freq_domain].cur_khz } else { 0 };
+        let c = &self.cores[core];
+        if open.is_none() && c.open.is_none() && new_mw.to_bits() == c.power_mw.to_bits() && (c.depth, c.busy, c.busy_khz) == (depth, busy, busy_khz) {
+            // Nothing moved (a context switch between two tasks, or to
+            // the idle task before the idle loop runs): both ledgers are
+            // only closed at now, the same additions the full path makes.
+            let c = &mut self.cores[core];
+            c.energy_mj += c.power_mw * (now - c.since_ns) as f64 * 1e-9;
+            c.since_ns = now;
+            let pkg = self.plat.cores[core].package;
+            if self.pkg_energy[pkg].settled {
+                self.close_package(pkg);
+            } else {
+                self.refresh_package_power(pkg);
+            }
+            return;
+        }
         if let (Some(d), None) = (self.cores[core].depth, depth) {
             // The core wakes: its last state's entry and exit are paid.
             self.charge_entry_exit(core, d);
         }
-        let busy_khz = if busy { self.domains[self.plat.cores[core].freq_domain].cur_khz } else { 0 };
         let old = (self.cores[core].depth, self.cores[core].busy, self.cores[core].busy_khz);
         if old != (depth, busy, busy_khz) {
             self.pkg_energy[self.plat.cores[core].package].move_core(old, (depth, busy, busy_khz));
@@ -218,6 +262,12 @@ impl Engine {
         let want = self.wanted_package_state(pkg);
         let moved = self.pkg_energy[pkg].want != want;
         self.pkg_energy[pkg].want = want;
+        if moved {
+            // A coordinated state's grant reads every package's want.
+            for pe in &mut self.pkg_energy {
+                pe.settled = false;
+            }
+        }
         if moved && self.plat.packages[pkg].cstates.iter().any(|c| c.coordinated) {
             for q in 0..self.plat.packages.len() {
                 self.settle_package(q);
@@ -284,16 +334,7 @@ impl Engine {
             pe.residency_ns = vec![0; nstates];
             pe.entries = vec![0; nstates];
         }
-        let elapsed_ns = now - pe.since_ns;
-        pe.uncore_mj += pe.uncore_mw * elapsed_ns as f64 * 1e-9;
-        pe.dram_mj += pe.dram_mw * elapsed_ns as f64 * 1e-9;
-        if let Some(s) = pe.state {
-            pe.residency_ns[s] += elapsed_ns;
-        } else {
-            pe.pc0_ns += elapsed_ns;
-            pe.uncore_khz_ns += f64::from(pe.uncore_khz) * elapsed_ns as f64;
-        }
-        pe.since_ns = now;
+        pe.close_ledger(now);
         let changed = pe.state != state;
         if let (true, Some(s)) = (changed, state) {
             pe.entries[s] += 1;
@@ -305,12 +346,29 @@ impl Engine {
         pe.dram_mw = dram_mw;
         pe.dram_active = active;
         pe.priced = true;
+        pe.settled = true;
         if changed {
             if let Some(t) = self.trace.as_mut() {
                 let cpu = self.plat.cores[self.plat.packages[pkg].cores[0]].cpus[0];
                 t.print(now, cpu, &format!("package_cstate: package={pkg} state={}", names.unwrap_or("PC0")));
             }
         }
+        if delta != 0.0 {
+            self.energy_check_mj += self.total_power_mw * (now - self.energy_check_ns) as f64 * 1e-9;
+            self.energy_check_ns = now;
+            self.total_power_mw += delta;
+        }
+    }
+
+    /// [`Self::settle_package`] of a package that is settled: its state
+    /// and powers stay, the ledger is closed at now (the same operations,
+    /// the price difference of its unchanged powers included, which need
+    /// not be exactly 0).
+    fn close_package(&mut self, pkg: usize) {
+        let now = self.now;
+        let pe = &mut self.pkg_energy[pkg];
+        pe.close_ledger(now);
+        let delta = pe.uncore_mw + pe.dram_mw - pe.uncore_mw - pe.dram_mw;
         if delta != 0.0 {
             self.energy_check_mj += self.total_power_mw * (now - self.energy_check_ns) as f64 * 1e-9;
             self.energy_check_ns = now;

@@ -47,6 +47,11 @@ pub struct RunParts {
 pub struct PackageRt {
     /// A PCU tick (turbo grants) is queued.
     pub pcu_armed: bool,
+    /// The package's active cores at the last PCU tick that asked its
+    /// domains for their grants, while nothing else a grant reads (a
+    /// domain's request or clock, a transition, the ceiling) has moved
+    /// since; None once something has (machine/dvfs.rs `pcu_tick`).
+    pub pcu_asked_at: Option<usize>,
     /// The power limit's ceiling: the highest OPP the controller grants
     /// (an index into the package's CPU type's OPPs; `usize::MAX`: none).
     pub cap_opp: usize,
@@ -62,7 +67,7 @@ pub struct PackageRt {
 
 impl Default for PackageRt {
     fn default() -> Self {
-        PackageRt { pcu_armed: false, cap_opp: usize::MAX, avg_mw: 0.0, last_mj: 0.0, last_ns: 0, capped_ns: 0, capped_since: None }
+        PackageRt { pcu_armed: false, pcu_asked_at: None, cap_opp: usize::MAX, avg_mw: 0.0, last_mj: 0.0, last_ns: 0, capped_ns: 0, capped_since: None }
     }
 }
 
@@ -113,6 +118,10 @@ pub struct Engine {
     pub(crate) rqs: Vec<CpuRq>,
     pub(crate) idle_counters: Vec<CpuIdleCounters>,
     pub(crate) idle_disabled: Vec<Vec<bool>>,
+    /// cpuidle_poll_time()'s default for each CPU (machine/idle.rs), fixed
+    /// for the run: it reads only the kernel, the CPU's states and which
+    /// are disabled.
+    pub(crate) poll_default_ns: Vec<Option<u64>>,
     /// CPUs with nothing on their runqueue (available_idle_cpu).
     pub(crate) idle_mask: CpuMask,
     /// CPUs with more than one runnable task (candidates for pulling).
@@ -280,8 +289,11 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let idle_counters = (0..n)
         .map(|c| CpuIdleCounters::new(platform.cpu_type_of(c).idle_states.len()))
         .collect();
-    let idle_disabled = (0..n)
+    let idle_disabled: Vec<Vec<bool>> = (0..n)
         .map(|c| vec![false; platform.cpu_type_of(c).idle_states.len()])
+        .collect();
+    let poll_default_ns = (0..n)
+        .map(|c: usize| super::idle::default_poll_time_ns(&kernel, &platform.cpu_type_of(c).idle_states, &idle_disabled[c], tun.tick_ns))
         .collect();
     let llc_masks = platform
         .llcs
@@ -360,6 +372,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         rqs,
         idle_counters,
         idle_disabled,
+        poll_default_ns,
         idle_mask: all_cpus,
         overloaded: CpuMask::default(),
         all_cpus,

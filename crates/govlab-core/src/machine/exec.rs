@@ -823,7 +823,9 @@ impl Engine {
     /// Give receiver `r` the oldest message of `chan`; a `RecvAny` poller
     /// instead leaves every channel it waits on, to read when it runs.
     fn deliver_or_unpoll(&mut self, chan: usize, r: TaskId) {
-        if let Some((first, count)) = self.sync.pollers.remove(&r) {
+        // No lookup (a hash of `r`) in a workload without pollers.
+        let polling = if self.sync.pollers.is_empty() { None } else { self.sync.pollers.remove(&r) };
+        if let Some((first, count)) = polling {
             for c in first..first + count {
                 self.chans[c as usize].receivers.retain(|&w| w != r);
             }

@@ -80,8 +80,7 @@ impl Engine {
     /// for no limit. The governor's dev->poll_limit_ns if it set one (a
     /// v5.4 field: no governor before has one), else the default.
     fn poll_time_ns(&mut self, cpu: CpuId) -> Option<u64> {
-        let states = &self.plat.cpu_type_of(cpu).idle_states;
-        let default_ns = default_poll_time_ns(&self.kernel, states, &self.idle_disabled[cpu], self.tun.tick_ns)?;
+        let default_ns = self.poll_default_ns[cpu]?;
         Some(self.cpuidle.poll_limit_ns(cpu, default_ns))
     }
 
