@@ -659,7 +659,7 @@ mod tests {
     use crate::sched::cpumask::CpuMask;
 
     fn juno_r0(kernel: &str) -> Engine {
-        crate::machine::testing::engine("juno-r0", kernel, "idle", "schedutil", 1_000_000)
+        crate::api::testing::engine("juno-r0", kernel, "idle", "schedutil", 1_000_000)
     }
 
     /// eenv_pd_max_util() reads cpu_util(cpu, p, dst, 1) from v6.5

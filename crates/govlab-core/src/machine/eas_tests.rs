@@ -1,7 +1,7 @@
 //! Energy-Aware Scheduling on whole runs (machine/eas.rs).
 
 use super::engine::{build, Engine};
-use super::testing::engine;
+use crate::api::testing::engine;
 use crate::api::RunConfig;
 use crate::params::Spec;
 

@@ -3,7 +3,7 @@
 //! base_slice = 0.75 ms × (1 + log2 8) = 3 ms, and HZ = 250 (4 ms ticks).
 
 use super::engine::Engine;
-use super::testing::ran;
+use crate::api::testing::ran;
 use crate::sched::TaskState;
 use crate::sim::Time;
 

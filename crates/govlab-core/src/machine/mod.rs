@@ -72,8 +72,6 @@ mod idle;
 pub mod kpath;
 #[cfg(test)]
 mod kpath_tests;
-#[cfg(test)]
-pub(crate) mod testing;
 mod intervals;
 mod lisa_events;
 mod metrics;

@@ -2,7 +2,7 @@
 //! running time, and who decays an idle CPU's blocked load.
 
 use super::engine::Engine;
-use super::testing::ran;
+use crate::api::testing::ran;
 use crate::sim::Time;
 
 const MS: u64 = 1_000_000;

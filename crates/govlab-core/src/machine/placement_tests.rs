@@ -7,7 +7,7 @@
 //! idle) and asks where a wakeup goes.
 
 use super::engine::Engine;
-use super::testing::ran;
+use crate::api::testing::ran;
 use super::rq::EnqueueKind;
 use crate::platform::CpuId;
 use crate::sched::TaskState;

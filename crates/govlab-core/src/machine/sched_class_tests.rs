@@ -2,7 +2,7 @@
 //! and task groups, on whole runs of small rt-app files.
 
 use super::engine::Engine;
-use super::testing;
+use crate::api::testing;
 use super::fair_group::GROUP_SE;
 use crate::sched::TaskState;
 use crate::sim::Time;
