@@ -85,3 +85,4 @@ pub(crate) mod rq;
 
 pub use engine::{build, Engine, PackageRt, RunParts};
 pub use event::{Event, EventClass};
+pub use idle::disabled_by_default;

@@ -153,6 +153,7 @@ impl<'p> Table<'p> {
                 power_gated: false,
                 entry_exit_uj: 0.0,
                 turbo_active: false,
+                in_acpi_cst: true,
             })
             .collect();
         let list: Vec<String> = DEFAULT_IDLE_STATES.iter().map(|(n, e, t)| format!("{n} {e}/{t} us")).collect();
