@@ -475,7 +475,7 @@ impl ShownIdleStates {
                 disabled: t
                     .idle_states
                     .iter()
-                    .filter(|s| machine::disabled_by_default(kernel, s))
+                    .filter(|s| kernel.idle_state_off_by_default(s))
                     .map(|s| (s.name.clone(), why.clone()))
                     .collect(),
             })

@@ -58,19 +58,6 @@ pub const CPUIDLE_POLL_MIN_NS: u64 = 10_000;
 /// * v5.11 (EraId::PollLimitMinMax): cpuidle_poll_time() skips states under
 ///   CPUIDLE_POLL_MIN and caps at CPUIDLE_POLL_MAX, TICK_NSEC / 16, which is
 ///   also the limit when no state qualifies.
-/// A state's `disable` at boot. From v5.6 (EraId::IntelIdleAcpiCst,
-/// e6d4f08a6776) intel_idle_init_cstates_icpu() sets CPUIDLE_FLAG_OFF on a
-/// table state of a `use_acpi` model whose MWAIT hint the BIOS's _CST does
-/// not list (intel_idle_off_by_default()), and __cpuidle_register_device()
-/// turns the flag into CPUIDLE_STATE_DISABLED_BY_DRIVER: the state stays in
-/// sysfs, its `disable` reads 1, and menu, teo and ladder skip it as any
-/// disabled state. Before v5.6 the driver enabled every table state CPUID
-/// leaf 5 reports.
-#[must_use]
-pub fn disabled_by_default(kernel: &KernelConfig, state: &IdleState) -> bool {
-    !state.in_acpi_cst && kernel.has(EraId::IntelIdleAcpiCst)
-}
-
 #[must_use]
 pub fn default_poll_time_ns(kernel: &KernelConfig, states: &[IdleState], disabled: &[bool], tick_ns: u64) -> Option<u64> {
     let mut deeper = states.iter().zip(disabled).skip(1).filter(|(_, &off)| !off).map(|(s, _)| s.target_residency_ns);

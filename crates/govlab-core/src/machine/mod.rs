@@ -85,4 +85,3 @@ pub(crate) mod rq;
 
 pub use engine::{build, Engine, PackageRt, RunParts};
 pub use event::{Event, EventClass};
-pub use idle::disabled_by_default;

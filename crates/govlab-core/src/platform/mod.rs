@@ -510,8 +510,8 @@ pub struct IdleState {
     /// The BIOS's ACPI _CST lists the state (the platform file's
     /// `in_acpi_cst`, true unless it says otherwise). intel_idle on a
     /// `use_acpi` server model disables a table state _CST omits by default
-    /// from v5.6 (era `intel_idle_acpi_cst`; machine/idle.rs
-    /// `disabled_by_default`); before, the driver enables it.
+    /// from v5.6 (era `intel_idle_acpi_cst`,
+    /// `KernelConfig::idle_state_off_by_default`); before, the driver enables it.
     pub in_acpi_cst: bool,
 }
 
