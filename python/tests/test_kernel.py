@@ -136,7 +136,7 @@ def test_newer_versions_run_and_say_so(cli):
     assert d["kernel"] == "6.14" and d["kernel_semantics"] == "6.12"
 
 
-@pytest.mark.parametrize("version, disabled", [("5.2", {}), ("5.7", {"C3"})])
+@pytest.mark.parametrize("version, disabled", [("5.2", set()), ("5.7", {"C3"})])
 def test_show_config_lists_the_idle_states_and_which_are_disabled(cli, version, disabled):
     """The Broadwell-EP's C3 is outside its BIOS's _CST: intel_idle disables
     it by default from v5.6 (e6d4f08a6776), and `--show-config` says so."""
