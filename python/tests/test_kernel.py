@@ -134,3 +134,16 @@ def test_newer_versions_run_and_say_so(cli):
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["kernel"] == "6.14" and d["kernel_semantics"] == "6.12"
+
+
+@pytest.mark.parametrize("version, disabled", [("5.2", set()), ("5.7", {"C3"})])
+def test_show_config_lists_the_idle_states_and_which_are_disabled(cli, version, disabled):
+    """The Broadwell-EP's C3 is outside its BIOS's _CST: intel_idle disables
+    it by default from v5.6 (e6d4f08a6776), and `--show-config` says so."""
+    r = cli("run", "--platform", "broadwell-2s-e5-2698v4", "--kernel", version, "--show-config")
+    assert r.returncode == 0, r.stderr
+    (idle,) = json.loads(r.stdout)["platform"]["idle_states"]
+    assert idle["cpu_type"] == "broadwell-ep"
+    assert idle["states"] == ["POLL", "C1", "C1E", "C3", "C6"]
+    assert set(idle.get("disabled", {})) == disabled
+    assert all("_CST" in why and "e6d4f08a6776" in why for why in idle.get("disabled", {}).values())

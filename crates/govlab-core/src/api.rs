@@ -384,6 +384,7 @@ impl RunConfig {
                 hz: c.hz,
                 housekeeping: c.platform.housekeeping.name(),
                 policies: ShownPolicy::all(&c.platform),
+                idle_states: ShownIdleStates::all(&c.platform, &c.kernel),
             },
             workload: ShownWorkload { name: self.workload.name.clone(), params: p.workload.resolved().into_iter().collect() },
             cpufreq: ShownGovernor {
@@ -443,6 +444,43 @@ pub struct ShownPlatform {
     /// The cpufreq policies the driver makes (`policyN` in sysfs), each
     /// with its CPUs and the hardware clock domain it runs on.
     pub policies: Vec<ShownPolicy>,
+    /// The cpuidle states of each CPU type, as `cpuidle/stateN` lists them.
+    pub idle_states: Vec<ShownIdleStates>,
+}
+
+/// The cpuidle states of one CPU type of a [`ShownPlatform`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ShownIdleStates {
+    pub cpu_type: String,
+    /// `stateN/name`, in order.
+    pub states: Vec<String>,
+    /// The states whose `disable` reads 1 at boot, and why.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub disabled: BTreeMap<String, String>,
+}
+
+impl ShownIdleStates {
+    fn all(platform: &platform::Platform, kernel: &kernel::KernelConfig) -> Vec<ShownIdleStates> {
+        let why = format!(
+            "not in the BIOS's ACPI _CST: intel_idle disables it by default from {} ({})",
+            kernel::EraId::IntelIdleAcpiCst.first(),
+            kernel::EraId::IntelIdleAcpiCst.era().commit
+        );
+        platform
+            .cpu_types
+            .iter()
+            .map(|t| ShownIdleStates {
+                cpu_type: t.name.clone(),
+                states: t.idle_states.iter().map(|s| s.name.clone()).collect(),
+                disabled: t
+                    .idle_states
+                    .iter()
+                    .filter(|s| kernel.idle_state_off_by_default(s))
+                    .map(|s| (s.name.clone(), why.clone()))
+                    .collect(),
+            })
+            .collect()
+    }
 }
 
 /// One cpufreq policy of a [`ShownPlatform`].

@@ -18,6 +18,7 @@ pub fn state(name: &str, exit_us: u64, res_us: u64, polling: bool) -> IdleState 
         power_gated: false,
         entry_exit_uj: 0.0,
         turbo_active: false,
+        in_acpi_cst: true,
     }
 }
 

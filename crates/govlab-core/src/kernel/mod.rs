@@ -49,7 +49,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::params::{Params, Spec};
-use crate::platform::{CpuType, Driver, Platform};
+use crate::platform::{CpuType, Driver, IdleState, Platform};
 
 mod ctx;
 mod eas;
@@ -426,6 +426,19 @@ impl KernelConfig {
     #[must_use]
     pub fn has(&self, era: EraId) -> bool {
         self.version >= era.first()
+    }
+
+    /// A state's `disable` at boot. From v5.6 (EraId::IntelIdleAcpiCst,
+    /// e6d4f08a6776) intel_idle_init_cstates_icpu() sets CPUIDLE_FLAG_OFF on a
+    /// table state of a `use_acpi` model whose MWAIT hint the BIOS's _CST does
+    /// not list (intel_idle_off_by_default()), and __cpuidle_register_device()
+    /// turns the flag into CPUIDLE_STATE_DISABLED_BY_DRIVER: the state stays in
+    /// sysfs, its `disable` reads 1, and menu, teo and ladder skip it as any
+    /// disabled state. Before v5.6 the driver enabled every table state CPUID
+    /// leaf 5 reports.
+    #[must_use]
+    pub fn idle_state_off_by_default(&self, state: &IdleState) -> bool {
+        !state.in_acpi_cst && self.has(EraId::IntelIdleAcpiCst)
     }
 
     /// Who stops the tick on idle entry: the option, else the version's

@@ -290,7 +290,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         .map(|c| CpuIdleCounters::new(platform.cpu_type_of(c).idle_states.len()))
         .collect();
     let idle_disabled: Vec<Vec<bool>> = (0..n)
-        .map(|c| vec![false; platform.cpu_type_of(c).idle_states.len()])
+        .map(|c| platform.cpu_type_of(c).idle_states.iter().map(|s| kernel.idle_state_off_by_default(s)).collect())
         .collect();
     let poll_default_ns = (0..n)
         .map(|c: usize| super::idle::default_poll_time_ns(&kernel, &platform.cpu_type_of(c).idle_states, &idle_disabled[c], tun.tick_ns))

@@ -116,6 +116,7 @@ mod tests {
             power_gated: false,
             entry_exit_uj: 0.0,
             turbo_active: false,
+            in_acpi_cst: true,
         }
     }
 

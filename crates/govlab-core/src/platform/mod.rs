@@ -507,6 +507,12 @@ pub struct IdleState {
     /// A core in this state still counts as active for the turbo budget
     /// (Intel counts C0 and C1/C1E cores as active).
     pub turbo_active: bool,
+    /// The BIOS's ACPI _CST lists the state (the platform file's
+    /// `in_acpi_cst`, true unless it says otherwise). intel_idle on a
+    /// `use_acpi` server model disables a table state _CST omits by default
+    /// from v5.6 (era `intel_idle_acpi_cst`,
+    /// `KernelConfig::idle_state_off_by_default`); before, the driver enables it.
+    pub in_acpi_cst: bool,
 }
 
 /// A storage device for `io` operations.

@@ -38,9 +38,11 @@ use crate::error::{Error, Result};
 use crate::metrics::hist::Histogram;
 use crate::metrics::idle::judge;
 use crate::metrics::{IdleAccuracy, IdleStateResult, StateCounters};
+use crate::kernel::KernelConfig;
+use crate::params::Spec;
 use crate::platform::{IdleState, Platform};
 use crate::trace::timeline::{Activity, Recorder, Timeline};
-use crate::trace::{EventKind, Trace, CPU_IDLE_EXIT};
+use crate::trace::{EventKind, Trace, CPU_IDLE_EXIT, META_KERNEL};
 
 /// Idle states assumed without a platform: Arm Juno r0's, the board of most
 /// recordings at hand. WFI as cpuidle-arm declares it (1 µs exit latency and
@@ -121,21 +123,22 @@ pub struct IdlePeriods {
 /// The idle-state table per CPU and the idle power when known.
 struct Table<'p> {
     states: Vec<Vec<IdleState>>,
-    /// All states are enabled in a trace's analysis.
+    /// The states the kernel of a govlab run's trace (its header's) disables
+    /// at boot; every state of any other trace is taken as enabled.
     disabled: Vec<Vec<bool>>,
     platform: Option<&'p Platform>,
     source: String,
 }
 
 impl<'p> Table<'p> {
-    fn new(nr_cpus: usize, platform: Option<&'p Platform>) -> Result<Self> {
+    fn new(nr_cpus: usize, platform: Option<&'p Platform>, kernel: Option<&KernelConfig>) -> Result<Self> {
         if let Some(p) = platform {
             if nr_cpus > p.nr_cpus() {
                 return Err(Error::invalid("trace stats", "platform", &p.name, format!("a platform with at least the trace's {nr_cpus} CPUs (it has {})", p.nr_cpus())));
             }
             let states: Vec<Vec<IdleState>> = (0..nr_cpus).map(|c| p.cpu_type_of(c).idle_states.clone()).collect();
             return Ok(Table {
-                disabled: states.iter().map(|s| vec![false; s.len()]).collect(),
+                disabled: states.iter().map(|s| s.iter().map(|s| kernel.is_some_and(|k| k.idle_state_off_by_default(s))).collect()).collect(),
                 states,
                 platform,
                 source: format!("platform {}", p.name),
@@ -153,6 +156,7 @@ impl<'p> Table<'p> {
                 power_gated: false,
                 entry_exit_uj: 0.0,
                 turbo_active: false,
+                in_acpi_cst: true,
             })
             .collect();
         let list: Vec<String> = DEFAULT_IDLE_STATES.iter().map(|(n, e, t)| format!("{n} {e}/{t} us")).collect();
@@ -309,7 +313,11 @@ fn analyse(trace: &Trace, platform: Option<&Platform>, max_spans: Option<usize>)
         EventKind::CpuIdle { cpu_id, .. } | EventKind::CpuFrequency { cpu_id, .. } => n.max(cpu_id as usize + 1),
         _ => n.max(e.cpu as usize + 1),
     });
-    let table = Table::new(nr_cpus, platform)?;
+    let kernel = trace
+        .meta
+        .get(META_KERNEL)
+        .and_then(|text| Spec::parse(text, "kernel").and_then(|s| KernelConfig::from_spec(&s)).ok());
+    let table = Table::new(nr_cpus, platform, kernel.as_ref())?;
     let (t0, t1) = trace.span_ns();
     let mut cpus: Vec<Sweep> = (0..nr_cpus).map(|c| Sweep::new(t0, table.states[c].len())).collect();
     if max_spans.is_some() {

@@ -128,3 +128,60 @@ fn delta_tick_is_the_next_timer_once_the_tick_is_stopped() {
     assert!(seen.iter().all(|&(sleep, delta)| delta == sleep), "{:?}", &seen[..seen.len().min(5)]);
     assert!(seen.iter().any(|&(sleep, _)| sleep > 4_000_000), "every sleep length under a tick");
 }
+
+/// A Broadwell-EP whose periodic task leaves its CPU idle for about 200 µs
+/// at a time, under menu at `kernel`.
+fn broadwell_periodic(kernel: &str) -> RunConfig {
+    RunConfig {
+        platform: Spec::parse("broadwell-2s-e5-2698v4", "platform").unwrap(),
+        kernel: Spec::parse(kernel, "kernel").unwrap(),
+        workload: Spec::parse("periodic:tasks=1,run_us=50,period_us=250", "workload").unwrap(),
+        cpufreq: Spec::parse("performance", "cpufreq").unwrap(),
+        cpuidle: Spec::parse("menu", "cpuidle").unwrap(),
+        duration_ns: 300_000_000,
+        seed: 5,
+        interval_ns: None,
+    }
+}
+
+/// Entries into `state` summed over every CPU.
+fn entries(r: &RunResult, state: &str) -> u64 {
+    r.cpus.iter().flat_map(|c| &c.idle_states).filter(|s| s.name == state).map(|s| s.usage).sum()
+}
+
+/// The Broadwell-EP's C3 is in intel_idle's bdw_cstates but not in its
+/// BIOS's _CST. v5.2's idle_cpu_bdw enables it, and menu takes it for the
+/// 200 µs idle periods (over its 100 µs target residency, under C6's
+/// 400 µs); from v5.6 (e6d4f08a6776; govlab's 5.7 and later) intel_idle
+/// disables it by default: still listed, never entered, and
+/// `--show-config` says why.
+#[test]
+fn broadwell_c3_is_enabled_until_intel_idle_reads_acpi_cst() {
+    for (kernel, enabled) in [("5.2", true), ("5.7", false), ("6.8", false)] {
+        let cfg = broadwell_periodic(kernel);
+        let shown = cfg.show().unwrap();
+        let idle = &shown.platform.idle_states[0];
+        assert_eq!(idle.states, ["POLL", "C1", "C1E", "C3", "C6"], "{kernel}");
+        assert_eq!(idle.disabled.contains_key("C3"), !enabled, "{kernel}: {:?}", idle.disabled);
+        assert_eq!(idle.disabled.len(), usize::from(!enabled), "{kernel}: {:?}", idle.disabled);
+        let r = cfg.run(None, None).unwrap();
+        let (c3, c1e) = (entries(&r, "C3"), entries(&r, "C1E"));
+        if enabled {
+            assert!(c3 > 100, "{kernel}: menu entered C3 {c3} times");
+        } else {
+            assert_eq!(c3, 0, "{kernel}: a disabled C3 was entered");
+            assert!(c1e > 100, "{kernel}: C1E entered {c1e} times in C3's stead");
+        }
+    }
+}
+
+/// The Haswell-EP's file keeps C3 in _CST (nothing says its BIOS omits
+/// it), so C3 stays enabled on every version.
+#[test]
+fn haswell_c3_stays_enabled_from_5_6() {
+    let shown = RunConfig { platform: Spec::parse("haswell-2s-e5-2670v3", "platform").unwrap(), ..broadwell_periodic("6.8") }
+        .show()
+        .unwrap();
+    assert!(shown.platform.idle_states[0].states.iter().any(|s| s == "C3"));
+    assert!(shown.platform.idle_states[0].disabled.is_empty());
+}

@@ -61,7 +61,7 @@ fn pc6_s(r: &RunResult) -> f64 {
 fn package_enters_pc6_only_with_every_core_in_c6() {
     let c1e = fixed_state_run(BDW, "idle", 2, 300);
     assert!(c1e.packages.iter().all(|p| p.cstates[0].usage == 0), "C1E cores: no PC6");
-    let c6 = fixed_state_run(BDW, "idle", 3, 300);
+    let c6 = fixed_state_run(BDW, "idle", 4, 300);
     assert!(pc6_s(&c6) > 0.9 * 2.0 * 0.3, "C6 cores: PC6 {} s of 0.6", pc6_s(&c6));
     assert!(c6.packages.iter().all(|p| p.cstates[0].usage > 0));
 }

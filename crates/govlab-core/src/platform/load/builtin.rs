@@ -184,7 +184,9 @@ mod tests {
         assert_eq!(t.max_khz(), 3_600_000);
         assert_eq!(t.turbo_limit_khz(20), 2_700_000);
         let names: Vec<&str> = t.idle_states.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["POLL", "C1", "C1E", "C6"]);
+        assert_eq!(names, ["POLL", "C1", "C1E", "C3", "C6"]);
+        let outside_cst: Vec<&str> = t.idle_states.iter().filter(|s| !s.in_acpi_cst).map(|s| s.name.as_str()).collect();
+        assert_eq!(outside_cst, ["C3"]);
         check_consistent(&p);
     }
 

@@ -363,6 +363,12 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
                 "a polling state cannot be power-gated".into(),
             ));
         }
+        if j == 0 && !s.in_acpi_cst {
+            return Err(serr(
+                "in_acpi_cst",
+                "state 0 (the polling loop, or WFI) is the kernel's own, never filtered by _CST".into(),
+            ));
+        }
         non_negative(&serr, "power_mw", s.power_mw)?;
         non_negative(&serr, "entry_exit_uj", s.entry_exit_uj)?;
         let exit_latency_ns = ns(&serr, "exit_latency_us", s.exit_latency_us)?;
@@ -406,6 +412,7 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
             power_gated: s.power_gated,
             entry_exit_uj: s.entry_exit_uj,
             turbo_active: s.turbo_active,
+            in_acpi_cst: s.in_acpi_cst,
         });
     }
 
@@ -604,6 +611,18 @@ mod tests {
             "power_mw = 0.0\npolling = true",
         );
         assert!(file_error(&e).1.contains("only state 0 may poll"), "{e}");
+    }
+
+    #[test]
+    fn in_acpi_cst_defaults_to_true_and_is_refused_on_state_zero() {
+        let p = load_str(MINI, Path::new("mini.toml")).unwrap();
+        assert!(p.cpu_types[0].idle_states.iter().all(|s| s.in_acpi_cst));
+        let (_, e) = broken("polling = true", "polling = true\nin_acpi_cst = false");
+        assert!(file_error(&e).1.contains("idle_state[0].in_acpi_cst"), "{e}");
+        let text = MINI.replacen("power_mw = 0.0\npower_gated = true", "power_mw = 0.0\npower_gated = true\nin_acpi_cst = false", 1);
+        assert_ne!(text, MINI, "test bug: no deeper state was changed");
+        let p = load_str(&text, Path::new("mini.toml")).unwrap();
+        assert!(p.cpu_types[0].idle_states.iter().any(|s| !s.in_acpi_cst), "a deeper state may be outside _CST");
     }
 
     #[test]

@@ -92,6 +92,10 @@ fn one() -> usize {
     1
 }
 
+fn yes() -> bool {
+    true
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPackage {
@@ -219,6 +223,9 @@ pub(super) struct RawIdleState {
     pub(super) entry_exit_uj: f64,
     #[serde(default)]
     pub(super) turbo_active: bool,
+    /// Defaults to true: the BIOS's ACPI _CST lists the state.
+    #[serde(default = "yes")]
+    pub(super) in_acpi_cst: bool,
 }
 
 #[derive(Deserialize)]
