@@ -614,7 +614,12 @@ impl MenuDevice {
         let old = std::mem::replace(&mut self.intervals_us[self.interval_ptr], us);
         self.interval_ptr = (self.interval_ptr + 1) % INTERVALS;
         let v = &mut self.sorted_us;
-        let mut i = v.iter().position(|&x| x == old).expect("the ring's sample is in its sorted copy");
+        let Some(mut i) = v.iter().position(|&x| x == old) else {
+            // Not while the copy is the ring's permutation; rebuilt rather than stopping the run.
+            self.sorted_us = self.intervals_us;
+            self.sorted_us.sort_unstable();
+            return;
+        };
         while i + 1 < INTERVALS && v[i + 1] < us {
             v[i] = v[i + 1];
             i += 1;
