@@ -4,6 +4,8 @@
 //!     run_one PLATFORM KERNEL WORKLOAD CPUFREQ CPUIDLE SECONDS [SEED]
 //!
 //! e.g. `run_one broadwell-2s-e5-2698v4 6.8 pgbench:mode=ro,clients=64 schedutil menu 1`.
+//! With `RUN_ONE_JSON=FILE` in the environment it writes the run's whole
+//! result there as JSON (to check that two builds agree byte for byte).
 use govlab_core::api::RunConfig;
 use govlab_core::params::Spec;
 
@@ -36,6 +38,11 @@ fn main() {
     let t = std::time::Instant::now();
     let r = cfg.run(None, None).unwrap_or_else(|e| fail(e));
     let wall = t.elapsed().as_secs_f64();
+    // The whole result as JSON, for comparing two builds byte for byte.
+    if let Some(path) = std::env::var_os("RUN_ONE_JSON") {
+        let json = serde_json::to_string(&r).unwrap_or_else(|e| fail(e));
+        std::fs::write(&path, json).unwrap_or_else(|e| fail(e));
+    }
     #[allow(clippy::print_stdout)]
     {
         println!("{} events in {wall:.3} s: {:.2} M events/s, {:.3} sim s per wall s", r.events, r.events as f64 / wall / 1e6, r.sim_time_s / wall);

@@ -237,6 +237,8 @@ pub struct Engine {
     /// next interval boundary (`Time::MAX` without).
     pub(crate) intervals: Option<Box<super::intervals::Intervals>>,
     pub(crate) next_boundary_ns: Time,
+    /// Each CPU's sched domains for fork balancing (machine/fork.rs).
+    pub(crate) fork_domains: Vec<super::fork::ForkDomains>,
 }
 
 /// Build an engine from resolved parts; `trace` streams ftrace text there
@@ -436,7 +438,9 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         kpath,
         intervals: None,
         next_boundary_ns: Time::MAX,
+        fork_domains: Vec::new(),
     };
+    e.fork_domains = e.build_fork_domains();
     e.init_hardware();
     e.init_workload(&setup)?;
     e.start_housekeeping();

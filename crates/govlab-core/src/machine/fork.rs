@@ -146,7 +146,31 @@ enum Level {
     Cpu,
 }
 
+/// One CPU's sched domains for fork balancing, worked out once from the
+/// topology, which no run changes (the kernel too builds its domains and
+/// groups once, in build_sched_domains()): its levels widest first
+/// ([`Engine::fork_levels`]), each level's span and, for each level but
+/// the last, the groups of that domain ([`Engine::fork_groups`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ForkDomains {
+    levels: Vec<Level>,
+    spans: Vec<CpuMask>,
+    groups: Vec<Vec<CpuMask>>,
+}
+
 impl Engine {
+    /// Every CPU's [`ForkDomains`].
+    pub(crate) fn build_fork_domains(&self) -> Vec<ForkDomains> {
+        (0..self.plat.nr_cpus())
+            .map(|cpu| {
+                let levels = self.fork_levels(cpu);
+                let spans = levels.iter().map(|&l| self.span_of(cpu, l)).collect();
+                let groups = levels.windows(2).map(|w| self.fork_groups(cpu, w[0], w[1])).collect();
+                ForkDomains { levels, spans, groups }
+            })
+            .collect()
+    }
+
     /// The CPUs `cpu` shares `level` with.
     fn span_of(&self, cpu: CpuId, level: Level) -> CpuMask {
         let c = &self.plat.cpus[cpu];
@@ -457,16 +481,16 @@ impl Engine {
     fn find_idlest_cpu(&self, t: TaskId, parent_cpu: CpuId, pending: &[u32], exec: Option<TaskId>) -> CpuId {
         let allowed = self.tasks[t].affinity.unwrap_or(self.all_cpus);
         let mut cpu = parent_cpu;
-        let mut levels = self.fork_levels(cpu);
+        let mut doms = &self.fork_domains[cpu];
         let mut k = 0;
         // levels[k] is the domain, levels[k + 1] its groups.
-        while k + 1 < levels.len() {
-            let groups = self.fork_groups(cpu, levels[k], levels[k + 1]);
+        while k + 1 < doms.levels.len() {
+            let groups = &doms.groups[k];
             let idlest = if self.kernel.has(EraId::FindIdlestGroupRework) {
-                let asym = exec.is_some() && self.span_asym(&self.span_of(cpu, levels[k]));
-                self.find_idlest_group(&groups, &allowed, cpu, pending, exec, asym)
+                let asym = exec.is_some() && self.span_asym(&doms.spans[k]);
+                self.find_idlest_group(groups, &allowed, cpu, pending, exec, asym)
             } else {
-                self.find_idlest_group_by_load(&groups, &allowed, cpu, pending, levels[k], exec)
+                self.find_idlest_group_by_load(groups, &allowed, cpu, pending, doms.levels[k], exec)
             };
             let Some(group) = idlest else {
                 k += 1;
@@ -478,10 +502,10 @@ impl Engine {
                 continue;
             }
             // Go on in the new CPU's domains narrower than the one decided.
-            let weight = self.span_of(cpu, levels[k]).weight();
+            let weight = doms.spans[k].weight();
             cpu = new_cpu;
-            levels = self.fork_levels(cpu);
-            k = levels.iter().position(|&l| self.span_of(cpu, l).weight() < weight).unwrap_or(levels.len());
+            doms = &self.fork_domains[cpu];
+            k = doms.spans.iter().position(|s| s.weight() < weight).unwrap_or(doms.levels.len());
         }
         if allowed.test(cpu) {
             cpu
