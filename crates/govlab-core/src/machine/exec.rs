@@ -613,6 +613,12 @@ impl Engine {
                         return Outcome::Blocked;
                     }
                 }
+                Op::BreakAfter { at_ns, end } => {
+                    if self.now >= at_ns {
+                        self.tasks[t].loops.pop();
+                        self.tasks[t].pc = end as usize + 1;
+                    }
+                }
                 Op::Loop { count, end } => {
                     if count == Some(0) {
                         self.tasks[t].pc = end as usize + 1;

@@ -146,6 +146,10 @@ pub enum Op {
     /// Exit if the clock has passed `at_ns` (fio's `time_based` runtime
     /// check after each completion); otherwise go on.
     ExitAfter { at_ns: u64 },
+    /// Leave the innermost loop (its `EndLoop` at `end`) if the clock has
+    /// passed `at_ns`; otherwise go on: a test that sends until its timer
+    /// (netperf's `times_up`) and then goes on with the same task.
+    BreakAfter { at_ns: u64, end: u32 },
     /// Start of a loop body; `count` None loops forever. `end` is the index
     /// of the matching `EndLoop`.
     Loop { count: Option<u64>, end: u32 },
@@ -279,6 +283,20 @@ impl ProgramBuilder {
         let end = self.ops.len();
         self.ops.push(Op::EndLoop { start: start as u32 });
         self.ops[start] = Op::Loop { count, end: end as u32 };
+        self
+    }
+
+    /// A loop whose body runs until the clock passes `at_ns`, checked before
+    /// each pass ([`Op::BreakAfter`]).
+    pub fn repeat_until(&mut self, at_ns: u64, body: impl FnOnce(&mut Self)) -> &mut Self {
+        let start = self.ops.len();
+        self.ops.push(Op::Loop { count: None, end: 0 });
+        self.ops.push(Op::BreakAfter { at_ns, end: 0 });
+        body(self);
+        let end = self.ops.len();
+        self.ops.push(Op::EndLoop { start: start as u32 });
+        self.ops[start] = Op::Loop { count: None, end: end as u32 };
+        self.ops[start + 1] = Op::BreakAfter { at_ns, end: end as u32 };
         self
     }
 

@@ -58,11 +58,43 @@ pub const SIZE: ParamSpec = ParamSpec {
     help: "bytes per request and response (RR) or per send (STREAM, at most 65507 for udp_stream); 0 = netperf's default (1; 16384)",
 };
 
+pub const TESTS: ParamSpec = ParamSpec {
+    name: "tests",
+    unit: "",
+    default: ParamDefault::Uint(1),
+    range: Range::Uint { min: 1, max: 30 },
+    help: "tests in one netperf invocation (netperf's -i max,min confidence iterations: MMTests' -i 3,3 runs 3), the same two tasks throughout; more than 1 needs test_len (stream tests only)",
+};
+
+pub const TEST_LEN: ParamSpec = ParamSpec {
+    name: "test_len",
+    unit: "",
+    default: ParamDefault::Unset("unset: one test for the whole run"),
+    range: Range::Custom,
+    help: "each test's length, netperf's -l (its default 10s), such as 10s or 500ms; the score is the mean of the tests' rates, as netperf reports (stream tests only)",
+};
+
+pub const PAD: ParamSpec = ParamSpec {
+    name: "pad",
+    unit: "",
+    default: ParamDefault::Unset("4s: netperf 2.4.5's PAD_TIME"),
+    range: Range::Custom,
+    help: "udp_stream with test_len: how long after each test's end netserver's timer keeps it in recv() before it answers, both tasks asleep (netperf 2.4.5 recv_udp_stream: test_len + PAD_TIME, 4 s)",
+};
+
+pub const SCORED_LEN: ParamSpec = ParamSpec {
+    name: "scored_len",
+    unit: "",
+    default: ParamDefault::Unset("unset: test_len"),
+    range: Range::Custom,
+    help: "with test_len: the test length the score stands for (netperf's 10s), when shorter tests are simulated to save time: each test is extended to it at the rate of its own second half",
+};
+
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "netperf",
     description: "netperf to netserver over loopback: TCP_RR/UDP_RR transactions/s or TCP_STREAM/UDP_STREAM Mb/s",
     metric: "trans_per_s (transactions/s for tcp_rr and udp_rr; mbps, Mb/s sent, for tcp_stream and udp_stream; higher is better)",
-    params: &[TEST, SIZE],
+    params: &[TEST, SIZE, TESTS, TEST_LEN, PAD, SCORED_LEN],
     ends: super::Ends::AtDuration,
     build,
 };
@@ -106,16 +138,42 @@ const MESSAGES: u16 = 0;
 /// udp_stream: datagrams netserver received.
 const RECEIVED: u16 = 1;
 
+/// netperf 2.4.5's PAD_TIME (src/netlib.h): netserver's UDP_STREAM timer
+/// runs this much past the test's length.
+const PAD_TIME_NS: u64 = 4_000_000_000;
+
 pub struct Netperf {
     test: &'static str,
     size: u64,
+    /// Several timed tests in one invocation: (tests, test_len_ns, pad_ns).
+    tests: Option<(u64, u64, u64)>,
+    /// The test length the score stands for, if longer than test_len.
+    scored_len_ns: Option<u64>,
 }
 
 fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     let mut p = Params::new("workload netperf", spec);
     let test = p.word(&TEST)?;
     let size = p.uint(&SIZE, &())?;
+    let count = p.uint(&TESTS, &())?;
+    let test_len = p.duration_ns(TEST_LEN.name, 0, 1_000_000_000)?;
+    let pad = p.duration_ns(PAD.name, PAD_TIME_NS, 1_000_000_000)?;
+    let scored = p.duration_ns(SCORED_LEN.name, 0, 1_000_000_000)?;
     p.finish()?;
+    if scored > 0 && scored < test_len.max(1) {
+        return Err(crate::error::Error::invalid("workload netperf", SCORED_LEN.name, &super::duration_text(scored), "at least test_len (which it needs)"));
+    }
+    let scored_len_ns = (scored > test_len).then_some(scored);
+    let tests = if test_len > 0 {
+        if !test.ends_with("_stream") {
+            return Err(crate::error::Error::invalid("workload netperf", TEST_LEN.name, &super::duration_text(test_len), "only for tcp_stream and udp_stream"));
+        }
+        Some((count, test_len, if test == "udp_stream" { pad } else { 0 }))
+    } else if count > 1 {
+        return Err(crate::error::Error::invalid("workload netperf", TESTS.name, &count.to_string(), "more than one test needs test_len"));
+    } else {
+        None
+    };
     if test == "udp_stream" && size > UDP_MAX_PAYLOAD {
         let got = size.to_string();
         return Err(crate::error::Error::invalid("workload netperf", SIZE.name, &got, "at most 65507 bytes for udp_stream (a UDP datagram's payload)"));
@@ -125,7 +183,7 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
         (0, _) => 1,
         (n, _) => n,
     };
-    Ok(Box::new(Netperf { test, size }))
+    Ok(Box::new(Netperf { test, size, tests, scored_len_ns }))
 }
 
 impl Workload for Netperf {
@@ -147,7 +205,55 @@ impl Workload for Netperf {
             counters: vec!["messages".into()],
             ..Setup::default()
         };
-        if self.test == "udp_stream" {
+        if let Some((count, test_len, pad)) = self.tests {
+            // netperf -i N,N: one netperf process and one netserver child
+            // (netserver.c forks once per control connection and its
+            // process_requests() serves every test) run N timed tests, each
+            // on a new data socket (nettest_bsd.c send_*_stream's confidence
+            // loop calls create_data_socket per iteration). The sender
+            // sends until its timer (times_up) and then waits for
+            // netserver's results on the control connection. TCP_STREAM's
+            // netserver answers once shutdown() reaches it; UDP_STREAM's
+            // keeps receiving until its own timer, test_len + PAD_TIME
+            // (recv_udp_stream), so both tasks sleep `pad` between tests.
+            // The end of the data (FIN, or netserver's timer) is a one-byte
+            // message; the control round trip is left out.
+            let udp = self.test == "udp_stream";
+            if udp {
+                setup.channels[TO_SERVER as usize].capacity_bytes = UDP_RCVBUF_BYTES;
+                setup.counters.push("received".into());
+            }
+            let (send, recv) = if udp { (cost(UDP_SEND_NS), cost(UDP_RECV_NS)) } else { (send, recv) };
+            let charge = if udp { udp_truesize(bytes) } else { bytes };
+            let data = |bytes: u64| if udp { Op::SendDatagram { chan: TO_SERVER, bytes } } else { Op::Send { chan: TO_SERVER, bytes } };
+            // The messages of each test's second half are also counted
+            // apart: the rate a scored_len extends the test at.
+            setup.counters.push("late".into());
+            let late = setup.counters.len() as u16 - 1;
+            let mut client = ProgramBuilder::new();
+            let mut server = ProgramBuilder::new();
+            for i in 0..count {
+                let end = i * (test_len + pad) + test_len;
+                client.repeat_until(end - test_len / 2, |b| {
+                    b.run(send, 0.0).op(data(charge)).count(MESSAGES, 1);
+                });
+                client.repeat_until(end, |b| {
+                    b.run(send, 0.0).op(data(charge)).count(MESSAGES, 1).count(late, 1);
+                });
+                if pad > 0 {
+                    client.sleep(Dist::Fixed(pad as f64));
+                }
+                client.op(data(1)).op(Op::Recv { chan: TO_CLIENT });
+                server.repeat_until(end + pad, |b| {
+                    b.op(Op::Recv { chan: TO_SERVER }).run(recv, 0.0);
+                    if udp {
+                        b.count(RECEIVED, 1);
+                    }
+                });
+                server.op(Op::Send { chan: TO_CLIENT, bytes: 1 });
+            }
+            setup.tasks = vec![TaskSpec::new("netperf", client.build()), TaskSpec::new("netserver", server.build())];
+        } else if self.test == "udp_stream" {
             let charge = udp_truesize(bytes);
             setup.channels[TO_SERVER as usize].capacity_bytes = UDP_RCVBUF_BYTES;
             setup.counters.push("received".into());
@@ -201,15 +307,31 @@ impl Workload for Netperf {
     }
 
     fn metrics(&self, r: &Record) -> Vec<Metric> {
-        let messages = r.counters[MESSAGES as usize] as f64;
-        let mbps = |n: f64| r.per_second(n * self.size as f64 * 8.0) / 1e6;
+        let sent = r.counters[MESSAGES as usize] as f64;
+        let mut messages = sent;
+        // Several tests: netperf reports the mean of their rates, each over
+        // its own length, so the time between tests does not count. With a
+        // scored_len each test goes on at its second half's rate.
+        let mut scored_ns = self.tests.map(|(count, test_len, _)| (count * test_len) as f64);
+        if let (Some((count, test_len, _)), Some(len)) = (self.tests, self.scored_len_ns) {
+            if let Some(&late) = r.counters.last() {
+                let late_rate = late as f64 / (count * (test_len - test_len / 2)) as f64;
+                messages += late_rate * (count * (len - test_len)) as f64;
+                scored_ns = Some((count * len) as f64);
+            }
+        }
+        let mbps = |n: f64| match scored_ns {
+            Some(ns) => n * self.size as f64 * 8.0 * 1e9 / ns / 1e6,
+            None => r.per_second(n * self.size as f64 * 8.0) / 1e6,
+        };
         if self.test == "tcp_stream" {
             return vec![Metric::new("mbps", mbps(messages), "Mb/s", Better::Higher)];
         }
         if self.test == "udp_stream" {
             let received = r.counters[RECEIVED as usize] as f64;
             // Sent and not received: dropped, or still queued at the end.
-            let lost = if messages > 0.0 { 100.0 * (messages - received).max(0.0) / messages } else { 0.0 };
+            let lost = if sent > 0.0 { 100.0 * (sent - received).max(0.0) / sent } else { 0.0 };
+            let received = if sent > 0.0 { received * messages / sent } else { received };
             return vec![
                 Metric::new("mbps", mbps(messages), "Mb/s", Better::Higher),
                 Metric::new("recv_mbps", mbps(received), "Mb/s", Better::Higher),
@@ -230,6 +352,17 @@ impl Workload for Netperf {
     }
 
     fn resolved(&self) -> Vec<(String, String)> {
-        vec![TEST.show(self.test), SIZE.show(self.size)]
+        let mut v = vec![TEST.show(self.test), SIZE.show(self.size)];
+        if let Some((count, test_len, pad)) = self.tests {
+            v.push(TESTS.show(count));
+            v.push((TEST_LEN.name.to_string(), super::duration_text(test_len)));
+            if pad > 0 {
+                v.push((PAD.name.to_string(), super::duration_text(pad)));
+            }
+            if let Some(len) = self.scored_len_ns {
+                v.push((SCORED_LEN.name.to_string(), super::duration_text(len)));
+            }
+        }
+        v
     }
 }

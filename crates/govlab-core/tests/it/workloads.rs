@@ -13,6 +13,12 @@ const MS: u64 = 1_000_000;
 /// One run of `workload` on skylake-e3-1240v5 under `cpufreq` and
 /// `cpuidle` (specs as on the command line), seed 1.
 fn run(workload: &str, cpufreq: &str, cpuidle: &str, duration_ns: u64) -> RunResult {
+    config(workload, cpufreq, cpuidle, duration_ns)
+        .run(None, None)
+        .unwrap_or_else(|e| panic!("{workload} under {cpufreq} and {cpuidle}: {e}"))
+}
+
+fn config(workload: &str, cpufreq: &str, cpuidle: &str, duration_ns: u64) -> RunConfig {
     RunConfig {
         platform: Spec::new("skylake-e3-1240v5"),
         kernel: Spec::new("6.8"),
@@ -23,8 +29,6 @@ fn run(workload: &str, cpufreq: &str, cpuidle: &str, duration_ns: u64) -> RunRes
         seed: 1,
         interval_ns: None,
     }
-    .run(None, None)
-    .unwrap_or_else(|e| panic!("{workload} under {cpufreq} and {cpuidle}: {e}"))
 }
 
 /// A metric of the run's result, as a number.
@@ -666,6 +670,71 @@ mod netperf {
         let (_, free_rx, _) = sender_receiver(&bdw_udp_stream("5.2:idle_tick=stopped"), 2);
         assert!(base_rx > inv_rx + 50_000.0, "v5.2 receiver held above 4C's: {base_rx} vs {inv_rx} kHz");
         assert!(base_rx > free_rx + 50_000.0, "v5.2 receiver held above its clock without the hold: {base_rx} vs {free_rx} kHz");
+    }
+
+    /// netperf -i 3,3 with -l 100ms: three tests by the same two tasks.
+    /// UDP_STREAM's netserver waits out its timer (the pad) before it
+    /// answers, so both sleep between tests; the score is the mean rate
+    /// over the tests alone, as the one test's rate under a fixed clock.
+    #[test]
+    fn udp_stream_tests_sleep_through_netservers_pad_and_score_their_mean() {
+        let run = |workload: &str, duration_ns: u64| {
+            RunConfig {
+                interval_ns: Some(50 * MS),
+                ..super::config(workload, "performance", "haltpoll", duration_ns)
+            }
+            .run(None, None)
+            .unwrap()
+        };
+        let three = run("netperf:test=udp_stream,size=64,tests=3,test_len=100ms,pad=50ms", 450 * MS);
+        let one = run("netperf:test=udp_stream,size=64", 100 * MS);
+        let ivs = three.intervals.as_ref().expect("intervals");
+        assert_eq!(ivs.len(), 9);
+        let busy = |i: usize| ivs[i].cpus.iter().map(|c| c.busy_s).sum::<f64>() / 0.05;
+        for pad in [2, 5, 8] {
+            assert!(busy(pad) < 0.05, "interval {pad} (a pad): {} CPUs busy", busy(pad));
+        }
+        for test in [0, 1, 3, 4, 6, 7] {
+            assert!(busy(test) > 1.2, "interval {test} (a test): {} CPUs busy", busy(test));
+        }
+        let (mean, single) = (metric(&three, "mbps"), metric(&one, "mbps"));
+        assert!((mean / single - 1.0).abs() < 0.02, "three tests {mean} Mb/s, one {single} Mb/s");
+    }
+
+    #[test]
+    fn tcp_stream_tests_follow_each_other_without_a_pause() {
+        let three = super::run("netperf:test=tcp_stream,tests=3,test_len=100ms", "performance", "haltpoll", 300 * MS);
+        let one = super::run("netperf:test=tcp_stream", "performance", "haltpoll", 300 * MS);
+        let (mean, single) = (metric(&three, "mbps"), metric(&one, "mbps"));
+        assert!((mean / single - 1.0).abs() < 0.03, "three tests {mean} Mb/s, one {single} Mb/s");
+    }
+
+    /// scored_len extends each test at its second half's rate: where the
+    /// clock is fixed that is the rate itself; under v5.2's schedutil the
+    /// slow start of each test (the pad decays both tasks' utilisation)
+    /// then weighs a tenth as much.
+    #[test]
+    fn scored_len_extends_each_test_at_its_second_halfs_rate() {
+        let udp = "netperf:test=udp_stream,size=64,tests=2,test_len=200ms,pad=80ms";
+        let fixed = |w: &str| super::run(w, "performance", "haltpoll", 560 * MS);
+        let (plain, long) = (metric(&fixed(udp), "mbps"), metric(&fixed(&format!("{udp},scored_len=2s")), "mbps"));
+        assert!((long / plain - 1.0).abs() < 0.01, "performance: {plain} Mb/s, extended {long} Mb/s");
+        let v52 = |w: &str| {
+            RunConfig { kernel: Spec::new("5.2"), ..super::config(w, "schedutil", "menu", 560 * MS) }.run(None, None).unwrap()
+        };
+        let (plain, long) = (metric(&v52(udp), "mbps"), metric(&v52(&format!("{udp},scored_len=2s")), "mbps"));
+        assert!(long > 1.01 * plain, "v5.2 schedutil: {plain} Mb/s, extended {long} Mb/s");
+    }
+
+    #[test]
+    fn several_tests_need_a_test_length_and_a_stream_test() {
+        for bad in [
+            "netperf:test=udp_stream,tests=3",
+            "netperf:test=tcp_rr,tests=3,test_len=1s",
+            "netperf:test=tcp_stream,tests=3,test_len=1s,scored_len=500ms",
+        ] {
+            assert!(workload::build(&Spec::parse(bad, "test").unwrap()).is_err(), "{bad} accepted");
+        }
     }
 
     #[test]
