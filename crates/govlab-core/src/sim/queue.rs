@@ -317,12 +317,15 @@ impl<E: Queued> EventQueue<E> {
         if let Some(e) = self.front.pop() {
             return Some((e.time(), e.event));
         }
-        let slot = self.first_occupied().unwrap_or_else(|| {
-            // The window is empty: jump it to the earliest later event.
-            let bucket = self.first_beyond().expect("len > 0");
-            self.advance_to(bucket);
-            self.first_occupied().expect("the window now holds that event")
-        });
+        let slot = match self.first_occupied() {
+            Some(slot) => slot,
+            None => {
+                // The window is empty: jump it to the earliest later event
+                // (there is one while `len` counted it).
+                self.advance_to(self.first_beyond()?);
+                self.first_occupied()?
+            }
+        };
         let start = self.first as usize % BUCKETS;
         let ahead = (slot + BUCKETS - start) % BUCKETS;
         self.advance_to(self.first + ahead as u64);
