@@ -56,7 +56,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from govlab import fmt, stats
+from govlab import fmt, samples as samples_of, stats
 from govlab.exceptions import UnfinishedRuns
 from govlab.store import Store
 
@@ -177,12 +177,16 @@ def analyse(definition: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], re
             continue
         index = _index_of(values, run["axis_value"])
         cell = samples[(run["config"], index)]
-        cell["metric"].append(float(pm["value"]))
+        # a run with a warm-up is measured after it (govlab.samples.window); energy, the
+        # machine's average power and DRAM stay the whole run's
+        measured = samples_of.window(result)
+        cell["metric"].append(float(pm["value"]) if measured is None else measured["value"])
         cell["energy_j"].append(float(result["energy_j"]))
         cell["avg_power_w"].append(float(result["avg_power_w"]))
         secs = float(result.get("sim_time_s") or 0.0)
         if secs > 0 and "package_j" in result:  # results stored before issue 23 have no domains
-            cell["package_w"].append(float(result["package_j"]) / secs)
+            package_w = float(result["package_j"]) / secs
+            cell["package_w"].append(package_w if measured is None else measured["package_j"] / measured["seconds"])
             cell["dram_w"].append(float(result["dram_j"]) / secs)
     if unfinished:
         raise UnfinishedRuns(unfinished_message(definition["name"], axis["name"] if axis else None, unfinished))

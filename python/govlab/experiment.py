@@ -49,12 +49,16 @@ tables; each becomes an experiment of its own named ``NAME/BENCHMARK``
     duration = "4s"                   # optional, overrides experiment.duration
     repeats = 1                       # optional, overrides experiment.repeats (and [quick]'s)
     samples = "dbench4"               # optional: judge each run by its within-run samples
+    warmup = "3s"                     # optional, with samples: simulated before the duration, not measured
     quick = [1, 8]                    # optional: the axis values of a --quick run
 
 ``samples`` names a sampler of :mod:`govlab.samples`: each run then also keeps
 the samples MMTests' Extract module would have read from it (the engine's
 counters per interval), and a compare's significance uses them where a run
 has no repeats (the timed benchmarks MMTests ran once per client count).
+``warmup`` (with ``samples``) runs each run that much longer first and
+measures only what follows: its samples, score and package power are those
+of the ``duration`` after the warm-up (:func:`govlab.samples.window`).
 
 **Quick runs.** ``load_all(path, quick=True)`` gives a reduced version of
 the same experiment: the ``quick`` axis values of each benchmark (default:
@@ -120,7 +124,7 @@ _EXPERIMENT_KEYS = {
 }
 _CONFIG_KEYS = {"name", "description", "cpufreq", "cpuidle", "platform_options", "kernel"}
 _TOP_KEYS = {"experiment", "axis", "config", "benchmark", "quick"}
-_BENCHMARK_KEYS = {"name", "description", "workload", "axis", "duration", "repeats", "samples", "quick"}
+_BENCHMARK_KEYS = {"name", "description", "workload", "axis", "duration", "repeats", "samples", "warmup", "quick"}
 _QUICK_KEYS = {"duration", "repeats"}
 
 
@@ -157,6 +161,8 @@ class Experiment:
     kernel: str | None = None
     #: the sampler of each run's within-run samples (:mod:`govlab.samples`); None: none kept
     samples: str | None = None
+    #: simulated before ``duration`` and not measured (with ``samples``); 0: none
+    warmup_ns: int = 0
 
     @property
     def repeats(self) -> int:
@@ -200,6 +206,7 @@ class Experiment:
             ],
             **({"kernel": self.kernel} if self.kernel is not None else {}),
             **({"samples": self.samples} if self.samples is not None else {}),
+            **({"warmup_ns": self.warmup_ns} if self.warmup_ns else {}),
         }
 
 
@@ -362,6 +369,14 @@ class _Loader:
             e = loader.experiment(quick_here, quick_values, keep_duration="duration" in bench)
             if "samples" in bench:
                 e.samples = self.sampler((*at, "samples"), bench["samples"], e.workload)
+            if "warmup" in bench:
+                if e.samples is None:
+                    raise self.fail((*at, "warmup"), "a warm-up is dropped from a run's samples: give it with samples")
+                text = self.duration((*at, "warmup"), bench["warmup"])
+                try:
+                    e.warmup_ns = int(api.show_config(duration=text)["duration_ns"])
+                except (GovlabError, ValueError) as err:
+                    raise self.fail((*at, "warmup"), str(err)) from None
             out.append(e)
         return out
 

@@ -74,6 +74,12 @@ def runs(experiment: Experiment, max_events: int | None = None) -> list[RunSpec]
                 "interval_ns": samples.interval_ns(experiment.samples, identity["duration_ns"]),
                 "keeps": "intervals",
             }
+            if experiment.warmup_ns:
+                # simulated first, its intervals dropped: the run lasts the warm-up plus the duration
+                warm = samples.warmup_ns(experiment.samples, identity["duration_ns"], experiment.warmup_ns)
+                sampling["warmup_ns"] = warm
+                kwargs["duration"] = f"{identity['duration_ns'] + warm}ns"
+                identity = run_identity(**kwargs)
             kwargs["samples"] = sampling
             identity["samples"] = sampling
         if max_events is not None:

@@ -315,8 +315,11 @@ def summary_rows(
         return out
 
     def pkg_w(runs: Sequence[Mapping[str, Any]]) -> float:
-        secs = math.fsum(float(r.get("sim_time_s") or 0.0) for r in runs)
-        return math.fsum(float(r.get("package_j", math.nan)) for r in runs) / secs if secs > 0 else math.nan
+        # a run with a warm-up: its package energy and time after the warm-up (govlab.samples.window)
+        measured = [sampling.window(r) for r in runs]
+        secs = math.fsum(float(r.get("sim_time_s") or 0.0) if m is None else m["seconds"] for r, m in zip(runs, measured))
+        joules = [float(r.get("package_j", math.nan)) if m is None else m["package_j"] for r, m in zip(runs, measured)]
+        return math.fsum(joules) / secs if secs > 0 else math.nan
 
     def runs_of(config: str) -> list[Mapping[str, Any]]:
         return [r for k in keys for r in cells.get((config, k), [])]
@@ -651,6 +654,9 @@ def default_db() -> str:
 
 
 def _primary_value(result: Mapping[str, Any]) -> float:
-    """A run's primary metric; nan when it has none (no samples)."""
+    """A run's primary metric (after its warm-up, if it has one); nan when it has none (no samples)."""
+    measured = sampling.window(result)
+    if measured is not None:
+        return measured["value"]
     value = result["primary_metric"].get("value")
     return _NAN if value is None else float(value)

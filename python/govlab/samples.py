@@ -37,6 +37,23 @@ worth of operations, as MMTests' were. Package power is sampled on the
 same intervals (all of them, as turbostat's average covers the whole
 benchmark).
 
+**Warm-up** (``warmup = "3s"`` of an experiment's benchmark): the start-up
+transient a benchmark's skip was for lasts as long as the kernel's
+real-time constants make it (PELT's 32-ms half-life, kernel/sched/pelt.c
+v5.2; a new task's ``post_init_entity_util_avg``, kernel/sched/fair.c v5.2;
+schedutil's rate limit and its busy-CPU hold, ``sugov_cpu_is_busy``,
+kernel/sched/cpufreq_schedutil.c v5.2; intel_cpufreq starting at the
+lowest P-state), not as long as a fraction of the benchmark: MMTests'
+seconds skipped 9 and 36 *real* seconds (and pgbench-bench ran pgbench for
+5 minutes before its first step). Scaled to a 1-s run those skips are 30
+and 167 ms. With a warm-up the run is simulated for the warm-up first
+(rounded to whole sample intervals), then for the benchmark's duration,
+cut into intervals as above; the warm-up's intervals are dropped
+(:func:`compact`), the samples are read from the rest, and so are the
+run's score and package power (:func:`window`): turbostat's average over
+180-300 s is the steady state's. docs/validation.md, section 6, "Session
+20", has the measurement the warm-up's length comes from.
+
 A sampled run keeps its intervals' workload counters and package energy
 (:func:`compact`, ``result["samples"]``); :func:`of` reads its samples,
 ``{"values", "pkg_power_w"}``, when the run is analysed.
@@ -49,7 +66,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SAMPLERS", "Sampler", "sampler", "interval_ns", "compact", "of", "extract"]
+__all__ = ["SAMPLERS", "Sampler", "sampler", "interval_ns", "warmup_ns", "compact", "of", "extract", "window"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +78,8 @@ class Sampler:
     read: Callable[[Sequence[Mapping[str, Any]]], list[float]]
     #: the workloads it reads (its counter and series indices are theirs)
     workloads: tuple[str, ...]
+    #: the run's primary metric over some of its intervals (the engine's, over the whole run)
+    primary: Callable[[Sequence[Mapping[str, Any]], float], float]
 
 
 def _pgbench(ivs: Sequence[Mapping[str, Any]]) -> list[float]:
@@ -97,6 +116,24 @@ def _dbench4(ivs: Sequence[Mapping[str, Any]]) -> list[float]:
     return out
 
 
+def _tps(ivs: Sequence[Mapping[str, Any]], secs: float) -> float:
+    # pgbench.rs: tps, transactions (counter 0) per second
+    return math.fsum(iv["counters"][0] for iv in ivs) / secs
+
+
+def _mbs(ivs: Sequence[Mapping[str, Any]], secs: float) -> float:
+    # tbench.rs: throughput_mbs, bytes (counter 1) per second / 1e6
+    return math.fsum(iv["counters"][1] for iv in ivs) / secs / 1e6
+
+
+def _loadfile_ms(ivs: Sequence[Mapping[str, Any]], secs: float) -> float:
+    # dbench.rs: loadfile_ms, the mean operation's time x a pass's operations
+    count = sum(iv["series"][0]["count"] for iv in ivs)
+    if count == 0:
+        return math.nan
+    return math.fsum(iv["series"][0]["sum_ns"] for iv in ivs) / count * DBENCH_OPS_PER_PASS / 1e6
+
+
 #: Operations in one pass of MMTests' client-tiny.txt, which the experiments sampled
 #: this way replay (``dbench:load=tiny``, crates/govlab-core/src/workload/dbench.rs;
 #: data/dbench/client-tiny.ops).
@@ -105,9 +142,9 @@ DBENCH_OPS_PER_PASS = 3573
 SAMPLERS: dict[str, Sampler] = {
     s.name: s
     for s in (
-        Sampler("pgbench", 300, _pgbench, ("pgbench",)),
-        Sampler("tbench4", 216, _tbench, ("tbench",)),
-        Sampler("dbench4", 180, _dbench4, ("dbench",)),
+        Sampler("pgbench", 300, _pgbench, ("pgbench",), _tps),
+        Sampler("tbench4", 216, _tbench, ("tbench",), _mbs),
+        Sampler("dbench4", 180, _dbench4, ("dbench",), _loadfile_ms),
     )
 }
 
@@ -124,11 +161,19 @@ def interval_ns(name: str, duration_ns: int) -> int:
     return max(1, duration_ns // sampler(name).intervals)
 
 
-def compact(name: str, intervals: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def warmup_ns(name: str, duration_ns: int, warmup_ns: int) -> int:
+    """The warm-up of ``name``'s run of ``duration_ns`` after a warm-up of ``warmup_ns``:
+    rounded to whole intervals, so the benchmark's intervals start where it ends."""
+    step = interval_ns(name, duration_ns)
+    return round(warmup_ns / step) * step
+
+
+def compact(name: str, intervals: Sequence[Mapping[str, Any]], warmup_ns: int = 0) -> dict[str, Any]:
     """What a sampled run keeps of its intervals (``result["intervals"]`` of
     ``govlab.run(..., sample_interval=...)``): per interval its times, the workload's
-    counters and series, and the packages' energy."""
-    return {
+    counters and series, and the packages' energy; none of the first ``warmup_ns``."""
+    warm_s = warmup_ns / 1e9
+    kept = {
         "sampler": name,
         "intervals": [
             {
@@ -139,7 +184,29 @@ def compact(name: str, intervals: Sequence[Mapping[str, Any]]) -> dict[str, Any]
                 "package_j": math.fsum(p["package_j"] for p in iv["packages"]),
             }
             for iv in intervals
+            # an interval's times are its ns / 1e9: half an interval decides, not the last bit
+            if iv["start_s"] >= warm_s - (iv["end_s"] - iv["start_s"]) / 2
         ],
+    }
+    if warmup_ns:
+        kept["warmup_s"] = warm_s
+    return kept
+
+
+def window(result: Mapping[str, Any]) -> dict[str, float] | None:
+    """A run with a warm-up: its primary metric, package energy and seconds after the
+    warm-up, ``{"value", "package_j", "seconds"}``; None for a run without one."""
+    kept = result.get("samples")
+    if kept is None or not kept.get("warmup_s"):
+        return None
+    ivs = kept["intervals"]
+    secs = math.fsum(iv["end_s"] - iv["start_s"] for iv in ivs)
+    if not secs > 0:
+        return None
+    return {
+        "value": sampler(kept["sampler"]).primary(ivs, secs),
+        "package_j": math.fsum(iv["package_j"] for iv in ivs),
+        "seconds": secs,
     }
 
 

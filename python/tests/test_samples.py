@@ -142,3 +142,82 @@ def test_sample_intervals_hold_the_workload_and_packages_only():
     assert [iv["packages"] for iv in lean["intervals"]] == [iv["packages"] for iv in full["intervals"]]
     with pytest.raises(govlab.GovlabError, match="sample_interval"):
         govlab.run(**kw, sample_interval="10ms", turbostat_interval="10ms")
+
+
+def test_the_warm_up_is_whole_intervals():
+    # 1 s in 300 intervals of 3,333,333 ns: 2 s is 600 of them, 1,999,999,800 ns
+    assert samples.warmup_ns("pgbench", 10**9, 2 * 10**9) == 600 * 3_333_333
+    assert samples.warmup_ns("tbench4", 216 * 10**6, 10**9) == 1000 * 10**6
+
+
+@pytest.mark.parametrize("name, counters, series", [("pgbench", (7, 0), ((0, 0.0),)), ("tbench4", (0, 3 * 10**6), ((0, 0.0),)), ("dbench4", (0, 0), ((40, 4e6),))])
+def test_a_run_without_a_warm_up_has_no_window_and_loses_no_interval(name, counters, series):
+    raw = [{**_iv(i, counters=counters, series=series), "packages": [{"package_j": 0.1}]} for i in range(5)]
+    kept = samples.compact(name, raw)
+    assert len(kept["intervals"]) == 5 and "warmup_s" not in kept
+    assert samples.window({"samples": kept}) is None
+
+
+def test_the_window_after_a_warm_up_is_the_primary_metric_of_the_rest():
+    # 10 intervals of 10 ms, the first 4 a warm-up: 40 transactions and 1 J each in it, 10 and 0.2 J after
+    raw = [
+        {**_iv(i, counters=(40 if i < 4 else 10, 0)), "packages": [{"package_j": 0.6 if i < 4 else 0.1}, {"package_j": 0.4 if i < 4 else 0.1}]}
+        for i in range(10)
+    ]
+    kept = samples.compact("pgbench", raw, 40_000_000)
+    assert [iv["start_s"] for iv in kept["intervals"]] == pytest.approx([0.04, 0.05, 0.06, 0.07, 0.08, 0.09])
+    got = samples.window({"samples": kept})
+    assert got == pytest.approx({"value": 60 / 0.06, "package_j": 1.2, "seconds": 0.06})
+    assert samples.of({"samples": kept})["pkg_power_w"] == pytest.approx([20.0] * 6)
+
+
+def test_the_window_reads_each_samplers_primary_metric():
+    ivs = [_iv(i, counters=(5, 2 * 10**6), series=((100, 1e7),)) for i in range(4)]
+    assert samples.SAMPLERS["tbench4"].primary(ivs, 0.04) == pytest.approx(8 / 0.04)
+    assert samples.SAMPLERS["dbench4"].primary(ivs, 0.04) == pytest.approx(0.1 * 3573)
+    assert samples.SAMPLERS["pgbench"].primary(ivs, 0.04) == pytest.approx(20 / 0.04)
+
+
+def test_a_warm_up_needs_a_sampler_and_a_duration(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text(BENCH.replace('workload = "kernbench:files=20"', 'workload = "kernbench:files=20"\nwarmup = "1s"'))
+    with pytest.raises(experiment.ExperimentError, match="benchmark.2..warmup.*with samples"):
+        experiment.load_all(path)
+    path.write_text(BENCH.replace('samples = "pgbench"', 'samples = "pgbench"\nwarmup = "1"'))
+    with pytest.raises(experiment.ExperimentError, match="needs its unit"):
+        experiment.load_all(path)
+
+
+def test_a_run_with_a_warm_up_is_measured_after_it(tmp_path):
+    # the run lasts the warm-up plus the duration; its samples, score and power are the duration's
+    from govlab import api, plan, reproduction
+    from govlab.pipeline import run_experiments
+    from govlab.store import Store
+
+    path = tmp_path / "x.toml"
+    path.write_text(BENCH.replace('samples = "pgbench"', 'samples = "pgbench"\nwarmup = "50ms"'))
+    exps = experiment.load_all(path, quick=True)[:1]
+    assert exps[0].warmup_ns == 50_000_000
+    plain = tmp_path / "plain.toml"
+    plain.write_text(BENCH)
+    plain_key = plan.runs(experiment.load_all(plain, quick=True)[0])[0].key
+    with Store(tmp_path / "r.sqlite") as store:
+        done = run_experiments(exps, store, jobs=1, progress=False)
+        results = done.results(store)
+    run = done.planned[0][0]
+    assert run.key != plain_key
+    warm = 150 * 333_333  # 50 ms in intervals of 100 ms / 300
+    assert run.kwargs["samples"]["warmup_ns"] == warm and run.kwargs["duration"] == f"{100_000_000 + warm}ns"
+    got = results[run.key]
+    kept = got["samples"]
+    assert kept["warmup_s"] == warm / 1e9 and min(iv["start_s"] for iv in kept["intervals"]) == pytest.approx(warm / 1e9)
+    read = samples.of(got)
+    assert len(read["values"]) == 72 and len(read["pkg_power_w"]) == 300
+    # the window's figures are the engine's for the run's intervals after the warm-up
+    full = api.run(**{k: v for k, v in run.kwargs.items() if k != "samples"}, sample_interval="333333ns").to_dict()
+    after = [iv for iv in full["intervals"] if iv["start_s"] >= warm / 1e9 - 1e-12]
+    secs = sum(iv["end_s"] - iv["start_s"] for iv in after)
+    window = samples.window(got)
+    assert window["value"] == pytest.approx(sum(iv["counters"][0] for iv in after) / secs)
+    assert window["seconds"] == pytest.approx(0.1, abs=1e-6)
+    assert reproduction._primary_value(got) == window["value"] != got["primary_metric"]["value"]

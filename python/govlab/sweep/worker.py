@@ -38,9 +38,10 @@ def simulate(kwargs: dict[str, Any]) -> tuple[str, float]:
     """One run in a worker: its result as JSON text (``govlab.run(**kwargs).to_dict()`` as the
     engine wrote it, for the store as it stands) and its wall time.
 
-    ``kwargs["samples"]``, ``{"sampler", "interval_ns"}`` (:mod:`govlab.samples`), runs it
-    with the engine's workload intervals and keeps, in their place, what the samples are
-    read from: ``result["samples"]`` (:func:`govlab.samples.compact`)."""
+    ``kwargs["samples"]``, ``{"sampler", "interval_ns"[, "warmup_ns"]}`` (:mod:`govlab.samples`),
+    runs it with the engine's workload intervals and keeps, in their place, what the samples
+    are read from: ``result["samples"]`` (:func:`govlab.samples.compact`; without the
+    warm-up's intervals)."""
     from govlab.api import _run_text
 
     start = time.perf_counter()
@@ -52,7 +53,7 @@ def simulate(kwargs: dict[str, Any]) -> tuple[str, float]:
         from govlab import samples
 
         result = json.loads(_run_text(**kwargs, interval=f"{sampling['interval_ns']}ns", workload_intervals=True))
-        result["samples"] = samples.compact(sampling["sampler"], result.pop("intervals"))
+        result["samples"] = samples.compact(sampling["sampler"], result.pop("intervals"), sampling.get("warmup_ns", 0))
         text = json.dumps(result, separators=(",", ":"))
     return text, time.perf_counter() - start
 
