@@ -56,6 +56,9 @@ def format_text(result: Result) -> str:
     secs = d.get("sim_time_s") or 0.0
     if secs and "package_j" in d:
         rows.append(("package / DRAM", f"{d['package_j'] / secs:.3f} W / {d['dram_j'] / secs:.3f} W"))
+    scored = d.get("scored_power")
+    if scored:
+        rows.append(("package, scored", f"{scored['package_w']:.3f} W over the {scored['time_s']:g} s the run stands for"))
     width = max(len(label) for label, _ in rows)
     lines += [f"{label:<{width}}  {text}" for label, text in rows]
     lines += ["", *_cpu_table(d.get("cpus") or [])]

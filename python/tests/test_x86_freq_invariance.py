@@ -178,6 +178,26 @@ def test_summary_scores_as_the_source_does():
     assert rows["score"]["pct"] == pytest.approx(stats.pct_diff(0.71, 1.0, "lower"))
 
 
+def test_a_run_that_stands_for_a_longer_one_weighs_its_power_as_that_one():
+    # netperf's tests scored as 10-s ones: each run's scored_power (the invocation's package
+    # energy and time) in place of the simulated run's own
+    e = _Exp([1, 2])
+    k = [json.dumps(v) for v in e.axis_values]
+
+    def scored(value, pkg_j, secs, long_j, long_s):
+        return {**_run(value, pkg_j, secs, "higher"), "scored_power": {"package_j": long_j, "time_s": long_s, "package_w": long_j / long_s}}
+
+    cells = {
+        ("base", k[0]): [scored(1.0, 40.0, 4.0, 500.0, 42.0)],
+        ("base", k[1]): [scored(1.0, 40.0, 4.0, 520.0, 42.0)],
+        ("inv", k[0]): [scored(1.0, 50.0, 4.0, 510.0, 42.0)],
+        ("inv", k[1]): [_run(1.0, 40.0, 4.0, "higher")],
+    }
+    rows = {r["metric"]: r for r in reproduce.summary_rows("m/b", e, cells, ["base", "inv"], [])}
+    assert rows["pkg_power_w"]["baseline_value"] == pytest.approx(1020.0 / 84.0)
+    assert rows["pkg_power_w"]["value"] == pytest.approx(550.0 / 46.0)
+
+
 @pytest.mark.parametrize("config", ["intel_pstate", "1C", "3C", "4C", "8C"])
 def test_the_sources_own_kernbench_tables_give_its_per_watt(config):
     """Fed the source's Broadwell-EP kernbench times per job count (section 5.3.3) and its package watts

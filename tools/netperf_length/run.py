@@ -5,7 +5,9 @@
 Each case is machine:proto:size:test_len_s[:scored_len_s] (test_len 0: the one 1-s test of before; pad = test_len x PAD_TIME / 10 s for UDP_STREAM, as netperf's
 4-s PAD_TIME is to its default 10-s test), run under v5.2 schedutil and 4C (and 8C/12C on the Xeons),
 seed 1. A diagnostic of the approximation's cost, not a calibration: prints score and package power
-ratios against v5.2, the events and the wall time per run.
+ratios against v5.2, the events and the wall time per run. With scored_len the power is printed twice:
+the simulated run's (pkg_w) and the invocation's it stands for (scored_w: `scored_power`, each test's
+second half and each pad's extended as the score is; session 20).
 """
 import json
 import subprocess
@@ -35,7 +37,7 @@ def run(machine, proto, size, test_len, kernel, tests=3, seed=1, scored=0.0):
     d = json.loads(out)
     return {"machine": machine, "proto": proto, "size": size, "test_len": test_len, "scored_len": scored, "kernel": kernel, "seed": seed,
             "mbps": d["metrics"]["mbps"], "pkg_w": d["package_j"] / d["sim_time_s"] if isinstance(d["package_j"], float) else d["avg_power_w"],
-            "events": d["events"], "wall_s": time.time() - t}
+            "scored_w": (d.get("scored_power") or {}).get("package_w"), "events": d["events"], "wall_s": time.time() - t}
 
 
 def main():
@@ -48,7 +50,10 @@ def main():
             rows.append(r)
             print(json.dumps(r), flush=True)
         base, inv = rows[-2], rows[-1]
-        print(f"== {case}: 4C/v5.2 score {inv['mbps'] / base['mbps']:.4f} power {inv['pkg_w'] / base['pkg_w']:.4f}", flush=True)
+        line = f"== {case}: 4C/v5.2 score {inv['mbps'] / base['mbps']:.4f} power {inv['pkg_w'] / base['pkg_w']:.4f}"
+        if base["scored_w"] and inv["scored_w"]:
+            line += f" scored power {inv['scored_w'] / base['scored_w']:.4f}"
+        print(line, flush=True)
     with open(out_path, "w") as f:
         json.dump(rows, f, indent=1)
 

@@ -514,7 +514,12 @@ impl Engine {
     /// without closing any ledger: what the package's own power controller
     /// reads. A hindsight idle stretch counts at its provisional power.
     pub(crate) fn package_domain_mj(&self, pkg: usize) -> f64 {
-        let now = self.now;
+        self.package_domain_mj_at(pkg, self.now)
+    }
+
+    /// The same at `now`, no earlier than the last event (the state holds
+    /// until the next).
+    pub(crate) fn package_domain_mj_at(&self, pkg: usize, now: Time) -> f64 {
         let at_now = |mj: f64, mw: f64, since: Time| mj + mw * (now - since) as f64 * 1e-9;
         let cores: f64 = self.plat.packages[pkg]
             .cores

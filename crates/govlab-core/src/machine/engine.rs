@@ -233,9 +233,11 @@ pub struct Engine {
     /// The kernel's cycles per wakeup, switch and idle cycle
     /// (machine/kpath.rs).
     pub(crate) kpath: super::kpath::Kpath,
-    /// Counters per interval, when asked (machine/intervals.rs), and the
-    /// next interval boundary (`Time::MAX` without).
+    /// Counters per interval, when asked (machine/intervals.rs).
     pub(crate) intervals: Option<Box<super::intervals::Intervals>>,
+    /// The workload's power phases, when it has any (machine/power_phases.rs).
+    pub(crate) power_phases: Option<Box<super::power_phases::PowerPhases>>,
+    /// The next interval boundary or phase start (`Time::MAX` without).
     pub(crate) next_boundary_ns: Time,
     /// Each CPU's sched domains for fork balancing (machine/fork.rs).
     pub(crate) fork_domains: Vec<super::fork::ForkDomains>,
@@ -437,12 +439,14 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         hk,
         kpath,
         intervals: None,
+        power_phases: None,
         next_boundary_ns: Time::MAX,
         fork_domains: Vec::new(),
     };
     e.fork_domains = e.build_fork_domains();
     e.init_hardware();
     e.init_workload(&setup)?;
+    e.start_power_phases(&setup.power_phases);
     e.start_housekeeping();
     e.q.schedule(duration_ns, Event::End);
     Ok(e)
@@ -494,7 +498,7 @@ impl Engine {
         while let Some((t, ev)) = self.q.pop() {
             debug_assert!(t >= self.now, "time went backwards at {t} ns: {ev:?}");
             if t > self.next_boundary_ns {
-                self.take_snapshots(t);
+                self.cross_boundaries(t);
             }
             self.now = t;
             if ev == Event::End {

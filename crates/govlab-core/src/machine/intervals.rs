@@ -81,6 +81,8 @@ pub(crate) struct Snapshot {
 #[derive(Debug, Clone)]
 pub(crate) struct Intervals {
     pub(crate) interval_ns: Time,
+    /// The next boundary.
+    next_ns: Time,
     snaps: Vec<Snapshot>,
     /// Whether the per-CPU counters are kept (not for the workload's alone).
     cpus: bool,
@@ -88,7 +90,7 @@ pub(crate) struct Intervals {
 
 impl Intervals {
     pub(crate) fn new(interval_ns: Time, cpus: bool) -> Self {
-        Intervals { interval_ns, snaps: Vec::new(), cpus }
+        Intervals { interval_ns, next_ns: Time::MAX, snaps: Vec::new(), cpus }
     }
 
     /// An idle period of `cpu` in `state`, from `entry_ns` to `end_ns`, has
@@ -116,21 +118,35 @@ impl Engine {
         self.start_intervals(Intervals::new(interval_ns, false));
     }
 
-    fn start_intervals(&mut self, iv: Intervals) {
+    fn start_intervals(&mut self, mut iv: Intervals) {
         assert!(iv.interval_ns > 0, "an interval of 0 ns");
-        self.next_boundary_ns = self.now + iv.interval_ns;
+        iv.next_ns = self.now + iv.interval_ns;
+        self.next_boundary_ns = iv.next_ns.min(self.next_phase_ns());
         self.intervals = Some(Box::new(iv));
     }
 
-    /// Snapshots at every boundary before `t`, the time of the next event.
+    /// Every interval boundary and power phase start (machine/power_phases.rs)
+    /// before `t`, the time of the next event.
     #[cold]
     #[inline(never)]
-    pub(crate) fn take_snapshots(&mut self, t: Time) {
-        while self.next_boundary_ns < t && self.next_boundary_ns < self.end_ns {
-            let snap = self.snapshot(self.next_boundary_ns);
-            let iv = self.intervals.as_mut().expect("a boundary without intervals");
+    pub(crate) fn cross_boundaries(&mut self, t: Time) {
+        self.take_snapshots(t);
+        self.start_phases(t);
+        let next_interval = self.intervals.as_ref().map_or(Time::MAX, |iv| iv.next_ns);
+        self.next_boundary_ns = next_interval.min(self.next_phase_ns());
+    }
+
+    /// Snapshots at every interval boundary before `t`.
+    fn take_snapshots(&mut self, t: Time) {
+        loop {
+            let Some(b) = self.intervals.as_ref().map(|iv| iv.next_ns) else { return };
+            if b >= t || b >= self.end_ns {
+                return;
+            }
+            let snap = self.snapshot(b);
+            let Some(iv) = self.intervals.as_mut() else { return };
             iv.snaps.push(snap);
-            self.next_boundary_ns += iv.interval_ns;
+            iv.next_ns += iv.interval_ns;
         }
     }
 

@@ -111,6 +111,7 @@ impl Engine {
             .collect();
         let packages: Vec<PackageResult> = (0..self.plat.packages.len()).map(|p| self.package_result(p)).collect();
         let intervals = self.interval_results();
+        let scored_power = self.scored_power();
         Ok(RunResult {
             govlab_version: crate::VERSION.to_string(),
             platform: String::new(),
@@ -146,6 +147,7 @@ impl Engine {
             wakeup_latency: hist_result(&self.record.wakeup_latency),
             cpus,
             intervals,
+            scored_power,
         })
     }
 }

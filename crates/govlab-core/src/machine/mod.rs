@@ -29,6 +29,7 @@
 //! | `exec.rs` | the workload interpreter, devices and block IO completion |
 //! | `metrics.rs` | collection at the end of the run |
 //! | `intervals.rs` | counters per interval (turbostat -i) |
+//! | `power_phases.rs` | the package power a shortened run stands for (netperf's `scored_len`) |
 //! | `external.rs` | faults of governors from outside the crate |
 
 mod asym_packing;
@@ -73,6 +74,7 @@ pub mod kpath;
 #[cfg(test)]
 mod kpath_tests;
 mod intervals;
+mod power_phases;
 mod lisa_events;
 mod metrics;
 mod nohz;

@@ -181,6 +181,21 @@ pub struct RunResult {
     /// tile the run, so their figures add up to the whole run's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intervals: Option<Vec<IntervalResult>>,
+    /// The package power of the longer run this one stands for, when the
+    /// workload simulates it in shorter parts (netperf's `scored_len`):
+    /// machine/power_phases.rs. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scored_power: Option<ScoredPower>,
+}
+
+/// The package domain's energy and time of the run a shortened one stands
+/// for, each phase weighted as its workload says; `package_w` is their
+/// quotient.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScoredPower {
+    pub package_j: f64,
+    pub time_s: f64,
+    pub package_w: f64,
 }
 
 /// What the counters of [`RunResult`] gained over one interval

@@ -190,6 +190,19 @@ pub struct Setup {
     pub counters: Vec<String>,
     /// CFS task groups the tasks' [`SchedAttr::group`] names, by index.
     pub groups: Vec<TaskGroupSpec>,
+    /// How the run's package power stands for a longer run's
+    /// (machine/power_phases.rs): phases in the order of their start; none
+    /// for a run that stands for itself.
+    pub power_phases: Vec<PowerPhase>,
+}
+
+/// A stretch of the run, from `start_ns` to the next phase's start (or the
+/// run's end), whose package energy and time count `weight` times in the
+/// run's scored power (`RunResult::scored_power`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PowerPhase {
+    pub start_ns: u64,
+    pub weight: f64,
 }
 
 /// What the engine kept about the workload during a run.

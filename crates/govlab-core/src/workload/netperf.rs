@@ -34,8 +34,8 @@
 //! runs in softirq context on the sender's CPU on loopback).
 
 use super::{
-    latency_metrics, Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, Since, TaskSpec,
-    Workload, WorkloadInfo,
+    latency_metrics, Better, ChannelSpec, Dist, Metric, Op, PowerPhase, ProgramBuilder, Record, Setup, Since,
+    TaskSpec, Workload, WorkloadInfo,
 };
 use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
@@ -87,7 +87,7 @@ pub const SCORED_LEN: ParamSpec = ParamSpec {
     unit: "",
     default: ParamDefault::Unset("unset: test_len"),
     range: Range::Custom,
-    help: "with test_len: the test length the score stands for (netperf's 10s), when shorter tests are simulated to save time: each test is extended to it at the rate of its own second half",
+    help: "with test_len: the test length the score stands for (netperf's 10s), when shorter tests are simulated to save time: each test is extended to it at the rate of its own second half, and the package power with it (the result's scored_power: each second half, and each udp pad's second half to PAD_TIME, at its own power)",
 };
 
 pub const INFO: WorkloadInfo = WorkloadInfo {
@@ -186,6 +186,39 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
     Ok(Box::new(Netperf { test, size, tests, scored_len_ns }))
 }
 
+/// The package power of the invocation the tests stand for, as their score
+/// does (MMTests' turbostat window is the whole `netperf -i 3,3`: 3 × (10 +
+/// 4) s for UDP_STREAM, 3 × 10 s for TCP_STREAM). Each test's first half
+/// counts once and its second half stands for the rest of the scored
+/// length, (scored_len − test_len/2) / (test_len/2) times, as its messages
+/// do in `metrics`. A UDP pad stands for netserver's PAD_TIME (4 s, netperf
+/// 2.4.5 netlib.h), extended the same way: its first half once (the
+/// receive buffer's drain, the CPUs' way down into idle), its second half
+/// for the rest of PAD_TIME. The phases start at the nominal times the
+/// tests' timers keep (`repeat_until` ends at absolute times); the end
+/// message and control round trip after each (microseconds) fall in the
+/// next phase. Nothing after the last test counts.
+fn power_phases(count: u64, test_len: u64, pad: u64, scored_len: u64) -> Vec<PowerPhase> {
+    let extend = |len: u64, real: u64| {
+        let half = len / 2;
+        (half, (real.saturating_sub(half)) as f64 / (len - half) as f64)
+    };
+    let (test_half, test_late) = extend(test_len, scored_len);
+    let (pad_half, pad_late) = extend(pad, PAD_TIME_NS);
+    let mut phases = Vec::new();
+    for i in 0..count {
+        let start = i * (test_len + pad);
+        phases.push(PowerPhase { start_ns: start, weight: 1.0 });
+        phases.push(PowerPhase { start_ns: start + test_half, weight: test_late });
+        if pad > 0 {
+            phases.push(PowerPhase { start_ns: start + test_len, weight: 1.0 });
+            phases.push(PowerPhase { start_ns: start + test_len + pad_half, weight: pad_late });
+        }
+    }
+    phases.push(PowerPhase { start_ns: count * (test_len + pad), weight: 0.0 });
+    phases
+}
+
 impl Workload for Netperf {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
         let f_ref = platform.cpu_types[0].base_khz;
@@ -253,6 +286,9 @@ impl Workload for Netperf {
                 server.op(Op::Send { chan: TO_CLIENT, bytes: 1 });
             }
             setup.tasks = vec![TaskSpec::new("netperf", client.build()), TaskSpec::new("netserver", server.build())];
+            if let Some(len) = self.scored_len_ns {
+                setup.power_phases = power_phases(count, test_len, pad, len);
+            }
         } else if self.test == "udp_stream" {
             let charge = udp_truesize(bytes);
             setup.channels[TO_SERVER as usize].capacity_bytes = UDP_RCVBUF_BYTES;

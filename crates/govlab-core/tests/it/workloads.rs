@@ -726,6 +726,46 @@ mod netperf {
         assert!(long > 1.01 * plain, "v5.2 schedutil: {plain} Mb/s, extended {long} Mb/s");
     }
 
+    /// With scored_len the package power stands for the invocation, as the
+    /// score does (machine/power_phases.rs): each test's first half once,
+    /// its second half for the rest of the 2-s scored test, (2000 − 100) /
+    /// 100 = 19 times; each pad's first half once, its second half for the
+    /// rest of PAD_TIME, (4000 − 40) / 40 = 99 times. Read from 20-ms
+    /// intervals that fall on every phase's start, under v5.2's schedutil,
+    /// whose cold start of each test makes the first half unlike the
+    /// second. The phases leave the run itself untouched.
+    #[test]
+    fn scored_power_weighs_each_tests_second_half_as_the_score_does() {
+        let udp = "netperf:test=udp_stream,size=64,tests=2,test_len=200ms,pad=80ms";
+        let run = |w: &str| {
+            RunConfig { kernel: Spec::new("5.2"), interval_ns: Some(20 * MS), ..super::config(w, "schedutil", "menu", 560 * MS) }
+                .run(None, None)
+                .unwrap()
+        };
+        let plain = run(udp);
+        let scored = run(&format!("{udp},scored_len=2s"));
+        assert!(plain.scored_power.is_none(), "no scored_len, no scored power");
+        assert_eq!((plain.events, plain.package_j), (scored.events, scored.package_j), "the phases changed the run");
+        let ivs = scored.intervals.as_ref().expect("intervals");
+        assert_eq!(ivs.len(), 28);
+        let joules = |i: usize| ivs[i].packages.iter().map(|p| p.package_j).sum::<f64>();
+        let weight = |i: usize| match i % 14 {
+            0..=4 => 1.0,
+            5..=9 => 19.0,
+            10 | 11 => 1.0,
+            _ => 99.0,
+        };
+        let energy: f64 = (0..28).map(|i| weight(i) * joules(i)).sum();
+        let sp = scored.scored_power.as_ref().expect("scored power");
+        assert!((sp.time_s - 2.0 * (2.0 + 4.0)).abs() < 1e-9, "{} s", sp.time_s);
+        assert!((sp.package_j / energy - 1.0).abs() < 1e-9, "{} J, from the intervals {energy} J", sp.package_j);
+        let watts = |is: &[usize]| is.iter().map(|&i| joules(i)).sum::<f64>() / (0.02 * is.len() as f64);
+        let (first, second) = (watts(&[0, 1, 2, 3, 4, 14, 15, 16, 17, 18]), watts(&[5, 6, 7, 8, 9, 19, 20, 21, 22, 23]));
+        assert!((first / second - 1.0).abs() > 0.01, "the tests' halves alike: {first} W, {second} W");
+        let run_w = scored.package_j / scored.sim_time_s;
+        assert!((sp.package_w / run_w - 1.0).abs() > 0.005, "scored {} W, the run's {run_w} W", sp.package_w);
+    }
+
     #[test]
     fn several_tests_need_a_test_length_and_a_stream_test() {
         for bad in [
