@@ -70,8 +70,9 @@
 //! of them in runs of a 4-KiB WriteX and a Flush of the same file, and no
 //! Deltree (dbench's child_run() rewinds the file at its end and starts
 //! over; MMTests' warm-up pass with `client-warmup.txt` creates the tree
-//! before the timed run). Each operation costs as the cycle's of its kind
-//! (Unlink, Rename and the queries as metadata); a Flush writes the bytes
+//! before the timed run). Each operation costs the CPU measured for its
+//! class replaying this load file (`TINY_*`: metadata, Close, ReadX,
+//! WriteX; cycles of the measuring machine); a Flush writes the bytes
 //! written to its file since the file's last Flush, then waits for the log
 //! as in the cycle. A Flush with nothing to log (9 of the 43: only an
 //! overwrite of the file's already written range since its previous Flush,
@@ -149,6 +150,23 @@ const WRITE_NS: f64 = 10_000.0;
 /// NBENCH trace).
 const IO_BYTES: u64 = 8_192;
 
+/// `load=tiny`: CPU of one operation of client-tiny.txt by class, measured
+/// (tools/calibrate/dbench/op_costs.py over xfs-output.txt: dbench 5.0
+/// replaying client-tiny.txt on XFS, Linux 6.18, the development machine's
+/// AMD EPYC KVM guest at 2596 MHz). The dbench process's CPU per pass
+/// (31.1 ms, the mean over 1-8 clients; user + system) less the Flushes'
+/// caller CPU that fs.rs charges itself, split among the classes by their
+/// mean latencies at one client: metadata (NTCreateX, the queries, Find,
+/// Unlink, Rename, locks), Close, ReadX, WriteX. Cycles at that clock, the
+/// same on every platform (assumed, as fs.rs's costs).
+const TINY_META_NS: f64 = 11_490.0;
+const TINY_CLOSE_NS: f64 = 1_720.0;
+const TINY_READ_NS: f64 = 2_580.0;
+const TINY_WRITE_NS: f64 = 12_020.0;
+/// The clock of the machine the `TINY_*` costs were measured on
+/// (xfs-output.txt's header, `cpu MHz : 2596.132`).
+const TINY_CALIBRATION_KHZ: u32 = 2_596_000;
+
 /// CPU time of a Deltree of one pass's files (assumed: ~200 files and
 /// directories at ~75 µs per unlink with ext4 inode and journal work).
 const DELTREE_NS: f64 = 15_000_000.0;
@@ -215,6 +233,9 @@ impl Workload for Dbench {
         // clients do not move in lock-step.
         let cost = |ns: f64| Dist::lognormal(super::cycles_for_ns_at(ns, f_ref), 0.5);
         let (meta, read, write) = (cost(META_NS), cost(READ_NS), cost(WRITE_NS));
+        let measured = |ns: f64| Dist::lognormal(super::cycles_for_ns_at(ns, TINY_CALIBRATION_KHZ), 0.5);
+        let (t_meta, t_close, t_read, t_write) =
+            (measured(TINY_META_NS), measured(TINY_CLOSE_NS), measured(TINY_READ_NS), measured(TINY_WRITE_NS));
         let mut setup = Setup {
             series: vec!["op".into()],
             counters: vec!["bytes".into()],
@@ -265,10 +286,10 @@ impl Workload for Dbench {
             for (kind, bytes) in tiny_ops() {
                 timed(b, &|b| match kind {
                     b'r' => {
-                        b.run(read, 0.0).count(BYTES, bytes);
+                        b.run(t_read, 0.0).count(BYTES, bytes);
                     }
                     b'w' => {
-                        b.run(write, 0.0).count(BYTES, bytes);
+                        b.run(t_write, 0.0).count(BYTES, bytes);
                         if fsync_each_write {
                             fs.fsync(b, bytes);
                         }
@@ -277,10 +298,10 @@ impl Workload for Dbench {
                     b'n' if fsync_each_write => fs.fsync(b, 0),
                     b'n' => fs.fdatasync_overwrite(b, bytes),
                     b'c' => {
-                        b.run(meta, 0.0).op(Op::CallRcu);
+                        b.run(t_close, 0.0).op(Op::CallRcu);
                     }
                     _ => {
-                        b.run(meta, 0.0);
+                        b.run(t_meta, 0.0);
                     }
                 });
             }
@@ -366,5 +387,26 @@ mod tests {
         assert_eq!((count(b'c'), count(b'r'), count(b'w'), count(b'm')), (450, 962, 303, 1815));
         let bytes = |k: u8| ops.iter().filter(|(kind, _)| *kind == k).map(|(_, b)| b).sum::<u64>();
         assert_eq!((bytes(b'r'), bytes(b'w')), (11_408_226, 7_711_510));
+    }
+
+    #[test]
+    fn tiny_pass_costs_the_measured_cpu_on_every_platform() {
+        // op_costs.py: 31.05 ms of dbench's CPU a pass at 2596 MHz, less
+        // the Flushes' caller CPU (34 x 79 + 9 x 72 us): 27.75 ms.
+        let ops = tiny_ops();
+        let ns: f64 = ops
+            .iter()
+            .map(|(kind, _)| match kind {
+                b'm' => TINY_META_NS,
+                b'c' => TINY_CLOSE_NS,
+                b'r' => TINY_READ_NS,
+                b'w' => TINY_WRITE_NS,
+                _ => 0.0,
+            })
+            .sum();
+        assert!((ns / 1e6 - 27.75).abs() < 0.05, "{ns}");
+        // The same cycles whatever the platform's base clock.
+        let cycles = super::super::cycles_for_ns_at(ns, TINY_CALIBRATION_KHZ);
+        assert!((cycles / 1e6 - 72.04).abs() < 0.2, "{cycles}");
     }
 }
