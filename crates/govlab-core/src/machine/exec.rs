@@ -509,16 +509,26 @@ impl Engine {
                     }
                 }
                 Op::Unlock { mutex } => self.mutex_unlock(cpu, t, mutex),
+                // The waiter is on the condition's queue and asleep before
+                // it releases the mutex: the mutex's next owner may signal
+                // at once (and preempt this task when woken), and must find
+                // it waiting. glibc nptl/pthread_cond_wait.c
+                // `__pthread_cond_wait_common` joins the waiters before
+                // `__pthread_mutex_unlock_usercnt`; v5.2
+                // include/linux/wait.h `___wait_event` (prepare_to_wait_event
+                // before the lock is dropped) and fs/xfs/xfs_log_priv.h
+                // `xlog_wait` (add_wait_queue_exclusive, TASK_UNINTERRUPTIBLE,
+                // then spin_unlock) do the same.
                 Op::CondWait { cond, mutex } => {
-                    self.mutex_unlock(cpu, t, mutex);
                     self.sync.conds[cond as usize].push_back((t, mutex));
                     self.block(cpu, t);
+                    self.mutex_unlock(cpu, t, mutex);
                     return Outcome::Blocked;
                 }
                 Op::WaitEvent { cond, mutex } => {
-                    self.mutex_unlock(cpu, t, mutex);
                     self.sync.conds[cond as usize].push_back((t, NO_MUTEX));
                     self.block(cpu, t);
+                    self.mutex_unlock(cpu, t, mutex);
                     return Outcome::Blocked;
                 }
                 Op::CondSignal { cond, all } => {
