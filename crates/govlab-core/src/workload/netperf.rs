@@ -204,13 +204,13 @@ fn power_phases(count: u64, test_len: u64, pad: u64, scored_len: u64) -> Vec<Pow
         (half, (real.saturating_sub(half)) as f64 / (len - half) as f64)
     };
     let (test_half, test_late) = extend(test_len, scored_len);
-    let (pad_half, pad_late) = extend(pad, PAD_TIME_NS);
     let mut phases = Vec::new();
     for i in 0..count {
         let start = i * (test_len + pad);
         phases.push(PowerPhase { start_ns: start, weight: 1.0 });
         phases.push(PowerPhase { start_ns: start + test_half, weight: test_late });
         if pad > 0 {
+            let (pad_half, pad_late) = extend(pad, PAD_TIME_NS);
             phases.push(PowerPhase { start_ns: start + test_len, weight: 1.0 });
             phases.push(PowerPhase { start_ns: start + test_len + pad_half, weight: pad_late });
         }
