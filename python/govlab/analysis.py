@@ -31,7 +31,9 @@ in the direction of the score.
 against the baseline the same way. Performance-per-watt of one run is
 ``value / avg_power_w`` for a higher-is-better metric and
 ``1 / (value * avg_power_w)`` for a lower-is-better one (latency, time), so
-that higher is always better.
+that higher is always better. A run with a warm-up counts its score and its
+powers after it (energy stays the whole run's); the Package row is the power
+`govlab reproduce` reads (:func:`package_energy`).
 
 **Summary** (when the report covers more than one benchmark): each
 configuration's overall scores, sorted as the 2018 HWP-boost post sorts its
@@ -177,17 +179,21 @@ def analyse(definition: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], re
             continue
         index = _index_of(values, run["axis_value"])
         cell = samples[(run["config"], index)]
-        # a run with a warm-up is measured after it (govlab.samples.window); energy, the
-        # machine's average power and DRAM stay the whole run's
+        # a run with a warm-up is measured after it (govlab.samples.window): its score,
+        # power and DRAM; its energy stays the whole run's (the warm-up was spent too)
         measured = samples_of.window(result)
+        after = measured is not None and not math.isnan(measured["dram_j"])
         cell["metric"].append(float(pm["value"]) if measured is None else measured["value"])
         cell["energy_j"].append(float(result["energy_j"]))
-        cell["avg_power_w"].append(float(result["avg_power_w"]))
+        if after:
+            cell["avg_power_w"].append((measured["package_j"] + measured["dram_j"]) / measured["seconds"])
+        else:
+            cell["avg_power_w"].append(float(result["avg_power_w"]))
         secs = float(result.get("sim_time_s") or 0.0)
         if secs > 0 and "package_j" in result:  # results stored before issue 23 have no domains
-            package_w = float(result["package_j"]) / secs
-            cell["package_w"].append(package_w if measured is None else measured["package_j"] / measured["seconds"])
-            cell["dram_w"].append(float(result["dram_j"]) / secs)
+            package_j, package_s = package_energy(result)
+            cell["package_w"].append(package_j / package_s)
+            cell["dram_w"].append(measured["dram_j"] / measured["seconds"] if after else float(result["dram_j"]) / secs)
     if unfinished:
         raise UnfinishedRuns(unfinished_message(definition["name"], axis["name"] if axis else None, unfinished))
     if metric is None:
@@ -328,6 +334,20 @@ def _ppw(value: float, power_w: float, better: str) -> float:
 def _ppw_unit(metric: Mapping[str, Any]) -> str:
     unit = metric.get("unit") or metric["name"]
     return f"{unit}/W" if metric["better"] == "higher" else f"1/({unit}*W)"
+
+
+def package_energy(result: Mapping[str, Any]) -> tuple[float, float]:
+    """A run's package energy (J) and the time it stands for (s): the run's own; for a run
+    with a warm-up, those after it (govlab.samples.window); for a run simulated in shorter
+    parts (netperf's ``scored_len``), those of the invocation it stands for
+    (``scored_power``, crates/govlab-core/src/machine/power_phases.rs)."""
+    measured = samples_of.window(result)
+    if measured is not None:
+        return measured["package_j"], measured["seconds"]
+    scored = result.get("scored_power")
+    if scored is not None:
+        return float(scored["package_j"]), float(scored["time_s"])
+    return float(result.get("package_j", math.nan)), float(result.get("sim_time_s") or 0.0)
 
 
 def _index_of(values: list[Any], value: Any) -> int:

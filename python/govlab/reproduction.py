@@ -273,7 +273,7 @@ def rows(
 # average over "the entire duration of each benchmark" (all its runs: the
 # package energy over the time; a run simulated in shorter parts, netperf's
 # tests scored as 10-s ones, counts as the invocation it stands for:
-# :func:`_power_of`), and performance per watt is the score over
+# :func:`govlab.analysis.package_energy`), and performance per watt is the score over
 # the power ratio. Its tables print two decimals and a tilde for 1.00, "a
 # neutral result, i.e. no difference from baseline". govlab's difference is
 # one only when it shows at two decimals and is significant over the repeats
@@ -317,8 +317,8 @@ def summary_rows(
         return out
 
     def pkg_w(runs: Sequence[Mapping[str, Any]]) -> float:
-        secs = math.fsum(_power_of(r)[1] for r in runs)
-        return math.fsum(_power_of(r)[0] for r in runs) / secs if secs > 0 else math.nan
+        secs = math.fsum(compare.package_energy(r)[1] for r in runs)
+        return math.fsum(compare.package_energy(r)[0] for r in runs) / secs if secs > 0 else math.nan
 
     def runs_of(config: str) -> list[Mapping[str, Any]]:
         return [r for k in keys for r in cells.get((config, k), [])]
@@ -650,20 +650,6 @@ def _signed(p: float) -> str:
 
 def default_db() -> str:
     return os.path.join(os.getcwd(), "govlab-reproduce.sqlite")
-
-
-def _power_of(result: Mapping[str, Any]) -> tuple[float, float]:
-    """A run's package energy (J) and the time it stands for (s): the run's own; for a run
-    with a warm-up, those after it (govlab.samples.window); for a run simulated in shorter
-    parts (netperf's ``scored_len``), those of the invocation it stands for
-    (``scored_power``, crates/govlab-core/src/machine/power_phases.rs)."""
-    measured = sampling.window(result)
-    if measured is not None:
-        return measured["package_j"], measured["seconds"]
-    scored = result.get("scored_power")
-    if scored is not None:
-        return float(scored["package_j"]), float(scored["time_s"])
-    return float(result.get("package_j", math.nan)), float(result.get("sim_time_s") or 0.0)
 
 
 def _primary_value(result: Mapping[str, Any]) -> float:

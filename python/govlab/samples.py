@@ -182,6 +182,7 @@ def compact(name: str, intervals: Sequence[Mapping[str, Any]], warmup_ns: int = 
                 "counters": iv["counters"],
                 "series": iv["series"],
                 "package_j": math.fsum(p["package_j"] for p in iv["packages"]),
+                "dram_j": math.fsum(p.get("dram_j", 0.0) for p in iv["packages"]),
             }
             for iv in intervals
             # an interval's times are its ns / 1e9: half an interval decides, not the last bit
@@ -194,8 +195,9 @@ def compact(name: str, intervals: Sequence[Mapping[str, Any]], warmup_ns: int = 
 
 
 def window(result: Mapping[str, Any]) -> dict[str, float] | None:
-    """A run with a warm-up: its primary metric, package energy and seconds after the
-    warm-up, ``{"value", "package_j", "seconds"}``; None for a run without one."""
+    """A run with a warm-up: its primary metric, package and DRAM energy and seconds after
+    the warm-up, ``{"value", "package_j", "dram_j", "seconds"}`` (``dram_j`` nan for a run
+    stored before the intervals kept it); None for a run without one."""
     kept = result.get("samples")
     if kept is None or not kept.get("warmup_s"):
         return None
@@ -206,6 +208,7 @@ def window(result: Mapping[str, Any]) -> dict[str, float] | None:
     return {
         "value": sampler(kept["sampler"]).primary(ivs, secs),
         "package_j": math.fsum(iv["package_j"] for iv in ivs),
+        "dram_j": math.fsum(iv["dram_j"] for iv in ivs) if all("dram_j" in iv for iv in ivs) else math.nan,
         "seconds": secs,
     }
 

@@ -419,3 +419,43 @@ def test_experiment_paths_are_relative_to_the_file(tmp_path):
     assert exp.platform == str(tmp_path / "sub" / "machine.toml")
     # the file is keyed by its content, not its path
     assert str(tmp_path) not in plan.canonical_json(plan.runs(exp)[0].identity)
+
+
+def _stored(value: float, package_j: float, dram_j: float, secs: float, **extra) -> dict:
+    return {
+        "primary_metric": {"name": "tps", "unit": "trans/s", "better": "higher", "value": value},
+        "energy_j": package_j + dram_j,
+        "avg_power_w": (package_j + dram_j) / secs,
+        "sim_time_s": secs,
+        "package_j": package_j,
+        "dram_j": dram_j,
+        **extra,
+    }
+
+
+def test_power_is_what_the_run_stands_for_as_reproduce_reads_it():
+    # a run with a warm-up: power after it; a shortened run (netperf): its scored power; the
+    # same package power `govlab reproduce` reads (analysis.package_energy)
+    definition = {
+        "name": "p", "platform": "x", "workload": "w", "duration": "1s", "seeds": [1],
+        "baseline": "plain", "axis": None,
+        "configs": [{"name": "plain"}, {"name": "warm"}, {"name": "scored"}],
+    }
+    # warm-up 0.5 s at 10 W package and 2 W DRAM, then 0.5 s at 4 W and 1 W: 100 transactions after it
+    ivs = [
+        {"start_s": t / 10, "end_s": (t + 1) / 10, "counters": [20, 0], "series": [[0, 0.0]], "package_j": 0.4, "dram_j": 0.1}
+        for t in range(5, 10)
+    ]
+    warm = _stored(500.0, 5.0 + 2.0, 1.0 + 0.5, 1.0, samples={"sampler": "pgbench", "intervals": ivs, "warmup_s": 0.5})
+    scored = _stored(400.0, 8.0, 1.0, 1.0, scored_power={"package_j": 60.0, "time_s": 10.0, "package_w": 6.0})
+    results = {"a": _stored(400.0, 8.0, 1.0, 1.0), "b": warm, "c": scored}
+    runs = [{"config": c, "axis_value": None, "repeat": 0, "seed": 1, "key": k} for c, k in (("plain", "a"), ("warm", "b"), ("scored", "c"))]
+    got = compare.analyse(definition, runs, results)
+    rows = {r["stat"]: {c["config"]: c["value"] for c in r["cells"]} for r in got["energy"]}
+    assert rows["Package"] == pytest.approx({"plain": 8.0, "warm": 4.0, "scored": 6.0})
+    assert rows["Power"] == pytest.approx({"plain": 9.0, "warm": 5.0, "scored": 9.0})
+    assert rows["DRAM"] == pytest.approx({"plain": 1.0, "warm": 1.0, "scored": 1.0})
+    assert rows["Energy"]["warm"] == pytest.approx(8.5)  # the warm-up was spent too
+    assert rows["Perf/W"]["warm"] == pytest.approx(100 / 0.5 / 5.0)
+    for key, result in results.items():
+        assert compare.package_energy(result) == pytest.approx({"a": (8.0, 1.0), "b": (2.0, 0.5), "c": (60.0, 10.0)}[key])

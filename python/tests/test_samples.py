@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from govlab import experiment, samples
@@ -161,13 +163,19 @@ def test_a_run_without_a_warm_up_has_no_window_and_loses_no_interval(name, count
 def test_the_window_after_a_warm_up_is_the_primary_metric_of_the_rest():
     # 10 intervals of 10 ms, the first 4 a warm-up: 40 transactions and 1 J each in it, 10 and 0.2 J after
     raw = [
-        {**_iv(i, counters=(40 if i < 4 else 10, 0)), "packages": [{"package_j": 0.6 if i < 4 else 0.1}, {"package_j": 0.4 if i < 4 else 0.1}]}
+        {
+            **_iv(i, counters=(40 if i < 4 else 10, 0)),
+            "packages": [{"package_j": 0.6 if i < 4 else 0.1, "dram_j": 0.05}, {"package_j": 0.4 if i < 4 else 0.1, "dram_j": 0.02}],
+        }
         for i in range(10)
     ]
     kept = samples.compact("pgbench", raw, 40_000_000)
     assert [iv["start_s"] for iv in kept["intervals"]] == pytest.approx([0.04, 0.05, 0.06, 0.07, 0.08, 0.09])
     got = samples.window({"samples": kept})
-    assert got == pytest.approx({"value": 60 / 0.06, "package_j": 1.2, "seconds": 0.06})
+    assert got == pytest.approx({"value": 60 / 0.06, "package_j": 1.2, "dram_j": 0.42, "seconds": 0.06})
+    # intervals stored before they kept DRAM: no DRAM figure, not a zero one
+    old = {**kept, "intervals": [{k: v for k, v in iv.items() if k != "dram_j"} for iv in kept["intervals"]]}
+    assert math.isnan(samples.window({"samples": old})["dram_j"])
     assert samples.of({"samples": kept})["pkg_power_w"] == pytest.approx([20.0] * 6)
 
 
