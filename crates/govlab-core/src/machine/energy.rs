@@ -377,7 +377,9 @@ impl Engine {
     }
 
     /// The latency the package's C-state adds to the exit of a core that
-    /// wakes it now.
+    /// wakes it now, beyond the core state's own exit latency (which by
+    /// cpuidle.rst's rule already covers the package: 0 in every shipped
+    /// file, docs/research/sources.md C.12).
     pub(crate) fn package_exit_latency_ns(&self, pkg: usize) -> u64 {
         self.pkg_energy[pkg].state.map_or(0, |s| self.plat.packages[pkg].cstates[s].exit_latency_ns)
     }

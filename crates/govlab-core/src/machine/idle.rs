@@ -268,8 +268,11 @@ impl Engine {
             self.decide_in_hindsight(cpu);
         }
         let CpuMode::Idle { state, entry_ns } = self.rqs[cpu].mode else { return };
-        // The package's own exit comes on top when this CPU wakes it, a
-        // housekeeping burst runs before the CPU can go idle again
+        // A package exit beyond the state's row comes on top when this CPU
+        // wakes the package (none in the shipped files: a cpuidle state's
+        // exit latency covers the package's, Documentation/admin-guide/pm/
+        // cpuidle.rst "Representation of Idle States"), a housekeeping
+        // burst runs before the CPU can go idle again
         // (machine/housekeeping.rs), and the idle cycle's kernel code
         // (machine/kpath.rs) runs in C0: all lengthen the exit.
         let kpath_ns = self.kpath_idle_ns(cpu);

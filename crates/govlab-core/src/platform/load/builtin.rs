@@ -523,4 +523,30 @@ mod tests {
         assert!(6 * d.flush_ns + 3 * d.write_ns < 1_000_000_000 / 2098, "{} {}", d.flush_ns, d.write_ns);
         assert!(d.flush_ns + d.write_ns < 1_000_000_000 / 2692);
     }
+
+    /// A cpuidle state's exit latency covers the package's exit
+    /// (Documentation/admin-guide/pm/cpuidle.rst, "Representation of Idle
+    /// States"; ACPI _CST's worst-case latency): no shipped file adds a
+    /// package exit on top of its core rows, and every x86 file has
+    /// package C-states for that to hold of.
+    #[test]
+    fn no_shipped_package_c_state_adds_to_the_core_rows_exit() {
+        let mut with_states = Vec::new();
+        for name in platform_names() {
+            let p = named(name).unwrap();
+            for pkg in &p.packages {
+                for c in &pkg.cstates {
+                    assert_eq!(c.exit_latency_ns, 0, "{name} {}", c.name);
+                }
+            }
+            if p.packages.iter().any(|pkg| !pkg.cstates.is_empty()) {
+                with_states.push(name);
+            }
+        }
+        with_states.sort_unstable();
+        assert_eq!(
+            with_states,
+            ["broadwell-2s-e5-2698v4", "haswell-2s-e5-2670v3", "i5-10600k", "i7-2600k", "i9-12900k", "skylake-e3-1240v5"]
+        );
+    }
 }
