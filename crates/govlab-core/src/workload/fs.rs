@@ -32,11 +32,35 @@
 //!    (the model's [`Op::IoAsync`]: no iowait). The write's completion
 //!    runs `xlog_ioend_work` (v5.2: `xlog_iodone`) on an `xfs-log`
 //!    kworker, which wakes the waiters.
-//! 3. Commits are shared: every fsync waiting when a commit ends is released
-//!    by it (jbd2's and the CIL's batching). An fsync that starts while a
-//!    commit is already being written is released by that commit too — the
-//!    kernel would make it wait for the next one (left out: the model has no
-//!    transaction ids; with one client it never happens).
+//! 3. Commits are shared, by sequence: an fsync waits for the first commit
+//!    that starts after its own changes, and every fsync waiting for that
+//!    one is released by it (jbd2's and the CIL's batching). One commit is
+//!    written at a time. **ext4:** `jbd2_complete_transaction()` waits for
+//!    the tid of the transaction that holds the inode's change
+//!    (`ei->i_sync_tid`), and kjournald2 commits one transaction after the
+//!    other (fs/jbd2/journal.c, v5.2): an fsync arriving while a commit is
+//!    written joins the running transaction and waits for the next commit,
+//!    which starts when that one is done. **XFS:** `xfs_log_force_lsn()`
+//!    pushes the CIL up to the inode's checkpoint sequence and waits for
+//!    that checkpoint's iclog (v5.2 fs/xfs/xfs_log_cil.c
+//!    `xlog_cil_force_lsn`); an fsync arriving while a checkpoint's iclog is
+//!    being written has its change in the next checkpoint, and
+//!    `__xfs_log_force_lsn()` (v5.2 fs/xfs/xfs_log.c) sleeps on the
+//!    previous iclog's `ic_write_wait` while it is WANT_SYNC or SYNCING
+//!    before syncing the next one ("by waiting for the previous I/O to
+//!    complete, we can allow a few more transactions into this iclog").
+//!    Modelled with the write-ahead log's sequence ([`Op::LogFlush`],
+//!    `ProgramBuilder::log_wait`): the fsync records its change; with no
+//!    commit under way, the first waiter whose change no finished commit
+//!    covers asks the journal thread for one, covering every change
+//!    recorded so far; the journal thread's end of the commit
+//!    ([`Op::LogFlushed`]) wakes that task and every other waiter at once,
+//!    and whoever changed before the commit started needs nothing more.
+//!    The next commit starts when a waiter it must cover runs again: as in
+//!    XFS, whose waiters sync the next iclog themselves; kjournald2 would
+//!    start it at once for a tid already requested (a simplification for
+//!    ext4). Until session 21 an fsync arriving during a commit was
+//!    released by it (no sequence).
 //!
 //! The writeback flusher (`kworker/flush`, a worker of the unbound
 //! `writeback` workqueue) wakes every `dirty_writeback_centisecs` (5 s)
@@ -95,7 +119,10 @@
 //! after a transaction starts — every modelled workload's fsyncs commit far
 //! sooner, so it never fires), xfsaild and the 30-s XFS log worker (they
 //! push metadata on log-tail pressure or every `xfs_syncd_centisecs`),
-//! ext4 fast commits, `data=journal`, and transaction ids (see 3.).
+//! ext4 fast commits, `data=journal`; a change is dated at its fsync (an
+//! inode changed before a commit started but fsynced during it waits for
+//! the next one here, not in the kernel: dbench's and sqlite's fsyncs
+//! follow their changes at once).
 
 use super::{ChannelSpec, Dist, IoKind, Op, ProgramBuilder, Setup, TaskSpec, Workqueue};
 use crate::kernel::EraId;
@@ -185,12 +212,16 @@ pub struct Layer {
     device: u32,
     /// The device's name, for the journal thread's comm.
     device_name: String,
-    /// Mutex guarding the commit request and completion.
+    /// Mutex guarding the commit's completion.
     lock: u32,
-    /// Condition a caller signals to ask for a commit.
+    /// Channel the fsync leading a commit asks the journal thread by (a
+    /// message is never lost, unlike a signal nobody waits for).
     request: u32,
     /// Condition broadcast when a commit is on disk.
     done: u32,
+    /// The journal's sequence (tids, checkpoint sequences): a
+    /// write-ahead log whose flush is a commit.
+    seq: u32,
     /// XFS: the CIL worker hands a written iclog to the log worker.
     ioend: u32,
 }
@@ -201,11 +232,15 @@ impl Layer {
     pub fn new(fs: Fs, device: u32, device_name: &str, setup: &mut Setup) -> Layer {
         let lock = setup.mutexes;
         setup.mutexes += 1;
-        let (request, done) = (setup.conds, setup.conds + 1);
-        setup.conds += 2;
+        let done = setup.conds;
+        setup.conds += 1;
+        let seq = setup.logs;
+        setup.logs += 1;
         let ioend = setup.channels.len() as u32;
         setup.channels.push(ChannelSpec::plain("xlog-ioend", u64::MAX / 2));
-        Layer { fs, device, device_name: device_name.into(), lock, request, done, ioend }
+        let request = setup.channels.len() as u32;
+        setup.channels.push(ChannelSpec::plain("journal-request", u64::MAX / 2));
+        Layer { fs, device, device_name: device_name.into(), lock, request, done, seq, ioend }
     }
 
     pub fn fs(&self) -> Fs {
@@ -232,10 +267,13 @@ impl Layer {
         if data_bytes > 0 {
             self.io(b, IoKind::Write, data_bytes);
         }
-        b.run(half, 0.0)
-            .op(Op::Lock { mutex: self.lock })
-            .op(Op::CondSignal { cond: self.request, all: false })
-            .op(Op::WaitEvent { cond: self.done, mutex: self.lock });
+        b.run(half, 0.0);
+        let (lock, request, done) = (self.lock, self.request, self.done);
+        b.log_wait(self.seq, |b| {
+            b.op(Op::Lock { mutex: lock })
+                .op(Op::Send { chan: request, bytes: 1 })
+                .op(Op::WaitEvent { cond: done, mutex: lock });
+        });
     }
 
     /// The ops of an fdatasync of an overwrite that changes no metadata
@@ -267,15 +305,13 @@ impl Layer {
     /// writeback (iozone).
     pub fn journal_threads(&self) -> Vec<TaskSpec> {
         let mut out = Vec::new();
-        let (lock, request, done) = (self.lock, self.request, self.done);
-        // The committer holds the lock from broadcasting `done` until it
-        // waits for the next request, so no request falls in between.
+        let (lock, request, done, seq) = (self.lock, self.request, self.done, self.seq);
+        // One request at a time (the sequence's leader), so one commit at a
+        // time; its end wakes the leader and every fsync waiting behind it.
         let committer = |b: &mut ProgramBuilder, body: &dyn Fn(&mut ProgramBuilder), after: &dyn Fn(&mut ProgramBuilder)| {
-            b.op(Op::Lock { mutex: lock });
             b.repeat(None, |b| {
-                b.op(Op::CondWait { cond: request, mutex: lock }).op(Op::Unlock { mutex: lock });
+                b.op(Op::Recv { chan: request });
                 body(b);
-                b.op(Op::Lock { mutex: lock });
                 after(b);
             });
         };
@@ -292,7 +328,10 @@ impl Layer {
                         self.io(b, IoKind::Flush, 0);
                     },
                     &|b| {
-                        b.op(Op::CondSignal { cond: done, all: true });
+                        b.op(Op::Lock { mutex: lock })
+                            .op(Op::LogFlushed { log: seq })
+                            .op(Op::CondSignal { cond: done, all: true })
+                            .op(Op::Unlock { mutex: lock });
                     },
                 );
                 out.push(kthread(jbd2_comm(&self.device_name), b.build()));
@@ -322,6 +361,7 @@ impl Layer {
                         b.op(Op::Recv { chan: ioend })
                             .run(Self::cost(XLOG_IOEND_NS), 0.0)
                             .op(Op::Lock { mutex: lock })
+                            .op(Op::LogFlushed { log: seq })
                             .op(Op::CondSignal { cond: done, all: true })
                             .op(Op::Unlock { mutex: lock });
                     })

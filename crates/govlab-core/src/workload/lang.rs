@@ -300,6 +300,22 @@ impl ProgramBuilder {
         self
     }
 
+    /// A journal commit waited for by sequence: the ops of `request` ask
+    /// for a commit covering every change recorded so far and sleep until
+    /// it is on disk, done by whichever waiting task finds no commit
+    /// covering its change and none under way; another task (the journal's)
+    /// ends the commit with [`Op::LogFlushed`], which wakes every waiter at
+    /// once. Skipped by a task whose change a finished commit covered.
+    pub fn log_wait(&mut self, log: u32, request: impl FnOnce(&mut Self)) -> &mut Self {
+        self.ops.push(Op::LogInsert { log });
+        let at = self.ops.len();
+        self.ops.push(Op::LogFlush { log, done: 0 });
+        request(self);
+        let done = self.ops.len() as u32;
+        self.ops[at] = Op::LogFlush { log, done };
+        self
+    }
+
     /// With probability `p` the ops of `first`, otherwise those of `second`.
     pub fn either(&mut self, p: f64, first: impl FnOnce(&mut Self), second: impl FnOnce(&mut Self)) -> &mut Self {
         let pick = self.ops.len();
