@@ -23,7 +23,6 @@
 //! drain, runs alone, and requests submitted meanwhile queue behind it. NVMe
 //! flushes are queued like any other command (`flush_queued = true`).
 
-use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -35,6 +34,7 @@ use crate::sched::cpumask::CpuMask;
 use crate::sched::fork::init_entity_runnable_average;
 use crate::sched::pelt::SchedAvg;
 use crate::sched::{TaskId, TaskState};
+use crate::sim::idmap::IdMap;
 use crate::sim::rng::{LogNormal, Rng, Stream};
 use crate::sim::Time;
 use crate::workload::{Arrivals, IoKind, Op, Setup, Since, TaskSpec, TimerRef};
@@ -100,13 +100,13 @@ pub struct SyncRt {
     /// Next expiry of each shared timer (None: not used yet).
     pub shared_timers: Vec<Option<Time>>,
     /// Next expiry of each task's own timers.
-    pub own_timers: HashMap<(TaskId, u32), Time>,
+    pub own_timers: IdMap<(TaskId, u32), Time>,
     /// Write-ahead logs (`LogInsert`, `LogFlush`, `LogFlushed`).
     pub logs: Vec<LogRt>,
     /// Tasks blocked in `RecvAny`: the channels they wait on.
-    pub pollers: HashMap<TaskId, (u32, u32)>,
+    pub pollers: IdMap<TaskId, (u32, u32)>,
     /// The index (from `first`) of the channel each task's last `RecvAny` read.
-    pub polled: HashMap<TaskId, u32>,
+    pub polled: IdMap<TaskId, u32>,
 }
 
 /// A write-ahead log with group commit (PostgreSQL 15,
@@ -124,7 +124,7 @@ pub struct LogRt {
     /// Tasks sleeping in LWLockAcquireOrWait until the lock is free.
     pub waiters: Vec<TaskId>,
     /// Each task's last record's end.
-    pub records: HashMap<TaskId, u64>,
+    pub records: IdMap<TaskId, u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -162,10 +162,10 @@ impl Engine {
             conds: vec![VecDeque::new(); setup.conds as usize],
             barriers: setup.barriers.iter().map(|&n| (n, Vec::new())).collect(),
             shared_timers: vec![None; setup.shared_timers as usize],
-            own_timers: HashMap::new(),
+            own_timers: IdMap::default(),
             logs: vec![LogRt::default(); setup.logs as usize],
-            pollers: HashMap::new(),
-            polled: HashMap::new(),
+            pollers: IdMap::default(),
+            polled: IdMap::default(),
         };
         for (i, d) in self.plat.devices.iter().enumerate() {
             self.devices.push(DeviceRt {
