@@ -110,6 +110,27 @@ fn shared_clock_runs_the_highest_request_of_the_active_cpus() {
     assert_eq!(e.domains[0].cur_khz, LOW_KHZ, "CPU 0 asleep: its request must not hold the clock");
 }
 
+/// Each policy's count of CPUs in C0, which the votes read, is its CPUs'
+/// APERF counters' state: while both run, after CPU 0 sleeps, and on Juno,
+/// whose policies are clusters of CPUs.
+#[test]
+fn policy_c0_counts_follow_aperf() {
+    let check = |e: &Engine| {
+        for (p, cpus) in e.pol.cpus.iter().enumerate() {
+            let counting = cpus.iter().filter(|&&c| e.aperf[c].in_c0()).count() as u32;
+            assert_eq!(e.policies[p].c0_cpus, counting, "policy {p}");
+        }
+    };
+    let e = run(SKYLAKE, "sky-c0", CPU0_THEN_IDLE, cpu0_high, 10);
+    assert_eq!(e.policies[0].c0_cpus + e.policies[1].c0_cpus, 2);
+    check(&e);
+    let e = run(SKYLAKE, "sky-c0", CPU0_THEN_IDLE, cpu0_high, 60);
+    assert_eq!(e.policies[0].c0_cpus, 0, "CPU 0 asleep");
+    check(&e);
+    let e = run("juno-r2", "juno-c0", CPU0_THEN_IDLE, |_| 600_000, 60);
+    check(&e);
+}
+
 /// The other way round: the idle CPUs' 1.2 GHz requests do not pull the
 /// clock down while CPU 0 alone runs.
 #[test]

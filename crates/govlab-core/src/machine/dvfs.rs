@@ -128,13 +128,19 @@ pub struct PolicyRt {
     /// whether it expired while the policy idled (it is deferrable).
     pub driver_timer_gen: u32,
     pub driver_timer_deferred: bool,
+    /// Its CPUs whose APERF counts (in C0: they vote for the clock), kept
+    /// with the counters by `clock_vote_changed` so that a vote reads one
+    /// count instead of every CPU's counter.
+    pub c0_cpus: u32,
 }
 
 impl PolicyRt {
-    /// Policy of clock domain `d`, asking for the domain's boot OPP.
-    pub fn new(plat: &Platform, d: usize, dom: &DomainRt) -> Self {
+    /// Policy of clock domain `d` over `cpus` CPUs, asking for the
+    /// domain's boot OPP; its CPUs start in C0, as their APERF does.
+    pub fn new(plat: &Platform, d: usize, dom: &DomainRt, cpus: usize) -> Self {
         let ct = plat.domain_type(d);
         PolicyRt {
+            c0_cpus: cpus as u32,
             domain: d,
             req_opp: dom.req_opp,
             min_khz: ct.min_khz(),
@@ -376,7 +382,7 @@ impl Engine {
         for &p in &self.pol.of_domain[d] {
             let req = self.policies[p].req_opp;
             any = any.max(req);
-            if self.pol.cpus[p].iter().any(|&c| self.aperf[c].in_c0()) {
+            if self.policies[p].c0_cpus > 0 {
                 voted = Some(voted.map_or(req, |v: usize| v.max(req)));
             }
         }
@@ -393,6 +399,8 @@ impl Engine {
         }
         let (now, khz) = (self.now, self.domains[d].cur_khz);
         self.aperf[cpu].switch(c0, now, khz);
+        let pc0 = &mut self.policies[self.pol.of_cpu[cpu]].c0_cpus;
+        *pc0 = if c0 { *pc0 + 1 } else { *pc0 - 1 };
         if self.domains[d].shared {
             let opp = self.voted_opp(d);
             if opp != self.domains[d].req_opp {

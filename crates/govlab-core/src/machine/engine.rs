@@ -319,7 +319,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         .enumerate()
         .map(|(i, d)| DomainRt::new(&platform, d, invariance_khz[d.cpu_type], pol.of_domain[i].len() > 1, min_pstate_init))
         .collect();
-    let policies = pol.domain.iter().map(|&d| PolicyRt::new(&platform, d, &domains[d])).collect();
+    let policies = pol.domain.iter().zip(&pol.cpus).map(|(&d, cpus)| PolicyRt::new(&platform, d, &domains[d], cpus.len())).collect();
     let pelt = PeltRules::for_kernel(&kernel);
     let util_est = kernel.util_est();
     let util_est_form = crate::sched::util_est::UtilEstForm::of(&kernel);

@@ -23,7 +23,6 @@
 //! drain, runs alone, and requests submitted meanwhile queue behind it. NVMe
 //! flushes are queued like any other command (`flush_queued = true`).
 
-use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -35,23 +34,63 @@ use crate::sched::cpumask::CpuMask;
 use crate::sched::fork::init_entity_runnable_average;
 use crate::sched::pelt::SchedAvg;
 use crate::sched::{TaskId, TaskState};
+use crate::sim::idmap::IdMap;
 use crate::sim::rng::{LogNormal, Rng, Stream};
 use crate::sim::Time;
 use crate::workload::{Arrivals, IoKind, Op, Setup, Since, TaskSpec, TimerRef};
 use crate::trace::{TRACE_FLAG_HARDIRQ, TRACE_FLAG_SOFTIRQ};
 
 /// A pipe or socket at run time.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ChannelRt {
     pub capacity_bytes: u64,
     pub used_bytes: u64,
-    /// Messages: (bytes, request arrival time if it came from a source).
-    pub messages: VecDeque<(u64, Time)>,
+    /// Messages: (bytes, request arrival time if it came from a source);
+    /// changed only through [`ChannelRt::push_message`] and
+    /// [`ChannelRt::pop_message`], which keep `front_at`.
+    messages: VecDeque<(u64, Time)>,
+    /// The oldest message's time (`Time::MAX`: none; a message's time is a
+    /// simulated instant, never that), so that `RecvAny` compares its
+    /// channels without reaching into each queue.
+    front_at: Time,
     pub receivers: VecDeque<TaskId>,
     /// Senders blocked on a full channel, with the size they want to send.
     pub senders: VecDeque<(TaskId, u64)>,
     /// Wakeups through it are WF_SYNC ([`crate::workload::ChannelSpec::sync`]).
     pub sync: bool,
+}
+
+impl Default for ChannelRt {
+    fn default() -> Self {
+        ChannelRt {
+            capacity_bytes: 0,
+            used_bytes: 0,
+            messages: VecDeque::new(),
+            front_at: Time::MAX,
+            receivers: VecDeque::new(),
+            senders: VecDeque::new(),
+            sync: false,
+        }
+    }
+}
+
+impl ChannelRt {
+    fn push_message(&mut self, bytes: u64, at: Time) {
+        if self.messages.is_empty() {
+            self.front_at = at;
+        }
+        self.messages.push_back((bytes, at));
+    }
+
+    fn pop_message(&mut self) -> Option<(u64, Time)> {
+        let m = self.messages.pop_front();
+        self.front_at = self.messages.front().map_or(Time::MAX, |&(_, at)| at);
+        m
+    }
+
+    fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -100,13 +139,13 @@ pub struct SyncRt {
     /// Next expiry of each shared timer (None: not used yet).
     pub shared_timers: Vec<Option<Time>>,
     /// Next expiry of each task's own timers.
-    pub own_timers: HashMap<(TaskId, u32), Time>,
+    pub own_timers: IdMap<(TaskId, u32), Time>,
     /// Write-ahead logs (`LogInsert`, `LogFlush`, `LogFlushed`).
     pub logs: Vec<LogRt>,
     /// Tasks blocked in `RecvAny`: the channels they wait on.
-    pub pollers: HashMap<TaskId, (u32, u32)>,
+    pub pollers: IdMap<TaskId, (u32, u32)>,
     /// The index (from `first`) of the channel each task's last `RecvAny` read.
-    pub polled: HashMap<TaskId, u32>,
+    pub polled: IdMap<TaskId, u32>,
 }
 
 /// A write-ahead log with group commit (PostgreSQL 15,
@@ -124,7 +163,7 @@ pub struct LogRt {
     /// Tasks sleeping in LWLockAcquireOrWait until the lock is free.
     pub waiters: Vec<TaskId>,
     /// Each task's last record's end.
-    pub records: HashMap<TaskId, u64>,
+    pub records: IdMap<TaskId, u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -162,10 +201,10 @@ impl Engine {
             conds: vec![VecDeque::new(); setup.conds as usize],
             barriers: setup.barriers.iter().map(|&n| (n, Vec::new())).collect(),
             shared_timers: vec![None; setup.shared_timers as usize],
-            own_timers: HashMap::new(),
+            own_timers: IdMap::default(),
             logs: vec![LogRt::default(); setup.logs as usize],
-            pollers: HashMap::new(),
-            polled: HashMap::new(),
+            pollers: IdMap::default(),
+            polled: IdMap::default(),
         };
         for (i, d) in self.plat.devices.iter().enumerate() {
             self.devices.push(DeviceRt {
@@ -469,10 +508,15 @@ impl Engine {
                     }
                 }
                 Op::RecvAny { first, count } => {
-                    let ready = (first..first + count)
-                        .filter_map(|c| self.chans[c as usize].messages.front().map(|&(_, at)| (at, c)))
-                        .min();
-                    if let Some((_, c)) = ready {
+                    // The channel with the oldest message, the lowest of equals.
+                    let mut oldest = (Time::MAX, 0);
+                    for (i, ch) in self.chans[first as usize..(first + count) as usize].iter().enumerate() {
+                        if ch.front_at < oldest.0 {
+                            oldest = (ch.front_at, i as u32);
+                        }
+                    }
+                    let ready = (oldest.0 != Time::MAX).then_some(first + oldest.1);
+                    if let Some(c) = ready {
                         self.chan_recv(cpu, c as usize, t);
                         self.sync.polled.insert(t, c - first);
                     } else {
@@ -822,7 +866,7 @@ impl Engine {
             return false;
         }
         ch.used_bytes += bytes;
-        ch.messages.push_back((bytes, stamp));
+        ch.push_message(bytes, stamp);
         self.wake_receiver(cpu, chan);
         true
     }
@@ -858,13 +902,13 @@ impl Engine {
             return;
         }
         ch.used_bytes += bytes;
-        ch.messages.push_back((bytes, stamp));
+        ch.push_message(bytes, stamp);
         self.wake_receiver(cpu, chan);
     }
 
     /// Returns false if the receiver blocked.
     fn chan_recv(&mut self, cpu: CpuId, chan: usize, t: TaskId) -> bool {
-        if self.chans[chan].messages.is_empty() {
+        if self.chans[chan].is_empty() {
             self.chans[chan].receivers.push_back(t);
             self.block(cpu, t);
             return false;
@@ -876,7 +920,7 @@ impl Engine {
             if ch.used_bytes == 0 || ch.used_bytes + bytes <= ch.capacity_bytes {
                 ch.senders.pop_front();
                 ch.used_bytes += bytes;
-                ch.messages.push_back((bytes, self.now));
+                ch.push_message(bytes, self.now);
                 let sync = ch.sync;
                 self.try_to_wake_up_sync(s, cpu, sync);
             }
@@ -886,7 +930,7 @@ impl Engine {
 
     /// Hand the oldest message of `chan` to task `t`.
     fn deliver(&mut self, chan: usize, t: TaskId) {
-        if let Some((bytes, stamp)) = self.chans[chan].messages.pop_front() {
+        if let Some((bytes, stamp)) = self.chans[chan].pop_message() {
             self.chans[chan].used_bytes -= bytes;
             self.tasks[t].request_ns = stamp;
         }
@@ -1030,7 +1074,7 @@ impl Engine {
         let now = self.now;
         let ch = &mut self.chans[chan];
         ch.used_bytes += 1;
-        ch.messages.push_back((1, now));
+        ch.push_message(1, now);
         if let Some(r) = ch.receivers.pop_front() {
             self.deliver_or_unpoll(chan, r);
             // The request arrives by network interrupt on the receiver's

@@ -28,6 +28,7 @@
 //! The engine itself (`machine::Engine`) is built by `machine::build` from
 //! a `RunConfig` and driven by `Engine::run`.
 
+pub mod idmap;
 pub mod queue;
 pub mod rng;
 
