@@ -11,7 +11,7 @@ use pyo3::sync::GILProtected;
 use pyo3::types::{PyInt, PyTuple};
 
 use super::hwp::{HwpCapsView, HwpRequestPy};
-use super::{init, int_of, method, shown, Who};
+use super::{init, int, int_of, method, shown, unbound, Who};
 
 /// A policy as a Python governor sees it: its fixed data, its current
 /// frequency and limits, the scheduler's figures for any CPU, and the
@@ -59,11 +59,38 @@ struct DuringCall {
     /// The scheduler during the current call; None between calls.
     sched: Option<SchedDuringCall>,
     /// policy->cur, kHz.
-    cur_khz: u32,
+    cur_khz: Khz,
     /// Policy limits (scaling_min_freq, scaling_max_freq), kHz.
-    min_khz: u32,
-    max_khz: u32,
+    min_khz: Khz,
+    max_khz: Khz,
     req: CpufreqRequests,
+}
+
+/// A frequency and the Python int of it, made when first read and kept
+/// while the frequency stays (the limits change rarely, `cur` at most at
+/// each frequency change).
+#[derive(Default)]
+struct Khz {
+    khz: u32,
+    int: Option<Py<PyInt>>,
+}
+
+impl Khz {
+    fn set(&mut self, khz: u32) {
+        if khz != self.khz {
+            self.khz = khz;
+            self.int = None;
+        }
+    }
+
+    fn get(&mut self, py: Python<'_>) -> Py<PyInt> {
+        if let Some(i) = &self.int {
+            return i.clone_ref(py);
+        }
+        let i = int(py, self.khz.into()).unbind();
+        self.int = Some(i.clone_ref(py));
+        i
+    }
 }
 
 /// The engine's view of the scheduler, lent to a [`PolicyView`] for one call.
@@ -119,9 +146,9 @@ impl PolicyView {
     /// the call; the guard returned ends the loan when dropped.
     fn enter<'a, 'py>(view: &'a Bound<'py, PolicyView>, p: &Policy<'_>) -> LeaveOnDrop<'a, 'py> {
         let mut c = view.get().call.get(view.py()).borrow_mut();
-        c.cur_khz = p.cur_khz;
-        c.min_khz = p.min_khz;
-        c.max_khz = p.max_khz;
+        c.cur_khz.set(p.cur_khz);
+        c.min_khz.set(p.min_khz);
+        c.max_khz.set(p.max_khz);
         c.sched = Some(SchedDuringCall::new(p.sched));
         c.req = CpufreqRequests::default();
         LeaveOnDrop(view)
@@ -164,35 +191,35 @@ impl Drop for LeaveOnDrop<'_, '_> {
 impl PolicyView {
     /// policy->cur: the frequency the policy last set, kHz.
     #[getter]
-    fn cur_khz(&self, py: Python<'_>) -> u32 {
-        self.call.get(py).borrow().cur_khz
+    fn cur_khz(&self, py: Python<'_>) -> Py<PyInt> {
+        self.during(py).cur_khz.get(py)
     }
 
     /// Policy limits (scaling_min_freq, scaling_max_freq), kHz.
     #[getter]
-    fn min_khz(&self, py: Python<'_>) -> u32 {
-        self.call.get(py).borrow().min_khz
+    fn min_khz(&self, py: Python<'_>) -> Py<PyInt> {
+        self.during(py).min_khz.get(py)
     }
 
     #[getter]
-    fn max_khz(&self, py: Python<'_>) -> u32 {
-        self.call.get(py).borrow().max_khz
+    fn max_khz(&self, py: Python<'_>) -> Py<PyInt> {
+        self.during(py).max_khz.get(py)
     }
 
     /// CFS utilisation of `cpu` as schedutil reads it, 0..capacity.
-    fn util(&self, py: Python<'_>, cpu: usize) -> PyResult<u64> {
-        self.read(py, cpu, |s| s.cpu_util(cpu))
+    fn util<'py>(&self, py: Python<'py>, cpu: usize) -> PyResult<Bound<'py, PyInt>> {
+        Ok(int(py, self.read(py, cpu, |s| s.cpu_util(cpu))?))
     }
 
     /// `cpu_util_cfs_boost` of `cpu` (v6.5+ schedutil's reading): as
     /// `util`, with the runqueue's runnable_avg also raising it.
-    fn util_boost(&self, py: Python<'_>, cpu: usize) -> PyResult<u64> {
-        self.read(py, cpu, |s| s.cpu_util_boost(cpu))
+    fn util_boost<'py>(&self, py: Python<'py>, cpu: usize) -> PyResult<Bound<'py, PyInt>> {
+        Ok(int(py, self.read(py, cpu, |s| s.cpu_util_boost(cpu))?))
     }
 
     /// arch_scale_cpu_capacity of `cpu` (1024 on the biggest CPUs).
-    fn capacity(&self, py: Python<'_>, cpu: usize) -> PyResult<u64> {
-        self.read(py, cpu, |s| s.capacity(cpu))
+    fn capacity<'py>(&self, py: Python<'py>, cpu: usize) -> PyResult<Bound<'py, PyInt>> {
+        Ok(int(py, self.read(py, cpu, |s| s.capacity(cpu))?))
     }
 
     /// Cumulative idle time of `cpu` up to `now_ns` (get_cpu_idle_time), ns.
@@ -206,8 +233,8 @@ impl PolicyView {
     }
 
     /// Tasks on the runqueue of `cpu`, the running one included.
-    fn nr_running(&self, py: Python<'_>, cpu: usize) -> PyResult<u32> {
-        self.read(py, cpu, |s| s.nr_running(cpu))
+    fn nr_running<'py>(&self, py: Python<'py>, cpu: usize) -> PyResult<Bound<'py, PyInt>> {
+        Ok(int(py, self.read(py, cpu, |s| s.nr_running(cpu))?.into()))
     }
 
     /// Idle entries of `cpu` with the tick stopped, or None if not counted.
@@ -222,7 +249,7 @@ impl PolicyView {
     fn set_target(&self, py: Python<'_>, khz: i64, relation: &str) -> PyResult<()> {
         let relation = external::relation(relation).map_err(PyValueError::new_err)?;
         let mut c = self.during(py);
-        let khz = external::check_target_khz(khz, c.min_khz, c.max_khz, self.takes_hwp).map_err(PyValueError::new_err)?;
+        let khz = external::check_target_khz(khz, c.min_khz.khz, c.max_khz.khz, self.takes_hwp).map_err(PyValueError::new_err)?;
         c.req.target = Some((khz, relation));
         Ok(())
     }
@@ -246,7 +273,7 @@ impl PolicyView {
     fn __repr__(&self, py: Python<'_>) -> String {
         let cpus = self.cpus.bind(py).str().map_or_else(|_| "?".into(), |s| s.to_string());
         let c = self.call.get(py).borrow();
-        format!("<Policy {} cpus={cpus} cur={} kHz limits={}..{} kHz>", self.policy, c.cur_khz, c.min_khz, c.max_khz)
+        format!("<Policy {} cpus={cpus} cur={} kHz limits={}..{} kHz>", self.policy, c.cur_khz.khz, c.min_khz.khz, c.max_khz.khz)
     }
 }
 
@@ -273,6 +300,14 @@ pub(crate) struct PyCpufreq {
     start: PyObject,
     update: PyObject,
     timer: PyObject,
+    /// The governor object, and the function behind its `update` when
+    /// that is a plain method: the hook calls the function with the
+    /// object first (see [`unbound`]).
+    gov: PyObject,
+    update_fn: Option<PyObject>,
+    /// The latest hook call's time as a Python int: a run's hook calls
+    /// come in bursts at one time (a wakeup's enqueue, then the tick).
+    time_int: Option<(u64, PyObject)>,
     uses_hook: bool,
     /// The driver the governor is part of (its class's `driver`).
     driver: Option<&'static str>,
@@ -296,6 +331,7 @@ pub(crate) fn factory(name: String, gov: PyObject) -> CpufreqFactory {
             let tunables = init(py, &who, g, ctx)?;
             let lookup = |attr: &str| method(g, attr).map_err(|e| who.exception(py, attr, 0, &e));
             let (start, update, timer) = (lookup("start")?, lookup("update")?, lookup("timer")?);
+            let update_fn = unbound(py, g, &update).map_err(|e| who.exception(py, "update", 0, &e))?;
             let uses_hook = g
                 .getattr("uses_util_hook")
                 .and_then(|v| v.is_truthy())
@@ -310,6 +346,9 @@ pub(crate) fn factory(name: String, gov: PyObject) -> CpufreqFactory {
                 start,
                 update,
                 timer,
+                gov: gov.clone_ref(py),
+                update_fn,
+                time_int: None,
                 uses_hook,
                 driver,
                 tunables,
@@ -349,20 +388,38 @@ impl PyCpufreq {
     fn call_py(&mut self, py: Python<'_>, p: &mut Policy<'_>, call: Call, time_ns: u64) -> Result<(), Error> {
         let name = call.name();
         let who = &self.who;
-        let view = view_of(&mut self.views, py, p, self.nr_cpus).map_err(|e| who.exception(py, name, time_ns, &e))?.bind(py);
+        let view = &view_of(&mut self.views, py, p, self.nr_cpus).map_err(|e| who.exception(py, name, time_ns, &e))?.bind(py).clone();
         let during = PolicyView::enter(view, p);
         let ret = match call {
             Call::Start => self.start.call1(py, (view,)),
-            Call::Update { cpu, flags } => {
-                let (util, max) = (p.sched.cpu_util(cpu), p.sched.capacity(cpu));
-                self.update.call1(py, (view, cpu, time_ns, util, max, flags))
-            }
+            Call::Update { cpu, flags } => self.call_update(py, view, p, cpu, flags, time_ns),
             Call::Timer => self.timer.call1(py, (view, time_ns)),
         };
         let req = during.requests();
         let ret = ret.map_err(|e| self.who.exception(py, name, time_ns, &e))?;
         let ret = ret.bind(py);
         external::apply_cpufreq(p, answer(ret), || shown_answer(ret), req).map_err(|why| self.who.error(name, time_ns, why))
+    }
+}
+
+impl PyCpufreq {
+    /// `update(policy, cpu, time_ns, util, max, flags)`.
+    fn call_update(&mut self, py: Python<'_>, view: &Bound<'_, PolicyView>, p: &Policy<'_>, cpu: usize, flags: u32, time_ns: u64) -> PyResult<PyObject> {
+        let (util, max) = (int(py, p.sched.cpu_util(cpu)), int(py, p.sched.capacity(cpu)));
+        let time = match &self.time_int {
+            Some((t, i)) if *t == time_ns => i.clone_ref(py),
+            _ => {
+                let Ok(i) = time_ns.into_pyobject(py);
+                let i = i.into_any().unbind();
+                self.time_int = Some((time_ns, i.clone_ref(py)));
+                i
+            }
+        };
+        let cpu = int(py, cpu as u64);
+        match &self.update_fn {
+            Some(f) => f.call1(py, (&self.gov, view, cpu, time, util, max, flags)),
+            None => self.update.call1(py, (view, cpu, time, util, max, flags)),
+        }
     }
 }
 

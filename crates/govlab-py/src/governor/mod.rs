@@ -52,6 +52,7 @@ use std::sync::Mutex;
 use govlab_core::Error;
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBool, PyInt, PyTuple};
 
 /// `name()` must be `&'static str`: each distinct name is leaked once.
@@ -132,6 +133,42 @@ pub(crate) fn int_of(v: &Bound<'_, PyAny>) -> Option<i64> {
         return None;
     }
     v.extract::<i64>().ok()
+}
+
+/// The ints a hook's arguments and the views' figures take most often:
+/// utilisation, capacity and their sums run from 0 to SCHED_CAPACITY_SCALE
+/// (1024), above CPython's own cache of small ints (up to 256).
+const CACHED_INTS: u64 = 1024;
+
+static SMALL_INTS: GILOnceCell<Vec<Py<PyInt>>> = GILOnceCell::new();
+
+/// `v` as a Python int; from 0 to [`CACHED_INTS`] one made once per
+/// process, so that passing or returning it allocates nothing.
+pub(crate) fn int(py: Python<'_>, v: u64) -> Bound<'_, PyInt> {
+    if v <= CACHED_INTS {
+        let ints = SMALL_INTS.get_or_init(py, || (0..=CACHED_INTS).map(|i| new_int(py, i).unbind()).collect());
+        if let Some(i) = ints.get(v as usize) {
+            return i.bind(py).clone();
+        }
+    }
+    new_int(py, v)
+}
+
+fn new_int(py: Python<'_>, v: u64) -> Bound<'_, PyInt> {
+    let Ok(i) = v.into_pyobject(py);
+    i
+}
+
+/// The function behind `method` and the object it is bound to, when
+/// `method` is a plain bound method of `gov`: calling the function with
+/// the object first skips building the bound call's own argument array.
+pub(crate) fn unbound(py: Python<'_>, gov: &Bound<'_, PyAny>, method: &PyObject) -> PyResult<Option<PyObject>> {
+    let method_type = py.import("types")?.getattr("MethodType")?;
+    let m = method.bind(py);
+    if !m.is_instance(&method_type)? || !m.getattr("__self__")?.is(gov) {
+        return Ok(None);
+    }
+    Ok(Some(m.getattr("__func__")?.unbind()))
 }
 
 /// A tuple of Python objects built from `items`.
