@@ -27,7 +27,12 @@
 //! data are struct members, which the interpreter reads without calling
 //! into Rust; the methods are looked up once; arguments are plain ints. A
 //! run with a Python governor keeps the GIL (see `run` in lib.rs), so taking
-//! it per call is a counter increment.
+//! it per call is a counter increment. The cpufreq hook (`update`, on most
+//! scheduler events) is called through vectorcall, without a tuple of
+//! arguments; the ints it passes or a view returns are made once when they
+//! can be (0 to 1024, see [`int`]; the time while it stays; the limits
+//! while they stay); the per-CPU readers a hook calls most are plain C
+//! methods ([`cpufreq::install_readers`]).
 //!
 //! # Failures
 //!
@@ -157,18 +162,6 @@ pub(crate) fn int(py: Python<'_>, v: u64) -> Bound<'_, PyInt> {
 fn new_int(py: Python<'_>, v: u64) -> Bound<'_, PyInt> {
     let Ok(i) = v.into_pyobject(py);
     i
-}
-
-/// The function behind `method` and the object it is bound to, when
-/// `method` is a plain bound method of `gov`: calling the function with
-/// the object first skips building the bound call's own argument array.
-pub(crate) fn unbound(py: Python<'_>, gov: &Bound<'_, PyAny>, method: &PyObject) -> PyResult<Option<PyObject>> {
-    let method_type = py.import("types")?.getattr("MethodType")?;
-    let m = method.bind(py);
-    if !m.is_instance(&method_type)? || !m.getattr("__self__")?.is(gov) {
-        return Ok(None);
-    }
-    Ok(Some(m.getattr("__func__")?.unbind()))
 }
 
 /// A tuple of Python objects built from `items`.
