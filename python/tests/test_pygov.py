@@ -426,6 +426,11 @@ def test_the_per_cpu_readers_check_their_arguments():
                 type(policy).util_boost(object(), cpu)
             with pytest.raises(TypeError):
                 policy.idle_calls()
+            with pytest.raises(TypeError):
+                policy.util(cpu, cpu)
+            with pytest.raises(TypeError):
+                policy.util(core=cpu)
+            assert policy.util(cpu=cpu) == util
             seen["calls"] = seen.get("calls", 0) + 1
             return None
 

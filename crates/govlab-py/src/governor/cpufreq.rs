@@ -6,7 +6,7 @@ use govlab_core::Error;
 use std::cell::RefCell;
 use std::ffi::CStr;
 
-use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::GILProtected;
@@ -259,24 +259,25 @@ impl PolicyView {
 }
 
 /// The readers a hook calls most, `util(cpu)`, `util_boost(cpu)`,
-/// `capacity(cpu)` and `idle_calls(cpu)`, are plain one-argument C methods
-/// (METH_O) of the Policy class, installed by [`install_readers`] in place
-/// of methods made by `#[pymethods]`: those parse their arguments with a
+/// `capacity(cpu)` and `idle_calls(cpu)`, are plain C methods (fastcall)
+/// of the Policy class, installed by [`install_readers`] in place of
+/// methods made by `#[pymethods]`: those parse their arguments with a
 /// general description and check the class of `self` on every call, which
 /// cost about four times what the reading does (callgrind, session 22).
 /// Here CPython checks `self` (a method descriptor of the class calls only
-/// with an instance of it), and the one argument is converted directly.
+/// with an instance of it), and the one argument, `cpu` (by position or
+/// by name, as before), is converted directly.
 type Reader = fn(&PolicyView, Python<'_>, usize) -> PyResult<PyObject>;
 
-const READERS: [(&CStr, &CStr, ffi::PyCFunction); 4] = [
-    (c"util", c"util($self, cpu, /)\n--\n\nCFS utilisation of `cpu` as schedutil reads it, 0..capacity.", util_c),
+const READERS: [(&CStr, &CStr, ffi::PyCFunctionFastWithKeywords); 4] = [
+    (c"util", c"util($self, cpu)\n--\n\nCFS utilisation of `cpu` as schedutil reads it, 0..capacity.", util_c),
     (
         c"util_boost",
-        c"util_boost($self, cpu, /)\n--\n\n`cpu_util_cfs_boost` of `cpu` (v6.5+ schedutil's reading): as `util`, with the runqueue's runnable_avg also raising it.",
+        c"util_boost($self, cpu)\n--\n\n`cpu_util_cfs_boost` of `cpu` (v6.5+ schedutil's reading): as `util`, with the runqueue's runnable_avg also raising it.",
         util_boost_c,
     ),
-    (c"capacity", c"capacity($self, cpu, /)\n--\n\narch_scale_cpu_capacity of `cpu` (1024 on the biggest CPUs).", capacity_c),
-    (c"idle_calls", c"idle_calls($self, cpu, /)\n--\n\nIdle entries of `cpu` with the tick stopped, or None if not counted.", idle_calls_c),
+    (c"capacity", c"capacity($self, cpu)\n--\n\narch_scale_cpu_capacity of `cpu` (1024 on the biggest CPUs).", capacity_c),
+    (c"idle_calls", c"idle_calls($self, cpu)\n--\n\nIdle entries of `cpu` with the tick stopped, or None if not counted.", idle_calls_c),
 ];
 
 /// Add [`READERS`] to the Policy class, once, when the module is made.
@@ -286,8 +287,8 @@ pub(crate) fn install_readers(py: Python<'_>) -> PyResult<()> {
         // The class keeps the method definition for good.
         let def = Box::leak(Box::new(ffi::PyMethodDef {
             ml_name: name.as_ptr(),
-            ml_meth: ffi::PyMethodDefPointer { PyCFunction: meth },
-            ml_flags: ffi::METH_O,
+            ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: meth },
+            ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
             ml_doc: doc.as_ptr(),
         }));
         // SAFETY: `ty` is a live type object and `def` lives for good.
@@ -297,19 +298,34 @@ pub(crate) fn install_readers(py: Python<'_>) -> PyResult<()> {
     Ok(())
 }
 
-/// One reader's call: `slf` a Policy (CPython checked), `arg` the CPU.
+/// One reader's call: `slf` a Policy (CPython checked), the CPU the one
+/// argument, by position or named `cpu`.
 ///
 /// # Safety
-/// Called by CPython only, as a METH_O method of the Policy class: with
-/// the GIL held, `slf` an instance of the class and `arg` a borrowed
-/// reference.
-unsafe fn call_reader(slf: *mut ffi::PyObject, arg: *mut ffi::PyObject, read: Reader) -> *mut ffi::PyObject {
+/// Called by CPython only, as a fastcall method of the Policy class: with
+/// the GIL held, `slf` an instance of the class, `args` `nargs` borrowed
+/// references followed by one per name in `kwnames` (a tuple, or null).
+unsafe fn call_reader(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject, read: Reader) -> *mut ffi::PyObject {
     // SAFETY: see the function's doc.
     let py = unsafe { Python::assume_gil_acquired() };
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         // SAFETY: see the function's doc.
-        let (view, arg) = unsafe { (Bound::from_borrowed_ptr(py, slf).downcast_into_unchecked::<PolicyView>(), Bound::from_borrowed_ptr(py, arg)) };
-        let cpu = arg.extract::<usize>()?;
+        let view = unsafe { Bound::from_borrowed_ptr(py, slf).downcast_into_unchecked::<PolicyView>() };
+        // SAFETY: see the function's doc.
+        let names = unsafe { Bound::from_borrowed_ptr_or_opt(py, kwnames) };
+        let named = match &names {
+            Some(n) => n.len()?,
+            None => 0,
+        };
+        let by_name = match &names {
+            Some(n) if named == 1 && nargs == 0 => n.get_item(0)?.eq("cpu")?,
+            _ => false,
+        };
+        if !((nargs == 1 && named == 0) || by_name) {
+            return Err(PyTypeError::new_err("takes one argument, cpu"));
+        }
+        // SAFETY: one argument, checked above.
+        let cpu = unsafe { Bound::from_borrowed_ptr(py, *args) }.extract::<usize>()?;
         read(view.get(), py, cpu)
     }));
     match out {
@@ -325,25 +341,25 @@ unsafe fn call_reader(slf: *mut ffi::PyObject, arg: *mut ffi::PyObject, read: Re
     }
 }
 
-unsafe extern "C" fn util_c(slf: *mut ffi::PyObject, arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: a METH_O method of the Policy class (see call_reader).
-    unsafe { call_reader(slf, arg, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.cpu_util(cpu))?).into_any().unbind())) }
+unsafe extern "C" fn util_c(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: a fastcall method of the Policy class (see call_reader).
+    unsafe { call_reader(slf, args, nargs, kwnames, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.cpu_util(cpu))?).into_any().unbind())) }
 }
 
-unsafe extern "C" fn util_boost_c(slf: *mut ffi::PyObject, arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: a METH_O method of the Policy class (see call_reader).
-    unsafe { call_reader(slf, arg, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.cpu_util_boost(cpu))?).into_any().unbind())) }
+unsafe extern "C" fn util_boost_c(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: a fastcall method of the Policy class (see call_reader).
+    unsafe { call_reader(slf, args, nargs, kwnames, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.cpu_util_boost(cpu))?).into_any().unbind())) }
 }
 
-unsafe extern "C" fn capacity_c(slf: *mut ffi::PyObject, arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: a METH_O method of the Policy class (see call_reader).
-    unsafe { call_reader(slf, arg, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.capacity(cpu))?).into_any().unbind())) }
+unsafe extern "C" fn capacity_c(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: a fastcall method of the Policy class (see call_reader).
+    unsafe { call_reader(slf, args, nargs, kwnames, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.capacity(cpu))?).into_any().unbind())) }
 }
 
-unsafe extern "C" fn idle_calls_c(slf: *mut ffi::PyObject, arg: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: a METH_O method of the Policy class (see call_reader).
+unsafe extern "C" fn idle_calls_c(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: a fastcall method of the Policy class (see call_reader).
     unsafe {
-        call_reader(slf, arg, |v, py, cpu| {
+        call_reader(slf, args, nargs, kwnames, |v, py, cpu| {
             Ok(match v.read(py, cpu, |s| s.idle_calls(cpu))? {
                 Some(n) => int(py, n).into_any().unbind(),
                 None => py.None(),
