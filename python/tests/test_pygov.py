@@ -403,6 +403,41 @@ def test_a_policy_is_lent_only_for_its_call_even_one_that_raises():
         gov.kept.util(0)
 
 
+def test_the_per_cpu_readers_check_their_arguments():
+    """util, util_boost, capacity and idle_calls (plain C methods of the class) read
+    the figures the hook was given, refuse what is not a CPU number, and apply only
+    to a Policy."""
+    seen = {}
+
+    class Reader(CpufreqGovernor):
+        def start(self, policy):
+            pass
+
+        def update(self, policy, cpu, time_ns, util, max, flags):  # noqa: A002
+            assert policy.util(cpu) == util and policy.capacity(cpu) == max
+            assert policy.util_boost(cpu) >= util
+            calls = policy.idle_calls(cpu)
+            assert calls is None or calls >= 0
+            with pytest.raises(TypeError):
+                policy.util("0")
+            with pytest.raises(OverflowError):
+                policy.capacity(-1)
+            with pytest.raises(TypeError):
+                type(policy).util_boost(object(), cpu)
+            with pytest.raises(TypeError):
+                policy.idle_calls()
+            with pytest.raises(TypeError):
+                policy.util(cpu, cpu)
+            with pytest.raises(TypeError):
+                policy.util(core=cpu)
+            assert policy.util(cpu=cpu) == util
+            seen["calls"] = seen.get("calls", 0) + 1
+            return None
+
+    govlab.run(cpufreq=Reader, workload="periodic:tasks=2", duration="20ms")
+    assert seen["calls"] > 0
+
+
 # --- errors ---------------------------------------------------------------------------
 
 

@@ -283,6 +283,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<governor::platform::PolicyInfo>()?;
     m.add_class::<governor::platform::KernelView>()?;
     m.add_class::<governor::cpufreq::PolicyView>()?;
+    governor::cpufreq::install_readers(m.py())?;
     m.add_class::<governor::hwp::HwpRequestPy>()?;
     m.add_class::<governor::hwp::HwpCapsView>()?;
     m.add("EPP_NAMES", govlab_core::cpufreq::intel_pstate::EPP_NAMES.to_vec())?;

@@ -4,14 +4,16 @@ use govlab_core::cpufreq::{CpufreqGovernor, Policy, SchedView};
 use govlab_core::external::{self, CpufreqAnswer, CpufreqFactory, CpufreqRequests};
 use govlab_core::Error;
 use std::cell::RefCell;
+use std::ffi::CStr;
 
-use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::GILProtected;
 use pyo3::types::{PyInt, PyTuple};
 
 use super::hwp::{HwpCapsView, HwpRequestPy};
-use super::{init, int_of, method, shown, Who};
+use super::{init, int, int_of, method, shown, Who};
 
 /// A policy as a Python governor sees it: its fixed data, its current
 /// frequency and limits, the scheduler's figures for any CPU, and the
@@ -59,11 +61,38 @@ struct DuringCall {
     /// The scheduler during the current call; None between calls.
     sched: Option<SchedDuringCall>,
     /// policy->cur, kHz.
-    cur_khz: u32,
+    cur_khz: Khz,
     /// Policy limits (scaling_min_freq, scaling_max_freq), kHz.
-    min_khz: u32,
-    max_khz: u32,
+    min_khz: Khz,
+    max_khz: Khz,
     req: CpufreqRequests,
+}
+
+/// A frequency and the Python int of it, made when first read and kept
+/// while the frequency stays (the limits change rarely, `cur` at most at
+/// each frequency change).
+#[derive(Default)]
+struct Khz {
+    khz: u32,
+    int: Option<Py<PyInt>>,
+}
+
+impl Khz {
+    fn set(&mut self, khz: u32) {
+        if khz != self.khz {
+            self.khz = khz;
+            self.int = None;
+        }
+    }
+
+    fn get(&mut self, py: Python<'_>) -> Py<PyInt> {
+        if let Some(i) = &self.int {
+            return i.clone_ref(py);
+        }
+        let i = int(py, self.khz.into()).unbind();
+        self.int = Some(i.clone_ref(py));
+        i
+    }
 }
 
 /// The engine's view of the scheduler, lent to a [`PolicyView`] for one call.
@@ -119,9 +148,9 @@ impl PolicyView {
     /// the call; the guard returned ends the loan when dropped.
     fn enter<'a, 'py>(view: &'a Bound<'py, PolicyView>, p: &Policy<'_>) -> LeaveOnDrop<'a, 'py> {
         let mut c = view.get().call.get(view.py()).borrow_mut();
-        c.cur_khz = p.cur_khz;
-        c.min_khz = p.min_khz;
-        c.max_khz = p.max_khz;
+        c.cur_khz.set(p.cur_khz);
+        c.min_khz.set(p.min_khz);
+        c.max_khz.set(p.max_khz);
         c.sched = Some(SchedDuringCall::new(p.sched));
         c.req = CpufreqRequests::default();
         LeaveOnDrop(view)
@@ -164,35 +193,19 @@ impl Drop for LeaveOnDrop<'_, '_> {
 impl PolicyView {
     /// policy->cur: the frequency the policy last set, kHz.
     #[getter]
-    fn cur_khz(&self, py: Python<'_>) -> u32 {
-        self.call.get(py).borrow().cur_khz
+    fn cur_khz(&self, py: Python<'_>) -> Py<PyInt> {
+        self.during(py).cur_khz.get(py)
     }
 
     /// Policy limits (scaling_min_freq, scaling_max_freq), kHz.
     #[getter]
-    fn min_khz(&self, py: Python<'_>) -> u32 {
-        self.call.get(py).borrow().min_khz
+    fn min_khz(&self, py: Python<'_>) -> Py<PyInt> {
+        self.during(py).min_khz.get(py)
     }
 
     #[getter]
-    fn max_khz(&self, py: Python<'_>) -> u32 {
-        self.call.get(py).borrow().max_khz
-    }
-
-    /// CFS utilisation of `cpu` as schedutil reads it, 0..capacity.
-    fn util(&self, py: Python<'_>, cpu: usize) -> PyResult<u64> {
-        self.read(py, cpu, |s| s.cpu_util(cpu))
-    }
-
-    /// `cpu_util_cfs_boost` of `cpu` (v6.5+ schedutil's reading): as
-    /// `util`, with the runqueue's runnable_avg also raising it.
-    fn util_boost(&self, py: Python<'_>, cpu: usize) -> PyResult<u64> {
-        self.read(py, cpu, |s| s.cpu_util_boost(cpu))
-    }
-
-    /// arch_scale_cpu_capacity of `cpu` (1024 on the biggest CPUs).
-    fn capacity(&self, py: Python<'_>, cpu: usize) -> PyResult<u64> {
-        self.read(py, cpu, |s| s.capacity(cpu))
+    fn max_khz(&self, py: Python<'_>) -> Py<PyInt> {
+        self.during(py).max_khz.get(py)
     }
 
     /// Cumulative idle time of `cpu` up to `now_ns` (get_cpu_idle_time), ns.
@@ -206,13 +219,8 @@ impl PolicyView {
     }
 
     /// Tasks on the runqueue of `cpu`, the running one included.
-    fn nr_running(&self, py: Python<'_>, cpu: usize) -> PyResult<u32> {
-        self.read(py, cpu, |s| s.nr_running(cpu))
-    }
-
-    /// Idle entries of `cpu` with the tick stopped, or None if not counted.
-    fn idle_calls(&self, py: Python<'_>, cpu: usize) -> PyResult<Option<u64>> {
-        self.read(py, cpu, |s| s.idle_calls(cpu))
+    fn nr_running<'py>(&self, py: Python<'py>, cpu: usize) -> PyResult<Bound<'py, PyInt>> {
+        Ok(int(py, self.read(py, cpu, |s| s.nr_running(cpu))?.into()))
     }
 
     /// Ask for `khz` with a relation: "L" (lowest table frequency at or
@@ -222,7 +230,7 @@ impl PolicyView {
     fn set_target(&self, py: Python<'_>, khz: i64, relation: &str) -> PyResult<()> {
         let relation = external::relation(relation).map_err(PyValueError::new_err)?;
         let mut c = self.during(py);
-        let khz = external::check_target_khz(khz, c.min_khz, c.max_khz, self.takes_hwp).map_err(PyValueError::new_err)?;
+        let khz = external::check_target_khz(khz, c.min_khz.khz, c.max_khz.khz, self.takes_hwp).map_err(PyValueError::new_err)?;
         c.req.target = Some((khz, relation));
         Ok(())
     }
@@ -246,7 +254,117 @@ impl PolicyView {
     fn __repr__(&self, py: Python<'_>) -> String {
         let cpus = self.cpus.bind(py).str().map_or_else(|_| "?".into(), |s| s.to_string());
         let c = self.call.get(py).borrow();
-        format!("<Policy {} cpus={cpus} cur={} kHz limits={}..{} kHz>", self.policy, c.cur_khz, c.min_khz, c.max_khz)
+        format!("<Policy {} cpus={cpus} cur={} kHz limits={}..{} kHz>", self.policy, c.cur_khz.khz, c.min_khz.khz, c.max_khz.khz)
+    }
+}
+
+/// The readers a hook calls most, `util(cpu)`, `util_boost(cpu)`,
+/// `capacity(cpu)` and `idle_calls(cpu)`, are plain C methods (fastcall)
+/// of the Policy class, installed by [`install_readers`] in place of
+/// methods made by `#[pymethods]`: those parse their arguments with a
+/// general description and check the class of `self` on every call, which
+/// cost about four times what the reading does (callgrind, session 22).
+/// Here CPython checks `self` (a method descriptor of the class calls only
+/// with an instance of it), and the one argument, `cpu` (by position or
+/// by name, as before), is converted directly.
+type Reader = fn(&PolicyView, Python<'_>, usize) -> PyResult<PyObject>;
+
+const READERS: [(&CStr, &CStr, ffi::PyCFunctionFastWithKeywords); 4] = [
+    (c"util", c"util($self, cpu)\n--\n\nCFS utilisation of `cpu` as schedutil reads it, 0..capacity.", util_c),
+    (
+        c"util_boost",
+        c"util_boost($self, cpu)\n--\n\n`cpu_util_cfs_boost` of `cpu` (v6.5+ schedutil's reading): as `util`, with the runqueue's runnable_avg also raising it.",
+        util_boost_c,
+    ),
+    (c"capacity", c"capacity($self, cpu)\n--\n\narch_scale_cpu_capacity of `cpu` (1024 on the biggest CPUs).", capacity_c),
+    (c"idle_calls", c"idle_calls($self, cpu)\n--\n\nIdle entries of `cpu` with the tick stopped, or None if not counted.", idle_calls_c),
+];
+
+/// Add [`READERS`] to the Policy class, once, when the module is made.
+pub(crate) fn install_readers(py: Python<'_>) -> PyResult<()> {
+    let ty = py.get_type::<PolicyView>();
+    for (name, doc, meth) in READERS {
+        // The class keeps the method definition for good.
+        let def = Box::leak(Box::new(ffi::PyMethodDef {
+            ml_name: name.as_ptr(),
+            ml_meth: ffi::PyMethodDefPointer { PyCFunctionFastWithKeywords: meth },
+            ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+            ml_doc: doc.as_ptr(),
+        }));
+        // SAFETY: `ty` is a live type object and `def` lives for good.
+        let descr = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyDescr_NewMethod(ty.as_type_ptr(), def))? };
+        ty.setattr(name.to_str()?, descr)?;
+    }
+    Ok(())
+}
+
+/// One reader's call: `slf` a Policy (CPython checked), the CPU the one
+/// argument, by position or named `cpu`.
+///
+/// # Safety
+/// Called by CPython only, as a fastcall method of the Policy class: with
+/// the GIL held, `slf` an instance of the class, `args` `nargs` borrowed
+/// references followed by one per name in `kwnames` (a tuple, or null).
+unsafe fn call_reader(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject, read: Reader) -> *mut ffi::PyObject {
+    // SAFETY: see the function's doc.
+    let py = unsafe { Python::assume_gil_acquired() };
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: see the function's doc.
+        let view = unsafe { Bound::from_borrowed_ptr(py, slf).downcast_into_unchecked::<PolicyView>() };
+        // SAFETY: see the function's doc.
+        let names = unsafe { Bound::from_borrowed_ptr_or_opt(py, kwnames) };
+        let named = match &names {
+            Some(n) => n.len()?,
+            None => 0,
+        };
+        let by_name = match &names {
+            Some(n) if named == 1 && nargs == 0 => n.get_item(0)?.eq("cpu")?,
+            _ => false,
+        };
+        if !((nargs == 1 && named == 0) || by_name) {
+            return Err(PyTypeError::new_err("takes one argument, cpu"));
+        }
+        // SAFETY: one argument, checked above.
+        let cpu = unsafe { Bound::from_borrowed_ptr(py, *args) }.extract::<usize>()?;
+        read(view.get(), py, cpu)
+    }));
+    match out {
+        Ok(Ok(v)) => v.into_ptr(),
+        Ok(Err(e)) => {
+            e.restore(py);
+            std::ptr::null_mut()
+        }
+        Err(_) => {
+            PyRuntimeError::new_err("a Policy reader panicked").restore(py);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+unsafe extern "C" fn util_c(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: a fastcall method of the Policy class (see call_reader).
+    unsafe { call_reader(slf, args, nargs, kwnames, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.cpu_util(cpu))?).into_any().unbind())) }
+}
+
+unsafe extern "C" fn util_boost_c(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: a fastcall method of the Policy class (see call_reader).
+    unsafe { call_reader(slf, args, nargs, kwnames, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.cpu_util_boost(cpu))?).into_any().unbind())) }
+}
+
+unsafe extern "C" fn capacity_c(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: a fastcall method of the Policy class (see call_reader).
+    unsafe { call_reader(slf, args, nargs, kwnames, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.capacity(cpu))?).into_any().unbind())) }
+}
+
+unsafe extern "C" fn idle_calls_c(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: a fastcall method of the Policy class (see call_reader).
+    unsafe {
+        call_reader(slf, args, nargs, kwnames, |v, py, cpu| {
+            Ok(match v.read(py, cpu, |s| s.idle_calls(cpu))? {
+                Some(n) => int(py, n).into_any().unbind(),
+                None => py.None(),
+            })
+        })
     }
 }
 
@@ -273,6 +391,9 @@ pub(crate) struct PyCpufreq {
     start: PyObject,
     update: PyObject,
     timer: PyObject,
+    /// The latest hook call's time as a Python int: a run's hook calls
+    /// come in bursts at one time (a wakeup's enqueue, then the tick).
+    time_int: Option<(u64, PyObject)>,
     uses_hook: bool,
     /// The driver the governor is part of (its class's `driver`).
     driver: Option<&'static str>,
@@ -310,6 +431,7 @@ pub(crate) fn factory(name: String, gov: PyObject) -> CpufreqFactory {
                 start,
                 update,
                 timer,
+                time_int: None,
                 uses_hook,
                 driver,
                 tunables,
@@ -349,20 +471,56 @@ impl PyCpufreq {
     fn call_py(&mut self, py: Python<'_>, p: &mut Policy<'_>, call: Call, time_ns: u64) -> Result<(), Error> {
         let name = call.name();
         let who = &self.who;
-        let view = view_of(&mut self.views, py, p, self.nr_cpus).map_err(|e| who.exception(py, name, time_ns, &e))?.bind(py);
+        let view = &view_of(&mut self.views, py, p, self.nr_cpus).map_err(|e| who.exception(py, name, time_ns, &e))?.bind(py).clone();
         let during = PolicyView::enter(view, p);
         let ret = match call {
             Call::Start => self.start.call1(py, (view,)),
-            Call::Update { cpu, flags } => {
-                let (util, max) = (p.sched.cpu_util(cpu), p.sched.capacity(cpu));
-                self.update.call1(py, (view, cpu, time_ns, util, max, flags))
-            }
+            Call::Update { cpu, flags } => self.call_update(py, view, p, cpu, flags, time_ns),
             Call::Timer => self.timer.call1(py, (view, time_ns)),
         };
         let req = during.requests();
         let ret = ret.map_err(|e| self.who.exception(py, name, time_ns, &e))?;
         let ret = ret.bind(py);
         external::apply_cpufreq(p, answer(ret), || shown_answer(ret), req).map_err(|why| self.who.error(name, time_ns, why))
+    }
+}
+
+extern "C" {
+    /// CPython's vectorcall entry: the arguments as an array, no tuple.
+    /// In the limited API from 3.12; CPython exports it from 3.9, and this
+    /// module needs 3.11 or later (abi3-py311).
+    fn PyObject_Vectorcall(callable: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargsf: usize, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject;
+}
+
+/// PY_VECTORCALL_ARGUMENTS_OFFSET: the slot before the arguments is ours
+/// to lend, so a bound method puts its object there instead of copying
+/// the arguments.
+const VECTORCALL_ARGUMENTS_OFFSET: usize = 1 << (usize::BITS - 1);
+
+impl PyCpufreq {
+    /// `update(policy, cpu, time_ns, util, max, flags)`, through vectorcall:
+    /// the hook runs on most scheduler events, and a tuple of arguments
+    /// made and freed per call cost about 400 instructions (callgrind).
+    fn call_update(&mut self, py: Python<'_>, view: &Bound<'_, PolicyView>, p: &Policy<'_>, cpu: usize, flags: u32, time_ns: u64) -> PyResult<PyObject> {
+        let (util, max) = (int(py, p.sched.cpu_util(cpu)), int(py, p.sched.capacity(cpu)));
+        let time = match &self.time_int {
+            Some((t, i)) if *t == time_ns => i.clone_ref(py),
+            _ => {
+                let Ok(i) = time_ns.into_pyobject(py);
+                let i = i.into_any().unbind();
+                self.time_int = Some((time_ns, i.clone_ref(py)));
+                i
+            }
+        };
+        let (cpu, flags) = (int(py, cpu as u64), int(py, flags.into()));
+        // Slot 0 is the lent one; the references stay ours, held above.
+        let mut args = [std::ptr::null_mut(), view.as_ptr(), cpu.as_ptr(), time.as_ptr(), util.as_ptr(), max.as_ptr(), flags.as_ptr()];
+        // SAFETY: with the GIL held, a live callable and six live
+        // arguments after the lent slot, which is writable.
+        unsafe {
+            let ret = PyObject_Vectorcall(self.update.as_ptr(), args.as_mut_ptr().add(1), 6 | VECTORCALL_ARGUMENTS_OFFSET, std::ptr::null_mut());
+            Bound::from_owned_ptr_or_err(py, ret).map(Bound::unbind)
+        }
     }
 }
 

@@ -27,7 +27,12 @@
 //! data are struct members, which the interpreter reads without calling
 //! into Rust; the methods are looked up once; arguments are plain ints. A
 //! run with a Python governor keeps the GIL (see `run` in lib.rs), so taking
-//! it per call is a counter increment.
+//! it per call is a counter increment. The cpufreq hook (`update`, on most
+//! scheduler events) is called through vectorcall, without a tuple of
+//! arguments; the ints it passes or a view returns are made once when they
+//! can be (0 to 1024, see [`int`]; the time while it stays; the limits
+//! while they stay); the per-CPU readers a hook calls most are plain C
+//! methods ([`cpufreq::install_readers`]).
 //!
 //! # Failures
 //!
@@ -52,6 +57,7 @@ use std::sync::Mutex;
 use govlab_core::Error;
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBool, PyInt, PyTuple};
 
 /// `name()` must be `&'static str`: each distinct name is leaked once.
@@ -132,6 +138,30 @@ pub(crate) fn int_of(v: &Bound<'_, PyAny>) -> Option<i64> {
         return None;
     }
     v.extract::<i64>().ok()
+}
+
+/// The ints a hook's arguments and the views' figures take most often:
+/// utilisation, capacity and their sums run from 0 to SCHED_CAPACITY_SCALE
+/// (1024), above CPython's own cache of small ints (up to 256).
+const CACHED_INTS: u64 = 1024;
+
+static SMALL_INTS: GILOnceCell<Vec<Py<PyInt>>> = GILOnceCell::new();
+
+/// `v` as a Python int; from 0 to [`CACHED_INTS`] one made once per
+/// process, so that passing or returning it allocates nothing.
+pub(crate) fn int(py: Python<'_>, v: u64) -> Bound<'_, PyInt> {
+    if v <= CACHED_INTS {
+        let ints = SMALL_INTS.get_or_init(py, || (0..=CACHED_INTS).map(|i| new_int(py, i).unbind()).collect());
+        if let Some(i) = ints.get(v as usize) {
+            return i.bind(py).clone();
+        }
+    }
+    new_int(py, v)
+}
+
+fn new_int(py: Python<'_>, v: u64) -> Bound<'_, PyInt> {
+    let Ok(i) = v.into_pyobject(py);
+    i
 }
 
 /// A tuple of Python objects built from `items`.
