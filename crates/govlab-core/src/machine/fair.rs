@@ -20,7 +20,7 @@ use crate::platform::CpuId;
 use crate::sched::pelt::{self, PeltEra, RqLoad, Scales, NICE_0_LOAD};
 use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
-use crate::sim::Time;
+use crate::sim::{ns_f64, Time};
 
 impl Engine {
     // ---- rq clock and PELT ---------------------------------------------
@@ -480,7 +480,7 @@ impl Engine {
     fn credit_segment(&mut self, cpu: CpuId) {
         let rq = &mut self.rqs[cpu];
         let Some(t) = rq.curr else { return };
-        let done = (self.now - rq.seg_start_ns) as f64 * rq.seg_speed;
+        let done = ns_f64(self.now - rq.seg_start_ns) * rq.seg_speed;
         rq.seg_start_ns = self.now;
         let tk = &mut self.tasks[t];
         let done = done.min(tk.remaining_cycles);
