@@ -206,7 +206,8 @@ impl Engine {
     /// power that holds from now on.
     pub(crate) fn refresh_core_power(&mut self, core: usize) {
         let now = self.now;
-        let (new_mw, open, (depth, busy, busy_khz)) = self.core_power_mw(core);
+        let (new_mw, open, depth, busy) = self.core_power_mw(core);
+        let busy_khz = if busy { self.domains[self.plat.cores[core].freq_domain].cur_khz } else { 0 };
         let c = &self.cores[core];
         if open.is_none() && c.open.is_none() && new_mw.to_bits() == c.power_mw.to_bits() && (c.depth, c.busy, c.busy_khz) == (depth, busy, busy_khz) {
             // Nothing moved (a context switch between two tasks, or to
@@ -414,57 +415,53 @@ impl Engine {
         self.energy_check_mj += mj;
     }
 
-    /// The core's power now, the unknowns it rests on when some idle
-    /// thread has yet to choose its state, and where it stands for its
-    /// package's counts.
-    fn core_power_mw(&self, core: usize) -> (f64, Option<PendingIdle>, CoreStand) {
+    /// The core's power now, and the unknowns it rests on when some idle
+    /// thread has yet to choose its state.
+    fn core_power_mw(&self, core: usize) -> (f64, Option<PendingIdle>, Option<usize>, bool) {
         let pc = &self.plat.cores[core];
         let ct = &self.plat.cpu_types[pc.cpu_type];
+        let dom = &self.domains[pc.freq_domain];
         let mv = self.vdomains[self.plat.freq_domains[pc.freq_domain].voltage_domain].mv;
         let mut active = 0u32;
-        // The shallowest state among the idle threads, and among those
-        // that have chosen (usize::MAX: none).
-        let mut shallowest = usize::MAX;
-        let mut shallowest_known = usize::MAX;
+        let mut shallowest: Option<usize> = None;
+        let mut shallowest_known: Option<usize> = None;
         let mut undecided = 0u32;
         let mut exiting = false;
         for (pos, &cpu) in pc.cpus.iter().enumerate() {
-            let rq = &self.rqs[cpu];
-            let s = match rq.mode {
-                CpuMode::Active => {
-                    active += 1;
-                    continue;
-                }
-                CpuMode::Idle { state, .. } => state,
+            let state = match self.rqs[cpu].mode {
                 // Leaving a state draws that state's power; the wakeup's
                 // energy is the state's entry_exit_uj, paid when the core
                 // wakes (see charge_entry_exit).
                 CpuMode::Exiting { state, .. } => {
                     exiting = true;
-                    state
+                    Some(state)
                 }
+                _ => self.rqs[cpu].idle_state(),
             };
-            shallowest = shallowest.min(s);
-            if rq.hindsight {
-                undecided |= 1 << pos;
-            } else {
-                shallowest_known = shallowest_known.min(s);
+            match state {
+                None => active += 1,
+                Some(s) => {
+                    shallowest = Some(shallowest.map_or(s, |x: usize| x.min(s)));
+                    if self.rqs[cpu].hindsight {
+                        undecided |= 1 << pos;
+                    } else {
+                        shallowest_known = Some(shallowest_known.map_or(s, |x: usize| x.min(s)));
+                    }
+                }
             }
         }
         if active > 0 {
-            let khz = self.domains[pc.freq_domain].cur_khz;
-            return (dynamic_mw(ct, khz, mv, active) + leakage_mw(ct, mv), None, (None, true, khz));
+            return (dynamic_mw(ct, dom.cur_khz, mv, active) + leakage_mw(ct, mv), None, None, true);
         }
-        let shallowest = if shallowest == usize::MAX { 0 } else { shallowest };
-        let mw = idle_mw(ct, &ct.idle_states[shallowest], mv);
+        let mw = idle_mw(ct, &ct.idle_states[shallowest.unwrap_or(0)], mv);
         let open = (undecided != 0).then_some(PendingIdle {
             duration_ns: 0,
             mv,
-            shallowest_known: (shallowest_known != usize::MAX).then_some(shallowest_known),
+            shallowest_known,
             undecided,
             provisional_mw: mw,
         });
-        (mw, open, ((!exiting).then_some(shallowest), false, 0))
+        (mw, open, (!exiting).then_some(shallowest.unwrap_or(0)), false)
     }
 
     /// `cpu` has chosen `state` for its idle period, which has just been
