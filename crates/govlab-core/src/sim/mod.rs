@@ -39,9 +39,9 @@ pub type Time = u64;
 /// stays below 2^63 ns (292 years), where the signed conversion (one
 /// instruction on x86-64, against six for the unsigned one) rounds the same
 /// integer the same way.
-#[inline(always)]
+#[inline]
 pub fn ns_f64(ns: Time) -> f64 {
-    debug_assert!(ns <= i64::MAX as u64);
+    debug_assert!(i64::try_from(ns).is_ok());
     ns as i64 as f64
 }
 
