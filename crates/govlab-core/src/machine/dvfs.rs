@@ -378,15 +378,20 @@ impl Engine {
     /// all. A CPU's vote is kept with its APERF (counting while in C0,
     /// updated by [`Self::clock_vote_changed`]).
     fn voted_opp(&self, d: usize) -> usize {
-        let (mut voted, mut any) = (None, 0);
+        let (mut voted, mut voters, mut any) = (0, false, 0);
         for &p in &self.pol.of_domain[d] {
-            let req = self.policies[p].req_opp;
-            any = any.max(req);
-            if self.policies[p].c0_cpus > 0 {
-                voted = Some(voted.map_or(req, |v: usize| v.max(req)));
+            let pol = &self.policies[p];
+            any = any.max(pol.req_opp);
+            if pol.c0_cpus > 0 {
+                voted = voted.max(pol.req_opp);
+                voters = true;
             }
         }
-        voted.unwrap_or(any)
+        if voters {
+            voted
+        } else {
+            any
+        }
     }
 
     /// `cpu` entered or left idle: its APERF stops or starts counting, and

@@ -32,7 +32,7 @@
 use super::rq::CpuMode;
 use super::Engine;
 use crate::platform::energy::{dynamic_mw, idle_mw, leakage_mw};
-use crate::sim::Time;
+use crate::sim::{ns_f64, Time};
 
 /// One package's ledger: its uncore and DRAM energy, its package C-state
 /// and their residencies.
@@ -143,13 +143,13 @@ impl PackageEnergy {
     #[inline]
     fn close_ledger(&mut self, now: Time) {
         let elapsed_ns = now - self.since_ns;
-        self.uncore_mj += self.uncore_mw * elapsed_ns as f64 * 1e-9;
-        self.dram_mj += self.dram_mw * elapsed_ns as f64 * 1e-9;
+        self.uncore_mj += self.uncore_mw * ns_f64(elapsed_ns) * 1e-9;
+        self.dram_mj += self.dram_mw * ns_f64(elapsed_ns) * 1e-9;
         if let Some(s) = self.state {
             self.residency_ns[s] += elapsed_ns;
         } else {
             self.pc0_ns += elapsed_ns;
-            self.uncore_khz_ns += f64::from(self.uncore_khz) * elapsed_ns as f64;
+            self.uncore_khz_ns += f64::from(self.uncore_khz) * ns_f64(elapsed_ns);
         }
         self.since_ns = now;
     }
@@ -214,7 +214,7 @@ impl Engine {
             // the idle task before the idle loop runs): both ledgers are
             // only closed at now, the same additions the full path makes.
             let c = &mut self.cores[core];
-            c.energy_mj += c.power_mw * (now - c.since_ns) as f64 * 1e-9;
+            c.energy_mj += c.power_mw * ns_f64(now - c.since_ns) * 1e-9;
             c.since_ns = now;
             let pkg = self.plat.cores[core].package;
             if self.pkg_energy[pkg].settled {
@@ -237,7 +237,7 @@ impl Engine {
         c.busy = busy;
         c.busy_khz = busy_khz;
         let elapsed_ns = now - c.since_ns;
-        c.energy_mj += c.power_mw * elapsed_ns as f64 * 1e-9;
+        c.energy_mj += c.power_mw * ns_f64(elapsed_ns) * 1e-9;
         if let Some(p) = c.open.take() {
             if elapsed_ns > 0 {
                 c.pending.push(PendingIdle { duration_ns: elapsed_ns, ..p });
@@ -248,7 +248,7 @@ impl Engine {
         let delta = new_mw - c.power_mw;
         c.power_mw = new_mw;
         if delta != 0.0 {
-            self.energy_check_mj += self.total_power_mw * (now - self.energy_check_ns) as f64 * 1e-9;
+            self.energy_check_mj += self.total_power_mw * ns_f64(now - self.energy_check_ns) * 1e-9;
             self.energy_check_ns = now;
             self.total_power_mw += delta;
         }
@@ -354,7 +354,7 @@ impl Engine {
             }
         }
         if delta != 0.0 {
-            self.energy_check_mj += self.total_power_mw * (now - self.energy_check_ns) as f64 * 1e-9;
+            self.energy_check_mj += self.total_power_mw * ns_f64(now - self.energy_check_ns) * 1e-9;
             self.energy_check_ns = now;
             self.total_power_mw += delta;
         }
@@ -370,7 +370,7 @@ impl Engine {
         pe.close_ledger(now);
         let delta = pe.uncore_mw + pe.dram_mw - pe.uncore_mw - pe.dram_mw;
         if delta != 0.0 {
-            self.energy_check_mj += self.total_power_mw * (now - self.energy_check_ns) as f64 * 1e-9;
+            self.energy_check_mj += self.total_power_mw * ns_f64(now - self.energy_check_ns) * 1e-9;
             self.energy_check_ns = now;
             self.total_power_mw += delta;
         }
@@ -410,7 +410,7 @@ impl Engine {
         } else {
             dynamic_mw(ct, dom.cur_khz, mv, 1) + leakage_mw(ct, mv) - idle_mw(ct, &ct.idle_states[state], mv)
         };
-        let mj = extra_mw.max(0.0) * ns as f64 * 1e-9;
+        let mj = extra_mw.max(0.0) * ns_f64(ns) * 1e-9;
         self.cores[core].energy_mj += mj;
         self.energy_check_mj += mj;
     }
@@ -483,7 +483,7 @@ impl Engine {
                 return true;
             }
             let true_mw = idle_mw(ct, &ct.idle_states[p.shallowest_known.unwrap_or(state)], p.mv);
-            correction_mj += (true_mw - p.provisional_mw) * p.duration_ns as f64 * 1e-9;
+            correction_mj += (true_mw - p.provisional_mw) * ns_f64(p.duration_ns) * 1e-9;
             false
         });
         c.energy_mj += correction_mj;
@@ -505,7 +505,7 @@ impl Engine {
             self.refresh_core_power(core);
         }
         let now = self.now;
-        self.energy_check_mj += self.total_power_mw * (now - self.energy_check_ns) as f64 * 1e-9;
+        self.energy_check_mj += self.total_power_mw * ns_f64(now - self.energy_check_ns) * 1e-9;
         self.energy_check_ns = now;
         let pkg_mj: f64 = self.pkg_energy.iter().map(|p| p.uncore_mj + p.dram_mj).sum();
         let cores_mj: f64 = self.cores.iter().map(|c| c.energy_mj).sum();
@@ -522,7 +522,7 @@ impl Engine {
     /// The same at `now`, no earlier than the last event (the state holds
     /// until the next).
     pub(crate) fn package_domain_mj_at(&self, pkg: usize, now: Time) -> f64 {
-        let at_now = |mj: f64, mw: f64, since: Time| mj + mw * (now - since) as f64 * 1e-9;
+        let at_now = |mj: f64, mw: f64, since: Time| mj + mw * ns_f64(now - since) * 1e-9;
         let cores: f64 = self.plat.packages[pkg]
             .cores
             .iter()

@@ -20,7 +20,7 @@ use crate::platform::CpuId;
 use crate::sched::pelt::{self, PeltEra, RqLoad, Scales, NICE_0_LOAD};
 use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
-use crate::sim::Time;
+use crate::sim::{ns_f64, Time};
 
 impl Engine {
     // ---- rq clock and PELT ---------------------------------------------
@@ -480,7 +480,7 @@ impl Engine {
     fn credit_segment(&mut self, cpu: CpuId) {
         let rq = &mut self.rqs[cpu];
         let Some(t) = rq.curr else { return };
-        let done = (self.now - rq.seg_start_ns) as f64 * rq.seg_speed;
+        let done = ns_f64(self.now - rq.seg_start_ns) * rq.seg_speed;
         rq.seg_start_ns = self.now;
         let tk = &mut self.tasks[t];
         let done = done.min(tk.remaining_cycles);
@@ -912,6 +912,13 @@ impl Engine {
 #[inline]
 fn segment_ns(cycles: f64, speed: f64) -> u64 {
     let x = cycles / speed;
+    // Below 2^63 ns (every segment: 292 years) through i64, whose
+    // conversions are single instructions on x86-64: the same integers.
+    if (0.0..9_223_372_036_854_775_808.0).contains(&x) {
+        let n = x as i64;
+        let n = if (n as f64) < x { n + 1 } else { n };
+        return (n as u64).max(1);
+    }
     let n = x as u64;
     let n = if (n as f64) < x { n.saturating_add(1) } else { n };
     n.max(1)
@@ -923,7 +930,7 @@ mod segment_ns_tests {
 
     #[test]
     fn rounds_up_like_ceil() {
-        for &(c, s) in &[(10.0_f64, 3.0_f64), (9.0, 3.0), (0.0, 1.0), (1e-9, 2.0), (2.5e12, 2.2), (123_456.789, 0.001)] {
+        for &(c, s) in &[(10.0_f64, 3.0_f64), (9.0, 3.0), (0.0, 1.0), (1e-9, 2.0), (2.5e12, 2.2), (123_456.789, 0.001), (9.2e18, 1.0), (9.3e18, 1.0), (1e30, 1.0), (f64::NAN, 1.0)] {
             let want = (c / s).ceil().max(1.0) as u64;
             assert_eq!(segment_ns(c, s), want, "{c} / {s}");
         }

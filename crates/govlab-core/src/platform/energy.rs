@@ -19,6 +19,7 @@
 use crate::platform::{CpuType, IdleState};
 
 /// Dynamic power while busy, mW.
+#[inline]
 pub fn dynamic_mw(ct: &CpuType, khz: u32, mv: u32, threads_busy: u32) -> f64 {
     let v = f64::from(mv) / 1000.0;
     let p = ct.ceff_nf * v * v * f64::from(khz) / 1000.0;
@@ -30,11 +31,13 @@ pub fn dynamic_mw(ct: &CpuType, khz: u32, mv: u32, threads_busy: u32) -> f64 {
 }
 
 /// Leakage of a powered core, mW.
+#[inline]
 pub fn leakage_mw(ct: &CpuType, mv: u32) -> f64 {
     ct.leakage_mw_per_v * f64::from(mv) / 1000.0
 }
 
 /// Power of an idle core in `state`, mW.
+#[inline]
 pub fn idle_mw(ct: &CpuType, state: &IdleState, mv: u32) -> f64 {
     if state.power_gated {
         state.power_mw
