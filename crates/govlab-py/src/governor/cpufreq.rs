@@ -61,26 +61,27 @@ struct DuringCall {
     /// The scheduler during the current call; None between calls.
     sched: Option<SchedDuringCall>,
     /// policy->cur, kHz.
-    cur_khz: Khz,
+    cur_khz: HeldInt<u32>,
     /// Policy limits (scaling_min_freq, scaling_max_freq), kHz.
-    min_khz: Khz,
-    max_khz: Khz,
+    min_khz: HeldInt<u32>,
+    max_khz: HeldInt<u32>,
     req: CpufreqRequests,
 }
 
-/// A frequency and the Python int of it, made when first read and kept
-/// while the frequency stays (the limits change rarely, `cur` at most at
-/// each frequency change).
+/// A value and the Python int of it, made when first read and kept while
+/// the value stays: the limits change rarely, `cur` at most at each
+/// frequency change, and a hook's time is the same for a burst of calls
+/// (a wakeup's enqueue, then the tick).
 #[derive(Default)]
-struct Khz {
-    khz: u32,
+struct HeldInt<T> {
+    value: T,
     int: Option<Py<PyInt>>,
 }
 
-impl Khz {
-    fn set(&mut self, khz: u32) {
-        if khz != self.khz {
-            self.khz = khz;
+impl<T: Copy + PartialEq + Into<u64>> HeldInt<T> {
+    fn set(&mut self, value: T) {
+        if value != self.value {
+            self.value = value;
             self.int = None;
         }
     }
@@ -89,7 +90,7 @@ impl Khz {
         if let Some(i) = &self.int {
             return i.clone_ref(py);
         }
-        let i = int(py, self.khz.into()).unbind();
+        let i = int(py, self.value.into()).unbind();
         self.int = Some(i.clone_ref(py));
         i
     }
@@ -230,7 +231,7 @@ impl PolicyView {
     fn set_target(&self, py: Python<'_>, khz: i64, relation: &str) -> PyResult<()> {
         let relation = external::relation(relation).map_err(PyValueError::new_err)?;
         let mut c = self.during(py);
-        let khz = external::check_target_khz(khz, c.min_khz.khz, c.max_khz.khz, self.takes_hwp).map_err(PyValueError::new_err)?;
+        let khz = external::check_target_khz(khz, c.min_khz.value, c.max_khz.value, self.takes_hwp).map_err(PyValueError::new_err)?;
         c.req.target = Some((khz, relation));
         Ok(())
     }
@@ -254,7 +255,7 @@ impl PolicyView {
     fn __repr__(&self, py: Python<'_>) -> String {
         let cpus = self.cpus.bind(py).str().map_or_else(|_| "?".into(), |s| s.to_string());
         let c = self.call.get(py).borrow();
-        format!("<Policy {} cpus={cpus} cur={} kHz limits={}..{} kHz>", self.policy, c.cur_khz.khz, c.min_khz.khz, c.max_khz.khz)
+        format!("<Policy {} cpus={cpus} cur={} kHz limits={}..{} kHz>", self.policy, c.cur_khz.value, c.min_khz.value, c.max_khz.value)
     }
 }
 
@@ -341,20 +342,19 @@ unsafe fn call_reader(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, 
     }
 }
 
-unsafe extern "C" fn util_c(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: a fastcall method of the Policy class (see call_reader).
-    unsafe { call_reader(slf, args, nargs, kwnames, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.cpu_util(cpu))?).into_any().unbind())) }
+/// A reader's C entry: `$name(policy, cpu)` returning `$read`'s figure.
+macro_rules! int_reader {
+    ($name:ident, $read:ident) => {
+        unsafe extern "C" fn $name(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
+            // SAFETY: a fastcall method of the Policy class (see call_reader).
+            unsafe { call_reader(slf, args, nargs, kwnames, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.$read(cpu))?).into_any().unbind())) }
+        }
+    };
 }
 
-unsafe extern "C" fn util_boost_c(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: a fastcall method of the Policy class (see call_reader).
-    unsafe { call_reader(slf, args, nargs, kwnames, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.cpu_util_boost(cpu))?).into_any().unbind())) }
-}
-
-unsafe extern "C" fn capacity_c(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: a fastcall method of the Policy class (see call_reader).
-    unsafe { call_reader(slf, args, nargs, kwnames, |v, py, cpu| Ok(int(py, v.read(py, cpu, |s| s.capacity(cpu))?).into_any().unbind())) }
-}
+int_reader!(util_c, cpu_util);
+int_reader!(util_boost_c, cpu_util_boost);
+int_reader!(capacity_c, capacity);
 
 unsafe extern "C" fn idle_calls_c(slf: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: ffi::Py_ssize_t, kwnames: *mut ffi::PyObject) -> *mut ffi::PyObject {
     // SAFETY: a fastcall method of the Policy class (see call_reader).
@@ -391,9 +391,8 @@ pub(crate) struct PyCpufreq {
     start: PyObject,
     update: PyObject,
     timer: PyObject,
-    /// The latest hook call's time as a Python int: a run's hook calls
-    /// come in bursts at one time (a wakeup's enqueue, then the tick).
-    time_int: Option<(u64, PyObject)>,
+    /// The latest hook call's time and its Python int.
+    time_int: HeldInt<u64>,
     uses_hook: bool,
     /// The driver the governor is part of (its class's `driver`).
     driver: Option<&'static str>,
@@ -431,7 +430,7 @@ pub(crate) fn factory(name: String, gov: PyObject) -> CpufreqFactory {
                 start,
                 update,
                 timer,
-                time_int: None,
+                time_int: HeldInt::default(),
                 uses_hook,
                 driver,
                 tunables,
@@ -503,15 +502,8 @@ impl PyCpufreq {
     /// made and freed per call cost about 400 instructions (callgrind).
     fn call_update(&mut self, py: Python<'_>, view: &Bound<'_, PolicyView>, p: &Policy<'_>, cpu: usize, flags: u32, time_ns: u64) -> PyResult<PyObject> {
         let (util, max) = (int(py, p.sched.cpu_util(cpu)), int(py, p.sched.capacity(cpu)));
-        let time = match &self.time_int {
-            Some((t, i)) if *t == time_ns => i.clone_ref(py),
-            _ => {
-                let Ok(i) = time_ns.into_pyobject(py);
-                let i = i.into_any().unbind();
-                self.time_int = Some((time_ns, i.clone_ref(py)));
-                i
-            }
-        };
+        self.time_int.set(time_ns);
+        let time = self.time_int.get(py);
         let (cpu, flags) = (int(py, cpu as u64), int(py, flags.into()));
         // Slot 0 is the lent one; the references stay ours, held above.
         let mut args = [std::ptr::null_mut(), view.as_ptr(), cpu.as_ptr(), time.as_ptr(), util.as_ptr(), max.as_ptr(), flags.as_ptr()];
