@@ -346,6 +346,15 @@ impl Engine {
             self.arm_tick(cpu);
         }
         self.schedule(cpu);
+        // v5.2 kernel/sched/idle.c do_idle(): the idle loop is left only to
+        // schedule, and tick_nohz_idle_exit() (kernel/time/tick-sched.c)
+        // restarts a stopped tick first; so a task the idle task's pick
+        // pulls in newidle balance (pick_next_task_fair → idle_balance)
+        // runs with the tick going, as one queued before the exit does.
+        if self.rqs[cpu].curr.is_some() && !self.rqs[cpu].tick_armed {
+            self.rqs[cpu].tick_stopped = false;
+            self.arm_tick(cpu);
+        }
     }
 
     /// update_blocked_averages(): decay an idle runqueue's signal.

@@ -28,4 +28,5 @@ mod intervals;
 mod kernel_governors;
 mod housekeeping;
 mod rcu_tick;
+mod idle_exit_tick;
 mod eas_behaviour;
