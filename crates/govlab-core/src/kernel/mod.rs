@@ -169,9 +169,10 @@ pub struct Patch {
 ///
 /// The engine's PELT reads `cur / reference × 1024` (capped at 1024) at
 /// every update; schedutil reads whether there is any (its non-invariant
-/// formula scales from `policy->cur`). The scale follows the current
-/// frequency at once; x86's APERF/MPERF average over the last tick
-/// (`arch_scale_freq_tick`) is not modelled.
+/// formula scales from `policy->cur`). On Arm the scale follows the
+/// current frequency at once; on x86 it is each CPU's APERF/MPERF average
+/// over its last tick (`arch_scale_freq_tick`,
+/// [`KernelConfig::freq_scale_on_tick`], machine/dvfs.rs `TickScale`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FreqInvariance {
@@ -557,6 +558,18 @@ impl KernelConfig {
             Arch::Arm if self.has(EraId::ArmFreqInvariance) => FreqInvariance::Max,
             Arch::Arm => FreqInvariance::Off,
         }
+    }
+
+    /// Whether the invariance scale is sampled per CPU at the scheduler
+    /// tick from APERF/MPERF (x86: v5.7 arch/x86/kernel/smpboot.c
+    /// arch_scale_freq_tick(), AMD's on the same path from v5.11) rather
+    /// than set at each frequency transition (Arm's cpufreq-driven
+    /// arch_set_freq_scale(), drivers/base/arch_topology.c). Arm's
+    /// activity-monitor sampling (v5.7 cd0ed03a8903, ARMv8.4 AMUs) is not
+    /// modelled: no shipped Arm platform has AMUs.
+    #[must_use]
+    pub fn freq_scale_on_tick(&self, plat: &Platform) -> bool {
+        arch_of(plat) == Arch::X86 && self.freq_invariance(plat) != FreqInvariance::Off
     }
 
     /// From v3.17 ("cpufreq: ondemand: Eliminate the deadband effect")

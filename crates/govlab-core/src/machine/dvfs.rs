@@ -249,6 +249,51 @@ impl Aperf {
     }
 }
 
+/// x86's per-CPU frequency-invariance scale (v5.7 arch/x86/kernel/smpboot.c
+/// arch_scale_freq_tick(), 1567c3e3467c; AMD's from v5.11, 41ea667227ba,
+/// on the same path): at each scheduler tick of the CPU, before the tick's
+/// rq clock and PELT update, the APERF over the MPERF delta since its last
+/// sample (both count in C0 only: the clock averaged over the CPU's busy
+/// time since) over `arch_max_freq_ratio`, the invariance reference,
+/// capped at 1024. Between ticks, and through an idle period with the tick
+/// stopped, the scale stays at its last sample. Before the first tick it is
+/// SCHED_CAPACITY_SCALE (the per-CPU `arch_freq_scale` default), and
+/// `init_counter_refs()` took the counters' values at boot (0 here).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TickScale {
+    /// `arch_freq_scale`, 0..=1024.
+    pub scale: u64,
+    /// APERF and MPERF at the last sample (`arch_prev_aperf`, `arch_prev_mperf`).
+    aperf: u128,
+    mperf: u64,
+}
+
+impl TickScale {
+    /// A CPU at boot.
+    pub fn boot() -> Self {
+        TickScale { scale: 1024, ..TickScale::default() }
+    }
+
+    /// Sample the counters (`aperf`, `mperf`: kHz·ns and ns of C0) against
+    /// the reference `ref_khz`. v5.7 returns without a sample (the scale and
+    /// the previous counters as they were) when MPERF has not moved; the
+    /// later overflow checks (e2b0d619b400) cannot trigger within a run
+    /// (2^44 APERF cycles between two ticks, hours at 4 GHz). The kernel's
+    /// `arch_max_freq_ratio` is the reference ratio over the base ratio
+    /// truncated to 1/1024; here the exact reference (a difference of at
+    /// most one unit of the scale).
+    pub fn sample(&mut self, aperf: u128, mperf: u64, ref_khz: u32) {
+        let (acnt, mcnt) = (aperf - self.aperf, mperf - self.mperf);
+        let den = u128::from(mcnt) * u128::from(ref_khz);
+        if den == 0 {
+            return;
+        }
+        self.scale = ((acnt << 10) / den).min(1024) as u64;
+        self.aperf = aperf;
+        self.mperf = mperf;
+    }
+}
+
 /// Runtime state of a voltage rail.
 #[derive(Debug, Clone, Default)]
 pub struct VoltageRt {
@@ -512,11 +557,15 @@ impl Engine {
         self.packages[self.plat.freq_domains[d].package].pcu_asked_at = None;
         let nr_cpus = self.plat.freq_domains[d].cpus.len();
         let cpu_at = |e: &Self, i: usize| e.plat.freq_domains[d].cpus[i];
-        // PELT clocks advance at the old frequency up to now.
+        // PELT clocks advance at the old frequency up to now, where the
+        // scale follows the clock (on x86 it moves at the ticks only).
         let old_khz = self.domains[d].cur_khz;
+        let scale_moves = self.tick_scale.is_empty();
         for i in 0..nr_cpus {
             let cpu = cpu_at(self, i);
-            self.update_rq_clock(cpu);
+            if scale_moves {
+                self.update_rq_clock(cpu);
+            }
             self.aperf[cpu].advance(self.now, old_khz);
         }
         let ct = self.plat.domain_type(d);
@@ -668,12 +717,29 @@ impl Engine {
         }
     }
 
-    /// Scheduler frequency-invariance factor of a CPU (arch_scale_freq_capacity):
-    /// current frequency over the kernel's reference, ×1024 (1024 without
-    /// invariance).
+    /// Scheduler frequency-invariance factor of a CPU (arch_scale_freq_capacity),
+    /// ×1024 (1024 without invariance): on x86 its last tick's sample
+    /// ([`TickScale`]); elsewhere (Arm's cpufreq-driven
+    /// arch_set_freq_scale(), set at each transition) the current frequency
+    /// over the kernel's reference.
     #[inline]
     pub(crate) fn freq_scale(&self, cpu: usize) -> u64 {
-        self.domains[self.plat.cpus[cpu].freq_domain].freq_scale
+        match self.tick_scale.get(cpu) {
+            Some(t) => t.scale,
+            None => self.domains[self.plat.cpus[cpu].freq_domain].freq_scale,
+        }
+    }
+
+    /// arch_scale_freq_tick() at a scheduler tick of `cpu` (x86 with
+    /// frequency invariance; nothing elsewhere).
+    pub(crate) fn arch_scale_freq_tick(&mut self, cpu: usize) {
+        if self.tick_scale.is_empty() {
+            return;
+        }
+        let dom = &self.domains[self.plat.cpus[cpu].freq_domain];
+        let (aperf, mperf) = self.aperf[cpu].read(self.now, dom.cur_khz);
+        let ref_khz = dom.freq_ref_khz;
+        self.tick_scale[cpu].sample(aperf, mperf, ref_khz);
     }
 
     /// Close time_in_state accounting (and the CPUs' APERF) at now.
@@ -691,7 +757,7 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
-    use super::Aperf;
+    use super::{Aperf, TickScale};
     use crate::kernel::{BuildCtx, KernelConfig};
     use crate::machine::{Engine, RunParts};
     use crate::params::Spec;
@@ -747,5 +813,36 @@ mod tests {
         assert_eq!(mperf, 15 * MS);
         assert_eq!(aperf, u128::from(10 * MS) * 2_000_000 + u128::from(5 * MS) * 3_600_000);
         assert_eq!(a.read(35 * MS, 3_600_000), (aperf, mperf), "a read does not advance the counters");
+    }
+
+    /// The tick's sample is the clock averaged over C0 time since the last
+    /// sample on the reference's scale, capped at 1024; without C0 time
+    /// since (MPERF unmoved) v5.7 keeps the scale and the previous counters.
+    #[test]
+    fn tick_scale_averages_over_c0_and_skips_an_unmoved_mperf() {
+        let ref_khz = 3_600_000;
+        let mut a = Aperf::running();
+        let mut t = TickScale::boot();
+        assert_eq!(t.scale, 1024);
+        // 1 ms at 1.8 GHz, 3 ms at 3.6 GHz: 3.15 GHz on average.
+        a.advance(MS, 1_800_000);
+        let (ap, mp) = a.read(4 * MS, 3_600_000);
+        t.sample(ap, mp, ref_khz);
+        assert_eq!(t.scale, 3_150_000 * 1024 / 3_600_000);
+        // Asleep for the next tick: nothing counted, nothing sampled.
+        a.switch(false, 4 * MS, 3_600_000);
+        let (ap, mp) = a.read(8 * MS, 1_800_000);
+        t.sample(ap, mp, ref_khz);
+        assert_eq!(t.scale, 3_150_000 * 1024 / 3_600_000);
+        // Awake 1 ms at 1.8 GHz before the next: that millisecond alone.
+        a.switch(true, 11 * MS, 1_800_000);
+        let (ap, mp) = a.read(12 * MS, 1_800_000);
+        t.sample(ap, mp, ref_khz);
+        assert_eq!(t.scale, 512);
+        // Above the reference: capped.
+        a.advance(12 * MS, 1_800_000);
+        let (ap, mp) = a.read(16 * MS, 3_900_000);
+        t.sample(ap, mp, ref_khz);
+        assert_eq!(t.scale, 1024);
     }
 }

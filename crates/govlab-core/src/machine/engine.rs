@@ -150,6 +150,9 @@ pub struct Engine {
     pub(crate) policies: Vec<PolicyRt>,
     /// Each CPU's APERF/MPERF (machine/dvfs.rs).
     pub(crate) aperf: Vec<super::dvfs::Aperf>,
+    /// Each CPU's tick-sampled invariance scale on x86 (machine/dvfs.rs);
+    /// empty where the scale follows the domain's clock.
+    pub(crate) tick_scale: Vec<super::dvfs::TickScale>,
     pub(crate) vdomains: Vec<VoltageRt>,
     pub(crate) packages: Vec<PackageRt>,
     /// Uncore and DRAM ledgers and package C-states (machine/energy.rs).
@@ -267,6 +270,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let cpu_capacity: Vec<u64> = (0..ctx.platform.nr_cpus()).map(|c| ctx.cpu_capacity(c)).collect();
     let invariance_khz: Vec<u32> = (0..ctx.platform.cpu_types.len()).map(|t| ctx.invariance_reference_khz(t)).collect();
     let freq_invariant = ctx.kernel.freq_invariance(&ctx.platform) != FreqInvariance::Off;
+    let tick_sampled_scale = ctx.kernel.freq_scale_on_tick(&ctx.platform);
     let itmt_prio = ctx.itmt_priorities();
     let BuildCtx { platform, kernel, hwp, .. } = ctx;
     let min_pstate_init = cpufreq_driver.inits_at_min_pstate(hwp);
@@ -391,6 +395,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         pol,
         policies,
         aperf: vec![super::dvfs::Aperf::running(); n],
+        tick_scale: if tick_sampled_scale { vec![super::dvfs::TickScale::boot(); n] } else { Vec::new() },
         vdomains,
         pkg_energy: cores_per_package.iter().map(|&n| super::energy::PackageEnergy::new(n)).collect(),
         turbo_active_depths,

@@ -822,7 +822,9 @@ impl Engine {
             }
             CpuMode::Idle { .. } => {
                 // The tick was kept across idle: it wakes the CPU, whose
-                // rebalance_domains(CPU_IDLE) may reach the top domain.
+                // rebalance_domains(CPU_IDLE) may reach the top domain. Its
+                // scheduler_tick() (the frequency sample, the blocked-load
+                // decay) runs once the CPU is back in C0 (idle_exit_done).
                 if self.eas.is_some() {
                     self.rebalance_top(cpu, false);
                 }
@@ -831,12 +833,20 @@ impl Engine {
                 return true;
             }
             CpuMode::Exiting { .. } => {
+                // The interrupt waits for the exit; of its scheduler_tick()
+                // only the frequency sample is modelled (v5.7
+                // kernel/sched/core.c scheduler_tick() takes it first).
+                self.arch_scale_freq_tick(cpu);
                 self.arm_tick(cpu);
                 return true;
             }
             CpuMode::Active => {}
         }
         self.arm_tick(cpu);
+        // v5.7 scheduler_tick(): arch_scale_freq_tick() before
+        // update_rq_clock(), so the tick's PELT update accounts the last
+        // period at the new sample.
+        self.arch_scale_freq_tick(cpu);
         self.update_rq_clock(cpu);
         if self.rt_dl_used {
             self.update_rt_dl_avg(cpu);

@@ -333,7 +333,8 @@ impl Engine {
         self.run_deferred_timer(cpu);
         if got_tick {
             // The kept tick's work on an idle CPU: blocked-load decay, which
-            // may call the cpufreq hook.
+            // may call the cpufreq hook, after the tick's frequency sample.
+            self.arch_scale_freq_tick(cpu);
             self.update_rq_clock(cpu);
             self.update_blocked_averages(cpu);
         }

@@ -40,6 +40,8 @@ mod amd_pstate_tests;
 mod hybrid_tests;
 #[cfg(test)]
 mod clock_domain_tests;
+#[cfg(test)]
+mod tick_scale_tests;
 mod deadline;
 pub mod eas;
 pub(crate) mod eevdf;

@@ -1,0 +1,143 @@
+//! The frequency-invariance scale on running engines: x86's is each CPU's
+//! APERF/MPERF sample at its scheduler tick (v5.7 arch/x86/kernel/smpboot.c
+//! arch_scale_freq_tick(), machine/dvfs.rs `TickScale`), so a clock change
+//! reaches it only at the CPU's next tick and a CPU asleep with the tick
+//! stopped keeps the scale of its last tick; Arm's (cpufreq-driven
+//! arch_set_freq_scale()) follows the transition at once. Each policy asks
+//! for a fixed frequency; tasks make chosen CPUs run or sleep.
+
+use std::path::PathBuf;
+
+use super::Engine;
+use crate::cpufreq::{CpufreqGovernor, Policy, Relation};
+use crate::kernel::{BuildCtx, KernelConfig};
+use crate::machine::RunParts;
+use crate::params::Spec;
+use crate::platform::{load_named, CpuId};
+use crate::{cpuidle, workload};
+
+const MS: u64 = 1_000_000;
+const SKYLAKE: &str = "skylake-e3-1240v5:hwp=off";
+const HIGH_KHZ: u32 = 3_000_000;
+const LOW_KHZ: u32 = 1_200_000;
+
+/// Each policy asks once, at start, for the frequency `khz` gives its
+/// first CPU.
+struct Fixed {
+    khz: fn(CpuId) -> u32,
+}
+
+impl CpufreqGovernor for Fixed {
+    fn name(&self) -> &'static str {
+        "fixed"
+    }
+    fn start(&mut self, p: &mut Policy<'_>) {
+        p.set_target((self.khz)(p.cpus[0]), Relation::L);
+    }
+    fn tunables(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+fn cpu0_high(cpu: CpuId) -> u32 {
+    if cpu == 0 {
+        HIGH_KHZ
+    } else {
+        LOW_KHZ
+    }
+}
+
+fn workload_file(name: &str, tasks: &[(CpuId, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("govlab-tickscale-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.toml"));
+    let text: String = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, (cpu, ops))| format!("[[task]]\ncomm = \"t{i}\"\ncpus = [{cpu}]\nops = [ {ops} ]\n\n"))
+        .collect();
+    let tmp = dir.join(format!("{name}-{:?}.toml", std::thread::current().id()));
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    path
+}
+
+/// `platform` under `kernel`, the tasks and fixed requests, run for `ns`.
+fn run(platform: &str, kernel: &str, name: &str, tasks: &[(CpuId, &str)], ns: u64) -> Engine {
+    let plat = load_named(&Spec::parse(platform, "platform").unwrap()).unwrap();
+    let kernel = KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap();
+    let parts = RunParts {
+        workload: workload::build(&Spec::new(workload_file(name, tasks).to_str().unwrap())).unwrap(),
+        cpufreq: Box::new(Fixed { khz: cpu0_high }),
+        cpuidle: cpuidle::build(&Spec::new("menu"), &plat).unwrap(),
+        duration_ns: ns,
+        seed: 1,
+        ctx: BuildCtx::new(plat, kernel),
+    };
+    let mut e = crate::machine::build(parts, None).unwrap();
+    e.run(None).unwrap();
+    e
+}
+
+/// `khz` on the scale of CPU `cpu`'s invariance reference.
+fn scale_at(e: &Engine, cpu: CpuId, khz: u32) -> u64 {
+    let r = u64::from(e.domains[e.plat.cpus[cpu].freq_domain].freq_ref_khz);
+    assert!(r > 0, "no invariance");
+    ((u64::from(khz) << 10) / r).min(1024)
+}
+
+/// CPU 1 runs at 1.2 GHz; CPU 0 sleeps 20 ms, then runs asking for 3.0 GHz,
+/// which the shared clock takes at once. CPU 1's scale is still its last
+/// tick's 1.2 GHz half a tick later, and is 3.0 GHz's from the first tick
+/// whose whole period ran at 3.0 GHz.
+#[test]
+fn x86_scale_sees_a_clock_change_at_the_next_tick() {
+    let tasks: &[(CpuId, &str)] = &[(0, r#"{ sleep = "20ms" }, { run = "10s" }"#), (1, r#"{ run = "10s" }"#)];
+    for kernel in ["5.7:housekeeping=off", "6.8:housekeeping=off"] {
+        let tick = run(SKYLAKE, kernel, "rise", tasks, MS).tun.tick_ns;
+        let e = run(SKYLAKE, kernel, "rise", tasks, 20 * MS + tick / 2);
+        assert_eq!(e.domains[0].cur_khz, HIGH_KHZ, "{kernel}: CPU 0 awake, the clock at its request");
+        assert_eq!(e.domains[0].freq_scale, scale_at(&e, 1, HIGH_KHZ));
+        assert_eq!(e.freq_scale(1), scale_at(&e, 1, LOW_KHZ), "{kernel}: the new clock before CPU 1's next tick");
+        let e = run(SKYLAKE, kernel, "rise", tasks, 20 * MS + 2 * tick + tick / 2);
+        assert_eq!(e.freq_scale(1), scale_at(&e, 1, HIGH_KHZ), "{kernel}: a whole tick at 3.0 GHz");
+        assert!(scale_at(&e, 1, HIGH_KHZ) < scale_at(&e, 1, 3_900_000), "the two clocks must differ on the scale");
+    }
+}
+
+/// CPU 0 runs 20 ms at 3.0 GHz, then sleeps with the tick stopped while the
+/// clock falls to CPU 1's 1.2 GHz: CPU 0's scale stays its last tick's.
+#[test]
+fn x86_scale_of_a_cpu_asleep_with_the_tick_stopped_stays() {
+    let tasks: &[(CpuId, &str)] = &[(0, r#"{ run = "20ms" }, { sleep = "10s" }"#), (1, r#"{ run = "10s" }"#)];
+    let e = run(SKYLAKE, "6.8:housekeeping=off", "sleep", tasks, 60 * MS);
+    assert!(!e.aperf[0].in_c0() && !e.rqs[0].tick_armed, "CPU 0 must sleep with its tick stopped");
+    assert_eq!(e.domains[0].cur_khz, LOW_KHZ);
+    assert_eq!(e.freq_scale(1), scale_at(&e, 1, LOW_KHZ));
+    assert_eq!(e.freq_scale(0), scale_at(&e, 0, HIGH_KHZ), "the scale of CPU 0's last tick before it slept");
+}
+
+/// Before a CPU's first tick its scale is SCHED_CAPACITY_SCALE, whatever
+/// the clock (the per-CPU `arch_freq_scale` default).
+#[test]
+fn x86_scale_is_1024_before_the_first_tick() {
+    let tasks: &[(CpuId, &str)] = &[(0, r#"{ run = "10s" }"#), (1, r#"{ run = "10s" }"#)];
+    let e = run(SKYLAKE, "6.8:housekeeping=off", "boot", tasks, MS / 2);
+    assert_eq!(e.domains[0].cur_khz, HIGH_KHZ);
+    assert!(e.domains[0].freq_scale < 1024);
+    assert_eq!(e.freq_scale(1), 1024);
+}
+
+/// On Arm each CPU's scale is its domain's current clock on the scale, set
+/// at the transition: half a tick after CPU 0 wakes and its cluster's
+/// request rises, between two ticks.
+#[test]
+fn arm_scale_follows_the_transition_at_once() {
+    let tasks: &[(CpuId, &str)] = &[(0, r#"{ sleep = "20ms" }, { run = "10s" }"#), (1, r#"{ run = "10s" }"#)];
+    let e = run("juno-r2", "6.8:housekeeping=off", "arm", tasks, 20 * MS + MS / 2);
+    assert!(e.tick_scale.is_empty());
+    for cpu in 0..e.plat.nr_cpus() {
+        let d = &e.domains[e.plat.cpus[cpu].freq_domain];
+        assert_eq!(e.freq_scale(cpu), scale_at(&e, cpu, d.cur_khz), "CPU {cpu}");
+    }
+}
