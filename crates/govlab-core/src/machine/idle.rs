@@ -10,7 +10,9 @@
 //! which also shortens the sleep length the governor is given). Any
 //! interrupt (a wakeup IPI, a timer, an IO completion, a kept tick) ends
 //! the idle period; the CPU is back in C0 after the state's exit
-//! latency. The residency is measured from entry to that moment, so it
+//! latency, and with nothing to run there it selects and enters a state
+//! again without a pick (do_idle()'s `while (!need_resched())` loop).
+//! The residency is measured from entry to that moment, so it
 //! includes the exit latency, as `last_residency_ns` does. Then:
 //!
 //! * `usage` and `time` grow;

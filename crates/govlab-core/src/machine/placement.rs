@@ -100,6 +100,15 @@
 //! wakes it (the nohz idle-balance kick), and a CPU running one task pulls
 //! from an LLC sibling with two more than it has.
 //!
+//! Idle balancing (`idle_rebalance`, v5.2 and v6.8 `rebalance_domains()`
+//! with CPU_IDLE): an idle CPU balances each of its domains once the
+//! domain's idle interval has passed, at its own kept tick or, with its
+//! tick stopped, in the idle load balancer's pass (machine/nohz.rs). An
+//! idle CPU woken by an interrupt that queues nothing on it does not pick
+//! and so runs no newidle balance (kernel/sched/idle.c do_idle(),
+//! machine/idle.rs): newidle balance runs when a task leaves its runqueue
+//! empty.
+//!
 //! When CPU capacities differ (big.LITTLE), wakeup placement and the misfit
 //! part of balancing are capacity-aware instead: see `capacity.rs`; with an
 //! Energy Model and schedutil, wakeups are energy-aware and balancing waits
