@@ -231,6 +231,9 @@ pub struct Engine {
     pub(crate) nohz_has_blocked: bool,
     pub(crate) nohz_next_blocked_j: u64,
     pub(crate) nohz_kicked: Option<crate::platform::CpuId>,
+    /// The jiffy of the idle load balancer's last balance pass
+    /// (machine/nohz.rs `nohz_idle_balance`), plus one (0: none yet).
+    pub(crate) nohz_balance_j: u64,
     /// The kernel's per-CPU housekeeping (machine/housekeeping.rs).
     pub(crate) hk: super::housekeeping::HousekeepingRt,
     /// The kernel's cycles per wakeup, switch and idle cycle
@@ -441,6 +444,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         nohz_has_blocked: false,
         nohz_next_blocked_j: 0,
         nohz_kicked: None,
+        nohz_balance_j: 0,
         hk,
         kpath,
         intervals: None,

@@ -822,14 +822,19 @@ impl Engine {
             }
             CpuMode::Idle { .. } => {
                 // The tick was kept across idle: it wakes the CPU, whose
-                // rebalance_domains(CPU_IDLE) may reach the top domain. Its
-                // scheduler_tick() (the frequency sample, the blocked-load
-                // decay) runs once the CPU is back in C0 (idle_exit_done).
+                // rebalance_domains(CPU_IDLE) may reach the top domain and
+                // pull a task (placement.rs `idle_rebalance`), which the
+                // exit then runs. Its scheduler_tick() (the frequency
+                // sample, the blocked-load decay) runs once the CPU is back
+                // in C0 (idle_exit_done).
                 if self.eas.is_some() {
                     self.rebalance_top(cpu, false);
                 }
-                self.idle_wakeup(cpu, true);
+                self.idle_rebalance(cpu);
+                // The next tick first: an exit with no latency re-enters
+                // idle at once, where the governor may stop it.
                 self.arm_tick(cpu);
+                self.idle_wakeup(cpu, true);
                 return true;
             }
             CpuMode::Exiting { .. } => {
@@ -892,9 +897,11 @@ impl Engine {
             self.periodic_balance(cpu);
         }
         // trigger_load_balance() → nohz_balancer_kick(): the stats kick
-        // for the idle CPUs' blocked load (machine/nohz.rs).
+        // for the idle CPUs' blocked load and the balance kick for the
+        // idle CPUs with their tick stopped (machine/nohz.rs).
         if self.rqs[cpu].curr.is_some() {
             self.nohz_balancer_kick(cpu);
+            self.nohz_idle_balance(cpu);
         }
         true
     }

@@ -10,7 +10,9 @@
 //! which also shortens the sleep length the governor is given). Any
 //! interrupt (a wakeup IPI, a timer, an IO completion, a kept tick) ends
 //! the idle period; the CPU is back in C0 after the state's exit
-//! latency. The residency is measured from entry to that moment, so it
+//! latency, and with nothing to run there it selects and enters a state
+//! again without a pick (do_idle()'s `while (!need_resched())` loop).
+//! The residency is measured from entry to that moment, so it
 //! includes the exit latency, as `last_residency_ns` does. Then:
 //!
 //! * `usage` and `time` grow;
@@ -342,20 +344,25 @@ impl Engine {
         if self.nohz_kicked == Some(cpu) {
             self.nohz_kick_received(cpu);
         }
-        if self.rqs[cpu].nr_running > 0 {
-            self.rqs[cpu].tick_stopped = false;
-            self.arm_tick(cpu);
+        // v5.2 and v6.8 kernel/sched/idle.c do_idle() (v3.16's
+        // cpu_idle_loop() alike): the idle task loops on cpuidle_idle_call()
+        // while !need_resched(). An interrupt that queued nothing here
+        // (a tick, a timer, a housekeeping burst, a kick) sends the CPU
+        // back to the governor's select and a state, with no pick and so
+        // no newidle balance (pick_next_task_fair() → idle_balance()); a
+        // stopped tick stays stopped (cpuidle_idle_call(): stop_tick ||
+        // tick_nohz_tick_stopped()). Only need_resched, set by an enqueue
+        // here (check_preempt_curr_idle()) or a resched_curr(), leaves the
+        // loop: tick_nohz_idle_exit() (kernel/time/tick-sched.c) restarts
+        // a stopped tick, then schedule_idle() picks.
+        let rq = &self.rqs[cpu];
+        if rq.nr_running == 0 && rq.nr_delayed == 0 && !rq.resched {
+            self.enter_idle(cpu);
+            return;
         }
+        self.rqs[cpu].tick_stopped = false;
+        self.arm_tick(cpu);
         self.schedule(cpu);
-        // v5.2 kernel/sched/idle.c do_idle(): the idle loop is left only to
-        // schedule, and tick_nohz_idle_exit() (kernel/time/tick-sched.c)
-        // restarts a stopped tick first; so a task the idle task's pick
-        // pulls in newidle balance (pick_next_task_fair → idle_balance)
-        // runs with the tick going, as one queued before the exit does.
-        if self.rqs[cpu].curr.is_some() && !self.rqs[cpu].tick_armed {
-            self.rqs[cpu].tick_stopped = false;
-            self.arm_tick(cpu);
-        }
     }
 
     /// update_blocked_averages(): decay an idle runqueue's signal.

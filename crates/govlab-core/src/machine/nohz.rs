@@ -112,6 +112,42 @@ impl Engine {
         }
     }
 
+    /// nohz_balancer_kick()'s balance kick on busy CPU `this`'s tick and
+    /// the idle load balancer's pass (v5.2 kernel/sched/fair.c; v6.8 the
+    /// same but for the kick's SMT and asymmetric-capacity tests, which
+    /// are not modelled): two tasks on `this`, or more than one busy CPU
+    /// in its LLC (sds->nr_busy_cpus: a CPU is idle there once its tick
+    /// is stopped), kick the first CPU of nohz.idle_cpus_mask
+    /// (find_new_ilb()), which runs rebalance_domains(CPU_IDLE) for each
+    /// other CPU of the mask in turn, then for itself
+    /// (_nohz_idle_balance(), machine/placement.rs `idle_rebalance`); a
+    /// task pulled wakes its CPU. A kick while one is pending does
+    /// nothing (nohz_flags), so at most one pass runs per jiffy here; the
+    /// pass runs at the kick, without the IPI's delay.
+    pub(crate) fn nohz_idle_balance(&mut self, this: CpuId) {
+        let jiffies = self.jiffies();
+        if self.nohz_balance_j == jiffies + 1 {
+            return;
+        }
+        let n = self.rqs.len();
+        let Some(ilb) = (0..n).find(|&c| c != this && self.nohz_idle(c)) else { return };
+        if self.rqs[this].nr_running < 2 {
+            let llc = self.llc_masks[self.plat.cpus[this].llc];
+            if llc.iter().filter(|&c| !self.nohz_idle(c)).nth(1).is_none() {
+                return;
+            }
+        }
+        self.nohz_balance_j = jiffies + 1;
+        for cpu in (ilb + 1..n).chain(std::iter::once(ilb)) {
+            if cpu == this || !self.nohz_idle(cpu) {
+                continue;
+            }
+            if let Some(t) = self.idle_rebalance(cpu) {
+                self.kick_cpu(cpu, t);
+            }
+        }
+    }
+
     /// The kicked ilb is back in C0 with nothing to run: the stats pass
     /// (its softirq runs before the idle loop goes on). With a task queued
     /// it aborts, and the next kick comes from the next busy tick.

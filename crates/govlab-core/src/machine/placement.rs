@@ -100,6 +100,15 @@
 //! wakes it (the nohz idle-balance kick), and a CPU running one task pulls
 //! from an LLC sibling with two more than it has.
 //!
+//! Idle balancing (`idle_rebalance`, v5.2 and v6.8 `rebalance_domains()`
+//! with CPU_IDLE): an idle CPU balances each of its domains once the
+//! domain's idle interval has passed, at its own kept tick or, with its
+//! tick stopped, in the idle load balancer's pass (machine/nohz.rs). An
+//! idle CPU woken by an interrupt that queues nothing on it does not pick
+//! and so runs no newidle balance (kernel/sched/idle.c do_idle(),
+//! machine/idle.rs): newidle balance runs when a task leaves its runqueue
+//! empty.
+//!
 //! When CPU capacities differ (big.LITTLE), wakeup placement and the misfit
 //! part of balancing are capacity-aware instead: see `capacity.rs`; with an
 //! Energy Model and schedutil, wakeups are energy-aware and balancing waits
@@ -571,15 +580,113 @@ impl Engine {
     /// Pull one queued task to `cpu` from the busiest CPU of `scope` that
     /// has one it may run; whether one moved.
     fn pull_busiest(&mut self, cpu: CpuId, scope: CpuMask) -> bool {
+        self.pull_one(cpu, scope).is_some()
+    }
+
+    /// [`Self::pull_busiest`], giving the task pulled.
+    fn pull_one(&mut self, cpu: CpuId, scope: CpuMask) -> Option<TaskId> {
         let mut tried = scope;
         while let Some(src) = self.busiest_in(tried, cpu) {
             if let Some(t) = self.pick_migratable(src, cpu) {
                 self.migrate_queued(t, src, cpu);
-                return true;
+                return Some(t);
             }
             tried.clear(src);
         }
-        false
+        None
+    }
+
+    /// `cpu`'s scheduling domains, lowest first, as build_sched_domains()
+    /// leaves them: its core's SMT threads, its LLC, the whole machine, a
+    /// level spanning no more than its child degenerate and left out
+    /// (sd_degenerate()). govlab's topology has no level between the LLC
+    /// and the machine (a socket is an LLC on every x86 part modelled).
+    fn sched_domains(&self, cpu: CpuId) -> ([CpuMask; 3], usize) {
+        let mut spans = [CpuMask::default(); 3];
+        let mut n = 0;
+        let smt = CpuMask::from_cpus(std::iter::once(cpu).chain(self.plat.cpus[cpu].siblings.iter().copied()));
+        let llc = self.llc_masks[self.plat.cpus[cpu].llc];
+        let all = CpuMask::from_cpus(0..self.rqs.len());
+        let mut below = 1;
+        for span in [smt, llc, all] {
+            let w = span.weight();
+            if w > below {
+                spans[n] = span;
+                n += 1;
+                below = w;
+            }
+        }
+        (spans, n)
+    }
+
+    /// rebalance_domains(CPU_IDLE) for idle CPU `cpu` (v5.2 and v6.8
+    /// kernel/sched/fair.c): run from its own kept tick
+    /// (scheduler_tick() -> trigger_load_balance() raises SCHED_SOFTIRQ
+    /// once rq->next_balance has passed; run_rebalance_domains() with
+    /// rq->idle_balance set) and, for a CPU with its tick stopped, by the
+    /// idle load balancer (nohz_idle_balance(), machine/nohz.rs). Each
+    /// domain whose interval has passed since its sd->last_balance is
+    /// balanced: the interval is get_sd_balance_interval() without
+    /// busy_factor (an idle CPU), sd->balance_interval ms clamped to
+    /// [1, max_load_balance_interval] jiffies; balance_interval starts at
+    /// the domain's weight (sd_init()'s min_interval), doubles up to twice
+    /// that (max_interval) when load_balance() finds the domain balanced
+    /// and returns to the minimum when it finds a busiest CPU. Only the
+    /// first idle CPU of the local group (the child domain's span), else
+    /// its first CPU, balances (should_we_balance()); another stops the
+    /// walk (continue_balancing = 0). A balance pulls one queued task from
+    /// the busiest overloaded CPU of the domain, as newidle balance does
+    /// (the rest of find_busiest_group()'s rules are left out, as there),
+    /// and the walk ends with the pull (the kernel goes on with
+    /// CPU_NOT_IDLE, whose busy intervals have not passed in the common
+    /// case). With EAS nothing is pulled while the root domain is not
+    /// overutilized (find_busiest_group()); the top domain's overutilized
+    /// update is `rebalance_top`. The task pulled is returned: the caller
+    /// wakes `cpu` for it (the attach's resched_curr()).
+    pub(crate) fn idle_rebalance(&mut self, cpu: CpuId) -> Option<TaskId> {
+        if self.eas.is_some() && self.eas_balanced() {
+            return None;
+        }
+        let jiffies = self.now / self.tun.tick_ns;
+        let hz = 1_000_000_000 / self.tun.tick_ns;
+        let max_j = hz * self.rqs.len() as u64 / 10;
+        let (spans, n) = self.sched_domains(cpu);
+        let mut local = CpuMask::from_cpus([cpu]);
+        for (level, &span) in spans.iter().enumerate().take(n) {
+            let weight = u64::from(span.weight());
+            let ms = match self.rqs[cpu].idle_lb_interval_ms[level] {
+                0 => weight,
+                ms => ms,
+            };
+            let interval_j = (ms * 1_000_000).div_ceil(self.tun.tick_ns).clamp(1, max_j.max(1));
+            if jiffies < self.rqs[cpu].idle_lb_last_j[level] + interval_j {
+                local = span;
+                continue;
+            }
+            let balance_cpu = local.and(&self.idle_mask).iter().next().or_else(|| local.iter().next());
+            let first = balance_cpu == Some(cpu);
+            let scope = self.overloaded.and(&span);
+            let unbalanced = first && self.busiest_in(scope, cpu).is_some();
+            let rq = &mut self.rqs[cpu];
+            rq.idle_lb_last_j[level] = jiffies;
+            rq.idle_lb_interval_ms[level] = if unbalanced {
+                weight
+            } else if ms < 2 * weight {
+                ms * 2
+            } else {
+                ms
+            };
+            if !first {
+                return None;
+            }
+            if unbalanced {
+                if let Some(t) = self.pull_one(cpu, scope) {
+                    return Some(t);
+                }
+            }
+            local = span;
+        }
+        None
     }
 
     /// newidle_balance()'s walk up the domains once the gates let it

@@ -288,3 +288,106 @@ fn a_bound_kworkers_wakee_stacks_on_its_cpu_from_v5_6_not_v5_2() {
     assert_ne!(before, 4, "v5.2 stacked the wakee on the kworker's CPU");
     assert_eq!(woken_by_bound_kworker_on_prev("6.8"), 4);
 }
+
+/// The Broadwell-EP, all idle, with `wakee` queued behind `waker` on CPU 1
+/// (overloaded) and CPU 0 past newidle balance's avg_idle gate.
+fn cpu1_overloaded() -> (Engine, usize) {
+    let mut e = machine(0);
+    let (w, t) = (task(&e, "waker"), task(&e, "wakee"));
+    set_running(&mut e, w, 1);
+    set_asleep(&mut e, t, 1);
+    e.enqueue_task(1, t, EnqueueKind::Wakeup);
+    assert!(e.overloaded.test(1) && e.idle_mask.test(0));
+    e.rqs[0].avg_idle_ns = 1_000_000;
+    (e, t)
+}
+
+#[test]
+fn an_idle_exit_with_nothing_queued_goes_back_to_idle_without_pulling() {
+    // v5.2 do_idle(): an interrupt that queues nothing on CPU 0 leaves
+    // need_resched clear, so the idle task re-enters cpuidle without a
+    // pick, and no newidle balance pulls CPU 1's queued task.
+    let (mut e, t) = cpu1_overloaded();
+    assert!(e.rqs[0].idle_state().is_some());
+    e.interrupt(0);
+    e.idle_exit_done(0);
+    assert_eq!(e.tasks[t].cpu, 1);
+    assert!(e.rqs[0].idle_state().is_some(), "CPU 0 is idle again");
+    assert!(e.overloaded.test(1));
+}
+
+#[test]
+fn a_task_blocking_on_a_cpu_it_leaves_empty_still_runs_newidle_balance() {
+    // The blocking task's __schedule() finds CPU 0's runqueue empty:
+    // pick_next_task_fair() → idle_balance() pulls CPU 1's queued task.
+    let mut e = machine(1);
+    let (w, t, o) = (task(&e, "waker"), task(&e, "wakee"), task(&e, "o0"));
+    set_running(&mut e, w, 1);
+    set_asleep(&mut e, t, 1);
+    e.enqueue_task(1, t, EnqueueKind::Wakeup);
+    set_running(&mut e, o, 0);
+    e.rqs[0].avg_idle_ns = 1_000_000;
+    e.block(0, o);
+    e.schedule(0);
+    assert_eq!(e.tasks[t].cpu, 0, "newidle balance pulled the queued task");
+    assert_eq!(e.rqs[0].curr, Some(t));
+}
+
+/// CPU 0's SMT sibling on the Broadwell-EP.
+fn sibling0(e: &Engine) -> CpuId {
+    e.plat.cpus[0].siblings[0]
+}
+
+#[test]
+fn an_idle_cpu_balances_each_domain_at_its_idle_interval() {
+    // rebalance_domains(CPU_IDLE), v5.2: CPU 0's LLC domain (40 CPUs)
+    // is balanced once 40 ms (its balance_interval, no busy_factor for an
+    // idle CPU) have passed since its last balance; its SMT domain (CPU 0
+    // and its sibling, 2 ms) finds nothing to pull and doubles its interval.
+    let (mut e, t) = cpu1_overloaded();
+    assert_eq!(e.plat.cpus[1].llc, e.plat.cpus[0].llc);
+    assert_ne!(sibling0(&e), 1);
+    let tick = e.tun.tick_ns;
+    let llc_j = (40 * MS).div_ceil(tick);
+    let j = 1000;
+    e.now = j * tick;
+    e.rqs[0].idle_lb_last_j = [j - llc_j + 1; 3];
+    assert_eq!(e.idle_rebalance(0), None, "the LLC's 40 ms have not passed");
+    assert_eq!(e.rqs[0].idle_lb_interval_ms[0], 4, "SMT: balanced, 2 ms doubled");
+    assert_eq!(e.rqs[0].idle_lb_last_j[0], j);
+    assert_eq!(e.rqs[0].idle_lb_last_j[1], j - llc_j + 1);
+    e.now = (j + 1) * tick;
+    assert_eq!(e.idle_rebalance(0), Some(t));
+    assert_eq!(e.tasks[t].cpu, 0);
+    assert_eq!(e.rqs[0].idle_lb_interval_ms[1], 40, "unbalanced: back to min_interval");
+}
+
+#[test]
+fn only_the_first_idle_cpu_of_the_local_group_balances() {
+    // should_we_balance(): at the LLC level the local group is the core;
+    // CPU 0, idle, balances for it and its sibling does not.
+    let (mut e, t) = cpu1_overloaded();
+    let s = sibling0(&e);
+    assert!(s > 0 && e.idle_mask.test(s));
+    e.now = 1000 * MS;
+    assert_eq!(e.idle_rebalance(s), None);
+    assert_eq!(e.tasks[t].cpu, 1);
+    assert_eq!(e.idle_rebalance(0), Some(t));
+}
+
+#[test]
+fn the_idle_load_balancer_pulls_for_a_cpu_with_its_tick_stopped() {
+    // nohz_balancer_kick(): two tasks on CPU 1 kick the idle load
+    // balancer, whose pass balances the idle CPUs with their ticks stopped
+    // (the first of them last); the CPU that pulls wakes for the task.
+    let (mut e, t) = cpu1_overloaded();
+    e.now = 1000 * MS;
+    for c in 0..e.rqs.len() {
+        e.rqs[c].tick_stopped = c != 1;
+    }
+    e.nohz_idle_balance(1);
+    let to = e.tasks[t].cpu;
+    assert_ne!(to, 1);
+    assert_ne!(to, 0, "the ilb (CPU 0) balances last");
+    assert!(e.rqs[to].idle_state().is_none(), "CPU {to} woke for the task");
+}
