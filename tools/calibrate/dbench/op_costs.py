@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """CPU per client-tiny.txt operation class, from the XFS run in xfs-output.txt (workload/dbench.rs, `load=tiny`).
 
-    tools/calibrate/dbench/op_costs.py [tools/calibrate/dbench/xfs-output.txt]
+    tools/calibrate/dbench/op_costs.py [--flush-caller-us FSYNC,FDATASYNC] [XFS-OUTPUT...]
+
+Default: tools/calibrate/dbench/xfs-output.txt with fs.rs's caller costs of session 20 (79,72 µs). With several
+files (several runs of one sitting) the CPU per pass is the mean over all their client counts and the latencies
+the mean of their one-client runs. Times are CPU time on the measuring machine: they become cycles at that
+machine's core clock (tools/calibrate/cycleclock), not at the `cpu MHz` its header prints.
 
 The run measured two things per client count: the dbench process's CPU (user + system, GNU time) and dbench's
 mean latency per operation kind. The CPU is the quantity the model needs; the latencies only say how it splits
@@ -19,7 +24,7 @@ COUNTS = {"ReadX": 962, "NTCreateX": 613, "QUERY_PATH_INFORMATION": 584, "Close"
           "FIND_FIRST": 215, "Unlink": 124, "QUERY_FS_INFORMATION": 102, "QUERY_FILE_INFORMATION": 97,
           "SET_FILE_INFORMATION": 50, "Rename": 26, "UnlockX": 2, "LockX": 2}
 CLASS = {"ReadX": "r", "WriteX": "w", "Close": "c"}
-FLUSH_CALLER_MS = (34 * 79.0 + 9 * 72.0) / 1000  # fs.rs FSYNC_CALLER_NS, FDATASYNC_CALLER_NS
+FLUSH_CALLER_US = (79.0, 72.0)  # fs.rs FSYNC_CALLER_NS, FDATASYNC_CALLER_NS of session 20
 
 
 def runs(path):
@@ -35,15 +40,17 @@ def runs(path):
     return out
 
 
-def main(path):
-    rs = runs(path)
+def main(paths, caller_us):
+    flush_caller_ms = (34 * caller_us[0] + 9 * caller_us[1]) / 1000
+    rs = [r for p in paths for r in runs(p)]
     per_pass = []
     for r in rs:
         passes = r["lat"]["ReadX"][0] / COUNTS["ReadX"]
         per_pass.append(1000 * r["cpu_s"] / passes)
         print(f"clients {r['clients']}: {passes:.1f} passes, {per_pass[-1]:.2f} ms of CPU a pass")
-    cpu_ms = sum(per_pass) / len(per_pass) - FLUSH_CALLER_MS
-    lat = {k: v[1] * 1000 for k, v in rs[0]["lat"].items()}  # one client, µs
+    cpu_ms = sum(per_pass) / len(per_pass) - flush_caller_ms
+    ones = [r for r in rs if r["clients"] == 1]
+    lat = {k: sum(r["lat"][k][1] for r in ones) * 1000 / len(ones) for k in ones[0]["lat"]}  # one client, µs
     meta = [k for k in COUNTS if k not in CLASS and k != "QUERY_FS_INFORMATION"]
     meta_mean = sum(COUNTS[k] * lat[k] for k in meta) / sum(COUNTS[k] for k in meta)
     lat["QUERY_FS_INFORMATION"] = meta_mean
@@ -54,7 +61,12 @@ def main(path):
         kinds = [k for k in COUNTS if CLASS.get(k, "m") == cls]
         n = sum(COUNTS[k] for k in kinds)
         us = scale * sum(COUNTS[k] * lat[k] for k in kinds) / n
-        print(f"  {cls}: {n:5d} operations, {us:5.2f} us each at 2596 MHz")
+        print(f"  {cls}: {n:5d} operations, {us:5.2f} us each")
 
 
-main(sys.argv[1] if len(sys.argv) > 1 else "tools/calibrate/dbench/xfs-output.txt")
+args = sys.argv[1:]
+caller = FLUSH_CALLER_US
+if args and args[0] == "--flush-caller-us":
+    caller = tuple(float(x) for x in args[1].split(","))
+    args = args[2:]
+main(args or ["tools/calibrate/dbench/xfs-output.txt"], caller)

@@ -110,10 +110,11 @@
 //! Block completions are the engine's (`machine/exec.rs`: the device's
 //! interrupt CPU, else the submitting one).
 //!
-//! Costs: measured on the development machine (tools/calibrate/fs_fsync:
-//! AMD EPYC KVM guest reporting 2596 MHz, Linux 6.18, ext4 with journal on a
-//! loop device), converted to cycles at that frequency; XFS's are assumed
-//! equal to ext4's (no XFS was available to measure).
+//! Costs: CPU times measured on the development machine
+//! (tools/calibrate/cycleclock: tools/calibrate/fs_fsync's script on an AMD
+//! EPYC KVM guest, Linux 6.18, ext4 with journal on a loop device),
+//! converted to cycles at that machine's core clock measured in the same
+//! sitting; XFS's are assumed equal to ext4's.
 //!
 //! Left out: the jbd2 commit timer (`JBD2_DEFAULT_MAX_COMMIT_AGE`, 5 s
 //! after a transaction starts — every modelled workload's fsyncs commit far
@@ -153,25 +154,35 @@ pub const JBD2_DEFAULT_MAX_COMMIT_AGE: u64 = 5;
 /// Nice level of a WQ_HIGHPRI workqueue's kworkers (kernel/workqueue.c,
 /// `HIGHPRI_NICE_LEVEL = MIN_NICE`, v5.2 and v6.8).
 const HIGHPRI_NICE_LEVEL: i32 = -20;
-/// The frequency the calibration machine reports (tools/calibrate/fs_fsync/
-/// output.txt, `cpu MHz : 2596.122`): measured times are cycles at it.
-const CALIBRATION_KHZ: u32 = 2_596_000;
+/// The core clock of the machine the costs below were measured on, in the
+/// same sitting (tools/calibrate/cycleclock, 2026-11-30, AMD EPYC family 25
+/// KVM guest): kpath.c's chain of dependent adds (one cycle each) ran at
+/// 3.244 GHz in its fastest batch in all 26 samples on both CPUs before,
+/// during and after the measurements (medians 3.07-3.24 GHz, load average
+/// 4-11). The `cpu MHz` the guest prints (2445 that day, 2596 on earlier
+/// hosts) is the TSC rate, not the core's: a CPU time at it counts 1.3x too
+/// few cycles. A measured time is these cycles on every platform: the same
+/// IPC as the simulated core (assumed). `dbench.rs`'s `TINY_*` come from
+/// the same sitting.
+pub(super) const CALIBRATION_CORE_KHZ: u32 = 3_244_000;
 /// CPU of the fsync path in the caller, besides the data write it waits
-/// for: measured 84 and 91 µs per 4 KiB write + fsync on ext4 with a
-/// journal (two runs), less 8.5 µs for the buffered write of the page
-/// (tools/calibrate/fs_fsync, output.txt and output-2.txt; means).
-const FSYNC_CALLER_NS: f64 = 79_000.0;
-/// CPU of an fdatasync that needs no commit: measured 55 and 102.5 µs per
-/// 4 KiB write + fsync on the machine's journal-less ext4, less the 7 µs
-/// write (same files, "root-fs results"; means).
-const FDATASYNC_CALLER_NS: f64 = 72_000.0;
-/// CPU of one jbd2 commit: measured 45 µs of jbd2 CPU per fsync at 0.82 and
-/// 0.77 commits per fsync (same files; clock-tick resolution, ±10 %).
-const JBD2_COMMIT_NS: f64 = 56_000.0;
+/// for: measured 80.4 and 77.4 µs per 4 KiB write + fsync on ext4 with a
+/// journal (two runs), less 12.6 µs for the buffered write of the page
+/// (the runs' 15.1 and 10.0 µs per page; tools/calibrate/cycleclock,
+/// run1/ and run2/fs_fsync-output.txt, means, costs.py).
+const FSYNC_CALLER_NS: f64 = 66_400.0;
+/// CPU of an fdatasync that needs no commit: measured 71.4 and 72.0 µs per
+/// 4 KiB write + fsync on the machine's journal-less ext4, less the 12.2 µs
+/// write (15.6 and 8.8; same files, "root-fs results"; means).
+const FDATASYNC_CALLER_NS: f64 = 59_500.0;
+/// CPU of one jbd2 commit: measured 55 and 45 µs of jbd2 CPU per fsync at
+/// 0.720 and 0.528 commits per fsync (same files; clock-tick resolution,
+/// ±10 %): 76.4 and 85.2 µs, mean 80.8.
+const JBD2_COMMIT_NS: f64 = 80_800.0;
 /// CPU of one CIL push (assumed: the jbd2 commit's).
-const XLOG_CIL_PUSH_NS: f64 = 55_000.0;
+const XLOG_CIL_PUSH_NS: f64 = JBD2_COMMIT_NS;
 /// CPU of `xlog_ioend_work` completing an iclog and waking its waiters
-/// (assumed).
+/// (assumed; like every time here, cycles at the calibration core clock).
 const XLOG_IOEND_NS: f64 = 10_000.0;
 /// CPU of a flusher wakeup that finds nothing expired (assumed: a scan of
 /// the bdi's dirty inode lists).
@@ -248,10 +259,11 @@ impl Layer {
     }
 
     /// The cycles a time measured on the calibration machine took there
-    /// (the same cycles on every platform, assumed), spread log-normally
-    /// (cv 0.3, assumed) so that threads do not move in lock-step.
+    /// at its core clock (the same cycles on every platform, assumed),
+    /// spread log-normally (cv 0.3, assumed) so that threads do not move in
+    /// lock-step.
     fn cost(ns: f64) -> Dist {
-        Dist::lognormal(super::cycles_for_ns_at(ns, CALIBRATION_KHZ), 0.3)
+        Dist::lognormal(super::cycles_for_ns_at(ns, CALIBRATION_CORE_KHZ), 0.3)
     }
 
     fn io(&self, b: &mut ProgramBuilder, kind: IoKind, bytes: u64) {
@@ -388,4 +400,66 @@ fn kthread(comm: String, program: super::Program) -> TaskSpec {
     let mut t = TaskSpec::new(comm, program);
     t.kthread = true;
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cycleclock sitting's raw outputs (tools/calibrate/cycleclock).
+    const CLOCKS: [&str; 4] = [
+        include_str!("../../../../tools/calibrate/cycleclock/run1/clock.txt"),
+        include_str!("../../../../tools/calibrate/cycleclock/run1/clock-during.txt"),
+        include_str!("../../../../tools/calibrate/cycleclock/run2/clock.txt"),
+        include_str!("../../../../tools/calibrate/cycleclock/run2/clock-during.txt"),
+    ];
+    const FSYNC_RUNS: [&str; 2] = [
+        include_str!("../../../../tools/calibrate/cycleclock/run1/fs_fsync-output.txt"),
+        include_str!("../../../../tools/calibrate/cycleclock/run2/fs_fsync-output.txt"),
+    ];
+
+    /// `key`'s value in the section of an fs_fsync output that starts at `section`.
+    fn figure(out: &str, section: &str, key: &str) -> f64 {
+        let rest = &out[out.find(section).unwrap()..];
+        let line = rest.lines().find(|l| l.starts_with(&format!("{key} "))).unwrap();
+        line.split(' ').nth(1).unwrap().parse().unwrap()
+    }
+
+    fn mean(section: &str, key: &str) -> f64 {
+        FSYNC_RUNS.iter().map(|o| figure(o, section, key)).sum::<f64>() / FSYNC_RUNS.len() as f64
+    }
+
+    #[test]
+    fn calibration_clock_is_the_sittings_core_clock_not_its_tsc_rate() {
+        let fastest_ghz = CLOCKS
+            .iter()
+            .flat_map(|t| t.lines())
+            .filter_map(|l| l.split_once("clock_ghz ").map(|(_, r)| r.split(' ').next().unwrap()))
+            .map(|g| g.parse::<f64>().unwrap())
+            .fold(0.0, f64::max);
+        assert!((f64::from(CALIBRATION_CORE_KHZ) - fastest_ghz * 1e6).abs() < 1000.0, "{fastest_ghz}");
+        let tsc_mhz: f64 = CLOCKS[0]
+            .split("cpu MHz")
+            .nth(1)
+            .and_then(|r| r.trim_start_matches(|c: char| c == ':' || c.is_whitespace()).split(';').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(f64::from(CALIBRATION_CORE_KHZ) > 1.2 * tsc_mhz * 1000.0, "{tsc_mhz}");
+    }
+
+    #[test]
+    fn fsync_costs_are_the_sittings_measurements() {
+        let (journal, root) = ("# loop-ext4 results", "# root-fs results");
+        let caller = mean(journal, "caller_cpu_per_fsync") - mean(journal, "buffered_cpu_per_page");
+        assert!((FSYNC_CALLER_NS / 1000.0 - caller).abs() < 0.1, "{caller}");
+        let fdatasync = mean(root, "caller_cpu_per_fsync") - mean(root, "buffered_cpu_per_page");
+        assert!((FDATASYNC_CALLER_NS / 1000.0 - fdatasync).abs() < 0.1, "{fdatasync}");
+        let commit = FSYNC_RUNS
+            .iter()
+            .map(|o| figure(o, journal, "jbd2_cpu_per_fsync") / figure(o, journal, "jbd2_commits_per_fsync"))
+            .sum::<f64>()
+            / 2.0;
+        assert!((JBD2_COMMIT_NS / 1000.0 - commit).abs() < 0.1, "{commit}");
+    }
 }
