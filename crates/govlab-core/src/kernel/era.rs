@@ -627,7 +627,7 @@ pub const ERAS: [Era; EraId::COUNT] = [
         first_confirmed: false,
         commit: "1567c3e3467c",
         subject: "x86, sched: Add support for frequency invariance",
-        description: "x86 scales utilisation by APERF/MPERF over the 4-core turbo ratio (before: no frequency invariance)",
+        description: "x86 scales utilisation by each CPU's APERF/MPERF since its last scheduler tick over the 4-core turbo ratio (before: no frequency invariance)",
         status: EraStatus::Modelled,
     },
     Era {

@@ -52,13 +52,26 @@ fn workload_file(name: &str, tasks: &[(CpuId, &str)]) -> PathBuf {
 /// `platform` without HWP (the requests go to PERF_CTL as they are),
 /// kernel 6.8 without housekeeping, run for `ms`.
 fn run(platform: &str, name: &str, tasks: &[(CpuId, &str)], khz: fn(CpuId) -> u32, ms: u64) -> Engine {
+    run_under(platform, "6.8:housekeeping=off", name, tasks, khz, ms * MS)
+}
+
+/// `platform` under `kernel`, the tasks and each policy's fixed request
+/// `khz`, run for `ns`.
+pub(super) fn run_under(
+    platform: &str,
+    kernel: &str,
+    name: &str,
+    tasks: &[(CpuId, &str)],
+    khz: fn(CpuId) -> u32,
+    ns: u64,
+) -> Engine {
     let plat = load_named(&Spec::parse(platform, "platform").unwrap()).unwrap();
-    let kernel = KernelConfig::from_spec(&Spec::parse("6.8:housekeeping=off", "kernel").unwrap()).unwrap();
+    let kernel = KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap();
     let parts = RunParts {
         workload: workload::build(&Spec::new(workload_file(name, tasks).to_str().unwrap())).unwrap(),
         cpufreq: Box::new(Fixed { khz }),
         cpuidle: cpuidle::build(&Spec::new("menu"), &plat).unwrap(),
-        duration_ns: ms * MS,
+        duration_ns: ns,
         seed: 1,
         ctx: BuildCtx::new(plat, kernel),
     };
@@ -67,12 +80,12 @@ fn run(platform: &str, name: &str, tasks: &[(CpuId, &str)], khz: fn(CpuId) -> u3
     e
 }
 
-const SKYLAKE: &str = "skylake-e3-1240v5:hwp=off";
-const HIGH_KHZ: u32 = 3_000_000;
-const LOW_KHZ: u32 = 1_200_000;
+pub(super) const SKYLAKE: &str = "skylake-e3-1240v5:hwp=off";
+pub(super) const HIGH_KHZ: u32 = 3_000_000;
+pub(super) const LOW_KHZ: u32 = 1_200_000;
 
 /// CPU 0 asks for 3.0 GHz, every other CPU for 1.2 GHz.
-fn cpu0_high(cpu: CpuId) -> u32 {
+pub(super) fn cpu0_high(cpu: CpuId) -> u32 {
     if cpu == 0 {
         HIGH_KHZ
     } else {

@@ -6,77 +6,16 @@
 //! arch_set_freq_scale()) follows the transition at once. Each policy asks
 //! for a fixed frequency; tasks make chosen CPUs run or sleep.
 
-use std::path::PathBuf;
-
+use super::clock_domain_tests::{cpu0_high, run_under, HIGH_KHZ, LOW_KHZ, SKYLAKE};
 use super::Engine;
-use crate::cpufreq::{CpufreqGovernor, Policy, Relation};
-use crate::kernel::{BuildCtx, KernelConfig};
-use crate::machine::RunParts;
-use crate::params::Spec;
-use crate::platform::{load_named, CpuId};
-use crate::{cpuidle, workload};
+use crate::platform::CpuId;
 
 const MS: u64 = 1_000_000;
-const SKYLAKE: &str = "skylake-e3-1240v5:hwp=off";
-const HIGH_KHZ: u32 = 3_000_000;
-const LOW_KHZ: u32 = 1_200_000;
 
-/// Each policy asks once, at start, for the frequency `khz` gives its
-/// first CPU.
-struct Fixed {
-    khz: fn(CpuId) -> u32,
-}
-
-impl CpufreqGovernor for Fixed {
-    fn name(&self) -> &'static str {
-        "fixed"
-    }
-    fn start(&mut self, p: &mut Policy<'_>) {
-        p.set_target((self.khz)(p.cpus[0]), Relation::L);
-    }
-    fn tunables(&self) -> Vec<(String, String)> {
-        Vec::new()
-    }
-}
-
-fn cpu0_high(cpu: CpuId) -> u32 {
-    if cpu == 0 {
-        HIGH_KHZ
-    } else {
-        LOW_KHZ
-    }
-}
-
-fn workload_file(name: &str, tasks: &[(CpuId, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("govlab-tickscale-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.toml"));
-    let text: String = tasks
-        .iter()
-        .enumerate()
-        .map(|(i, (cpu, ops))| format!("[[task]]\ncomm = \"t{i}\"\ncpus = [{cpu}]\nops = [ {ops} ]\n\n"))
-        .collect();
-    let tmp = dir.join(format!("{name}-{:?}.toml", std::thread::current().id()));
-    std::fs::write(&tmp, text).unwrap();
-    std::fs::rename(&tmp, &path).unwrap();
-    path
-}
-
-/// `platform` under `kernel`, the tasks and fixed requests, run for `ns`.
+/// `platform` under `kernel`, the tasks, CPU 0's policy asking for 3.0 GHz
+/// and the others for 1.2 GHz, run for `ns`.
 fn run(platform: &str, kernel: &str, name: &str, tasks: &[(CpuId, &str)], ns: u64) -> Engine {
-    let plat = load_named(&Spec::parse(platform, "platform").unwrap()).unwrap();
-    let kernel = KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap();
-    let parts = RunParts {
-        workload: workload::build(&Spec::new(workload_file(name, tasks).to_str().unwrap())).unwrap(),
-        cpufreq: Box::new(Fixed { khz: cpu0_high }),
-        cpuidle: cpuidle::build(&Spec::new("menu"), &plat).unwrap(),
-        duration_ns: ns,
-        seed: 1,
-        ctx: BuildCtx::new(plat, kernel),
-    };
-    let mut e = crate::machine::build(parts, None).unwrap();
-    e.run(None).unwrap();
-    e
+    run_under(platform, kernel, name, tasks, cpu0_high, ns)
 }
 
 /// `khz` on the scale of CPU `cpu`'s invariance reference.
