@@ -424,12 +424,15 @@ impl Engine {
             // An op that woke another task may have let it preempt this one;
             // the CPU was rescheduled then, and this task possibly resumed
             // (in a nested interpretation) before control came back here.
-            if self.rqs[cpu].curr != Some(t) || self.tasks[t].interp_epoch != epoch {
+            // The runqueue and the task are looked up once per op.
+            let rq = &mut self.rqs[cpu];
+            let tk = &mut self.tasks[t];
+            if rq.curr != Some(t) || tk.interp_epoch != epoch {
                 return Outcome::Preempted;
             }
             // A wakeup or the switch to this task left kernel work on the
             // CPU (machine/kpath.rs): it runs before the next op.
-            if self.kpath_take(cpu, t) {
+            if super::kpath::kpath_take_into(rq, tk) {
                 return Outcome::Computing;
             }
             budget -= 1;
@@ -446,18 +449,18 @@ impl Engine {
                 self.task_exit(cpu, t);
                 return Outcome::Blocked;
             }
-            let pc = self.tasks[t].pc;
+            let pc = tk.pc;
             let Some(op) = program.ops.get(pc) else {
                 self.task_exit(cpu, t);
                 return Outcome::Blocked;
             };
-            self.tasks[t].pc = pc + 1;
+            tk.pc = pc + 1;
             match *op {
                 Op::Run { cycles, mem } => {
-                    let c = cycles.sample(&mut self.tasks[t].rng).max(0.0);
+                    let c = cycles.sample(&mut tk.rng).max(0.0);
                     if c > 0.0 {
-                        self.tasks[t].remaining_cycles = c;
-                        self.tasks[t].mem = mem;
+                        tk.remaining_cycles = c;
+                        tk.mem = mem;
                         return Outcome::Computing;
                     }
                 }

@@ -54,6 +54,7 @@
 
 use crate::platform::CpuId;
 use crate::sched::TaskId;
+use super::rq::{CpuRq, Task};
 use super::Engine;
 
 /// Cycles of one wakeup (try_to_wake_up() with the wakee's block).
@@ -83,6 +84,23 @@ impl Kpath {
     }
 }
 
+/// [`Engine::kpath_take`] on the runqueue and task already in hand (the
+/// interpreter's loop holds both).
+#[inline]
+pub(crate) fn kpath_take_into(rq: &mut CpuRq, tk: &mut Task) -> bool {
+    let owed = std::mem::take(&mut rq.kpath_pending);
+    if owed <= 0.0 {
+        return false;
+    }
+    if tk.remaining_cycles <= 0.0 {
+        // Kernel code runs at the core clock.
+        tk.mem = 0.0;
+    }
+    tk.remaining_cycles += owed;
+    tk.kpath_cycles += owed;
+    true
+}
+
 impl Engine {
     /// The task running on `cpu` has kernel work to do before its next op.
     #[inline]
@@ -94,18 +112,7 @@ impl Engine {
     /// there was some (the task now computes it).
     #[inline]
     pub(crate) fn kpath_take(&mut self, cpu: CpuId, t: TaskId) -> bool {
-        let owed = std::mem::take(&mut self.rqs[cpu].kpath_pending);
-        if owed <= 0.0 {
-            return false;
-        }
-        let tk = &mut self.tasks[t];
-        if tk.remaining_cycles <= 0.0 {
-            // Kernel code runs at the core clock.
-            tk.mem = 0.0;
-        }
-        tk.remaining_cycles += owed;
-        tk.kpath_cycles += owed;
-        true
+        kpath_take_into(&mut self.rqs[cpu], &mut self.tasks[t])
     }
 
     /// `done` cycles of `t` retired: the kernel's go first and are not the
