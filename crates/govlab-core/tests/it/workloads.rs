@@ -721,7 +721,10 @@ mod netperf {
     /// cur and walks it down to the floor (1.2 GHz), held or not (the tick
     /// stopped at every idle entry changes nothing); the invariant
     /// receiver's utilisation is its work over f_ref, whatever its clock, so
-    /// 4C holds it at 1.25 × `cpuinfo.max_freq` × that, well above. The
+    /// 4C holds it at 1.25 × `cpuinfo.max_freq` × that, above (1.4 GHz
+    /// since session 25's costs, cycles at the measuring clock, made each
+    /// datagram dearer for the sender, so fewer reach the receiver a second;
+    /// more than 0.5 GHz above before). The
     /// receiver polls first between datagrams and also sleeps in C-states.
     #[test]
     fn udp_stream_receiver_sinks_without_invariance_and_holds_with_it() {
@@ -736,7 +739,7 @@ mod netperf {
         assert_eq!(base_states.first().map(String::as_str), Some("POLL"), "v5.2 receiver polls: {base_states:?}");
         assert!(base_states.len() > 1, "v5.2 receiver also sleeps in a C-state after timed-out polls: {base_states:?}");
         assert!(base_rx < 1_300_000.0, "v5.2 receiver at the floor: {base_rx} kHz");
-        assert!(inv_rx > base_rx + 500_000.0, "4C receiver held above v5.2's: {inv_rx} vs {base_rx} kHz");
+        assert!(inv_rx > base_rx + 150_000.0, "4C receiver held above v5.2's: {inv_rx} vs {base_rx} kHz");
         let (_, free_rx, _) = sender_receiver(&bdw_udp_stream("5.2:idle_tick=stopped"), 2);
         assert!(free_rx < 1_300_000.0, "no hold to release: {free_rx} kHz");
     }
