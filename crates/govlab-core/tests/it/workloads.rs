@@ -1172,7 +1172,7 @@ mod ends {
     #[test]
     fn the_default_duration_is_the_workloads() {
         let d = |w: &str| RunConfig::from_args(RunArgs { workload: Some(w.into()), ..RunArgs::default() }).unwrap().duration_ns;
-        assert_eq!(d("kernbench:jobs=4"), 1_800 * 1_000 * MS);
+        assert_eq!(d("kernbench:jobs=4"), 3_600 * 1_000 * MS);
         assert_eq!(d("cpu-bound"), workload::DEFAULT_DURATION_NS);
         let given = RunConfig::from_args(RunArgs { workload: Some("kernbench".into()), duration: Some("5s".into()), ..RunArgs::default() });
         assert_eq!(given.unwrap().duration_ns, 5_000 * MS);
@@ -1201,7 +1201,7 @@ mod ends {
     fn list_shows_how_a_run_ends_and_its_default_duration() {
         let list: serde_json::Value = serde_json::to_value(list("workloads").unwrap()).unwrap();
         let entry = |n: &str| list.as_array().unwrap().iter().find(|w| w["name"] == n).unwrap().clone();
-        assert_eq!(entry("kernbench")["default_duration"], "1800s");
+        assert_eq!(entry("kernbench")["default_duration"], "3600s");
         assert!(entry("kernbench")["ends"].as_str().unwrap().starts_with("ends by itself"));
         assert_eq!(entry("cpu-bound")["default_duration"], "10s");
         assert_eq!(entry("cpu-bound")["ends"], "runs until the duration");
