@@ -11,7 +11,8 @@
  *
  * Build and run:  cc -O2 tools/syscall_cost.c -o /tmp/syscall_cost && /tmp/syscall_cost
  *
- * Source of workload/hackbench.rs's PIPE_* and SOCKET_* constants.
+ * Source of workload/hackbench.rs's PIPE_* and SOCKET_* constants (run in session 25's sitting,
+ * tools/calibrate/kcycles/run{1,2}/syscall_cost.out, beside the core clock).
  */
 #include <stdio.h>
 #include <sys/socket.h>

@@ -94,7 +94,7 @@ use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
 use crate::sim::rng::Rng;
-use super::fs::{Fs, Layer, CALIBRATION_CORE_KHZ, FS};
+use super::fs::{Fs, Layer, FS};
 
 pub const CLIENTS: ParamSpec = ParamSpec {
     name: "clients",
@@ -159,7 +159,7 @@ const IO_BYTES: u64 = 8_192;
 /// itself, split among the classes by their mean latencies at one client:
 /// metadata (NTCreateX, the queries, Find, Unlink, Rename, locks), Close,
 /// ReadX, WriteX. Measured in the sitting that measured fs.rs's costs, so
-/// cycles at its core clock (`fs::CALIBRATION_CORE_KHZ`, not the TSC rate
+/// cycles at its core clock (`workload::CALIBRATION_CORE_KHZ`, not the TSC rate
 /// the header prints), the same on every platform (assumed, as fs.rs's).
 const TINY_META_NS: f64 = 13_800.0;
 const TINY_CLOSE_NS: f64 = 2_670.0;
@@ -232,7 +232,7 @@ impl Workload for Dbench {
         // clients do not move in lock-step.
         let cost = |ns: f64| Dist::lognormal(super::cycles_for_ns_at(ns, f_ref), 0.5);
         let (meta, read, write) = (cost(META_NS), cost(READ_NS), cost(WRITE_NS));
-        let measured = |ns: f64| Dist::lognormal(super::cycles_for_ns_at(ns, CALIBRATION_CORE_KHZ), 0.5);
+        let measured = |ns: f64| Dist::lognormal(super::measured_cycles(ns), 0.5);
         let (t_meta, t_close, t_read, t_write) =
             (measured(TINY_META_NS), measured(TINY_CLOSE_NS), measured(TINY_READ_NS), measured(TINY_WRITE_NS));
         let mut setup = Setup {
@@ -407,7 +407,7 @@ mod tests {
         assert!((ns / 1e6 - 36.45).abs() < 0.05, "{ns}");
         // The same cycles whatever the platform's base clock: those of the
         // sitting's core at 3.244 GHz, not of its 2445-MHz TSC (89.1 M).
-        let cycles = super::super::cycles_for_ns_at(ns, CALIBRATION_CORE_KHZ);
+        let cycles = super::super::measured_cycles(ns);
         assert!((cycles / 1e6 - 118.25).abs() < 0.2, "{cycles}");
     }
 }

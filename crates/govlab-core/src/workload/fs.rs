@@ -154,17 +154,6 @@ pub const JBD2_DEFAULT_MAX_COMMIT_AGE: u64 = 5;
 /// Nice level of a WQ_HIGHPRI workqueue's kworkers (kernel/workqueue.c,
 /// `HIGHPRI_NICE_LEVEL = MIN_NICE`, v5.2 and v6.8).
 const HIGHPRI_NICE_LEVEL: i32 = -20;
-/// The core clock of the machine the costs below were measured on, in the
-/// same sitting (tools/calibrate/cycleclock, 2026-11-30, AMD EPYC family 25
-/// KVM guest): kpath.c's chain of dependent adds (one cycle each) ran at
-/// 3.244 GHz in its fastest batch in all 26 samples on both CPUs before,
-/// during and after the measurements (medians 3.07-3.24 GHz, load average
-/// 4-11). The `cpu MHz` the guest prints (2445 that day, 2596 on earlier
-/// hosts) is the TSC rate, not the core's: a CPU time at it counts 1.3x too
-/// few cycles. A measured time is these cycles on every platform: the same
-/// IPC as the simulated core (assumed). `dbench.rs`'s `TINY_*` come from
-/// the same sitting.
-pub(super) const CALIBRATION_CORE_KHZ: u32 = 3_244_000;
 /// CPU of the fsync path in the caller, besides the data write it waits
 /// for: measured 80.4 and 77.4 µs per 4 KiB write + fsync on ext4 with a
 /// journal (two runs), less 12.6 µs for the buffered write of the page
@@ -263,7 +252,7 @@ impl Layer {
     /// spread log-normally (cv 0.3, assumed) so that threads do not move in
     /// lock-step.
     fn cost(ns: f64) -> Dist {
-        Dist::lognormal(super::cycles_for_ns_at(ns, CALIBRATION_CORE_KHZ), 0.3)
+        Dist::lognormal(super::measured_cycles(ns), 0.3)
     }
 
     fn io(&self, b: &mut ProgramBuilder, kind: IoKind, bytes: u64) {
@@ -405,6 +394,7 @@ fn kthread(comm: String, program: super::Program) -> TaskSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::CALIBRATION_CORE_KHZ;
 
     /// The cycleclock sitting's raw outputs (tools/calibrate/cycleclock).
     const CLOCKS: [&str; 4] = [

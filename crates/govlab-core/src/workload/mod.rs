@@ -8,6 +8,8 @@
 //! Built-in models live one per file (`cpu_bound.rs`, `periodic.rs`, ...);
 //! `file.rs` reads the same language from TOML.
 
+#[cfg(test)]
+mod calibration;
 pub mod cost;
 pub mod cpu_bound;
 pub mod dbench;
@@ -449,6 +451,26 @@ pub fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 /// when purely compute-bound.
 pub fn cycles_for_ns_at(ns: f64, khz: u32) -> f64 {
     ns * f64::from(khz) / 1e6
+}
+
+/// The core clock of the machine this project's measured CPU costs were
+/// measured on, in the sittings that measured them: tools/calibrate/cycleclock
+/// (2026-11-30 05:23, fs.rs's and dbench.rs's IO costs) and
+/// tools/calibrate/kcycles (2026-11-30 08:03: process spawns, the kernel
+/// build's processes, gitsource's stand-in, loopback TCP, UDP, pipe and
+/// socket syscalls), both on an AMD EPYC family-25 KVM guest. kpath.c's
+/// chain of dependent adds (one cycle each) ran at 3.244 GHz in its fastest
+/// batch in every sample on both CPUs, before, during and after each
+/// measurement. The `cpu MHz` the guest prints (2445) is the TSC rate, not
+/// the core's. A measured CPU time becomes this many cycles on every
+/// simulated platform: the same IPC as this guest's core (assumed). Assumed
+/// costs stay times at the simulated platform's base clock.
+pub const CALIBRATION_CORE_KHZ: u32 = 3_244_000;
+
+/// Cycles of a CPU time measured on the development machine
+/// (tools/calibrate): the time at [`CALIBRATION_CORE_KHZ`].
+pub fn measured_cycles(ns: f64) -> f64 {
+    cycles_for_ns_at(ns, CALIBRATION_CORE_KHZ)
 }
 
 /// Refuse a platform without a storage device, for the workloads that do

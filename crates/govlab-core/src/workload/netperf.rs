@@ -28,10 +28,11 @@
 //! receiver's buffer (`UDP_RCVBUF_BYTES`, charged each datagram's
 //! `udp_truesize`) or are dropped. Each RR transaction records its latency.
 //!
-//! CPU costs (reference frequency): TCP's are assumed (a few µs per
-//! message, copies at 10 GB/s); UDP's are measured on this project's
-//! machine (`tools/calibrate/udp/`): a send 2.8 µs, a receive 0.64 µs,
-//! copies at 27 and 36 GB/s. The receive processing is charged to the
+//! CPU costs: TCP's are assumed (a few µs per message, copies at 10 GB/s;
+//! times at the platform's base clock); UDP's are measured on this
+//! project's machine (`tools/calibrate/udp/udp.c`, in the kcycles sitting):
+//! a send 2.8 µs, a receive 0.64 µs, copies at 29 and 36 GB/s, cycles at
+//! `workload::CALIBRATION_CORE_KHZ`. The receive processing is charged to the
 //! sender's task: v5.2's loopback_xmit() hands the packet to netif_rx(),
 //! whose NET_RX softirq runs at the end of the send, on the sender's CPU
 //! in its context (local_bh_enable() -> do_softirq(), kernel/softirq.c;
@@ -110,23 +111,26 @@ const TCP_SEND_NS: f64 = 6_000.0;
 const TCP_RECV_NS: f64 = 2_500.0;
 /// Copy per byte, each side, TCP (assumed: 10 GB/s).
 const COPY_NS_PER_BYTE: f64 = 0.1;
-/// UDP over loopback, measured on this project's machine (an AMD EPYC KVM
-/// guest, Linux 6.18; `tools/calibrate/udp/`: udp.c, udp.out, fit.py, the
-/// fastest of 5000 batches per size, 64 B to 16 KiB, a line through them).
+/// UDP over loopback, measured on this project's machine (an AMD EPYC
+/// family-25 KVM guest, Linux 6.18; `tools/calibrate/udp/udp.c` run twice
+/// in the kcycles sitting, tools/calibrate/kcycles/run{1,2}/udp.out, the
+/// fastest of 5000 batches per size, 64 B to 16 KiB, a least-squares line
+/// through both runs as `tools/calibrate/udp/fit.py` puts one; costs.txt).
 /// The send is netperf's sendto() with everything loopback runs in its
 /// context: udp_sendmsg() down to loopback_xmit(), netif_rx() and the
 /// NET_RX softirq at the send's local_bh_enable() (process_backlog(),
 /// ip_rcv(), udp_rcv(), __udp_enqueue_schedule_skb()): 2834 ns + 0.0375
 /// ns/B, no one asleep on the socket (the wakeup is the engine's, charged
 /// to the waker: machine/kpath.rs). The receive is netserver's recvfrom()
-/// of a queued datagram (dequeue, copy out, free): 644 ns + 0.0276 ns/B. A
-/// dropped send costs what a delivered one does (2763 ns + 0.0374 ns/B), as
-/// the model has it. The figures are used as ns at the platform's base
-/// clock, as tbench's are.
-const UDP_SEND_NS: f64 = 2_834.0;
-const UDP_RECV_NS: f64 = 644.0;
-const UDP_SEND_NS_PER_BYTE: f64 = 0.0375;
-const UDP_RECV_NS_PER_BYTE: f64 = 0.0276;
+/// of a queued datagram (dequeue, copy out, free): 643 ns + 0.0280 ns/B. A
+/// dropped send costs about what a delivered one does (2781 ns + 0.0502
+/// ns/B), as the model has it. The figures are cycles at
+/// `workload::CALIBRATION_CORE_KHZ`, the sitting's core clock (session 21's
+/// unclocked run on the same kind of host: 2834 + 0.0375, 644 + 0.0276).
+const UDP_SEND_NS: f64 = 2_836.0;
+const UDP_RECV_NS: f64 = 643.0;
+const UDP_SEND_NS_PER_BYTE: f64 = 0.0343;
+const UDP_RECV_NS_PER_BYTE: f64 = 0.0280;
 /// Bytes a TCP_STREAM sender may have unread: the sender's and receiver's
 /// socket buffers (assumed: tcp_wmem 16 KiB + tcp_rmem 128 KiB defaults,
 /// autotuning left out).
@@ -242,8 +246,11 @@ fn power_phases(count: u64, test_len: u64, pad: u64, scored_len: u64) -> Vec<Pow
 impl Workload for Netperf {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
         let f_ref = platform.cpu_types[0].base_khz;
-        let cost = |ns: f64, per_byte: f64| Dist::lognormal(super::cycles_for_ns_at(ns + per_byte * self.size as f64, f_ref), 0.1);
-        let udp_costs = (cost(UDP_SEND_NS, UDP_SEND_NS_PER_BYTE), cost(UDP_RECV_NS, UDP_RECV_NS_PER_BYTE));
+        let size = self.size as f64;
+        // UDP's costs are measured (cycles at the measuring core's clock), TCP's assumed (at the base clock).
+        let cost = |ns: f64, per_byte: f64| Dist::lognormal(super::cycles_for_ns_at(ns + per_byte * size, f_ref), 0.1);
+        let measured = |ns: f64, per_byte: f64| Dist::lognormal(super::measured_cycles(ns + per_byte * size), 0.1);
+        let udp_costs = (measured(UDP_SEND_NS, UDP_SEND_NS_PER_BYTE), measured(UDP_RECV_NS, UDP_RECV_NS_PER_BYTE));
         let (send, recv) = if self.test.starts_with("udp") {
             udp_costs
         } else {
@@ -419,5 +426,22 @@ impl Workload for Netperf {
             }
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::calibration::{after, line, Raw};
+
+    #[test]
+    fn udp_costs_are_the_line_through_the_kcycles_sittings_runs() {
+        let sizes = after(Raw::Udp, "size", "size");
+        let fit = |key: &str| line(&sizes.iter().copied().zip(after(Raw::Udp, "size", key)).collect::<Vec<_>>());
+        assert_eq!(sizes.len(), 18);
+        let (send, send_b) = fit("send ");
+        let (recv, recv_b) = fit("recv ");
+        assert!((UDP_SEND_NS - send).abs() < 1.0 && (UDP_SEND_NS_PER_BYTE - send_b).abs() < 1e-4, "{send} {send_b}");
+        assert!((UDP_RECV_NS - recv).abs() < 1.0 && (UDP_RECV_NS_PER_BYTE - recv_b).abs() < 1e-4, "{recv} {recv_b}");
     }
 }

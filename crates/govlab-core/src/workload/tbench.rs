@@ -25,15 +25,18 @@
 //! `DATA_BYTES`, whose copies both ends pay and which counts toward
 //! throughput.
 //!
-//! Constants (CPU time at the reference frequency): a loopback TCP send
-//! plus receive of 100 B to 4 KiB costs 5.5 µs on this project's machine,
-//! nothing blocking (`tools/calibrate/loopback/loopback.c`, `loopback.out`:
-//! 5 583 ns at 100 B, 5 463 ns at 4 KiB), split as sender 3.5 µs (the
-//! loopback receive processing runs in the sender's context) and receiver
-//! 2 µs (split assumed); a blocking round trip between two processes there
-//! takes 17-18 µs. The per-operation CPU of client and server, the share
+//! Constants: a loopback TCP send plus receive of 100 B to 4 KiB costs
+//! 7.4 µs on this project's machine, nothing blocking
+//! (`tools/calibrate/loopback/loopback.c` in the kcycles sitting,
+//! tools/calibrate/kcycles/run{1,2}/loopback.out: fastest 7 344 ns at 100 B,
+//! 7 402 ns at 4 KiB; an earlier, unclocked run on a family-26 host gave
+//! 5.5 µs), cycles at `workload::CALIBRATION_CORE_KHZ` (that sitting's core
+//! clock), split as sender 4.69 µs (the loopback receive processing runs in
+//! the sender's context) and receiver 2.68 µs (split assumed: 3.5 : 2);
+//! a blocking round trip between two processes there takes 17-18 µs at
+//! light load. The per-operation CPU of client and server, the share
 //! of data operations and their size are assumed (client-tiny.txt is not
-//! on the machine). Left out: the loopback receive in NET_RX softirq (its
+//! on the machine), times at the platform's base clock. Left out: the loopback receive in NET_RX softirq (its
 //! cost is the sender's here), TCP delayed ACKs and Nagle (tbench sets
 //! TCP_NODELAY), and the load file's per-operation variety beyond the data
 //! share.
@@ -61,10 +64,10 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     build,
 };
 
-/// Send path of one loopback message, receive path (measured 5.5 µs
-/// together, `loopback.out`; the split is assumed).
-const SEND_NS: f64 = 3_500.0;
-const RECV_NS: f64 = 2_000.0;
+/// Send path of one loopback message, receive path (measured 7.37 µs
+/// together, the kcycles sitting's `loopback.out`; the split is assumed).
+const SEND_NS: f64 = 4_692.0;
+const RECV_NS: f64 = 2_681.0;
 /// Copy per byte, each side (assumed: 10 GB/s, as netperf's).
 const COPY_NS_PER_BYTE: f64 = 0.1;
 /// Client's work per operation: the load-file line and the request
@@ -98,8 +101,11 @@ fn build(spec: &Spec) -> Result<Box<dyn Workload>> {
 impl Workload for Tbench {
     fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
         let f_ref = platform.cpu_types[0].base_khz;
-        let cost = |ns: f64| Dist::lognormal(super::cycles_for_ns_at(ns, f_ref), 0.1);
-        let copy = cost(COPY_NS_PER_BYTE * DATA_BYTES as f64);
+        // Measured CPU at the measuring core's clock, assumed CPU at the platform's base clock.
+        let cost = |measured: f64, assumed: f64| {
+            Dist::lognormal(super::measured_cycles(measured) + super::cycles_for_ns_at(assumed, f_ref), 0.1)
+        };
+        let copy = cost(0.0, COPY_NS_PER_BYTE * DATA_BYTES as f64);
         let mean_copy_ns = DATA_SHARE * COPY_NS_PER_BYTE * DATA_BYTES as f64;
         let mut setup = Setup { counters: vec!["ops".into(), "bytes".into()], ..Setup::default() };
         for i in 0..self.clients {
@@ -108,7 +114,7 @@ impl Workload for Tbench {
             setup.channels.push(ChannelSpec::pipe(format!("to-client-{i}"), SOCKET_BUFFER_BYTES));
             let client = ProgramBuilder::new()
                 .repeat(None, |b| {
-                    b.run(cost(CLIENT_OP_NS + SEND_NS), 0.0)
+                    b.run(cost(SEND_NS, CLIENT_OP_NS), 0.0)
                         .either(
                             DATA_SHARE,
                             |b| {
@@ -118,14 +124,14 @@ impl Workload for Tbench {
                         )
                         .op(Op::Send { chan: to_srv, bytes: HEADER_BYTES })
                         .op(Op::Recv { chan: to_cli })
-                        .run(cost(RECV_NS), 0.0)
+                        .run(cost(RECV_NS, 0.0), 0.0)
                         .count(OPS, 1);
                 })
                 .build();
             let server = ProgramBuilder::new()
                 .repeat(None, |b| {
                     b.op(Op::Recv { chan: to_srv })
-                        .run(cost(RECV_NS + SERVER_OP_NS + mean_copy_ns + SEND_NS), 0.0)
+                        .run(cost(RECV_NS + SEND_NS, SERVER_OP_NS + mean_copy_ns), 0.0)
                         .op(Op::Send { chan: to_cli, bytes: HEADER_BYTES });
                 })
                 .build();
@@ -148,5 +154,18 @@ impl Workload for Tbench {
 
     fn resolved(&self) -> Vec<(String, String)> {
         vec![CLIENTS.show(self.clients)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::calibration::{fastest, Raw};
+
+    #[test]
+    fn send_and_receive_are_the_kcycles_sittings_loopback_cost() {
+        let sum = (fastest(Raw::Loopback, "cost   100 B", "B:") + fastest(Raw::Loopback, "cost  4096 B", "B:")) / 2.0;
+        assert!((SEND_NS + RECV_NS - sum).abs() < 50.0, "{} against {sum}", SEND_NS + RECV_NS);
+        assert!((SEND_NS / (SEND_NS + RECV_NS) - 3.5 / 5.5).abs() < 0.01);
     }
 }

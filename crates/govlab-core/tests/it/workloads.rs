@@ -561,14 +561,15 @@ mod kernbench {
         let r = run("kernbench:files=40,jobs=4", "performance");
         assert_eq!(r.primary_metric.name, "elapsed_s");
         assert!((r.metrics["compiles"].as_f64().unwrap() - 40.0).abs() < 0.5);
-        // At least the serial parts (their measured CPU time at 3.5 GHz,
-        // run at ≤ 3.9 GHz), a chain of many processes.
+        // At least the serial parts (their measured CPU time at the
+        // measuring core's 3.244 GHz, run at ≤ 3.9 GHz), a chain of many
+        // processes.
         let serial: f64 = workload::kernbench::serial_steps().iter().map(|s| s.ns).sum::<f64>() / 1e9;
         assert!(serial > 10.0, "{serial} s");
-        assert!(elapsed(&r) > serial * 3.5 / 3.9, "{} s, serial {serial} s", elapsed(&r));
+        assert!(elapsed(&r) > serial * f64::from(workload::CALIBRATION_CORE_KHZ) / 3.9e6, "{} s, serial {serial} s", elapsed(&r));
     }
 
-    /// The serial phases are the measured chains (tools/calibrate/kbuild/
+    /// The serial phases are the measured chains (tools/calibrate/kcycles/
     /// serial_chains.txt): every line a process, the preparation hundreds
     /// of short ones, the link link-vmlinux.sh's ld, nm and kallsyms
     /// passes, scaled to a defconfig kernel.
@@ -576,7 +577,7 @@ mod kernbench {
     fn serial_phases_are_the_measured_chains_of_processes() {
         use workload::kernbench::{serial_steps, Phase};
         let steps = serial_steps();
-        let file = include_str!("../../../../tools/calibrate/kbuild/serial_chains.txt");
+        let file = include_str!("../../../../tools/calibrate/kcycles/serial_chains.txt");
         let lines = file.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).count();
         assert_eq!(steps.len(), lines, "a line of serial_chains.txt did not parse");
         let prepare: Vec<_> = steps.iter().filter(|s| s.phase == Phase::Prepare).collect();
@@ -592,9 +593,9 @@ mod kernbench {
         let count = |comm: &str| link.iter().filter(|s| s.comm == comm).count();
         // Kallsyms: vmlinux.o, two kallsyms links and the final link.
         assert_eq!((count("ld"), count("kallsyms")), (4, 2));
-        // The final ld: 94 ms measured, scaled by 2700/455 objects.
+        // The final ld: 121 ms measured, scaled by 2700/455 objects.
         let last_ld = link.iter().rev().find(|s| s.comm == "ld").unwrap().ns;
-        assert!((last_ld / 93.894e6 - 2700.0 / 455.0).abs() < 0.01, "{last_ld}");
+        assert!((last_ld / 120.816_399e6 - 2700.0 / 455.0).abs() < 0.01, "{last_ld}");
         // A helper is not scaled.
         let sh = link.iter().find(|s| s.comm == "sh").unwrap().ns;
         assert!(sh < 5e6, "{sh}");
@@ -605,9 +606,11 @@ mod kernbench {
         let fast = elapsed(&run("kernbench:files=80,jobs=8", "performance"));
         let slow = elapsed(&run("kernbench:files=80,jobs=8", "userspace:scaling_setspeed=800000"));
         // time(f) ∝ mem + (1 − mem)·f_ref/f for the compiles (mem 0.2) and
-        // f_ref/f for make's serial parts (mem 0); f_ref = 3.5 GHz, the busy
-        // machine runs at 3.7..3.9 GHz under performance.
-        let (f_ref, f_min) = (3.5, 0.8);
+        // f_ref/f for make's serial parts (mem 0); f_ref = 3.244 GHz, the
+        // clock the times were measured at (make's own assumed 0.4 ms a job
+        // is at the platform's 3.5 GHz), the busy machine runs at 3.7..3.9
+        // GHz under performance.
+        let (f_ref, f_min) = (f64::from(workload::CALIBRATION_CORE_KHZ) / 1e6, 0.8);
         let ratio = |mem: f64, f_max: f64| (mem + (1.0 - mem) * f_ref / f_min) / (mem + (1.0 - mem) * f_ref / f_max);
         let (lo, hi) = (ratio(0.2, 3.7), ratio(0.0, 3.9));
         let got = slow / fast;
@@ -664,12 +667,12 @@ mod netperf {
 
     #[test]
     fn udp_stream_sender_never_waits_for_the_receiver() {
-        // One 64-B datagram per (2834 + 2.4) ns of reference time at
-        // 3.5 GHz, run at 3.7..3.9 GHz: 2.55..2.68 µs, 191..201 Mb/s
-        // (less by netserver's wakeups, 3130 cycles each, when it sleeps).
+        // One 64-B datagram per (2836 + 2.2) ns measured at 3.244 GHz, run
+        // at 3.7..3.9 GHz: 2.36..2.49 µs, 206..217 Mb/s (less by
+        // netserver's wakeups, 3130 cycles each, when it sleeps).
         let r = super::run("netperf:test=udp_stream,size=64", "performance", "haltpoll", 300 * MS);
         let sent = metric(&r, "mbps");
-        assert!(sent > 140.0 && sent < 205.0, "{sent} Mb/s");
+        assert!(sent > 150.0 && sent < 220.0, "{sent} Mb/s");
         let received = metric(&r, "recv_mbps");
         assert!(received <= sent && received > 0.9 * sent, "sent {sent}, received {received} Mb/s");
     }
@@ -718,7 +721,10 @@ mod netperf {
     /// cur and walks it down to the floor (1.2 GHz), held or not (the tick
     /// stopped at every idle entry changes nothing); the invariant
     /// receiver's utilisation is its work over f_ref, whatever its clock, so
-    /// 4C holds it at 1.25 × `cpuinfo.max_freq` × that, well above. The
+    /// 4C holds it at 1.25 × `cpuinfo.max_freq` × that, above (1.4 GHz
+    /// since session 25's costs, cycles at the measuring clock, made each
+    /// datagram dearer for the sender, so fewer reach the receiver a second;
+    /// more than 0.5 GHz above before). The
     /// receiver polls first between datagrams and also sleeps in C-states.
     #[test]
     fn udp_stream_receiver_sinks_without_invariance_and_holds_with_it() {
@@ -733,7 +739,7 @@ mod netperf {
         assert_eq!(base_states.first().map(String::as_str), Some("POLL"), "v5.2 receiver polls: {base_states:?}");
         assert!(base_states.len() > 1, "v5.2 receiver also sleeps in a C-state after timed-out polls: {base_states:?}");
         assert!(base_rx < 1_300_000.0, "v5.2 receiver at the floor: {base_rx} kHz");
-        assert!(inv_rx > base_rx + 500_000.0, "4C receiver held above v5.2's: {inv_rx} vs {base_rx} kHz");
+        assert!(inv_rx > base_rx + 150_000.0, "4C receiver held above v5.2's: {inv_rx} vs {base_rx} kHz");
         let (_, free_rx, _) = sender_receiver(&bdw_udp_stream("5.2:idle_tick=stopped"), 2);
         assert!(free_rx < 1_300_000.0, "no hold to release: {free_rx} kHz");
     }
@@ -1166,7 +1172,7 @@ mod ends {
     #[test]
     fn the_default_duration_is_the_workloads() {
         let d = |w: &str| RunConfig::from_args(RunArgs { workload: Some(w.into()), ..RunArgs::default() }).unwrap().duration_ns;
-        assert_eq!(d("kernbench:jobs=4"), 1_800 * 1_000 * MS);
+        assert_eq!(d("kernbench:jobs=4"), 3_600 * 1_000 * MS);
         assert_eq!(d("cpu-bound"), workload::DEFAULT_DURATION_NS);
         let given = RunConfig::from_args(RunArgs { workload: Some("kernbench".into()), duration: Some("5s".into()), ..RunArgs::default() });
         assert_eq!(given.unwrap().duration_ns, 5_000 * MS);
@@ -1195,7 +1201,7 @@ mod ends {
     fn list_shows_how_a_run_ends_and_its_default_duration() {
         let list: serde_json::Value = serde_json::to_value(list("workloads").unwrap()).unwrap();
         let entry = |n: &str| list.as_array().unwrap().iter().find(|w| w["name"] == n).unwrap().clone();
-        assert_eq!(entry("kernbench")["default_duration"], "1800s");
+        assert_eq!(entry("kernbench")["default_duration"], "3600s");
         assert!(entry("kernbench")["ends"].as_str().unwrap().starts_with("ends by itself"));
         assert_eq!(entry("cpu-bound")["default_duration"], "10s");
         assert_eq!(entry("cpu-bound")["ends"], "runs until the duration");
