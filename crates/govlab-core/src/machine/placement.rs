@@ -95,10 +95,14 @@
 //! walk that pulls nothing is all but impossible, so the forms differ by
 //! rd->overload's stale `true` alone).
 //!
-//! Periodic balancing: a busy CPU's tick
-//! with more than one task hands a queued task to an idle CPU of its LLC and
-//! wakes it (the nohz idle-balance kick), and a CPU running one task pulls
-//! from an LLC sibling with two more than it has.
+//! Periodic balancing on a busy CPU (`busy_rebalance`, v5.2
+//! `rebalance_domains()` with CPU_NOT_IDLE): once its rq->next_balance has
+//! come, each of its domains whose busy interval (balance_interval times
+//! busy_factor: 32, 16 from v5.10, 6e7499135db7) has passed is balanced by
+//! v5.2's load_balance() as far as modelled (`busy_load_balance`), which
+//! only pulls to the busy CPU. It never hands a queued task to an idle
+//! CPU: its tick kicks the idle load balancer (machine/nohz.rs), which
+//! balances the idle CPUs with their tick stopped at their idle intervals.
 //!
 //! Idle balancing (`idle_rebalance`, v5.2 and v6.8 `rebalance_domains()`
 //! with CPU_IDLE): an idle CPU balances each of its domains once the
@@ -131,9 +135,15 @@ const WAKEE_FLIP_DECAY_NS: u64 = 1_000_000_000;
 /// from v3.15 to v6.18).
 pub(super) const MIGRATION_COST_NS: u64 = 500_000;
 
-/// sd->busy_factor of every domain: 32 (kernel/sched/topology.c sd_init(),
-/// v3.x to v6.x).
-const BUSY_FACTOR: u64 = 32;
+/// sd->busy_factor of every domain (kernel/sched/topology.c sd_init()):
+/// 32, 16 from v5.10 (6e7499135db7, era `busy_factor_16`).
+fn busy_factor(kernel: &KernelConfig) -> u64 {
+    if kernel.has(EraId::BusyFactor16) {
+        16
+    } else {
+        32
+    }
+}
 
 /// sysctl_sched_nr_migrate: the tasks one load_balance() looks at, 32
 /// (kernel/sched/core.c, v5.2).
@@ -753,12 +763,12 @@ impl Engine {
     }
 
     /// sd->balance_interval in jiffies as get_sd_balance_interval() makes
-    /// it (v5.2 kernel/sched/fair.c): `ms` times busy_factor (32,
-    /// sd_init()) on a busy CPU, in jiffies rounded up
+    /// it (v5.2 kernel/sched/fair.c): `ms` times busy_factor (32; 16 from
+    /// v5.10) on a busy CPU, in jiffies rounded up
     /// (msecs_to_jiffies()), clamped to [1, max_load_balance_interval],
     /// which is HZ * online CPUs / 10 (update_max_interval()).
     fn sd_balance_interval_j(&self, ms: u64, busy: bool) -> u64 {
-        let ms = if busy { ms * BUSY_FACTOR } else { ms };
+        let ms = if busy { ms * busy_factor(&self.kernel) } else { ms };
         let hz = 1_000_000_000 / self.tun.tick_ns;
         let max_j = hz * self.rqs.len() as u64 / 10;
         (ms * 1_000_000).div_ceil(self.tun.tick_ns).clamp(1, max_j.max(1))

@@ -434,7 +434,12 @@ fn a_busy_cpu_with_two_tasks_hands_none_to_an_idle_cpu_at_its_tick() {
 /// The Broadwell-EP with CPU 0 running one task and its SMT sibling
 /// three, one running and two queued; returns the engine and the sibling.
 fn smt_imbalance() -> (Engine, CpuId) {
-    let mut e = machine(2);
+    smt_imbalance_on("5.2")
+}
+
+/// [`smt_imbalance`] under `kernel`.
+fn smt_imbalance_on(kernel: &str) -> (Engine, CpuId) {
+    let mut e = machine_on(kernel, 2);
     let s = sibling0(&e);
     let (w, t, o0, o1) = (task(&e, "waker"), task(&e, "wakee"), task(&e, "o0"), task(&e, "o1"));
     set_running(&mut e, w, 0);
@@ -468,6 +473,19 @@ fn a_busy_cpu_balances_its_smt_domain_at_balance_interval_times_busy_factor() {
     assert_eq!((e.rqs[0].nr_running, e.rqs[s].nr_running), (2, 2));
     assert_eq!(e.rqs[0].idle_lb_last_j[0], j + 1);
     assert_eq!(e.rqs[0].idle_lb_interval_ms[0], 2, "unbalanced: min_interval");
+}
+
+#[test]
+fn busy_factor_is_16_from_v5_10() {
+    // 6e7499135db7 (v5.10): CPU 0's SMT domain is balanced every 2 * 16 =
+    // 32 ms on v6.8.
+    let (mut e, s) = smt_imbalance_on("6.8");
+    let tick = e.tun.tick_ns;
+    let j = 1000;
+    e.now = j * tick;
+    e.rqs[0].idle_lb_last_j = [j - (32 * MS).div_ceil(tick), j, j];
+    e.busy_rebalance(0);
+    assert_eq!((e.rqs[0].nr_running, e.rqs[s].nr_running), (2, 2));
 }
 
 #[test]
