@@ -118,7 +118,14 @@ impl Engine {
         match self.rqs[ilb].mode {
             CpuMode::Idle { .. } => self.interrupt(ilb),
             CpuMode::Exiting { .. } => {}
-            CpuMode::Active => self.nohz_kick_received(ilb),
+            CpuMode::Active => {
+                // Not in an idle exit: a task the ilb pulls for itself
+                // needs the pick the exit would run.
+                self.nohz_kick_received(ilb);
+                if self.rqs[ilb].curr.is_none() && self.rqs[ilb].nr_running > 0 {
+                    self.schedule(ilb);
+                }
+            }
         }
     }
 

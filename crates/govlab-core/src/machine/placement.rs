@@ -164,6 +164,15 @@ pub(super) fn newidle_min_avg_idle_ns(kernel: &KernelConfig) -> u64 {
     }
 }
 
+/// A scheduling group's figures for `busy_load_balance`: runnable load,
+/// capacity, tasks, and load per 1024 of capacity.
+struct Sg {
+    load: u64,
+    cap: u64,
+    nr: u64,
+    avg: u64,
+}
+
 impl Engine {
     fn allowed(&self, t: TaskId) -> CpuMask {
         self.tasks[t].affinity.unwrap_or(self.all_cpus)
@@ -884,12 +893,6 @@ impl Engine {
                 groups.push(g);
             }
         }
-        struct Sg {
-            load: u64,
-            cap: u64,
-            nr: u64,
-            avg: u64,
-        }
         let stats = |e: &Self, g: &CpuMask| {
             let (mut load, mut cap, mut nr) = (0, 0, 0);
             for c in g {
@@ -906,7 +909,7 @@ impl Engine {
             let s = stats(self, g);
             total_load += s.load;
             total_cap += s.cap;
-            if s.nr > 0 && busiest.as_ref().is_none_or(|(_, b)| s.avg > b.avg) {
+            if s.nr > 0 && busiest.as_ref().map_or(true, |(_, b)| s.avg > b.avg) {
                 busiest = Some((*g, s));
             }
         }
@@ -919,7 +922,7 @@ impl Engine {
         let mut imbalance = ((b.avg - dom_avg) * b.cap).min((dom_avg - loc.avg) * loc.cap) / 1024;
         let b_lpt = b.load / b.nr.max(1);
         if imbalance < b_lpt {
-            let l_lpt = if loc.nr == 0 { 0 } else { loc.load / loc.nr };
+            let l_lpt = loc.load.checked_div(loc.nr).unwrap_or(0);
             let imbn = if loc.nr > 0 && b_lpt > l_lpt { 1 } else { 2 };
             let scaled = b_lpt * 1024 / b.cap.max(1);
             if b.avg + scaled >= loc.avg + scaled * imbn {
@@ -936,7 +939,7 @@ impl Engine {
             if self.rqs[c].nr_running == 1 && wl > imbalance {
                 continue;
             }
-            if src.is_none_or(|(_, bl, bc)| wl * bc > bl * cap) {
+            if src.map_or(true, |(_, bl, bc)| wl * bc > bl * cap) {
                 src = Some((c, wl, cap));
             }
         }
@@ -945,17 +948,15 @@ impl Engine {
             return true;
         }
         let mut left = imbalance as i64;
-        let mut looked = 0;
         let candidates: Vec<TaskId> = if self.fair_groups() {
             self.queued_fair_tasks(src)
         } else {
             self.rqs[src].tree.iter().rev().map(|&(_, t)| t).filter(|&t| !self.tasks[t].sched_delayed).collect()
         };
-        for t in candidates {
-            if looked >= SCHED_NR_MIGRATE || left <= 0 {
+        for t in candidates.into_iter().take(SCHED_NR_MIGRATE) {
+            if left <= 0 {
                 break;
             }
-            looked += 1;
             if !self.allowed(t).test(cpu) {
                 continue;
             }
