@@ -231,9 +231,11 @@ pub struct Engine {
     pub(crate) nohz_has_blocked: bool,
     pub(crate) nohz_next_blocked_j: u64,
     pub(crate) nohz_kicked: Option<crate::platform::CpuId>,
-    /// The jiffy of the idle load balancer's last balance pass
-    /// (machine/nohz.rs `nohz_idle_balance`), plus one (0: none yet).
-    pub(crate) nohz_balance_j: u64,
+    /// The kick flags pending on `nohz_kicked` (nohz_flags()).
+    pub(crate) nohz_kick_flags: u8,
+    /// nohz.next_balance in jiffies: a busy CPU's balance kick waits for it
+    /// (machine/nohz.rs `nohz_balancer_kick`); jiffies at boot.
+    pub(crate) nohz_next_balance_j: u64,
     /// The kernel's per-CPU housekeeping (machine/housekeeping.rs).
     pub(crate) hk: super::housekeeping::HousekeepingRt,
     /// The kernel's cycles per wakeup, switch and idle cycle
@@ -444,7 +446,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         nohz_has_blocked: false,
         nohz_next_blocked_j: 0,
         nohz_kicked: None,
-        nohz_balance_j: 0,
+        nohz_kick_flags: 0,
+        nohz_next_balance_j: 0,
         hk,
         kpath,
         intervals: None,

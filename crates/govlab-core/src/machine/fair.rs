@@ -830,7 +830,11 @@ impl Engine {
                 if self.eas.is_some() {
                     self.rebalance_top(cpu, false);
                 }
-                self.idle_rebalance(cpu);
+                // trigger_load_balance(): the softirq once rq->next_balance
+                // has come.
+                if self.now / self.tun.tick_ns >= self.rqs[cpu].next_balance_j {
+                    self.idle_rebalance(cpu);
+                }
                 // The next tick first: an exit with no latency re-enters
                 // idle at once, where the governor may stop it.
                 self.arm_tick(cpu);
@@ -901,7 +905,6 @@ impl Engine {
         // idle CPUs with their tick stopped (machine/nohz.rs).
         if self.rqs[cpu].curr.is_some() {
             self.nohz_balancer_kick(cpu);
-            self.nohz_idle_balance(cpu);
         }
         true
     }

@@ -26,8 +26,8 @@
 //!   only at the CPU's own tick or wakeup, and by the idle load balancer
 //!   when a busy CPU kicks it to balance (`nohz_kick_needed`): its
 //!   `rebalance_domains()` for each idle CPU begins with
-//!   `update_blocked_averages()`. The kick is govlab's balance kick
-//!   (machine/placement.rs `periodic_balance`).
+//!   `update_blocked_averages()`: each idle CPU whose balance is due, and
+//!   the ilb itself (`nohz_balance_pass`).
 //!
 //! A decayed runqueue's `cpufreq_update_util(rq, 0)` is then a call from
 //! the CPU doing the pass: a remote call for every other CPU, which the
@@ -45,6 +45,11 @@ use super::rq::CpuMode;
 use super::Engine;
 use crate::platform::CpuId;
 use crate::sched::pelt::LOAD_AVG_PERIOD;
+
+/// nohz_flags' kick bits (kernel/sched/sched.h, v4.17+; before, the one
+/// balance kick).
+const NOHZ_BALANCE_KICK: u8 = 1;
+const NOHZ_STATS_KICK: u8 = 2;
 
 impl Engine {
     /// msecs_to_jiffies(LOAD_AVG_PERIOD), rounded up as the kernel rounds.
@@ -75,23 +80,63 @@ impl Engine {
         self.idle_mask.test(cpu) && self.rqs[cpu].tick_stopped
     }
 
-    /// nohz_balancer_kick()'s stats part, on a busy CPU's tick: once
-    /// nohz.next_blocked has passed, kick the idle load balancer.
-    #[inline]
+    /// nohz_balancer_kick() on busy CPU `this`'s tick (v5.2
+    /// kernel/sched/fair.c; v6.8 the same but for the kick's SMT and
+    /// asymmetric-capacity tests, not modelled). With a CPU in
+    /// nohz.idle_cpus_mask: the stats kick once nohz.next_blocked has
+    /// passed (from v4.17); the balance kick, which carries the stats one
+    /// from v4.17, once nohz.next_balance has come and `this` has two tasks
+    /// or its LLC more than one busy CPU (sds->nr_busy_cpus: a CPU counts
+    /// idle there once its tick is stopped). kick_ilb() advances
+    /// nohz.next_balance by a jiffy (v5.2; v5.8's 3ea2f097b17e sets it to
+    /// jiffies + 1 and only for a balance kick: not modelled), takes the
+    /// first CPU of the mask but `this` (find_new_ilb()) and sends it an
+    /// IPI unless a kick is pending there (nohz_flags), which takes the new
+    /// flags with it. The ilb leaves its idle state and runs the pass
+    /// before it idles again (`nohz_kick_received`).
     pub(crate) fn nohz_balancer_kick(&mut self, this: CpuId) {
-        if !self.nohz_has_blocked || self.jiffies() <= self.nohz_next_blocked_j || self.nohz_kicked.is_some() {
+        let n = self.rqs.len();
+        let Some(ilb) = (0..n).find(|&c| c != this && self.nohz_idle(c)) else { return };
+        let jiffies = self.jiffies();
+        let mut flags = 0;
+        if self.nohz_has_blocked && jiffies > self.nohz_next_blocked_j {
+            flags = NOHZ_STATS_KICK;
+        }
+        if jiffies >= self.nohz_next_balance_j && self.nohz_balance_wanted(this) {
+            flags = NOHZ_BALANCE_KICK | if self.nohz_blocked { NOHZ_STATS_KICK } else { 0 };
+        }
+        if flags == 0 {
             return;
         }
-        // find_new_ilb(): the first idle CPU of the mask but this one.
-        let Some(ilb) = (0..self.rqs.len()).find(|&c| c != this && self.nohz_idle(c)) else { return };
+        self.nohz_next_balance_j += 1;
+        if self.nohz_kicked.is_some() {
+            self.nohz_kick_flags |= flags;
+            return;
+        }
         self.nohz_kicked = Some(ilb);
-        // The kick is an IPI: the ilb leaves its idle state and does the
-        // pass before it idles again (idle_exit_done).
+        self.nohz_kick_flags = flags;
         match self.rqs[ilb].mode {
             CpuMode::Idle { .. } => self.interrupt(ilb),
             CpuMode::Exiting { .. } => {}
-            CpuMode::Active => self.nohz_kick_received(ilb),
+            CpuMode::Active => {
+                // Not in an idle exit: a task the ilb pulls for itself
+                // needs the pick the exit would run.
+                self.nohz_kick_received(ilb);
+                if self.rqs[ilb].curr.is_none() && self.rqs[ilb].nr_running > 0 {
+                    self.schedule(ilb);
+                }
+            }
         }
+    }
+
+    /// The balance kick's test after the nohz.next_balance gate: two tasks
+    /// on `this`, or more than one busy CPU in its LLC.
+    fn nohz_balance_wanted(&self, this: CpuId) -> bool {
+        if self.rqs[this].nr_running >= 2 {
+            return true;
+        }
+        let llc = self.llc_masks[self.plat.cpus[this].llc];
+        llc.iter().filter(|&c| !self.nohz_idle(c)).nth(1).is_some()
     }
 
     /// nohz_balancer_kick()'s balance kick with EAS, on busy CPU `this`'s
@@ -112,52 +157,75 @@ impl Engine {
         }
     }
 
-    /// nohz_balancer_kick()'s balance kick on busy CPU `this`'s tick and
-    /// the idle load balancer's pass (v5.2 kernel/sched/fair.c; v6.8 the
-    /// same but for the kick's SMT and asymmetric-capacity tests, which
-    /// are not modelled): two tasks on `this`, or more than one busy CPU
-    /// in its LLC (sds->nr_busy_cpus: a CPU is idle there once its tick
-    /// is stopped), kick the first CPU of nohz.idle_cpus_mask
-    /// (find_new_ilb()), which runs rebalance_domains(CPU_IDLE) for each
-    /// other CPU of the mask in turn, then for itself
-    /// (_nohz_idle_balance(), machine/placement.rs `idle_rebalance`); a
-    /// task pulled wakes its CPU. A kick while one is pending does
-    /// nothing (nohz_flags), so at most one pass runs per jiffy here; the
-    /// pass runs at the kick, without the IPI's delay.
-    pub(crate) fn nohz_idle_balance(&mut self, this: CpuId) {
-        let jiffies = self.jiffies();
-        if self.nohz_balance_j == jiffies + 1 {
-            return;
-        }
-        let n = self.rqs.len();
-        let Some(ilb) = (0..n).find(|&c| c != this && self.nohz_idle(c)) else { return };
-        if self.rqs[this].nr_running < 2 {
-            let llc = self.llc_masks[self.plat.cpus[this].llc];
-            if llc.iter().filter(|&c| !self.nohz_idle(c)).nth(1).is_none() {
-                return;
-            }
-        }
-        self.nohz_balance_j = jiffies + 1;
-        for cpu in (ilb + 1..n).chain(std::iter::once(ilb)) {
-            if cpu == this || !self.nohz_idle(cpu) {
-                continue;
-            }
-            if let Some(t) = self.idle_rebalance(cpu) {
-                self.kick_cpu(cpu, t);
-            }
-        }
-    }
-
-    /// The kicked ilb is back in C0 with nothing to run: the stats pass
-    /// (its softirq runs before the idle loop goes on). With a task queued
-    /// it aborts, and the next kick comes from the next busy tick.
+    /// The kicked ilb is back in C0: scheduler_ipi() raises the softirq
+    /// only if it is still idle with nothing to run (got_nohz_idle_kick());
+    /// else the kick is dropped and the next busy tick kicks again.
     pub(crate) fn nohz_kick_received(&mut self, cpu: CpuId) {
         if self.nohz_kicked != Some(cpu) {
             return;
         }
         self.nohz_kicked = None;
-        if self.rqs[cpu].nr_running == 0 {
+        let flags = std::mem::take(&mut self.nohz_kick_flags);
+        if self.rqs[cpu].nr_running != 0 {
+            return;
+        }
+        if flags & NOHZ_BALANCE_KICK != 0 {
+            self.nohz_balance_pass(cpu, flags & NOHZ_STATS_KICK != 0);
+        } else {
             self.nohz_stats_pass(cpu, true);
+        }
+    }
+
+    /// _nohz_idle_balance() with NOHZ_BALANCE_KICK on ilb `ilb` (v5.2; v4.14's
+    /// nohz_idle_balance() before the stats kick): for each other CPU of
+    /// nohz.idle_cpus_mask in turn, its blocked load decayed (with `stats`),
+    /// and rebalance_domains(CPU_IDLE) if its rq->next_balance has come
+    /// (before v4.17 that walk begins with update_blocked_averages()); a
+    /// task pulled wakes its CPU. Then the ilb's own update and walk (a
+    /// task it pulls runs after the idle loop's need_resched check).
+    /// nohz.next_balance becomes the earliest next_balance of the other
+    /// CPUs (set after the ilb's own walk in v5.2; moved before it by v5.8's
+    /// 3ea2f097b17e, not modelled), and with `stats` the next stats pass is
+    /// due a period later.
+    fn nohz_balance_pass(&mut self, ilb: CpuId, stats: bool) {
+        let jiffies = self.jiffies();
+        if stats {
+            self.nohz_has_blocked = false;
+        }
+        let mut blocked = false;
+        let mut next: Option<u64> = None;
+        for cpu in 0..self.rqs.len() {
+            if cpu == ilb || !self.nohz_idle(cpu) {
+                continue;
+            }
+            if stats && self.rqs[cpu].has_blocked_load {
+                self.update_blocked_from(cpu, ilb);
+                blocked |= self.rqs[cpu].has_blocked_load;
+            }
+            if jiffies >= self.rqs[cpu].next_balance_j {
+                if !self.nohz_blocked {
+                    self.update_blocked_from(cpu, ilb);
+                }
+                if let Some(t) = self.idle_rebalance(cpu) {
+                    self.kick_cpu(cpu, t);
+                }
+            }
+            let nb = self.rqs[cpu].next_balance_j;
+            next = Some(next.map_or(nb, |x: u64| x.min(nb)));
+        }
+        if stats || !self.nohz_blocked {
+            self.update_blocked_from(ilb, ilb);
+            blocked |= self.rqs[ilb].has_blocked_load;
+        }
+        self.idle_rebalance(ilb);
+        if stats {
+            self.nohz_next_blocked_j = jiffies + self.blocked_period_jiffies();
+            if blocked {
+                self.nohz_has_blocked = true;
+            }
+        }
+        if let Some(nb) = next {
+            self.nohz_next_balance_j = nb;
         }
     }
 
@@ -194,18 +262,10 @@ impl Engine {
         if blocked {
             self.nohz_has_blocked = true;
         }
-    }
-
-    /// Before v4.17: the idle load balancer `ilb`, kicked to balance,
-    /// runs rebalance_domains() for each idle CPU of the mask and then for
-    /// itself, each beginning with update_blocked_averages().
-    pub(crate) fn nohz_idle_balance_pre_stats(&mut self, ilb: CpuId) {
-        for cpu in 0..self.rqs.len() {
-            if cpu != ilb && self.nohz_idle(cpu) {
-                self.update_blocked_from(cpu, ilb);
-            }
+        // The pass sets nohz.next_balance as a balance pass does.
+        if let Some(nb) = (0..n).filter(|&c| c != this && self.nohz_idle(c)).map(|c| self.rqs[c].next_balance_j).min() {
+            self.nohz_next_balance_j = nb;
         }
-        self.update_blocked_from(ilb, ilb);
     }
 
     /// update_blocked_averages(`cpu`) run by CPU `this`: its hook call is

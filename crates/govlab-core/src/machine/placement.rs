@@ -95,10 +95,14 @@
 //! walk that pulls nothing is all but impossible, so the forms differ by
 //! rd->overload's stale `true` alone).
 //!
-//! Periodic balancing: a busy CPU's tick
-//! with more than one task hands a queued task to an idle CPU of its LLC and
-//! wakes it (the nohz idle-balance kick), and a CPU running one task pulls
-//! from an LLC sibling with two more than it has.
+//! Periodic balancing on a busy CPU (`busy_rebalance`, v5.2
+//! `rebalance_domains()` with CPU_NOT_IDLE): once its rq->next_balance has
+//! come, each of its domains whose busy interval (balance_interval times
+//! busy_factor: 32, 16 from v5.10, 6e7499135db7) has passed is balanced by
+//! v5.2's load_balance() as far as modelled (`busy_load_balance`), which
+//! only pulls to the busy CPU. It never hands a queued task to an idle
+//! CPU: its tick kicks the idle load balancer (machine/nohz.rs), which
+//! balances the idle CPUs with their tick stopped at their idle intervals.
 //!
 //! Idle balancing (`idle_rebalance`, v5.2 and v6.8 `rebalance_domains()`
 //! with CPU_IDLE): an idle CPU balances each of its domains once the
@@ -131,6 +135,20 @@ const WAKEE_FLIP_DECAY_NS: u64 = 1_000_000_000;
 /// from v3.15 to v6.18).
 pub(super) const MIGRATION_COST_NS: u64 = 500_000;
 
+/// sd->busy_factor of every domain (kernel/sched/topology.c sd_init()):
+/// 32, 16 from v5.10 (6e7499135db7, era `busy_factor_16`).
+fn busy_factor(kernel: &KernelConfig) -> u64 {
+    if kernel.has(EraId::BusyFactor16) {
+        16
+    } else {
+        32
+    }
+}
+
+/// sysctl_sched_nr_migrate: the tasks one load_balance() looks at, 32
+/// (kernel/sched/core.c, v5.2).
+const SCHED_NR_MIGRATE: usize = 32;
+
 /// sd->max_newidle_lb_cost of every domain: 0, as govlab's balancing takes
 /// no simulated time (assumed; see the header).
 const MAX_NEWIDLE_LB_COST_NS: u64 = 0;
@@ -144,6 +162,15 @@ pub(super) fn newidle_min_avg_idle_ns(kernel: &KernelConfig) -> u64 {
     } else {
         MIGRATION_COST_NS
     }
+}
+
+/// A scheduling group's figures for `busy_load_balance`: runnable load,
+/// capacity, tasks, and load per 1024 of capacity.
+struct Sg {
+    load: u64,
+    cap: u64,
+    nr: u64,
+    avg: u64,
 }
 
 impl Engine {
@@ -545,6 +572,14 @@ impl Engine {
     /// some CPU is overloaded and `cpu` expects to idle long enough.
     #[inline]
     pub(crate) fn newidle_balance(&mut self, cpu: CpuId) {
+        // idle_balance() lowers rq->next_balance to its lowest domain's
+        // idle due time when a gate stops it, else to the earliest of the
+        // domains it walks (all of them here: see `newidle_pull`).
+        let gated = (self.overloaded.is_empty() && !self.eas.as_ref().is_some_and(|e| e.overload))
+            || self.rqs[cpu].avg_idle_ns < self.newidle_min_avg_idle_ns;
+        let nb = self.domains_next_balance_j(cpu, if gated { 1 } else { 3 });
+        let rq = &mut self.rqs[cpu];
+        rq.next_balance_j = rq.next_balance_j.min(nb);
         // rd->overload: with EAS the kernel's, which stays set until a
         // top-level balance (eas.rs).
         if self.overloaded.is_empty() && !self.eas.as_ref().is_some_and(|e| e.overload) {
@@ -647,19 +682,30 @@ impl Engine {
         if self.eas.is_some() && self.eas_balanced() {
             return None;
         }
+        let pulled = self.idle_rebalance_walk(cpu);
+        // A walk that ends CPU_IDLE (nothing pulled) lowers
+        // nohz.next_balance to its rq->next_balance.
+        if pulled.is_none() {
+            self.nohz_next_balance_j = self.nohz_next_balance_j.min(self.rqs[cpu].next_balance_j);
+        }
+        pulled
+    }
+
+    fn idle_rebalance_walk(&mut self, cpu: CpuId) -> Option<TaskId> {
         let jiffies = self.now / self.tun.tick_ns;
-        let hz = 1_000_000_000 / self.tun.tick_ns;
-        let max_j = hz * self.rqs.len() as u64 / 10;
         let (spans, n) = self.sched_domains(cpu);
         let mut local = CpuMask::from_cpus([cpu]);
+        let mut next = jiffies + 60 * (1_000_000_000 / self.tun.tick_ns);
+        let mut pulled = None;
         for (level, &span) in spans.iter().enumerate().take(n) {
             let weight = u64::from(span.weight());
             let ms = match self.rqs[cpu].idle_lb_interval_ms[level] {
                 0 => weight,
                 ms => ms,
             };
-            let interval_j = (ms * 1_000_000).div_ceil(self.tun.tick_ns).clamp(1, max_j.max(1));
-            if jiffies < self.rqs[cpu].idle_lb_last_j[level] + interval_j {
+            let last = self.rqs[cpu].idle_lb_last_j[level];
+            if jiffies < last + self.sd_balance_interval_j(ms, false) {
+                next = next.min(last + self.sd_balance_interval_j(ms, false));
                 local = span;
                 continue;
             }
@@ -667,26 +713,29 @@ impl Engine {
             let first = balance_cpu == Some(cpu);
             let scope = self.overloaded.and(&span);
             let unbalanced = first && self.busiest_in(scope, cpu).is_some();
-            let rq = &mut self.rqs[cpu];
-            rq.idle_lb_last_j[level] = jiffies;
-            rq.idle_lb_interval_ms[level] = if unbalanced {
+            let ms = if unbalanced {
                 weight
             } else if ms < 2 * weight {
                 ms * 2
             } else {
                 ms
             };
-            if !first {
-                return None;
-            }
+            let rq = &mut self.rqs[cpu];
+            rq.idle_lb_last_j[level] = jiffies;
+            rq.idle_lb_interval_ms[level] = ms;
             if unbalanced {
-                if let Some(t) = self.pull_one(cpu, scope) {
-                    return Some(t);
-                }
+                pulled = self.pull_one(cpu, scope);
+            }
+            // After a pull the kernel's walk goes on CPU_NOT_IDLE, with busy
+            // intervals (see the doc comment).
+            next = next.min(jiffies + self.sd_balance_interval_j(ms, pulled.is_some()));
+            if !first || pulled.is_some() {
+                break;
             }
             local = span;
         }
-        None
+        self.rqs[cpu].next_balance_j = next;
+        pulled
     }
 
     /// newidle_balance()'s walk up the domains once the gates let it
@@ -719,33 +768,219 @@ impl Engine {
         if self.asym_packing_balance(cpu) {
             return;
         }
-        let llc = self.llc_masks[self.plat.cpus[cpu].llc];
-        let nr = self.rqs[cpu].nr_running;
-        if nr >= 2 {
-            // nohz kick: give a queued task to an idle CPU and wake it.
-            let idle = self.idle_mask.and(&llc);
-            let target = idle
-                .iter()
-                .find(|&c| self.is_idle_core(c))
-                .or_else(|| idle.next_wrap(cpu));
-            if let Some(dst) = target {
-                // Before v4.17 this kick is what decays the idle CPUs'
-                // blocked load (machine/nohz.rs).
-                if !self.nohz_blocked {
-                    self.nohz_idle_balance_pre_stats(dst);
-                }
-                if let Some(t) = self.pick_migratable(cpu, dst) {
-                    self.migrate_queued(t, cpu, dst);
-                    self.kick_cpu(dst, t);
-                }
+        self.busy_rebalance(cpu);
+    }
+
+    /// sd->balance_interval in jiffies as get_sd_balance_interval() makes
+    /// it (v5.2 kernel/sched/fair.c): `ms` times busy_factor (32; 16 from
+    /// v5.10) on a busy CPU, in jiffies rounded up
+    /// (msecs_to_jiffies()), clamped to [1, max_load_balance_interval],
+    /// which is HZ * online CPUs / 10 (update_max_interval()).
+    fn sd_balance_interval_j(&self, ms: u64, busy: bool) -> u64 {
+        let ms = if busy { ms * busy_factor(&self.kernel) } else { ms };
+        let hz = 1_000_000_000 / self.tun.tick_ns;
+        let max_j = hz * self.rqs.len() as u64 / 10;
+        (ms * 1_000_000).div_ceil(self.tun.tick_ns).clamp(1, max_j.max(1))
+    }
+
+    /// The earliest of `cpu`'s lowest `levels` domains' last balance plus
+    /// their idle interval (update_next_balance(), v5.2).
+    fn domains_next_balance_j(&self, cpu: CpuId, levels: usize) -> u64 {
+        let (spans, n) = self.sched_domains(cpu);
+        let rq = &self.rqs[cpu];
+        (0..n.min(levels))
+            .map(|level| {
+                let ms = match rq.idle_lb_interval_ms[level] {
+                    0 => u64::from(spans[level].weight()),
+                    ms => ms,
+                };
+                rq.idle_lb_last_j[level] + self.sd_balance_interval_j(ms, false)
+            })
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// rebalance_domains(CPU_NOT_IDLE) on busy CPU `cpu`'s tick (v5.2
+    /// kernel/sched/fair.c; run_rebalance_domains() from the SCHED_SOFTIRQ
+    /// trigger_load_balance() raises once rq->next_balance has passed):
+    /// each domain whose busy interval (balance_interval * busy_factor) has
+    /// passed since its last balance is balanced by load_balance(), the
+    /// same sd->last_balance and sd->balance_interval as the idle walk's
+    /// (`idle_rebalance`: each CPU has its own copy of its domains). Only
+    /// the local group's first idle CPU, else its first CPU, balances
+    /// (should_we_balance()); for another the interval doubles and the walk
+    /// ends. A busy CPU only pulls: it never hands a task to an idle CPU,
+    /// which gets one through the idle load balancer the busy tick kicks
+    /// (machine/nohz.rs), its own kept tick's idle balance, or wakeup
+    /// placement. Every version runs v5.2's load_balance() here (v5.5's
+    /// rework, 0b0695f2b34a, with its group types and migration kinds, is
+    /// not modelled).
+    pub(crate) fn busy_rebalance(&mut self, cpu: CpuId) {
+        let jiffies = self.now / self.tun.tick_ns;
+        if jiffies < self.rqs[cpu].next_balance_j {
+            return;
+        }
+        let (spans, n) = self.sched_domains(cpu);
+        let mut local = CpuMask::from_cpus([cpu]);
+        let mut next = jiffies + 60 * (1_000_000_000 / self.tun.tick_ns);
+        for (level, &span) in spans.iter().enumerate().take(n) {
+            let weight = u64::from(span.weight());
+            let ms = match self.rqs[cpu].idle_lb_interval_ms[level] {
+                0 => weight,
+                ms => ms,
+            };
+            let last = self.rqs[cpu].idle_lb_last_j[level];
+            if jiffies < last + self.sd_balance_interval_j(ms, true) {
+                next = next.min(last + self.sd_balance_interval_j(ms, true));
+                local = span;
+                continue;
             }
-        } else if let Some(src) = self.busiest_in(self.overloaded.and(&llc), cpu) {
-            if self.rqs[src].nr_running >= nr + 2 {
-                if let Some(t) = self.pick_migratable(src, cpu) {
-                    self.migrate_queued(t, src, cpu);
-                    self.check_preempt_wakeup(cpu, t);
-                }
+            let balance_cpu = local.and(&self.idle_mask).iter().next().or_else(|| local.iter().next());
+            let first = balance_cpu == Some(cpu);
+            let unbalanced = first && self.busy_load_balance(cpu, level, span, local);
+            let ms = if unbalanced {
+                weight
+            } else if ms < 2 * weight {
+                ms * 2
+            } else {
+                ms
+            };
+            let rq = &mut self.rqs[cpu];
+            rq.idle_lb_last_j[level] = jiffies;
+            rq.idle_lb_interval_ms[level] = ms;
+            next = next.min(jiffies + self.sd_balance_interval_j(ms, true));
+            if !first {
+                break;
             }
+            local = span;
+        }
+        self.rqs[cpu].next_balance_j = next;
+    }
+
+    /// load_balance() with CPU_NOT_IDLE at `level` of `cpu`'s domains
+    /// (v5.2): whether a busiest queue was found (the interval goes back
+    /// to its minimum). find_busiest_group(): the groups are the child
+    /// domain's spans (single CPUs at the lowest level); each group's
+    /// avg_load is its runnable load (the queued and running tasks'
+    /// load_avg, `runnable_load`) per 1024 of capacity; the busiest is the
+    /// other group with the highest avg_load and a task. There is an
+    /// imbalance only if the local group's avg_load is below both the
+    /// busiest's and the domain's, and the busiest's exceeds the local's by
+    /// the domain's imbalance_pct (110 SMT, 117 LLC, 125 above:
+    /// sd_init()). calculate_imbalance(): the smaller of the busiest's
+    /// excess over the domain's average and the local group's shortfall,
+    /// each times its group's capacity; below the busiest's load per task,
+    /// fix_small_imbalance() raises it to that load per task when moving
+    /// one still leaves the busiest no lighter than the local group (its
+    /// capacity-gain branch is left out). find_busiest_queue(): the busiest
+    /// group's CPU with the highest load per capacity, skipping one running
+    /// a single task heavier than the imbalance. detach_tasks(): queued
+    /// tasks that may run here, in the order of the other pulls
+    /// (`pick_migratable`: the kernel takes cfs_tasks from its tail, the
+    /// least recently picked first; not modelled), each
+    /// skipped if half its load exceeds what is left of the imbalance,
+    /// until the imbalance is used up (at most sysctl_sched_nr_migrate, 32,
+    /// looked at); each is attached here and may preempt. Left out: the
+    /// rq->cpu_load[busy_idx] averages v5.2 still reads for the groups'
+    /// loads (source_load()/target_load(), removed in v5.3), group types
+    /// and load_above_capacity, task_hot() and nr_balance_failed, active
+    /// balance of a running task (need_active_balance()), LBF_ALL_PINNED.
+    fn busy_load_balance(&mut self, cpu: CpuId, level: usize, span: CpuMask, local: CpuMask) -> bool {
+        let mut groups: Vec<CpuMask> = Vec::new();
+        for c in &span {
+            let g = if level == 0 { CpuMask::from_cpus([c]) } else { self.sched_domains(c).0[level - 1] };
+            if !groups.contains(&g) {
+                groups.push(g);
+            }
+        }
+        let stats = |e: &Self, g: &CpuMask| {
+            let (mut load, mut cap, mut nr) = (0, 0, 0);
+            for c in g {
+                load += e.runnable_load(c, &[]);
+                cap += e.rqs[c].capacity.max(1);
+                nr += u64::from(e.rqs[c].nr_running);
+            }
+            Sg { load, cap, nr, avg: load * 1024 / cap.max(1) }
+        };
+        let loc = stats(self, &local);
+        let (mut total_load, mut total_cap) = (loc.load, loc.cap);
+        let mut busiest: Option<(CpuMask, Sg)> = None;
+        for g in groups.iter().filter(|g| **g != local) {
+            let s = stats(self, g);
+            total_load += s.load;
+            total_cap += s.cap;
+            if s.nr > 0 && busiest.as_ref().map_or(true, |(_, b)| s.avg > b.avg) {
+                busiest = Some((*g, s));
+            }
+        }
+        let Some((bmask, b)) = busiest else { return false };
+        let dom_avg = total_load * 1024 / total_cap.max(1);
+        let pct = self.sd_imbalance_pct(level, span);
+        if loc.avg >= b.avg || loc.avg >= dom_avg || 100 * b.avg <= pct * loc.avg {
+            return false;
+        }
+        let mut imbalance = ((b.avg - dom_avg) * b.cap).min((dom_avg - loc.avg) * loc.cap) / 1024;
+        let b_lpt = b.load / b.nr.max(1);
+        if imbalance < b_lpt {
+            let l_lpt = loc.load.checked_div(loc.nr).unwrap_or(0);
+            let imbn = if loc.nr > 0 && b_lpt > l_lpt { 1 } else { 2 };
+            let scaled = b_lpt * 1024 / b.cap.max(1);
+            if b.avg + scaled >= loc.avg + scaled * imbn {
+                imbalance = b_lpt;
+            }
+        }
+        if imbalance == 0 {
+            return false;
+        }
+        let mut src: Option<(CpuId, u64, u64)> = None;
+        for c in &bmask {
+            let wl = self.runnable_load(c, &[]);
+            let cap = self.rqs[c].capacity.max(1);
+            if self.rqs[c].nr_running == 1 && wl > imbalance {
+                continue;
+            }
+            if src.map_or(true, |(_, bl, bc)| wl * bc > bl * cap) {
+                src = Some((c, wl, cap));
+            }
+        }
+        let Some((src, ..)) = src else { return false };
+        if self.rqs[src].nr_running <= 1 {
+            return true;
+        }
+        let mut left = imbalance as i64;
+        let candidates: Vec<TaskId> = if self.fair_groups() {
+            self.queued_fair_tasks(src)
+        } else {
+            self.rqs[src].tree.iter().rev().map(|&(_, t)| t).filter(|&t| !self.tasks[t].sched_delayed).collect()
+        };
+        for t in candidates.into_iter().take(SCHED_NR_MIGRATE) {
+            if left <= 0 {
+                break;
+            }
+            if !self.allowed(t).test(cpu) {
+                continue;
+            }
+            let load = self.tasks[t].avg.load_avg as i64;
+            if load / 2 > left {
+                continue;
+            }
+            self.migrate_queued(t, src, cpu);
+            self.check_preempt_wakeup(cpu, t);
+            left -= load;
+        }
+        true
+    }
+
+    /// sd->imbalance_pct of `cpu`'s domain at `level` spanning `span`
+    /// (sd_init(), v5.2): 110 for SMT, 117 for the LLC, 125 above.
+    fn sd_imbalance_pct(&self, level: usize, span: CpuMask) -> u64 {
+        let cpu = span.iter().next().unwrap_or(0);
+        if level == 0 && span.weight() as usize == self.plat.cpus[cpu].siblings.len() + 1 && !self.plat.cpus[cpu].siblings.is_empty() {
+            110
+        } else if span == self.llc_masks[self.plat.cpus[cpu].llc] {
+            117
+        } else {
+            125
         }
     }
 }

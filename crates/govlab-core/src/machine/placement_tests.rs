@@ -378,16 +378,126 @@ fn only_the_first_idle_cpu_of_the_local_group_balances() {
 #[test]
 fn the_idle_load_balancer_pulls_for_a_cpu_with_its_tick_stopped() {
     // nohz_balancer_kick(): two tasks on CPU 1 kick the idle load
-    // balancer, whose pass balances the idle CPUs with their ticks stopped
-    // (the first of them last); the CPU that pulls wakes for the task.
+    // balancer (CPU 0, the first of nohz.idle_cpus_mask) with an IPI; once
+    // it is back in C0 its pass balances the other idle CPUs with their
+    // ticks stopped, and the CPU that pulls wakes for the task.
     let (mut e, t) = cpu1_overloaded();
     e.now = 1000 * MS;
     for c in 0..e.rqs.len() {
         e.rqs[c].tick_stopped = c != 1;
     }
-    e.nohz_idle_balance(1);
+    e.nohz_balancer_kick(1);
+    assert_eq!(e.nohz_kicked, Some(0));
+    assert_eq!(e.tasks[t].cpu, 1, "nothing moves before the ilb runs");
+    assert!(e.rqs[0].idle_state().is_none(), "the IPI woke the ilb");
+    e.idle_exit_done(0);
     let to = e.tasks[t].cpu;
     assert_ne!(to, 1);
     assert_ne!(to, 0, "the ilb (CPU 0) balances last");
     assert!(e.rqs[to].idle_state().is_none(), "CPU {to} woke for the task");
+    assert!(e.nohz_next_balance_j > e.now / e.tun.tick_ns, "nohz.next_balance: the idle CPUs' next balance");
+}
+
+#[test]
+fn the_balance_kick_waits_for_nohz_next_balance() {
+    // v5.2 nohz_balancer_kick(): time_before(jiffies, nohz.next_balance)
+    // skips the balance kick however many tasks this CPU has.
+    let (mut e, t) = cpu1_overloaded();
+    e.now = 1000 * MS;
+    for c in 0..e.rqs.len() {
+        e.rqs[c].tick_stopped = c != 1;
+    }
+    e.nohz_has_blocked = false;
+    let j = e.now / e.tun.tick_ns;
+    e.nohz_next_balance_j = j + 1;
+    e.nohz_balancer_kick(1);
+    assert_eq!(e.nohz_kicked, None);
+    e.now += e.tun.tick_ns;
+    e.nohz_balancer_kick(1);
+    assert_eq!(e.nohz_kicked, Some(0));
+    assert_eq!(e.nohz_next_balance_j, j + 2, "kick_ilb(): nohz.next_balance++");
+    assert_eq!(e.tasks[t].cpu, 1);
+}
+
+#[test]
+fn a_busy_cpu_with_two_tasks_hands_none_to_an_idle_cpu_at_its_tick() {
+    // v5.2: a busy CPU's tick only pulls (rebalance_domains(CPU_NOT_IDLE));
+    // CPU 0, idle in CPU 1's LLC, gets the queued task through the idle
+    // load balancer or its own idle balance, not from CPU 1's tick.
+    let (mut e, t) = cpu1_overloaded();
+    e.now = 1000 * MS;
+    e.periodic_balance(1);
+    assert_eq!(e.tasks[t].cpu, 1);
+    assert!(e.rqs[0].idle_state().is_some(), "CPU 0 was not woken");
+}
+
+/// The Broadwell-EP with CPU 0 running one task and its SMT sibling
+/// three, one running and two queued; returns the engine and the sibling.
+fn smt_imbalance() -> (Engine, CpuId) {
+    smt_imbalance_on("5.2")
+}
+
+/// [`smt_imbalance`] under `kernel`.
+fn smt_imbalance_on(kernel: &str) -> (Engine, CpuId) {
+    let mut e = machine_on(kernel, 2);
+    let s = sibling0(&e);
+    let (w, t, o0, o1) = (task(&e, "waker"), task(&e, "wakee"), task(&e, "o0"), task(&e, "o1"));
+    set_running(&mut e, w, 0);
+    set_running(&mut e, t, s);
+    for o in [o0, o1] {
+        set_asleep(&mut e, o, s);
+        e.enqueue_task(s, o, EnqueueKind::Wakeup);
+        e.tasks[o].avg.load_avg = 600;
+    }
+    e.tasks[t].avg.load_avg = 600;
+    assert_eq!(e.rqs[s].nr_running, 3);
+    (e, s)
+}
+
+#[test]
+fn a_busy_cpu_balances_its_smt_domain_at_balance_interval_times_busy_factor() {
+    // rebalance_domains(CPU_NOT_IDLE), v5.2: CPU 0's SMT domain (2 CPUs,
+    // balance_interval 2 ms) is balanced every 2 * busy_factor (32) =
+    // 64 ms; then load_balance() finds its sibling's three tasks against
+    // its one (avg_load 1800 vs 600, imbalance 600) and pulls one.
+    let (mut e, s) = smt_imbalance();
+    let tick = e.tun.tick_ns;
+    let busy_j = (64 * MS).div_ceil(tick);
+    let j = 1000;
+    e.now = j * tick;
+    e.rqs[0].idle_lb_last_j = [j - busy_j + 1, j, j];
+    e.busy_rebalance(0);
+    assert_eq!(e.rqs[s].nr_running, 3, "64 ms have not passed (an idle CPU's 2 ms have)");
+    e.now = (j + 1) * tick;
+    e.busy_rebalance(0);
+    assert_eq!((e.rqs[0].nr_running, e.rqs[s].nr_running), (2, 2));
+    assert_eq!(e.rqs[0].idle_lb_last_j[0], j + 1);
+    assert_eq!(e.rqs[0].idle_lb_interval_ms[0], 2, "unbalanced: min_interval");
+}
+
+#[test]
+fn busy_factor_is_16_from_v5_10() {
+    // 6e7499135db7 (v5.10): CPU 0's SMT domain is balanced every 2 * 16 =
+    // 32 ms on v6.8.
+    let (mut e, s) = smt_imbalance_on("6.8");
+    let tick = e.tun.tick_ns;
+    let j = 1000;
+    e.now = j * tick;
+    e.rqs[0].idle_lb_last_j = [j - (32 * MS).div_ceil(tick), j, j];
+    e.busy_rebalance(0);
+    assert_eq!((e.rqs[0].nr_running, e.rqs[s].nr_running), (2, 2));
+}
+
+#[test]
+fn a_busy_cpu_as_loaded_as_the_domains_average_pulls_nothing() {
+    // v5.2 find_busiest_group(): CPU 0's one task as heavy as its
+    // sibling's three (avg_load 1800 each) leaves the local group at the
+    // domain's average: balanced, and the SMT interval doubles.
+    let (mut e, s) = smt_imbalance();
+    e.now = 1000 * MS;
+    let w = e.rqs[0].curr.unwrap();
+    e.tasks[w].avg.load_avg = 1800;
+    e.busy_rebalance(0);
+    assert_eq!((e.rqs[0].nr_running, e.rqs[s].nr_running), (1, 3));
+    assert_eq!(e.rqs[0].idle_lb_interval_ms[0], 4, "balanced: 2 ms doubled");
 }

@@ -272,12 +272,16 @@ pub struct CpuRq {
     pub timers: SortedSet<(Time, TaskId)>,
     pub nr_iowait: u32,
     pub last_balance_ns: Time,
-    /// The idle balance's state of this CPU's domains, lowest first
-    /// (machine/placement.rs `idle_rebalance`): sd->last_balance in
-    /// jiffies and sd->balance_interval in ms (0: not yet set, the
-    /// domain's min_interval).
+    /// The periodic balance's state of this CPU's domains, lowest first,
+    /// shared by its idle and busy walks (machine/placement.rs
+    /// `idle_rebalance`, `busy_rebalance`): sd->last_balance in jiffies and
+    /// sd->balance_interval in ms (0: not yet set, the domain's
+    /// min_interval).
     pub idle_lb_last_j: [u64; 3],
     pub idle_lb_interval_ms: [u64; 3],
+    /// rq->next_balance in jiffies: when a walk is next due (set by the
+    /// last walk and lowered by newidle balance; jiffies at boot).
+    pub next_balance_j: u64,
     /// Idle entries that stopped the tick or asked to (tick_nohz's
     /// idle_calls; machine/rcu.rs keeps a tick that was asked to stop).
     pub idle_calls: u64,
@@ -354,6 +358,7 @@ impl Default for CpuRq {
             last_balance_ns: 0,
             idle_lb_last_j: [0; 3],
             idle_lb_interval_ms: [0; 3],
+            next_balance_j: 0,
             idle_calls: 0,
             rcu_cbs_until_ns: 0,
             has_blocked_load: false,
