@@ -249,6 +249,9 @@ pub struct Engine {
     pub(crate) next_boundary_ns: Time,
     /// Each CPU's sched domains for fork balancing (machine/fork.rs).
     pub(crate) fork_domains: Vec<super::fork::ForkDomains>,
+    /// Each CPU's sched domains for periodic and idle balance
+    /// (machine/placement.rs `sched_domains`).
+    pub(crate) balance_domains: Vec<([CpuMask; 3], usize)>,
 }
 
 /// Build an engine from resolved parts; `trace` streams ftrace text there
@@ -454,8 +457,10 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         power_phases: None,
         next_boundary_ns: Time::MAX,
         fork_domains: Vec::new(),
+        balance_domains: Vec::new(),
     };
     e.fork_domains = e.build_fork_domains();
+    e.balance_domains = e.build_balance_domains();
     e.init_hardware();
     e.init_workload(&setup)?;
     e.start_power_phases(&setup.power_phases);

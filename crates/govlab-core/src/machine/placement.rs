@@ -636,7 +636,18 @@ impl Engine {
     /// level spanning no more than its child degenerate and left out
     /// (sd_degenerate()). govlab's topology has no level between the LLC
     /// and the machine (a socket is an LLC on every x86 part modelled).
+    /// Worked out once per CPU when the engine is built
+    /// ([`Engine::balance_domains`]): no run changes the topology.
     fn sched_domains(&self, cpu: CpuId) -> ([CpuMask; 3], usize) {
+        self.balance_domains[cpu]
+    }
+
+    /// Every CPU's [`Self::sched_domains`].
+    pub(crate) fn build_balance_domains(&self) -> Vec<([CpuMask; 3], usize)> {
+        (0..self.rqs.len()).map(|cpu| self.build_sched_domains(cpu)).collect()
+    }
+
+    fn build_sched_domains(&self, cpu: CpuId) -> ([CpuMask; 3], usize) {
         let mut spans = [CpuMask::default(); 3];
         let mut n = 0;
         let smt = CpuMask::from_cpus(std::iter::once(cpu).chain(self.plat.cpus[cpu].siblings.iter().copied()));
