@@ -1,4 +1,5 @@
-//! The kcycles sitting's raw outputs (tools/calibrate/kcycles, session 25)
+//! The kcycles sitting's raw outputs (tools/calibrate/kcycles: session 26's
+//! quiet re-run of session 25's sitting)
 //! and their parsers, for the tests that recompute each workload's measured
 //! constants from them.
 

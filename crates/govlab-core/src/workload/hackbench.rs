@@ -108,19 +108,20 @@ const DATASIZE: u64 = 100;
 /// (fastest of 2000 batches of 200 messages written then read by one
 /// thread, so no blocking, wakeup or context switch is included) in the
 /// kcycles sitting (tools/calibrate/kcycles/run{1,2}/syscall_cost.out, the
-/// faster run; an AMD EPYC family-25 KVM guest, Linux 6.18): pipe 326 /
-/// 329 ns, socket 1084 / 1102 ns (an earlier, unclocked run: 296 / 297 and
+/// faster run; an AMD EPYC family-25 KVM guest, Linux 6.18, a quiet host):
+/// pipe 325 / 325 ns, socket 1081 / 1108 ns (the loaded sitting three hours
+/// before: 326 / 329, 1084 / 1102; an earlier, unclocked run: 296 / 297 and
 /// 874 / 915); cycles at `workload::CALIBRATION_CORE_KHZ`, that sitting's
-/// core clock. A null syscall (getppid) took 183 ns there, about twice bare
+/// core clock. A null syscall (getppid) took 185 ns there, about twice bare
 /// metal's, so these are upper bounds for a bare-metal core. Not fitted to
 /// any hackbench result.
 /// Left out: contention on the pipe mutex and wait-queue lock between a
 /// group's 20 writers (MMTests' notes call it dominant for pipes) and the
 /// cost of the wakeups themselves, which the engine does not charge.
-const PIPE_WRITE_NS: f64 = 326.0;
-const PIPE_READ_NS: f64 = 329.0;
-const SOCKET_WRITE_NS: f64 = 1084.0;
-const SOCKET_READ_NS: f64 = 1102.0;
+const PIPE_WRITE_NS: f64 = 325.0;
+const PIPE_READ_NS: f64 = 325.0;
+const SOCKET_WRITE_NS: f64 = 1081.0;
+const SOCKET_READ_NS: f64 = 1108.0;
 
 /// Extra CPU time per read in process mode (assumed, at the platform's base
 /// clock; see the header).

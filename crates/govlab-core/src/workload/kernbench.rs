@@ -101,37 +101,39 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 /// The per-process CPU times below are measured (tools/calibrate/kbuild/'s
 /// method, re-run in the kcycles sitting: every process of a Linux 6.1
 /// x86_64 tinyconfig `make -j2 vmlinux` after `make clean`, Debian's gcc 12,
-/// the project's 2-vCPU development VM, load average 8-10;
-/// tools/calibrate/kcycles/build.proclog.xz, kbuild-summary.txt): each
+/// the project's 2-vCPU development VM on a quiet host, load average 1-2;
+/// tools/calibrate/kcycles/build.proclog.xz, kbuild-summary.txt; the same
+/// build at load 8-10 that morning, kcycles/sitting-0803-loaded, took 4 %
+/// more CPU in cc1 and the compile phase): each
 /// figure is a process's whole CPU time from its fork to its exit (exec,
 /// dynamic linking and exit included), cycles at
 /// `workload::CALIBRATION_CORE_KHZ` (that sitting's core clock). Session
 /// 20's unclocked build of the same tree (tools/calibrate/kbuild/) gave
-/// 0.64x these for cc1 (322 ms).
+/// 0.66x these for cc1 (322 ms).
 ///
 /// cc1 per kernel object: mean and coefficient of variation (455
-/// objects: median 462 ms, p90 884 ms, the largest 3.4 s).
-const CC1_NS: f64 = 505.96e6;
-const CC1_CV: f64 = 0.72;
+/// objects: median 448 ms, p90 841 ms, the largest 3.7 s).
+const CC1_NS: f64 = 486.80e6;
+const CC1_CV: f64 = 0.73;
 /// Memory-bound share of cc1's and as's work (assumed); every other
 /// process is taken as CPU-bound (assumed).
 const CC_MEM: f64 = 0.2;
 /// `as` on one object: mean and coefficient of variation (median 3.8 ms).
-const AS_NS: f64 = 4.35e6;
-const AS_CV: f64 = 0.49;
+const AS_NS: f64 = 4.45e6;
+const AS_CV: f64 = 0.52;
 /// The gcc driver (option parsing, spec strings, its two forks).
-const DRIVER_NS: f64 = 3.31e6;
+const DRIVER_NS: f64 = 3.25e6;
 /// The recipe's `/bin/sh -c` (dash: start-up, its forks).
-const RECIPE_SH_NS: f64 = 2.11e6;
+const RECIPE_SH_NS: f64 = 1.86e6;
 /// `scripts/basic/fixdep`, `rm -f` of the .d file, and `mv -f` of the .cmd
 /// file (6.1's recipe has no `mv`: the mean of the preparation's 30).
-const FIXDEP_NS: f64 = 5.89e6;
-const RM_NS: f64 = 1.53e6;
-const MV_NS: f64 = 1.90e6;
+const FIXDEP_NS: f64 = 5.94e6;
+const RM_NS: f64 = 1.43e6;
+const MV_NS: f64 = 1.61e6;
 /// `objtool` on one object, and the shell of its recipe line (the mean of
 /// the compile phase's shells that are not an object's recipe).
-const OBJTOOL_NS: f64 = 8.00e6;
-const OBJTOOL_SH_NS: f64 = 1.31e6;
+const OBJTOOL_NS: f64 = 7.90e6;
+const OBJTOOL_SH_NS: f64 = 1.14e6;
 /// make's own CPU per job besides its fork: dependency checks (assumed).
 const MAKE_PER_JOB_NS: f64 = 0.4e6;
 

@@ -456,9 +456,10 @@ pub fn cycles_for_ns_at(ns: f64, khz: u32) -> f64 {
 /// The core clock of the machine this project's measured CPU costs were
 /// measured on, in the sittings that measured them: tools/calibrate/cycleclock
 /// (2026-11-30 05:23, fs.rs's and dbench.rs's IO costs) and
-/// tools/calibrate/kcycles (2026-11-30 08:03: process spawns, the kernel
-/// build's processes, gitsource's stand-in, loopback TCP, UDP, pipe and
-/// socket syscalls), both on an AMD EPYC family-25 KVM guest. kpath.c's
+/// tools/calibrate/kcycles (2026-11-30 11:05 on a quiet host, re-running
+/// the 08:03 sitting taken at load 7-11: process spawns, the kernel build's
+/// processes, gitsource's stand-in, loopback TCP, UDP, pipe and socket
+/// syscalls), both on an AMD EPYC family-25 KVM guest. kpath.c's
 /// chain of dependent adds (one cycle each) ran at 3.244 GHz in its fastest
 /// batch in every sample on both CPUs, before, during and after each
 /// measurement. The `cpu MHz` the guest prints (2445) is the TSC rate, not

@@ -113,24 +113,25 @@ const TCP_RECV_NS: f64 = 2_500.0;
 const COPY_NS_PER_BYTE: f64 = 0.1;
 /// UDP over loopback, measured on this project's machine (an AMD EPYC
 /// family-25 KVM guest, Linux 6.18; `tools/calibrate/udp/udp.c` run twice
-/// in the kcycles sitting, tools/calibrate/kcycles/run{1,2}/udp.out, the
+/// in the kcycles sitting on a quiet host, tools/calibrate/kcycles/run{1,2}/udp.out, the
 /// fastest of 5000 batches per size, 64 B to 16 KiB, a least-squares line
 /// through both runs as `tools/calibrate/udp/fit.py` puts one; costs.txt).
 /// The send is netperf's sendto() with everything loopback runs in its
 /// context: udp_sendmsg() down to loopback_xmit(), netif_rx() and the
 /// NET_RX softirq at the send's local_bh_enable() (process_backlog(),
-/// ip_rcv(), udp_rcv(), __udp_enqueue_schedule_skb()): 2834 ns + 0.0375
+/// ip_rcv(), udp_rcv(), __udp_enqueue_schedule_skb()): 2923 ns + 0.0294
 /// ns/B, no one asleep on the socket (the wakeup is the engine's, charged
 /// to the waker: machine/kpath.rs). The receive is netserver's recvfrom()
-/// of a queued datagram (dequeue, copy out, free): 643 ns + 0.0280 ns/B. A
-/// dropped send costs about what a delivered one does (2781 ns + 0.0502
+/// of a queued datagram (dequeue, copy out, free): 657 ns + 0.0273 ns/B. A
+/// dropped send costs about what a delivered one does (2825 ns + 0.0337
 /// ns/B), as the model has it. The figures are cycles at
-/// `workload::CALIBRATION_CORE_KHZ`, the sitting's core clock (session 21's
-/// unclocked run on the same kind of host: 2834 + 0.0375, 644 + 0.0276).
-const UDP_SEND_NS: f64 = 2_836.0;
-const UDP_RECV_NS: f64 = 643.0;
-const UDP_SEND_NS_PER_BYTE: f64 = 0.0343;
-const UDP_RECV_NS_PER_BYTE: f64 = 0.0280;
+/// `workload::CALIBRATION_CORE_KHZ`, the sitting's core clock (the same script at load
+/// 7-10 that morning: 2836 + 0.0343, 643 + 0.0280; session 21's unclocked
+/// run on the same kind of host: 2834 + 0.0375, 644 + 0.0276).
+const UDP_SEND_NS: f64 = 2_923.0;
+const UDP_RECV_NS: f64 = 657.0;
+const UDP_SEND_NS_PER_BYTE: f64 = 0.0294;
+const UDP_RECV_NS_PER_BYTE: f64 = 0.0273;
 /// Bytes a TCP_STREAM sender may have unread: the sender's and receiver's
 /// socket buffers (assumed: tcp_wmem 16 KiB + tcp_rmem 128 KiB defaults,
 /// autotuning left out).

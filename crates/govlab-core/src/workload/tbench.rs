@@ -26,13 +26,14 @@
 //! throughput.
 //!
 //! Constants: a loopback TCP send plus receive of 100 B to 4 KiB costs
-//! 7.4 µs on this project's machine, nothing blocking
-//! (`tools/calibrate/loopback/loopback.c` in the kcycles sitting,
-//! tools/calibrate/kcycles/run{1,2}/loopback.out: fastest 7 344 ns at 100 B,
-//! 7 402 ns at 4 KiB; an earlier, unclocked run on a family-26 host gave
-//! 5.5 µs), cycles at `workload::CALIBRATION_CORE_KHZ` (that sitting's core
-//! clock), split as sender 4.69 µs (the loopback receive processing runs in
-//! the sender's context) and receiver 2.68 µs (split assumed: 3.5 : 2);
+//! 7.7 µs on this project's machine, nothing blocking
+//! (`tools/calibrate/loopback/loopback.c` in the kcycles sitting on a quiet
+//! host, tools/calibrate/kcycles/run{1,2}/loopback.out: fastest 7 631 ns at
+//! 100 B, 7 786 ns at 4 KiB; 7 344 and 7 402 at load 7-10 the same morning;
+//! an earlier, unclocked run on a family-26 host gave 5.5 µs), cycles at
+//! `workload::CALIBRATION_CORE_KHZ` (that sitting's core clock), split as
+//! sender 4.91 µs (the loopback receive processing runs in the sender's
+//! context) and receiver 2.80 µs (split assumed: 3.5 : 2);
 //! a blocking round trip between two processes there takes 17-18 µs at
 //! light load. The per-operation CPU of client and server, the share
 //! of data operations and their size are assumed (client-tiny.txt is not
@@ -64,10 +65,10 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     build,
 };
 
-/// Send path of one loopback message, receive path (measured 7.37 µs
+/// Send path of one loopback message, receive path (measured 7.71 µs
 /// together, the kcycles sitting's `loopback.out`; the split is assumed).
-const SEND_NS: f64 = 4_692.0;
-const RECV_NS: f64 = 2_681.0;
+const SEND_NS: f64 = 4_905.0;
+const RECV_NS: f64 = 2_803.0;
 /// Copy per byte, each side (assumed: 10 GB/s, as netperf's).
 const COPY_NS_PER_BYTE: f64 = 0.1;
 /// Client's work per operation: the load-file line and the request
