@@ -28,12 +28,14 @@
 //! receiver's buffer (`UDP_RCVBUF_BYTES`, charged each datagram's
 //! `udp_truesize`) or are dropped. Each RR transaction records its latency.
 //!
-//! CPU costs: TCP's are assumed (a few µs per message, copies at 10 GB/s;
-//! times at the platform's base clock); UDP's are measured on this
-//! project's machine (`tools/calibrate/udp/udp.c`, in the kcycles sitting):
-//! a send 2.8 µs, a receive 0.64 µs, copies at 29 and 36 GB/s, cycles at
-//! `workload::CALIBRATION_CORE_KHZ`. The receive processing is charged to the
-//! sender's task: v5.2's loopback_xmit() hands the packet to netif_rx(),
+//! CPU costs, measured on this project's machine, cycles at
+//! `workload::CALIBRATION_CORE_KHZ`: UDP's by `tools/calibrate/udp/udp.c` (in
+//! the kcycles sitting): a send 2.9 µs, a receive 0.66 µs, copies at 34 and
+//! 37 GB/s; TCP's by `tools/calibrate/tcp/tcp.c` (session 26): a
+//! TCP_STREAM send 0.87 µs and a receive 0.68 µs per message (Nagle on, as
+//! netperf leaves it: most sends only queue bytes), plus about 0.08 and
+//! 0.1 ns per byte; a TCP_RR 1-byte send 4.3 µs and receive 0.87 µs. The
+//! receive processing is charged to the sender's task: v5.2's loopback_xmit() hands the packet to netif_rx(),
 //! whose NET_RX softirq runs at the end of the send, on the sender's CPU
 //! in its context (local_bh_enable() -> do_softirq(), kernel/softirq.c;
 //! ksoftirqd only takes over once __do_softirq() has run 2 ms or restarted
@@ -105,12 +107,52 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     build,
 };
 
-/// Send path per message (syscall, transmit and loopback receive
-/// processing) and receive syscall, TCP (assumed).
-const TCP_SEND_NS: f64 = 6_000.0;
-const TCP_RECV_NS: f64 = 2_500.0;
-/// Copy per byte, each side, TCP (assumed: 10 GB/s).
-const COPY_NS_PER_BYTE: f64 = 0.1;
+/// TCP over loopback, measured on this project's machine (the kcycles
+/// sitting's AMD EPYC family-25 KVM guest, Linux 6.18):
+/// `tools/calibrate/tcp/tcp.c` run twice beside kpath.c's core clock (3.244
+/// GHz before and after each run), tools/calibrate/tcp/run{1,2}.out, both
+/// ends of one connection on 127.0.0.1 in one process, nothing blocking,
+/// so no wakeup is in the figures (the engine charges it to the waker:
+/// machine/kpath.rs). The sockets are netperf's as MMTests runs it
+/// (netperf-bench: `-m SIZE -M SIZE`, no -s/-S, no -D): default buffers with
+/// autotuning, Nagle on.
+///
+/// TCP_STREAM, the fastest of 1000 batches of 128 KiB per size (64 B to 16
+/// KiB), a least-squares line through both runs (`tools/calibrate/tcp/fit.py`,
+/// fit.out): a send 872 ns + 0.0824 ns/B, a receive 663 ns + 0.0979 ns/B.
+/// The send is netperf's send() of SIZE bytes, v5.2 tcp_sendmsg(): the copy
+/// into the write queue's tail skb and, once Nagle lets a full segment go
+/// (tcp_push -> tcp_write_xmit; on loopback a segment is up to 64 KiB),
+/// its transmission with everything loopback runs in the sender's context:
+/// ip_queue_xmit -> dev_queue_xmit -> loopback_xmit -> netif_rx, and the
+/// NET_RX softirq at dev_queue_xmit's end (process_backlog -> ip_rcv ->
+/// tcp_v4_rcv -> tcp_rcv_established, queueing at the receiver). The
+/// receive is netserver's recv() of SIZE queued bytes, v5.2 tcp_recvmsg():
+/// the copy out, and the ACK that tcp_cleanup_rbuf / tcp_rcv_space_adjust
+/// send, whose input at the sender's socket (tcp_ack, and tcp_data_snd_check
+/// pushing what Nagle held) runs in the receiver's context on loopback.
+/// What a 6.18 guest may do differently from v5.2: the receive window's
+/// scaling and the buffers' autotuning (tcp_rmem[1] 128 KiB from v5.4,
+/// scaling_ratio from v6.5: how often a window update goes out), the socket
+/// memory accounting (per-CPU reserves, v6.0), tcp_recvmsg_locked() and
+/// the sendmsg rework (v5.11, v6.5), and the guest's syscall-entry
+/// mitigations; the per-segment work (loopback, IP, TCP input) is the same
+/// path.
+const TCP_SEND_NS: f64 = 872.3;
+const TCP_SEND_NS_PER_BYTE: f64 = 0.0824;
+const TCP_RECV_NS: f64 = 663.3;
+const TCP_RECV_NS_PER_BYTE: f64 = 0.0979;
+/// TCP_RR's 1-byte request and response, the fastest of 1000 batches of 20
+/// transactions, each side's send and recv timed apart, the mean of both
+/// runs and of client and server (which match to 0.1 %): a send 4326 ns,
+/// a receive 869 ns. Every send
+/// transmits a segment (Nagle holds nothing: the other side has acked all
+/// but the message it answers, and the response carries the request's ACK),
+/// so the send pays the whole loopback path above; the recv is the dequeue
+/// and 1-byte copy (the ACK rides on the next send). Larger RR messages add
+/// TCP_STREAM's per-byte costs (assumed: the copies are the same).
+const TCP_RR_SEND_NS: f64 = 4_326.0;
+const TCP_RR_RECV_NS: f64 = 869.0;
 /// UDP over loopback, measured on this project's machine (an AMD EPYC
 /// family-25 KVM guest, Linux 6.18; `tools/calibrate/udp/udp.c` run twice
 /// in the kcycles sitting on a quiet host, tools/calibrate/kcycles/run{1,2}/udp.out, the
@@ -132,10 +174,19 @@ const UDP_SEND_NS: f64 = 2_923.0;
 const UDP_RECV_NS: f64 = 657.0;
 const UDP_SEND_NS_PER_BYTE: f64 = 0.0294;
 const UDP_RECV_NS_PER_BYTE: f64 = 0.0273;
-/// Bytes a TCP_STREAM sender may have unread: the sender's and receiver's
-/// socket buffers (assumed: tcp_wmem 16 KiB + tcp_rmem 128 KiB defaults,
-/// autotuning left out).
-const STREAM_BUFFER_BYTES: u64 = 144 << 10;
+/// Bytes a TCP_STREAM sender may have unread: its send buffer (queued and
+/// unacked bytes) plus the receiver's receive queue. tcp_wmem[1]'s 16 KiB is
+/// only the start: v5.2 tcp_init_buffer_space() -> tcp_sndbuf_expand()
+/// (net/ipv4/tcp_input.c) sets sk_sndbuf at the connection's start to 2 ×
+/// TCP_INIT_CWND (10) × per_mss, where per_mss is the MSS plus
+/// MAX_TCP_HEADER and skb_shared_info rounded up to a power of two plus an
+/// sk_buff: on loopback (MTU 65536, MSS about 65483) 2 × 10 × (131072 + 256)
+/// = 2626560 bytes, under tcp_wmem[2] (4 MiB). tcp.c's sockets show the same
+/// (6.18: 3939840 bytes from the first batch). The receive queue is taken
+/// at v5.2's tcp_rmem[1], 87380 bytes; its autotuning (tcp_rcv_space_adjust)
+/// and the writer's wakeup hysteresis (sk_stream_write_space() waits for a
+/// third of the queue to drain) are left out.
+const STREAM_BUFFER_BYTES: u64 = 2_626_560 + 87_380;
 /// UDP_STREAM's receive buffer: netserver's socket keeps the kernel's
 /// default SO_RCVBUF, net.core.rmem_default = 212992 bytes on x86-64
 /// (SK_RMEM_MAX; MMTests passes -s/-S only to a remote server).
@@ -245,17 +296,13 @@ fn power_phases(count: u64, test_len: u64, pad: u64, scored_len: u64) -> Vec<Pow
 }
 
 impl Workload for Netperf {
-    fn setup(&self, platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
-        let f_ref = platform.cpu_types[0].base_khz;
+    fn setup(&self, _platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
         let size = self.size as f64;
-        // UDP's costs are measured (cycles at the measuring core's clock), TCP's assumed (at the base clock).
-        let cost = |ns: f64, per_byte: f64| Dist::lognormal(super::cycles_for_ns_at(ns + per_byte * size, f_ref), 0.1);
         let measured = |ns: f64, per_byte: f64| Dist::lognormal(super::measured_cycles(ns + per_byte * size), 0.1);
-        let udp_costs = (measured(UDP_SEND_NS, UDP_SEND_NS_PER_BYTE), measured(UDP_RECV_NS, UDP_RECV_NS_PER_BYTE));
-        let (send, recv) = if self.test.starts_with("udp") {
-            udp_costs
-        } else {
-            (cost(TCP_SEND_NS, COPY_NS_PER_BYTE), cost(TCP_RECV_NS, COPY_NS_PER_BYTE))
+        let (send, recv) = match self.test {
+            "udp_rr" | "udp_stream" => (measured(UDP_SEND_NS, UDP_SEND_NS_PER_BYTE), measured(UDP_RECV_NS, UDP_RECV_NS_PER_BYTE)),
+            "tcp_rr" => (measured(TCP_RR_SEND_NS, TCP_SEND_NS_PER_BYTE), measured(TCP_RR_RECV_NS, TCP_RECV_NS_PER_BYTE)),
+            _ => (measured(TCP_SEND_NS, TCP_SEND_NS_PER_BYTE), measured(TCP_RECV_NS, TCP_RECV_NS_PER_BYTE)),
         };
         let bytes = self.size;
         let mut setup = Setup {
@@ -444,5 +491,45 @@ mod tests {
         let (recv, recv_b) = fit("recv ");
         assert!((UDP_SEND_NS - send).abs() < 1.0 && (UDP_SEND_NS_PER_BYTE - send_b).abs() < 1e-4, "{send} {send_b}");
         assert!((UDP_RECV_NS - recv).abs() < 1.0 && (UDP_RECV_NS_PER_BYTE - recv_b).abs() < 1e-4, "{recv} {recv_b}");
+    }
+
+    const TCP_RUNS: [&str; 2] = [
+        include_str!("../../../../tools/calibrate/tcp/run1.out"),
+        include_str!("../../../../tools/calibrate/tcp/run2.out"),
+    ];
+
+    /// The numbers after `key` on both runs' lines starting with `start`.
+    fn tcp_after(start: &str, key: &str) -> Vec<f64> {
+        TCP_RUNS
+            .iter()
+            .flat_map(|r| r.lines())
+            .filter(|l| l.starts_with(start))
+            .filter_map(|l| l.split_once(key).map(|(_, rest)| crate::workload::calibration::first_number(rest)))
+            .collect()
+    }
+
+    #[test]
+    fn tcp_costs_are_the_line_and_means_through_both_runs() {
+        // Nagle-on rows only ("stream-nodelay" rows are the comparison).
+        let sizes = tcp_after("stream ", "stream ");
+        assert_eq!(sizes.len(), 18);
+        let fit = |key: &str| line(&sizes.iter().copied().zip(tcp_after("stream ", key)).collect::<Vec<_>>());
+        let (send, send_b) = fit(" send ");
+        let (recv, recv_b) = fit(" recv ");
+        assert!((TCP_SEND_NS - send).abs() < 1.0 && (TCP_SEND_NS_PER_BYTE - send_b).abs() < 1e-4, "{send} {send_b}");
+        assert!((TCP_RECV_NS - recv).abs() < 1.0 && (TCP_RECV_NS_PER_BYTE - recv_b).abs() < 1e-4, "{recv} {recv_b}");
+        // rr lines: "client send A recv B, server recv C send D; ..."
+        let rr: Vec<Vec<f64>> = TCP_RUNS
+            .iter()
+            .flat_map(|r| r.lines())
+            .filter(|l| l.starts_with("rr 1 B:"))
+            .filter_map(|l| l.split_once("client send"))
+            .map(|(_, rest)| rest.split(|c: char| !(c.is_ascii_digit() || c == '.')).filter(|w| !w.is_empty()).take(4).map(|w| w.parse().unwrap()).collect())
+            .collect();
+        assert_eq!(rr.len(), 2);
+        let rr_send = rr.iter().map(|v| v[0] + v[3]).sum::<f64>() / 4.0;
+        let rr_recv = rr.iter().map(|v| v[1] + v[2]).sum::<f64>() / 4.0;
+        assert!((TCP_RR_SEND_NS - rr_send).abs() < 1.0, "{rr_send}");
+        assert!((TCP_RR_RECV_NS - rr_recv).abs() < 1.0, "{rr_recv}");
     }
 }
