@@ -730,6 +730,7 @@ impl Engine {
     /// trigger_load_balance()'s test (v5.2 kernel/sched/fair.c): `cpu`'s
     /// rq->next_balance has come, so its tick raises SCHED_SOFTIRQ; the idle
     /// load balancer makes the same test for each CPU it balances for.
+    #[inline]
     pub(crate) fn next_balance_due(&self, cpu: CpuId) -> bool {
         self.now / self.tun.tick_ns >= self.rqs[cpu].next_balance_j
     }
@@ -746,11 +747,12 @@ impl Engine {
         (ms * 1_000_000).div_ceil(self.tun.tick_ns).clamp(1, max_j.max(1))
     }
 
-    /// sd->balance_interval in ms of `cpu`'s domain at `level`: it starts at
-    /// the domain's weight (sd_init()'s min_interval).
-    fn balance_interval_ms(&self, cpu: CpuId, level: usize) -> u64 {
+    /// sd->balance_interval in ms of `cpu`'s domain at `level`, spanning
+    /// `span`: it starts at the domain's weight (sd_init()'s min_interval).
+    #[inline]
+    fn balance_interval_ms(&self, cpu: CpuId, level: usize, span: &CpuMask) -> u64 {
         match self.rqs[cpu].sd_balance_interval_ms[level] {
-            0 => u64::from(self.sched_domains(cpu).0[level].weight()),
+            0 => u64::from(span.weight()),
             ms => ms,
         }
     }
@@ -758,10 +760,11 @@ impl Engine {
     /// The earliest of `cpu`'s lowest `levels` domains' last balance plus
     /// their idle interval (update_next_balance(), v5.2).
     fn domains_next_balance_j(&self, cpu: CpuId, levels: usize) -> u64 {
-        let n = self.sched_domains(cpu).1;
+        let (spans, n) = self.sched_domains(cpu);
         (0..n.min(levels))
             .map(|level| {
-                self.rqs[cpu].sd_last_balance_j[level] + self.sd_balance_interval_j(self.balance_interval_ms(cpu, level), false)
+                let ms = self.balance_interval_ms(cpu, level, &spans[level]);
+                self.rqs[cpu].sd_last_balance_j[level] + self.sd_balance_interval_j(ms, false)
             })
             .min()
             .unwrap_or(u64::MAX)
@@ -802,7 +805,7 @@ impl Engine {
             if !continue_balancing || pulled.is_some() {
                 break;
             }
-            let mut interval = self.sd_balance_interval_j(self.balance_interval_ms(cpu, level), idle != CpuIdleType::Idle);
+            let mut interval = self.sd_balance_interval_j(self.balance_interval_ms(cpu, level, &span), idle != CpuIdleType::Idle);
             if jiffies >= self.rqs[cpu].sd_last_balance_j[level] + interval {
                 if let Some(t) = self.load_balance(cpu, level, span, local, idle, &mut continue_balancing) {
                     if idle == CpuIdleType::Idle {
@@ -811,7 +814,7 @@ impl Engine {
                     idle = CpuIdleType::NotIdle;
                 }
                 self.rqs[cpu].sd_last_balance_j[level] = jiffies;
-                interval = self.sd_balance_interval_j(self.balance_interval_ms(cpu, level), idle != CpuIdleType::Idle);
+                interval = self.sd_balance_interval_j(self.balance_interval_ms(cpu, level, &span), idle != CpuIdleType::Idle);
             }
             next = next.min(self.rqs[cpu].sd_last_balance_j[level] + interval);
             local = span;
@@ -854,7 +857,7 @@ impl Engine {
             Balance::Balanced => (false, None),
             Balance::Busiest(t) => (true, t),
         };
-        let ms = next_balance_interval_ms(self.balance_interval_ms(cpu, level), u64::from(span.weight()), unbalanced);
+        let ms = next_balance_interval_ms(self.balance_interval_ms(cpu, level, &span), u64::from(span.weight()), unbalanced);
         self.rqs[cpu].sd_balance_interval_ms[level] = ms;
         pulled
     }
