@@ -63,6 +63,7 @@
 //! an idle runqueue's last util_max (UCLAMP_FLAG_IDLE: an idle runqueue has
 //! the waking task's clamps here).
 
+use super::placement::next_balance_interval_ms;
 use super::Engine;
 use crate::cpufreq::CpufreqGovernor;
 use crate::kernel::{EraId, KernelConfig};
@@ -96,8 +97,6 @@ pub(crate) struct Eas {
     /// The top domain's weight: its min_interval, and half its
     /// max_interval (sd_init()).
     top_weight: u64,
-    /// sd->busy_factor: 32, 16 from v5.10 (6e7499135db7).
-    busy_factor: u64,
     pd_delta: bool,
     no_margin: bool,
     freq_uclamp: bool,
@@ -133,7 +132,6 @@ impl Eas {
             top_last_j: vec![0; plat.cpus.len()],
             top_interval_ms: vec![plat.cpus.len() as u64; plat.cpus.len()],
             top_weight: plat.cpus.len() as u64,
-            busy_factor: if kernel.has(EraId::BusyFactor16) { 16 } else { 32 },
             pd_delta: kernel.eas_pd_delta(),
             no_margin: kernel.eas_no_margin(),
             freq_uclamp: kernel.eas_uclamp(),
@@ -561,51 +559,29 @@ impl Engine {
         }
     }
 
-    /// get_sd_balance_interval() of `cpu`'s top domain, in jiffies: its
-    /// balance_interval, times busy_factor if `cpu` is busy, clamped to
-    /// [1, max_load_balance_interval] (HZ × CPUs / 10).
-    fn top_interval_j(&self, eas: &Eas, cpu: CpuId, busy: bool) -> u64 {
-        let mut ms = eas.top_interval_ms[cpu];
-        if busy {
-            ms *= eas.busy_factor;
-        }
-        let hz = 1_000_000_000 / self.tun.tick_ns;
-        (ms * 1_000_000).div_ceil(self.tun.tick_ns).clamp(1, hz * self.rqs.len() as u64 / 10)
-    }
-
-    /// should_we_balance() at the top domain for a periodic or idle
-    /// balance by `cpu`: the first idle CPU of its local group (its
-    /// cluster, the LLC on the boards with EAS), else the group's first CPU.
-    fn top_balance_cpu(&self, cpu: CpuId) -> bool {
-        let group = self.llc_masks[self.plat.cpus[cpu].llc];
-        group.and(&self.idle_mask).iter().next().or_else(|| group.iter().next()) == Some(cpu)
-    }
-
     /// rebalance_domains()'s step at the top domain for `cpu` (v5.0 ..
-    /// v6.8): once its interval has passed, load_balance() there; only
-    /// the group's designated CPU gets to update_sd_lb_stats(), which sets
-    /// or clears rd->overutilized. The interval doubles up to its maximum
-    /// when the pass ends balanced (not the designated CPU, or EAS's test
-    /// holds) and returns to its minimum when the machine is overutilized
-    /// (the kernel's "we were unbalanced": assumed to be found then).
+    /// v6.8): once its interval (placement.rs `sd_balance_interval_j`) has
+    /// passed, load_balance() there; only the CPU should_we_balance() picks
+    /// in its local group (its cluster, the LLC on the boards with EAS)
+    /// gets to update_sd_lb_stats(), which sets or clears
+    /// rd->overutilized. The interval doubles up to its maximum when the
+    /// pass ends balanced (not the designated CPU, or EAS's test holds) and
+    /// returns to its minimum when the machine is overutilized (the
+    /// kernel's "we were unbalanced": assumed to be found then).
     pub(crate) fn rebalance_top(&mut self, cpu: CpuId, busy: bool) {
         let Some(eas) = self.eas.as_deref() else { return };
         let jiffies = self.now / self.tun.tick_ns;
-        if jiffies < eas.top_last_j[cpu] + self.top_interval_j(eas, cpu, busy) {
+        if jiffies < eas.top_last_j[cpu] + self.sd_balance_interval_j(eas.top_interval_ms[cpu], busy) {
             return;
         }
-        let designated = self.top_balance_cpu(cpu);
+        let designated = self.should_we_balance(cpu, self.llc_masks[self.plat.cpus[cpu].llc]);
         if designated {
             self.update_rd_overutilized();
         }
         let Some(eas) = self.eas.as_deref_mut() else { return };
         eas.top_last_j[cpu] = jiffies;
-        let ms = &mut eas.top_interval_ms[cpu];
-        if designated && eas.overutilized {
-            *ms = eas.top_weight;
-        } else if *ms < 2 * eas.top_weight {
-            *ms *= 2;
-        }
+        let unbalanced = designated && eas.overutilized;
+        eas.top_interval_ms[cpu] = next_balance_interval_ms(eas.top_interval_ms[cpu], eas.top_weight, unbalanced);
     }
 
     /// update_sd_lb_stats() at the top level (`!env->sd->parent`): the

@@ -13,6 +13,7 @@
 //! paths. With task groups the pick, put_prev, update_curr, the wakeup and
 //! tick preemption checks go level by level (machine/fair_group.rs).
 
+use super::placement::CpuIdleType;
 use super::rq::{CpuMode, EnqueueKind};
 use super::{Engine, Event};
 use crate::cpufreq::{SCHED_CPUFREQ_IOWAIT, SCHED_CPUFREQ_MIGRATION};
@@ -822,9 +823,8 @@ impl Engine {
             }
             CpuMode::Idle { .. } => {
                 // The tick was kept across idle: it wakes the CPU, whose
-                // rebalance_domains(CPU_IDLE) may reach the top domain and
-                // pull a task (placement.rs `idle_rebalance`), which the
-                // exit then runs. Its scheduler_tick() (the frequency
+                // rebalance_domains(CPU_IDLE) (placement.rs) may reach the
+                // top domain and pull a task, which the exit then runs. Its scheduler_tick() (the frequency
                 // sample, the blocked-load decay) runs once the CPU is back
                 // in C0 (idle_exit_done).
                 if self.eas.is_some() {
@@ -832,8 +832,8 @@ impl Engine {
                 }
                 // trigger_load_balance(): the softirq once rq->next_balance
                 // has come.
-                if self.now / self.tun.tick_ns >= self.rqs[cpu].next_balance_j {
-                    self.idle_rebalance(cpu);
+                if self.next_balance_due(cpu) {
+                    self.rebalance_domains(cpu, CpuIdleType::Idle);
                 }
                 // The next tick first: an exit with no latency re-enters
                 // idle at once, where the governor may stop it.

@@ -40,7 +40,7 @@
 //! what counts as blocked (govlab's blocked update decays the fair ones
 //! only). `avg_idle` is newidle balance's (machine/placement.rs).
 
-use super::placement::MIGRATION_COST_NS;
+use super::placement::{CpuIdleType, MIGRATION_COST_NS};
 use super::rq::CpuMode;
 use super::Engine;
 use crate::platform::CpuId;
@@ -202,11 +202,11 @@ impl Engine {
                 self.update_blocked_from(cpu, ilb);
                 blocked |= self.rqs[cpu].has_blocked_load;
             }
-            if jiffies >= self.rqs[cpu].next_balance_j {
+            if self.next_balance_due(cpu) {
                 if !self.nohz_blocked {
                     self.update_blocked_from(cpu, ilb);
                 }
-                if let Some(t) = self.idle_rebalance(cpu) {
+                if let Some(t) = self.rebalance_domains(cpu, CpuIdleType::Idle) {
                     self.kick_cpu(cpu, t);
                 }
             }
@@ -217,7 +217,7 @@ impl Engine {
             self.update_blocked_from(ilb, ilb);
             blocked |= self.rqs[ilb].has_blocked_load;
         }
-        self.idle_rebalance(ilb);
+        self.rebalance_domains(ilb, CpuIdleType::Idle);
         if stats {
             self.nohz_next_blocked_j = jiffies + self.blocked_period_jiffies();
             if blocked {

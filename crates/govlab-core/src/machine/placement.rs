@@ -95,23 +95,21 @@
 //! walk that pulls nothing is all but impossible, so the forms differ by
 //! rd->overload's stale `true` alone).
 //!
-//! Periodic balancing on a busy CPU (`busy_rebalance`, v5.2
-//! `rebalance_domains()` with CPU_NOT_IDLE): once its rq->next_balance has
-//! come, each of its domains whose busy interval (balance_interval times
-//! busy_factor: 32, 16 from v5.10, 6e7499135db7) has passed is balanced by
-//! v5.2's load_balance() as far as modelled (`busy_load_balance`), which
-//! only pulls to the busy CPU. It never hands a queued task to an idle
-//! CPU: its tick kicks the idle load balancer (machine/nohz.rs), which
-//! balances the idle CPUs with their tick stopped at their idle intervals.
-//!
-//! Idle balancing (`idle_rebalance`, v5.2 and v6.8 `rebalance_domains()`
-//! with CPU_IDLE): an idle CPU balances each of its domains once the
-//! domain's idle interval has passed, at its own kept tick or, with its
-//! tick stopped, in the idle load balancer's pass (machine/nohz.rs). An
-//! idle CPU woken by an interrupt that queues nothing on it does not pick
-//! and so runs no newidle balance (kernel/sched/idle.c do_idle(),
-//! machine/idle.rs): newidle balance runs when a task leaves its runqueue
-//! empty.
+//! Periodic balancing (`rebalance_domains`, v5.2 `rebalance_domains()`):
+//! once a CPU's rq->next_balance has come, each of its domains whose
+//! interval has passed is balanced by `load_balance`. A busy CPU's
+//! (CPU_NOT_IDLE) interval is balance_interval times busy_factor (32, 16
+//! from v5.10, 6e7499135db7) and its load_balance() is v5.2's as far as
+//! modelled (`busy_load_balance`), which only pulls to the busy CPU: it
+//! never hands a queued task to an idle CPU. Its tick kicks the idle load
+//! balancer (machine/nohz.rs), which walks the idle CPUs with their tick
+//! stopped (CPU_IDLE); an idle CPU with its tick kept walks at its own
+//! tick. An idle CPU's interval is balance_interval alone and its
+//! load_balance() pulls one queued task from the busiest overloaded CPU of
+//! the domain (`idle_pull`). An idle CPU woken by an interrupt that queues
+//! nothing on it does not pick and so runs no newidle balance
+//! (kernel/sched/idle.c do_idle(), machine/idle.rs): newidle balance runs
+//! when a task leaves its runqueue empty.
 //!
 //! When CPU capacities differ (big.LITTLE), wakeup placement and the misfit
 //! part of balancing are capacity-aware instead: see `capacity.rs`; with an
@@ -161,6 +159,35 @@ pub(super) fn newidle_min_avg_idle_ns(kernel: &KernelConfig) -> u64 {
         MAX_NEWIDLE_LB_COST_NS
     } else {
         MIGRATION_COST_NS
+    }
+}
+
+/// enum cpu_idle_type as rebalance_domains() takes it (v5.2
+/// include/linux/sched/idle.h): the balancing CPU idle or busy;
+/// CPU_NEWLY_IDLE is newidle balance's own walk (`newidle_balance`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum CpuIdleType {
+    Idle,
+    NotIdle,
+}
+
+/// What one load_balance() found: the domain balanced, or a busiest queue
+/// and the first task pulled from it, if any.
+enum Balance {
+    Balanced,
+    Busiest(Option<TaskId>),
+}
+
+/// sd->balance_interval in ms after a load_balance() of a domain of
+/// `weight` CPUs (v5.2): back to min_interval (the weight, sd_init()) when
+/// it found a busiest queue, else doubled up to max_interval (twice that).
+pub(super) fn next_balance_interval_ms(ms: u64, weight: u64, unbalanced: bool) -> u64 {
+    if unbalanced {
+        weight
+    } else if ms < 2 * weight {
+        ms * 2
+    } else {
+        ms
     }
 }
 
@@ -665,90 +692,6 @@ impl Engine {
         (spans, n)
     }
 
-    /// rebalance_domains(CPU_IDLE) for idle CPU `cpu` (v5.2 and v6.8
-    /// kernel/sched/fair.c): run from its own kept tick
-    /// (scheduler_tick() -> trigger_load_balance() raises SCHED_SOFTIRQ
-    /// once rq->next_balance has passed; run_rebalance_domains() with
-    /// rq->idle_balance set) and, for a CPU with its tick stopped, by the
-    /// idle load balancer (nohz_idle_balance(), machine/nohz.rs). Each
-    /// domain whose interval has passed since its sd->last_balance is
-    /// balanced: the interval is get_sd_balance_interval() without
-    /// busy_factor (an idle CPU), sd->balance_interval ms clamped to
-    /// [1, max_load_balance_interval] jiffies; balance_interval starts at
-    /// the domain's weight (sd_init()'s min_interval), doubles up to twice
-    /// that (max_interval) when load_balance() finds the domain balanced
-    /// and returns to the minimum when it finds a busiest CPU. Only the
-    /// first idle CPU of the local group (the child domain's span), else
-    /// its first CPU, balances (should_we_balance()); another stops the
-    /// walk (continue_balancing = 0). A balance pulls one queued task from
-    /// the busiest overloaded CPU of the domain, as newidle balance does
-    /// (the rest of find_busiest_group()'s rules are left out, as there),
-    /// and the walk ends with the pull (the kernel goes on with
-    /// CPU_NOT_IDLE, whose busy intervals have not passed in the common
-    /// case). With EAS nothing is pulled while the root domain is not
-    /// overutilized (find_busiest_group()); the top domain's overutilized
-    /// update is `rebalance_top`. The task pulled is returned: the caller
-    /// wakes `cpu` for it (the attach's resched_curr()).
-    pub(crate) fn idle_rebalance(&mut self, cpu: CpuId) -> Option<TaskId> {
-        if self.eas.is_some() && self.eas_balanced() {
-            return None;
-        }
-        let pulled = self.idle_rebalance_walk(cpu);
-        // A walk that ends CPU_IDLE (nothing pulled) lowers
-        // nohz.next_balance to its rq->next_balance.
-        if pulled.is_none() {
-            self.nohz_next_balance_j = self.nohz_next_balance_j.min(self.rqs[cpu].next_balance_j);
-        }
-        pulled
-    }
-
-    fn idle_rebalance_walk(&mut self, cpu: CpuId) -> Option<TaskId> {
-        let jiffies = self.now / self.tun.tick_ns;
-        let (spans, n) = self.sched_domains(cpu);
-        let mut local = CpuMask::from_cpus([cpu]);
-        let mut next = jiffies + 60 * (1_000_000_000 / self.tun.tick_ns);
-        let mut pulled = None;
-        for (level, &span) in spans.iter().enumerate().take(n) {
-            let weight = u64::from(span.weight());
-            let ms = match self.rqs[cpu].idle_lb_interval_ms[level] {
-                0 => weight,
-                ms => ms,
-            };
-            let last = self.rqs[cpu].idle_lb_last_j[level];
-            if jiffies < last + self.sd_balance_interval_j(ms, false) {
-                next = next.min(last + self.sd_balance_interval_j(ms, false));
-                local = span;
-                continue;
-            }
-            let balance_cpu = local.and(&self.idle_mask).iter().next().or_else(|| local.iter().next());
-            let first = balance_cpu == Some(cpu);
-            let scope = self.overloaded.and(&span);
-            let unbalanced = first && self.busiest_in(scope, cpu).is_some();
-            let ms = if unbalanced {
-                weight
-            } else if ms < 2 * weight {
-                ms * 2
-            } else {
-                ms
-            };
-            let rq = &mut self.rqs[cpu];
-            rq.idle_lb_last_j[level] = jiffies;
-            rq.idle_lb_interval_ms[level] = ms;
-            if unbalanced {
-                pulled = self.pull_one(cpu, scope);
-            }
-            // After a pull the kernel's walk goes on CPU_NOT_IDLE, with busy
-            // intervals (see the doc comment).
-            next = next.min(jiffies + self.sd_balance_interval_j(ms, pulled.is_some()));
-            if !first || pulled.is_some() {
-                break;
-            }
-            local = span;
-        }
-        self.rqs[cpu].next_balance_j = next;
-        pulled
-    }
-
     /// newidle_balance()'s walk up the domains once the gates let it
     /// through. Each domain's cost being 0, avg_idle is never below the
     /// cost so far plus the next domain's, and the walk ends only with a
@@ -779,7 +722,17 @@ impl Engine {
         if self.asym_packing_balance(cpu) {
             return;
         }
-        self.busy_rebalance(cpu);
+        if self.next_balance_due(cpu) {
+            self.rebalance_domains(cpu, CpuIdleType::NotIdle);
+        }
+    }
+
+    /// trigger_load_balance()'s test (v5.2 kernel/sched/fair.c): `cpu`'s
+    /// rq->next_balance has come, so its tick raises SCHED_SOFTIRQ; the idle
+    /// load balancer makes the same test for each CPU it balances for.
+    #[inline]
+    pub(crate) fn next_balance_due(&self, cpu: CpuId) -> bool {
+        self.now / self.tun.tick_ns >= self.rqs[cpu].next_balance_j
     }
 
     /// sd->balance_interval in jiffies as get_sd_balance_interval() makes
@@ -787,93 +740,152 @@ impl Engine {
     /// v5.10) on a busy CPU, in jiffies rounded up
     /// (msecs_to_jiffies()), clamped to [1, max_load_balance_interval],
     /// which is HZ * online CPUs / 10 (update_max_interval()).
-    fn sd_balance_interval_j(&self, ms: u64, busy: bool) -> u64 {
+    pub(super) fn sd_balance_interval_j(&self, ms: u64, busy: bool) -> u64 {
         let ms = if busy { ms * busy_factor(&self.kernel) } else { ms };
         let hz = 1_000_000_000 / self.tun.tick_ns;
         let max_j = hz * self.rqs.len() as u64 / 10;
         (ms * 1_000_000).div_ceil(self.tun.tick_ns).clamp(1, max_j.max(1))
     }
 
+    /// sd->balance_interval in ms of `cpu`'s domain at `level`, spanning
+    /// `span`: it starts at the domain's weight (sd_init()'s min_interval).
+    #[inline]
+    fn balance_interval_ms(&self, cpu: CpuId, level: usize, span: &CpuMask) -> u64 {
+        match self.rqs[cpu].sd_balance_interval_ms[level] {
+            0 => u64::from(span.weight()),
+            ms => ms,
+        }
+    }
+
     /// The earliest of `cpu`'s lowest `levels` domains' last balance plus
     /// their idle interval (update_next_balance(), v5.2).
     fn domains_next_balance_j(&self, cpu: CpuId, levels: usize) -> u64 {
         let (spans, n) = self.sched_domains(cpu);
-        let rq = &self.rqs[cpu];
         (0..n.min(levels))
             .map(|level| {
-                let ms = match rq.idle_lb_interval_ms[level] {
-                    0 => u64::from(spans[level].weight()),
-                    ms => ms,
-                };
-                rq.idle_lb_last_j[level] + self.sd_balance_interval_j(ms, false)
+                let ms = self.balance_interval_ms(cpu, level, &spans[level]);
+                self.rqs[cpu].sd_last_balance_j[level] + self.sd_balance_interval_j(ms, false)
             })
             .min()
             .unwrap_or(u64::MAX)
     }
 
-    /// rebalance_domains(CPU_NOT_IDLE) on busy CPU `cpu`'s tick (v5.2
-    /// kernel/sched/fair.c; run_rebalance_domains() from the SCHED_SOFTIRQ
-    /// trigger_load_balance() raises once rq->next_balance has passed):
-    /// each domain whose busy interval (balance_interval * busy_factor) has
-    /// passed since its last balance is balanced by load_balance(), the
-    /// same sd->last_balance and sd->balance_interval as the idle walk's
-    /// (`idle_rebalance`: each CPU has its own copy of its domains). Only
-    /// the local group's first idle CPU, else its first CPU, balances
-    /// (should_we_balance()); for another the interval doubles and the walk
-    /// ends. A busy CPU only pulls: it never hands a task to an idle CPU,
-    /// which gets one through the idle load balancer the busy tick kicks
-    /// (machine/nohz.rs), its own kept tick's idle balance, or wakeup
-    /// placement. Every version runs v5.2's load_balance() here (v5.5's
-    /// rework, 0b0695f2b34a, with its group types and migration kinds, is
-    /// not modelled).
-    pub(crate) fn busy_rebalance(&mut self, cpu: CpuId) {
-        let jiffies = self.now / self.tun.tick_ns;
-        if jiffies < self.rqs[cpu].next_balance_j {
-            return;
+    /// rebalance_domains(rq, idle) for `cpu` (v5.2 kernel/sched/fair.c, the
+    /// same in v6.8): run from the SCHED_SOFTIRQ its tick raises once
+    /// rq->next_balance has come (`next_balance_due`: a busy CPU's tick,
+    /// `periodic_balance`, or an idle CPU's kept one) and by the idle load
+    /// balancer for an idle CPU with its tick stopped (nohz_idle_balance(),
+    /// machine/nohz.rs). Each domain, lowest first, whose interval
+    /// (get_sd_balance_interval(): with busy_factor unless `idle` is
+    /// CPU_IDLE) has passed since its sd->last_balance goes through
+    /// `load_balance`, each CPU with its own copy of its domains; a CPU that
+    /// pulled is no longer idle (idle_cpu()) and its interval is then a busy
+    /// one. The walk stops where load_balance() clears continue_balancing.
+    /// rq->next_balance becomes the earliest due time of the domains
+    /// walked, and a walk that ends CPU_IDLE lowers nohz.next_balance to it.
+    /// Departures: with EAS nothing is walked while the root domain is not
+    /// overutilized (the kernel's find_busiest_group() finds every domain
+    /// balanced then, doubling its interval: not modelled; the top domain's
+    /// overutilized update is eas.rs `rebalance_top`), and an idle CPU's
+    /// walk ends with its pull (the kernel goes on CPU_NOT_IDLE, whose busy
+    /// intervals have not passed in the common case). The task an idle CPU
+    /// pulled is returned: the caller wakes `cpu` for it (the attach's
+    /// resched_curr()).
+    pub(crate) fn rebalance_domains(&mut self, cpu: CpuId, mut idle: CpuIdleType) -> Option<TaskId> {
+        if self.eas.is_some() && self.eas_balanced() {
+            return None;
         }
+        let jiffies = self.now / self.tun.tick_ns;
         let (spans, n) = self.sched_domains(cpu);
         let mut local = CpuMask::from_cpus([cpu]);
         let mut next = jiffies + 60 * (1_000_000_000 / self.tun.tick_ns);
+        let mut continue_balancing = true;
+        let mut pulled = None;
         for (level, &span) in spans.iter().enumerate().take(n) {
-            let weight = u64::from(span.weight());
-            let ms = match self.rqs[cpu].idle_lb_interval_ms[level] {
-                0 => weight,
-                ms => ms,
-            };
-            let last = self.rqs[cpu].idle_lb_last_j[level];
-            if jiffies < last + self.sd_balance_interval_j(ms, true) {
-                next = next.min(last + self.sd_balance_interval_j(ms, true));
-                local = span;
-                continue;
-            }
-            let balance_cpu = local.and(&self.idle_mask).iter().next().or_else(|| local.iter().next());
-            let first = balance_cpu == Some(cpu);
-            let unbalanced = first && self.busy_load_balance(cpu, level, span, local);
-            let ms = if unbalanced {
-                weight
-            } else if ms < 2 * weight {
-                ms * 2
-            } else {
-                ms
-            };
-            let rq = &mut self.rqs[cpu];
-            rq.idle_lb_last_j[level] = jiffies;
-            rq.idle_lb_interval_ms[level] = ms;
-            next = next.min(jiffies + self.sd_balance_interval_j(ms, true));
-            if !first {
+            if !continue_balancing || pulled.is_some() {
                 break;
             }
+            let mut interval = self.sd_balance_interval_j(self.balance_interval_ms(cpu, level, &span), idle != CpuIdleType::Idle);
+            if jiffies >= self.rqs[cpu].sd_last_balance_j[level] + interval {
+                if let Some(t) = self.load_balance(cpu, level, span, local, idle, &mut continue_balancing) {
+                    if idle == CpuIdleType::Idle {
+                        pulled = Some(t);
+                    }
+                    idle = CpuIdleType::NotIdle;
+                }
+                self.rqs[cpu].sd_last_balance_j[level] = jiffies;
+                interval = self.sd_balance_interval_j(self.balance_interval_ms(cpu, level, &span), idle != CpuIdleType::Idle);
+            }
+            next = next.min(self.rqs[cpu].sd_last_balance_j[level] + interval);
             local = span;
         }
         self.rqs[cpu].next_balance_j = next;
+        if idle == CpuIdleType::Idle {
+            self.nohz_next_balance_j = self.nohz_next_balance_j.min(next);
+        }
+        pulled
+    }
+
+    /// load_balance(this_cpu, this_rq, sd, idle, continue_balancing) at
+    /// `level` of `cpu`'s domains, `span` the domain's CPUs and `local` its
+    /// local group (the child domain's span), v5.2: should_we_balance()
+    /// first, then the busiest queue and the pull, which govlab models per
+    /// idle type (`idle_pull`, `busy_load_balance`). sd->balance_interval
+    /// returns to the domain's weight (min_interval) when a busiest queue
+    /// is found and doubles up to twice that (max_interval) when the domain
+    /// is balanced or another CPU balances it. Returns the first task
+    /// pulled.
+    fn load_balance(
+        &mut self,
+        cpu: CpuId,
+        level: usize,
+        span: CpuMask,
+        local: CpuMask,
+        idle: CpuIdleType,
+        continue_balancing: &mut bool,
+    ) -> Option<TaskId> {
+        let found = if !self.should_we_balance(cpu, local) {
+            *continue_balancing = false;
+            Balance::Balanced
+        } else {
+            match idle {
+                CpuIdleType::Idle => self.idle_pull(cpu, span),
+                CpuIdleType::NotIdle => self.busy_load_balance(cpu, level, span, local),
+            }
+        };
+        let (unbalanced, pulled) = match found {
+            Balance::Balanced => (false, None),
+            Balance::Busiest(t) => (true, t),
+        };
+        let ms = next_balance_interval_ms(self.balance_interval_ms(cpu, level, &span), u64::from(span.weight()), unbalanced);
+        self.rqs[cpu].sd_balance_interval_ms[level] = ms;
+        pulled
+    }
+
+    /// should_we_balance() (v5.2): only the first idle CPU of the local
+    /// group `local`, else its first CPU, balances the domain for it.
+    pub(super) fn should_we_balance(&self, cpu: CpuId, local: CpuMask) -> bool {
+        local.and(&self.idle_mask).iter().next().or_else(|| local.iter().next()) == Some(cpu)
+    }
+
+    /// load_balance() with CPU_IDLE as govlab models it: the busiest
+    /// overloaded CPU of `span` gives one queued task, as newidle balance
+    /// does (the rest of find_busiest_group()'s rules are left out, as
+    /// there).
+    fn idle_pull(&mut self, cpu: CpuId, span: CpuMask) -> Balance {
+        let scope = self.overloaded.and(&span);
+        if self.busiest_in(scope, cpu).is_none() {
+            return Balance::Balanced;
+        }
+        Balance::Busiest(self.pull_one(cpu, scope))
     }
 
     /// load_balance() with CPU_NOT_IDLE at `level` of `cpu`'s domains
-    /// (v5.2): whether a busiest queue was found (the interval goes back
-    /// to its minimum). find_busiest_group(): the groups are the child
-    /// domain's spans (single CPUs at the lowest level); each group's
-    /// avg_load is its runnable load (the queued and running tasks'
-    /// load_avg, `runnable_load`) per 1024 of capacity; the busiest is the
+    /// (v5.2) once should_we_balance() let `cpu` through.
+    /// find_busiest_group(): the groups are the child domain's spans
+    /// (single CPUs at the lowest level); each group's avg_load is its
+    /// runnable load (the queued and running tasks' load_avg,
+    /// `runnable_load`) per 1024 of capacity; the busiest is the
     /// other group with the highest avg_load and a task. There is an
     /// imbalance only if the local group's avg_load is below both the
     /// busiest's and the domain's, and the busiest's exceeds the local's by
@@ -896,7 +908,9 @@ impl Engine {
     /// loads (source_load()/target_load(), removed in v5.3), group types
     /// and load_above_capacity, task_hot() and nr_balance_failed, active
     /// balance of a running task (need_active_balance()), LBF_ALL_PINNED.
-    fn busy_load_balance(&mut self, cpu: CpuId, level: usize, span: CpuMask, local: CpuMask) -> bool {
+    /// Every version runs v5.2's form (v5.5's rework, 0b0695f2b34a, with its
+    /// group types and migration kinds, is not modelled).
+    fn busy_load_balance(&mut self, cpu: CpuId, level: usize, span: CpuMask, local: CpuMask) -> Balance {
         let mut groups: Vec<CpuMask> = Vec::new();
         for c in &span {
             let g = if level == 0 { CpuMask::from_cpus([c]) } else { self.sched_domains(c).0[level - 1] };
@@ -924,11 +938,11 @@ impl Engine {
                 busiest = Some((*g, s));
             }
         }
-        let Some((bmask, b)) = busiest else { return false };
+        let Some((bmask, b)) = busiest else { return Balance::Balanced };
         let dom_avg = total_load * 1024 / total_cap.max(1);
         let pct = self.sd_imbalance_pct(level, span);
         if loc.avg >= b.avg || loc.avg >= dom_avg || 100 * b.avg <= pct * loc.avg {
-            return false;
+            return Balance::Balanced;
         }
         let mut imbalance = ((b.avg - dom_avg) * b.cap).min((dom_avg - loc.avg) * loc.cap) / 1024;
         let b_lpt = b.load / b.nr.max(1);
@@ -941,7 +955,7 @@ impl Engine {
             }
         }
         if imbalance == 0 {
-            return false;
+            return Balance::Balanced;
         }
         let mut src: Option<(CpuId, u64, u64)> = None;
         for c in &bmask {
@@ -954,11 +968,12 @@ impl Engine {
                 src = Some((c, wl, cap));
             }
         }
-        let Some((src, ..)) = src else { return false };
+        let Some((src, ..)) = src else { return Balance::Balanced };
         if self.rqs[src].nr_running <= 1 {
-            return true;
+            return Balance::Busiest(None);
         }
         let mut left = imbalance as i64;
+        let mut first = None;
         let candidates: Vec<TaskId> = if self.fair_groups() {
             self.queued_fair_tasks(src)
         } else {
@@ -977,9 +992,10 @@ impl Engine {
             }
             self.migrate_queued(t, src, cpu);
             self.check_preempt_wakeup(cpu, t);
+            first = first.or(Some(t));
             left -= load;
         }
-        true
+        Balance::Busiest(first)
     }
 
     /// sd->imbalance_pct of `cpu`'s domain at `level` spanning `span`

@@ -8,6 +8,7 @@
 
 use super::engine::Engine;
 use crate::api::testing::ran;
+use super::placement::CpuIdleType;
 use super::rq::EnqueueKind;
 use crate::platform::CpuId;
 use crate::sched::TaskState;
@@ -351,15 +352,35 @@ fn an_idle_cpu_balances_each_domain_at_its_idle_interval() {
     let llc_j = (40 * MS).div_ceil(tick);
     let j = 1000;
     e.now = j * tick;
-    e.rqs[0].idle_lb_last_j = [j - llc_j + 1; 3];
-    assert_eq!(e.idle_rebalance(0), None, "the LLC's 40 ms have not passed");
-    assert_eq!(e.rqs[0].idle_lb_interval_ms[0], 4, "SMT: balanced, 2 ms doubled");
-    assert_eq!(e.rqs[0].idle_lb_last_j[0], j);
-    assert_eq!(e.rqs[0].idle_lb_last_j[1], j - llc_j + 1);
+    e.rqs[0].sd_last_balance_j = [j - llc_j + 1; 3];
+    assert_eq!(e.rebalance_domains(0, CpuIdleType::Idle), None, "the LLC's 40 ms have not passed");
+    assert_eq!(e.rqs[0].sd_balance_interval_ms[0], 4, "SMT: balanced, 2 ms doubled");
+    assert_eq!(e.rqs[0].sd_last_balance_j[0], j);
+    assert_eq!(e.rqs[0].sd_last_balance_j[1], j - llc_j + 1);
     e.now = (j + 1) * tick;
-    assert_eq!(e.idle_rebalance(0), Some(t));
+    assert_eq!(e.rebalance_domains(0, CpuIdleType::Idle), Some(t));
     assert_eq!(e.tasks[t].cpu, 0);
-    assert_eq!(e.rqs[0].idle_lb_interval_ms[1], 40, "unbalanced: back to min_interval");
+    assert_eq!(e.rqs[0].sd_balance_interval_ms[1], 40, "unbalanced: back to min_interval");
+}
+
+#[test]
+fn an_idle_walk_that_pulls_leaves_nohz_next_balance_alone() {
+    // v5.2 rebalance_domains(): a pull at CPU 0's LLC makes it busy
+    // (idle_cpu()), so the walk no longer ends CPU_IDLE and does not lower
+    // nohz.next_balance, and the top domain is not balanced at an idle
+    // CPU's interval (govlab ends the walk with the pull; the kernel goes
+    // on with a busy one, not passed here). Its sibling's walk, which
+    // pulls nothing (CPU 0 balances their core's LLC), ends CPU_IDLE and
+    // lowers nohz.next_balance to the sibling's rq->next_balance.
+    let (mut e, t) = cpu1_overloaded();
+    let s = sibling0(&e);
+    e.now = 1000 * MS;
+    e.nohz_next_balance_j = u64::MAX;
+    assert_eq!(e.rebalance_domains(0, CpuIdleType::Idle), Some(t));
+    assert_eq!(e.nohz_next_balance_j, u64::MAX);
+    assert_eq!(e.rqs[0].sd_last_balance_j[2], 0);
+    assert_eq!(e.rebalance_domains(s, CpuIdleType::Idle), None);
+    assert_eq!(e.nohz_next_balance_j, e.rqs[s].next_balance_j);
 }
 
 #[test]
@@ -370,9 +391,9 @@ fn only_the_first_idle_cpu_of_the_local_group_balances() {
     let s = sibling0(&e);
     assert!(s > 0 && e.idle_mask.test(s));
     e.now = 1000 * MS;
-    assert_eq!(e.idle_rebalance(s), None);
+    assert_eq!(e.rebalance_domains(s, CpuIdleType::Idle), None);
     assert_eq!(e.tasks[t].cpu, 1);
-    assert_eq!(e.idle_rebalance(0), Some(t));
+    assert_eq!(e.rebalance_domains(0, CpuIdleType::Idle), Some(t));
 }
 
 #[test]
@@ -465,14 +486,14 @@ fn a_busy_cpu_balances_its_smt_domain_at_balance_interval_times_busy_factor() {
     let busy_j = (64 * MS).div_ceil(tick);
     let j = 1000;
     e.now = j * tick;
-    e.rqs[0].idle_lb_last_j = [j - busy_j + 1, j, j];
-    e.busy_rebalance(0);
+    e.rqs[0].sd_last_balance_j = [j - busy_j + 1, j, j];
+    e.rebalance_domains(0, CpuIdleType::NotIdle);
     assert_eq!(e.rqs[s].nr_running, 3, "64 ms have not passed (an idle CPU's 2 ms have)");
     e.now = (j + 1) * tick;
-    e.busy_rebalance(0);
+    e.rebalance_domains(0, CpuIdleType::NotIdle);
     assert_eq!((e.rqs[0].nr_running, e.rqs[s].nr_running), (2, 2));
-    assert_eq!(e.rqs[0].idle_lb_last_j[0], j + 1);
-    assert_eq!(e.rqs[0].idle_lb_interval_ms[0], 2, "unbalanced: min_interval");
+    assert_eq!(e.rqs[0].sd_last_balance_j[0], j + 1);
+    assert_eq!(e.rqs[0].sd_balance_interval_ms[0], 2, "unbalanced: min_interval");
 }
 
 #[test]
@@ -483,8 +504,8 @@ fn busy_factor_is_16_from_v5_10() {
     let tick = e.tun.tick_ns;
     let j = 1000;
     e.now = j * tick;
-    e.rqs[0].idle_lb_last_j = [j - (32 * MS).div_ceil(tick), j, j];
-    e.busy_rebalance(0);
+    e.rqs[0].sd_last_balance_j = [j - (32 * MS).div_ceil(tick), j, j];
+    e.rebalance_domains(0, CpuIdleType::NotIdle);
     assert_eq!((e.rqs[0].nr_running, e.rqs[s].nr_running), (2, 2));
 }
 
@@ -497,7 +518,7 @@ fn a_busy_cpu_as_loaded_as_the_domains_average_pulls_nothing() {
     e.now = 1000 * MS;
     let w = e.rqs[0].curr.unwrap();
     e.tasks[w].avg.load_avg = 1800;
-    e.busy_rebalance(0);
+    e.rebalance_domains(0, CpuIdleType::NotIdle);
     assert_eq!((e.rqs[0].nr_running, e.rqs[s].nr_running), (1, 3));
-    assert_eq!(e.rqs[0].idle_lb_interval_ms[0], 4, "balanced: 2 ms doubled");
+    assert_eq!(e.rqs[0].sd_balance_interval_ms[0], 4, "balanced: 2 ms doubled");
 }

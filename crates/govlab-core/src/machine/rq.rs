@@ -272,13 +272,13 @@ pub struct CpuRq {
     pub timers: SortedSet<(Time, TaskId)>,
     pub nr_iowait: u32,
     pub last_balance_ns: Time,
-    /// The periodic balance's state of this CPU's domains, lowest first,
-    /// shared by its idle and busy walks (machine/placement.rs
-    /// `idle_rebalance`, `busy_rebalance`): sd->last_balance in jiffies and
+    /// The periodic balance's state of this CPU's domains, lowest first
+    /// (machine/placement.rs `rebalance_domains`): sd->last_balance in
+    /// jiffies and
     /// sd->balance_interval in ms (0: not yet set, the domain's
     /// min_interval).
-    pub idle_lb_last_j: [u64; 3],
-    pub idle_lb_interval_ms: [u64; 3],
+    pub sd_last_balance_j: [u64; 3],
+    pub sd_balance_interval_ms: [u64; 3],
     /// rq->next_balance in jiffies: when a walk is next due (set by the
     /// last walk and lowered by newidle balance; jiffies at boot).
     pub next_balance_j: u64,
@@ -356,8 +356,8 @@ impl Default for CpuRq {
             timers: SortedSet::new(),
             nr_iowait: 0,
             last_balance_ns: 0,
-            idle_lb_last_j: [0; 3],
-            idle_lb_interval_ms: [0; 3],
+            sd_last_balance_j: [0; 3],
+            sd_balance_interval_ms: [0; 3],
             next_balance_j: 0,
             idle_calls: 0,
             rcu_cbs_until_ns: 0,
