@@ -32,7 +32,7 @@
 //! `workload::CALIBRATION_CORE_KHZ`: UDP's by `tools/calibrate/udp/udp.c` (in
 //! the kcycles sitting): a send 2.9 µs, a receive 0.66 µs, copies at 34 and
 //! 37 GB/s; TCP's by `tools/calibrate/tcp/tcp.c` (session 26): a
-//! TCP_STREAM send 0.87 µs and a receive 0.68 µs per message (Nagle on, as
+//! TCP_STREAM send 0.87 µs and a receive 0.66 µs per message (Nagle on, as
 //! netperf leaves it: most sends only queue bytes), plus about 0.08 and
 //! 0.1 ns per byte; a TCP_RR 1-byte send 4.3 µs and receive 0.87 µs. The
 //! receive processing is charged to the sender's task: v5.2's loopback_xmit() hands the packet to netif_rx(),
