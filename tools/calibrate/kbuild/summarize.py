@@ -57,10 +57,33 @@ def load(path):
             same = prev is not None and prev["how"] == "exec" and im["cpu0"] >= prev["cpu1"]
             im["own"] = im["cpu1"] - (prev["cpu1"] if same else 0)
             im["execd_from"] = prev["comm"] if same else None
+            # One process (a fork and the images it exec'd) is one instance: a
+            # build of more processes than pid_max reuses pids (32768 here).
+            im["inst"] = prev["inst"] if same else (pid, im["t0"])
             prev = im
             out.append(im)
     out.sort(key=lambda im: im["t0"])
     return out
+
+
+def parent_of(ims):
+    """Each process instance's parent instance: the instance of its ppid
+    that was alive when it started (pid reuse makes the ppid alone
+    ambiguous in a long build)."""
+    life = {}
+    for im in ims:
+        lo, hi = life.get(im["inst"], (im["t0"], im["t1"]))
+        life[im["inst"]] = (min(lo, im["t0"]), max(hi, im["t1"]))
+    by_pid = defaultdict(list)
+    for inst, (lo, hi) in life.items():
+        by_pid[inst[0]].append((lo, hi, inst))
+    parent = {}
+    for im in ims:
+        if im["inst"] in parent or im["execd_from"] is not None:
+            continue
+        alive = [i for lo, hi, i in by_pid.get(im["ppid"], []) if lo <= im["t0"] <= hi]
+        parent[im["inst"]] = max(alive, key=lambda i: i[1]) if alive else None
+    return parent
 
 
 def stats(xs):
@@ -109,7 +132,7 @@ def write_chains(path, ims, top_pid, phase, report):
     (it is the model's make task). grows = 1 for a link step whose work
     grows with the kernel's size (grows_with_vmlinux)."""
     with open(path, "w") as f:
-        f.write("# Serial phases of a Linux 6.1 x86_64 tinyconfig `make -j2 vmlinux` after `make clean`,\n"
+        f.write("# Serial phases of a Linux 6.1 x86_64 `make -j2 vmlinux` after `make clean`,\n"
                 "# measured with tools/calibrate/kbuild/proclog.so (README.md there): one process image a line,\n"
                 "# in the order they started: phase, command, own CPU time (ns), 1 if a link step whose\n"
                 f"# work grows with the kernel (scaled by kernbench.rs). Kernel objects compiled: "
@@ -164,37 +187,32 @@ def main():
                 [im["comm"], round(im["own"] / 1e6, 3), round((im["t0"] - lo) / 1e6, 1), im["args"][:90]]
                 for im in sel]
 
-    # Per-object recipes.
+    # Per-object recipes: the shell that runs a kernel object's `gcc -c`, and
+    # every process under it (by instance, not pid: see parent_of).
+    parent = parent_of(ims)
     children = defaultdict(list)
     for im in ims:
-        children[im["ppid"]].append(im)
-    def subtree(pid):
+        if im["execd_from"] is None and parent.get(im["inst"]) is not None:
+            children[parent[im["inst"]]].append(im["inst"])
+    images_of = defaultdict(list)
+    for im in ims:
+        images_of[im["inst"]].append(im)
+
+    def subtree(inst):
         res = []
-        for ch in sorted(children.get(pid, []), key=lambda im: im["t0"]):
-            res.append(ch)
-            res.extend(subtree_once(ch))
+        for ch in sorted(children.get(inst, []), key=lambda i: i[1]):
+            res.extend(images_of[ch])
+            res.extend(subtree(ch))
         return res
-
-    seen = set()
-
-    def subtree_once(im):
-        if im["pid"] in seen:
-            return []
-        seen.add(im["pid"])
-        return subtree(im["pid"])
 
     recipes = []
     shells = {}
     for im in ims:
-        if is_kernel_cc(im) and phase(im) == "compile":
-            shells[im["ppid"]] = im
-    sh_imgs = {im["pid"]: im for im in ims if im["comm"] == "sh" and im["pid"] in shells}
-    for sh_pid, cc in shells.items():
-        seen.clear()
-        seen.add(sh_pid)
-        chain = subtree(sh_pid)
-        sh = sh_imgs.get(sh_pid)
-        recipes.append(dict(sh=sh, chain=chain, cc=cc))
+        if is_kernel_cc(im) and phase(im) == "compile" and parent.get(im["inst"]) is not None:
+            shells[parent[im["inst"]]] = im
+    for sh_inst, cc in shells.items():
+        sh = next((im for im in images_of[sh_inst] if im["comm"] == "sh"), None)
+        recipes.append(dict(sh=sh, chain=subtree(sh_inst), cc=cc))
     patterns = Counter(" ".join(c["comm"] for c in r["chain"]) for r in recipes)
     roles = defaultdict(list)
     for r in recipes:
