@@ -135,6 +135,7 @@ pub(super) const MIGRATION_COST_NS: u64 = 500_000;
 
 /// sd->busy_factor of every domain (kernel/sched/topology.c sd_init()):
 /// 32, 16 from v5.10 (6e7499135db7, era `busy_factor_16`).
+#[inline]
 fn busy_factor(kernel: &KernelConfig) -> u64 {
     if kernel.has(EraId::BusyFactor16) {
         16
@@ -181,6 +182,7 @@ enum Balance {
 /// sd->balance_interval in ms after a load_balance() of a domain of
 /// `weight` CPUs (v5.2): back to min_interval (the weight, sd_init()) when
 /// it found a busiest queue, else doubled up to max_interval (twice that).
+#[inline]
 pub(super) fn next_balance_interval_ms(ms: u64, weight: u64, unbalanced: bool) -> u64 {
     if unbalanced {
         weight
@@ -920,6 +922,7 @@ impl Engine {
     /// balance of a running task (need_active_balance()), LBF_ALL_PINNED.
     /// Every version runs v5.2's form (v5.5's rework, 0b0695f2b34a, with its
     /// group types and migration kinds, is not modelled).
+    #[inline(never)]
     fn busy_load_balance(&mut self, cpu: CpuId, level: usize, span: CpuMask, local: CpuMask) -> Balance {
         let mut groups: Vec<CpuMask> = Vec::new();
         for c in &span {

@@ -43,7 +43,13 @@ impl CpuMask {
     #[inline]
     #[must_use]
     pub fn and(&self, other: &CpuMask) -> CpuMask {
-        CpuMask(std::array::from_fn(|w| self.0[w] & other.0[w]))
+        // Word by word, by index: `array::from_fn`'s closure and `zip`
+        // stay out of line in builds without fat LTO.
+        let mut m = *self;
+        for w in 0..WORDS {
+            m.0[w] &= other.0[w];
+        }
+        m
     }
 
     #[inline]
@@ -83,6 +89,7 @@ impl CpuMask {
     }
 
     /// Lowest set CPU at or after `start`.
+    #[inline]
     pub fn next_from(&self, start: CpuId) -> Option<CpuId> {
         if start >= MAX_CPUS {
             return None;
