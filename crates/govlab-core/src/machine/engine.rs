@@ -251,7 +251,11 @@ pub struct Engine {
     pub(crate) fork_domains: Vec<super::fork::ForkDomains>,
     /// Each CPU's sched domains for periodic and idle balance
     /// (machine/placement.rs `sched_domains`).
-    pub(crate) balance_domains: Vec<([CpuMask; 3], usize)>,
+    pub(crate) balance_domains: Vec<super::placement::BalanceDomains>,
+    /// HZ and max_load_balance_interval in jiffies (machine/placement.rs
+    /// `sd_balance_interval_j`), fixed for the run.
+    pub(crate) balance_hz: u64,
+    pub(crate) balance_max_j: u64,
 }
 
 /// Build an engine from resolved parts; `trace` streams ftrace text there
@@ -458,6 +462,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         next_boundary_ns: Time::MAX,
         fork_domains: Vec::new(),
         balance_domains: Vec::new(),
+        balance_hz: 1_000_000_000 / tick_ns,
+        balance_max_j: super::placement::max_load_balance_interval_j(tick_ns, n),
     };
     e.fork_domains = e.build_fork_domains();
     e.balance_domains = e.build_balance_domains();

@@ -194,24 +194,26 @@ impl Engine {
         }
         let mut blocked = false;
         let mut next: Option<u64> = None;
-        for cpu in 0..self.rqs.len() {
-            if cpu == ilb || !self.nohz_idle(cpu) {
-                continue;
-            }
-            if stats && self.rqs[cpu].has_blocked_load {
-                self.update_blocked_from(cpu, ilb);
-                blocked |= self.rqs[cpu].has_blocked_load;
-            }
-            if self.next_balance_due(cpu) {
-                if !self.nohz_blocked {
+        // The mask is read afresh after each CPU: a pull wakes a CPU.
+        let mut at = self.idle_mask.next_from(0);
+        while let Some(cpu) = at {
+            if cpu != ilb && self.rqs[cpu].tick_stopped {
+                if stats && self.rqs[cpu].has_blocked_load {
                     self.update_blocked_from(cpu, ilb);
+                    blocked |= self.rqs[cpu].has_blocked_load;
                 }
-                if let Some(t) = self.rebalance_domains(cpu, CpuIdleType::Idle) {
-                    self.kick_cpu(cpu, t);
+                if jiffies >= self.rqs[cpu].next_balance_j {
+                    if !self.nohz_blocked {
+                        self.update_blocked_from(cpu, ilb);
+                    }
+                    if let Some(t) = self.rebalance_domains(cpu, CpuIdleType::Idle) {
+                        self.kick_cpu(cpu, t);
+                    }
                 }
+                let nb = self.rqs[cpu].next_balance_j;
+                next = Some(next.map_or(nb, |x: u64| x.min(nb)));
             }
-            let nb = self.rqs[cpu].next_balance_j;
-            next = Some(next.map_or(nb, |x: u64| x.min(nb)));
+            at = self.idle_mask.next_from(cpu + 1);
         }
         if stats || !self.nohz_blocked {
             self.update_blocked_from(ilb, ilb);

@@ -135,6 +135,7 @@ pub(super) const MIGRATION_COST_NS: u64 = 500_000;
 
 /// sd->busy_factor of every domain (kernel/sched/topology.c sd_init()):
 /// 32, 16 from v5.10 (6e7499135db7, era `busy_factor_16`).
+#[inline]
 fn busy_factor(kernel: &KernelConfig) -> u64 {
     if kernel.has(EraId::BusyFactor16) {
         16
@@ -181,6 +182,7 @@ enum Balance {
 /// sd->balance_interval in ms after a load_balance() of a domain of
 /// `weight` CPUs (v5.2): back to min_interval (the weight, sd_init()) when
 /// it found a busiest queue, else doubled up to max_interval (twice that).
+#[inline]
 pub(super) fn next_balance_interval_ms(ms: u64, weight: u64, unbalanced: bool) -> u64 {
     if unbalanced {
         weight
@@ -189,6 +191,22 @@ pub(super) fn next_balance_interval_ms(ms: u64, weight: u64, unbalanced: bool) -
     } else {
         ms
     }
+}
+
+/// One CPU's scheduling domains for balancing, lowest first (`n` of the
+/// three used), with each span's weight (sd->span_weight): built once per
+/// run, as build_sched_domains() builds them once per topology.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BalanceDomains {
+    spans: [CpuMask; 3],
+    weights: [u64; 3],
+    n: usize,
+}
+
+/// max_load_balance_interval: HZ * online CPUs / 10 jiffies
+/// (update_max_interval(), v5.2 kernel/sched/fair.c), at least 1.
+pub(crate) fn max_load_balance_interval_j(tick_ns: u64, nr_cpus: usize) -> u64 {
+    ((1_000_000_000 / tick_ns) * nr_cpus as u64 / 10).max(1)
 }
 
 /// A scheduling group's figures for `busy_load_balance`: runnable load,
@@ -665,31 +683,32 @@ impl Engine {
     /// and the machine (a socket is an LLC on every x86 part modelled).
     /// Worked out once per CPU when the engine is built
     /// ([`Engine::balance_domains`]): no run changes the topology.
-    fn sched_domains(&self, cpu: CpuId) -> ([CpuMask; 3], usize) {
-        self.balance_domains[cpu]
+    #[inline]
+    fn sched_domains(&self, cpu: CpuId) -> &BalanceDomains {
+        &self.balance_domains[cpu]
     }
 
     /// Every CPU's [`Self::sched_domains`].
-    pub(crate) fn build_balance_domains(&self) -> Vec<([CpuMask; 3], usize)> {
+    pub(crate) fn build_balance_domains(&self) -> Vec<BalanceDomains> {
         (0..self.rqs.len()).map(|cpu| self.build_sched_domains(cpu)).collect()
     }
 
-    fn build_sched_domains(&self, cpu: CpuId) -> ([CpuMask; 3], usize) {
-        let mut spans = [CpuMask::default(); 3];
-        let mut n = 0;
+    fn build_sched_domains(&self, cpu: CpuId) -> BalanceDomains {
+        let mut d = BalanceDomains::default();
         let smt = CpuMask::from_cpus(std::iter::once(cpu).chain(self.plat.cpus[cpu].siblings.iter().copied()));
         let llc = self.llc_masks[self.plat.cpus[cpu].llc];
         let all = CpuMask::from_cpus(0..self.rqs.len());
         let mut below = 1;
         for span in [smt, llc, all] {
-            let w = span.weight();
+            let w = u64::from(span.weight());
             if w > below {
-                spans[n] = span;
-                n += 1;
+                d.spans[d.n] = span;
+                d.weights[d.n] = w;
+                d.n += 1;
                 below = w;
             }
         }
-        (spans, n)
+        d
     }
 
     /// newidle_balance()'s walk up the domains once the gates let it
@@ -740,19 +759,18 @@ impl Engine {
     /// v5.10) on a busy CPU, in jiffies rounded up
     /// (msecs_to_jiffies()), clamped to [1, max_load_balance_interval],
     /// which is HZ * online CPUs / 10 (update_max_interval()).
+    #[inline]
     pub(super) fn sd_balance_interval_j(&self, ms: u64, busy: bool) -> u64 {
         let ms = if busy { ms * busy_factor(&self.kernel) } else { ms };
-        let hz = 1_000_000_000 / self.tun.tick_ns;
-        let max_j = hz * self.rqs.len() as u64 / 10;
-        (ms * 1_000_000).div_ceil(self.tun.tick_ns).clamp(1, max_j.max(1))
+        (ms * 1_000_000).div_ceil(self.tun.tick_ns).clamp(1, self.balance_max_j)
     }
 
-    /// sd->balance_interval in ms of `cpu`'s domain at `level`, spanning
-    /// `span`: it starts at the domain's weight (sd_init()'s min_interval).
+    /// sd->balance_interval in ms of `cpu`'s domain at `level`: it starts
+    /// at the domain's weight (sd_init()'s min_interval).
     #[inline]
-    fn balance_interval_ms(&self, cpu: CpuId, level: usize, span: &CpuMask) -> u64 {
+    fn balance_interval_ms(&self, cpu: CpuId, level: usize) -> u64 {
         match self.rqs[cpu].sd_balance_interval_ms[level] {
-            0 => u64::from(span.weight()),
+            0 => self.balance_domains[cpu].weights[level],
             ms => ms,
         }
     }
@@ -760,10 +778,9 @@ impl Engine {
     /// The earliest of `cpu`'s lowest `levels` domains' last balance plus
     /// their idle interval (update_next_balance(), v5.2).
     fn domains_next_balance_j(&self, cpu: CpuId, levels: usize) -> u64 {
-        let (spans, n) = self.sched_domains(cpu);
-        (0..n.min(levels))
+        (0..self.sched_domains(cpu).n.min(levels))
             .map(|level| {
-                let ms = self.balance_interval_ms(cpu, level, &spans[level]);
+                let ms = self.balance_interval_ms(cpu, level);
                 self.rqs[cpu].sd_last_balance_j[level] + self.sd_balance_interval_j(ms, false)
             })
             .min()
@@ -796,28 +813,26 @@ impl Engine {
             return None;
         }
         let jiffies = self.now / self.tun.tick_ns;
-        let (spans, n) = self.sched_domains(cpu);
-        let mut local = CpuMask::from_cpus([cpu]);
-        let mut next = jiffies + 60 * (1_000_000_000 / self.tun.tick_ns);
+        let n = self.sched_domains(cpu).n;
+        let mut next = jiffies + 60 * self.balance_hz;
         let mut continue_balancing = true;
         let mut pulled = None;
-        for (level, &span) in spans.iter().enumerate().take(n) {
+        for level in 0..n {
             if !continue_balancing || pulled.is_some() {
                 break;
             }
-            let mut interval = self.sd_balance_interval_j(self.balance_interval_ms(cpu, level, &span), idle != CpuIdleType::Idle);
+            let mut interval = self.sd_balance_interval_j(self.balance_interval_ms(cpu, level), idle != CpuIdleType::Idle);
             if jiffies >= self.rqs[cpu].sd_last_balance_j[level] + interval {
-                if let Some(t) = self.load_balance(cpu, level, span, local, idle, &mut continue_balancing) {
+                if let Some(t) = self.load_balance(cpu, level, idle, &mut continue_balancing) {
                     if idle == CpuIdleType::Idle {
                         pulled = Some(t);
                     }
                     idle = CpuIdleType::NotIdle;
                 }
                 self.rqs[cpu].sd_last_balance_j[level] = jiffies;
-                interval = self.sd_balance_interval_j(self.balance_interval_ms(cpu, level, &span), idle != CpuIdleType::Idle);
+                interval = self.sd_balance_interval_j(self.balance_interval_ms(cpu, level), idle != CpuIdleType::Idle);
             }
             next = next.min(self.rqs[cpu].sd_last_balance_j[level] + interval);
-            local = span;
         }
         self.rqs[cpu].next_balance_j = next;
         if idle == CpuIdleType::Idle {
@@ -827,24 +842,19 @@ impl Engine {
     }
 
     /// load_balance(this_cpu, this_rq, sd, idle, continue_balancing) at
-    /// `level` of `cpu`'s domains, `span` the domain's CPUs and `local` its
-    /// local group (the child domain's span), v5.2: should_we_balance()
-    /// first, then the busiest queue and the pull, which govlab models per
-    /// idle type (`idle_pull`, `busy_load_balance`). sd->balance_interval
+    /// `level` of `cpu`'s domains, its local group the child domain's span
+    /// (`cpu` alone at the lowest level, where should_we_balance() always
+    /// lets it through), v5.2: should_we_balance() first, then the busiest
+    /// queue and the pull, which govlab models per idle type (`idle_pull`, `busy_load_balance`). sd->balance_interval
     /// returns to the domain's weight (min_interval) when a busiest queue
     /// is found and doubles up to twice that (max_interval) when the domain
     /// is balanced or another CPU balances it. Returns the first task
     /// pulled.
-    fn load_balance(
-        &mut self,
-        cpu: CpuId,
-        level: usize,
-        span: CpuMask,
-        local: CpuMask,
-        idle: CpuIdleType,
-        continue_balancing: &mut bool,
-    ) -> Option<TaskId> {
-        let found = if !self.should_we_balance(cpu, local) {
+    fn load_balance(&mut self, cpu: CpuId, level: usize, idle: CpuIdleType, continue_balancing: &mut bool) -> Option<TaskId> {
+        let d = self.sched_domains(cpu);
+        let (span, weight) = (d.spans[level], d.weights[level]);
+        let local = if level == 0 { CpuMask::single(cpu) } else { d.spans[level - 1] };
+        let found = if level > 0 && !self.should_we_balance(cpu, local) {
             *continue_balancing = false;
             Balance::Balanced
         } else {
@@ -857,7 +867,7 @@ impl Engine {
             Balance::Balanced => (false, None),
             Balance::Busiest(t) => (true, t),
         };
-        let ms = next_balance_interval_ms(self.balance_interval_ms(cpu, level, &span), u64::from(span.weight()), unbalanced);
+        let ms = next_balance_interval_ms(self.balance_interval_ms(cpu, level), weight, unbalanced);
         self.rqs[cpu].sd_balance_interval_ms[level] = ms;
         pulled
     }
@@ -865,7 +875,7 @@ impl Engine {
     /// should_we_balance() (v5.2): only the first idle CPU of the local
     /// group `local`, else its first CPU, balances the domain for it.
     pub(super) fn should_we_balance(&self, cpu: CpuId, local: CpuMask) -> bool {
-        local.and(&self.idle_mask).iter().next().or_else(|| local.iter().next()) == Some(cpu)
+        local.first_and(&self.idle_mask).or_else(|| local.next_from(0)) == Some(cpu)
     }
 
     /// load_balance() with CPU_IDLE as govlab models it: the busiest
@@ -874,7 +884,9 @@ impl Engine {
     /// there).
     fn idle_pull(&mut self, cpu: CpuId, span: CpuMask) -> Balance {
         let scope = self.overloaded.and(&span);
-        if self.busiest_in(scope, cpu).is_none() {
+        let mut others = scope;
+        others.clear(cpu);
+        if others.is_empty() {
             return Balance::Balanced;
         }
         Balance::Busiest(self.pull_one(cpu, scope))
@@ -910,10 +922,11 @@ impl Engine {
     /// balance of a running task (need_active_balance()), LBF_ALL_PINNED.
     /// Every version runs v5.2's form (v5.5's rework, 0b0695f2b34a, with its
     /// group types and migration kinds, is not modelled).
+    #[inline(never)]
     fn busy_load_balance(&mut self, cpu: CpuId, level: usize, span: CpuMask, local: CpuMask) -> Balance {
         let mut groups: Vec<CpuMask> = Vec::new();
         for c in &span {
-            let g = if level == 0 { CpuMask::from_cpus([c]) } else { self.sched_domains(c).0[level - 1] };
+            let g = if level == 0 { CpuMask::from_cpus([c]) } else { self.sched_domains(c).spans[level - 1] };
             if !groups.contains(&g) {
                 groups.push(g);
             }

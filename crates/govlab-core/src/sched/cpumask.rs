@@ -17,6 +17,14 @@ impl CpuMask {
         m
     }
 
+    /// The mask of `cpu` alone.
+    #[inline]
+    pub fn single(cpu: CpuId) -> Self {
+        let mut m = CpuMask::default();
+        m.set(cpu);
+        m
+    }
+
     #[inline]
     pub fn set(&mut self, cpu: CpuId) {
         self.0[cpu / 64] |= 1 << (cpu % 64);
@@ -35,7 +43,13 @@ impl CpuMask {
     #[inline]
     #[must_use]
     pub fn and(&self, other: &CpuMask) -> CpuMask {
-        CpuMask(std::array::from_fn(|w| self.0[w] & other.0[w]))
+        // Word by word, by index: `array::from_fn`'s closure and `zip`
+        // stay out of line in builds without fat LTO.
+        let mut m = *self;
+        for w in 0..WORDS {
+            m.0[w] &= other.0[w];
+        }
+        m
     }
 
     #[inline]
@@ -57,12 +71,25 @@ impl CpuMask {
         n
     }
 
+    /// The lowest CPU set in both masks (cpumask_first_and).
+    #[inline]
+    pub fn first_and(&self, other: &CpuMask) -> Option<CpuId> {
+        for w in 0..WORDS {
+            let bits = self.0[w] & other.0[w];
+            if bits != 0 {
+                return Some(w * 64 + bits.trailing_zeros() as usize);
+            }
+        }
+        None
+    }
+
     /// Lowest set CPU at or after `start`, wrapping around (for_each_cpu_wrap).
     pub fn next_wrap(&self, start: CpuId) -> Option<CpuId> {
         self.next_from(start).or_else(|| self.next_from(0))
     }
 
     /// Lowest set CPU at or after `start`.
+    #[inline]
     pub fn next_from(&self, start: CpuId) -> Option<CpuId> {
         if start >= MAX_CPUS {
             return None;
@@ -139,5 +166,8 @@ mod tests {
         let full = CpuMask::from_cpus(0..MAX_CPUS);
         assert!(full.iter().eq(0..MAX_CPUS));
         assert!(m.and(&CpuMask::from_cpus([70])).test(70));
+        assert_eq!(CpuMask::single(130), CpuMask::from_cpus([130]));
+        assert_eq!(m.first_and(&CpuMask::from_cpus([5, 200])), Some(200));
+        assert_eq!(m.first_and(&CpuMask::from_cpus([4, 71])), None);
     }
 }
