@@ -24,7 +24,11 @@
 //! packet from the sender's context) plus a copy per byte; the receiver
 //! pays the receive syscall and its copy. RR transactions alternate the two
 //! tasks; TCP_STREAM lets the sender run ahead until the socket buffers are
-//! full (`STREAM_BUFFER_BYTES`); UDP_STREAM's datagrams go into the
+//! full (`STREAM_BUFFER_BYTES`), its bytes reaching netserver in segments as
+//! Nagle and the receiver's ACKs let them go, netserver woken once per
+//! segment that finds it asleep and taking up to `size` bytes a recv
+//! (`workload::TcpStream`, the kernel's rules; tools/calibrate/tcp/wakeups.c
+//! measures how rarely the real receiver sleeps); UDP_STREAM's datagrams go into the
 //! receiver's buffer (`UDP_RCVBUF_BYTES`, charged each datagram's
 //! `udp_truesize`) or are dropped. Each RR transaction records its latency.
 //!
