@@ -82,7 +82,7 @@ pub struct TcpRt {
     /// A partial segment arrived since the last ACK (ICSK_ACK_PUSHED).
     pub pushed: bool,
     /// The receiver's estimate of the sender's MSS (icsk_ack.rcv_mss) and
-    /// the last partial segment's size with its header (last_seg_size).
+    /// the last short segment's payload, if it counted (last_seg_size).
     pub rcv_mss: u64,
     pub last_seg: u64,
     /// The last partial segment sent is unacked (Minshall's Nagle hold).
@@ -1031,22 +1031,21 @@ impl Engine {
         if n < tcp.spec.segment_bytes {
             tcp.small_in_flight = true;
         }
-        // tcp_measure_rcv_mss(): a segment of at least rcv_mss raises it;
+        // tcp_measure_rcv_mss(): a segment of at least rcv_mss sets it;
         // a shorter one marks the ACK pushed, unless it is long enough to
-        // count (TCP_MSS_DEFAULT + a 20-byte header, with its header;
-        // partial segments carry PSH, so the TCP_MIN_MSS rule never
+        // count (with its header, at least TCP_MSS_DEFAULT + a 20-byte
+        // header; partial segments carry PSH, so the TCP_MIN_MSS rule never
         // applies) and as long as the one before, which makes it rcv_mss.
         let last = std::mem::take(&mut tcp.last_seg);
         if n >= tcp.rcv_mss {
             tcp.rcv_mss = n.min(tcp.spec.segment_bytes);
         } else {
-            let len = n + TCP_HEADER_BYTES;
-            let counted = len >= TCP_MSS_DEFAULT + 20;
+            let counted = n + TCP_HEADER_BYTES >= TCP_MSS_DEFAULT + 20;
             if counted {
-                tcp.last_seg = len;
+                tcp.last_seg = n;
             }
-            if counted && len == last {
-                tcp.rcv_mss = len;
+            if counted && n == last {
+                tcp.rcv_mss = n;
             } else {
                 tcp.pushed = true;
             }

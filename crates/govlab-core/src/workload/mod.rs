@@ -169,9 +169,9 @@ pub struct ChannelSpec {
 ///   (tcp_cleanup_rbuf) for the same reason, or when a short segment
 ///   came (ICSK_ACK_PUSHED) and the queue is now empty. rcv_mss is the
 ///   receiver's estimate of the sender's MSS, tcp_measure_rcv_mss(): 536
-///   at first, raised to any longer segment's length, and set to a short
-///   segment's (with its header) when two in a row of at least 556 bytes
-///   are as long, which then are not marked pushed: equal partial
+///   at first, set to any segment at least as long, and to a short
+///   segment's length when two in a row of at least 556 bytes with their
+///   header are as long, which then are not marked pushed: equal partial
 ///   segments of that size are held by Nagle until a full segment makes
 ///   two unacked (the Nagle/delayed-ACK interplay). An ACK frees Nagle's hold: the held tail goes at the
 ///   sender's next send (on loopback the ACK is processed in the
