@@ -1020,8 +1020,8 @@ impl Engine {
     }
 
     /// A segment of `n` bytes reaches the receiver (loopback delivers in
-    /// the sender's context): queued, ACKed at once if more than one full
-    /// segment is now unacked, and the receiver woken if asleep.
+    /// the sender's context): queued, ACKed at once if more than rcv_mss
+    /// bytes are now unacked, and the receiver woken if asleep.
     fn tcp_arrive(&mut self, cpu: CpuId, chan: usize, n: u64) {
         let ch = &mut self.chans[chan];
         let Some(tcp) = ch.tcp.as_mut() else { return };
