@@ -37,7 +37,7 @@ use crate::sched::{TaskId, TaskState};
 use crate::sim::idmap::IdMap;
 use crate::sim::rng::{LogNormal, Rng, Stream};
 use crate::sim::Time;
-use crate::workload::{Arrivals, IoKind, Op, Setup, Since, TaskSpec, TimerRef};
+use crate::workload::{Arrivals, IoKind, Op, Setup, Since, TaskSpec, TcpStream, TimerRef};
 use crate::trace::{TRACE_FLAG_HARDIRQ, TRACE_FLAG_SOFTIRQ};
 
 /// A pipe or socket at run time.
@@ -58,6 +58,39 @@ pub struct ChannelRt {
     pub senders: VecDeque<(TaskId, u64)>,
     /// Wakeups through it are WF_SYNC ([`crate::workload::ChannelSpec::sync`]).
     pub sync: bool,
+    /// A TCP stream's state ([`crate::workload::TcpStream`]); its bytes are
+    /// counted here, not in `messages`.
+    pub tcp: Option<TcpRt>,
+}
+
+/// TCP_MSS_DEFAULT (include/net/tcp.h), the receiver's first rcv_mss
+/// (tcp_initialize_rcv_mss(), v5.2).
+const TCP_MSS_DEFAULT: u64 = 536;
+/// A segment's TCP header with the timestamp option Linux sends (20 + 12).
+const TCP_HEADER_BYTES: u64 = 32;
+
+/// One direction of a TCP connection at run time.
+#[derive(Debug, Clone, Default)]
+pub struct TcpRt {
+    pub spec: TcpStream,
+    /// Written, not yet transmitted (the write queue's tail).
+    pub tail: u64,
+    /// Arrived at the receiver, not yet read.
+    pub queued: u64,
+    /// Arrived since the receiver's last ACK (rcv_nxt − rcv_wup).
+    pub unacked: u64,
+    /// A partial segment arrived since the last ACK (ICSK_ACK_PUSHED).
+    pub pushed: bool,
+    /// The receiver's estimate of the sender's MSS (icsk_ack.rcv_mss) and
+    /// the last short segment's payload, if it counted (last_seg_size).
+    pub rcv_mss: u64,
+    pub last_seg: u64,
+    /// The last partial segment sent is unacked (Minshall's Nagle hold).
+    pub small_in_flight: bool,
+    /// The task that last wrote, whose held tail an ACK may release.
+    pub sender: Option<TaskId>,
+    /// Segments transmitted.
+    pub segments: u64,
 }
 
 impl Default for ChannelRt {
@@ -70,6 +103,7 @@ impl Default for ChannelRt {
             receivers: VecDeque::new(),
             senders: VecDeque::new(),
             sync: false,
+            tcp: None,
         }
     }
 }
@@ -194,7 +228,8 @@ impl Engine {
     /// Create channels, devices, sources and the initial tasks.
     pub(crate) fn init_workload(&mut self, setup: &Setup) -> Result<()> {
         for c in &setup.channels {
-            self.chans.push(ChannelRt { capacity_bytes: c.capacity_bytes, sync: c.sync, ..ChannelRt::default() });
+            let tcp = c.tcp.map(|spec| TcpRt { spec, rcv_mss: TCP_MSS_DEFAULT, ..TcpRt::default() });
+            self.chans.push(ChannelRt { capacity_bytes: c.capacity_bytes, sync: c.sync, tcp, ..ChannelRt::default() });
         }
         self.mutexes = vec![MutexRt::default(); setup.mutexes as usize];
         self.sync = SyncRt {
@@ -541,7 +576,21 @@ impl Engine {
                 }
                 Op::SendDatagram { chan, bytes } => self.chan_send_datagram(cpu, chan as usize, bytes, self.now),
                 Op::Recv { chan } => {
-                    if !self.chan_recv(cpu, chan as usize, t) {
+                    if self.chans[chan as usize].tcp.is_some() {
+                        if !self.tcp_recv(cpu, chan as usize, t) {
+                            // Woken by a segment, it reads when it runs.
+                            self.tasks[t].pc = pc;
+                            return Outcome::Blocked;
+                        }
+                    } else if !self.chan_recv(cpu, chan as usize, t) {
+                        return Outcome::Blocked;
+                    }
+                }
+                Op::Shutdown { chan } => {
+                    if self.chans[chan as usize].tcp.is_some() {
+                        self.tcp_write(cpu, chan as usize, t, 1);
+                        self.tcp_transmit_tail(cpu, chan as usize);
+                    } else if !self.chan_send(cpu, chan as usize, t, 1, self.now) {
                         return Outcome::Blocked;
                     }
                 }
@@ -865,8 +914,17 @@ impl Engine {
         let ch = &mut self.chans[chan];
         if ch.used_bytes > 0 && ch.used_bytes + bytes > ch.capacity_bytes {
             ch.senders.push_back((t, bytes));
+            let tcp = ch.tcp.is_some();
             self.block(cpu, t);
+            if tcp {
+                // TCP_NAGLE_PUSH before sk_stream_wait_memory().
+                self.tcp_transmit_tail(cpu, chan);
+            }
             return false;
+        }
+        if ch.tcp.is_some() {
+            self.tcp_write(cpu, chan, t, bytes);
+            return true;
         }
         ch.used_bytes += bytes;
         ch.push_message(bytes, stamp);
@@ -925,6 +983,120 @@ impl Engine {
                 ch.used_bytes += bytes;
                 ch.push_message(bytes, self.now);
                 let sync = ch.sync;
+                self.try_to_wake_up_sync(s, cpu, sync);
+            }
+        }
+        true
+    }
+
+    // ---- TCP streams (workload::TcpStream: the rules and their sources) ----
+
+    /// `bytes` written into the stream by `t`: full segments go, and the
+    /// partial rest unless Nagle holds it.
+    fn tcp_write(&mut self, cpu: CpuId, chan: usize, t: TaskId, bytes: u64) {
+        let ch = &mut self.chans[chan];
+        ch.used_bytes += bytes;
+        let Some(tcp) = ch.tcp.as_mut() else { return };
+        tcp.sender = Some(t);
+        tcp.tail += bytes;
+        let seg = tcp.spec.segment_bytes.max(1);
+        let full = tcp.tail / seg;
+        tcp.tail -= full * seg;
+        for _ in 0..full {
+            self.tcp_arrive(cpu, chan, seg);
+        }
+        if self.chans[chan].tcp.as_ref().is_some_and(|tcp| !tcp.small_in_flight) {
+            self.tcp_transmit_tail(cpu, chan);
+        }
+    }
+
+    /// Send whatever the tail holds as one segment, whatever Nagle says.
+    fn tcp_transmit_tail(&mut self, cpu: CpuId, chan: usize) {
+        let Some(tcp) = self.chans[chan].tcp.as_mut() else { return };
+        let n = std::mem::take(&mut tcp.tail);
+        if n > 0 {
+            self.tcp_arrive(cpu, chan, n);
+        }
+    }
+
+    /// A segment of `n` bytes reaches the receiver (loopback delivers in
+    /// the sender's context): queued, ACKed at once if more than rcv_mss
+    /// bytes are now unacked, and the receiver woken if asleep.
+    fn tcp_arrive(&mut self, cpu: CpuId, chan: usize, n: u64) {
+        let ch = &mut self.chans[chan];
+        let Some(tcp) = ch.tcp.as_mut() else { return };
+        tcp.segments += 1;
+        tcp.queued += n;
+        tcp.unacked += n;
+        if n < tcp.spec.segment_bytes {
+            tcp.small_in_flight = true;
+        }
+        // tcp_measure_rcv_mss(): a segment of at least rcv_mss sets it;
+        // a shorter one marks the ACK pushed, unless it is long enough to
+        // count (with its header, at least TCP_MSS_DEFAULT + a 20-byte
+        // header; partial segments carry PSH, so the TCP_MIN_MSS rule never
+        // applies) and as long as the one before, which makes it rcv_mss.
+        let last = std::mem::take(&mut tcp.last_seg);
+        if n >= tcp.rcv_mss {
+            tcp.rcv_mss = n.min(tcp.spec.segment_bytes);
+        } else {
+            let counted = n + TCP_HEADER_BYTES >= TCP_MSS_DEFAULT + 20;
+            if counted {
+                tcp.last_seg = n;
+            }
+            if counted && n == last {
+                tcp.rcv_mss = n;
+            } else {
+                tcp.pushed = true;
+            }
+        }
+        if tcp.unacked > tcp.rcv_mss {
+            self.tcp_ack(cpu, chan, false);
+        }
+        let ch = &mut self.chans[chan];
+        if let Some(r) = ch.receivers.pop_front() {
+            let sync = ch.sync;
+            self.try_to_wake_up_sync(r, cpu, sync);
+        }
+    }
+
+    /// The receiver's ACK reaches the sender: nothing is unacked, and a
+    /// tail Nagle held goes now if the sender is asleep (`release` false:
+    /// the sender is the one transmitting, its next send takes the tail).
+    fn tcp_ack(&mut self, cpu: CpuId, chan: usize, release: bool) {
+        let Some(tcp) = self.chans[chan].tcp.as_mut() else { return };
+        tcp.unacked = 0;
+        tcp.pushed = false;
+        tcp.small_in_flight = false;
+        let asleep = tcp.sender.is_some_and(|s| self.tasks[s].state == crate::sched::TaskState::Blocked);
+        if release && tcp.tail > 0 && asleep {
+            self.tcp_transmit_tail(cpu, chan);
+        }
+    }
+
+    /// One recv() of up to `recv_bytes`; returns false (the task asleep
+    /// on the channel) if nothing has arrived.
+    fn tcp_recv(&mut self, cpu: CpuId, chan: usize, t: TaskId) -> bool {
+        let ch = &mut self.chans[chan];
+        let Some(tcp) = ch.tcp.as_mut() else { return false };
+        if tcp.queued == 0 {
+            ch.receivers.push_back(t);
+            self.block(cpu, t);
+            return false;
+        }
+        let n = tcp.queued.min(tcp.spec.recv_bytes.max(1));
+        tcp.queued -= n;
+        ch.used_bytes -= n;
+        if tcp.unacked > tcp.rcv_mss || (tcp.pushed && tcp.queued == 0) {
+            self.tcp_ack(cpu, chan, true);
+        }
+        // Room freed: a blocked sender's write completes.
+        if let Some(&(s, bytes)) = self.chans[chan].senders.front() {
+            let ch = &self.chans[chan];
+            if ch.used_bytes == 0 || ch.used_bytes + bytes <= ch.capacity_bytes {
+                self.chans[chan].senders.pop_front();
+                self.tcp_write(cpu, chan, s, bytes);
+                let sync = self.chans[chan].sync;
                 self.try_to_wake_up_sync(s, cpu, sync);
             }
         }

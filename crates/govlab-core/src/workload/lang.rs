@@ -127,8 +127,13 @@ pub enum Op {
     /// `__udp_enqueue_schedule_skb`, net/ipv4/udp.c: drop once
     /// sk_rmem_alloc exceeds sk_rcvbuf; one datagram always fits).
     SendDatagram { chan: u32, bytes: u64 },
-    /// Take a message from a channel; blocks while it is empty.
+    /// Take a message from a channel; blocks while it is empty. On a TCP
+    /// stream channel: up to its `recv_bytes` of what has arrived.
     Recv { chan: u32 },
+    /// shutdown(SHUT_WR) on a TCP stream channel: the FIN, a 1-byte send
+    /// that takes everything Nagle held with it; on another channel a
+    /// 1-byte [`Op::Send`].
+    Shutdown { chan: u32 },
     /// poll(2) on channels `first`..`first + count`, then read the one
     /// holding the oldest message (the lowest index among equals); blocks
     /// while all are empty. Remembers which, for [`Op::SendPolled`].

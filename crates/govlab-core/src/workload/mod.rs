@@ -138,18 +138,70 @@ pub struct ChannelSpec {
     /// sync here: a simplification); false where the channel stands for a futex, a work queue or an I/O
     /// completion (plain wake_up_process()/wake_up()).
     pub sync: bool,
+    /// A TCP byte stream rather than a queue of messages ([`TcpStream`]).
+    pub tcp: Option<TcpStream>,
+}
+
+/// A TCP connection's one direction as v5.2 moves bytes through it
+/// (net/ipv4/tcp.c, tcp_input.c, tcp_output.c), for a sender that leaves
+/// Nagle on: what `Op::Send`s write gathers in the write queue's tail and
+/// reaches the receiver as segments, and the receiver is woken once per
+/// segment that finds it asleep (tcp_data_queue -> tcp_data_ready ->
+/// sk_data_ready, sock_def_readable), not once per send.
+///
+/// - Sender, tcp_sendmsg_locked(): the bytes go into the tail skb; a skb
+///   that reaches `segment_bytes` (size_goal, tcp_xmit_size_goal(): one MSS
+///   on loopback, whose 64 KiB gso_max_size less MAX_TCP_HEADER is under
+///   two MSS) goes at once (tcp_push_one / __tcp_push_pending_frames). The
+///   partial rest goes at the send's end (tcp_push -> tcp_write_xmit)
+///   unless Nagle holds it: tcp_nagle_test -> tcp_nagle_check with
+///   Minshall's rule (tcp_minshall_check) holds a partial segment while
+///   the last partial segment sent is unacked. tcp_should_autocork() adds
+///   no hold on loopback: loopback_xmit() orphans the clone, so
+///   sk_wmem_alloc never exceeds the tail's truesize. A sender that must
+///   wait for room first pushes what it has (TCP_NAGLE_PUSH before
+///   sk_stream_wait_memory), and shutdown() sends the FIN with everything
+///   held (tcp_send_fin, TCP_NAGLE_OFF): [`Op::Shutdown`].
+/// - Receiver, tcp_recvmsg(): each `Op::Recv` takes up to `recv_bytes` of
+///   what has arrived and sleeps (sk_wait_data) only when nothing has. The
+///   ACK: at arrival when more than rcv_mss bytes are unacked
+///   (__tcp_ack_snd_check, `rcv_nxt - rcv_wup > rcv_mss`); after a read
+///   (tcp_cleanup_rbuf) for the same reason, or when a short segment
+///   came (ICSK_ACK_PUSHED) and the queue is now empty. rcv_mss is the
+///   receiver's estimate of the sender's MSS, tcp_measure_rcv_mss(): 536
+///   at first, set to any segment at least as long, and to a short
+///   segment's length when two in a row of at least 556 bytes with their
+///   header are as long, which then are not marked pushed: equal partial
+///   segments of that size are held by Nagle until a full segment makes
+///   two unacked (the Nagle/delayed-ACK interplay). An ACK frees Nagle's hold: the held tail goes at the
+///   sender's next send (on loopback the ACK is processed in the
+///   receiver's context, and goes to the sender's backlog while it is in
+///   tcp_sendmsg, processed at its release_sock()), or at once if the
+///   sender is asleep. Left out: the delayed-ACK timer (40 ms; something
+///   above always ACKs first here), window-update ACKs (tcp_cleanup_rbuf's
+///   `new_window >= 2 * rcv_window_now`), quick-ack mode at the
+///   connection's start, cwnd and the receive window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TcpStream {
+    pub segment_bytes: u64,
+    pub recv_bytes: u64,
 }
 
 impl ChannelSpec {
     /// A pipe or socket (sync wakeups).
     pub fn pipe(name: impl Into<String>, capacity_bytes: u64) -> Self {
-        ChannelSpec { name: name.into(), capacity_bytes, sync: true }
+        ChannelSpec { name: name.into(), capacity_bytes, sync: true, tcp: None }
     }
 
     /// A futex, work queue or completion standing in as a channel
     /// (wakeups without WF_SYNC).
     pub fn plain(name: impl Into<String>, capacity_bytes: u64) -> Self {
-        ChannelSpec { name: name.into(), capacity_bytes, sync: false }
+        ChannelSpec { name: name.into(), capacity_bytes, sync: false, tcp: None }
+    }
+
+    /// One direction of a TCP connection with Nagle on (sync wakeups).
+    pub fn tcp_stream(name: impl Into<String>, capacity_bytes: u64, tcp: TcpStream) -> Self {
+        ChannelSpec { name: name.into(), capacity_bytes, sync: true, tcp: Some(tcp) }
     }
 }
 

@@ -24,7 +24,11 @@
 //! packet from the sender's context) plus a copy per byte; the receiver
 //! pays the receive syscall and its copy. RR transactions alternate the two
 //! tasks; TCP_STREAM lets the sender run ahead until the socket buffers are
-//! full (`STREAM_BUFFER_BYTES`); UDP_STREAM's datagrams go into the
+//! full (`STREAM_BUFFER_BYTES`), its bytes reaching netserver in segments as
+//! Nagle and the receiver's ACKs let them go, netserver woken once per
+//! segment that finds it asleep and taking up to `size` bytes a recv
+//! (`workload::TcpStream`, the kernel's rules; tools/calibrate/tcp/wakeups.c
+//! measures how rarely the real receiver sleeps); UDP_STREAM's datagrams go into the
 //! receiver's buffer (`UDP_RCVBUF_BYTES`, charged each datagram's
 //! `udp_truesize`) or are dropped. Each RR transaction records its latency.
 //!
@@ -43,7 +47,7 @@
 
 use super::{
     latency_metrics, Better, ChannelSpec, Dist, Metric, Op, PowerPhase, ProgramBuilder, Record, Setup, Since,
-    TaskSpec, Workload, WorkloadInfo,
+    TaskSpec, TcpStream, Workload, WorkloadInfo,
 };
 use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
@@ -187,6 +191,11 @@ const UDP_RECV_NS_PER_BYTE: f64 = 0.0273;
 /// and the writer's wakeup hysteresis (sk_stream_write_space() waits for a
 /// third of the queue to drain) are left out.
 const STREAM_BUFFER_BYTES: u64 = 2_626_560 + 87_380;
+/// TCP's MSS on loopback, the size of a full segment (TcpStream's
+/// segment_bytes, size_goal): the MTU of 65536 less the IPv4 and TCP
+/// headers and the timestamp option; tcp_info's tcpi_snd_mss and
+/// tcpi_rcv_mss on this project's machine (tools/calibrate/tcp/wakeups.out).
+const LOOPBACK_MSS: u64 = 65_483;
 /// UDP_STREAM's receive buffer: netserver's socket keeps the kernel's
 /// default SO_RCVBUF, net.core.rmem_default = 212992 bytes on x86-64
 /// (SK_RMEM_MAX; MMTests passes -s/-S only to a remote server).
@@ -305,9 +314,15 @@ impl Workload for Netperf {
             _ => (measured(TCP_SEND_NS, TCP_SEND_NS_PER_BYTE), measured(TCP_RECV_NS, TCP_RECV_NS_PER_BYTE)),
         };
         let bytes = self.size;
+        let buffer = STREAM_BUFFER_BYTES.max(bytes);
+        let to_server = if self.test == "tcp_stream" {
+            ChannelSpec::tcp_stream("to-netserver", buffer, TcpStream { segment_bytes: LOOPBACK_MSS, recv_bytes: bytes })
+        } else {
+            ChannelSpec::pipe("to-netserver", buffer)
+        };
         let mut setup = Setup {
             channels: vec![
-                ChannelSpec::pipe("to-netserver", STREAM_BUFFER_BYTES.max(bytes)),
+                to_server,
                 ChannelSpec::pipe("to-netperf", STREAM_BUFFER_BYTES.max(bytes)),
             ],
             series: vec!["transaction".into()],
@@ -351,7 +366,12 @@ impl Workload for Netperf {
                 if pad > 0 {
                     client.sleep(Dist::Fixed(pad as f64));
                 }
-                client.op(data(1)).op(Op::Recv { chan: TO_CLIENT });
+                if udp {
+                    client.op(data(1));
+                } else {
+                    client.op(Op::Shutdown { chan: TO_SERVER });
+                }
+                client.op(Op::Recv { chan: TO_CLIENT });
                 server.repeat_until(end + pad, |b| {
                     b.op(Op::Recv { chan: TO_SERVER }).run(recv, 0.0);
                     if udp {
@@ -380,14 +400,16 @@ impl Workload for Netperf {
                 .build();
             setup.tasks = vec![TaskSpec::new("netperf", client), TaskSpec::new("netserver", server)];
         } else if self.test == "tcp_stream" {
+            // The rate is what was sent: a recv() may take less or more
+            // than one message (workload::TcpStream).
             let client = ProgramBuilder::new()
                 .repeat(None, |b| {
-                    b.run(send, 0.0).op(Op::Send { chan: TO_SERVER, bytes });
+                    b.run(send, 0.0).op(Op::Send { chan: TO_SERVER, bytes }).count(MESSAGES, 1);
                 })
                 .build();
             let server = ProgramBuilder::new()
                 .repeat(None, |b| {
-                    b.op(Op::Recv { chan: TO_SERVER }).run(recv, 0.0).count(MESSAGES, 1);
+                    b.op(Op::Recv { chan: TO_SERVER }).run(recv, 0.0);
                 })
                 .build();
             setup.tasks = vec![TaskSpec::new("netperf", client), TaskSpec::new("netserver", server)];
@@ -491,6 +513,37 @@ mod tests {
         let (recv, recv_b) = fit("recv ");
         assert!((UDP_SEND_NS - send).abs() < 1.0 && (UDP_SEND_NS_PER_BYTE - send_b).abs() < 1e-4, "{send} {send_b}");
         assert!((UDP_RECV_NS - recv).abs() < 1.0 && (UDP_RECV_NS_PER_BYTE - recv_b).abs() < 1e-4, "{recv} {recv_b}");
+    }
+
+    /// TCP_STREAM's receiver is woken per segment, not per message
+    /// (workload::TcpStream). On the Broadwell-EP at full speed the
+    /// receiver (663 ns a recv) keeps up with the sender (872 ns a send) and
+    /// drains: 64-byte messages go in segments of a few messages (each
+    /// short segment is ACKed once read, which lets Nagle's held tail go);
+    /// 1 KiB messages make segments of 556 bytes or more, which the
+    /// receiver takes as its MSS once two in a row are as long, so it stops
+    /// ACKing them on drain and Nagle holds the tail until a full 64 KiB
+    /// segment: tens of messages a segment, and hundreds a wakeup. Every
+    /// wakeup of the run (either task's) is counted.
+    #[test]
+    fn tcp_stream_wakes_the_receiver_per_segment() {
+        let run = |size: u64| {
+            let w = format!("netperf:test=tcp_stream,size={size}");
+            let e = crate::api::testing::ran("broadwell-2s-e5-2698v4", "5.2", &w, "performance", 50_000_000);
+            let messages = e.record.counters[MESSAGES as usize] as f64;
+            let segments = e.chans[TO_SERVER as usize].tcp.as_ref().map_or(0, |t| t.segments) as f64;
+            (messages, segments, e.record.wakeup_latency.count as f64)
+        };
+        let (m64, s64, w64) = run(64);
+        assert!(m64 > 10_000.0, "{m64} messages of 64 B");
+        assert!(s64 < m64 / 1.5, "{s64} segments for {m64} messages of 64 B");
+        assert!(w64 <= s64 + 10.0, "{w64} wakeups for {s64} segments of 64-B messages");
+        let (m1k, s1k, w1k) = run(1024);
+        assert!(s1k < m1k / 10.0, "{s1k} segments for {m1k} messages of 1 KiB");
+        assert!(w1k < m1k / 50.0, "{w1k} wakeups for {m1k} messages of 1 KiB");
+        let (m16k, s16k, w16k) = run(16_384);
+        assert!(s16k >= m16k * 16_384.0 / LOOPBACK_MSS as f64 && s16k <= m16k, "{s16k} segments for {m16k} messages of 16 KiB");
+        assert!(w16k <= s16k + 10.0, "{w16k} wakeups, {s16k} segments");
     }
 
     const TCP_RUNS: [&str; 2] = [
