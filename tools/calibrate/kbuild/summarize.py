@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarise a proclog.so log of a kernel build (tools/calibrate/kbuild/README.md).
 
-Usage: summarize.py LOG[.gz|.xz] [--json OUT] [--chains OUT]
+Usage: summarize.py LOG[.gz|.xz] [--json OUT] [--chains OUT] [--tree "Linux 4.4.178"]
 
 Each line of the log is one program image: pid ppid comm how cpu_at_start
 cpu_at_end start end argv. An image's own CPU time is its cpu_at_end less
@@ -24,6 +24,14 @@ import lzma
 import statistics
 import sys
 from collections import Counter, defaultdict
+
+
+TREE = "Linux 6.1"
+# v4.4's vmlinux-dirs: the top Makefile's init-y, core-y, drivers-y, net-y and libs-y, and arch/x86/Makefile's
+# (the preparation descends into arch/x86/entry/syscalls and arch/x86/tools, which are not among them).
+VMLINUX_DIRS = {"init", "usr", "kernel", "certs", "mm", "fs", "ipc", "security", "crypto", "block",
+                "drivers", "sound", "firmware", "net", "lib", "virt", "arch/x86", "arch/x86/lib",
+                "arch/x86/pci", "arch/x86/power", "arch/x86/video", "arch/x86/math-emu", "arch/x86/oprofile"}
 
 
 def load(path):
@@ -101,9 +109,11 @@ def is_kernel_cc(im):
     """A Kbuild compile of a kernel object: `gcc -Wp,-MMD,DIR/.X.o.d ...`
     (the log keeps the first 200 bytes of argv), not a host program's."""
     a = im["args"]
-    if im["comm"] != "gcc" or not a.startswith("gcc -Wp,-MMD,"):
+    # v4.4's Kbuild passes -Wp,-MD, (v4.20's 'kbuild: use -MMD' made it -MMD).
+    pre = next((p for p in ("gcc -Wp,-MMD,", "gcc -Wp,-MD,") if a.startswith(p)), None)
+    if im["comm"] != "gcc" or pre is None:
         return False
-    dep = a.split(" ", 2)[1][len("-Wp,-MMD,"):]
+    dep = a.split(" ", 2)[1][len(pre) - len("gcc "):]
     return dep.endswith(".o.d") and not dep.startswith(("scripts/", "tools/", "/"))
 
 
@@ -120,7 +130,7 @@ def grows_with_vmlinux(im):
     if c == "cc1":
         return "-lang-asm" in a
     if c in ("gcc", "as"):
-        return "-MMD" not in a and "version-timestamp" not in a
+        return "-MMD" not in a and "-Wp,-MD," not in a and "version-timestamp" not in a
     if c == "grep":
         return a.startswith("grep -v ")
     return False
@@ -132,7 +142,7 @@ def write_chains(path, ims, top_pid, phase, report):
     (it is the model's make task). grows = 1 for a link step whose work
     grows with the kernel's size (grows_with_vmlinux)."""
     with open(path, "w") as f:
-        f.write("# Serial phases of a Linux 6.1 x86_64 `make -j2 vmlinux` after `make clean`,\n"
+        f.write(f"# Serial phases of a {TREE} x86_64 `make -j2 vmlinux` after `make clean`,\n"
                 "# measured with tools/calibrate/kbuild/proclog.so (README.md there): one process image a line,\n"
                 "# in the order they started: phase, command, own CPU time (ns), 1 if a link step whose\n"
                 f"# work grows with the kernel (scaled by kernbench.rs). Kernel objects compiled: "
@@ -148,11 +158,18 @@ def write_chains(path, ims, top_pid, phase, report):
 def main():
     path = sys.argv[1]
     out_json = sys.argv[sys.argv.index("--json") + 1] if "--json" in sys.argv else None
+    global TREE
+    if "--tree" in sys.argv:
+        TREE = sys.argv[sys.argv.index("--tree") + 1]
     ims = load(path)
     top = ims[0]
     t_start = top["t0"]
     t_end = max(im["t1"] for im in ims)
     descend = [im["t0"] for im in ims if im["comm"] == "make" and "need-builtin=1" in im["args"]]
+    if not descend:
+        # v4.4 has no need-builtin: the first descend into one of vmlinux's directories.
+        descend = [im["t0"] for im in ims if im["comm"] == "make" and "Makefile.build obj=" in im["args"]
+                   and im["args"].split("obj=", 1)[1].split(" ")[0] in VMLINUX_DIRS]
     compile_start = min(descend)
     link_marks = [im["t0"] for im in ims
                   if ("vmlinux.a" in im["args"] and im["comm"] in ("sh", "ar"))
