@@ -201,6 +201,10 @@ pub(crate) struct BalanceDomains {
     spans: [CpuMask; 3],
     weights: [u64; 3],
     n: usize,
+    /// Each level's idle interval in jiffies at its min_interval (the
+    /// weight, in ms) and at twice that, the two values its
+    /// sd->balance_interval takes (`next_balance_interval_ms`).
+    idle_j: [[u64; 2]; 3],
 }
 
 /// max_load_balance_interval: HZ * online CPUs / 10 jiffies
@@ -704,6 +708,7 @@ impl Engine {
             if w > below {
                 d.spans[d.n] = span;
                 d.weights[d.n] = w;
+                d.idle_j[d.n] = [self.sd_balance_interval_j(w, false), self.sd_balance_interval_j(2 * w, false)];
                 d.n += 1;
                 below = w;
             }
@@ -869,17 +874,17 @@ impl Engine {
                 0 => weight,
                 ms => ms,
             };
-            let mut interval = self.sd_balance_interval_j(ms, false);
+            let mut interval = self.idle_interval_j(&d, level, ms);
             let last = self.rqs[cpu].sd_last_balance_j[level];
             let due = jiffies >= last + interval;
             // load_balance()'s should_we_balance(), which stops the walk.
             let stop = due && level > 0 && !self.should_we_balance(cpu, d.spans[level - 1]);
             if due {
                 let ms = next_balance_interval_ms(ms, weight, false);
+                interval = self.idle_interval_j(&d, level, ms);
                 let rq = &mut self.rqs[cpu];
                 rq.sd_balance_interval_ms[level] = ms;
                 rq.sd_last_balance_j[level] = jiffies;
-                interval = self.sd_balance_interval_j(ms, false);
             }
             next = next.min(self.rqs[cpu].sd_last_balance_j[level] + interval);
             if stop {
@@ -888,6 +893,20 @@ impl Engine {
         }
         self.rqs[cpu].next_balance_j = next;
         self.nohz_next_balance_j = self.nohz_next_balance_j.min(next);
+    }
+
+    /// `sd_balance_interval_j(ms, false)` at `level` of domains `d`, from
+    /// their table for the two values sd->balance_interval takes.
+    #[inline]
+    fn idle_interval_j(&self, d: &BalanceDomains, level: usize, ms: u64) -> u64 {
+        let w = d.weights[level];
+        if ms == w {
+            d.idle_j[level][0]
+        } else if ms == 2 * w {
+            d.idle_j[level][1]
+        } else {
+            self.sd_balance_interval_j(ms, false)
+        }
     }
 
     /// load_balance(this_cpu, this_rq, sd, idle, continue_balancing) at
