@@ -171,6 +171,9 @@ pub struct Engine {
     pub(crate) energy_check_ns: Time,
 
     pub(crate) tasks: Vec<Task>,
+    /// Each spec's program and the tasks' shared copy of it
+    /// (machine/exec.rs `program_rc`).
+    pub(crate) programs: Vec<(std::sync::Arc<crate::workload::Program>, std::rc::Rc<crate::workload::Program>)>,
     pub(crate) templates: Vec<TaskSpec>,
     pub(crate) chans: Vec<ChannelRt>,
     pub(crate) mutexes: Vec<MutexRt>,
@@ -418,6 +421,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         total_power_mw: 0.0,
         energy_check_ns: 0,
         tasks: Vec::new(),
+        programs: Vec::new(),
         templates: setup.templates.clone(),
         chans: Vec::new(),
         mutexes: Vec::new(),

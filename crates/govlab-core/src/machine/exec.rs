@@ -24,6 +24,7 @@
 //! flushes are queued like any other command (`flush_queued = true`).
 
 use std::collections::VecDeque;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use super::rq::{Task, Wakee};
@@ -330,6 +331,7 @@ impl Engine {
         let pid = self.next_pid;
         self.next_pid += 1;
         let weight = crate::sched::nice_to_weight(spec.nice);
+        let program = self.program_rc(&spec.program);
         self.tasks.push(Task {
             pid,
             comm: Arc::from(spec.comm.as_str()),
@@ -347,7 +349,7 @@ impl Engine {
             uclamp_min: 0,
             uclamp_max: 1024,
             group: None,
-            program: spec.program.clone(),
+            program,
             pc: 0,
             loops: Vec::new(),
             remaining_cycles: 0.0,
@@ -399,6 +401,17 @@ impl Engine {
             }
         }
         id
+    }
+
+    /// The run's one `Rc` copy of the program `program` (tasks of one
+    /// spec or template share it).
+    fn program_rc(&mut self, program: &Arc<crate::workload::Program>) -> Rc<crate::workload::Program> {
+        if let Some((_, rc)) = self.programs.iter().find(|(p, _)| Arc::ptr_eq(p, program)) {
+            return Rc::clone(rc);
+        }
+        let rc = Rc::new(crate::workload::Program::clone(program));
+        self.programs.push((Arc::clone(program), Rc::clone(&rc)));
+        rc
     }
 
     // ---- timers ----------------------------------------------------------

@@ -5,6 +5,7 @@
 //! sched_rt_entity, sched_dl_entity, rt_rq, dl_rq, v6.8) and the idle and
 //! tick state of the CPU beside it.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::platform::CpuId;
@@ -49,8 +50,9 @@ pub struct Task {
     /// CFS task group (index into the engine's groups); None: the root.
     pub group: Option<u32>,
 
-    // Program state.
-    pub program: Arc<Program>,
+    // Program state. An `Rc`, cloned by the interpreter for every run of
+    // ops: a clone without the atomic read-modify-writes of an `Arc`'s.
+    pub program: Rc<Program>,
     pub pc: usize,
     /// Remaining iterations of the loops being executed, innermost last.
     /// Open loops: the `Loop` op's index, the iterations left (None:
