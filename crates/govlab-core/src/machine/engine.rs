@@ -171,10 +171,10 @@ pub struct Engine {
     pub(crate) energy_check_ns: Time,
 
     pub(crate) tasks: Vec<Task>,
-    /// Each spec's program and the tasks' shared copy of it
-    /// (machine/exec.rs `program_rc`).
-    pub(crate) programs: Vec<(std::sync::Arc<crate::workload::Program>, std::rc::Rc<crate::workload::Program>)>,
     pub(crate) templates: Vec<TaskSpec>,
+    /// Each template's program, shared by the tasks forked from it
+    /// (`Task::program`).
+    pub(crate) template_programs: Vec<std::rc::Rc<crate::workload::Program>>,
     pub(crate) chans: Vec<ChannelRt>,
     pub(crate) mutexes: Vec<MutexRt>,
     pub(crate) devices: Vec<DeviceRt>,
@@ -421,8 +421,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         total_power_mw: 0.0,
         energy_check_ns: 0,
         tasks: Vec::new(),
-        programs: Vec::new(),
         templates: setup.templates.clone(),
+        template_programs: setup.templates.iter().map(|s| std::rc::Rc::new(crate::workload::Program::clone(&s.program))).collect(),
         chans: Vec::new(),
         mutexes: Vec::new(),
         devices: Vec::new(),

@@ -38,7 +38,7 @@ use crate::sched::{TaskId, TaskState};
 use crate::sim::idmap::IdMap;
 use crate::sim::rng::{LogNormal, Rng, Stream};
 use crate::sim::Time;
-use crate::workload::{Arrivals, IoKind, Op, Setup, Since, TaskSpec, TcpStream, TimerRef};
+use crate::workload::{Arrivals, IoKind, Op, Program, Setup, Since, TaskSpec, TcpStream, TimerRef};
 use crate::trace::{TRACE_FLAG_HARDIRQ, TRACE_FLAG_SOFTIRQ};
 
 /// A pipe or socket at run time.
@@ -282,9 +282,10 @@ impl Engine {
         let mut pending = vec![0; self.plat.nr_cpus()];
         for spec in &setup.tasks {
             let affinity = self.affinity_mask(spec)?;
+            let program = Rc::new(Program::clone(&spec.program));
             for i in 0..spec.instances {
                 let start = spec.start_ns + u64::from(i) * spec.stagger_ns;
-                let t = self.new_task(spec, affinity, None, start);
+                let t = self.new_task(spec, Rc::clone(&program), affinity, None, start);
                 if let Some(e) = self.fault.take() {
                     return Err(e);
                 }
@@ -326,12 +327,13 @@ impl Engine {
         Ok(Some(CpuMask::from_cpus(cpus.iter().copied())))
     }
 
-    fn new_task(&mut self, spec: &TaskSpec, affinity: Option<CpuMask>, parent: Option<TaskId>, start_ns: Time) -> TaskId {
+    /// A task of `spec`, running `program` (the run's shared copy of the
+    /// spec's program: `Task::program`).
+    fn new_task(&mut self, spec: &TaskSpec, program: Rc<Program>, affinity: Option<CpuMask>, parent: Option<TaskId>, start_ns: Time) -> TaskId {
         let id = self.tasks.len();
         let pid = self.next_pid;
         self.next_pid += 1;
         let weight = crate::sched::nice_to_weight(spec.nice);
-        let program = self.program_rc(&spec.program);
         self.tasks.push(Task {
             pid,
             comm: Arc::from(spec.comm.as_str()),
@@ -401,17 +403,6 @@ impl Engine {
             }
         }
         id
-    }
-
-    /// The run's one `Rc` copy of the program `program` (tasks of one
-    /// spec or template share it).
-    fn program_rc(&mut self, program: &Arc<crate::workload::Program>) -> Rc<crate::workload::Program> {
-        if let Some((_, rc)) = self.programs.iter().find(|(p, _)| Arc::ptr_eq(p, program)) {
-            return Rc::clone(rc);
-        }
-        let rc = Rc::new(crate::workload::Program::clone(program));
-        self.programs.push((Arc::clone(program), Rc::clone(&rc)));
-        rc
     }
 
     // ---- timers ----------------------------------------------------------
@@ -768,10 +759,11 @@ impl Engine {
             }
             Op::Fork { template, count } => {
                 let spec = self.templates[template as usize].clone();
+                let program = Rc::clone(&self.template_programs[template as usize]);
                 // Checked when the run was built (init_workload).
                 let affinity = self.affinity_mask(&spec).unwrap_or(None);
                 for _ in 0..count {
-                    let c = self.new_task(&spec, affinity, Some(t), self.now);
+                    let c = self.new_task(&spec, Rc::clone(&program), affinity, Some(t), self.now);
                     self.tasks[t].live_children += 1;
                     self.wake_up_new_task(c, cpu, 0);
                 }
