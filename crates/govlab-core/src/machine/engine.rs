@@ -172,6 +172,9 @@ pub struct Engine {
 
     pub(crate) tasks: Vec<Task>,
     pub(crate) templates: Vec<TaskSpec>,
+    /// Each template's program, shared by the tasks forked from it
+    /// (`Task::program`).
+    pub(crate) template_programs: Vec<std::rc::Rc<crate::workload::Program>>,
     pub(crate) chans: Vec<ChannelRt>,
     pub(crate) mutexes: Vec<MutexRt>,
     pub(crate) devices: Vec<DeviceRt>,
@@ -419,6 +422,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         energy_check_ns: 0,
         tasks: Vec::new(),
         templates: setup.templates.clone(),
+        template_programs: setup.templates.iter().map(|s| std::rc::Rc::new(crate::workload::Program::clone(&s.program))).collect(),
         chans: Vec::new(),
         mutexes: Vec::new(),
         devices: Vec::new(),

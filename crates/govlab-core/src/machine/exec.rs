@@ -24,6 +24,7 @@
 //! flushes are queued like any other command (`flush_queued = true`).
 
 use std::collections::VecDeque;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use super::rq::{Task, Wakee};
@@ -37,7 +38,7 @@ use crate::sched::{TaskId, TaskState};
 use crate::sim::idmap::IdMap;
 use crate::sim::rng::{LogNormal, Rng, Stream};
 use crate::sim::Time;
-use crate::workload::{Arrivals, IoKind, Op, Setup, Since, TaskSpec, TcpStream, TimerRef};
+use crate::workload::{Arrivals, IoKind, Op, Program, Setup, Since, TaskSpec, TcpStream, TimerRef};
 use crate::trace::{TRACE_FLAG_HARDIRQ, TRACE_FLAG_SOFTIRQ};
 
 /// A pipe or socket at run time.
@@ -281,9 +282,10 @@ impl Engine {
         let mut pending = vec![0; self.plat.nr_cpus()];
         for spec in &setup.tasks {
             let affinity = self.affinity_mask(spec)?;
+            let program = Rc::new(Program::clone(&spec.program));
             for i in 0..spec.instances {
                 let start = spec.start_ns + u64::from(i) * spec.stagger_ns;
-                let t = self.new_task(spec, affinity, None, start);
+                let t = self.new_task(spec, Rc::clone(&program), affinity, None, start);
                 if let Some(e) = self.fault.take() {
                     return Err(e);
                 }
@@ -325,7 +327,9 @@ impl Engine {
         Ok(Some(CpuMask::from_cpus(cpus.iter().copied())))
     }
 
-    fn new_task(&mut self, spec: &TaskSpec, affinity: Option<CpuMask>, parent: Option<TaskId>, start_ns: Time) -> TaskId {
+    /// A task of `spec`, running `program` (the run's shared copy of the
+    /// spec's program: `Task::program`).
+    fn new_task(&mut self, spec: &TaskSpec, program: Rc<Program>, affinity: Option<CpuMask>, parent: Option<TaskId>, start_ns: Time) -> TaskId {
         let id = self.tasks.len();
         let pid = self.next_pid;
         self.next_pid += 1;
@@ -347,7 +351,7 @@ impl Engine {
             uclamp_min: 0,
             uclamp_max: 1024,
             group: None,
-            program: spec.program.clone(),
+            program,
             pc: 0,
             loops: Vec::new(),
             remaining_cycles: 0.0,
@@ -505,71 +509,7 @@ impl Engine {
                     self.arm_task_timer(t, cpu, self.now + d.max(1));
                     return Outcome::Blocked;
                 }
-                Op::Timer { period_ns, timer, relative } => {
-                    let expiry = self.timer_advance(t, timer, period_ns);
-                    if expiry > self.now {
-                        self.block(cpu, t);
-                        self.arm_task_timer(t, cpu, expiry);
-                        return Outcome::Blocked;
-                    }
-                    // Missed: the period already ended.
-                    self.record.timer_misses += 1;
-                    self.tasks[t].wake_ns = expiry;
-                    if relative {
-                        self.timer_restart(t, timer);
-                    }
-                }
-                Op::Io { device, kind, bytes } => {
-                    self.block(cpu, t);
-                    self.tasks[t].in_iowait = true;
-                    self.rqs[cpu].nr_iowait += 1;
-                    self.io_submit(device as usize, t, kind, bytes, cpu);
-                    return Outcome::Blocked;
-                }
-                Op::IoAsync { device, kind, bytes } => {
-                    self.block(cpu, t);
-                    self.io_submit(device as usize, t, kind, bytes, cpu);
-                    return Outcome::Blocked;
-                }
-                Op::IoRing { device, kind, bytes } => {
-                    self.block(cpu, t);
-                    if self.kernel.io_uring_wait_is_iowait() {
-                        self.tasks[t].in_iowait = true;
-                        self.rqs[cpu].nr_iowait += 1;
-                    }
-                    self.io_submit(device as usize, t, kind, bytes, cpu);
-                    return Outcome::Blocked;
-                }
                 Op::Send { chan, bytes } => {
-                    if !self.chan_send(cpu, chan as usize, t, bytes, self.now) {
-                        return Outcome::Blocked;
-                    }
-                }
-                Op::RecvAny { first, count } => {
-                    // The channel with the oldest message, the lowest of equals.
-                    let mut oldest = (Time::MAX, 0);
-                    for (i, ch) in self.chans[first as usize..(first + count) as usize].iter().enumerate() {
-                        if ch.front_at < oldest.0 {
-                            oldest = (ch.front_at, i as u32);
-                        }
-                    }
-                    let ready = (oldest.0 != Time::MAX).then_some(first + oldest.1);
-                    if let Some(c) = ready {
-                        self.chan_recv(cpu, c as usize, t);
-                        self.sync.polled.insert(t, c - first);
-                    } else {
-                        // Woken by the first message, it polls again.
-                        for c in first..first + count {
-                            self.chans[c as usize].receivers.push_back(t);
-                        }
-                        self.sync.pollers.insert(t, (first, count));
-                        self.tasks[t].pc = pc;
-                        self.block(cpu, t);
-                        return Outcome::Blocked;
-                    }
-                }
-                Op::SendPolled { first, bytes } => {
-                    let chan = first + self.sync.polled.get(&t).copied().unwrap_or(0);
                     if !self.chan_send(cpu, chan as usize, t, bytes, self.now) {
                         return Outcome::Blocked;
                     }
@@ -586,139 +526,12 @@ impl Engine {
                         return Outcome::Blocked;
                     }
                 }
-                Op::Shutdown { chan } => {
-                    if self.chans[chan as usize].tcp.is_some() {
-                        self.tcp_write(cpu, chan as usize, t, 1);
-                        self.tcp_transmit_tail(cpu, chan as usize);
-                    } else if !self.chan_send(cpu, chan as usize, t, 1, self.now) {
-                        return Outcome::Blocked;
-                    }
-                }
-                Op::Lock { mutex } => {
-                    let m = &mut self.mutexes[mutex as usize];
-                    if m.owner.is_none() {
-                        m.owner = Some(t);
-                    } else {
-                        m.waiters.push_back(t);
-                        self.block(cpu, t);
-                        return Outcome::Blocked;
-                    }
-                }
-                Op::Unlock { mutex } => self.mutex_unlock(cpu, t, mutex),
-                // The waiter is on the condition's queue and asleep before
-                // it releases the mutex: the mutex's next owner may signal
-                // at once (and preempt this task when woken), and must find
-                // it waiting. glibc nptl/pthread_cond_wait.c
-                // `__pthread_cond_wait_common` joins the waiters before
-                // `__pthread_mutex_unlock_usercnt`; v5.2
-                // include/linux/wait.h `___wait_event` (prepare_to_wait_event
-                // before the lock is dropped) and fs/xfs/xfs_log_priv.h
-                // `xlog_wait` (add_wait_queue_exclusive, TASK_UNINTERRUPTIBLE,
-                // then spin_unlock) do the same.
-                Op::CondWait { cond, mutex } => {
-                    self.sync.conds[cond as usize].push_back((t, mutex));
-                    self.block(cpu, t);
-                    self.mutex_unlock(cpu, t, mutex);
-                    return Outcome::Blocked;
-                }
-                Op::WaitEvent { cond, mutex } => {
-                    self.sync.conds[cond as usize].push_back((t, NO_MUTEX));
-                    self.block(cpu, t);
-                    self.mutex_unlock(cpu, t, mutex);
-                    return Outcome::Blocked;
-                }
-                Op::CondSignal { cond, all } => {
-                    let n = if all { self.sync.conds[cond as usize].len() } else { 1 };
-                    for _ in 0..n {
-                        let Some((w, mutex)) = self.sync.conds[cond as usize].pop_front() else { break };
-                        if mutex == NO_MUTEX {
-                            self.try_to_wake_up(w, cpu);
-                            continue;
-                        }
-                        // The waiter wakes holding the mutex, or queues for it.
-                        let m = &mut self.mutexes[mutex as usize];
-                        if m.owner.is_none() {
-                            m.owner = Some(w);
-                            self.try_to_wake_up(w, cpu);
-                        } else {
-                            m.waiters.push_back(w);
-                        }
-                    }
-                }
                 Op::Pick { p, other } => {
                     if self.tasks[t].rng.f64() >= p {
                         self.tasks[t].pc = other as usize;
                     }
                 }
                 Op::Jump { to } => self.tasks[t].pc = to as usize,
-                Op::Barrier { barrier } => {
-                    let (parties, waiting) = &mut self.sync.barriers[barrier as usize];
-                    if waiting.len() + 1 < *parties as usize {
-                        waiting.push(t);
-                        self.block(cpu, t);
-                        return Outcome::Blocked;
-                    }
-                    for w in std::mem::take(waiting) {
-                        self.try_to_wake_up(w, cpu);
-                    }
-                }
-                Op::LogInsert { log } => {
-                    let l = &mut self.sync.logs[log as usize];
-                    l.inserted += 1;
-                    l.records.insert(t, l.inserted);
-                }
-                Op::LogFlush { log, done } => {
-                    let l = &mut self.sync.logs[log as usize];
-                    let record = l.records.get(&t).copied().unwrap_or(0);
-                    if record <= l.flushed {
-                        self.tasks[t].pc = done as usize;
-                    } else if l.holder.is_none() {
-                        l.holder = Some((t, l.inserted));
-                    } else {
-                        // Woken when the lock is released, it checks again.
-                        l.waiters.push(t);
-                        self.tasks[t].pc = pc;
-                        self.block(cpu, t);
-                        return Outcome::Blocked;
-                    }
-                }
-                Op::LogFlushed { log } => {
-                    let l = &mut self.sync.logs[log as usize];
-                    if let Some((_, target)) = l.holder.take() {
-                        l.flushed = l.flushed.max(target);
-                    }
-                    // LWLockWakeup: every LW_WAIT_UNTIL_FREE waiter.
-                    for w in std::mem::take(&mut l.waiters) {
-                        self.try_to_wake_up(w, cpu);
-                    }
-                }
-                Op::Fork { template, count } => {
-                    let spec = self.templates[template as usize].clone();
-                    // Checked when the run was built (init_workload).
-                    let affinity = self.affinity_mask(&spec).unwrap_or(None);
-                    for _ in 0..count {
-                        let c = self.new_task(&spec, affinity, Some(t), self.now);
-                        self.tasks[t].live_children += 1;
-                        self.wake_up_new_task(c, cpu, 0);
-                    }
-                }
-                Op::Join => {
-                    if self.tasks[t].live_children > 0 {
-                        self.tasks[t].joining = true;
-                        self.block(cpu, t);
-                        return Outcome::Blocked;
-                    }
-                }
-                Op::Exit => {
-                    self.task_exit(cpu, t);
-                    return Outcome::Blocked;
-                }
-                Op::ExitAfter { at_ns } => {
-                    if self.now >= at_ns {
-                        self.task_exit(cpu, t);
-                        return Outcome::Blocked;
-                    }
-                }
                 Op::BreakAfter { at_ns, end } => {
                     if self.now >= at_ns {
                         self.tasks[t].loops.pop();
@@ -750,8 +563,6 @@ impl Engine {
                     }
                 }
                 Op::Mark => self.tasks[t].mark_ns = self.now,
-                Op::CallRcu => self.call_rcu(cpu),
-                Op::TraceMarker { ref marker } => self.trace_marker(cpu, t, marker),
                 Op::Record { series, since, deadline_ns } => {
                     let tk = &self.tasks[t];
                     let from = match since {
@@ -766,57 +577,268 @@ impl Engine {
                     }
                 }
                 Op::Count { counter, amount } => self.record.counters[counter as usize] += amount,
-                Op::SetGroup { group } => {
-                    if self.sched_move_task(cpu, t, group) {
-                        return Outcome::Yielded;
-                    }
-                }
-                Op::Exec => {
-                    if let Some(dst) = self.sched_exec(t, cpu) {
-                        // stop_one_cpu(migration_cpu_stop): the stopper
-                        // preempts the task and moves it.
-                        self.active_migrate(t, cpu, dst);
-                        return Outcome::Preempted;
-                    }
-                }
-                Op::SetAffinity { ref cpus } => {
-                    let mask = cpus.as_deref().map(|c| CpuMask::from_cpus(c.iter().copied()));
-                    self.tasks[t].affinity = mask;
-                    if mask.is_some_and(|m| !m.test(cpu)) {
-                        // The migration stopper moves the running task
-                        // (__set_cpus_allowed_ptr → affine_move_task):
-                        // modelled as a sleep and an immediate wakeup.
-                        self.block(cpu, t);
-                        self.try_to_wake_up(t, cpu);
-                        return Outcome::Blocked;
-                    }
-                }
-                Op::Yield if self.tasks[t].class == crate::sched::rt::Class::Rt => {
-                    // yield_task_rt(): behind the others of its priority.
-                    let prio = self.tasks[t].rt.prio;
-                    if self.rqs[cpu].rt_queue.first().is_some_and(|k| k.0 == prio) {
-                        self.update_curr(cpu);
-                        self.tasks[t].rt.time_slice_ns = 0;
-                        return Outcome::Yielded;
-                    }
-                }
-                Op::Yield => {
-                    // sched_yield: go behind everyone queued on its runqueue
-                    // (EEVDF: give up the rest of the request).
-                    let level = self.tasks[t].group.filter(|_| self.sched_ext).map(|g| g as usize);
-                    if let Some(&(last, _)) = self.level_tree(cpu, level).last() {
-                        if self.eevdf {
-                            self.yield_task_eevdf(cpu, t);
-                            return Outcome::Yielded;
-                        }
-                        self.update_curr(cpu);
-                        let tk = &mut self.tasks[t];
-                        tk.vruntime = tk.vruntime.max(last + 1);
-                        return Outcome::Yielded;
+                _ => {
+                    if let Some(outcome) = self.interpret_other(cpu, t, pc, op) {
+                        return outcome;
                     }
                 }
             }
         }
+    }
+
+    /// The ops `interpret` does not keep in its own loop (the workloads
+    /// that dominate run time use none of them in theirs): executed as
+    /// there; `Some` when the task stops interpreting.
+    #[inline(never)]
+    #[allow(clippy::collapsible_match)] // the arms stay as `interpret` had them
+    fn interpret_other(&mut self, cpu: CpuId, t: TaskId, pc: usize, op: &Op) -> Option<Outcome> {
+        match *op {
+            Op::Timer { period_ns, timer, relative } => {
+                let expiry = self.timer_advance(t, timer, period_ns);
+                if expiry > self.now {
+                    self.block(cpu, t);
+                    self.arm_task_timer(t, cpu, expiry);
+                    return Some(Outcome::Blocked);
+                }
+                // Missed: the period already ended.
+                self.record.timer_misses += 1;
+                self.tasks[t].wake_ns = expiry;
+                if relative {
+                    self.timer_restart(t, timer);
+                }
+            }
+            Op::Io { device, kind, bytes } => {
+                self.block(cpu, t);
+                self.tasks[t].in_iowait = true;
+                self.rqs[cpu].nr_iowait += 1;
+                self.io_submit(device as usize, t, kind, bytes, cpu);
+                return Some(Outcome::Blocked);
+            }
+            Op::IoAsync { device, kind, bytes } => {
+                self.block(cpu, t);
+                self.io_submit(device as usize, t, kind, bytes, cpu);
+                return Some(Outcome::Blocked);
+            }
+            Op::IoRing { device, kind, bytes } => {
+                self.block(cpu, t);
+                if self.kernel.io_uring_wait_is_iowait() {
+                    self.tasks[t].in_iowait = true;
+                    self.rqs[cpu].nr_iowait += 1;
+                }
+                self.io_submit(device as usize, t, kind, bytes, cpu);
+                return Some(Outcome::Blocked);
+            }
+            Op::RecvAny { first, count } => {
+                // The channel with the oldest message, the lowest of equals.
+                let mut oldest = (Time::MAX, 0);
+                for (i, ch) in self.chans[first as usize..(first + count) as usize].iter().enumerate() {
+                    if ch.front_at < oldest.0 {
+                        oldest = (ch.front_at, i as u32);
+                    }
+                }
+                let ready = (oldest.0 != Time::MAX).then_some(first + oldest.1);
+                if let Some(c) = ready {
+                    self.chan_recv(cpu, c as usize, t);
+                    self.sync.polled.insert(t, c - first);
+                } else {
+                    // Woken by the first message, it polls again.
+                    for c in first..first + count {
+                        self.chans[c as usize].receivers.push_back(t);
+                    }
+                    self.sync.pollers.insert(t, (first, count));
+                    self.tasks[t].pc = pc;
+                    self.block(cpu, t);
+                    return Some(Outcome::Blocked);
+                }
+            }
+            Op::SendPolled { first, bytes } => {
+                let chan = first + self.sync.polled.get(&t).copied().unwrap_or(0);
+                if !self.chan_send(cpu, chan as usize, t, bytes, self.now) {
+                    return Some(Outcome::Blocked);
+                }
+            }
+            Op::Shutdown { chan } => {
+                if self.chans[chan as usize].tcp.is_some() {
+                    self.tcp_write(cpu, chan as usize, t, 1);
+                    self.tcp_transmit_tail(cpu, chan as usize);
+                } else if !self.chan_send(cpu, chan as usize, t, 1, self.now) {
+                    return Some(Outcome::Blocked);
+                }
+            }
+            Op::Lock { mutex } => {
+                let m = &mut self.mutexes[mutex as usize];
+                if m.owner.is_none() {
+                    m.owner = Some(t);
+                } else {
+                    m.waiters.push_back(t);
+                    self.block(cpu, t);
+                    return Some(Outcome::Blocked);
+                }
+            }
+            Op::Unlock { mutex } => self.mutex_unlock(cpu, t, mutex),
+            // The waiter is on the condition's queue and asleep before
+            // it releases the mutex: the mutex's next owner may signal
+            // at once (and preempt this task when woken), and must find
+            // it waiting. glibc nptl/pthread_cond_wait.c
+            // `__pthread_cond_wait_common` joins the waiters before
+            // `__pthread_mutex_unlock_usercnt`; v5.2
+            // include/linux/wait.h `___wait_event` (prepare_to_wait_event
+            // before the lock is dropped) and fs/xfs/xfs_log_priv.h
+            // `xlog_wait` (add_wait_queue_exclusive, TASK_UNINTERRUPTIBLE,
+            // then spin_unlock) do the same.
+            Op::CondWait { cond, mutex } => {
+                self.sync.conds[cond as usize].push_back((t, mutex));
+                self.block(cpu, t);
+                self.mutex_unlock(cpu, t, mutex);
+                return Some(Outcome::Blocked);
+            }
+            Op::WaitEvent { cond, mutex } => {
+                self.sync.conds[cond as usize].push_back((t, NO_MUTEX));
+                self.block(cpu, t);
+                self.mutex_unlock(cpu, t, mutex);
+                return Some(Outcome::Blocked);
+            }
+            Op::CondSignal { cond, all } => {
+                let n = if all { self.sync.conds[cond as usize].len() } else { 1 };
+                for _ in 0..n {
+                    let Some((w, mutex)) = self.sync.conds[cond as usize].pop_front() else { break };
+                    if mutex == NO_MUTEX {
+                        self.try_to_wake_up(w, cpu);
+                        continue;
+                    }
+                    // The waiter wakes holding the mutex, or queues for it.
+                    let m = &mut self.mutexes[mutex as usize];
+                    if m.owner.is_none() {
+                        m.owner = Some(w);
+                        self.try_to_wake_up(w, cpu);
+                    } else {
+                        m.waiters.push_back(w);
+                    }
+                }
+            }
+            Op::Barrier { barrier } => {
+                let (parties, waiting) = &mut self.sync.barriers[barrier as usize];
+                if waiting.len() + 1 < *parties as usize {
+                    waiting.push(t);
+                    self.block(cpu, t);
+                    return Some(Outcome::Blocked);
+                }
+                for w in std::mem::take(waiting) {
+                    self.try_to_wake_up(w, cpu);
+                }
+            }
+            Op::LogInsert { log } => {
+                let l = &mut self.sync.logs[log as usize];
+                l.inserted += 1;
+                l.records.insert(t, l.inserted);
+            }
+            Op::LogFlush { log, done } => {
+                let l = &mut self.sync.logs[log as usize];
+                let record = l.records.get(&t).copied().unwrap_or(0);
+                if record <= l.flushed {
+                    self.tasks[t].pc = done as usize;
+                } else if l.holder.is_none() {
+                    l.holder = Some((t, l.inserted));
+                } else {
+                    // Woken when the lock is released, it checks again.
+                    l.waiters.push(t);
+                    self.tasks[t].pc = pc;
+                    self.block(cpu, t);
+                    return Some(Outcome::Blocked);
+                }
+            }
+            Op::LogFlushed { log } => {
+                let l = &mut self.sync.logs[log as usize];
+                if let Some((_, target)) = l.holder.take() {
+                    l.flushed = l.flushed.max(target);
+                }
+                // LWLockWakeup: every LW_WAIT_UNTIL_FREE waiter.
+                for w in std::mem::take(&mut l.waiters) {
+                    self.try_to_wake_up(w, cpu);
+                }
+            }
+            Op::Fork { template, count } => {
+                let spec = self.templates[template as usize].clone();
+                let program = Rc::clone(&self.template_programs[template as usize]);
+                // Checked when the run was built (init_workload).
+                let affinity = self.affinity_mask(&spec).unwrap_or(None);
+                for _ in 0..count {
+                    let c = self.new_task(&spec, Rc::clone(&program), affinity, Some(t), self.now);
+                    self.tasks[t].live_children += 1;
+                    self.wake_up_new_task(c, cpu, 0);
+                }
+            }
+            Op::Join => {
+                if self.tasks[t].live_children > 0 {
+                    self.tasks[t].joining = true;
+                    self.block(cpu, t);
+                    return Some(Outcome::Blocked);
+                }
+            }
+            Op::Exit => {
+                self.task_exit(cpu, t);
+                return Some(Outcome::Blocked);
+            }
+            Op::ExitAfter { at_ns } => {
+                if self.now >= at_ns {
+                    self.task_exit(cpu, t);
+                    return Some(Outcome::Blocked);
+                }
+            }
+            Op::CallRcu => self.call_rcu(cpu),
+            Op::TraceMarker { ref marker } => self.trace_marker(cpu, t, marker),
+            Op::SetGroup { group } => {
+                if self.sched_move_task(cpu, t, group) {
+                    return Some(Outcome::Yielded);
+                }
+            }
+            Op::Exec => {
+                if let Some(dst) = self.sched_exec(t, cpu) {
+                    // stop_one_cpu(migration_cpu_stop): the stopper
+                    // preempts the task and moves it.
+                    self.active_migrate(t, cpu, dst);
+                    return Some(Outcome::Preempted);
+                }
+            }
+            Op::SetAffinity { ref cpus } => {
+                let mask = cpus.as_deref().map(|c| CpuMask::from_cpus(c.iter().copied()));
+                self.tasks[t].affinity = mask;
+                if mask.is_some_and(|m| !m.test(cpu)) {
+                    // The migration stopper moves the running task
+                    // (__set_cpus_allowed_ptr → affine_move_task):
+                    // modelled as a sleep and an immediate wakeup.
+                    self.block(cpu, t);
+                    self.try_to_wake_up(t, cpu);
+                    return Some(Outcome::Blocked);
+                }
+            }
+            Op::Yield if self.tasks[t].class == crate::sched::rt::Class::Rt => {
+                // yield_task_rt(): behind the others of its priority.
+                let prio = self.tasks[t].rt.prio;
+                if self.rqs[cpu].rt_queue.first().is_some_and(|k| k.0 == prio) {
+                    self.update_curr(cpu);
+                    self.tasks[t].rt.time_slice_ns = 0;
+                    return Some(Outcome::Yielded);
+                }
+            }
+            Op::Yield => {
+                // sched_yield: go behind everyone queued on its runqueue
+                // (EEVDF: give up the rest of the request).
+                let level = self.tasks[t].group.filter(|_| self.sched_ext).map(|g| g as usize);
+                if let Some(&(last, _)) = self.level_tree(cpu, level).last() {
+                    if self.eevdf {
+                        self.yield_task_eevdf(cpu, t);
+                        return Some(Outcome::Yielded);
+                    }
+                    self.update_curr(cpu);
+                    let tk = &mut self.tasks[t];
+                    tk.vruntime = tk.vruntime.max(last + 1);
+                    return Some(Outcome::Yielded);
+                }
+            }
+            _ => {}
+        }
+        None
     }
 
     /// The running task blocks (sleep, IO, message, lock, join).

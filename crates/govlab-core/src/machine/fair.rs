@@ -440,15 +440,25 @@ impl Engine {
     // ---- the running task's work segment --------------------------------
 
     /// Cycles per ns a task with memory-bound share `mem` retires on `cpu`.
-    fn cpu_speed(&self, cpu: CpuId, mem: f64) -> f64 {
+    fn cpu_speed(&mut self, cpu: CpuId, mem: f64) -> f64 {
         let pc = &self.plat.cores[self.plat.cpus[cpu].core];
         let ct = &self.plat.cpu_types[pc.cpu_type];
-        let f = f64::from(self.domains[pc.freq_domain].cur_khz);
-        let f_ref = f64::from(ct.base_khz);
-        // time per reference cycle at f, in reference-cycle times:
-        // mem + (1 − mem)·f_ref/f
-        let per_cycle = mem + (1.0 - mem) * f_ref / f;
-        let mut speed = f_ref / 1e6 / per_cycle;
+        let khz = self.domains[pc.freq_domain].cur_khz;
+        // The clock's part is worked out again only when the clock or the
+        // share changed since this CPU's last segment (the same value).
+        let memo = &mut self.rqs[cpu].speed_memo;
+        let mut speed = if memo.0 == u64::from(khz) && memo.1 == mem.to_bits() {
+            memo.2
+        } else {
+            let f = f64::from(khz);
+            let f_ref = f64::from(ct.base_khz);
+            // time per reference cycle at f, in reference-cycle times:
+            // mem + (1 − mem)·f_ref/f
+            let per_cycle = mem + (1.0 - mem) * f_ref / f;
+            let speed = f_ref / 1e6 / per_cycle;
+            *memo = (u64::from(khz), mem.to_bits(), speed);
+            speed
+        };
         let busy_siblings = pc.cpus.iter().filter(|&&c| c != cpu && self.rqs[c].curr.is_some()).count();
         if busy_siblings > 0 {
             speed *= ct.smt_throughput / (busy_siblings + 1) as f64;

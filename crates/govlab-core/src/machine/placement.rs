@@ -201,6 +201,10 @@ pub(crate) struct BalanceDomains {
     spans: [CpuMask; 3],
     weights: [u64; 3],
     n: usize,
+    /// Each level's idle interval in jiffies at its min_interval (the
+    /// weight, in ms) and at twice that, the two values its
+    /// sd->balance_interval takes (`next_balance_interval_ms`).
+    idle_j: [[u64; 2]; 3],
 }
 
 /// max_load_balance_interval: HZ * online CPUs / 10 jiffies
@@ -704,6 +708,7 @@ impl Engine {
             if w > below {
                 d.spans[d.n] = span;
                 d.weights[d.n] = w;
+                d.idle_j[d.n] = [self.sd_balance_interval_j(w, false), self.sd_balance_interval_j(2 * w, false)];
                 d.n += 1;
                 below = w;
             }
@@ -813,6 +818,10 @@ impl Engine {
             return None;
         }
         let jiffies = self.now / self.tun.tick_ns;
+        if idle == CpuIdleType::Idle && self.nothing_to_pull(cpu) {
+            self.rebalance_idle_balanced(cpu, jiffies);
+            return None;
+        }
         let n = self.sched_domains(cpu).n;
         let mut next = jiffies + 60 * self.balance_hz;
         let mut continue_balancing = true;
@@ -839,6 +848,65 @@ impl Engine {
             self.nohz_next_balance_j = self.nohz_next_balance_j.min(next);
         }
         pulled
+    }
+
+    /// No CPU of `cpu`'s widest domain but `cpu` itself is overloaded, so
+    /// `idle_pull` finds every domain balanced.
+    #[inline]
+    fn nothing_to_pull(&self, cpu: CpuId) -> bool {
+        let d = &self.balance_domains[cpu];
+        let Some(top) = d.n.checked_sub(1).map(|l| d.spans[l]) else { return true };
+        let mut others = self.overloaded.and(&top);
+        others.clear(cpu);
+        others.is_empty()
+    }
+
+    /// [`Self::rebalance_domains`] for an idle CPU with nothing to pull
+    /// (`nothing_to_pull`): the same walk, each due domain found balanced,
+    /// without the pull's set-up. The idle load balancer makes this walk for
+    /// every idle CPU on each of its passes, most of kernbench's balancing.
+    fn rebalance_idle_balanced(&mut self, cpu: CpuId, jiffies: u64) {
+        let d = self.balance_domains[cpu];
+        let mut next = jiffies + 60 * self.balance_hz;
+        for level in 0..d.n {
+            let weight = d.weights[level];
+            let ms = match self.rqs[cpu].sd_balance_interval_ms[level] {
+                0 => weight,
+                ms => ms,
+            };
+            let mut interval = self.idle_interval_j(&d, level, ms);
+            let last = self.rqs[cpu].sd_last_balance_j[level];
+            let due = jiffies >= last + interval;
+            // load_balance()'s should_we_balance(), which stops the walk.
+            let stop = due && level > 0 && !self.should_we_balance(cpu, d.spans[level - 1]);
+            if due {
+                let ms = next_balance_interval_ms(ms, weight, false);
+                interval = self.idle_interval_j(&d, level, ms);
+                let rq = &mut self.rqs[cpu];
+                rq.sd_balance_interval_ms[level] = ms;
+                rq.sd_last_balance_j[level] = jiffies;
+            }
+            next = next.min(self.rqs[cpu].sd_last_balance_j[level] + interval);
+            if stop {
+                break;
+            }
+        }
+        self.rqs[cpu].next_balance_j = next;
+        self.nohz_next_balance_j = self.nohz_next_balance_j.min(next);
+    }
+
+    /// `sd_balance_interval_j(ms, false)` at `level` of domains `d`, from
+    /// their table for the two values sd->balance_interval takes.
+    #[inline]
+    fn idle_interval_j(&self, d: &BalanceDomains, level: usize, ms: u64) -> u64 {
+        let w = d.weights[level];
+        if ms == w {
+            d.idle_j[level][0]
+        } else if ms == 2 * w {
+            d.idle_j[level][1]
+        } else {
+            self.sd_balance_interval_j(ms, false)
+        }
     }
 
     /// load_balance(this_cpu, this_rq, sd, idle, continue_balancing) at

@@ -5,6 +5,7 @@
 //! sched_rt_entity, sched_dl_entity, rt_rq, dl_rq, v6.8) and the idle and
 //! tick state of the CPU beside it.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::platform::CpuId;
@@ -49,8 +50,9 @@ pub struct Task {
     /// CFS task group (index into the engine's groups); None: the root.
     pub group: Option<u32>,
 
-    // Program state.
-    pub program: Arc<Program>,
+    // Program state. An `Rc`, cloned by the interpreter for every run of
+    // ops: a clone without the atomic read-modify-writes of an `Arc`'s.
+    pub program: Rc<Program>,
     pub pc: usize,
     /// Remaining iterations of the loops being executed, innermost last.
     /// Open loops: the `Loop` op's index, the iterations left (None:
@@ -245,6 +247,9 @@ pub struct CpuRq {
     pub seg_start_ns: Time,
     pub seg_speed: f64,
     pub seg_active: bool,
+    /// `cpu_speed`'s last clock (kHz; `u64::MAX`: none yet), memory-bound
+    /// share (its bits) and the speed they give before SMT sharing.
+    pub speed_memo: (u64, u64, f64),
     /// When the segment ends at the current speed, and when the queued
     /// completion event for `run_gen` fires (no later than that).
     pub seg_done_ns: Time,
@@ -341,6 +346,7 @@ impl Default for CpuRq {
             seg_start_ns: 0,
             seg_speed: 0.0,
             seg_active: false,
+            speed_memo: (u64::MAX, 0, 0.0),
             seg_done_ns: 0,
             run_event_ns: Time::MAX,
             kpath_pending: 0.0,
