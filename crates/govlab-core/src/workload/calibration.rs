@@ -87,16 +87,6 @@ pub fn kbuild_role(role: &str) -> (f64, f64) {
     (f[2], f[5])
 }
 
-/// A row of summarize.py's per-command table of `phase`: (n, sum ms, mean ms).
-pub fn kbuild_comm(phase: &str, comm: &str) -> (f64, f64, f64) {
-    let start = KBUILD_SUMMARY.find(&format!("== {phase}:")).unwrap();
-    let section = &KBUILD_SUMMARY[start..];
-    let end = section[3..].find("\n==").map_or(section.len(), |e| e + 3);
-    let row = section[..end].lines().find(|l| l.split_whitespace().next() == Some(comm)).unwrap();
-    let f: Vec<f64> = row.split_whitespace().skip(1).map(|x| x.parse().unwrap()).collect();
-    (f[0], f[1], f[3])
-}
-
 #[test]
 fn calibration_clock_is_the_kcycles_sittings_core_clock() {
     let samples: Vec<f64> = CLOCKS

@@ -351,7 +351,7 @@ impl Workload for Kernbench {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::calibration::{kbuild_comm, kbuild_role};
+    use crate::workload::calibration::kbuild_role;
 
     #[test]
     fn per_process_times_are_the_k44_sittings_kernel_build() {
