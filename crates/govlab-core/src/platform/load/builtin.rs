@@ -211,6 +211,11 @@ mod tests {
         let states: Vec<(&str, u64, u64)> =
             t.idle_states.iter().map(|s| (s.name.as_str(), s.exit_latency_ns / 1000, s.target_residency_ns / 1000)).collect();
         assert_eq!(states, [("POLL", 0, 0), ("C1", 2, 2), ("C1E", 10, 20), ("C3", 33, 100), ("C6", 133, 400)]);
+        // "48x_HASWELL_NUMA ... HDD storage": a hard disk, positioning in a 7200-rpm drive's average seek and
+        // rotational latency (8.2 + 4.16 ms) for a read and for a cache flush, one request at a time.
+        let d = &p.devices[0];
+        assert_eq!((d.name.as_str(), d.queue_depth, d.read_ns, d.flush_ns), ("hdd", 1, 12_360_000, 12_360_000));
+        assert!(!d.flush_queued);
         check_consistent(&p);
     }
 
