@@ -239,6 +239,9 @@ pub struct Engine {
     /// nohz.next_balance in jiffies: a busy CPU's balance kick waits for it
     /// (machine/nohz.rs `nohz_balancer_kick`); jiffies at boot.
     pub(crate) nohz_next_balance_j: u64,
+    /// The CPUs whose `tick_stopped` is set, kept with it
+    /// (`set_tick_stopped`): with `idle_mask`, nohz.idle_cpus_mask.
+    pub(crate) tick_stopped_mask: CpuMask,
     /// The kernel's per-CPU housekeeping (machine/housekeeping.rs).
     pub(crate) hk: super::housekeeping::HousekeepingRt,
     /// The kernel's cycles per wakeup, switch and idle cycle
@@ -459,6 +462,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         nohz_kicked: None,
         nohz_kick_flags: 0,
         nohz_next_balance_j: 0,
+        tick_stopped_mask: CpuMask::default(),
         hk,
         kpath,
         intervals: None,

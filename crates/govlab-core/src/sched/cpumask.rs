@@ -52,6 +52,17 @@ impl CpuMask {
         m
     }
 
+    /// The CPUs of `self` not in `other` (cpumask_andnot).
+    #[inline]
+    #[must_use]
+    pub fn and_not(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for w in 0..WORDS {
+            m.0[w] &= !other.0[w];
+        }
+        m
+    }
+
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|&w| w == 0)
@@ -166,6 +177,7 @@ mod tests {
         let full = CpuMask::from_cpus(0..MAX_CPUS);
         assert!(full.iter().eq(0..MAX_CPUS));
         assert!(m.and(&CpuMask::from_cpus([70])).test(70));
+        assert_eq!(m.and_not(&CpuMask::from_cpus([70, 71])), CpuMask::from_cpus([3, 200]));
         assert_eq!(CpuMask::single(130), CpuMask::from_cpus([130]));
         assert_eq!(m.first_and(&CpuMask::from_cpus([5, 200])), Some(200));
         assert_eq!(m.first_and(&CpuMask::from_cpus([4, 71])), None);
