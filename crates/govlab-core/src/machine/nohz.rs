@@ -203,7 +203,7 @@ impl Engine {
         let mut blocked = false;
         let mut next: Option<u64> = None;
         // The mask is read afresh after each CPU: a pull wakes a CPU.
-        let mut at = self.nohz_idle_mask().next_from(0);
+        let mut at = self.idle_mask.next_and_from(&self.tick_stopped_mask, 0);
         while let Some(cpu) = at {
             if cpu != ilb {
                 if stats && self.rqs[cpu].has_blocked_load {
@@ -221,7 +221,7 @@ impl Engine {
                 let nb = self.rqs[cpu].next_balance_j;
                 next = Some(next.map_or(nb, |x: u64| x.min(nb)));
             }
-            at = self.nohz_idle_mask().next_from(cpu + 1);
+            at = self.idle_mask.next_and_from(&self.tick_stopped_mask, cpu + 1);
         }
         if stats || !self.nohz_blocked {
             self.update_blocked_from(ilb, ilb);

@@ -874,6 +874,9 @@ impl Engine {
     /// `idle_pull` finds every domain balanced.
     #[inline]
     fn nothing_to_pull(&self, cpu: CpuId) -> bool {
+        if self.overloaded.is_empty() {
+            return true;
+        }
         let d = &self.balance_domains[cpu];
         let Some(top) = d.n.checked_sub(1).map(|l| d.spans[l]) else { return true };
         let mut others = self.overloaded.and(&top);
