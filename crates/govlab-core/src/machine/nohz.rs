@@ -214,7 +214,7 @@ impl Engine {
                     if !self.nohz_blocked {
                         self.update_blocked_from(cpu, ilb);
                     }
-                    if let Some(t) = self.rebalance_domains(cpu, CpuIdleType::Idle) {
+                    if let Some(t) = self.rebalance_idle_at(cpu, jiffies) {
                         self.kick_cpu(cpu, t);
                     }
                 }

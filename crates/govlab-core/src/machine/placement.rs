@@ -870,6 +870,18 @@ impl Engine {
         pulled
     }
 
+    /// rebalance_domains(`cpu`, CPU_IDLE) at `jiffies`, now's: the idle
+    /// walk inline when there is nothing to pull, as rebalance_domains()
+    /// takes it, for the idle load balancer's pass over every idle CPU.
+    #[inline]
+    pub(crate) fn rebalance_idle_at(&mut self, cpu: CpuId, jiffies: u64) -> Option<TaskId> {
+        if self.eas.is_none() && self.nothing_to_pull(cpu) {
+            self.rebalance_idle_balanced(cpu, jiffies);
+            return None;
+        }
+        self.rebalance_domains(cpu, CpuIdleType::Idle)
+    }
+
     /// No CPU of `cpu`'s widest domain but `cpu` itself is overloaded, so
     /// `idle_pull` finds every domain balanced.
     #[inline]
@@ -888,6 +900,7 @@ impl Engine {
     /// (`nothing_to_pull`): the same walk, each due domain found balanced,
     /// without the pull's set-up. The idle load balancer makes this walk for
     /// every idle CPU on each of its passes, most of kernbench's balancing.
+    #[inline]
     fn rebalance_idle_balanced(&mut self, cpu: CpuId, jiffies: u64) {
         let (tick_ns, max_j) = (self.tun.tick_ns, self.balance_max_j);
         let d = &self.balance_domains[cpu];
