@@ -38,7 +38,7 @@
 use crate::cpuidle::{IdleDevice, Reflection, SelectArgs};
 use crate::metrics::idle::ideal_state;
 use crate::kernel::{EraId, KernelConfig};
-use crate::platform::{CpuId, IdleState, IdleTick};
+use crate::platform::{CpuId, IdleState};
 use super::rq::CpuMode;
 use super::{Engine, Event};
 
@@ -99,7 +99,7 @@ impl Engine {
         let tick = self.tun.tick_ns;
         // RCU callbacks queued here keep a running tick (machine/rcu.rs).
         let rcu_keeps_tick = !self.rqs[cpu].tick_stopped && self.rcu_needs_cpu(cpu);
-        let stopped_first = self.kernel.idle_tick() == IdleTick::Stopped;
+        let stopped_first = self.idle_tick_stopped_first;
         if stopped_first && rcu_keeps_tick {
             // v4.14 __tick_nohz_idle_enter(): idle_calls counts the attempt;
             // tick_nohz_stop_sched_tick() keeps the tick.
