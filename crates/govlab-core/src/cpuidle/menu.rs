@@ -199,6 +199,11 @@ struct MenuDevice {
     /// The ring's samples in increasing order, kept as the ring is
     /// written ([`MenuDevice::record_interval`]) for get_typical_interval.
     sorted_us: [u32; INTERVALS],
+    /// Σ of the ring's samples and Σ of their squares (wrapping), kept as
+    /// it is written: get_typical_interval's first round when every sample
+    /// fits an int.
+    sum_us: u64,
+    sum_sq_us: u64,
     /// dev->last_state_idx: the state entered last.
     last_state_idx: usize,
     /// dev->last_residency_ns: entry to exit, exit latency included.
@@ -219,6 +224,8 @@ impl Default for MenuDevice {
             intervals_us: [0; INTERVALS],
             interval_ptr: 0,
             sorted_us: [0; INTERVALS],
+            sum_us: 0,
+            sum_sq_us: 0,
             last_state_idx: 0,
             last_residency_ns: 0,
             poll_time_limit: false,
@@ -466,12 +473,17 @@ fn get_typical_interval(data: &MenuDevice) -> u32 {
     let v = &data.sorted_us;
     // Samples above the threshold are ignored; start with everything that
     // fits an int.
-    let mut n = v.partition_point(|&x| i32::try_from(x).is_ok());
-    let (mut sum, mut sum_sq) = (0u64, 0u64);
-    for &x in &v[..n] {
-        sum += u64::from(x);
-        sum_sq = sum_sq.wrapping_add(u64::from(x) * u64::from(x));
-    }
+    let (mut n, mut sum, mut sum_sq) = if i32::try_from(v[INTERVALS - 1]).is_ok() {
+        (INTERVALS, data.sum_us, data.sum_sq_us)
+    } else {
+        let n = v.partition_point(|&x| i32::try_from(x).is_ok());
+        let (mut sum, mut sum_sq) = (0u64, 0u64);
+        for &x in &v[..n] {
+            sum += u64::from(x);
+            sum_sq = sum_sq.wrapping_add(u64::from(x) * u64::from(x));
+        }
+        (n, sum, sum_sq)
+    };
     loop {
         // Nothing measured yet (or only zeros): no pattern.
         let max = if n == 0 { 0 } else { v[n - 1] };
@@ -613,6 +625,8 @@ impl MenuDevice {
     fn record_interval(&mut self, us: u32) {
         let old = std::mem::replace(&mut self.intervals_us[self.interval_ptr], us);
         self.interval_ptr = (self.interval_ptr + 1) % INTERVALS;
+        self.sum_us = self.sum_us - u64::from(old) + u64::from(us);
+        self.sum_sq_us = self.sum_sq_us.wrapping_sub(u64::from(old) * u64::from(old)).wrapping_add(u64::from(us) * u64::from(us));
         let v = &mut self.sorted_us;
         let Some(mut i) = v.iter().position(|&x| x == old) else {
             // Not while the copy is the ring's permutation; rebuilt rather than stopping the run.
@@ -637,6 +651,8 @@ impl MenuDevice {
         self.intervals_us = ring;
         self.sorted_us = ring;
         self.sorted_us.sort_unstable();
+        self.sum_us = ring.iter().map(|&x| u64::from(x)).sum();
+        self.sum_sq_us = ring.iter().fold(0u64, |a, &x| a.wrapping_add(u64::from(x) * u64::from(x)));
     }
 }
 

@@ -207,16 +207,18 @@ impl Engine {
     pub(crate) fn refresh_core_power(&mut self, core: usize) {
         let now = self.now;
         let (new_mw, open, depth, busy) = self.core_power_mw(core);
-        let busy_khz = if busy { self.domains[self.plat.cores[core].freq_domain].cur_khz } else { 0 };
-        let c = &self.cores[core];
-        if open.is_none() && c.open.is_none() && new_mw.to_bits() == c.power_mw.to_bits() && (c.depth, c.busy, c.busy_khz) == (depth, busy, busy_khz) {
+        let pc = &self.plat.cores[core];
+        let pkg = pc.package;
+        let busy_khz = if busy { self.domains[pc.freq_domain].cur_khz } else { 0 };
+        let stand = (depth, busy, busy_khz);
+        let c = &mut self.cores[core];
+        let old = (c.depth, c.busy, c.busy_khz);
+        if open.is_none() && c.open.is_none() && new_mw.to_bits() == c.power_mw.to_bits() && old == stand {
             // Nothing moved (a context switch between two tasks, or to
             // the idle task before the idle loop runs): both ledgers are
             // only closed at now, the same additions the full path makes.
-            let c = &mut self.cores[core];
             c.energy_mj += c.power_mw * ns_f64(now - c.since_ns) * 1e-9;
             c.since_ns = now;
-            let pkg = self.plat.cores[core].package;
             if self.pkg_energy[pkg].settled {
                 self.close_package(pkg);
             } else {
@@ -224,13 +226,12 @@ impl Engine {
             }
             return;
         }
-        if let (Some(d), None) = (self.cores[core].depth, depth) {
+        if let (Some(d), None) = (old.0, depth) {
             // The core wakes: its last state's entry and exit are paid.
             self.charge_entry_exit(core, d);
         }
-        let old = (self.cores[core].depth, self.cores[core].busy, self.cores[core].busy_khz);
-        if old != (depth, busy, busy_khz) {
-            self.pkg_energy[self.plat.cores[core].package].move_core(old, (depth, busy, busy_khz));
+        if old != stand {
+            self.pkg_energy[pkg].move_core(old, stand);
         }
         let c = &mut self.cores[core];
         c.depth = depth;
@@ -252,7 +253,7 @@ impl Engine {
             self.energy_check_ns = now;
             self.total_power_mw += delta;
         }
-        self.refresh_package_power(self.plat.cores[core].package);
+        self.refresh_package_power(pkg);
     }
 
     /// Recompute the package C-state `pkg`'s cores allow and settle the

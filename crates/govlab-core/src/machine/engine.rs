@@ -122,6 +122,9 @@ pub struct Engine {
     /// for the run: it reads only the kernel, the CPU's states and which
     /// are disabled.
     pub(crate) poll_default_ns: Vec<Option<u64>>,
+    /// The kernel stops the tick before asking the governor (its
+    /// `idle_tick()` is `Stopped`), fixed for the run.
+    pub(crate) idle_tick_stopped_first: bool,
     /// CPUs with nothing on their runqueue (available_idle_cpu).
     pub(crate) idle_mask: CpuMask,
     /// CPUs with more than one runnable task (candidates for pulling).
@@ -239,6 +242,9 @@ pub struct Engine {
     /// nohz.next_balance in jiffies: a busy CPU's balance kick waits for it
     /// (machine/nohz.rs `nohz_balancer_kick`); jiffies at boot.
     pub(crate) nohz_next_balance_j: u64,
+    /// The CPUs whose `tick_stopped` is set, kept with it
+    /// (`set_tick_stopped`): with `idle_mask`, nohz.idle_cpus_mask.
+    pub(crate) tick_stopped_mask: CpuMask,
     /// The kernel's per-CPU housekeeping (machine/housekeeping.rs).
     pub(crate) hk: super::housekeeping::HousekeepingRt,
     /// The kernel's cycles per wakeup, switch and idle cycle
@@ -371,6 +377,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         seed,
     );
     let kpath = super::kpath::Kpath::new(kernel.kpath);
+    let idle_tick_stopped_first = kernel.idle_tick() == crate::platform::IdleTick::Stopped;
     let mut e = Engine {
         plat: platform,
         kernel,
@@ -396,6 +403,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         idle_counters,
         idle_disabled,
         poll_default_ns,
+        idle_tick_stopped_first,
         idle_mask: all_cpus,
         overloaded: CpuMask::default(),
         all_cpus,
@@ -459,6 +467,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         nohz_kicked: None,
         nohz_kick_flags: 0,
         nohz_next_balance_j: 0,
+        tick_stopped_mask: CpuMask::default(),
         hk,
         kpath,
         intervals: None,

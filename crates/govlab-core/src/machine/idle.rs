@@ -38,7 +38,7 @@
 use crate::cpuidle::{IdleDevice, Reflection, SelectArgs};
 use crate::metrics::idle::ideal_state;
 use crate::kernel::{EraId, KernelConfig};
-use crate::platform::{CpuId, IdleState, IdleTick};
+use crate::platform::{CpuId, IdleState};
 use super::rq::CpuMode;
 use super::{Engine, Event};
 
@@ -99,7 +99,7 @@ impl Engine {
         let tick = self.tun.tick_ns;
         // RCU callbacks queued here keep a running tick (machine/rcu.rs).
         let rcu_keeps_tick = !self.rqs[cpu].tick_stopped && self.rcu_needs_cpu(cpu);
-        let stopped_first = self.kernel.idle_tick() == IdleTick::Stopped;
+        let stopped_first = self.idle_tick_stopped_first;
         if stopped_first && rcu_keeps_tick {
             // v4.14 __tick_nohz_idle_enter(): idle_calls counts the attempt;
             // tick_nohz_stop_sched_tick() keeps the tick.
@@ -107,7 +107,7 @@ impl Engine {
         } else if stopped_first && !self.rqs[cpu].tick_stopped {
             // Before v4.17 the tick went before the governor was asked.
             self.cancel_tick(cpu);
-            self.rqs[cpu].tick_stopped = true;
+            self.set_tick_stopped(cpu, true);
             self.rqs[cpu].idle_calls += 1;
             self.nohz_balance_enter_idle(cpu);
         }
@@ -157,7 +157,7 @@ impl Engine {
             if !self.rqs[cpu].tick_stopped {
                 self.nohz_balance_enter_idle(cpu);
             }
-            self.rqs[cpu].tick_stopped = true;
+            self.set_tick_stopped(cpu, true);
             self.rqs[cpu].idle_calls += 1;
         } else {
             self.arm_tick(cpu);
@@ -235,9 +235,8 @@ impl Engine {
     /// of waking the CPU.
     pub(crate) fn stop_tick_in_hindsight(&mut self, cpu: CpuId) {
         self.cancel_tick(cpu);
-        let rq = &mut self.rqs[cpu];
-        rq.tick_stopped = true;
-        rq.idle_calls += 1;
+        self.set_tick_stopped(cpu, true);
+        self.rqs[cpu].idle_calls += 1;
         self.nohz_balance_enter_idle(cpu);
     }
 
@@ -360,9 +359,20 @@ impl Engine {
             self.enter_idle(cpu);
             return;
         }
-        self.rqs[cpu].tick_stopped = false;
+        self.set_tick_stopped(cpu, false);
         self.arm_tick(cpu);
         self.schedule(cpu);
+    }
+
+    /// `cpu`'s tick stops or restarts: its flag and the mask of them.
+    #[inline]
+    pub(crate) fn set_tick_stopped(&mut self, cpu: CpuId, stopped: bool) {
+        self.rqs[cpu].tick_stopped = stopped;
+        if stopped {
+            self.tick_stopped_mask.set(cpu);
+        } else {
+            self.tick_stopped_mask.clear(cpu);
+        }
     }
 
     /// update_blocked_averages(): decay an idle runqueue's signal.

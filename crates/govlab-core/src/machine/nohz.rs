@@ -44,6 +44,7 @@ use super::placement::{CpuIdleType, MIGRATION_COST_NS};
 use super::rq::CpuMode;
 use super::Engine;
 use crate::platform::CpuId;
+use crate::sched::cpumask::CpuMask;
 use crate::sched::pelt::LOAD_AVG_PERIOD;
 
 /// nohz_flags' kick bits (kernel/sched/sched.h, v4.17+; before, the one
@@ -80,6 +81,12 @@ impl Engine {
         self.idle_mask.test(cpu) && self.rqs[cpu].tick_stopped
     }
 
+    /// nohz.idle_cpus_mask now.
+    #[inline]
+    fn nohz_idle_mask(&self) -> CpuMask {
+        self.idle_mask.and(&self.tick_stopped_mask)
+    }
+
     /// nohz_balancer_kick() on busy CPU `this`'s tick (v5.2
     /// kernel/sched/fair.c; v6.8 the same but for the kick's SMT and
     /// asymmetric-capacity tests, not modelled). With a CPU in
@@ -95,8 +102,9 @@ impl Engine {
     /// flags with it. The ilb leaves its idle state and runs the pass
     /// before it idles again (`nohz_kick_received`).
     pub(crate) fn nohz_balancer_kick(&mut self, this: CpuId) {
-        let n = self.rqs.len();
-        let Some(ilb) = (0..n).find(|&c| c != this && self.nohz_idle(c)) else { return };
+        let mut candidates = self.nohz_idle_mask();
+        candidates.clear(this);
+        let Some(ilb) = candidates.next_from(0) else { return };
         let jiffies = self.jiffies();
         let mut flags = 0;
         if self.nohz_has_blocked && jiffies > self.nohz_next_blocked_j {
@@ -135,8 +143,8 @@ impl Engine {
         if self.rqs[this].nr_running >= 2 {
             return true;
         }
-        let llc = self.llc_masks[self.plat.cpus[this].llc];
-        llc.iter().filter(|&c| !self.nohz_idle(c)).nth(1).is_some()
+        let busy = self.llc_masks[self.plat.cpus[this].llc].and_not(&self.nohz_idle_mask());
+        busy.iter().nth(1).is_some()
     }
 
     /// nohz_balancer_kick()'s balance kick with EAS, on busy CPU `this`'s
@@ -195,9 +203,9 @@ impl Engine {
         let mut blocked = false;
         let mut next: Option<u64> = None;
         // The mask is read afresh after each CPU: a pull wakes a CPU.
-        let mut at = self.idle_mask.next_from(0);
+        let mut at = self.idle_mask.next_and_from(&self.tick_stopped_mask, 0);
         while let Some(cpu) = at {
-            if cpu != ilb && self.rqs[cpu].tick_stopped {
+            if cpu != ilb {
                 if stats && self.rqs[cpu].has_blocked_load {
                     self.update_blocked_from(cpu, ilb);
                     blocked |= self.rqs[cpu].has_blocked_load;
@@ -206,14 +214,14 @@ impl Engine {
                     if !self.nohz_blocked {
                         self.update_blocked_from(cpu, ilb);
                     }
-                    if let Some(t) = self.rebalance_domains(cpu, CpuIdleType::Idle) {
+                    if let Some(t) = self.rebalance_idle_at(cpu, jiffies) {
                         self.kick_cpu(cpu, t);
                     }
                 }
                 let nb = self.rqs[cpu].next_balance_j;
                 next = Some(next.map_or(nb, |x: u64| x.min(nb)));
             }
-            at = self.idle_mask.next_from(cpu + 1);
+            at = self.idle_mask.next_and_from(&self.tick_stopped_mask, cpu + 1);
         }
         if stats || !self.nohz_blocked {
             self.update_blocked_from(ilb, ilb);
@@ -265,7 +273,9 @@ impl Engine {
             self.nohz_has_blocked = true;
         }
         // The pass sets nohz.next_balance as a balance pass does.
-        if let Some(nb) = (0..n).filter(|&c| c != this && self.nohz_idle(c)).map(|c| self.rqs[c].next_balance_j).min() {
+        let mut others = self.nohz_idle_mask();
+        others.clear(this);
+        if let Some(nb) = others.iter().map(|c| self.rqs[c].next_balance_j).min() {
             self.nohz_next_balance_j = nb;
         }
     }

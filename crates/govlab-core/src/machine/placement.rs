@@ -193,6 +193,26 @@ pub(super) fn next_balance_interval_ms(ms: u64, weight: u64, unbalanced: bool) -
     }
 }
 
+/// [`Engine::should_we_balance`] on the idle CPUs `idle_mask`.
+#[inline]
+fn we_balance(cpu: CpuId, local: CpuMask, idle_mask: &CpuMask) -> bool {
+    local.first_and(idle_mask).or_else(|| local.next_from(0)) == Some(cpu)
+}
+
+/// `sd_balance_interval_j(ms, false)` at `level` of domains `d`, from
+/// their table for the two values sd->balance_interval takes.
+#[inline]
+fn idle_interval_j(d: &BalanceDomains, level: usize, ms: u64, tick_ns: u64, max_j: u64) -> u64 {
+    let w = d.weights[level];
+    if ms == w {
+        d.idle_j[level][0]
+    } else if ms == 2 * w {
+        d.idle_j[level][1]
+    } else {
+        (ms * 1_000_000).div_ceil(tick_ns).clamp(1, max_j)
+    }
+}
+
 /// One CPU's scheduling domains for balancing, lowest first (`n` of the
 /// three used), with each span's weight (sd->span_weight): built once per
 /// run, as build_sched_domains() builds them once per topology.
@@ -850,10 +870,25 @@ impl Engine {
         pulled
     }
 
+    /// rebalance_domains(`cpu`, CPU_IDLE) at `jiffies`, now's: the idle
+    /// walk inline when there is nothing to pull, as rebalance_domains()
+    /// takes it, for the idle load balancer's pass over every idle CPU.
+    #[inline]
+    pub(crate) fn rebalance_idle_at(&mut self, cpu: CpuId, jiffies: u64) -> Option<TaskId> {
+        if self.eas.is_none() && self.nothing_to_pull(cpu) {
+            self.rebalance_idle_balanced(cpu, jiffies);
+            return None;
+        }
+        self.rebalance_domains(cpu, CpuIdleType::Idle)
+    }
+
     /// No CPU of `cpu`'s widest domain but `cpu` itself is overloaded, so
     /// `idle_pull` finds every domain balanced.
     #[inline]
     fn nothing_to_pull(&self, cpu: CpuId) -> bool {
+        if self.overloaded.is_empty() {
+            return true;
+        }
         let d = &self.balance_domains[cpu];
         let Some(top) = d.n.checked_sub(1).map(|l| d.spans[l]) else { return true };
         let mut others = self.overloaded.and(&top);
@@ -865,48 +900,36 @@ impl Engine {
     /// (`nothing_to_pull`): the same walk, each due domain found balanced,
     /// without the pull's set-up. The idle load balancer makes this walk for
     /// every idle CPU on each of its passes, most of kernbench's balancing.
+    #[inline]
     fn rebalance_idle_balanced(&mut self, cpu: CpuId, jiffies: u64) {
-        let d = self.balance_domains[cpu];
+        let (tick_ns, max_j) = (self.tun.tick_ns, self.balance_max_j);
+        let d = &self.balance_domains[cpu];
+        let idle_mask = &self.idle_mask;
+        let rq = &mut self.rqs[cpu];
         let mut next = jiffies + 60 * self.balance_hz;
         for level in 0..d.n {
             let weight = d.weights[level];
-            let ms = match self.rqs[cpu].sd_balance_interval_ms[level] {
+            let ms = match rq.sd_balance_interval_ms[level] {
                 0 => weight,
                 ms => ms,
             };
-            let mut interval = self.idle_interval_j(&d, level, ms);
-            let last = self.rqs[cpu].sd_last_balance_j[level];
-            let due = jiffies >= last + interval;
+            let mut interval = idle_interval_j(d, level, ms, tick_ns, max_j);
+            let due = jiffies >= rq.sd_last_balance_j[level] + interval;
             // load_balance()'s should_we_balance(), which stops the walk.
-            let stop = due && level > 0 && !self.should_we_balance(cpu, d.spans[level - 1]);
+            let stop = due && level > 0 && !we_balance(cpu, d.spans[level - 1], idle_mask);
             if due {
                 let ms = next_balance_interval_ms(ms, weight, false);
-                interval = self.idle_interval_j(&d, level, ms);
-                let rq = &mut self.rqs[cpu];
+                interval = idle_interval_j(d, level, ms, tick_ns, max_j);
                 rq.sd_balance_interval_ms[level] = ms;
                 rq.sd_last_balance_j[level] = jiffies;
             }
-            next = next.min(self.rqs[cpu].sd_last_balance_j[level] + interval);
+            next = next.min(rq.sd_last_balance_j[level] + interval);
             if stop {
                 break;
             }
         }
-        self.rqs[cpu].next_balance_j = next;
+        rq.next_balance_j = next;
         self.nohz_next_balance_j = self.nohz_next_balance_j.min(next);
-    }
-
-    /// `sd_balance_interval_j(ms, false)` at `level` of domains `d`, from
-    /// their table for the two values sd->balance_interval takes.
-    #[inline]
-    fn idle_interval_j(&self, d: &BalanceDomains, level: usize, ms: u64) -> u64 {
-        let w = d.weights[level];
-        if ms == w {
-            d.idle_j[level][0]
-        } else if ms == 2 * w {
-            d.idle_j[level][1]
-        } else {
-            self.sd_balance_interval_j(ms, false)
-        }
     }
 
     /// load_balance(this_cpu, this_rq, sd, idle, continue_balancing) at
@@ -943,7 +966,7 @@ impl Engine {
     /// should_we_balance() (v5.2): only the first idle CPU of the local
     /// group `local`, else its first CPU, balances the domain for it.
     pub(super) fn should_we_balance(&self, cpu: CpuId, local: CpuMask) -> bool {
-        local.first_and(&self.idle_mask).or_else(|| local.next_from(0)) == Some(cpu)
+        we_balance(cpu, local, &self.idle_mask)
     }
 
     /// load_balance() with CPU_IDLE as govlab models it: the busiest

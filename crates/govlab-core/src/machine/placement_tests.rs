@@ -405,7 +405,7 @@ fn the_idle_load_balancer_pulls_for_a_cpu_with_its_tick_stopped() {
     let (mut e, t) = cpu1_overloaded();
     e.now = 1000 * MS;
     for c in 0..e.rqs.len() {
-        e.rqs[c].tick_stopped = c != 1;
+        e.set_tick_stopped(c, c != 1);
     }
     e.nohz_balancer_kick(1);
     assert_eq!(e.nohz_kicked, Some(0));
@@ -426,7 +426,7 @@ fn the_balance_kick_waits_for_nohz_next_balance() {
     let (mut e, t) = cpu1_overloaded();
     e.now = 1000 * MS;
     for c in 0..e.rqs.len() {
-        e.rqs[c].tick_stopped = c != 1;
+        e.set_tick_stopped(c, c != 1);
     }
     e.nohz_has_blocked = false;
     let j = e.now / e.tun.tick_ns;

@@ -52,6 +52,17 @@ impl CpuMask {
         m
     }
 
+    /// The CPUs of `self` not in `other` (cpumask_andnot).
+    #[inline]
+    #[must_use]
+    pub fn and_not(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for w in 0..WORDS {
+            m.0[w] &= !other.0[w];
+        }
+        m
+    }
+
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|&w| w == 0)
@@ -105,6 +116,27 @@ impl CpuMask {
                 return None;
             }
             bits = self.0[w];
+        }
+    }
+
+    /// Lowest CPU at or after `start` set in both masks: `self.and(other)
+    /// .next_from(start)` reading only the words from `start`'s on.
+    #[inline]
+    pub fn next_and_from(&self, other: &CpuMask, start: CpuId) -> Option<CpuId> {
+        if start >= MAX_CPUS {
+            return None;
+        }
+        let mut w = start / 64;
+        let mut bits = self.0[w] & other.0[w] & (!0u64 << (start % 64));
+        loop {
+            if bits != 0 {
+                return Some(w * 64 + bits.trailing_zeros() as usize);
+            }
+            w += 1;
+            if w == WORDS {
+                return None;
+            }
+            bits = self.0[w] & other.0[w];
         }
     }
 
@@ -166,8 +198,13 @@ mod tests {
         let full = CpuMask::from_cpus(0..MAX_CPUS);
         assert!(full.iter().eq(0..MAX_CPUS));
         assert!(m.and(&CpuMask::from_cpus([70])).test(70));
+        assert_eq!(m.and_not(&CpuMask::from_cpus([70, 71])), CpuMask::from_cpus([3, 200]));
         assert_eq!(CpuMask::single(130), CpuMask::from_cpus([130]));
         assert_eq!(m.first_and(&CpuMask::from_cpus([5, 200])), Some(200));
         assert_eq!(m.first_and(&CpuMask::from_cpus([4, 71])), None);
+        let other = CpuMask::from_cpus([3, 64, 70, 200, 255]);
+        for start in [0, 3, 4, 64, 70, 71, 199, 200, 201, 255, 256] {
+            assert_eq!(m.next_and_from(&other, start), m.and(&other).next_from(start), "{start}");
+        }
     }
 }
