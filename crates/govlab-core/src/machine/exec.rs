@@ -465,9 +465,10 @@ impl Engine {
 
     /// Execute ops of running task `t` until it computes or blocks.
     fn interpret(&mut self, cpu: CpuId, t: TaskId) -> Outcome {
-        let program = self.tasks[t].program.clone();
-        self.tasks[t].interp_epoch = self.tasks[t].interp_epoch.wrapping_add(1);
-        let epoch = self.tasks[t].interp_epoch;
+        let tk = &mut self.tasks[t];
+        let program = tk.program.clone();
+        tk.interp_epoch = tk.interp_epoch.wrapping_add(1);
+        let epoch = tk.interp_epoch;
         let mut budget = MAX_ZERO_TIME_OPS;
         let now = self.now;
         loop {
