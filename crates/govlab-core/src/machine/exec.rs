@@ -1050,7 +1050,8 @@ impl Engine {
         tcp.sender = Some(t);
         tcp.tail += bytes;
         let seg = tcp.spec.segment_bytes.max(1);
-        let full = tcp.tail / seg;
+        // A small write leaves the tail short of a segment: no division.
+        let full = if tcp.tail < seg { 0 } else { tcp.tail / seg };
         tcp.tail -= full * seg;
         for _ in 0..full {
             self.tcp_arrive(cpu, chan, seg);

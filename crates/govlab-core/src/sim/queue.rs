@@ -229,7 +229,7 @@ impl<E: Queued> EventQueue<E> {
     /// Put `e` in its bucket if the window covers it, else in the coarse
     /// calendar or `later`. The common case, a bucket's list, inline; the
     /// front and beyond the window in [`Self::place_other`].
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, e: Entry<E>) {
         let bucket = e.time() >> BUCKET_SHIFT;
         debug_assert!(bucket >= self.first, "event scheduled in the past");

@@ -30,6 +30,7 @@ impl Dist {
         Dist::LogNormal(LogNormal::new(mean, cv))
     }
 
+    #[inline]
     pub fn sample(&self, rng: &mut Rng) -> f64 {
         match *self {
             Dist::Fixed(v) => v,
