@@ -354,6 +354,15 @@ impl<E: Queued> EventQueue<E> {
         if next == NIL {
             return Some((first.time(), first.event));
         }
+        // Two events (a busy CPU's next segment end and another's): the
+        // smaller is the answer, the other the front's one entry.
+        let Node { entry: second, next: third } = self.slab[next as usize];
+        if third == NIL {
+            self.release(next);
+            let (lo, hi) = if first.key < second.key { (first, second) } else { (second, first) };
+            self.front.push(hi);
+            return Some((lo.time(), lo.event));
+        }
         self.front.push(first);
         at = next;
         while at != NIL {
