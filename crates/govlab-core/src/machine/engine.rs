@@ -71,6 +71,17 @@ impl Default for PackageRt {
     }
 }
 
+/// A CPU's core clock domain, the base clock and SMT throughput of its type,
+/// [`Platform::work_per_cycle`] of its type, and the other CPUs of its core.
+#[derive(Debug, Clone)]
+pub(crate) struct SpeedIx {
+    pub domain: usize,
+    pub base_khz: u32,
+    pub smt_throughput: f64,
+    pub work_per_cycle: f64,
+    pub siblings: Vec<crate::platform::CpuId>,
+}
+
 /// A simulation in progress.
 pub struct Engine {
     pub(crate) plat: Platform,
@@ -141,9 +152,9 @@ pub struct Engine {
     pub(crate) itmt_prio: Option<Vec<u32>>,
     /// Energy-Aware Scheduling, where its conditions hold (machine/eas.rs).
     pub(crate) eas: Option<Box<super::eas::Eas>>,
-    /// [`Platform::work_per_cycle`] of each CPU type, looked up per run
-    /// segment.
-    pub(crate) work_per_cycle: Vec<f64>,
+    /// What a run segment's speed reads of each CPU's platform entry
+    /// (`Engine::cpu_speed`), gathered once.
+    pub(crate) speed_ix: Vec<SpeedIx>,
 
     pub(crate) cores: Vec<CoreEnergy>,
     /// Hardware clock domains, and the cpufreq policies the driver made
@@ -336,7 +347,20 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let capacities: Vec<u64> = rqs.iter().map(|rq| rq.capacity).collect();
     let asym_cpucap = crate::sched::capacity::asym_cpucap(&capacities);
     let eas = super::eas::Eas::build(&platform, &kernel, cpufreq.as_ref(), asym_cpucap).map(Box::new);
-    let work_per_cycle = (0..platform.cpu_types.len()).map(|t| platform.work_per_cycle(t)).collect();
+    let work_per_cycle: Vec<f64> = (0..platform.cpu_types.len()).map(|t| platform.work_per_cycle(t)).collect();
+    let speed_ix = (0..n)
+        .map(|cpu| {
+            let core = &platform.cores[platform.cpus[cpu].core];
+            let ct = &platform.cpu_types[core.cpu_type];
+            SpeedIx {
+                domain: core.freq_domain,
+                base_khz: ct.base_khz,
+                smt_throughput: ct.smt_throughput,
+                work_per_cycle: work_per_cycle[core.cpu_type],
+                siblings: core.cpus.iter().copied().filter(|&c| c != cpu).collect(),
+            }
+        })
+        .collect();
     let pol = PolicyLayout::of(&platform);
     let domains: Vec<DomainRt> = platform
         .freq_domains
@@ -412,7 +436,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         asym_cpucap,
         itmt_prio,
         eas,
-        work_per_cycle,
+        speed_ix,
         cores,
         domains,
         pol,

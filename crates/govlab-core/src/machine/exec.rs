@@ -218,6 +218,16 @@ enum Outcome {
     Preempted,
 }
 
+/// Where `interpret`'s loop of the task's own ops stopped.
+enum Step<'a> {
+    /// At an op that may wake, block or preempt (index, op).
+    Op(usize, &'a Op),
+    /// [`MAX_ZERO_TIME_OPS`] ops without taking time.
+    Spin,
+    /// Past the program's last op.
+    End,
+}
+
 /// Zero-time ops a task may execute in a row before the program is deemed
 /// to spin without doing anything (a bug in the workload).
 const MAX_ZERO_TIME_OPS: u32 = 1_000_000;
@@ -455,15 +465,16 @@ impl Engine {
 
     /// Execute ops of running task `t` until it computes or blocks.
     fn interpret(&mut self, cpu: CpuId, t: TaskId) -> Outcome {
-        let program = self.tasks[t].program.clone();
-        self.tasks[t].interp_epoch = self.tasks[t].interp_epoch.wrapping_add(1);
-        let epoch = self.tasks[t].interp_epoch;
+        let tk = &mut self.tasks[t];
+        let program = tk.program.clone();
+        tk.interp_epoch = tk.interp_epoch.wrapping_add(1);
+        let epoch = tk.interp_epoch;
         let mut budget = MAX_ZERO_TIME_OPS;
+        let now = self.now;
         loop {
             // An op that woke another task may have let it preempt this one;
             // the CPU was rescheduled then, and this task possibly resumed
             // (in a nested interpretation) before control came back here.
-            // The runqueue and the task are looked up once per op.
             let rq = &mut self.rqs[cpu];
             let tk = &mut self.tasks[t];
             if rq.curr != Some(t) || tk.interp_epoch != epoch {
@@ -474,35 +485,103 @@ impl Engine {
             if super::kpath::kpath_take_into(rq, tk) {
                 return Outcome::Computing;
             }
-            budget -= 1;
-            if budget == 0 {
-                // The workload's program spins without taking time: stop the
-                // run with an error naming the task (a user's file can do this).
-                let tk = &self.tasks[t];
-                self.fault.get_or_insert(Error::invalid(
-                    format!("task {} (pid {})", tk.comm, tk.pid),
-                    "ops",
-                    format!("{MAX_ZERO_TIME_OPS} ops at {} ns without taking time", self.now),
-                    "a program whose loops contain an op that takes time (run, sleep, timer, io, or a recv that waits)",
-                ));
-                self.task_exit(cpu, t);
-                return Outcome::Blocked;
-            }
-            let pc = tk.pc;
-            let Some(op) = program.ops.get(pc) else {
-                self.task_exit(cpu, t);
-                return Outcome::Blocked;
-            };
-            tk.pc = pc + 1;
-            match *op {
-                Op::Run { cycles, mem } => {
-                    let c = cycles.sample(&mut tk.rng).max(0.0);
-                    if c > 0.0 {
-                        tk.remaining_cycles = c;
-                        tk.mem = mem;
-                        return Outcome::Computing;
-                    }
+            // The ops that touch only the task and the counters run in this
+            // inner loop, with the task looked up once: none of them can
+            // wake a task, preempt this one or leave kernel work, so the
+            // checks above would find the same after each of them.
+            let record = &mut self.record;
+            let step = loop {
+                budget -= 1;
+                if budget == 0 {
+                    break Step::Spin;
                 }
+                let pc = tk.pc;
+                let Some(op) = program.ops.get(pc) else {
+                    break Step::End;
+                };
+                tk.pc = pc + 1;
+                match *op {
+                    Op::Run { cycles, mem } => {
+                        let c = cycles.sample(&mut tk.rng).max(0.0);
+                        if c > 0.0 {
+                            tk.remaining_cycles = c;
+                            tk.mem = mem;
+                            return Outcome::Computing;
+                        }
+                    }
+                    Op::Pick { p, other } => {
+                        if tk.rng.f64() >= p {
+                            tk.pc = other as usize;
+                        }
+                    }
+                    Op::Jump { to } => tk.pc = to as usize,
+                    Op::BreakAfter { at_ns, end } => {
+                        if now >= at_ns {
+                            tk.loops.pop();
+                            tk.pc = end as usize + 1;
+                        }
+                    }
+                    Op::Loop { count, end } => {
+                        if count == Some(0) {
+                            tk.pc = end as usize + 1;
+                        } else {
+                            tk.loops.push((pc, count, 0));
+                        }
+                    }
+                    Op::EndLoop { start } => {
+                        if let Some(top) = tk.loops.last_mut() {
+                            debug_assert_eq!(top.0, start as usize);
+                            top.2 += 1;
+                            match &mut top.1 {
+                                None => tk.pc = start as usize + 1,
+                                Some(n) if *n > 1 => {
+                                    *n -= 1;
+                                    tk.pc = start as usize + 1;
+                                }
+                                Some(_) => {
+                                    tk.loops.pop();
+                                }
+                            }
+                        }
+                    }
+                    Op::Mark => tk.mark_ns = now,
+                    Op::Record { series, since, deadline_ns } => {
+                        let from = match since {
+                            Since::Wake => tk.wake_ns,
+                            Since::Mark => tk.mark_ns,
+                            Since::Request => tk.request_ns,
+                        };
+                        let v = now.saturating_sub(from);
+                        record.series[series as usize].record(v);
+                        if deadline_ns.is_some_and(|d| v > d) {
+                            record.deadline_misses[series as usize] += 1;
+                        }
+                    }
+                    Op::Count { counter, amount } => record.counters[counter as usize] += amount,
+                    _ => break Step::Op(pc, op),
+                }
+            };
+            let (pc, op) = match step {
+                Step::Op(pc, op) => (pc, op),
+                Step::Spin => {
+                    // The workload's program spins without taking time: stop the
+                    // run with an error naming the task (a user's file can do this).
+                    let tk = &self.tasks[t];
+                    self.fault.get_or_insert(Error::invalid(
+                        format!("task {} (pid {})", tk.comm, tk.pid),
+                        "ops",
+                        format!("{MAX_ZERO_TIME_OPS} ops at {} ns without taking time", self.now),
+                        "a program whose loops contain an op that takes time (run, sleep, timer, io, or a recv that waits)",
+                    ));
+                    self.task_exit(cpu, t);
+                    return Outcome::Blocked;
+                }
+                Step::End => {
+                    self.task_exit(cpu, t);
+                    return Outcome::Blocked;
+                }
+            };
+            match *op {
                 Op::Sleep { ns } => {
                     let d = ns.sample(&mut self.tasks[t].rng).max(0.0) as u64;
                     self.block(cpu, t);
@@ -526,57 +605,6 @@ impl Engine {
                         return Outcome::Blocked;
                     }
                 }
-                Op::Pick { p, other } => {
-                    if self.tasks[t].rng.f64() >= p {
-                        self.tasks[t].pc = other as usize;
-                    }
-                }
-                Op::Jump { to } => self.tasks[t].pc = to as usize,
-                Op::BreakAfter { at_ns, end } => {
-                    if self.now >= at_ns {
-                        self.tasks[t].loops.pop();
-                        self.tasks[t].pc = end as usize + 1;
-                    }
-                }
-                Op::Loop { count, end } => {
-                    if count == Some(0) {
-                        self.tasks[t].pc = end as usize + 1;
-                    } else {
-                        self.tasks[t].loops.push((pc, count, 0));
-                    }
-                }
-                Op::EndLoop { start } => {
-                    let tk = &mut self.tasks[t];
-                    if let Some(top) = tk.loops.last_mut() {
-                        debug_assert_eq!(top.0, start as usize);
-                        top.2 += 1;
-                        match &mut top.1 {
-                            None => tk.pc = start as usize + 1,
-                            Some(n) if *n > 1 => {
-                                *n -= 1;
-                                tk.pc = start as usize + 1;
-                            }
-                            Some(_) => {
-                                tk.loops.pop();
-                            }
-                        }
-                    }
-                }
-                Op::Mark => self.tasks[t].mark_ns = self.now,
-                Op::Record { series, since, deadline_ns } => {
-                    let tk = &self.tasks[t];
-                    let from = match since {
-                        Since::Wake => tk.wake_ns,
-                        Since::Mark => tk.mark_ns,
-                        Since::Request => tk.request_ns,
-                    };
-                    let v = self.now.saturating_sub(from);
-                    self.record.series[series as usize].record(v);
-                    if deadline_ns.is_some_and(|d| v > d) {
-                        self.record.deadline_misses[series as usize] += 1;
-                    }
-                }
-                Op::Count { counter, amount } => self.record.counters[counter as usize] += amount,
                 _ => {
                     if let Some(outcome) = self.interpret_other(cpu, t, pc, op) {
                         return outcome;
@@ -1022,7 +1050,8 @@ impl Engine {
         tcp.sender = Some(t);
         tcp.tail += bytes;
         let seg = tcp.spec.segment_bytes.max(1);
-        let full = tcp.tail / seg;
+        // A small write leaves the tail short of a segment: no division.
+        let full = if tcp.tail < seg { 0 } else { tcp.tail / seg };
         tcp.tail -= full * seg;
         for _ in 0..full {
             self.tcp_arrive(cpu, chan, seg);

@@ -441,29 +441,26 @@ impl Engine {
 
     /// Cycles per ns a task with memory-bound share `mem` retires on `cpu`.
     fn cpu_speed(&mut self, cpu: CpuId, mem: f64) -> f64 {
-        let pc = &self.plat.cores[self.plat.cpus[cpu].core];
-        let ct = &self.plat.cpu_types[pc.cpu_type];
-        let khz = self.domains[pc.freq_domain].cur_khz;
+        let ix = &self.speed_ix[cpu];
+        let khz = self.domains[ix.domain].cur_khz;
+        let busy_siblings = ix.siblings.iter().filter(|&&c| self.rqs[c].curr.is_some()).count();
         // The clock's part is worked out again only when the clock or the
-        // share changed since this CPU's last segment (the same value).
+        // share changed since this CPU's last segment (the same values).
         let memo = &mut self.rqs[cpu].speed_memo;
-        let mut speed = if memo.0 == u64::from(khz) && memo.1 == mem.to_bits() {
-            memo.2
-        } else {
+        if memo.0 != u64::from(khz) || memo.1 != mem.to_bits() {
             let f = f64::from(khz);
-            let f_ref = f64::from(ct.base_khz);
+            let f_ref = f64::from(ix.base_khz);
             // time per reference cycle at f, in reference-cycle times:
             // mem + (1 − mem)·f_ref/f
             let per_cycle = mem + (1.0 - mem) * f_ref / f;
             let speed = f_ref / 1e6 / per_cycle;
-            *memo = (u64::from(khz), mem.to_bits(), speed);
-            speed
-        };
-        let busy_siblings = pc.cpus.iter().filter(|&&c| c != cpu && self.rqs[c].curr.is_some()).count();
-        if busy_siblings > 0 {
-            speed *= ct.smt_throughput / (busy_siblings + 1) as f64;
+            *memo = (u64::from(khz), mem.to_bits(), speed, speed * ix.work_per_cycle);
         }
-        speed * self.work_per_cycle[pc.cpu_type]
+        if busy_siblings > 0 {
+            memo.2 * (ix.smt_throughput / (busy_siblings + 1) as f64) * ix.work_per_cycle
+        } else {
+            memo.3
+        }
     }
 
     /// Start the running task's work segment on `cpu`.

@@ -109,7 +109,7 @@ fn counts(e: &Engine) -> (f64, f64, f64, f64) {
 
 /// `cycles` on CPU 0 at `khz`, ns.
 fn ns(e: &Engine, cycles: f64, khz: u32) -> f64 {
-    cycles * 1e6 / f64::from(khz) / e.work_per_cycle[e.plat.cores[e.plat.cpus[0].core].cpu_type]
+    cycles * 1e6 / f64::from(khz) / e.speed_ix[0].work_per_cycle
 }
 
 fn close(got: f64, want: f64, what: &str) {

@@ -248,8 +248,9 @@ pub struct CpuRq {
     pub seg_speed: f64,
     pub seg_active: bool,
     /// `cpu_speed`'s last clock (kHz; `u64::MAX`: none yet), memory-bound
-    /// share (its bits) and the speed they give before SMT sharing.
-    pub speed_memo: (u64, u64, f64),
+    /// share (its bits), the speed they give before SMT sharing, and that
+    /// speed times the type's work per cycle (the speed with no sibling busy).
+    pub speed_memo: (u64, u64, f64, f64),
     /// When the segment ends at the current speed, and when the queued
     /// completion event for `run_gen` fires (no later than that).
     pub seg_done_ns: Time,
@@ -346,7 +347,7 @@ impl Default for CpuRq {
             seg_start_ns: 0,
             seg_speed: 0.0,
             seg_active: false,
-            speed_memo: (u64::MAX, 0, 0.0),
+            speed_memo: (u64::MAX, 0, 0.0, 0.0),
             seg_done_ns: 0,
             run_event_ns: Time::MAX,
             kpath_pending: 0.0,

@@ -103,7 +103,7 @@ struct Node<E> {
 /// Deterministic priority queue of future events.
 pub struct EventQueue<E> {
     /// Index in `slab` of each bucket's first node, or NIL.
-    heads: Vec<u32>,
+    heads: Box<[u32; BUCKETS]>,
     slab: Vec<Node<E>>,
     /// Unused slab nodes, most recently freed first.
     free: u32,
@@ -143,7 +143,7 @@ impl<E: Queued> Default for EventQueue<E> {
 impl<E: Queued> EventQueue<E> {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
-            heads: vec![NIL; BUCKETS],
+            heads: Box::new([NIL; BUCKETS]),
             slab: Vec::with_capacity(n),
             free: NIL,
             occupied: [0; WORDS],
@@ -227,14 +227,14 @@ impl<E: Queued> EventQueue<E> {
     }
 
     /// Put `e` in its bucket if the window covers it, else in the coarse
-    /// calendar or `later`.
+    /// calendar or `later`. The common case, a bucket's list, inline; the
+    /// front and beyond the window in [`Self::place_other`].
+    #[inline(always)]
     fn place(&mut self, e: Entry<E>) {
         let bucket = e.time() >> BUCKET_SHIFT;
         debug_assert!(bucket >= self.first, "event scheduled in the past");
-        if bucket == self.first && !self.front.is_empty() {
-            let at = self.front.partition_point(|f| f.key > e.key);
-            self.front.insert(at, e);
-        } else if bucket - self.first < BUCKETS as u64 {
+        let ahead = bucket - self.first;
+        if ahead < BUCKETS as u64 && (ahead != 0 || self.front.is_empty()) {
             let slot = bucket as usize % BUCKETS;
             let node = Node { entry: e, next: self.heads[slot] };
             let at = if self.free == NIL {
@@ -249,6 +249,19 @@ impl<E: Queued> EventQueue<E> {
             self.heads[slot] = at;
             self.occupied[slot / 64] |= 1 << (slot % 64);
             self.summary |= 1 << (slot / 64);
+        } else {
+            self.place_other(e);
+        }
+    }
+
+    /// [`Self::place`] of an event for the front's bucket while the front
+    /// holds events, or beyond the window.
+    #[inline(never)]
+    fn place_other(&mut self, e: Entry<E>) {
+        let bucket = e.time() >> BUCKET_SHIFT;
+        if bucket == self.first && !self.front.is_empty() {
+            let at = self.front.partition_point(|f| f.key > e.key);
+            self.front.insert(at, e);
         } else {
             self.place_beyond(e);
         }
@@ -341,6 +354,15 @@ impl<E: Queued> EventQueue<E> {
         if next == NIL {
             return Some((first.time(), first.event));
         }
+        // Two events (a busy CPU's next segment end and another's): the
+        // smaller is the answer, the other the front's one entry.
+        let Node { entry: second, next: third } = self.slab[next as usize];
+        if third == NIL {
+            self.release(next);
+            let (lo, hi) = if first.key < second.key { (first, second) } else { (second, first) };
+            self.front.push(hi);
+            return Some((lo.time(), lo.event));
+        }
         self.front.push(first);
         at = next;
         while at != NIL {
@@ -364,7 +386,22 @@ impl<E: Queued> EventQueue<E> {
     /// Move the window start to bucket number `first` and pull the later
     /// events it now covers into their buckets. Those are all at or after
     /// the old window's end, so none lands before a pending bucket event.
+    /// Inline when the window's end stays in the staged coarse bucket and
+    /// reaches none of its events (most moves, a few µs each).
+    #[inline]
     fn advance_to(&mut self, first: u64) {
+        let end = first + BUCKETS as u64;
+        if self.stage >= (end - 1) >> WINDOW_SHIFT && self.staged.last().map_or(true, |e| e.time() >> BUCKET_SHIFT >= end) {
+            self.first = first;
+            return;
+        }
+        self.advance_far(first);
+    }
+
+    /// [`Self::advance_to`] when coarse buckets or staged events come into
+    /// the window.
+    #[inline(never)]
+    fn advance_far(&mut self, first: u64) {
         self.first = first;
         let end = first + BUCKETS as u64;
         let stage = (end - 1) >> WINDOW_SHIFT;

@@ -71,11 +71,13 @@ impl Rng {
     }
 
     /// Standard normal (rand_distr's ziggurat).
+    #[inline]
     pub fn normal(&mut self) -> f64 {
         StandardNormal.sample(&mut self.0)
     }
 
     /// A draw of `d`: exp(mu + sigma·N(0, 1)), or the mean when cv ≤ 0.
+    #[inline]
     pub fn lognormal(&mut self, d: &LogNormal) -> f64 {
         if d.cv <= 0.0 {
             return d.mean;
