@@ -102,32 +102,26 @@ impl CpuMask {
     /// Lowest set CPU at or after `start`.
     #[inline]
     pub fn next_from(&self, start: CpuId) -> Option<CpuId> {
-        if start >= MAX_CPUS {
-            return None;
-        }
-        let mut w = start / 64;
-        let mut bits = self.0[w] & (!0u64 << (start % 64));
-        loop {
-            if bits != 0 {
-                return Some(w * 64 + bits.trailing_zeros() as usize);
-            }
-            w += 1;
-            if w == WORDS {
-                return None;
-            }
-            bits = self.0[w];
-        }
+        Self::find_next(start, |w| self.0[w])
     }
 
     /// Lowest CPU at or after `start` set in both masks: `self.and(other)
     /// .next_from(start)` reading only the words from `start`'s on.
     #[inline]
     pub fn next_and_from(&self, other: &CpuMask, start: CpuId) -> Option<CpuId> {
+        Self::find_next(start, |w| self.0[w] & other.0[w])
+    }
+
+    /// The first set bit at or after `start` of the words `word(w)` gives:
+    /// one scan for one mask or the AND of two, as lib/find_bit.c's
+    /// `_find_next_bit()` serves find_next_bit() and find_next_and_bit().
+    #[inline(always)]
+    fn find_next(start: CpuId, word: impl Fn(usize) -> u64) -> Option<CpuId> {
         if start >= MAX_CPUS {
             return None;
         }
         let mut w = start / 64;
-        let mut bits = self.0[w] & other.0[w] & (!0u64 << (start % 64));
+        let mut bits = word(w) & (!0u64 << (start % 64));
         loop {
             if bits != 0 {
                 return Some(w * 64 + bits.trailing_zeros() as usize);
@@ -136,7 +130,7 @@ impl CpuMask {
             if w == WORDS {
                 return None;
             }
-            bits = self.0[w] & other.0[w];
+            bits = word(w);
         }
     }
 
