@@ -134,8 +134,15 @@ pub struct MutexRt {
     pub waiters: VecDeque<TaskId>,
 }
 
-/// A task waiting for a device request: (task, submitting CPU).
-type IoWaiter = (TaskId, CpuId);
+/// Whom a device request is for: the task that submitted it on `cpu`,
+/// which sleeps until it completes; or, with `end_work`, nobody waits and
+/// the completion queues work in that channel ([`Op::IoEndWork`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IoWaiter {
+    task: TaskId,
+    cpu: CpuId,
+    end_work: Option<u32>,
+}
 
 /// A storage device at run time.
 #[derive(Debug, Clone)]
@@ -646,6 +653,10 @@ impl Engine {
                 self.block(cpu, t);
                 self.io_submit(device as usize, t, kind, bytes, cpu);
                 return Some(Outcome::Blocked);
+            }
+            Op::IoEndWork { device, kind, bytes, chan } => {
+                let w = IoWaiter { task: t, cpu, end_work: Some(chan) };
+                self.io_submit_for(device as usize, w, kind, bytes);
             }
             Op::IoRing { device, kind, bytes } => {
                 self.block(cpu, t);
@@ -1165,7 +1176,10 @@ impl Engine {
     // ---- devices -------------------------------------------------------------
 
     fn io_submit(&mut self, dev: usize, t: TaskId, kind: IoKind, bytes: u64, cpu: CpuId) {
-        let waiter = (t, cpu);
+        self.io_submit_for(dev, IoWaiter { task: t, cpu, end_work: None }, kind, bytes);
+    }
+
+    fn io_submit_for(&mut self, dev: usize, waiter: IoWaiter, kind: IoKind, bytes: u64) {
         if kind == IoKind::Flush {
             self.devices[dev].flush_pending.push(waiter);
             self.kick_flush(dev);
@@ -1256,11 +1270,8 @@ impl Engine {
         self.kick_flush(dev);
         self.io_dispatch(dev);
         let irq_cpu = self.plat.devices[dev].irq_cpu;
-        for (t, cpu) in waiters {
-            let prev = self.tasks[t].cpu;
-            if self.tasks[t].in_iowait {
-                self.rqs[prev].nr_iowait -= 1;
-            }
+        for w in waiters {
+            let (t, cpu) = (w.task, w.cpu);
             // blk-mq completes in the device's interrupt handler when the
             // device has a queue per CPU (NVMe); a single-queue device's
             // completions go through BLOCK_SOFTIRQ. Both are irq context;
@@ -1268,18 +1279,42 @@ impl Engine {
             let waker = match irq_cpu {
                 None => cpu,
                 // One interrupt line: it lands on `irq`; block/blk-mq.c
-                // blk_mq_complete_need_ipi() (rq_affinity 1, v6.8) hands
-                // the completion to the submitting CPU by IPI unless the
-                // two share a last-level cache.
+                // blk_mq_complete_need_ipi() (rq_affinity 1, v6.8; v5.2's
+                // __blk_mq_complete_request() the same) hands the
+                // completion to the submitting CPU by IPI unless the two
+                // share a last-level cache.
                 Some(irq) => {
                     self.interrupt(irq);
                     if self.plat.cpus[irq].llc == self.plat.cpus[cpu].llc { irq } else { cpu }
                 }
             };
-            if waker == cpu {
+            if waker == cpu && irq_cpu != Some(cpu) {
                 self.interrupt(cpu);
             }
-            self.try_to_wake_up_io(t, waker);
+            match w.end_work {
+                Some(chan) => self.queue_end_work(waker, chan as usize),
+                None => {
+                    let prev = self.tasks[t].cpu;
+                    if self.tasks[t].in_iowait {
+                        self.rqs[prev].nr_iowait -= 1;
+                    }
+                    self.try_to_wake_up_io(t, waker);
+                }
+            }
+        }
+    }
+
+    /// A completion on `cpu` queues work ([`Op::IoEndWork`]): a message in
+    /// `chan`, whose waiting worker wakes from the interrupt; a worker of a
+    /// per-CPU workqueue runs on `cpu` (`Engine::ttwu`'s bound work).
+    fn queue_end_work(&mut self, cpu: CpuId, chan: usize) {
+        let now = self.now;
+        let ch = &mut self.chans[chan];
+        ch.used_bytes += 1;
+        ch.push_message(1, now);
+        if let Some(r) = ch.receivers.pop_front() {
+            self.deliver_or_unpoll(chan, r);
+            self.try_to_wake_up_in(r, cpu, TRACE_FLAG_HARDIRQ);
         }
     }
 

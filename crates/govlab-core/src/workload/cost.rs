@@ -178,6 +178,7 @@ impl Walker {
             }
             Op::Io { .. }
             | Op::IoAsync { .. }
+            | Op::IoEndWork { .. }
             | Op::IoRing { .. }
             | Op::Recv { .. }
             | Op::RecvAny { .. }

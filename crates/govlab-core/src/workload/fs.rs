@@ -99,13 +99,15 @@
 //!   xlog") `l_ioend_workqueue` with the same flags, `xlog_bio_end_io()`
 //!   queueing `xlog_ioend_work`; v6.8 the same. Its kworkers run at nice
 //!   −20 (kernel/workqueue.c `HIGHPRI_NICE_LEVEL`, MIN_NICE). In the
-//!   model the completion first wakes the CIL worker (a bound worker
-//!   resumes on its own CPU: `Engine::try_to_wake_up_io`), which queues
-//!   the log worker at once from there: the submitting CPU, which is
-//!   where blk-mq completes on the platforms without an `irq_cpu` (the
-//!   kernel queues it from the interrupt; on a platform whose interrupt
-//!   lands on another CPU of the LLC, the model's log worker runs on the
-//!   submitter instead, a simplification).
+//!   model the iclog's last completion queues the log worker's work from
+//!   the CPU the completion runs on ([`Op::IoEndWork`]): the submitting
+//!   CPU on the platforms without an `irq_cpu` (a queue per CPU), else the
+//!   device's interrupt CPU when it shares the submitter's LLC (SATA's
+//!   one interrupt on the x86 servers: machine/exec.rs). The log worker
+//!   then wakes the fsync waiters from there, as the kernel's does. The
+//!   CIL worker still sleeps through the pre-flush and the write (not in
+//!   iowait), a simplification: the kernel's block layer sequences them
+//!   in the completion context while the worker has gone.
 //!
 //! Block completions are the engine's (`machine/exec.rs`: the device's
 //! interrupt CPU, else the submitting one).
@@ -346,11 +348,12 @@ impl Layer {
                     &|b| {
                         b.run(Self::cost(XLOG_CIL_PUSH_NS), 0.0);
                         // One iclog write with PREFLUSH|FUA, submitted
-                        // without waiting in iowait.
+                        // without waiting in iowait; its end (the FUA's
+                        // post-flush) queues the log worker's work on the
+                        // CPU the completion runs on.
                         b.op(Op::IoAsync { device: dev, kind: IoKind::Flush, bytes: 0 })
                             .op(Op::IoAsync { device: dev, kind: IoKind::Write, bytes: XLOG_ICLOG_BYTES })
-                            .op(Op::IoAsync { device: dev, kind: IoKind::Flush, bytes: 0 })
-                            .op(Op::Send { chan: ioend, bytes: 1 });
+                            .op(Op::IoEndWork { device: dev, kind: IoKind::Flush, bytes: 0, chan: ioend });
                     },
                     &|_| {},
                 );

@@ -119,6 +119,14 @@ pub enum Op {
     /// context (XFS's CIL push submits the iclog write; `xlog_ioend_work`
     /// completes it), so nothing waits in `io_schedule()`.
     IoAsync { device: u32, kind: IoKind, bytes: u64 },
+    /// Submit a request and go on without waiting: its completion queues
+    /// work, a 1-byte message in channel `chan` put there from the CPU
+    /// the completion runs on, in interrupt context (the device's interrupt
+    /// CPU or the submitter, machine/exec.rs). A bio's end_io queueing a
+    /// work item on a per-CPU workqueue: XFS's `xlog_bio_end_io()` queues
+    /// `xlog_ioend_work` (v5.2 `xlog_iodone` through the iclog buffer's
+    /// `b_ioend_wq`) on the CPU it runs on.
+    IoEndWork { device: u32, kind: IoKind, bytes: u64, chan: u32 },
     /// Submit a request through io_uring and wait for its completion in
     /// io_cqring_wait(), which counts as iowait only from v6.5
     /// (`KernelConfig::io_uring_wait_is_iowait`).
