@@ -263,6 +263,16 @@ class Schedutil(CpufreqGovernor):
         sg.last_freq_update_time_ns = time_ns
         return next_f
 
+    def update_rejected(self, policy, cpu, time_ns, flags):
+        """A remote call turned away (cpufreq_this_cpu_can_update()) after
+        sugov_update_single_common's or sugov_update_shared's bookkeeping:
+        the IO-wait boost and last_update are kept."""
+        sg = self.policies[policy.id]
+        c = sg.cpus[sg.index[cpu]] if sg.shared else sg.cpus[0]
+        if sg.shared or c.iowait_boost or flags & SCHED_CPUFREQ_IOWAIT:
+            c.boost(time_ns, sg.tick_ns, flags)
+        c.last_update_ns = time_ns
+
     def update_shared(self, sg, policy, c, time_ns, flags):
         tick_ns = sg.tick_ns
         c.boost(time_ns, tick_ns, flags)

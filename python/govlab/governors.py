@@ -29,8 +29,11 @@ Rust governor.
 **cpufreq.** ``init(platform)`` once when the run is built; ``start(policy)``
 when the governor takes a policy over; ``update(policy, cpu, time_ns, util,
 max, flags)`` from the scheduler's utilisation hook (installed only if the
-class defines ``update``); ``timer(policy, time_ns)`` when the timer armed
-with ``policy.arm_timer(delay_ns, deferrable=True)`` fires. Each returns a
+class defines ``update``); ``update_rejected(policy, cpu, time_ns, flags)``,
+if the class defines it, for a hook call from another CPU that the kernel
+turns away after the governor's bookkeeping (it returns None);
+``timer(policy, time_ns)`` when the timer armed
+with ``policy.arm_timer(delay_ns, deferrable=True)`` fires. The others return a
 frequency in kHz (requested with RELATION_L; ``policy.set_target(khz, "H")``
 for another relation), an :class:`HwpRequest`, or None for no change. A
 frequency outside the policy limits is an error.
@@ -352,6 +355,23 @@ class CpufreqGovernor(_Governor):
 
     def update(self, policy: Policy, cpu: int, time_ns: int, util: int, max: int, flags: int) -> int | HwpRequest | None:  # noqa: A002
         """The scheduler's utilisation hook for ``cpu`` of ``policy``."""
+        return None
+
+    @property
+    def sees_rejected_calls(self) -> bool:
+        """Whether the hook's rejected remote calls reach :meth:`update_rejected` (the class defines it)."""
+        return type(self).update_rejected is not CpufreqGovernor.update_rejected
+
+    def update_rejected(self, policy: Policy, cpu: int, time_ns: int, flags: int) -> None:
+        """A hook call for ``cpu`` made from another CPU, which the kernel turns away.
+
+        v6.8 ``cpufreq_this_cpu_can_update()``: a policy that does not cover
+        the calling CPU, on a driver that cannot switch from any CPU, changes
+        nothing on such a call; but the governor has done its bookkeeping by
+        then (schedutil records the IO-wait boost and ``last_update`` before
+        ``sugov_should_update_freq()`` says no). Define this to keep that
+        bookkeeping; it must return None (no frequency comes of it).
+        """
         return None
 
     def timer(self, policy: Policy, time_ns: int) -> int | HwpRequest | None:

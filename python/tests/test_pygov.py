@@ -750,3 +750,31 @@ def test_ramp_prototype_jumps_to_the_top_below_100():
     top = {t: max(float(k) for k, v in r["cpus"][0]["time_in_state"].items() if v > 0.5) for t, r in runs.items()}
     assert top[40] > top[100]
     assert runs[40]["energy_j"] > runs[100]["energy_j"]
+
+
+
+REJECTED_GOVERNOR = """
+class Remote(CpufreqGovernor):
+    def update(self, policy, cpu, time_ns, util, max, flags):
+        return None
+
+    def update_rejected(self, policy, cpu, time_ns, flags):
+        return {returned}
+"""
+
+
+@pytest.mark.parametrize("returned", ["None", "2000000"])
+def test_update_rejected_sees_remote_calls_and_returns_nothing(tmp_path, returned):
+    """On the Broadwell-EP the SATA completions land on CPU 0 and wake readers elsewhere: their hook calls are
+    remote, and intel_cpufreq's one-CPU policies turn them away after the governor's bookkeeping
+    (update_rejected), which may keep state but changes no frequency."""
+    path = write_governor(tmp_path, REJECTED_GOVERNOR.format(returned=returned))
+    run = lambda: govlab.run(cpufreq=f"py:{path}:Remote", platform=BROADWELL, workload=MIX, duration="30ms")  # noqa: E731
+    if returned == "None":
+        assert run().to_dict()["events"] > 0
+        return
+    with pytest.raises(GovernorError) as info:
+        run()
+    text = str(info.value)
+    assert re.fullmatch(rf"cpufreq governor py:{re.escape(str(path))}:Remote: update_rejected\(\) at \d\.\d{{9}} s \(\d+ ns\): "
+                        r"returned 2000000 \(int\); expected None \(a rejected call changes no frequency\)", text), text

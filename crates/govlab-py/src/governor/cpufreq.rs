@@ -372,6 +372,7 @@ unsafe extern "C" fn idle_calls_c(slf: *mut ffi::PyObject, args: *const *mut ffi
 enum Call {
     Start,
     Update { cpu: usize, flags: u32 },
+    Rejected { cpu: usize, flags: u32 },
     Timer,
 }
 
@@ -380,6 +381,7 @@ impl Call {
         match self {
             Call::Start => "start",
             Call::Update { .. } => "update",
+            Call::Rejected { .. } => "update_rejected",
             Call::Timer => "timer",
         }
     }
@@ -390,6 +392,8 @@ pub(crate) struct PyCpufreq {
     who: Who,
     start: PyObject,
     update: PyObject,
+    /// `update_rejected`, when the class defines it (`sees_rejected_calls`).
+    rejected: Option<PyObject>,
     timer: PyObject,
     /// The latest hook call's time and its Python int.
     time_int: HeldInt<u64>,
@@ -420,6 +424,11 @@ pub(crate) fn factory(name: String, gov: PyObject) -> CpufreqFactory {
                 .getattr("uses_util_hook")
                 .and_then(|v| v.is_truthy())
                 .map_err(|e| who.exception(py, "uses_util_hook", 0, &e))?;
+            let sees_rejected = g
+                .getattr("sees_rejected_calls")
+                .and_then(|v| v.is_truthy())
+                .map_err(|e| who.exception(py, "sees_rejected_calls", 0, &e))?;
+            let rejected = if sees_rejected { Some(lookup("update_rejected")?) } else { None };
             let driver = g.getattr("driver").map_err(|e| who.exception(py, "driver", 0, &e))?;
             let driver = driver
                 .extract::<Option<String>>()
@@ -429,6 +438,7 @@ pub(crate) fn factory(name: String, gov: PyObject) -> CpufreqFactory {
                 who,
                 start,
                 update,
+                rejected,
                 timer,
                 time_int: HeldInt::default(),
                 uses_hook,
@@ -475,11 +485,18 @@ impl PyCpufreq {
         let ret = match call {
             Call::Start => self.start.call1(py, (view,)),
             Call::Update { cpu, flags } => self.call_update(py, view, p, cpu, flags, time_ns),
+            Call::Rejected { cpu, flags } => match &self.rejected {
+                Some(f) => f.call1(py, (view, cpu, time_ns, flags)),
+                None => Ok(py.None()),
+            },
             Call::Timer => self.timer.call1(py, (view, time_ns)),
         };
         let req = during.requests();
         let ret = ret.map_err(|e| self.who.exception(py, name, time_ns, &e))?;
         let ret = ret.bind(py);
+        if matches!(call, Call::Rejected { .. }) && !ret.is_none() {
+            return Err(self.who.error(name, time_ns, format!("returned {}; expected None (a rejected call changes no frequency)", shown_answer(ret))));
+        }
         external::apply_cpufreq(p, answer(ret), || shown_answer(ret), req).map_err(|why| self.who.error(name, time_ns, why))
     }
 }
@@ -556,6 +573,13 @@ impl CpufreqGovernor for PyCpufreq {
     fn update_util(&mut self, policy: &mut Policy<'_>, cpu: usize, time_ns: u64, flags: u32) {
         self.now_ns = time_ns;
         self.call(policy, Call::Update { cpu, flags }, time_ns);
+    }
+
+    fn update_util_rejected(&mut self, policy: &mut Policy<'_>, cpu: usize, time_ns: u64, flags: u32) {
+        if self.rejected.is_some() {
+            self.now_ns = time_ns;
+            self.call(policy, Call::Rejected { cpu, flags }, time_ns);
+        }
     }
 
     fn timer(&mut self, policy: &mut Policy<'_>, time_ns: u64) {
