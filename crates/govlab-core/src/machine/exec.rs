@@ -1308,13 +1308,25 @@ impl Engine {
     /// `chan`, whose waiting worker wakes from the interrupt; a worker of a
     /// per-CPU workqueue runs on `cpu` (`Engine::ttwu`'s bound work).
     fn queue_end_work(&mut self, cpu: CpuId, chan: usize) {
+        self.irq_message(chan, Some(cpu), TRACE_FLAG_HARDIRQ);
+    }
+
+    /// A 1-byte message put in `chan` from interrupt context (`irq`, the
+    /// trace's flag); its first waiting receiver wakes from `cpu`, or, with
+    /// None, from an interrupt on the receiver's own CPU.
+    fn irq_message(&mut self, chan: usize, cpu: Option<CpuId>, irq: u8) {
         let now = self.now;
         let ch = &mut self.chans[chan];
         ch.used_bytes += 1;
         ch.push_message(1, now);
         if let Some(r) = ch.receivers.pop_front() {
             self.deliver_or_unpoll(chan, r);
-            self.try_to_wake_up_in(r, cpu, TRACE_FLAG_HARDIRQ);
+            let cpu = cpu.unwrap_or_else(|| {
+                let own = self.tasks[r].cpu;
+                self.interrupt(own);
+                own
+            });
+            self.try_to_wake_up_in(r, cpu, irq);
         }
     }
 
@@ -1331,20 +1343,10 @@ impl Engine {
     }
 
     pub(crate) fn source_arrival(&mut self, src: usize) {
-        let chan = self.sources[src].chan as usize;
-        let now = self.now;
-        let ch = &mut self.chans[chan];
-        ch.used_bytes += 1;
-        ch.push_message(1, now);
-        if let Some(r) = ch.receivers.pop_front() {
-            self.deliver_or_unpoll(chan, r);
-            // The request arrives by network interrupt on the receiver's
-            // CPU; NAPI delivers it to the socket, which wakes the reader,
-            // in the NET_RX softirq.
-            let cpu = self.tasks[r].cpu;
-            self.interrupt(cpu);
-            self.try_to_wake_up_in(r, cpu, TRACE_FLAG_SOFTIRQ);
-        }
+        // The request arrives by network interrupt on the receiver's CPU;
+        // NAPI delivers it to the socket, which wakes the reader, in the
+        // NET_RX softirq.
+        self.irq_message(self.sources[src].chan as usize, None, TRACE_FLAG_SOFTIRQ);
         self.schedule_arrival(src);
     }
 }
