@@ -801,15 +801,22 @@ impl Engine {
     }
 
     /// The earliest of `cpu`'s lowest `levels` domains' last balance plus
-    /// their idle interval (update_next_balance(), v5.2).
+    /// their idle interval (update_next_balance(), v5.2), the intervals
+    /// from the domains' table (`idle_interval_j`).
+    #[inline]
     fn domains_next_balance_j(&self, cpu: CpuId, levels: usize) -> u64 {
-        (0..self.sched_domains(cpu).n.min(levels))
-            .map(|level| {
-                let ms = self.balance_interval_ms(cpu, level);
-                self.rqs[cpu].sd_last_balance_j[level] + self.sd_balance_interval_j(ms, false)
-            })
-            .min()
-            .unwrap_or(u64::MAX)
+        let (tick_ns, max_j) = (self.tun.tick_ns, self.balance_max_j);
+        let d = &self.balance_domains[cpu];
+        let rq = &self.rqs[cpu];
+        let mut next = u64::MAX;
+        for level in 0..d.n.min(levels) {
+            let ms = match rq.sd_balance_interval_ms[level] {
+                0 => d.weights[level],
+                ms => ms,
+            };
+            next = next.min(rq.sd_last_balance_j[level] + idle_interval_j(d, level, ms, tick_ns, max_j));
+        }
+        next
     }
 
     /// rebalance_domains(rq, idle) for `cpu` (v5.2 kernel/sched/fair.c, the
