@@ -1206,6 +1206,9 @@ impl Engine {
     fn io_dispatch(&mut self, dev: usize) {
         loop {
             let d = &self.devices[dev];
+            if d.queue.is_empty() {
+                return;
+            }
             if !self.plat.devices[dev].flush_queued && (d.flush_running || !d.flush_pending.is_empty()) {
                 return;
             }
@@ -1246,17 +1249,19 @@ impl Engine {
     pub(crate) fn io_done(&mut self, dev: usize, slot: usize) {
         let Some(done) = self.devices[dev].slots[slot].take() else { return };
         self.devices[dev].busy -= 1;
-        let waiters = match done {
-            Slot::Data(w) => vec![w],
+        // A data request's one waiter, or a flush's (no list allocated
+        // for the one).
+        let (data, flushed) = match done {
+            Slot::Data(w) => (Some(w), Vec::new()),
             Slot::Flush(ws) => {
                 self.devices[dev].flush_running = false;
-                ws
+                (None, ws)
             }
         };
         self.kick_flush(dev);
         self.io_dispatch(dev);
         let irq_cpu = self.plat.devices[dev].irq_cpu;
-        for (t, cpu) in waiters {
+        for (t, cpu) in data.into_iter().chain(flushed) {
             let prev = self.tasks[t].cpu;
             if self.tasks[t].in_iowait {
                 self.rqs[prev].nr_iowait -= 1;
