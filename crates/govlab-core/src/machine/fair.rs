@@ -423,7 +423,10 @@ impl Engine {
         let delta = now.saturating_sub(tk.exec_start_ns);
         tk.exec_start_ns = now;
         tk.sum_exec_ns += delta;
-        tk.vruntime += delta * NICE_0_LOAD / tk.weight;
+        // calc_delta_fair(): a nice-0 task's vruntime advances by the time
+        // itself (the same value for any delta under 2^54 ns, 208 days,
+        // without a 64-bit division).
+        tk.vruntime += if tk.weight == NICE_0_LOAD { delta } else { delta * NICE_0_LOAD / tk.weight };
         delta
     }
 
