@@ -61,6 +61,11 @@ impl Engine {
 
     /// The runqueue's own PELT update (update_cfs_rq_load_avg) under the
     /// kernel's rules; true when it decayed.
+    // Always inlined: its call frame was a sixth of its cost, at every
+    // enqueue, dequeue, pick and tick (1.1 % fewer instructions, callgrind
+    // on `bench_mix 4`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(crate) fn update_cfs_rq(&mut self, cpu: CpuId) -> bool {
         let scales = self.contribution_scales(cpu);
         let rq = &mut self.rqs[cpu];
