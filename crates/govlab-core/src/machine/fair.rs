@@ -78,6 +78,10 @@ impl Engine {
     }
 
     /// __update_load_avg_se for task `t` on `cpu` under the kernel's rules.
+    // Always inlined, as `update_cfs_rq` (1.4 % fewer instructions,
+    // callgrind on `bench_mix 4`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(super) fn update_task_avg(&mut self, cpu: CpuId, t: TaskId, on_rq: bool, running: bool) {
         let s = self.contribution_scales(cpu);
         let now = self.rqs[cpu].clock.now();
