@@ -29,6 +29,10 @@ impl Engine {
     /// update_rq_clock(): advance the PELT clock to now. Before v5.1
     /// (pelt::PeltEra::ScaledContributions) PELT reads the plain task clock:
     /// the clock advances unscaled and the scaling goes into each update.
+    // Always inlined, as `update_cfs_rq` (0.2 % fewer instructions,
+    // callgrind on `bench_mix 4`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(crate) fn update_rq_clock(&mut self, cpu: CpuId) {
         let rq = &self.rqs[cpu];
         if rq.clock.is_current(self.now, rq.curr.is_none()) {
