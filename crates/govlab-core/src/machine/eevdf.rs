@@ -143,7 +143,12 @@ impl Engine {
 
     /// avg_vruntime(): V, rounded down; min_vruntime on an empty runqueue.
     pub(crate) fn avg_vruntime(&self, cpu: CpuId) -> u64 {
-        let (sum, load) = self.eevdf_sums(cpu);
+        self.avg_vruntime_of(cpu, self.eevdf_sums(cpu))
+    }
+
+    /// [`Self::avg_vruntime`] from the runqueue's sums, already taken.
+    #[inline]
+    fn avg_vruntime_of(&self, cpu: CpuId, (sum, load): (i128, u64)) -> u64 {
         if load == 0 {
             return self.rqs[cpu].min_vruntime;
         }
@@ -187,12 +192,12 @@ impl Engine {
     /// by default): task `t`, not yet queued on `cpu`, goes to V − its
     /// inflated lag, its deadline a virtual slice on (half for a new task).
     pub(crate) fn place_entity_eevdf(&mut self, cpu: CpuId, t: TaskId, initial: bool) {
-        let avg = self.avg_vruntime(cpu);
+        let sums = self.eevdf_sums(cpu);
+        let avg = self.avg_vruntime_of(cpu, sums);
         let w = self.tasks[t].weight;
         let mut lag: i64 = 0;
         if self.rqs[cpu].cfs_nr_running > 0 {
-            let (_, load) = self.eevdf_sums(cpu);
-            let load = load.max(1);
+            let load = sums.1.max(1);
             let vlag = self.tasks[t].vlag;
             lag = match vlag.checked_mul((load + w) as i64) {
                 Some(p) => p / load as i64,

@@ -1220,6 +1220,9 @@ impl Engine {
     fn io_dispatch(&mut self, dev: usize) {
         loop {
             let d = &self.devices[dev];
+            if d.queue.is_empty() {
+                return;
+            }
             if !self.plat.devices[dev].flush_queued && (d.flush_running || !d.flush_pending.is_empty()) {
                 return;
             }
@@ -1260,17 +1263,19 @@ impl Engine {
     pub(crate) fn io_done(&mut self, dev: usize, slot: usize) {
         let Some(done) = self.devices[dev].slots[slot].take() else { return };
         self.devices[dev].busy -= 1;
-        let waiters = match done {
-            Slot::Data(w) => vec![w],
+        // A data request's one waiter, or a flush's (no list allocated
+        // for the one).
+        let (data, flushed) = match done {
+            Slot::Data(w) => (Some(w), Vec::new()),
             Slot::Flush(ws) => {
                 self.devices[dev].flush_running = false;
-                ws
+                (None, ws)
             }
         };
         self.kick_flush(dev);
         self.io_dispatch(dev);
         let irq_cpu = self.plat.devices[dev].irq_cpu;
-        for w in waiters {
+        for w in data.into_iter().chain(flushed) {
             let (t, cpu) = (w.task, w.cpu);
             // blk-mq completes in the device's interrupt handler when the
             // device has a queue per CPU (NVMe); a single-queue device's

@@ -29,6 +29,10 @@ impl Engine {
     /// update_rq_clock(): advance the PELT clock to now. Before v5.1
     /// (pelt::PeltEra::ScaledContributions) PELT reads the plain task clock:
     /// the clock advances unscaled and the scaling goes into each update.
+    // Always inlined, as `update_cfs_rq` (0.2 % fewer instructions,
+    // callgrind on `bench_mix 4`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(crate) fn update_rq_clock(&mut self, cpu: CpuId) {
         let rq = &self.rqs[cpu];
         if rq.clock.is_current(self.now, rq.curr.is_none()) {
@@ -61,6 +65,11 @@ impl Engine {
 
     /// The runqueue's own PELT update (update_cfs_rq_load_avg) under the
     /// kernel's rules; true when it decayed.
+    // Always inlined: its call frame was a sixth of its cost, at every
+    // enqueue, dequeue, pick and tick (1.1 % fewer instructions, callgrind
+    // on `bench_mix 4`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(crate) fn update_cfs_rq(&mut self, cpu: CpuId) -> bool {
         let scales = self.contribution_scales(cpu);
         let rq = &mut self.rqs[cpu];
@@ -73,6 +82,10 @@ impl Engine {
     }
 
     /// __update_load_avg_se for task `t` on `cpu` under the kernel's rules.
+    // Always inlined, as `update_cfs_rq` (1.4 % fewer instructions,
+    // callgrind on `bench_mix 4`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(super) fn update_task_avg(&mut self, cpu: CpuId, t: TaskId, on_rq: bool, running: bool) {
         let s = self.contribution_scales(cpu);
         let now = self.rqs[cpu].clock.now();
@@ -423,7 +436,10 @@ impl Engine {
         let delta = now.saturating_sub(tk.exec_start_ns);
         tk.exec_start_ns = now;
         tk.sum_exec_ns += delta;
-        tk.vruntime += delta * NICE_0_LOAD / tk.weight;
+        // calc_delta_fair(): a nice-0 task's vruntime advances by the time
+        // itself (the same value for any delta under 2^54 ns, 208 days,
+        // without a 64-bit division).
+        tk.vruntime += if tk.weight == NICE_0_LOAD { delta } else { delta * NICE_0_LOAD / tk.weight };
         delta
     }
 

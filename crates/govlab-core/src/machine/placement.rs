@@ -247,6 +247,12 @@ impl Engine {
         self.tasks[t].affinity.unwrap_or(self.all_cpus)
     }
 
+    /// `allowed(t).test(cpu)` without copying the mask.
+    #[inline]
+    fn allows(&self, t: TaskId, cpu: CpuId) -> bool {
+        self.tasks[t].affinity.as_ref().unwrap_or(&self.all_cpus).test(cpu)
+    }
+
     fn is_idle_core(&self, cpu: CpuId) -> bool {
         self.plat.cpus[cpu].siblings.iter().all(|&s| self.idle_mask.test(s))
     }
@@ -264,7 +270,7 @@ impl Engine {
     }
 
     fn select_task_rq_asym(&self, t: TaskId, prev: CpuId) -> CpuId {
-        if let Some(cpu) = self.find_energy_efficient_cpu(t, prev).filter(|&c| self.allowed(t).test(c)) {
+        if let Some(cpu) = self.find_energy_efficient_cpu(t, prev).filter(|&c| self.allows(t, c)) {
             return cpu;
         }
         self.select_idle_sibling_asym(t, prev)
@@ -279,7 +285,7 @@ impl Engine {
             return self.select_task_rq(t, prev);
         }
         self.record_wakee(this, t);
-        let want_affine = !self.wake_wide(this, t) && self.allowed(t).test(this);
+        let want_affine = !self.wake_wide(this, t) && self.allows(t, this);
         let target = if want_affine && this != prev { self.wake_affine(t, this, prev, sync) } else { prev };
         if prev == this && self.per_cpu_kthread_stack(this) {
             return prev;
@@ -600,14 +606,14 @@ impl Engine {
     /// The last queued task of `src` that may run on `dst`.
     fn pick_migratable(&self, src: CpuId, dst: CpuId) -> Option<TaskId> {
         if self.fair_groups() {
-            return self.queued_fair_tasks(src).into_iter().find(|&t| self.allowed(t).test(dst));
+            return self.queued_fair_tasks(src).into_iter().find(|&t| self.allows(t, dst));
         }
         self.rqs[src]
             .tree
             .iter()
             .rev()
             .map(|&(_, t)| t)
-            .find(|&t| !self.tasks[t].sched_delayed && self.allowed(t).test(dst))
+            .find(|&t| !self.tasks[t].sched_delayed && self.allows(t, dst))
     }
 
     /// The CPU of `mask` but `dst` with the most tasks, the lowest such.
@@ -801,15 +807,22 @@ impl Engine {
     }
 
     /// The earliest of `cpu`'s lowest `levels` domains' last balance plus
-    /// their idle interval (update_next_balance(), v5.2).
+    /// their idle interval (update_next_balance(), v5.2), the intervals
+    /// from the domains' table (`idle_interval_j`).
+    #[inline]
     fn domains_next_balance_j(&self, cpu: CpuId, levels: usize) -> u64 {
-        (0..self.sched_domains(cpu).n.min(levels))
-            .map(|level| {
-                let ms = self.balance_interval_ms(cpu, level);
-                self.rqs[cpu].sd_last_balance_j[level] + self.sd_balance_interval_j(ms, false)
-            })
-            .min()
-            .unwrap_or(u64::MAX)
+        let (tick_ns, max_j) = (self.tun.tick_ns, self.balance_max_j);
+        let d = &self.balance_domains[cpu];
+        let rq = &self.rqs[cpu];
+        let mut next = u64::MAX;
+        for level in 0..d.n.min(levels) {
+            let ms = match rq.sd_balance_interval_ms[level] {
+                0 => d.weights[level],
+                ms => ms,
+            };
+            next = next.min(rq.sd_last_balance_j[level] + idle_interval_j(d, level, ms, tick_ns, max_j));
+        }
+        next
     }
 
     /// rebalance_domains(rq, idle) for `cpu` (v5.2 kernel/sched/fair.c, the
@@ -1087,7 +1100,7 @@ impl Engine {
             if left <= 0 {
                 break;
             }
-            if !self.allowed(t).test(cpu) {
+            if !self.allows(t, cpu) {
                 continue;
             }
             let load = self.tasks[t].avg.load_avg as i64;

@@ -160,6 +160,7 @@ impl<E: Queued> EventQueue<E> {
         }
     }
 
+    #[inline]
     pub fn schedule(&mut self, time_ns: Time, event: E) {
         self.push(time_ns, event);
     }
@@ -322,6 +323,7 @@ impl<E: Queued> EventQueue<E> {
         Some(w * 64 + self.occupied[w].trailing_zeros() as usize)
     }
 
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         if self.len == 0 {
             return None;
