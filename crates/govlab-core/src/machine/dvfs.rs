@@ -87,6 +87,10 @@ pub struct DomainRt {
     pub req_turbo: bool,
     /// Transition in flight: target OPP.
     pub in_flight: Option<usize>,
+    /// The package's active cores when a PCU tick last found the clock at
+    /// its grant; None once the request, the clock or the ceiling moved
+    /// since (the domain's part of the package's `pcu_asked_at`).
+    pub granted_at: Option<usize>,
     /// Generation of the in-flight transition's event.
     pub gen: u32,
     /// Accounting: ns per OPP and number of frequency changes.
@@ -175,6 +179,7 @@ impl DomainRt {
             req_opp: boot,
             req_turbo: ct.opps[boot].turbo,
             in_flight: None,
+            granted_at: None,
             gen: 0,
             time_in_opp_ns: vec![0; ct.opps.len()],
             since_ns: 0,
@@ -464,6 +469,7 @@ impl Engine {
         let turbo = self.plat.domain_type(d).opps[opp].turbo;
         self.domains[d].req_opp = opp;
         self.domains[d].req_turbo = turbo;
+        self.domains[d].granted_at = None;
         let pkg = self.plat.freq_domains[d].package;
         self.packages[pkg].pcu_asked_at = None;
         if turbo {
@@ -547,6 +553,7 @@ impl Engine {
         self.packages[self.plat.freq_domains[d].package].pcu_asked_at = None;
         let dom = &mut self.domains[d];
         dom.in_flight = Some(target);
+        dom.granted_at = None;
         dom.gen = dom.gen.wrapping_add(1);
         self.q.schedule(self.now + delay, Event::FreqDone { domain: d as u32, gen: dom.gen });
     }
@@ -554,6 +561,7 @@ impl Engine {
     /// The clock of domain `d` switches now.
     pub(crate) fn freq_transition_done(&mut self, d: usize) {
         let Some(target) = self.domains[d].in_flight.take() else { return };
+        self.domains[d].granted_at = None;
         self.packages[self.plat.freq_domains[d].package].pcu_asked_at = None;
         let nr_cpus = self.plat.freq_domains[d].cpus.len();
         let cpu_at = |e: &Self, i: usize| e.plat.freq_domains[d].cpus[i];
@@ -667,6 +675,7 @@ impl Engine {
         }
         let mut active = None;
         for d in doms().collect::<Vec<_>>() {
+            self.domains[d].granted_at = None;
             self.kick_transition_counted(d, &mut active);
         }
     }
@@ -701,13 +710,21 @@ impl Engine {
         self.packages[pkg].pcu_asked_at = counted;
         let mut any_turbo = false;
         // Kicking a transition leaves every CPU's idle state as it is: the
-        // package's active cores are counted once for all its domains.
-        let mut active = None;
+        // package's active cores are counted once for all its domains. A
+        // domain found at its grant with as many active cores, nothing else
+        // it reads having moved since, would be found there again.
+        let mut active = counted;
         for i in 0..self.package_domains[pkg].len() {
             let d = self.package_domains[pkg][i];
             if self.domains[d].req_turbo {
                 any_turbo = true;
+                if counted.is_some() && self.domains[d].granted_at == counted {
+                    continue;
+                }
                 self.kick_transition_counted(d, &mut active);
+                if self.domains[d].in_flight.is_none() {
+                    self.domains[d].granted_at = counted;
+                }
             }
         }
         if any_turbo {
