@@ -497,6 +497,7 @@ impl Engine {
     }
 
     /// Cores of a package that count as active for the turbo budget.
+    #[inline]
     fn active_cores(&self, pkg: usize) -> usize {
         let Some(depth) = self.turbo_active_depths[pkg] else { return self.active_cores_walked(pkg) };
         // The energy ledger's counts (machine/energy.rs) hold the answer:
@@ -511,6 +512,7 @@ impl Engine {
     }
 
     /// [`Self::active_cores`] by asking every CPU of the package.
+    #[inline(never)]
     fn active_cores_walked(&self, pkg: usize) -> usize {
         self.plat.packages[pkg]
             .cores
@@ -533,14 +535,21 @@ impl Engine {
 
     /// [`Self::kick_transition`] with the package's active cores, if
     /// already counted since they last changed (see [`Self::granted_opp`]).
+    #[inline]
     fn kick_transition_counted(&mut self, d: usize, active: &mut Option<usize>) {
         if self.domains[d].in_flight.is_some() {
             return;
         }
         let target = self.granted_opp(d, active);
-        if target == self.domains[d].cur_opp {
-            return;
+        if target != self.domains[d].cur_opp {
+            self.start_transition(d, target);
         }
+    }
+
+    /// Domain `d`'s clock starts towards OPP `target`, after the regulator
+    /// has slewed up if it needs more voltage.
+    #[inline(never)]
+    fn start_transition(&mut self, d: usize, target: usize) {
         let ct = self.plat.domain_type(d);
         let vd = self.plat.freq_domains[d].voltage_domain;
         let need_mv = ct.opps[target].mv;
