@@ -70,6 +70,10 @@ fn scale_of(khz: u32, ref_khz: u32) -> u64 {
 /// requests resolve to (see [`Engine::resolve_domain`]).
 #[derive(Debug, Clone)]
 pub struct DomainRt {
+    /// The domain's package and CPU type (its platform entry's), read by
+    /// every grant.
+    pub package: usize,
+    pub cpu_type: usize,
     /// OPP the clock runs at now (index into the cpu type's table).
     pub cur_opp: usize,
     pub cur_khz: u32,
@@ -172,6 +176,8 @@ impl DomainRt {
         // leaves the clock at when the kernel takes over).
         let boot = if lowest { 0 } else { ct.opp_index(ct.base_khz).unwrap_or(0) };
         DomainRt {
+            package: d.package,
+            cpu_type: d.cpu_type,
             cur_opp: boot,
             cur_khz: ct.opps[boot].khz,
             freq_scale: scale_of(ct.opps[boot].khz, freq_ref_khz),
@@ -486,14 +492,16 @@ impl Engine {
     /// limit for the package's active cores (counted once into `active`
     /// when it is None and a turbo OPP is asked for).
     fn granted_opp(&self, d: usize, active: &mut Option<usize>) -> usize {
-        let ct = self.plat.domain_type(d);
-        let pkg = self.plat.freq_domains[d].package;
-        let req = self.domains[d].req_opp.min(self.packages[pkg].cap_opp);
-        if !ct.opps[req].turbo {
+        let dom = &self.domains[d];
+        let req = dom.req_opp.min(self.packages[dom.package].cap_opp);
+        // `req_turbo` says whether the request is a turbo OPP; a ceiling
+        // below it asks the table.
+        let turbo = if req == dom.req_opp { dom.req_turbo } else { self.plat.domain_type(d).opps[req].turbo };
+        if !turbo {
             return req;
         }
-        let active = *active.get_or_insert_with(|| self.active_cores(pkg));
-        req.min(self.turbo_opps[self.plat.freq_domains[d].cpu_type][active])
+        let active = *active.get_or_insert_with(|| self.active_cores(dom.package));
+        req.min(self.turbo_opps[dom.cpu_type][active])
     }
 
     /// Cores of a package that count as active for the turbo budget.
