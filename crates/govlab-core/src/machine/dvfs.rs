@@ -77,6 +77,11 @@ pub struct DomainRt {
     /// OPP the clock runs at now (index into the cpu type's table).
     pub cur_opp: usize,
     pub cur_khz: u32,
+    /// The voltage `cur_opp` needs, mV, kept with it.
+    pub cur_mv: u32,
+    /// The highest OPP whose voltage a policy of the domain holds its rail
+    /// at ([`PolicyRt::volt_opp`]), kept with them; 0: no floor.
+    pub volt_floor_opp: usize,
     /// `cur_khz` against `freq_ref_khz`, 0..=1024
     /// (arch_scale_freq_capacity), kept with `cur_khz`.
     pub freq_scale: u64,
@@ -180,6 +185,8 @@ impl DomainRt {
             cpu_type: d.cpu_type,
             cur_opp: boot,
             cur_khz: ct.opps[boot].khz,
+            cur_mv: ct.opps[boot].mv,
+            volt_floor_opp: 0,
             freq_scale: scale_of(ct.opps[boot].khz, freq_ref_khz),
             freq_ref_khz,
             req_opp: boot,
@@ -348,9 +355,11 @@ impl Engine {
     /// included).
     fn domain_mv(&self, d: usize) -> u32 {
         let dom = &self.domains[d];
+        if dom.volt_floor_opp == 0 {
+            return dom.cur_mv;
+        }
         let cap = self.packages[self.plat.freq_domains[d].package].cap_opp;
-        let floor = self.pol.of_domain[d].iter().map(|&p| self.policies[p].volt_opp).max().unwrap_or(0);
-        self.plat.domain_type(d).opps[dom.cur_opp.max(floor.min(cap))].mv
+        self.plat.domain_type(d).opps[dom.cur_opp.max(dom.volt_floor_opp.min(cap))].mv
     }
 
     /// Set the OPP whose voltage policy `p` holds its domain's rail at
@@ -360,6 +369,7 @@ impl Engine {
     pub(crate) fn set_volt_opp(&mut self, p: usize, opp: usize) {
         self.policies[p].volt_opp = opp;
         let d = self.policies[p].domain;
+        self.domains[d].volt_floor_opp = self.pol.of_domain[d].iter().map(|&q| self.policies[q].volt_opp).max().unwrap_or(0);
         let vd = self.plat.freq_domains[d].voltage_domain;
         let rail = self.rail_mv(vd);
         if rail < self.vdomains[vd].mv {
@@ -594,13 +604,14 @@ impl Engine {
             self.aperf[cpu].advance(self.now, old_khz);
         }
         let ct = self.plat.domain_type(d);
-        let khz = ct.opps[target].khz;
+        let (khz, mv) = (ct.opps[target].khz, ct.opps[target].mv);
         let vd = self.plat.freq_domains[d].voltage_domain;
         let now = self.now;
         let dom = &mut self.domains[d];
         dom.account_until(now);
         dom.cur_opp = target;
         dom.cur_khz = khz;
+        dom.cur_mv = mv;
         dom.freq_scale = scale_of(khz, dom.freq_ref_khz);
         dom.transitions += 1;
         // The rail rose before the switch, or falls to what is still needed.
