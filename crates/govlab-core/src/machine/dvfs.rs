@@ -96,9 +96,10 @@ pub struct DomainRt {
     pub req_turbo: bool,
     /// Transition in flight: target OPP.
     pub in_flight: Option<usize>,
-    /// The package's active cores when a PCU tick last found the clock at
-    /// its grant; None once the request, the clock or the ceiling moved
-    /// since (the domain's part of the package's `pcu_asked_at`).
+    /// The turbo limit (the highest OPP granted for the package's active
+    /// cores) when a PCU tick last found the clock at its grant; None once
+    /// the request, the clock or the ceiling moved since (the domain's part
+    /// of the package's `pcu_asked_at`).
     pub granted_at: Option<usize>,
     /// Generation of the in-flight transition's event.
     pub gen: u32,
@@ -738,20 +739,22 @@ impl Engine {
         self.packages[pkg].pcu_asked_at = counted;
         let mut any_turbo = false;
         // Kicking a transition leaves every CPU's idle state as it is: the
-        // package's active cores are counted once for all its domains. A
-        // domain found at its grant with as many active cores, nothing else
-        // it reads having moved since, would be found there again.
+        // package's active cores are counted once for all its domains. The
+        // count reaches a grant only as the turbo limit: a domain found at
+        // its grant under the same limit, nothing else it reads having moved
+        // since, would be found there again.
         let mut active = counted;
         for i in 0..self.package_domains[pkg].len() {
             let d = self.package_domains[pkg][i];
             if self.domains[d].req_turbo {
                 any_turbo = true;
-                if counted.is_some() && self.domains[d].granted_at == counted {
+                let limit = counted.map(|n| self.turbo_opps[self.domains[d].cpu_type][n]);
+                if limit.is_some() && self.domains[d].granted_at == limit {
                     continue;
                 }
                 self.kick_transition_counted(d, &mut active);
                 if self.domains[d].in_flight.is_none() {
-                    self.domains[d].granted_at = counted;
+                    self.domains[d].granted_at = limit;
                 }
             }
         }
