@@ -174,13 +174,13 @@ pub fn policy_transition_delay_us(ctx: &BuildCtx, domain: usize) -> u32 {
 pub fn frequency_table_target(policy: &Policy<'_>, khz: u32, relation: Relation) -> u32 {
     let target = khz.clamp(policy.min_khz, policy.max_khz);
     let opps = policy.opps;
-    let at_least = opps.iter().position(|o| o.khz >= target).unwrap_or(opps.len() - 1);
-    let at_most = opps.iter().rposition(|o| o.khz <= target).unwrap_or(0);
+    let at_least = || opps.iter().position(|o| o.khz >= target).unwrap_or(opps.len() - 1);
+    let at_most = || opps.iter().rposition(|o| o.khz <= target).unwrap_or(0);
     match relation {
-        Relation::L => opps[at_least].khz,
-        Relation::H => opps[at_most].khz,
+        Relation::L => opps[at_least()].khz,
+        Relation::H => opps[at_most()].khz,
         Relation::C => {
-            let (lo, hi) = (opps[at_most].khz, opps[at_least].khz);
+            let (lo, hi) = (opps[at_most()].khz, opps[at_least()].khz);
             if target.abs_diff(lo) < target.abs_diff(hi) {
                 lo
             } else {

@@ -849,12 +849,12 @@ impl CpufreqGovernor for IntelPstate {
     /// (`sched_flags |= flags`) before the own-CPU check returns, so a
     /// remote IOWAIT counts at the CPU's next own call. The non-HWP hook
     /// returns before it records anything.
-    fn update_util_rejected(&mut self, policy: &mut Policy<'_>, cpu: CpuId, _time_ns: u64, flags: u32) {
+    fn update_util_rejected(&mut self, call: &super::RejectedCall<'_>) {
         if !self.tunables.hwp {
             return;
         }
-        if let Some(c) = self.policies.get_mut(policy.id).and_then(Option::as_mut).and_then(|pd| pd.cpus.iter_mut().find(|c| c.cpu == cpu)) {
-            c.sched_flags |= flags;
+        if let Some(c) = self.policies.get_mut(call.policy).and_then(Option::as_mut).and_then(|pd| pd.cpus.iter_mut().find(|c| c.cpu == call.cpu)) {
+            c.sched_flags |= call.flags;
         }
     }
 

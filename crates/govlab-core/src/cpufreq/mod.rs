@@ -254,6 +254,22 @@ impl Policy<'_> {
     }
 }
 
+/// A hook call the governor turns away ([`CpufreqGovernor::update_util_rejected`]):
+/// what its callback reads before the check that rejects it. There is no
+/// policy view and nowhere to put a request: a rejected call asks for
+/// nothing.
+pub struct RejectedCall<'a> {
+    /// Index of the policy ([`driver::PolicyLayout`]).
+    pub policy: usize,
+    /// The CPU whose hook it is (not the calling one).
+    pub cpu: CpuId,
+    pub time_ns: u64,
+    pub flags: u32,
+    /// TICK_NSEC of the simulated kernel.
+    pub tick_ns: u64,
+    pub sched: &'a dyn SchedView,
+}
+
 /// Which hook calls made from another CPU (remote callbacks, v4.14+) a
 /// governor acts on; calls from other CPUs are ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,12 +330,12 @@ pub trait CpufreqGovernor: Send {
     /// The scheduler's utilisation hook for `cpu` of this policy.
     fn update_util(&mut self, _policy: &mut Policy<'_>, _cpu: CpuId, _time_ns: u64, _flags: u32) {}
 
-    /// A hook call for `cpu` that [`Self::remote_hook_calls`] turns away:
-    /// what the governor's callback records before its check rejects the
-    /// call (v6.8 schedutil keeps the iowait boost and `last_update`,
-    /// intel_pstate with HWP the call's flags). It asks for nothing.
-    /// Default: nothing is recorded (the check comes first).
-    fn update_util_rejected(&mut self, _policy: &mut Policy<'_>, _cpu: CpuId, _time_ns: u64, _flags: u32) {}
+    /// A hook call that [`Self::remote_hook_calls`] turns away: what the
+    /// governor's callback records before its check rejects the call (v6.8
+    /// schedutil keeps the iowait boost and `last_update`, intel_pstate
+    /// with HWP the call's flags). It asks for nothing. Default: nothing is
+    /// recorded (the check comes first).
+    fn update_util_rejected(&mut self, _call: &RejectedCall<'_>) {}
 
     /// The governor's own timer fired.
     fn timer(&mut self, _policy: &mut Policy<'_>, _time_ns: u64) {}

@@ -104,7 +104,7 @@
 //!   global P-state ramp-down).
 
 use super::dbs;
-use super::{CpufreqGovernor, GovernorInfo, Policy, Relation, SchedView, SCHED_CPUFREQ_IOWAIT};
+use super::{CpufreqGovernor, GovernorInfo, Policy, RejectedCall, Relation, SchedView, SCHED_CPUFREQ_IOWAIT};
 use crate::error::Result;
 use crate::kernel::{BuildCtx, EraId, Patch};
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec, UINT_MAX};
@@ -472,6 +472,22 @@ impl SugovPolicy {
         }
     }
 
+    /// What every hook call records before `sugov_should_update_freq` may
+    /// turn it away (v6.8 `sugov_update_single_common` and
+    /// `sugov_update_shared`; v4.14's `sugov_update_single` and
+    /// `sugov_update_shared` in the same order): the iowait boost
+    /// bookkeeping of CPU `j`, `last_update`, and `ignore_dl_rate_limit`. A
+    /// remote call the policy rejects leaves these behind, so a remote
+    /// IOWAIT wakeup's boost applies at the CPU's next local call.
+    fn record_call(&mut self, j: usize, mode: IowaitBoostMode, tick_ns: u64, sched: &dyn SchedView, time_ns: u64, flags: u32) {
+        let sg_cpu = &mut self.cpus[j];
+        sg_cpu.iowait_boost(time_ns, tick_ns, flags, mode);
+        sg_cpu.last_update_ns = time_ns;
+        if sg_cpu.dl_bw_rose(sched) {
+            self.limits_changed = true;
+        }
+    }
+
     /// sugov_should_update_freq (step 2).
     fn should_update_freq(&mut self, time_ns: u64) -> bool {
         if self.limits_changed {
@@ -531,22 +547,6 @@ impl Schedutil {
         }
     }
 
-    /// What every hook call records before `sugov_should_update_freq` may
-    /// turn it away (v6.8 `sugov_update_single_common` and
-    /// `sugov_update_shared`; v4.14's `sugov_update_single` and
-    /// `sugov_update_shared` in the same order): the iowait boost
-    /// bookkeeping, `last_update`, and `ignore_dl_rate_limit`. A remote
-    /// call the policy rejects leaves these behind, so a remote IOWAIT
-    /// wakeup's boost applies at the CPU's next local call.
-    fn record_call(&self, sg: &mut SugovPolicy, j: usize, policy: &Policy<'_>, time_ns: u64, flags: u32) {
-        let sg_cpu = &mut sg.cpus[j];
-        sg_cpu.iowait_boost(time_ns, policy.tick_ns, flags, self.tunables.iowait_boost);
-        sg_cpu.last_update_ns = time_ns;
-        if sg_cpu.dl_bw_rose(policy.sched) {
-            sg.limits_changed = true;
-        }
-    }
-
     /// sugov_update_single_common (v6.8; inline in v4.14's
     /// sugov_update_single): the call is recorded, then, unless the rate
     /// limit turns it away, the CPU's boost and utilisation are worked out.
@@ -559,7 +559,7 @@ impl Schedutil {
         flags: u32,
         max_cap: u64,
     ) -> bool {
-        self.record_call(sg, 0, policy, time_ns, flags);
+        sg.record_call(0, self.tunables.iowait_boost, policy.tick_ns, policy.sched, time_ns, flags);
         if !sg.should_update_freq(time_ns) {
             return false;
         }
@@ -637,7 +637,7 @@ impl Schedutil {
     fn update_shared(&self, sg: &mut SugovPolicy, j: usize, policy: &mut Policy<'_>, time_ns: u64, flags: u32) {
         let mode = self.tunables.iowait_boost;
         let tick_ns = policy.tick_ns;
-        self.record_call(sg, j, policy, time_ns, flags);
+        sg.record_call(j, mode, tick_ns, policy.sched, time_ns, flags);
         if !sg.should_update_freq(time_ns) {
             return;
         }
@@ -708,15 +708,15 @@ impl CpufreqGovernor for Schedutil {
 
     /// A remote call `sugov_should_update_freq` turns away
     /// (`cpufreq_this_cpu_can_update`) after the bookkeeping.
-    fn update_util_rejected(&mut self, policy: &mut Policy<'_>, cpu: CpuId, time_ns: u64, flags: u32) {
-        let Some(mut sg) = self.policies.get_mut(policy.id).and_then(Option::take) else {
-            panic!("schedutil: hook call for cpu {cpu} at {time_ns} ns before policy {} started", policy.id);
+    fn update_util_rejected(&mut self, call: &RejectedCall<'_>) {
+        let (cpu, time_ns, id) = (call.cpu, call.time_ns, call.policy);
+        let Some(sg) = self.policies.get_mut(id).and_then(Option::as_mut) else {
+            panic!("schedutil: hook call for cpu {cpu} at {time_ns} ns before policy {id} started");
         };
         let Some(j) = sg.cpus.iter().position(|c| c.cpu == cpu) else {
-            panic!("schedutil: hook call at {time_ns} ns for cpu {cpu}, not in policy {}", policy.id);
+            panic!("schedutil: hook call at {time_ns} ns for cpu {cpu}, not in policy {id}");
         };
-        self.record_call(&mut sg, j, policy, time_ns, flags);
-        self.policies[policy.id] = Some(sg);
+        sg.record_call(j, self.tunables.iowait_boost, call.tick_ns, call.sched, time_ns, call.flags);
     }
 
     fn tunables(&self) -> Vec<(String, String)> {

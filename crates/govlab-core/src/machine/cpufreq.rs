@@ -10,7 +10,7 @@
 
 use super::{Engine, Event};
 use crate::cpufreq::driver::CpufreqDriver;
-use crate::cpufreq::{HwpCaps, Policy, PolicyRequests, RemoteHookCalls, SchedView};
+use crate::cpufreq::{HwpCaps, Policy, PolicyRequests, RejectedCall, RemoteHookCalls, SchedView};
 use crate::kernel::EraId;
 use crate::platform::CpuId;
 use crate::sched::pelt;
@@ -75,7 +75,6 @@ impl SchedView for View<'_> {
 enum Call {
     Start,
     Update { cpu: CpuId, flags: u32 },
-    Rejected { cpu: CpuId, flags: u32 },
     Timer,
 }
 
@@ -168,12 +167,20 @@ impl Engine {
             match call {
                 Call::Start => gov.start(&mut policy),
                 Call::Update { cpu, flags } => gov.update_util(&mut policy, cpu, self.now, flags),
-                Call::Rejected { cpu, flags } => gov.update_util_rejected(&mut policy, cpu, self.now, flags),
                 Call::Timer => gov.timer(&mut policy, self.now),
             }
         }
         self.cpufreq = gov;
         self.apply_policy_requests(p, out);
+    }
+
+    /// A hook call for `cpu` of policy `p` that the governor turns away:
+    /// only what its callback records first, without a view of the policy.
+    fn governor_rejects(&mut self, p: usize, cpu: CpuId, flags: u32) {
+        let mut gov = std::mem::replace(&mut self.cpufreq, Box::new(crate::cpufreq::performance::Performance));
+        let view = View { e: self };
+        gov.update_util_rejected(&RejectedCall { policy: p, cpu, time_ns: self.now, flags, tick_ns: self.tun.tick_ns, sched: &view });
+        self.cpufreq = gov;
     }
 
     fn apply_policy_requests(&mut self, p: usize, out: PolicyRequests) {
@@ -226,7 +233,7 @@ impl Engine {
                 if !accept {
                     // The governor's callback ran and turned the call away
                     // after recording part of it.
-                    self.call_governor(p, Call::Rejected { cpu, flags });
+                    self.governor_rejects(p, cpu, flags);
                     return;
                 }
             }

@@ -70,9 +70,18 @@ fn scale_of(khz: u32, ref_khz: u32) -> u64 {
 /// requests resolve to (see [`Engine::resolve_domain`]).
 #[derive(Debug, Clone)]
 pub struct DomainRt {
+    /// The domain's package and CPU type (its platform entry's), read by
+    /// every grant.
+    pub package: usize,
+    pub cpu_type: usize,
     /// OPP the clock runs at now (index into the cpu type's table).
     pub cur_opp: usize,
     pub cur_khz: u32,
+    /// The voltage `cur_opp` needs, mV, kept with it.
+    pub cur_mv: u32,
+    /// The highest OPP whose voltage a policy of the domain holds its rail
+    /// at ([`PolicyRt::volt_opp`]), kept with them; 0: no floor.
+    pub volt_floor_opp: usize,
     /// `cur_khz` against `freq_ref_khz`, 0..=1024
     /// (arch_scale_freq_capacity), kept with `cur_khz`.
     pub freq_scale: u64,
@@ -87,6 +96,11 @@ pub struct DomainRt {
     pub req_turbo: bool,
     /// Transition in flight: target OPP.
     pub in_flight: Option<usize>,
+    /// The turbo limit (the highest OPP granted for the package's active
+    /// cores) when a PCU tick last found the clock at its grant; None once
+    /// the request, the clock or the ceiling moved since (the domain's part
+    /// of the package's `pcu_asked_at`).
+    pub granted_at: Option<usize>,
     /// Generation of the in-flight transition's event.
     pub gen: u32,
     /// Accounting: ns per OPP and number of frequency changes.
@@ -168,13 +182,18 @@ impl DomainRt {
         // leaves the clock at when the kernel takes over).
         let boot = if lowest { 0 } else { ct.opp_index(ct.base_khz).unwrap_or(0) };
         DomainRt {
+            package: d.package,
+            cpu_type: d.cpu_type,
             cur_opp: boot,
             cur_khz: ct.opps[boot].khz,
+            cur_mv: ct.opps[boot].mv,
+            volt_floor_opp: 0,
             freq_scale: scale_of(ct.opps[boot].khz, freq_ref_khz),
             freq_ref_khz,
             req_opp: boot,
             req_turbo: ct.opps[boot].turbo,
             in_flight: None,
+            granted_at: None,
             gen: 0,
             time_in_opp_ns: vec![0; ct.opps.len()],
             since_ns: 0,
@@ -337,9 +356,11 @@ impl Engine {
     /// included).
     fn domain_mv(&self, d: usize) -> u32 {
         let dom = &self.domains[d];
+        if dom.volt_floor_opp == 0 {
+            return dom.cur_mv;
+        }
         let cap = self.packages[self.plat.freq_domains[d].package].cap_opp;
-        let floor = self.pol.of_domain[d].iter().map(|&p| self.policies[p].volt_opp).max().unwrap_or(0);
-        self.plat.domain_type(d).opps[dom.cur_opp.max(floor.min(cap))].mv
+        self.plat.domain_type(d).opps[dom.cur_opp.max(dom.volt_floor_opp.min(cap))].mv
     }
 
     /// Set the OPP whose voltage policy `p` holds its domain's rail at
@@ -349,6 +370,7 @@ impl Engine {
     pub(crate) fn set_volt_opp(&mut self, p: usize, opp: usize) {
         self.policies[p].volt_opp = opp;
         let d = self.policies[p].domain;
+        self.domains[d].volt_floor_opp = self.pol.of_domain[d].iter().map(|&q| self.policies[q].volt_opp).max().unwrap_or(0);
         let vd = self.plat.freq_domains[d].voltage_domain;
         let rail = self.rail_mv(vd);
         if rail < self.vdomains[vd].mv {
@@ -464,6 +486,7 @@ impl Engine {
         let turbo = self.plat.domain_type(d).opps[opp].turbo;
         self.domains[d].req_opp = opp;
         self.domains[d].req_turbo = turbo;
+        self.domains[d].granted_at = None;
         let pkg = self.plat.freq_domains[d].package;
         self.packages[pkg].pcu_asked_at = None;
         if turbo {
@@ -480,17 +503,20 @@ impl Engine {
     /// limit for the package's active cores (counted once into `active`
     /// when it is None and a turbo OPP is asked for).
     fn granted_opp(&self, d: usize, active: &mut Option<usize>) -> usize {
-        let ct = self.plat.domain_type(d);
-        let pkg = self.plat.freq_domains[d].package;
-        let req = self.domains[d].req_opp.min(self.packages[pkg].cap_opp);
-        if !ct.opps[req].turbo {
+        let dom = &self.domains[d];
+        let req = dom.req_opp.min(self.packages[dom.package].cap_opp);
+        // `req_turbo` says whether the request is a turbo OPP; a ceiling
+        // below it asks the table.
+        let turbo = if req == dom.req_opp { dom.req_turbo } else { self.plat.domain_type(d).opps[req].turbo };
+        if !turbo {
             return req;
         }
-        let active = *active.get_or_insert_with(|| self.active_cores(pkg));
-        req.min(self.turbo_opps[self.plat.freq_domains[d].cpu_type][active])
+        let active = *active.get_or_insert_with(|| self.active_cores(dom.package));
+        req.min(self.turbo_opps[dom.cpu_type][active])
     }
 
     /// Cores of a package that count as active for the turbo budget.
+    #[inline]
     fn active_cores(&self, pkg: usize) -> usize {
         let Some(depth) = self.turbo_active_depths[pkg] else { return self.active_cores_walked(pkg) };
         // The energy ledger's counts (machine/energy.rs) hold the answer:
@@ -505,6 +531,7 @@ impl Engine {
     }
 
     /// [`Self::active_cores`] by asking every CPU of the package.
+    #[inline(never)]
     fn active_cores_walked(&self, pkg: usize) -> usize {
         self.plat.packages[pkg]
             .cores
@@ -527,14 +554,21 @@ impl Engine {
 
     /// [`Self::kick_transition`] with the package's active cores, if
     /// already counted since they last changed (see [`Self::granted_opp`]).
+    #[inline]
     fn kick_transition_counted(&mut self, d: usize, active: &mut Option<usize>) {
         if self.domains[d].in_flight.is_some() {
             return;
         }
         let target = self.granted_opp(d, active);
-        if target == self.domains[d].cur_opp {
-            return;
+        if target != self.domains[d].cur_opp {
+            self.start_transition(d, target);
         }
+    }
+
+    /// Domain `d`'s clock starts towards OPP `target`, after the regulator
+    /// has slewed up if it needs more voltage.
+    #[inline(never)]
+    fn start_transition(&mut self, d: usize, target: usize) {
         let ct = self.plat.domain_type(d);
         let vd = self.plat.freq_domains[d].voltage_domain;
         let need_mv = ct.opps[target].mv;
@@ -547,6 +581,7 @@ impl Engine {
         self.packages[self.plat.freq_domains[d].package].pcu_asked_at = None;
         let dom = &mut self.domains[d];
         dom.in_flight = Some(target);
+        dom.granted_at = None;
         dom.gen = dom.gen.wrapping_add(1);
         self.q.schedule(self.now + delay, Event::FreqDone { domain: d as u32, gen: dom.gen });
     }
@@ -554,6 +589,7 @@ impl Engine {
     /// The clock of domain `d` switches now.
     pub(crate) fn freq_transition_done(&mut self, d: usize) {
         let Some(target) = self.domains[d].in_flight.take() else { return };
+        self.domains[d].granted_at = None;
         self.packages[self.plat.freq_domains[d].package].pcu_asked_at = None;
         let nr_cpus = self.plat.freq_domains[d].cpus.len();
         let cpu_at = |e: &Self, i: usize| e.plat.freq_domains[d].cpus[i];
@@ -569,13 +605,14 @@ impl Engine {
             self.aperf[cpu].advance(self.now, old_khz);
         }
         let ct = self.plat.domain_type(d);
-        let khz = ct.opps[target].khz;
+        let (khz, mv) = (ct.opps[target].khz, ct.opps[target].mv);
         let vd = self.plat.freq_domains[d].voltage_domain;
         let now = self.now;
         let dom = &mut self.domains[d];
         dom.account_until(now);
         dom.cur_opp = target;
         dom.cur_khz = khz;
+        dom.cur_mv = mv;
         dom.freq_scale = scale_of(khz, dom.freq_ref_khz);
         dom.transitions += 1;
         // The rail rose before the switch, or falls to what is still needed.
@@ -667,6 +704,7 @@ impl Engine {
         }
         let mut active = None;
         for d in doms().collect::<Vec<_>>() {
+            self.domains[d].granted_at = None;
             self.kick_transition_counted(d, &mut active);
         }
     }
@@ -701,13 +739,23 @@ impl Engine {
         self.packages[pkg].pcu_asked_at = counted;
         let mut any_turbo = false;
         // Kicking a transition leaves every CPU's idle state as it is: the
-        // package's active cores are counted once for all its domains.
-        let mut active = None;
+        // package's active cores are counted once for all its domains. The
+        // count reaches a grant only as the turbo limit: a domain found at
+        // its grant under the same limit, nothing else it reads having moved
+        // since, would be found there again.
+        let mut active = counted;
         for i in 0..self.package_domains[pkg].len() {
             let d = self.package_domains[pkg][i];
             if self.domains[d].req_turbo {
                 any_turbo = true;
+                let limit = counted.map(|n| self.turbo_opps[self.domains[d].cpu_type][n]);
+                if limit.is_some() && self.domains[d].granted_at == limit {
+                    continue;
+                }
                 self.kick_transition_counted(d, &mut active);
+                if self.domains[d].in_flight.is_none() {
+                    self.domains[d].granted_at = limit;
+                }
             }
         }
         if any_turbo {
