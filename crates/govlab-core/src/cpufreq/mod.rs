@@ -337,6 +337,18 @@ pub trait CpufreqGovernor: Send {
     /// recorded (the check comes first).
     fn update_util_rejected(&mut self, _call: &RejectedCall<'_>) {}
 
+    /// Whether a rejected call comes with the policy's view instead
+    /// ([`Self::update_util_rejected_view`]): a governor from outside the
+    /// crate (Python), which reads the policy through the view it gets on
+    /// every other call. Default: no.
+    fn rejected_calls_need_view(&self) -> bool {
+        false
+    }
+
+    /// A rejected call, for a governor that asked for the view
+    /// ([`Self::rejected_calls_need_view`]). It asks for nothing.
+    fn update_util_rejected_view(&mut self, _policy: &mut Policy<'_>, _cpu: CpuId, _time_ns: u64, _flags: u32) {}
+
     /// The governor's own timer fired.
     fn timer(&mut self, _policy: &mut Policy<'_>, _time_ns: u64) {}
 

@@ -75,6 +75,8 @@ impl SchedView for View<'_> {
 enum Call {
     Start,
     Update { cpu: CpuId, flags: u32 },
+    /// A rejected call, for a governor that wants the policy's view with it.
+    Rejected { cpu: CpuId, flags: u32 },
     Timer,
 }
 
@@ -167,6 +169,7 @@ impl Engine {
             match call {
                 Call::Start => gov.start(&mut policy),
                 Call::Update { cpu, flags } => gov.update_util(&mut policy, cpu, self.now, flags),
+                Call::Rejected { cpu, flags } => gov.update_util_rejected_view(&mut policy, cpu, self.now, flags),
                 Call::Timer => gov.timer(&mut policy, self.now),
             }
         }
@@ -233,7 +236,11 @@ impl Engine {
                 if !accept {
                     // The governor's callback ran and turned the call away
                     // after recording part of it.
-                    self.governor_rejects(p, cpu, flags);
+                    if self.cpufreq.rejected_calls_need_view() {
+                        self.call_governor(p, Call::Rejected { cpu, flags });
+                    } else {
+                        self.governor_rejects(p, cpu, flags);
+                    }
                     return;
                 }
             }

@@ -575,11 +575,13 @@ impl CpufreqGovernor for PyCpufreq {
         self.call(policy, Call::Update { cpu, flags }, time_ns);
     }
 
-    fn update_util_rejected(&mut self, policy: &mut Policy<'_>, cpu: usize, time_ns: u64, flags: u32) {
-        if self.rejected.is_some() {
-            self.now_ns = time_ns;
-            self.call(policy, Call::Rejected { cpu, flags }, time_ns);
-        }
+    fn rejected_calls_need_view(&self) -> bool {
+        self.rejected.is_some()
+    }
+
+    fn update_util_rejected_view(&mut self, policy: &mut Policy<'_>, cpu: usize, time_ns: u64, flags: u32) {
+        self.now_ns = time_ns;
+        self.call(policy, Call::Rejected { cpu, flags }, time_ns);
     }
 
     fn timer(&mut self, policy: &mut Policy<'_>, time_ns: u64) {
