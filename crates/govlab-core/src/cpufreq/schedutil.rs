@@ -709,12 +709,16 @@ impl CpufreqGovernor for Schedutil {
     /// A remote call `sugov_should_update_freq` turns away
     /// (`cpufreq_this_cpu_can_update`) after the bookkeeping.
     fn update_util_rejected(&mut self, call: &RejectedCall<'_>) {
+        // The engine calls the hook only for a started policy's own CPUs; a
+        // call that is neither has nothing to record.
         let (cpu, time_ns, id) = (call.cpu, call.time_ns, call.policy);
         let Some(sg) = self.policies.get_mut(id).and_then(Option::as_mut) else {
-            panic!("schedutil: hook call for cpu {cpu} at {time_ns} ns before policy {id} started");
+            debug_assert!(false, "schedutil: hook call for cpu {cpu} at {time_ns} ns before policy {id} started");
+            return;
         };
         let Some(j) = sg.cpus.iter().position(|c| c.cpu == cpu) else {
-            panic!("schedutil: hook call at {time_ns} ns for cpu {cpu}, not in policy {id}");
+            debug_assert!(false, "schedutil: hook call at {time_ns} ns for cpu {cpu}, not in policy {id}");
+            return;
         };
         sg.record_call(j, self.tunables.iowait_boost, call.tick_ns, call.sched, time_ns, call.flags);
     }
