@@ -29,7 +29,7 @@
 //!    (`xlog_wait_on_iclog`, not iowait). A `kworker` of the `xfs-cil`
 //!    workqueue (per-CPU up to v5.3, below) formats the checkpoint and
 //!    submits one iclog write with PREFLUSH|FUA; it does not wait for it
-//!    (the model's [`Op::IoAsync`]: no iowait). The write's completion
+//!    (the model's [`Op::IoFuaEndWork`]). The write's completion
 //!    runs `xlog_ioend_work` (v5.2: `xlog_iodone`) on an `xfs-log`
 //!    kworker, which wakes the waiters.
 //! 3. Commits are shared, by sequence: an fsync waits for the first commit
@@ -100,14 +100,17 @@
 //!   queueing `xlog_ioend_work`; v6.8 the same. Its kworkers run at nice
 //!   −20 (kernel/workqueue.c `HIGHPRI_NICE_LEVEL`, MIN_NICE). In the
 //!   model the iclog's last completion queues the log worker's work from
-//!   the CPU the completion runs on ([`Op::IoEndWork`]): the submitting
+//!   the CPU the completion runs on ([`Op::IoFuaEndWork`]): the submitting
 //!   CPU on the platforms without an `irq_cpu` (a queue per CPU), else the
 //!   device's interrupt CPU when it shares the submitter's LLC (SATA's
 //!   one interrupt on the x86 servers: machine/exec.rs). The log worker
 //!   then wakes the fsync waiters from there, as the kernel's does. The
-//!   CIL worker still sleeps through the pre-flush and the write (not in
-//!   iowait), a simplification: the kernel's block layer sequences them
-//!   in the completion context while the worker has gone.
+//!   CIL worker submits the iclog and goes back to waiting for the next
+//!   push at once: the block layer issues the pre-flush, the write and the
+//!   FUA's post-flush each from the previous one's completion (v5.2
+//!   block/blk-flush.c `blk_flush_complete_seq()`), waking nobody on the
+//!   way (until session 31 the worker slept through the pre-flush and the
+//!   write, woken after each).
 //!
 //! Block completions are the engine's (`machine/exec.rs`: the device's
 //! interrupt CPU, else the submitting one).
@@ -348,12 +351,10 @@ impl Layer {
                     &|b| {
                         b.run(Self::cost(XLOG_CIL_PUSH_NS), 0.0);
                         // One iclog write with PREFLUSH|FUA, submitted
-                        // without waiting in iowait; its end (the FUA's
-                        // post-flush) queues the log worker's work on the
-                        // CPU the completion runs on.
-                        b.op(Op::IoAsync { device: dev, kind: IoKind::Flush, bytes: 0 })
-                            .op(Op::IoAsync { device: dev, kind: IoKind::Write, bytes: XLOG_ICLOG_BYTES })
-                            .op(Op::IoEndWork { device: dev, kind: IoKind::Flush, bytes: 0, chan: ioend });
+                        // without waiting; its end (the FUA's post-flush)
+                        // queues the log worker's work on the CPU the
+                        // completion runs on.
+                        b.op(Op::IoFuaEndWork { device: dev, bytes: XLOG_ICLOG_BYTES, chan: ioend });
                     },
                     &|_| {},
                 );
