@@ -153,8 +153,10 @@ pub(crate) struct IoWaiter {
 /// (`blk_flush_queue_rq(rq, true)`), then the post-flush, which joins the
 /// pending flushes as any flush does. The post-flush is the FUA's emulation
 /// on a device that does not take FUA writes (`blk_flush_policy()`):
-/// libata's default up to v6.5 (`libata.fua=0`), and the model's for every
-/// device and version, a simplification for NVMe and for SATA from v6.6.
+/// libata's default before "ata: libata: Enable fua support by default"
+/// (Damien Le Moal, posted October 2022, v6.2 inferred), so the source's
+/// v5.2, and the model's for every device and version, a simplification
+/// for NVMe and for SATA drives with FUA on later kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FlushStep {
     None,
