@@ -136,8 +136,8 @@ pub struct MutexRt {
 
 /// Whom a device request is for: the task that submitted it on `cpu`,
 /// which sleeps until it completes; or, with `end_work`, nobody waits and
-/// the completion queues work in that channel ([`Op::IoFuaEndWork`]),
-/// after the steps still in `then`.
+/// the completion queues work in that channel ([`Op::IoFuaEndWork`]).
+/// Either happens after the steps still in `then` ([`Op::IoFua`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct IoWaiter {
     task: TaskId,
@@ -667,6 +667,14 @@ impl Engine {
                 self.tasks[t].in_iowait = true;
                 self.rqs[cpu].nr_iowait += 1;
                 self.io_submit(device as usize, t, kind, bytes, cpu);
+                return Some(Outcome::Blocked);
+            }
+            Op::IoFua { device, bytes } => {
+                self.block(cpu, t);
+                self.tasks[t].in_iowait = true;
+                self.rqs[cpu].nr_iowait += 1;
+                let w = IoWaiter { task: t, cpu, end_work: None, then: FlushStep::Write(bytes) };
+                self.io_submit_for(device as usize, w, IoKind::Flush, 0, false);
                 return Some(Outcome::Blocked);
             }
             Op::IoFuaEndWork { device, bytes, chan } => {

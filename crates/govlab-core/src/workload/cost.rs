@@ -177,6 +177,7 @@ impl Walker {
                 return Pass { ops: 1.0 + k * child.ops, ns: 0.0, per_s: k * child.per_s, endless: false };
             }
             Op::Io { .. }
+            | Op::IoFua { .. }
             | Op::IoFuaEndWork { .. }
             | Op::IoRing { .. }
             | Op::Recv { .. }

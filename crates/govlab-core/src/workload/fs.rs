@@ -21,10 +21,15 @@
 //!    until the commit is done (`jbd2_log_wait_commit`: wait_event, an
 //!    uninterruptible sleep, not iowait; the model's [`Op::WaitEvent`], so
 //!    a commit wakes all its waiters at once). The jbd2 kthread (`jbd2/<dev>-8`, unbound) wakes,
-//!    spends its commit CPU, writes the journal blocks, issues the
-//!    pre-flush, writes the commit block and its FUA (two cache flushes in
-//!    the device model), waiting for each in iowait on *its* CPU, and wakes
-//!    every fsync waiting for the transaction.
+//!    spends its commit CPU, writes the journal blocks and waits for them,
+//!    then submits the commit block with PREFLUSH|FUA and waits for it
+//!    (v5.2 `jbd2_journal_commit_transaction()`: `wait_on_buffer()` on the
+//!    journal blocks, `journal_submit_commit_record()`,
+//!    `journal_wait_on_commit_record()`), in iowait on *its* CPU, and wakes
+//!    every fsync waiting for the transaction. The block layer issues the
+//!    commit's pre-flush, write and post-flush (the FUA: two cache flushes
+//!    in the device model) from each other's completions; until session 31
+//!    jbd2 waited for each of the three and was woken after each.
 //!    **XFS:** the caller queues the CIL push and sleeps on the iclog
 //!    (`xlog_wait_on_iclog`, not iowait). A `kworker` of the `xfs-cil`
 //!    workqueue (per-CPU up to v5.3, below) formats the checkpoint and
@@ -329,9 +334,7 @@ impl Layer {
                     &|b| {
                         b.run(Self::cost(JBD2_COMMIT_NS), 0.0);
                         self.io(b, IoKind::Write, JBD2_JOURNAL_BYTES);
-                        self.io(b, IoKind::Flush, 0);
-                        self.io(b, IoKind::Write, JBD2_COMMIT_BYTES);
-                        self.io(b, IoKind::Flush, 0);
+                        b.op(Op::IoFua { device: self.device, bytes: JBD2_COMMIT_BYTES });
                     },
                     &|b| {
                         b.op(Op::Lock { mutex: lock })

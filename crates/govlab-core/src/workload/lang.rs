@@ -114,6 +114,15 @@ pub enum Op {
     Timer { period_ns: u64, timer: TimerRef, relative: bool },
     /// Submit a request to a device and wait for it in iowait.
     Io { device: u32, kind: IoKind, bytes: u64 },
+    /// Submit a write of `bytes` with REQ_PREFLUSH|REQ_FUA and wait for
+    /// the whole of it in iowait: the block layer issues the cache flush,
+    /// the write and the FUA's second flush each from the previous one's
+    /// completion (machine/exec.rs `FlushStep`), and only the last wakes
+    /// the submitter. jbd2's commit record: v5.2
+    /// `journal_submit_commit_record()` submits it with
+    /// REQ_SYNC|REQ_PREFLUSH|REQ_FUA and `journal_wait_on_commit_record()`
+    /// waits on its buffer.
+    IoFua { device: u32, bytes: u64 },
     /// Submit a write of `bytes` with REQ_PREFLUSH|REQ_FUA and go on
     /// without waiting. The block layer carries out its steps, each from
     /// the previous one's completion in interrupt context: a cache flush,
