@@ -177,8 +177,8 @@ impl Walker {
                 return Pass { ops: 1.0 + k * child.ops, ns: 0.0, per_s: k * child.per_s, endless: false };
             }
             Op::Io { .. }
-            | Op::IoAsync { .. }
-            | Op::IoEndWork { .. }
+            | Op::IoFua { .. }
+            | Op::IoFuaEndWork { .. }
             | Op::IoRing { .. }
             | Op::Recv { .. }
             | Op::RecvAny { .. }

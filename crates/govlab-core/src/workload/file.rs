@@ -530,7 +530,7 @@ fn takes_time(ops: &[Op]) -> bool {
     ops.iter().any(|o| match o {
         Op::Run { cycles, .. } => cycles.mean() > 0.0,
         Op::Sleep { ns } => ns.mean() > 0.0,
-        Op::Timer { .. } | Op::Io { .. } | Op::IoRing { .. } | Op::IoAsync { .. } | Op::Recv { .. } | Op::RecvAny { .. } | Op::Lock { .. } | Op::Join | Op::CondWait { .. } | Op::WaitEvent { .. } | Op::Barrier { .. } | Op::LogFlush { .. } => true,
+        Op::Timer { .. } | Op::Io { .. } | Op::IoFua { .. } | Op::IoRing { .. } | Op::Recv { .. } | Op::RecvAny { .. } | Op::Lock { .. } | Op::Join | Op::CondWait { .. } | Op::WaitEvent { .. } | Op::Barrier { .. } | Op::LogFlush { .. } => true,
         _ => false,
     })
 }

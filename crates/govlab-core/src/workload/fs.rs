@@ -21,15 +21,20 @@
 //!    until the commit is done (`jbd2_log_wait_commit`: wait_event, an
 //!    uninterruptible sleep, not iowait; the model's [`Op::WaitEvent`], so
 //!    a commit wakes all its waiters at once). The jbd2 kthread (`jbd2/<dev>-8`, unbound) wakes,
-//!    spends its commit CPU, writes the journal blocks, issues the
-//!    pre-flush, writes the commit block and its FUA (two cache flushes in
-//!    the device model), waiting for each in iowait on *its* CPU, and wakes
-//!    every fsync waiting for the transaction.
+//!    spends its commit CPU, writes the journal blocks and waits for them,
+//!    then submits the commit block with PREFLUSH|FUA and waits for it
+//!    (v5.2 `jbd2_journal_commit_transaction()`: `wait_on_buffer()` on the
+//!    journal blocks, `journal_submit_commit_record()`,
+//!    `journal_wait_on_commit_record()`), in iowait on *its* CPU, and wakes
+//!    every fsync waiting for the transaction. The block layer issues the
+//!    commit's pre-flush, write and post-flush (the FUA: two cache flushes
+//!    in the device model) from each other's completions; until session 31
+//!    jbd2 waited for each of the three and was woken after each.
 //!    **XFS:** the caller queues the CIL push and sleeps on the iclog
 //!    (`xlog_wait_on_iclog`, not iowait). A `kworker` of the `xfs-cil`
 //!    workqueue (per-CPU up to v5.3, below) formats the checkpoint and
 //!    submits one iclog write with PREFLUSH|FUA; it does not wait for it
-//!    (the model's [`Op::IoAsync`]: no iowait). The write's completion
+//!    (the model's [`Op::IoFuaEndWork`]). The write's completion
 //!    runs `xlog_ioend_work` (v5.2: `xlog_iodone`) on an `xfs-log`
 //!    kworker, which wakes the waiters.
 //! 3. Commits are shared, by sequence: an fsync waits for the first commit
@@ -100,14 +105,17 @@
 //!   queueing `xlog_ioend_work`; v6.8 the same. Its kworkers run at nice
 //!   −20 (kernel/workqueue.c `HIGHPRI_NICE_LEVEL`, MIN_NICE). In the
 //!   model the iclog's last completion queues the log worker's work from
-//!   the CPU the completion runs on ([`Op::IoEndWork`]): the submitting
+//!   the CPU the completion runs on ([`Op::IoFuaEndWork`]): the submitting
 //!   CPU on the platforms without an `irq_cpu` (a queue per CPU), else the
 //!   device's interrupt CPU when it shares the submitter's LLC (SATA's
 //!   one interrupt on the x86 servers: machine/exec.rs). The log worker
 //!   then wakes the fsync waiters from there, as the kernel's does. The
-//!   CIL worker still sleeps through the pre-flush and the write (not in
-//!   iowait), a simplification: the kernel's block layer sequences them
-//!   in the completion context while the worker has gone.
+//!   CIL worker submits the iclog and goes back to waiting for the next
+//!   push at once: the block layer issues the pre-flush, the write and the
+//!   FUA's post-flush each from the previous one's completion (v5.2
+//!   block/blk-flush.c `blk_flush_complete_seq()`), waking nobody on the
+//!   way (until session 31 the worker slept through the pre-flush and the
+//!   write, woken after each).
 //!
 //! Block completions are the engine's (`machine/exec.rs`: the device's
 //! interrupt CPU, else the submitting one).
@@ -326,9 +334,7 @@ impl Layer {
                     &|b| {
                         b.run(Self::cost(JBD2_COMMIT_NS), 0.0);
                         self.io(b, IoKind::Write, JBD2_JOURNAL_BYTES);
-                        self.io(b, IoKind::Flush, 0);
-                        self.io(b, IoKind::Write, JBD2_COMMIT_BYTES);
-                        self.io(b, IoKind::Flush, 0);
+                        b.op(Op::IoFua { device: self.device, bytes: JBD2_COMMIT_BYTES });
                     },
                     &|b| {
                         b.op(Op::Lock { mutex: lock })
@@ -348,12 +354,10 @@ impl Layer {
                     &|b| {
                         b.run(Self::cost(XLOG_CIL_PUSH_NS), 0.0);
                         // One iclog write with PREFLUSH|FUA, submitted
-                        // without waiting in iowait; its end (the FUA's
-                        // post-flush) queues the log worker's work on the
-                        // CPU the completion runs on.
-                        b.op(Op::IoAsync { device: dev, kind: IoKind::Flush, bytes: 0 })
-                            .op(Op::IoAsync { device: dev, kind: IoKind::Write, bytes: XLOG_ICLOG_BYTES })
-                            .op(Op::IoEndWork { device: dev, kind: IoKind::Flush, bytes: 0, chan: ioend });
+                        // without waiting; its end (the FUA's post-flush)
+                        // queues the log worker's work on the CPU the
+                        // completion runs on.
+                        b.op(Op::IoFuaEndWork { device: dev, bytes: XLOG_ICLOG_BYTES, chan: ioend });
                     },
                     &|_| {},
                 );

@@ -114,19 +114,27 @@ pub enum Op {
     Timer { period_ns: u64, timer: TimerRef, relative: bool },
     /// Submit a request to a device and wait for it in iowait.
     Io { device: u32, kind: IoKind, bytes: u64 },
-    /// Submit a request and sleep until it completes, not in iowait: a
-    /// kernel thread that submits IO and leaves its completion to another
-    /// context (XFS's CIL push submits the iclog write; `xlog_ioend_work`
-    /// completes it), so nothing waits in `io_schedule()`.
-    IoAsync { device: u32, kind: IoKind, bytes: u64 },
-    /// Submit a request and go on without waiting: its completion queues
-    /// work, a 1-byte message in channel `chan` put there from the CPU
-    /// the completion runs on, in interrupt context (the device's interrupt
-    /// CPU or the submitter, machine/exec.rs). A bio's end_io queueing a
-    /// work item on a per-CPU workqueue: XFS's `xlog_bio_end_io()` queues
-    /// `xlog_ioend_work` (v5.2 `xlog_iodone` through the iclog buffer's
-    /// `b_ioend_wq`) on the CPU it runs on.
-    IoEndWork { device: u32, kind: IoKind, bytes: u64, chan: u32 },
+    /// Submit a write of `bytes` with REQ_PREFLUSH|REQ_FUA and wait for
+    /// the whole of it in iowait: the block layer issues the cache flush,
+    /// the write and the FUA's second flush each from the previous one's
+    /// completion (machine/exec.rs `FlushStep`), and only the last wakes
+    /// the submitter. jbd2's commit record: v5.2
+    /// `journal_submit_commit_record()` submits it with
+    /// REQ_SYNC|REQ_PREFLUSH|REQ_FUA and `journal_wait_on_commit_record()`
+    /// waits on its buffer.
+    IoFua { device: u32, bytes: u64 },
+    /// Submit a write of `bytes` with REQ_PREFLUSH|REQ_FUA and go on
+    /// without waiting. The block layer carries out its steps, each from
+    /// the previous one's completion in interrupt context: a cache flush,
+    /// the write, a second flush for the FUA (machine/exec.rs `FlushStep`);
+    /// the last completion queues work, a 1-byte message in channel `chan`
+    /// put there from the CPU that completion runs on (the device's
+    /// interrupt CPU or the submitter). XFS's iclog write: v5.2
+    /// `xlog_sync()` submits the iclog buffer with XBF_ASYNC|XBF_FLUSH|XBF_FUA
+    /// and returns, and the write's end queues `xlog_iodone` on the per-CPU
+    /// `xfs-log` workqueue (from v5.3 `xlog_bio_end_io()` queues
+    /// `xlog_ioend_work`) on the CPU it runs on.
+    IoFuaEndWork { device: u32, bytes: u64, chan: u32 },
     /// Submit a request through io_uring and wait for its completion in
     /// io_cqring_wait(), which counts as iowait only from v6.5
     /// (`KernelConfig::io_uring_wait_is_iowait`).
