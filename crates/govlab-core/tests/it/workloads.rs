@@ -360,6 +360,27 @@ mod fs {
         }
     }
 
+    /// Eight dbench clients on `fs` for 300 ms on i7-2600k: how often each
+    /// kernel thread whose comm starts with one of `comms` was woken by a
+    /// task and how often from interrupt context.
+    fn journal_wakeups(fs: &str, comms: &[&str]) -> Vec<(usize, usize)> {
+        let cfg = RunConfig {
+            platform: Spec::new("i7-2600k"),
+            ..config(&format!("dbench:clients=8,fs={fs}"), "performance", "menu", 300 * MS)
+        };
+        let path = temp_file(&format!("fs-journal-wakeups-{fs}.trace"), "");
+        cfg.run(Some(&path), None).unwrap();
+        let t = govlab_core::trace::read::read_path(&path).unwrap();
+        let mut counts = vec![(0, 0); comms.len()];
+        for e in &t.events {
+            let EventKind::SchedWakeup { comm, .. } = &e.kind else { continue };
+            if let Some(i) = comms.iter().position(|c| comm.starts_with(c)) {
+                if e.in_irq() { counts[i].1 += 1 } else { counts[i].0 += 1 }
+            }
+        }
+        counts
+    }
+
     /// XFS's CIL worker submits the iclog write and does not wait for it:
     /// the block layer issues the pre-flush, the write and the post-flush
     /// from each other's completions (v5.2 block/blk-flush.c), so the
@@ -368,22 +389,8 @@ mod fs {
     /// write and was woken from interrupt context after each.
     #[test]
     fn the_cil_worker_is_not_woken_by_its_iclog_write() {
-        let cfg = RunConfig {
-            platform: Spec::new("i7-2600k"),
-            ..config("dbench:clients=8,fs=xfs", "performance", "menu", 300 * MS)
-        };
-        let path = temp_file("fs-cil-no-wait.trace", "");
-        cfg.run(Some(&path), None).unwrap();
-        let t = govlab_core::trace::read::read_path(&path).unwrap();
-        let (mut asked, mut from_irq, mut log_work) = (0, 0, 0);
-        for e in &t.events {
-            let EventKind::SchedWakeup { comm, .. } = &e.kind else { continue };
-            if comm.starts_with("kworker/xfs-cil") {
-                if e.in_irq() { from_irq += 1 } else { asked += 1 }
-            } else if comm.starts_with("kworker/xfs-log") && e.in_irq() {
-                log_work += 1;
-            }
-        }
+        let w = journal_wakeups("xfs", &["kworker/xfs-cil", "kworker/xfs-log"]);
+        let ((asked, from_irq), (_, log_work)) = (w[0], w[1]);
         assert!(asked > 100 && from_irq == 0, "xfs-cil woken {asked} times by fsyncs, {from_irq} from interrupts");
         // Every push's write still ends in the log worker's work.
         assert!(log_work * 10 >= asked * 9 && log_work <= asked, "{log_work} log completions for {asked} pushes");
@@ -397,20 +404,7 @@ mod fs {
     /// wakeups a commit: 563 for 141 commits in 300 ms).
     #[test]
     fn jbd2_is_woken_twice_a_commit() {
-        let cfg = RunConfig {
-            platform: Spec::new("i7-2600k"),
-            ..config("dbench:clients=8,fs=ext4", "performance", "menu", 300 * MS)
-        };
-        let path = temp_file("fs-jbd2-fua.trace", "");
-        cfg.run(Some(&path), None).unwrap();
-        let t = govlab_core::trace::read::read_path(&path).unwrap();
-        let (mut asked, mut from_irq) = (0, 0);
-        for e in &t.events {
-            let EventKind::SchedWakeup { comm, .. } = &e.kind else { continue };
-            if comm.starts_with("jbd2/") {
-                if e.in_irq() { from_irq += 1 } else { asked += 1 }
-            }
-        }
+        let (asked, from_irq) = journal_wakeups("ext4", &["jbd2/"])[0];
         assert!(asked > 100 && from_irq <= 2 * asked && from_irq * 10 >= asked * 19, "jbd2: {asked} commits asked for, {from_irq} wakeups from interrupts");
     }
 
