@@ -422,7 +422,7 @@ impl Engine {
     fn cpu_votes(&self, cpu: CpuId) -> bool {
         match self.rqs[cpu].idle_state() {
             None => true,
-            Some(s) => self.plat.cpu_type_of(cpu).idle_states[s].polling,
+            Some(s) => s == 0 && self.polls_in_state0.test(cpu),
         }
     }
 
