@@ -91,6 +91,7 @@ impl PackageEnergy {
     }
 
     /// A core moved from one stand to another.
+    #[inline]
     fn move_core(&mut self, (depth, busy, khz): CoreStand, (new_depth, new_busy, new_khz): CoreStand) {
         self.settled = false;
         if busy {
@@ -121,6 +122,7 @@ impl PackageEnergy {
     }
 
     /// Count a running core at `khz` in (`add`) or out.
+    #[inline]
     fn count_busy_at(&mut self, khz: u32, add: bool) {
         let i = match self.busy_at_khz.binary_search_by_key(&khz, |&(k, _)| k) {
             Ok(i) => i,
