@@ -261,6 +261,7 @@ impl Engine {
     /// Recompute the package C-state `pkg`'s cores allow and settle the
     /// package's power; when that changes a coordinated state's grant,
     /// every package is settled again.
+    #[inline(always)]
     pub(crate) fn refresh_package_power(&mut self, pkg: usize) {
         let want = self.wanted_package_state(pkg);
         let moved = self.pkg_energy[pkg].want != want;
