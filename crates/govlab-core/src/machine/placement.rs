@@ -897,7 +897,7 @@ impl Engine {
 
     /// No CPU of `cpu`'s widest domain but `cpu` itself is overloaded, so
     /// `idle_pull` finds every domain balanced.
-    #[inline]
+    #[inline(always)]
     fn nothing_to_pull(&self, cpu: CpuId) -> bool {
         if self.overloaded.is_empty() {
             return true;
