@@ -463,6 +463,7 @@ impl Engine {
 
     /// `cpu` entered or left idle: its APERF stops or starts counting, and
     /// a shared clock re-resolves its votes.
+    #[inline(always)]
     pub(crate) fn clock_vote_changed(&mut self, cpu: CpuId) {
         let d = self.plat.cpus[cpu].freq_domain;
         let c0 = self.cpu_votes(cpu);
