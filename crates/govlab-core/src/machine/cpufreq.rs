@@ -218,34 +218,42 @@ impl Engine {
     /// cpufreq_update_util(): the scheduler's hook on `cpu`, called from
     /// `hook_this_cpu` if set (a remote call), else from `cpu` itself. A
     /// remote call reaches the governor only if its rule accepts the
-    /// calling CPU ([`RemoteHookCalls`], v6.8).
+    /// calling CPU ([`RemoteHookCalls`], v6.8). Inline: where the governor
+    /// installs no hook (`uses_util_hook`: performance, for one) a call is
+    /// only the test.
+    #[inline(always)]
     pub(crate) fn cpufreq_update_util(&mut self, cpu: CpuId, flags: u32) {
         if self.cpufreq_hook {
-            let p = self.pol.of_cpu[cpu];
-            if let Some(this) = self.hook_this_cpu.filter(|&c| c != cpu) {
-                // Before v4.14 (674e75411fc2) the scheduler made no remote
-                // calls: cfs_rq_util_change called the hook only for this
-                // CPU's own runqueue.
-                if !self.remote_callbacks {
-                    return;
-                }
-                let accept = match self.cpufreq.remote_hook_calls() {
-                    RemoteHookCalls::PolicyCpus => self.pol.of_cpu[this] == p,
-                    RemoteHookCalls::OwnCpu => false,
-                };
-                if !accept {
-                    // The governor's callback ran and turned the call away
-                    // after recording part of it.
-                    if self.cpufreq.rejected_calls_need_view() {
-                        self.call_governor(p, Call::Rejected { cpu, flags });
-                    } else {
-                        self.governor_rejects(p, cpu, flags);
-                    }
-                    return;
-                }
-            }
-            self.call_governor(p, Call::Update { cpu, flags });
+            self.cpufreq_hook_call(cpu, flags);
         }
+    }
+
+    /// [`Self::cpufreq_update_util`] where the governor has a hook.
+    fn cpufreq_hook_call(&mut self, cpu: CpuId, flags: u32) {
+        let p = self.pol.of_cpu[cpu];
+        if let Some(this) = self.hook_this_cpu.filter(|&c| c != cpu) {
+            // Before v4.14 (674e75411fc2) the scheduler made no remote
+            // calls: cfs_rq_util_change called the hook only for this
+            // CPU's own runqueue.
+            if !self.remote_callbacks {
+                return;
+            }
+            let accept = match self.cpufreq.remote_hook_calls() {
+                RemoteHookCalls::PolicyCpus => self.pol.of_cpu[this] == p,
+                RemoteHookCalls::OwnCpu => false,
+            };
+            if !accept {
+                // The governor's callback ran and turned the call away
+                // after recording part of it.
+                if self.cpufreq.rejected_calls_need_view() {
+                    self.call_governor(p, Call::Rejected { cpu, flags });
+                } else {
+                    self.governor_rejects(p, cpu, flags);
+                }
+                return;
+            }
+        }
+        self.call_governor(p, Call::Update { cpu, flags });
     }
 
     /// A governor timer expired. A deferrable one waits while every CPU of

@@ -422,7 +422,7 @@ impl Engine {
     fn cpu_votes(&self, cpu: CpuId) -> bool {
         match self.rqs[cpu].idle_state() {
             None => true,
-            Some(s) => self.plat.cpu_type_of(cpu).idle_states[s].polling,
+            Some(s) => s == 0 && self.polls_in_state0.test(cpu),
         }
     }
 
@@ -463,6 +463,7 @@ impl Engine {
 
     /// `cpu` entered or left idle: its APERF stops or starts counting, and
     /// a shared clock re-resolves its votes.
+    #[inline(always)]
     pub(crate) fn clock_vote_changed(&mut self, cpu: CpuId) {
         let d = self.plat.cpus[cpu].freq_domain;
         let c0 = self.cpu_votes(cpu);
@@ -744,20 +745,25 @@ impl Engine {
         // its grant under the same limit, nothing else it reads having moved
         // since, would be found there again.
         let mut active = counted;
-        for i in 0..self.package_domains[pkg].len() {
-            let d = self.package_domains[pkg][i];
-            if self.domains[d].req_turbo {
-                any_turbo = true;
-                let limit = counted.map(|n| self.turbo_opps[self.domains[d].cpu_type][n]);
-                if limit.is_some() && self.domains[d].granted_at == limit {
-                    continue;
-                }
-                self.kick_transition_counted(d, &mut active);
-                if self.domains[d].in_flight.is_none() {
-                    self.domains[d].granted_at = limit;
-                }
+        // The package's domains are taken out for the walk (nothing a
+        // transition does reads them) and put back after.
+        let domains = std::mem::take(&mut self.package_domains[pkg]);
+        for &d in &domains {
+            let dom = &self.domains[d];
+            if !dom.req_turbo {
+                continue;
+            }
+            any_turbo = true;
+            let limit = counted.map(|n| self.turbo_opps[dom.cpu_type][n]);
+            if limit.is_some() && dom.granted_at == limit {
+                continue;
+            }
+            self.kick_transition_counted(d, &mut active);
+            if self.domains[d].in_flight.is_none() {
+                self.domains[d].granted_at = limit;
             }
         }
+        self.package_domains[pkg] = domains;
         if any_turbo {
             self.q.schedule(self.now + PCU_INTERVAL_NS, Event::PcuTick { package: pkg as u32 });
         } else {

@@ -91,6 +91,7 @@ impl PackageEnergy {
     }
 
     /// A core moved from one stand to another.
+    #[inline]
     fn move_core(&mut self, (depth, busy, khz): CoreStand, (new_depth, new_busy, new_khz): CoreStand) {
         self.settled = false;
         if busy {
@@ -121,6 +122,7 @@ impl PackageEnergy {
     }
 
     /// Count a running core at `khz` in (`add`) or out.
+    #[inline]
     fn count_busy_at(&mut self, khz: u32, add: bool) {
         let i = match self.busy_at_khz.binary_search_by_key(&khz, |&(k, _)| k) {
             Ok(i) => i,
@@ -259,6 +261,7 @@ impl Engine {
     /// Recompute the package C-state `pkg`'s cores allow and settle the
     /// package's power; when that changes a coordinated state's grant,
     /// every package is settled again.
+    #[inline(always)]
     pub(crate) fn refresh_package_power(&mut self, pkg: usize) {
         let want = self.wanted_package_state(pkg);
         let moved = self.pkg_energy[pkg].want != want;

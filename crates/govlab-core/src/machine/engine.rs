@@ -136,6 +136,10 @@ pub struct Engine {
     /// The kernel stops the tick before asking the governor (its
     /// `idle_tick()` is `Stopped`), fixed for the run.
     pub(crate) idle_tick_stopped_first: bool,
+    /// The CPUs whose idle state 0 polls (the platform loader lets no
+    /// other state poll): such a CPU still votes for its clock
+    /// (machine/dvfs.rs `cpu_votes`).
+    pub(crate) polls_in_state0: CpuMask,
     /// CPUs with nothing on their runqueue (available_idle_cpu).
     pub(crate) idle_mask: CpuMask,
     /// CPUs with more than one runnable task (candidates for pulling).
@@ -402,6 +406,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     );
     let kpath = super::kpath::Kpath::new(kernel.kpath);
     let idle_tick_stopped_first = kernel.idle_tick() == crate::platform::IdleTick::Stopped;
+    debug_assert!(platform.cpu_types.iter().all(|t| t.idle_states.iter().skip(1).all(|s| !s.polling)), "only state 0 polls");
+    let polls_in_state0 = CpuMask::from_cpus((0..n).filter(|&c| platform.cpu_type_of(c).idle_states.first().is_some_and(|s| s.polling)));
     let mut e = Engine {
         plat: platform,
         kernel,
@@ -428,6 +434,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         idle_disabled,
         poll_default_ns,
         idle_tick_stopped_first,
+        polls_in_state0,
         idle_mask: all_cpus,
         overloaded: CpuMask::default(),
         all_cpus,

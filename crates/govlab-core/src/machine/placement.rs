@@ -897,7 +897,7 @@ impl Engine {
 
     /// No CPU of `cpu`'s widest domain but `cpu` itself is overloaded, so
     /// `idle_pull` finds every domain balanced.
-    #[inline]
+    #[inline(always)]
     fn nothing_to_pull(&self, cpu: CpuId) -> bool {
         if self.overloaded.is_empty() {
             return true;
@@ -913,7 +913,7 @@ impl Engine {
     /// (`nothing_to_pull`): the same walk, each due domain found balanced,
     /// without the pull's set-up. The idle load balancer makes this walk for
     /// every idle CPU on each of its passes, most of kernbench's balancing.
-    #[inline]
+    #[inline(always)]
     fn rebalance_idle_balanced(&mut self, cpu: CpuId, jiffies: u64) {
         let (tick_ns, max_j) = (self.tun.tick_ns, self.balance_max_j);
         let d = &self.balance_domains[cpu];
