@@ -330,13 +330,7 @@ mod fs {
     #[test]
     fn an_fsync_waits_for_a_commit_that_starts_after_it() {
         for (fs, committer) in [("ext4", "jbd2/"), ("xfs", "kworker/xfs-cil")] {
-            let cfg = RunConfig {
-                platform: Spec::new("i7-2600k"),
-                ..config(&format!("dbench:clients=8,fs={fs}"), "performance", "menu", 300 * MS)
-            };
-            let path = temp_file(&format!("fs-commit-seq-{fs}.trace"), "");
-            cfg.run(Some(&path), None).unwrap();
-            let t = govlab_core::trace::read::read_path(&path).unwrap();
+            let t = dbench_trace(fs);
             let mut requests = Vec::new();
             let (mut data_done, mut last_wake) = (std::collections::HashMap::new(), std::collections::HashMap::new());
             let mut flushes = Vec::new();
@@ -360,17 +354,22 @@ mod fs {
         }
     }
 
-    /// Eight dbench clients on `fs` for 300 ms on i7-2600k: how often each
-    /// kernel thread whose comm starts with one of `comms` was woken by a
-    /// task and how often from interrupt context.
-    fn journal_wakeups(fs: &str, comms: &[&str]) -> Vec<(usize, usize)> {
+    /// The trace of eight dbench clients on `fs` for 300 ms on i7-2600k.
+    fn dbench_trace(fs: &str) -> govlab_core::trace::Trace {
         let cfg = RunConfig {
             platform: Spec::new("i7-2600k"),
             ..config(&format!("dbench:clients=8,fs={fs}"), "performance", "menu", 300 * MS)
         };
-        let path = temp_file(&format!("fs-journal-wakeups-{fs}.trace"), "");
+        let path = temp_file(&format!("fs-dbench-8-{fs}.trace"), "");
         cfg.run(Some(&path), None).unwrap();
-        let t = govlab_core::trace::read::read_path(&path).unwrap();
+        govlab_core::trace::read::read_path(&path).unwrap()
+    }
+
+    /// In [`dbench_trace`]: how often each kernel thread whose comm starts
+    /// with one of `comms` was woken by a task and how often from interrupt
+    /// context.
+    fn journal_wakeups(fs: &str, comms: &[&str]) -> Vec<(usize, usize)> {
+        let t = dbench_trace(fs);
         let mut counts = vec![(0, 0); comms.len()];
         for e in &t.events {
             let EventKind::SchedWakeup { comm, .. } = &e.kind else { continue };
