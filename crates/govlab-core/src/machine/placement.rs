@@ -199,6 +199,14 @@ fn we_balance(cpu: CpuId, local: CpuMask, idle_mask: &CpuMask) -> bool {
     local.first_and(idle_mask).or_else(|| local.next_from(0)) == Some(cpu)
 }
 
+/// sd->balance_interval at `level` of domains `d`, ms: the runqueue's
+/// stored value, 0 until the domain first balances, when it is the span's
+/// weight (sd_init()).
+#[inline]
+fn interval_ms(d: &BalanceDomains, level: usize, stored_ms: u64) -> u64 {
+    if stored_ms == 0 { d.weights[level] } else { stored_ms }
+}
+
 /// `sd_balance_interval_j(ms, false)` at `level` of domains `d`, from
 /// their table for the two values sd->balance_interval takes.
 #[inline]
@@ -800,10 +808,7 @@ impl Engine {
     /// at the domain's weight (sd_init()'s min_interval).
     #[inline]
     fn balance_interval_ms(&self, cpu: CpuId, level: usize) -> u64 {
-        match self.rqs[cpu].sd_balance_interval_ms[level] {
-            0 => self.balance_domains[cpu].weights[level],
-            ms => ms,
-        }
+        interval_ms(&self.balance_domains[cpu], level, self.rqs[cpu].sd_balance_interval_ms[level])
     }
 
     /// The earliest of `cpu`'s lowest `levels` domains' last balance plus
@@ -816,10 +821,7 @@ impl Engine {
         let rq = &self.rqs[cpu];
         let mut next = u64::MAX;
         for level in 0..d.n.min(levels) {
-            let ms = match rq.sd_balance_interval_ms[level] {
-                0 => d.weights[level],
-                ms => ms,
-            };
+            let ms = interval_ms(d, level, rq.sd_balance_interval_ms[level]);
             next = next.min(rq.sd_last_balance_j[level] + idle_interval_j(d, level, ms, tick_ns, max_j));
         }
         next
@@ -922,10 +924,7 @@ impl Engine {
         let mut next = jiffies + 60 * self.balance_hz;
         for level in 0..d.n {
             let weight = d.weights[level];
-            let ms = match rq.sd_balance_interval_ms[level] {
-                0 => weight,
-                ms => ms,
-            };
+            let ms = interval_ms(d, level, rq.sd_balance_interval_ms[level]);
             let mut interval = idle_interval_j(d, level, ms, tick_ns, max_j);
             let due = jiffies >= rq.sd_last_balance_j[level] + interval;
             // load_balance()'s should_we_balance(), which stops the walk.
