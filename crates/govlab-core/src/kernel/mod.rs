@@ -484,6 +484,16 @@ impl KernelConfig {
         self.has(EraId::MigratePeltLag)
     }
 
+    /// From v6.2 (Damien Le Moal's "ata: libata: Enable fua support by
+    /// default", v2 posted 24 October 2022 for libata's 6.2 branch; the
+    /// release inferred) libata passes a REQ_FUA write to a drive that
+    /// supports it; before, `libata.fua` was 0 and the block layer emulated
+    /// FUA with a post-flush. For machine/exec.rs.
+    #[must_use]
+    pub fn libata_fua(&self) -> bool {
+        self.has(EraId::LibataFua)
+    }
+
     /// From v6.5 ("io_uring: Use io_schedule* in cqring wait"; v6.6 kept it
     /// for waits with requests in flight, which a fio job's always are) a
     /// task waiting in io_cqring_wait() is in iowait; before, it was not.

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use super::rq::{Task, Wakee};
 use super::{Engine, Event};
 use crate::error::{Error, Result};
-use crate::platform::CpuId;
+use crate::platform::{CpuId, Fua};
 use crate::sched::cpumask::CpuMask;
 use crate::sched::fork::init_entity_runnable_average;
 use crate::sched::pelt::SchedAvg;
@@ -152,16 +152,16 @@ pub(crate) struct IoWaiter {
 /// write after the pre-flush, issued ahead of the queued requests
 /// (`blk_flush_queue_rq(rq, true)`), then the post-flush, which joins the
 /// pending flushes as any flush does. The post-flush is the FUA's emulation
-/// on a device that does not take FUA writes (`blk_flush_policy()`):
-/// libata's default before "ata: libata: Enable fua support by default"
-/// (Damien Le Moal, posted October 2022, v6.2 inferred), so the source's
-/// v5.2, and the model's for every device and version, a simplification
-/// for NVMe and for SATA drives with FUA on later kernels.
+/// on a device that does not take FUA writes (`blk_flush_policy()`); one
+/// that does ([`DeviceRt::fua`]) gets the write as a FUA write and nothing
+/// after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FlushStep {
     None,
     Write(u64),
     PostFlush,
+    /// This request is the FUA write itself: nothing follows it.
+    Fua,
 }
 
 /// A storage device at run time.
@@ -181,6 +181,9 @@ pub struct DeviceRt {
     pub rng: Rng,
     /// Access times of a read, a write and a flush (`IoKind` order), ns.
     pub access: [LogNormal; 3],
+    /// Whether the queue takes REQ_FUA writes (QUEUE_FLAG_FUA): the
+    /// platform's `fua`, with libata's by the kernel's version.
+    pub fua: bool,
 }
 
 /// What occupies a device slot.
@@ -289,6 +292,11 @@ impl Engine {
                 link_free_ns: 0,
                 rng: Rng::new(self.seed, Stream::Device(i as u32)),
                 access: [d.read_ns, d.write_ns, d.flush_ns].map(|ns| LogNormal::new(ns as f64, d.service_cv)),
+                fua: match d.fua {
+                    Fua::None => false,
+                    Fua::Libata => self.kernel.libata_fua(),
+                    Fua::Native => true,
+                },
             });
         }
         for (i, s) in setup.sources.iter().enumerate() {
@@ -1220,7 +1228,8 @@ impl Engine {
     }
 
     fn issue(&mut self, dev: usize, slot: usize, what: Slot, kind: IoKind, bytes: u64) {
-        let done = self.completion_ns(dev, kind, bytes);
+        let fua = matches!(&what, Slot::Data(w) if w.then == FlushStep::Fua);
+        let done = self.completion_ns(dev, kind, bytes, fua);
         let d = &mut self.devices[dev];
         d.slots[slot] = Some(what);
         d.busy += 1;
@@ -1264,7 +1273,13 @@ impl Engine {
     /// block then cross the device's one data channel (link and media) in
     /// turn at its rated rate, so the device as a whole never moves data
     /// faster than `mb_per_s`, however many requests are in flight.
-    fn completion_ns(&mut self, dev: usize, kind: IoKind, bytes: u64) -> Time {
+    ///
+    /// A FUA write is acknowledged once its data is on stable media: its
+    /// access time is a write's and then a flush's (the drive commits that
+    /// write as a flush would; assumed, no drive's FUA latency was found),
+    /// without the flush command's round trip or, on SATA, its draining
+    /// of the queue.
+    fn completion_ns(&mut self, dev: usize, kind: IoKind, bytes: u64, fua: bool) -> Time {
         let spec = &self.plat.devices[dev];
         let access = match kind {
             IoKind::Read => 0,
@@ -1278,7 +1293,10 @@ impl Engine {
             (bytes.saturating_sub(spec.block_bytes) as f64 / rate * 1e3).ceil() as u64
         };
         let d = &mut self.devices[dev];
-        let ready = self.now + d.rng.lognormal(&d.access[access]).max(1.0) as u64;
+        let mut ready = self.now + d.rng.lognormal(&d.access[access]).max(1.0) as u64;
+        if fua {
+            ready += d.rng.lognormal(&d.access[2]).max(1.0) as u64;
+        }
         if transfer_ns == 0 {
             return ready;
         }
@@ -1325,15 +1343,15 @@ impl Engine {
             // The flush machinery's next step, issued from this completion.
             match w.then {
                 FlushStep::Write(bytes) => {
-                    let w = IoWaiter { then: FlushStep::PostFlush, ..w };
-                    self.io_submit_for(dev, w, IoKind::Write, bytes, true);
+                    let next = if self.devices[dev].fua { FlushStep::Fua } else { FlushStep::PostFlush };
+                    self.io_submit_for(dev, IoWaiter { then: next, ..w }, IoKind::Write, bytes, true);
                     continue;
                 }
                 FlushStep::PostFlush => {
                     self.io_submit_for(dev, IoWaiter { then: FlushStep::None, ..w }, IoKind::Flush, 0, false);
                     continue;
                 }
-                FlushStep::None => {}
+                FlushStep::None | FlushStep::Fua => {}
             }
             match w.end_work {
                 Some(chan) => self.queue_end_work(waker, chan as usize),

@@ -547,6 +547,26 @@ pub struct Device {
     /// interrupt line (a GIC SPI, which goes to the first CPU of its
     /// affinity, CPU 0 unless moved).
     pub irq_cpu: Option<usize>,
+    /// How a REQ_FUA write reaches the drive.
+    pub fua: Fua,
+}
+
+/// Whether a write with REQ_FUA goes to the drive as a FUA write or is
+/// emulated by the block layer with a flush after it (block/blk-flush.c
+/// `blk_flush_policy()`: the queue's QUEUE_FLAG_FUA, which the driver sets
+/// when the drive advertises FUA and the driver uses it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fua {
+    /// No FUA: a flush after the write (a drive or driver without it).
+    None,
+    /// A SATA drive behind libata: FUA when `libata.fua` is on, by default
+    /// from v6.2 (kernel::KernelConfig::libata_fua), emulated before.
+    Libata,
+    /// The driver always uses the drive's FUA: NVMe with a volatile write
+    /// cache (v5.2 drivers/nvme/host/core.c `nvme_set_queue_limits()`:
+    /// `blk_queue_write_cache(q, vwc, vwc)`), a SCSI disk reporting DPOFUA
+    /// (drivers/scsi/sd.c).
+    Native,
 }
 
 impl Platform {

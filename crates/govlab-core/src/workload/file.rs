@@ -396,11 +396,13 @@ impl<'a> Ctx<'a> {
                     out.push(Op::Timer { period_ns, timer: TimerRef::Own(0), relative: false });
                 }
                 "io" => {
+                    // `fua`: a REQ_PREFLUSH|REQ_FUA write, a journal's commit record.
                     let kind = match arg.as_str() {
-                        Some("read") => IoKind::Read,
-                        Some("write") => IoKind::Write,
-                        Some("flush") => IoKind::Flush,
-                        _ => return Err(self.err("io", format!("task {comm}: io = read | write | flush"))),
+                        Some("read") => Some(IoKind::Read),
+                        Some("write") => Some(IoKind::Write),
+                        Some("flush") => Some(IoKind::Flush),
+                        Some("fua") => None,
+                        _ => return Err(self.err("io", format!("task {comm}: io = read | write | flush | fua"))),
                     };
                     let bytes = match op.get("bytes") {
                         None => 4096,
@@ -412,7 +414,10 @@ impl<'a> Ctx<'a> {
                         .iter()
                         .position(|d| d == dev)
                         .ok_or_else(|| self.err("device", format!("task {comm}: unknown device '{dev}'; devices: {}", self.devices.join(", "))))?;
-                    out.push(Op::Io { device: device as u32, kind, bytes });
+                    out.push(match kind {
+                        Some(kind) => Op::Io { device: device as u32, kind, bytes },
+                        None => Op::IoFua { device: device as u32, bytes },
+                    });
                 }
                 "send" | "recv" => {
                     let name = arg.as_str().ok_or_else(|| self.err(&kind, format!("task {comm}: {kind} = \"CHANNEL\"")))?;

@@ -27,8 +27,9 @@
 //!    journal blocks, `journal_submit_commit_record()`,
 //!    `journal_wait_on_commit_record()`), in iowait on *its* CPU, and wakes
 //!    every fsync waiting for the transaction. The block layer issues the
-//!    commit's pre-flush, write and post-flush (the FUA: two cache flushes
-//!    in the device model) from each other's completions; until session 31
+//!    commit's pre-flush and write, then the post-flush that emulates FUA on
+//!    a device without it (the device's `fua`: machine/exec.rs), from each
+//!    other's completions; until session 31
 //!    jbd2 waited for each of the three and was woken after each.
 //!    **XFS:** the caller queues the CIL push and sleeps on the iclog
 //!    (`xlog_wait_on_iclog`, not iowait). A `kworker` of the `xfs-cil`
@@ -111,8 +112,8 @@
 //!   one interrupt on the x86 servers: machine/exec.rs). The log worker
 //!   then wakes the fsync waiters from there, as the kernel's does. The
 //!   CIL worker submits the iclog and goes back to waiting for the next
-//!   push at once: the block layer issues the pre-flush, the write and the
-//!   FUA's post-flush each from the previous one's completion (v5.2
+//!   push at once: the block layer issues the pre-flush, the write and (FUA
+//!   emulated) the post-flush each from the previous one's completion (v5.2
 //!   block/blk-flush.c `blk_flush_complete_seq()`), waking nobody on the
 //!   way (until session 31 the worker slept through the pre-flush and the
 //!   write, woken after each).
@@ -354,8 +355,8 @@ impl Layer {
                     &|b| {
                         b.run(Self::cost(XLOG_CIL_PUSH_NS), 0.0);
                         // One iclog write with PREFLUSH|FUA, submitted
-                        // without waiting; its end (the FUA's post-flush)
-                        // queues the log worker's work on the CPU the
+                        // without waiting; its end (the FUA write, or the
+                        // post-flush that emulates it) queues the log worker's work on the CPU the
                         // completion runs on.
                         b.op(Op::IoFuaEndWork { device: dev, bytes: XLOG_ICLOG_BYTES, chan: ioend });
                     },

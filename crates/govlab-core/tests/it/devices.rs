@@ -21,10 +21,14 @@ fn platform(name: &str, flush_queued: bool) -> String {
 
 /// `name` keeps the workload files of tests running in parallel apart.
 fn run(name: &str, platform: String, workload: &str) -> govlab_core::metrics::RunResult {
+    run_on(name, platform, "6.8", workload)
+}
+
+fn run_on(name: &str, platform: String, kernel: &str, workload: &str) -> govlab_core::metrics::RunResult {
     let wl = temp_file(&format!("dev-{name}.toml"), workload);
     RunConfig {
         platform: Spec::new(platform),
-        kernel: Spec::new("6.8"),
+        kernel: Spec::new(kernel),
         workload: Spec::new(wl.to_str().unwrap()),
         cpufreq: Spec::new("performance"),
         cpuidle: Spec::new("ladder"),
@@ -101,6 +105,54 @@ fn queued_flush_runs_beside_other_requests() {
     assert!((999.0..1010.0).contains(&f), "flush {f} µs");
     let s = max_us(&r, "small");
     assert!((99.0..110.0).contains(&s), "small write {s} µs");
+}
+
+/// A REQ_PREFLUSH|REQ_FUA write at 0 on an idle SATA device (flush 1000 µs,
+/// write 100 µs, non-queued flush), a 4 KiB write at 1150 µs: its pre-flush
+/// ends at 1000 and its write is issued then. Emulated (`fua = "none"`, and
+/// libata before v6.2), the write ends at 1100 and the post-flush runs
+/// alone to 2100, holding the small write until then; as a FUA write
+/// (`native`; libata from v6.2, whose first modelled kernel is 6.5) the write takes a write and a flush
+/// (1000-2100) as an NCQ command, beside which the small write runs.
+const FUA_THEN_WRITE: &str = r#"
+[[series]]
+name = "commit"
+[[series]]
+name = "small"
+[[task]]
+comm = "jbd2"
+ops = [ { mark = true }, { io = "fua" }, { record = "commit", since = "mark" } ]
+[[task]]
+comm = "writer"
+start = "1150us"
+ops = [ { mark = true }, { io = "write" }, { record = "small", since = "mark" } ]
+"#;
+
+#[test]
+fn a_fua_write_is_emulated_or_sent_by_device_and_kernel() {
+    for (fua, kernel, native) in [("none", "6.8", false), ("libata", "5.2", false), ("libata", "5.9", false), ("libata", "6.5", true), ("native", "5.2", true)] {
+        let name = format!("fua-{fua}-{kernel}");
+        let text = std::fs::read_to_string(platform(&name, false)).unwrap().replace("flush_queued = false", &format!("flush_queued = false\nfua = \"{fua}\""));
+        let plat = temp_file(&format!("dev-plat-{name}.toml"), &text);
+        let r = run_on(&name, plat.to_str().unwrap().to_string(), kernel, FUA_THEN_WRITE);
+        // Both ways the commit is acknowledged at 2100 µs.
+        let c = max_us(&r, "commit");
+        assert!((2099.0..2110.0).contains(&c), "{fua} on {kernel}: commit {c} µs");
+        let s = max_us(&r, "small");
+        if native {
+            assert!((99.0..110.0).contains(&s), "{fua} on {kernel}: small write {s} µs beside the FUA write");
+        } else {
+            assert!((1049.0..1060.0).contains(&s), "{fua} on {kernel}: small write {s} µs behind the post-flush");
+        }
+    }
+}
+
+#[test]
+fn an_unknown_fua_value_names_the_choices() {
+    let text = std::fs::read_to_string(platform("fua-bad", false)).unwrap().replace("flush_queued = false", "flush_queued = false\nfua = \"always\"");
+    let plat = temp_file("dev-plat-fua-bad2.toml", &text);
+    let e = RunConfig { platform: Spec::new(plat.to_str().unwrap()), ..RunConfig::default() }.run(None, None).unwrap_err().to_string();
+    assert!(e.contains("fua") && e.contains("none") && e.contains("libata") && e.contains("native"), "{e}");
 }
 
 /// A cpufreq governor that only counts the scheduler's hook calls that carry

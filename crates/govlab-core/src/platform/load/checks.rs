@@ -9,10 +9,10 @@ use std::path::Path;
 
 use toml::Spanned;
 
-use super::raw::{RawCppc, RawCpuType, RawDevice, RawPlatform};
+use super::raw::{RawCppc, RawCpuType, RawDevice, RawFua, RawPlatform};
 use crate::error::{Error, Result, line_of};
 use crate::platform::cppc::Cppc;
-use crate::platform::{CpuType, Device, Driver, INTEL_PSTATE_SCALING_KHZ, IdleState, Opp};
+use crate::platform::{CpuType, Device, Driver, Fua, INTEL_PSTATE_SCALING_KHZ, IdleState, Opp};
 
 /// cpufreq drivers the engine models.
 pub(super) const DRIVERS: &[&str] = &["acpi-cpufreq", "intel_pstate", "powernv", "cpufreq-dt"];
@@ -511,6 +511,11 @@ pub(super) fn device(src: &Source, i: usize, raw: &Spanned<RawDevice>) -> Result
         write_bytes_per_us: d.write_mb_per_s.unwrap_or(d.mb_per_s),
         service_cv: d.service_cv,
         irq_cpu: d.irq_cpu,
+        fua: match d.fua {
+            RawFua::None => Fua::None,
+            RawFua::Libata => Fua::Libata,
+            RawFua::Native => Fua::Native,
+        },
     })
 }
 

@@ -249,4 +249,17 @@ pub(super) struct RawDevice {
     /// submitting CPU (a completion queue per CPU).
     #[serde(default)]
     pub(super) irq_cpu: Option<usize>,
+    /// How a REQ_FUA write reaches the drive; absent: `none`.
+    #[serde(default)]
+    pub(super) fua: RawFua,
+}
+
+/// A device's `fua` key (platform::Fua).
+#[derive(Deserialize, Clone, Copy, Default)]
+#[serde(rename_all = "kebab-case")]
+pub(super) enum RawFua {
+    #[default]
+    None,
+    Libata,
+    Native,
 }
