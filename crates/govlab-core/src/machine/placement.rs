@@ -36,9 +36,14 @@
 //! `nr_cpus_allowed > 1` gates `select_task_rq_fair`), and the balancers
 //! leave it there (`ttwu`).
 //!
-//! Left out: the v4.13 and older form of wake_affine() (effective_load(),
-//! no WA_IDLE) and v5.7's load_avg in place of runnable_load_avg: every
-//! kernel runs v5.2's, a simplification (era `wake_affine_idle`); v5.2's
+//! Older kernels: before v4.14 wake_affine() is the load comparison alone
+//! (effective_load(), no WA_IDLE; era `wake_affine_idle`), in v4.4's form
+//! from v4.2 and v3.12's before (era `wake_wide_flips`, which also dates
+//! wake_wide()'s move into select_task_rq_fair() and the flips' halving);
+//! before v4.9 select_idle_sibling() walks the LLC domain's groups for a
+//! wholly idle core, then the target's siblings (era
+//! `select_idle_sibling_rewrite`). Left out: v5.7's load_avg in place of
+//! runnable_load_avg (every kernel from v4.14 runs v5.2's); v5.2's
 //! runnable_load_avg is taken as the sum of the queued tasks' load_avg
 //! (fork.rs's `runnable_load`), task_h_load() as the task's own load_avg
 //! (exact without task groups); recent_used_cpu and SIS_UTIL's scan-depth
@@ -293,7 +298,8 @@ impl Engine {
             return self.select_task_rq(t, prev);
         }
         self.record_wakee(this, t);
-        let want_affine = !self.wake_wide(this, t) && self.allows(t, this);
+        let wide = self.kernel.has(EraId::WakeWideFlips) && self.wake_wide(this, t);
+        let want_affine = !wide && self.allows(t, this);
         let target = if want_affine && this != prev { self.wake_affine(t, this, prev, sync) } else { prev };
         if prev == this && self.per_cpu_kthread_stack(this) {
             return prev;
@@ -331,9 +337,12 @@ impl Engine {
     /// per second of wakeups (`jiffies` past `wakee_flip_decay_ts + HZ`).
     pub(super) fn record_wakee(&mut self, this: CpuId, t: TaskId) {
         let now = self.now;
+        let halve = self.kernel.has(EraId::WakeWideFlips);
         let w = self.current_wakee_mut(this);
         if now > w.decay_ns + WAKEE_FLIP_DECAY_NS {
-            w.flips >>= 1;
+            // Halved from v4.2 (63b0e9edceec); wiped before (v3.12's
+            // "Rough decay (wiping)").
+            w.flips = if halve { w.flips >> 1 } else { 0 };
             w.decay_ns = now;
         }
         if w.last != Some(t) {
@@ -353,11 +362,83 @@ impl Engine {
     }
 
     /// wake_affine(): WA_IDLE, then WA_WEIGHT; `prev` unless one of them
-    /// picks `this`.
+    /// picks `this`. Before v4.14, the load comparison alone (era
+    /// `wake_affine_idle`), in v4.4's or v3.12's form.
     fn wake_affine(&self, t: TaskId, this: CpuId, prev: CpuId, sync: bool) -> CpuId {
+        if !self.kernel.has(EraId::WakeAffineIdle) {
+            let pull = if self.kernel.has(EraId::WakeWideFlips) {
+                self.wake_affine_v4_4(t, this, prev, sync)
+            } else {
+                self.wake_affine_v3_12(t, this, prev, sync)
+            };
+            return if pull { this } else { prev };
+        }
         self.wake_affine_idle(this, prev, sync)
             .or_else(|| self.wake_affine_weight(t, this, prev, sync))
             .unwrap_or(prev)
+    }
+
+    /// wake_affine() of v4.2-v4.13 (v4.4 kernel/sched/fair.c, read): the
+    /// loads are the runqueues' runnable loads (source_load() and
+    /// target_load() at the domains' wake_idx 0), effective_load() without
+    /// task groups the weight it is given, so: the waker's CPU less the
+    /// waker's load_avg when sync, plus the wakee's, against prev's (the
+    /// sleeping wakee is not in it), prev's side raised by half the
+    /// domain's imbalance_pct. A waker CPU left with no load pulls.
+    fn wake_affine_v4_4(&self, t: TaskId, this: CpuId, prev: CpuId, sync: bool) -> bool {
+        let mut this_load = self.runnable_load(this, &[]) as i64;
+        let load = self.runnable_load(prev, &[]) as i64;
+        if sync {
+            this_load -= self.rqs[this].curr.map_or(0, |c| self.tasks[c].avg.load_avg as i64);
+        }
+        let pct = self.wake_affine_imbalance_pct(this, prev);
+        let mut this_eff = 100 * self.rqs[prev].capacity as i64;
+        let mut prev_eff = (100 + (pct - 100) / 2) * self.rqs[this].capacity as i64;
+        if this_load > 0 {
+            this_eff *= this_load + self.tasks[t].avg.load_avg as i64;
+            prev_eff *= load;
+        }
+        this_eff <= prev_eff
+    }
+
+    /// wake_affine() of v3.12-v4.1 (read in the code index in a vendor tree
+    /// of that form, whose wake_wide() sits inside it; the loads taken as
+    /// the runnable load average, as v3.11's b92486cbf2aa made
+    /// weighted_cpuload() and cpu_avg_load_per_task(): recalled, not read).
+    /// It refuses when the wakee switches partners
+    /// more often than the LLC has CPUs and the waker that factor times more
+    /// often still (v3.12's wake_wide(), 62470419e993); weighs tasks by their
+    /// load weight (se->load.weight), the runqueues by their runnable load
+    /// (wake_idx 0); takes a balanced sync wakeup at once; and otherwise
+    /// also pulls when the waker's CPU is no busier than prev and the two
+    /// together carry less than one of the waker CPU's tasks on average
+    /// (cpu_avg_load_per_task()). The imbalance_pct is the SD_*_INIT
+    /// macros' before v3.16's sd_init(): 110 between SMT siblings, 125
+    /// above.
+    fn wake_affine_v3_12(&self, t: TaskId, this: CpuId, prev: CpuId, sync: bool) -> bool {
+        let factor = self.plat.llcs[self.plat.cpus[this].llc].len() as u32;
+        let (waker, wakee) = (self.current_wakee(this).flips, self.tasks[t].wakee.flips);
+        if wakee > factor && waker > factor * wakee {
+            return false;
+        }
+        let this_rq = self.runnable_load(this, &[]) as i64;
+        let load = self.runnable_load(prev, &[]) as i64;
+        let mut this_load = this_rq;
+        if sync {
+            this_load -= self.rqs[this].curr.map_or(0, |c| self.tasks[c].weight as i64);
+        }
+        let pct = if self.plat.cpus[this].siblings.contains(&prev) { 110 } else { 125 };
+        let balanced = this_load <= 0 || {
+            let this_eff = 100 * self.rqs[prev].capacity as i64 * (this_load + self.tasks[t].weight as i64);
+            let prev_eff = (100 + (pct - 100) / 2) * self.rqs[this].capacity as i64 * load;
+            this_eff <= prev_eff
+        };
+        if balanced {
+            return true;
+        }
+        let nr = i64::from(self.rqs[this].nr_running);
+        let per_task = if nr > 0 { this_rq / nr } else { 0 };
+        this_load <= load && this_load + load <= per_task
     }
 
     /// wake_affine_idle() (v4.14+).
@@ -404,8 +485,12 @@ impl Engine {
     }
 
     /// select_idle_sibling(p, prev, target) (v5.2's order; its
-    /// select_idle_core/cpu/smt scans as in v6.5, simplified).
+    /// select_idle_core/cpu/smt scans as in v6.5, simplified). Before v4.9
+    /// the group walk of [`Self::select_idle_sibling_groups`].
     fn select_idle_sibling(&self, t: TaskId, prev: CpuId, target: CpuId) -> CpuId {
+        if !self.kernel.has(EraId::SelectIdleSiblingRewrite) {
+            return self.select_idle_sibling_groups(t, prev, target);
+        }
         let allowed = self.allowed(t);
         if allowed.test(target) && self.idle_mask.test(target) {
             return target;
@@ -443,6 +528,69 @@ impl Engine {
             .next_from(0)
             .or_else(|| allowed.next_from(0))
             .unwrap_or(prev)
+    }
+
+    /// select_idle_sibling(p, target) before v4.9 (v4.4 kernel/sched/fair.c,
+    /// read; taken for v3.15 too, not read there): the target if idle; prev if idle and in the
+    /// target's LLC; then, from the LLC domain down, the domain's groups in
+    /// their ring order from the target's (the groups are the child domain's
+    /// spans: the LLC's cores with SMT, its CPUs without; then the SMT
+    /// domain's single CPUs): the first group with an allowed CPU whose CPUs
+    /// are all idle and none the target gives its first allowed CPU; else
+    /// the target. A CPU of a partly busy core other than the target's is
+    /// never taken.
+    fn select_idle_sibling_groups(&self, t: TaskId, prev: CpuId, target: CpuId) -> CpuId {
+        let allowed = self.allowed(t);
+        if self.idle_mask.test(target) {
+            return target;
+        }
+        let llc = self.plat.cpus[target].llc;
+        if prev != target && self.plat.cpus[prev].llc == llc && self.idle_mask.test(prev) {
+            return prev;
+        }
+        // A core: the CPU and its `siblings` (which leave it out); a group
+        // is named by its lowest CPU.
+        let members = |c: CpuId| std::iter::once(c).chain(self.plat.cpus[c].siblings.iter().copied());
+        let first_of = |c: CpuId| members(c).fold(c, CpuId::min);
+        let cpus = &self.plat.llcs[llc];
+        let threads = self.plat.cpus[target].siblings.len() + 1;
+        let smt = threads > 1 && threads < cpus.len();
+        // Usable: some allowed CPU, all idle, none the target; its first
+        // allowed CPU.
+        let pick = |group: &mut dyn Iterator<Item = CpuId>| {
+            let mut best = None;
+            for c in group {
+                if c == target || !self.idle_mask.test(c) {
+                    return None;
+                }
+                if allowed.test(c) && best.is_none_or(|b| c < b) {
+                    best = Some(c);
+                }
+            }
+            best
+        };
+        let mut groups: Vec<CpuId> = cpus.iter().copied().filter(|&c| !smt || first_of(c) == c).collect();
+        groups.sort_unstable();
+        let from = groups.iter().position(|&g| g == if smt { first_of(target) } else { target }).unwrap_or(0);
+        for k in 0..groups.len() {
+            let g = groups[(from + k) % groups.len()];
+            let found = if smt { pick(&mut members(g)) } else { pick(&mut std::iter::once(g)) };
+            if let Some(c) = found {
+                return c;
+            }
+        }
+        if smt {
+            let mut own: Vec<CpuId> = members(target).collect();
+            own.sort_unstable();
+            let from = own.iter().position(|&c| c == target).unwrap_or(0);
+            for k in 1..own.len() {
+                let c = own[(from + k) % own.len()];
+                if allowed.test(c) && self.idle_mask.test(c) {
+                    return c;
+                }
+            }
+        }
+        target
     }
 
     /// Move a sleeping task's PELT and vruntime from `from` to `to`

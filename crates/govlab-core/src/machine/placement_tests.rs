@@ -178,6 +178,86 @@ fn wakee_flips_count_switches_and_halve_after_a_second() {
     assert_eq!(e.tasks[w].wakee.flips, 5, "halved once, and no switch");
 }
 
+#[test]
+fn wakee_flips_are_wiped_after_a_second_before_v4_2() {
+    let mut e = machine_on("3.15", 2);
+    let (w, a, b) = (task(&e, "waker"), task(&e, "o0"), task(&e, "o1"));
+    set_running(&mut e, w, 0);
+    e.tasks[w].wakee = Default::default();
+    e.tasks[w].wakee.decay_ns = e.now;
+    for _ in 0..5 {
+        e.record_wakee(0, b);
+        e.record_wakee(0, a);
+    }
+    assert_eq!(e.tasks[w].wakee.flips, 10);
+    e.now += 1_000_000_001;
+    e.record_wakee(0, a);
+    assert_eq!(e.tasks[w].wakee.flips, 0, "v3.12's record_wakee() wipes, and waking `a` again is no switch");
+}
+
+/// Before v4.14 wake_affine() compares the runqueues' runnable loads as
+/// they are (v4.4's form): the busier previous CPU (1000) against the
+/// waker's (600) plus the wakee's (300) pulls the wakee to the waker's
+/// socket. v4.14's WA_WEIGHT takes the wakee's load off the previous CPU
+/// (700 × 112 % < 900) and leaves it there.
+#[test]
+fn before_v4_14_wake_affine_pulls_from_a_busier_prev() {
+    for (kernel, pulled) in [("4.8", true), ("5.2", false)] {
+        let mut e = machine_on(kernel, 1);
+        let (w, t, o) = (task(&e, "waker"), task(&e, "wakee"), task(&e, "o0"));
+        let prev = other_socket(&e);
+        set_running(&mut e, w, 0);
+        set_running(&mut e, o, prev);
+        e.tasks[o].avg.load_avg = 1000;
+        set_asleep(&mut e, t, prev);
+        let cpu = e.select_task_rq_wake(t, prev, 0, false);
+        assert_eq!(e.plat.cpus[cpu].llc == e.plat.cpus[0].llc, pulled, "{kernel}: the wakeup went to CPU {cpu}");
+        assert!(e.idle_mask.test(cpu), "{kernel}: CPU {cpu} is busy");
+    }
+}
+
+/// Before v4.9 select_idle_sibling() takes a wholly idle core of the LLC or
+/// an idle sibling of the target, nothing else (v4.4's group walk): with
+/// one thread of every core of socket 0 busy and the target's sibling too,
+/// the wakeup stays on the busy target. v4.9's rewrite takes any idle CPU
+/// of the LLC.
+#[test]
+fn before_v4_9_a_wakeup_takes_no_thread_of_a_partly_busy_core() {
+    for (kernel, stacks) in [("4.8", true), ("5.2", false)] {
+        let mut e = machine_on(kernel, 21);
+        let t = task(&e, "wakee");
+        let llc = e.plat.cpus[0].llc;
+        let mut busy: Vec<CpuId> = e.plat.llcs[llc].iter().copied().filter(|&c| e.plat.cpus[c].siblings.iter().all(|&s| s > c)).collect();
+        busy.push(e.plat.cpus[0].siblings[0]);
+        assert_eq!(busy.len(), 21);
+        for (i, &cpu) in busy.iter().enumerate() {
+            let o = task(&e, &format!("o{i}"));
+            set_running(&mut e, o, cpu);
+        }
+        set_asleep(&mut e, t, 0);
+        let cpu = e.select_task_rq(t, 0);
+        if stacks {
+            assert_eq!(cpu, 0, "{kernel}");
+        } else {
+            assert!(cpu != 0 && e.plat.cpus[cpu].llc == llc && e.idle_mask.test(cpu), "{kernel}: CPU {cpu}");
+        }
+    }
+}
+
+/// Before v4.9, a wholly idle core is found by the LLC domain's groups in
+/// their ring order from the target's: the next core after the target's.
+#[test]
+fn before_v4_9_the_first_idle_core_after_the_targets_is_taken() {
+    let mut e = machine_on("4.8", 2);
+    let t = task(&e, "wakee");
+    let (o0, o1) = (task(&e, "o0"), task(&e, "o1"));
+    set_running(&mut e, o0, 5);
+    set_running(&mut e, o1, 6);
+    set_asleep(&mut e, t, 5);
+    // Core 5 holds the target, core 6 is busy: core 7's first CPU.
+    assert_eq!(e.select_task_rq(t, 5), 7);
+}
+
 /// CPU 1 runs `waker` with `wakee` queued behind it; CPU 0 is about to idle
 /// with rq->avg_idle `avg_idle_ns`. Where `wakee` is after CPU 0's newidle
 /// balance.
