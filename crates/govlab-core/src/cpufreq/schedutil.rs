@@ -32,9 +32,10 @@
 //!    (get_capacity_ref_freq; the kernel's `freq_invariance`), resolved to the lowest table frequency at or
 //!    above f within the policy limits (RELATION_L). So a CPU busy 80 % of
 //!    the time at the top frequency keeps it there: the "tipping point".
-//! 5. Busy-CPU hold (single-CPU policies): if the CPU has not been idle
-//!    since the previous evaluation, a lower f is ignored; decreases wait
-//!    until the CPU idles.
+//! 5. Busy-CPU hold (single-CPU policies, from v4.12: b7eaf1aab9f8,
+//!    `EraId::SchedutilBusyHold`): if the CPU has not been idle since the
+//!    previous evaluation, a lower f is ignored; decreases wait until the
+//!    CPU idles. v4.7-v4.11 take the lower f at once.
 //! 6. If f equals the current target, stop (the rate-limit clock is not
 //!    restarted); else request it and restart the clock.
 //!
@@ -153,6 +154,7 @@ pub const INFO: GovernorInfo = GovernorInfo {
     eras: &[
         EraId::SchedutilIowaitBoost,
         EraId::IntelPstatePassive,
+        EraId::SchedutilBusyHold,
         EraId::RemoteCallbacks,
         EraId::ArmFreqInvariance,
         EraId::SchedutilIowaitGradual,
@@ -298,6 +300,8 @@ pub struct Schedutil {
     /// v6.8's performance estimate: the headroom on the utilisation (and,
     /// without invariance, on `cur` too); before, once on the frequency.
     headroom_on_util: bool,
+    /// Step 5's busy-CPU hold (v4.12+).
+    busy_hold: bool,
     /// Indexed by policy id; None until started.
     policies: Vec<Option<SugovPolicy>>,
 }
@@ -307,6 +311,7 @@ fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
     g.boost_from_policy_min = !ctx.has(EraId::SchedutilIowaitBoostMin);
     g.runnable_boost = ctx.has(EraId::SchedutilRunnableBoost);
     g.headroom_on_util = ctx.has(EraId::SchedutilPerfEstimate);
+    g.busy_hold = ctx.has(EraId::SchedutilBusyHold);
     Ok(Box::new(g))
 }
 
@@ -543,6 +548,7 @@ impl Schedutil {
             boost_from_policy_min: false,
             runnable_boost: false,
             headroom_on_util: true,
+            busy_hold: true,
             policies: Vec::new(),
         }
     }
@@ -584,7 +590,7 @@ impl Schedutil {
         let mut next_f = sg.get_next_freq(policy, util, max_cap, self.headroom_on_util);
 
         // Step 5: no decrease while the CPU has not idled.
-        let busy = sg.cpus[0].cpu_is_busy(policy.sched, time_ns);
+        let busy = self.busy_hold && sg.cpus[0].cpu_is_busy(policy.sched, time_ns);
         if busy && next_f < sg.next_freq_khz && !sg.need_freq_update {
             next_f = sg.next_freq_khz;
             sg.cached_raw_freq_khz = cached_freq;
@@ -1012,6 +1018,27 @@ mod tests {
                 None => h.sched.idle_ns[0] += MS,
             }
             assert_eq!(at(&mut h, 6, 100), Some((400_000, Relation::L)), "counter: {counter}");
+        }
+    }
+
+    /// Before v4.12 (b7eaf1aab9f8) a CPU that has not idled since the last
+    /// evaluation still takes a lower frequency.
+    #[test]
+    fn before_v4_12_a_busy_cpu_takes_a_lower_frequency_at_once() {
+        for (kernel, held) in [("4.8", false), ("4.16", true)] {
+            let k = crate::kernel::KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap();
+            let ctx = crate::kernel::BuildCtx::new(skylake(), k);
+            let mut g = build(&Spec::parse("schedutil:rate_limit_us=1000", "test").unwrap(), &ctx).unwrap();
+            let mut h = Harness::new(&MHZ, 1);
+            h.sched.idle_calls = Some(vec![5]);
+            h.call(|p| g.start(p));
+            let mut at = |h: &mut Harness, t_ms: u64, util: u64| {
+                h.sched.util[0] = util;
+                h.call(|p| g.update_util(p, 0, t_ms * MS, 0)).target
+            };
+            assert!(at(&mut h, 2, 800).is_some(), "{kernel}");
+            let lower = at(&mut h, 4, 100);
+            assert_eq!(lower.is_none(), held, "{kernel}: {lower:?}");
         }
     }
 
