@@ -44,6 +44,14 @@
 //! `policy=performance` writes the highest allowed P-state once and installs
 //! no hook.
 //!
+//! Before v4.14 (`EraId::IntelPstateLoadBased`) steps 2–4 are the PID
+//! controller Core models had since v3.9, in its v4.6–v4.13 form
+//! ([`CpuData::get_target_pstate_use_performance`]): the target follows the
+//! performance delivered against the P-state asked for, with no IO-wait
+//! boost. v3.15's deferrable sampling timer (the hook came with v4.6) and
+//! its lack of the "under 1 % in C0" rule are not modelled: every kernel
+//! before v4.14 samples from the hook.
+//!
 //! # IO-wait boost (`iowait_boost`)
 //!
 //! * `weak` (v5.1+, b8bd1581aa61, "Rework iowait boosting to be less
@@ -102,7 +110,7 @@
 //!
 //! # Left out
 //!
-//! The PID-era algorithm (≤ v4.13), Atom's VID programming, hybrid CPUs,
+//! Atom's PID parameters and load-based target before v4.14, Atom's VID programming, hybrid CPUs,
 //! the global `max_perf_pct`/`min_perf_pct`/`no_turbo` knobs (the platform's
 //! `turbo=off` stands for `no_turbo`), energy_efficiency and EPB.
 
@@ -227,7 +235,7 @@ pub const INFO: GovernorInfo = GovernorInfo {
     description: "intel_pstate's active mode: P-states from the busy fraction, or HWP with dynamic boost",
     models: "Linux v6.8 drivers/cpufreq/intel_pstate.c (active mode); 2018 HWP boost; OSPM 2020 idle boost / ramp up faster (govlab's models)",
     params: &[POLICY, HWP, EPP, HWP_DYNAMIC_BOOST, HWP_BOOST_MIGRATION, IOWAIT_BOOST, IDLE_BOOST, RAMP_UP_FASTER],
-    eras: &[EraId::HwpDynamicBoost, EraId::IntelPstateIowait],
+    eras: &[EraId::IntelPstateLoadBased, EraId::HwpDynamicBoost, EraId::IntelPstateIowait],
     patches: &[
         Patch {
             tunable: "hwp_dynamic_boost",
@@ -309,7 +317,9 @@ impl IntelPstateTunables {
 }
 
 fn build(spec: &Spec, ctx: &BuildCtx) -> Result<Box<dyn CpufreqGovernor>> {
-    Ok(Box::new(IntelPstate::new(IntelPstateTunables::read(spec, ctx)?)))
+    let mut g = IntelPstate::new(IntelPstateTunables::read(spec, ctx)?);
+    g.pid = !ctx.has(EraId::IntelPstateLoadBased);
+    Ok(Box::new(g))
 }
 
 impl IntelPstateTunables {
@@ -486,6 +496,9 @@ struct PolicyData {
 pub struct IntelPstate {
     tunables: IntelPstateTunables,
     policies: Vec<Option<PolicyData>>,
+    /// The PID controller of v4.6-v4.13 in place of the load-based target
+    /// (`EraId::IntelPstateLoadBased`).
+    pid: bool,
 }
 
 impl CpuData {
@@ -583,6 +596,43 @@ impl CpuData {
             target += (avg_pstate - target) >> 1;
         }
         target as u32
+    }
+
+    /// get_target_pstate_use_performance with pid_calc (v4.6-v4.13, Core
+    /// models' core_params; read in the code index, v4.4's PID in a v4.4
+    /// tree): the performance the CPU delivered in C0 against the P-state it
+    /// asked for, 100 × (APERF/MPERF) × P1 / current, scaled down by the
+    /// sample interval over the window when the window is over three of them
+    /// (the hook does not run while idle), and 0 when the CPU was in C0 under
+    /// 1 % of it. A proportional step towards the 97 % setpoint follows:
+    /// P gain 20 % as the kernel's fixed point makes it (51/256), rounded to
+    /// the nearest P-state; the I and D gains are 0. Above 97 % (turbo
+    /// delivered more than asked) the P-state goes up, below it down.
+    fn get_target_pstate_use_performance(&mut self, p: &PstateData) -> u32 {
+        const EXT_FRAC_BITS: u32 = 14;
+        const SETPOINT: i64 = 97;
+        let s = &mut self.sample;
+        let cur = i64::from(self.current_pstate.max(1));
+        let base_khz = u128::from(p.max_pstate) * u128::from(INTEL_PSTATE_SCALING_KHZ);
+        let core_avg_perf = ((s.aperf_khz_ns << EXT_FRAC_BITS) / (u128::from(s.mperf_ns.max(1)) * base_khz.max(1))) as i64;
+        let mut perf_scaled = (core_avg_perf * ((100 * i64::from(p.max_pstate)) << FRAC_BITS) / cur) >> EXT_FRAC_BITS;
+        let duration_ns = s.time_ns.saturating_sub(self.last_sample_time_ns) as i64;
+        let rate_ns = INTEL_PSTATE_SAMPLING_INTERVAL_NS as i64;
+        if duration_ns > 3 * rate_ns {
+            let ratio = (rate_ns << FRAC_BITS) / duration_ns;
+            perf_scaled = (perf_scaled * ratio) >> FRAC_BITS;
+        } else if ((100 * s.c0_ns as i64) << FRAC_BITS) / (s.tsc_ns.max(1) as i64) < (1 << FRAC_BITS) {
+            perf_scaled = 0;
+        }
+        s.busy_scaled = perf_scaled.max(0) as u64;
+        let error = (SETPOINT << FRAC_BITS) - perf_scaled;
+        let ctl = if error == 0 {
+            0
+        } else {
+            let p_gain = ((20_i64 << FRAC_BITS) << FRAC_BITS) / (100 << FRAC_BITS);
+            (((p_gain * error) >> FRAC_BITS) + (1 << (FRAC_BITS - 1))) >> FRAC_BITS
+        };
+        (cur - ctl).max(0) as u32
     }
 
     /// intel_pstate_prepare_request (step 5's clamp).
@@ -684,7 +734,7 @@ impl PolicyData {
 
 impl IntelPstate {
     pub fn new(tunables: IntelPstateTunables) -> Self {
-        IntelPstate { tunables, policies: Vec::new() }
+        IntelPstate { tunables, policies: Vec::new(), pid: false }
     }
 
     /// intel_pstate_set_policy after the limits are updated.
@@ -726,6 +776,17 @@ impl IntelPstate {
         let tick_ns = policy.tick_ns;
         let p = pd.pstate;
         let cpu = &mut pd.cpus[j];
+        if self.pid {
+            // v4.6-v4.13 intel_pstate_update_util: a sample every 10 ms, no
+            // IO-wait boost.
+            cpu.last_update_ns = time_ns;
+            if time_ns.saturating_sub(cpu.sample.time_ns) >= INTEL_PSTATE_SAMPLING_INTERVAL_NS && cpu.sample(policy.sched, time_ns) {
+                let target = cpu.get_target_pstate_use_performance(&p);
+                cpu.current_pstate = cpu.prepare_request(&p, target);
+                pd.write_pstates(policy);
+            }
+            return;
+        }
         let delta_ns = time_ns.saturating_sub(cpu.last_update_ns);
         let iowait = flags & SCHED_CPUFREQ_IOWAIT != 0;
         let mut sample_now = false;
@@ -1045,6 +1106,58 @@ mod tests {
     /// The anti-oscillation step: a window whose C0 time (30 %) ran at
     /// 3.9 GHz has average P-state 39 (APERF / MPERF: the idle 70 % does
     /// not count), so the target goes half way from the rule's 14 to 39.
+    #[test]
+    fn pid_controller_creeps_up_when_busy_and_drops_when_idle() {
+        let (mut g, mut h) = started_pstate("");
+        g.pid = true;
+        let mut last = 0;
+        // Windows of 10 ms; `at` P-state delivered over the C0 time.
+        let window = |g: &mut IntelPstate, h: &mut Harness, last: &mut u64, t_ms: u64, busy_pct: u64, at: u64| {
+            h.sched.aperf_khz_ns[0] += u128::from(10 * MS * busy_pct / 100) * u128::from(at * u64::from(INTEL_PSTATE_SCALING_KHZ));
+            call(g, h, last, t_ms * MS, busy_pct, 0)
+        };
+        assert_eq!(window(&mut g, &mut h, &mut last, 10, 100, 8), None, "the first sample is discarded");
+        // Fully busy at the P-state asked for: 100 % against the 97 %
+        // setpoint, 0.2 × −3 = −0.6, rounded down to −1: one P-state up.
+        assert_eq!(window(&mut g, &mut h, &mut last, 20, 100, 8), Some(9));
+        assert_eq!(window(&mut g, &mut h, &mut last, 30, 100, 9), Some(10));
+        // Turbo delivered 39 where 10 was asked: 390 %, error −293, 58.4 up:
+        // clamped to the top.
+        assert_eq!(window(&mut g, &mut h, &mut last, 40, 100, 39), Some(39));
+        // 100 ms since the last sample (the hook sleeps while the CPU idles),
+        // 10 % of it in C0 at the top: 100 % delivered, scaled by 10/100 to
+        // 9.8 %; error 87.2, 17 P-states down.
+        h.sched.aperf_khz_ns[0] += u128::from(10 * MS) * u128::from(39 * u64::from(INTEL_PSTATE_SCALING_KHZ));
+        assert_eq!(call(&mut g, &mut h, &mut last, 140 * MS, 10, 0), Some(22));
+        // The load-based target (v4.14+) would have gone to the top at once.
+        let (mut g, mut h) = started_pstate("");
+        let mut last = 0;
+        call(&mut g, &mut h, &mut last, 10 * MS, 100, 0);
+        assert_eq!(call(&mut g, &mut h, &mut last, 20 * MS, 100, 0), Some(39));
+    }
+
+    #[test]
+    fn pid_is_the_algorithm_before_v4_14() {
+        for (kernel, pid) in [("4.8", true), ("4.16", false)] {
+            let k = crate::kernel::KernelConfig::from_spec(&Spec::parse(kernel, "kernel").unwrap()).unwrap();
+            let ctx = crate::kernel::BuildCtx::new(platform("broadwell-2s-e5-2698v4"), k);
+            let mut g = build(&Spec::parse("intel_pstate", "test").unwrap(), &ctx).unwrap();
+            let mut h = harness();
+            h.call(|p| g.start(p));
+            let mut last = 0;
+            let mut at = |g: &mut Box<dyn CpufreqGovernor>, h: &mut Harness, t_ms: u64| {
+                h.sched.aperf_khz_ns[0] += u128::from((t_ms * MS).saturating_sub(last)) * 800_000;
+                last = t_ms * MS;
+                h.call(|p| g.update_util(p, 0, t_ms * MS, 0)).target
+            };
+            at(&mut g, &mut h, 10);
+            // Fully busy at the lowest P-state: PID steps up by one, the
+            // load-based target goes to the top.
+            let next = at(&mut g, &mut h, 20).map(|(khz, _)| khz / INTEL_PSTATE_SCALING_KHZ);
+            assert_eq!(next, Some(if pid { 9 } else { 39 }), "{kernel}");
+        }
+    }
+
     #[test]
     fn average_p_state_holds_the_target_up() {
         let (mut g, mut h) = started_pstate("");

@@ -563,7 +563,7 @@ impl Engine {
                 if c == target || !self.idle_mask.test(c) {
                     return None;
                 }
-                if allowed.test(c) && best.is_none_or(|b| c < b) {
+                if allowed.test(c) && best.map_or(true, |b| c < b) {
                     best = Some(c);
                 }
             }

@@ -162,7 +162,7 @@ fn wakee_flips_count_switches_and_halve_after_a_second() {
     let mut e = machine(2);
     let (w, a, b) = (task(&e, "waker"), task(&e, "o0"), task(&e, "o1"));
     set_running(&mut e, w, 0);
-    e.tasks[w].wakee = Default::default();
+    e.tasks[w].wakee = super::rq::Wakee::default();
     e.tasks[w].wakee.decay_ns = e.now;
     for _ in 0..3 {
         e.record_wakee(0, a);
