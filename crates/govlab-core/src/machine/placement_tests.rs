@@ -157,42 +157,29 @@ fn wake_wide_for_a_one_to_many_waker_keeps_the_wakee_near_prev() {
     assert_eq!(e.plat.cpus[cpu].llc, e.plat.cpus[0].llc);
 }
 
+/// The flips decay once a second of wakeups: halved from v4.2 (63b0e9edceec),
+/// wiped before (v3.12's record_wakee(), "Rough decay (wiping)").
 #[test]
-fn wakee_flips_count_switches_and_halve_after_a_second() {
-    let mut e = machine(2);
-    let (w, a, b) = (task(&e, "waker"), task(&e, "o0"), task(&e, "o1"));
-    set_running(&mut e, w, 0);
-    e.tasks[w].wakee = super::rq::Wakee::default();
-    e.tasks[w].wakee.decay_ns = e.now;
-    for _ in 0..3 {
+fn wakee_flips_count_switches_and_decay_after_a_second() {
+    for (kernel, after) in [("5.2", 5), ("3.15", 0)] {
+        let mut e = machine_on(kernel, 2);
+        let (w, a, b) = (task(&e, "waker"), task(&e, "o0"), task(&e, "o1"));
+        set_running(&mut e, w, 0);
+        e.tasks[w].wakee = super::rq::Wakee::default();
+        e.tasks[w].wakee.decay_ns = e.now;
+        for _ in 0..3 {
+            e.record_wakee(0, a);
+        }
+        assert_eq!(e.tasks[w].wakee.flips, 1, "waking the same task again is no switch");
+        for _ in 0..5 {
+            e.record_wakee(0, b);
+            e.record_wakee(0, a);
+        }
+        assert_eq!(e.tasks[w].wakee.flips, 11);
+        e.now += 1_000_000_001;
         e.record_wakee(0, a);
+        assert_eq!(e.tasks[w].wakee.flips, after, "{kernel}: decayed once, and no switch");
     }
-    assert_eq!(e.tasks[w].wakee.flips, 1, "waking the same task again is no switch");
-    for _ in 0..5 {
-        e.record_wakee(0, b);
-        e.record_wakee(0, a);
-    }
-    assert_eq!(e.tasks[w].wakee.flips, 11);
-    e.now += 1_000_000_001;
-    e.record_wakee(0, a);
-    assert_eq!(e.tasks[w].wakee.flips, 5, "halved once, and no switch");
-}
-
-#[test]
-fn wakee_flips_are_wiped_after_a_second_before_v4_2() {
-    let mut e = machine_on("3.15", 2);
-    let (w, a, b) = (task(&e, "waker"), task(&e, "o0"), task(&e, "o1"));
-    set_running(&mut e, w, 0);
-    e.tasks[w].wakee = Default::default();
-    e.tasks[w].wakee.decay_ns = e.now;
-    for _ in 0..5 {
-        e.record_wakee(0, b);
-        e.record_wakee(0, a);
-    }
-    assert_eq!(e.tasks[w].wakee.flips, 10);
-    e.now += 1_000_000_001;
-    e.record_wakee(0, a);
-    assert_eq!(e.tasks[w].wakee.flips, 0, "v3.12's record_wakee() wipes, and waking `a` again is no switch");
 }
 
 /// Before v4.14 wake_affine() compares the runqueues' runnable loads as
