@@ -327,6 +327,19 @@ pub(crate) fn turbo_opps(plat: &Platform) -> Vec<Vec<usize>> {
     plat.cpu_types.iter().map(|ct| (0..=most).map(|n| ct.opp_at_most(ct.turbo_limit_khz(n))).collect()).collect()
 }
 
+/// Per package, its clock domains that request a turbo OPP at boot, as bits
+/// by domain index: what each PCU tick walks (`pcu_tick`), kept with
+/// `req_turbo` by `request_opp`.
+pub(crate) fn package_turbo(plat: &Platform, domains: &[DomainRt]) -> Vec<Vec<u64>> {
+    let mut turbo = vec![vec![0u64; domains.len().div_ceil(64)]; plat.packages.len()];
+    for (d, dom) in domains.iter().enumerate() {
+        if dom.req_turbo {
+            turbo[dom.package][d / 64] |= 1 << (d % 64);
+        }
+    }
+    turbo
+}
+
 /// Per package, the number of leading idle states of its cores that count
 /// as active for the turbo budget, when the energy ledger's counts of cores
 /// by depth (machine/energy.rs) answer `active_cores`: one CPU type, whose
@@ -489,6 +502,8 @@ impl Engine {
         self.domains[d].req_turbo = turbo;
         self.domains[d].granted_at = None;
         let pkg = self.plat.freq_domains[d].package;
+        let word = &mut self.package_turbo[pkg][d / 64];
+        *word = if turbo { *word | 1 << (d % 64) } else { *word & !(1 << (d % 64)) };
         self.packages[pkg].pcu_asked_at = None;
         if turbo {
             if !self.packages[pkg].pcu_armed {
@@ -745,25 +760,28 @@ impl Engine {
         // its grant under the same limit, nothing else it reads having moved
         // since, would be found there again.
         let mut active = counted;
-        // The package's domains are taken out for the walk (nothing a
-        // transition does reads them) and put back after.
-        let domains = std::mem::take(&mut self.package_domains[pkg]);
-        for &d in &domains {
-            let dom = &self.domains[d];
-            if !dom.req_turbo {
-                continue;
-            }
-            any_turbo = true;
-            let limit = counted.map(|n| self.turbo_opps[dom.cpu_type][n]);
-            if limit.is_some() && dom.granted_at == limit {
-                continue;
-            }
-            self.kick_transition_counted(d, &mut active);
-            if self.domains[d].in_flight.is_none() {
-                self.domains[d].granted_at = limit;
+        // The package's domains that ask for turbo, in increasing order,
+        // are taken out for the walk (a transition leaves every request as
+        // it is) and put back after.
+        let turbo = std::mem::take(&mut self.package_turbo[pkg]);
+        for (w, &word) in turbo.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let d = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                any_turbo = true;
+                let dom = &self.domains[d];
+                let limit = counted.map(|n| self.turbo_opps[dom.cpu_type][n]);
+                if limit.is_some() && dom.granted_at == limit {
+                    continue;
+                }
+                self.kick_transition_counted(d, &mut active);
+                if self.domains[d].in_flight.is_none() {
+                    self.domains[d].granted_at = limit;
+                }
             }
         }
-        self.package_domains[pkg] = domains;
+        self.package_turbo[pkg] = turbo;
         if any_turbo {
             self.q.schedule(self.now + PCU_INTERVAL_NS, Event::PcuTick { package: pkg as u32 });
         } else {

@@ -180,9 +180,10 @@ pub struct Engine {
     /// active cores (machine/dvfs.rs, `turbo_active_depths`).
     pub(crate) turbo_active_depths: Vec<Option<usize>>,
     /// Per CPU type, the highest OPP within the turbo limit for each count
-    /// of active cores, and per package its clock domains (machine/dvfs.rs).
+    /// of active cores, and per package the clock domains whose request is
+    /// a turbo OPP (`req_turbo`), as bits by domain index (machine/dvfs.rs).
     pub(crate) turbo_opps: Vec<Vec<usize>>,
-    pub(crate) package_domains: Vec<Vec<usize>>,
+    pub(crate) package_turbo: Vec<Vec<u64>>,
     /// ∫ total power dt, kept independently of the per-core ledgers (mJ).
     pub(crate) energy_check_mj: f64,
     pub(crate) total_power_mw: f64,
@@ -387,9 +388,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let cores_per_package: Vec<usize> = platform.packages.iter().map(|p| p.cores.len()).collect();
     let turbo_active_depths = super::dvfs::turbo_active_depths(&platform, cpuidle.chooses_in_hindsight());
     let turbo_opps = super::dvfs::turbo_opps(&platform);
-    let package_domains = (0..platform.packages.len())
-        .map(|p| (0..platform.freq_domains.len()).filter(|&d| platform.freq_domains[d].package == p).collect())
-        .collect();
+    let package_turbo = super::dvfs::package_turbo(&platform, &domains);
     let record = Record {
         series: vec![crate::metrics::hist::Histogram::default(); setup.series.len()],
         deadline_misses: vec![0; setup.series.len()],
@@ -454,7 +453,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         pkg_energy: cores_per_package.iter().map(|&n| super::energy::PackageEnergy::new(n)).collect(),
         turbo_active_depths,
         turbo_opps,
-        package_domains,
+        package_turbo,
         packages,
         energy_check_mj: 0.0,
         total_power_mw: 0.0,
