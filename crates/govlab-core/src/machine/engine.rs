@@ -367,12 +367,22 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         })
         .collect();
     let pol = PolicyLayout::of(&platform);
-    let domains: Vec<DomainRt> = platform
+    let mut domains: Vec<DomainRt> = platform
         .freq_domains
         .iter()
         .enumerate()
         .map(|(i, d)| DomainRt::new(&platform, d, invariance_khz[d.cpu_type], pol.of_domain[i].len() > 1, min_pstate_init))
         .collect();
+    let pkg_energy: Vec<_> = (0..platform.packages.len())
+        .map(|p| {
+            let of_package = platform.freq_domains.iter().filter(|d| d.package == p);
+            let khz = of_package.flat_map(|d| platform.cpu_types[d.cpu_type].opps.iter().map(|o| o.khz)).collect();
+            super::energy::PackageEnergy::new(platform.packages[p].cores.len(), khz)
+        })
+        .collect();
+    for dom in &mut domains {
+        dom.ledger_slot = pkg_energy[dom.package].clock_slot(dom.cur_khz);
+    }
     let policies = pol.domain.iter().zip(&pol.cpus).map(|(&d, cpus)| PolicyRt::new(&platform, d, &domains[d], cpus.len())).collect();
     let pelt = PeltRules::for_kernel(&kernel);
     let util_est = kernel.util_est();
@@ -385,7 +395,6 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let vdomains = platform.voltage_domains.iter().map(|_| VoltageRt::default()).collect();
     let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
     let packages = platform.packages.iter().map(|_| PackageRt::default()).collect();
-    let cores_per_package: Vec<usize> = platform.packages.iter().map(|p| p.cores.len()).collect();
     let turbo_active_depths = super::dvfs::turbo_active_depths(&platform, cpuidle.chooses_in_hindsight());
     let turbo_opps = super::dvfs::turbo_opps(&platform);
     let package_turbo = super::dvfs::package_turbo(&platform, &domains);
@@ -450,7 +459,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         aperf: vec![super::dvfs::Aperf::running(); n],
         tick_scale: if tick_sampled_scale { vec![super::dvfs::TickScale::boot(); n] } else { Vec::new() },
         vdomains,
-        pkg_energy: cores_per_package.iter().map(|&n| super::energy::PackageEnergy::new(n)).collect(),
+        pkg_energy,
         turbo_active_depths,
         turbo_opps,
         package_turbo,
