@@ -80,8 +80,9 @@ pub struct DomainRt {
     /// The voltage `cur_opp` needs, mV, kept with it.
     pub cur_mv: u32,
     /// `cur_khz`'s place among its package's clocks in the energy ledger
-    /// (`PackageEnergy::busy_at_khz`), kept with it.
+    /// (`PackageEnergy::busy_at_khz`), kept with it, and each OPP's.
     pub ledger_slot: usize,
+    pub opp_ledger_slots: Vec<usize>,
     /// The highest OPP whose voltage a policy of the domain holds its rail
     /// at ([`PolicyRt::volt_opp`]), kept with them; 0: no floor.
     pub volt_floor_opp: usize,
@@ -191,6 +192,7 @@ impl DomainRt {
             cur_khz: ct.opps[boot].khz,
             cur_mv: ct.opps[boot].mv,
             ledger_slot: 0,
+            opp_ledger_slots: Vec::new(),
             volt_floor_opp: 0,
             freq_scale: scale_of(ct.opps[boot].khz, freq_ref_khz),
             freq_ref_khz,
@@ -628,12 +630,11 @@ impl Engine {
         let (khz, mv) = (ct.opps[target].khz, ct.opps[target].mv);
         let vd = self.plat.freq_domains[d].voltage_domain;
         let now = self.now;
-        let slot = self.pkg_energy[self.plat.freq_domains[d].package].clock_slot(khz);
         let dom = &mut self.domains[d];
         dom.account_until(now);
         dom.cur_opp = target;
         dom.cur_khz = khz;
-        dom.ledger_slot = slot;
+        dom.ledger_slot = dom.opp_ledger_slots[target];
         dom.cur_mv = mv;
         dom.freq_scale = scale_of(khz, dom.freq_ref_khz);
         dom.transitions += 1;

@@ -381,7 +381,9 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         })
         .collect();
     for dom in &mut domains {
-        dom.ledger_slot = pkg_energy[dom.package].clock_slot(dom.cur_khz);
+        let opps = &platform.cpu_types[dom.cpu_type].opps;
+        dom.opp_ledger_slots = opps.iter().map(|o| pkg_energy[dom.package].clock_slot(o.khz)).collect();
+        dom.ledger_slot = dom.opp_ledger_slots[dom.cur_opp];
     }
     let policies = pol.domain.iter().zip(&pol.cpus).map(|(&d, cpus)| PolicyRt::new(&platform, d, &domains[d], cpus.len())).collect();
     let pelt = PeltRules::for_kernel(&kernel);
