@@ -545,7 +545,8 @@ impl Engine {
         // a core is active unless all its threads idle past the turbo-active
         // states, and then its depth is its shallowest thread's state.
         let pe = &self.pkg_energy[pkg];
-        let active = pe.awake_cores as usize + pe.idle_at_depth.iter().take(depth).map(|&n| n as usize).sum::<usize>();
+        let shallow = &pe.idle_at_depth[..depth.min(pe.idle_at_depth.len())];
+        let active = pe.awake_cores as usize + shallow.iter().map(|&n| n as usize).sum::<usize>();
         if cfg!(test) {
             assert_eq!(active, self.active_cores_walked(pkg), "package {pkg}'s active cores at {} ns", self.now);
         }
