@@ -320,6 +320,20 @@ impl Engine {
             (Some(u), None) => pe.fastest_busy_khz().clamp(u.min_khz, u.max_khz),
             _ => 0,
         };
+        if pe.priced && pe.state == state && pe.uncore_khz == uncore_khz && pe.dram_active == active {
+            // Nothing either power is priced from moved: both stay, and
+            // the ledger is only closed (the same operations as below).
+            let pe = &mut self.pkg_energy[pkg];
+            pe.settled = true;
+            pe.close_ledger(now);
+            let delta = pe.uncore_mw + pe.dram_mw - pe.uncore_mw - pe.dram_mw;
+            if delta != 0.0 {
+                self.energy_check_mj += self.total_power_mw * ns_f64(now - self.energy_check_ns) * 1e-9;
+                self.energy_check_ns = now;
+                self.total_power_mw += delta;
+            }
+            return;
+        }
         // Each power is priced again only when what it depends on moved.
         let same_state = pe.priced && pe.state == state;
         let uncore_mw = if same_state && pe.uncore_khz == uncore_khz {
