@@ -71,9 +71,11 @@ fn scale_of(khz: u32, ref_khz: u32) -> u64 {
 #[derive(Debug, Clone)]
 pub struct DomainRt {
     /// The domain's package and CPU type (its platform entry's), read by
-    /// every grant.
+    /// every grant, and its voltage domain, read with its clock by the
+    /// energy ledger.
     pub package: usize,
     pub cpu_type: usize,
+    pub voltage_domain: usize,
     /// OPP the clock runs at now (index into the cpu type's table).
     pub cur_opp: usize,
     pub cur_khz: u32,
@@ -188,6 +190,7 @@ impl DomainRt {
         DomainRt {
             package: d.package,
             cpu_type: d.cpu_type,
+            voltage_domain: d.voltage_domain,
             cur_opp: boot,
             cur_khz: ct.opps[boot].khz,
             cur_mv: ct.opps[boot].mv,

@@ -427,7 +427,7 @@ impl Engine {
         let pc = &self.plat.cores[core];
         let ct = &self.plat.cpu_types[pc.cpu_type];
         let dom = &self.domains[pc.freq_domain];
-        let mv = self.vdomains[self.plat.freq_domains[pc.freq_domain].voltage_domain].mv;
+        let mv = self.vdomains[dom.voltage_domain].mv;
         let busy = pc.cpus.iter().filter(|&&c| c != cpu && self.rqs[c].mode == CpuMode::Active).count() as u32;
         let extra_mw = if busy > 0 {
             dynamic_mw(ct, dom.cur_khz, mv, busy + 1) - dynamic_mw(ct, dom.cur_khz, mv, busy)
@@ -445,7 +445,7 @@ impl Engine {
         let pc = &self.plat.cores[core];
         let ct = &self.plat.cpu_types[pc.cpu_type];
         let dom = &self.domains[pc.freq_domain];
-        let mv = self.vdomains[self.plat.freq_domains[pc.freq_domain].voltage_domain].mv;
+        let mv = self.vdomains[dom.voltage_domain].mv;
         let mut active = 0u32;
         let mut shallowest: Option<usize> = None;
         let mut shallowest_known: Option<usize> = None;
