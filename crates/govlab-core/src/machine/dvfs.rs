@@ -71,14 +71,20 @@ fn scale_of(khz: u32, ref_khz: u32) -> u64 {
 #[derive(Debug, Clone)]
 pub struct DomainRt {
     /// The domain's package and CPU type (its platform entry's), read by
-    /// every grant.
+    /// every grant, and its voltage domain, read with its clock by the
+    /// energy ledger.
     pub package: usize,
     pub cpu_type: usize,
+    pub voltage_domain: usize,
     /// OPP the clock runs at now (index into the cpu type's table).
     pub cur_opp: usize,
     pub cur_khz: u32,
     /// The voltage `cur_opp` needs, mV, kept with it.
     pub cur_mv: u32,
+    /// `cur_khz`'s place among its package's clocks in the energy ledger
+    /// (`PackageEnergy::busy_at_khz`), kept with it, and each OPP's.
+    pub ledger_slot: usize,
+    pub opp_ledger_slots: Vec<usize>,
     /// The highest OPP whose voltage a policy of the domain holds its rail
     /// at ([`PolicyRt::volt_opp`]), kept with them; 0: no floor.
     pub volt_floor_opp: usize,
@@ -184,9 +190,12 @@ impl DomainRt {
         DomainRt {
             package: d.package,
             cpu_type: d.cpu_type,
+            voltage_domain: d.voltage_domain,
             cur_opp: boot,
             cur_khz: ct.opps[boot].khz,
             cur_mv: ct.opps[boot].mv,
+            ledger_slot: 0,
+            opp_ledger_slots: Vec::new(),
             volt_floor_opp: 0,
             freq_scale: scale_of(ct.opps[boot].khz, freq_ref_khz),
             freq_ref_khz,
@@ -325,6 +334,19 @@ pub struct VoltageRt {
 pub(crate) fn turbo_opps(plat: &Platform) -> Vec<Vec<usize>> {
     let most = plat.packages.iter().map(|p| p.cores.len()).max().unwrap_or(0);
     plat.cpu_types.iter().map(|ct| (0..=most).map(|n| ct.opp_at_most(ct.turbo_limit_khz(n))).collect()).collect()
+}
+
+/// Per package, its clock domains that request a turbo OPP at boot, as bits
+/// by domain index: what each PCU tick walks (`pcu_tick`), kept with
+/// `req_turbo` by `request_opp`.
+pub(crate) fn package_turbo(plat: &Platform, domains: &[DomainRt]) -> Vec<Vec<u64>> {
+    let mut turbo = vec![vec![0u64; domains.len().div_ceil(64)]; plat.packages.len()];
+    for (d, dom) in domains.iter().enumerate() {
+        if dom.req_turbo {
+            turbo[dom.package][d / 64] |= 1 << (d % 64);
+        }
+    }
+    turbo
 }
 
 /// Per package, the number of leading idle states of its cores that count
@@ -489,6 +511,8 @@ impl Engine {
         self.domains[d].req_turbo = turbo;
         self.domains[d].granted_at = None;
         let pkg = self.plat.freq_domains[d].package;
+        let word = &mut self.package_turbo[pkg][d / 64];
+        *word = if turbo { *word | 1 << (d % 64) } else { *word & !(1 << (d % 64)) };
         self.packages[pkg].pcu_asked_at = None;
         if turbo {
             if !self.packages[pkg].pcu_armed {
@@ -524,7 +548,8 @@ impl Engine {
         // a core is active unless all its threads idle past the turbo-active
         // states, and then its depth is its shallowest thread's state.
         let pe = &self.pkg_energy[pkg];
-        let active = pe.awake_cores as usize + pe.idle_at_depth.iter().take(depth).map(|&n| n as usize).sum::<usize>();
+        let shallow = &pe.idle_at_depth[..depth.min(pe.idle_at_depth.len())];
+        let active = pe.awake_cores as usize + shallow.iter().map(|&n| n as usize).sum::<usize>();
         if cfg!(test) {
             assert_eq!(active, self.active_cores_walked(pkg), "package {pkg}'s active cores at {} ns", self.now);
         }
@@ -613,6 +638,7 @@ impl Engine {
         dom.account_until(now);
         dom.cur_opp = target;
         dom.cur_khz = khz;
+        dom.ledger_slot = dom.opp_ledger_slots[target];
         dom.cur_mv = mv;
         dom.freq_scale = scale_of(khz, dom.freq_ref_khz);
         dom.transitions += 1;
@@ -745,25 +771,28 @@ impl Engine {
         // its grant under the same limit, nothing else it reads having moved
         // since, would be found there again.
         let mut active = counted;
-        // The package's domains are taken out for the walk (nothing a
-        // transition does reads them) and put back after.
-        let domains = std::mem::take(&mut self.package_domains[pkg]);
-        for &d in &domains {
-            let dom = &self.domains[d];
-            if !dom.req_turbo {
-                continue;
-            }
-            any_turbo = true;
-            let limit = counted.map(|n| self.turbo_opps[dom.cpu_type][n]);
-            if limit.is_some() && dom.granted_at == limit {
-                continue;
-            }
-            self.kick_transition_counted(d, &mut active);
-            if self.domains[d].in_flight.is_none() {
-                self.domains[d].granted_at = limit;
+        // The package's domains that ask for turbo, in increasing order,
+        // are taken out for the walk (a transition leaves every request as
+        // it is) and put back after.
+        let turbo = std::mem::take(&mut self.package_turbo[pkg]);
+        for (w, &word) in turbo.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let d = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                any_turbo = true;
+                let dom = &self.domains[d];
+                let limit = counted.map(|n| self.turbo_opps[dom.cpu_type][n]);
+                if limit.is_some() && dom.granted_at == limit {
+                    continue;
+                }
+                self.kick_transition_counted(d, &mut active);
+                if self.domains[d].in_flight.is_none() {
+                    self.domains[d].granted_at = limit;
+                }
             }
         }
-        self.package_domains[pkg] = domains;
+        self.package_turbo[pkg] = turbo;
         if any_turbo {
             self.q.schedule(self.now + PCU_INTERVAL_NS, Event::PcuTick { package: pkg as u32 });
         } else {

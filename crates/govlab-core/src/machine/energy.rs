@@ -72,33 +72,43 @@ pub struct PackageEnergy {
     pub busy_cores: u32,
     pub awake_cores: u32,
     pub idle_at_depth: Vec<u32>,
-    /// Running cores by their clock: (kHz, cores), in increasing kHz; a
-    /// clock no core runs at any more keeps its entry at 0.
+    /// Running cores by their clock: (kHz, cores), in increasing kHz, one
+    /// entry for each clock of the package's OPP tables (0: no core runs at it).
     pub busy_at_khz: Vec<(u32, u32)>,
     /// The highest clock in `busy_at_khz` with a core (0: none).
     pub fastest_khz: u32,
 }
 
 /// Where a core stands for its package's counts: its idle depth (None:
-/// awake), whether it runs, and the clock it runs at (0 when it does not).
-type CoreStand = (Option<usize>, bool, u32);
+/// awake), whether it runs, and the place of the clock it runs at in
+/// `busy_at_khz` (0 when it does not).
+type CoreStand = (Option<usize>, bool, usize);
 
 impl PackageEnergy {
     /// A package of `cores` cores, all awake and not running (as
-    /// `CoreEnergy::default()` starts).
-    pub fn new(cores: usize) -> Self {
-        PackageEnergy { awake_cores: cores as u32, ..PackageEnergy::default() }
+    /// `CoreEnergy::default()` starts), whose clocks can be `khz` (its
+    /// domains' OPPs, in any order, repeats allowed).
+    pub fn new(cores: usize, mut khz: Vec<u32>) -> Self {
+        khz.sort_unstable();
+        khz.dedup();
+        let busy_at_khz = khz.into_iter().map(|k| (k, 0)).collect();
+        PackageEnergy { awake_cores: cores as u32, busy_at_khz, ..PackageEnergy::default() }
+    }
+
+    /// The place of clock `khz` (one of the package's OPPs) in `busy_at_khz`.
+    pub fn clock_slot(&self, khz: u32) -> usize {
+        self.busy_at_khz.binary_search_by_key(&khz, |&(k, _)| k).expect("a clock of the package's OPP tables")
     }
 
     /// A core moved from one stand to another.
     #[inline]
-    fn move_core(&mut self, (depth, busy, khz): CoreStand, (new_depth, new_busy, new_khz): CoreStand) {
+    fn move_core(&mut self, (depth, busy, slot): CoreStand, (new_depth, new_busy, new_slot): CoreStand) {
         self.settled = false;
         if busy {
-            self.count_busy_at(khz, false);
+            self.count_busy_at(slot, false);
         }
         if new_busy {
-            self.count_busy_at(new_khz, true);
+            self.count_busy_at(new_slot, true);
         }
         match depth {
             None => self.awake_cores -= 1,
@@ -121,17 +131,12 @@ impl PackageEnergy {
         self.idle_at_depth.iter().position(|&n| n > 0).unwrap_or(usize::MAX)
     }
 
-    /// Count a running core at `khz` in (`add`) or out.
+    /// Count a running core at the clock in place `i` of `busy_at_khz` in
+    /// (`add`) or out.
     #[inline]
-    fn count_busy_at(&mut self, khz: u32, add: bool) {
-        let i = match self.busy_at_khz.binary_search_by_key(&khz, |&(k, _)| k) {
-            Ok(i) => i,
-            Err(i) => {
-                self.busy_at_khz.insert(i, (khz, 0));
-                i
-            }
-        };
-        let n = &mut self.busy_at_khz[i].1;
+    fn count_busy_at(&mut self, i: usize, add: bool) {
+        let (khz, n) = &mut self.busy_at_khz[i];
+        let khz = *khz;
         *n = if add { *n + 1 } else { *n - 1 };
         if add {
             self.fastest_khz = self.fastest_khz.max(khz);
@@ -184,8 +189,9 @@ pub struct CoreEnergy {
     /// A thread runs (C0, not leaving idle): the core loads the uncore and
     /// the memory.
     pub busy: bool,
-    /// The clock it runs at while `busy`, kHz (0 otherwise).
-    pub busy_khz: u32,
+    /// The place of the clock it runs at while `busy` in its package's
+    /// `busy_at_khz` (0 otherwise).
+    pub busy_slot: usize,
 }
 
 /// A stretch in which every thread of a core was idle and some had not
@@ -211,10 +217,10 @@ impl Engine {
         let (new_mw, open, depth, busy) = self.core_power_mw(core);
         let pc = &self.plat.cores[core];
         let pkg = pc.package;
-        let busy_khz = if busy { self.domains[pc.freq_domain].cur_khz } else { 0 };
-        let stand = (depth, busy, busy_khz);
+        let busy_slot = if busy { self.domains[pc.freq_domain].ledger_slot } else { 0 };
+        let stand = (depth, busy, busy_slot);
         let c = &mut self.cores[core];
-        let old = (c.depth, c.busy, c.busy_khz);
+        let old = (c.depth, c.busy, c.busy_slot);
         if open.is_none() && c.open.is_none() && new_mw.to_bits() == c.power_mw.to_bits() && old == stand {
             // Nothing moved (a context switch between two tasks, or to
             // the idle task before the idle loop runs): both ledgers are
@@ -238,7 +244,7 @@ impl Engine {
         let c = &mut self.cores[core];
         c.depth = depth;
         c.busy = busy;
-        c.busy_khz = busy_khz;
+        c.busy_slot = busy_slot;
         let elapsed_ns = now - c.since_ns;
         c.energy_mj += c.power_mw * ns_f64(elapsed_ns) * 1e-9;
         if let Some(p) = c.open.take() {
@@ -314,6 +320,20 @@ impl Engine {
             (Some(u), None) => pe.fastest_busy_khz().clamp(u.min_khz, u.max_khz),
             _ => 0,
         };
+        if pe.priced && pe.state == state && pe.uncore_khz == uncore_khz && pe.dram_active == active {
+            // Nothing either power is priced from moved: both stay, and
+            // the ledger is only closed (the same operations as below).
+            let pe = &mut self.pkg_energy[pkg];
+            pe.settled = true;
+            pe.close_ledger(now);
+            let delta = pe.uncore_mw + pe.dram_mw - pe.uncore_mw - pe.dram_mw;
+            if delta != 0.0 {
+                self.energy_check_mj += self.total_power_mw * ns_f64(now - self.energy_check_ns) * 1e-9;
+                self.energy_check_ns = now;
+                self.total_power_mw += delta;
+            }
+            return;
+        }
         // Each power is priced again only when what it depends on moved.
         let same_state = pe.priced && pe.state == state;
         let uncore_mw = if same_state && pe.uncore_khz == uncore_khz {
@@ -407,7 +427,7 @@ impl Engine {
         let pc = &self.plat.cores[core];
         let ct = &self.plat.cpu_types[pc.cpu_type];
         let dom = &self.domains[pc.freq_domain];
-        let mv = self.vdomains[self.plat.freq_domains[pc.freq_domain].voltage_domain].mv;
+        let mv = self.vdomains[dom.voltage_domain].mv;
         let busy = pc.cpus.iter().filter(|&&c| c != cpu && self.rqs[c].mode == CpuMode::Active).count() as u32;
         let extra_mw = if busy > 0 {
             dynamic_mw(ct, dom.cur_khz, mv, busy + 1) - dynamic_mw(ct, dom.cur_khz, mv, busy)
@@ -425,7 +445,7 @@ impl Engine {
         let pc = &self.plat.cores[core];
         let ct = &self.plat.cpu_types[pc.cpu_type];
         let dom = &self.domains[pc.freq_domain];
-        let mv = self.vdomains[self.plat.freq_domains[pc.freq_domain].voltage_domain].mv;
+        let mv = self.vdomains[dom.voltage_domain].mv;
         let mut active = 0u32;
         let mut shallowest: Option<usize> = None;
         let mut shallowest_known: Option<usize> = None;

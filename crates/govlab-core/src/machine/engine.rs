@@ -180,9 +180,10 @@ pub struct Engine {
     /// active cores (machine/dvfs.rs, `turbo_active_depths`).
     pub(crate) turbo_active_depths: Vec<Option<usize>>,
     /// Per CPU type, the highest OPP within the turbo limit for each count
-    /// of active cores, and per package its clock domains (machine/dvfs.rs).
+    /// of active cores, and per package the clock domains whose request is
+    /// a turbo OPP (`req_turbo`), as bits by domain index (machine/dvfs.rs).
     pub(crate) turbo_opps: Vec<Vec<usize>>,
-    pub(crate) package_domains: Vec<Vec<usize>>,
+    pub(crate) package_turbo: Vec<Vec<u64>>,
     /// ∫ total power dt, kept independently of the per-core ledgers (mJ).
     pub(crate) energy_check_mj: f64,
     pub(crate) total_power_mw: f64,
@@ -366,12 +367,24 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         })
         .collect();
     let pol = PolicyLayout::of(&platform);
-    let domains: Vec<DomainRt> = platform
+    let mut domains: Vec<DomainRt> = platform
         .freq_domains
         .iter()
         .enumerate()
         .map(|(i, d)| DomainRt::new(&platform, d, invariance_khz[d.cpu_type], pol.of_domain[i].len() > 1, min_pstate_init))
         .collect();
+    let pkg_energy: Vec<_> = (0..platform.packages.len())
+        .map(|p| {
+            let of_package = platform.freq_domains.iter().filter(|d| d.package == p);
+            let khz = of_package.flat_map(|d| platform.cpu_types[d.cpu_type].opps.iter().map(|o| o.khz)).collect();
+            super::energy::PackageEnergy::new(platform.packages[p].cores.len(), khz)
+        })
+        .collect();
+    for dom in &mut domains {
+        let opps = &platform.cpu_types[dom.cpu_type].opps;
+        dom.opp_ledger_slots = opps.iter().map(|o| pkg_energy[dom.package].clock_slot(o.khz)).collect();
+        dom.ledger_slot = dom.opp_ledger_slots[dom.cur_opp];
+    }
     let policies = pol.domain.iter().zip(&pol.cpus).map(|(&d, cpus)| PolicyRt::new(&platform, d, &domains[d], cpus.len())).collect();
     let pelt = PeltRules::for_kernel(&kernel);
     let util_est = kernel.util_est();
@@ -384,12 +397,9 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let vdomains = platform.voltage_domains.iter().map(|_| VoltageRt::default()).collect();
     let cores = platform.cores.iter().map(|_| CoreEnergy::default()).collect();
     let packages = platform.packages.iter().map(|_| PackageRt::default()).collect();
-    let cores_per_package: Vec<usize> = platform.packages.iter().map(|p| p.cores.len()).collect();
     let turbo_active_depths = super::dvfs::turbo_active_depths(&platform, cpuidle.chooses_in_hindsight());
     let turbo_opps = super::dvfs::turbo_opps(&platform);
-    let package_domains = (0..platform.packages.len())
-        .map(|p| (0..platform.freq_domains.len()).filter(|&d| platform.freq_domains[d].package == p).collect())
-        .collect();
+    let package_turbo = super::dvfs::package_turbo(&platform, &domains);
     let record = Record {
         series: vec![crate::metrics::hist::Histogram::default(); setup.series.len()],
         deadline_misses: vec![0; setup.series.len()],
@@ -451,10 +461,10 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         aperf: vec![super::dvfs::Aperf::running(); n],
         tick_scale: if tick_sampled_scale { vec![super::dvfs::TickScale::boot(); n] } else { Vec::new() },
         vdomains,
-        pkg_energy: cores_per_package.iter().map(|&n| super::energy::PackageEnergy::new(n)).collect(),
+        pkg_energy,
         turbo_active_depths,
         turbo_opps,
-        package_domains,
+        package_turbo,
         packages,
         energy_check_mj: 0.0,
         total_power_mw: 0.0,

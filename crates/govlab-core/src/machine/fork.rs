@@ -336,6 +336,13 @@ impl Engine {
     /// included, plus a new task's full weight for each forked there and
     /// not yet enqueued (`pending`).
     pub(super) fn runnable_load(&self, cpu: CpuId, pending: &[u32]) -> u64 {
+        self.runnable_load_inline(cpu, pending)
+    }
+
+    /// [`Self::runnable_load`] inline, for the fork balancer's walk over
+    /// every CPU of the machine.
+    #[inline(always)]
+    fn runnable_load_inline(&self, cpu: CpuId, pending: &[u32]) -> u64 {
         let rq = &self.rqs[cpu];
         let queued: u64 = if self.fair_groups() {
             self.queued_fair_tasks(cpu).iter().map(|&t| self.tasks[t].avg.load_avg).sum()
@@ -382,7 +389,7 @@ impl Engine {
             }
             let (mut runnable, mut avg, mut cap, mut spare) = (0u64, 0u64, 0u64, 0u64);
             for i in g.iter() {
-                runnable += self.runnable_load(i, pending);
+                runnable += self.runnable_load_inline(i, pending);
                 avg += self.rqs[i].cfs.avg.load_avg + u64::from(pending.get(i).copied().unwrap_or(0)) * pelt::NICE_0_LOAD;
                 cap += self.rqs[i].capacity;
                 // capacity_spare_wake(): capacity less cpu_util_wake().

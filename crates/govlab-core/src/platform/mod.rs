@@ -278,6 +278,8 @@ pub struct MinKernel {
 #[derive(Debug, Clone)]
 pub struct Cpu {
     pub core: usize,
+    /// Its core's CPU type (`Core::cpu_type`), copied at build.
+    pub cpu_type: usize,
     pub package: usize,
     pub llc: usize,
     pub freq_domain: usize,
@@ -577,7 +579,7 @@ impl Platform {
 
     #[inline]
     pub fn cpu_type_of(&self, cpu: CpuId) -> &CpuType {
-        &self.cpu_types[self.cores[self.cpus[cpu].core].cpu_type]
+        &self.cpu_types[self.cpus[cpu].cpu_type]
     }
 
     /// The work one cycle of CPU type `t` does, in cycles of the biggest

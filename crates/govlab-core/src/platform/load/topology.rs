@@ -337,6 +337,7 @@ pub(super) fn resolve(src: &Source, raw: RawPlatform) -> Result<Platform> {
         for &cpu in &core_cpus[k] {
             cpus[cpu] = Some(Cpu {
                 core: k,
+                cpu_type: clusters[s.cluster].cpu_type,
                 package: s.package,
                 llc: llc_of_core[k],
                 freq_domain: fd_of_core[k],
