@@ -762,14 +762,33 @@ impl Engine {
     /// The last queued task of `src` that may run on `dst`.
     fn pick_migratable(&self, src: CpuId, dst: CpuId) -> Option<TaskId> {
         if self.fair_groups() {
-            return self.queued_fair_tasks(src).into_iter().find(|&t| self.allows(t, dst));
+            return self.queued_fair_tasks(src).into_iter().find(|&t| self.allows(t, dst) && !self.task_hot(t));
         }
         self.rqs[src]
             .tree
             .iter()
             .rev()
             .map(|&(_, t)| t)
-            .find(|&t| !self.tasks[t].sched_delayed && self.allows(t, dst))
+            .find(|&t| !self.tasks[t].sched_delayed && self.allows(t, dst) && !self.task_hot(t))
+    }
+
+    /// task_hot(), as can_migrate_task() applies it (v5.2 and v6.8
+    /// kernel/sched/fair.c): a fair task that ran less than
+    /// sysctl_sched_migration_cost (500 µs) ago (`se.exec_start`: when it
+    /// was last charged on a CPU, i.e. it was preempted then or picked then;
+    /// 0 for a new task) is cache-hot, and the balancer leaves it where it
+    /// is unless the domain's balance has failed more than the domain's
+    /// cache_nice_tries times in a row (sd_init(): 0 SMT, 1 LLC, 2 NUMA).
+    /// `nr_balance_failed` is not modelled (taken as 0: a hot task is never
+    /// moved): it counts only periodic balances that found an imbalance and
+    /// moved nothing, and any balanced pass resets it, so it passes
+    /// cache_nice_tries only when the imbalance outlives several balance
+    /// intervals, by which time the task has run again or gone cold.
+    /// SCHED_IDLE tasks are never hot; CACHE_HOT_BUDDY (the next or last
+    /// buddy is hot for a busy destination) is not modelled.
+    fn task_hot(&self, t: TaskId) -> bool {
+        let tk = &self.tasks[t];
+        tk.class == Class::Fair && !tk.idle_policy && tk.exec_start_ns != 0 && self.now.saturating_sub(tk.exec_start_ns) < MIGRATION_COST_NS
     }
 
     /// The CPU of `mask` but `dst` with the most tasks, the lowest such.
@@ -1169,7 +1188,8 @@ impl Engine {
     /// looked at); each is attached here and may preempt. Left out: the
     /// rq->cpu_load[busy_idx] averages v5.2 still reads for the groups'
     /// loads (source_load()/target_load(), removed in v5.3), group types
-    /// and load_above_capacity, task_hot() and nr_balance_failed, active
+    /// and load_above_capacity, nr_balance_failed (task_hot() applies:
+    /// [`Self::task_hot`]), active
     /// balance of a running task (need_active_balance()), LBF_ALL_PINNED.
     /// Every version runs v5.2's form (v5.5's rework, 0b0695f2b34a, with its
     /// group types and migration kinds, is not modelled).
@@ -1247,7 +1267,7 @@ impl Engine {
             if left <= 0 {
                 break;
             }
-            if !self.allows(t, cpu) {
+            if !self.allows(t, cpu) || self.task_hot(t) {
                 continue;
             }
             let load = self.tasks[t].avg.load_avg as i64;

@@ -370,6 +370,20 @@ fn cpu1_overloaded() -> (Engine, usize) {
     (e, t)
 }
 
+/// task_hot(): a queued task that ran less than 500 µs ago
+/// (sysctl_sched_migration_cost; `se.exec_start`) stays where it is; one
+/// that last ran 600 µs ago is pulled by the idle CPU's newidle balance.
+#[test]
+fn a_cache_hot_task_is_not_pulled() {
+    for (ran_us_ago, pulled) in [(100, false), (600, true)] {
+        let (mut e, t) = cpu1_overloaded();
+        e.tasks[t].exec_start_ns = e.now + 10 * MS - ran_us_ago * 1000;
+        e.now += 10 * MS;
+        e.newidle_balance(0);
+        assert_eq!(e.tasks[t].cpu == 0, pulled, "last ran {ran_us_ago} us ago: on CPU {}", e.tasks[t].cpu);
+    }
+}
+
 #[test]
 fn an_idle_exit_with_nothing_queued_goes_back_to_idle_without_pulling() {
     // v5.2 do_idle(): an interrupt that queues nothing on CPU 0 leaves
