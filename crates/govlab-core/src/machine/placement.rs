@@ -407,7 +407,8 @@ impl Engine {
     /// weighted_cpuload() and cpu_avg_load_per_task(): recalled, not read).
     /// It refuses when the wakee switches partners
     /// more often than the LLC has CPUs and the waker that factor times more
-    /// often still (v3.12's wake_wide(), 62470419e993); weighs tasks by their
+    /// often still (v3.12's wake_wide(), "sched: Implement smarter wake-affine
+    /// logic"); weighs tasks by their
     /// load weight (se->load.weight), the runqueues by their runnable load
     /// (wake_idx 0); takes a balanced sync wakeup at once; and otherwise
     /// also pulls when the waker's CPU is no busier than prev and the two
