@@ -51,6 +51,7 @@ tables; each becomes an experiment of its own named ``NAME/BENCHMARK``
     samples = "dbench4"               # optional: judge each run by its within-run samples
     warmup = "3s"                     # optional, with samples: simulated before the duration, not measured
     quick = [1, 8]                    # optional: the axis values of a --quick run
+    max_events = 2_000_000_000        # optional: the ceiling on each run's estimated ops (as --max-events)
 
 ``samples`` names a sampler of :mod:`govlab.samples`: each run then also keeps
 the samples MMTests' Extract module would have read from it (the engine's
@@ -117,6 +118,8 @@ MAX_BENCHMARKS = 100
 MAX_RUNS = 100_000
 #: The largest seed (the engine's seeds are 64-bit; TOML integers are signed).
 MAX_SEED = 2**63 - 1
+#: The largest ceiling a benchmark's ``max_events`` may set (the engine's counts are 64-bit).
+MAX_EVENTS = 2**63 - 1
 
 _EXPERIMENT_KEYS = {
     "name", "description", "platform", "workload", "duration", "repeats", "seed", "seeds",
@@ -124,7 +127,7 @@ _EXPERIMENT_KEYS = {
 }
 _CONFIG_KEYS = {"name", "description", "cpufreq", "cpuidle", "platform_options", "kernel"}
 _TOP_KEYS = {"experiment", "axis", "config", "benchmark", "quick"}
-_BENCHMARK_KEYS = {"name", "description", "workload", "axis", "duration", "repeats", "samples", "warmup", "quick"}
+_BENCHMARK_KEYS = {"name", "description", "workload", "axis", "duration", "repeats", "samples", "warmup", "quick", "max_events"}
 _QUICK_KEYS = {"duration", "repeats"}
 
 
@@ -163,6 +166,9 @@ class Experiment:
     samples: str | None = None
     #: simulated before ``duration`` and not measured (with ``samples``); 0: none
     warmup_ns: int = 0
+    #: the ceiling on each run's estimated ops (a benchmark's ``max_events``); None: the caller's.
+    #: Not part of a run's identity: it decides only whether a run is refused
+    max_events: int | None = None
 
     @property
     def repeats(self) -> int:
@@ -377,6 +383,11 @@ class _Loader:
                     e.warmup_ns = int(api.show_config(duration=text)["duration_ns"])
                 except (GovlabError, ValueError) as err:
                     raise self.fail((*at, "warmup"), str(err)) from None
+            if "max_events" in bench:
+                most = bench["max_events"]
+                if not _is_int(most) or not 1 <= most <= MAX_EVENTS:
+                    raise self.fail((*at, "max_events"), f"expected an integer from 1 to {MAX_EVENTS}, got {_show(most)}")
+                e.max_events = int(most)
             out.append(e)
         return out
 

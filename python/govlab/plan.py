@@ -50,7 +50,8 @@ class RunSpec:
 def runs(experiment: Experiment, max_events: int | None = None) -> list[RunSpec]:
     """Every (configuration x parameter value x repeat) of ``experiment``, configurations outermost.
 
-    ``max_events`` raises the ceiling on each run's estimated ops (:func:`govlab.api.check_cost`);
+    ``max_events`` raises the ceiling on each run's estimated ops (:func:`govlab.api.check_cost`),
+    as the experiment's own ``max_events`` does (the higher of the two holds);
     it is not part of a run's identity, since it does not change the result."""
     out = []
     for config, value, (repeat, seed) in itertools.product(
@@ -82,8 +83,9 @@ def runs(experiment: Experiment, max_events: int | None = None) -> list[RunSpec]
                 identity = run_identity(**kwargs)
             kwargs["samples"] = sampling
             identity["samples"] = sampling
-        if max_events is not None:
-            kwargs["max_events"] = max_events
+        most = [m for m in (max_events, experiment.max_events) if m is not None]
+        if most:
+            kwargs["max_events"] = max(most)
         out.append(RunSpec(config.name, value, repeat, seed, kwargs, run_key(identity), identity))
     return out
 

@@ -229,3 +229,32 @@ def test_a_run_with_a_warm_up_is_measured_after_it(tmp_path):
     assert window["value"] == pytest.approx(sum(iv["counters"][0] for iv in after) / secs)
     assert window["seconds"] == pytest.approx(0.1, abs=1e-6)
     assert reproduction._primary_value(got) == window["value"] != got["primary_metric"]["value"]
+
+
+def test_a_benchmarks_max_events_is_its_runs_ceiling(tmp_path):
+    # a benchmark's max_events reaches each of its runs (the higher of it and the caller's holds),
+    # not the other benchmarks', and is no part of a run's identity
+    from govlab import GovlabError, api, plan
+
+    path = tmp_path / "x.toml"
+    path.write_text(BENCH.replace('samples = "pgbench"', 'samples = "pgbench"\nmax_events = 5'))
+    timed, iterated = experiment.load_all(path, quick=True)
+    assert timed.max_events == 5 and iterated.max_events is None
+    runs = plan.runs(timed)
+    assert {r.kwargs["max_events"] for r in runs} == {5}
+    assert all("max_events" not in r.kwargs for r in plan.runs(iterated))
+    assert [r.kwargs["max_events"] for r in plan.runs(timed, max_events=10**12)][0] == 10**12
+    plain = tmp_path / "plain.toml"
+    plain.write_text(BENCH)
+    assert [r.key for r in runs] == [r.key for r in plan.runs(experiment.load_all(plain, quick=True)[0])]
+    # a ceiling of 5 ops refuses the run: the engine got it
+    with pytest.raises(GovlabError, match="more than the 5e0 a run may take"):
+        api.run(**{k: v for k, v in runs[0].kwargs.items() if k != "samples"})
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "1.5", '"many"', "true"])
+def test_a_bad_max_events_names_its_benchmark(tmp_path, value):
+    path = tmp_path / "x.toml"
+    path.write_text(BENCH.replace('samples = "pgbench"', f'samples = "pgbench"\nmax_events = {value}'))
+    with pytest.raises(experiment.ExperimentError, match=r"x.toml:\d+: benchmark\[1\]\.max_events: expected an integer from 1 to"):
+        experiment.load_all(path)
