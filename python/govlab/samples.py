@@ -23,7 +23,9 @@ run:
   --show-execute-time``): every "N completed in T ms" line, one per pass of
   the load file per client.
 
-govlab's runs last 1 simulated second, not 180–300, so each sampler here
+govlab's runs mostly last 1 simulated second, not 180–300 (the x86
+evaluation's hard-disk dbench4 and pgbench-rw run MMTests' own lengths:
+experiments/x86-freq-invariance-haswell.toml), so each sampler here
 divides the run into as many intervals as MMTests' benchmark had seconds
 (the engine's interval counters, ``machine/intervals.rs``) and reads them
 as the Extract module read its seconds. That scaling is govlab's choice,
