@@ -361,7 +361,10 @@ def summary_rows(
         w = stats.amean(watts) if watts else math.nan
         if not w > 0:
             return None
-        var_w = (stats.stddev(watts) ** 2 / len(watts) if len(watts) > 1 else 0.0) / w**2
+        # The mean over every parameter's intervals is a stratified mean: each parameter is run once, in
+        # both configurations alike, so only the spread within a parameter's run is sampling noise, not
+        # the spread between parameters (1 client's watts against 128 clients'): Var = sum n_k s_k^2 / N^2.
+        var_w = math.fsum(len(ws) * stats.stddev(ws) ** 2 for _, ws in per if len(ws) > 1) / len(watts) ** 2 / w**2
         score = (math.fsum(logs) / len(logs), var / len(logs) ** 2, n, len(logs))
         return {
             "score": score,

@@ -392,6 +392,29 @@ def test_a_timed_benchmark_is_judged_on_its_within_run_samples():
     assert hot["significance"]["significant"] and hot["significance"]["within_run"]
 
 
+def test_a_timed_benchmarks_power_is_tested_within_each_parameter():
+    # two client counts at 10 and 100 W, each steady to +-0.1 W; the configuration draws 1 % more at each:
+    # the parameters' spread is the design (each is run once, in both configurations), not noise, so
+    # the 1 % is significant (pooled over both counts it would sit in a 45-W spread and not be)
+    e = _Exp([1, 2])
+    values = [100.0] * 72
+    k = [json.dumps(v) for v in e.axis_values]
+
+    def cell(watts: float) -> list[dict]:
+        return [_sampled_run(values, [watts - 0.1, watts + 0.1])]
+
+    cells = {("base", k[0]): cell(10.0), ("base", k[1]): cell(100.0), ("inv", k[0]): cell(10.1), ("inv", k[1]): cell(101.0)}
+    rows = {r["metric"]: r for r in reproduce.summary_rows("m/b", e, cells, ["base", "inv"], [], tested=True)}
+    power = rows["pkg_power_w"]
+    assert power["value"] == pytest.approx(1.01 * power["baseline_value"])
+    assert power["significance"]["within_run"] and power["significance"]["significant"]
+    # a spread within each count as wide as the difference: not significant
+    cells = {("base", k[0]): [_sampled_run(values, [5.0, 15.0])], ("base", k[1]): [_sampled_run(values, [50.0, 150.0])],
+             ("inv", k[0]): [_sampled_run(values, [5.1, 15.1])], ("inv", k[1]): [_sampled_run(values, [51.0, 151.0])]}
+    rows = {r["metric"]: r for r in reproduce.summary_rows("m/b", e, cells, ["base", "inv"], [], tested=True)}
+    assert not rows["pkg_power_w"]["significance"]["significant"]
+
+
 def test_a_timed_benchmarks_parameter_rows_are_tested_on_its_samples():
     noisy = [100.0 + (20.0 if i % 2 else -20.0) for i in range(40)]
     cells = {"base": [_sampled_run(noisy, [10.0])], "inv": [_sampled_run([1.02 * v for v in noisy], [10.0])]}
