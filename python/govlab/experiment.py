@@ -51,6 +51,7 @@ tables; each becomes an experiment of its own named ``NAME/BENCHMARK``
     samples = "dbench4"               # optional: judge each run by its within-run samples
     warmup = "3s"                     # optional, with samples: simulated before the duration, not measured
     quick = [1, 8]                    # optional: the axis values of a --quick run
+    quick_duration = "1s"             # optional: its duration in a --quick run (default: duration)
     max_events = 2_000_000_000        # optional: the ceiling on each run's estimated ops (as --max-events)
 
 ``samples`` names a sampler of :mod:`govlab.samples`: each run then also keeps
@@ -65,7 +66,7 @@ of the ``duration`` after the warm-up (:func:`govlab.samples.window`).
 the same experiment: the ``quick`` axis values of each benchmark (default:
 the first and the last value), and the duration and repeats of an optional
 ``[quick]`` table (``duration``, ``repeats``); a benchmark that sets its own
-``duration`` keeps it. Runs of a quick version are
+``duration`` keeps it, unless it also sets ``quick_duration``. Runs of a quick version are
 different runs (shorter), stored under their own keys.
 
 Every mistake raises :class:`ExperimentError` (a :class:`govlab.GovlabError`
@@ -127,7 +128,10 @@ _EXPERIMENT_KEYS = {
 }
 _CONFIG_KEYS = {"name", "description", "cpufreq", "cpuidle", "platform_options", "kernel"}
 _TOP_KEYS = {"experiment", "axis", "config", "benchmark", "quick"}
-_BENCHMARK_KEYS = {"name", "description", "workload", "axis", "duration", "repeats", "samples", "warmup", "quick", "max_events"}
+_BENCHMARK_KEYS = {
+    "name", "description", "workload", "axis", "duration", "quick_duration", "repeats", "samples", "warmup", "quick",
+    "max_events",
+}
 _QUICK_KEYS = {"duration", "repeats"}
 
 
@@ -341,12 +345,20 @@ class _Loader:
             axis = bench.get("axis", {})
             if not isinstance(axis, dict):
                 raise self.fail((*at, "axis"), f"expected a table {{ parameter = [values] }}, got {_show(axis)}")
+            # a --quick run takes the benchmark's quick_duration, where it gives one, for its duration
+            length = "quick_duration" if quick and "quick_duration" in bench else "duration"
+            if "quick_duration" in bench:
+                text = self.duration((*at, "quick_duration"), bench["quick_duration"])
+                try:
+                    api.show_config(duration=text)
+                except (GovlabError, ValueError) as err:
+                    raise self.fail((*at, "quick_duration"), str(err)) from None
             sub = {
                 "experiment": {
                     **exp,
                     "name": f"{self.string(('experiment', 'name'), name)}/{bname}",
                     "workload": self.require(bench, at, "workload"),
-                    **({"duration": bench["duration"]} if "duration" in bench else {}),
+                    **({"duration": bench[length]} if length in bench else {}),
                     **({"repeats": bench["repeats"]} if "repeats" in bench else {}),
                     **({"description": bench["description"]} if "description" in bench else {}),
                 },
@@ -356,7 +368,7 @@ class _Loader:
                 sub["axis"] = axis
             moved = {
                 ("experiment", "workload"): (*at, "workload"),
-                ("experiment", "duration"): (*at, "duration") if "duration" in bench else ("experiment", "duration"),
+                ("experiment", "duration"): (*at, length) if length in bench else ("experiment", "duration"),
                 ("experiment", "description"): (*at, "description") if "description" in bench else ("experiment", "description"),
                 ("experiment", "repeats"): (*at, "repeats") if "repeats" in bench else ("experiment", "repeats"),
                 ("axis",): (*at, "axis"),
@@ -372,7 +384,7 @@ class _Loader:
             quick_here = quick_table if quick else None
             if quick_here is not None and "repeats" in bench:
                 quick_here = {k: v for k, v in quick_here.items() if k != "repeats"}
-            e = loader.experiment(quick_here, quick_values, keep_duration="duration" in bench)
+            e = loader.experiment(quick_here, quick_values, keep_duration=length in bench)
             if "samples" in bench:
                 e.samples = self.sampler((*at, "samples"), bench["samples"], e.workload)
             if "warmup" in bench:

@@ -258,3 +258,25 @@ def test_a_bad_max_events_names_its_benchmark(tmp_path, value):
     path.write_text(BENCH.replace('samples = "pgbench"', f'samples = "pgbench"\nmax_events = {value}'))
     with pytest.raises(experiment.ExperimentError, match=r"x.toml:\d+: benchmark\[1\]\.max_events: expected an integer from 1 to"):
         experiment.load_all(path)
+
+
+def test_a_benchmarks_quick_duration_is_its_length_in_a_quick_run_only(tmp_path):
+    # duration holds at full size, quick_duration in --quick (a benchmark's own duration otherwise
+    # holds in both); the other benchmarks keep the [quick] table's and the experiment's
+    path = tmp_path / "x.toml"
+    path.write_text(BENCH.replace('samples = "pgbench"', 'samples = "pgbench"\nduration = "3s"\nquick_duration = "20ms"'))
+    full, quick = experiment.load_all(path), experiment.load_all(path, quick=True)
+    assert [e.duration for e in full] == ["3s", "100ms"]
+    assert [e.duration for e in quick] == ["20ms", "100ms"]
+    path.write_text(BENCH.replace('samples = "pgbench"', 'samples = "pgbench"\nduration = "3s"'))
+    assert [e.duration for e in experiment.load_all(path, quick=True)] == ["3s", "100ms"]
+
+
+@pytest.mark.parametrize("value", ['"3 parsecs"', '"0s"', '"-1s"', "true"])
+def test_a_bad_quick_duration_names_its_benchmark(tmp_path, value):
+    # checked on load at either size, with the file, line and key
+    path = tmp_path / "x.toml"
+    path.write_text(BENCH.replace('samples = "pgbench"', f'samples = "pgbench"\nquick_duration = {value}'))
+    for quick in (False, True):
+        with pytest.raises(experiment.ExperimentError, match=r"x.toml:\d+: benchmark\[1\]\.quick_duration: "):
+            experiment.load_all(path, quick=quick)
