@@ -18,7 +18,9 @@ run:
   ``config-network-tbench``): every "execute" line, one a second after a
   warm-up of a fifth of the time (dbench 4.0's ``sig_alarm``, PRINT_FREQ 1,
   warmup = timelimit / 5), each the MB/s moved *since the warm-up ended*:
-  180 running averages.
+  180 running averages. compare-mmtests reports their harmonic mean (the
+  source's "Hmean" rows), which is the run's figure after a warm-up
+  (:func:`window`), not the bytes of the whole run over its time.
 * **dbench4** (``ExtractDbench4.pm``; ``dbench --warmup 0 -t 180+…
   --show-execute-time``): every "N completed in T ms" line, one per pass of
   the load file per client.
@@ -123,9 +125,12 @@ def _tps(ivs: Sequence[Mapping[str, Any]], secs: float) -> float:
     return math.fsum(iv["counters"][0] for iv in ivs) / secs
 
 
-def _mbs(ivs: Sequence[Mapping[str, Any]], secs: float) -> float:
-    # tbench.rs: throughput_mbs, bytes (counter 1) per second / 1e6
-    return math.fsum(iv["counters"][1] for iv in ivs) / secs / 1e6
+def _tbench_hmean(ivs: Sequence[Mapping[str, Any]], secs: float) -> float:
+    # compare-mmtests' figure for tbench4, its "Hmean" row: the harmonic mean of the execute lines
+    values = _tbench(_timed(ivs))
+    if not values or min(values) <= 0:
+        return math.nan
+    return len(values) / math.fsum(1 / v for v in values)
 
 
 def _loadfile_ms(ivs: Sequence[Mapping[str, Any]], secs: float) -> float:
@@ -145,7 +150,7 @@ SAMPLERS: dict[str, Sampler] = {
     s.name: s
     for s in (
         Sampler("pgbench", 300, _pgbench, ("pgbench",), _tps),
-        Sampler("tbench4", 216, _tbench, ("tbench",), _mbs),
+        Sampler("tbench4", 216, _tbench, ("tbench",), _tbench_hmean),
         Sampler("dbench4", 180, _dbench4, ("dbench",), _loadfile_ms),
     )
 }
@@ -226,11 +231,13 @@ def of(result: Mapping[str, Any]) -> dict[str, list[float]] | None:
 def extract(name: str, intervals: Sequence[Mapping[str, Any]]) -> dict[str, list[float]]:
     """``name``'s samples of a run from its intervals (:func:`compact`'s); an interval
     under half the others' length (the run's remainder at its end) is left out."""
-    ivs = []
-    for iv in intervals:
-        dt_s = iv["end_s"] - iv["start_s"]
-        ivs.append({**iv, "dt_s": dt_s})
-    full = max((iv["dt_s"] for iv in ivs), default=0.0)
-    ivs = [iv for iv in ivs if iv["dt_s"] >= full / 2 and iv["dt_s"] > 0]
+    ivs = _timed(intervals)
     power = [iv["package_j"] / iv["dt_s"] for iv in ivs]
     return {"values": sampler(name).read(ivs), "pkg_power_w": power}
+
+
+def _timed(intervals: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The intervals with their lengths (``dt_s``), less one under half the others' length."""
+    ivs = [{**iv, "dt_s": iv["end_s"] - iv["start_s"]} for iv in intervals]
+    full = max((iv["dt_s"] for iv in ivs), default=0.0)
+    return [iv for iv in ivs if iv["dt_s"] >= full / 2 and iv["dt_s"] > 0]

@@ -37,6 +37,16 @@ def test_tbench_reads_running_averages_after_a_fifth_of_warm_up():
     assert got[-1] == pytest.approx(15 / 0.1)  # the whole execute phase: the run's final figure
 
 
+def test_tbench_after_a_warm_up_scores_the_harmonic_mean_of_its_execute_lines():
+    # compare-mmtests' Hmean of the running averages, not the whole window's bytes over its time
+    # (which would count the warm-up sixth's 100 MB too)
+    ivs = [_iv(i, counters=(0, 10**6 * (100 if i < 2 else 1 + i % 2))) for i in range(12)]
+    run = {"samples": {"sampler": "tbench4", "warmup_s": 0.1, "intervals": ivs}}
+    got = samples.extract("tbench4", ivs)["values"]
+    assert samples.window(run)["value"] == pytest.approx(len(got) / sum(1 / v for v in got))
+    assert samples.window(run)["value"] != pytest.approx((200 + 15) / 0.12)
+
+
 def test_dbench_reads_a_pass_of_operations_at_a_time():
     # 3573 operations a pass (client-tiny.txt): 2000 + 1573 operations make the first sample (0.1 ms
     # each), one interval of 4000 the second (0.2 ms each); the 500 left at the end make no pass

@@ -245,11 +245,17 @@ fn gitsource_is_a_chain_of_short_processes() {
 }
 
 /// tbench: each client wakes its own server and each server its own
-/// client, once per direction per operation.
+/// client, once per direction per operation, from the clients' release
+/// 100 ms in (dbench 4.0's start barrier); the throughput counts from it.
 #[test]
 fn tbench_pairs_wake_each_other() {
-    let (r, lines) = traced("tbench-pairs", "tbench:clients=2", 50_000_000);
-    assert!(r.metrics["throughput_mbs"].as_f64().unwrap() > 0.0);
+    let (r, lines) = traced("tbench-pairs", "tbench:clients=2", 150_000_000);
+    let mbs = r.metrics["throughput_mbs"].as_f64().unwrap();
+    assert!(mbs > 0.0);
+    // Nothing moves before the release: every wakeup of a pair's task comes after it.
+    let first = lines.iter().filter(|l| l.event == "sched_wakeup").map(|l| l.ts_ns).min().unwrap();
+    assert!((100_000_000..101_000_000).contains(&first), "first wakeup at {first} ns");
+
     // Tasks start in order client 0, server 0, client 1, server 1.
     let pids: BTreeSet<u64> = lines
         .iter()
@@ -263,7 +269,14 @@ fn tbench_pairs_wake_each_other() {
         pids[i ^ 1]
     };
     let mut wakes: BTreeMap<u64, u64> = BTreeMap::new();
-    for l in lines.iter().filter(|l| l.event == "sched_wakeup") {
+    // The release: each client's timer, once, 100 ms in (from idle: no task wakes it).
+    let released: Vec<&Line> = lines.iter().filter(|l| l.event == "sched_wakeup" && l.pid == 0).collect();
+    assert_eq!(released.len(), 2, "{released:?}");
+    for l in &released {
+        assert_eq!(field(l, "comm"), "tbench", "{l:?}");
+        assert!((100_000_000..101_000_000).contains(&l.ts_ns), "{l:?}");
+    }
+    for l in lines.iter().filter(|l| l.event == "sched_wakeup" && l.pid != 0) {
         let pid = num(l, "pid");
         assert_eq!(u64::from(l.pid), partner(pid), "{l:?}: woken by another pair's task");
         let want = if pids.iter().position(|&p| p == pid).unwrap() % 2 == 0 { "tbench_srv" } else { "tbench" };
