@@ -82,7 +82,8 @@ class Sampler:
     read: Callable[[Sequence[Mapping[str, Any]]], list[float]]
     #: the workloads it reads (its counter and series indices are theirs)
     workloads: tuple[str, ...]
-    #: the run's primary metric over some of its intervals (the engine's, over the whole run)
+    #: the run's figure over some of its intervals (the engine's primary metric there; tbench4's,
+    #: compare-mmtests' Hmean of its samples)
     primary: Callable[[Sequence[Mapping[str, Any]], float], float]
 
 
