@@ -348,11 +348,7 @@ class _Loader:
             # a --quick run takes the benchmark's quick_duration, where it gives one, for its duration
             length = "quick_duration" if quick and "quick_duration" in bench else "duration"
             if "quick_duration" in bench:
-                text = self.duration((*at, "quick_duration"), bench["quick_duration"])
-                try:
-                    api.show_config(duration=text)
-                except (GovlabError, ValueError) as err:
-                    raise self.fail((*at, "quick_duration"), str(err)) from None
+                self.duration_ns((*at, "quick_duration"), bench["quick_duration"])
             sub = {
                 "experiment": {
                     **exp,
@@ -390,11 +386,7 @@ class _Loader:
             if "warmup" in bench:
                 if e.samples is None:
                     raise self.fail((*at, "warmup"), "a warm-up is dropped from a run's samples: give it with samples")
-                text = self.duration((*at, "warmup"), bench["warmup"])
-                try:
-                    e.warmup_ns = int(api.show_config(duration=text)["duration_ns"])
-                except (GovlabError, ValueError) as err:
-                    raise self.fail((*at, "warmup"), str(err)) from None
+                e.warmup_ns = self.duration_ns((*at, "warmup"), bench["warmup"])
             if "max_events" in bench:
                 most = bench["max_events"]
                 if not _is_int(most) or not 1 <= most <= MAX_EVENTS:
@@ -653,6 +645,14 @@ class _Loader:
         except (TypeError, ValueError) as e:
             raise self.fail(key, str(e)) from None
         return text
+
+    def duration_ns(self, key: Sequence[Any], value: Any) -> int:
+        """A duration the engine takes (positive, within its range), in ns; blame ``key``."""
+        text = self.duration(key, value)
+        try:
+            return int(api.show_config(duration=text)["duration_ns"])
+        except (GovlabError, ValueError) as err:
+            raise self.fail(key, str(err)) from None
 
     def check(self, key: Sequence[Any], **spec: Any) -> None:
         """Ask the engine to resolve a run built from ``spec`` (defaults elsewhere); blame ``key``."""
