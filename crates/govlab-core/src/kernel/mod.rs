@@ -35,7 +35,10 @@
 //!   and idle cycle (machine/kpath.rs). Default off: its cycle counts were
 //!   measured on this project's KVM guest (a 2020s AMD part, Linux 6.18,
 //!   retpolines and Safe RET), not on the modelled machines, and the idle
-//!   cycle's is assumed; `on` charges them (an experiment).
+//!   cycle's is assumed; `on` charges them. The evaluations of Intel
+//!   kernels from v4.15 turn it on: there the guest's kernel entry costs
+//!   what page-table isolation made those parts' cost
+//!   (tools/calibrate/syscall/).
 //! - `sched_energy_aware = on|off`: the sysctl of the same name; `off`
 //!   keeps Energy-Aware Scheduling from running (machine/eas.rs). Default
 //!   on from v5.0; refused before it.

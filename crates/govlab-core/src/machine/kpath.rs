@@ -42,10 +42,13 @@
 //!   ping-pong across two CPUs 14.5 µs per direction), so this is a lower
 //!   bound of the idle loop's own code.
 //!
-//! The guest's kernel runs with retpolines and AMD's Safe RET, which make
-//! kernel paths dearer than on the Intel servers of 2015–2020 by a share
-//! not measured here; no published per-path figure for those parts was
-//! found (tools/calibrate/kpath/README.md).
+//! The guest's kernel runs with retpolines and AMD's Safe RET. At the
+//! boundary every path crosses it is no dearer than the Intel servers of
+//! 2018–2020: a null system call costs it 556–610 cycles, a Broadwell-EP
+//! or Haswell-EP with page-table isolation (their default from v4.15)
+//! 580–630 (tools/calibrate/syscall/). The paths' own code on those parts
+//! is not measured; no published per-path figure for them was found
+//! (tools/calibrate/kpath/README.md).
 //!
 //! Limits: a wakeup from an interrupt (a timer, an IO completion) is not
 //! charged to the CPU it interrupts; the switch path of a preemption is
