@@ -635,6 +635,14 @@ impl Engine {
                 }
                 live
             }
+            Event::IdleEntryDone { cpu, gen } => {
+                let cpu = cpu as usize;
+                let live = self.rqs[cpu].idle_entry_gen == gen;
+                if live {
+                    self.idle_entry_done(cpu);
+                }
+                live
+            }
             Event::PollLimit { cpu, gen } => {
                 let cpu = cpu as usize;
                 let live = self.rqs[cpu].idle_gen == gen;

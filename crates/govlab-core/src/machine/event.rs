@@ -25,6 +25,8 @@ pub enum Event {
     FreqDone { domain: u32, gen: u32 },
     /// A CPU has finished leaving its idle state.
     IdleExitDone { cpu: u32, gen: u32 },
+    /// The idle loop's entry code on `cpu` is done (machine/kpath.rs).
+    IdleEntryDone { cpu: u32, gen: u32 },
     /// The polling idle state reached its time limit.
     PollLimit { cpu: u32, gen: u32 },
     /// The task running on `cpu` finished its current run segment.
@@ -63,7 +65,7 @@ impl Event {
     #[inline]
     pub fn class(&self) -> EventClass {
         match self {
-            Event::FreqDone { .. } | Event::IdleExitDone { .. } | Event::PollLimit { .. } => {
+            Event::FreqDone { .. } | Event::IdleExitDone { .. } | Event::IdleEntryDone { .. } | Event::PollLimit { .. } => {
                 EventClass::Hardware
             }
             Event::RunDone { .. } | Event::IoDone { .. } => EventClass::Completion,

@@ -680,7 +680,7 @@ impl Engine {
                 self.tasks[n].exec_start_ns = self.now;
             }
             let Some(n) = next else {
-                self.enter_idle(cpu);
+                self.go_idle(cpu);
                 return;
             };
             if self.tasks[n].remaining_cycles > 0.0 {

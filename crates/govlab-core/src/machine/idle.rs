@@ -86,7 +86,32 @@ impl Engine {
         Some(self.cpuidle.poll_limit_ns(cpu, default_ns))
     }
 
-    /// The CPU has nothing to run: select a state and enter it.
+    /// The CPU has nothing to run: the idle loop's entry code first
+    /// (machine/kpath.rs: the switch into the idle task, the governor's
+    /// select, the tick's stop), in C0 with no task, then the state. A task
+    /// woken onto the CPU meanwhile is picked at once (kick_cpu() on a
+    /// CPU in C0 with none), and the state is not entered.
+    pub(crate) fn go_idle(&mut self, cpu: CpuId) {
+        let ns = self.kpath_idle_ns(cpu, self.kpath.idle_entry_cycles);
+        if ns == 0 {
+            self.enter_idle(cpu);
+            return;
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.idle_entry_gen = rq.idle_entry_gen.wrapping_add(1);
+        let gen = rq.idle_entry_gen;
+        self.q.schedule(self.now + ns, Event::IdleEntryDone { cpu: cpu as u32, gen });
+    }
+
+    /// The idle loop's entry code is done: the state, if still nothing runs.
+    pub(crate) fn idle_entry_done(&mut self, cpu: CpuId) {
+        let rq = &self.rqs[cpu];
+        if rq.mode == CpuMode::Active && rq.curr.is_none() && rq.nr_running == 0 && rq.nr_delayed == 0 && !rq.resched {
+            self.enter_idle(cpu);
+        }
+    }
+
+    /// Select a state and enter it.
     pub(crate) fn enter_idle(&mut self, cpu: CpuId) {
         self.update_rq_clock(cpu);
         let util_sum = self.rqs[cpu].cfs.avg.util_sum;
@@ -276,7 +301,7 @@ impl Engine {
         // burst runs before the CPU can go idle again
         // (machine/housekeeping.rs), and the idle cycle's kernel code
         // (machine/kpath.rs) runs in C0: all lengthen the exit.
-        let kpath_ns = self.kpath_idle_ns(cpu);
+        let kpath_ns = self.kpath_idle_ns(cpu, self.kpath.idle_exit_cycles);
         let exit = self.plat.cpu_type_of(cpu).idle_states[state].exit_latency_ns
             + self.package_exit_latency_ns(self.plat.cpus[cpu].package)
             + self.hk.work_ns[cpu]
@@ -356,7 +381,7 @@ impl Engine {
         // a stopped tick, then schedule_idle() picks.
         let rq = &self.rqs[cpu];
         if rq.nr_running == 0 && rq.nr_delayed == 0 && !rq.resched {
-            self.enter_idle(cpu);
+            self.go_idle(cpu);
             return;
         }
         self.set_tick_stopped(cpu, false);

@@ -14,14 +14,22 @@
 //!   pick_next_task(), context_switch() (switch_mm_irqs_off(), switch_to())
 //!   and finish_task_switch(). Charged as work of the incoming task before it
 //!   goes on (its exec_start is set in set_next_entity() before the switch).
-//! * the idle cycle: the blocking task's __schedule() into the idle task,
-//!   do_idle() -> cpuidle_idle_call() with the governor's select and
-//!   tick_nohz_idle_stop_tick()/tick_nohz_idle_exit() (kernel/sched/idle.c,
-//!   kernel/time/tick-sched.c), the interrupt's entry and exit, and
-//!   schedule_idle() back to a task. Charged once per idle period, added to
-//!   the exit (machine/idle.rs), in C0 but not a task's: PELT does not count
-//!   it (the idle task is not a fair entity), APERF/MPERF do, and its energy
-//!   beyond the state's is added at active power (`charge_kpath_energy`).
+//! * the idle cycle, in two halves, in C0 but not a task's: PELT does not
+//!   count it (the idle task is not a fair entity), APERF/MPERF and the
+//!   clock vote do. Its entry half runs before the idle state, while the
+//!   task that blocked is already waiting on another CPU: the blocking
+//!   task's __schedule() into the idle task, then do_idle() ->
+//!   cpuidle_idle_call() with tick_nohz_idle_enter(), the governor's
+//!   select and tick_nohz_idle_stop_tick() (kernel/sched/idle.c,
+//!   kernel/time/tick-sched.c). The CPU stays in C0 with no task for that
+//!   long (machine/idle.rs `go_idle`), idle to the scheduler's placement
+//!   (nr_running is 0); a task woken onto it meanwhile is picked at once,
+//!   as the loop sees need_resched before the state is entered
+//!   (cpuidle_idle_call() checks it last), and no state is entered. Its
+//!   exit half runs on the path of the task that woke the CPU: the
+//!   interrupt's entry and exit, tick_nohz_idle_exit() and schedule_idle()
+//!   back to a task, added to the idle exit (machine/idle.rs), its energy
+//!   beyond the state's at active power (`charge_kpath_energy`).
 //!
 //! The numbers are cycles, so a slower clock makes them longer. They were
 //! measured on an AMD EPYC (Zen 4) KVM guest, Linux 6.18, at 3.695 GHz
@@ -67,20 +75,31 @@ pub const SWITCH_CYCLES: f64 = 3_180.0;
 /// Cycles of one idle cycle's kernel code outside the idle state (assumed:
 /// two switches, see the header).
 pub const IDLE_CYCLES: f64 = 2.0 * SWITCH_CYCLES;
+/// Of which before the state (the switch into the idle task, the
+/// governor's select, the tick's stop) and after it (the tick's restart,
+/// the switch out): assumed one switch each.
+pub const IDLE_ENTRY_CYCLES: f64 = SWITCH_CYCLES;
+pub const IDLE_EXIT_CYCLES: f64 = IDLE_CYCLES - IDLE_ENTRY_CYCLES;
 
 /// The cycles a run charges per path (all zero with `kpath=off`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Kpath {
     pub wake_cycles: f64,
     pub switch_cycles: f64,
-    pub idle_cycles: f64,
+    pub idle_entry_cycles: f64,
+    pub idle_exit_cycles: f64,
 }
 
 impl Kpath {
     #[must_use]
     pub fn new(on: bool) -> Self {
         if on {
-            Kpath { wake_cycles: WAKE_CYCLES, switch_cycles: SWITCH_CYCLES, idle_cycles: IDLE_CYCLES }
+            Kpath {
+                wake_cycles: WAKE_CYCLES,
+                switch_cycles: SWITCH_CYCLES,
+                idle_entry_cycles: IDLE_ENTRY_CYCLES,
+                idle_exit_cycles: IDLE_EXIT_CYCLES,
+            }
         } else {
             Kpath::default()
         }
@@ -128,9 +147,8 @@ impl Engine {
         self.record.cycles_retired += done - kernel;
     }
 
-    /// The idle cycle's kernel code on `cpu` at its clock now, ns.
-    pub(crate) fn kpath_idle_ns(&self, cpu: CpuId) -> u64 {
-        let cycles = self.kpath.idle_cycles;
+    /// `cycles` of the idle cycle's kernel code on `cpu` at its clock now, ns.
+    pub(crate) fn kpath_idle_ns(&self, cpu: CpuId, cycles: f64) -> u64 {
         if cycles <= 0.0 {
             return 0;
         }

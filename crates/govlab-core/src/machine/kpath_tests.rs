@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use super::Engine;
 use crate::kernel::{BuildCtx, KernelConfig};
-use crate::machine::kpath::{IDLE_CYCLES, SWITCH_CYCLES, WAKE_CYCLES};
+use crate::machine::kpath::{IDLE_CYCLES, IDLE_EXIT_CYCLES, SWITCH_CYCLES, WAKE_CYCLES};
 use crate::machine::RunParts;
 use crate::params::Spec;
 use crate::platform::load_named;
@@ -156,4 +156,25 @@ fn each_switch_between_tasks_costs_the_incoming_task_its_cycles() {
         close(round_on - round_off, ns(&on, SWITCH_CYCLES, khz), &format!("round at {khz} kHz, ns"));
         close(work_on / r_on, work_off / r_off, "workload cycles per round");
     }
+}
+
+#[test]
+fn only_the_idle_cycles_exit_half_delays_the_woken_task() {
+    // Each round of the ping-pong wakes one idle CPU per direction. The
+    // entry half runs while the other end works its 10 µs, and the waker's
+    // try_to_wake_up() before its own block: only the exit halves (and the
+    // states' hardware exits) lie on the round's path.
+    let khz = 3_400_000;
+    let on = run("ping-pong", PING_PONG, true, khz);
+    let off = run("ping-pong", PING_PONG, false, khz);
+    let path = |e: &Engine| {
+        let hw_exit: u64 = (0..2)
+            .map(|c| {
+                let states = &e.plat.cpu_type_of(c).idle_states;
+                e.idle_counters[c].states.iter().zip(states).map(|(n, s)| n.usage * s.exit_latency_ns).sum::<u64>()
+            })
+            .sum();
+        (e.now as f64 - hw_exit as f64) / counts(e).0
+    };
+    close(path(&on) - path(&off), 2.0 * ns(&on, IDLE_EXIT_CYCLES, khz), "round beyond the hardware exits, ns");
 }

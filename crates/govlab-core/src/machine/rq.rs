@@ -260,6 +260,9 @@ pub struct CpuRq {
     pub kpath_pending: f64,
     /// Of the idle exit under way, the kernel's code (machine/kpath.rs), ns.
     pub kpath_exit_ns: Time,
+    /// The idle loop's entry in progress (machine/idle.rs `go_idle`): its
+    /// IdleEntryDone event counts only with this generation.
+    pub idle_entry_gen: u32,
 
     pub mode: CpuMode,
     /// The idle state is chosen in hindsight (the oracle) and not chosen
@@ -352,6 +355,7 @@ impl Default for CpuRq {
             run_event_ns: Time::MAX,
             kpath_pending: 0.0,
             kpath_exit_ns: 0,
+            idle_entry_gen: 0,
             mode: CpuMode::Active,
             hindsight: false,
             idle_gen: 0,
