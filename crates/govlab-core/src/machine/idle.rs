@@ -103,11 +103,18 @@ impl Engine {
         self.q.schedule(self.now + ns, Event::IdleEntryDone { cpu: cpu as u32, gen });
     }
 
-    /// The idle loop's entry code is done: the state, if still nothing runs.
+    /// The idle loop's entry code is done: the state if still nothing runs,
+    /// else (need_resched set meanwhile with no pick yet) schedule_idle()'s
+    /// pick, as do_idle() leaves its loop.
     pub(crate) fn idle_entry_done(&mut self, cpu: CpuId) {
         let rq = &self.rqs[cpu];
-        if rq.mode == CpuMode::Active && rq.curr.is_none() && rq.nr_running == 0 && rq.nr_delayed == 0 && !rq.resched {
+        if rq.mode != CpuMode::Active || rq.curr.is_some() {
+            return;
+        }
+        if rq.nr_running == 0 && rq.nr_delayed == 0 && !rq.resched {
             self.enter_idle(cpu);
+        } else {
+            self.schedule(cpu);
         }
     }
 
