@@ -15,6 +15,8 @@
  *   pipex      pipe2 with the child on the other CPU: each direction =
  *              pipe0 + a wakeup of an idle CPU + its idle exit and switch
  *              (the entry into idle runs off this critical path)
+ *   getppid    a null system call: the kernel's entry and exit alone (the
+ *              figure of Garloff's 2018 KPTI measurements, ../syscall/)
  *   sleep0     clock_nanosleep() of 1 ns with timer slack 1 ns: hrtimer
  *              set-up, a switch to idle, an idle cycle, the timer interrupt,
  *              the wakeup and a switch back (an upper bound: it includes the
@@ -25,7 +27,9 @@
  * interrupted), with the median beside it. Build and run:
  *   cc -O2 -pthread kpath.c -o /tmp/kpath && /tmp/kpath > kpath.out
  * `/tmp/kpath CPU clock` prints the clock figure alone (fastest and median
- * batch), for bracketing other measurements (tools/calibrate/cycleclock).
+ * batch), for bracketing other measurements (tools/calibrate/cycleclock);
+ * `/tmp/kpath CPU getppid` the null system call alone, in cycles of that
+ * clock, with the clock again after it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -98,6 +102,20 @@ static double clock_ghz(void)
 		v[b] = (now_ns() - t0) / (n * 10.0);
 	}
 	return 1.0 / best(v);
+}
+
+static double getppid0(void)
+{
+	double v[BATCHES];
+
+	for (int b = 0; b < BATCHES; b++) {
+		double t0 = now_ns();
+
+		for (int i = 0; i < N; i++)
+			syscall(SYS_getppid);
+		v[b] = (now_ns() - t0) / N;
+	}
+	return best(v);
 }
 
 static double yield1(void)
@@ -299,6 +317,13 @@ int main(int argc, char **argv)
 	double ghz = clock_ghz();
 	if (argc > 2 && !strcmp(argv[2], "clock")) {
 		printf("cpu %d clock_ghz %.3f median %.3f\n", cpu, ghz, 1.0 / median);
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[2], "getppid")) {
+		double ns = getppid0(), med = median;
+
+		printf("cpu %d clock_ghz %.3f after %.3f\n", cpu, ghz, clock_ghz());
+		printf("getppid ns %.1f (median %.1f) cycles %.0f (median %.0f)\n", ns, med, ns * ghz, med * ghz);
 		return 0;
 	}
 	printf("cpu %d clock_ghz %.3f\n", cpu, ghz);

@@ -1,16 +1,16 @@
 #!/bin/sh
-# Runs the null-syscall measurement on both CPUs; raw output to OUT (default nullsys.out), the machine to machine.txt.
+# Runs kpath.c's null-syscall measurement on both CPUs; raw output to OUT (default nullsys.out), the machine to machine.txt.
 # usage: run.sh [OUT]
 set -e
-OUT=$(realpath -m "${1:-nullsys.out}")
+OUT=$(realpath -m "${1:-$(dirname "$0")/nullsys.out}")
 cd "$(dirname "$0")"
-cc -O2 -Wall nullsys.c -o /tmp/nullsys
+cc -O2 -Wall -pthread ../kpath/kpath.c -o /tmp/kpath
 {
 	echo "## date"; date -u
 	echo "## uptime (load before)"; uptime
 	for i in 1 2 3; do
-		echo "## nullsys on CPU 1 (run $i)"; /tmp/nullsys 1
-		echo "## nullsys on CPU 0 (run $i)"; /tmp/nullsys 0
+		echo "## kpath getppid on CPU 1 (run $i)"; /tmp/kpath 1 getppid
+		echo "## kpath getppid on CPU 0 (run $i)"; /tmp/kpath 0 getppid
 	done
 	echo "## uptime (load after)"; uptime
 } > "$OUT" 2>&1
