@@ -12,6 +12,7 @@ pub fn state(name: &str, exit_us: u64, res_us: u64, polling: bool) -> IdleState 
         name: name.into(),
         desc: String::new(),
         exit_latency_ns: exit_us * US,
+        wake_latency_ns: None,
         target_residency_ns: res_us * US,
         power_mw: 0.0,
         polling,

@@ -403,6 +403,12 @@ impl Engine {
         self.pkg_energy[pkg].state.map_or(0, |s| self.plat.packages[pkg].cstates[s].exit_latency_ns)
     }
 
+    /// The package is in no package C-state now.
+    #[inline(always)]
+    pub(crate) fn package_in_pc0(&self, pkg: usize) -> bool {
+        self.pkg_energy[pkg].state.is_none()
+    }
+
     /// One entry into and exit from `state` by a thread of `core`: its
     /// energy beyond the exit latency at C0 power.
     pub(crate) fn charge_entry_exit(&mut self, core: usize, state: usize) {

@@ -309,7 +309,7 @@ impl Engine {
         // (machine/housekeeping.rs), and the idle cycle's kernel code
         // (machine/kpath.rs) runs in C0: all lengthen the exit.
         let kpath_ns = self.kpath_idle_ns(cpu, self.kpath.idle_exit_cycles);
-        let exit = self.plat.cpu_type_of(cpu).idle_states[state].exit_latency_ns
+        let exit = self.wake_latency_ns(cpu, state)
             + self.package_exit_latency_ns(self.plat.cpus[cpu].package)
             + self.hk.work_ns[cpu]
             + kpath_ns;
@@ -331,6 +331,21 @@ impl Engine {
             self.idle_exit_done(cpu);
         } else {
             self.q.schedule(until_ns, Event::IdleExitDone { cpu: cpu as u32, gen });
+        }
+    }
+
+    /// How long the hardware takes to bring `cpu` out of `state` now. The
+    /// driver's exit latency is the worst case, the wake of a package in the
+    /// matching package C-state (cpuidle.rst, "Representation of Idle
+    /// States"; intel_idle's tables, docs/research/sources.md C.12); a state
+    /// with a measured `wake_latency_ns` takes that while its package is in
+    /// PC0, some other core awake. Governors see only the driver's figure.
+    #[inline(always)]
+    fn wake_latency_ns(&self, cpu: CpuId, state: usize) -> u64 {
+        let s = &self.plat.cpu_type_of(cpu).idle_states[state];
+        match s.wake_latency_ns {
+            Some(ns) if self.package_in_pc0(self.plat.cpus[cpu].package) => ns,
+            _ => s.exit_latency_ns,
         }
     }
 

@@ -75,6 +75,8 @@ mod idle;
 pub mod kpath;
 #[cfg(test)]
 mod kpath_tests;
+#[cfg(test)]
+mod wake_latency_tests;
 mod intervals;
 mod power_phases;
 mod lisa_events;

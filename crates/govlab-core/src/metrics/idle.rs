@@ -110,6 +110,7 @@ mod tests {
             name: format!("S{target_us}"),
             desc: String::new(),
             exit_latency_ns: exit_us * 1000,
+            wake_latency_ns: None,
             target_residency_ns: target_us * 1000,
             power_mw: 0.0,
             polling: false,

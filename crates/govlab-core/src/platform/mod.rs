@@ -494,7 +494,15 @@ pub struct Opp {
 pub struct IdleState {
     pub name: String,
     pub desc: String,
+    /// The driver's exit latency: what cpuidle and its governors read. On
+    /// Intel parts it is the worst case, the wake with the package in the
+    /// matching package C-state (docs/research/sources.md C.12).
     pub exit_latency_ns: u64,
+    /// The hardware's delay leaving this state while its package stays in
+    /// PC0 (another core awake), where that was measured (the file's
+    /// `wake_latency_us`): below the worst case of `exit_latency_ns`. None:
+    /// every wake takes `exit_latency_ns`. Governors never read it.
+    pub wake_latency_ns: Option<u64>,
     pub target_residency_ns: u64,
     /// Power of the core in this state beyond leakage (or instead of it when
     /// `power_gated`), mW.

@@ -150,6 +150,7 @@ impl<'p> Table<'p> {
                 name: name.to_string(),
                 desc: String::new(),
                 exit_latency_ns: exit_us * 1000,
+                wake_latency_ns: None,
                 target_residency_ns: target_us * 1000,
                 power_mw: 0.0,
                 polling: false,

@@ -382,6 +382,19 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
                 ),
             ));
         }
+        let wake_latency_ns = match s.wake_latency_us {
+            None => None,
+            Some(w) if w > s.exit_latency_us => {
+                return Err(serr(
+                    "wake_latency_us",
+                    format!(
+                        "{w} exceeds exit_latency_us {}: the wake with the package awake cannot take longer than the state's worst case",
+                        s.exit_latency_us
+                    ),
+                ));
+            }
+            Some(w) => Some(ns(&serr, "wake_latency_us", w)?),
+        };
         if let Some(prev) = idle_states.last() {
             if exit_latency_ns < prev.exit_latency_ns {
                 return Err(serr(
@@ -406,6 +419,7 @@ pub(super) fn cpu_type(src: &Source, i: usize, raw: &Spanned<RawCpuType>) -> Res
             name: s.name.clone(),
             desc: s.desc.clone().unwrap_or_else(|| s.name.clone()),
             exit_latency_ns,
+            wake_latency_ns,
             target_residency_ns,
             power_mw: s.power_mw,
             polling: s.polling,
@@ -639,6 +653,24 @@ mod tests {
                 .contains("cpu_type[0].idle_state[1].exit_latency_us"),
             "{e}"
         );
+    }
+
+    /// A measured wake with the package awake is optional, in µs like the
+    /// driver's figure, and never above that worst case.
+    #[test]
+    fn wake_latency_is_optional_and_bounded_by_the_exit_latency() {
+        let p = load_str(MINI, Path::new("mini.toml")).unwrap();
+        assert!(p.cpu_types[0].idle_states.iter().all(|s| s.wake_latency_ns.is_none()));
+        let text = MINI.replacen("exit_latency_us = 1200", "exit_latency_us = 1200\nwake_latency_us = 300", 1);
+        assert_ne!(text, MINI, "test bug: the deep state was not changed");
+        let p = load_str(&text, Path::new("mini.toml")).unwrap();
+        let s = &p.cpu_types[0].idle_states[1];
+        assert_eq!((s.exit_latency_ns, s.wake_latency_ns), (1_200_000, Some(300_000)));
+        let (text, e) = broken("exit_latency_us = 1200", "exit_latency_us = 1200\nwake_latency_us = 1201");
+        let (line, msg) = file_error(&e);
+        assert!(msg.contains("cpu_type[0].idle_state[1].wake_latency_us"), "{msg}");
+        assert!(msg.contains("exceeds exit_latency_us 1200"), "{msg}");
+        assert_eq!(line, Some(line_with(&text, "wake_latency_us")));
     }
 
     #[test]

@@ -213,6 +213,9 @@ pub(super) struct RawIdleState {
     #[serde(default)]
     pub(super) desc: Option<String>,
     pub(super) exit_latency_us: u64,
+    /// A measured wake with the package in PC0; absent: `exit_latency_us`.
+    #[serde(default)]
+    pub(super) wake_latency_us: Option<u64>,
     pub(super) target_residency_us: u64,
     pub(super) power_mw: f64,
     #[serde(default)]
