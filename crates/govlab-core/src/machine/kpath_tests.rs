@@ -56,7 +56,9 @@ loop = "forever"
 ops = [ { run = "10us" }, { count = "rounds" }, { yield = true } ]
 "#;
 
-fn workload_file(name: &str, text: &str) -> PathBuf {
+/// `text` written as a workload file `name` in this process's temporary
+/// directory (machine/wake_latency_tests.rs uses it too).
+pub(super) fn workload_file(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("govlab-kpath-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.toml"));

@@ -6,8 +6,7 @@
 //! runs and the package sleeps with it. Governors still read the driver's
 //! figure.
 
-use std::path::PathBuf;
-
+use super::kpath_tests::workload_file;
 use super::Engine;
 use crate::kernel::{BuildCtx, KernelConfig};
 use crate::machine::RunParts;
@@ -28,30 +27,15 @@ loop = "forever"
 ops = [ { run = "10us" }, { count = "rounds" }, { sleep = "1ms" } ]
 "#;
 
-/// The same, and CPU 2 (another core) busy throughout: the package never
-/// leaves PC0.
-const SLEEPER_AND_SPINNER: &str = r#"
-[[task]]
-comm = "sleeper"
-cpus = [0]
-loop = "forever"
-ops = [ { run = "10us" }, { count = "rounds" }, { sleep = "1ms" } ]
+/// Added to [`SLEEPER`]: CPU 2 (another core) busy throughout, so the
+/// package never leaves PC0.
+const SPINNER: &str = r#"
 [[task]]
 comm = "spinner"
 cpus = [2]
 loop = "forever"
 ops = [ { run = "10ms" } ]
 "#;
-
-fn workload_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("govlab-wakelat-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.toml"));
-    let tmp = dir.join(format!("{name}-{:?}.toml", std::thread::current().id()));
-    std::fs::write(&tmp, text).unwrap();
-    std::fs::rename(&tmp, &path).unwrap();
-    path
-}
 
 /// `text` for 200 ms under v5.2 without housekeeping or the kernel's paths,
 /// every state from C1E down given a wake of `wake_us` (None: the file's).
@@ -93,8 +77,8 @@ fn counts(e: &Engine) -> (u64, Vec<u64>) {
 
 #[test]
 fn a_wake_with_the_package_awake_takes_the_measured_latency() {
-    let worst = run("awake-worst", SLEEPER_AND_SPINNER, None);
-    let fast = run("awake-fast", SLEEPER_AND_SPINNER, Some(5));
+    let worst = run("awake-worst", &format!("{SLEEPER}{SPINNER}"), None);
+    let fast = run("awake-fast", &format!("{SLEEPER}{SPINNER}"), Some(5));
     assert!(
         worst.pkg_energy[0].entries.iter().sum::<u64>() <= 1,
         "the spinner keeps the package in PC0 (but for the start)"
