@@ -146,6 +146,10 @@ pub struct Engine {
     pub(crate) overloaded: CpuMask,
     pub(crate) all_cpus: CpuMask,
     pub(crate) llc_masks: Vec<CpuMask>,
+    /// Per LLC, sd_llc_shared's has_idle_cores and nr_idle_scan
+    /// (placement.rs `select_idle_sibling`).
+    pub(crate) has_idle_cores: Vec<bool>,
+    pub(crate) nr_idle_scan: Vec<u32>,
     /// The CPUs of each package.
     pub(crate) package_masks: Vec<CpuMask>,
     /// CPU capacities differ (sched_asym_cpucap_active): placement is
@@ -345,6 +349,12 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         .iter()
         .map(|l| CpuMask::from_cpus(l.iter().copied()))
         .collect();
+    // The machine has been up with its CPUs idle: every LLC has an idle
+    // core (with SMT), and SIS_UTIL's scan depth is an idle LLC's, all its
+    // CPUs (a booting kernel's zeroed sd_llc_shared holds no scan until its
+    // first balance; assumed not the state a benchmark starts from).
+    let has_idle_cores = platform.llcs.iter().map(|l| l.iter().any(|&c| !platform.cpus[c].siblings.is_empty())).collect();
+    let nr_idle_scan = platform.llcs.iter().map(|l| l.len() as u32).collect();
     let all_cpus = CpuMask::from_cpus(0..n);
     let package_masks = (0..platform.packages.len())
         .map(|p| CpuMask::from_cpus((0..n).filter(|&c| platform.cpus[c].package == p)))
@@ -448,6 +458,8 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         idle_mask: all_cpus,
         overloaded: CpuMask::default(),
         all_cpus,
+        has_idle_cores,
+        nr_idle_scan,
         llc_masks,
         package_masks,
         asym_cpucap,

@@ -436,6 +436,7 @@ impl Engine {
             joining: false,
             interp_epoch: 0,
             wakee: Wakee::default(),
+            recent_used_cpu: 0,
         });
         // Kernel threads never exit and do not keep a run going.
         if !spec.kthread {

@@ -533,8 +533,12 @@ impl Engine {
             // on the CPU the recording first shows it on.
             cpu
         } else if self.tasks[t].parent.is_none() && self.now > 0 {
+            self.tasks[t].recent_used_cpu = self.tasks[t].cpu;
             self.select_task_rq(t, self.tasks[t].cpu)
         } else {
+            // v4.16+ (32e839dda3ba): p->recent_used_cpu = task_cpu(p), the
+            // parent's CPU (sched_fork's), before fork balancing.
+            self.tasks[t].recent_used_cpu = parent_cpu;
             self.select_task_rq_fork(t, parent_cpu, &[])
         };
         self.tasks[t].cpu = cpu;

@@ -21,12 +21,15 @@
 //! raised by half the domain's imbalance_pct (110 SMT, 117 LLC, 125
 //! above: sd_init()). Then select_idle_sibling(p, prev, target): the
 //! target if idle; the previous CPU if it shares the target's cache and
-//! is idle; else an idle core in the target's LLC, scanning from the CPU
-//! after it; else an idle SMT sibling of the target; else any idle CPU of
-//! that LLC; else the target. From v5.6 (52262ee567ad), before the idle
-//! scan: the previous CPU, if it is the waker's, the waker is a per-CPU
-//! kthread (a bound kworker, `Task::bound_work`) and nothing else runs
-//! there (`is_per_cpu_kthread(current)`, `nr_running <= 1`).
+//! is idle; from v4.16 the task's recent_used_cpu if idle there; else, in
+//! v4.9-v5.11, an idle core of the target's LLC (while has_idle_cores is
+//! set), scanning from the target, then any idle CPU of that LLC; else
+//! the target. From v5.6 (52262ee567ad), before the recent CPU: the
+//! previous CPU, if it is the waker's, the waker is a per-CPU kthread (a
+//! bound kworker, `Task::bound_work`) and nothing else runs there
+//! (`is_per_cpu_kthread(current)`, `nr_running <= 1`). Later kernels
+//! (v5.12-v6.0: one merged scan, prev's SMT sibling first, SIS_UTIL's
+//! depth from the LLC's utilisation) are in `select_idle_sibling`.
 //! WF_SYNC comes from pipes and sockets (`ChannelSpec::sync`).
 //!
 //! A kworker of a per-CPU workqueue is not placed: it is bound to the pool
@@ -46,8 +49,9 @@
 //! runnable_load_avg (every kernel from v4.14 runs v5.2's); v5.2's
 //! runnable_load_avg is taken as the sum of the queued tasks' load_avg
 //! (fork.rs's `runnable_load`), task_h_load() as the task's own load_avg
-//! (exact without task groups); recent_used_cpu and SIS_UTIL's scan-depth
-//! limit.
+//! (exact without task groups); SIS_PROP's scan-depth limit (the scan
+//! takes no simulated time, so its measured cost is 0 and the depth the
+//! whole LLC).
 //!
 //! Fork placement (find_idlest_cpu) is in `fork.rs`.
 //!
@@ -255,6 +259,17 @@ struct Sg {
     avg: u64,
 }
 
+/// __update_idle_core(): `cpu` has just gone idle; with SMT its LLC has an
+/// idle core again (sd_llc_shared's has_idle_cores) when every sibling is
+/// idle too. (From the idle task's pick, kernel/sched/fair.c; here when
+/// the runqueue empties, the same instant.)
+pub(super) fn update_idle_core(plat: &crate::platform::Platform, idle: &CpuMask, has_idle_cores: &mut [bool], cpu: CpuId) {
+    let sib = &plat.cpus[cpu].siblings;
+    if !sib.is_empty() && sib.iter().all(|&s| idle.test(s)) {
+        has_idle_cores[plat.cpus[cpu].llc] = true;
+    }
+}
+
 impl Engine {
     fn allowed(&self, t: TaskId) -> CpuMask {
         self.tasks[t].affinity.unwrap_or(self.all_cpus)
@@ -272,7 +287,7 @@ impl Engine {
 
     /// select_task_rq_fair() without a waker (the task's own CPU wakes
     /// it): select_idle_sibling() around its previous CPU.
-    pub(crate) fn select_task_rq(&self, t: TaskId, prev: CpuId) -> CpuId {
+    pub(crate) fn select_task_rq(&mut self, t: TaskId, prev: CpuId) -> CpuId {
         if self.sched_ext && self.tasks[t].class != Class::Fair {
             return self.select_task_rq_rt_dl(t, prev);
         }
@@ -301,10 +316,18 @@ impl Engine {
         let wide = self.kernel.has(EraId::WakeWideFlips) && self.wake_wide(this, t);
         let want_affine = !wide && self.allows(t, this);
         let target = if want_affine && this != prev { self.wake_affine(t, this, prev, sync) } else { prev };
-        if prev == this && self.per_cpu_kthread_stack(this) {
-            return prev;
+        let cpu = if prev == this && self.per_cpu_kthread_stack(this) {
+            prev
+        } else {
+            self.select_idle_sibling(t, prev, target)
+        };
+        if want_affine && self.kernel.has(EraId::RecentUsedCpu) && !self.kernel.has(EraId::RecentUsedPrev) {
+            // v4.16-v5.14: `current->recent_used_cpu = cpu`, the waker's.
+            if let Some(waker) = self.rqs[this].curr {
+                self.tasks[waker].recent_used_cpu = this;
+            }
         }
-        self.select_idle_sibling(t, prev, target)
+        cpu
     }
 
     /// v5.6's select_idle_sibling() test (52262ee567ad): the CPU `this`
@@ -485,10 +508,26 @@ impl Engine {
         }
     }
 
-    /// select_idle_sibling(p, prev, target) (v5.2's order; its
-    /// select_idle_core/cpu/smt scans as in v6.5, simplified). Before v4.9
-    /// the group walk of [`Self::select_idle_sibling_groups`].
-    fn select_idle_sibling(&self, t: TaskId, prev: CpuId, target: CpuId) -> CpuId {
+    /// select_idle_sibling(p, prev, target) from v4.9 (10e2f1acd010, read
+    /// in v5.2; the later forms from their commits, see the eras): the
+    /// target if idle; prev if idle and in the target's LLC; from v4.16 the
+    /// task's recent_used_cpu if idle, allowed, in the target's LLC and
+    /// neither of those (the task then remembers prev in its place; from
+    /// v5.15 it remembers prev whenever the search gets this far); then the
+    /// LLC scans (`select_idle_cpu`); else the target.
+    ///
+    /// The scans' SIS_PROP depth (the waker CPU's avg_idle / 512 over the
+    /// LLC's measured avg_scan_cost, v4.11 to v6.6, off from v6.0) needs
+    /// the scan's cost, and a scan takes no simulated time here (as the
+    /// balancers' costs, see the header): at a cost of 0 the depth is the
+    /// whole LLC. Before v5.12 that leaves select_idle_smt() of the
+    /// target, which runs only after a failed whole-LLC scan, nothing to
+    /// find. Left out: SCHED_IDLE CPUs taken as idle (v5.4, v5.6), core
+    /// scheduling's cookies, v6.7's cluster-first scan (no modelled x86 or
+    /// symmetric machine has clusters), v5.15-v6.4's affinity test of
+    /// recent_used_cpu on prev (the same answer without affinities).
+    /// Before v4.9 the group walk of [`Self::select_idle_sibling_groups`].
+    fn select_idle_sibling(&mut self, t: TaskId, prev: CpuId, target: CpuId) -> CpuId {
         if !self.kernel.has(EraId::SelectIdleSiblingRewrite) {
             return self.select_idle_sibling_groups(t, prev, target);
         }
@@ -496,39 +535,125 @@ impl Engine {
         if allowed.test(target) && self.idle_mask.test(target) {
             return target;
         }
-        if prev != target
-            && self.plat.cpus[prev].llc == self.plat.cpus[target].llc
-            && allowed.test(prev)
-            && self.idle_mask.test(prev)
-        {
+        let llc = self.plat.cpus[target].llc;
+        if prev != target && self.plat.cpus[prev].llc == llc && allowed.test(prev) && self.idle_mask.test(prev) {
             return prev;
         }
-        let llc = &self.llc_masks[self.plat.cpus[target].llc];
-        let cand = allowed.and(llc).and(&self.idle_mask);
-        if !cand.is_empty() {
-            let mut c = cand.next_wrap(target + 1);
-            let first = c;
-            while let Some(cpu) = c {
-                if self.is_idle_core(cpu) {
-                    return cpu;
-                }
-                c = cand.next_wrap(cpu + 1).filter(|&n| Some(n) != first);
+        if self.kernel.has(EraId::RecentUsedCpu) {
+            let recent = self.tasks[t].recent_used_cpu;
+            let take = recent != prev
+                && recent != target
+                && self.plat.cpus[recent].llc == llc
+                && self.idle_mask.test(recent)
+                && allowed.test(recent);
+            if take || self.kernel.has(EraId::RecentUsedPrev) {
+                self.tasks[t].recent_used_cpu = prev;
             }
-            if let Some(&s) = self.plat.cpus[target].siblings.iter().find(|&&s| cand.test(s)) {
+            if take {
+                return recent;
+            }
+        }
+        let smt = !self.plat.cpus[target].siblings.is_empty();
+        let has_idle_core = smt && self.has_idle_cores[llc];
+        if smt && !has_idle_core && self.kernel.has(EraId::SisSmtPrev) && self.plat.cpus[prev].llc == llc {
+            // select_idle_smt(p, prev): its siblings in CPU order.
+            let mut core: Vec<CpuId> = self.plat.cpus[prev].siblings.clone();
+            core.sort_unstable();
+            if let Some(&s) = core.iter().find(|&&s| allowed.test(s) && self.idle_mask.test(s)) {
                 return s;
             }
-            if let Some(cpu) = cand.next_wrap(target) {
-                return cpu;
+        }
+        let cpus = allowed.and(&self.llc_masks[llc]);
+        let found = if self.kernel.has(EraId::SisMergeCoreCpu) {
+            self.select_idle_cpu(cpus, llc, target, has_idle_core)
+        } else {
+            self.select_idle_core_then_cpu(cpus, llc, target, has_idle_core)
+        };
+        found.unwrap_or(target)
+    }
+
+    /// v4.9-v5.11: `select_idle_core` while has_idle_cores is set (the
+    /// first wholly idle core from the target on, its first CPU in that
+    /// order; a failed scan clears the flag), then `select_idle_cpu` (the
+    /// first idle CPU from the target on).
+    fn select_idle_core_then_cpu(&mut self, cpus: CpuMask, llc: usize, target: CpuId, has_idle_core: bool) -> Option<CpuId> {
+        let idle = cpus.and(&self.idle_mask);
+        if has_idle_core {
+            if let Some(core) = self.wrap_from(idle, target).find(|&c| self.is_idle_core(c)) {
+                return Some(core);
             }
+            self.has_idle_cores[llc] = false;
         }
-        if allowed.test(target) {
-            return target;
+        idle.next_wrap(target)
+    }
+
+    /// v5.12+ `select_idle_cpu` (9fe1f127b913): one scan of `cpus` from
+    /// the target (from the CPU after it from v5.15). With has_idle_cores,
+    /// core by core (`select_idle_core`: a core's threads in CPU order) for
+    /// a wholly idle one, the first idle thread met kept as the answer if
+    /// none is (the flag then cleared); without, the first idle CPU, at
+    /// most nr_idle_scan of them looked at from v6.0 (SIS_UTIL) and none
+    /// when it is 0, which also stops the core scan.
+    fn select_idle_cpu(&mut self, cpus: CpuMask, llc: usize, target: CpuId, has_idle_core: bool) -> Option<CpuId> {
+        let scan = if self.kernel.has(EraId::SisUtil) {
+            match self.nr_idle_scan[llc] {
+                0 => return None,
+                n => n as usize,
+            }
+        } else {
+            usize::MAX
+        };
+        let start = if self.kernel.has(EraId::SisScanAfterTarget) { target + 1 } else { target };
+        if !has_idle_core {
+            return self.wrap_from(cpus, start).take(scan).find(|&c| self.idle_mask.test(c));
         }
-        allowed
-            .and(&self.idle_mask)
-            .next_from(0)
-            .or_else(|| allowed.next_from(0))
-            .unwrap_or(prev)
+        let mut left = cpus;
+        let mut fallback = None;
+        let mut c = left.next_wrap(start);
+        while let Some(cpu) = c {
+            let mut core: Vec<CpuId> = std::iter::once(cpu).chain(self.plat.cpus[cpu].siblings.iter().copied()).collect();
+            core.sort_unstable();
+            let mut whole = true;
+            for &s in &core {
+                if self.idle_mask.test(s) {
+                    if fallback.is_none() && cpus.test(s) {
+                        fallback = Some(s);
+                    }
+                } else {
+                    whole = false;
+                    if fallback.is_some() {
+                        break;
+                    }
+                }
+            }
+            if whole {
+                return Some(cpu);
+            }
+            for &s in &core {
+                left.clear(s);
+            }
+            c = left.next_wrap(if cpu + 1 < self.rqs.len() { cpu + 1 } else { 0 });
+        }
+        self.has_idle_cores[llc] = false;
+        fallback
+    }
+
+    /// The CPUs of `mask` in for_each_cpu_wrap() order from `start` (past
+    /// the last CPU: from CPU 0).
+    fn wrap_from(&self, mask: CpuMask, start: CpuId) -> impl Iterator<Item = CpuId> {
+        let n = self.rqs.len();
+        let s = if start >= n { 0 } else { start };
+        let (mut cur, mut end, mut wrapped) = (s, n, false);
+        std::iter::from_fn(move || loop {
+            match mask.next_from(cur).filter(|&c| c < end) {
+                Some(c) => {
+                    cur = c + 1;
+                    return Some(c);
+                }
+                None if !wrapped => (cur, end, wrapped) = (0, s, true),
+                None => return None,
+            }
+        })
     }
 
     /// select_idle_sibling(p, target) before v4.9 (v4.4 kernel/sched/fair.c,
@@ -1129,6 +1254,9 @@ impl Engine {
             *continue_balancing = false;
             Balance::Balanced
         } else {
+            if self.kernel.has(EraId::SisUtil) {
+                self.update_idle_cpu_scan(cpu, level, span);
+            }
             match idle {
                 CpuIdleType::Idle => self.idle_pull(cpu, span),
                 CpuIdleType::NotIdle => self.busy_load_balance(cpu, level, span, local),
@@ -1141,6 +1269,24 @@ impl Engine {
         let ms = next_balance_interval_ms(self.balance_interval_ms(cpu, level), weight, unbalanced);
         self.rqs[cpu].sd_balance_interval_ms[level] = ms;
         pulled
+    }
+
+    /// update_idle_cpu_scan() (v6.0, 70fb5ccf2ebb), from a periodic
+    /// balance's update_sd_lb_stats() when the domain is `cpu`'s LLC: with
+    /// x the LLC's summed cpu_util_cfs per CPU, nr_idle_scan = the LLC's
+    /// CPUs x (1024 - min(1024, x^2 pct^2 / (10000 x 1024))) / 1024, pct
+    /// the domain's imbalance_pct (117), so none from ~85 % utilisation.
+    pub(super) fn update_idle_cpu_scan(&mut self, cpu: CpuId, level: usize, span: CpuMask) {
+        let llc = self.plat.cpus[cpu].llc;
+        let weight = self.plat.llcs[llc].len() as u64;
+        if span != self.llc_masks[llc] {
+            return;
+        }
+        let sum: u64 = self.plat.llcs[llc].iter().map(|&c| pelt::cpu_util(&self.rqs[c].cfs, self.rqs[c].capacity)).sum();
+        let x = sum / weight;
+        let pct = self.sd_imbalance_pct(level, span);
+        let tmp = (x * x * pct * pct / (10_000 * 1024)).min(1024);
+        self.nr_idle_scan[llc] = ((1024 - tmp) * weight / 1024) as u32;
     }
 
     /// should_we_balance() (v5.2): only the first idle CPU of the local

@@ -245,6 +245,144 @@ fn before_v4_9_the_first_idle_core_after_the_targets_is_taken() {
     assert_eq!(e.select_task_rq(t, 5), 7);
 }
 
+/// v4.9-v5.11 (read in v5.2): with no wholly idle core, select_idle_cpu()
+/// takes the first idle CPU of the LLC from the target on, before
+/// select_idle_smt() would try the target's own siblings. Socket 0 with
+/// every core partly busy: thread 0 of every core but core 5 busy, core
+/// 5's second thread busy instead; the target CPU 0's sibling is idle.
+#[test]
+fn v5_2_takes_the_first_idle_cpu_after_the_target_not_its_sibling() {
+    let mut e = machine(0);
+    let t = task(&e, "wakee");
+    let llc = e.plat.cpus[0].llc;
+    let firsts: Vec<CpuId> = e.plat.llcs[llc].iter().copied().filter(|&c| e.plat.cpus[c].siblings.iter().all(|&s| s > c)).collect();
+    assert_eq!(firsts.len(), 20);
+    for &c in &firsts {
+        e.idle_mask.clear(c);
+    }
+    e.idle_mask.set(5);
+    e.idle_mask.clear(e.plat.cpus[5].siblings[0]);
+    let sibling0 = e.plat.cpus[0].siblings[0];
+    assert!(e.idle_mask.test(sibling0) && !(0..e.rqs.len()).any(|c| e.plat.cpus[c].llc == llc && e.idle_mask.test(c) && e.plat.cpus[c].siblings.iter().all(|&s| e.idle_mask.test(s))));
+    set_asleep(&mut e, t, 0);
+    e.tasks[t].recent_used_cpu = 0;
+    assert_eq!(e.select_task_rq(t, 0), 5, "the first idle CPU after CPU 0 (not its sibling {sibling0})");
+}
+
+/// v4.16 (32e839dda3ba): with the target and prev busy, an idle
+/// recent_used_cpu in the target's LLC is taken before the idle-core scan,
+/// and the wakee remembers prev instead; the waker, waking affinely,
+/// records its own CPU. v4.8 has neither: the first idle core after the
+/// target's.
+#[test]
+fn from_v4_16_a_wakeup_tries_the_wakees_recent_cpu_first() {
+    for (kernel, want) in [("4.8", 1), ("4.16", 7), ("5.2", 7)] {
+        let mut e = machine_on(kernel, 1);
+        let (w, t, o) = (task(&e, "waker"), task(&e, "wakee"), task(&e, "o0"));
+        set_running(&mut e, w, 0);
+        set_running(&mut e, o, 2);
+        set_asleep(&mut e, t, 2);
+        e.tasks[t].recent_used_cpu = 7;
+        e.tasks[w].recent_used_cpu = 11;
+        let cpu = e.select_task_rq_wake(t, 2, 0, true);
+        assert_eq!(cpu, want, "{kernel}");
+        if kernel == "4.8" {
+            assert_eq!((e.tasks[t].recent_used_cpu, e.tasks[w].recent_used_cpu), (7, 11), "{kernel}: untouched");
+        } else {
+            assert_eq!(e.tasks[t].recent_used_cpu, 2, "{kernel}: the wakee remembers prev");
+            assert_eq!(e.tasks[w].recent_used_cpu, 0, "{kernel}: the waker records its CPU");
+        }
+    }
+}
+
+/// Socket 0 of the Broadwell-EP with the waker on CPU 0 and the wakee's
+/// previous CPU 2 busy, no core of the socket wholly idle: thread 0 of
+/// every core busy but CPU 3's, whose sibling is busy instead; thread 1 of
+/// core 1 (CPU 41) idle, and of the prev's core (CPU 42). `recent` is the
+/// wakee's recent_used_cpu, busy.
+fn no_idle_core(kernel: &str) -> (Engine, usize, CpuId) {
+    let mut e = machine_on(kernel, 0);
+    let (w, t) = (task(&e, "waker"), task(&e, "wakee"));
+    let llc = e.plat.cpus[0].llc;
+    for c in e.plat.llcs[llc].clone() {
+        if e.plat.cpus[c].siblings.iter().all(|&s| s > c) && c != 3 {
+            e.idle_mask.clear(c);
+        }
+    }
+    e.idle_mask.clear(e.plat.cpus[3].siblings[0]);
+    set_running(&mut e, w, 0);
+    set_asleep(&mut e, t, 2);
+    e.tasks[t].recent_used_cpu = 4;
+    assert_eq!(e.plat.cpus[1].siblings, vec![41]);
+    assert!(e.idle_mask.test(41) && e.idle_mask.test(42) && e.idle_mask.test(3) && !e.idle_mask.test(2));
+    (e, t, 42)
+}
+
+/// Where the wakeup goes from v5.13 (c722f35b513f) when has_idle_cores is
+/// clear: prev's idle sibling before any scan; v5.2 scans from the target
+/// (CPU 0) for the first idle CPU, CPU 3.
+#[test]
+fn from_v5_13_an_idle_sibling_of_prev_is_taken_before_the_scan() {
+    for (kernel, want) in [("5.2", 3), ("6.8", 42)] {
+        let (mut e, t, _) = no_idle_core(kernel);
+        let llc = e.plat.cpus[0].llc;
+        e.has_idle_cores[llc] = false;
+        assert_eq!(e.select_task_rq_wake(t, 2, 0, true), want, "{kernel}");
+    }
+}
+
+/// From v5.12 (9fe1f127b913) a scan for an idle core that finds none
+/// answers with the first idle thread met core by core from the target
+/// (CPU 41, core 1's second thread), where v5.2's flat scan takes CPU 3;
+/// either way has_idle_cores is cleared.
+#[test]
+fn from_v5_12_a_failed_core_scan_answers_the_first_idle_thread_core_by_core() {
+    for (kernel, want) in [("5.2", 3), ("6.8", 41)] {
+        let (mut e, t, _) = no_idle_core(kernel);
+        let llc = e.plat.cpus[0].llc;
+        e.has_idle_cores[llc] = true;
+        assert_eq!(e.select_task_rq_wake(t, 2, 0, true), want, "{kernel}");
+        assert!(!e.has_idle_cores[llc], "{kernel}: the failed core scan clears the flag");
+    }
+}
+
+/// SIS_UTIL (v6.0, 70fb5ccf2ebb): the scan looks at nr_idle_scan CPUs of
+/// the LLC after the target and none at 0, when the wakee stacks on the
+/// target; prev's sibling (v5.13) is still tried first.
+#[test]
+fn from_v6_0_the_scan_depth_follows_the_llc_utilisation() {
+    let (mut e, t, sib) = no_idle_core("6.8");
+    let llc = e.plat.cpus[0].llc;
+    e.has_idle_cores[llc] = false;
+    e.idle_mask.clear(sib);
+    e.nr_idle_scan[llc] = 0;
+    assert_eq!(e.select_task_rq_wake(t, 2, 0, true), 0, "no scan: the target");
+    e.nr_idle_scan[llc] = 2;
+    assert_eq!(e.select_task_rq_wake(t, 2, 0, true), 0, "CPUs 1 and 2 looked at, both busy");
+    e.nr_idle_scan[llc] = 3;
+    assert_eq!(e.select_task_rq_wake(t, 2, 0, true), 3);
+}
+
+/// update_idle_cpu_scan(): an LLC at half utilisation (x = 512) scans
+/// 40 x (1024 - 512^2 x 117^2 / 10^4 / 1024) / 1024 = 26 CPUs; an idle one
+/// all 40; from 85 % none.
+#[test]
+fn the_idle_scan_depth_is_the_llcs_cpus_less_the_square_of_its_utilisation() {
+    let mut e = machine_on("6.8", 0);
+    let llc = e.plat.cpus[0].llc;
+    let span = e.llc_masks[llc];
+    let level = 1; // SMT, LLC (the package), machine
+    let cpus = e.plat.llcs[llc].clone();
+    for (util, want) in [(512, 26), (875, 0), (0, 40)] {
+        for &c in &cpus {
+            e.rqs[c].cfs.avg.util_avg = util;
+            e.rqs[c].cfs.util_est = 0;
+        }
+        e.update_idle_cpu_scan(0, level, span);
+        assert_eq!(e.nr_idle_scan[llc], want, "util {util}");
+    }
+}
+
 /// CPU 1 runs `waker` with `wakee` queued behind it; CPU 0 is about to idle
 /// with rq->avg_idle `avg_idle_ns`. Where `wakee` is after CPU 0's newidle
 /// balance.

@@ -116,6 +116,10 @@ pub struct Task {
     pub interp_epoch: u32,
     /// Its record of the tasks it woke, for wake_wide() (placement.rs).
     pub wakee: Wakee,
+    /// p->recent_used_cpu (v4.16, placement.rs `select_idle_sibling`): a
+    /// CPU it recently used, tried when its target and previous CPU are
+    /// busy.
+    pub recent_used_cpu: CpuId,
 }
 
 impl Task {
