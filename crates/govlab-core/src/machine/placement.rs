@@ -556,10 +556,11 @@ impl Engine {
         let smt = !self.plat.cpus[target].siblings.is_empty();
         let has_idle_core = smt && self.has_idle_cores[llc];
         if smt && !has_idle_core && self.kernel.has(EraId::SisSmtPrev) && self.plat.cpus[prev].llc == llc {
-            // select_idle_smt(p, prev): its siblings in CPU order.
-            let mut core: Vec<CpuId> = self.plat.cpus[prev].siblings.clone();
-            core.sort_unstable();
-            if let Some(&s) = core.iter().find(|&&s| allowed.test(s) && self.idle_mask.test(s)) {
+            // select_idle_smt(p, prev): its siblings in CPU order (prev
+            // itself skipped from v6.1, b9bae70440d2; busy here anyway).
+            let mut siblings = self.smt_mask(prev);
+            siblings.clear(prev);
+            if let Some(s) = siblings.and(&allowed).and(&self.idle_mask).next_from(0) {
                 return s;
             }
         }
@@ -611,10 +612,9 @@ impl Engine {
         let mut fallback = None;
         let mut c = left.next_wrap(start);
         while let Some(cpu) = c {
-            let mut core: Vec<CpuId> = std::iter::once(cpu).chain(self.plat.cpus[cpu].siblings.iter().copied()).collect();
-            core.sort_unstable();
+            let core = self.smt_mask(cpu);
             let mut whole = true;
-            for &s in &core {
+            for s in core.iter() {
                 if self.idle_mask.test(s) {
                     if fallback.is_none() && cpus.test(s) {
                         fallback = Some(s);
@@ -629,13 +629,20 @@ impl Engine {
             if whole {
                 return Some(cpu);
             }
-            for &s in &core {
-                left.clear(s);
-            }
+            left = left.and_not(&core);
             c = left.next_wrap(if cpu + 1 < self.rqs.len() { cpu + 1 } else { 0 });
         }
         self.has_idle_cores[llc] = false;
         fallback
+    }
+
+    /// cpu_smt_mask(): `cpu` and its SMT siblings.
+    fn smt_mask(&self, cpu: CpuId) -> CpuMask {
+        let mut m = CpuMask::single(cpu);
+        for &s in &self.plat.cpus[cpu].siblings {
+            m.set(s);
+        }
+        m
     }
 
     /// The CPUs of `mask` in for_each_cpu_wrap() order from `start` (past
