@@ -150,6 +150,8 @@ pub struct Engine {
     /// (placement.rs `select_idle_sibling`).
     pub(crate) has_idle_cores: Vec<bool>,
     pub(crate) nr_idle_scan: Vec<u32>,
+    /// Each CPU's cpu_smt_mask(): itself and its SMT siblings.
+    pub(crate) smt_masks: Vec<CpuMask>,
     /// The CPUs of each package.
     pub(crate) package_masks: Vec<CpuMask>,
     /// CPU capacities differ (sched_asym_cpucap_active): placement is
@@ -355,6 +357,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     // first balance; assumed not the state a benchmark starts from).
     let has_idle_cores = platform.llcs.iter().map(|l| l.iter().any(|&c| !platform.cpus[c].siblings.is_empty())).collect();
     let nr_idle_scan = platform.llcs.iter().map(|l| l.len() as u32).collect();
+    let smt_masks = (0..n).map(|c| CpuMask::from_cpus(std::iter::once(c).chain(platform.cpus[c].siblings.iter().copied()))).collect();
     let all_cpus = CpuMask::from_cpus(0..n);
     let package_masks = (0..platform.packages.len())
         .map(|p| CpuMask::from_cpus((0..n).filter(|&c| platform.cpus[c].package == p)))
@@ -460,6 +463,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         all_cpus,
         has_idle_cores,
         nr_idle_scan,
+        smt_masks,
         llc_masks,
         package_masks,
         asym_cpucap,

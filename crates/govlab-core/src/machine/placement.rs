@@ -558,7 +558,7 @@ impl Engine {
         if smt && !has_idle_core && self.kernel.has(EraId::SisSmtPrev) && self.plat.cpus[prev].llc == llc {
             // select_idle_smt(p, prev): its siblings in CPU order (prev
             // itself skipped from v6.1, b9bae70440d2; busy here anyway).
-            let mut siblings = self.smt_mask(prev);
+            let mut siblings = self.smt_masks[prev];
             siblings.clear(prev);
             if let Some(s) = siblings.and(&allowed).and(&self.idle_mask).next_from(0) {
                 return s;
@@ -604,45 +604,35 @@ impl Engine {
         } else {
             usize::MAX
         };
-        let start = if self.kernel.has(EraId::SisScanAfterTarget) { target + 1 } else { target };
+        let after = if self.kernel.has(EraId::SisScanAfterTarget) { target + 1 } else { target };
+        let start = if after >= self.rqs.len() { 0 } else { after };
         if !has_idle_core {
-            return self.wrap_from(cpus, start).take(scan).find(|&c| self.idle_mask.test(c));
+            // The first idle CPU in wrap order, if within the first `scan`
+            // CPUs of `cpus` from `start`.
+            let c = cpus.and(&self.idle_mask).next_wrap(start)?;
+            let rank = if c >= start {
+                cpus.weight_below(c + 1) - cpus.weight_below(start)
+            } else {
+                cpus.weight() - cpus.weight_below(start) + cpus.weight_below(c + 1)
+            };
+            return (rank as usize <= scan).then_some(c);
         }
         let mut left = cpus;
         let mut fallback = None;
         let mut c = left.next_wrap(start);
         while let Some(cpu) = c {
-            let core = self.smt_mask(cpu);
-            let mut whole = true;
-            for s in core.iter() {
-                if self.idle_mask.test(s) {
-                    if fallback.is_none() && cpus.test(s) {
-                        fallback = Some(s);
-                    }
-                } else {
-                    whole = false;
-                    if fallback.is_some() {
-                        break;
-                    }
-                }
-            }
-            if whole {
+            let core = self.smt_masks[cpu];
+            if core.and_not(&self.idle_mask).is_empty() {
                 return Some(cpu);
+            }
+            if fallback.is_none() {
+                fallback = core.and(&self.idle_mask).and(&cpus).next_from(0);
             }
             left = left.and_not(&core);
             c = left.next_wrap(if cpu + 1 < self.rqs.len() { cpu + 1 } else { 0 });
         }
         self.has_idle_cores[llc] = false;
         fallback
-    }
-
-    /// cpu_smt_mask(): `cpu` and its SMT siblings.
-    fn smt_mask(&self, cpu: CpuId) -> CpuMask {
-        let mut m = CpuMask::single(cpu);
-        for &s in &self.plat.cpus[cpu].siblings {
-            m.set(s);
-        }
-        m
     }
 
     /// The CPUs of `mask` in for_each_cpu_wrap() order from `start` (past

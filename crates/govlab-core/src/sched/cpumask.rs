@@ -82,6 +82,19 @@ impl CpuMask {
         n
     }
 
+    /// The number of set CPUs below `end`.
+    #[inline]
+    pub fn weight_below(&self, end: CpuId) -> u32 {
+        let mut n = 0;
+        for w in 0..WORDS.min(end.div_ceil(64)) {
+            let bits = if (w + 1) * 64 <= end { self.0[w] } else { self.0[w] & ((1u64 << (end % 64)) - 1) };
+            if bits != 0 {
+                n += bits.count_ones();
+            }
+        }
+        n
+    }
+
     /// The lowest CPU set in both masks (cpumask_first_and).
     #[inline]
     pub fn first_and(&self, other: &CpuMask) -> Option<CpuId> {
@@ -199,6 +212,9 @@ mod tests {
         let other = CpuMask::from_cpus([3, 64, 70, 200, 255]);
         for start in [0, 3, 4, 64, 70, 71, 199, 200, 201, 255, 256] {
             assert_eq!(m.next_and_from(&other, start), m.and(&other).next_from(start), "{start}");
+        }
+        for end in [0, 3, 4, 64, 70, 71, 128, 200, 201, 255, 256] {
+            assert_eq!(m.weight_below(end) as usize, m.iter().filter(|&c| c < end).count(), "{end}");
         }
     }
 }
