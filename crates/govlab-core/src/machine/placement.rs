@@ -37,7 +37,9 @@
 //! `worker_attach_to_pool`), so select_task_rq() takes its one allowed CPU
 //! without asking the class (v5.2 and v6.8 kernel/sched/core.c:
 //! `nr_cpus_allowed > 1` gates `select_task_rq_fair`), and the balancers
-//! leave it there (`ttwu`).
+//! leave it there (`ttwu`). Any task allowed a single CPU is placed the
+//! same way, and a CPU the class picks outside a task's affinity becomes
+//! select_fallback_rq()'s (core.c's is_cpu_allowed() check).
 //!
 //! Older kernels: before v4.14 wake_affine() is the load comparison alone
 //! (effective_load(), no WA_IDLE; era `wake_affine_idle`), in v4.4's form
@@ -288,13 +290,41 @@ impl Engine {
     /// select_task_rq_fair() without a waker (the task's own CPU wakes
     /// it): select_idle_sibling() around its previous CPU.
     pub(crate) fn select_task_rq(&mut self, t: TaskId, prev: CpuId) -> CpuId {
-        if self.sched_ext && self.tasks[t].class != Class::Fair {
-            return self.select_task_rq_rt_dl(t, prev);
+        if let Some(cpu) = self.only_allowed_cpu(t) {
+            return cpu;
         }
-        if self.asym_cpucap {
-            return self.select_task_rq_asym(t, prev);
+        let cpu = if self.sched_ext && self.tasks[t].class != Class::Fair {
+            self.select_task_rq_rt_dl(t, prev)
+        } else if self.asym_cpucap {
+            self.select_task_rq_asym(t, prev)
+        } else {
+            self.select_idle_sibling(t, prev, prev)
+        };
+        self.allowed_or_fallback(t, cpu, prev)
+    }
+
+    /// kernel/sched/core.c select_task_rq() (v4.8 as v6.8): a task allowed
+    /// one CPU goes there without asking its class (`nr_cpus_allowed > 1`
+    /// gates the class's method, so neither record_wakee() nor the
+    /// placement runs).
+    fn only_allowed_cpu(&self, t: TaskId) -> Option<CpuId> {
+        self.tasks[t].affinity.filter(|m| m.weight() == 1).and_then(|m| m.next_from(0))
+    }
+
+    /// select_task_rq()'s is_cpu_allowed() check: a CPU the task may not
+    /// use becomes select_fallback_rq()'s, the first allowed CPU of the
+    /// previous CPU's node, else the first allowed CPU (packages taken as
+    /// the nodes).
+    fn allowed_or_fallback(&self, t: TaskId, cpu: CpuId, prev: CpuId) -> CpuId {
+        let allowed = self.allowed(t);
+        if allowed.test(cpu) {
+            return cpu;
         }
-        self.select_idle_sibling(t, prev, prev)
+        allowed
+            .and(&self.package_masks[self.plat.cpus[prev].package])
+            .next_from(0)
+            .or_else(|| allowed.next_from(0))
+            .unwrap_or(prev)
     }
 
     fn select_task_rq_asym(&self, t: TaskId, prev: CpuId) -> CpuId {
@@ -312,6 +342,9 @@ impl Engine {
         if (self.sched_ext && self.tasks[t].class != Class::Fair) || self.asym_cpucap {
             return self.select_task_rq(t, prev);
         }
+        if let Some(cpu) = self.only_allowed_cpu(t) {
+            return cpu;
+        }
         self.record_wakee(this, t);
         let wide = self.kernel.has(EraId::WakeWideFlips) && self.wake_wide(this, t);
         let want_affine = !wide && self.allows(t, this);
@@ -327,7 +360,7 @@ impl Engine {
                 self.tasks[waker].recent_used_cpu = this;
             }
         }
-        cpu
+        self.allowed_or_fallback(t, cpu, prev)
     }
 
     /// v5.6's select_idle_sibling() test (52262ee567ad): the CPU `this`

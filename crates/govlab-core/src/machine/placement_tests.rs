@@ -383,6 +383,21 @@ fn the_idle_scan_depth_is_the_llcs_cpus_less_the_square_of_its_utilisation() {
     }
 }
 
+/// A task pinned to the other socket than its previous CPU: no CPU of the
+/// previous CPU's LLC is allowed, so select_task_rq()'s is_cpu_allowed()
+/// check sends it to an allowed CPU, on every version.
+#[test]
+fn a_task_pinned_away_from_its_llc_wakes_on_an_allowed_cpu() {
+    for kernel in ["4.8", "5.2", "6.8"] {
+        let mut e = machine_on(kernel, 0);
+        let t = task(&e, "wakee");
+        let other = other_socket(&e);
+        e.tasks[t].affinity = Some(crate::sched::cpumask::CpuMask::single(other));
+        set_asleep(&mut e, t, 0);
+        assert_eq!(e.select_task_rq(t, 0), other, "{kernel}");
+    }
+}
+
 /// CPU 1 runs `waker` with `wakee` queued behind it; CPU 0 is about to idle
 /// with rq->avg_idle `avg_idle_ns`. Where `wakee` is after CPU 0's newidle
 /// balance.
