@@ -299,8 +299,9 @@ fn from_v4_16_a_wakeup_tries_the_wakees_recent_cpu_first() {
 /// previous CPU 2 busy, no core of the socket wholly idle: thread 0 of
 /// every core busy but CPU 3's, whose sibling is busy instead; thread 1 of
 /// core 1 (CPU 41) idle, and of the prev's core (CPU 42). `recent` is the
-/// wakee's recent_used_cpu, busy.
-fn no_idle_core(kernel: &str) -> (Engine, usize, CpuId) {
+/// wakee's recent_used_cpu, busy. The LLC's has_idle_cores is set to
+/// `flag`.
+fn no_idle_core(kernel: &str, flag: bool) -> (Engine, usize, CpuId) {
     let mut e = machine_on(kernel, 0);
     let (w, t) = (task(&e, "waker"), task(&e, "wakee"));
     let llc = e.plat.cpus[0].llc;
@@ -315,6 +316,7 @@ fn no_idle_core(kernel: &str) -> (Engine, usize, CpuId) {
     e.tasks[t].recent_used_cpu = 4;
     assert_eq!(e.plat.cpus[1].siblings, vec![41]);
     assert!(e.idle_mask.test(41) && e.idle_mask.test(42) && e.idle_mask.test(3) && !e.idle_mask.test(2));
+    e.has_idle_cores[llc] = flag;
     (e, t, 42)
 }
 
@@ -324,9 +326,7 @@ fn no_idle_core(kernel: &str) -> (Engine, usize, CpuId) {
 #[test]
 fn from_v5_13_an_idle_sibling_of_prev_is_taken_before_the_scan() {
     for (kernel, want) in [("5.2", 3), ("6.8", 42)] {
-        let (mut e, t, _) = no_idle_core(kernel);
-        let llc = e.plat.cpus[0].llc;
-        e.has_idle_cores[llc] = false;
+        let (mut e, t, _) = no_idle_core(kernel, false);
         assert_eq!(e.select_task_rq_wake(t, 2, 0, true), want, "{kernel}");
     }
 }
@@ -338,9 +338,8 @@ fn from_v5_13_an_idle_sibling_of_prev_is_taken_before_the_scan() {
 #[test]
 fn from_v5_12_a_failed_core_scan_answers_the_first_idle_thread_core_by_core() {
     for (kernel, want) in [("5.2", 3), ("6.8", 41)] {
-        let (mut e, t, _) = no_idle_core(kernel);
+        let (mut e, t, _) = no_idle_core(kernel, true);
         let llc = e.plat.cpus[0].llc;
-        e.has_idle_cores[llc] = true;
         assert_eq!(e.select_task_rq_wake(t, 2, 0, true), want, "{kernel}");
         assert!(!e.has_idle_cores[llc], "{kernel}: the failed core scan clears the flag");
     }
@@ -351,9 +350,8 @@ fn from_v5_12_a_failed_core_scan_answers_the_first_idle_thread_core_by_core() {
 /// target; prev's sibling (v5.13) is still tried first.
 #[test]
 fn from_v6_0_the_scan_depth_follows_the_llc_utilisation() {
-    let (mut e, t, sib) = no_idle_core("6.8");
+    let (mut e, t, sib) = no_idle_core("6.8", false);
     let llc = e.plat.cpus[0].llc;
-    e.has_idle_cores[llc] = false;
     e.idle_mask.clear(sib);
     e.nr_idle_scan[llc] = 0;
     assert_eq!(e.select_task_rq_wake(t, 2, 0, true), 0, "no scan: the target");
