@@ -183,8 +183,9 @@ const OPS_PER_PASS: u64 = PASS_CYCLES * (WRITES * (META_PER_WRITE + READS_PER_WR
 /// MMTests' client-tiny.txt, one operation a line (see the module doc).
 const TINY_OPS: &str = include_str!("../../../../data/dbench/client-tiny.ops");
 
-/// One operation of client-tiny.txt: its kind letter and bytes.
-fn tiny_ops() -> Vec<(u8, u64)> {
+/// One operation of client-tiny.txt: its kind letter and bytes (tbench
+/// replays the same file, workload/tbench.rs).
+pub(super) fn tiny_ops() -> Vec<(u8, u64)> {
     TINY_OPS
         .lines()
         .filter(|l| !l.starts_with('#'))

@@ -29,9 +29,20 @@
 //! other end: the pairs wake each other once per direction per operation,
 //! the pattern that makes tbench sensitive to wakeup placement and to how
 //! fast a governor raises a CPU that keeps going idle for microseconds.
-//! With probability `DATA_SHARE` an operation is a read or write of
-//! `DATA_BYTES`, whose copies both ends pay and which counts toward
-//! throughput.
+//!
+//! The operations are those of the load file MMTests gives it,
+//! client-tiny.txt (data/dbench/client-tiny.ops, which dbench's own replay
+//! reads too), as dbench 4.0's sockio.c carries them: a ReadX's reply
+//! carries the bytes read (`sio_readx`), a WriteX's request the bytes
+//! written (`sio_writex`), and only those count toward throughput
+//! (`child->bytes += size`); every other kind (NTCreateX, Close, Flush,
+//! the QUERY_* and FIND_FIRST, ...) is a request and a reply of tens of
+//! bytes. Each operation is a ReadX, a WriteX or another kind with the
+//! file's shares (962, 303 and 2,308 of its 3,573 lines), a ReadX or
+//! WriteX of that kind's mean size in the file (11,859 and 25,451 bytes:
+//! 5,351 bytes an operation). The client copies a WriteX's data before
+//! its request and a ReadX's after the reply; the server, drawing
+//! nothing, pays the mean copy of an operation every time.
 //!
 //! Constants: a loopback TCP send plus receive of 100 B to 4 KiB costs
 //! 7.7 µs on this project's machine, nothing blocking
@@ -43,12 +54,17 @@
 //! sender 4.91 µs (the loopback receive processing runs in the sender's
 //! context) and receiver 2.80 µs (split assumed: 3.5 : 2);
 //! a blocking round trip between two processes there takes 17-18 µs at
-//! light load. The per-operation CPU of client and server, the share
-//! of data operations and their size are assumed (client-tiny.txt is not
-//! on the machine), times at the platform's base clock. Left out: the loopback receive in NET_RX softirq (its
+//! light load. The per-operation CPU of client and server and the copy
+//! cost per byte are assumed, times at the platform's base clock (the
+//! copy within the 0.40-0.69 cycles a byte, both ends together, by which
+//! the pair's measured cost rises with the bytes carried:
+//! tools/calibrate/tbench/). Left out: the loopback receive in NET_RX softirq (its
 //! cost is the sender's here), TCP delayed ACKs and Nagle (tbench sets
-//! TCP_NODELAY), and the load file's per-operation variety beyond the data
-//! share.
+//! TCP_NODELAY), the load file's order (each operation's kind is drawn
+//! at its share) and the spread of sizes within a kind (its mean), and
+//! the second receive call of each message as a call of its own (each end
+//! reads the 4-byte header, then the rest: socklib.c's read_sock(),
+//! tbench_srv.c; the assumed per-operation CPU stands for it).
 
 use super::{Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo};
 use crate::error::Result;
@@ -82,12 +98,11 @@ const COPY_NS_PER_BYTE: f64 = 0.1;
 /// Client's work per operation: the load-file line and the request
 /// (assumed).
 const CLIENT_OP_NS: f64 = 2_000.0;
-/// Server's work per operation: parse the request, build the reply
-/// (assumed).
+/// Server's work per operation besides one send and one receive
+/// (assumed; tbench_srv.c parses nothing, but reads each request in two
+/// calls and loops).
 const SERVER_OP_NS: f64 = 3_000.0;
-/// Share of operations that read or write data, and their size (assumed).
-const DATA_SHARE: f64 = 0.4;
-const DATA_BYTES: u64 = 10_240;
+
 /// Request or reply header bytes (assumed).
 const HEADER_BYTES: u64 = 128;
 /// Socket buffers of one direction (assumed: tcp_wmem + tcp_rmem defaults).
@@ -101,6 +116,34 @@ const RELEASE_NS: u64 = 100_000_000;
 
 const OPS: u16 = 0;
 const BYTES: u16 = 1;
+
+/// The load file's operations as tbench carries them (module doc): the
+/// share of ReadX and of WriteX, and the mean bytes each carries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Mix {
+    read_share: f64,
+    read_bytes: u64,
+    write_share: f64,
+    write_bytes: u64,
+}
+
+impl Mix {
+    /// client-tiny.txt's, from data/dbench/client-tiny.ops.
+    fn client_tiny() -> Mix {
+        let ops = super::dbench::tiny_ops();
+        let kind = |k: u8| {
+            let (n, bytes) = ops.iter().filter(|o| o.0 == k).fold((0u64, 0u64), |(n, b), o| (n + 1, b + o.1));
+            (n as f64 / ops.len() as f64, (bytes as f64 / n.max(1) as f64).round() as u64)
+        };
+        let ((read_share, read_bytes), (write_share, write_bytes)) = (kind(b'r'), kind(b'w'));
+        Mix { read_share, read_bytes, write_share, write_bytes }
+    }
+
+    /// Bytes counted per operation, on average.
+    fn mean_bytes(&self) -> f64 {
+        self.read_share * self.read_bytes as f64 + self.write_share * self.write_bytes as f64
+    }
+}
 
 pub struct Tbench {
     clients: u64,
@@ -120,28 +163,41 @@ impl Workload for Tbench {
         let cost = |measured: f64, assumed: f64| {
             Dist::lognormal(super::measured_cycles(measured) + super::cycles_for_ns_at(assumed, f_ref), 0.1)
         };
-        let copy = cost(0.0, COPY_NS_PER_BYTE * DATA_BYTES as f64);
-        let mean_copy_ns = DATA_SHARE * COPY_NS_PER_BYTE * DATA_BYTES as f64;
+        let mix = Mix::client_tiny();
+        let copy = |bytes: u64| cost(0.0, COPY_NS_PER_BYTE * bytes as f64);
+        let mean_copy_ns = COPY_NS_PER_BYTE * mix.mean_bytes();
+        // A WriteX among the operations that are not a ReadX.
+        let write_given_not_read = mix.write_share / (1.0 - mix.read_share);
         let mut setup = Setup { counters: vec!["ops".into(), "bytes".into()], ..Setup::default() };
         for i in 0..self.clients {
             let (to_srv, to_cli) = (2 * i as u32, 2 * i as u32 + 1);
             setup.channels.push(ChannelSpec::pipe(format!("to-server-{i}"), SOCKET_BUFFER_BYTES));
             setup.channels.push(ChannelSpec::pipe(format!("to-client-{i}"), SOCKET_BUFFER_BYTES));
+            // One operation: a WriteX's data goes out with the request, a
+            // ReadX's comes back with the reply.
+            let operation = |b: &mut ProgramBuilder, written: u64, read: u64| {
+                b.run(cost(SEND_NS, CLIENT_OP_NS), 0.0);
+                if written > 0 {
+                    b.run(copy(written), 0.0).count(BYTES, written);
+                }
+                b.op(Op::Send { chan: to_srv, bytes: HEADER_BYTES })
+                    .op(Op::Recv { chan: to_cli })
+                    .run(cost(RECV_NS, 0.0), 0.0);
+                if read > 0 {
+                    b.run(copy(read), 0.0).count(BYTES, read);
+                }
+                b.count(OPS, 1);
+            };
             let client = ProgramBuilder::new()
                 .sleep(Dist::Fixed(RELEASE_NS as f64))
                 .repeat(None, |b| {
-                    b.run(cost(SEND_NS, CLIENT_OP_NS), 0.0)
-                        .either(
-                            DATA_SHARE,
-                            |b| {
-                                b.run(copy, 0.0).count(BYTES, DATA_BYTES);
-                            },
-                            |_| {},
-                        )
-                        .op(Op::Send { chan: to_srv, bytes: HEADER_BYTES })
-                        .op(Op::Recv { chan: to_cli })
-                        .run(cost(RECV_NS, 0.0), 0.0)
-                        .count(OPS, 1);
+                    b.either(
+                        mix.read_share,
+                        |b| operation(b, 0, mix.read_bytes),
+                        |b| {
+                            b.either(write_given_not_read, |b| operation(b, mix.write_bytes, 0), |b| operation(b, 0, 0));
+                        },
+                    );
                 })
                 .build();
             let server = ProgramBuilder::new()
@@ -189,6 +245,14 @@ mod tests {
         assert_eq!((m[0].value, m[1].value), (Some(100.0), Some(20_000.0)));
         let before = Record { elapsed_ns: 80_000_000, counters: vec![0, 0], ..Record::default() };
         assert!(Tbench { clients: 1 }.metrics(&before).iter().all(|m| m.value == Some(0.0)));
+    }
+
+    #[test]
+    fn mix_is_client_tiny_txts_reads_and_writes() {
+        let m = Mix::client_tiny();
+        assert_eq!((m.read_bytes, m.write_bytes), (11_859, 25_451));
+        assert!((m.read_share * 3573.0 - 962.0).abs() < 1e-9 && (m.write_share * 3573.0 - 303.0).abs() < 1e-9, "{m:?}");
+        assert!((m.mean_bytes() - 5_351.0).abs() < 1.0, "{} bytes an operation", m.mean_bytes());
     }
 
     #[test]

@@ -1158,6 +1158,21 @@ mod sqlite_insert {
     }
 }
 
+mod tbench {
+    use super::*;
+
+    #[test]
+    fn operations_carry_the_load_files_bytes() {
+        // dbench counts a ReadX's and a WriteX's bytes (sockio.c); in
+        // client-tiny.txt those average 5,351 bytes an operation.
+        let r = run("tbench:clients=2", "performance", "menu", 400 * MS);
+        let ops = metric(&r, "ops_per_s");
+        let per_op = metric(&r, "throughput_mbs") * 1e6 / ops;
+        assert!(ops * 0.3 > 5_000.0, "{ops} operations a second: too few to average");
+        assert!((per_op / 5_351.0 - 1.0).abs() < 0.04, "{per_op} bytes an operation");
+    }
+}
+
 mod ycsb_redis {
     use super::*;
 
