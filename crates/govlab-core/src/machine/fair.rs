@@ -385,8 +385,7 @@ impl Engine {
         rq.cfs_nr_running -= 1;
         rq.load_weight -= self.tasks[t].weight;
         if rq.nr_running == 0 {
-            self.idle_mask.set(cpu);
-            super::placement::update_idle_core(&self.plat, &self.idle_mask, &mut self.has_idle_cores, cpu);
+            super::placement::set_cpu_idle(&self.plat, &mut self.idle_mask, &mut self.has_idle_cores, cpu);
         }
         if rq.nr_running < 2 {
             self.overloaded.clear(cpu);

@@ -261,11 +261,14 @@ struct Sg {
     avg: u64,
 }
 
-/// __update_idle_core(): `cpu` has just gone idle; with SMT its LLC has an
-/// idle core again (sd_llc_shared's has_idle_cores) when every sibling is
-/// idle too. (From the idle task's pick, kernel/sched/fair.c; here when
-/// the runqueue empties, the same instant.)
-pub(super) fn update_idle_core(plat: &crate::platform::Platform, idle: &CpuMask, has_idle_cores: &mut [bool], cpu: CpuId) {
+/// `cpu`'s runqueue has just emptied: it joins the idle CPUs, and with
+/// SMT its LLC has an idle core again (sd_llc_shared's has_idle_cores,
+/// __update_idle_core() from the idle task's pick, kernel/sched/fair.c:
+/// the same instant) when every sibling is idle too. The classes' dequeue
+/// paths share it; takes the engine's fields, not the engine, so that a
+/// caller may keep its runqueue borrowed.
+pub(super) fn set_cpu_idle(plat: &crate::platform::Platform, idle: &mut CpuMask, has_idle_cores: &mut [bool], cpu: CpuId) {
+    idle.set(cpu);
     let sib = &plat.cpus[cpu].siblings;
     if !sib.is_empty() && sib.iter().all(|&s| idle.test(s)) {
         has_idle_cores[plat.cpus[cpu].llc] = true;
@@ -613,7 +616,7 @@ impl Engine {
     fn select_idle_core_then_cpu(&mut self, cpus: CpuMask, llc: usize, target: CpuId, has_idle_core: bool) -> Option<CpuId> {
         let idle = cpus.and(&self.idle_mask);
         if has_idle_core {
-            if let Some(core) = self.wrap_from(idle, target).find(|&c| self.is_idle_core(c)) {
+            if let Some(core) = idle.iter_wrap(target).find(|&c| self.is_idle_core(c)) {
                 return Some(core);
             }
             self.has_idle_cores[llc] = false;
@@ -637,8 +640,8 @@ impl Engine {
         } else {
             usize::MAX
         };
-        let after = if self.kernel.has(EraId::SisScanAfterTarget) { target + 1 } else { target };
-        let start = if after >= self.rqs.len() { 0 } else { after };
+        // Past the last CPU the wrap starts from CPU 0 (no CPU is set there).
+        let start = if self.kernel.has(EraId::SisScanAfterTarget) { target + 1 } else { target };
         if !has_idle_core {
             // The first idle CPU in wrap order, if within the first `scan`
             // CPUs of `cpus` from `start`.
@@ -662,28 +665,10 @@ impl Engine {
                 fallback = core.and(&self.idle_mask).and(&cpus).next_from(0);
             }
             left = left.and_not(&core);
-            c = left.next_wrap(if cpu + 1 < self.rqs.len() { cpu + 1 } else { 0 });
+            c = left.next_wrap(cpu + 1);
         }
         self.has_idle_cores[llc] = false;
         fallback
-    }
-
-    /// The CPUs of `mask` in for_each_cpu_wrap() order from `start` (past
-    /// the last CPU: from CPU 0).
-    fn wrap_from(&self, mask: CpuMask, start: CpuId) -> impl Iterator<Item = CpuId> {
-        let n = self.rqs.len();
-        let s = if start >= n { 0 } else { start };
-        let (mut cur, mut end, mut wrapped) = (s, n, false);
-        std::iter::from_fn(move || loop {
-            match mask.next_from(cur).filter(|&c| c < end) {
-                Some(c) => {
-                    cur = c + 1;
-                    return Some(c);
-                }
-                None if !wrapped => (cur, end, wrapped) = (0, s, true),
-                None => return None,
-            }
-        })
     }
 
     /// select_idle_sibling(p, target) before v4.9 (v4.4 kernel/sched/fair.c,

@@ -112,6 +112,23 @@ impl CpuMask {
         self.next_from(start).or_else(|| self.next_from(0))
     }
 
+    /// The set CPUs from `start` on, then from CPU 0 up to `start`
+    /// (for_each_cpu_wrap); past the last CPU, from CPU 0.
+    pub fn iter_wrap(&self, start: CpuId) -> impl Iterator<Item = CpuId> + '_ {
+        let start = start.min(MAX_CPUS);
+        let (mut cur, mut end, mut wrapped) = (start, MAX_CPUS, false);
+        std::iter::from_fn(move || loop {
+            match self.next_from(cur).filter(|&c| c < end) {
+                Some(c) => {
+                    cur = c + 1;
+                    return Some(c);
+                }
+                None if !wrapped => (cur, end, wrapped) = (0, start, true),
+                None => return None,
+            }
+        })
+    }
+
     /// Lowest set CPU at or after `start`.
     #[inline]
     pub fn next_from(&self, start: CpuId) -> Option<CpuId> {
@@ -215,6 +232,12 @@ mod tests {
         }
         for end in [0, 3, 4, 64, 70, 71, 128, 200, 201, 255, 256] {
             assert_eq!(m.weight_below(end) as usize, m.iter().filter(|&c| c < end).count(), "{end}");
+        }
+        for start in [0, 3, 4, 64, 70, 71, 199, 200, 201, 255, 256, 300] {
+            let got: Vec<_> = m.iter_wrap(start).collect();
+            let s = start.min(256);
+            let want: Vec<_> = m.iter().filter(|&c| c >= s).chain(m.iter().filter(|&c| c < s)).collect();
+            assert_eq!(got, want, "{start}");
         }
     }
 }
