@@ -21,7 +21,7 @@
  * The rounds among the fastest 10 % by send() duration whose reader polled
  * faster than POLL_MAX_NS are kept and their medians printed.
  *
- *   cc -O2 split.c -o /tmp/split && /tmp/split [rounds] > split.out
+ *   cc -O2 split.c -o /tmp/split && /tmp/split [rounds [poll_max_ns]] > split.out
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -66,7 +66,7 @@ struct shared {
  * softirq queue it on the backlog, which the reader then processes itself
  * (release_sock), so the sender's share shrinks; a blocked tbench reader
  * waits in sk_wait_data() without the lock. */
-#define POLL_MAX_NS 1000.0
+static double POLL_MAX_NS = 1000.0; /* argv[2] overrides */
 
 static int cmp(const void *a, const void *b)
 {
@@ -77,6 +77,8 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 20000;
+	if (argc > 2)
+		POLL_MAX_NS = atof(argv[2]);
 	int sizes[] = { 100, 4096, 65536 };
 	struct shared *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	static char buf[1 << 17];

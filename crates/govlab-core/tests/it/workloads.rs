@@ -1171,6 +1171,19 @@ mod tbench {
         assert!(ops * 0.3 > 5_000.0, "{ops} operations a second: too few to average");
         assert!((per_op / 5_351.0 - 1.0).abs() < 0.04, "{per_op} bytes an operation");
     }
+
+    #[test]
+    fn the_sender_runs_on_while_the_woken_peer_runs() {
+        // A loopback send wakes the reader from inside the sender's
+        // syscall and the sender finishes the send afterwards, so the pair
+        // overlaps: with haltpoll's short exits the two CPUs are busy more
+        // than the run's time between them (a strict ping-pong would be
+        // busy exactly that long, one CPU at a time).
+        let r = run("tbench:clients=1", "performance", "haltpoll", 400 * MS);
+        let after_release_s = 0.3;
+        let busy: f64 = r.cpus.iter().map(|c| c.busy_s).sum::<f64>() / after_release_s;
+        assert!(busy > 1.1 && busy < 1.5, "the pair's CPUs busy {busy:.3} of the time together");
+    }
 }
 
 mod ycsb_redis {
