@@ -330,6 +330,10 @@ mod tests {
         close(estimate(&setup, &skylake(), 2 * S), 10_000.0);
     }
 
+    /// At its defaults each workload stays far (40×) below the ceiling. The
+    /// dearest is netperf's TCP_RR on the fastest part since each send's
+    /// tail is a step of its own (session 39): 2.3e7 estimated, 7.6e6
+    /// simulated on i5-10600k.
     #[test]
     fn every_built_in_workload_at_its_defaults_is_far_below_the_ceiling() {
         for platform in crate::platform::platform_names() {
@@ -339,7 +343,7 @@ mod tests {
                 let Ok(w) = (info.build)(&spec) else { continue }; // rtapp needs its file
                 let Ok(setup) = w.setup(&plat, &mut Rng::new(1, Stream::Workload)) else { continue }; // a device it lacks
                 let e = estimate(&setup, &plat, crate::workload::default_duration_ns(&spec));
-                assert!(e < MAX_EVENTS as f64 / 50.0, "{} on {platform}: {e:.2e}", info.name);
+                assert!(e < MAX_EVENTS as f64 / 40.0, "{} on {platform}: {e:.2e}", info.name);
             }
         }
     }

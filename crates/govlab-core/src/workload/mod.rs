@@ -526,6 +526,19 @@ pub fn measured_cycles(ns: f64) -> f64 {
     cycles_for_ns_at(ns, CALIBRATION_CORE_KHZ)
 }
 
+/// Share of a loopback TCP send path that runs after the data is on the
+/// reader's socket and the reader woken: the NET_RX softirq that delivers
+/// the segment runs in the sender's context at the end of the transmit
+/// (v5.2 drivers/net/loopback.c `loopback_xmit` -> `netif_rx`, run at
+/// `local_bh_enable`), `tcp_v4_rcv()` -> `sk_data_ready()` wakes the reader
+/// there, and the rest of the softirq, `tcp_sendmsg()` and the syscall's
+/// return follow on the sender's CPU while the reader runs. Measured with a
+/// polling reader on the other CPU (tools/calibrate/loopback/split.c:
+/// 36-41 % at 100 B and 4 KiB in split.out and split-s39.out; 29-43 % at
+/// 64 KiB). tbench's and netperf TCP_RR's ends send, then run this share
+/// before they block for the answer.
+pub const TCP_SEND_AFTER_WAKE: f64 = 0.37;
+
 /// Refuse a platform without a storage device, for the workloads that do
 /// IO; `why` ends the message (such as " for mode=rw").
 /// `device=NAME` of the IO workloads: one of the platform's `[[device]]`s.

@@ -31,6 +31,11 @@
 //! measures how rarely the real receiver sleeps); UDP_STREAM's datagrams go into the
 //! receiver's buffer (`UDP_RCVBUF_BYTES`, charged each datagram's
 //! `udp_truesize`) or are dropped. Each RR transaction records its latency.
+//! A TCP_RR end wakes the other from inside its send (the loopback receive
+//! runs in its context) and runs the rest of the send, the measured
+//! `workload::TCP_SEND_AFTER_WAKE` of it, beside the woken end before it
+//! blocks for the answer, as tbench's ends do; UDP_RR's send runs whole
+//! before its wakeup (its split was not measured).
 //!
 //! CPU costs, measured on this project's machine, cycles at
 //! `workload::CALIBRATION_CORE_KHZ`: UDP's by `tools/calibrate/udp/udp.c` (in
@@ -414,12 +419,22 @@ impl Workload for Netperf {
                 .build();
             setup.tasks = vec![TaskSpec::new("netperf", client), TaskSpec::new("netserver", server)];
         } else {
+            // TCP_RR: each end's send wakes the other from inside the send
+            // path and finishes it beside the woken end (split.c's share,
+            // super::TCP_SEND_AFTER_WAKE); UDP_RR's path was not timed so.
+            let after = if self.test == "tcp_rr" { super::TCP_SEND_AFTER_WAKE } else { 0.0 };
+            let (send_ns, send_per_byte) = if self.test == "tcp_rr" { (TCP_RR_SEND_NS, TCP_SEND_NS_PER_BYTE) } else { (UDP_SEND_NS, UDP_SEND_NS_PER_BYTE) };
+            let send = measured(send_ns * (1.0 - after), send_per_byte * (1.0 - after));
+            let send_tail = |b: &mut ProgramBuilder| {
+                if after > 0.0 {
+                    b.run(measured(send_ns * after, send_per_byte * after), 0.0);
+                }
+            };
             let client = ProgramBuilder::new()
                 .repeat(None, |b| {
-                    b.op(Op::Mark)
-                        .run(send, 0.0)
-                        .op(Op::Send { chan: TO_SERVER, bytes })
-                        .op(Op::Recv { chan: TO_CLIENT })
+                    b.op(Op::Mark).run(send, 0.0).op(Op::Send { chan: TO_SERVER, bytes });
+                    send_tail(b);
+                    b.op(Op::Recv { chan: TO_CLIENT })
                         .run(recv, 0.0)
                         .record(TRANSACTION, Since::Mark, None)
                         .count(MESSAGES, 1);
@@ -431,6 +446,7 @@ impl Workload for Netperf {
                         .run(recv, 0.0)
                         .run(send, 0.0)
                         .op(Op::Send { chan: TO_CLIENT, bytes });
+                    send_tail(b);
                 })
                 .build();
             setup.tasks = vec![TaskSpec::new("netperf", client), TaskSpec::new("netserver", server)];

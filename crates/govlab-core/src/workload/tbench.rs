@@ -38,7 +38,7 @@
 //! drivers/net/loopback.c `loopback_xmit` -> `netif_rx`, kernel/softirq.c
 //! at `local_bh_enable`); the rest of the softirq, tcp_sendmsg() and the
 //! syscall's return then run on the sender's CPU while the woken reader
-//! runs on its own (`SEND_AFTER_WAKE`, measured), so a pair's two CPUs
+//! runs on its own (`workload::TCP_SEND_AFTER_WAKE`, measured), so a pair's two CPUs
 //! overlap instead of strictly taking turns.
 //!
 //! The operations are those of the load file MMTests gives it,
@@ -79,7 +79,10 @@
 //! reads the 4-byte header, then the rest: socklib.c's read_sock(),
 //! tbench_srv.c; the assumed per-operation CPU stands for it).
 
-use super::{Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo};
+use super::{
+    Better, ChannelSpec, Dist, Metric, Op, ProgramBuilder, Record, Setup, TaskSpec, Workload, WorkloadInfo,
+    TCP_SEND_AFTER_WAKE,
+};
 use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
 use crate::platform::Platform;
@@ -106,13 +109,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 /// together, the kcycles sitting's `loopback.out`; the split is assumed).
 const SEND_NS: f64 = 4_905.0;
 const RECV_NS: f64 = 2_803.0;
-/// Share of the send path that runs after the data is on the peer's socket
-/// and the peer woken: the rest of the NET_RX softirq that delivered it,
-/// tcp_sendmsg() and the syscall's return, while the woken reader already
-/// runs. Measured with a polling reader on the other CPU
-/// (tools/calibrate/loopback/split.c: 36-41 % at 100 B and 4 KiB in
-/// split.out, 37-40 % in split-s39.out; 29-43 % at 64 KiB).
-const SEND_AFTER_WAKE: f64 = 0.37;
 /// Copy per byte, each side (assumed: 10 GB/s, as netperf's).
 const COPY_NS_PER_BYTE: f64 = 0.1;
 /// Client's work per operation: the load-file line and the request
@@ -196,12 +192,12 @@ impl Workload for Tbench {
             // One operation: a WriteX's data goes out with the request, a
             // ReadX's comes back with the reply.
             let operation = |b: &mut ProgramBuilder, written: u64, read: u64| {
-                b.run(cost(SEND_NS * (1.0 - SEND_AFTER_WAKE), CLIENT_OP_NS), 0.0);
+                b.run(cost(SEND_NS * (1.0 - TCP_SEND_AFTER_WAKE), CLIENT_OP_NS), 0.0);
                 if written > 0 {
                     b.run(copy(written), 0.0).count(BYTES, written);
                 }
                 b.op(Op::Send { chan: to_srv, bytes: HEADER_BYTES })
-                    .run(cost(SEND_NS * SEND_AFTER_WAKE, 0.0), 0.0)
+                    .run(cost(SEND_NS * TCP_SEND_AFTER_WAKE, 0.0), 0.0)
                     .op(Op::Recv { chan: to_cli })
                     .run(cost(RECV_NS, 0.0), 0.0);
                 if read > 0 {
@@ -224,9 +220,9 @@ impl Workload for Tbench {
             let server = ProgramBuilder::new()
                 .repeat(None, |b| {
                     b.op(Op::Recv { chan: to_srv })
-                        .run(cost(RECV_NS + SEND_NS * (1.0 - SEND_AFTER_WAKE), SERVER_OP_NS + mean_copy_ns), 0.0)
+                        .run(cost(RECV_NS + SEND_NS * (1.0 - TCP_SEND_AFTER_WAKE), SERVER_OP_NS + mean_copy_ns), 0.0)
                         .op(Op::Send { chan: to_cli, bytes: HEADER_BYTES })
-                        .run(cost(SEND_NS * SEND_AFTER_WAKE, 0.0), 0.0);
+                        .run(cost(SEND_NS * TCP_SEND_AFTER_WAKE, 0.0), 0.0);
                 })
                 .build();
             setup.tasks.push(TaskSpec::new("tbench", client));
@@ -304,7 +300,7 @@ mod tests {
         let shares = measured_after_wake_shares();
         assert!(shares.len() >= 4, "{shares:?}");
         let (lo, hi) = shares.iter().fold((1.0f64, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
-        assert!(lo <= SEND_AFTER_WAKE && SEND_AFTER_WAKE <= hi, "{SEND_AFTER_WAKE} outside the measured {lo:.3}..{hi:.3}");
+        assert!(lo <= TCP_SEND_AFTER_WAKE && TCP_SEND_AFTER_WAKE <= hi, "{TCP_SEND_AFTER_WAKE} outside the measured {lo:.3}..{hi:.3}");
         assert!(hi - lo < 0.08, "the measured shares {shares:?} disagree");
     }
 
