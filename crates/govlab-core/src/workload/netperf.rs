@@ -313,11 +313,12 @@ impl Workload for Netperf {
     fn setup(&self, _platform: &Platform, _rng: &mut Rng) -> Result<Setup> {
         let size = self.size as f64;
         let measured = |ns: f64, per_byte: f64| Dist::lognormal(super::measured_cycles(ns + per_byte * size), 0.1);
-        let (send, recv) = match self.test {
-            "udp_rr" | "udp_stream" => (measured(UDP_SEND_NS, UDP_SEND_NS_PER_BYTE), measured(UDP_RECV_NS, UDP_RECV_NS_PER_BYTE)),
-            "tcp_rr" => (measured(TCP_RR_SEND_NS, TCP_SEND_NS_PER_BYTE), measured(TCP_RR_RECV_NS, TCP_RECV_NS_PER_BYTE)),
-            _ => (measured(TCP_SEND_NS, TCP_SEND_NS_PER_BYTE), measured(TCP_RECV_NS, TCP_RECV_NS_PER_BYTE)),
+        let ((send_ns, send_per_byte), recv) = match self.test {
+            "udp_rr" | "udp_stream" => ((UDP_SEND_NS, UDP_SEND_NS_PER_BYTE), measured(UDP_RECV_NS, UDP_RECV_NS_PER_BYTE)),
+            "tcp_rr" => ((TCP_RR_SEND_NS, TCP_SEND_NS_PER_BYTE), measured(TCP_RR_RECV_NS, TCP_RECV_NS_PER_BYTE)),
+            _ => ((TCP_SEND_NS, TCP_SEND_NS_PER_BYTE), measured(TCP_RECV_NS, TCP_RECV_NS_PER_BYTE)),
         };
+        let send = measured(send_ns, send_per_byte);
         let bytes = self.size;
         let buffer = STREAM_BUFFER_BYTES.max(bytes);
         let to_server = if self.test == "tcp_stream" {
@@ -423,7 +424,6 @@ impl Workload for Netperf {
             // path and finishes it beside the woken end (split.c's share,
             // super::TCP_SEND_AFTER_WAKE); UDP_RR's path was not timed so.
             let after = if self.test == "tcp_rr" { super::TCP_SEND_AFTER_WAKE } else { 0.0 };
-            let (send_ns, send_per_byte) = if self.test == "tcp_rr" { (TCP_RR_SEND_NS, TCP_SEND_NS_PER_BYTE) } else { (UDP_SEND_NS, UDP_SEND_NS_PER_BYTE) };
             let send = measured(send_ns * (1.0 - after), send_per_byte * (1.0 - after));
             let send_tail = |b: &mut ProgramBuilder| {
                 if after > 0.0 {
