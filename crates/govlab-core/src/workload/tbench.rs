@@ -184,6 +184,8 @@ impl Workload for Tbench {
         let mean_copy_ns = COPY_NS_PER_BYTE * mix.mean_bytes();
         // A WriteX among the operations that are not a ReadX.
         let write_given_not_read = mix.write_share / (1.0 - mix.read_share);
+        // The send path up to the reader's wakeup, and the rest after it.
+        let (send_before_ns, send_tail) = (SEND_NS * (1.0 - TCP_SEND_AFTER_WAKE), cost(SEND_NS * TCP_SEND_AFTER_WAKE, 0.0));
         let mut setup = Setup { counters: vec!["ops".into(), "bytes".into()], ..Setup::default() };
         for i in 0..self.clients {
             let (to_srv, to_cli) = (2 * i as u32, 2 * i as u32 + 1);
@@ -192,12 +194,12 @@ impl Workload for Tbench {
             // One operation: a WriteX's data goes out with the request, a
             // ReadX's comes back with the reply.
             let operation = |b: &mut ProgramBuilder, written: u64, read: u64| {
-                b.run(cost(SEND_NS * (1.0 - TCP_SEND_AFTER_WAKE), CLIENT_OP_NS), 0.0);
+                b.run(cost(send_before_ns, CLIENT_OP_NS), 0.0);
                 if written > 0 {
                     b.run(copy(written), 0.0).count(BYTES, written);
                 }
                 b.op(Op::Send { chan: to_srv, bytes: HEADER_BYTES })
-                    .run(cost(SEND_NS * TCP_SEND_AFTER_WAKE, 0.0), 0.0)
+                    .run(send_tail, 0.0)
                     .op(Op::Recv { chan: to_cli })
                     .run(cost(RECV_NS, 0.0), 0.0);
                 if read > 0 {
@@ -220,9 +222,9 @@ impl Workload for Tbench {
             let server = ProgramBuilder::new()
                 .repeat(None, |b| {
                     b.op(Op::Recv { chan: to_srv })
-                        .run(cost(RECV_NS + SEND_NS * (1.0 - TCP_SEND_AFTER_WAKE), SERVER_OP_NS + mean_copy_ns), 0.0)
+                        .run(cost(RECV_NS + send_before_ns, SERVER_OP_NS + mean_copy_ns), 0.0)
                         .op(Op::Send { chan: to_cli, bytes: HEADER_BYTES })
-                        .run(cost(SEND_NS * TCP_SEND_AFTER_WAKE, 0.0), 0.0);
+                        .run(send_tail, 0.0);
                 })
                 .build();
             setup.tasks.push(TaskSpec::new("tbench", client));
