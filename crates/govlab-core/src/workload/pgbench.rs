@@ -23,7 +23,8 @@
 //! every connection.
 //!
 //! Model: per client a backend task joined to the pgbench side by a request
-//! and a reply channel (a Unix socket); per client a pgbench task of its
+//! and a reply channel (a TCP connection on 127.0.0.1: MMTests'
+//! pgbench-bench exports PGHOST=127.0.0.1); per client a pgbench task of its
 //! own (`threads=0`, the default), or `threads` tasks polling their share
 //! of the connections. The pgbench side pays `CLIENT_NS` per
 //! statement (build, send, receive, parse the result), the backend
@@ -47,6 +48,12 @@
 //! journal thread has nothing to commit). Each completed transaction counts one
 //! and records its latency; `wal_syncs` counts the flushes, as
 //! pg_stat_wal.wal_sync does (PostgreSQL 14+).
+//!
+//! Each side's send wakes the other from inside it, as every loopback TCP
+//! send does, but here the whole per-statement cost runs before the message
+//! is queued: the costs are assumed totals with no send part of their own
+//! (docs/validation.md, "Session 40": the measured tail tried and not
+//! applied).
 //!
 //! All CPU costs are assumed (at the reference frequency), of the order of
 //! published pgbench profiles (tens of µs per statement on a cache-hot
