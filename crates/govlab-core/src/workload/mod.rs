@@ -526,6 +526,25 @@ pub fn measured_cycles(ns: f64) -> f64 {
     cycles_for_ns_at(ns, CALIBRATION_CORE_KHZ)
 }
 
+/// A loopback TCP message between two ends that take turns (a request and
+/// its reply: netperf's TCP_RR, tbench's client and server): its send, whose
+/// segment's transmission and the receiver's TCP input run in the sender's
+/// context, 4,326 ns, and its receive, the dequeue and copy, 869 ns, cycles
+/// at [`CALIBRATION_CORE_KHZ`]. tools/calibrate/tcp/tcp.c's `rr` rows: a
+/// 1-byte request and response, the fastest of 1,000 batches of 20
+/// transactions, each side's send and recv timed apart, the mean of both
+/// runs and of client and server (which match to 0.1 %). Taking turns, each
+/// reply carries the ACK of what its end read: v5.2's tcp_cleanup_rbuf()
+/// leaves the ACK of a pingpong socket (tcp_event_data_sent() makes one of
+/// a socket that sends within the delayed-ACK timeout of its last receive)
+/// to its next send, so one segment goes out a message, where a one-way
+/// stream of the same messages sends two, data and ACK, and costs about
+/// 2.4 µs more a message (tools/calibrate/loopback/acks.c, acks.out: 1.000
+/// against 2.000 segments a message, 4.8-6.1 against 6.7-8.4 µs a send and
+/// receive of 100 B or 4 KiB; loopback.c's `cost` rows are the one-way kind).
+pub const TCP_RR_SEND_NS: f64 = 4_326.0;
+pub const TCP_RR_RECV_NS: f64 = 869.0;
+
 /// Share of a loopback TCP send path that runs after the data is on the
 /// reader's socket and the reader woken: the NET_RX softirq that delivers
 /// the segment runs in the sender's context at the end of the transmit

@@ -53,7 +53,7 @@
 
 use super::{
     latency_metrics, Better, ChannelSpec, Dist, Metric, Op, PowerPhase, ProgramBuilder, Record, Setup, Since,
-    TaskSpec, TcpStream, Workload, WorkloadInfo,
+    TaskSpec, TcpStream, Workload, WorkloadInfo, TCP_RR_RECV_NS, TCP_RR_SEND_NS,
 };
 use crate::error::Result;
 use crate::params::{ParamDefault, ParamSpec, Params, Range, Spec};
@@ -152,17 +152,9 @@ const TCP_SEND_NS: f64 = 872.3;
 const TCP_SEND_NS_PER_BYTE: f64 = 0.0824;
 const TCP_RECV_NS: f64 = 663.3;
 const TCP_RECV_NS_PER_BYTE: f64 = 0.0979;
-/// TCP_RR's 1-byte request and response, the fastest of 1000 batches of 20
-/// transactions, each side's send and recv timed apart, the mean of both
-/// runs and of client and server (which match to 0.1 %): a send 4326 ns,
-/// a receive 869 ns. Every send
-/// transmits a segment (Nagle holds nothing: the other side has acked all
-/// but the message it answers, and the response carries the request's ACK),
-/// so the send pays the whole loopback path above; the recv is the dequeue
-/// and 1-byte copy (the ACK rides on the next send). Larger RR messages add
-/// TCP_STREAM's per-byte costs (assumed: the copies are the same).
-const TCP_RR_SEND_NS: f64 = 4_326.0;
-const TCP_RR_RECV_NS: f64 = 869.0;
+// TCP_RR's send and receive are `workload::TCP_RR_SEND_NS` and
+// `TCP_RR_RECV_NS` (tbench's messages take turns the same way); larger RR
+// messages add TCP_STREAM's per-byte costs (assumed: the copies are the same).
 /// UDP over loopback, measured on this project's machine (an AMD EPYC
 /// family-25 KVM guest, Linux 6.18; `tools/calibrate/udp/udp.c` run twice
 /// in the kcycles sitting on a quiet host, tools/calibrate/kcycles/run{1,2}/udp.out, the
