@@ -73,8 +73,10 @@
 //! copy within the 0.40-0.69 cycles a byte, both ends together, by which
 //! the pair's measured cost rises with the bytes carried:
 //! tools/calibrate/tbench/). Left out: the loopback receive in NET_RX softirq (its
-//! cost is the sender's here), TCP delayed ACKs and Nagle (tbench sets
-//! TCP_NODELAY), the load file's order (each operation's kind is drawn
+//! cost is the sender's here), Nagle (tbench sets TCP_NODELAY), the
+//! delayed-ACK timer (a pingpong socket's ACK goes with its reply, as the
+//! measured TCP_RR halves have it; a reply slower than the timer would
+//! send one alone), the load file's order (each operation's kind is drawn
 //! at its share) and the spread of sizes within a kind (its mean), and
 //! the second receive call of each message as a call of its own (each end
 //! reads the 4-byte header, then the rest: socklib.c's read_sock(),
