@@ -34,28 +34,22 @@ static double now_ns(void)
 	return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
+/* Tcp OutSegs from /proc/net/snmp: a line of field names, then one of values. */
 static long out_segs(void)
 {
-	char line[1024], names[1024];
+	char names[1024], values[1024];
 	long v = -1;
 	FILE *f = fopen("/proc/net/snmp", "r");
 	while (f && fgets(names, sizeof(names), f)) {
-		if (strncmp(names, "Tcp:", 4) || !fgets(line, sizeof(line), f))
+		if (strncmp(names, "Tcp:", 4) || !fgets(values, sizeof(values), f))
 			continue;
-		/* the header line names the fields; OutSegs is the 12th */
-		char *n = strtok(names, " "), *save;
-		char *val = strtok_r(line, " ", &save);
-		int i = 0;
-		(void)i;
-		char *np = n;
-		while (np && val) {
-			if (!strcmp(np, "OutSegs")) {
+		char *sn, *sv;
+		char *n = strtok_r(names, " ", &sn), *val = strtok_r(values, " ", &sv);
+		for (; n && val; n = strtok_r(NULL, " ", &sn), val = strtok_r(NULL, " ", &sv))
+			if (!strcmp(n, "OutSegs")) {
 				v = atol(val);
 				break;
 			}
-			np = strtok(NULL, " ");
-			val = strtok_r(NULL, " ", &save);
-		}
 		break;
 	}
 	if (f)
