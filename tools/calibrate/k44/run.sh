@@ -7,8 +7,10 @@
 #   KSRC=/path/to/linux-4.4.178 sh tools/calibrate/k44/run.sh [OUTDIR]
 #
 # KSRC: a vanilla 4.4.y tree (README.md: where from), patched with fixes.patch if it is not empty.
+# KCC: the compiler for the kernel and its host programs (make CC= HOSTCC=), default gcc; ../k44gcc7/ sets gcc 7.3.
 # Differences from ../kdefconfig/run.sh: v4.4 has no `syncconfig` (its name was `silentoldconfig`).
 set -e
+kcc=${KCC:-gcc}
 here=$(cd "$(dirname "$0")" && pwd)
 cal=$here/..
 out=$(realpath -m "${1:-$here}")
@@ -20,22 +22,22 @@ clock() {
 	/tmp/kpath 0 clock; /tmp/kpath 1 clock
 }
 {
-	echo "# $(date -u) $(uname -r); $(grep -m1 'model name' /proc/cpuinfo); nproc $(nproc); $(gcc --version | head -1)"
+	echo "# $(date -u) $(uname -r); $(grep -m1 'model name' /proc/cpuinfo); nproc $(nproc); $($kcc --version | head -1)"
 	clock "before the first build"
 } > "$out/clock.txt"
 cd "$KSRC"
-make ARCH=x86_64 mrproper > /dev/null
-make ARCH=x86_64 defconfig > /dev/null
+make ARCH=x86_64 CC="$kcc" HOSTCC="$kcc" mrproper > /dev/null
+make ARCH=x86_64 CC="$kcc" HOSTCC="$kcc" defconfig > /dev/null
 grep -c '=y' .config > "$out/config-y-count.txt"
 cp .config "$out/defconfig.config"
-make ARCH=x86_64 -j2 silentoldconfig scripts > /dev/null 2>&1
-make ARCH=x86_64 clean > /dev/null
+make ARCH=x86_64 CC="$kcc" HOSTCC="$kcc" -j2 silentoldconfig scripts > /dev/null 2>&1
+make ARCH=x86_64 CC="$kcc" HOSTCC="$kcc" clean > /dev/null
 clock "after scripts and make clean" >> "$out/clock.txt"
 ( c=0; while :; do sleep 10; echo "## during $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"; /tmp/kpath $c clock; c=$((1 - c)); done ) > "$out/clock-during.txt" 2>&1 &
 s=$!; trap 'kill $s 2>/dev/null || true' EXIT
 rm -f build.proclog
 start=$(date +%s)
-PROCLOG=$PWD/build.proclog LD_PRELOAD=/tmp/proclog.so make ARCH=x86_64 -j2 vmlinux > /tmp/k44-kbuild.log 2>&1 || echo "make failed: $?" >> "$out/clock.txt"
+PROCLOG=$PWD/build.proclog LD_PRELOAD=/tmp/proclog.so make ARCH=x86_64 CC="$kcc" HOSTCC="$kcc" -j2 vmlinux > /tmp/k44-kbuild.log 2>&1 || echo "make failed: $?" >> "$out/clock.txt"
 end=$(date +%s)
 kill $s
 echo "timed build: $((end - start)) s wall" >> "$out/clock.txt"

@@ -108,7 +108,9 @@ def stats(xs):
 def is_kernel_cc(im):
     """A Kbuild compile of a kernel object: `gcc -Wp,-MMD,DIR/.X.o.d ...`
     (the log keeps the first 200 bytes of argv), not a host program's."""
-    a = im["args"]
+    # argv[0] as make ran it: `gcc`, or a driver's path (KCC=/path/to/gcc: ../k44gcc7/).
+    first, _, rest = im["args"].partition(" ")
+    a = first.rsplit("/", 1)[-1] + " " + rest
     # v4.4's Kbuild passes -Wp,-MD, (v4.20's 'kbuild: use -MMD' made it -MMD).
     pre = next((p for p in ("gcc -Wp,-MMD,", "gcc -Wp,-MD,") if a.startswith(p)), None)
     if im["comm"] != "gcc" or pre is None:

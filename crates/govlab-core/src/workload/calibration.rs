@@ -41,6 +41,12 @@ pub const CLOCKS: [&str; 2] = [
 /// the kcycles sitting's tinyconfig.
 pub const KBUILD_SUMMARY: &str = include_str!("../../../../tools/calibrate/k44/kbuild-summary.txt");
 
+/// The same tree built twice in one sitting, with gcc 7.3.0 and with
+/// Debian's gcc 12.2 (tools/calibrate/k44gcc7, session 41): their quotient
+/// per process is what the source's gcc 7 changes in k44's gcc 12 figures.
+pub const KBUILD_GCC7: &str = include_str!("../../../../tools/calibrate/k44gcc7/gcc7-kbuild-summary.txt");
+pub const KBUILD_GCC12: &str = include_str!("../../../../tools/calibrate/k44gcc7/gcc12-kbuild-summary.txt");
+
 /// Every number that follows `key` on a line of `raw` that contains `line`,
 /// both runs: the first number after `key`'s end, as f64.
 pub fn after(raw: Raw, line: &str, key: &str) -> Vec<f64> {
@@ -79,9 +85,14 @@ pub fn line(points: &[(f64, f64)]) -> (f64, f64) {
     (my - sxy / sxx * mx, sxy / sxx)
 }
 
-/// A row of summarize.py's per-object role table: (mean ms, cv).
+/// A row of summarize.py's per-object role table in k44's report: (mean ms, cv).
 pub fn kbuild_role(role: &str) -> (f64, f64) {
-    let table = &KBUILD_SUMMARY[KBUILD_SUMMARY.find("== kernel objects").unwrap()..];
+    kbuild_role_in(KBUILD_SUMMARY, role)
+}
+
+/// A row of the per-object role table of summarize.py's report `summary`: (mean ms, cv).
+pub fn kbuild_role_in(summary: &str, role: &str) -> (f64, f64) {
+    let table = &summary[summary.find("== kernel objects").unwrap()..];
     let row = table.lines().find(|l| l.split_whitespace().next() == Some(role) && l.split_whitespace().count() == 7).unwrap();
     let f: Vec<f64> = row.split_whitespace().skip(1).map(|x| x.parse().unwrap()).collect();
     (f[2], f[5])
