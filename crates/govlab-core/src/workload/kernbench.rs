@@ -37,8 +37,9 @@
 //! process, its whole CPU time from fork to exit, of Linux 4.4.178's
 //! x86_64 defconfig with Debian's gcc 12 (tools/calibrate/k44/README.md),
 //! the compiler's own processes scaled to gcc 7, the source's compiler, by
-//! the two compilers' measured quotient (tools/calibrate/k44gcc7). Assumed: the memory-bound share of
-//! compiling (`CC_MEM`), make's own CPU per job. The sources are read from a warm page
+//! the two compilers' measured quotient (tools/calibrate/k44gcc7).
+//! Assumed: the memory-bound share of compiling (`CC_MEM`), make's own CPU
+//! per job. The sources are read from a warm page
 //! cache and the objects written into it; writeback is not on the critical
 //! path, so the model has no device IO. Left out: make's recursion (a
 //! sub-make per directory, 422 of them in the measured build, 1.70 ms of
@@ -108,7 +109,6 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
 /// CPU time from its fork to its exit (exec, dynamic linking and exit
 /// included), cycles at `workload::CALIBRATION_CORE_KHZ` (that sitting's
 /// core clock, 3.244 GHz in 78 of its 82 samples).
-///
 ///
 /// The source's build used openSUSE 15.1's gcc 7. The three processes the
 /// compiler is (cc1, the driver, and `as` on what cc1 wrote) are k44's gcc
