@@ -15,12 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cal=$here/..
 out=$(realpath -m "${1:-$here}")
 mkdir -p "$out"
-cc -O2 -Wall -pthread "$cal/kpath/kpath.c" -o /tmp/kpath
-gcc -O2 -shared -fPIC -o /tmp/proclog.so "$cal/kbuild/proclog.c" -ldl -lpthread
-clock() {
-	echo "## $1 $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
-	/tmp/kpath 0 clock; /tmp/kpath 1 clock
-}
+. "$cal/kbuild/tools.sh"
 {
 	echo "# $(date -u) $(uname -r); $(grep -m1 'model name' /proc/cpuinfo); nproc $(nproc); $($kcc --version | head -1)"
 	clock "before the first build"

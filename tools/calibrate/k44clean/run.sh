@@ -13,12 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cal=$here/..
 out=$(realpath -m "${1:-$here}")
 mkdir -p "$out"
-cc -O2 -Wall -pthread "$cal/kpath/kpath.c" -o /tmp/kpath
-gcc -O2 -shared -fPIC -o /tmp/proclog.so "$cal/kbuild/proclog.c" -ldl -lpthread
-clock() {
-	echo "## $1 $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
-	/tmp/kpath 0 clock; /tmp/kpath 1 clock
-}
+. "$cal/kbuild/tools.sh"
 cd "$KSRC"
 make ARCH=x86_64 CC="$kcc" HOSTCC="$kcc" -j2 vmlinux > /tmp/k44clean-build.log 2>&1
 {
