@@ -30,7 +30,7 @@ def test_each_model_is_listed_with_metric_and_defaults(listing, name):
 
 @pytest.mark.parametrize(
     ("name", "param", "metric"),
-    [("gitsource", "scripts = 800", "elapsed_s (seconds until make test exits, lower is better)"),
+    [("gitsource", "scripts = 790", "elapsed_s (seconds until make test exits, lower is better)"),
      ("tbench", "clients = 1", "throughput_mbs (MB/s of read and write data, higher is better)")],
 )
 def test_process_workloads_list_parameters_defaults_and_metric(listing, name, param, metric):

@@ -37,7 +37,8 @@ VMLINUX_DIRS = {"init", "usr", "kernel", "certs", "mm", "fs", "ipc", "security",
 def load(path):
     opener = gzip.open if path.endswith(".gz") else lzma.open if path.endswith(".xz") else open
     images = []
-    with opener(path, "rt", errors="replace") as f:
+    # newline="\n": an argv may hold a carriage return (git's test suite passes some), not a line end.
+    with opener(path, "rt", errors="replace", newline="\n") as f:
         for line in f:
             parts = line.rstrip("\n").split(" ", 8)
             if len(parts) < 8:

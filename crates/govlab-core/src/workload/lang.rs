@@ -22,6 +22,9 @@ pub enum Dist {
     Uniform { lo: f64, hi: f64 },
     Exp { mean: f64 },
     LogNormal(LogNormal),
+    /// A measured distribution: one of `bins` (each an equal share of the
+    /// measured values, as its mean) at random, times `scale`.
+    Table { bins: &'static [f64], scale: f64 },
 }
 
 impl Dist {
@@ -37,6 +40,7 @@ impl Dist {
             Dist::Uniform { lo, hi } => lo + (hi - lo) * rng.f64(),
             Dist::Exp { mean } => rng.exp(mean),
             Dist::LogNormal(ref d) => rng.lognormal(d),
+            Dist::Table { bins, scale } => bins[rng.below(bins.len() as u64) as usize] * scale,
         }
     }
 
@@ -45,6 +49,7 @@ impl Dist {
             Dist::Fixed(v) => v,
             Dist::Uniform { lo, hi } => (lo + hi) / 2.0,
             Dist::Exp { mean } | Dist::LogNormal(LogNormal { mean, .. }) => mean,
+            Dist::Table { bins, scale } => bins.iter().sum::<f64>() / bins.len() as f64 * scale,
         }
     }
 
@@ -55,6 +60,7 @@ impl Dist {
             Dist::Uniform { lo, hi } => Dist::Uniform { lo: lo * k, hi: hi * k },
             Dist::Exp { mean } => Dist::Exp { mean: mean * k },
             Dist::LogNormal(LogNormal { mean, cv, .. }) => Dist::lognormal(mean * k, cv),
+            Dist::Table { bins, scale } => Dist::Table { bins, scale: scale * k },
         }
     }
 }

@@ -510,8 +510,10 @@ pub fn cycles_for_ns_at(ns: f64, khz: u32) -> f64 {
 /// (2026-11-30 05:23, fs.rs's and dbench.rs's IO costs) and
 /// tools/calibrate/kcycles (2026-11-30 11:05 on a quiet host, re-running
 /// the 08:03 sitting taken at load 7-11: process spawns, the kernel build's
-/// processes, gitsource's stand-in, loopback TCP, UDP, pipe and socket
-/// syscalls), both on an AMD EPYC family-25 KVM guest. kpath.c's
+/// processes, gitsource's old stand-in, loopback TCP, UDP, pipe and socket
+/// syscalls), both on an AMD EPYC family-25 KVM guest. Later sittings
+/// (tools/calibrate/k44*, gitsuite) sampled their own clock, 3.695 GHz, and
+/// wrote their times as ns at this one. kpath.c's
 /// chain of dependent adds (one cycle each) ran at 3.244 GHz in its fastest
 /// batch in every sample on both CPUs, before, during and after each
 /// measurement. The `cpu MHz` the guest prints (2445) is the TSC rate, not
