@@ -3,20 +3,18 @@
 //! and their parsers, for the tests that recompute each workload's measured
 //! constants from them.
 
-const DIR_RUNS: [[&str; 5]; 2] = [
+const DIR_RUNS: [[&str; 4]; 2] = [
     [
         include_str!("../../../../tools/calibrate/kcycles/run1/spawn.out"),
         include_str!("../../../../tools/calibrate/kcycles/run1/syscall_cost.out"),
         include_str!("../../../../tools/calibrate/kcycles/run1/loopback.out"),
         include_str!("../../../../tools/calibrate/kcycles/run1/udp.out"),
-        include_str!("../../../../tools/calibrate/kcycles/run1/perf_stat.out"),
     ],
     [
         include_str!("../../../../tools/calibrate/kcycles/run2/spawn.out"),
         include_str!("../../../../tools/calibrate/kcycles/run2/syscall_cost.out"),
         include_str!("../../../../tools/calibrate/kcycles/run2/loopback.out"),
         include_str!("../../../../tools/calibrate/kcycles/run2/udp.out"),
-        include_str!("../../../../tools/calibrate/kcycles/run2/perf_stat.out"),
     ],
 ];
 
@@ -27,7 +25,6 @@ pub enum Raw {
     SyscallCost = 1,
     Loopback = 2,
     Udp = 3,
-    PerfStat = 4,
 }
 
 /// The clock samples of the sitting.
