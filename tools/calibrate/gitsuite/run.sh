@@ -12,10 +12,7 @@
 # files are in the page cache, which is what MMTests' warm-up leaves.
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
-cal=$here/..
-out=$(realpath -m "${1:-$here}")
-mkdir -p "$out"
-. "$cal/kbuild/tools.sh"
+. "$here/../kbuild/tools.sh"
 cd "$GSRC"
 make -j2 SHELL_PATH=/bin/bash NO_CURL=1 NO_TCLTK=1 NO_GETTEXT=1 NO_PYTHON=1 all > /tmp/gitsuite-build.log 2>&1
 {

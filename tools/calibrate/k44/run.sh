@@ -12,10 +12,7 @@
 set -e
 kcc=${KCC:-gcc}
 here=$(cd "$(dirname "$0")" && pwd)
-cal=$here/..
-out=$(realpath -m "${1:-$here}")
-mkdir -p "$out"
-. "$cal/kbuild/tools.sh"
+. "$here/../kbuild/tools.sh"
 {
 	echo "# $(date -u) $(uname -r); $(grep -m1 'model name' /proc/cpuinfo); nproc $(nproc); $($kcc --version | head -1)"
 	clock "before the first build"

@@ -10,10 +10,7 @@
 set -e
 kcc=${KCC:-gcc}
 here=$(cd "$(dirname "$0")" && pwd)
-cal=$here/..
-out=$(realpath -m "${1:-$here}")
-mkdir -p "$out"
-. "$cal/kbuild/tools.sh"
+. "$here/../kbuild/tools.sh"
 cd "$KSRC"
 make ARCH=x86_64 CC="$kcc" HOSTCC="$kcc" -j2 vmlinux > /tmp/k44clean-build.log 2>&1
 {

@@ -9,10 +9,7 @@
 # KSRC: Debian's linux-source-6.1 unpacked (a copy: this configures it as defconfig).
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
-cal=$here/..
-out=$(realpath -m "${1:-$here}")
-mkdir -p "$out"
-. "$cal/kbuild/tools.sh"
+. "$here/../kbuild/tools.sh"
 {
 	echo "# $(date -u) $(uname -r); $(grep -m1 'model name' /proc/cpuinfo); nproc $(nproc); $(gcc --version | head -1)"
 	clock "before the first build"
