@@ -64,13 +64,14 @@ def test_bad_package_cstates_is_one_error_line(cli):
 
 def test_pkg_percent_shows_when_rapl_holds_the_package_at_pl1(tmp_path):
     """Every thread spinning at the all-core turbo: turbostat's PKG_% is 0 until the 1 s average reaches PL1
-    (135 W), then 100 with PkgWatt at the limit; ``power_limit=off`` drops the limit, PKG_% stays 0."""
+    (135 W), then 100 with PkgWatt at the limit (within 1.5 %, as tests/it/power.rs holds it: a step of the
+    ceiling moves the uncore's clock with the cores'); ``power_limit=off`` drops the limit, PKG_% stays 0."""
     wl = tmp_path / "spin.toml"
     wl.write_text('[[task]]\ncomm = "spin"\ninstances = 80\nops = [ { run = "100s" } ]\n')
     held = govlab.run(platform=BDW, workload=str(wl), cpufreq="performance", duration="6s", turbostat_interval="2s")
     first, _, last = held.turbostat_intervals()
     assert first["rows"][1]["PKG_%"] == 0.0 and first["rows"][1]["PkgWatt"] > 137.0
-    assert last["rows"][1]["PKG_%"] == 100.0 and abs(last["rows"][1]["PkgWatt"] - 135.0) < 1.0
+    assert last["rows"][1]["PKG_%"] == 100.0 and abs(last["rows"][1]["PkgWatt"] / 135.0 - 1.0) < 0.015
     free = govlab.run(platform=f"{BDW}:power_limit=off", workload=str(wl), cpufreq="performance", duration="6s")
     assert free.turbostat()[1]["PKG_%"] == 0.0, "turbostat shows the counter; without a limit it never counts"
     assert all(p["power_limited_s"] is None for p in free.to_dict()["packages"])
