@@ -27,6 +27,8 @@ def load(path: str, experiment: str) -> dict[tuple, dict]:
 
 def summary(rows: dict[tuple, dict]) -> str:
     n = len(rows)
+    if n == 0:
+        return "no rows with a published figure"
     same = sum(r["verdict"]["same_direction"] for r in rows.values())
     close = sum(r["verdict"]["within_2x"] for r in rows.values())
     head = [r for r in rows.values() if r.get("published", {}).get("headline")]
