@@ -13,7 +13,7 @@ assumed voltages, the least-squares `ceff_nf` for the measured rises over 1.2 GH
 the model then gives at the measured points and, as a check of the whole package, the sweep's absolute
 power against the model's at the cores' clock.
 
-    python3 tools/power/uncore_sweep.py [PLATFORM.toml ...]
+    .venv/bin/python tools/power/uncore_sweep.py [PLATFORM.toml ...] [--no-check]
 
 (default: the Haswell-EP's file). Output kept in uncore_sweep.out. Then, as a check of the whole
 package, govlab's Haswell-EP with 20 busy tasks at the sweep's 2.3 GHz (its uncore follows the cores under
@@ -25,10 +25,11 @@ sorIR 125.6-126.2 W, read from the same repository's logs/policy/OpenMP/*.C23.U3
 from __future__ import annotations
 
 import csv
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+import govlab
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "cuttlefish_e5-2650v3_uncore.tsv"
@@ -98,13 +99,17 @@ def main() -> None:
 def check() -> None:
     at = {r["uncore"]: r["watts"] for r in runs() if r["bench"] == "uts" and r["core"] == 2.3}
     interp = at[2.1] + (2.3 - 2.1) / (3.0 - 2.1) * (at[3.0] - at[2.1])
-    cmd = [sys.executable, "-m", "govlab", "run", "--platform", "haswell-2s-e5-2670v3:intel_pstate=passive",
-           "--kernel", "5.2", "--workload", "cpu-bound:tasks=20", "--cpufreq", "userspace:scaling_setspeed=2300000",
-           "--duration", "3s", "--turbostat"]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
-    row = dict(zip(out[0].split("\t"), out[1].split("\t")))
-    print(f"\ncheck: {' '.join(cmd[1:])}")
-    print(f"  govlab: Busy% {row['Busy%']}, Bzy_MHz {row['Bzy_MHz']}, UncMHz {row['UncMHz']}, PkgWatt {row['PkgWatt']} (both packages)")
+    args = {
+        "platform": "haswell-2s-e5-2670v3:intel_pstate=passive",
+        "kernel": "5.2",
+        "workload": "cpu-bound:tasks=20",
+        "cpufreq": "userspace:scaling_setspeed=2300000",
+        "duration": "3s",
+    }
+    row = govlab.run(**args).turbostat()[0]  # the summary row
+    print(f"\ncheck: govlab.run({', '.join(f'{k}={v!r}' for k, v in args.items())})")
+    print(f"  govlab: Busy% {row['Busy%']:.2f}, Bzy_MHz {row['Bzy_MHz']:.0f}, UncMHz {row['UncMHz']:.0f}, "
+          f"PkgWatt {row['PkgWatt']:.2f} (both packages)")
     print(f"  measured uts at uncore 2.3 GHz, interpolated: {interp:.1f} W; under the firmware's UFS: 136.7-138.7 W")
 
 
