@@ -24,8 +24,9 @@ def _elapsed(cpufreq: str, mode: str, kernel: str = KERNEL) -> float:
         cpufreq=cpufreq,
         duration="3000s",
     )
-    metric = result.to_dict()["primary_metric"]
-    assert metric["name"] == "elapsed_s" and result.to_dict()["finished"], metric
+    out = result.to_dict()
+    metric = out["primary_metric"]
+    assert metric["name"] == "elapsed_s" and out["finished"], metric
     return metric["value"]
 
 
