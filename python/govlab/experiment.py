@@ -53,6 +53,7 @@ tables; each becomes an experiment of its own named ``NAME/BENCHMARK``
     quick = [1, 8]                    # optional: the axis values of a --quick run
     quick_duration = "1s"             # optional: its duration in a --quick run (default: duration)
     max_events = 2_000_000_000        # optional: the ceiling on each run's estimated ops (as --max-events)
+    power_warmup = { length = "1800s", step = "300s" }  # optional: untimed work in the power window (below)
 
 ``samples`` names a sampler of :mod:`govlab.samples`: each run then also keeps
 the samples MMTests' Extract module would have read from it (the engine's
@@ -61,6 +62,14 @@ has no repeats (the timed benchmarks MMTests ran once per client count).
 ``warmup`` (with ``samples``) runs each run that much longer first and
 measures only what follows: its samples, score and package power are those
 of the ``duration`` after the warm-up (:func:`govlab.samples.window`).
+
+``power_warmup`` says that the real benchmark's power window also held an
+untimed warm-up at the axis's largest value before its steps, ``length`` of
+it against ``step`` of each step: MMTests' pgbench, whose ``DATABASE_INIT_ONCE``
+warm-up runs the largest client count for 30 minutes inside the monitors
+that time the 300-s steps. A whole-benchmark power (:mod:`govlab.reproduction`)
+then counts the largest value's runs ``length / step`` more times (not in a
+``--quick`` run whose values stop below it); scores and every run are unchanged.
 
 **Quick runs.** ``load_all(path, quick=True)`` gives a reduced version of
 the same experiment: the ``quick`` axis values of each benchmark (default:
@@ -130,7 +139,7 @@ _CONFIG_KEYS = {"name", "description", "cpufreq", "cpuidle", "platform_options",
 _TOP_KEYS = {"experiment", "axis", "config", "benchmark", "quick"}
 _BENCHMARK_KEYS = {
     "name", "description", "workload", "axis", "duration", "quick_duration", "repeats", "samples", "warmup", "quick",
-    "max_events",
+    "max_events", "power_warmup",
 }
 _QUICK_KEYS = {"duration", "repeats"}
 
@@ -173,6 +182,9 @@ class Experiment:
     #: the ceiling on each run's estimated ops (a benchmark's ``max_events``); None: the caller's.
     #: Not part of a run's identity: it decides only whether a run is refused
     max_events: int | None = None
+    #: untimed work at the largest axis value inside the benchmark's power window, in its steps' lengths
+    #: (a benchmark's ``power_warmup``); 0: none. Not part of a run's identity: only the power is weighed
+    power_warmup_steps: float = 0.0
 
     @property
     def repeats(self) -> int:
@@ -392,8 +404,22 @@ class _Loader:
                 if not _is_int(most) or not 1 <= most <= MAX_EVENTS:
                     raise self.fail((*at, "max_events"), f"expected an integer from 1 to {MAX_EVENTS}, got {_show(most)}")
                 e.max_events = int(most)
+            if "power_warmup" in bench:
+                steps = self.power_warmup((*at, "power_warmup"), bench["power_warmup"], e)
+                # a --quick run without the largest value has no run that stands for the warm-up
+                e.power_warmup_steps = steps if max(e.axis_values) == max(next(iter(axis.values()))) else 0.0
             out.append(e)
         return out
+
+    def power_warmup(self, key: tuple[Any, ...], value: Any, e: Experiment) -> float:
+        """A benchmark's ``power_warmup = { length = TIME, step = TIME }``: the length in steps."""
+        if not isinstance(value, dict) or set(value) != {"length", "step"}:
+            raise self.fail(key, f"expected a table {{ length = TIME, step = TIME }}, got {_show(value)}")
+        if e.axis_name is None:
+            raise self.fail(key, "a warm-up at the largest parameter needs an axis")
+        length = self.duration_ns((*key, "length"), value["length"])
+        step = self.duration_ns((*key, "step"), value["step"])
+        return length / step
 
     def sampler(self, key: tuple[Any, ...], name: Any, workload: str) -> str:
         from govlab import samples

@@ -273,8 +273,9 @@ def rows(
 # average over "the entire duration of each benchmark" (all its runs: the
 # package energy over the time; a run simulated in shorter parts, netperf's
 # tests scored as 10-s ones, counts as the invocation it stands for:
-# :func:`govlab.analysis.package_energy`), and performance per watt is the score over
-# the power ratio. Its tables print two decimals and a tilde for 1.00, "a
+# :func:`govlab.analysis.package_energy`; an untimed warm-up that window held, as
+# MMTests' pgbench's, counts as more runs of its parameter: the experiment's
+# ``power_warmup``), and performance per watt is the score over the power ratio. Its tables print two decimals and a tilde for 1.00, "a
 # neutral result, i.e. no difference from baseline". govlab's difference is
 # one only when it shows at two decimals and is significant over the repeats
 # (:func:`significance`): each repeat scores the benchmark on its own (the
@@ -316,20 +317,27 @@ def summary_rows(
             out.append(_mean([_primary_value(r) for r in runs], better))
         return out
 
-    def pkg_w(runs: Sequence[Mapping[str, Any]]) -> float:
-        secs = math.fsum(compare.package_energy(r)[1] for r in runs)
-        return math.fsum(compare.package_energy(r)[0] for r in runs) / secs if secs > 0 else math.nan
+    # An untimed warm-up at the largest parameter inside the power window (the experiment's
+    # power_warmup): that parameter's runs stand for it too, weighed by its length in steps.
+    largest = json.dumps(max(e.axis_values)) if e.power_warmup_steps else None
 
-    def runs_of(config: str) -> list[Mapping[str, Any]]:
-        return [r for k in keys for r in cells.get((config, k), [])]
+    def weight(k: str) -> float:
+        return 1.0 + e.power_warmup_steps if k == largest else 1.0
+
+    def pkg_w(runs: Sequence[tuple[float, Mapping[str, Any]]]) -> float:
+        secs = math.fsum(w * compare.package_energy(r)[1] for w, r in runs)
+        return math.fsum(w * compare.package_energy(r)[0] for w, r in runs) / secs if secs > 0 else math.nan
+
+    def runs_of(config: str) -> list[tuple[float, Mapping[str, Any]]]:
+        return [(weight(k), r) for k in keys for r in cells.get((config, k), [])]
 
     def per_repeat(config: str) -> dict[str, list[float]]:
         """Each repeat's log score, log package power and log performance per watt (those it has)."""
         n = min(len(cells.get((config, k), [])) for k in keys)
         out: dict[str, list[float]] = {"score": [], "pkg_power_w": [], "perf_per_watt": []}
         for i in range(n):
-            runs = [cells[(config, k)][i] for k in keys]
-            values = [_primary_value(r) for r in runs]
+            runs = [(weight(k), cells[(config, k)][i]) for k in keys]
+            values = [_primary_value(r) for _, r in runs]
             watts = pkg_w(runs)
             if all(v > 0 for v in values):  # also false for nan
                 out["score"].append(math.fsum(math.log(v) for v in values) / len(values))
@@ -348,23 +356,25 @@ def summary_rows(
             if not _sampled(runs):
                 return None
             got = [sampling.of(r) for r in runs]
-            per.append(([v for g in got for v in g["values"]], [w for g in got for w in g["pkg_power_w"]]))
+            per.append(([v for g in got for v in g["values"]], [w for g in got for w in g["pkg_power_w"]], weight(k)))
         logs, var, n = [], 0.0, 0
-        for values, _ in per:
+        for values, _, _ in per:
             m = stats.amean(values) if values else math.nan
             if not m > 0:
                 return None
             logs.append(math.log(m))
             var += (stats.stddev(values) ** 2 / len(values) if len(values) > 1 else 0.0) / m**2
             n += len(values)
-        watts = [w for _, ws in per for w in ws]
-        w = stats.amean(watts) if watts else math.nan
+        watts = [w for _, ws, _ in per for w in ws]
+        mass = math.fsum(c * len(ws) for _, ws, c in per)
+        w = math.fsum(c * x for _, ws, c in per for x in ws) / mass if watts else math.nan
         if not w > 0:
             return None
-        # The mean over every parameter's intervals is a stratified mean: each parameter is run once, in
-        # both configurations alike, so only the spread within a parameter's run is sampling noise, not
-        # the spread between parameters (1 client's watts against 128 clients'): Var = sum n_k s_k^2 / N^2.
-        var_w = math.fsum(len(ws) * stats.stddev(ws) ** 2 for _, ws in per if len(ws) > 1) / len(watts) ** 2 / w**2
+        # The mean over every parameter's intervals (each weighed as its parameter, see weight()) is a
+        # stratified mean: each parameter is run once, in both configurations alike, so only the spread
+        # within a parameter's run is sampling noise, not the spread between parameters (1 client's watts
+        # against 128 clients'): Var = sum c_k^2 n_k s_k^2 / (sum c_k n_k)^2.
+        var_w = math.fsum(c * c * len(ws) * stats.stddev(ws) ** 2 for _, ws, c in per if len(ws) > 1) / mass**2 / w**2
         score = (math.fsum(logs) / len(logs), var / len(logs) ** 2, n, len(logs))
         return {
             "score": score,

@@ -153,9 +153,10 @@ def _run(value: float, pkg_j: float, secs: float, better: str = "lower") -> dict
 class _Exp:
     """The little of an Experiment that summary_rows reads."""
 
-    def __init__(self, values):
+    def __init__(self, values, power_warmup_steps=0.0):
         self.axis_values = values
         self.baseline = "base"
+        self.power_warmup_steps = power_warmup_steps
 
 
 def test_summary_scores_as_the_source_does():
@@ -199,6 +200,74 @@ def test_a_run_that_stands_for_a_longer_one_weighs_its_power_as_that_one():
     rows = {r["metric"]: r for r in reproduce.summary_rows("m/b", e, cells, ["base", "inv"], [])}
     assert rows["pkg_power_w"]["baseline_value"] == pytest.approx(1020.0 / 84.0)
     assert rows["pkg_power_w"]["value"] == pytest.approx(550.0 / 46.0)
+
+
+def test_an_untimed_warm_up_in_the_power_window_weighs_the_largest_parameter():
+    # MMTests' pgbench: 30 min at the largest client count before the 300-s steps, inside the monitors;
+    # the largest count's runs stand for it, six steps more: power (10*1 + 40*7) / 8 per side, the
+    # score untouched
+    k = [json.dumps(v) for v in (1, 16)]
+    cells = {
+        ("base", k[0]): [_run(1.0, 10.0, 1.0, "higher")], ("base", k[1]): [_run(1.0, 40.0, 1.0, "higher")],
+        ("inv", k[0]): [_run(2.0, 20.0, 1.0, "higher")], ("inv", k[1]): [_run(1.0, 40.0, 1.0, "higher")],
+    }
+    plain = {r["metric"]: r for r in reproduce.summary_rows("m/b", _Exp([1, 16]), cells, ["base", "inv"], [])}
+    warm = {r["metric"]: r for r in reproduce.summary_rows("m/b", _Exp([1, 16], 6.0), cells, ["base", "inv"], [])}
+    assert (plain["pkg_power_w"]["baseline_value"], plain["pkg_power_w"]["value"]) == pytest.approx((25.0, 30.0))
+    assert (warm["pkg_power_w"]["baseline_value"], warm["pkg_power_w"]["value"]) == pytest.approx((290 / 8, 300 / 8))
+    assert warm["score"]["value"] == plain["score"]["value"] == pytest.approx(math.sqrt(2.0))
+    assert warm["perf_per_watt"]["value"] == pytest.approx(math.sqrt(2.0) / (300 / 290))
+
+
+def test_a_timed_benchmarks_warm_up_weighs_its_samples_as_its_runs():
+    # the within-run estimate weighs each interval as its parameter: the same means as the runs' energy
+    k = [json.dumps(v) for v in (1, 16)]
+    values = [100.0] * 72
+    cells = {("base", k[0]): [_sampled_run(values, [9.9, 10.1])], ("base", k[1]): [_sampled_run(values, [39.9, 40.1])],
+             ("inv", k[0]): [_sampled_run(values, [19.9, 20.1])], ("inv", k[1]): [_sampled_run(values, [39.9, 40.1])]}
+    rows = {r["metric"]: r for r in reproduce.summary_rows("m/b", _Exp([1, 16], 6.0), cells, ["base", "inv"], [], tested=True)}
+    power = rows["pkg_power_w"]
+    assert power["significance"]["within_run"] and power["significance"]["significant"]
+    assert power["baseline_value"] == pytest.approx((10.0 + 40.0 * 7) / 8, rel=1e-3)
+
+
+def test_the_x86_pgbench_power_holds_mmtests_warm_up():
+    # DATABASE_INIT_ONCE's pgbench -T 1800 at the largest count against PGBENCH_MAX_TIME=300: six steps more,
+    # in every full-size pgbench; a --quick run keeps it only where its values reach the largest count
+    for quick in (False, True):
+        for e in reproduce.experiments_of(EV, quick=quick):
+            machine, bench = reproduce.benchmark_of(EV, e).split("/")
+            reaches = not quick or (machine, bench) == ("skylake", "pgbench-rw")
+            assert e.power_warmup_steps == (6.0 if bench.startswith("pgbench") and reaches else 0.0), (quick, machine, bench)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("30min", r"power_warmup: expected a table \{ length = TIME, step = TIME \}"), ('{ length = "30", step = "300s" }', "power_warmup")],
+)
+def test_a_bad_power_warm_up_names_its_key(tmp_path, value, message):
+    from govlab import experiment
+
+    text = f"""
+[experiment]
+platform = "skylake-e3-1240v5"
+baseline = "a"
+
+[[benchmark]]
+name = "b"
+workload = "pgbench"
+axis = {{ clients = [1, 4] }}
+power_warmup = {value if value.startswith("{") else repr(value).replace("'", '"')}
+
+[[config]]
+name = "a"
+cpufreq = "schedutil"
+"""
+    path = tmp_path / "e.toml"
+    path.write_text(text)
+    with pytest.raises(experiment.ExperimentError, match=message) as err:
+        experiment.load_all(str(path))
+    assert ":10: benchmark[1].power_warmup" in str(err.value)
 
 
 @pytest.mark.parametrize("config", ["intel_pstate", "1C", "3C", "4C", "8C"])
