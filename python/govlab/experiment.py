@@ -53,7 +53,7 @@ tables; each becomes an experiment of its own named ``NAME/BENCHMARK``
     quick = [1, 8]                    # optional: the axis values of a --quick run
     quick_duration = "1s"             # optional: its duration in a --quick run (default: duration)
     max_events = 2_000_000_000        # optional: the ceiling on each run's estimated ops (as --max-events)
-    power_warmup = { length = "1800s", step = "300s" }  # optional: untimed work in the power window (below)
+    power_warmup = { benchmark = "warm", length = "1800s", step = "300s" }  # optional: see below
 
 ``samples`` names a sampler of :mod:`govlab.samples`: each run then also keeps
 the samples MMTests' Extract module would have read from it (the engine's
@@ -64,12 +64,14 @@ measures only what follows: its samples, score and package power are those
 of the ``duration`` after the warm-up (:func:`govlab.samples.window`).
 
 ``power_warmup`` says that the real benchmark's power window also held an
-untimed warm-up at the axis's largest value before its steps, ``length`` of
-it against ``step`` of each step: MMTests' pgbench, whose ``DATABASE_INIT_ONCE``
-warm-up runs the largest client count for 30 minutes inside the monitors
-that time the 300-s steps. A whole-benchmark power (:mod:`govlab.reproduction`)
-then counts the largest value's runs ``length / step`` more times (not in a
-``--quick`` run whose values stop below it); scores and every run are unchanged.
+untimed warm-up, ``length`` of it against ``step`` of each of its steps, run as
+the file's benchmark named ``benchmark`` (one without an axis): MMTests'
+pgbench, whose ``DATABASE_INIT_ONCE`` warm-up runs the largest client count
+with as many pgbench threads for 30 minutes inside the monitors that time the
+300-s steps. A whole-benchmark power (:mod:`govlab.reproduction`) then counts
+that benchmark's runs as ``length / step`` steps; its score is unchanged.
+``quick = false`` leaves a benchmark out of a ``--quick`` run (and with it the
+warm-up it stands for).
 
 **Quick runs.** ``load_all(path, quick=True)`` gives a reduced version of
 the same experiment: the ``quick`` axis values of each benchmark (default:
@@ -185,6 +187,8 @@ class Experiment:
     #: untimed work at the largest axis value inside the benchmark's power window, in its steps' lengths
     #: (a benchmark's ``power_warmup``); 0: none. Not part of a run's identity: only the power is weighed
     power_warmup_steps: float = 0.0
+    #: the experiment (``FILE/BENCHMARK``) whose runs are that warm-up; None: none
+    power_warmup_of: str | None = None
 
     @property
     def repeats(self) -> int:
@@ -385,9 +389,12 @@ class _Loader:
                 raise self.fail((*at, "repeats"), "the experiment names its seeds: give repeats with seed, not seeds")
             loader = _Loader(sub, _MovedKeys(self.lines, moved), self.path)
             loader._checked = self._checked
-            quick_values = bench.get("quick") if quick else None
-            if "quick" in bench:
+            if bench.get("quick") is False:
+                if quick:
+                    continue
+            elif "quick" in bench:
                 self.quick_values((*at, "quick"), bench["quick"], axis)
+            quick_values = bench.get("quick") if quick and "quick" in bench else None
             # a benchmark's own repeats hold in the quick version too, as its duration does
             quick_here = quick_table if quick else None
             if quick_here is not None and "repeats" in bench:
@@ -405,21 +412,30 @@ class _Loader:
                     raise self.fail((*at, "max_events"), f"expected an integer from 1 to {MAX_EVENTS}, got {_show(most)}")
                 e.max_events = int(most)
             if "power_warmup" in bench:
-                steps = self.power_warmup((*at, "power_warmup"), bench["power_warmup"], e)
-                # a --quick run without the largest value has no run that stands for the warm-up
-                e.power_warmup_steps = steps if max(e.axis_values) == max(next(iter(axis.values()))) else 0.0
+                warm, e.power_warmup_steps = self.power_warmup((*at, "power_warmup"), bench["power_warmup"], bname, benches)
+                e.power_warmup_of = f"{self.string(('experiment', 'name'), name)}/{warm}"
             out.append(e)
+        # a --quick run leaves out a warm-up benchmark with quick = false, and so the warm-up it stands for
+        kept = {x.name for x in out}
+        for x in out:
+            if x.power_warmup_of is not None and x.power_warmup_of not in kept:
+                x.power_warmup_of, x.power_warmup_steps = None, 0.0
         return out
 
-    def power_warmup(self, key: tuple[Any, ...], value: Any, e: Experiment) -> float:
-        """A benchmark's ``power_warmup = { length = TIME, step = TIME }``: the length in steps."""
-        if not isinstance(value, dict) or set(value) != {"length", "step"}:
-            raise self.fail(key, f"expected a table {{ length = TIME, step = TIME }}, got {_show(value)}")
-        if e.axis_name is None:
-            raise self.fail(key, "a warm-up at the largest parameter needs an axis")
+    def power_warmup(self, key: tuple[Any, ...], value: Any, me: str, benches: list[Any]) -> tuple[str, float]:
+        """A benchmark's ``power_warmup = { benchmark = NAME, length = TIME, step = TIME }``: the
+        warm-up's benchmark and its length in steps."""
+        if not isinstance(value, dict) or set(value) != {"benchmark", "length", "step"}:
+            raise self.fail(key, f"expected a table {{ benchmark = NAME, length = TIME, step = TIME }}, got {_show(value)}")
+        warm = value["benchmark"]
+        others = [b.get("name") for b in benches if isinstance(b, dict) and b.get("name") != me]
+        if warm not in others:
+            raise self.fail((*key, "benchmark"), f"expected the name of another benchmark of this file ({_choices(others)}), got {_show(warm)}")
+        if next(b for b in benches if isinstance(b, dict) and b.get("name") == warm).get("axis"):
+            raise self.fail((*key, "benchmark"), f"the warm-up {warm!r} has an axis: give it one run per configuration, without one")
         length = self.duration_ns((*key, "length"), value["length"])
         step = self.duration_ns((*key, "step"), value["step"])
-        return length / step
+        return warm, length / step
 
     def sampler(self, key: tuple[Any, ...], name: Any, workload: str) -> str:
         from govlab import samples
@@ -433,10 +449,10 @@ class _Loader:
 
     def quick_values(self, key: tuple[Any, ...], values: Any, axis: Mapping[str, Any]) -> None:
         if not axis:
-            raise self.fail(key, "quick lists axis values, but this benchmark has no axis")
+            raise self.fail(key, "quick lists axis values (or is false), but this benchmark has no axis")
         full = next(iter(axis.values())) if len(axis) == 1 else []
         if not isinstance(values, list) or not values or any(v not in full for v in values):
-            raise self.fail(key, f"expected a non-empty list of values from the axis {_show(full)}, got {_show(values)}")
+            raise self.fail(key, f"expected false or a non-empty list of values from the axis {_show(full)}, got {_show(values)}")
 
     def top_keys(self) -> None:
         for k in self.doc:

@@ -197,15 +197,10 @@ def rows(
     """
     figures = published(ev) if figures is None else [{"param": None, "headline": False, **f} for f in figures]
     out: list[dict[str, Any]] = []
-    for e, runs in zip(experiments, planned, strict=True):
+    every = {e.name: _cells(runs, results) for e, runs in zip(experiments, planned, strict=True)}
+    for e in experiments:
         benchmark = benchmark_of(ev, e)
-        found: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
-        for run in runs:
-            result = results.get(run.key)
-            if result is not None:
-                found.setdefault((run.config, json.dumps(run.axis_value)), []).append((run.repeat, result))
-        # each cell's runs in the order of their repeats (their seeds)
-        cells = {k: [r for _, r in sorted(v, key=lambda x: x[0])] for k, v in found.items()}
+        cells = every[e.name]
         order = [e.baseline] + [c.name for c in e.configs if c.name != e.baseline]
         for value in e.axis_values:
             base = cells.get((e.baseline, json.dumps(value)), [])
@@ -260,8 +255,19 @@ def rows(
                         row["verdict"] = verdict(row["published"]["pct"], _direction_pct(row), _significant(row))
                     out.append(row)
         if ev.summary:
-            out += summary_rows(benchmark, e, cells, order, figures, ev.significance)
+            warm = every.get(e.power_warmup_of or "", {})
+            out += summary_rows(benchmark, e, cells, order, figures, ev.significance, {c: r for (c, _), r in warm.items()})
     return out
+
+
+def _cells(runs: Sequence[RunSpec], results: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    """Each (configuration, parameter as JSON) cell's stored runs, in the order of their repeats (their seeds)."""
+    found: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
+    for run in runs:
+        result = results.get(run.key)
+        if result is not None:
+            found.setdefault((run.config, json.dumps(run.axis_value)), []).append((run.repeat, result))
+    return {k: [r for _, r in sorted(v, key=lambda x: x[0])] for k, v in found.items()}
 
 
 # --- whole-benchmark scores ------------------------------------------------------------
@@ -296,12 +302,16 @@ def summary_rows(
     order: Sequence[str],
     figures: Sequence[Mapping[str, Any]],
     tested: bool = False,
+    warm: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> list[dict[str, Any]]:
     """The evaluation-wide score, package power and performance per watt of one benchmark per configuration.
 
     ``cells`` holds each (configuration, parameter) cell's runs in the order of their repeats;
-    ``tested``: judge each difference by its significance over the repeats.
+    ``tested``: judge each difference by its significance over the repeats; ``warm``: each
+    configuration's runs of the untimed warm-up its power window also held (the experiment's
+    ``power_warmup``), counted as ``e.power_warmup_steps`` steps.
     """
+    warm = warm if warm is not None and e.power_warmup_steps else {}
     keys = [json.dumps(v) for v in e.axis_values]
     every = [r for k in keys for r in cells.get((e.baseline, k), [])]
     if not every:
@@ -318,28 +328,34 @@ def summary_rows(
             out.append(_mean([_primary_value(r) for r in runs], better))
         return out
 
-    # An untimed warm-up at the largest parameter inside the power window (the experiment's
-    # power_warmup): that parameter's runs stand for it too, weighed by its length in steps.
-    largest = json.dumps(max(e.axis_values)) if e.power_warmup_steps else None
-
-    def weight(k: str) -> float:
-        return 1.0 + e.power_warmup_steps if k == largest else 1.0
+    # An untimed warm-up inside the power window (the experiment's power_warmup) counts as that
+    # many steps: its runs weighed by the steps' mean time over their own.
+    def warm_runs(config: str, runs: Sequence[Mapping[str, Any]]) -> list[tuple[float, Mapping[str, Any]]]:
+        mine = warm.get(config, [])
+        if not mine or not runs:
+            return []
+        step_s = stats.amean([compare.package_energy(r)[1] for r in runs])
+        own_s = stats.amean([compare.package_energy(r)[1] for r in mine])
+        # repeats of the steps (runs per parameter) x the warm-up's steps, spread over its own runs
+        c = e.power_warmup_steps * step_s / own_s * len(runs) / len(keys) / len(mine) if own_s > 0 else 0.0
+        return [(c, r) for r in mine] if c > 0 else []
 
     def pkg_w(runs: Sequence[tuple[float, Mapping[str, Any]]]) -> float:
         secs = math.fsum(w * compare.package_energy(r)[1] for w, r in runs)
         return math.fsum(w * compare.package_energy(r)[0] for w, r in runs) / secs if secs > 0 else math.nan
 
     def runs_of(config: str) -> list[tuple[float, Mapping[str, Any]]]:
-        return [(weight(k), r) for k in keys for r in cells.get((config, k), [])]
+        runs = [r for k in keys for r in cells.get((config, k), [])]
+        return [(1.0, r) for r in runs] + warm_runs(config, runs)
 
     def per_repeat(config: str) -> dict[str, list[float]]:
         """Each repeat's log score, log package power and log performance per watt (those it has)."""
         n = min(len(cells.get((config, k), [])) for k in keys)
         out: dict[str, list[float]] = {"score": [], "pkg_power_w": [], "perf_per_watt": []}
         for i in range(n):
-            runs = [(weight(k), cells[(config, k)][i]) for k in keys]
+            runs = [(1.0, cells[(config, k)][i]) for k in keys]
             values = [_primary_value(r) for _, r in runs]
-            watts = pkg_w(runs)
+            watts = pkg_w(runs + warm_runs(config, [r for _, r in runs]))
             if all(v > 0 for v in values):  # also false for nan
                 out["score"].append(math.fsum(math.log(v) for v in values) / len(values))
             if watts > 0:
@@ -357,7 +373,14 @@ def summary_rows(
             if not _sampled(runs):
                 return None
             got = [sampling.of(r) for r in runs]
-            per.append(([v for g in got for v in g["values"]], [w for g in got for w in g["pkg_power_w"]], weight(k)))
+            per.append(([v for g in got for v in g["values"]], [w for g in got for w in g["pkg_power_w"]], 1.0))
+        # the warm-up's intervals are a stratum of the power alone, weighed as its length in steps
+        strata = list(per)
+        mine = warm.get(config, [])
+        if mine and _sampled(mine):
+            ws = [w for r in mine for w in sampling.of(r)["pkg_power_w"]]
+            if ws:
+                strata.append(([], ws, e.power_warmup_steps * stats.amean([len(p[1]) for p in per]) / len(ws)))
         logs, var, n = [], 0.0, 0
         for values, _, _ in per:
             m = stats.amean(values) if values else math.nan
@@ -366,16 +389,16 @@ def summary_rows(
             logs.append(math.log(m))
             var += (stats.stddev(values) ** 2 / len(values) if len(values) > 1 else 0.0) / m**2
             n += len(values)
-        watts = [w for _, ws, _ in per for w in ws]
-        mass = math.fsum(c * len(ws) for _, ws, c in per)
-        w = math.fsum(c * x for _, ws, c in per for x in ws) / mass if watts else math.nan
+        watts = [w for _, ws, _ in strata for w in ws]
+        mass = math.fsum(c * len(ws) for _, ws, c in strata)
+        w = math.fsum(c * x for _, ws, c in strata for x in ws) / mass if watts else math.nan
         if not w > 0:
             return None
-        # The mean over every parameter's intervals (each weighed as its parameter, see weight()) is a
-        # stratified mean: each parameter is run once, in both configurations alike, so only the spread
-        # within a parameter's run is sampling noise, not the spread between parameters (1 client's watts
+        # The mean over every parameter's intervals (and the warm-up's, weighed c) is a stratified
+        # mean: each parameter is run once, in both configurations alike, so only the spread within a
+        # parameter's run is sampling noise, not the spread between parameters (1 client's watts
         # against 128 clients'): Var = sum c_k^2 n_k s_k^2 / (sum c_k n_k)^2.
-        var_w = math.fsum(c * c * len(ws) * stats.stddev(ws) ** 2 for _, ws, c in per if len(ws) > 1) / mass**2 / w**2
+        var_w = math.fsum(c * c * len(ws) * stats.stddev(ws) ** 2 for _, ws, c in strata if len(ws) > 1) / mass**2 / w**2
         score = (math.fsum(logs) / len(logs), var / len(logs) ** 2, n, len(logs))
         return {
             "score": score,

@@ -39,7 +39,10 @@ def _show_config(platform: str, kernel: str, cpufreq: str) -> dict:
 def test_each_machine_runs_the_evaluations_kernel_and_configurations(machine):
     platform, invariant, hwp = MACHINES[machine]
     exps = [e for name, e in _experiments().items() if name.startswith(machine + "/")]
-    assert {e.name.split("/")[-1] for e in exps} == {"pgbench-ro", "pgbench-rw", "dbench4", "netperf-udp", "netperf-tcp", "tbench4", "kernbench", "gitsource"}
+    assert {e.name.split("/")[-1] for e in exps} == {
+        "pgbench-ro", "pgbench-rw", "dbench4", "netperf-udp", "netperf-tcp", "tbench4", "kernbench", "gitsource",
+        "pgbench-ro-warmup", "pgbench-rw-warmup",  # MMTests' warm-up, inside pgbench's power window
+    }
     e = exps[0]
     assert e.baseline == "v5.2"
     assert [c.name for c in e.configs] == ["v5.2", "intel_pstate", *invariant]
@@ -202,53 +205,60 @@ def test_a_run_that_stands_for_a_longer_one_weighs_its_power_as_that_one():
     assert rows["pkg_power_w"]["value"] == pytest.approx(550.0 / 46.0)
 
 
-def test_an_untimed_warm_up_in_the_power_window_weighs_the_largest_parameter():
-    # MMTests' pgbench: 30 min at the largest client count before the 300-s steps, inside the monitors;
-    # the largest count's runs stand for it, six steps more: power (10*1 + 40*7) / 8 per side, the
-    # score untouched
+def test_an_untimed_warm_up_in_the_power_window_counts_as_its_steps():
+    # MMTests' pgbench: 30 min of warm-up before the 300-s steps, inside the monitors; its runs count as
+    # six steps of the benchmark's power: (10 + 40 + 6 * 60) / 8 a side, per the run's time; the score untouched
     k = [json.dumps(v) for v in (1, 16)]
     cells = {
         ("base", k[0]): [_run(1.0, 10.0, 1.0, "higher")], ("base", k[1]): [_run(1.0, 40.0, 1.0, "higher")],
         ("inv", k[0]): [_run(2.0, 20.0, 1.0, "higher")], ("inv", k[1]): [_run(1.0, 40.0, 1.0, "higher")],
     }
+    warm = {"base": [_run(1.0, 120.0, 2.0, "higher")], "inv": [_run(1.0, 140.0, 2.0, "higher")]}
     plain = {r["metric"]: r for r in reproduce.summary_rows("m/b", _Exp([1, 16]), cells, ["base", "inv"], [])}
-    warm = {r["metric"]: r for r in reproduce.summary_rows("m/b", _Exp([1, 16], 6.0), cells, ["base", "inv"], [])}
+    unweighed = {r["metric"]: r for r in reproduce.summary_rows("m/b", _Exp([1, 16]), cells, ["base", "inv"], [], warm=warm)}
+    rows = {r["metric"]: r for r in reproduce.summary_rows("m/b", _Exp([1, 16], 6.0), cells, ["base", "inv"], [], warm=warm)}
     assert (plain["pkg_power_w"]["baseline_value"], plain["pkg_power_w"]["value"]) == pytest.approx((25.0, 30.0))
-    assert (warm["pkg_power_w"]["baseline_value"], warm["pkg_power_w"]["value"]) == pytest.approx((290 / 8, 300 / 8))
-    assert warm["score"]["value"] == plain["score"]["value"] == pytest.approx(math.sqrt(2.0))
-    assert warm["perf_per_watt"]["value"] == pytest.approx(math.sqrt(2.0) / (300 / 290))
+    assert unweighed["pkg_power_w"]["value"] == plain["pkg_power_w"]["value"], "no power_warmup: the warm-up is not counted"
+    assert (rows["pkg_power_w"]["baseline_value"], rows["pkg_power_w"]["value"]) == pytest.approx((410 / 8, 480 / 8))
+    assert rows["score"]["value"] == plain["score"]["value"] == pytest.approx(math.sqrt(2.0))
+    assert rows["perf_per_watt"]["value"] == pytest.approx(math.sqrt(2.0) / (480 / 410))
 
 
-def test_a_timed_benchmarks_warm_up_weighs_its_samples_as_its_runs():
-    # the within-run estimate weighs each interval as its parameter: the same means as the runs' energy
+def test_a_timed_benchmarks_warm_up_is_a_stratum_of_its_power():
+    # the within-run estimate weighs the warm-up's intervals as six steps of intervals: the same
+    # mean as the runs' energy; the spread of a steady warm-up adds no noise
     k = [json.dumps(v) for v in (1, 16)]
     values = [100.0] * 72
     cells = {("base", k[0]): [_sampled_run(values, [9.9, 10.1])], ("base", k[1]): [_sampled_run(values, [39.9, 40.1])],
              ("inv", k[0]): [_sampled_run(values, [19.9, 20.1])], ("inv", k[1]): [_sampled_run(values, [39.9, 40.1])]}
-    rows = {r["metric"]: r for r in reproduce.summary_rows("m/b", _Exp([1, 16], 6.0), cells, ["base", "inv"], [], tested=True)}
+    warm = {"base": [_sampled_run(values, [59.9, 60.1])], "inv": [_sampled_run(values, [69.9, 70.1])]}
+    rows = {r["metric"]: r for r in reproduce.summary_rows("m/b", _Exp([1, 16], 6.0), cells, ["base", "inv"], [], tested=True, warm=warm)}
     power = rows["pkg_power_w"]
     assert power["significance"]["within_run"] and power["significance"]["significant"]
-    assert power["baseline_value"] == pytest.approx((10.0 + 40.0 * 7) / 8, rel=1e-3)
+    assert (power["baseline_value"], power["value"]) == pytest.approx(((10 + 40 + 360) / 8, (20 + 40 + 420) / 8), rel=1e-3)
 
 
 def test_the_x86_pgbench_power_holds_mmtests_warm_up():
-    # DATABASE_INIT_ONCE's pgbench -T 1800 at the largest count against PGBENCH_MAX_TIME=300: six steps more,
-    # in every full-size pgbench; a --quick run keeps it only where its values reach the largest count
-    for quick in (False, True):
-        for e in reproduce.experiments_of(EV, quick=quick):
-            machine, bench = reproduce.benchmark_of(EV, e).split("/")
-            reaches = not quick or (machine, bench) == ("skylake", "pgbench-rw")
-            assert e.power_warmup_steps == (6.0 if bench.startswith("pgbench") and reaches else 0.0), (quick, machine, bench)
+    # DATABASE_INIT_ONCE's pgbench -c MAX -j MAX -T 1800 against PGBENCH_MAX_TIME=300: six steps, in every
+    # full-size pgbench, run as its own benchmark at the config's PGBENCH_MAX_THREADS; --quick leaves it out
+    ncpus = {"skylake": 8, "broadwell": 80, "haswell": 48}
+    full = {reproduce.benchmark_of(EV, e): e for e in reproduce.experiments_of(EV)}
+    for name, e in full.items():
+        machine, bench = name.split("/")
+        if bench in ("pgbench-ro", "pgbench-rw"):
+            most = ncpus[machine] * (2 if bench == "pgbench-ro" else 1)
+            warm = full[f"{name}-warmup"]
+            assert e.power_warmup_steps == 6.0 and e.power_warmup_of == warm.name
+            assert warm.axis_name is None and f"clients={most}" in warm.workload and f"threads={most}" in warm.workload
+            assert warm.duration == e.duration and warm.samples == e.samples and warm.warmup_ns == e.warmup_ns
+        else:
+            assert e.power_warmup_steps == 0.0 and e.power_warmup_of is None
+    quick = {reproduce.benchmark_of(EV, e): e for e in reproduce.experiments_of(EV, quick=True)}
+    assert not [n for n in quick if n.endswith("-warmup")]
+    assert all(e.power_warmup_steps == 0.0 and e.power_warmup_of is None for e in quick.values())
 
 
-@pytest.mark.parametrize(
-    ("value", "message"),
-    [("30min", r"power_warmup: expected a table \{ length = TIME, step = TIME \}"), ('{ length = "30", step = "300s" }', "power_warmup")],
-)
-def test_a_bad_power_warm_up_names_its_key(tmp_path, value, message):
-    from govlab import experiment
-
-    text = f"""
+_WARM_FILE = """
 [experiment]
 platform = "skylake-e3-1240v5"
 baseline = "a"
@@ -257,17 +267,47 @@ baseline = "a"
 name = "b"
 workload = "pgbench"
 axis = {{ clients = [1, 4] }}
-power_warmup = {value if value.startswith("{") else repr(value).replace("'", '"')}
+power_warmup = {value}
 
+[[benchmark]]
+name = "w"
+workload = "pgbench:clients=8"
+{warm}
 [[config]]
 name = "a"
 cpufreq = "schedutil"
 """
+
+
+@pytest.mark.parametrize(
+    ("value", "warm", "message"),
+    [
+        ('"30min"', "", r":10: benchmark\[1\]\.power_warmup: expected a table \{ benchmark = NAME, length = TIME, step = TIME \}"),
+        ('{ benchmark = "w", length = "30", step = "300s" }', "", r":10: benchmark\[1\]\.power_warmup\.length: duration"),
+        ('{ benchmark = "x", length = "30s", step = "300s" }', "", r"power_warmup\.benchmark: expected the name of another benchmark of this file \(w\), got 'x'"),
+        ('{ benchmark = "b", length = "30s", step = "300s" }', "", r"another benchmark"),
+        ('{ benchmark = "w", length = "30s", step = "300s" }', "axis = { clients = [8] }\n", r"the warm-up 'w' has an axis"),
+        ('{ benchmark = "w", length = "30s", step = "300s" }', "quick = true\n", r":15: benchmark\[2\]\.quick: quick lists axis values \(or is false\), but this benchmark has no axis"),
+    ],
+)
+def test_a_bad_power_warm_up_names_its_key(tmp_path, value, warm, message):
+    from govlab import experiment
+
     path = tmp_path / "e.toml"
-    path.write_text(text)
-    with pytest.raises(experiment.ExperimentError, match=message) as err:
+    path.write_text(_WARM_FILE.format(value=value, warm=warm))
+    with pytest.raises(experiment.ExperimentError, match=message):
         experiment.load_all(str(path))
-    assert ":10: benchmark[1].power_warmup" in str(err.value)
+
+
+def test_a_warm_up_left_out_of_a_quick_run_takes_its_power_weight_with_it(tmp_path):
+    from govlab import experiment
+
+    path = tmp_path / "e.toml"
+    path.write_text(_WARM_FILE.format(value='{ benchmark = "w", length = "1800s", step = "300s" }', warm="quick = false\n"))
+    full = {e.name: e for e in experiment.load_all(str(path))}
+    assert (full["e/b"].power_warmup_of, full["e/b"].power_warmup_steps) == ("e/w", 6.0)
+    quick = {e.name: e for e in experiment.load_all(str(path), quick=True)}
+    assert list(quick) == ["e/b"] and (quick["e/b"].power_warmup_of, quick["e/b"].power_warmup_steps) == (None, 0.0)
 
 
 @pytest.mark.parametrize("config", ["intel_pstate", "1C", "3C", "4C", "8C"])
@@ -379,6 +419,8 @@ def test_the_verdict_table_prints_a_difference_that_is_not_significant_as_a_tild
 #: MMTests at ffca095a (January 2020): the benchmarks its configs iterate, and the timed ones run once
 ITERATED = {"netperf-udp", "netperf-tcp", "kernbench", "gitsource"}
 TIMED = {"pgbench-ro": "pgbench", "pgbench-rw": "pgbench", "dbench4": "dbench4", "tbench4": "tbench4"}
+#: MMTests' pgbench warm-ups, run once and sampled as the steps (not in --quick)
+WARMUPS = {"pgbench-ro-warmup": "pgbench", "pgbench-rw-warmup": "pgbench"}
 
 
 @pytest.mark.parametrize("quick", [False, True])
@@ -390,10 +432,10 @@ def test_the_evaluation_samples_each_benchmark_as_mmtests_did(quick):
         if bench in ITERATED:
             assert (e.seeds, e.samples) == ([1, 2, 3, 4, 5], None)
         else:
-            assert (e.seeds, e.samples) == ([1], TIMED[bench])
+            assert (e.seeds, e.samples) == ([1], {**TIMED, **WARMUPS}[bench])
         if bench == "tbench4":  # dbench 4.0's start barrier, which tbench's clients sleep through
             assert e.warmup_ns == 100_000_000
-    assert seen == ITERATED | set(TIMED)
+    assert seen == ITERATED | set(TIMED) | (set() if quick else set(WARMUPS))
 
 
 @pytest.mark.parametrize("quick", [False, True])
