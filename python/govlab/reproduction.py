@@ -280,9 +280,9 @@ def _cells(runs: Sequence[RunSpec], results: Mapping[str, Mapping[str, Any]]) ->
 # package energy over the time; a run simulated in shorter parts, netperf's
 # tests scored as 10-s ones, counts as the invocation it stands for:
 # :func:`govlab.analysis.package_energy`; an untimed warm-up that window held, as
-# MMTests' pgbench's, counts as more runs of its parameter: the experiment's
-# ``power_warmup``), and performance per watt is the score over the power
-# ratio. Its tables print two decimals and a tilde for 1.00, "a neutral
+# MMTests' pgbench's, counts as that many steps, run as a benchmark of its
+# own: the experiment's ``power_warmup``), and performance per watt is the
+# score over the power ratio. Its tables print two decimals and a tilde for 1.00, "a neutral
 # result, i.e. no difference from baseline". govlab's difference is
 # one only when it shows at two decimals and is significant over the repeats
 # (:func:`significance`): each repeat scores the benchmark on its own (the
