@@ -184,8 +184,8 @@ class Experiment:
     #: the ceiling on each run's estimated ops (a benchmark's ``max_events``); None: the caller's.
     #: Not part of a run's identity: it decides only whether a run is refused
     max_events: int | None = None
-    #: untimed work at the largest axis value inside the benchmark's power window, in its steps' lengths
-    #: (a benchmark's ``power_warmup``); 0: none. Not part of a run's identity: only the power is weighed
+    #: an untimed warm-up inside the benchmark's power window, in its steps' lengths (a benchmark's
+    #: ``power_warmup``); 0: none. Not part of a run's identity: only the power is weighed
     power_warmup_steps: float = 0.0
     #: the experiment (``FILE/BENCHMARK``) whose runs are that warm-up; None: none
     power_warmup_of: str | None = None
