@@ -282,8 +282,8 @@ def _cells(runs: Sequence[RunSpec], results: Mapping[str, Mapping[str, Any]]) ->
 # :func:`govlab.analysis.package_energy`; an untimed warm-up that window held, as
 # MMTests' pgbench's, counts as that many steps, run as a benchmark of its
 # own: the experiment's ``power_warmup``), and performance per watt is the
-# score over the power ratio. Its tables print two decimals and a tilde for 1.00, "a neutral
-# result, i.e. no difference from baseline". govlab's difference is
+# score over the power ratio. Its tables print two decimals and a tilde for
+# 1.00, "a neutral result, i.e. no difference from baseline". govlab's difference is
 # one only when it shows at two decimals and is significant over the repeats
 # (:func:`significance`): each repeat scores the benchmark on its own (the
 # logarithm of its geometric mean over the parameter, of its package power,
