@@ -41,7 +41,7 @@
 use super::hwp::HwpRt;
 use super::powernv::GlobalPstateInfo;
 use super::{Engine, Event};
-use crate::platform::{CpuId, FreqDomain, Platform};
+use crate::platform::{CpuId, Driver, FreqDomain, Platform};
 use crate::sim::Time;
 
 /// How often the package power controller re-evaluates turbo limits
@@ -427,19 +427,18 @@ impl Engine {
         self.resolve_domain(self.policies[p].domain);
     }
 
-    /// Whether `cpu` votes in its clock domain's resolution: it is active,
-    /// in C0. The Intel datasheets resolve a shared clock to "the highest
+    /// Whether `cpu` is active, in C0, for its clock domain's resolution.
+    /// The Intel datasheets resolve a shared clock to "the highest
     /// frequency P-state requested among all active cores" (6th Gen Intel
     /// Core / Xeon E3-1200 v5 Datasheet Vol. 1, §4.2.1 "Enhanced Intel
     /// SpeedStep Technology"; the same sentence in the Xeon E5-2600 v2/v3/v4
     /// datasheets, §4.2.1) and count for turbo "the number of cores
     /// operating in the C0 state" (§3.x "Intel Turbo Boost Technology"):
     /// an active core is one in C0. A CPU in a polling state is in C0 to
-    /// the hardware and votes; one in C1 or deeper (halted, clock gated)
-    /// does not. A CPU leaving idle votes from the interrupt on (the core
-    /// powers up to run at the resolved clock). SMT siblings of a core
-    /// resolve the same way (assumed: IA32_PERF_CTL is per logical
-    /// processor, and the SDM gives no other rule for the core).
+    /// the hardware; one in C1 or deeper (halted, clock gated) is not. A
+    /// CPU leaving idle is active from the interrupt on (the core powers up
+    /// to run at the resolved clock). Which requests an active core makes
+    /// is [`Self::voted_opp`]'s.
     #[inline]
     fn cpu_votes(&self, cpu: CpuId) -> bool {
         match self.rqs[cpu].idle_state() {
@@ -464,14 +463,31 @@ impl Engine {
     }
 
     /// The highest request among domain `d`'s voting policies, else among
-    /// all. A CPU's vote is kept with its APERF (counting while in C0,
-    /// updated by [`Self::clock_vote_changed`]).
+    /// all. A policy votes while a CPU of it is active. On an Intel part
+    /// without HWP (intel_pstate writing IA32_PERF_CTL) it also votes while
+    /// any other thread of its core is: an active core asks for the highest
+    /// of its threads' PERF_CTL requests, whatever state its idle threads
+    /// are in. That is why intel_pstate drops a CPU's request to the lowest
+    /// P-state when the CPU goes offline (bb18008f8086, "intel_pstate: Set
+    /// core to min P state during core offline", v3.15, so as not to
+    /// restrict its SMT siblings; v5.9's offline callback says it: an
+    /// offline thread, in its deepest idle state, "with the performance
+    /// settings different from the minimum, it will prevent its sibling
+    /// from getting to lower performance levels"; docs/research/sources.md
+    /// C.21). With HWP on, a level is the hardware's own choice for a
+    /// thread it sees run, and an idle thread's counts only while the
+    /// thread is active (assumed: the kernel's offline path lowers HWP's
+    /// minimum, the rest is the hardware's); so do other vendors' threads
+    /// (assumed: no source read for them). A CPU's activity is kept with
+    /// its APERF (counting while in C0, [`Self::clock_vote_changed`]).
     fn voted_opp(&self, d: usize) -> usize {
+        let perf_ctl_per_core = !self.hwp && matches!(self.plat.driver, Driver::IntelPstate { .. });
         let (mut voted, mut voters, mut any) = (0, false, 0);
         for &p in &self.pol.of_domain[d] {
             let pol = &self.policies[p];
             any = any.max(pol.req_opp);
-            if pol.c0_cpus > 0 {
+            let core_active = || self.core_c0[self.plat.cpus[self.pol.cpus[p][0]].core] > 0;
+            if pol.c0_cpus > 0 || (perf_ctl_per_core && core_active()) {
                 voted = voted.max(pol.req_opp);
                 voters = true;
             }
@@ -496,6 +512,8 @@ impl Engine {
         self.aperf[cpu].switch(c0, now, khz);
         let pc0 = &mut self.policies[self.pol.of_cpu[cpu]].c0_cpus;
         *pc0 = if c0 { *pc0 + 1 } else { *pc0 - 1 };
+        let cc0 = &mut self.core_c0[self.plat.cpus[cpu].core];
+        *cc0 = if c0 { *cc0 + 1 } else { *cc0 - 1 };
         if self.domains[d].shared {
             let opp = self.voted_opp(d);
             if opp != self.domains[d].req_opp {

@@ -174,6 +174,10 @@ pub struct Engine {
     pub(crate) policies: Vec<PolicyRt>,
     /// Each CPU's APERF/MPERF (machine/dvfs.rs).
     pub(crate) aperf: Vec<super::dvfs::Aperf>,
+    /// Each core's threads in C0 (voting, machine/dvfs.rs `cpu_votes`),
+    /// kept with `aperf` by `clock_vote_changed`: a core with one makes its
+    /// idle threads' PERF_CTL requests count too (`voted_opp`).
+    pub(crate) core_c0: Vec<u32>,
     /// Each CPU's tick-sampled invariance scale on x86 (machine/dvfs.rs);
     /// empty where the scale follows the domain's clock.
     pub(crate) tick_scale: Vec<super::dvfs::TickScale>,
@@ -431,6 +435,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
     let idle_tick_stopped_first = kernel.idle_tick() == crate::platform::IdleTick::Stopped;
     debug_assert!(platform.cpu_types.iter().all(|t| t.idle_states.iter().skip(1).all(|s| !s.polling)), "only state 0 polls");
     let polls_in_state0 = CpuMask::from_cpus((0..n).filter(|&c| platform.cpu_type_of(c).idle_states.first().is_some_and(|s| s.polling)));
+    let core_c0 = platform.cores.iter().map(|c| c.cpus.len() as u32).collect();
     let mut e = Engine {
         plat: platform,
         kernel,
@@ -475,6 +480,7 @@ pub fn build_traced(parts: RunParts, trace: Option<TraceTo<'_>>, meta: &crate::t
         pol,
         policies,
         aperf: vec![super::dvfs::Aperf::running(); n],
+        core_c0,
         tick_scale: if tick_sampled_scale { vec![super::dvfs::TickScale::boot(); n] } else { Vec::new() },
         vdomains,
         pkg_energy,
