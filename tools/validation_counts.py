@@ -35,8 +35,15 @@ def by_metric(evaluations: list[dict]) -> None:
 
 
 def main() -> None:
-    with open(sys.argv[1]) as f:
-        evaluations = json.load(f)
+    if len(sys.argv) < 2 or sys.argv[2:] not in ([], ["--by-metric"]):
+        print("usage: validation_counts.py R.json [--by-metric]", file=sys.stderr)
+        sys.exit(2)
+    try:
+        with open(sys.argv[1]) as f:
+            evaluations = json.load(f)
+    except (OSError, json.JSONDecodeError) as err:
+        print(f"validation_counts.py: {sys.argv[1]}: not a readable `govlab reproduce --format json` output ({err})", file=sys.stderr)
+        sys.exit(2)
     if isinstance(evaluations, dict):
         evaluations = [evaluations]  # `govlab reproduce NAME` of one evaluation
     if "--by-metric" in sys.argv[2:]:

@@ -17,12 +17,23 @@ import json
 import sys
 
 
+def fail(message: str) -> None:
+    print(f"validation_flips.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def load(path: str, experiment: str) -> dict[tuple, dict]:
-    with open(path) as f:
-        data = json.load(f)
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError) as err:
+        fail(f"{path}: not a readable `govlab reproduce --format json` output ({err})")
     evaluations = data if isinstance(data, list) else [data]
-    (e,) = [e for e in evaluations if e.get("experiment", "").startswith(experiment)]
-    return {(r["benchmark"], r["config"], r["metric"], str(r.get("param"))): r for r in e["rows"] if r.get("verdict")}
+    matching = [e for e in evaluations if e.get("experiment", "").startswith(experiment)]
+    if len(matching) != 1:
+        names = ", ".join(e.get("experiment", "?") for e in evaluations)
+        fail(f"{path}: {len(matching)} evaluations named {experiment}*; the file holds: {names}")
+    return {(r["benchmark"], r["config"], r["metric"], str(r.get("param"))): r for r in matching[0]["rows"] if r.get("verdict")}
 
 
 def summary(rows: dict[tuple, dict]) -> str:
@@ -45,6 +56,8 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if a.endswith(".json")]
     rest = [a for a in sys.argv[1:] if not a.endswith(".json")]
     experiment = rest[0] if rest else "x86-freq-invariance"
+    if not 1 <= len(args) <= 2 or len(rest) > 1:
+        fail("usage: validation_flips.py before.json [after.json] [EXPERIMENT]")
     before = load(args[0], experiment)
     print("before:" if len(args) > 1 else "rows:", summary(before))
     if len(args) == 1:
