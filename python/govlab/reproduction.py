@@ -248,7 +248,7 @@ def rows(
                         row["published"] = {
                             "value": fig["value"],
                             "baseline_value": fig["baseline_value"],
-                            "pct": _pct(fig["value"], fig["baseline_value"], fig["better"]),
+                            "pct": _compare_pct(fig["value"], fig["baseline_value"], fig["better"]),
                             "where": fig["where"],
                             "headline": bool(fig["headline"]),
                         }
@@ -511,6 +511,13 @@ def _printed_pct(value: float, base: float, better: str) -> float:
     if math.isnan(value) or math.isnan(base):
         return math.nan
     return _pct(round(value, 2), round(base, 2), better)
+
+
+def _compare_pct(value: float, base: float, better: str) -> float:
+    """A published per-parameter difference as its table prints it beside the two figures, in
+    percent to two decimals (compare-mmtests' ``( 0.00%)``): a cell printed as 0.00 % is none."""
+    pct = _pct(value, base, better)
+    return round(pct, 2) if math.isfinite(pct) else pct
 
 
 def _figure_for(figures: Sequence[Mapping[str, Any]], row: Mapping[str, Any]) -> Mapping[str, Any] | None:

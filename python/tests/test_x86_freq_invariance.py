@@ -344,6 +344,21 @@ def test_a_score_within_the_printed_rounding_is_no_difference(ratio, published, 
     assert v["same_direction"] is same
 
 
+def test_a_detailed_cell_is_judged_by_its_printed_percentage():
+    # 5.3.3's Haswell-EP tbench4 at 192 clients, 3C: "6901.62 +- 0.12% ( 0.00%)" against 6901.35
+    fig = next(
+        f for f in reproduce.published(EV)
+        if f["benchmark"] == "haswell/tbench4" and f["config"] == "3C" and f["param"] == 192
+    )
+    assert (fig["value"], fig["baseline_value"]) == (6901.62, 6901.35)
+    pct = reproduce._compare_pct(fig["value"], fig["baseline_value"], fig["better"])
+    assert pct == 0.0
+    assert reproduce.verdict(pct, -0.04, significant=False)["text"] == "no significant difference, as published"
+    assert reproduce.verdict(pct, -0.04, significant=True)["text"] == "a difference in govlab, none published"
+    # a cell printed as a difference stays one: 4C at 192 clients, ( -0.64%)
+    assert reproduce._compare_pct(6856.93, 6901.35, "higher") == -0.64
+
+
 def test_a_difference_against_a_published_tilde_is_named_so():
     v = reproduce.verdict(reproduce._printed_pct(1.0, 1.0, "higher"), reproduce._printed_pct(1.2, 1.0, "higher"))
     assert (v["same_direction"], v["text"]) == (False, "a difference in govlab, none published")
