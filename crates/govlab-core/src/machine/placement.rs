@@ -131,7 +131,7 @@ use super::rq::{CpuMode, EnqueueKind, Wakee};
 use super::Engine;
 use crate::kernel::{EraId, KernelConfig};
 use crate::platform::CpuId;
-use crate::sched::cpumask::CpuMask;
+use crate::sched::cpumask::{CpuMask, MAX_CPUS};
 use crate::sched::pelt::{self, MigrationLag};
 use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
@@ -1009,15 +1009,33 @@ impl Engine {
         self.pull_one(cpu, scope).is_some()
     }
 
-    /// [`Self::pull_busiest`], giving the task pulled.
+    /// [`Self::pull_busiest`], giving the task pulled. The sources are tried
+    /// busiest first (`busiest_in`: most tasks, the lowest CPU among
+    /// equals); when the busiest has nothing it may give (every queued task
+    /// cache-hot or pinned), the rest are put in that order once, not
+    /// searched again for each.
     fn pull_one(&mut self, cpu: CpuId, scope: CpuMask) -> Option<TaskId> {
-        let mut tried = scope;
-        while let Some(src) = self.busiest_in(tried, cpu) {
+        let mut rest = scope;
+        rest.clear(cpu);
+        let first = self.busiest_in(rest, cpu)?;
+        if let Some(t) = self.pick_migratable(first, cpu) {
+            self.migrate_queued(t, first, cpu);
+            return Some(t);
+        }
+        rest.clear(first);
+        let mut order = [0u64; MAX_CPUS];
+        let mut n = 0;
+        for c in &rest {
+            order[n] = (u64::from(u32::MAX - self.rqs[c].nr_running) << 32) | c as u64;
+            n += 1;
+        }
+        order[..n].sort_unstable();
+        for &key in &order[..n] {
+            let src = (key & u64::from(u32::MAX)) as CpuId;
             if let Some(t) = self.pick_migratable(src, cpu) {
                 self.migrate_queued(t, src, cpu);
                 return Some(t);
             }
-            tried.clear(src);
         }
         None
     }
