@@ -66,8 +66,13 @@
 //! `newidle_cost_gate`), or if no CPU of the root domain is overloaded
 //! (rd->overload, v3.16, 4486edd12b5a). Otherwise it walks its domains
 //! upwards (all have SD_BALANCE_NEWIDLE: sd_init()) while avg_idle exceeds
-//! the cost spent so far plus the next domain's max_newidle_lb_cost, and
-//! pulls one queued task from the busiest overloaded CPU, its own LLC first.
+//! the cost spent so far plus the next domain's max_newidle_lb_cost; each
+//! domain's load_balance() looks at the busiest overloaded CPU outside its
+//! local group (the child domain's span) and pulls one queued task from it
+//! if one may run here and is not cache-hot; it looks at another CPU only
+//! when every task of that one is pinned away from this CPU
+//! (LBF_ALL_PINNED). So the SMT sibling first, then the rest of the LLC,
+//! then the other sockets.
 //!
 //! max_newidle_lb_cost is the most a domain's newidle load_balance() was
 //! measured to take (sched_clock_cpu() around it), decayed by 253/256 a
@@ -117,10 +122,11 @@
 //! stopped (CPU_IDLE); an idle CPU with its tick kept walks at its own
 //! tick. An idle CPU's interval is balance_interval alone and its
 //! load_balance() pulls one queued task from the busiest overloaded CPU of
-//! the domain (`idle_pull`). An idle CPU woken by an interrupt that queues
-//! nothing on it does not pick and so runs no newidle balance
-//! (kernel/sched/idle.c do_idle(), machine/idle.rs): newidle balance runs
-//! when a task leaves its runqueue empty.
+//! the domain outside its local group, by newidle's rule (`idle_pull`). An
+//! idle CPU woken by an interrupt that queues nothing on it does not pick
+//! and so runs no newidle balance (kernel/sched/idle.c do_idle(),
+//! machine/idle.rs): newidle balance runs when a task leaves its runqueue
+//! empty.
 //!
 //! When CPU capacities differ (big.LITTLE), wakeup placement and the misfit
 //! part of balancing are capacity-aware instead: see `capacity.rs`; with an
@@ -131,7 +137,7 @@ use super::rq::{CpuMode, EnqueueKind, Wakee};
 use super::Engine;
 use crate::kernel::{EraId, KernelConfig};
 use crate::platform::CpuId;
-use crate::sched::cpumask::{CpuMask, MAX_CPUS};
+use crate::sched::cpumask::CpuMask;
 use crate::sched::pelt::{self, MigrationLag};
 use crate::sched::rt::Class;
 use crate::sched::{TaskId, TaskState};
@@ -188,6 +194,15 @@ pub(crate) enum CpuIdleType {
 enum Balance {
     Balanced,
     Busiest(Option<TaskId>),
+}
+
+/// What detach_tasks() found on a busiest queue for one pull: a task to
+/// move; tasks allowed on the puller but none movable (running, cache-hot);
+/// or every task pinned away from it (LBF_ALL_PINNED).
+enum Pick {
+    Task(TaskId),
+    NoneMovable,
+    AllPinned,
 }
 
 /// sd->balance_interval in ms after a load_balance() of a domain of
@@ -900,17 +915,33 @@ impl Engine {
         self.hook_this_cpu = None;
     }
 
-    /// The last queued task of `src` that may run on `dst`.
-    fn pick_migratable(&self, src: CpuId, dst: CpuId) -> Option<TaskId> {
-        if self.fair_groups() {
-            return self.queued_fair_tasks(src).into_iter().find(|&t| self.allows(t, dst) && !self.task_hot(t));
+    /// detach_tasks() for a pull of one task (v5.2 and v6.8
+    /// kernel/sched/fair.c): the last queued task of `src` that may run on
+    /// `dst` and is not cache-hot; else whether some task of `src` may run
+    /// on `dst` at all. can_migrate_task() clears LBF_ALL_PINNED at the
+    /// first task allowed on `dst`, before its running and task_hot()
+    /// tests, so the running task counts too; a task whose dequeue is
+    /// delayed (v6.12) is turned away before the affinity test.
+    fn pick_migratable(&self, src: CpuId, dst: CpuId) -> Pick {
+        let rq = &self.rqs[src];
+        let mut allowed = rq.curr.is_some_and(|c| rq.cfs_curr && self.allows(c, dst));
+        let mut consider = |t: TaskId| {
+            if self.tasks[t].sched_delayed || !self.allows(t, dst) {
+                return false;
+            }
+            allowed = true;
+            !self.task_hot(t)
+        };
+        let found = if self.fair_groups() {
+            self.queued_fair_tasks(src).into_iter().find(|&t| consider(t))
+        } else {
+            rq.tree.iter().rev().map(|&(_, t)| t).find(|&t| consider(t))
+        };
+        match found {
+            Some(t) => Pick::Task(t),
+            None if allowed => Pick::NoneMovable,
+            None => Pick::AllPinned,
         }
-        self.rqs[src]
-            .tree
-            .iter()
-            .rev()
-            .map(|&(_, t)| t)
-            .find(|&t| !self.tasks[t].sched_delayed && self.allows(t, dst) && !self.task_hot(t))
     }
 
     /// task_hot(), as can_migrate_task() applies it (v5.2 and v6.8
@@ -999,7 +1030,7 @@ impl Engine {
         }
         self.update_rd_overutilized();
         if !self.eas_balanced() {
-            self.pull_busiest(cpu, self.overloaded);
+            self.pull_busiest(cpu, self.overloaded.and_not(&llc));
         }
     }
 
@@ -1009,32 +1040,23 @@ impl Engine {
         self.pull_one(cpu, scope).is_some()
     }
 
-    /// [`Self::pull_busiest`], giving the task pulled. The sources are tried
-    /// busiest first (`busiest_in`: most tasks, the lowest CPU among
-    /// equals); when the busiest has nothing it may give (every queued task
-    /// cache-hot or pinned), the rest are put in that order once, not
-    /// searched again for each.
+    /// [`Self::pull_busiest`], giving the task pulled. load_balance() (v5.2
+    /// and v6.8) detaches from one busiest queue (`busiest_in`: the most
+    /// tasks, the lowest CPU among equals) and looks for another only when
+    /// every task there is pinned away from `cpu` (LBF_ALL_PINNED: the busiest
+    /// leaves the candidate mask and the balance is redone); a busiest queue
+    /// whose allowed tasks are running or cache-hot ends the pass with
+    /// nothing moved.
     fn pull_one(&mut self, cpu: CpuId, scope: CpuMask) -> Option<TaskId> {
         let mut rest = scope;
-        rest.clear(cpu);
-        let first = self.busiest_in(rest, cpu)?;
-        if let Some(t) = self.pick_migratable(first, cpu) {
-            self.migrate_queued(t, first, cpu);
-            return Some(t);
-        }
-        rest.clear(first);
-        let mut order = [0u64; MAX_CPUS];
-        let mut n = 0;
-        for c in &rest {
-            order[n] = (u64::from(u32::MAX - self.rqs[c].nr_running) << 32) | c as u64;
-            n += 1;
-        }
-        order[..n].sort_unstable();
-        for &key in &order[..n] {
-            let src = (key & u64::from(u32::MAX)) as CpuId;
-            if let Some(t) = self.pick_migratable(src, cpu) {
-                self.migrate_queued(t, src, cpu);
-                return Some(t);
+        while let Some(src) = self.busiest_in(rest, cpu) {
+            match self.pick_migratable(src, cpu) {
+                Pick::Task(t) => {
+                    self.migrate_queued(t, src, cpu);
+                    return Some(t);
+                }
+                Pick::NoneMovable => return None,
+                Pick::AllPinned => rest.clear(src),
             }
         }
         None
@@ -1079,11 +1101,17 @@ impl Engine {
     /// newidle_balance()'s walk up the domains once the gates let it
     /// through. Each domain's cost being 0, avg_idle is never below the
     /// cost so far plus the next domain's, and the walk ends only with a
-    /// pull or at the top: the LLC, then the whole machine.
+    /// pull or at the top: the SMT siblings, the LLC, the whole machine,
+    /// each domain's load_balance() taking its busiest queue outside the
+    /// local group (the child domain's span: find_busiest_group() never
+    /// picks the local group).
     fn newidle_pull(&mut self, cpu: CpuId) {
-        let llc = self.llc_masks[self.plat.cpus[cpu].llc];
-        if !self.pull_busiest(cpu, self.overloaded.and(&llc)) {
-            self.pull_busiest(cpu, self.overloaded);
+        let d = *self.sched_domains(cpu);
+        for level in 0..d.n {
+            let local = if level == 0 { CpuMask::single(cpu) } else { d.spans[level - 1] };
+            if self.pull_busiest(cpu, self.overloaded.and(&d.spans[level]).and_not(&local)) {
+                return;
+            }
         }
     }
 
@@ -1291,7 +1319,7 @@ impl Engine {
                 self.update_idle_cpu_scan(cpu, level, span);
             }
             match idle {
-                CpuIdleType::Idle => self.idle_pull(cpu, span),
+                CpuIdleType::Idle => self.idle_pull(cpu, span, local),
                 CpuIdleType::NotIdle => self.busy_load_balance(cpu, level, span, local),
             }
         };
@@ -1329,14 +1357,12 @@ impl Engine {
     }
 
     /// load_balance() with CPU_IDLE as govlab models it: the busiest
-    /// overloaded CPU of `span` gives one queued task, as newidle balance
-    /// does (the rest of find_busiest_group()'s rules are left out, as
-    /// there).
-    fn idle_pull(&mut self, cpu: CpuId, span: CpuMask) -> Balance {
-        let scope = self.overloaded.and(&span);
-        let mut others = scope;
-        others.clear(cpu);
-        if others.is_empty() {
+    /// overloaded CPU of `span` outside the local group `local` gives one
+    /// queued task, as newidle balance does (the rest of
+    /// find_busiest_group()'s rules are left out, as there).
+    fn idle_pull(&mut self, cpu: CpuId, span: CpuMask, local: CpuMask) -> Balance {
+        let scope = self.overloaded.and(&span).and_not(&local);
+        if scope.is_empty() {
             return Balance::Balanced;
         }
         Balance::Busiest(self.pull_one(cpu, scope))

@@ -535,6 +535,62 @@ fn a_cache_hot_task_is_not_pulled() {
     }
 }
 
+/// CPU 0 about to idle, with two overloaded CPUs of its LLC, neither its
+/// SMT sibling: CPU `a` runs `waker` with `wakee` queued, cache-hot (it ran
+/// 100 µs ago), and CPU `b` runs `o0` with `o1` queued, never run. `a` is
+/// the busiest (equal counts, the lower CPU). Where `wakee` and `o1` are
+/// after CPU 0's newidle balance, with `wakee`, and `waker` too if
+/// `pin_running`, allowed only on `a`.
+fn newidle_with_a_hot_busiest(pin_queued: bool, pin_running: bool) -> (CpuId, CpuId, CpuId, CpuId) {
+    let mut e = machine(2);
+    let near: Vec<CpuId> = (1..e.rqs.len())
+        .filter(|&c| e.plat.cpus[c].llc == e.plat.cpus[0].llc && !e.plat.cpus[0].siblings.contains(&c))
+        .take(2)
+        .collect();
+    let (a, b) = (near[0], near[1]);
+    let (w, t, o0, o1) = (task(&e, "waker"), task(&e, "wakee"), task(&e, "o0"), task(&e, "o1"));
+    set_running(&mut e, w, a);
+    set_asleep(&mut e, t, a);
+    e.enqueue_task(a, t, EnqueueKind::Wakeup);
+    set_running(&mut e, o0, b);
+    set_asleep(&mut e, o1, b);
+    e.enqueue_task(b, o1, EnqueueKind::Wakeup);
+    e.now += 10 * MS;
+    e.tasks[t].exec_start_ns = e.now - 100_000;
+    let only_a = crate::sched::cpumask::CpuMask::single(a);
+    if pin_queued {
+        e.tasks[t].affinity = Some(only_a);
+    }
+    if pin_running {
+        e.tasks[w].affinity = Some(only_a);
+    }
+    e.rqs[0].avg_idle_ns = 1_000_000;
+    assert!(e.overloaded.test(a) && e.overloaded.test(b) && e.idle_mask.test(0));
+    e.newidle_balance(0);
+    (a, b, e.tasks[t].cpu, e.tasks[o1].cpu)
+}
+
+/// load_balance() (v5.2, v6.8) detaches from its one busiest queue: when
+/// that queue's tasks may run here but are running or cache-hot, the pass
+/// moves nothing, although a less busy CPU has a cold queued task.
+#[test]
+fn a_busiest_queue_of_hot_tasks_ends_the_pull() {
+    let (a, b, wakee, o1) = newidle_with_a_hot_busiest(false, false);
+    assert_eq!((wakee, o1), (a, b), "wakee on CPU {wakee} (was {a}), o1 on CPU {o1} (was {b})");
+}
+
+/// LBF_ALL_PINNED: only when every task of the busiest queue, the running
+/// one included, is pinned away from the puller does load_balance() drop
+/// that queue and look again, here finding CPU b's cold task.
+#[test]
+fn an_all_pinned_busiest_queue_is_passed_over() {
+    let (a, b, wakee, o1) = newidle_with_a_hot_busiest(true, true);
+    assert_eq!((wakee, o1), (a, 0), "all pinned on CPU {a}: o1 should come from CPU {b}");
+    // The running task allowed here clears LBF_ALL_PINNED: no second look.
+    let (a, b, wakee, o1) = newidle_with_a_hot_busiest(true, false);
+    assert_eq!((wakee, o1), (a, b));
+}
+
 #[test]
 fn an_idle_exit_with_nothing_queued_goes_back_to_idle_without_pulling() {
     // v5.2 do_idle(): an interrupt that queues nothing on CPU 0 leaves
