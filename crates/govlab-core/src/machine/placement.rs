@@ -921,7 +921,8 @@ impl Engine {
     /// on `dst` at all. can_migrate_task() clears LBF_ALL_PINNED at the
     /// first task allowed on `dst`, before its running and task_hot()
     /// tests, so the running task counts too; a task whose dequeue is
-    /// delayed (v6.12) is turned away before the affinity test.
+    /// delayed (DELAY_DEQUEUE) is turned away before the affinity test, by
+    /// can_migrate_task()'s first test in the kernels that delay dequeues.
     fn pick_migratable(&self, src: CpuId, dst: CpuId) -> Pick {
         let rq = &self.rqs[src];
         let mut allowed = rq.curr.is_some_and(|c| rq.cfs_curr && self.allows(c, dst));
