@@ -1031,7 +1031,7 @@ impl Engine {
         }
         self.update_rd_overutilized();
         if !self.eas_balanced() {
-            self.pull_busiest(cpu, self.overloaded.and_not(&llc));
+            self.pull_busiest(cpu, self.busiest_candidates(self.all_cpus, llc));
         }
     }
 
@@ -1039,6 +1039,14 @@ impl Engine {
     /// has one it may run; whether one moved.
     fn pull_busiest(&mut self, cpu: CpuId, scope: CpuMask) -> bool {
         self.pull_one(cpu, scope).is_some()
+    }
+
+    /// The CPUs a load_balance() of the domain spanning `span` may take its
+    /// busiest queue from: the overloaded ones outside the local group
+    /// `local` (find_busiest_group() never picks the local group).
+    #[inline]
+    fn busiest_candidates(&self, span: CpuMask, local: CpuMask) -> CpuMask {
+        self.overloaded.and(&span).and_not(&local)
     }
 
     /// [`Self::pull_busiest`], giving the task pulled. load_balance() (v5.2
@@ -1110,7 +1118,7 @@ impl Engine {
         let d = *self.sched_domains(cpu);
         for level in 0..d.n {
             let local = if level == 0 { CpuMask::single(cpu) } else { d.spans[level - 1] };
-            if self.pull_busiest(cpu, self.overloaded.and(&d.spans[level]).and_not(&local)) {
+            if self.pull_busiest(cpu, self.busiest_candidates(d.spans[level], local)) {
                 return;
             }
         }
@@ -1362,7 +1370,7 @@ impl Engine {
     /// queued task, as newidle balance does (the rest of
     /// find_busiest_group()'s rules are left out, as there).
     fn idle_pull(&mut self, cpu: CpuId, span: CpuMask, local: CpuMask) -> Balance {
-        let scope = self.overloaded.and(&span).and_not(&local);
+        let scope = self.busiest_candidates(span, local);
         if scope.is_empty() {
             return Balance::Balanced;
         }

@@ -11,6 +11,7 @@ use crate::api::testing::ran;
 use super::placement::CpuIdleType;
 use super::rq::EnqueueKind;
 use crate::platform::CpuId;
+use crate::sched::cpumask::CpuMask;
 use crate::sched::TaskState;
 
 const MS: u64 = 1_000_000;
@@ -390,7 +391,7 @@ fn a_task_pinned_away_from_its_llc_wakes_on_an_allowed_cpu() {
         let mut e = machine_on(kernel, 0);
         let t = task(&e, "wakee");
         let other = other_socket(&e);
-        e.tasks[t].affinity = Some(crate::sched::cpumask::CpuMask::single(other));
+        e.tasks[t].affinity = Some(CpuMask::single(other));
         set_asleep(&mut e, t, 0);
         assert_eq!(e.select_task_rq(t, 0), other, "{kernel}");
     }
@@ -557,7 +558,7 @@ fn newidle_with_a_hot_busiest(pin_queued: bool, pin_running: bool) -> (CpuId, Cp
     e.enqueue_task(b, o1, EnqueueKind::Wakeup);
     e.now += 10 * MS;
     e.tasks[t].exec_start_ns = e.now - 100_000;
-    let only_a = crate::sched::cpumask::CpuMask::single(a);
+    let only_a = CpuMask::single(a);
     if pin_queued {
         e.tasks[t].affinity = Some(only_a);
     }
